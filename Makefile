@@ -1,0 +1,29 @@
+# Two entry points work on a fresh machine with only Python 3.11:
+#   make demo   -> creates .venv, installs, runs the main job on the embedded default (wdbc)
+#   make test   -> creates .venv if needed, installs, runs the whole test suite
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m pipelines.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m pipelines.bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,6 @@
+"""Online multiple-kernel classifiers (one module per paper) and the papers' baselines."""
+
+from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
+from .omkc import OMKC
+
+__all__ = ["OMKC", "KernelPerceptron", "PerceptronU", "PerceptronStar"]

@@ -1,0 +1,161 @@
+"""Shared base of the online kernel classifiers: scikit-learn contract, input checks, label coding.
+
+``__init__`` only stores parameters; everything is validated in ``fit``/``partial_fit``. Labels
+are any two classes; inside, ``classes_[0]`` is -1 and ``classes_[1]`` is +1. Learned state ends in
+``_``. A zero combined score predicts the positive class but counts as a mistake online (as the
+Perceptron's ``y f(x) <= 0`` rule does).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ..core.program import compile_program
+from ..engine.local import LocalEngine
+from ..kernels import make_pool
+
+
+def check_unit_interval(name, value, *, closed_right=False):
+    ok = isinstance(value, numbers.Real) and 0.0 < value and (value <= 1.0 if closed_right else value < 1.0)
+    if not ok:
+        interval = "(0, 1]" if closed_right else "(0, 1)"
+        raise ValueError(f"{name} must be a float in {interval}, got {value!r}")
+    return float(value)
+
+
+def check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and parameter checks."""
+
+    # --- hooks -------------------------------------------------------------------------------
+    def _kernel_spec(self):
+        return self.kernels
+
+    def _check_params(self) -> None:
+        check_positive_int("block_size", self.block_size)
+
+    def _rule(self) -> int:
+        raise NotImplementedError
+
+    def _engine_params(self) -> dict:
+        return {"beta": 1.0, "delta": 1.0, "block_sync": False}
+
+    # --- learning ----------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Learn from (X, y) in one online pass, starting from scratch."""
+        self._reset()
+        return self.partial_fit(X, y)
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the online pass with rows of (X, y) in order."""
+        self.progressive_partial_fit(X, y, classes=classes)
+        return self
+
+    def progressive_partial_fit(self, X, y, classes=None, *, keep_scores: bool = False) -> dict:
+        """Predict each row, then learn from it; return the online outcome per row.
+
+        Returns a dict with ``mistakes`` (bool per row), ``score`` (combined score) and, when
+        ``keep_scores``, ``F`` (per-kernel decision values before the update).
+        """
+        first = not hasattr(self, "engine_")
+        if first:
+            self._check_params()
+        X = self._check_X(X, first=first)
+        y_pm = self._encode_labels(y, classes, first=first, n_rows=len(X))
+        if first:
+            self._start(X.shape[1], len(X))
+        outcome = self._learn(X, y_pm, keep_scores)
+        self._publish()
+        return outcome
+
+    def _reset(self) -> None:
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+
+    def _start(self, n_features: int, n_rows: int) -> None:
+        self.kernel_pool_ = make_pool(self._kernel_spec())
+        seed = self.random_state
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        elif not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"random_state must be None or a non-negative integer, got {seed!r}")
+        self.seed_ = int(seed)
+        self.engine_ = LocalEngine(compile_program(self.kernel_pool_), n_features, rule=self._rule(),
+                                   seed=self.seed_, block_size=self.block_size, **self._engine_params())
+
+    def _learn(self, X, y_pm, keep_scores):
+        return self.engine_.learn(X, y_pm, keep_scores=keep_scores)
+
+    def _publish(self) -> None:
+        e = self.engine_
+        self.weights_ = e.w / e.w.sum()
+        self.n_support_ = e.pool.n_support()
+        self.mistakes_ = int(e.n_mistakes)
+        self.n_samples_seen_ = int(e.n_seen)
+        self.kernel_mistakes_ = e.kernel_mistakes.copy()
+
+    # --- prediction --------------------------------------------------------------------------
+    def decision_function(self, X):
+        """Combined score; positive means ``classes_[1]``."""
+        self._check_fitted()
+        X = self._check_X(X, first=False)
+        return self._combine(self.engine_.kernel_scores(X))
+
+    def _combine(self, F):
+        raise NotImplementedError
+
+    def predict(self, X):
+        return np.where(self.decision_function(X) >= 0.0, self.classes_[1], self.classes_[0])
+
+    # --- validation --------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "engine_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first")
+
+    def _check_X(self, X, *, first):
+        name = type(self).__name__
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: X must be numeric ({exc})") from None
+        if X.ndim != 2:
+            raise ValueError(f"{name}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+        if X.shape[0] == 0:
+            raise ValueError(f"{name}: X is empty (0 rows); pass at least one instance")
+        bad = ~np.isfinite(X)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(f"{name}: X contains NaN or inf (first at row {r}, column {c}: {X[r, c]}); "
+                             "impute or drop those rows before learning")
+        if first:
+            self.n_features_in_ = X.shape[1]
+        elif X.shape[1] != self.n_features_in_:
+            raise ValueError(f"{name}: X has {X.shape[1]} features, but the model was fitted with "
+                             f"{self.n_features_in_} features; pass the same columns (or call fit to start over)")
+        return np.ascontiguousarray(X)
+
+    def _encode_labels(self, y, classes, *, first, n_rows):
+        name = type(self).__name__
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != n_rows:
+            raise ValueError(f"{name}: y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
+        if first:
+            found = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+            if len(found) != 2:
+                raise ValueError(f"{name} is a binary classifier: y has {len(found)} class(es) {found.tolist()}; "
+                                 "pass exactly two classes (use classes=[neg, pos] for a one-class first batch)")
+            self.classes_ = found
+        known = np.isin(y, self.classes_)
+        if not known.all():
+            bad = y[~known][0]
+            raise ValueError(f"{name}: label {bad!r} is not one of the classes {self.classes_.tolist()} "
+                             "seen in the first partial_fit call")
+        return np.where(y == self.classes_[1], 1.0, -1.0)

@@ -1,0 +1,1 @@
+"""Baselines from the papers' comparisons."""

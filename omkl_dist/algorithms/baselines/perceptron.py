@@ -1,0 +1,136 @@
+"""Perceptron baselines of the OMKC paper: Perceptron (one kernel), Perceptron(u), Perceptron(*)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...combiners.hedge import LEADER, UNIFORM
+from ...core.program import compile_program
+from ...kernels import make_pool
+from ..base import OnlineKernelClassifier, check_positive_int
+
+
+class KernelPerceptron(OnlineKernelClassifier):
+    """Kernel Perceptron with one kernel; ``kernel="linear"`` is the paper's "Perceptron".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    >>> KernelPerceptron(kernel="linear").fit(X, y).mistakes_ < 40
+    True
+    """
+
+    def __init__(self, kernel="linear", block_size=256, random_state=None):
+        self.kernel = kernel
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _kernel_spec(self):
+        pool = make_pool(self.kernel)
+        if len(pool) != 1:
+            raise ValueError(f"kernel must name exactly one kernel, got {len(pool)} from {self.kernel!r}")
+        return pool
+
+    def _rule(self):
+        return LEADER
+
+    def _combine(self, F):
+        return F[:, 0]
+
+
+class PerceptronU(OnlineKernelClassifier):
+    """Perceptron(u): one Perceptron on the uniform combination (1/m) Σ κ_k of all kernels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = np.where((X ** 2).sum(1) > 1.4, 1, -1)
+    >>> PerceptronU(kernels="gaussian:0.5,1,2").fit(X, y).mistakes_ < 60
+    True
+    """
+
+    def __init__(self, kernels="omkc16", block_size=256, random_state=None):
+        self.kernels = kernels
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _rule(self):
+        return UNIFORM
+
+    def _combine(self, F):
+        return F.mean(axis=1)
+
+
+class PerceptronStar(OnlineKernelClassifier):
+    """Perceptron(*): online validation picks the best kernel, then a Perceptron with it goes on.
+
+    During the first ``validation_size`` instances every kernel's Perceptron learns and the one
+    with the fewest mistakes so far predicts (a genuinely online choice); then the kernel with the
+    fewest validation mistakes is kept, with what it learned, and the others are dropped.
+
+    Parameters
+    ----------
+    validation_fraction : float in (0, 1], default 0.1
+        Share of the data given to ``fit`` (or to the first ``partial_fit`` call) used for validation.
+    validation_size : int or None
+        Explicit number of validation instances (overrides the fraction).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = np.where((X ** 2).sum(1) > 1.4, 1, -1)
+    >>> PerceptronStar(kernels="linear;gaussian:1").fit(X, y).best_kernel_
+    'gaussian(sigma=1)'
+    """
+
+    def __init__(self, kernels="omkc16", validation_fraction=0.1, validation_size=None, block_size=256,
+                 random_state=None):
+        self.kernels = kernels
+        self.validation_fraction = validation_fraction
+        self.validation_size = validation_size
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _check_params(self):
+        check_positive_int("block_size", self.block_size)
+        if self.validation_size is not None:
+            check_positive_int("validation_size", self.validation_size)
+        elif not (isinstance(self.validation_fraction, float | int) and 0 < self.validation_fraction <= 1):
+            raise ValueError(f"validation_fraction must be in (0, 1], got {self.validation_fraction!r}")
+
+    def _rule(self):
+        return LEADER
+
+    def _start(self, n_features, n_rows):
+        super()._start(n_features, n_rows)
+        self.validation_size_ = (int(self.validation_size) if self.validation_size is not None
+                                 else max(1, math.ceil(self.validation_fraction * n_rows)))
+
+    def _learn(self, X, y_pm, keep_scores):
+        e = self.engine_
+        cut = max(0, min(len(y_pm), self.validation_size_ - e.n_seen)) if not hasattr(self, "best_kernel_") else 0
+        if cut == 0:
+            return e.learn(X, y_pm, keep_scores=keep_scores)
+        first = e.learn(X[:cut], y_pm[:cut], keep_scores=keep_scores)
+        if e.n_seen >= self.validation_size_:
+            best = int(np.argmin(e.kernel_mistakes))
+            self.best_kernel_ = self.kernel_pool_.names[best]
+            e.keep_kernels([best], compile_program(make_pool([self.kernel_pool_[best]])))
+        if cut == len(y_pm):
+            return first
+        rest = e.learn(X[cut:], y_pm[cut:], keep_scores=keep_scores)
+        if keep_scores:  # per-kernel scores are only defined for the kernels alive at the time
+            first.pop("F")
+            rest.pop("F")
+        return {key: np.concatenate([first[key], rest[key]]) for key in first}
+
+    def _combine(self, F):
+        if hasattr(self, "best_kernel_"):
+            return F[:, 0]
+        return F[:, int(np.argmin(self.engine_.kernel_mistakes))]

@@ -1,0 +1,1 @@
+"""Combiners of per-kernel classifiers: Hedge (OMKC), uniform (Perceptron(u)), leader (Perceptron(*))."""

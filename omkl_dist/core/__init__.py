@@ -1,0 +1,8 @@
+"""Block-exact online kernel machinery shared by every online algorithm (DESIGN §3).
+
+- :mod:`.program`: a kernel pool compiled to flat arrays the njit code can evaluate per pair.
+- :mod:`._pairs`: njit per-pair evaluation of all m kernels from one dot product / distance.
+- :mod:`.pool`: the shared support-vector pool (rows + one coefficient column per kernel).
+- :mod:`._scores`: njit fused scoring of a block against the pool (BLAS dot tiles + prange).
+- :mod:`.randomness`: per-(seed, block, kernel) uniform streams (DESIGN §4).
+"""

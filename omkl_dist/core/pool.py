@@ -1,0 +1,76 @@
+"""The shared support-vector pool: every instance that any kernel learner kept, stored once.
+
+Rows ``X[:n]`` hold the instances, ``sq[:n]`` their squared norms and ``alpha[:n, k]`` the
+coefficient of that instance in kernel k's classifier (0 where kernel k did not keep it). One pool
+for all kernels means one dot-product matrix per block serves every kernel (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SVPool:
+    """Growable pool of support vectors with one coefficient column per kernel."""
+
+    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256):
+        self.X = np.zeros((capacity, n_features))
+        self.sq = np.zeros(capacity)
+        self.alpha = np.zeros((capacity, n_kernels))
+        self.n = 0
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_kernels(self) -> int:
+        return self.alpha.shape[1]
+
+    def _reserve(self, extra: int) -> None:
+        need = self.n + extra
+        cap = self.X.shape[0]
+        if need <= cap:
+            return
+        new_cap = max(need, 2 * cap)
+        for name in ("X", "sq", "alpha"):
+            old = getattr(self, name)
+            new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
+            new[: self.n] = old[: self.n]
+            setattr(self, name, new)
+
+    def append(self, X: np.ndarray, sq: np.ndarray, alpha: np.ndarray) -> None:
+        """Add rows (already selected: each has a non-zero coefficient for some kernel)."""
+        k = len(X)
+        if k == 0:
+            return
+        self._reserve(k)
+        self.X[self.n: self.n + k] = X
+        self.sq[self.n: self.n + k] = sq
+        self.alpha[self.n: self.n + k] = alpha
+        self.n += k
+
+    def n_support(self) -> np.ndarray:
+        """Support vectors per kernel (non-zero coefficients in each column)."""
+        return np.count_nonzero(self.alpha[: self.n], axis=0).astype(np.int64)
+
+    def keep_columns(self, columns) -> None:
+        """Restrict to the given kernels and drop rows no remaining kernel uses."""
+        alpha = self.alpha[: self.n][:, columns]
+        used = np.flatnonzero(np.any(alpha != 0, axis=1))
+        self.X = np.ascontiguousarray(self.X[used])
+        self.sq = self.sq[used].copy()
+        self.alpha = np.ascontiguousarray(alpha[used])
+        self.n = len(used)
+
+    def state(self) -> dict:
+        return {"pool_X": self.X[: self.n].copy(), "pool_sq": self.sq[: self.n].copy(),
+                "pool_alpha": self.alpha[: self.n].copy()}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "SVPool":
+        X = np.asarray(state["pool_X"], dtype=np.float64)
+        alpha = np.asarray(state["pool_alpha"], dtype=np.float64)
+        pool = cls(X.shape[1], alpha.shape[1], capacity=max(len(X), 1))
+        pool.append(X, np.asarray(state["pool_sq"], dtype=np.float64), alpha)
+        return pool

@@ -1,0 +1,30 @@
+"""Random numbers that survive distribution and restarts (DESIGN §4).
+
+Every stochastic decision of instance t for kernel k uses ``U[t, k]``, the (t mod B)-th draw of the
+uniform stream seeded by ``(seed, t // B, k)``. A shard owning kernel k, a resumed job or the
+naive reference can regenerate exactly the numbers it needs from (seed, block, kernel) alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def block_uniforms(seed: int, block: int, kernels, block_size: int) -> np.ndarray:
+    """Uniforms of shape (block_size, len(kernels)) for one block."""
+    out = np.empty((block_size, len(kernels)))
+    for j, k in enumerate(kernels):
+        out[:, j] = np.random.default_rng([int(seed), int(block), int(k)]).random(block_size)
+    return out
+
+
+def uniforms(seed: int, start: int, stop: int, kernels, block_size: int) -> np.ndarray:
+    """Uniforms for global instances [start, stop): rows of the blocks they fall in."""
+    kernels = list(kernels)
+    if stop <= start:
+        return np.empty((0, len(kernels)))
+    first, last = start // block_size, (stop - 1) // block_size
+    parts = [block_uniforms(seed, b, kernels, block_size) for b in range(first, last + 1)]
+    full = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    offset = first * block_size
+    return full[start - offset: stop - offset]

@@ -1,0 +1,88 @@
+"""The per-instance recurrence inside one block (DESIGN §3, step 2), for the Perceptron+Hedge family.
+
+Scores against the pool as it was at the block start come in as ``F_old``; the contribution of
+instances added earlier in the same block is added here from the block's own dot products, so the
+result is what instance-by-instance processing gives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_score, hedge_update
+from ..core._pairs import pair_values
+from ..learners.perceptron import perceptron_coef, perceptron_mistake
+
+
+@njit(cache=True)
+def omkc_block(rule, Xb, xsq, y, F_old, XXt, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta,
+               kinds, param, src, order, need_l1, need_chi2):
+    """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
+
+    Returns ``(F, score, mistakes, coef)``: per-kernel decision values before the update, the
+    combined score, whether the combined prediction erred, and each row's coefficient per kernel.
+    """
+    n = y.shape[0]
+    m = kinds.shape[0]
+    F = np.empty((n, m))
+    score = np.empty(n)
+    mistakes = np.zeros(n, dtype=np.bool_)
+    coef = np.zeros((n, m))
+    added = np.empty(n, dtype=np.int64)
+    n_added = 0
+    vals = np.empty(m)
+    work = np.empty(3)
+    f = np.empty(m)
+    z = np.zeros(m, dtype=np.bool_)
+    penalise = np.zeros(m, dtype=np.bool_)
+    for t in range(n):
+        if (t0 + t) % block_size == 0:
+            wsync[:] = w
+        for k in range(m):
+            f[k] = F_old[t, k]
+        for j in range(n_added):
+            s = added[j]
+            pair_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], kinds, param, src, order,
+                        need_l1, need_chi2, vals, work)
+            for k in range(m):
+                f[k] += coef[s, k] * vals[k]
+        yt = y[t]
+        for k in range(m):
+            F[t, k] = f[k]
+            z[k] = perceptron_mistake(yt, f[k])
+        if rule == UNIFORM:  # one Perceptron on the average kernel (1/m) Σ κ_k
+            total = 0.0
+            for k in range(m):
+                total += f[k]
+            s_t = total / m
+            zu = perceptron_mistake(yt, s_t)
+            for k in range(m):
+                z[k] = zu
+                penalise[k] = True
+        elif rule == LEADER:  # independent Perceptrons; the one with fewest mistakes so far predicts
+            best = 0
+            for k in range(1, m):
+                if kmistakes[k] < kmistakes[best]:
+                    best = k
+            s_t = f[best]
+            for k in range(m):
+                penalise[k] = True
+        else:
+            s_t = hedge_score(rule, f, w, U[t], wsync if block_sync else w, delta, penalise)
+        score[t] = s_t
+        mistakes[t] = yt * s_t <= 0.0
+        any_coef = False
+        for k in range(m):
+            if z[k]:
+                kmistakes[k] += 1
+            c = perceptron_coef(yt, z[k], penalise[k])
+            coef[t, k] = c
+            penalise[k] = c != 0.0
+            any_coef = any_coef or c != 0.0
+        if rule == DD or rule == DS or rule == SD or rule == SS:
+            hedge_update(w, penalise, beta)
+        if any_coef:
+            added[n_added] = t
+            n_added += 1
+    return F, score, mistakes, coef

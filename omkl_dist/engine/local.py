@@ -1,0 +1,104 @@
+"""LocalEngine: run a Perceptron+Hedge-family model over a stream in blocks, in-process.
+
+The stream is cut at global block boundaries (instance t belongs to block ``t // block_size``), so
+results do not depend on how the caller chunks its ``partial_fit`` calls: random numbers and
+block-sync snapshots are tied to global blocks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..combiners.hedge import STOCHASTIC
+from ..core._scores import pool_scores
+from ..core.pool import SVPool
+from ..core.randomness import uniforms
+from ._recurrence import omkc_block
+
+
+class LocalEngine:
+    """In-process block engine holding one model's full learning state.
+
+    Parameters
+    ----------
+    program : KernelProgram
+    n_features : int
+    rule : int
+        Combination/update rule code from :mod:`omkl_dist.combiners.hedge`.
+    beta, delta : float
+        Hedge discount and sampling smoothing.
+    seed : int
+    block_size : int
+    block_sync : bool
+        Stochastic-update sampling uses the weights of the block start (the distributed mode).
+    """
+
+    def __init__(self, program, n_features, *, rule, beta, delta, seed, block_size, block_sync):
+        self.program = program
+        self.rule = int(rule)
+        self.beta, self.delta = float(beta), float(delta)
+        self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
+        m = program.m
+        self.kernel_ids = np.arange(m)
+        self.pool = SVPool(n_features, m)
+        self.w = np.ones(m)
+        self.wsync = np.ones(m)
+        self.kernel_mistakes = np.zeros(m, dtype=np.int64)
+        self.n_seen = 0
+        self.n_mistakes = 0
+
+    def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
+        """Predict-then-update over rows of X in order; returns per-instance outcomes.
+
+        ``mistakes`` (bool per row) and ``score`` always; ``F`` (per-kernel decision values before
+        each update) when ``keep_scores``.
+        """
+        n, m = len(y), self.program.m
+        out = {"mistakes": np.empty(n, dtype=bool), "score": np.empty(n)}
+        if keep_scores:
+            out["F"] = np.empty((n, m))
+        pos = 0
+        while pos < n:
+            g = self.n_seen
+            end = min(n, pos + self.block_size - g % self.block_size)
+            Xs, ys = X[pos:end], y[pos:end]
+            xsq = np.einsum("ij,ij->i", Xs, Xs)
+            F_old = pool_scores(Xs, xsq, self.pool, self.program)
+            XXt = Xs @ Xs.T
+            if self.rule in STOCHASTIC:
+                U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size)
+            else:
+                U = np.empty((len(ys), m))
+            p = self.program
+            F, score, mistakes, coef = omkc_block(
+                self.rule, Xs, xsq, ys, F_old, XXt, U, self.w, self.wsync, self.kernel_mistakes, g,
+                self.block_size, self.block_sync, self.beta, self.delta, p.kinds, p.param, p.src, p.order,
+                p.need_l1, p.need_chi2)
+            kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+            self.pool.append(Xs[kept], xsq[kept], coef[kept])
+            out["mistakes"][pos:end] = mistakes
+            out["score"][pos:end] = score
+            if keep_scores:
+                out["F"][pos:end] = F
+            self.n_seen += len(ys)
+            self.n_mistakes += int(mistakes.sum())
+            pos = end
+        return out
+
+    def kernel_scores(self, X: np.ndarray, chunk: int = 4096) -> np.ndarray:
+        """Per-kernel decision values f_k(x) of the current model, (n, m)."""
+        parts = []
+        for lo in range(0, len(X), chunk):
+            Xs = X[lo: lo + chunk]
+            parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program))
+        return np.concatenate(parts) if parts else np.empty((0, self.program.m))
+
+    def keep_kernels(self, columns, program) -> None:
+        """Restrict the model to the given kernel columns (e.g. Perceptron(*) after validation)."""
+        columns = np.asarray(columns, dtype=np.int64)
+        self.pool.keep_columns(columns)
+        self.program = program
+        self.kernel_ids = self.kernel_ids[columns]
+        self.w = self.w[columns].copy()
+        self.wsync = self.wsync[columns].copy()
+        self.kernel_mistakes = self.kernel_mistakes[columns].copy()

@@ -1,0 +1,25 @@
+"""Errors raised for bad input data.
+
+Every message names what is wrong, where (file, row, column when known) and how to fix it,
+so a data engineer can act on it without reading the code.
+"""
+
+from __future__ import annotations
+
+
+class DataError(ValueError):
+    """Bad input data: unreadable, malformed or inconsistent with what was asked for."""
+
+    def __init__(self, problem: str, *, path=None, row=None, column=None, fix: str | None = None):
+        where = []
+        if path is not None:
+            where.append(f"{path}")
+        if row is not None:
+            where.append(f"row {row}")
+        if column is not None:
+            where.append(f"column {column}")
+        msg = (": ".join([", ".join(where), problem]) if where else problem)
+        if fix:
+            msg += f". Fix: {fix}"
+        super().__init__(msg)
+        self.path, self.row, self.column, self.fix = path, row, column, fix

@@ -1,0 +1,169 @@
+"""Stream an ingested dataset as ``(X_block, y_block)`` pairs, one storage chunk at a time.
+
+Only one zarr chunk (plus the rows of the block being assembled) is in memory at once, so a
+stream over a dataset far larger than RAM works the same as over a small one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .ingest import dataset_info
+from .layout import open_features, read_labels
+
+
+class Stream:
+    """Re-iterable stream of ``(X_block, y_block)`` over rows ``[start, stop)`` of a dataset.
+
+    Parameters
+    ----------
+    directory : str or Path
+        An ingested (or generated) dataset directory.
+    block_size : int, default 1024
+        Rows per block; every block has this many rows except possibly the last. Blocks may
+        span storage chunks.
+    shuffle : bool, default False
+        Visit the storage chunks in a random order and the rows of each chunk in a random
+        order. This is a chunk-local shuffle, not a uniform permutation of all rows -- a uniform
+        one would need random access to the whole dataset -- except when the selected rows lie
+        in a single chunk, where it *is* a uniform permutation. Ingest with a smaller
+        ``chunk_rows`` for finer mixing.
+    seed : int or sequence of int, optional
+        Seed of the shuffle. The same seed gives the same order on every iteration; use e.g.
+        ``seed=(seed, epoch)`` for a different but reproducible order per epoch. With
+        ``shuffle=True`` and no seed every iteration draws a fresh order.
+    start, stop : int, optional
+        Row range (stop defaults to the number of rows); lets workers stream disjoint parts.
+
+    Attributes
+    ----------
+    n_rows, n_features, n_classes, block_size, chunk_rows : int
+    meta : dict
+        The dataset's ``meta.json``.
+    label_map : list of [str, int]
+        Original -> internal label pairs.
+
+    Examples
+    --------
+    >>> for X, y in open_stream("data/codrna", block_size=1000):  # doctest: +SKIP
+    ...     model.partial_fit(X, y)
+    """
+
+    def __init__(self, directory, block_size: int = 1024, *, shuffle: bool = False, seed=None, start: int = 0,
+                 stop: int | None = None):
+        self.directory = Path(directory)
+        self.block_size = _positive_int(block_size, "block_size")
+        self.meta = dataset_info(self.directory)
+        total = int(self.meta["n_rows"])
+        self.start = _row_index(start, "start", total)
+        self.stop = total if stop is None else _row_index(stop, "stop", total)
+        if self.start > self.stop:
+            raise ValueError(f"start ({self.start}) must not exceed stop ({self.stop})")
+        self.shuffle, self.seed = bool(shuffle), seed
+        self._features = open_features(self.directory)
+        self.chunk_rows = int(self._features.chunks[0])
+
+    @property
+    def n_rows(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def n_features(self) -> int:
+        return int(self.meta["n_features"])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.meta["n_classes"])
+
+    @property
+    def label_map(self) -> list:
+        return self.meta["label_map"]
+
+    def __len__(self) -> int:
+        """Number of blocks one pass yields."""
+        return -(-self.n_rows // self.block_size)
+
+    def __repr__(self) -> str:
+        return (f"Stream({str(self.directory)!r}, rows {self.start}:{self.stop}, block_size={self.block_size}, "
+                f"shuffle={self.shuffle}, seed={self.seed!r})")
+
+    def __iter__(self):
+        pieces, have = [], 0
+        for X, y in self._chunks():
+            pos = 0
+            while pos < len(y):
+                take = min(self.block_size - have, len(y) - pos)
+                pieces.append((X[pos:pos + take], y[pos:pos + take]))
+                have, pos = have + take, pos + take
+                if have == self.block_size:
+                    yield _join(pieces)
+                    pieces, have = [], 0
+        if have:
+            yield _join(pieces)
+
+    def _chunks(self):
+        """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order."""
+        rng = np.random.default_rng(self.seed) if self.shuffle else None
+        first = self.start // self.chunk_rows
+        last = -(-self.stop // self.chunk_rows)
+        order = np.arange(first, last)
+        if rng is not None:
+            order = rng.permutation(order)
+        for c in order:
+            lo = max(int(c) * self.chunk_rows, self.start)
+            hi = min((int(c) + 1) * self.chunk_rows, self.stop)
+            if lo >= hi:
+                continue
+            X = np.asarray(self._features[lo:hi], dtype=np.float64)
+            y = read_labels(self.directory, lo, hi)
+            if rng is not None:
+                perm = rng.permutation(hi - lo)
+                X, y = X[perm], y[perm]
+            yield X, y
+
+
+def open_stream(directory, block_size: int = 1024, *, shuffle: bool = False, seed=None, start: int = 0,
+                stop: int | None = None) -> Stream:
+    """Open a dataset directory as a :class:`Stream` of ``(X_block, y_block)``.
+
+    See :class:`Stream` for the parameters and the shuffle semantics.
+
+    Raises
+    ------
+    ValueError
+        ``block_size`` < 1, or ``start``/``stop`` outside the dataset.
+    DataError
+        ``directory`` is not a valid dataset directory.
+    """
+    return Stream(directory, block_size, shuffle=shuffle, seed=seed, start=start, stop=stop)
+
+
+def load_arrays(directory):
+    """Load a whole (small) dataset: ``(X float64 (n, d), y int64 (n,), meta)``.
+
+    Use :func:`open_stream` for data that may not fit in memory.
+    """
+    meta = dataset_info(directory)
+    X = np.ascontiguousarray(open_features(directory)[:], dtype=np.float64)
+    return X, read_labels(directory), meta
+
+
+def _join(pieces):
+    if len(pieces) == 1:
+        X, y = pieces[0]
+        return np.ascontiguousarray(X), np.ascontiguousarray(y)
+    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _row_index(value, name: str, total: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= total:
+        raise ValueError(f"{name} must be an integer in [0, {total}], got {value!r}")
+    return int(value)

@@ -1,0 +1,21 @@
+"""Shared fixtures. Tests that need the real datasets use ``data_dir``; under CI=true a missing
+data directory fails the run instead of skipping."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from storage.datadir import data_dir as _data_dir
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    path = _data_dir()
+    if not (path / "MANIFEST.json").is_file():
+        msg = f"real datasets not found at {path} (set OMKL_DATA_DIR to the folder holding MANIFEST.json)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path

@@ -1,0 +1,360 @@
+"""Readers: every format round-trips, detection follows its rules, and bad input is a DataError
+naming the file, the row/column and a fix. Fixture files are made in tmp_path."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse
+
+from storage import DataError, detect_format, read_dataset
+
+X3 = np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -3.25], [2.0, 4.0, 0.0], [-0.5, 1e-3, 7.0]])
+Y3 = np.array([-1, 1, 1, -1])
+
+
+def write(tmp_path, name, content, *, gz=False):
+    data = content.encode() if isinstance(content, str) else content
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def dense_text(sep=" ", labels=Y3, X=X3):
+    return "".join(sep.join([str(lab)] + [repr(float(v)) for v in row]) + "\n" for lab, row in zip(labels, X))
+
+
+def libsvm_text(labels=Y3, X=X3):
+    lines = []
+    for lab, row in zip(labels, X):
+        pairs = [f"{j + 1}:{float(v)!r}" for j, v in enumerate(row) if v != 0]
+        lines.append(" ".join([f"{lab:+d}"] + pairs))
+    return "\n".join(lines) + "\n"
+
+
+def check(ds, X=X3, y=Y3):
+    np.testing.assert_array_equal(ds.X, X)
+    assert ds.X.dtype == np.float64 and ds.X.flags.c_contiguous
+    assert ds.y.dtype == np.int64
+    np.testing.assert_array_equal(ds.y, y)
+
+
+# ---------------------------------------------------------------- round trips per format
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_libsvm_round_trip(tmp_path, gz):
+    path = write(tmp_path, "d.svm", libsvm_text(), gz=gz)
+    ds = read_dataset(path)
+    assert ds.fmt == "libsvm"
+    check(ds)
+    assert ds.label_map == [["-1", -1], ["1", 1]]
+    assert ds.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_libsvm_n_features_is_max_index_and_one_based(tmp_path):
+    path = write(tmp_path, "d", "1 2:1 7:3\n-1 1:2 # comment\n\n-1 3:1\n")
+    ds = read_dataset(path)
+    assert ds.X.shape == (3, 7)
+    np.testing.assert_array_equal(ds.X[0], [0, 1, 0, 0, 0, 0, 3])
+    np.testing.assert_array_equal(ds.X[1], [2, 0, 0, 0, 0, 0, 0])
+
+
+def test_dense_whitespace_tabs_and_crlf(tmp_path):
+    text = dense_text().replace(" ", "\t  ", 1).replace("\n", "\r\n")
+    ds = read_dataset(write(tmp_path, "d.txt", text))
+    assert ds.fmt == "dense"
+    check(ds)
+
+
+def test_dense_shape_header_line_is_skipped(tmp_path):
+    ds = read_dataset(write(tmp_path, "madelon_like", f"4 3\n{dense_text()}", gz=True))
+    assert ds.fmt == "dense"
+    check(ds)
+
+
+def test_dense_shape_line_that_disagrees_is_reported_as_truncation(tmp_path):
+    with pytest.raises(DataError, match=r"declares 9 rows x 3 features but 4 data rows.*truncated"):
+        read_dataset(write(tmp_path, "m", f"9 3\n{dense_text()}"))
+
+
+@pytest.mark.parametrize("sep", [",", ", "])
+def test_csv_without_header(tmp_path, sep):
+    ds = read_dataset(write(tmp_path, "d.csv", dense_text(sep=sep)))
+    assert ds.fmt == "csv"
+    check(ds)
+
+
+def test_csv_with_integer_column_names_header(tmp_path):
+    # pandas-style header "0,1,2,3" (a1a.csv, svmguide3.csv): label is column "0"
+    text = "0,1,2,3\n" + dense_text(sep=",", labels=["+1" if v > 0 else "-1" for v in Y3])
+    ds = read_dataset(write(tmp_path, "a1a.csv", text, gz=True))
+    assert ds.fmt == "csv_header"
+    check(ds)
+    assert ds.feature_names == ["1", "2", "3"]
+
+
+def test_tsv_header_with_target_column_last(tmp_path):
+    rows = ["\t".join([repr(float(v)) for v in x] + [str(int(lab > 0))]) for x, lab in zip(X3, Y3)]
+    text = "A\tB\tC\ttarget\n" + "\n".join(rows) + "\n"
+    ds = read_dataset(write(tmp_path, "pmlb.tsv.gz", text, gz=True))
+    assert ds.fmt == "tsv_header"
+    check(ds)
+    assert ds.label_map == [["0", -1], ["1", 1]]
+    assert ds.feature_names == ["A", "B", "C"]
+
+
+def test_word_labels_are_kept_as_classes(tmp_path):
+    text = "label,a,b\ng,1,2\nb,3,4\ng,5,6\n"
+    ds = read_dataset(write(tmp_path, "ion.csv", text))
+    assert ds.label_map == [["b", -1], ["g", 1]]
+    np.testing.assert_array_equal(ds.y, [1, -1, 1])
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
+
+
+def test_multiclass_maps_to_0_to_k_minus_1(tmp_path):
+    text = "3 1 1\n1.0 2 2\n7 3 3\n3 4 4\n"
+    ds = read_dataset(write(tmp_path, "mc.txt", text))
+    assert ds.label_map == [["1", 0], ["3", 1], ["7", 2]]
+    np.testing.assert_array_equal(ds.y, [1, 0, 2, 1])
+    assert ds.class_counts == {"1": 1, "3": 2, "7": 1}
+
+
+def test_mat_with_sparse_x_and_y(tmp_path):
+    path = tmp_path / "s.mat"
+    scipy.io.savemat(path, {"X": scipy.sparse.csc_matrix(X3), "y": Y3.reshape(-1, 1).astype(np.int16)})
+    ds = read_dataset(path)
+    assert ds.fmt == "mat" and ds.permutations is None
+    check(ds)
+
+
+def test_mat_data_with_label_column_and_permutations(tmp_path):
+    rng = np.random.default_rng(0)
+    perms = np.stack([rng.permutation(4) for _ in range(5)])
+    data = np.column_stack([[2, 1, 1, 2], X3])
+    raw = tmp_path / "g.mat"
+    scipy.io.savemat(raw, {"data": data, "ID_all": (perms + 1).astype(np.uint16)})  # MATLAB: 1-based
+    path = write(tmp_path, "g.mat.gz", raw.read_bytes(), gz=True)
+    ds = read_dataset(path)
+    assert ds.fmt == "mat"
+    check(ds, y=[1, -1, -1, 1])
+    np.testing.assert_array_equal(ds.permutations, perms)
+
+
+def test_gzip_detected_by_magic_bytes_not_name(tmp_path):
+    plain = read_dataset(write(tmp_path, "a.gz", dense_text()))  # named .gz, not gzip
+    packed = read_dataset(write(tmp_path, "b.txt", dense_text(), gz=True))  # gzip, named .txt
+    np.testing.assert_array_equal(plain.X, packed.X)
+
+
+def test_explicit_format_and_alias(tmp_path):
+    path = write(tmp_path, "d", dense_text())
+    assert read_dataset(path, fmt="dense_ws").fmt == "dense"
+    with pytest.raises(DataError, match="unknown format 'xls'"):
+        read_dataset(path, fmt="xls")
+
+
+@pytest.mark.parametrize(
+    "name, content, expected",
+    [
+        ("x.txt", b"1 1:0.5 3:2\n", "libsvm"),
+        ("x.txt", b"-1\n1 4:1\n", "libsvm"),
+        ("x.txt", b"1 0.5 2\n", "dense"),
+        ("x.txt", b"1\t0.5\t2\n", "dense"),
+        ("x.txt", b"y\ta\tb\n1\t0.5\t2\n", "tsv_header"),
+        ("x.txt", b"1, 0.5, 2\n", "csv"),
+        ("x.txt", b"0,1,2\n-1,0.5,2\n", "csv_header"),
+        ("x.txt", b"target,a\n1,2\n", "csv_header"),
+        ("x.mat", b"anything", "mat"),
+        ("x.mat.gz", b"anything", "mat"),
+        ("x.bin", b"MATLAB 5.0 MAT-file", "mat"),
+    ],
+)
+def test_detect_format_rules(tmp_path, name, content, expected):
+    assert detect_format(tmp_path / name, content) == expected
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_truncated_gzip(tmp_path):
+    packed = gzip.compress(dense_text().encode() * 50)
+    path = write(tmp_path, "t.txt.gz", packed[: len(packed) // 2])
+    with pytest.raises(DataError, match=r"t\.txt\.gz: truncated gzip.*Fix: re-download"):
+        read_dataset(path)
+
+
+def test_corrupt_gzip_crc(tmp_path):
+    packed = bytearray(gzip.compress(dense_text().encode()))
+    packed[-8] ^= 0xFF  # CRC32 of the trailer
+    with pytest.raises(DataError, match="corrupt gzip"):
+        read_dataset(write(tmp_path, "c.gz", bytes(packed)))
+
+
+def test_other_compression_is_named(tmp_path):
+    import bz2
+
+    with pytest.raises(DataError, match="bzip2-compressed.*only gzip"):
+        read_dataset(write(tmp_path, "d.bz2", bz2.compress(dense_text().encode())))
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\n", gzip.compress(b""), gzip.compress(b"\n\n")])
+def test_empty_file(tmp_path, content):
+    with pytest.raises(DataError, match="empty file"):
+        read_dataset(write(tmp_path, "e.txt", content))
+
+
+def test_header_only(tmp_path):
+    with pytest.raises(DataError, match="only a header row"):
+        read_dataset(write(tmp_path, "h.csv", "target,a,b\n"))
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        read_dataset(tmp_path / "nope.csv")
+    with pytest.raises(DataError, match="is a directory"):
+        read_dataset(tmp_path)
+
+
+def test_tsv_read_as_csv_names_expected_delimiter(tmp_path):
+    path = write(tmp_path, "p.tsv", "a\tb\ttarget\n1\t2\t0\n3\t4\t1\n")
+    with pytest.raises(DataError, match=r"row 1: expected delimiter ',' .*looks tab-separated.*tsv_header") as err:
+        read_dataset(path, fmt="csv_header")
+    assert err.value.path == path and err.value.row == 1
+    with pytest.raises(DataError, match="expected delimiter ','"):
+        read_dataset(write(tmp_path, "q.tsv", "1\t2\t0\n3\t4\t1\n"), fmt="csv")
+
+
+def test_row_with_other_delimiter_is_named(tmp_path):
+    path = write(tmp_path, "m.csv", "1,2,3\n-1,4,5\n1\t6\t7\n")
+    with pytest.raises(DataError, match=r"row 3: expected delimiter ',' .*tab-separated"):
+        read_dataset(path)
+
+
+def test_non_numeric_field_names_row_column_value(tmp_path):
+    path = write(tmp_path, "n.csv", "1,2,3\n-1,4,5\n1,abc,7\n")
+    with pytest.raises(DataError, match=r"n\.csv, row 3, column 2: non-numeric value 'abc'") as err:
+        read_dataset(path)
+    assert (err.value.row, err.value.column) == (3, "2")
+
+
+def test_non_numeric_field_reports_header_name_and_line(tmp_path):
+    path = write(tmp_path, "n.tsv", "\nx\ty\ttarget\n1\t2\t0\n1\tN/A\t1\n", gz=True)
+    with pytest.raises(DataError, match=r"row 4, column 2 \('y'\): non-numeric value 'N/A'"):
+        read_dataset(path)
+
+
+def test_header_read_as_data_suggests_header_format(tmp_path):
+    with pytest.raises(DataError, match=r"row 1, column 2: non-numeric value 'a'.*csv_header"):
+        read_dataset(write(tmp_path, "h.csv", "y,a\n1,2\n0,3\n"), fmt="csv")
+
+
+def test_empty_field(tmp_path):
+    with pytest.raises(DataError, match=r"row 2, column 3: empty field \(missing value\)"):
+        read_dataset(write(tmp_path, "e.csv", "1,2,3\n-1,4,\n"))
+
+
+@pytest.mark.parametrize("name, text, row, got, expected",
+                         [("r.csv", "1,2,3\n-1,4,5\n1,6\n", 3, 2, 3), ("r.txt", "1 2 3\n\n-1 4 5 6\n", 3, 4, 3)])
+def test_ragged_rows(tmp_path, name, text, row, got, expected):
+    with pytest.raises(DataError, match=rf"row {row}: ragged row: {got} fields, expected {expected} \(as in row 1\)"):
+        read_dataset(write(tmp_path, name, text))
+
+
+def test_line_of_spaces_inside_csv(tmp_path):
+    with pytest.raises(DataError, match="row 2: line of only spaces"):
+        read_dataset(write(tmp_path, "s.csv", "1,2\n   \n-1,3\n"))
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity", "NaN"])
+def test_non_finite_feature_in_text(tmp_path, value):
+    path = write(tmp_path, "f.txt", f"1 2 3\n\n-1 4 {value}\n")
+    with pytest.raises(DataError, match=r"row 3, column 3: non-finite feature value") as err:
+        read_dataset(path)
+    assert "impute" in str(err.value)
+
+
+def test_non_finite_feature_in_libsvm_and_mat(tmp_path):
+    with pytest.raises(DataError, match=r"row 3, column 2: non-finite"):
+        read_dataset(write(tmp_path, "l.svm", "1 1:1\n# note\n-1 2:nan\n"))
+    X = X3.copy()
+    X[2, 1] = np.inf
+    scipy.io.savemat(tmp_path / "m.mat", {"X": X, "y": Y3})
+    with pytest.raises(DataError, match=r"row 3, column 2: non-finite feature value inf"):
+        read_dataset(tmp_path / "m.mat")
+
+
+def test_missing_label(tmp_path):
+    with pytest.raises(DataError, match=r"row 2: missing or non-finite label"):
+        read_dataset(write(tmp_path, "l.txt", "1 2\nnan 3\n-1 4\n"))
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("1 1:1\n-1 2:x\n", r"row 2, column 2: value 'x' is not a number"),
+        ("1 1:1\n-1 3:1 2:1\n", r"row 2, column 2: feature indices not strictly increasing"),
+        ("1 0:1\n", r"row 1, column 0: feature index 0"),
+        ("1 1:1\nyes 2:1\n", r"row 2: label 'yes' is not a number"),
+        ("1 1:1\n-1 2:1 7\n", r"row 2: token '7' is not `index:value`"),
+    ],
+)
+def test_malformed_libsvm(tmp_path, text, match):
+    with pytest.raises(DataError, match=match):
+        read_dataset(write(tmp_path, "bad.svm", text), fmt="libsvm")
+
+
+def test_one_class_binary_refused_unless_declared(tmp_path):
+    path = write(tmp_path, "t.csv", "1,2\n1,3\n+1,4\n")
+    with pytest.raises(DataError, match=r"only one class \['1'\].*declare the classes"):
+        read_dataset(path)
+    ds = read_dataset(path, classes=["-1", "1"])
+    np.testing.assert_array_equal(ds.y, [1, 1, 1])
+    assert ds.class_counts == {"-1": 0, "1": 3}
+
+
+def test_more_classes_than_requested(tmp_path):
+    path = write(tmp_path, "k.txt", "1 0\n2 0\n3 0\n")
+    with pytest.raises(DataError, match=r"found 3 classes .* but 2 were requested.*n_classes=3"):
+        read_dataset(path, n_classes=2)
+
+
+def test_label_outside_declared_classes_names_row(tmp_path):
+    path = write(tmp_path, "k.txt", "1 0\n-1 0\n\n2 0\n")
+    with pytest.raises(DataError, match=r"row 4: label '2' is not one of the declared classes"):
+        read_dataset(path, classes=["-1", "1"])
+
+
+def test_mat_v73_needs_h5py(tmp_path):
+    header = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 .".ljust(512, b" ")
+    path = write(tmp_path, "big.mat", header + b"\x89HDF\r\n\x1a\n" + b"\x00" * 64, gz=True)
+    with pytest.raises(DataError, match=r"v7\.3 \(HDF5\).*h5py.*save -v7"):
+        read_dataset(path)
+
+
+def test_mat_without_known_variables(tmp_path):
+    scipy.io.savemat(tmp_path / "w.mat", {"features": X3})
+    with pytest.raises(DataError, match=r"no X and y \(or data\) variables; found \['features'\]"):
+        read_dataset(tmp_path / "w.mat")
+
+
+def test_mat_x_y_length_mismatch(tmp_path):
+    scipy.io.savemat(tmp_path / "w.mat", {"X": X3, "y": Y3[:3]})
+    with pytest.raises(DataError, match="X has shape"):
+        read_dataset(tmp_path / "w.mat")
+
+
+def test_damaged_mat(tmp_path):
+    scipy.io.savemat(tmp_path / "ok.mat", {"X": X3, "y": Y3})
+    path = write(tmp_path, "cut.mat", (tmp_path / "ok.mat").read_bytes()[:200])
+    with pytest.raises(DataError, match=r"unreadable \.mat file"):
+        read_dataset(path)
+
+
+def test_binary_garbage(tmp_path):
+    with pytest.raises(DataError, match="binary content"):
+        read_dataset(write(tmp_path, "x.bin", b"\x00\x01\x02garbage"))
