@@ -119,5 +119,41 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
     click.echo(format_info(meta))
 
 
+@main.command("run")
+@click.option("--algo", required=True, help="omkc, perceptron, perceptron-u, perceptron-star.")
+@click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory.")
+@click.option("--update", type=click.Choice(["D", "S"]), default=None, help="OMKC: kernel selection for updates.")
+@click.option("--combination", type=click.Choice(["D", "S"]), default=None, help="OMKC: selection for combining.")
+@click.option("--kernels", default=None, help="Kernel pool: omkc16, mkboost17 or a spec such as 'poly:1,2;gaussian:2^-2..2^2'.")
+@click.option("--kernel", default=None, help="perceptron: the single kernel (default linear).")
+@click.option("--beta", type=float, default=None, help="Hedge discount in (0,1).")
+@click.option("--delta", type=float, default=None, help="Sampling smoothing in (0,1].")
+@click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
+@click.option("--block-sync", is_flag=True, default=None, help="Stochastic updates sample with block-start weights.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True)
+@click.option("--scale-rows", type=click.IntRange(min=1), default=None,
+              help="Fit the scaling on this many leading rows (default: all rows of a file; 10,000 of a stream).")
+@click.option("--no-permute", is_flag=True, help="Keep the file's row order (default: permute with the seed).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
+@click.option("--trace-out", type=click.Path(path_type=Path), default=None,
+              help="Where to write the trace JSON (default runs/trace-ALGO-DATA-seedS.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def run(algo, data, update, combination, kernels, kernel, beta, delta, block_size, block_sync, seed, scaling,
+        scale_rows, no_permute, limit, trace_out, as_json, quiet):
+    """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
+    from .run import format_report, run_job
+
+    params = {"update": update, "combination": combination, "kernels": kernels, "kernel": kernel, "beta": beta,
+              "delta": delta, "block_sync": block_sync}
+    if trace_out is None:
+        trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
+    report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=scaling,
+                     scale_rows=scale_rows, permute=not no_permute, limit=limit, trace_out=trace_out,
+                     show_progress=not quiet)
+    click.echo(json.dumps(report) if as_json else format_report(report))
+
+
 if __name__ == "__main__":
     main()

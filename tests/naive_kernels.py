@@ -20,19 +20,19 @@ def _pairwise(A, B, kappa) -> np.ndarray:
 
 
 def dot(x, y) -> float:
-    return math.fsum(a * b for a, b in zip(x, y))
+    return math.fsum(a * b for a, b in zip(x, y, strict=True))
 
 
 def sqdist(x, y) -> float:
-    return math.fsum((a - b) ** 2 for a, b in zip(x, y))
+    return math.fsum((a - b) ** 2 for a, b in zip(x, y, strict=True))
 
 
 def l1dist(x, y) -> float:
-    return math.fsum(abs(a - b) for a, b in zip(x, y))
+    return math.fsum(abs(a - b) for a, b in zip(x, y, strict=True))
 
 
 def chi2sum(x, y) -> float:
-    return math.fsum((a - b) ** 2 / (a + b) for a, b in zip(x, y) if a + b != 0)
+    return math.fsum((a - b) ** 2 / (a + b) for a, b in zip(x, y, strict=True) if a + b != 0)
 
 
 def linear(A, B):

@@ -101,6 +101,7 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.mistakes_ = int(e.n_mistakes)
         self.n_samples_seen_ = int(e.n_seen)
         self.kernel_mistakes_ = e.kernel_mistakes.copy()
+        self.active_kernel_names_ = [self.kernel_pool_.names[i] for i in e.kernel_ids]
 
     # --- prediction --------------------------------------------------------------------------
     def decision_function(self, X):

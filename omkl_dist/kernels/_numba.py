@@ -12,9 +12,6 @@ each function to one compiled specialisation. Every loop runs ``prange`` over ro
 independent and each writes its own output rows, so no synchronisation is needed. Each function
 also has a serial build, ``SERIAL[name]``, for small blocks (an online learner's one point against
 its support vectors), where waking the thread pool costs more than the loop itself.
-
-The sum order in ``_sqdist_from_dot`` copies scikit-learn's ``euclidean_distances``
-(``-2·dot + ‖a‖² + ‖b‖²``, then clip at 0) so both round the same way on the same inputs.
 """
 
 from __future__ import annotations
@@ -36,7 +33,9 @@ def _sqdist_from_dot(dot, sq_a, sq_b, out):
     for i in prange(n_a):
         sa = sq_a[i]
         for j in range(n_b):
-            d = -2.0 * dot[i, j] + sa + sq_b[j]
+            # Add the norms first: a + b is commutative in floating point, so a symmetric dot
+            # matrix gives an exactly symmetric distance matrix.
+            d = (sa + sq_b[j]) - 2.0 * dot[i, j]
             # Cancellation can push a true 0 slightly negative; a distance is never negative.
             out[i, j] = d if d > 0.0 else 0.0
     return out
@@ -132,7 +131,6 @@ def _powers_from_dot(dot, degrees, slots, out):
     return out
 
 
-
 def _serial_build(parallel_fn):
     """Compile the same loop without threads (``prange`` then runs as ``range``).
 
@@ -148,6 +146,13 @@ def _serial_build(parallel_fn):
 
 SERIAL = {
     fn.__name__: _serial_build(fn)
-    for fn in (_sqdist_from_dot, _sqdist_direct, _l1_dist, _chi2_sum, _exp_neg_scaled, _powers_from_dot)
+    for fn in (
+        _sqdist_from_dot,
+        _sqdist_direct,
+        _l1_dist,
+        _chi2_sum,
+        _exp_neg_scaled,
+        _powers_from_dot,
+    )
 }
 """Serial build of each parallel function above, by name."""

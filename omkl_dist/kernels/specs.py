@@ -61,8 +61,7 @@ def parse_number(text: str, *, context: str) -> float:
         return float(text)
     except ValueError:
         raise ValueError(
-            f"{context}: cannot read {text.strip()!r} as a number; "
-            "write e.g. 0.5, 1e-3 or 2^-6"
+            f"{context}: cannot read {text.strip()!r} as a number; write e.g. 0.5, 1e-3 or 2^-6"
         ) from None
 
 
@@ -86,7 +85,9 @@ def _positive_int(value, *, kind: str, param: str) -> int:
         value = int(value)
         ok = value >= 1
     if not ok:
-        raise ValueError(f"{kind}: {param} must be a positive integer (1, 2, 3, ...), got {value!r}")
+        raise ValueError(
+            f"{kind}: {param} must be a positive integer (1, 2, 3, ...), got {value!r}"
+        )
     return value
 
 
@@ -95,7 +96,8 @@ def check_matrix(X, what: str = "X") -> np.ndarray:
     """Return ``X`` as a C-contiguous 2-D float64 array, or raise a message saying how to fix it."""
     if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
         raise TypeError(
-            f"{what} is a sparse matrix; the kernel layer works on dense rows: pass {what}.toarray()"
+            f"{what} is a sparse matrix; the kernel layer works on dense rows: "
+            f"pass {what}.toarray()"
         )
     arr = np.ascontiguousarray(X, dtype=np.float64)
     if arr.ndim != 2:

@@ -1,0 +1,31 @@
+"""Algorithm names used by the command line and the reproduction jobs."""
+
+from __future__ import annotations
+
+import difflib
+
+from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
+from .omkc import OMKC
+
+ALGORITHMS = {
+    "omkc": OMKC,
+    "perceptron": KernelPerceptron,
+    "perceptron-u": PerceptronU,
+    "perceptron-star": PerceptronStar,
+}
+
+
+def make_estimator(algo: str, **params):
+    """Instantiate ``algo`` with the given parameters; ``None`` values mean "use the default"."""
+    try:
+        cls = ALGORITHMS[algo]
+    except KeyError:
+        close = difflib.get_close_matches(algo, ALGORITHMS, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown algorithm {algo!r}{hint}; choose one of {sorted(ALGORITHMS)}") from None
+    accepted = cls().get_params()
+    given = {k: v for k, v in params.items() if v is not None}
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        raise ValueError(f"option(s) {unknown} do not apply to --algo {algo}; it takes {sorted(accepted)}")
+    return cls(**given)

@@ -1,0 +1,414 @@
+"""Feature scaling fitted on a training split or on a stream prefix, serialisable without pickle.
+
+:class:`Scaler` follows the scikit-learn estimator conventions: ``__init__`` only stores
+parameters, learned state ends in ``_``, ``fit`` starts over, ``partial_fit`` accumulates.
+
+Methods
+-------
+``"none"``
+    ``transform`` returns a float64 copy (the fit only records the feature count).
+``"minmax"``
+    ``lo + (hi - lo) * (x - min_) / (max_ - min_)`` with ``feature_range=(lo, hi)``, default
+    ``(0, 1)``: the fitted data map onto ``[lo, hi]`` (later data may fall outside). Several MKL
+    papers scale to ``[-1, 1]``; pass ``feature_range=(-1, 1)`` for that.
+``"standard"``
+    ``(x - mean_) / sqrt(var_)`` with the population variance (``ddof=0``, as scikit-learn).
+
+Constant columns. A column constant on the fitted data (range or variance 0) is mapped to
+``x - c`` where ``c`` is its fitted value (``min_`` or ``mean_``): the fitted constant becomes 0 and
+values seen later are shifted but not scaled. This is scikit-learn's convention of treating a zero
+range or variance as 1 (identical results for ``"standard"`` and for ``"minmax"`` with the default
+range), except that minmax ignores ``feature_range`` for such a column so that it maps to 0 for any
+range. It matters for stream prefixes: a sparse feature that is all zero in the prefix still
+passes through (as-is) when it appears later, instead of being dropped or blown up.
+
+Streaming statistics. ``partial_fit`` keeps running minima/maxima and, for ``"standard"``, the
+count, mean and sum of squared deviations ``m2_`` of each block merged with the pairwise update of
+Chan, Golub and LeVeque (1979), so fitting block by block equals fitting at once to rounding
+(~1e-12 relative) without the cancellation of a sum-of-squares formula.
+
+Example
+-------
+>>> import numpy as np
+>>> X = np.array([[1.0, 10.0], [3.0, 10.0], [5.0, 10.0]])
+>>> s = Scaler("minmax").fit(X)
+>>> s.transform(X)
+array([[0. , 0. ],
+       [0.5, 0. ],
+       [1. , 0. ]])
+>>> s2 = Scaler.from_dict(s.to_dict())
+>>> np.array_equal(s2.transform(X), s.transform(X))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["METHODS", "Scaler"]
+
+METHODS = ("none", "minmax", "standard")
+_FORMAT = "omkl_dist.preprocessing.Scaler"
+_FORMAT_VERSION = 1
+
+# Learned arrays per method (all float64, one value per feature).
+_STATE_ARRAYS = {"none": (), "minmax": ("min_", "max_"), "standard": ("mean_", "m2_")}
+
+
+def _check_method(method) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    return method
+
+
+def _check_range(feature_range) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in feature_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"feature_range must be a pair (lo, hi) of numbers, got {feature_range!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"feature_range must satisfy lo < hi (both finite), got {feature_range!r}")
+    return lo, hi
+
+
+def _as_2d_finite(X, what: str, row_offset: int = 0) -> np.ndarray:
+    """X as a 2-D float64 array (no copy when already one); NaN/inf are reported by position."""
+    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
+        raise ValueError(f"{what}: sparse input is not supported; pass a dense array (X.toarray())")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"{what}: expected a 2-D array (n_samples, n_features), got shape {X.shape}")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{what}: X contains {float(X[r, c])} at row {row_offset + int(r)}, column {int(c)} (0-based); "
+            "remove or impute non-finite values before scaling"
+        )
+    return X
+
+
+class Scaler:
+    """Per-feature scaling: ``"none"``, ``"minmax"`` (to ``feature_range``) or ``"standard"``.
+
+    Parameters
+    ----------
+    method : {"none", "minmax", "standard"}
+        Scaling method (validated when fitting).
+    feature_range : tuple of float
+        ``(lo, hi)`` target of ``"minmax"`` on the fitted data; default ``(0.0, 1.0)``.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of features seen when fitting.
+    n_seen_ : int
+        Number of rows the statistics cover.
+    min_, max_ : ndarray
+        Per-feature minimum and maximum of the fitted data (``"minmax"``). Note: unlike
+        scikit-learn's ``MinMaxScaler.min_``, ``min_`` here is the data minimum.
+    mean_, var_, m2_ : ndarray
+        Per-feature mean, population variance and sum of squared deviations (``"standard"``).
+    scale_ : ndarray
+        Per-feature divisor: ``max_ - min_`` (``"minmax"``) or ``sqrt(var_)`` (``"standard"``), with
+        1.0 for constant columns (as scikit-learn's ``StandardScaler.scale_``).
+    frozen_ : bool
+        True after :meth:`freeze` or :meth:`fit_prefix`; :meth:`partial_fit` then refuses data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(5.0, 2.0, size=(1000, 3))
+    >>> s = Scaler("standard")
+    >>> for block in np.array_split(X, 7):
+    ...     _ = s.partial_fit(block)
+    >>> bool(np.allclose(s.mean_, X.mean(axis=0), rtol=1e-12))
+    True
+    >>> Z = s.transform(X)
+    >>> bool(np.allclose(Z.mean(axis=0), 0.0) and np.allclose(Z.std(axis=0), 1.0))
+    True
+    """
+
+    def __init__(self, method: str = "none", feature_range: tuple[float, float] = (0.0, 1.0)):
+        self.method = method
+        self.feature_range = feature_range
+
+    def __repr__(self) -> str:
+        extra = f", feature_range={tuple(self.feature_range)!r}" if self.method == "minmax" else ""
+        return f"Scaler(method={self.method!r}{extra})"
+
+    # -- fitting ---------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        for name in ("n_features_in_", "n_seen_", "min_", "max_", "mean_", "m2_", "var_", "scale_",
+                     "frozen_", "_mul", "_add"):
+            self.__dict__.pop(name, None)
+
+    def fit(self, X) -> "Scaler":
+        """Fit the statistics on ``X`` alone, discarding any earlier state (also unfreezes).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data, finite values only.
+
+        Returns
+        -------
+        Scaler
+            ``self``.
+        """
+        _check_method(self.method)
+        self._reset()
+        return self.partial_fit(X)
+
+    def partial_fit(self, X) -> "Scaler":
+        """Add the rows of ``X`` to the statistics (running min/max, or Chan-merged mean/m2).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Next block of data, finite values only. An empty block is a no-op once fitted.
+
+        Returns
+        -------
+        Scaler
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            Invalid parameters, a frozen scaler, a feature-count mismatch or non-finite values.
+        """
+        method = _check_method(self.method)
+        if method == "minmax":
+            _check_range(self.feature_range)
+        if getattr(self, "frozen_", False):
+            raise ValueError(
+                f"this Scaler is frozen (fitted on the first {self.n_seen_} rows); "
+                "call fit() to start over instead of partial_fit()"
+            )
+        fitted = hasattr(self, "n_features_in_")
+        X = _as_2d_finite(X, "partial_fit", row_offset=self.n_seen_ if fitted else 0)
+        if fitted and X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
+                             f"{self.n_features_in_} features")
+        n_b, d = X.shape
+        if not fitted:
+            if n_b == 0:
+                raise ValueError("partial_fit: cannot start fitting on an empty block (0 rows)")
+            self.n_features_in_ = d
+            self.n_seen_ = 0
+        if n_b == 0:
+            return self
+        n_a = self.n_seen_
+        if method == "minmax":
+            lo, hi = X.min(axis=0), X.max(axis=0)
+            self.min_ = lo if n_a == 0 else np.minimum(self.min_, lo)
+            self.max_ = hi if n_a == 0 else np.maximum(self.max_, hi)
+        elif method == "standard":
+            # Two-pass moments inside the block, then Chan et al.'s merge with the running moments.
+            mean_b = X.mean(axis=0)
+            m2_b = np.square(X - mean_b).sum(axis=0)
+            if n_a == 0:
+                self.mean_, self.m2_ = mean_b, m2_b
+            else:
+                n = n_a + n_b
+                delta = mean_b - self.mean_
+                self.mean_ = self.mean_ + delta * (n_b / n)
+                self.m2_ = self.m2_ + m2_b + np.square(delta) * (n_a * n_b / n)
+        self.n_seen_ = n_a + n_b
+        self._derive()
+        return self
+
+    def fit_prefix(self, stream, n_rows: int) -> "Scaler":
+        """Fit on the first ``n_rows`` rows of a stream of blocks, then :meth:`freeze`.
+
+        Blocks are read in order until ``n_rows`` rows are covered; only the needed leading rows of
+        the last block are used and no further block is requested (an iterator is left positioned
+        after that block).
+
+        Parameters
+        ----------
+        stream : iterable
+            Blocks ``(X, y)`` (a 2-tuple or 2-list; ``y`` is ignored) or bare ``X`` arrays.
+        n_rows : int
+            Prefix length, >= 1.
+
+        Returns
+        -------
+        Scaler
+            ``self``, frozen.
+
+        Raises
+        ------
+        ValueError
+            ``n_rows`` < 1, or the stream ends before ``n_rows`` rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> blocks = [(np.full((4, 2), float(i)), np.ones(4)) for i in range(5)]
+        >>> s = Scaler("minmax").fit_prefix(blocks, 6)
+        >>> s.n_seen_, s.max_.tolist(), s.frozen_
+        (6, [1.0, 1.0], True)
+        """
+        if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
+            raise ValueError(f"n_rows must be an integer >= 1, got {n_rows!r}")
+        _check_method(self.method)
+        self._reset()
+        needed = int(n_rows)
+        for block in stream:
+            X = block[0] if isinstance(block, (tuple, list)) and len(block) == 2 else block
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"fit_prefix: blocks must be 2-D arrays (n_rows, n_features), got shape {X.shape}")
+            take = X[:needed]
+            if len(take):
+                self.partial_fit(take)
+            needed -= len(take)
+            if needed == 0:
+                return self.freeze()
+        seen = n_rows - needed
+        raise ValueError(f"fit_prefix: the stream ended after {seen} rows, but n_rows={n_rows} were requested")
+
+    def freeze(self) -> "Scaler":
+        """Stop accumulating: later :meth:`partial_fit` calls raise (``fit`` still starts over).
+
+        Guards an online run against folding evaluation rows into the statistics by mistake.
+        """
+        self._check_fitted("freeze")
+        self.frozen_ = True
+        return self
+
+    def _derive(self) -> None:
+        """Recompute ``scale_`` (and ``var_``, or minmax's affine map ``x * _mul + _add``)."""
+        if self.method == "minmax":
+            lo, hi = _check_range(self.feature_range)
+            span = self.max_ - self.min_
+            const = span == 0.0
+            self.scale_ = np.where(const, 1.0, span)
+            # Constant columns: x - min_ (maps the fitted constant to 0 whatever the range).
+            self._mul = np.where(const, 1.0, (hi - lo) / self.scale_)
+            self._add = np.where(const, -self.min_, lo - self.min_ * self._mul)
+        elif self.method == "standard":
+            self.var_ = self.m2_ / self.n_seen_
+            std = np.sqrt(self.var_)
+            self.scale_ = np.where(std == 0.0, 1.0, std)
+
+    # -- applying --------------------------------------------------------------------------------
+
+    def _check_fitted(self, what: str) -> None:
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError(f"this Scaler is not fitted yet; call fit(), partial_fit() or fit_prefix() "
+                             f"before {what}()")
+
+    def transform(self, X) -> np.ndarray:
+        """Scale ``X`` with the fitted statistics.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data with the fitted number of features, finite values only. Never modified.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new float64 array of the same shape.
+
+        Raises
+        ------
+        ValueError
+            Not fitted, wrong feature count, or non-finite values (row and column named).
+        """
+        self._check_fitted("transform")
+        X = _as_2d_finite(X, "transform")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
+                             f"{self.n_features_in_} features")
+        if self.method == "none":
+            return X.copy()
+        # Same operation order as scikit-learn (x * scale + min for minmax, (x - mean) / scale for
+        # standard), so any difference comes from the statistics, not from the arithmetic here.
+        if self.method == "standard":
+            return (X - self.mean_) / self.scale_
+        out = X * self._mul
+        out += self._add
+        return out
+
+    def fit_transform(self, X) -> np.ndarray:
+        """``fit(X)`` then ``transform(X)``."""
+        return self.fit(X).transform(X)
+
+    # -- serialisation ---------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """State as a dict of JSON-able values and float64 numpy arrays (no pickle needed).
+
+        Arrays are the running statistics (``min_``/``max_`` or ``mean_``/``m2_``); derived values
+        are recomputed on load. Store arrays in zarr (or convert with ``.tolist()`` for JSON).
+
+        Examples
+        --------
+        >>> import json, numpy as np
+        >>> s = Scaler("standard").fit(np.array([[0.0], [2.0]]))
+        >>> d = s.to_dict()
+        >>> d["mean_"]
+        array([1.])
+        >>> text = json.dumps({k: v.tolist() if hasattr(v, "tolist") else v for k, v in d.items()})
+        >>> Scaler.from_dict(json.loads(text)).transform(np.array([[4.0]]))
+        array([[3.]])
+        """
+        out = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            "method": self.method,
+            "feature_range": [float(v) for v in self.feature_range],
+            "fitted": hasattr(self, "n_features_in_"),
+        }
+        if out["fitted"]:
+            out["n_features_in_"] = int(self.n_features_in_)
+            out["n_seen_"] = int(self.n_seen_)
+            out["frozen_"] = bool(getattr(self, "frozen_", False))
+            for name in _STATE_ARRAYS[self.method]:
+                out[name] = np.array(getattr(self, name), dtype=np.float64, copy=True)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Scaler":
+        """Rebuild a Scaler from :meth:`to_dict` output (arrays may be numpy arrays or lists).
+
+        Raises
+        ------
+        ValueError
+            Not a Scaler dict, an unsupported version, or inconsistent state.
+        """
+        if not isinstance(d, dict) or d.get("format") != _FORMAT:
+            raise ValueError(f"not a serialised Scaler (expected format {_FORMAT!r})")
+        if d.get("version") != _FORMAT_VERSION:
+            raise ValueError(f"Scaler format version {d.get('version')!r} is not supported "
+                             f"(this omkl-dist reads {_FORMAT_VERSION})")
+        method = _check_method(d.get("method"))
+        feature_range = _check_range(d.get("feature_range", (0.0, 1.0)))
+        s = cls(method=method, feature_range=feature_range)
+        if not d.get("fitted"):
+            return s
+        try:
+            n_features = int(d["n_features_in_"])
+            n_seen = int(d["n_seen_"])
+            arrays = {name: np.array(d[name], dtype=np.float64) for name in _STATE_ARRAYS[method]}
+        except KeyError as exc:
+            raise ValueError(f"serialised Scaler is missing {exc.args[0]!r}") from None
+        if n_features < 1 or n_seen < 1:
+            raise ValueError(f"serialised Scaler has n_features_in_={n_features}, n_seen_={n_seen}; both must be >= 1")
+        for name, arr in arrays.items():
+            if arr.shape != (n_features,) or not np.isfinite(arr).all():
+                raise ValueError(f"serialised Scaler field {name!r} must be {n_features} finite values, "
+                                 f"got shape {arr.shape}")
+        s.n_features_in_, s.n_seen_ = n_features, n_seen
+        for name, arr in arrays.items():
+            setattr(s, name, arr)
+        s._derive()
+        if d.get("frozen_"):
+            s.frozen_ = True
+        return s

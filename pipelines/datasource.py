@@ -1,0 +1,84 @@
+"""Turn ``--data`` (registry name, file, or ingested directory) into a block stream for a job."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from omkl_dist.preprocessing import Scaler
+from storage import open_stream, read_dataset, resolve_dataset
+from storage.layout import META
+
+
+@dataclass
+class JobData:
+    """A job's input: an iterable of (X, y) blocks plus what the report needs to say about it."""
+
+    blocks: object
+    n_rows: int
+    n_features: int
+    name: str
+    scaler: Scaler
+    load_seconds: float
+    label_map: list
+
+
+class _ArrayBlocks:
+    def __init__(self, X, y, block_size):
+        self.X, self.y, self.block_size = X, y, block_size
+
+    def __iter__(self):
+        for lo in range(0, len(self.y), self.block_size):
+            yield self.X[lo: lo + self.block_size], self.y[lo: lo + self.block_size]
+
+
+def load_job_data(data: str, *, block_size: int, seed: int, permute: bool = True, scaling: str = "none",
+                  scale_rows: int | None = None, limit: int | None = None) -> JobData:
+    """Open ``data`` for an online job.
+
+    A file or registry name is parsed into memory, rows permuted with ``default_rng(seed)`` when
+    ``permute``, and the scaler fitted on the first ``scale_rows`` rows (all rows when None). An
+    ingested directory is streamed from zarr (permutation = seeded chunk order + rows within
+    chunks), with the scaler fitted on a prefix (default 10,000 rows).
+    """
+    t0 = time.perf_counter()
+    scaler = Scaler(scaling)
+    path = Path(data)
+    if path.is_dir() and (path / META).is_file():
+        stream = open_stream(path, block_size=block_size, shuffle=permute, seed=seed,
+                             stop=limit)
+        prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
+        if scaling != "none":
+            scaler.fit_prefix(stream, prefix)
+        blocks = _Transformed(stream, scaler)
+        out = JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
+                      path.name, scaler, time.perf_counter() - t0, stream.label_map)
+        return out
+    ds = read_dataset(resolve_dataset(data))
+    X, y = ds.X, ds.y
+    if ds.n_classes != 2:
+        raise ValueError(f"{data}: online binary classifiers need two classes, the data has {ds.n_classes}")
+    if permute:
+        order = np.random.default_rng(seed).permutation(len(y))
+        X, y = X[order], y[order]
+    if limit is not None:
+        X, y = X[:limit], y[:limit]
+    scaler.fit(X if scale_rows is None else X[:scale_rows])
+    X = scaler.transform(X)
+    return JobData(_ArrayBlocks(X, y, block_size), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
+                   time.perf_counter() - t0, ds.label_map)
+
+
+class _Transformed:
+    """Apply a fitted scaler to each block as it streams by."""
+
+    def __init__(self, stream, scaler):
+        self.stream, self.scaler = stream, scaler
+        self.label_map, self.n_classes = stream.label_map, stream.n_classes
+
+    def __iter__(self):
+        for X, y in self.stream:
+            yield self.scaler.transform(X), y
