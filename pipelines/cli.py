@@ -155,5 +155,37 @@ def run(algo, data, update, combination, kernels, kernel, beta, delta, block_siz
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 
+@main.group(cls=_Group)
+def reproduce():
+    """Reproduce a paper's experiment tables."""
+
+
+@reproduce.command("omkc")
+@click.option("--permutations", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Random orders per dataset (the paper used 20).")
+@click.option("--datasets", default=None,
+              help="Comma-separated paper or registry names (default: every Table 3/4 dataset we have).")
+@click.option("--algorithms", default=None,
+              help="Comma-separated: perceptron, perceptron-u, perceptron-star, om2, omkc-dd, omkc-ds, omkc-sd, "
+                   "omkc-ss, or omkc for the four variants (default: all).")
+@click.option("--scaling", type=click.Choice(["none", "minmax", "minmax-sym", "standard", "paper"]), default="paper",
+              show_default=True, help="Feature scaling fitted on the whole dataset; minmax = [0,1], minmax-sym = "
+                                      "[-1,1], paper = the per-dataset choice of omkl_dist.evaluation.reproduce.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Permutation r is default_rng([seed, r]).permutation(n).")
+@click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Write the full report (JSON) here.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, as_json, out, quiet):
+    """Tables 3/4 of the OMKC paper: our mistake rates, #SV and times next to the paper's."""
+    from .reproduce import format_reproduce_report, run_reproduce_omkc
+
+    report = run_reproduce_omkc(permutations=permutations, datasets=datasets, algorithms=algorithms,
+                                scaling=scaling, seed=seed, show_progress=not quiet, out=out)
+    click.echo(format_reproduce_report(report))
+    if as_json:
+        click.echo(json.dumps(report))
+
+
 if __name__ == "__main__":
     main()

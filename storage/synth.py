@@ -8,7 +8,7 @@ All parameters are derived from ``seed`` (and ``d``) alone:
 * ``P`` (k x d): orthonormal rows, the transposed Q factor (signs fixed by ``diag(R) > 0``) of the
   QR decomposition of a d x k standard normal matrix drawn from ``default_rng([seed, 0])``.
   Because the rows are orthonormal, ``z = P x ~ N(0, I_k)`` whenever ``x ~ N(0, I_d)``.
-* ``w_1..w_m`` (m x k): frequencies ``N(0, I_k) / length_scale`` (``length_scale = 1.5``), then signs
+* ``w_1..w_m`` (m x k): frequencies ``N(0, I_k) / length_scale`` (``length_scale = 2``), then signs
   ``s_1..s_m`` uniform on {-1, +1}, drawn next from the same generator.
 * ``offset``: the median of the un-centred score ``g0`` over ``2**16`` latent points
   ``z ~ N(0, I_k)`` from ``default_rng([seed, 3])``, so that ``P(g(x) > 0) ~= 1/2``
@@ -16,12 +16,14 @@ All parameters are derived from ``seed`` (and ``d``) alone:
 
 With ``z = P x`` the score is::
 
-    g(x) = (||z||^2 - k) / sqrt(2k)  +  c * sqrt(2/m) * sum_j s_j cos(w_j . z)  -  offset,   c = 1
+    g(x) = (||z||^2 - k) / sqrt(2k)  +  c * sqrt(2/m) * sum_j s_j cos(w_j . z)  -  offset,   c = 0.5  (cos_weight)
 
-Every term is even in ``z`` (``g(-x) = g(x)``), so no half-space is correlated with the label and a
-linear classifier stays near chance, while ``g`` is smooth (a quadratic plus low-frequency cosines)
-and depends on ``x`` only through a 3-dimensional subspace, which a Gaussian-kernel learner
-recovers from data.
+Every term is even in ``z`` (``g(-x) = g(x)``) and ``x`` is symmetric, so the label is
+uncorrelated with every linear function of ``x`` (``E[y x] = 0``) and a linear classifier stays
+near chance, while ``g`` is smooth (a quadratic plus low-frequency cosines) and depends on ``x``
+only through a ``k``-dimensional subspace, which a Gaussian-kernel learner recovers from data.
+The cosines keep the boundary from being exactly quadratic, so a degree-2 polynomial kernel can
+only approximate it.
 
 Rows are independent: ``x ~ N(0, I_d)``; the clean label is ``sign(g(x))`` (``+1`` where
 ``g(x) = 0``, an event of probability zero); the observed label is the clean label flipped
@@ -74,8 +76,8 @@ __all__ = ["GENERATOR_NAME", "generator_params", "score", "clean_labels", "iter_
 GENERATOR_NAME = "omkl-synth-v1"
 LATENT_DIM = 3
 N_COS = 4
-LENGTH_SCALE = 1.5
-COS_WEIGHT = 1.0
+LENGTH_SCALE = 2.0
+COS_WEIGHT = 0.5
 PILOT_ROWS = 1 << 16
 MAX_BLOCK_ROWS = 1 << 16
 BLOCK_VALUES = 1 << 21  # float64 values per generation block: 16 MiB, whatever the width
@@ -238,7 +240,13 @@ def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
     features = _check_int("features", features, 1)
     seed = _check_int("seed", seed, 0)
     noise = _check_noise(noise)
-    params = generator if generator is not None else generator_params(seed, features, noise)
+    if generator is None:
+        params = generator_params(seed, features, noise)
+    elif (generator.get("seed"), generator.get("features")) != (seed, features):
+        raise ValueError(f"generator was built for seed={generator.get('seed')!r}, "
+                         f"features={generator.get('features')!r}, not seed={seed}, features={features}")
+    else:
+        params = generator
     block_rows = int(params["block_rows"])
     for b, lo in enumerate(range(0, rows, block_rows)):
         n_b = min(block_rows, rows - lo)

@@ -265,6 +265,8 @@ def test_make_pool_type_errors():
         make_pool([Gaussian(1.0), 2.0])
     with pytest.raises(TypeError, match="use make_pool"):
         KernelPool(["gaussian:1"])
+    with pytest.raises(TypeError, match="base class"):
+        KernelSpec()
 
 
 @pytest.mark.parametrize(
@@ -627,3 +629,17 @@ def test_docstring_examples_run():
     for module in (package, specs, pools):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_concurrent_threads_agree():
+    """Dask's threaded workers call evaluate from several threads at once (nogil loops)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = rng(9)
+    A, B = g.uniform(0, 1, size=(200, 6)), g.uniform(0, 1, size=(150, 6))
+    pool = make_pool(ALL_KINDS)
+    want = pool.evaluate(A, B)
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(lambda _: pool.evaluate(A, B), range(8)))
+    for got in results:
+        np.testing.assert_array_equal(got, want)

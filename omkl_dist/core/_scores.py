@@ -95,6 +95,71 @@ def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, 
             out[t, k] += acc[k]
 
 
+@njit(cache=True, parallel=True)
+def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor):
+    """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block, same arithmetic as the pool scan.
+
+    Full rows rather than the triangle the recurrence reads: uniform work per row vectorises and
+    balances across threads better than rows of growing length.
+    """
+    B = Xb.shape[0]
+    n = B
+    G = np.empty((m, B, B))
+    for t in prange(B):
+        d2 = np.empty(n)
+        cur = np.empty(n)
+        xg = np.empty(n)
+        scratch = np.empty(n)
+        dot_row = XXt[t]
+        for s in range(n):
+            cur[s] = dot_row[s]
+        deg = 1
+        for j in range(dot_idx.shape[0]):
+            while deg < dot_deg[j]:
+                for s in range(n):
+                    cur[s] *= dot_row[s]
+                deg += 1
+            G[dot_idx[j], t, :] = cur
+        if g_idx.shape[0] == 0:
+            continue
+        _row_sqdist(Xb, t, Xb, xsq[t], xsq, dot_row, d2)
+        for j in range(g_idx.shape[0]):
+            if g_anchor[j]:
+                g = g_param[j]
+                for s in range(n):
+                    xg[s] = d2[s] * g
+                vexp_neg(xg, cur, scratch)
+            else:
+                for s in range(n):
+                    v = cur[s] * cur[s]
+                    cur[s] = v * v
+            G[g_idx[j], t, :] = cur
+    return G
+
+
+@njit(cache=True, parallel=True)
+def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
+    m = kinds.shape[0]
+    B = Xb.shape[0]
+    G = np.zeros((m, B, B))
+    for t in prange(1, B):
+        vals = np.empty(m)
+        work = np.empty(3)
+        for s in range(t):
+            pair_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], kinds, param, src, order, need_l1, need_chi2,
+                        vals, work)
+            G[:, t, s] = vals
+    return G
+
+
+def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.ndarray:
+    """Kernel values between rows of one block (lower triangle), (m, B, B)."""
+    if program.fast is not None:
+        return _gram_dot_gauss(Xb, xsq, XXt, program.m, *program.fast)
+    return _gram_general(Xb, xsq, XXt, program.kinds, program.param, program.src, program.order,
+                         program.need_l1, program.need_chi2)
+
+
 def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program) -> np.ndarray:
     """Decision values of every kernel's classifier on the block, from the pool as it is now."""
     out = np.zeros((Xb.shape[0], program.m))

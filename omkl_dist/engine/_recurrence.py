@@ -1,8 +1,8 @@
 """The per-instance recurrence inside one block (DESIGN §3, step 2), for the Perceptron+Hedge family.
 
 Scores against the pool as it was at the block start come in as ``F_old``; the contribution of
-instances added earlier in the same block is added here from the block's own dot products, so the
-result is what instance-by-instance processing gives.
+instances added earlier in the same block is added here from the block's own kernel matrix ``G``
+(``G[k, t, s] = κ_k(x_t, x_s)``, s < t), so the result is what instance-by-instance processing gives.
 """
 
 from __future__ import annotations
@@ -11,28 +11,24 @@ import numpy as np
 from numba import njit
 
 from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_score, hedge_update
-from ..core._pairs import pair_values
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 
 
 @njit(cache=True)
-def omkc_block(rule, Xb, xsq, y, F_old, XXt, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta,
-               kinds, param, src, order, need_l1, need_chi2):
+def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
     """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
 
     Returns ``(F, score, mistakes, coef)``: per-kernel decision values before the update, the
     combined score, whether the combined prediction erred, and each row's coefficient per kernel.
     """
     n = y.shape[0]
-    m = kinds.shape[0]
+    m = F_old.shape[1]
     F = np.empty((n, m))
     score = np.empty(n)
     mistakes = np.zeros(n, dtype=np.bool_)
     coef = np.zeros((n, m))
     added = np.empty(n, dtype=np.int64)
     n_added = 0
-    vals = np.empty(m)
-    work = np.empty(3)
     f = np.empty(m)
     z = np.zeros(m, dtype=np.bool_)
     penalise = np.zeros(m, dtype=np.bool_)
@@ -43,10 +39,8 @@ def omkc_block(rule, Xb, xsq, y, F_old, XXt, U, w, wsync, kmistakes, t0, block_s
             f[k] = F_old[t, k]
         for j in range(n_added):
             s = added[j]
-            pair_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], kinds, param, src, order,
-                        need_l1, need_chi2, vals, work)
             for k in range(m):
-                f[k] += coef[s, k] * vals[k]
+                f[k] += coef[s, k] * G[k, t, s]
         yt = y[t]
         for k in range(m):
             F[t, k] = f[k]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..combiners.hedge import STOCHASTIC
-from ..core._scores import pool_scores
+from ..core._scores import block_gram, pool_scores
 from ..core.pool import SVPool
 from ..core.randomness import uniforms
 from ._recurrence import omkc_block
@@ -64,16 +64,14 @@ class LocalEngine:
             Xs, ys = X[pos:end], y[pos:end]
             xsq = np.einsum("ij,ij->i", Xs, Xs)
             F_old = pool_scores(Xs, xsq, self.pool, self.program)
-            XXt = Xs @ Xs.T
+            G = block_gram(Xs, xsq, Xs @ Xs.T, self.program)
             if self.rule in STOCHASTIC:
                 U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size)
             else:
                 U = np.empty((len(ys), m))
-            p = self.program
             F, score, mistakes, coef = omkc_block(
-                self.rule, Xs, xsq, ys, F_old, XXt, U, self.w, self.wsync, self.kernel_mistakes, g,
-                self.block_size, self.block_sync, self.beta, self.delta, p.kinds, p.param, p.src, p.order,
-                p.need_l1, p.need_chi2)
+                self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
+                self.block_sync, self.beta, self.delta)
             kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
             self.pool.append(Xs[kept], xsq[kept], coef[kept])
             out["mistakes"][pos:end] = mistakes

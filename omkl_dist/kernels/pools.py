@@ -131,6 +131,11 @@ class KernelPool(Sequence):
                     f"KernelPool takes KernelSpec objects, got {spec!r} at position {pos}; "
                     "use make_pool() for strings"
                 )
+            if spec.family not in _FAMILIES:
+                raise ValueError(
+                    f"{spec!r} has family {spec.family!r}; a pool computes kernels only from "
+                    f"one of {', '.join(_FAMILIES)}"
+                )
         if not specs:
             raise ValueError("a kernel pool needs at least one kernel")
         first_seen: dict[KernelSpec, int] = {}

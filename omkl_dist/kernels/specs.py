@@ -135,6 +135,13 @@ class KernelSpec:
     family: ClassVar[str] = ""
     param: ClassVar[str | None] = None
 
+    def __post_init__(self):
+        if not self.kind:
+            raise TypeError(
+                "KernelSpec is a base class; use Linear, Polynomial, Gaussian, Laplacian "
+                "or ChiSquare"
+            )
+
     @property
     def value(self):
         """The single parameter's value (``None`` for the linear kernel)."""

@@ -1,0 +1,120 @@
+"""``make bench``: throughput and peak memory of the online learners on real data.
+
+Each case runs in its own child process (so peak RSS is that case's alone, read from
+``getrusage``), after a small warm-up run that loads numba's compiled kernels. Results go to
+``benchmarks/results/<case>.json``; ``BENCHMARKS.md`` gets the summary table. Timing lives here,
+never in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path("benchmarks/results")
+
+# case -> (algorithm name, estimator params, dataset files (concatenated), note)
+CASES = {
+    "omkc-dd-a9a": ("omkc", {"update": "D", "combination": "D"}, ["a9a/a9a.gz", "a9a/a9a.t.gz"],
+                    "a9a + a9a.t = 48,842 x 123; paper's Matlab/C++: 1171.6 s"),
+    "omkc-ss-a9a": ("omkc", {"update": "S", "combination": "S"}, ["a9a/a9a.gz", "a9a/a9a.t.gz"],
+                    "a9a + a9a.t = 48,842 x 123"),
+    "omkc-dd-codrna": ("omkc", {"update": "D", "combination": "D"}, ["codrna/cod-rna.train.dense.txt.gz"],
+                       "cod-rna training split, 59,535 x 8"),
+    "omkc-ss-codrna": ("omkc", {"update": "S", "combination": "S"}, ["codrna/cod-rna.train.dense.txt.gz"],
+                       "cod-rna training split, 59,535 x 8"),
+}
+
+
+def _load(files, scaling):
+    from omkl_dist.preprocessing import Scaler
+    from storage import read_dataset
+    from storage.datadir import data_dir
+
+    parts = [read_dataset(data_dir() / f) for f in files]
+    X = np.vstack([p.X for p in parts])
+    y = np.concatenate([p.y for p in parts])
+    order = np.random.default_rng(0).permutation(len(y))
+    return Scaler(scaling).fit_transform(X[order]), y[order]
+
+
+def run_case(name: str, block_size: int, scaling: str) -> dict:
+    from omkl_dist.algorithms.registry import make_estimator
+    from omkl_dist.evaluation import progressive_score
+
+    algo, params, files, note = CASES[name]
+    t0 = time.perf_counter()
+    X, y = _load(files, scaling)
+    load_seconds = time.perf_counter() - t0
+    warm = make_estimator(algo, block_size=block_size, random_state=0, **params)
+    warm.fit(X[:300], y[:300])  # loads (or compiles) the numba kernels outside the timed run
+    model = make_estimator(algo, block_size=block_size, random_state=0, **params)
+    summary = progressive_score(model, (X, y), classes=[-1, 1]).summary()
+    return {
+        "case": name, "algo": algo, "params": params, "data": files, "note": note, "rows": int(len(y)),
+        "features": int(X.shape[1]), "scaling": scaling, "block_size": block_size, "seed": 0,
+        "mistake_rate": summary["mistake_rate"], "n_support_total": summary["n_support"]["total"],
+        "seconds": summary["seconds"], "instances_per_second": summary["instances_per_second"],
+        "load_seconds": load_seconds,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def write_markdown(results: list[dict]) -> None:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Measured by `make bench` on this project's 2-core machine (single runs, one pass, test-then-train,",
+        "rows permuted with `numpy.random.default_rng(0)`, learning time only: data loading excluded).",
+        "Raw results: `benchmarks/results/*.json`.",
+        "",
+        "| case | data | rows × d | scaling | block | mistake % | #SV (all kernels) | seconds | instances/s | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['case']} | {r['note']} | {r['rows']:,} × {r['features']} | {r['scaling']} | {r['block_size']} | "
+            f"{100 * r['mistake_rate']:.2f} | {r['n_support_total']:,} | {r['seconds']:.1f} | "
+            f"{r['instances_per_second']:,.0f} | {r['peak_rss_mb']:.0f} |")
+    Path("BENCHMARKS.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
+    parser.add_argument("--block-size", type=int, default=512)
+    parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: run one case, print JSON
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(run_case(args.one, args.block_size, args.scaling)))
+        return
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in args.cases.split(","):
+        if name not in CASES:
+            parser.error(f"unknown case {name!r}; choose from {', '.join(CASES)}")
+        out = subprocess.run([sys.executable, "-m", "pipelines.bench", "--one", name, "--block-size",
+                              str(args.block_size), "--scaling", args.scaling],
+                             check=True, capture_output=True, text=True).stdout
+        result = json.loads(out.strip().splitlines()[-1])
+        (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(f"{name}: {result['seconds']:.1f} s, {result['instances_per_second']:,.0f} inst/s, "
+              f"mistakes {100 * result['mistake_rate']:.2f} %, peak RSS {result['peak_rss_mb']:.0f} MB", flush=True)
+    results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))]
+    write_markdown(results)
+    print("wrote BENCHMARKS.md")
+
+
+if __name__ == "__main__":
+    main()
