@@ -1,0 +1,82 @@
+"""The ``omkl`` command line on real files: ingest, info, list, synth, run; bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+from pipelines.cli import main
+from storage import load_arrays, read_dataset
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_ingest_then_info_reproduces_manifest_row(data_dir, tmp_path):
+    out = tmp_path / "fourclass"
+    res = invoke("data", "ingest", "fourclass", "--out", out, "--chunk-rows", 100)
+    assert res.exit_code == 0, res.output
+    res = invoke("data", "info", out, "--json")
+    meta = json.loads(res.output)
+    manifest = json.loads((data_dir / "MANIFEST.json").read_text())["fourclass/fourclass_scale.gz"]
+    assert (meta["n_rows"], meta["n_features"]) == (manifest["rows"], manifest["features"])
+    assert sum(meta["class_counts"].values()) == manifest["rows"]
+    X, y, _ = load_arrays(out)
+    ds = read_dataset(data_dir / "fourclass/fourclass_scale.gz")
+    np.testing.assert_array_equal(X, ds.X)
+    np.testing.assert_array_equal(y, ds.y)
+
+
+def test_ingest_refuses_existing_output_and_unknown_name(data_dir, tmp_path):
+    out = tmp_path / "d"
+    assert invoke("data", "ingest", "fourclass", "--out", out).exit_code == 0
+    res = invoke("data", "ingest", "fourclass", "--out", out)
+    assert res.exit_code == 2 and "--overwrite" in res.output
+    assert invoke("data", "ingest", "fourclass", "--out", out, "--overwrite").exit_code == 0
+    res = invoke("data", "ingest", "fourclas", "--out", tmp_path / "x")
+    assert res.exit_code == 2 and "fourclass" in res.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_one_class_split_needs_declared_classes(data_dir, tmp_path):
+    res = invoke("data", "ingest", "svmguide3/svmguide3.t.csv.gz", "--out", tmp_path / "t")
+    assert res.exit_code == 2 and "--classes" in res.output
+    res = invoke("data", "ingest", "svmguide3/svmguide3.t.csv.gz", "--classes", "-1,1", "--out", tmp_path / "t")
+    assert res.exit_code == 0, res.output
+
+
+def test_list_checks_every_file(data_dir):
+    res = invoke("data", "list")
+    assert res.exit_code == 0, res.output
+    assert "codrna" in res.output and "mismatch" not in res.output
+
+
+def test_synth_and_run_json_on_ingested_stream(tmp_path):
+    out = tmp_path / "s"
+    assert invoke("data", "synth", "--rows", 3000, "--features", 4, "--seed", 1, "--out", out).exit_code == 0
+    res = invoke("run", "--algo", "omkc", "--update", "S", "--combination", "S", "--data", out, "--kernels",
+                 "poly:1;gaussian:0.5,1,2", "--scaling", "standard", "--json", "--quiet",
+                 "--trace-out", tmp_path / "trace.json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.strip().splitlines()[-1])
+    for key in ("mistake_rate", "n_support", "seconds", "load_seconds", "instances_per_second", "block_size",
+                "seed", "scaling"):
+        assert key in report
+    assert report["n"] == 3000 and 0 < report["mistake_rate"] < 0.5
+    assert report["n_support"]["total"] == sum(report["n_support"]["per_kernel"].values())
+    trace = json.loads((tmp_path / "trace.json").read_text())["trace"]
+    assert trace["n_seen"][-1] == 3000 and len(trace["weights"][-1]) == 4
+
+
+def test_run_bad_options_exit_2(data_dir, tmp_path):
+    res = invoke("run", "--algo", "omkc", "--beta", 1.5, "--data", "fourclass", "--quiet")
+    assert res.exit_code == 2 and "beta" in res.output
+    res = invoke("run", "--algo", "perceptron", "--beta", 0.5, "--data", "fourclass", "--quiet")
+    assert res.exit_code == 2 and "do not apply" in res.output
+    res = invoke("run", "--algo", "omkcc", "--data", "fourclass", "--quiet")
+    assert res.exit_code == 2 and "omkc" in res.output
+    res = invoke("run", "--algo", "omkc", "--data", "segment", "--quiet")
+    assert res.exit_code == 2 and "two classes" in res.output
