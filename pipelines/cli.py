@@ -138,10 +138,13 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 @click.option("--trace-out", type=click.Path(path_type=Path), default=None,
               help="Where to write the trace JSON (default runs/trace-ALGO-DATA-seedS.json).")
+@click.option("--model-out", type=click.Path(path_type=Path), default=None,
+              help="Save the final model with its scaling (zarr + JSON, atomic) to this directory.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(algo, data, update, combination, kernels, kernel, beta, delta, block_size, block_sync, seed, scaling,
-        scale_rows, no_permute, limit, trace_out, as_json, quiet):
+        scale_rows, no_permute, limit, trace_out, model_out, overwrite, as_json, quiet):
     """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
     from .run import format_report, run_job
 
@@ -151,7 +154,7 @@ def run(algo, data, update, combination, kernels, kernel, beta, delta, block_siz
         trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
     report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=scaling,
                      scale_rows=scale_rows, permute=not no_permute, limit=limit, trace_out=trace_out,
-                     show_progress=not quiet)
+                     model_out=model_out, overwrite=overwrite, show_progress=not quiet)
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 
@@ -173,15 +176,17 @@ def reproduce():
                                       "[-1,1], paper = the per-dataset choice of omkl_dist.evaluation.reproduce.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Permutation r is default_rng([seed, r]).permutation(n).")
+@click.option("--ties", type=click.Choice(["mistake", "positive"]), default="mistake", show_default=True,
+              help="A zero combined score counts as a mistake (the package's rule) or predicts +1.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Write the full report (JSON) here.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, as_json, out, quiet):
+def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, ties, as_json, out, quiet):
     """Tables 3/4 of the OMKC paper: our mistake rates, #SV and times next to the paper's."""
     from .reproduce import format_reproduce_report, run_reproduce_omkc
 
     report = run_reproduce_omkc(permutations=permutations, datasets=datasets, algorithms=algorithms,
-                                scaling=scaling, seed=seed, show_progress=not quiet, out=out)
+                                scaling=scaling, seed=seed, ties=ties, show_progress=not quiet, out=out)
     click.echo(format_reproduce_report(report))
     if as_json:
         click.echo(json.dumps(report))

@@ -16,7 +16,8 @@ from .datasource import load_job_data
 
 
 def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, scaling: str,
-            scale_rows=None, permute=True, limit=None, trace_out=None, show_progress=True) -> dict:
+            scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
+            show_progress=True) -> dict:
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report."""
     job = load_job_data(data, block_size=block_size, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit)
@@ -41,6 +42,12 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         "permuted": permute,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if model_out is not None:
+        from .models import save_model
+
+        save_model(model, model_out, scaler=job.scaler, overwrite=overwrite,
+                   extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")}})
+        report["model_path"] = str(model_out)
     if trace_out is not None:
         trace_out = Path(trace_out)
         trace_out.parent.mkdir(parents=True, exist_ok=True)
@@ -59,6 +66,8 @@ def format_report(report: dict) -> str:
         f"  learning time    {report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s); "
         f"loading {report['load_seconds']:.2f} s",
     ]
+    if "model_path" in report:
+        lines.append(f"  model            {report['model_path']}")
     if "trace_path" in report:
         lines.append(f"  trace            {report['trace_path']}")
     return "\n".join(lines)

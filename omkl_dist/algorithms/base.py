@@ -103,6 +103,44 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.kernel_mistakes_ = e.kernel_mistakes.copy()
         self.active_kernel_names_ = [self.kernel_pool_.names[i] for i in e.kernel_ids]
 
+    # --- persistence (no pickle: numeric arrays + JSON, see storage.models) ------------------
+    def to_state(self) -> tuple[dict, dict]:
+        """The fitted model as ``(arrays, meta)``: numeric arrays and JSON-able metadata."""
+        self._check_fitted()
+        arrays, scalars = self.engine_.state()
+        params = self.get_params()
+        for key in ("kernels", "kernel"):
+            if key in params:
+                params[key] = make_pool(params[key]).to_spec_string()
+        classes = self.classes_.tolist()
+        meta = {"algorithm": type(self).__name__, "params": params, "classes": classes,
+                "classes_dtype": self.classes_.dtype.str, "n_features_in": int(self.n_features_in_),
+                "kernel_pool": self.kernel_pool_.to_spec_string(), "engine": scalars,
+                "extra": self._extra_state()}
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: dict, meta: dict):
+        """Rebuild a fitted model from :meth:`to_state` output; it continues learning exactly."""
+        if meta.get("algorithm") != cls.__name__:
+            raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
+        model = cls(**meta["params"])
+        model.kernel_pool_ = make_pool(meta["kernel_pool"])
+        model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
+        model.n_features_in_ = int(meta["n_features_in"])
+        model.seed_ = int(meta["engine"]["seed"])
+        active = make_pool([model.kernel_pool_[int(i)] for i in arrays["kernel_ids"]])
+        model.engine_ = LocalEngine.from_state(compile_program(active), arrays, meta["engine"])
+        model._restore_extra(meta.get("extra", {}))
+        model._publish()
+        return model
+
+    def _extra_state(self) -> dict:
+        return {}
+
+    def _restore_extra(self, extra: dict) -> None:
+        pass
+
     # --- prediction --------------------------------------------------------------------------
     def decision_function(self, X):
         """Combined score; positive means ``classes_[1]``."""

@@ -91,6 +91,31 @@ class LocalEngine:
             parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program))
         return np.concatenate(parts) if parts else np.empty((0, self.program.m))
 
+    ARRAYS = ("w", "wsync", "kernel_mistakes", "kernel_ids")
+
+    def state(self) -> tuple[dict, dict]:
+        """Full learning state as (numeric arrays, JSON-able scalars)."""
+        arrays = {name: getattr(self, name).copy() for name in self.ARRAYS}
+        arrays.update(self.pool.state())
+        scalars = {"rule": self.rule, "beta": self.beta, "delta": self.delta, "seed": self.seed,
+                   "block_size": self.block_size, "block_sync": self.block_sync, "n_seen": self.n_seen,
+                   "n_mistakes": self.n_mistakes}
+        return arrays, scalars
+
+    @classmethod
+    def from_state(cls, program, arrays: dict, scalars: dict) -> "LocalEngine":
+        """Rebuild an engine that continues exactly where :meth:`state` was taken."""
+        engine = cls(program, arrays["pool_X"].shape[1], rule=scalars["rule"], beta=scalars["beta"],
+                     delta=scalars["delta"], seed=scalars["seed"], block_size=scalars["block_size"],
+                     block_sync=scalars["block_sync"])
+        if arrays["pool_alpha"].shape[1] != program.m:
+            raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} kernel columns, the program {program.m}")
+        engine.pool = SVPool.from_state(arrays)
+        for name in cls.ARRAYS:
+            setattr(engine, name, np.array(arrays[name], dtype=getattr(engine, name).dtype))
+        engine.n_seen, engine.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
+        return engine
+
     def keep_kernels(self, columns, program) -> None:
         """Restrict the model to the given kernel columns (e.g. Perceptron(*) after validation)."""
         columns = np.asarray(columns, dtype=np.int64)

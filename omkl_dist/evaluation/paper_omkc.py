@@ -252,8 +252,9 @@ DATASETS: dict[str, DataSource] = {
     "ionosphere": DataSource(
         "ionosphere", "UCI ionosphere via PMLB, 351 x 34 -- same data as the paper."),
     "votes84": DataSource(
-        "votes84", "UCI house-votes-84 via PMLB, 435 x 16 -- same rows; PMLB codes each vote as "
-        "0 = '?' (missing), 1 = 'n', 2 = 'y' (the paper's numeric coding is not stated)."),
+        "votes84", "UCI house-votes-84 via PMLB, 435 x 16 -- same rows. PMLB label-encodes each vote as "
+        "0 = '?', 1 = 'n', 2 = 'y'; we recode it as n = -1, ? = 0, y = +1 (the paper does not state its "
+        "coding; this one matches its numbers best).", repair="votes-signed"),
     "wdbc": DataSource(
         "wdbc", "UCI WDBC via PMLB, 569 x 30 -- same data as the paper."),
     "breast": DataSource(

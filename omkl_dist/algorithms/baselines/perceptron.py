@@ -130,6 +130,17 @@ class PerceptronStar(OnlineKernelClassifier):
             rest.pop("F")
         return {key: np.concatenate([first[key], rest[key]]) for key in first}
 
+    def _extra_state(self):
+        extra = {"validation_size": self.validation_size_}
+        if hasattr(self, "best_kernel_"):
+            extra["best_kernel"] = self.best_kernel_
+        return extra
+
+    def _restore_extra(self, extra):
+        self.validation_size_ = int(extra["validation_size"])
+        if "best_kernel" in extra:
+            self.best_kernel_ = extra["best_kernel"]
+
     def _combine(self, F):
         if hasattr(self, "best_kernel_"):
             return F[:, 0]

@@ -1,0 +1,42 @@
+"""Save and load fitted models (with their preprocessing) through the storage model store."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from omkl_dist.algorithms.registry import ALGORITHMS
+from omkl_dist.preprocessing import Scaler
+from storage.errors import DataError
+from storage.models import read_state, write_state
+
+_BY_CLASS = {cls.__name__: cls for cls in ALGORITHMS.values()}
+
+
+def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: dict | None = None,
+               overwrite: bool = False):
+    """Write ``model`` (and the scaler its inputs need) atomically to ``directory``."""
+    arrays, meta = model.to_state()
+    scaler = scaler if scaler is not None else Scaler("none").fit(np.zeros((1, model.n_features_in_)))
+    scaler_dict = scaler.to_dict()
+    scaler_meta = {}
+    for key, value in scaler_dict.items():
+        if isinstance(value, np.ndarray):
+            arrays[f"scaler_{key}"] = value
+        else:
+            scaler_meta[key] = value
+    meta["scaler"] = {"scalars": scaler_meta, "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)]}
+    meta.update(extra_meta or {})
+    return write_state(directory, arrays, meta, overwrite=overwrite)
+
+
+def load_model(directory):
+    """Return ``(model, scaler, meta)`` from a directory written by :func:`save_model`."""
+    arrays, meta = read_state(directory)
+    try:
+        cls = _BY_CLASS[meta["algorithm"]]
+    except KeyError:
+        raise DataError(f"unknown algorithm {meta.get('algorithm')!r} in the saved model", path=directory,
+                        fix=f"this omkl-dist knows {sorted(_BY_CLASS)}") from None
+    scaler_dict = dict(meta["scaler"]["scalars"])
+    scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
+    return cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict), meta
