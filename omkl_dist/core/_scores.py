@@ -17,6 +17,8 @@ from ._pairs import CANCEL, direct_sqdist, pair_values
 from ._vexp import vexp_neg
 
 TILE = 4096
+# below this share of non-zero coefficients in a tile, scan each kernel's own rows instead of all
+SPARSE_DENSITY = 0.2
 
 
 @njit(cache=True, fastmath={"reassoc"})
@@ -76,6 +78,52 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
                     v = cur[s] * cur[s]
                     cur[s] = v * v
             out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
+
+
+@njit(cache=True, parallel=True)
+def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, out):
+    """Per-kernel scan over only the rows with a non-zero coefficient (CSC: ``ptr``, ``rows``).
+
+    Values are computed exactly as in the dense scan: powers by repeated multiplication, a
+    gaussian as its chain anchor's exp followed by the same number of double squarings.
+    """
+    B = Xb.shape[0]
+    n = P.shape[0]
+    m = ptr.shape[0] - 1
+    for t in prange(B):
+        d2 = np.empty(n)
+        _row_sqdist(Xb, t, P, xsq[t], psq, dots[t], d2)
+        cnt_max = 0
+        for k in range(m):
+            cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
+        xg = np.empty(cnt_max)
+        ev = np.empty(cnt_max)
+        scratch = np.empty(cnt_max)
+        for k in range(m):
+            lo, hi = ptr[k], ptr[k + 1]
+            cnt = hi - lo
+            if cnt == 0:
+                continue
+            acc = 0.0
+            if deg[k] > 0:
+                for j in range(lo, hi):
+                    dot = dots[t, rows[j]]
+                    v = dot
+                    for _ in range(deg[k] - 1):
+                        v *= dot
+                    acc += coefs[j] * v
+            else:
+                g = anchor_param[k]
+                for j in range(cnt):
+                    xg[j] = d2[rows[lo + j]] * g
+                vexp_neg(xg[:cnt], ev[:cnt], scratch[:cnt])
+                for j in range(cnt):
+                    v = ev[j]
+                    for _ in range(steps[k]):
+                        w = v * v
+                        v = w * w
+                    acc += coefs[lo + j] * v
+            out[t, k] += acc
 
 
 @njit(cache=True, parallel=True)
@@ -167,8 +215,13 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program) -> np.ndarray:
         s1 = min(s0 + TILE, pool.n)
         P = pool.X[s0:s1]
         dots = Xb @ P.T
-        if program.fast is not None:
-            alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+        alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+        nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row: a CSC layout per kernel
+        if program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size:
+            ptr = np.zeros(program.m + 1, dtype=np.int64)
+            np.cumsum(np.bincount(nz_k, minlength=program.m), out=ptr[1:])
+            _accumulate_sparse(Xb, xsq, P, pool.sq[s0:s1], dots, ptr, nz_s, alphaT[nz_k, nz_s], *program.sparse, out)
+        elif program.fast is not None:
             _accumulate_dot_gauss(Xb, xsq, P, pool.sq[s0:s1], alphaT, dots, *program.fast, out)
         else:
             _accumulate_general(Xb, xsq, P, pool.sq[s0:s1], pool.alpha[s0:s1], dots, program.kinds,

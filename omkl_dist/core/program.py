@@ -30,6 +30,8 @@ class KernelProgram:
     # arguments of the specialised dot+gaussian scorer, or None if the pool needs the general one:
     # (dot_idx, dot_deg sorted by degree, g_idx widest first, g_param, g_anchor: exp here, else prev**4)
     fast: tuple | None = None
+    # per kernel, for the sparse scan: (degree (0 = gaussian), gaussian anchor's 1/(2σ²), squaring steps)
+    sparse: tuple | None = None
 
     @property
     def m(self) -> int:
@@ -78,4 +80,13 @@ def compile_program(pool) -> KernelProgram:
         fast = (np.array(dots, dtype=np.int64), np.array([degree[k] for k in dots], dtype=np.int64),
                 np.array(gauss, dtype=np.int64), param[gauss].copy(),
                 np.array([src[k] < 0 for k in gauss], dtype=np.bool_))
-    return KernelProgram(kinds, param, src, order, need_l1, need_chi2, fast)
+    sparse = None
+    if fast is not None:
+        anchor_param, steps = param.copy(), np.zeros(m, dtype=np.int64)
+        for k in gauss:
+            if src[k] >= 0:
+                anchor_param[k], steps[k] = anchor_param[src[k]], steps[src[k]] + 1
+        deg = np.array([1 if kinds[k] == LINEAR else (int(param[k]) if kinds[k] == POLY else 0) for k in range(m)],
+                       dtype=np.int64)
+        sparse = (deg, anchor_param, steps)
+    return KernelProgram(kinds, param, src, order, need_l1, need_chi2, fast, sparse)
