@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from tqdm import tqdm
@@ -19,7 +20,7 @@ def _split(text):
 
 
 def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, scaling: str = "paper", seed: int = 0,
-                       show_progress: bool = True, out=None) -> dict:
+                       ties: str = "mistake", show_progress: bool = True, out=None) -> dict:
     """Run the reproduction (with a progress bar on stderr) and optionally write the report to ``out``."""
     datasets, algorithms = _split(datasets), _split(algorithms)
     run_names, _ = resolve_datasets(datasets)
@@ -34,7 +35,7 @@ def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, sca
 
     try:
         report = reproduce_omkc(datasets, algorithms, permutations=permutations, seed=seed, scaling=scaling,
-                                progress=step)
+                                ties=ties, progress=step)
     finally:
         bar.close()
     if out is not None:
@@ -84,7 +85,7 @@ def _format_block(block) -> list[str]:
     sub = " [SUBSTITUTE dataset]" if block["substitute"] else ""
     title = (f"== {block['paper_name']} (paper n={block['paper_n']} d={block['paper_d']}) -- ours: "
              f"{block['registry']} = {block['file']}, n={block['n']} d={block['d']}, scaling {block['scaling']}{sub}")
-    out = [title, f"   {block['note']}"]
+    out = [title, *textwrap.wrap(block["note"], 110, initial_indent="   ", subsequent_indent="   ")]
     if block.get("repair"):
         out.append(f"   repair: {block['repair']}")
     out += [line(_HEADER), line(["-" * w for w in widths])]
@@ -98,7 +99,8 @@ def format_reproduce_report(report: dict) -> str:
     lines = [
         "OMKC reproduction -- Hoi et al. (2013), Tables 3 and 4",
         f"{s['permutations']} permutation(s), seed {s['seed']}, scaling {s['scaling']}, kernels {s['kernels']}, "
-        f"beta {s['beta']}, delta {s['delta']}; one pass, test-then-train",
+        f"beta {s['beta']}, delta {s['delta']}; one pass, test-then-train; a zero score counts as "
+        + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",
         "#SV: Perceptron(u) counts its one shared SV set; OMKC(D,S)/(S,S) the expected SVs of the stochastic "
         "combination; time: ours (numba) vs the paper's Matlab",

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from ..core.program import compile_program
 from ..engine.local import LocalEngine
@@ -157,7 +158,7 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # --- validation --------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "engine_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first")
 
     def _check_X(self, X, *, first):
         name = type(self).__name__
@@ -174,6 +175,10 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             r, c = np.argwhere(bad)[0]
             raise ValueError(f"{name}: X contains NaN or inf (first at row {r}, column {c}: {X[r, c]}); "
                              "impute or drop those rows before learning")
+        if X.min() < 0.0 and any(spec.kind == "chi2" for spec in make_pool(self._kernel_spec())):
+            r, c = np.argwhere(X < 0.0)[0]
+            raise ValueError(f"{name}: chi2 kernels need non-negative features, X has a negative value at row {r}, "
+                             f"column {c} ({X[r, c]}); scale to [0, 1] (Scaler('minmax')) or drop the chi2 kernels")
         if first:
             self.n_features_in_ = X.shape[1]
         elif X.shape[1] != self.n_features_in_:
@@ -195,6 +200,7 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         known = np.isin(y, self.classes_)
         if not known.all():
             bad = y[~known][0]
+            bad = bad.item() if isinstance(bad, np.generic) else bad
             raise ValueError(f"{name}: label {bad!r} is not one of the classes {self.classes_.tolist()} "
                              "seen in the first partial_fit call")
         return np.where(y == self.classes_[1], 1.0, -1.0)

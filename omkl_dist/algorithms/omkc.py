@@ -27,8 +27,9 @@ class OMKC(OnlineKernelClassifier):
     delta : float in (0, 1], default 0.01
         Smoothing of the stochastic-update sampling, p = (1 - delta) q + delta / m.
     block_size : int, default 256
-        Instances per block of the block-exact engine (results do not depend on it unless
-        ``block_sync``).
+        Instances per block of the block-exact engine. Deterministic-update variants give the
+        same model for any block size; stochastic ones draw their random numbers per
+        (seed, block, kernel), so a result is reproducible for a given (random_state, block_size).
     block_sync : bool, default False
         Stochastic-update sampling inside a block uses the block-start weights (the distributed
         mode; block_size=1 is the sequential algorithm).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._vexp import _ZERO_ABOVE, vexp_neg
 from .program import CHI2, GAUSS, LAPLACE, LINEAR, POLY
@@ -102,3 +102,20 @@ def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2):
                         vals, work)
             out[:, i, j] = vals
     return out
+
+
+@njit(cache=True)
+def exact_dot(A, i, B, j):
+    """A[i]·B[j] summed in feature order: the same bits on every path, unlike BLAS."""
+    acc = 0.0
+    for c in range(A.shape[1]):
+        acc += A[i, c] * B[j, c]
+    return acc
+
+
+@njit(cache=True, parallel=True)
+def overwrite_exact_columns(A, B, cols, offset, dots):
+    """``dots[:, c - offset] = A @ B[c]`` in fixed order for the listed columns of B."""
+    for t in prange(A.shape[0]):
+        for c in cols:
+            dots[t, c - offset] = exact_dot(A, t, B, c)

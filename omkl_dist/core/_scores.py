@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._pairs import CANCEL, direct_sqdist, pair_values
+from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg
 
 TILE = 4096
@@ -208,13 +208,23 @@ def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.
                          program.need_l1, program.need_chi2)
 
 
-def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program) -> np.ndarray:
-    """Decision values of every kernel's classifier on the block, from the pool as it is now."""
+def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None) -> np.ndarray:
+    """Decision values of every kernel's classifier on the block, from the pool as it is now.
+
+    Dot products with pool rows flagged ``exact`` (and with ``extra_exact`` rows, e.g. pool rows
+    equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`.
+    """
     out = np.zeros((Xb.shape[0], program.m))
+    exact = pool.exact[: pool.n].copy()
+    if extra_exact is not None and len(extra_exact):
+        exact[extra_exact] = True
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
         P = pool.X[s0:s1]
         dots = Xb @ P.T
+        cols = np.flatnonzero(exact[s0:s1]) + s0
+        if len(cols):
+            overwrite_exact_columns(Xb, pool.X, cols, s0, dots)
         alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
         nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row: a CSC layout per kernel
         if program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size:

@@ -3,11 +3,23 @@
 Rows ``X[:n]`` hold the instances, ``sq[:n]`` their squared norms and ``alpha[:n, k]`` the
 coefficient of that instance in kernel k's classifier (0 where kernel k did not keep it). One pool
 for all kernels means one dot-product matrix per block serves every kernel (DESIGN §3).
+
+Duplicate vectors. Two support vectors with the same features and opposite coefficients must
+cancel exactly, as they do in instance-by-instance processing. BLAS gives a pair's dot product
+bits that depend on the call (GEMM, GEMV, SYRK, tile edges), so rows whose vector occurs more
+than once are flagged ``exact`` and their dot products computed in fixed feature order on every
+path. Rows are recognised by a hash of their bytes; a hash collision only costs speed.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+
+def row_keys(X: np.ndarray) -> list[int]:
+    """Hash keys of rows (``+ 0.0`` folds -0.0 into 0.0: equal values, equal keys)."""
+    X = np.ascontiguousarray(X + 0.0)
+    return [hash(row.tobytes()) for row in X]
 
 
 class SVPool:
@@ -17,7 +29,9 @@ class SVPool:
         self.X = np.zeros((capacity, n_features))
         self.sq = np.zeros(capacity)
         self.alpha = np.zeros((capacity, n_kernels))
+        self.exact = np.zeros(capacity, dtype=bool)
         self.n = 0
+        self._rows_by_key: dict[int, list[int]] = {}
 
     @property
     def n_features(self) -> int:
@@ -33,7 +47,7 @@ class SVPool:
         if need <= cap:
             return
         new_cap = max(need, 2 * cap)
-        for name in ("X", "sq", "alpha"):
+        for name in ("X", "sq", "alpha", "exact"):
             old = getattr(self, name)
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.n] = old[: self.n]
@@ -48,7 +62,17 @@ class SVPool:
         self.X[self.n: self.n + k] = X
         self.sq[self.n: self.n + k] = sq
         self.alpha[self.n: self.n + k] = alpha
+        for i, key in enumerate(row_keys(X)):
+            rows = self._rows_by_key.setdefault(key, [])
+            rows.append(self.n + i)
+            if len(rows) > 1:
+                self.exact[rows] = True
         self.n += k
+
+    def rows_matching(self, keys) -> np.ndarray:
+        """Pool rows whose vector equals (by key) one of the given row keys."""
+        found = [r for key in keys for r in self._rows_by_key.get(key, ())]
+        return np.unique(np.asarray(found, dtype=np.int64))
 
     def n_support(self) -> np.ndarray:
         """Support vectors per kernel (non-zero coefficients in each column)."""
@@ -58,10 +82,9 @@ class SVPool:
         """Restrict to the given kernels and drop rows no remaining kernel uses."""
         alpha = self.alpha[: self.n][:, columns]
         used = np.flatnonzero(np.any(alpha != 0, axis=1))
-        self.X = np.ascontiguousarray(self.X[used])
-        self.sq = self.sq[used].copy()
-        self.alpha = np.ascontiguousarray(alpha[used])
-        self.n = len(used)
+        X, sq = self.X[used], self.sq[used]
+        self.__init__(self.n_features, len(columns), capacity=max(len(used), 1))
+        self.append(X, sq, alpha[used])
 
     def state(self) -> dict:
         return {"pool_X": self.X[: self.n].copy(), "pool_sq": self.sq[: self.n].copy(),

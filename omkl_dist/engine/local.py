@@ -11,7 +11,8 @@ import numpy as np
 
 from ..combiners.hedge import STOCHASTIC
 from ..core._scores import block_gram, pool_scores
-from ..core.pool import SVPool
+from ..core._pairs import overwrite_exact_columns
+from ..core.pool import SVPool, row_keys
 from ..core.randomness import uniforms
 from ._recurrence import omkc_block
 
@@ -63,8 +64,9 @@ class LocalEngine:
             end = min(n, pos + self.block_size - g % self.block_size)
             Xs, ys = X[pos:end], y[pos:end]
             xsq = np.einsum("ij,ij->i", Xs, Xs)
-            F_old = pool_scores(Xs, xsq, self.pool, self.program)
-            G = block_gram(Xs, xsq, Xs @ Xs.T, self.program)
+            keys = row_keys(Xs)
+            F_old = pool_scores(Xs, xsq, self.pool, self.program, extra_exact=self.pool.rows_matching(keys))
+            G = block_gram(Xs, xsq, self._block_dots(Xs, keys), self.program)
             if self.rule in STOCHASTIC:
                 U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size)
             else:
@@ -83,12 +85,24 @@ class LocalEngine:
             pos = end
         return out
 
+    def _block_dots(self, Xs, keys) -> np.ndarray:
+        """Gram of the block; columns of rows that repeat (in the block or the pool) in fixed order."""
+        XXt = Xs @ Xs.T
+        seen: dict[int, int] = {}
+        for key in keys:
+            seen[key] = seen.get(key, 0) + 1
+        dup = np.array([seen[k] > 1 or len(self.pool.rows_matching([k])) > 0 for k in keys], dtype=bool)
+        if dup.any():
+            overwrite_exact_columns(Xs, Xs, np.flatnonzero(dup), 0, XXt)
+        return XXt
+
     def kernel_scores(self, X: np.ndarray, chunk: int = 4096) -> np.ndarray:
         """Per-kernel decision values f_k(x) of the current model, (n, m)."""
         parts = []
         for lo in range(0, len(X), chunk):
             Xs = X[lo: lo + chunk]
-            parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program))
+            parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program,
+                                     extra_exact=self.pool.rows_matching(row_keys(Xs))))
         return np.concatenate(parts) if parts else np.empty((0, self.program.m))
 
     ARRAYS = ("w", "wsync", "kernel_mistakes", "kernel_ids")

@@ -101,7 +101,8 @@ class PerceptronStar(OnlineKernelClassifier):
         check_positive_int("block_size", self.block_size)
         if self.validation_size is not None:
             check_positive_int("validation_size", self.validation_size)
-        elif not (isinstance(self.validation_fraction, float | int) and 0 < self.validation_fraction <= 1):
+        elif (isinstance(self.validation_fraction, bool) or not isinstance(self.validation_fraction, float | int)
+              or not 0 < self.validation_fraction <= 1):
             raise ValueError(f"validation_fraction must be in (0, 1], got {self.validation_fraction!r}")
 
     def _rule(self):
