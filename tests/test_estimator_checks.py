@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
+from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from storage import read_dataset, resolve_dataset
 
 ESTIMATORS = [
@@ -28,6 +28,8 @@ ESTIMATORS = [
     ("KernelPerceptron", KernelPerceptron(kernel="gaussian(sigma=2)", block_size=40, random_state=0), False),
     ("PerceptronU", PerceptronU(kernels="omkc16", block_size=40, random_state=0), False),
     ("PerceptronStar", PerceptronStar(kernels="omkc16", validation_size=40, block_size=40, random_state=0), False),
+    ("SPA", SPA(block_size=40, random_state=0), True),
+    ("SPA-budget-sync", SPA(budget=20, block_size=40, block_sync=True, random_state=0), True),
 ]
 PARAMS = [pytest.param(est, stochastic, id=name) for name, est, stochastic in ESTIMATORS]
 ONLY_EST = [pytest.param(est, id=name) for name, est, _ in ESTIMATORS]
@@ -45,7 +47,13 @@ INVALID_PARAMS = {
     "validation_fraction": [0.0, 1.5],
     "validation_size": [0, -1],
     "random_state": [-1, "seed", 1.5],
+    "gamma": [0.0, 1.0, 2.0],
+    "eta": [0.0, -1.0, float("inf")],
+    "alpha": [0.0, -1.0],
+    "budget": [0, -5, 2.5],
 }
+# estimator-specific invalid values where the shared list does not apply (SPA's beta only needs >= alpha)
+INVALID_OVERRIDES = {(SPA, "beta"): [0.5, -1.0, "3"]}
 # other parameters an invalid value needs to take effect
 INVALID_CONTEXT = {"validation_fraction": {"validation_size": None}}
 MESSAGE_NAMES = {"kernels": "kernel", "kernel": "kernel"}
@@ -57,6 +65,7 @@ def _invalid_cases():
         own = est.get_params()
         for param, values in INVALID_PARAMS.items():
             if param in own:
+                values = INVALID_OVERRIDES.get((type(est), param), values)
                 cases += [pytest.param(est, param, v, id=f"{name}-{param}={v!r}") for v in values]
     return cases
 
@@ -97,7 +106,10 @@ def test_pickle_round_trip_predicts_and_keeps_learning(data, est):
     np.testing.assert_array_equal(a["score"], b["score"])
     assert _state(copy, X) == _state(model, X)
     # and the same as never having been pickled at all
-    assert _state(model, X) == _state(clone(est).fit(X, y), X)
+    # and the same, bit for bit, as a model that was never pickled
+    never = clone(est).fit(X[:70], y[:70])
+    never.partial_fit(X[70:], y[70:])
+    assert _state(model, X) == _state(never, X)
     # an unfitted estimator pickles too
     assert pickle.loads(pickle.dumps(clone(est))).get_params() == est.get_params()
 
@@ -210,6 +222,8 @@ def test_boundary_params_are_accepted(data, est):
     X, y = data
     own = est.get_params()
     ok = {"delta": 1.0, "beta": 0.999, "block_size": 1, "validation_size": 1}
+    if isinstance(est, SPA):  # δ ∈ (0, 1), β ≥ α = 1, γ ∈ (0, 1), budget ≥ 1
+        ok = {"delta": 0.999, "beta": 1.0, "block_size": 1, "gamma": 0.999, "budget": 1, "eta": 1e-6}
     for param, value in ok.items():
         if param in own:
             model = clone(est).set_params(**{param: value}).fit(X[:40], y[:40])

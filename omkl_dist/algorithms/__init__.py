@@ -2,5 +2,6 @@
 
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .omkc import OMKC
+from .spa import SPA
 
-__all__ = ["OMKC", "KernelPerceptron", "PerceptronU", "PerceptronStar"]
+__all__ = ["OMKC", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA"]

@@ -6,12 +6,14 @@ import difflib
 
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .omkc import OMKC
+from .spa import SPA
 
 ALGORITHMS = {
     "omkc": OMKC,
     "perceptron": KernelPerceptron,
     "perceptron-u": PerceptronU,
     "perceptron-star": PerceptronStar,
+    "spa": SPA,
 }
 
 

@@ -8,12 +8,13 @@ Weights are kept renormalised so that ``max_k w_k == 1`` after every update: the
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 # combination / update rules, one code per OMKC variant and per Perceptron baseline
-DD, DS, SD, SS, UNIFORM, LEADER = 0, 1, 2, 3, 4, 5
+DD, DS, SD, SS, UNIFORM, LEADER, SPA = 0, 1, 2, 3, 4, 5, 6
 VARIANTS = {("D", "D"): DD, ("D", "S"): DS, ("S", "D"): SD, ("S", "S"): SS}
-STOCHASTIC = (DS, SD, SS)
+STOCHASTIC = (DS, SD, SS, SPA)
 
 
 @njit(cache=True, inline="always")
@@ -68,3 +69,17 @@ def hedge_update(w, updated, beta):
                 top = w[k]
         for k in range(w.shape[0]):
             w[k] /= top
+
+
+@njit(cache=True)
+def hedge_loss_update(logw, losses, log_gamma, w):
+    """w_k <- w_k * gamma**loss_k for every kernel, in log space (losses can be large: the hinge
+    loss of a polynomial kernel on raw data), then ``w = exp(logw - max logw)`` (max 1)."""
+    top = -np.inf
+    for k in range(logw.shape[0]):
+        logw[k] += losses[k] * log_gamma
+        if logw[k] > top:
+            top = logw[k]
+    for k in range(logw.shape[0]):
+        logw[k] -= top
+        w[k] = np.exp(logw[k])

@@ -10,21 +10,26 @@ from __future__ import annotations
 import numpy as np
 
 
-def block_uniforms(seed: int, block: int, kernels, block_size: int) -> np.ndarray:
-    """Uniforms of shape (block_size, len(kernels)) for one block."""
-    out = np.empty((block_size, len(kernels)))
+def block_uniforms(seed: int, block: int, kernels, block_size: int, draws: int = 1) -> np.ndarray:
+    """Uniforms of shape (block_size, len(kernels)) for one block, or (.., draws) if draws > 1.
+
+    With several draws per instance (SPA: kernel selection and support-vector sampling), row t
+    of kernel k's stream holds instance t's draws in order.
+    """
+    shape = (block_size,) if draws == 1 else (block_size, draws)
+    out = np.empty((block_size, len(kernels)) + shape[1:])
     for j, k in enumerate(kernels):
-        out[:, j] = np.random.default_rng([int(seed), int(block), int(k)]).random(block_size)
+        out[:, j] = np.random.default_rng([int(seed), int(block), int(k)]).random(shape)
     return out
 
 
-def uniforms(seed: int, start: int, stop: int, kernels, block_size: int) -> np.ndarray:
+def uniforms(seed: int, start: int, stop: int, kernels, block_size: int, draws: int = 1) -> np.ndarray:
     """Uniforms for global instances [start, stop): rows of the blocks they fall in."""
     kernels = list(kernels)
     if stop <= start:
-        return np.empty((0, len(kernels)))
+        return np.empty((0, len(kernels)) + ((draws,) if draws > 1 else ()))
     first, last = start // block_size, (stop - 1) // block_size
-    parts = [block_uniforms(seed, b, kernels, block_size) for b in range(first, last + 1)]
+    parts = [block_uniforms(seed, b, kernels, block_size, draws) for b in range(first, last + 1)]
     full = np.concatenate(parts) if len(parts) > 1 else parts[0]
     offset = first * block_size
     return full[start - offset: stop - offset]

@@ -1,4 +1,5 @@
-"""The per-instance recurrence inside one block (DESIGN §3, step 2), for the Perceptron+Hedge family.
+"""The per-instance recurrences inside one block (DESIGN §3, step 2): Perceptron+Hedge (OMKC and
+its baselines) and SPA+Hedge (budget OMKC).
 
 Scores against the pool as it was at the block start come in as ``F_old``; the contribution of
 instances added earlier in the same block is added here from the block's own kernel matrix ``G``
@@ -10,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_score, hedge_update
+from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
+from ..learners.spa import hinge, spa_coef
 
 
 @njit(cache=True)
@@ -76,6 +78,60 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
             any_coef = any_coef or c != 0.0
         if rule == DD or rule == DS or rule == SD or rule == SS:
             hedge_update(w, penalise, beta)
+        if any_coef:
+            added[n_added] = t
+            n_added += 1
+    return F, score, mistakes, coef
+
+
+@njit(cache=True)
+def spa_block(y, F_old, G, U, logw, w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha,
+              beta, eta):
+    """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
+
+    ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
+    the support vector (ρ = min(α, ℓ)/β). Combined score Σ θ_k f_k with θ = w / Σ w.
+    """
+    n = y.shape[0]
+    m = F_old.shape[1]
+    F = np.empty((n, m))
+    score = np.empty(n)
+    mistakes = np.zeros(n, dtype=np.bool_)
+    coef = np.zeros((n, m))
+    added = np.empty(n, dtype=np.int64)
+    n_added = 0
+    f = np.empty(m)
+    losses = np.empty(m)
+    for t in range(n):
+        if (t0 + t) % block_size == 0:
+            wsync[:] = w
+        for k in range(m):
+            f[k] = F_old[t, k]
+        for j in range(n_added):
+            s = added[j]
+            for k in range(m):
+                f[k] += coef[s, k] * G[k, t, s]
+        yt = y[t]
+        total = 0.0
+        for k in range(m):
+            total += w[k]
+        s_t = 0.0
+        for k in range(m):
+            s_t += (w[k] / total) * f[k]
+            F[t, k] = f[k]
+        score[t] = s_t
+        mistakes[t] = yt * s_t <= 0.0
+        pw = wsync if block_sync else w
+        any_coef = False
+        for k in range(m):
+            losses[k] = hinge(yt, f[k])
+            if yt * f[k] <= 0.0:
+                kmistakes[k] += 1
+            selected = U[t, k, 0] < (1.0 - delta) * pw[k] + delta
+            c = spa_coef(yt, losses[k], G[k, t, t], selected, U[t, k, 1], alpha, beta, eta)
+            coef[t, k] = c
+            any_coef = any_coef or c != 0.0
+        hedge_loss_update(logw, losses, log_gamma, w)
         if any_coef:
             added[n_added] = t
             n_added += 1

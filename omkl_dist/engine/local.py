@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..combiners.hedge import STOCHASTIC
+from ..combiners.hedge import SPA, STOCHASTIC
 from ..core._scores import block_gram, pool_scores
 from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, row_keys
 from ..core.randomness import uniforms
-from ._recurrence import omkc_block
+from ._recurrence import omkc_block, spa_block
 
 
 class LocalEngine:
@@ -27,23 +27,30 @@ class LocalEngine:
     rule : int
         Combination/update rule code from :mod:`omkl_dist.combiners.hedge`.
     beta, delta : float
-        Hedge discount and sampling smoothing.
+        Hedge discount and sampling smoothing (OMKC family).
+    gamma, alpha, spa_beta, eta, delta : float
+        SPA's loss discount, support-vector sampling ratio α/β and aggressiveness.
     seed : int
     block_size : int
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
     """
 
-    def __init__(self, program, n_features, *, rule, beta, delta, seed, block_size, block_sync):
+    HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta")
+
+    def __init__(self, program, n_features, *, rule, seed, block_size, block_sync, beta=1.0, delta=1.0, gamma=1.0,
+                 alpha=1.0, spa_beta=1.0, eta=1.0):
         self.program = program
         self.rule = int(rule)
-        self.beta, self.delta = float(beta), float(delta)
+        self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
+        self.alpha, self.spa_beta, self.eta = float(alpha), float(spa_beta), float(eta)
         self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
         m = program.m
         self.kernel_ids = np.arange(m)
         self.pool = SVPool(n_features, m)
         self.w = np.ones(m)
         self.wsync = np.ones(m)
+        self.logw = np.zeros(m)  # SPA keeps log-weights (hinge losses can be huge); w = exp(logw - max)
         self.kernel_mistakes = np.zeros(m, dtype=np.int64)
         self.n_seen = 0
         self.n_mistakes = 0
@@ -67,13 +74,20 @@ class LocalEngine:
             keys = row_keys(Xs)
             F_old = pool_scores(Xs, xsq, self.pool, self.program, extra_exact=self.pool.rows_matching(keys))
             G = block_gram(Xs, xsq, self._block_dots(Xs, keys), self.program)
+            draws = 2 if self.rule == SPA else 1
             if self.rule in STOCHASTIC:
-                U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size)
+                U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, draws)
             else:
                 U = np.empty((len(ys), m))
-            F, score, mistakes, coef = omkc_block(
-                self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                self.block_sync, self.beta, self.delta)
+            if self.rule == SPA:
+                F, score, mistakes, coef = spa_block(
+                    ys, F_old, G, U, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
+                    self.block_sync,
+                    np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta)
+            else:
+                F, score, mistakes, coef = omkc_block(
+                    self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
+                    self.block_sync, self.beta, self.delta)
             kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
             self.pool.append(Xs[kept], xsq[kept], coef[kept])
             out["mistakes"][pos:end] = mistakes
@@ -105,23 +119,23 @@ class LocalEngine:
                                      extra_exact=self.pool.rows_matching(row_keys(Xs))))
         return np.concatenate(parts) if parts else np.empty((0, self.program.m))
 
-    ARRAYS = ("w", "wsync", "kernel_mistakes", "kernel_ids")
+    ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
 
     def state(self) -> tuple[dict, dict]:
         """Full learning state as (numeric arrays, JSON-able scalars)."""
         arrays = {name: getattr(self, name).copy() for name in self.ARRAYS}
         arrays.update(self.pool.state())
-        scalars = {"rule": self.rule, "beta": self.beta, "delta": self.delta, "seed": self.seed,
-                   "block_size": self.block_size, "block_sync": self.block_sync, "n_seen": self.n_seen,
-                   "n_mistakes": self.n_mistakes}
+        scalars = {"rule": self.rule, "seed": self.seed, "block_size": self.block_size,
+                   "block_sync": self.block_sync, "n_seen": self.n_seen, "n_mistakes": self.n_mistakes,
+                   **{name: getattr(self, name) for name in self.HYPER}}
         return arrays, scalars
 
     @classmethod
     def from_state(cls, program, arrays: dict, scalars: dict) -> "LocalEngine":
         """Rebuild an engine that continues exactly where :meth:`state` was taken."""
-        engine = cls(program, arrays["pool_X"].shape[1], rule=scalars["rule"], beta=scalars["beta"],
-                     delta=scalars["delta"], seed=scalars["seed"], block_size=scalars["block_size"],
-                     block_sync=scalars["block_sync"])
+        engine = cls(program, arrays["pool_X"].shape[1], rule=scalars["rule"], seed=scalars["seed"],
+                     block_size=scalars["block_size"], block_sync=scalars["block_sync"],
+                     **{name: scalars[name] for name in cls.HYPER})
         if arrays["pool_alpha"].shape[1] != program.m:
             raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} kernel columns, the program {program.m}")
         engine.pool = SVPool.from_state(arrays)
@@ -138,4 +152,5 @@ class LocalEngine:
         self.kernel_ids = self.kernel_ids[columns]
         self.w = self.w[columns].copy()
         self.wsync = self.wsync[columns].copy()
+        self.logw = self.logw[columns].copy()
         self.kernel_mistakes = self.kernel_mistakes[columns].copy()

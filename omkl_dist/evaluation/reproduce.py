@@ -126,9 +126,9 @@ from omkl_dist.evaluation.paper_omkc import ALGORITHM_LABELS, ALGORITHMS, DATASE
 from omkl_dist.preprocessing import Scaler
 
 __all__ = [
-    "BETA", "DELTA", "KERNELS", "MIN_TOLERANCE_PP", "PAPER_SCALING", "SCALINGS", "PreparedData",
-    "flag_deviation", "load_paper_dataset", "make_model", "reproduce_omkc", "resolve_algorithms",
-    "resolve_datasets", "run_once", "support_vector_count", "tolerance", "TIE_RULES", "count_mistakes",
+    "BETA", "DELTA", "KERNELS", "MIN_TOLERANCE_PP", "PAPER_SCALING", "SCALINGS", "TIE_RULES", "PreparedData",
+    "count_mistakes", "flag_deviation", "load_paper_dataset", "make_model", "reproduce_omkc", "resolve_algorithms",
+    "resolve_datasets", "run_once", "scale_features", "summarize", "support_vector_count", "tolerance",
 ]
 
 BETA = 0.8

@@ -1,0 +1,79 @@
+"""SPA fast path (block-exact engine) against the naive Algorithm 1 on real data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from naive_spa import naive_spa
+from omkl_dist.algorithms import SPA
+from omkl_dist.kernels import make_pool
+from omkl_dist.preprocessing import Scaler
+from storage import read_dataset
+
+SPECS = list(make_pool("omkc16"))
+CASES = [  # (file, rows, scaling)
+    ("australian/australian.libsvm.gz", 400, "minmax"),
+    ("fourclass/fourclass_scale.gz", 400, "none"),
+    ("ionosphere/pmlb_ionosphere.tsv.gz", 351, "none"),
+    ("diabetes/pmlb_pima.tsv.gz", 400, "standard"),
+    ("svmguide3/svmguide3.csv.gz", 400, "minmax"),
+    ("german.numer/german.mat.gz", 300, "none"),  # raw integers: huge polynomial losses
+]
+
+
+def _data(data_dir, file, rows, scaling):
+    ds = read_dataset(data_dir / file)
+    X = Scaler(scaling).fit_transform(ds.X)[:rows]
+    return np.ascontiguousarray(X), ds.y[:rows].astype(float)
+
+
+@pytest.mark.parametrize(("file", "rows", "scaling"), CASES)
+@pytest.mark.parametrize("block_sync", [False, True])
+def test_spa_matches_naive_algorithm(data_dir, file, rows, scaling, block_sync):
+    X, y = _data(data_dir, file, rows, scaling)
+    params = dict(gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0)
+    mk_ref, F_ref, sv_ref, w_ref = naive_spa(X, y, SPECS, seed=5, block_size=64, block_sync=block_sync, **params)
+    model = SPA(random_state=5, block_size=64, block_sync=block_sync, **params)
+    out = model.progressive_partial_fit(X, y, classes=[-1, 1], keep_scores=True)
+    np.testing.assert_array_equal(out["mistakes"], mk_ref)
+    assert model.n_support_.tolist() == [len(s) for s in sv_ref]
+    # scale-aware: decision values are sums of terms that may cancel
+    scale = np.maximum(np.abs(F_ref), 1.0)
+    assert (np.abs(out["F"] - F_ref) <= 1e-9 * scale).all()
+    np.testing.assert_allclose(model.engine_.w, w_ref, rtol=1e-9, atol=1e-300)
+
+
+def test_spa_sv_sets_are_the_reference_instances(data_dir):
+    X, y = _data(data_dir, "australian/australian.libsvm.gz", 300, "minmax")
+    _, _, sv_ref, _ = naive_spa(X, y, SPECS, seed=2, block_size=32)
+    model = SPA(random_state=2, block_size=32).fit(X, y)
+    pool = model.engine_.pool
+    for k, rows in enumerate(sv_ref):
+        used = np.flatnonzero(pool.alpha[: pool.n, k])
+        np.testing.assert_array_equal(pool.X[used], X[rows])
+
+
+def test_budget_sets_beta_and_bounds_support_vectors(data_dir):
+    X, y = _data(data_dir, "australian/australian.libsvm.gz", 690, "minmax")
+    model = SPA(budget=30, random_state=0).fit(X, y)
+    assert model.beta_ == pytest.approx(690 / 30)
+    assert model.n_support_.max() <= 3 * 30  # expectation ≤ 30 per kernel; allow sampling noise
+
+
+@pytest.mark.parametrize(("param", "value", "match"), [
+    ("beta", 0.5, "beta must be >= alpha"), ("gamma", 1.0, "gamma"), ("delta", 0.0, "delta"),
+    ("eta", -1.0, "eta"), ("alpha", 0.0, "alpha"), ("budget", 0, "budget"),
+])
+def test_bad_parameters(param, value, match):
+    X, y = np.eye(4), np.array([1, -1, 1, -1])
+    with pytest.raises(ValueError, match=match):
+        SPA(**{param: value}).fit(X, y)
+
+
+def test_zero_norm_instances_with_polynomial_kernels_do_not_divide_by_zero():
+    X = np.array([[0.0, 0.0], [1.0, 0.5], [0.0, 0.0], [-1.0, 0.2]] * 10)
+    y = np.array([1, -1, 1, -1] * 10)
+    model = SPA(kernels="poly:1,2,3", random_state=0).fit(X, y)
+    assert np.isfinite(model.decision_function(X)).all()
+    assert not np.any(model.engine_.pool.alpha[: model.engine_.pool.n][np.all(model.engine_.pool.X[: model.engine_.pool.n] == 0, axis=1)])
