@@ -200,6 +200,53 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
     return G
 
 
+@njit(cache=True)
+def gram_column(Xb, xsq, XXt, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
+    """Fill ``G[:, t, s]`` for the rows t > s of the block: the kernel values of a row that just
+    became a support vector against the rows still to come. Same arithmetic as the pool scan
+    (query norm + support-vector norm − 2·dot), vectorised over t; for learners that keep few rows
+    this replaces the full block Gram."""
+    B = Xb.shape[0]
+    n = B - s - 1
+    if n <= 0:
+        return
+    q = np.empty(n)
+    cur = np.empty(n)
+    d2 = np.empty(n)
+    xg = np.empty(n)
+    scratch = np.empty(n)
+    for i in range(n):
+        q[i] = XXt[s + 1 + i, s]
+        cur[i] = q[i]
+    deg = 1
+    for j in range(dot_idx.shape[0]):
+        while deg < dot_deg[j]:
+            for i in range(n):
+                cur[i] *= q[i]
+            deg += 1
+        for i in range(n):
+            G[dot_idx[j], s + 1 + i, s] = cur[i]
+    if g_idx.shape[0] == 0:
+        return
+    for i in range(n):
+        t = s + 1 + i
+        d2[i] = xsq[t] + xsq[s] - 2.0 * q[i]
+        if d2[i] < CANCEL * (xsq[t] + xsq[s]):
+            d2[i] = direct_sqdist(Xb, t, Xb, s)
+    for j in range(g_idx.shape[0]):
+        if g_anchor[j]:
+            g = g_param[j]
+            for i in range(n):
+                xg[i] = d2[i] * g
+            vexp_neg(xg, cur, scratch)
+        else:
+            for i in range(n):
+                v = cur[i] * cur[i]
+                cur[i] = v * v
+        for i in range(n):
+            G[g_idx[j], s + 1 + i, s] = cur[i]
+
+
 def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.ndarray:
     """Kernel values between rows of one block (lower triangle), (m, B, B)."""
     if program.fast is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core._scores import gram_column
 from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hinge, spa_coef
@@ -85,12 +86,16 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
 
 
 @njit(cache=True)
-def spa_block(y, F_old, G, U, logw, w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha,
-              beta, eta):
+def spa_block(y, F_old, G, Xb, xsq, XXt, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
+              log_gamma, delta, alpha, beta, eta):
     """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
 
     ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
     the support vector (ρ = min(α, ℓ)/β). Combined score Σ θ_k f_k with θ = w / Σ w.
+
+    SPA keeps few rows, so with ``fast`` (a dot/gaussian program) ``G`` is filled lazily: a row's
+    column when it becomes a support vector (:func:`gram_column`); ``kxx`` holds κ_k(x_t, x_t).
+    Otherwise ``G`` comes complete from :func:`block_gram`.
     """
     n = y.shape[0]
     m = F_old.shape[1]
@@ -128,11 +133,13 @@ def spa_block(y, F_old, G, U, logw, w, wsync, kmistakes, t0, block_size, block_s
             if yt * f[k] <= 0.0:
                 kmistakes[k] += 1
             selected = U[t, k, 0] < (1.0 - delta) * pw[k] + delta
-            c = spa_coef(yt, losses[k], G[k, t, t], selected, U[t, k, 1], alpha, beta, eta)
+            c = spa_coef(yt, losses[k], kxx[k, t], selected, U[t, k, 1], alpha, beta, eta)
             coef[t, k] = c
             any_coef = any_coef or c != 0.0
         hedge_loss_update(logw, losses, log_gamma, w)
         if any_coef:
             added[n_added] = t
             n_added += 1
+            if fast[0].shape[0] + fast[2].shape[0] > 0:
+                gram_column(Xb, xsq, XXt, t, G, fast[0], fast[1], fast[2], fast[3], fast[4])
     return F, score, mistakes, coef

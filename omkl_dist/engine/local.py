@@ -13,8 +13,23 @@ from ..combiners.hedge import SPA, STOCHASTIC
 from ..core._scores import block_gram, pool_scores
 from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, row_keys
+from ..core.program import LINEAR, POLY
 from ..core.randomness import uniforms
 from ._recurrence import omkc_block, spa_block
+
+
+# an empty dot/gaussian program: tells spa_block that G is complete (no lazy columns to fill)
+_NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_))
+
+
+def diag_values(program, xsq) -> np.ndarray:
+    """κ_k(x, x) per kernel and row, (m, n): (x·x)^p for dot kernels, 1 for the distance kernels."""
+    out = np.ones((program.m, len(xsq)))
+    for k in range(program.m):
+        if program.kinds[k] in (LINEAR, POLY):
+            degree = 1 if program.kinds[k] == LINEAR else int(program.param[k])
+            out[k] = xsq ** degree
+    return out
 
 
 class LocalEngine:
@@ -73,7 +88,9 @@ class LocalEngine:
             xsq = np.einsum("ij,ij->i", Xs, Xs)
             keys = row_keys(Xs)
             F_old = pool_scores(Xs, xsq, self.pool, self.program, extra_exact=self.pool.rows_matching(keys))
-            G = block_gram(Xs, xsq, self._block_dots(Xs, keys), self.program)
+            XXt = self._block_dots(Xs, keys)
+            lazy = self.rule == SPA and self.program.fast is not None
+            G = np.empty((m, len(ys), len(ys))) if lazy else block_gram(Xs, xsq, XXt, self.program)
             draws = 2 if self.rule == SPA else 1
             if self.rule in STOCHASTIC:
                 U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, draws)
@@ -81,7 +98,8 @@ class LocalEngine:
                 U = np.empty((len(ys), m))
             if self.rule == SPA:
                 F, score, mistakes, coef = spa_block(
-                    ys, F_old, G, U, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
+                    ys, F_old, G, Xs, xsq, XXt, diag_values(self.program, xsq), self.program.fast if lazy else _NO_FAST,
+                    U, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                     self.block_sync,
                     np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta)
             else:
