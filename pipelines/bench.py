@@ -32,6 +32,9 @@ CASES = {
                        "cod-rna training split, 59,535 x 8"),
     "omkc-ss-codrna": ("omkc", {"update": "S", "combination": "S"}, ["codrna/cod-rna.train.dense.txt.gz"],
                        "cod-rna training split, 59,535 x 8"),
+    "spa-codrna": ("spa", {}, ["codrna/cod-rna.train.dense.txt.gz"],
+                   "cod-rna training split, 59,535 x 8; C++ BOMKL SPA: 13.16 s, 12.15 %"),
+    "spa-a9a": ("spa", {}, ["a9a/a9a.gz"], "a9a train split, 32,561 x 123; C++ BOMKL SPA: 25.10 s, 16.77 %"),
 }
 
 

@@ -4,7 +4,7 @@
    ingests it like any user file (zarr + parquet + label map) and prints its summary.
 2. Generates a 20,000-instance nonlinear stream with ``omkl data synth``'s generator.
 3. Streams both from zarr (seeded order, min-max scaling fitted on a prefix) through the Perceptron
-   baselines and OMKC (D,D) / (S,S), test-then-train, and prints the comparison table.
+   baselines, OMKC (D,D) / (S,S) and SPA, test-then-train, and prints the comparison table.
 Everything printed is measured in this run.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
+from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.evaluation import progressive_score
 from omkl_dist.preprocessing import Scaler
 from storage import format_info, ingest, open_stream
@@ -45,6 +45,7 @@ def _models():
         ("Perceptron(*)", PerceptronStar(block_size=BLOCK)),
         ("OMKC (D,D)", OMKC("D", "D", block_size=BLOCK, random_state=0)),
         ("OMKC (S,S)", OMKC("S", "S", block_size=BLOCK, random_state=0)),
+        ("SPA (budget OMKC)", SPA(block_size=BLOCK, random_state=0)),
     ]
 
 
@@ -73,7 +74,7 @@ def main() -> None:
     synth_meta = synthesize(OUT / "synth20k", rows=20_000, features=8, seed=0, noise=0.05)
     print(f"\ngenerated {OUT / 'synth20k'}: 20,000 x 8, label noise {synth_meta['bayes_error']} (= Bayes error)")
     _compare(OUT / "wdbc", "wdbc (scikit-learn's copy)", _models())
-    _compare(OUT / "synth20k", "synthetic stream", [m for m in _models() if m[0].startswith("OMKC")])
+    _compare(OUT / "synth20k", "synthetic stream", [m for m in _models() if m[0].startswith(("OMKC", "SPA"))])
     print(f"\ndemo finished in {time.perf_counter() - t0:.1f} s (first run includes numba compilation)")
 
 
