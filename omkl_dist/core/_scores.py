@@ -39,6 +39,30 @@ def _row_sqdist(Xb, t, P, xt, psq, dot_row, d2):
             d2[s] = direct_sqdist(Xb, t, P, s)
 
 
+@njit(cache=True)
+def _power_up(cur, dot_row, deg, target):
+    """``cur`` holds ``dot_row**deg``; raise it to ``dot_row**target`` by repeated multiplication."""
+    while deg < target:
+        for s in range(cur.shape[0]):
+            cur[s] *= dot_row[s]
+        deg += 1
+    return deg
+
+
+@njit(cache=True)
+def _gauss_next(anchor, g, d2, cur, xg, scratch):
+    """Replace ``cur`` by the next gaussian's values: ``exp(-g·d2)`` at a chain anchor, else the
+    previous (twice as wide) gaussian's values to the 4th power."""
+    if anchor:
+        for s in range(cur.shape[0]):
+            xg[s] = d2[s] * g
+        vexp_neg(xg, cur, scratch)
+    else:
+        for s in range(cur.shape[0]):
+            v = cur[s] * cur[s]
+            cur[s] = v * v
+
+
 @njit(cache=True, parallel=True)
 def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx, g_param, g_anchor, out):
     """Kernel-major scan for dot-product kernels and gaussians.
@@ -55,28 +79,16 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
         xg = np.empty(n)
         scratch = np.empty(n)
         dot_row = dots[t]
-        for s in range(n):
-            cur[s] = dot_row[s]
+        cur[:] = dot_row
         deg = 1
         for j in range(dot_idx.shape[0]):
-            while deg < dot_deg[j]:
-                for s in range(n):
-                    cur[s] *= dot_row[s]
-                deg += 1
+            deg = _power_up(cur, dot_row, deg, dot_deg[j])
             out[t, dot_idx[j]] += _weighted_sum(alphaT[dot_idx[j]], cur)
         if g_idx.shape[0] == 0:
             continue
         _row_sqdist(Xb, t, P, xsq[t], psq, dot_row, d2)
         for j in range(g_idx.shape[0]):
-            if g_anchor[j]:
-                g = g_param[j]
-                for s in range(n):
-                    xg[s] = d2[s] * g
-                vexp_neg(xg, cur, scratch)
-            else:
-                for s in range(n):
-                    v = cur[s] * cur[s]
-                    cur[s] = v * v
+            _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
             out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
 
 
@@ -159,28 +171,16 @@ def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor)
         xg = np.empty(n)
         scratch = np.empty(n)
         dot_row = XXt[t]
-        for s in range(n):
-            cur[s] = dot_row[s]
+        cur[:] = dot_row
         deg = 1
         for j in range(dot_idx.shape[0]):
-            while deg < dot_deg[j]:
-                for s in range(n):
-                    cur[s] *= dot_row[s]
-                deg += 1
+            deg = _power_up(cur, dot_row, deg, dot_deg[j])
             G[dot_idx[j], t, :] = cur
         if g_idx.shape[0] == 0:
             continue
         _row_sqdist(Xb, t, Xb, xsq[t], xsq, dot_row, d2)
         for j in range(g_idx.shape[0]):
-            if g_anchor[j]:
-                g = g_param[j]
-                for s in range(n):
-                    xg[s] = d2[s] * g
-                vexp_neg(xg, cur, scratch)
-            else:
-                for s in range(n):
-                    v = cur[s] * cur[s]
-                    cur[s] = v * v
+            _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
             G[g_idx[j], t, :] = cur
     return G
 
@@ -220,12 +220,8 @@ def gram_column(Xb, xsq, XXt, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
         cur[i] = q[i]
     deg = 1
     for j in range(dot_idx.shape[0]):
-        while deg < dot_deg[j]:
-            for i in range(n):
-                cur[i] *= q[i]
-            deg += 1
-        for i in range(n):
-            G[dot_idx[j], s + 1 + i, s] = cur[i]
+        deg = _power_up(cur, q, deg, dot_deg[j])
+        G[dot_idx[j], s + 1:, s] = cur
     if g_idx.shape[0] == 0:
         return
     for i in range(n):
@@ -234,17 +230,8 @@ def gram_column(Xb, xsq, XXt, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
         if d2[i] < CANCEL * (xsq[t] + xsq[s]):
             d2[i] = direct_sqdist(Xb, t, Xb, s)
     for j in range(g_idx.shape[0]):
-        if g_anchor[j]:
-            g = g_param[j]
-            for i in range(n):
-                xg[i] = d2[i] * g
-            vexp_neg(xg, cur, scratch)
-        else:
-            for i in range(n):
-                v = cur[i] * cur[i]
-                cur[i] = v * v
-        for i in range(n):
-            G[g_idx[j], s + 1 + i, s] = cur[i]
+        _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+        G[g_idx[j], s + 1:, s] = cur
 
 
 def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.ndarray:

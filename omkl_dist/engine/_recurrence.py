@@ -18,6 +18,17 @@ from ..learners.spa import hinge, spa_coef
 
 
 @njit(cache=True)
+def scores_at(t, F_old, G, coef, added, n_added, f):
+    """f_k(x_t): the pool part from the block start plus the rows added earlier in this block."""
+    for k in range(f.shape[0]):
+        f[k] = F_old[t, k]
+    for j in range(n_added):
+        s = added[j]
+        for k in range(f.shape[0]):
+            f[k] += coef[s, k] * G[k, t, s]
+
+
+@njit(cache=True)
 def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
     """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
 
@@ -38,12 +49,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
-        for k in range(m):
-            f[k] = F_old[t, k]
-        for j in range(n_added):
-            s = added[j]
-            for k in range(m):
-                f[k] += coef[s, k] * G[k, t, s]
+        scores_at(t, F_old, G, coef, added, n_added, f)
         yt = y[t]
         for k in range(m):
             F[t, k] = f[k]
@@ -110,12 +116,7 @@ def spa_block(y, F_old, G, Xb, xsq, XXt, kxx, fast, U, logw, w, wsync, kmistakes
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
-        for k in range(m):
-            f[k] = F_old[t, k]
-        for j in range(n_added):
-            s = added[j]
-            for k in range(m):
-                f[k] += coef[s, k] * G[k, t, s]
+        scores_at(t, F_old, G, coef, added, n_added, f)
         yt = y[t]
         total = 0.0
         for k in range(m):
