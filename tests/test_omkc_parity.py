@@ -498,3 +498,18 @@ def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, ch
                 [len(s) for s in sv_ref] != model.n_support_.tolist() or (model.engine_.w != w_ref).any():
             failures.append((name, np.flatnonzero(F[3]).tolist(), mistakes.tolist(), mk_ref.tolist()))
     assert not failures, f"{len(failures)} of {len(_dup_streams(data_dir))} streams: {failures[:3]}"
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3, 64])
+def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
+    """Integer data (here a1a's binary rows) skips the fixed-order dot products: BLAS is exact for
+    it in any order, so κ(a, z) − κ(a, z) is still exactly 0 however the rows fall into blocks."""
+    from omkl_dist.core.pool import blas_dots_exact, integral_bound
+
+    X = read_dataset(data_dir / "a1a/a1a.csv.gz").X
+    assert blas_dots_exact(integral_bound(X), integral_bound(X), X.shape[1])
+    for i in range(0, 10, 2):
+        a, z = X[i], X[i + 1]
+        Xs, y = np.vstack([a, a, a, z]), np.array([1.0, 1.0, -1.0, 1.0])
+        out = OMKC("D", "D", block_size=block_size).progressive_partial_fit(Xs, y, classes=[-1, 1], keep_scores=True)
+        assert (out["F"][3] == 0.0).all()

@@ -242,14 +242,16 @@ def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.
                          program.need_l1, program.need_chi2)
 
 
-def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None) -> np.ndarray:
+def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None,
+                blas_exact: bool = False) -> np.ndarray:
     """Decision values of every kernel's classifier on the block, from the pool as it is now.
 
     Dot products with pool rows flagged ``exact`` (and with ``extra_exact`` rows, e.g. pool rows
-    equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`.
+    equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`, unless
+    ``blas_exact`` says BLAS is exact for this data anyway (integers).
     """
     out = np.zeros((Xb.shape[0], program.m))
-    exact = pool.exact[: pool.n].copy()
+    exact = np.zeros(pool.n, dtype=bool) if blas_exact else pool.exact[: pool.n].copy()
     if extra_exact is not None and len(extra_exact):
         exact[extra_exact] = True
     for s0 in range(0, pool.n, TILE):

@@ -8,12 +8,26 @@ Duplicate vectors. Two support vectors with the same features and opposite coeff
 cancel exactly, as they do in instance-by-instance processing. BLAS gives a pair's dot product
 bits that depend on the call (GEMM, GEMV, SYRK, tile edges), so rows whose vector occurs more
 than once are flagged ``exact`` and their dot products computed in fixed feature order on every
-path. Rows are recognised by a hash of their bytes; a hash collision only costs speed.
+path. Rows are recognised by a hash of their bytes; a hash collision only costs speed. Integer
+data (binary, counts) needs none of this: its dot products are exact in any order.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+
+def integral_bound(X: np.ndarray) -> float:
+    """max |x| if every value of X is an integer, else inf (see :func:`blas_dots_exact`)."""
+    if X.size == 0:
+        return 0.0
+    return float(np.abs(X).max()) if np.array_equal(X, np.rint(X)) else np.inf
+
+
+def blas_dots_exact(bound_a: float, bound_b: float, n_features: int) -> bool:
+    """Dot products of integer vectors are exact in any summation order while every partial sum
+    stays below 2**53: then BLAS needs no fixed-order recomputation (binary, count data)."""
+    return n_features * bound_a * bound_b < 2.0**53
 
 
 def row_keys(X: np.ndarray) -> list[int]:
@@ -30,6 +44,7 @@ class SVPool:
         self.sq = np.zeros(capacity)
         self.alpha = np.zeros((capacity, n_kernels))
         self.exact = np.zeros(capacity, dtype=bool)
+        self.int_bound = 0.0  # max |x| over the pool if every value is an integer, else inf
         self.n = 0
         self._rows_by_key: dict[int, list[int]] = {}
 
@@ -62,6 +77,7 @@ class SVPool:
         self.X[self.n: self.n + k] = X
         self.sq[self.n: self.n + k] = sq
         self.alpha[self.n: self.n + k] = alpha
+        self.int_bound = max(self.int_bound, integral_bound(X))
         for i, key in enumerate(row_keys(X)):
             rows = self._rows_by_key.setdefault(key, [])
             rows.append(self.n + i)

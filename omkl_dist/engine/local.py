@@ -12,7 +12,7 @@ import numpy as np
 from ..combiners.hedge import SPA, STOCHASTIC
 from ..core._scores import block_gram, pool_scores
 from ..core._pairs import overwrite_exact_columns
-from ..core.pool import SVPool, row_keys
+from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys
 from ..core.program import LINEAR, POLY
 from ..core.randomness import uniforms
 from ._recurrence import omkc_block, spa_block
@@ -86,9 +86,13 @@ class LocalEngine:
             end = min(n, pos + self.block_size - g % self.block_size)
             Xs, ys = X[pos:end], y[pos:end]
             xsq = np.einsum("ij,ij->i", Xs, Xs)
-            keys = row_keys(Xs)
-            F_old = pool_scores(Xs, xsq, self.pool, self.program, extra_exact=self.pool.rows_matching(keys))
-            XXt = self._block_dots(Xs, keys)
+            bound = integral_bound(Xs)
+            exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
+            keys = None if exact_blas else row_keys(Xs)
+            F_old = pool_scores(Xs, xsq, self.pool, self.program,
+                                extra_exact=None if exact_blas else self.pool.rows_matching(keys),
+                                blas_exact=exact_blas)
+            XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys)
             lazy = self.rule == SPA and self.program.fast is not None
             G = np.empty((m, len(ys), len(ys))) if lazy else block_gram(Xs, xsq, XXt, self.program)
             draws = 2 if self.rule == SPA else 1
@@ -133,8 +137,10 @@ class LocalEngine:
         parts = []
         for lo in range(0, len(X), chunk):
             Xs = X[lo: lo + chunk]
+            exact_blas = blas_dots_exact(integral_bound(Xs), self.pool.int_bound, Xs.shape[1])
             parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program,
-                                     extra_exact=self.pool.rows_matching(row_keys(Xs))))
+                                     extra_exact=None if exact_blas else self.pool.rows_matching(row_keys(Xs)),
+                                     blas_exact=exact_blas))
         return np.concatenate(parts) if parts else np.empty((0, self.program.m))
 
     ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
