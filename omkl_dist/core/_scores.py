@@ -96,19 +96,20 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
 def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, out):
     """Per-kernel scan over only the rows with a non-zero coefficient (CSC: ``ptr``, ``rows``).
 
-    Values are computed exactly as in the dense scan: powers by repeated multiplication, a
-    gaussian as its chain anchor's exp followed by the same number of double squarings.
+    Each kernel's rows are gathered into a contiguous vector and processed like the dense scan:
+    powers by repeated multiplication, a gaussian as its chain anchor's exp followed by the same
+    number of double squarings (so the same bits), then one reassociated reduction.
     """
     B = Xb.shape[0]
     n = P.shape[0]
     m = ptr.shape[0] - 1
+    cnt_max = 0
+    for k in range(m):
+        cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
     for t in prange(B):
         d2 = np.empty(n)
         _row_sqdist(Xb, t, P, xsq[t], psq, dots[t], d2)
-        cnt_max = 0
-        for k in range(m):
-            cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
-        xg = np.empty(cnt_max)
+        base = np.empty(cnt_max)
         ev = np.empty(cnt_max)
         scratch = np.empty(cnt_max)
         for k in range(m):
@@ -116,26 +117,22 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
             cnt = hi - lo
             if cnt == 0:
                 continue
-            acc = 0.0
+            vals = ev[:cnt]
             if deg[k] > 0:
-                for j in range(lo, hi):
-                    dot = dots[t, rows[j]]
-                    v = dot
-                    for _ in range(deg[k] - 1):
-                        v *= dot
-                    acc += coefs[j] * v
+                q = base[:cnt]
+                for j in range(cnt):
+                    q[j] = dots[t, rows[lo + j]]
+                    vals[j] = q[j]
+                _power_up(vals, q, 1, deg[k])
             else:
+                xg = base[:cnt]
                 g = anchor_param[k]
                 for j in range(cnt):
                     xg[j] = d2[rows[lo + j]] * g
-                vexp_neg(xg[:cnt], ev[:cnt], scratch[:cnt])
-                for j in range(cnt):
-                    v = ev[j]
-                    for _ in range(steps[k]):
-                        w = v * v
-                        v = w * w
-                    acc += coefs[lo + j] * v
-            out[t, k] += acc
+                vexp_neg(xg, vals, scratch[:cnt])
+                for _ in range(steps[k]):
+                    _gauss_next(False, 0.0, d2, vals, xg, scratch)
+            out[t, k] += _weighted_sum(coefs[lo:hi], vals)
 
 
 @njit(cache=True, parallel=True)

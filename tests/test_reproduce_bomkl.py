@@ -1,0 +1,182 @@
+"""The BOMKL/SPA Table 1/2 reproduction: transcribed paper data and a small real run."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from omkl_dist.evaluation import reproduce as rp
+from omkl_dist.evaluation.paper_bomkl import (ALGORITHM_LABELS, DATASETS, IMPLEMENTED, NOT_IMPLEMENTED_NOTE,
+                                              PAPER_DATASETS, SPA_BETA, TABLE_ALGORITHMS, TABLES)
+from pipelines.cli import main
+
+# -- the transcribed tables ---------------------------------------------------------------------------
+
+
+def test_paper_tables_are_well_formed():
+    assert list(TABLES) == [("table1", "german"), ("table1", "svmguide3"), ("table1", "madelon"), ("table1", "a9a"),
+                            ("table2", "a9a"), ("table2", "ijcnn1"), ("table2", "codrna"), ("table2", "SUSY")]
+    assert set(ALGORITHM_LABELS) == {a for algos in TABLE_ALGORITHMS.values() for a in algos}
+    assert set(IMPLEMENTED) | set(NOT_IMPLEMENTED_NOTE) == set(ALGORITHM_LABELS)
+    assert not set(IMPLEMENTED) & set(NOT_IMPLEMENTED_NOTE)
+    assert set(DATASETS) == set(PAPER_DATASETS) == set(SPA_BETA) == {n for _, n in TABLES}
+    for (table, name), block in TABLES.items():
+        assert block.table == table and block.name == name
+        for cells in (block.mistake, block.sv, block.time):
+            assert list(cells) == list(TABLE_ALGORITHMS[table]), (table, name)
+        for algorithm in TABLE_ALGORITHMS[table]:
+            m, s, t = block.mistake[algorithm], block.sv[algorithm], block.time[algorithm]
+            assert 0.0 <= m.mean <= 100.0 and 0.0 <= m.std < 5.0, (name, algorithm)
+            assert 0.0 < s.mean <= 16 * PAPER_DATASETS[name].n and s.std >= 0.0, (name, algorithm)
+            assert math.isfinite(t.mean) and t.mean > 0.0 and t.std is None, (name, algorithm)
+    # SPA's a9a row is printed in both tables, identically
+    assert TABLES[("table1", "a9a")].mistake["spa"] == TABLES[("table2", "a9a")].mistake["spa"]
+    assert TABLES[("table1", "a9a")].sv["spa"] == TABLES[("table2", "a9a")].sv["spa"]
+    # spot checks
+    assert (TABLES[("table1", "german")].mistake["spa"].mean, TABLES[("table1", "german")].mistake["spa"].std) == (
+        30.19, 0.29)
+    assert (TABLES[("table2", "codrna")].sv["spa"].mean, TABLES[("table2", "codrna")].sv["spa"].std) == (12631, 196.5)
+    assert TABLES[("table2", "SUSY")].time["bpas"].mean == 167.6
+    assert SPA_BETA["SUSY"] == 300.0 and all(v == 3.0 for k, v in SPA_BETA.items() if k != "SUSY")
+
+
+def test_dataset_notes_say_what_differs():
+    assert "59,535" in DATASETS["codrna"].note and DATASETS["codrna"].substitute
+    assert "30,000" in DATASETS["SUSY"].note and "subsample" in DATASETS["SUSY"].note and DATASETS["SUSY"].substitute
+    assert "32,561" in DATASETS["a9a"].note and DATASETS["a9a"].substitute
+    assert DATASETS["ijcnn1"].rows == PAPER_DATASETS["ijcnn1"].n == 49990
+    for name, src in DATASETS.items():
+        assert src.note and src.registry, name
+
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_PM = _NUM + r"\s*±\S*\s*\\pm\$?\s*" + _NUM
+
+
+def _paper_text(data_dir):
+    path = data_dir.parent / "papers" / "bomkl_budget_online_mkl_spa.md"
+    if not path.is_file():
+        pytest.skip(f"paper text not found at {path}")
+    return path.read_text()
+
+
+def _parse_paper_table(text, start, end, labels):
+    """``{dataset: {algorithm: [(m, ms), (sv, svs), t] * 2 datasets per line}}`` from the markdown table."""
+    block = text[text.index(start):text.index(end)]
+    out, pair = {}, None
+    by_label = {v: k for k, v in labels.items()}
+    by_label["BOMKC(SPA)"] = "spa"
+    row = re.compile(r"^(\S+)\s+" + _PM + r"\s+" + _PM + r"\s+" + _NUM + r"\s+" + _PM + r"\s+" + _PM + r"\s+" + _NUM)
+    for line in block.splitlines():
+        head = re.match(r"^(?:BOMKC\s+)?(\w+)\s+(\w+)\s*$", line)
+        if head and head.group(1) not in ("Algorithm", "Algorithms"):
+            pair = (head.group(1), head.group(2))
+            out.setdefault(pair[0], {})
+            out.setdefault(pair[1], {})
+            continue
+        m = row.match(line)
+        if m:
+            g = [float(x) for x in m.groups()[1:]]
+            algorithm = by_label[m.group(1)]
+            out[pair[0]][algorithm] = ((g[0], g[1]), (g[2], g[3]), g[4])
+            out[pair[1]][algorithm] = ((g[5], g[6]), (g[7], g[8]), g[9])
+    return out
+
+
+@pytest.mark.data
+def test_transcription_matches_the_paper_text(data_dir):
+    text = _paper_text(data_dir)
+    t1 = _parse_paper_table(text, "Table 1: Evaluation", "First of all, we compare", ALGORITHM_LABELS)
+    t2 = _parse_paper_table(text, "Table 2: Evaluation", "Refer to caption", ALGORITHM_LABELS)
+    parsed = {"table1": t1, "table2": t2}
+    assert {"german", "svmguide3", "madelon", "a9a"} <= set(t1) and {"a9a", "ijcnn1", "codrna", "SUSY"} <= set(t2)
+    for (table, name), block in TABLES.items():
+        paper = parsed[table][name]
+        assert list(paper) == list(TABLE_ALGORITHMS[table]), (table, name)
+        for algorithm, ((m, ms), (s, ss), t) in paper.items():
+            assert (block.mistake[algorithm].mean, block.mistake[algorithm].std) == (m, ms), (table, name, algorithm)
+            assert (block.sv[algorithm].mean, block.sv[algorithm].std) == (s, ss), (table, name, algorithm)
+            assert block.time[algorithm].mean == t, (table, name, algorithm)
+
+
+# -- selection and models ----------------------------------------------------------------------------------
+
+
+def test_resolve_and_models():
+    names, algos = rp.resolve_bomkl(["susy", "cod-rna", "german.numer"], ["SPA", "OMKC(DD)", "bpas"])
+    assert names == ["german", "codrna", "SUSY"] and algos == ["omkc-dd", "spa", "bpas"]
+    names, algos = rp.resolve_bomkl()
+    assert names == list(DATASETS) and len(algos) == len(ALGORITHM_LABELS)
+    with pytest.raises(ValueError, match="unknown dataset"):
+        rp.resolve_bomkl(["magic04"])
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        rp.resolve_bomkl(None, ["bpass-x"])
+    spa = rp.make_bomkl_model("spa", 1, spa_beta=300.0)
+    assert (spa.gamma, spa.delta, spa.eta, spa.alpha, spa.beta, spa.budget, spa.kernels) == (
+        0.99, 0.001, 0.1, 1.0, 300.0, None, "omkc16")
+    dd, sd = rp.make_bomkl_model("omkc-dd"), rp.make_bomkl_model("omkc-sd")
+    assert (dd.update, dd.combination, dd.beta, dd.delta) == ("D", "D", 0.99, 0.001)
+    assert (sd.update, sd.combination) == ("S", "D")
+    for algorithm in NOT_IMPLEMENTED_NOTE:
+        with pytest.raises(ValueError, match="not implemented yet"):
+            rp.make_bomkl_model(algorithm)
+
+
+# -- real data --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.data
+def test_german_uses_the_authors_permutations(data_dir):
+    data, perms = rp.load_bomkl_dataset("german", data_dir=data_dir)
+    assert (data.n, data.d) == (1000, 24) and perms is not None and perms.shape == (20, 1000)
+    assert sorted(perms[0].tolist()) == list(range(1000))
+    data, perms = rp.load_bomkl_dataset("ijcnn1", data_dir=data_dir)
+    assert data.n == 49990 and perms is None
+
+
+@pytest.mark.data
+def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
+    t0 = time.perf_counter()
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["reproduce", "bomkl", "--permutations", "1", "--datasets", "german,svmguide3",
+                                       "--algorithms", "spa,perceptron-star,omkc-u", "--quiet", "--json",
+                                       "--out", str(out)])
+    elapsed = time.perf_counter() - t0
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert report["experiment"] == "bomkl"
+    assert json.loads(out.read_text())["summary"]["rows_compared"] == 4
+    assert [(b["table"], b["paper_name"]) for b in report["datasets"]] == [("table1", "german"),
+                                                                           ("table1", "svmguide3")]
+    assert report["datasets"][0]["permutations_from_file"] == 1
+    for block in report["datasets"]:
+        assert [r["algorithm"] for r in block["rows"]] == ["perceptron-star", "omkc-u", "spa"]
+        for r in block["rows"]:
+            if r["algorithm"] == "omkc-u":
+                assert r["ours"] is None and "not implemented yet" in r["note"]
+                continue
+            assert 0.0 <= r["ours"]["mistake_rate"]["mean"] <= 100.0
+            assert r["ours"]["n_support"]["mean"] > 0 and r["ours"]["seconds"]["mean"] > 0
+            assert isinstance(r["flagged"], bool)
+    text = "\n".join(lines[:-1])
+    spa = [ln for ln in text.splitlines() if ln.startswith("SPA ")]
+    assert len(spa) == 2 and re.search(r"\d+\.\d\d ± \d+\.\d\d\s+30\.19 ± 0\.29", spa[0])
+    assert re.search(r"23\.53 ± 0\.24", spa[1])
+    assert "OMKC(U): ours: n/a (not implemented yet" in text
+    assert "Table 1" in text
+    assert re.search(r"^flagged rows: \d+ of 4 compared", text, re.M)
+    assert elapsed < 30.0
+
+
+def test_duplicate_rows_are_counted_once():
+    row = {"ours": {}, "deviation_pp": 1.5, "flagged": True}
+    report = {"datasets": [{"substitute": False, "rows": [dict(row)]},
+                           {"substitute": False, "rows": [dict(row, duplicate=True)]}]}
+    s = rp.summarize(report)
+    assert s["rows_compared"] == 1 and s["flagged"] == 1
