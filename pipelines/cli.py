@@ -123,7 +123,8 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 @click.option("--algo", required=True, help="omkc, perceptron, perceptron-u, perceptron-star.")
 @click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory.")
 @click.option("--update", type=click.Choice(["D", "S"]), default=None, help="OMKC: kernel selection for updates.")
-@click.option("--combination", type=click.Choice(["D", "S"]), default=None, help="OMKC: selection for combining.")
+@click.option("--combination", type=click.Choice(["D", "S", "U"]), default=None,
+              help="OMKC: selection for combining (U: fixed uniform vote, OMKC(U)).")
 @click.option("--kernels", default=None, help="Kernel pool: omkc16, mkboost17 or a spec such as 'poly:1,2;gaussian:2^-2..2^2'.")
 @click.option("--kernel", default=None, help="perceptron: the single kernel (default linear).")
 @click.option("--beta", type=float, default=None, help="Hedge discount in (0,1).")

@@ -51,7 +51,7 @@ class _KernelPerceptrons:
 
 def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256,
                block_sync=False):
-    """OMKC Algorithms 1-4. Returns (mistakes bool array, scores, F, support-vector index lists, w)."""
+    """OMKC Algorithms 1-4 (and OMKC(U): combination "U"). Returns (mistakes bool array, scores, F, support-vector index lists, w)."""
     m, T = len(specs), len(y)
     learners = _KernelPerceptrons(specs, X)
     w = np.ones(m)
@@ -64,7 +64,10 @@ def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0
         f = np.array([learners.f(i, t) for i in range(m)])
         F[t] = f
         q = w / w.max()
-        if (update, combination) == ("D", "D"):
+        if (update, combination) == ("D", "U"):  # OMKC(U): fixed uniform vote, weights never change
+            score = sum(sgn(f[i]) / m for i in range(m))
+            selected = np.ones(m, bool)
+        elif (update, combination) == ("D", "D"):
             theta = w / w.sum()
             score = sum(theta[i] * sgn(f[i]) for i in range(m))
             selected = np.ones(m, bool)
@@ -86,7 +89,8 @@ def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0
         for i in range(m):
             z = y[t] * f[i] <= 0
             if z and selected[i]:
-                w[i] *= beta
+                if combination != "U":
+                    w[i] *= beta
                 learners.update(i, t, y[t])
         w = w / w.max()
     return mistakes, scores, F, learners.sv, w

@@ -25,6 +25,7 @@ ESTIMATORS = [
     ("OMKC-DS", OMKC(update="D", combination="S", block_size=40, random_state=0), True),
     ("OMKC-SD", OMKC(update="S", combination="D", block_size=40, random_state=0), True),
     ("OMKC-SS", OMKC(update="S", combination="S", block_size=40, block_sync=True, random_state=0), True),
+    ("OMKC-U", OMKC(update="D", combination="U", block_size=40, random_state=0), False),
     ("KernelPerceptron", KernelPerceptron(kernel="gaussian(sigma=2)", block_size=40, random_state=0), False),
     ("PerceptronU", PerceptronU(kernels="omkc16", block_size=40, random_state=0), False),
     ("PerceptronStar", PerceptronStar(kernels="omkc16", validation_size=40, block_size=40, random_state=0), False),
@@ -41,7 +42,7 @@ INVALID_PARAMS = {
     "delta": [0.0, 1.0000001, -1.0],
     "block_size": [0, -3, 2.5, True],
     "update": ["X", "d"],
-    "combination": ["Q"],
+    "combination": ["Q", "u"],
     "kernels": ["gaussian:1;nosuchkernel", "nosuchkernel"],
     "kernel": ["nosuchkernel", "omkc16"],
     "validation_fraction": [0.0, 1.5],
@@ -89,7 +90,7 @@ def test_every_algorithm_is_checked():
     checked = {type(est) for _, est, _ in ESTIMATORS}
     assert set(algorithms.__all__) <= {cls.__name__ for cls in checked}
     omkc_variants = {(est.update, est.combination) for _, est, _ in ESTIMATORS if isinstance(est, OMKC)}
-    assert omkc_variants == {("D", "D"), ("D", "S"), ("S", "D"), ("S", "S")}
+    assert omkc_variants == {("D", "D"), ("D", "S"), ("S", "D"), ("S", "S"), ("D", "U")}
 
 
 # --------------------------------------------------------------------------- sklearn contract

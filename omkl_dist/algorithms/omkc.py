@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..combiners.hedge import DD, VARIANTS
+from ..combiners.hedge import DD, DU, VARIANTS
 from .base import OnlineKernelClassifier, check_positive_int, check_unit_interval
 
 
@@ -18,8 +18,10 @@ class OMKC(OnlineKernelClassifier):
 
     Parameters
     ----------
-    update, combination : {"D", "S"}
+    update, combination : {"D", "S"}, combination also "U"
         Deterministic or stochastic kernel selection for updating and for combining.
+        ``combination="U"`` (with ``update="D"``) is OMKC(U) of the budget-OMKC paper: every
+        kernel's Perceptron learns from its own mistakes and votes with fixed weight 1/m.
     kernels : str or list, default "omkc16"
         A named pool, a pool spec string or a list of kernel specs (see ``omkl_dist.kernels``).
     beta : float in (0, 1), default 0.8
@@ -63,9 +65,14 @@ class OMKC(OnlineKernelClassifier):
         self.random_state = random_state
 
     def _check_params(self):
-        for name in ("update", "combination"):
-            if getattr(self, name) not in ("D", "S"):
-                raise ValueError(f"{name} must be 'D' (deterministic) or 'S' (stochastic), got {getattr(self, name)!r}")
+        if self.update not in ("D", "S"):
+            raise ValueError(f"update must be 'D' (deterministic) or 'S' (stochastic), got {self.update!r}")
+        if self.combination not in ("D", "S", "U"):
+            raise ValueError("combination must be 'D' (deterministic), 'S' (stochastic) or 'U' (uniform), "
+                             f"got {self.combination!r}")
+        if self.combination == "U" and self.update != "D":
+            raise ValueError("combination='U' (fixed uniform weights) needs update='D': with uniform weights "
+                             f"every kernel is always selected; got update={self.update!r}")
         check_unit_interval("beta", self.beta)
         check_unit_interval("delta", self.delta, closed_right=True)
         check_positive_int("block_size", self.block_size)
@@ -80,5 +87,5 @@ class OMKC(OnlineKernelClassifier):
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,
         # up to a positive factor) for the other variants. No randomness at prediction time.
         w = self.engine_.w
-        weights = w / w.sum() if self._rule() == DD else w
+        weights = w / w.sum() if self._rule() in (DD, DU) else w
         return np.sign(F) @ weights

@@ -12,8 +12,9 @@ import numpy as np
 from numba import njit
 
 # combination / update rules, one code per OMKC variant and per Perceptron baseline
-DD, DS, SD, SS, UNIFORM, LEADER, SPA = 0, 1, 2, 3, 4, 5, 6
-VARIANTS = {("D", "D"): DD, ("D", "S"): DS, ("S", "D"): SD, ("S", "S"): SS}
+DD, DS, SD, SS, UNIFORM, LEADER, SPA, DU = 0, 1, 2, 3, 4, 5, 6, 7
+# DU: OMKC(U) of the budget-OMKC paper, every kernel updated on its own mistakes, fixed uniform vote
+VARIANTS = {("D", "D"): DD, ("D", "S"): DS, ("S", "D"): SD, ("S", "S"): SS, ("D", "U"): DU}
 STOCHASTIC = (DS, SD, SS, SPA)
 
 
@@ -31,7 +32,11 @@ def hedge_score(rule, f, w, u, p_weights, delta, penalise):
     """
     m = f.shape[0]
     score = 0.0
-    if rule == DD:  # Algorithm 1: theta = w / sum(w)
+    if rule == DU:  # uniform vote theta = 1/m, weights never change
+        for k in range(m):
+            score += sgn(f[k]) / m
+            penalise[k] = True
+    elif rule == DD:  # Algorithm 1: theta = w / sum(w)
         total = 0.0
         for k in range(m):
             total += w[k]
