@@ -77,14 +77,3 @@ def apply_label_map(y_raw, label_map, *, path=None) -> np.ndarray:
                 fix="declare all classes (--classes) or correct the label",
             ) from None
     return out
-
-
-def normalise_labels(y_raw, *, classes=None, n_classes: int | None = None, path=None):
-    """Return ``(y, label_map)`` for raw labels.
-
-    ``classes``: declared original classes (needed for one-class splits); ``n_classes``: the
-    number of classes the caller expects -- more in the data is an error.
-    """
-    found = np.unique(np.asarray([canonical(v) for v in np.asarray(y_raw).ravel()], dtype=object))
-    label_map = build_label_map(classes if classes is not None else found, n_classes=n_classes, path=path)
-    return apply_label_map(y_raw, label_map, path=path), label_map
