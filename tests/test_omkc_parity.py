@@ -516,3 +516,18 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
         Xs, y = np.vstack([a, a, a, z]), np.array([1.0, 1.0, -1.0, 1.0])
         out = OMKC("D", "D", block_size=block_size).progressive_partial_fit(Xs, y, classes=[-1, 1], keep_scores=True)
         assert (out["F"][3] == 0.0).all()
+
+
+@pytest.mark.parametrize("make", [lambda: OMKC("S", "S", block_size=700, block_sync=True, random_state=4),
+                                  lambda: OMKC("D", "D", block_size=700)])
+def test_long_blocks_are_segmented_without_changing_results(data_dir, monkeypatch, make):
+    """Blocks longer than the engine's segment are processed in pieces (bounded memory for large
+    block sizes); randomness and block-sync snapshots follow the global blocks, so nothing changes."""
+    import omkl_dist.engine.local as local
+
+    ds = read_dataset(data_dir / "australian/australian.libsvm.gz")
+    whole = make().progressive_partial_fit(ds.X, ds.y, keep_scores=True)
+    monkeypatch.setattr(local, "MAX_SEGMENT", 97)
+    pieces = make().progressive_partial_fit(ds.X, ds.y, keep_scores=True)
+    np.testing.assert_array_equal(pieces["mistakes"], whole["mistakes"])
+    np.testing.assert_allclose(pieces["F"], whole["F"], rtol=1e-9, atol=1e-9 * np.abs(whole["F"]).max())

@@ -2,7 +2,8 @@
 
 The stream is cut at global block boundaries (instance t belongs to block ``t // block_size``), so
 results do not depend on how the caller chunks its ``partial_fit`` calls: random numbers and
-block-sync snapshots are tied to global blocks.
+block-sync snapshots are tied to global blocks. Long blocks are processed in segments of at most
+``MAX_SEGMENT`` rows (memory), with the same result.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ def diag_values(program, xsq) -> np.ndarray:
             degree = 1 if program.kinds[k] == LINEAR else int(program.param[k])
             out[k] = xsq ** degree
     return out
+
+
+# Rows processed together: bounds the in-block kernel matrix (m × S × S doubles) whatever the
+# block size; blocks (randomness, block-sync snapshots) stay tied to global instance indices, so
+# segmenting never changes a result.
+MAX_SEGMENT = 1024
 
 
 class LocalEngine:
@@ -83,7 +90,7 @@ class LocalEngine:
         pos = 0
         while pos < n:
             g = self.n_seen
-            end = min(n, pos + self.block_size - g % self.block_size)
+            end = min(n, pos + self.block_size - g % self.block_size, pos + MAX_SEGMENT)
             Xs, ys = X[pos:end], y[pos:end]
             xsq = np.einsum("ij,ij->i", Xs, Xs)
             bound = integral_bound(Xs)
