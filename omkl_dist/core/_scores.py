@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
-from ._vexp import vexp_neg
+from ._vexp import vexp_neg, vexp_neg_n
 
 TILE = 4096
 # below this share of non-zero coefficients in a tile, scan each kernel's own rows instead of all
@@ -27,6 +27,15 @@ def _weighted_sum(a, b):
     acc = 0.0
     for s in range(a.shape[0]):
         acc += a[s] * b[s]
+    return acc
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _weighted_sum_n(a, lo, b, n):
+    """Σ_j a[lo + j]·b[j] for j < n (reassociated like :func:`_weighted_sum`)."""
+    acc = 0.0
+    for j in range(n):
+        acc += a[lo + j] * b[j]
     return acc
 
 
@@ -96,9 +105,10 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
 def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, out):
     """Per-kernel scan over only the rows with a non-zero coefficient (CSC: ``ptr``, ``rows``).
 
-    Each kernel's rows are gathered into a contiguous vector and processed like the dense scan:
+    Each kernel's rows are gathered into a contiguous buffer and processed like the dense scan:
     powers by repeated multiplication, a gaussian as its chain anchor's exp followed by the same
-    number of double squarings (so the same bits), then one reassociated reduction.
+    number of double squarings (so the same bits), then one reassociated reduction. Loops take
+    explicit lengths: array views inside this parallel loop would cost more than the arithmetic.
     """
     B = Xb.shape[0]
     n = P.shape[0]
@@ -117,22 +127,23 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
             cnt = hi - lo
             if cnt == 0:
                 continue
-            vals = ev[:cnt]
             if deg[k] > 0:
-                q = base[:cnt]
                 for j in range(cnt):
-                    q[j] = dots[t, rows[lo + j]]
-                    vals[j] = q[j]
-                _power_up(vals, q, 1, deg[k])
+                    base[j] = dots[t, rows[lo + j]]
+                    ev[j] = base[j]
+                for _ in range(deg[k] - 1):
+                    for j in range(cnt):
+                        ev[j] *= base[j]
             else:
-                xg = base[:cnt]
                 g = anchor_param[k]
                 for j in range(cnt):
-                    xg[j] = d2[rows[lo + j]] * g
-                vexp_neg(xg, vals, scratch[:cnt])
+                    base[j] = d2[rows[lo + j]] * g
+                vexp_neg_n(base, ev, scratch, cnt)
                 for _ in range(steps[k]):
-                    _gauss_next(False, 0.0, d2, vals, xg, scratch)
-            out[t, k] += _weighted_sum(coefs[lo:hi], vals)
+                    for j in range(cnt):
+                        v = ev[j] * ev[j]
+                        ev[j] = v * v
+            out[t, k] += _weighted_sum_n(coefs, lo, ev, cnt)
 
 
 @njit(cache=True, parallel=True)

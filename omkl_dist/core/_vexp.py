@@ -25,7 +25,12 @@ _ZERO_ABOVE = 745.1332191019412  # exp(-x) rounds to 0.0 above this (same as lib
 @njit(cache=True)
 def vexp_neg(x, out, scratch):
     """``out[s] = exp(-x[s])`` for arrays of equal length; ``scratch`` is a float64 work array."""
-    n = x.shape[0]
+    vexp_neg_n(x, out, scratch, x.shape[0])
+
+
+@njit(cache=True)
+def vexp_neg_n(x, out, scratch, n):
+    """:func:`vexp_neg` on the first ``n`` entries (no array views: cheaper inside parallel loops)."""
     for s in range(n):
         scratch[s] = x[s] * _LOG2E + _SHIFT
     bits = scratch.view(np.int64)
