@@ -120,15 +120,21 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 
 
 @main.command("run")
-@click.option("--algo", required=True, help="omkc, perceptron, perceptron-u, perceptron-star.")
+@click.option("--algo", required=True, help="omkc, perceptron, perceptron-u, perceptron-star, spa.")
 @click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory.")
 @click.option("--update", type=click.Choice(["D", "S"]), default=None, help="OMKC: kernel selection for updates.")
 @click.option("--combination", type=click.Choice(["D", "S", "U"]), default=None,
               help="OMKC: selection for combining (U: fixed uniform vote, OMKC(U)).")
 @click.option("--kernels", default=None, help="Kernel pool: omkc16, mkboost17 or a spec such as 'poly:1,2;gaussian:2^-2..2^2'.")
 @click.option("--kernel", default=None, help="perceptron: the single kernel (default linear).")
-@click.option("--beta", type=float, default=None, help="Hedge discount in (0,1).")
-@click.option("--delta", type=float, default=None, help="Sampling smoothing in (0,1].")
+@click.option("--beta", type=float, default=None,
+              help="OMKC: Hedge discount in (0,1). SPA: support-vector sampling divisor (>= alpha).")
+@click.option("--delta", type=float, default=None, help="Sampling smoothing in (0,1] (SPA: (0,1)).")
+@click.option("--gamma", type=float, default=None, help="SPA: Hedge discount per unit of hinge loss, in (0,1).")
+@click.option("--eta", type=float, default=None, help="SPA: aggressiveness (learning rate) > 0.")
+@click.option("--alpha", type=float, default=None, help="SPA: sampling cap, min(alpha, loss)/beta.")
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="SPA: expected support vectors per kernel (sets beta = alpha T / budget).")
 @click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--block-sync", is_flag=True, default=None, help="Stochastic updates sample with block-start weights.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
@@ -144,13 +150,13 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 @click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def run(algo, data, update, combination, kernels, kernel, beta, delta, block_size, block_sync, seed, scaling,
-        scale_rows, no_permute, limit, trace_out, model_out, overwrite, as_json, quiet):
+def run(algo, data, update, combination, kernels, kernel, beta, delta, gamma, eta, alpha, budget, block_size,
+        block_sync, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite, as_json, quiet):
     """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
     from .run import format_report, run_job
 
     params = {"update": update, "combination": combination, "kernels": kernels, "kernel": kernel, "beta": beta,
-              "delta": delta, "block_sync": block_sync}
+              "delta": delta, "gamma": gamma, "eta": eta, "alpha": alpha, "budget": budget, "block_sync": block_sync}
     if trace_out is None:
         trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
     report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=scaling,

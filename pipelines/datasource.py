@@ -51,8 +51,7 @@ def load_job_data(data: str, *, block_size: int, seed: int, permute: bool = True
         stream = open_stream(path, block_size=block_size, shuffle=permute, seed=seed,
                              stop=limit)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
-        if scaling != "none":
-            scaler.fit_prefix(stream, prefix)
+        scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
         blocks = _Transformed(stream, scaler)
         out = JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
                       path.name, scaler, time.perf_counter() - t0, stream.label_map)

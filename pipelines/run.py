@@ -21,6 +21,8 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report."""
     job = load_job_data(data, block_size=block_size, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit)
+    if params.get("budget") is not None:  # the budget is spread over the whole stream, not the first block
+        params = {**params, "expected_instances": job.n_rows}
     model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
                file=sys.stderr, dynamic_ncols=True)

@@ -80,3 +80,27 @@ def test_run_bad_options_exit_2(data_dir, tmp_path):
     assert res.exit_code == 2 and "omkc" in res.output
     res = invoke("run", "--algo", "omkc", "--data", "segment", "--quiet")
     assert res.exit_code == 2 and "two classes" in res.output
+
+
+def test_run_spa_with_its_parameters(tmp_path):
+    out = tmp_path / "s"
+    assert invoke("data", "synth", "--rows", 2000, "--features", 5, "--seed", 2, "--out", out).exit_code == 0
+    res = invoke("run", "--algo", "spa", "--data", out, "--budget", 40, "--gamma", 0.95, "--eta", 0.2,
+                 "--kernels", "gaussian:0.5,1,2", "--scaling", "standard", "--json", "--quiet",
+                 "--trace-out", tmp_path / "t.json", "--model-out", tmp_path / "model")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.strip().splitlines()[-1])
+    assert report["params"]["budget"] == 40 and report["params"]["gamma"] == 0.95
+    assert max(report["n_support"]["per_kernel"].values()) <= 3 * 40
+    res = invoke("run", "--algo", "spa", "--data", out, "--beta", 0.5, "--quiet")
+    assert res.exit_code == 2 and "beta must be >= alpha" in res.output
+
+
+def test_run_on_ingested_stream_without_scaling(tmp_path):
+    """Regression: an ingested directory with the default --scaling none streamed through an
+    unfitted identity scaler and failed."""
+    out = tmp_path / "s"
+    assert invoke("data", "synth", "--rows", 1500, "--features", 3, "--seed", 3, "--out", out).exit_code == 0
+    res = invoke("run", "--algo", "perceptron", "--data", out, "--json", "--quiet", "--trace-out", tmp_path / "t.json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output.strip().splitlines()[-1])["n"] == 1500

@@ -33,8 +33,10 @@ class SPA(OnlineKernelClassifier):
         Support-vector sampling ρ = min(α, ℓ)/β: at most α T / β support vectors per kernel in
         expectation.
     budget : int or None
-        Expected support vectors per kernel; sets β = α T / budget (at least α), with T the
-        number of instances given to ``fit`` (or to the first ``partial_fit`` call).
+        Expected support vectors per kernel; sets β = α T / budget (at least α).
+    expected_instances : int or None
+        T for ``budget``: the stream length. Default: the rows given to ``fit`` (or to the first
+        ``partial_fit`` call, which is only right if that call holds the whole stream).
     block_size, block_sync, random_state : as in :class:`~omkl_dist.algorithms.OMKC`.
 
     Examples
@@ -48,7 +50,7 @@ class SPA(OnlineKernelClassifier):
     """
 
     def __init__(self, kernels="omkc16", gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, budget=None,
-                 block_size=256, block_sync=False, random_state=None):
+                 expected_instances=None, block_size=256, block_sync=False, random_state=None):
         self.kernels = kernels
         self.gamma = gamma
         self.delta = delta
@@ -56,6 +58,7 @@ class SPA(OnlineKernelClassifier):
         self.alpha = alpha
         self.beta = beta
         self.budget = budget
+        self.expected_instances = expected_instances
         self.block_size = block_size
         self.block_sync = block_sync
         self.random_state = random_state
@@ -73,13 +76,16 @@ class SPA(OnlineKernelClassifier):
                              f"<= 1), got alpha={self.alpha!r}, beta={self.beta!r}")
         if self.budget is not None:
             check_positive_int("budget", self.budget)
+        if self.expected_instances is not None:
+            check_positive_int("expected_instances", self.expected_instances)
 
     def _rule(self):
         return SPA_RULE
 
     def _start(self, n_features, n_rows):
+        horizon = n_rows if self.expected_instances is None else self.expected_instances
         self.beta_ = (float(self.beta) if self.budget is None
-                      else max(float(self.alpha), float(self.alpha) * n_rows / self.budget))
+                      else max(float(self.alpha), float(self.alpha) * horizon / self.budget))
         super()._start(n_features, n_rows)
 
     def _engine_params(self):
