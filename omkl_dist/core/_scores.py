@@ -209,11 +209,14 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
 
 
 @njit(cache=True)
-def gram_column(Xb, xsq, XXt, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
-    """Fill ``G[:, t, s]`` for the rows t > s of the block: the kernel values of a row that just
-    became a support vector against the rows still to come. Same arithmetic as the pool scan
-    (query norm + support-vector norm − 2·dot), vectorised over t; for learners that keep few rows
-    this replaces the full block Gram."""
+def gram_column(Xb, xsq, s, Gc, dot_idx, dot_deg, g_idx, g_param, g_anchor):
+    """Fill ``Gc[:, s, t] = κ(x_t, x_s)`` for the rows t > s of the block: the kernel values of a
+    row that just became a support vector against the rows still to come. Same arithmetic as the
+    pool scan (query norm + support-vector norm − 2·dot), vectorised over t; for learners that
+    keep few rows this replaces the full block Gram. Stored by support vector (contiguous in t):
+    a strided column of a fresh array would touch a new memory page per value. The dot products
+    are summed in feature order, as :func:`._pairs.overwrite_exact_columns` does, so duplicated
+    rows cancel exactly without a block-wide check."""
     B = Xb.shape[0]
     n = B - s - 1
     if n <= 0:
@@ -223,13 +226,16 @@ def gram_column(Xb, xsq, XXt, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
     d2 = np.empty(n)
     xg = np.empty(n)
     scratch = np.empty(n)
-    for i in range(n):
-        q[i] = XXt[s + 1 + i, s]
-        cur[i] = q[i]
+    q[:] = 0.0
+    for f in range(Xb.shape[1]):
+        b = Xb[s, f]
+        for i in range(n):
+            q[i] += Xb[s + 1 + i, f] * b
+    cur[:] = q
     deg = 1
     for j in range(dot_idx.shape[0]):
         deg = _power_up(cur, q, deg, dot_deg[j])
-        G[dot_idx[j], s + 1:, s] = cur
+        Gc[dot_idx[j], s, s + 1:] = cur
     if g_idx.shape[0] == 0:
         return
     for i in range(n):
@@ -239,7 +245,7 @@ def gram_column(Xb, xsq, XXt, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
             d2[i] = direct_sqdist(Xb, t, Xb, s)
     for j in range(g_idx.shape[0]):
         _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-        G[g_idx[j], s + 1:, s] = cur
+        Gc[g_idx[j], s, s + 1:] = cur
 
 
 def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.ndarray:

@@ -85,10 +85,14 @@ class SVPool:
                 self.exact[rows] = True
         self.n += k
 
+    def has_key(self, key: int) -> bool:
+        """Whether some pool row has this row key."""
+        return key in self._rows_by_key
+
     def rows_matching(self, keys) -> np.ndarray:
         """Pool rows whose vector equals (by key) one of the given row keys."""
         found = [r for key in keys for r in self._rows_by_key.get(key, ())]
-        return np.unique(np.asarray(found, dtype=np.int64))
+        return np.unique(np.asarray(found, dtype=np.int64)) if found else np.empty(0, dtype=np.int64)
 
     def n_support(self) -> np.ndarray:
         """Support vectors per kernel (non-zero coefficients in each column)."""

@@ -99,9 +99,13 @@ class LocalEngine:
             F_old = pool_scores(Xs, xsq, self.pool, self.program,
                                 extra_exact=None if exact_blas else self.pool.rows_matching(keys),
                                 blas_exact=exact_blas)
-            XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys)
             lazy = self.rule == SPA and self.program.fast is not None
-            G = np.empty((m, len(ys), len(ys))) if lazy else block_gram(Xs, xsq, XXt, self.program)
+            if lazy:  # filled by support vector inside spa_block (no block-wide Gram needed)
+                G = self._work_buffer(m, len(ys))
+            else:
+                G = block_gram(Xs, xsq, Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys), self.program)
+                if self.rule == SPA:  # spa_block reads the kernel values by support vector
+                    G = np.ascontiguousarray(G.transpose(0, 2, 1))
             draws = 2 if self.rule == SPA else 1
             if self.rule in STOCHASTIC:
                 U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, draws)
@@ -109,7 +113,7 @@ class LocalEngine:
                 U = np.empty((len(ys), m))
             if self.rule == SPA:
                 F, score, mistakes, coef = spa_block(
-                    ys, F_old, G, Xs, xsq, XXt, diag_values(self.program, xsq), self.program.fast if lazy else _NO_FAST,
+                    ys, F_old, G, Xs, xsq, diag_values(self.program, xsq), self.program.fast if lazy else _NO_FAST,
                     U, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                     self.block_sync,
                     np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta)
@@ -128,13 +132,26 @@ class LocalEngine:
             pos = end
         return out
 
+    def _work_buffer(self, m: int, n: int) -> np.ndarray:
+        """An (m, n, n) scratch view, reused across blocks: a fresh array per block would make the
+        first write to every page a page fault (most of the cost of a sparse learner's block)."""
+        buf = getattr(self, "_buffer", None)
+        if buf is None or buf.shape[0] != m or buf.shape[1] < n:
+            buf = self._buffer = np.empty((m, n, n))
+        return buf[:, :n, :n]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_buffer", None)  # scratch space, not model state
+        return state
+
     def _block_dots(self, Xs, keys) -> np.ndarray:
         """Gram of the block; columns of rows that repeat (in the block or the pool) in fixed order."""
         XXt = Xs @ Xs.T
         seen: dict[int, int] = {}
         for key in keys:
             seen[key] = seen.get(key, 0) + 1
-        dup = np.array([seen[k] > 1 or len(self.pool.rows_matching([k])) > 0 for k in keys], dtype=bool)
+        dup = np.array([seen[k] > 1 or self.pool.has_key(k) for k in keys], dtype=bool)
         if dup.any():
             overwrite_exact_columns(Xs, Xs, np.flatnonzero(dup), 0, XXt)
         return XXt
