@@ -93,34 +93,8 @@ class LocalEngine:
             end = min(n, pos + self.block_size - g % self.block_size, pos + MAX_SEGMENT)
             Xs, ys = X[pos:end], y[pos:end]
             xsq = np.einsum("ij,ij->i", Xs, Xs)
-            bound = integral_bound(Xs)
-            exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
-            keys = None if exact_blas else row_keys(Xs)
-            F_old = pool_scores(Xs, xsq, self.pool, self.program,
-                                extra_exact=None if exact_blas else self.pool.rows_matching(keys),
-                                blas_exact=exact_blas)
-            lazy = self.rule == SPA and self.program.fast is not None
-            if lazy:  # filled by support vector inside spa_block (no block-wide Gram needed)
-                G = self._work_buffer(m, len(ys))
-            else:
-                G = block_gram(Xs, xsq, Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys), self.program)
-                if self.rule == SPA:  # spa_block reads the kernel values by support vector
-                    G = np.ascontiguousarray(G.transpose(0, 2, 1))
-            draws = 2 if self.rule == SPA else 1
-            if self.rule in STOCHASTIC:
-                U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, draws)
-            else:
-                U = np.empty((len(ys), m))
-            if self.rule == SPA:
-                F, score, mistakes, coef = spa_block(
-                    ys, F_old, G, Xs, xsq, diag_values(self.program, xsq), self.program.fast if lazy else _NO_FAST,
-                    U, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                    self.block_sync,
-                    np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta)
-            else:
-                F, score, mistakes, coef = omkc_block(
-                    self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                    self.block_sync, self.beta, self.delta)
+            F_old, G, lazy = self._segment_kernels(Xs, xsq)
+            F, score, mistakes, coef = self._recurrence(ys, F_old, G, lazy, Xs, xsq, g)
             kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
             self.pool.append(Xs[kept], xsq[kept], coef[kept])
             out["mistakes"][pos:end] = mistakes
@@ -131,6 +105,38 @@ class LocalEngine:
             self.n_mistakes += int(mistakes.sum())
             pos = end
         return out
+
+    def _segment_kernels(self, Xs, xsq):
+        """Scores of the segment's rows against the pool, and the segment's own kernel values
+        (complete, or an empty buffer SPA fills lazily). Dot products of duplicated vectors are
+        taken in fixed order unless the data are integers (BLAS exact), see core/pool.py."""
+        bound = integral_bound(Xs)
+        exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
+        keys = None if exact_blas else row_keys(Xs)
+        F_old = pool_scores(Xs, xsq, self.pool, self.program,
+                            extra_exact=None if exact_blas else self.pool.rows_matching(keys), blas_exact=exact_blas)
+        lazy = self.rule == SPA and self.program.fast is not None
+        if lazy:  # filled by support vector inside spa_block (no block-wide Gram needed)
+            return F_old, self._work_buffer(self.program.m, len(xsq)), True
+        G = block_gram(Xs, xsq, Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys), self.program)
+        if self.rule == SPA:  # spa_block reads the kernel values by support vector
+            G = np.ascontiguousarray(G.transpose(0, 2, 1))
+        return F_old, G, False
+
+    def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g):
+        """Run the learner/combiner recurrence over a segment starting at global instance g."""
+        m = self.program.m
+        if self.rule in STOCHASTIC:
+            U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, 2 if self.rule == SPA else 1)
+        else:
+            U = np.empty((len(ys), m))
+        if self.rule == SPA:
+            return spa_block(ys, F_old, G, Xs, xsq, diag_values(self.program, xsq),
+                             self.program.fast if lazy else _NO_FAST, U, self.logw, self.w, self.wsync,
+                             self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
+                             self.alpha, self.spa_beta, self.eta)
+        return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
+                          self.block_sync, self.beta, self.delta)
 
     def _work_buffer(self, m: int, n: int) -> np.ndarray:
         """An (m, n, n) scratch view, reused across blocks: a fresh array per block would make the
