@@ -245,7 +245,8 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
                 assert r["ours"] is None and "not implemented" in r["note"]
                 continue
             assert 0.0 <= r["ours"]["mistake_rate"]["mean"] <= 100.0
-            assert r["ours"]["n_support"]["mean"] > 0 and r["ours"]["seconds"]["mean"] > 0
+            recorded = r["ours"]["seconds"]["mean"]  # a learning time was measured (no limit on it)
+            assert r["ours"]["n_support"]["mean"] > 0 and recorded > 0
             assert isinstance(r["flagged"], bool)
     # the table rows carry numbers, ours and the paper's
     dd = [ln for ln in text.splitlines() if ln.startswith("OMKC(D,D)")]

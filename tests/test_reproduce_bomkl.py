@@ -156,7 +156,8 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
         assert [r["algorithm"] for r in block["rows"]] == ["perceptron-star", "omkc-u", "spa"]
         for r in block["rows"]:
             assert 0.0 <= r["ours"]["mistake_rate"]["mean"] <= 100.0
-            assert r["ours"]["n_support"]["mean"] > 0 and r["ours"]["seconds"]["mean"] > 0
+            recorded = r["ours"]["seconds"]["mean"]  # a learning time was measured (no limit on it)
+            assert r["ours"]["n_support"]["mean"] > 0 and recorded > 0
             assert isinstance(r["flagged"], bool)
     text = "\n".join(lines[:-1])
     spa = [ln for ln in text.splitlines() if ln.startswith("SPA ")]
