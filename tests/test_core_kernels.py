@@ -310,17 +310,22 @@ def test_pair_matrix_bit_identical_to_pool_scan_on_exact_dots(data_dir, monkeypa
     assert (K_pair == K_scan).all()
 
 
-def test_single_row_blocks_match_multi_row_blocks_on_integer_data(data_dir):
-    """With exact dot products a block of one row (numpy uses a matrix-vector product) and a
-    block of many rows (a matrix product) give the same bits: the scan adds no rounding that
-    depends on the row's position in the block."""
-    pool, A, B = _integer_rows(data_dir, "omkc16", "breast-cancer")
+def _whole_block_and_row_by_row(pool, A, B):
+    """Pool scores of the rows of A as one block and one row at a time, against a ±1 pool of B."""
     program = compile_program(pool)
     alpha = np.random.default_rng(4).choice([-1.0, 1.0], size=(len(B), program.m))
     sv = _pool_of(B, alpha)
     xsq = np.einsum("ij,ij->i", A, A)
     whole = pool_scores(A, xsq, sv, program)
     rows = np.vstack([pool_scores(A[t:t + 1], xsq[t:t + 1], sv, program) for t in range(len(A))])
+    return whole, rows
+
+
+def test_single_row_blocks_match_multi_row_blocks_on_integer_data(data_dir):
+    """With exact dot products a block of one row (numpy uses a matrix-vector product) and a
+    block of many rows (a matrix product) give the same bits: the scan adds no rounding that
+    depends on the row's position in the block."""
+    whole, rows = _whole_block_and_row_by_row(*_integer_rows(data_dir, "omkc16", "breast-cancer"))
     assert (whole == rows).all()
 
 
@@ -330,13 +335,7 @@ def test_single_row_blocks_agree_with_multi_row_blocks_on_real_valued_data(data_
     duplicated vectors, the only source of exact ties, take fixed-order dot products; see
     test_duplicates_with_opposite_labels_cancel_exactly)."""
     for name in ("ionosphere", "australian"):
-        pool, A, B = _pool_and_data(data_dir, "omkc16", name)
-        program = compile_program(pool)
-        alpha = np.random.default_rng(4).choice([-1.0, 1.0], size=(len(B), program.m))
-        sv = _pool_of(B, alpha)
-        xsq = np.einsum("ij,ij->i", A, A)
-        whole = pool_scores(A, xsq, sv, program)
-        rows = np.vstack([pool_scores(A[t:t + 1], xsq[t:t + 1], sv, program) for t in range(len(A))])
+        whole, rows = _whole_block_and_row_by_row(*_pool_and_data(data_dir, "omkc16", name))
         scale = np.abs(whole).max(axis=0) + 1e-300
         assert (np.abs(whole - rows) <= 1e-9 * scale).all(), name
 

@@ -209,12 +209,13 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
 
 
 @njit(cache=True)
-def gram_column(Xb, xsq, s, Gc, dot_idx, dot_deg, g_idx, g_param, g_anchor):
-    """Fill ``Gc[:, s, t] = κ(x_t, x_s)`` for the rows t > s of the block: the kernel values of a
+def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
+    """Fill ``G[:, t, s] = κ(x_t, x_s)`` for the rows t > s of the block: the kernel values of a
     row that just became a support vector against the rows still to come. Same arithmetic as the
     pool scan (query norm + support-vector norm − 2·dot), vectorised over t; for learners that
-    keep few rows this replaces the full block Gram. Stored by support vector (contiguous in t):
-    a strided column of a fresh array would touch a new memory page per value. The dot products
+    keep few rows this replaces the full block Gram. ``G`` should be a transposed view of a
+    buffer stored by support vector, so a column is contiguous memory (a strided column of a
+    fresh array would touch a new memory page per value). The dot products
     are summed in feature order, as :func:`._pairs.overwrite_exact_columns` does, so duplicated
     rows cancel exactly without a block-wide check."""
     B = Xb.shape[0]
@@ -235,7 +236,7 @@ def gram_column(Xb, xsq, s, Gc, dot_idx, dot_deg, g_idx, g_param, g_anchor):
     deg = 1
     for j in range(dot_idx.shape[0]):
         deg = _power_up(cur, q, deg, dot_deg[j])
-        Gc[dot_idx[j], s, s + 1:] = cur
+        G[dot_idx[j], s + 1:, s] = cur
     if g_idx.shape[0] == 0:
         return
     for i in range(n):
@@ -245,7 +246,7 @@ def gram_column(Xb, xsq, s, Gc, dot_idx, dot_deg, g_idx, g_param, g_anchor):
             d2[i] = direct_sqdist(Xb, t, Xb, s)
     for j in range(g_idx.shape[0]):
         _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-        Gc[g_idx[j], s, s + 1:] = cur
+        G[g_idx[j], s + 1:, s] = cur
 
 
 def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.ndarray:

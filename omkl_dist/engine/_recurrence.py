@@ -29,17 +29,6 @@ def scores_at(t, F_old, G, coef, added, n_added, f):
 
 
 @njit(cache=True)
-def scores_at_by_sv(t, F_old, Gc, coef, added, n_added, f):
-    """As :func:`scores_at` with the block's kernel values stored by support vector, Gc[k, s, t]."""
-    for k in range(f.shape[0]):
-        f[k] = F_old[t, k]
-    for j in range(n_added):
-        s = added[j]
-        for k in range(f.shape[0]):
-            f[k] += coef[s, k] * Gc[k, s, t]
-
-
-@njit(cache=True)
 def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
     """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
 
@@ -103,7 +92,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
 
 
 @njit(cache=True)
-def spa_block(y, F_old, Gc, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
+def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
               log_gamma, delta, alpha, beta, eta):
     """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
 
@@ -111,9 +100,8 @@ def spa_block(y, F_old, Gc, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0
     the support vector (ρ = min(α, ℓ)/β). Combined score Σ θ_k f_k with θ = w / Σ w.
 
     SPA keeps few rows, so with ``fast`` (a dot/gaussian program) the block's kernel values
-    ``Gc[k, s, t]`` (by support vector s) are filled lazily when row s becomes a support vector
-    (:func:`gram_column`); otherwise ``Gc`` comes complete (the transposed :func:`block_gram`).
-    ``kxx`` holds κ_k(x_t, x_t).
+    ``G[k, t, s]`` are filled lazily when row s becomes a support vector (:func:`gram_column`);
+    otherwise ``G`` comes complete from :func:`block_gram`. ``kxx`` holds κ_k(x_t, x_t).
     """
     n = y.shape[0]
     m = F_old.shape[1]
@@ -128,7 +116,7 @@ def spa_block(y, F_old, Gc, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
-        scores_at_by_sv(t, F_old, Gc, coef, added, n_added, f)
+        scores_at(t, F_old, G, coef, added, n_added, f)
         yt = y[t]
         total = 0.0
         for k in range(m):
@@ -154,5 +142,5 @@ def spa_block(y, F_old, Gc, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0
             added[n_added] = t
             n_added += 1
             if fast[0].shape[0] + fast[2].shape[0] > 0:
-                gram_column(Xb, xsq, t, Gc, fast[0], fast[1], fast[2], fast[3], fast[4])
+                gram_column(Xb, xsq, t, G, fast[0], fast[1], fast[2], fast[3], fast[4])
     return F, score, mistakes, coef

@@ -116,12 +116,9 @@ class LocalEngine:
         F_old = pool_scores(Xs, xsq, self.pool, self.program,
                             extra_exact=None if exact_blas else self.pool.rows_matching(keys), blas_exact=exact_blas)
         lazy = self.rule == SPA and self.program.fast is not None
-        if lazy:  # filled by support vector inside spa_block (no block-wide Gram needed)
+        if lazy:  # filled column by column inside spa_block (no block-wide Gram needed)
             return F_old, self._work_buffer(self.program.m, len(xsq)), True
-        G = block_gram(Xs, xsq, Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys), self.program)
-        if self.rule == SPA:  # spa_block reads the kernel values by support vector
-            G = np.ascontiguousarray(G.transpose(0, 2, 1))
-        return F_old, G, False
+        return F_old, block_gram(Xs, xsq, Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys), self.program), False
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
@@ -139,12 +136,13 @@ class LocalEngine:
                           self.block_sync, self.beta, self.delta)
 
     def _work_buffer(self, m: int, n: int) -> np.ndarray:
-        """An (m, n, n) scratch view, reused across blocks: a fresh array per block would make the
-        first write to every page a page fault (most of the cost of a sparse learner's block)."""
+        """An (m, n, n) scratch ``G[k, t, s]`` reused across blocks (a fresh array per block would
+        make the first write to every page a page fault), stored by support vector s so that the
+        columns ``G[k, :, s]`` the learner fills are contiguous memory."""
         buf = getattr(self, "_buffer", None)
         if buf is None or buf.shape[0] != m or buf.shape[1] < n:
             buf = self._buffer = np.empty((m, n, n))
-        return buf[:, :n, :n]
+        return buf[:, :n, :n].transpose(0, 2, 1)
 
     def __getstate__(self):
         state = dict(self.__dict__)
