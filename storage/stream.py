@@ -103,8 +103,14 @@ class Stream:
         if have:
             yield _join(pieces)
 
-    def _chunks(self):
-        """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order."""
+    def cursor(self, offset: int = 0) -> "RowCursor":
+        """A reader that hands out the stream's rows in order, any number at a time, starting at
+        row ``offset`` of the (shuffled) order; whole chunks before it are skipped unread."""
+        return RowCursor(self._chunks(skip=_row_index(offset, "offset", self.n_rows)))
+
+    def _chunks(self, skip: int = 0):
+        """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order, without
+        the first ``skip`` rows of that order."""
         rng = np.random.default_rng(self.seed) if self.shuffle else None
         first = self.start // self.chunk_rows
         last = -(-self.stop // self.chunk_rows)
@@ -116,12 +122,43 @@ class Stream:
             hi = min((int(c) + 1) * self.chunk_rows, self.stop)
             if lo >= hi:
                 continue
+            perm = rng.permutation(hi - lo) if rng is not None else None  # drawn even when skipped
+            if skip >= hi - lo:
+                skip -= hi - lo
+                continue
             X = np.asarray(self._features[lo:hi], dtype=np.float64)
             y = read_labels(self.directory, lo, hi)
-            if rng is not None:
-                perm = rng.permutation(hi - lo)
+            if perm is not None:
                 X, y = X[perm], y[perm]
+            if skip:
+                X, y, skip = X[skip:], y[skip:], 0
             yield X, y
+
+
+class RowCursor:
+    """Consecutive rows of a stream, ``take(n)`` at a time (one storage chunk in memory)."""
+
+    def __init__(self, chunks):
+        self._chunks = chunks
+        self._X = self._y = None
+        self._pos = 0
+
+    def take(self, n: int):
+        """The next ``n`` rows as ``(X, y)``; fewer only at the end of the stream."""
+        pieces = []
+        while n > 0:
+            if self._X is None or self._pos == len(self._y):
+                nxt = next(self._chunks, None)
+                if nxt is None:
+                    break
+                (self._X, self._y), self._pos = nxt, 0
+            k = min(n, len(self._y) - self._pos)
+            pieces.append((self._X[self._pos:self._pos + k], self._y[self._pos:self._pos + k]))
+            self._pos += k
+            n -= k
+        if not pieces:
+            return np.empty((0, 0)), np.empty(0, dtype=np.int64)
+        return _join(pieces)
 
 
 def open_stream(directory, block_size: int = 1024, *, shuffle: bool = False, seed=None, start: int = 0,

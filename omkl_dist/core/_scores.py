@@ -73,12 +73,15 @@ def _gauss_next(anchor, g, d2, cur, xg, scratch):
 
 
 @njit(cache=True, parallel=True)
-def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx, g_param, g_anchor, out):
+def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on,
+                          g_need, out):
     """Kernel-major scan for dot-product kernels and gaussians.
 
     For one row t each kernel's values over the tile form one contiguous vector and its score one
     reduction. Dot kernels come sorted by degree (powers built incrementally); gaussians widest
-    first, each either an exp anchor or the previous one to the 4th power.
+    first, each either an exp anchor or the previous one to the 4th power. Only kernels flagged
+    ``dot_on``/``g_on`` are scored; ``g_need`` marks the gaussians whose values must be computed
+    (the scored ones and their chain predecessors), see :func:`fast_flags`.
     """
     B = Xb.shape[0]
     n = P.shape[0]
@@ -91,14 +94,17 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
         cur[:] = dot_row
         deg = 1
         for j in range(dot_idx.shape[0]):
-            deg = _power_up(cur, dot_row, deg, dot_deg[j])
-            out[t, dot_idx[j]] += _weighted_sum(alphaT[dot_idx[j]], cur)
-        if g_idx.shape[0] == 0:
+            if dot_on[j]:
+                deg = _power_up(cur, dot_row, deg, dot_deg[j])
+                out[t, dot_idx[j]] += _weighted_sum(alphaT[dot_idx[j]], cur)
+        if not g_need.any():
             continue
         _row_sqdist(Xb, t, P, xsq[t], psq, dot_row, d2)
         for j in range(g_idx.shape[0]):
-            _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-            out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
+            if g_need[j]:
+                _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+            if g_on[j]:
+                out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
 
 
 @njit(cache=True, parallel=True)
@@ -164,8 +170,9 @@ def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, 
 
 
 @njit(cache=True, parallel=True)
-def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor):
-    """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block, same arithmetic as the pool scan.
+def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
+    """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block, same arithmetic as the pool scan (only the
+    kernels flagged on; the others' slices are left unset).
 
     Full rows rather than the triangle the recurrence reads: uniform work per row vectorises and
     balances across threads better than rows of growing length.
@@ -182,14 +189,17 @@ def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor)
         cur[:] = dot_row
         deg = 1
         for j in range(dot_idx.shape[0]):
-            deg = _power_up(cur, dot_row, deg, dot_deg[j])
-            G[dot_idx[j], t, :] = cur
-        if g_idx.shape[0] == 0:
+            if dot_on[j]:
+                deg = _power_up(cur, dot_row, deg, dot_deg[j])
+                G[dot_idx[j], t, :] = cur
+        if not g_need.any():
             continue
         _row_sqdist(Xb, t, Xb, xsq[t], xsq, dot_row, d2)
         for j in range(g_idx.shape[0]):
-            _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-            G[g_idx[j], t, :] = cur
+            if g_need[j]:
+                _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+            if g_on[j]:
+                G[g_idx[j], t, :] = cur
     return G
 
 
@@ -209,7 +219,7 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
 
 
 @njit(cache=True)
-def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
+def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
     """Fill ``G[:, t, s] = κ(x_t, x_s)`` for the rows t > s of the block: the kernel values of a
     row that just became a support vector against the rows still to come. Same arithmetic as the
     pool scan (query norm + support-vector norm − 2·dot), vectorised over t; for learners that
@@ -235,9 +245,10 @@ def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
     cur[:] = q
     deg = 1
     for j in range(dot_idx.shape[0]):
-        deg = _power_up(cur, q, deg, dot_deg[j])
-        G[dot_idx[j], s + 1:, s] = cur
-    if g_idx.shape[0] == 0:
+        if dot_on[j]:
+            deg = _power_up(cur, q, deg, dot_deg[j])
+            G[dot_idx[j], s + 1:, s] = cur
+    if not g_need.any():
         return
     for i in range(n):
         t = s + 1 + i
@@ -245,21 +256,45 @@ def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor):
         if d2[i] < CANCEL * (xsq[t] + xsq[s]):
             d2[i] = direct_sqdist(Xb, t, Xb, s)
     for j in range(g_idx.shape[0]):
-        _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-        G[g_idx[j], s + 1:, s] = cur
+        if g_need[j]:
+            _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+        if g_on[j]:
+            G[g_idx[j], s + 1:, s] = cur
 
 
-def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program) -> np.ndarray:
-    """Kernel values between rows of one block (lower triangle), (m, B, B)."""
+def fast_flags(program, active=None) -> tuple:
+    """``program.fast`` plus which of its kernels to evaluate: ``(…fast, dot_on, g_on, g_need)``.
+
+    ``active`` (bool per kernel, default all) lets a shard that owns some kernels evaluate only
+    those, with exactly the arithmetic of the full program: a gaussian is the 4th power of the
+    previous (twice as wide) one within a chain, so the chain members before an active gaussian
+    are still computed (``g_need``), just not scored.
+    """
+    dot_idx, _, g_idx, _, g_anchor = program.fast
+    active = np.ones(program.m, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
+    g_on = active[g_idx]
+    g_need = g_on.copy()
+    for j in range(len(g_idx) - 2, -1, -1):  # a needed non-anchor needs its predecessor
+        g_need[j] |= g_need[j + 1] and not g_anchor[j + 1]
+    return (*program.fast, active[dot_idx].copy(), g_on, g_need)
+
+
+def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None) -> np.ndarray:
+    """Kernel values between rows of one block (lower triangle), (m, B, B); with ``active`` only
+    those kernels' slices are set."""
     if program.fast is not None:
-        return _gram_dot_gauss(Xb, xsq, XXt, program.m, *program.fast)
+        return _gram_dot_gauss(Xb, xsq, XXt, program.m, *fast_flags(program, active))
     return _gram_general(Xb, xsq, XXt, program.kinds, program.param, program.src, program.order,
                          program.need_l1, program.need_chi2)
 
 
 def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None,
-                blas_exact: bool = False) -> np.ndarray:
+                blas_exact: bool = False, active=None) -> np.ndarray:
     """Decision values of every kernel's classifier on the block, from the pool as it is now.
+
+    ``active`` (bool per kernel, default all): score only those kernels (a shard's), with the
+    same bits as the full scan; the other columns stay 0. Pools with laplacian/chi-square kernels
+    take the general per-pair path, which evaluates every kernel.
 
     Dot products with pool rows flagged ``exact`` (and with ``extra_exact`` rows, e.g. pool rows
     equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`, unless
@@ -269,6 +304,7 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     exact = np.zeros(pool.n, dtype=bool) if blas_exact else pool.exact[: pool.n].copy()
     if extra_exact is not None and len(extra_exact):
         exact[extra_exact] = True
+    flags = fast_flags(program, active) if program.fast is not None else None
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
         P = pool.X[s0:s1]
@@ -279,11 +315,14 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
         alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
         nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row: a CSC layout per kernel
         if program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size:
+            if active is not None:  # the density test above counts every kernel, as the full scan does
+                keep = np.asarray(active, dtype=bool)[nz_k]
+                nz_k, nz_s = nz_k[keep], nz_s[keep]
             ptr = np.zeros(program.m + 1, dtype=np.int64)
             np.cumsum(np.bincount(nz_k, minlength=program.m), out=ptr[1:])
             _accumulate_sparse(Xb, xsq, P, pool.sq[s0:s1], dots, ptr, nz_s, alphaT[nz_k, nz_s], *program.sparse, out)
         elif program.fast is not None:
-            _accumulate_dot_gauss(Xb, xsq, P, pool.sq[s0:s1], alphaT, dots, *program.fast, out)
+            _accumulate_dot_gauss(Xb, xsq, P, pool.sq[s0:s1], alphaT, dots, *flags, out)
         else:
             _accumulate_general(Xb, xsq, P, pool.sq[s0:s1], pool.alpha[s0:s1], dots, program.kinds,
                                 program.param, program.src, program.order, program.need_l1, program.need_chi2,

@@ -18,19 +18,24 @@ from ..learners.spa import hinge, spa_coef
 
 
 @njit(cache=True)
-def scores_at(t, F_old, G, coef, added, n_added, f):
-    """f_k(x_t): the pool part from the block start plus the rows added earlier in this block."""
+def scores_at(t, F_old, G, coef, added, n_added, act, f):
+    """f_k(x_t): the pool part from the block start plus the rows added earlier in this block,
+    for the kernels ``act`` (all of them locally; a shard's own on a worker)."""
     for k in range(f.shape[0]):
         f[k] = F_old[t, k]
     for j in range(n_added):
         s = added[j]
-        for k in range(f.shape[0]):
+        for i in range(act.shape[0]):
+            k = act[i]
             f[k] += coef[s, k] * G[k, t, s]
 
 
 @njit(cache=True)
-def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
+def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta, act):
     """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
+
+    Only the kernels ``act`` learn (a shard's kernels; all of them in-process): the others keep
+    zero coefficients and their combined score and weights are not meaningful.
 
     Returns ``(F, score, mistakes, coef)``: per-kernel decision values before the update, the
     combined score, whether the combined prediction erred, and each row's coefficient per kernel.
@@ -46,10 +51,12 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
     f = np.empty(m)
     z = np.zeros(m, dtype=np.bool_)
     penalise = np.zeros(m, dtype=np.bool_)
+    on = np.zeros(m, dtype=np.bool_)
+    on[act] = True
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
-        scores_at(t, F_old, G, coef, added, n_added, f)
+        scores_at(t, F_old, G, coef, added, n_added, act, f)
         yt = y[t]
         for k in range(m):
             F[t, k] = f[k]
@@ -79,7 +86,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
         for k in range(m):
             if z[k]:
                 kmistakes[k] += 1
-            c = perceptron_coef(yt, z[k], penalise[k])
+            c = perceptron_coef(yt, z[k], penalise[k]) if on[k] else 0.0
             coef[t, k] = c
             penalise[k] = c != 0.0
             any_coef = any_coef or c != 0.0
@@ -93,7 +100,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
 
 @njit(cache=True)
 def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
-              log_gamma, delta, alpha, beta, eta):
+              log_gamma, delta, alpha, beta, eta, act):
     """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
 
     ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
@@ -102,6 +109,8 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     SPA keeps few rows, so with ``fast`` (a dot/gaussian program) the block's kernel values
     ``G[k, t, s]`` are filled lazily when row s becomes a support vector (:func:`gram_column`);
     otherwise ``G`` comes complete from :func:`block_gram`. ``kxx`` holds κ_k(x_t, x_t).
+    ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
+    kernels ``act`` learn (see :func:`omkc_block`).
     """
     n = y.shape[0]
     m = F_old.shape[1]
@@ -113,10 +122,12 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     n_added = 0
     f = np.empty(m)
     losses = np.empty(m)
+    on = np.zeros(m, dtype=np.bool_)
+    on[act] = True
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
-        scores_at(t, F_old, G, coef, added, n_added, f)
+        scores_at(t, F_old, G, coef, added, n_added, act, f)
         yt = y[t]
         total = 0.0
         for k in range(m):
@@ -134,7 +145,7 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
             if yt * f[k] <= 0.0:
                 kmistakes[k] += 1
             selected = U[t, k, 0] < (1.0 - delta) * pw[k] + delta
-            c = spa_coef(yt, losses[k], kxx[k, t], selected, U[t, k, 1], alpha, beta, eta)
+            c = spa_coef(yt, losses[k], kxx[k, t], selected and on[k], U[t, k, 1], alpha, beta, eta)
             coef[t, k] = c
             any_coef = any_coef or c != 0.0
         hedge_loss_update(logw, losses, log_gamma, w)
@@ -142,5 +153,5 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
             added[n_added] = t
             n_added += 1
             if fast[0].shape[0] + fast[2].shape[0] > 0:
-                gram_column(Xb, xsq, t, G, fast[0], fast[1], fast[2], fast[3], fast[4])
+                gram_column(Xb, xsq, t, G, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6], fast[7])
     return F, score, mistakes, coef

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..combiners.hedge import SPA, STOCHASTIC
-from ..core._scores import block_gram, pool_scores
+from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys
 from ..core.program import LINEAR, POLY
@@ -20,7 +20,8 @@ from ._recurrence import omkc_block, spa_block
 
 
 # an empty dot/gaussian program: tells spa_block that G is complete (no lazy columns to fill)
-_NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_))
+_NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_),
+            np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_))
 
 
 def diag_values(program, xsq) -> np.ndarray:
@@ -89,14 +90,11 @@ class LocalEngine:
             out["F"] = np.empty((n, m))
         pos = 0
         while pos < n:
-            g = self.n_seen
-            end = min(n, pos + self.block_size - g % self.block_size, pos + MAX_SEGMENT)
+            end = pos + self.segment_length(self.n_seen, n - pos)
             Xs, ys = X[pos:end], y[pos:end]
             xsq = np.einsum("ij,ij->i", Xs, Xs)
-            F_old, G, lazy = self._segment_kernels(Xs, xsq)
-            F, score, mistakes, coef = self._recurrence(ys, F_old, G, lazy, Xs, xsq, g)
-            kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-            self.pool.append(Xs[kept], xsq[kept], coef[kept])
+            F, score, mistakes, coef = self.run_segment(Xs, xsq, ys)
+            self.append_rows(Xs, xsq, coef)
             out["mistakes"][pos:end] = mistakes
             out["score"][pos:end] = score
             if keep_scores:
@@ -106,7 +104,26 @@ class LocalEngine:
             pos = end
         return out
 
-    def _segment_kernels(self, Xs, xsq):
+    def segment_length(self, g: int, remaining: int) -> int:
+        """Rows processed together from global instance g: up to the block end, at most
+        ``MAX_SEGMENT``. The distributed engine exchanges support vectors at the same points."""
+        return min(remaining, self.block_size - g % self.block_size, MAX_SEGMENT)
+
+    def run_segment(self, Xs, xsq, ys, act=None):
+        """Kernel values and recurrence for one segment starting at global instance ``n_seen``;
+        returns ``(F, score, mistakes, coef)`` and leaves the pool unchanged (see
+        :meth:`append_rows`). ``act``: the kernels to learn (default all; a shard its own)."""
+        act = np.arange(self.program.m) if act is None else np.asarray(act, dtype=np.int64)
+        active = None if len(act) == self.program.m else np.isin(np.arange(self.program.m), act)
+        F_old, G, lazy = self._segment_kernels(Xs, xsq, active)
+        return self._recurrence(ys, F_old, G, lazy, Xs, xsq, self.n_seen, act, active)
+
+    def append_rows(self, Xs, xsq, coef) -> None:
+        """Keep the segment's rows that some kernel gave a coefficient."""
+        kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        self.pool.append(Xs[kept], xsq[kept], coef[kept])
+
+    def _segment_kernels(self, Xs, xsq, active=None):
         """Scores of the segment's rows against the pool, and the segment's own kernel values
         (complete, or an empty buffer SPA fills lazily). Dot products of duplicated vectors are
         taken in fixed order unless the data are integers (BLAS exact), see core/pool.py."""
@@ -114,26 +131,33 @@ class LocalEngine:
         exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
         keys = None if exact_blas else row_keys(Xs)
         F_old = pool_scores(Xs, xsq, self.pool, self.program,
-                            extra_exact=None if exact_blas else self.pool.rows_matching(keys), blas_exact=exact_blas)
+                            extra_exact=None if exact_blas else self.pool.rows_matching(keys), blas_exact=exact_blas,
+                            active=active)
         lazy = self.rule == SPA and self.program.fast is not None
         if lazy:  # filled column by column inside spa_block (no block-wide Gram needed)
             return F_old, self._work_buffer(self.program.m, len(xsq)), True
-        return F_old, block_gram(Xs, xsq, Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys), self.program), False
+        XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys)
+        return F_old, block_gram(Xs, xsq, XXt, self.program, active), False
 
-    def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g):
+    def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
         m = self.program.m
         if self.rule in STOCHASTIC:
-            U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, 2 if self.rule == SPA else 1)
+            draws = 2 if self.rule == SPA else 1
+            if active is None:
+                U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, draws)
+            else:  # a shard draws only its kernels' streams; 1.0 never selects the others
+                U = np.ones((len(ys), m) + ((draws,) if draws > 1 else ()))
+                U[:, act] = uniforms(self.seed, g, g + len(ys), self.kernel_ids[act], self.block_size, draws)
         else:
             U = np.empty((len(ys), m))
         if self.rule == SPA:
             return spa_block(ys, F_old, G, Xs, xsq, diag_values(self.program, xsq),
-                             self.program.fast if lazy else _NO_FAST, U, self.logw, self.w, self.wsync,
-                             self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
-                             self.alpha, self.spa_beta, self.eta)
+                             fast_flags(self.program, active) if lazy else _NO_FAST, U, self.logw, self.w,
+                             self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync,
+                             np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta, act)
         return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                          self.block_sync, self.beta, self.delta)
+                          self.block_sync, self.beta, self.delta, act)
 
     def _work_buffer(self, m: int, n: int) -> np.ndarray:
         """An (m, n, n) scratch ``G[k, t, s]`` reused across blocks (a fresh array per block would

@@ -1,0 +1,135 @@
+"""Coordinator: the model's weights, the round schedule, metrics and checkpoint timing (DESIGN §5).
+
+Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: at most one
+block, at most ``MAX_SEGMENT`` rows) the coordinator sends every shard one request (the weights,
+the previous round's new support vectors) and gets one reply (its kernels' decision values and
+updates). It then replays the combiner over the round (:mod:`omkl_dist.engine._combine`), which
+gives the in-process engine's weights, scores and mistakes bit for bit.
+
+Shards may be plain objects (tests) or Dask actor handles: a call's result is awaited when it is
+awaitable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+
+import numpy as np
+
+from ..combiners.hedge import SPA, STOCHASTIC
+from ..core.randomness import uniforms
+from ..engine._combine import omkc_combine, spa_combine
+from ..engine.local import MAX_SEGMENT
+
+# the combiner's state: what the coordinator owns of a LocalEngine's state
+WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
+
+
+async def _result(value):
+    return await value if inspect.isawaitable(value) else value
+
+
+class Coordinator:
+    """Drives rounds over the shards and keeps the combiner state.
+
+    Parameters
+    ----------
+    shards : list
+        Objects (or actor handles) with ``step(request)`` and ``apply(append)``.
+    parts : list of int arrays
+        The kernels each shard owns (positions in the model's kernel list).
+    arrays, scalars : dict
+        The model's engine state (:meth:`LocalEngine.state`; the pool part is not needed).
+    n_rows : int
+        Length of the stream; the job ends there.
+    checkpoint_every : int
+        Rounds between checkpoints (``run_rounds`` stops at each); 0 = never.
+    history : list, optional
+        ``(instances seen, mistakes)`` after each earlier round (a resumed job's metrics).
+    """
+
+    def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
+                 history=None):
+        self.shards = list(shards)
+        self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
+        for name in WEIGHT_ARRAYS:
+            setattr(self, name, np.array(arrays[name]))
+        self.rule, self.seed = int(scalars["rule"]), int(scalars["seed"])
+        self.block_size, self.block_sync = int(scalars["block_size"]), bool(scalars["block_sync"])
+        self.beta, self.delta, self.gamma = float(scalars["beta"]), float(scalars["delta"]), float(scalars["gamma"])
+        self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
+        self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
+        self.history = [tuple(h) for h in (history or [])]
+        self.m = len(self.w)
+        self.pending = None
+        self.rounds = 0
+        self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards)}
+
+    # --- the round loop ----------------------------------------------------------------------
+    async def run_rounds(self, max_rounds: int) -> dict:
+        """Run up to ``max_rounds`` rounds (stopping early at the end of the stream or when a
+        checkpoint is due), then have every shard apply the last round; returns :meth:`progress`."""
+        due = False
+        for _ in range(int(max_rounds)):
+            if self.n_seen >= self.n_rows:
+                break
+            await self._round()
+            if self.checkpoint_every and self.rounds % self.checkpoint_every == 0:
+                due = True
+                break
+        await self._flush()
+        return {**self.progress(), "checkpoint_due": due}
+
+    async def _round(self):
+        t_start = time.perf_counter()
+        g = self.n_seen
+        n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)
+        w = self.w.copy()
+        calls = [shard.step({"n": n, "w": w, "append": self.pending, "labels": i == 0})
+                 for i, shard in enumerate(self.shards)]
+        outs = await asyncio.gather(*(_result(c) for c in calls))
+        t_combine = time.perf_counter()
+        F = np.empty((n, self.m))
+        coef = np.zeros((n, self.m))
+        for i, (part, out) in enumerate(zip(self.parts, outs)):
+            F[:, part] = out["F"]
+            coef[np.ix_(out["rows"], part)] = out["coef"]
+            self.timing["shard_s"][i] += out["seconds"]
+        y = outs[0]["y"]
+        if self.rule == SPA:
+            _, mistakes = spa_combine(y, F, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
+                                      np.log(self.gamma))
+        else:
+            U = (uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size) if self.rule in STOCHASTIC
+                 else np.empty((n, self.m)))
+            _, mistakes = omkc_combine(self.rule, y, F, coef != 0.0, U, self.w, self.wsync, self.kernel_mistakes, g,
+                                       self.block_size, self.block_sync, self.beta, self.delta)
+        kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        self.pending = (kept, coef[kept])
+        self.n_seen += n
+        self.n_mistakes += int(mistakes.sum())
+        self.rounds += 1
+        self.history.append((self.n_seen, self.n_mistakes))
+        now = time.perf_counter()
+        self.timing["combine_s"] += now - t_combine
+        self.timing["round_s"] += now - t_start
+        self.timing["rounds"] += 1
+
+    async def _flush(self):
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            await asyncio.gather(*(_result(shard.apply(pending)) for shard in self.shards))
+
+    # --- reporting ---------------------------------------------------------------------------
+    def progress(self) -> dict:
+        return {"n_seen": self.n_seen, "n_mistakes": self.n_mistakes, "n_rows": self.n_rows,
+                "done": self.n_seen >= self.n_rows, "timing": dict(self.timing)}
+
+    def state(self) -> dict:
+        """The combiner state (arrays) and counters, for a checkpoint or the final model."""
+        if self.pending is not None:
+            raise RuntimeError("state() between rounds only (the last round is not applied yet)")
+        return {"arrays": {name: getattr(self, name).copy() for name in WEIGHT_ARRAYS},
+                "n_seen": self.n_seen, "n_mistakes": self.n_mistakes, "history": list(self.history)}

@@ -1,0 +1,112 @@
+"""KernelShard: one worker's part of a distributed online model (DESIGN §5).
+
+A shard owns the *learning* of some kernels: it computes their decision values and decides their
+updates. It keeps a copy of the whole support-vector pool (every shard appends the same rows with
+the same coefficients, sent by the coordinator once per round), so each of its kernels is
+evaluated with exactly the data layout and arithmetic of the in-process engine and the result is
+the in-process result bit for bit, however the kernels are split. The pool's dot products are
+repeated on every shard; the kernel evaluations, the bulk of the work, are not.
+
+It reads its rows straight from the zarr store, in the job's order; feature data never pass
+through the coordinator or the client.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..core.program import compile_program
+from ..engine.local import LocalEngine
+from ..kernels import make_pool
+from ..preprocessing import Scaler
+
+
+def engine_program(kernel_pool: str, kernel_ids):
+    """The compiled program of the kernels still in a model (``kernel_ids`` index the pool)."""
+    pool = make_pool(kernel_pool)
+    return compile_program(make_pool([pool[int(i)] for i in kernel_ids]))
+
+
+class KernelShard:
+    """Learns kernels ``kernels`` (positions in the model's kernel list) over the job's stream.
+
+    Parameters
+    ----------
+    job : dict
+        ``data`` (dataset directory), ``shuffle``, ``seed``, ``limit`` (rows of the stream or None),
+        ``kernel_pool`` (spec string) and ``scaler`` (:meth:`Scaler.to_dict`).
+    kernels : sequence of int
+    state : dict
+        Where the model starts: ``{"checkpoint": DIR}`` (a saved model, read here) or
+        ``{"arrays": ..., "scalars": ...}`` (:meth:`LocalEngine.state`).
+    """
+
+    def __init__(self, job: dict, kernels, state: dict):
+        from storage import open_stream  # storage is the shard's data source, not the algorithms'
+
+        if "checkpoint" in state:
+            from storage.models import read_state
+
+            arrays, meta = read_state(state["checkpoint"])
+            scalars = meta["engine"]
+        else:
+            arrays, scalars = state["arrays"], state["scalars"]
+        self.engine = LocalEngine.from_state(engine_program(job["kernel_pool"], arrays["kernel_ids"]), arrays,
+                                             scalars)
+        self.act = np.asarray(kernels, dtype=np.int64)
+        self.scaler = Scaler.from_dict(job["scaler"])
+        stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
+        self.cursor = stream.cursor(self.engine.n_seen)
+        self._last = None  # (X, ‖x‖²) of the last round, until the coordinator says which rows to keep
+
+    def step(self, request: dict) -> dict:
+        """One round: keep last round's support vectors, then learn the next ``n`` rows.
+
+        ``request``: ``n``, ``w`` (the model's weights now), ``append`` (``(rows, coef)`` of the
+        last round or None) and ``labels`` (return the rows' labels). Returns this shard's
+        kernels' decision values ``F`` (n × own), the rows they updated on with their
+        coefficients, and the compute time.
+        """
+        self.apply(request["append"])
+        n = int(request["n"])
+        X, y = self.cursor.take(n)
+        if len(y) != n:
+            raise RuntimeError(f"the stream ended after {self.engine.n_seen + len(y)} rows, the job expected "
+                               f"{self.engine.n_seen + n}: was the dataset changed while the job ran?")
+        t0 = time.perf_counter()
+        X = self.scaler.transform(X)
+        xsq = np.einsum("ij,ij->i", X, X)
+        e = self.engine
+        e.w[:] = request["w"]
+        F, _, _, coef = e.run_segment(X, xsq, y.astype(np.float64), act=self.act)
+        e.n_seen += n
+        self._last = (X, xsq)
+        own = coef[:, self.act]
+        rows = np.flatnonzero(np.any(own != 0.0, axis=1))
+        out = {"F": np.ascontiguousarray(F[:, self.act]), "rows": rows, "coef": own[rows],
+               "seconds": time.perf_counter() - t0}
+        if request.get("labels"):
+            out["y"] = y.astype(np.float64)
+        return out
+
+    def apply(self, append) -> None:
+        """Append the last round's support vectors (``(rows, coef)`` over all kernels)."""
+        if append is None:
+            return
+        if self._last is None:
+            raise RuntimeError("no round to append support vectors from")
+        rows, coef = append
+        X, xsq = self._last
+        self.engine.pool.append(X[rows], xsq[rows], coef)
+        self._last = None
+
+    def pool_state(self) -> dict:
+        """The support-vector pool (identical on every shard once the last round is applied)."""
+        if self._last is not None:
+            raise RuntimeError("the last round's support vectors are not applied yet")
+        return self.engine.pool.state()
+
+    def ping(self) -> int:
+        return int(self.engine.n_seen)

@@ -1,0 +1,91 @@
+"""The combiner half of the block recurrences, replayed from per-kernel outcomes (DESIGN §5).
+
+In the distributed engine each shard runs :func:`._recurrence.omkc_block` / ``spa_block`` for its
+own kernels and returns their decision values ``F`` (and, for OMKC, which kernels updated). The
+coordinator then replays the weights over the same rows with these functions, which perform the
+combiner's floating-point operations in exactly the order the in-process recurrences do, so the
+weights, combined scores and mistakes are the in-process ones bit for bit. Valid whenever a
+kernel's update does not depend on the other kernels within a block: deterministic updates,
+and stochastic updates in block-sync mode (sampling from the block-start weights).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update
+from ..learners.perceptron import perceptron_mistake
+from ..learners.spa import hinge
+
+
+@njit(cache=True)
+def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
+    """Hedge over rows whose per-kernel scores ``F`` and update flags are known; returns
+    ``(score, mistakes)`` and mutates ``w``, ``wsync``, ``kmistakes`` as :func:`omkc_block` does."""
+    n, m = F.shape
+    score = np.empty(n)
+    mistakes = np.zeros(n, dtype=np.bool_)
+    f = np.empty(m)
+    z = np.zeros(m, dtype=np.bool_)
+    penalise = np.zeros(m, dtype=np.bool_)
+    for t in range(n):
+        if (t0 + t) % block_size == 0:
+            wsync[:] = w
+        yt = y[t]
+        for k in range(m):
+            f[k] = F[t, k]
+            z[k] = perceptron_mistake(yt, f[k])
+        if rule == UNIFORM:
+            total = 0.0
+            for k in range(m):
+                total += f[k]
+            s_t = total / m
+            zu = perceptron_mistake(yt, s_t)
+            for k in range(m):
+                z[k] = zu
+        elif rule == LEADER:
+            best = 0
+            for k in range(1, m):
+                if kmistakes[k] < kmistakes[best]:
+                    best = k
+            s_t = f[best]
+        else:
+            s_t = hedge_score(rule, f, w, U[t], wsync if block_sync else w, delta, penalise)
+        score[t] = s_t
+        mistakes[t] = yt * s_t <= 0.0
+        for k in range(m):
+            if z[k]:
+                kmistakes[k] += 1
+            penalise[k] = updated[t, k]
+        if rule == DD or rule == DS or rule == SD or rule == SS:
+            hedge_update(w, penalise, beta)
+    return score, mistakes
+
+
+@njit(cache=True)
+def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma):
+    """SPA's Hedge (w ← w γ^ℓ with the hinge loss ℓ) replayed over rows with known ``F``; returns
+    ``(score, mistakes)`` and mutates the weight state as :func:`spa_block` does."""
+    n, m = F.shape
+    score = np.empty(n)
+    mistakes = np.zeros(n, dtype=np.bool_)
+    losses = np.empty(m)
+    for t in range(n):
+        if (t0 + t) % block_size == 0:
+            wsync[:] = w
+        yt = y[t]
+        total = 0.0
+        for k in range(m):
+            total += w[k]
+        s_t = 0.0
+        for k in range(m):
+            s_t += (w[k] / total) * F[t, k]
+        score[t] = s_t
+        mistakes[t] = yt * s_t <= 0.0
+        for k in range(m):
+            losses[k] = hinge(yt, F[t, k])
+            if yt * F[t, k] <= 0.0:
+                kmistakes[k] += 1
+        hedge_loss_update(logw, losses, log_gamma, w)
+    return score, mistakes
