@@ -22,7 +22,8 @@ class _Group(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except (DataError, ValueError, FileExistsError, FileNotFoundError) as exc:
+        except (DataError, ValueError, FileExistsError, FileNotFoundError, PermissionError, ConnectionError,
+                TimeoutError, RuntimeError) as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
 
@@ -119,24 +120,45 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
     click.echo(format_info(meta))
 
 
+_ALGO_PARAMS = ("update", "combination", "kernels", "kernel", "beta", "delta", "gamma", "eta", "alpha", "budget",
+                "block_sync")
+
+
+def _algo_options(command):
+    """The options shared by ``run`` and ``submit``: the algorithm and its parameters."""
+    options = [
+        click.option("--algo", required=True, help="omkc, perceptron, perceptron-u, perceptron-star, spa."),
+        click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."),
+        click.option("--update", type=click.Choice(["D", "S"]), default=None,
+                     help="OMKC: kernel selection for updates."),
+        click.option("--combination", type=click.Choice(["D", "S", "U"]), default=None,
+                     help="OMKC: selection for combining (U: fixed uniform vote, OMKC(U))."),
+        click.option("--kernels", default=None,
+                     help="Kernel pool: omkc16, mkboost17 or a spec such as 'poly:1,2;gaussian:2^-2..2^2'."),
+        click.option("--kernel", default=None, help="perceptron: the single kernel (default linear)."),
+        click.option("--beta", type=float, default=None,
+                     help="OMKC: Hedge discount in (0,1). SPA: support-vector sampling divisor (>= alpha)."),
+        click.option("--delta", type=float, default=None, help="Sampling smoothing in (0,1] (SPA: (0,1))."),
+        click.option("--gamma", type=float, default=None, help="SPA: Hedge discount per unit of hinge loss, in (0,1)."),
+        click.option("--eta", type=float, default=None, help="SPA: aggressiveness (learning rate) > 0."),
+        click.option("--alpha", type=float, default=None, help="SPA: sampling cap, min(alpha, loss)/beta."),
+        click.option("--budget", type=click.IntRange(min=1), default=None,
+                     help="SPA: expected support vectors per kernel (sets beta = alpha T / budget)."),
+        click.option("--block-sync", is_flag=True, default=None,
+                     help="Stochastic updates sample with block-start weights (always on with submit)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _algo_params(kwargs) -> dict:
+    return {name: kwargs.pop(name) for name in _ALGO_PARAMS}
+
+
 @main.command("run")
-@click.option("--algo", required=True, help="omkc, perceptron, perceptron-u, perceptron-star, spa.")
-@click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory.")
-@click.option("--update", type=click.Choice(["D", "S"]), default=None, help="OMKC: kernel selection for updates.")
-@click.option("--combination", type=click.Choice(["D", "S", "U"]), default=None,
-              help="OMKC: selection for combining (U: fixed uniform vote, OMKC(U)).")
-@click.option("--kernels", default=None, help="Kernel pool: omkc16, mkboost17 or a spec such as 'poly:1,2;gaussian:2^-2..2^2'.")
-@click.option("--kernel", default=None, help="perceptron: the single kernel (default linear).")
-@click.option("--beta", type=float, default=None,
-              help="OMKC: Hedge discount in (0,1). SPA: support-vector sampling divisor (>= alpha).")
-@click.option("--delta", type=float, default=None, help="Sampling smoothing in (0,1] (SPA: (0,1)).")
-@click.option("--gamma", type=float, default=None, help="SPA: Hedge discount per unit of hinge loss, in (0,1).")
-@click.option("--eta", type=float, default=None, help="SPA: aggressiveness (learning rate) > 0.")
-@click.option("--alpha", type=float, default=None, help="SPA: sampling cap, min(alpha, loss)/beta.")
-@click.option("--budget", type=click.IntRange(min=1), default=None,
-              help="SPA: expected support vectors per kernel (sets beta = alpha T / budget).")
+@_algo_options
 @click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
-@click.option("--block-sync", is_flag=True, default=None, help="Stochastic updates sample with block-start weights.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True)
 @click.option("--scale-rows", type=click.IntRange(min=1), default=None,
@@ -150,18 +172,125 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 @click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def run(algo, data, update, combination, kernels, kernel, beta, delta, gamma, eta, alpha, budget, block_size,
-        block_sync, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite, as_json, quiet):
+def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite, as_json,
+        quiet, **kwargs):
     """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
     from .run import format_report, run_job
 
-    params = {"update": update, "combination": combination, "kernels": kernels, "kernel": kernel, "beta": beta,
-              "delta": delta, "gamma": gamma, "eta": eta, "alpha": alpha, "budget": budget, "block_sync": block_sync}
+    params = _algo_params(kwargs)
     if trace_out is None:
         trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
     report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=scaling,
                      scale_rows=scale_rows, permute=not no_permute, limit=limit, trace_out=trace_out,
                      model_out=model_out, overwrite=overwrite, show_progress=not quiet)
+    click.echo(json.dumps(report) if as_json else format_report(report))
+
+
+@main.group(cls=_Group)
+def cluster():
+    """Start, inspect and stop a local Dask cluster (real scheduler and worker processes)."""
+
+
+_RUN_DIR = click.option("--run-dir", type=click.Path(path_type=Path), default=Path("runs") / "cluster",
+                        show_default=True, help="Where the cluster keeps its state, logs and pid files.")
+
+
+@cluster.command("up")
+@_RUN_DIR
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1))
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Threads per worker (also numba's and BLAS's).")
+@click.option("--memory-limit", default="auto", show_default=True, help="Per worker, e.g. 4GB.")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(min=0), help="Scheduler port (0: any free).")
+@click.option("--tls-dir", type=click.Path(path_type=Path), default=None,
+              help="Use mutual TLS with the certificates in this directory (see `omkl cluster certs`).")
+def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir):
+    """Start a scheduler and worker processes on 127.0.0.1."""
+    from cluster.local import up
+
+    state = up(run_dir, workers=workers, threads=threads, memory_limit=memory_limit, port=port, tls_dir=tls_dir)
+    click.echo(f"scheduler  {state['scheduler_address']}")
+    click.echo(f"dashboard  {state['dashboard']}")
+    click.echo(f"workers    {workers} x {threads} thread(s); logs and pids in {state['run_dir']}")
+    click.echo(f"submit with: omkl submit --scheduler {state['scheduler_address']} ...")
+
+
+@cluster.command("status")
+@_RUN_DIR
+@click.option("--json", "as_json", is_flag=True)
+def cluster_status(run_dir, as_json):
+    """Show the cluster's processes and the workers its scheduler knows."""
+    from cluster.local import status
+
+    info = status(run_dir)
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    click.echo(f"scheduler  {info['scheduler_address']} ({'reachable' if info['reachable'] else 'NOT reachable'})")
+    click.echo(f"dashboard  {info['dashboard']}")
+    for pid, alive in info["processes"].items():
+        click.echo(f"process    {pid} {'running' if alive else 'gone'}")
+    for w in info["workers"]:
+        click.echo(f"worker     {w['name']} {w['address']} threads={w['nthreads']}")
+
+
+@cluster.command("down")
+@_RUN_DIR
+def cluster_down(run_dir):
+    """Stop the cluster and every process it started."""
+    from cluster.local import down
+
+    result = down(run_dir)
+    forced = f" ({len(result['killed'])} needed SIGKILL)" if result["killed"] else ""
+    click.echo(f"stopped {len(result['stopped'])} process group(s){forced}")
+
+
+@cluster.command("certs")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path))
+def cluster_certs(out):
+    """Create a private CA and a node certificate for a TLS cluster on 127.0.0.1."""
+    from cluster.tls import make_certificates
+
+    click.echo(f"wrote ca.pem, node.pem, node-key.pem to {make_certificates(out)}")
+
+
+@main.command("submit")
+@click.option("--scheduler", required=True, help="Scheduler address, e.g. tcp://127.0.0.1:8786.")
+@_algo_options
+@click.option("--block-size", default=1024, show_default=True, type=click.IntRange(min=1))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Model directory to write.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True)
+@click.option("--no-permute", is_flag=True, help="Keep the stored row order (default: seeded chunk-local shuffle).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
+@click.option("--checkpoint-every", default=50, show_default=True, type=click.IntRange(min=0),
+              help="Rounds (blocks of at most 1,024 rows) between checkpoints; 0: none.")
+@click.option("--checkpoint-dir", type=click.Path(path_type=Path), default=None,
+              help="Default: OUT.checkpoints (removed when the job ends well unless --keep-checkpoints).")
+@click.option("--keep-checkpoints", is_flag=True)
+@click.option("--resume", is_flag=True, help="Continue from the newest checkpoint of the same job.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out directory at the end.")
+@click.option("--max-retries", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Worker failures to recover from before giving up.")
+@click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker).")
+@click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster.")
+@click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, limit, checkpoint_every, checkpoint_dir,
+           keep_checkpoints, resume, overwrite, max_retries, shards, tls_dir, timeout, as_json, quiet, **kwargs):
+    """Run an online job on a Dask cluster (kernel shards + coordinator) and write the model."""
+    from cluster.local import connect
+
+    from .submit import format_report, submit_job
+
+    params = _algo_params(kwargs)
+    with connect(scheduler, tls_dir=tls_dir, timeout=timeout) as client:
+        report = submit_job(client, algo, data, out, params=params, block_size=block_size, seed=seed,
+                            scaling=scaling, permute=not no_permute, limit=limit, checkpoint_every=checkpoint_every,
+                            checkpoint_dir=checkpoint_dir, resume=resume, overwrite=overwrite,
+                            max_retries=max_retries, n_shards=shards, show_progress=not quiet,
+                            keep_checkpoints=keep_checkpoints)
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 

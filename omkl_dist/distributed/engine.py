@@ -1,0 +1,166 @@
+"""DaskEngine: run an online model over a stored stream with kernel shards on a Dask cluster.
+
+One :class:`~.shard.KernelShard` actor per worker (up to one per kernel) and one
+:class:`~.coordinator.Coordinator` actor; the client only starts them, asks the coordinator to
+run a batch of rounds at a time (progress), collects the state for checkpoints and the final
+model, and rebuilds everything from the last checkpoint when a worker dies. The client is passed
+in, never looked up globally.
+
+Actors are not resilient (a dead worker's actors are gone), so recovery is: wait for the cluster
+to have workers again (a ``dask worker``'s nanny restarts a killed process), start fresh actors
+from the last checkpoint and go on. Every decision depends only on the model state and the
+(seed, block, kernel) random streams, so the recovered run ends with the same model.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .coordinator import Coordinator
+from .partition import partition_kernels
+from .shard import KernelShard, engine_program
+
+
+class WorkerLost(RuntimeError):
+    """A worker died (or stopped answering) during a job, more often than the retries allow."""
+
+
+class DaskEngine:
+    """Drive a job's rounds on the cluster behind ``client``.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    job : dict
+        What every shard needs to read and learn (see :class:`KernelShard`).
+    n_shards : int or None
+        Kernel shards (default: one per worker; capped at the number of kernels).
+    checkpoint_every : int
+        Rounds between checkpoints (0 = none); a round is one block, at most 1,024 rows.
+    max_retries : int
+        Worker failures tolerated per job before giving up.
+    rounds_per_call : int
+        Rounds per coordinator call (how often progress is reported).
+    call_timeout : float
+        Seconds one coordinator call may take before the job counts as stuck.
+    """
+
+    def __init__(self, client, job: dict, *, n_shards=None, checkpoint_every: int = 0, max_retries: int = 3,
+                 rounds_per_call: int = 16, call_timeout: float = 600.0, worker_timeout: float = 120.0):
+        self.client = client
+        self.job = job
+        self.n_shards = n_shards
+        self.checkpoint_every = int(checkpoint_every)
+        self.max_retries = int(max_retries)
+        self.rounds_per_call = int(rounds_per_call)
+        self.call_timeout = float(call_timeout)
+        self.worker_timeout = float(worker_timeout)
+        self.failures = []
+        self.n_workers = 0
+        self._workers = []
+        self._last_checkpoint = None
+
+    def run(self, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None) -> dict:
+        """Learn until row ``n_rows`` of the stream.
+
+        ``start``: ``{"arrays", "scalars"}`` (a fresh model's :meth:`LocalEngine.state`) or
+        ``{"checkpoint": DIR, "history": [...]}``. ``on_progress(progress)`` is called after every
+        coordinator call; ``on_checkpoint(arrays, scalars, history)`` must write a checkpoint and
+        return its directory (used to recover). Returns ``{"arrays", "scalars", "history",
+        "timing", "failures"}``: the final engine state.
+        """
+        restore = start
+        expected_workers = len(self.client.scheduler_info()["workers"])
+        if expected_workers == 0:
+            raise RuntimeError("the cluster has no workers; start some (omkl cluster up --workers 2)")
+        while True:
+            try:
+                return self._attempt(restore, n_rows, on_progress, on_checkpoint)
+            except Exception as exc:  # noqa: BLE001 - sorted below: a lost worker, or an error of the job
+                if not self._workers_changed():
+                    raise  # the same workers are all there: a bad job (data, parameters), not a dead worker
+                self.failures.append(f"{type(exc).__name__}: {exc}")
+                if len(self.failures) > self.max_retries:
+                    where = restore.get("checkpoint", "the start (no checkpoint written yet)")
+                    raise WorkerLost(f"gave up after {len(self.failures)} worker failures (last: {self.failures[-1]}); "
+                                     f"the last good checkpoint is {where}: fix the cluster and rerun with --resume"
+                                     ) from exc
+                restore = self._last_checkpoint or restore
+                self._wait_for_workers(expected_workers)
+
+    # --- one attempt: actors from ``start`` until done or a failure -------------------------
+    def _attempt(self, start, n_rows, on_progress, on_checkpoint):
+        arrays, scalars, history = self._coordinator_start(start)
+        program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
+        workers = self._workers = sorted(self.client.scheduler_info()["workers"])
+        self.n_workers = len(workers)
+        parts = partition_kernels(program, int(scalars["rule"]), self.n_shards or len(workers))
+        shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
+        futures = []
+        try:
+            futures = [self.client.submit(KernelShard, self.job, part, shard_state, actor=True,
+                                          workers=[workers[i % len(workers)]], pure=False)
+                       for i, part in enumerate(parts)]
+            shards = [f.result(timeout=self.call_timeout) for f in futures]
+            futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
+                                              self.checkpoint_every, history, actor=True, workers=[workers[0]],
+                                              pure=False))
+            coord = futures[-1].result(timeout=self.call_timeout)
+            while True:
+                progress = coord.run_rounds(self.rounds_per_call).result(timeout=self.call_timeout)
+                if on_progress is not None:
+                    on_progress(progress)
+                if progress["done"] or (progress["checkpoint_due"] and on_checkpoint is not None):
+                    state = self._collect(coord, shards[0], scalars)
+                    if progress["done"]:
+                        return {**state, "timing": progress["timing"], "failures": list(self.failures),
+                                "n_shards": len(parts)}
+                    path = on_checkpoint(state["arrays"], state["scalars"], state["history"])
+                    self._last_checkpoint = {"checkpoint": str(path), "history": state["history"]}
+        finally:
+            for f in futures:
+                f.release()
+
+    def _coordinator_start(self, start):
+        if "checkpoint" in start:
+            from storage.models import read_state
+
+            arrays, meta = read_state(start["checkpoint"])
+            return arrays, meta["engine"], start.get("history", [])
+        return start["arrays"], start["scalars"], []
+
+    def _collect(self, coord, shard, scalars) -> dict:
+        cstate = coord.state().result(timeout=self.call_timeout)
+        pool = shard.pool_state().result(timeout=self.call_timeout)
+        arrays = {**cstate["arrays"], **pool}
+        scalars = {**scalars, "n_seen": cstate["n_seen"], "n_mistakes": cstate["n_mistakes"]}
+        return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}
+
+    # --- failures ----------------------------------------------------------------------------
+    def _workers_changed(self) -> bool:
+        """Whether a worker of the failed attempt is gone (a restarted one has a new address)."""
+        time.sleep(1.0)  # let the scheduler notice a loss
+        try:
+            now = set(self.client.scheduler_info()["workers"])
+        except Exception:  # noqa: BLE001 - the scheduler itself is gone: the cluster is lost
+            raise WorkerLost("lost the connection to the scheduler during the job") from None
+        return not set(self._workers) <= now
+
+    def _wait_for_workers(self, expected: int) -> None:
+        """Give the nannies time to restart killed workers; go on with fewer if they don't come."""
+        deadline = time.monotonic() + self.worker_timeout
+        while time.monotonic() < deadline:
+            n = len(self.client.scheduler_info()["workers"])
+            if n >= expected:
+                return
+            time.sleep(0.5)
+        if len(self.client.scheduler_info()["workers"]) == 0:
+            raise WorkerLost(f"no workers came back within {self.worker_timeout:.0f} s")
+
+
+def engine_state_start(engine) -> dict:
+    """The ``start`` argument of :meth:`DaskEngine.run` for an in-process engine's state."""
+    arrays, scalars = engine.state()
+    return {"arrays": {k: np.asarray(v) for k, v in arrays.items()}, "scalars": scalars}

@@ -1,0 +1,231 @@
+"""``omkl submit``: run an online job on a Dask cluster, with checkpoints and exact resume.
+
+The job reads an ingested dataset directory (zarr + parquet) that the workers can read too. Every
+``--checkpoint-every`` rounds the full model (support vectors, coefficients, weights, counters,
+the stream position — ``n_seen`` — and the metrics so far) is written atomically as a saved model
+into ``CHECKPOINT_DIR/ckpt-<rows seen>``, beside ``job.json`` (what the job is). ``--resume``
+continues from the newest checkpoint after checking that ``job.json`` describes the same job.
+A worker that dies mid-job is recovered from automatically (see :class:`DaskEngine`). The final
+model is bit-identical to an uninterrupted run's, and to the in-process engine's in block-sync
+mode; it loads with ``pipelines.models.load_model`` like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from omkl_dist.algorithms.registry import make_estimator
+from omkl_dist.distributed.engine import DaskEngine, engine_state_start
+from omkl_dist.engine.local import LocalEngine
+from omkl_dist.preprocessing import Scaler
+from storage.errors import DataError
+from storage.ingest import dataset_info
+
+from .models import load_model, save_model
+
+CHECKPOINT_SCHEMA = 1
+JOB = "job.json"
+KEEP_CHECKPOINTS = 2
+# stochastic-update models sample with the block-start weights on a cluster (DESIGN §5)
+_BLOCK_SYNC_ALGOS = ("omkc", "spa")
+
+
+def job_description(algo, data, params, *, block_size, seed, scaling, permute, limit, n_rows) -> dict:
+    """What identifies a job: a resume must match it exactly."""
+    return {"schema": CHECKPOINT_SCHEMA, "algo": algo, "data": str(Path(data).resolve()), "params": params,
+            "block_size": block_size, "seed": seed, "scaling": scaling, "permute": permute, "limit": limit,
+            "n_rows": n_rows}
+
+
+def _check_writable(out: Path, overwrite: bool, resume: bool) -> None:
+    parent = out.resolve().parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise PermissionError(f"cannot write the model to {out}: {parent} is not a writable directory; "
+                              "choose another --out")
+    if out.exists() and not (overwrite or resume):
+        raise FileExistsError(f"{out} exists; pass --overwrite to replace it (atomically, at the end of the job)")
+
+
+class CheckpointStore:
+    """``job.json`` + ``ckpt-<n_seen>`` saved models; keeps the newest few."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+
+    def start(self, job: dict, *, resume: bool):
+        """Record the job (or, for a resume, check it is the recorded one); return the newest
+        checkpoint directory to resume from, or None."""
+        recorded = self.dir / JOB
+        if not resume:
+            if self.dir.exists():
+                shutil.rmtree(self.dir)
+            self.dir.mkdir(parents=True)
+            recorded.write_text(json.dumps(job, indent=2, sort_keys=True) + "\n")
+            return None
+        if not recorded.is_file():
+            raise DataError("nothing to resume: no job.json", path=self.dir,
+                            fix="run the job without --resume (or point --checkpoint-dir at the job's checkpoints)")
+        old = json.loads(recorded.read_text())
+        if old.get("schema") != CHECKPOINT_SCHEMA:
+            raise DataError(f"checkpoint schema {old.get('schema')!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
+                            path=recorded, fix="resume with the omkl-dist version that wrote it, or start over")
+        diff = {k: (old.get(k), v) for k, v in job.items() if old.get(k) != v}
+        if diff:
+            detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in sorted(diff.items()))
+            raise DataError(f"the checkpoints belong to another job ({detail})", path=self.dir,
+                            fix="repeat the original command with --resume, or start over without --resume")
+        return self.latest()
+
+    def latest(self):
+        found = sorted(self.dir.glob("ckpt-*"))
+        return found[-1] if found else None
+
+    def write(self, model, scaler, n_seen: int, history, job: dict) -> Path:
+        path = self.dir / f"ckpt-{n_seen:012d}"
+        save_model(model, path, scaler=scaler, overwrite=True,
+                   extra_meta={"job": job, "history": [list(h) for h in history]})
+        for old in sorted(self.dir.glob("ckpt-*"))[:-KEEP_CHECKPOINTS]:
+            shutil.rmtree(old, ignore_errors=True)
+        return path
+
+
+def _template(algo, params, *, block_size, seed, n_features, n_rows):
+    """An estimator started on the job's shape: its fresh engine is the job's initial state."""
+    if algo in _BLOCK_SYNC_ALGOS:
+        params = {**params, "block_sync": True}
+    model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
+    if type(model).__name__ == "PerceptronStar":
+        raise ValueError(f"--algo {algo} cannot run on the cluster engine: Perceptron(*) replaces its kernel set "
+                         "mid-stream; run it in-process with `omkl run`")
+    model._check_params()
+    model.classes_ = np.array([-1, 1])
+    model.n_features_in_ = n_features
+    model._start(n_features, n_rows)
+    return model
+
+
+def _with_state(model, arrays, scalars):
+    model.engine_ = LocalEngine.from_state(model.engine_.program, arrays, scalars)
+    model._publish()
+    return model
+
+
+def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 1024, seed: int = 0,
+               scaling: str = "none", permute: bool = True, limit=None, checkpoint_every: int = 50,
+               checkpoint_dir=None, resume: bool = False, overwrite: bool = False, max_retries: int = 3,
+               n_shards=None, show_progress: bool = True, keep_checkpoints: bool = False) -> dict:
+    """Run ``algo`` over the dataset directory ``data`` on the cluster behind ``client``; write the
+    model to ``out`` and return the report."""
+    data, out = Path(data), Path(out)
+    meta = dataset_info(data)  # a clear DataError if it is not a dataset directory
+    if int(meta["n_classes"]) != 2:
+        raise DataError(f"online binary classifiers need two classes, the data has {meta['n_classes']}", path=data,
+                        fix="pick a binary dataset")
+    _check_writable(out, overwrite, resume)
+    n_rows = int(meta["n_rows"]) if limit is None else min(int(limit), int(meta["n_rows"]))
+    n_features = int(meta["n_features"])
+    if params.get("budget") is not None:
+        params = {**params, "expected_instances": n_rows}
+    job = job_description(algo, data, params, block_size=block_size, seed=seed, scaling=scaling, permute=permute,
+                          limit=limit, n_rows=n_rows)
+    store = CheckpointStore(checkpoint_dir or Path(str(out) + ".checkpoints"))
+    model = _template(algo, params, block_size=block_size, seed=seed, n_features=n_features, n_rows=n_rows)
+    resume_from = store.start(job, resume=resume)
+    if resume_from is not None:
+        _, scaler, ckpt_meta = load_model(resume_from)
+        start = {"checkpoint": str(resume_from.resolve()), "history": ckpt_meta.get("history", [])}
+        n_start = int(ckpt_meta["engine"]["n_seen"])
+    else:
+        scaler = _fit_scaler(client, data, scaling, permute, seed, limit, n_features)
+        start, n_start = engine_state_start(model.engine_), 0
+    shard_job = {"data": str(data.resolve()), "shuffle": permute, "seed": seed, "limit": limit,
+                 "kernel_pool": model.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
+
+    def on_checkpoint(arrays, scalars, history):
+        return store.write(_with_state(model, arrays, scalars), scaler, int(scalars["n_seen"]), history, job)
+
+    bar = tqdm(total=n_rows, initial=n_start, unit="inst", desc=f"{algo} on {data.name} (cluster)",
+               disable=not show_progress, file=sys.stderr, dynamic_ncols=True)
+
+    def on_progress(p):
+        bar.update(p["n_seen"] - bar.n)
+        bar.set_postfix(mistakes=f"{100.0 * p['n_mistakes'] / max(p['n_seen'], 1):.2f}%", refresh=False)
+
+    engine = DaskEngine(client, shard_job, n_shards=n_shards, checkpoint_every=checkpoint_every,
+                        max_retries=max_retries)
+    t0 = time.perf_counter()
+    try:
+        result = engine.run(start, n_rows, on_progress=on_progress, on_checkpoint=on_checkpoint)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    model = _with_state(model, result["arrays"], result["scalars"])
+    report = _report(algo, data, model, result, seconds, n_start, block_size, seed, scaling, engine)
+    save_model(model, out, scaler=scaler, overwrite=True, extra_meta={"trained_on": job, "report": report})
+    report["model_path"] = str(out)
+    if not keep_checkpoints:
+        shutil.rmtree(store.dir, ignore_errors=True)
+    return report
+
+
+def _fit_scaler(client, data, scaling, permute, seed, limit, n_features) -> Scaler:
+    """Fit the scaler on a prefix of the stream, on a worker (no feature data to the client)."""
+    if scaling == "none":
+        return Scaler("none").fit(np.zeros((1, n_features)))
+    stats = client.submit(_fit_scaler_task, str(Path(data).resolve()), scaling, permute, seed, limit,
+                          pure=False).result()
+    return Scaler.from_dict(stats)
+
+
+def _fit_scaler_task(data, scaling, permute, seed, limit):
+    from storage import open_stream
+
+    stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, stop=limit)
+    scaler = Scaler(scaling)
+    scaler.fit_prefix(stream, min(stream.n_rows, 10_000))
+    return scaler.to_dict()
+
+
+def _report(algo, data, model, result, seconds, n_start, block_size, seed, scaling, engine) -> dict:
+    n = int(model.engine_.n_seen)
+    timing = result["timing"]
+    rounds = max(timing["rounds"], 1)
+    per_shard = timing["shard_s"]
+    return {
+        "algo": algo, "data": str(data), "n": n, "mistakes": int(model.mistakes_),
+        "mistake_rate": model.mistakes_ / max(n, 1),
+        "n_support": {"total": int(model.n_support_.sum()),
+                      "per_kernel": dict(zip(model.active_kernel_names_, model.n_support_.tolist()))},
+        "seconds": seconds, "instances_per_second": (n - n_start) / seconds if seconds > 0 else None,
+        "resumed_from": n_start, "block_size": block_size, "seed": seed, "scaling": scaling,
+        "workers": engine.n_workers, "shards": result["n_shards"], "rounds": timing["rounds"],
+        "shard_compute_seconds": per_shard,
+        "coordinator_ms_per_round": 1000.0 * timing["combine_s"] / rounds,
+        "overhead_ms_per_round": 1000.0 * (timing["round_s"] - max(per_shard or [0.0])) / rounds,
+        "worker_failures": result["failures"],
+    }
+
+
+def format_report(report: dict) -> str:
+    per = report["n_support"]["per_kernel"]
+    resumed = f", resumed at row {report['resumed_from']}" if report["resumed_from"] else ""
+    failures = f"; recovered from {len(report['worker_failures'])} worker failure(s)" if report["worker_failures"] else ""
+    return "\n".join([
+        f"{report['algo']} on {report['data']} ({report['n']} instances, block {report['block_size']}, "
+        f"seed {report['seed']}, scaling {report['scaling']}{resumed})",
+        f"  mistake rate     {100 * report['mistake_rate']:.2f} %  ({report['mistakes']} mistakes)",
+        f"  support vectors  {report['n_support']['total']} total over {len(per)} kernel(s)",
+        f"  learning time    {report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s) on "
+        f"{report['workers']} worker(s), {report['shards']} kernel shard(s){failures}",
+        f"  per round        coordinator {report['coordinator_ms_per_round']:.2f} ms, overhead "
+        f"{report['overhead_ms_per_round']:.2f} ms ({report['rounds']} rounds)",
+        f"  model            {report['model_path']}",
+    ])

@@ -1,0 +1,194 @@
+"""The distributed engine on real processes: `omkl cluster up` (a `dask scheduler` and two
+`dask worker` processes), `omkl submit`, checkpoints, a worker killed with SIGKILL mid-job, the
+client killed mid-job and resumed, and the bad-input cases. Every job's model is compared bit for
+bit with the in-process engine's (block-sync mode, same seed and block size)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cluster.local import _alive, _group_alive, connect, read_state
+from storage.models import read_state as read_model
+from storage.synth import synthesize
+
+OMKL = [sys.executable, "-m", "pipelines.cli"]
+ROWS = 40_000
+JOB = ["--algo", "spa", "--block-size", "1024", "--seed", "3", "--quiet", "--json"]
+
+
+def omkl(*args, check=True, timeout=300):
+    proc = subprocess.run([*OMKL, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"omkl {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("cluster")
+    out = omkl("cluster", "up", "--run-dir", run_dir, "--workers", 2, "--threads", 1)
+    assert "scheduler  tcp://127.0.0.1:" in out.stdout and "dashboard  http://127.0.0.1:" in out.stdout
+    state = read_state(run_dir)
+    try:
+        yield state
+    finally:
+        omkl("cluster", "down", "--run-dir", run_dir)
+        pids = state["pids"]["workers"] + [state["pids"]["scheduler"]]
+        assert not any(_alive(p) or _group_alive(p) for p in pids), "a cluster process outlived `cluster down`"
+        assert not (Path(run_dir) / "cluster.json").exists()
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data") / "stream"
+    synthesize(out, rows=ROWS, features=18, seed=5, noise=0.05, chunk_rows=8192)
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_model(stream, tmp_path_factory):
+    """The in-process engine's model for the same job (block-sync mode)."""
+    out = tmp_path_factory.mktemp("local") / "model"
+    omkl("run", "--algo", "spa", "--data", stream, "--block-size", 1024, "--block-sync", "--seed", 3, "--quiet",
+         "--model-out", out, "--trace-out", out.parent / "trace.json")
+    return read_model(out)
+
+
+def assert_same_model(path, reference):
+    arrays, meta = read_model(path)
+    ref_arrays, ref_meta = reference
+    assert sorted(arrays) == sorted(ref_arrays)
+    for name in arrays:
+        np.testing.assert_array_equal(arrays[name], ref_arrays[name], err_msg=name)
+    assert meta["engine"] == ref_meta["engine"]
+
+
+def _submit(cluster, stream, out, *extra, check=True):
+    return omkl("submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out, *JOB, *extra,
+                check=check)
+
+
+def test_status_lists_two_real_worker_processes(cluster):
+    info = json.loads(omkl("cluster", "status", "--run-dir", cluster["run_dir"], "--json").stdout)
+    assert info["reachable"] and len(info["workers"]) == 2
+    assert all(info["processes"].values())
+    with connect(cluster["scheduler_address"]) as client:
+        pids = client.run(os.getpid)
+    assert len(set(pids.values()) | {os.getpid()}) == 3  # two worker processes besides this one
+
+
+def test_submit_equals_local_engine_bit_for_bit(cluster, stream, local_model, tmp_path):
+    out = tmp_path / "model"
+    report = json.loads(_submit(cluster, stream, out).stdout.strip().splitlines()[-1])
+    assert report["n"] == ROWS and report["workers"] == 2 and report["shards"] == 2
+    assert report["rounds"] == ROWS // 1024 + 1 and not report["worker_failures"]
+    assert_same_model(out, local_model)
+    assert not Path(str(out) + ".checkpoints").exists()  # removed after a good end
+
+
+def _wait_for_checkpoint(directory, proc, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if list(Path(directory).glob("ckpt-*/model.json")):
+            return
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint appeared")
+
+
+def _start_submit(cluster, stream, out, *extra):
+    return subprocess.Popen([*OMKL, "submit", "--scheduler", cluster["scheduler_address"], "--data", str(stream),
+                             "--out", str(out), *JOB, *map(str, extra)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _kill_a_worker(cluster):
+    with connect(cluster["scheduler_address"]) as client:
+        pids = client.run(os.getpid)
+    victim = sorted(pids.values())[-1]
+    os.kill(victim, signal.SIGKILL)
+    return victim
+
+
+def test_worker_killed_mid_job_recovers_to_the_same_model(cluster, stream, local_model, tmp_path):
+    out = tmp_path / "model"
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 4, "--keep-checkpoints")
+    _wait_for_checkpoint(str(out) + ".checkpoints", proc)
+    _kill_a_worker(cluster)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-3000:]
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert len(report["worker_failures"]) >= 1
+    assert_same_model(out, local_model)
+    with connect(cluster["scheduler_address"]) as client:  # the nanny brought the worker back
+        client.wait_for_workers(2, timeout=60)
+
+
+def test_client_killed_then_resume_gives_the_same_model(cluster, stream, local_model, tmp_path):
+    out = tmp_path / "model"
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 4)
+    _wait_for_checkpoint(str(out) + ".checkpoints", proc)
+    proc.kill()
+    proc.communicate()
+    assert not out.exists()
+    report = json.loads(_submit(cluster, stream, out, "--checkpoint-every", 4, "--resume").stdout.splitlines()[-1])
+    assert report["resumed_from"] > 0
+    assert_same_model(out, local_model)
+
+
+def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path):
+    out = tmp_path / "model"
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 2)
+    _wait_for_checkpoint(str(out) + ".checkpoints", proc)
+    proc.kill()
+    proc.communicate()
+    res = omkl("submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out,
+               "--algo", "omkc", "--block-size", 1024, "--seed", 3, "--quiet", "--resume", check=False)
+    assert res.returncode == 2
+    assert "belong to another job" in res.stderr and "algo: checkpoint has 'spa'" in res.stderr
+
+
+def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(cluster, stream, tmp_path):
+    out = tmp_path / "model"
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 3, "--max-retries", 0)
+    _wait_for_checkpoint(str(out) + ".checkpoints", proc)
+    _kill_a_worker(cluster)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 2
+    assert "gave up after 1 worker failures" in stderr and "--resume" in stderr
+    ckpts = sorted(Path(str(out) + ".checkpoints").glob("ckpt-*"))
+    assert ckpts and read_model(ckpts[-1])[1]["engine"]["n_seen"] > 0
+    with connect(cluster["scheduler_address"]) as client:
+        client.wait_for_workers(2, timeout=60)
+
+
+def test_unreachable_scheduler_is_a_clear_error_not_a_hang(stream, tmp_path):
+    res = omkl("submit", "--scheduler", "tcp://127.0.0.1:9", "--timeout", 2, "--data", stream, "--out",
+               tmp_path / "m", *JOB, check=False, timeout=60)
+    assert res.returncode == 2
+    assert "no Dask scheduler answered at tcp://127.0.0.1:9" in res.stderr and "omkl cluster up" in res.stderr
+
+
+def test_bad_data_and_bad_output_are_clear_errors(cluster, stream, tmp_path):
+    res = _submit(cluster, tmp_path / "nothing-here", tmp_path / "m", check=False)
+    assert res.returncode == 2 and "nothing-here" in res.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res = _submit(cluster, stream, blocker / "model", check=False)
+    assert res.returncode == 2 and "not a writable directory" in res.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("meta.json", "labels.parquet"):  # the features are missing: workers cannot read them
+        (broken / name).write_bytes((Path(stream) / name).read_bytes())
+    res = _submit(cluster, broken, tmp_path / "m2", check=False)
+    assert res.returncode == 2 and "broken" in res.stderr
+    assert not (tmp_path / "m2").exists()
