@@ -157,6 +157,8 @@ def connect(address, *, tls_dir=None, timeout: float = 10.0):
     """A client of the scheduler at ``address``; a clear error if it does not answer in time."""
     from distributed import Client
 
+    if str(address).startswith("tls://") and tls_dir is None:
+        raise ConnectionError(f"the scheduler at {address} uses TLS: pass the certificates' directory (--tls-dir)")
     try:
         return Client(address, timeout=timeout, security=security(tls_dir))
     except (OSError, TimeoutError) as exc:

@@ -207,9 +207,10 @@ def _report(algo, data, model, result, seconds, n_start, block_size, seed, scali
         "seconds": seconds, "instances_per_second": (n - n_start) / seconds if seconds > 0 else None,
         "resumed_from": n_start, "block_size": block_size, "seed": seed, "scaling": scaling,
         "workers": engine.n_workers, "shards": result["n_shards"], "rounds": timing["rounds"],
-        "shard_compute_seconds": per_shard,
+        "shard_compute_seconds": per_shard, "shard_io_seconds": timing["shard_io_s"],
         "coordinator_ms_per_round": 1000.0 * timing["combine_s"] / rounds,
-        "overhead_ms_per_round": 1000.0 * (timing["round_s"] - max(per_shard or [0.0])) / rounds,
+        # per round: the round's wall time minus the slowest shard's work (reading, appending, computing)
+        "overhead_ms_per_round": 1000.0 * (timing["round_s"] - timing["slowest_shard_s"]) / rounds,
         "worker_failures": result["failures"],
     }
 

@@ -192,3 +192,23 @@ def test_bad_data_and_bad_output_are_clear_errors(cluster, stream, tmp_path):
     res = _submit(cluster, broken, tmp_path / "m2", check=False)
     assert res.returncode == 2 and "broken" in res.stderr
     assert not (tmp_path / "m2").exists()
+
+
+def test_tls_cluster_accepts_only_certified_clients(stream, tmp_path):
+    certs, run_dir = tmp_path / "certs", tmp_path / "tls-cluster"
+    omkl("cluster", "certs", "--out", certs)
+    assert (certs / "node-key.pem").stat().st_mode & 0o077 == 0  # the key is private
+    omkl("cluster", "up", "--run-dir", run_dir, "--workers", 1, "--tls-dir", certs)
+    try:
+        address = read_state(run_dir)["scheduler_address"]
+        assert address.startswith("tls://127.0.0.1:")
+        with pytest.raises(ConnectionError, match="uses TLS"):
+            connect(address, timeout=3).close()  # no certificate: refused before trying
+        omkl("cluster", "certs", "--out", tmp_path / "other")
+        with pytest.raises(ConnectionError, match="no Dask scheduler answered"):
+            connect(address, tls_dir=tmp_path / "other", timeout=3).close()  # another CA: the handshake fails
+        report = json.loads(omkl("submit", "--scheduler", address, "--tls-dir", certs, "--data", stream, "--out",
+                                 tmp_path / "model", "--limit", 3000, *JOB).stdout.splitlines()[-1])
+        assert report["n"] == 3000 and report["workers"] == 1
+    finally:
+        omkl("cluster", "down", "--run-dir", run_dir)

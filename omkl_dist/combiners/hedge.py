@@ -18,12 +18,12 @@ VARIANTS = {("D", "D"): DD, ("D", "S"): DS, ("S", "D"): SD, ("S", "S"): SS, ("D"
 STOCHASTIC = (DS, SD, SS, SPA)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def sgn(v):
     return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hedge_score(rule, f, w, u, p_weights, delta, penalise):
     """Combined score of one instance and which kernels Hedge may update (``penalise`` mask).
 
@@ -59,7 +59,7 @@ def hedge_score(rule, f, w, u, p_weights, delta, penalise):
     return score
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hedge_update(w, updated, beta):
     """w_k <- w_k * beta for every updated (mistaken and selected) kernel, then renormalise by max."""
     changed = False
@@ -76,7 +76,7 @@ def hedge_update(w, updated, beta):
             w[k] /= top
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hedge_loss_update(logw, losses, log_gamma, w):
     """w_k <- w_k * gamma**loss_k for every kernel, in log space (losses can be large: the hinge
     loss of a polynomial kernel on raw data), then ``w = exp(logw - max logw)`` (max 1)."""

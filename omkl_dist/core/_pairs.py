@@ -19,7 +19,7 @@ from .program import CHI2, GAUSS, LAPLACE, LINEAR, POLY
 CANCEL = 1e-3  # recompute ‖a−b‖² directly when it is below CANCEL·(‖a‖²+‖b‖²)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def direct_sqdist(A, i, B, j):
     """‖A[i] − B[j]‖² summed in feature order (no fast-math: identical on every path)."""
     acc = 0.0
@@ -29,7 +29,7 @@ def direct_sqdist(A, i, B, j):
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _l1_chi2(A, i, B, j, need_l1, need_chi2):
     l1 = 0.0
     chi = 0.0
@@ -44,7 +44,7 @@ def _l1_chi2(A, i, B, j, need_l1, need_chi2):
     return l1, chi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, out, work):
     """Fill ``out[k] = κ_k(A[i], B[j])`` for every kernel k; ``work`` is a (3,) float64 buffer."""
     d2 = asq + bsq - 2.0 * dot
@@ -87,7 +87,7 @@ def pair_matrix(A, B, program):
                         program.need_l1, program.need_chi2)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2):
     m = kinds.shape[0]
     out = np.empty((m, A.shape[0], B.shape[0]))
@@ -104,7 +104,7 @@ def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def overwrite_exact_columns(A, B, cols, offset, dots):
     """``dots[:, c - offset] = A @ B[c]`` for the listed columns of B, each dot product summed in
     feature order (no BLAS: the same bits whatever the call), vectorised over the rows of A."""

@@ -21,7 +21,7 @@ TILE = 4096
 SPARSE_DENSITY = 0.2
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _weighted_sum(a, b):
     """Σ a·b, reassociated so LLVM vectorises the reduction."""
     acc = 0.0
@@ -30,7 +30,7 @@ def _weighted_sum(a, b):
     return acc
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _weighted_sum_n(a, lo, b, n):
     """Σ_j a[lo + j]·b[j] for j < n (reassociated like :func:`_weighted_sum`)."""
     acc = 0.0
@@ -39,7 +39,7 @@ def _weighted_sum_n(a, lo, b, n):
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_sqdist(Xb, t, P, xt, psq, dot_row, d2):
     for s in range(d2.shape[0]):
         d2[s] = xt + psq[s] - 2.0 * dot_row[s]
@@ -48,7 +48,7 @@ def _row_sqdist(Xb, t, P, xt, psq, dot_row, d2):
             d2[s] = direct_sqdist(Xb, t, P, s)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _power_up(cur, dot_row, deg, target):
     """``cur`` holds ``dot_row**deg``; raise it to ``dot_row**target`` by repeated multiplication."""
     while deg < target:
@@ -58,7 +58,7 @@ def _power_up(cur, dot_row, deg, target):
     return deg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gauss_next(anchor, g, d2, cur, xg, scratch):
     """Replace ``cur`` by the next gaussian's values: ``exp(-g·d2)`` at a chain anchor, else the
     previous (twice as wide) gaussian's values to the 4th power."""
@@ -72,7 +72,7 @@ def _gauss_next(anchor, g, d2, cur, xg, scratch):
             cur[s] = v * v
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on,
                           g_need, out):
     """Kernel-major scan for dot-product kernels and gaussians.
@@ -107,7 +107,7 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
                 out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, out):
     """Per-kernel scan over only the rows with a non-zero coefficient (CSC: ``ptr``, ``rows``).
 
@@ -152,7 +152,7 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
             out[t, k] += _weighted_sum_n(coefs, lo, ev, cnt)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, out):
     B = Xb.shape[0]
     m = kinds.shape[0]
@@ -169,7 +169,7 @@ def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, 
             out[t, k] += acc[k]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
     """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block, same arithmetic as the pool scan (only the
     kernels flagged on; the others' slices are left unset).
@@ -203,7 +203,7 @@ def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor,
     return G
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
     m = kinds.shape[0]
     B = Xb.shape[0]
@@ -218,7 +218,7 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
     return G
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
     """Fill ``G[:, t, s] = κ(x_t, x_s)`` for the rows t > s of the block: the kernel values of a
     row that just became a support vector against the rows still to come. Same arithmetic as the

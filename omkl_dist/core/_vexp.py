@@ -22,13 +22,13 @@ _TINY = 2.0**-600  # pre-scale so 2^-k stays a normal number for subnormal resul
 _ZERO_ABOVE = 745.1332191019412  # exp(-x) rounds to 0.0 above this (same as libm)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def vexp_neg(x, out, scratch):
     """``out[s] = exp(-x[s])`` for arrays of equal length; ``scratch`` is a float64 work array."""
     vexp_neg_n(x, out, scratch, x.shape[0])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def vexp_neg_n(x, out, scratch, n):
     """:func:`vexp_neg` on the first ``n`` entries (no array views: cheaper inside parallel loops)."""
     for s in range(n):

@@ -65,7 +65,8 @@ class Coordinator:
         self.m = len(self.w)
         self.pending = None
         self.rounds = 0
-        self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards)}
+        self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards),
+                       "shard_io_s": [0.0] * len(self.shards), "slowest_shard_s": 0.0}
 
     # --- the round loop ----------------------------------------------------------------------
     async def run_rounds(self, max_rounds: int) -> dict:
@@ -97,6 +98,8 @@ class Coordinator:
             F[:, part] = out["F"]
             coef[np.ix_(out["rows"], part)] = out["coef"]
             self.timing["shard_s"][i] += out["seconds"]
+            self.timing["shard_io_s"][i] += out["io_seconds"]
+        self.timing["slowest_shard_s"] += max(out["seconds"] + out["io_seconds"] for out in outs)
         y = outs[0]["y"]
         if self.rule == SPA:
             _, mistakes = spa_combine(y, F, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,

@@ -67,8 +67,9 @@ class KernelShard:
         ``request``: ``n``, ``w`` (the model's weights now), ``append`` (``(rows, coef)`` of the
         last round or None) and ``labels`` (return the rows' labels). Returns this shard's
         kernels' decision values ``F`` (n × own), the rows they updated on with their
-        coefficients, and the compute time.
+        coefficients, the compute time and the time spent reading rows and appending.
         """
+        t_in = time.perf_counter()
         self.apply(request["append"])
         n = int(request["n"])
         X, y = self.cursor.take(n)
@@ -86,7 +87,7 @@ class KernelShard:
         own = coef[:, self.act]
         rows = np.flatnonzero(np.any(own != 0.0, axis=1))
         out = {"F": np.ascontiguousarray(F[:, self.act]), "rows": rows, "coef": own[rows],
-               "seconds": time.perf_counter() - t0}
+               "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
         if request.get("labels"):
             out["y"] = y.astype(np.float64)
         return out

@@ -19,7 +19,7 @@ from ..learners.perceptron import perceptron_mistake
 from ..learners.spa import hinge
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
     """Hedge over rows whose per-kernel scores ``F`` and update flags are known; returns
     ``(score, mistakes)`` and mutates ``w``, ``wsync``, ``kmistakes`` as :func:`omkc_block` does."""
@@ -63,7 +63,7 @@ def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, bl
     return score, mistakes
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma):
     """SPA's Hedge (w ← w γ^ℓ with the hinge loss ℓ) replayed over rows with known ``F``; returns
     ``(score, mistakes)`` and mutates the weight state as :func:`spa_block` does."""

@@ -17,7 +17,7 @@ from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hinge, spa_coef
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scores_at(t, F_old, G, coef, added, n_added, act, f):
     """f_k(x_t): the pool part from the block start plus the rows added earlier in this block,
     for the kernels ``act`` (all of them locally; a shard's own on a worker)."""
@@ -30,7 +30,7 @@ def scores_at(t, F_old, G, coef, added, n_added, act, f):
             f[k] += coef[s, k] * G[k, t, s]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta, act):
     """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
 
@@ -98,7 +98,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
     return F, score, mistakes, coef
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
               log_gamma, delta, alpha, beta, eta, act):
     """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
