@@ -10,6 +10,8 @@ arithmetic of :func:`._pairs.pair_values`; only the sums over the pool are reass
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import njit, prange
 
@@ -17,6 +19,16 @@ from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg, vexp_neg_n
 
 TILE = 4096
+_SCRATCH = threading.local()  # per thread: the dot-product tile, reused across calls
+
+
+def _dots_out(rows: int, cols: int) -> np.ndarray:
+    """A (rows, cols) C-contiguous scratch array for a tile's dot products. A fresh 32 MB array per
+    tile costs several times the BLAS product itself in page faults when d is small."""
+    buf = getattr(_SCRATCH, "dots", None)
+    if buf is None or buf.size < rows * cols:
+        buf = _SCRATCH.dots = np.empty(max(rows * cols, 1))
+    return buf[: rows * cols].reshape(rows, cols)
 # below this share of non-zero coefficients in a tile, scan each kernel's own rows instead of all
 SPARSE_DENSITY = 0.2
 
@@ -170,7 +182,7 @@ def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, 
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
+def _gram_dot_gauss(Xb, xsq, XXt, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
     """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block, same arithmetic as the pool scan (only the
     kernels flagged on; the others' slices are left unset).
 
@@ -179,7 +191,6 @@ def _gram_dot_gauss(Xb, xsq, XXt, m, dot_idx, dot_deg, g_idx, g_param, g_anchor,
     """
     B = Xb.shape[0]
     n = B
-    G = np.empty((m, B, B))
     for t in prange(B):
         d2 = np.empty(n)
         cur = np.empty(n)
@@ -279,11 +290,14 @@ def fast_flags(program, active=None) -> tuple:
     return (*program.fast, active[dot_idx].copy(), g_on, g_need)
 
 
-def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None) -> np.ndarray:
+def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None) -> np.ndarray:
     """Kernel values between rows of one block (lower triangle), (m, B, B); with ``active`` only
-    those kernels' slices are set."""
+    those kernels' slices are set. ``out``: a C-contiguous (m, B, B) array to fill (reusing one
+    saves the page faults of a fresh allocation, which cost more than the arithmetic)."""
     if program.fast is not None:
-        return _gram_dot_gauss(Xb, xsq, XXt, program.m, *fast_flags(program, active))
+        G = np.empty((program.m, len(xsq), len(xsq))) if out is None else out
+        _gram_dot_gauss(Xb, xsq, XXt, G, *fast_flags(program, active))
+        return G
     return _gram_general(Xb, xsq, XXt, program.kinds, program.param, program.src, program.order,
                          program.need_l1, program.need_chi2)
 
@@ -308,7 +322,7 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
         P = pool.X[s0:s1]
-        dots = Xb @ P.T
+        dots = np.matmul(Xb, P.T, out=_dots_out(len(Xb), s1 - s0))
         cols = np.flatnonzero(exact[s0:s1]) + s0
         if len(cols):
             overwrite_exact_columns(Xb, pool.X, cols, s0, dots)

@@ -135,9 +135,10 @@ class LocalEngine:
                             active=active)
         lazy = self.rule == SPA and self.program.fast is not None
         if lazy:  # filled column by column inside spa_block (no block-wide Gram needed)
-            return F_old, self._work_buffer(self.program.m, len(xsq)), True
+            return F_old, self._work_buffer(self.program.m, len(xsq)).transpose(0, 2, 1), True
         XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys)
-        return F_old, block_gram(Xs, xsq, XXt, self.program, active), False
+        G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
+        return F_old, G, False
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
@@ -160,13 +161,14 @@ class LocalEngine:
                           self.block_sync, self.beta, self.delta, act)
 
     def _work_buffer(self, m: int, n: int) -> np.ndarray:
-        """An (m, n, n) scratch ``G[k, t, s]`` reused across blocks (a fresh array per block would
-        make the first write to every page a page fault), stored by support vector s so that the
-        columns ``G[k, :, s]`` the learner fills are contiguous memory."""
+        """A C-contiguous (m, n, n) scratch for the segment's kernel matrix, reused across segments
+        (a fresh array each time would make the first write to every page a page fault). SPA fills
+        it by support vector, as the transposed view ``G[k, t, s]``, so the columns it writes are
+        contiguous memory."""
         buf = getattr(self, "_buffer", None)
-        if buf is None or buf.shape[0] != m or buf.shape[1] < n:
-            buf = self._buffer = np.empty((m, n, n))
-        return buf[:, :n, :n].transpose(0, 2, 1)
+        if buf is None or buf.size < m * n * n:
+            buf = self._buffer = np.empty(m * n * n)
+        return buf[: m * n * n].reshape(m, n, n)
 
     def __getstate__(self):
         state = dict(self.__dict__)
