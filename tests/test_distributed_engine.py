@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms.registry import make_estimator
-from omkl_dist.combiners.hedge import UNIFORM
+from omkl_dist.combiners.hedge import SPA, UNIFORM
 from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.partition import partition_kernels
@@ -113,6 +113,8 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
 
 def test_partition_keeps_chains_together_and_uniform_whole():
     program = compile_program(make_pool("omkc16"))
+    dealt = partition_kernels(program, SPA, 2)  # sparse pools: kernels dealt out in turn
+    assert [p.tolist() for p in dealt] == [sorted(program.order[0::2]), sorted(program.order[1::2])]
     parts = partition_kernels(program, 0, 2)
     assert sorted(np.concatenate(parts).tolist()) == list(range(16))
     assert [len(p) for p in parts] == [8, 8]
