@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -15,15 +16,26 @@ from omkl_dist.evaluation import progressive_score
 from .datasource import load_job_data
 
 
+def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: int, seed: int):
+    """The estimator for a job over a stream of ``n_rows`` that it sees block by block: settings
+    defined as shares of "the data" refer to the whole stream, not to the first block."""
+    if params.get("budget") is not None and _takes(algo, "expected_instances"):
+        # SPA: the expected budget is spread over the whole stream (the budget baselines RBP,
+        # Forgetron, BOGD, BPAS take --budget as a hard number of SVs per kernel)
+        params = {**params, "expected_instances": n_rows}
+    model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
+    if getattr(model, "validation_size", 0) is None:  # Perceptron(*): validate on a share of the stream
+        model.set_params(validation_size=max(1, math.ceil(model.validation_fraction * n_rows)))
+    return model
+
+
 def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, scaling: str,
             scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
             show_progress=True) -> dict:
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report."""
     job = load_job_data(data, block_size=block_size, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit)
-    if params.get("budget") is not None:  # the budget is spread over the whole stream, not the first block
-        params = {**params, "expected_instances": job.n_rows}
-    model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
+    model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
                file=sys.stderr, dynamic_ncols=True)
     try:
@@ -56,6 +68,14 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         trace_out.write_text(json.dumps({"report": report, "trace": trace.to_dict()}, indent=1) + "\n")
         report["trace_path"] = str(trace_out)
     return report
+
+
+def _takes(algo: str, param: str) -> bool:
+    """Whether ``algo``'s estimator has the parameter (unknown names are left to make_estimator)."""
+    from omkl_dist.algorithms.registry import ALGORITHMS
+
+    cls = ALGORITHMS.get(algo)
+    return cls is not None and param in cls().get_params()
 
 
 def format_report(report: dict) -> str:

@@ -22,14 +22,15 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.distributed.engine import DaskEngine, engine_state_start
+from omkl_dist.distributed.shard import engine_program
 from omkl_dist.engine.local import LocalEngine
 from omkl_dist.preprocessing import Scaler
 from storage.errors import DataError
 from storage.ingest import dataset_info
 
 from .models import load_model, save_model
+from .run import make_stream_estimator
 
 CHECKPOINT_SCHEMA = 1
 JOB = "job.json"
@@ -101,10 +102,7 @@ def _template(algo, params, *, block_size, seed, n_features, n_rows):
     """An estimator started on the job's shape: its fresh engine is the job's initial state."""
     if algo in _BLOCK_SYNC_ALGOS:
         params = {**params, "block_sync": True}
-    model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
-    if type(model).__name__ == "PerceptronStar":
-        raise ValueError(f"--algo {algo} cannot run on the cluster engine: Perceptron(*) replaces its kernel set "
-                         "mid-stream; run it in-process with `omkl run`")
+    model = make_stream_estimator(algo, params, n_rows=n_rows, block_size=block_size, seed=seed)
     model._check_params()
     model.classes_ = np.array([-1, 1])
     model.n_features_in_ = n_features
@@ -113,7 +111,10 @@ def _template(algo, params, *, block_size, seed, n_features, n_rows):
 
 
 def _with_state(model, arrays, scalars):
-    model.engine_ = LocalEngine.from_state(model.engine_.program, arrays, scalars)
+    program = engine_program(model.kernel_pool_.to_spec_string(), arrays["kernel_ids"])
+    model.engine_ = LocalEngine.from_state(program, arrays, scalars)
+    if hasattr(model, "validation_size_") and model.engine_.n_seen >= model.validation_size_:
+        model.best_kernel_ = model.kernel_pool_.names[int(arrays["kernel_ids"][0])]  # Perceptron(*) chose
     model._publish()
     return model
 
@@ -132,8 +133,6 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
     _check_writable(out, overwrite, resume)
     n_rows = int(meta["n_rows"]) if limit is None else min(int(limit), int(meta["n_rows"]))
     n_features = int(meta["n_features"])
-    if params.get("budget") is not None:
-        params = {**params, "expected_instances": n_rows}
     job = job_description(algo, data, params, block_size=block_size, seed=seed, scaling=scaling, permute=permute,
                           limit=limit, n_rows=n_rows)
     store = CheckpointStore(checkpoint_dir or Path(str(out) + ".checkpoints"))
@@ -163,7 +162,8 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
                         max_retries=max_retries)
     t0 = time.perf_counter()
     try:
-        result = engine.run(start, n_rows, on_progress=on_progress, on_checkpoint=on_checkpoint)
+        result = engine.run(start, n_rows, on_progress=on_progress, on_checkpoint=on_checkpoint,
+                            keep_best_at=getattr(model, "validation_size_", None))
     finally:
         bar.close()
     seconds = time.perf_counter() - t0

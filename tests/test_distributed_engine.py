@@ -33,6 +33,7 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("spa", {"block_sync": True}),
     ("perceptron", {"kernel": "gaussian(sigma=2)"}),
     ("perceptron-u", {}),
+    ("perceptron-star", {"validation_size": 700}),  # keeps one kernel mid-stream, mid-block
 ]
 
 
@@ -54,12 +55,14 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     template = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     template._check_params()
     template._start(scaler.n_features_in_, n)
+    assert not hasattr(template, "validation_size_") or template.validation_size_ == params["validation_size"]
     arrays, scalars = template.engine_.state()
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
     parts = partition_kernels(template.engine_.program, template.engine_.rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
-    coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4)
+    coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
+                        keep_best_at=getattr(template, "validation_size_", None))
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
         pass
     return coord, shards
@@ -78,7 +81,7 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
     coord, shards = _sharded(algo, params, stored, scaler, len(y), block_size, seed, n_shards, shuffle=True)
     e = local.engine_
     state = coord.state()
-    for name in ("w", "wsync", "logw", "kernel_mistakes"):
+    for name in ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids"):
         np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     assert (state["n_seen"], state["n_mistakes"]) == (e.n_seen, e.n_mistakes)
     assert state["history"][-1] == (len(y), int(local_mistakes.sum()))

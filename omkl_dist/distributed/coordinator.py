@@ -48,10 +48,13 @@ class Coordinator:
         Rounds between checkpoints (``run_rounds`` stops at each); 0 = never.
     history : list, optional
         ``(instances seen, mistakes)`` after each earlier round (a resumed job's metrics).
+    keep_best_at : int or None
+        Perceptron(*): after this many instances keep only the kernel with the fewest mistakes
+        (its validation ends there), as :class:`PerceptronStar` does in-process.
     """
 
     def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
-                 history=None):
+                 history=None, keep_best_at=None):
         self.shards = list(shards)
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
         for name in WEIGHT_ARRAYS:
@@ -63,6 +66,8 @@ class Coordinator:
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
         self.m = len(self.w)
+        self.keep_best_at = keep_best_at if keep_best_at is not None and self.m > 1 else None
+        self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
         self.rounds = 0
         self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards),
@@ -87,9 +92,12 @@ class Coordinator:
         t_start = time.perf_counter()
         g = self.n_seen
         n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)
+        if self.keep_best_at is not None and g < self.keep_best_at:
+            n = min(n, self.keep_best_at - g)
         w = self.w.copy()
-        calls = [shard.step({"n": n, "w": w, "append": self.pending, "labels": i == 0})
+        calls = [shard.step({"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep})
                  for i, shard in enumerate(self.shards)]
+        self.keep = None
         outs = await asyncio.gather(*(_result(c) for c in calls))
         t_combine = time.perf_counter()
         F = np.empty((n, self.m))
@@ -115,15 +123,25 @@ class Coordinator:
         self.n_mistakes += int(mistakes.sum())
         self.rounds += 1
         self.history.append((self.n_seen, self.n_mistakes))
+        if self.keep_best_at is not None and self.n_seen == self.keep_best_at:
+            self._keep_best()
         now = time.perf_counter()
         self.timing["combine_s"] += now - t_combine
         self.timing["round_s"] += now - t_start
         self.timing["rounds"] += 1
 
+    def _keep_best(self):
+        """End of Perceptron(*)'s validation: only the kernel with the fewest mistakes goes on."""
+        best = int(np.argmin(self.kernel_mistakes))
+        for name in WEIGHT_ARRAYS:
+            setattr(self, name, getattr(self, name)[[best]].copy())
+        self.parts = [np.array([0] if best in part else [], dtype=np.int64) for part in self.parts]
+        self.m, self.keep, self.keep_best_at = 1, best, None
+
     async def _flush(self):
         if self.pending is not None:
-            pending, self.pending = self.pending, None
-            await asyncio.gather(*(_result(shard.apply(pending)) for shard in self.shards))
+            pending, self.pending, keep, self.keep = self.pending, None, self.keep, None
+            await asyncio.gather(*(_result(shard.apply(pending, keep)) for shard in self.shards))
 
     # --- reporting ---------------------------------------------------------------------------
     def progress(self) -> dict:

@@ -62,7 +62,7 @@ class DaskEngine:
         self._workers = []
         self._last_checkpoint = None
 
-    def run(self, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None) -> dict:
+    def run(self, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, keep_best_at=None) -> dict:
         """Learn until row ``n_rows`` of the stream.
 
         ``start``: ``{"arrays", "scalars"}`` (a fresh model's :meth:`LocalEngine.state`) or
@@ -77,7 +77,7 @@ class DaskEngine:
             raise RuntimeError("the cluster has no workers; start some (omkl cluster up --workers 2)")
         while True:
             try:
-                return self._attempt(restore, n_rows, on_progress, on_checkpoint)
+                return self._attempt(restore, n_rows, on_progress, on_checkpoint, keep_best_at)
             except Exception as exc:  # noqa: BLE001 - sorted below: a lost worker, or an error of the job
                 if not self._workers_changed():
                     raise  # the same workers are all there: a bad job (data, parameters), not a dead worker
@@ -91,7 +91,7 @@ class DaskEngine:
                 self._wait_for_workers(expected_workers)
 
     # --- one attempt: actors from ``start`` until done or a failure -------------------------
-    def _attempt(self, start, n_rows, on_progress, on_checkpoint):
+    def _attempt(self, start, n_rows, on_progress, on_checkpoint, keep_best_at):
         arrays, scalars, history = self._coordinator_start(start)
         program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
         workers = self._workers = sorted(self.client.scheduler_info()["workers"])
@@ -105,8 +105,8 @@ class DaskEngine:
                        for i, part in enumerate(parts)]
             shards = [f.result(timeout=self.call_timeout) for f in futures]
             futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
-                                              self.checkpoint_every, history, actor=True, workers=[workers[0]],
-                                              pure=False))
+                                              self.checkpoint_every, history, keep_best_at, actor=True,
+                                              workers=[workers[0]], pure=False))
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:
                 progress = coord.run_rounds(self.rounds_per_call).result(timeout=self.call_timeout)

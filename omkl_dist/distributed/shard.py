@@ -56,6 +56,7 @@ class KernelShard:
         self.engine = LocalEngine.from_state(engine_program(job["kernel_pool"], arrays["kernel_ids"]), arrays,
                                              scalars)
         self.act = np.asarray(kernels, dtype=np.int64)
+        self.kernel_pool = job["kernel_pool"]
         self.scaler = Scaler.from_dict(job["scaler"])
         stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
         self.cursor = stream.cursor(self.engine.n_seen)
@@ -65,12 +66,13 @@ class KernelShard:
         """One round: keep last round's support vectors, then learn the next ``n`` rows.
 
         ``request``: ``n``, ``w`` (the model's weights now), ``append`` (``(rows, coef)`` of the
-        last round or None) and ``labels`` (return the rows' labels). Returns this shard's
+        last round or None), ``keep`` (Perceptron(*): the one kernel to keep from now on, or None)
+        and ``labels`` (return the rows' labels). Returns this shard's
         kernels' decision values ``F`` (n × own), the rows they updated on with their
         coefficients, the compute time and the time spent reading rows and appending.
         """
         t_in = time.perf_counter()
-        self.apply(request["append"])
+        self.apply(request["append"], request.get("keep"))
         n = int(request["n"])
         X, y = self.cursor.take(n)
         if len(y) != n:
@@ -81,7 +83,10 @@ class KernelShard:
         xsq = np.einsum("ij,ij->i", X, X)
         e = self.engine
         e.w[:] = request["w"]
-        F, _, _, coef = e.run_segment(X, xsq, y.astype(np.float64), act=self.act)
+        if len(self.act):
+            F, _, _, coef = e.run_segment(X, xsq, y.astype(np.float64), act=self.act)
+        else:  # owns no kernel any more (Perceptron(*) after validation): only keeps its pool copy
+            F, coef = np.empty((n, e.program.m)), np.zeros((n, e.program.m))
         e.n_seen += n
         self._last = (X, xsq)
         own = coef[:, self.act]
@@ -92,16 +97,20 @@ class KernelShard:
             out["y"] = y.astype(np.float64)
         return out
 
-    def apply(self, append) -> None:
-        """Append the last round's support vectors (``(rows, coef)`` over all kernels)."""
-        if append is None:
-            return
-        if self._last is None:
-            raise RuntimeError("no round to append support vectors from")
-        rows, coef = append
-        X, xsq = self._last
-        self.engine.pool.append(X[rows], xsq[rows], coef)
-        self._last = None
+    def apply(self, append, keep=None) -> None:
+        """Append the last round's support vectors (``(rows, coef)`` over all kernels); then, if
+        ``keep`` is a kernel position, drop every other kernel (Perceptron(*))."""
+        if append is not None:
+            if self._last is None:
+                raise RuntimeError("no round to append support vectors from")
+            rows, coef = append
+            X, xsq = self._last
+            self.engine.pool.append(X[rows], xsq[rows], coef)
+            self._last = None
+        if keep is not None:
+            e = self.engine
+            e.keep_kernels([keep], engine_program(self.kernel_pool, e.kernel_ids[[keep]]))
+            self.act = np.array([0] if keep in self.act else [], dtype=np.int64)
 
     def pool_state(self) -> dict:
         """The support-vector pool (identical on every shard once the last round is applied)."""

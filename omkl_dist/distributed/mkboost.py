@@ -1,0 +1,116 @@
+"""MKBoost on Dask: a boosting trial's per-kernel SVM fits run as parallel Dask tasks.
+
+:class:`DaskExecutor` implements :class:`omkl_dist.algorithms.mkboost.TaskRunner` on a client the
+caller passes in (never a global one):
+
+* ``share`` scatters the fit's training data (per one-vs-one pair: rows and labels, plus the
+  kernel pool and C) to every worker once, with ``broadcast=True``;
+* ``map`` runs a trial's (pair, kernel) fits as Dask tasks -- batched, about ``tasks_per_thread``
+  tasks per worker thread, since a single SVM fit (milliseconds) is too small to pay a task's
+  scheduling cost -- each item carrying only its resample's indices and returning only the SVM's
+  small parts and its ±1 predictions on the training rows;
+* ``release`` drops the scattered data when the fit ends.
+
+Determinism: all draws happen on the client (``default_rng([seed, pair, trial])``) and the task
+function is pure, so the model is bit-identical to a serial or threaded fit provided the workers
+compute with the same BLAS as the client. OpenBLAS results depend on its thread count, so every
+worker process runs BLAS on one thread (set once, on its first task), as the client does during a
+fit; numba's loops run on one thread per task thread. :func:`local_cluster` starts processes with
+matching ``*_NUM_THREADS`` from the outset.
+
+Example
+-------
+>>> from distributed import Client                                    # doctest: +SKIP
+>>> from omkl_dist.algorithms.mkboost import MKBoost
+>>> with local_cluster(n_workers=2) as cluster, Client(cluster) as client:   # doctest: +SKIP
+...     model = MKBoost(variant="D1", random_state=0, executor=DaskExecutor(client)).fit(X, y)
+"""
+
+from __future__ import annotations
+
+import dask
+import numba
+import numpy as np
+from distributed import Client, LocalCluster
+from threadpoolctl import threadpool_limits
+
+__all__ = ["DaskExecutor", "local_cluster"]
+
+_blas_capped = False
+
+
+def _run_batch(items, fn, shared):
+    """Worker side: pin BLAS (once per process) and numba (this thread) to one thread, run the items."""
+    global _blas_capped
+    if not _blas_capped:
+        threadpool_limits(limits=1, user_api="blas")  # kept for the life of the worker process
+        _blas_capped = True
+    numba.set_num_threads(1)
+    return [fn(shared, item) for item in items]
+
+
+class DaskExecutor:
+    """Run MKBoost's per-kernel tasks on a Dask cluster through ``client``.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A connected client; the executor neither creates nor closes it.
+    tasks_per_thread : int, default 2
+        A trial's fits are split into about this many tasks per worker thread (counted when a fit
+        starts): enough to balance uneven SVM costs, few enough to keep scheduling cheap.
+
+    Notes
+    -----
+    Copying the executor (``sklearn.base.clone`` of an estimator holding it) returns the same
+    object: it is a handle on a cluster, not model state.
+    """
+
+    def __init__(self, client: Client, tasks_per_thread: int = 2):
+        self.client = client
+        self.tasks_per_thread = tasks_per_thread
+
+    def share(self, data):
+        if not isinstance(self.client, Client):
+            raise ValueError(f"DaskExecutor: client must be a distributed.Client, got {self.client!r}")
+        if isinstance(self.tasks_per_thread, bool) or not isinstance(self.tasks_per_thread, int) \
+                or self.tasks_per_thread < 1:
+            raise ValueError(f"DaskExecutor: tasks_per_thread must be an integer >= 1, got {self.tasks_per_thread!r}")
+        threads = sum(self.client.nthreads().values())
+        if threads == 0:
+            raise ValueError(f"DaskExecutor: the cluster at {self.client.scheduler.address} has no workers")
+        [future] = self.client.scatter([data], broadcast=True, hash=False)
+        return future, threads * self.tasks_per_thread
+
+    def map(self, fn, shared, items):
+        future, n_tasks = shared
+        items = list(items)
+        batches = [list(b) for b in np.array_split(np.arange(len(items)), min(n_tasks, len(items))) if len(b)]
+        futures = self.client.map(_run_batch, [[items[i] for i in b] for b in batches], fn=fn, shared=future,
+                                  pure=False)
+        return [result for batch in self.client.gather(futures) for result in batch]
+
+    def release(self, shared):
+        shared[0].release()
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        address = getattr(getattr(self.client, "scheduler", None), "address", None)
+        return f"DaskExecutor(client=<Client {address}>)"
+
+
+def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> LocalCluster:
+    """A ``LocalCluster`` of worker processes whose numba/BLAS/OpenMP threads match ``threads_per_worker``.
+
+    Extra keyword arguments go to :class:`distributed.LocalCluster` (the dashboard is off unless
+    ``dashboard_address`` is given).
+    """
+    threads = str(int(threads_per_worker))
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    environ.update({"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                    "NUMBA_NUM_THREADS": threads})
+    kwargs.setdefault("dashboard_address", None)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True, **kwargs)
