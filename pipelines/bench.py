@@ -109,7 +109,7 @@ def _run_stream_case(name, algo, params, note, *, block_size):
                    trace.summary(), trace.load_seconds)
 
 
-def write_markdown(results: list[dict], synth: dict | None = None) -> None:
+def write_markdown(results: list[dict], synth: dict | None = None, sections=()) -> None:
     lines = [
         "# Benchmarks",
         "",
@@ -135,6 +135,8 @@ def write_markdown(results: list[dict], synth: dict | None = None) -> None:
             f"| {synth['rows']:,} × {synth['features']} | {synth['chunk_rows']:,} | {synth['seconds']:.2f} | "
             f"{synth['peak_rss_mb']:.0f} |",
         ]
+    for section in sections:
+        lines += section
     Path("BENCHMARKS.md").write_text("\n".join(lines) + "\n")
 
 
@@ -143,6 +145,7 @@ def main(argv=None) -> None:
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
     parser.add_argument("--block-size", type=int, default=512)
     parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
+    parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: run one case, print JSON
     args = parser.parse_args(argv)
     if args.one:
@@ -162,8 +165,15 @@ def main(argv=None) -> None:
     synth = run_synth_rss()
     (RESULTS / "synth-1m.json").write_text(json.dumps(synth, indent=2) + "\n")
     print(f"synth 1,000,000 x 18: {synth['seconds']:.2f} s, peak RSS {synth['peak_rss_mb']:.0f} MB", flush=True)
+    from .bench_cluster import markdown as cluster_markdown, run_cluster_bench
+
+    if not args.skip_cluster:
+        run_cluster_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    sections = []
+    if (RESULTS / "cluster.json").is_file():
+        sections.append(cluster_markdown(json.loads((RESULTS / "cluster.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
-    write_markdown(results, synth)
+    write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")
 
 

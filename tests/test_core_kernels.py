@@ -211,24 +211,25 @@ def _scan_single_values(A, B, program, xsq, psq):
     return out
 
 
-def _scan_dots(A, B, s0, tile):
+def _scan_dots(A, B, s0, tile, direct=False):
     """The dot products the pool scan uses for one tile: ``A @ P.T``, with the columns of rows
-    that repeat in the pool recomputed in fixed feature order (see ``core/pool.py``)."""
+    that repeat in the pool recomputed in fixed feature order (see ``core/pool.py``); all of them
+    in feature order when the sparse scan takes its dot products directly (few features)."""
     dots = A @ B[s0:s0 + tile].T
-    exact = _pool_of(B, np.ones((len(B), 1))).exact
+    exact = np.ones(len(B), dtype=bool) if direct else _pool_of(B, np.ones((len(B), 1))).exact
     cols = np.flatnonzero(exact[s0:s0 + tile]) + s0
     if len(cols):
         overwrite_exact_columns(A, B, cols, s0, dots)
     return dots
 
 
-def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
+def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile, direct=False):
     """κ_k(A[t], B[s]) from the per-pair evaluator, fed the very dot products the pool scan
     computes (one ``Xb @ P.T`` per tile of the pool, fixed-order for duplicated rows)."""
     out = np.empty((program.m, len(A), len(B)))
     vals, work = np.empty(program.m), np.empty(3)
     for s0 in range(0, len(B), tile):
-        dots = _scan_dots(A, B, s0, tile)
+        dots = _scan_dots(A, B, s0, tile, direct)
         for t in range(len(A)):
             for j in range(dots.shape[1]):
                 pair_values(A, t, B, s0 + j, dots[t, j], xsq[t], psq[s0 + j], program.kinds, program.param,
@@ -256,7 +257,8 @@ def test_pool_scan_bit_identical_to_pair_path(data_dir, monkeypatch, pool_name, 
     pool, A, B = _pool_and_data(data_dir, pool_name, dataset)
     program = compile_program(pool)
     xsq, psq = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
-    K_pair = _pair_values_with_scan_dots(A, B, program, xsq, psq, tile)
+    direct = scan == "sparse" and A.shape[1] <= _scores.DIRECT_DOT_FEATURES  # dots in feature order
+    K_pair = _pair_values_with_scan_dots(A, B, program, xsq, psq, tile, direct)
     K_scan = _scan_single_values(A, B, program, xsq, psq)
     mismatch = K_pair != K_scan
     assert not mismatch.any(), (f"{mismatch.sum()} values differ; first (kernel, t, s) = "
@@ -279,7 +281,8 @@ def test_block_gram_bit_identical_to_pool_scan(data_dir, monkeypatch, pool_name,
     Xb = np.ascontiguousarray(np.vstack([A, B[11:15]]))  # with duplicates and near-duplicates of rows
     xsq = np.einsum("ij,ij->i", Xb, Xb)
     P = Xb.copy()
-    G = block_gram(Xb, xsq, _scan_dots(Xb, P, 0, len(P)), program)  # the dots the scan computes
+    direct = scan == "sparse" and Xb.shape[1] <= _scores.DIRECT_DOT_FEATURES  # dots in feature order
+    G = block_gram(Xb, xsq, _scan_dots(Xb, P, 0, len(P), direct), program)  # the dots the scan computes
     K_scan = _scan_single_values(Xb, P, program, xsq, xsq)
     lower = np.tril(np.ones((len(Xb), len(Xb)), dtype=bool), -1)
     mismatch = (G != K_scan) & lower

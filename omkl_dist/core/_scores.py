@@ -19,6 +19,8 @@ from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg, vexp_neg_n
 
 TILE = 4096
+# up to this many features the sparse scan takes its dot products directly, in feature order
+DIRECT_DOT_FEATURES = 32
 _SCRATCH = threading.local()  # per thread: the dot-product tile, reused across calls
 
 
@@ -165,6 +167,58 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def _accumulate_sparse_direct(Xb, xsq, P, PT, psq, ptr, rows, coefs, deg, anchor_param, steps, out):
+    """:func:`_accumulate_sparse` for few features: the dot products are taken right where they
+    are used, in feature order, from ``PT`` (d × nnz: the pool rows of every kernel's support
+    vectors, kernel after kernel, transposed so the loop over them vectorises). That replaces a
+    BLAS product of the block with every pool row -- bound at small d by writing and re-reading
+    the dot matrix -- and the fixed-order recomputation for duplicated rows (feature order is the
+    fixed order). ``psq`` holds the norms in the same layout."""
+    B, d = Xb.shape
+    m = ptr.shape[0] - 1
+    cnt_max = 0
+    for k in range(m):
+        cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
+    for t in prange(B):
+        base = np.empty(cnt_max)
+        ev = np.empty(cnt_max)
+        scratch = np.empty(cnt_max)
+        xt = xsq[t]
+        for k in range(m):
+            lo, hi = ptr[k], ptr[k + 1]
+            cnt = hi - lo
+            if cnt == 0:
+                continue
+            for j in range(cnt):
+                base[j] = 0.0
+            for f in range(d):
+                xf = Xb[t, f]
+                for j in range(cnt):
+                    base[j] += xf * PT[f, lo + j]
+            if deg[k] > 0:
+                for j in range(cnt):
+                    ev[j] = base[j]
+                for _ in range(deg[k] - 1):
+                    for j in range(cnt):
+                        ev[j] *= base[j]
+            else:
+                for j in range(cnt):
+                    base[j] = xt + psq[lo + j] - 2.0 * base[j]
+                for j in range(cnt):
+                    if base[j] < CANCEL * (xt + psq[lo + j]):
+                        base[j] = direct_sqdist(Xb, t, P, rows[lo + j])
+                g = anchor_param[k]
+                for j in range(cnt):
+                    base[j] *= g
+                vexp_neg_n(base, ev, scratch, cnt)
+                for _ in range(steps[k]):
+                    for j in range(cnt):
+                        v = ev[j] * ev[j]
+                        ev[j] = v * v
+            out[t, k] += _weighted_sum_n(coefs, lo, ev, cnt)
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, out):
     B = Xb.shape[0]
     m = kinds.shape[0]
@@ -302,6 +356,12 @@ def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active
                          program.need_l1, program.need_chi2)
 
 
+def _csc_ptr(nz_k, m):
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(nz_k, minlength=m), out=ptr[1:])
+    return ptr
+
+
 def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None,
                 blas_exact: bool = False, active=None) -> np.ndarray:
     """Decision values of every kernel's classifier on the block, from the pool as it is now.
@@ -322,19 +382,23 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
         P = pool.X[s0:s1]
+        alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+        nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row: a CSC layout per kernel
+        sparse = program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size
+        if sparse and active is not None:  # the density test above counts every kernel, as the full scan does
+            keep = np.asarray(active, dtype=bool)[nz_k]
+            nz_k, nz_s = nz_k[keep], nz_s[keep]
+        if sparse and Xb.shape[1] <= DIRECT_DOT_FEATURES:
+            _accumulate_sparse_direct(Xb, xsq, P, np.ascontiguousarray(P[nz_s].T), pool.sq[s0:s1][nz_s],
+                                      _csc_ptr(nz_k, program.m), nz_s, alphaT[nz_k, nz_s], *program.sparse, out)
+            continue
         dots = np.matmul(Xb, P.T, out=_dots_out(len(Xb), s1 - s0))
         cols = np.flatnonzero(exact[s0:s1]) + s0
         if len(cols):
             overwrite_exact_columns(Xb, pool.X, cols, s0, dots)
-        alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
-        nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row: a CSC layout per kernel
-        if program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size:
-            if active is not None:  # the density test above counts every kernel, as the full scan does
-                keep = np.asarray(active, dtype=bool)[nz_k]
-                nz_k, nz_s = nz_k[keep], nz_s[keep]
-            ptr = np.zeros(program.m + 1, dtype=np.int64)
-            np.cumsum(np.bincount(nz_k, minlength=program.m), out=ptr[1:])
-            _accumulate_sparse(Xb, xsq, P, pool.sq[s0:s1], dots, ptr, nz_s, alphaT[nz_k, nz_s], *program.sparse, out)
+        if sparse:
+            _accumulate_sparse(Xb, xsq, P, pool.sq[s0:s1], dots, _csc_ptr(nz_k, program.m), nz_s,
+                               alphaT[nz_k, nz_s], *program.sparse, out)
         elif program.fast is not None:
             _accumulate_dot_gauss(Xb, xsq, P, pool.sq[s0:s1], alphaT, dots, *flags, out)
         else:
