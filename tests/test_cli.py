@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from pipelines.cli import main
@@ -104,3 +105,9 @@ def test_run_on_ingested_stream_without_scaling(tmp_path):
     res = invoke("run", "--algo", "perceptron", "--data", out, "--json", "--quiet", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.output.strip().splitlines()[-1])["n"] == 1500
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["submit", "--help"], ["cluster", "up", "--help"]])
+def test_help_exits_zero(args):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and "Usage:" in result.output and "error" not in result.output

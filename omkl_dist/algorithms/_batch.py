@@ -1,0 +1,215 @@
+"""Shared helpers of the batch multiple-kernel classifiers (MKBoost, SimpleMKL, Lp-MKL).
+
+Parameter and input checks with messages that name the parameter, the allowed values and the value
+received; label coding; one-vs-one pairs and their vote; a guard against kernels whose Gram values
+overflow; and evaluation of many precomputed-kernel SVMs on new rows through one shared set of
+support vectors.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import sparse
+
+from ..kernels import KernelPool
+
+# Rows of new data evaluated at once against the support vectors: bounds a kernel block to
+# about 32 MB whatever the test-set size.
+_PREDICT_CELLS = 1 << 22
+
+
+# ----------------------------------------------------------------------------- parameters
+def check_choice(owner: str, name: str, value, allowed) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{owner}: {name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
+    return value
+
+
+def check_int(owner: str, name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{owner}: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_real(owner: str, name: str, value, *, low: float, high: float = math.inf,
+               low_open: bool = True, high_open: bool = True) -> float:
+    """A real number in the interval given by ``low``/``high`` and the open/closed flags."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    if ok:
+        v = float(value)
+        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    if not ok:
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{owner}: {name} must be a finite real number in {interval}, got {value!r}")
+    return float(value)
+
+
+def resolve_seed(owner: str, random_state) -> int:
+    """``random_state`` as a non-negative int; ``None`` draws a fresh one from the OS."""
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise ValueError(f"{owner}: random_state must be None or a non-negative integer, got {random_state!r}")
+    return int(random_state)
+
+
+# ----------------------------------------------------------------------------- inputs
+def check_X(owner: str, X, n_features: int | None = None) -> np.ndarray:
+    """``X`` as a fresh-or-shared C-contiguous float64 2-D array with finite values (never modified)."""
+    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
+        raise ValueError(f"{owner}: sparse X is not supported; pass X.toarray()")
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}: X must be numeric ({exc})") from None
+    if X.ndim != 2:
+        raise ValueError(f"{owner}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{owner}: X is empty (shape {X.shape}); pass at least one row and one feature")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(f"{owner}: X contains NaN or inf (first at row {r}, column {c}: {X[r, c]}); "
+                         "impute or drop those rows first")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{owner}: X has {X.shape[1]} features, but the model was fitted with {n_features} "
+                         "features; pass the same columns")
+    return np.ascontiguousarray(X)
+
+
+def encode_labels(owner: str, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes_, y as indices into classes_)``; at least two classes are required."""
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != n_rows:
+        raise ValueError(f"{owner}: y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"{owner}: y contains NaN or inf; every row needs a label")
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"{owner}: y has {len(classes)} class(es) {classes.tolist()}; a classifier needs at "
+                         "least two")
+    return classes, codes.astype(np.int64)
+
+
+def check_sample_weight(owner: str, sample_weight, codes: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Non-negative finite weights, not all zero and not zero on a whole class (``None``: all ones)."""
+    n = len(codes)
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"{owner}: sample_weight must have shape ({n},), got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"{owner}: sample_weight must be finite and >= 0, got min {np.nanmin(w)!r}")
+    if not w.any():
+        raise ValueError(f"{owner}: sample_weight is all zero; boosting needs a distribution with positive mass")
+    for k, label in enumerate(classes):
+        if not w[codes == k].any():
+            raise ValueError(f"{owner}: sample_weight is zero on every example of class {label!r}; "
+                             "drop the class or give it positive weight")
+    return w
+
+
+def check_kernel_overflow(owner: str, pool: KernelPool, X: np.ndarray) -> None:
+    """Refuse a pool whose Gram values on ``X`` are not finite (raw features, high degrees).
+
+    Every dot-family value is bounded by ``max ‖x‖^(2p)`` (Cauchy-Schwarz) and every squared
+    distance by ``4 max ‖x‖²``; gaussian values are ``exp(-c·D²) ∈ [0, 1]`` once D² is finite, so
+    these bounds decide finiteness without building a Gram matrix.
+    """
+    sq_max = np.einsum("ij,ij->i", X, X).max()  # an np.float64: overflow gives inf, not OverflowError
+    with np.errstate(over="ignore"):
+        if not math.isfinite(4.0 * sq_max):
+            raise ValueError(f"{owner}: squared row norms of X overflow (max {sq_max!r}); every kernel would give "
+                             "NaN/inf Gram values -- standardise the features (Scaler('standard'))")
+        for spec in pool:
+            if spec.family == "dot" and not math.isfinite(sq_max ** int(spec.coef)):
+                raise ValueError(f"{owner}: kernel {spec.name} overflows on X (max ‖x‖^{2 * int(spec.coef)} = "
+                                 "inf); standardise the features or drop that kernel")
+
+
+def check_gram(owner: str, K: np.ndarray, kernel_name: str) -> None:
+    if not np.isfinite(K).all():
+        raise ValueError(f"{owner}: kernel {kernel_name} gives NaN/inf Gram values on these features; "
+                         "standardise the features or drop that kernel")
+
+
+# ----------------------------------------------------------------------------- one-vs-one
+def ovo_pairs(n_classes: int) -> list[tuple[int, int]]:
+    """Class-index pairs (i, j), i < j, in scikit-learn's ``OneVsOneClassifier`` order."""
+    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def pair_problem(codes: np.ndarray, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the pair's two classes and their ±1 labels (+1 = the pair's second class)."""
+    rows = np.flatnonzero((codes == pair[0]) | (codes == pair[1]))
+    return rows, np.where(codes[rows] == pair[1], 1.0, -1.0)
+
+
+def ovo_decision(scores: np.ndarray, pairs, n_classes: int) -> np.ndarray:
+    """Votes plus bounded summed confidences, as scikit-learn's one-vs-one decision function.
+
+    A pair (i, j) votes for j when its score is >= 0, else for i; its score is added to j's and
+    subtracted from i's confidence, which is squashed into (-1/3, 1/3) so it only breaks ties.
+    """
+    votes = np.zeros((scores.shape[0], n_classes))
+    conf = np.zeros_like(votes)
+    for k, (i, j) in enumerate(pairs):
+        positive = scores[:, k] >= 0.0
+        votes[:, j] += positive
+        votes[:, i] += ~positive
+        conf[:, j] += scores[:, k]
+        conf[:, i] -= scores[:, k]
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+# ----------------------------------------------------------------------------- support vectors
+def compact_support(parts: list[tuple[np.ndarray, np.ndarray]], n_train: int):
+    """Merge many SVMs' (training row ids, coefficients) into one support-vector set.
+
+    Returns ``(rows, coef)``: the sorted distinct training rows used by any SVM, and a CSR matrix
+    ``(n_svm, len(rows))`` whose row s holds SVM s's coefficients; copies of one training row
+    (resampling draws rows more than once) have their coefficients summed.
+    """
+    used = np.zeros(n_train, dtype=bool)
+    for ids, _ in parts:
+        used[ids] = True
+    rows = np.flatnonzero(used)
+    position = np.full(n_train, -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    indptr = np.zeros(len(parts) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(ids) for ids, _ in parts])
+    cols = np.concatenate([position[ids] for ids, _ in parts]) if parts else np.empty(0, np.int64)
+    vals = np.concatenate([c for _, c in parts]) if parts else np.empty(0)
+    coef = sparse.csr_matrix((vals, cols, indptr), shape=(len(parts), len(rows)))
+    coef.sum_duplicates()
+    return rows, coef
+
+
+def kernel_decisions(pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of: np.ndarray, coef,
+                     intercept: np.ndarray, owner: str) -> np.ndarray:
+    """Decision values ``(n, n_svm)`` of SVMs that share the support-vector rows ``sv``.
+
+    SVM s uses kernel ``kernel_of[s]`` and row s of the CSR ``coef`` (over the rows of ``sv``).
+    The base products between a chunk of ``X`` and ``sv`` are computed once per chunk; each kernel
+    in use is then one elementwise transform and one sparse product.
+    """
+    out = np.empty((X.shape[0], len(kernel_of)))
+    used = np.unique(kernel_of)
+    sub = KernelPool([pool[int(k)] for k in used])
+    singles = [KernelPool((pool[int(k)],)) for k in used]
+    groups = [np.flatnonzero(kernel_of == k) for k in used]
+    coefs = [coef[g] for g in groups]
+    step = max(1, _PREDICT_CELLS // max(1, len(sv)))
+    for start in range(0, X.shape[0], step):
+        chunk = X[start:start + step]
+        parts = sub.products(chunk, sv)
+        for single, g, c in zip(singles, groups, coefs, strict=True):
+            K = single.from_parts(parts)[0]
+            check_gram(owner, K, single[0].name)
+            # Sparse (n_g × n_sv) times dense (n_sv × chunk): only the SVMs' own support vectors count.
+            out[start:start + step, g] = np.asarray(c @ K.T).T + intercept[g]
+    return out

@@ -1,0 +1,584 @@
+"""MKBoost: multiple kernel boosting (Xia & Hoi, TKDE 2013), Algorithms 1-4.
+
+Each boosting trial t draws a weighted resample from the example distribution D_t, trains one SVM
+per kernel on it (S1/S2: only the kernels the sampling probabilities S_t pick), measures each SVM's
+error ε_t^j under D_t on the *whole* training set, and builds the trial's classifier h_t:
+
+* D1 / S1 keep the kernel SVM with the smallest ε_t^j;
+* D2 / S2 combine them, ``h_t(x) = sign(Σ_j α_t^j h_t^j(x))`` with ``α_t^j = ½ ln((1-ε_t^j)/ε_t^j)``.
+
+Then ``α_t = ½ ln((1-ε_t)/ε_t)``, ``D_{t+1}(i) ∝ D_t(i)·exp(-α_t y_i h_t(x_i))`` and, for S1/S2,
+``S_{t+1}(j) = S_t(j)·β^{ε_t^j}`` for the trained kernels, then ``S_{t+1} /= max S_{t+1}``. The
+model is ``sign(Σ_t α_t h_t(x))``.
+
+Parallel execution goes through a tiny protocol, :class:`TaskRunner`: ``share`` makes the training
+data available to tasks once per fit, ``map`` runs the pure :func:`fit_kernel_task` over one trial's
+kernels and returns only predictions and the SVMs' small parts. :class:`SerialRunner` and
+:class:`ThreadRunner` live here; the Dask runner is :class:`omkl_dist.distributed.mkboost.DaskExecutor`.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numba
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
+
+from ..kernels import KernelPool, make_pool
+from ._batch import (check_choice, check_gram, check_int, check_kernel_overflow, check_real, check_sample_weight,
+                     check_X, compact_support, encode_labels, kernel_decisions, ovo_decision, ovo_pairs,
+                     pair_problem, resolve_seed)
+
+__all__ = ["MKBoost", "TaskRunner", "SerialRunner", "ThreadRunner", "SharedData", "KernelTask", "KernelFit",
+           "fit_kernel_task", "draw_resample", "svm_sign", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR",
+           "TIE_TOLERANCE"]
+
+VARIANTS = ("D1", "D2", "S1", "S2")
+#: Extra draws from a trial's stream when a resample lacks a class, before one example is added.
+RESAMPLE_RETRIES = 10
+#: Errors are clipped to [EPSILON_FLOOR, 1 - EPSILON_FLOOR] before the log (α stays finite, ≈ 11.5).
+EPSILON_FLOOR = 1e-10
+#: An SVM decision value f with |f| <= TIE_TOLERANCE · (|b| + Σ|y α|) is a tie (predicts +1): it is
+#: rounding noise, e.g. a narrow gaussian far from every support vector with an intercept of 0.
+TIE_TOLERANCE = 1e-10
+
+
+# ============================================================================ executors
+@runtime_checkable
+class TaskRunner(Protocol):
+    """What :class:`MKBoost` needs from an executor (``executor=`` parameter).
+
+    ``share(data)`` is called once per fit with the read-only :class:`SharedData` and returns a
+    handle; ``map(fn, handle, items)`` returns ``[fn(data, item) for item in items]`` in order
+    (possibly in parallel, elsewhere); ``release(handle)`` is called when the fit ends.
+    """
+
+    def share(self, data: Any) -> Any: ...
+
+    def map(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list: ...
+
+    def release(self, shared: Any) -> None: ...
+
+
+class SerialRunner:
+    """Run the tasks one after another in the calling thread (the default)."""
+
+    def share(self, data):
+        return data
+
+    def map(self, fn, shared, items):
+        # A task's blocks are small: numba's thread pool costs more to wake than it saves.
+        previous = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return [fn(shared, item) for item in items]
+        finally:
+            numba.set_num_threads(previous)
+
+    def release(self, shared):
+        pass
+
+    def __repr__(self):
+        return "SerialRunner()"
+
+    def __eq__(self, other):
+        return type(other) is SerialRunner
+
+    def __hash__(self):
+        return hash(SerialRunner)
+
+
+def _one_numba_thread():
+    # Thread-local in numba: each worker thread runs its compiled loops alone, so k threads use
+    # k cores instead of k × (numba's pool).
+    numba.set_num_threads(1)
+
+
+class ThreadRunner:
+    """Run the tasks on a pool of ``max_workers`` threads (libsvm and numba release the GIL).
+
+    The pool lives from ``share`` to ``release``, i.e. one fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> MKBoost(n_trials=3, random_state=0, executor=ThreadRunner(2)).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    def __init__(self, max_workers: int = 2):
+        self.max_workers = max_workers
+
+    def share(self, data):
+        check_int("ThreadRunner", "max_workers", self.max_workers)
+        return data, ThreadPoolExecutor(self.max_workers, initializer=_one_numba_thread)
+
+    def map(self, fn, shared, items):
+        data, pool = shared
+        return list(pool.map(functools.partial(fn, data), items))
+
+    def release(self, shared):
+        shared[1].shutdown(wait=True)
+
+    def __repr__(self):
+        return f"ThreadRunner(max_workers={self.max_workers})"
+
+    def __eq__(self, other):  # a value: clone()'s deep copy compares equal
+        return type(other) is ThreadRunner and other.max_workers == self.max_workers
+
+    def __hash__(self):
+        return hash((ThreadRunner, self.max_workers))
+
+
+class _FuturesRunner:
+    """Adapter for a user's ``concurrent.futures.Executor``."""
+
+    def __init__(self, executor: Executor):
+        self.executor = executor
+
+    def share(self, data):
+        return data
+
+    def map(self, fn, shared, items):
+        return list(self.executor.map(functools.partial(fn, shared), items))
+
+    def release(self, shared):
+        pass
+
+
+def as_runner(executor) -> TaskRunner:
+    """The :class:`TaskRunner` for an ``executor`` parameter value."""
+    if executor is None:
+        return SerialRunner()
+    if isinstance(executor, TaskRunner):
+        return executor
+    if isinstance(executor, Executor):
+        return _FuturesRunner(executor)
+    raise ValueError("MKBoost: executor must be None (serial), a TaskRunner (share/map/release, e.g. ThreadRunner(2) "
+                     f"or omkl_dist.distributed.mkboost.DaskExecutor(client)) or a concurrent.futures.Executor, "
+                     f"got {executor!r}")
+
+
+# ============================================================================ per-kernel task
+@dataclass(frozen=True, eq=False)
+class SharedData:
+    """Read-only data of one fit, shared once: per one-vs-one pair its rows' features and ±1 labels."""
+
+    X: tuple
+    y: tuple
+    kernels: KernelPool
+    C: float
+
+
+@dataclass(frozen=True, eq=False)
+class KernelTask:
+    """Train kernel ``kernel`` on positions ``sample`` (with repeats) of pair ``pair``'s rows."""
+
+    pair: int
+    kernel: int
+    sample: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class KernelFit:
+    """What a task returns: the SVM's small parts and its ±1 predictions on all the pair's rows.
+
+    ``support`` indexes ``sample`` (positions in the resample); ``dual_coef[s]`` is ``y α`` of
+    support vector s; ``seconds`` is (Gram block, SVM fit, evaluation on the training set).
+    """
+
+    pair: int
+    kernel: int
+    support: np.ndarray
+    dual_coef: np.ndarray
+    intercept: float
+    predictions: np.ndarray
+    seconds: tuple
+
+
+def fit_kernel_task(shared: SharedData, task: KernelTask) -> KernelFit:
+    """Fit one kernel's SVM on a weighted resample and predict every training row (pure).
+
+    The Gram block ``K = κ(X, X[sample])`` (all rows × resample) is computed once, on the
+    resample's distinct rows only (a weighted resample repeats rows), and reused: the training
+    Gram is its rows ``sample`` (duplicated rows are fine for a precomputed-kernel SVC).
+    Predictions follow :func:`svm_sign`.
+    """
+    t0 = time.perf_counter()
+    X, y = shared.X[task.pair], shared.y[task.pair]
+    spec = shared.kernels[task.kernel]
+    distinct, position = np.unique(task.sample, return_inverse=True)
+    K = KernelPool((spec,)).evaluate(X, X[distinct])[0][:, position]
+    check_gram("MKBoost", K, spec.name)
+    t1 = time.perf_counter()
+    svm = SVC(kernel="precomputed", C=shared.C).fit(K[task.sample], y[task.sample])
+    t2 = time.perf_counter()
+    dual_coef, intercept = svm.dual_coef_[0].copy(), float(svm.intercept_[0])
+    predictions = svm_sign(svm.decision_function(K), svm_scale(dual_coef, intercept)).astype(np.int8)
+    t3 = time.perf_counter()
+    return KernelFit(task.pair, task.kernel, svm.support_.astype(np.int64), dual_coef, intercept, predictions,
+                     (t1 - t0, t2 - t1, t3 - t2))
+
+
+def svm_scale(dual_coef: np.ndarray, intercept: float) -> float:
+    """|b| + Σ|y α|: the size of the terms an SVM decision value is summed from."""
+    return abs(intercept) + float(np.abs(dual_coef).sum())
+
+
+def svm_sign(decision: np.ndarray, scale) -> np.ndarray:
+    """±1 of SVM decision values; |f| <= TIE_TOLERANCE · scale counts as 0, and sign(0) = +1."""
+    return np.where(decision >= -TIE_TOLERANCE * np.asarray(scale), 1.0, -1.0)
+
+
+# ============================================================================ boosting pieces
+def draw_resample(rng: np.random.Generator, D: np.ndarray, n: int, y: np.ndarray) -> tuple[np.ndarray, int, bool]:
+    """n indices drawn with replacement from distribution D, containing both labels of y (±1).
+
+    A resample that misses a class is drawn again from the same stream, up to
+    :data:`RESAMPLE_RETRIES` more times; if every draw misses it, the heaviest example of each
+    missing class (largest D, first on ties) is appended. Returns ``(sample, retries, forced)``.
+    """
+    for attempt in range(RESAMPLE_RETRIES + 1):
+        sample = rng.choice(len(D), size=n, replace=True, p=D)
+        drawn = y[sample]
+        if (drawn > 0).any() and (drawn < 0).any():
+            return sample, attempt, False
+    missing = [label for label in (-1.0, 1.0) if not (drawn == label).any()]
+    extra = [int(np.argmax(np.where(y == label, D, -1.0))) for label in missing]
+    return np.concatenate([sample, np.asarray(extra, dtype=sample.dtype)]), RESAMPLE_RETRIES, True
+
+
+def boost_alpha(error: float) -> float:
+    """½ ln((1-ε)/ε) with ε clipped to [EPSILON_FLOOR, 1 - EPSILON_FLOOR]."""
+    e = min(max(float(error), EPSILON_FLOOR), 1.0 - EPSILON_FLOOR)
+    return 0.5 * np.log((1.0 - e) / e)
+
+
+class _PairState:
+    """One binary (one-vs-one) boosting problem: its rows, distributions and kept trials."""
+
+    def __init__(self, rows, y, weights, n_kernels, ratio):
+        self.rows, self.y = rows, y
+        self.D = weights / weights.sum()
+        self.S = np.ones(n_kernels)
+        self.n = max(2, int(round(ratio * len(rows))))
+        self.trials: list[dict] = []
+        self.stop: str | None = None
+        self.retries = 0
+        self.forced = 0
+
+
+# ============================================================================ estimator
+class MKBoost(ClassifierMixin, BaseEstimator):
+    """Multiple kernel boosting (MKBoost-D1, D2, S1, S2) with per-kernel SVMs on precomputed Gram blocks.
+
+    Parameters
+    ----------
+    variant : {"D1", "D2", "S1", "S2"}
+        D: all kernels every trial; S: kernels sampled with probabilities S_t. 1: keep the best
+        kernel's SVM; 2: combine all trained kernels' SVMs with weights α_t^j.
+    n_trials : int, default 100
+        Boosting trials T (fewer if boosting stops early, see Notes).
+    ratio : float in (0, 1], default 0.2
+        Resample size n = max(2, round(ratio · N)) per trial (N: rows of the binary problem).
+    beta : float in (0, 1], default 2**-5
+        Sampling decay β of S1/S2 (β = 1 samples every kernel, as D1/D2).
+    C : float > 0, default 50.0
+        SVM penalty.
+    kernels : str or KernelPool, default "mkboost17"
+        Kernel pool (14 gaussians σ = 2^-6..2^7, polynomial p = 1..3); any :func:`make_pool` spec.
+    random_state : int >= 0 or None
+        Seed; trial t of one-vs-one pair p draws everything from ``default_rng([seed, p, t])``
+        (binary problems have one pair, p = 0), so results do not depend on execution order.
+    executor : None, TaskRunner or concurrent.futures.Executor
+        Where per-kernel fits run: None serially, :class:`ThreadRunner` on threads,
+        ``DaskExecutor(client)`` on a Dask cluster. Not part of the model: pickles store None.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    pairs_ : list of (int, int)
+        One-vs-one class-index pairs; pair (i, j) is positive for class j. Binary: [(0, 1)].
+    kernel_names_ : tuple of str
+    alphas_ : list of ndarray
+        Per pair, α_t of every kept trial.
+    trial_kernels_ : list of list of tuple
+        Per pair and trial, the kernel indices in h_t (D1/S1: the chosen one; D2/S2: all trained).
+    kernel_alphas_ : list of list of ndarray
+        Per pair and trial, α_t^j of those kernels (1.0 for D1/S1).
+    trial_errors_ : list of ndarray
+        Per pair, ε_t of every kept trial.
+    kernel_errors_ : list of ndarray
+        Per pair, (trials, kernels) ε_t^j; NaN where a kernel was not sampled.
+    kernel_counts_ : ndarray of int, shape (n_kernels,)
+        Trials (all pairs) whose h_t uses each kernel: chosen (D1/S1) or combined (D2/S2).
+    sampled_counts_ : ndarray of int, shape (n_kernels,)
+        Trials (all pairs) in which each kernel's SVM was trained.
+    n_trials_ : ndarray of int
+        Kept trials per pair.
+    stop_reasons_ : list of (str or None)
+        Per pair, why boosting stopped before ``n_trials`` (None: it ran them all).
+    n_resample_retries_, n_forced_examples_ : int
+        Extra resample draws, and examples appended, to give resamples both classes.
+    support_vectors_ : ndarray, (n_sv, n_features)
+        Distinct training rows used by any kept SVM.
+    dual_coef_ : scipy.sparse.csr_matrix, (n_svm, n_sv)
+    intercept_, svm_kernel_, svm_weight_, svm_trial_, svm_scale_ : ndarray, (n_svm,)
+        Kept SVMs' intercepts, kernel indices, weights α_t^j, trial ids (into trial_alpha_) and
+        tie scales |b| + Σ|y α| (see :func:`svm_sign`).
+    trial_alpha_, trial_pair_ : ndarray, (total trials,)
+    task_seconds_ : dict
+        Seconds spent inside tasks: ``gram``, ``fit``, ``evaluate`` (summed over tasks).
+    n_features_in_ : int
+    seed_ : int
+
+    Notes
+    -----
+    * ε_t = 0 (h_t is perfect under D_t): as scikit-learn's AdaBoost, boosting stops after this
+      trial; h_t is kept with α_t computed at ε = EPSILON_FLOOR (≈ 11.5), the finite stand-in for
+      the formula's infinite weight.
+    * ε_t >= 0.5: AdaBoost.M1 (Freund & Schapire): h_t is discarded and boosting stops; if this
+      happens in the first trial there is no model and fit raises ValueError.
+    * D2/S2 weights α_t^j follow the formula for any ε_t^j (negative when worse than chance: the
+      vote is flipped), with ε_t^j clipped as above. sign(0) = +1 everywhere; an SVM decision
+      value within TIE_TOLERANCE · (|b| + Σ|y α|) of 0 is a 0 (see :func:`svm_sign`).
+    * Kernels whose Gram values would overflow on X (raw features with high polynomial degrees or
+      huge norms) are refused up front with a ValueError naming the kernel; every task checks its
+      block again. A very narrow gaussian on raw features gives an identity-like but finite Gram
+      matrix: its SVM memorises the resample and its decision values elsewhere are ties (+1), so
+      it simply has a large ε_t^j.
+    * A resample missing a class is redrawn from the trial's stream up to RESAMPLE_RETRIES times,
+      then the heaviest example of the missing class is appended (see :func:`draw_resample`).
+    * Draw order within a trial: resample (and redraws), then S1/S2's kernel uniforms u_j; kernel
+      j is trained iff u_j < S_t(j), so the kernel with S_t = 1 is always trained.
+    * Multi-class: one-vs-one (scikit-learn's ``OneVsOneClassifier`` vote and confidences). All
+      pairs advance through trial t together, so one ``map`` call carries all their kernels.
+    * During fit, BLAS is limited to one thread in this process: OpenBLAS results depend on its
+      thread count, and one thread per task makes serial, threaded and Dask fits bit-identical.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(120, 2))
+    >>> y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    >>> model = MKBoost(variant="D1", n_trials=5, random_state=0).fit(X, y)
+    >>> bool(model.score(X, y) > 0.8), len(model.alphas_[0]) <= 5
+    (True, True)
+    >>> model.predict(X[:3]).tolist() == [1 if a * b > 0 else -1 for a, b in X[:3]]
+    True
+    """
+
+    def __init__(self, variant="D1", n_trials=100, ratio=0.2, beta=2**-5, C=50.0, kernels="mkboost17",
+                 random_state=None, executor=None):
+        self.variant = variant
+        self.n_trials = n_trials
+        self.ratio = ratio
+        self.beta = beta
+        self.C = C
+        self.kernels = kernels
+        self.random_state = random_state
+        self.executor = executor
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        # The executor is a handle on compute resources (threads, a Dask client), not model state.
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns __dict__ itself
+        state["executor"] = None
+        return state
+
+    # ------------------------------------------------------------------ fitting
+    def _check_params(self) -> dict:
+        name = type(self).__name__
+        return {
+            "variant": check_choice(name, "variant", self.variant, VARIANTS),
+            "n_trials": check_int(name, "n_trials", self.n_trials),
+            "ratio": check_real(name, "ratio", self.ratio, low=0.0, high=1.0, high_open=False),
+            "beta": check_real(name, "beta", self.beta, low=0.0, high=1.0, high_open=False),
+            "C": check_real(name, "C", self.C, low=0.0),
+            "pool": make_pool(self.kernels),
+            "seed": resolve_seed(name, self.random_state),
+            "runner": as_runner(self.executor),
+        }
+
+    def fit(self, X, y, sample_weight=None):
+        """Boost on (X, y); ``sample_weight`` (optional) is the initial distribution D_1 (normalised).
+
+        Raises
+        ------
+        ValueError
+            Invalid parameters, NaN/inf in X, fewer than two classes, bad sample weights, kernels
+            whose Gram values overflow on X, or a first trial no better than chance.
+        """
+        p = self._check_params()
+        name = type(self).__name__
+        X = check_X(name, X)
+        classes, codes = encode_labels(name, y, X.shape[0])
+        weights = check_sample_weight(name, sample_weight, codes, classes)
+        pool = p["pool"]
+        check_kernel_overflow(name, pool, X)
+        pairs = ovo_pairs(len(classes))
+        states = []
+        for pair in pairs:
+            rows, y_pm = pair_problem(codes, pair)
+            states.append(_PairState(rows, y_pm, weights[rows], len(pool), p["ratio"]))
+        shared = SharedData(tuple(X[s.rows] for s in states), tuple(s.y for s in states), pool, p["C"])
+        runner = p["runner"]
+        seconds = np.zeros(3)
+        handle = runner.share(shared)
+        try:
+            with threadpool_limits(limits=1, user_api="blas"):
+                for t in range(p["n_trials"]):
+                    seconds += self._round(t, states, runner, handle, p)
+                    if all(s.stop is not None for s in states):
+                        break
+        finally:
+            runner.release(handle)
+        for pair, state in zip(pairs, states, strict=True):
+            if not state.trials:
+                raise ValueError(f"{name}: on classes {classes[pair[0]]!r} vs {classes[pair[1]]!r} the first trial's "
+                                 f"classifier has weighted error >= 0.5 ({state.stop}); boosting cannot start -- "
+                                 "check the labels and features or use more kernels")
+        self._publish(X, classes, pairs, states, pool, p, seconds)
+        return self
+
+    def _round(self, t, states, runner, handle, p) -> np.ndarray:
+        """Trial t of every still-active pair: draw, fit all their kernels in one map, update."""
+        n_kernels = len(p["pool"])
+        stochastic = p["variant"][0] == "S"
+        tasks, samples = [], {}
+        for index, state in enumerate(states):
+            if state.stop is not None:
+                continue
+            rng = np.random.default_rng([p["seed"], index, t])
+            sample, retries, forced = draw_resample(rng, state.D, state.n, state.y)
+            state.retries += retries
+            state.forced += forced
+            chosen = np.flatnonzero(rng.random(n_kernels) < state.S) if stochastic else np.arange(n_kernels)
+            samples[index] = sample
+            tasks += [KernelTask(index, int(j), sample) for j in chosen]
+        fits = runner.map(fit_kernel_task, handle, tasks)
+        by_pair: dict[int, list[KernelFit]] = {}
+        for fit in fits:
+            by_pair.setdefault(fit.pair, []).append(fit)
+        for index, pair_fits in by_pair.items():
+            self._boost(states[index], pair_fits, samples[index], p)
+        return np.sum([fit.seconds for fit in fits], axis=0) if fits else np.zeros(3)
+
+    @staticmethod
+    def _boost(state: _PairState, fits: list[KernelFit], sample: np.ndarray, p: dict) -> None:
+        """Algorithms 1-4, lines after the kernel loop: errors, h_t, α_t, D_{t+1}, S_{t+1}."""
+        D, y = state.D, state.y
+        kernels = np.array([f.kernel for f in fits])
+        errors = np.array([np.sum(D * (f.predictions != y)) for f in fits])
+        if p["variant"] in ("D1", "S1"):
+            best = int(np.argmin(errors))
+            members, member_alphas = [best], np.ones(1)
+            h = fits[best].predictions.astype(np.float64)
+            error = errors[best]
+        else:
+            members = list(range(len(fits)))
+            member_alphas = np.array([boost_alpha(e) for e in errors])
+            score = np.zeros(len(y))
+            for a, f in zip(member_alphas, fits, strict=True):
+                score += a * f.predictions
+            h = np.where(score >= 0.0, 1.0, -1.0)
+            error = np.sum(D * (h != y))
+        if p["variant"][0] == "S":
+            state.S[kernels] *= p["beta"] ** errors
+            state.S /= state.S.max()
+        if error >= 0.5:
+            state.stop = f"trial {len(state.trials) + 1}: weighted error {error:.4g} >= 0.5, trial discarded"
+            return
+        alpha = boost_alpha(error)
+        row_errors = np.full(len(state.S), np.nan)
+        row_errors[kernels] = errors
+        state.trials.append({
+            "alpha": alpha, "error": float(error), "kernels": tuple(int(kernels[m]) for m in members),
+            "kernel_alphas": member_alphas, "kernel_errors": row_errors, "sampled": kernels,
+            "svms": [(int(fits[m].kernel), state.rows[sample[fits[m].support]], fits[m].dual_coef,
+                      fits[m].intercept, svm_scale(fits[m].dual_coef, fits[m].intercept)) for m in members],
+        })
+        if error == 0.0:
+            state.stop = f"trial {len(state.trials)}: weighted error 0 (perfect on the training set)"
+            return
+        state.D = D * np.where(h == y, np.exp(-alpha), np.exp(alpha))
+        state.D /= state.D.sum()
+
+    def _publish(self, X, classes, pairs, states, pool, p, seconds) -> None:
+        n_kernels = len(pool)
+        self.classes_ = classes
+        self.pairs_ = pairs
+        self.n_features_in_ = X.shape[1]
+        self.seed_ = p["seed"]
+        self.kernel_pool_ = pool
+        self.kernel_names_ = pool.names
+        self.alphas_ = [np.array([tr["alpha"] for tr in s.trials]) for s in states]
+        self.trial_errors_ = [np.array([tr["error"] for tr in s.trials]) for s in states]
+        self.trial_kernels_ = [[tr["kernels"] for tr in s.trials] for s in states]
+        self.kernel_alphas_ = [[tr["kernel_alphas"] for tr in s.trials] for s in states]
+        self.kernel_errors_ = [np.array([tr["kernel_errors"] for tr in s.trials]).reshape(-1, n_kernels)
+                               for s in states]
+        used = [k for s in states for tr in s.trials for k in tr["kernels"]]
+        trained = np.concatenate([tr["sampled"] for s in states for tr in s.trials])
+        self.kernel_counts_ = np.bincount(np.asarray(used, dtype=np.int64), minlength=n_kernels)
+        self.sampled_counts_ = np.bincount(trained, minlength=n_kernels)
+        self.n_trials_ = np.array([len(s.trials) for s in states])
+        self.stop_reasons_ = [s.stop for s in states]
+        self.n_resample_retries_ = int(sum(s.retries for s in states))
+        self.n_forced_examples_ = int(sum(s.forced for s in states))
+        trials = [(index, tr) for index, s in enumerate(states) for tr in s.trials]
+        self.trial_alpha_ = np.array([tr["alpha"] for _, tr in trials])
+        self.trial_pair_ = np.array([index for index, _ in trials], dtype=np.int64)
+        svms = [(t, svm, a) for t, (_, tr) in enumerate(trials) for svm, a in zip(tr["svms"], tr["kernel_alphas"])]
+        rows, self.dual_coef_ = compact_support([(svm[1], svm[2]) for _, svm, _ in svms], X.shape[0])
+        self.support_vectors_ = X[rows].copy()
+        self.intercept_ = np.array([svm[3] for _, svm, _ in svms])
+        self.svm_scale_ = np.array([svm[4] for _, svm, _ in svms])
+        self.svm_kernel_ = np.array([svm[0] for _, svm, _ in svms], dtype=np.int64)
+        self.svm_weight_ = np.array([a for _, _, a in svms], dtype=np.float64)
+        self.svm_trial_ = np.array([t for t, _, _ in svms], dtype=np.int64)
+        self.task_seconds_ = dict(zip(("gram", "fit", "evaluate"), map(float, seconds), strict=True))
+
+    # ------------------------------------------------------------------ prediction
+    def _pair_scores(self, X) -> np.ndarray:
+        """Σ_t α_t h_t(x) per one-vs-one pair, shape (n, n_pairs)."""
+        if not hasattr(self, "dual_coef_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X = check_X(type(self).__name__, X, self.n_features_in_)
+        dec = kernel_decisions(self.kernel_pool_, X, self.support_vectors_, self.svm_kernel_, self.dual_coef_,
+                               self.intercept_, type(self).__name__)
+        h = svm_sign(dec, self.svm_scale_)
+        n_trials, n_svm = len(self.trial_alpha_), len(self.svm_kernel_)
+        vote = sparse.csr_matrix((self.svm_weight_, (self.svm_trial_, np.arange(n_svm))), shape=(n_trials, n_svm))
+        h_trial = np.where(np.asarray(vote @ h.T).T >= 0.0, 1.0, -1.0)
+        combine = sparse.csr_matrix((self.trial_alpha_, (self.trial_pair_, np.arange(n_trials))),
+                                    shape=(len(self.pairs_), n_trials))
+        return np.asarray(combine @ h_trial.T).T
+
+    def decision_function(self, X):
+        """Binary: Σ_t α_t h_t(x) (positive means ``classes_[1]``). Multi-class: (n, n_classes)
+        one-vs-one votes plus confidences, as ``OneVsOneClassifier.decision_function``."""
+        scores = self._pair_scores(X)
+        if len(self.classes_) == 2:
+            return scores[:, 0]
+        return ovo_decision(scores, self.pairs_, len(self.classes_))
+
+    def predict(self, X):
+        """Class labels (a zero binary score predicts ``classes_[1]``)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores >= 0.0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]

@@ -1,0 +1,181 @@
+"""Shared machinery of the batch MKL baselines: Gram matrices, the inner SVM, one-vs-one, prediction.
+
+A subclass implements ``_solve(grams, y, params) -> Solution`` for one binary problem (labels ±1,
+``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, stores the final
+SVM of each pair on the shared support-vector set and predicts with ``Σ_m d_m κ_m``.
+"""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.svm import SVC
+
+from ...kernels import KernelPool, make_pool
+from .._batch import (check_choice, check_gram, check_int, check_kernel_overflow, check_real, check_X,
+                      compact_support, encode_labels, ovo_decision, ovo_pairs, pair_problem)
+
+# Weights below this are set to 0 and the rest renormalised (the SimpleMKL toolbox's numerical precision).
+WEIGHT_PRECISION = 1e-8
+NORMALIZATIONS = ("trace", "diagonal", "none")
+
+
+def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
+    """Per-kernel factors s_m applied to K_m (training Gram and test kernel alike).
+
+    "trace": unit trace, s_m = 1/tr(K_m) -- Rakotomamonjy et al.'s setting and the SimpleMKL
+    toolbox's ``UnitTraceNormalization``; it also divides the effective C by about n. "diagonal":
+    unit mean diagonal, s_m = n/tr(K_m) (gaussians unchanged). "none": s_m = 1.
+    """
+    if normalization == "none":
+        return np.ones(len(grams))
+    trace = np.einsum("mii->m", grams)
+    if (trace <= 0.0).any():
+        raise ValueError("a kernel has a zero trace on the training rows; use kernel_normalization='none'")
+    return (1.0 if normalization == "trace" else grams.shape[1]) / trace
+
+
+@dataclass
+class SVMSolution:
+    """The SVM on ``Σ_m d_m K_m``: support, ``y α`` on it, intercept, dual objective J and
+    ``g_m = (y α)ᵀ K_m (y α)`` per kernel (so ∂J/∂d_m = -g_m / 2)."""
+
+    support: np.ndarray
+    dual_coef: np.ndarray
+    intercept: float
+    objective: float
+    g: np.ndarray
+
+
+def solve_svm(grams: np.ndarray, d: np.ndarray, y: np.ndarray, C: float, tol: float) -> SVMSolution:
+    """Train ``SVC(kernel="precomputed")`` on the weighted kernel sum and read off J(d) and g."""
+    active = np.flatnonzero(d > 0.0)
+    K = np.tensordot(d[active], grams[active], axes=1)
+    svm = SVC(kernel="precomputed", C=C, tol=tol).fit(K, y)
+    sv, beta = svm.support_, svm.dual_coef_[0]
+    v = np.zeros(len(y))
+    v[sv] = beta
+    g = (grams @ v) @ v  # one matrix-vector product per kernel, no (M, s, s) copy of the SV block
+    objective = float(np.abs(beta).sum() - 0.5 * d @ g)
+    return SVMSolution(sv, beta.copy(), float(svm.intercept_[0]), objective, g)
+
+
+@dataclass
+class Solution:
+    """One binary problem's result: weights, final SVM, iterations, gap, why it stopped, J per iteration."""
+
+    weights: np.ndarray
+    svm: SVMSolution
+    n_iter: int
+    gap: float
+    reason: str
+    history: list = field(default_factory=list)
+
+
+class BatchMKL(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+    """Base class; subclasses set ``__init__`` parameters and implement ``_solve``."""
+
+    def _check_params(self) -> dict:
+        name = type(self).__name__
+        return {
+            "C": check_real(name, "C", self.C, low=0.0),
+            "pool": make_pool(self.kernels),
+            "max_iter": check_int(name, "max_iter", self.max_iter),
+            "tol": check_real(name, "tol", self.tol, low=0.0),
+            "tol_weights": check_real(name, "tol_weights", self.tol_weights, low=0.0, low_open=False),
+            "svm_tol": check_real(name, "svm_tol", self.svm_tol, low=0.0),
+            "normalization": check_choice(name, "kernel_normalization", self.kernel_normalization, NORMALIZATIONS),
+        }
+
+    @abstractmethod
+    def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict) -> Solution:
+        """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1)."""
+
+    def fit(self, X, y):
+        """Learn kernel weights and the SVM for each one-vs-one pair of classes.
+
+        Raises
+        ------
+        ValueError
+            Invalid parameters, NaN/inf in X, fewer than two classes, or kernels whose Gram
+            values are not finite on X.
+        """
+        p = self._check_params()
+        name = type(self).__name__
+        X = check_X(name, X)
+        classes, codes = encode_labels(name, y, X.shape[0])
+        pool: KernelPool = p["pool"]
+        check_kernel_overflow(name, pool, X)
+        pairs = ovo_pairs(len(classes))
+        solutions, parts, scales = [], [], []
+        for pair in pairs:
+            rows, y_pm = pair_problem(codes, pair)
+            grams = pool.evaluate(X[rows])
+            for m, spec in enumerate(pool):
+                check_gram(name, grams[m], spec.name)
+            scales.append(kernel_scales(grams, p["normalization"]))
+            grams *= scales[-1][:, None, None]
+            sol = self._solve(grams, y_pm, p)
+            solutions.append(sol)
+            parts.append((rows[sol.svm.support], sol.svm.dual_coef))
+        rows, self.dual_coef_ = compact_support(parts, X.shape[0])
+        self.classes_ = classes
+        self.pairs_ = pairs
+        self.n_features_in_ = X.shape[1]
+        self.kernel_pool_ = pool
+        self.kernel_names_ = pool.names
+        self.support_vectors_ = X[rows].copy()
+        self.intercept_ = np.array([s.svm.intercept for s in solutions])
+        self.pair_weights_ = np.array([s.weights for s in solutions])
+        self.kernel_scales_ = np.array(scales)
+        self.weights_ = self.pair_weights_.mean(axis=0)
+        self.kernel_counts_ = (self.pair_weights_ > 0.0).sum(axis=0)
+        self.n_iter_ = np.array([s.n_iter for s in solutions])
+        self.duality_gap_ = np.array([s.gap for s in solutions])
+        self.objective_ = np.array([s.svm.objective for s in solutions])
+        self.stop_reasons_ = [s.reason for s in solutions]
+        self.objective_history_ = [np.array(s.history) for s in solutions]
+        return self
+
+    def _pair_scores(self, X) -> np.ndarray:
+        if not hasattr(self, "dual_coef_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        name = type(self).__name__
+        X = check_X(name, X, self.n_features_in_)
+        used = np.flatnonzero(self.pair_weights_.any(axis=0))
+        sub = KernelPool([self.kernel_pool_[int(m)] for m in used])
+        scores = np.tile(self.intercept_, (X.shape[0], 1))
+        step = max(1, (1 << 22) // max(1, len(self.support_vectors_) * len(used)))
+        for start in range(0, X.shape[0], step):
+            K = sub.evaluate(X[start:start + step], self.support_vectors_)
+            for m, spec in enumerate(sub):
+                check_gram(name, K[m], spec.name)
+                # (n_pairs × n_sv sparse) @ (n_sv × chunk): every pair's SVM on kernel m at once
+                factor = self.pair_weights_[:, used[m]] * self.kernel_scales_[:, used[m]]
+                scores[start:start + step] += np.asarray(self.dual_coef_ @ K[m].T).T * factor
+        return scores
+
+    def decision_function(self, X):
+        """Binary: the SVM's decision value (positive means ``classes_[1]``). Multi-class:
+        (n, n_classes) one-vs-one votes plus confidences, as ``OneVsOneClassifier``."""
+        scores = self._pair_scores(X)
+        if len(self.classes_) == 2:
+            return scores[:, 0]
+        return ovo_decision(scores, self.pairs_, len(self.classes_))
+
+    def predict(self, X):
+        """Class labels (a zero binary score predicts ``classes_[1]``)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores >= 0.0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+def clean_weights(d: np.ndarray) -> np.ndarray:
+    """Zero the weights below WEIGHT_PRECISION and renormalise onto the simplex."""
+    d = np.where(d < WEIGHT_PRECISION, 0.0, d)
+    return d / d.sum()

@@ -1,0 +1,88 @@
+"""``omkl fit`` and ``omkl reproduce mkboost`` on real data (few trials to stay fast)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from omkl_dist.evaluation import paper_mkboost
+from omkl_dist.kernels import make_pool
+from pipelines.cli import main
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("algo,extra", [("mkboost", ["--variant", "S1", "--trials", "4"]), ("simplemkl", []),
+                                        ("lpmkl", [])])
+def test_fit_json_report(data_dir, algo, extra):
+    res = invoke("fit", "--algo", algo, "--data", "ionosphere", "--test-size", 0.5, "--seed", 3, "--json", *extra)
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.strip().splitlines()[-1])
+    assert {"accuracy", "seconds", "kernel_counts"} <= set(report)
+    assert 0.8 < report["accuracy"] <= 1.0 and report["seconds"] > 0
+    assert (report["n_train"], report["n_test"]) == (175, 176)
+    assert set(report["kernel_counts"]) == set(make_pool("mkboost17").names)
+    if algo == "mkboost":
+        assert report["variant"] == "S1" and len(report["trial_kernels"][0]) == report["trials_run"][0] <= 4
+        assert sum(report["kernel_counts"].values()) == report["trials_run"][0]
+    else:
+        assert sum(report["weights"].values()) > 0
+
+
+def test_fit_same_seed_same_result_and_text_output(data_dir):
+    args = ("fit", "--algo", "mkboost", "--variant", "D2", "--data", "sonar", "--trials", "3", "--seed", "1")
+    a, b = invoke(*args, "--json"), invoke(*args, "--json")
+    ra, rb = json.loads(a.output), json.loads(b.output)
+    assert (ra["accuracy"], ra["alphas"], ra["trial_kernels"]) == (rb["accuracy"], rb["alphas"], rb["trial_kernels"])
+    text = invoke(*args, "--threads", "2")
+    assert text.exit_code == 0 and "test accuracy" in text.output and f"{ra['accuracy']:.4f}" in text.output
+
+
+def test_fit_bad_input(data_dir):
+    res = invoke("fit", "--algo", "mkboost", "--data", "nosuchdataset")
+    assert res.exit_code == 2 and "nosuchdataset" in res.output
+    res = invoke("fit", "--algo", "mkboost", "--data", "ionosphere", "--ratio", "1.5")
+    assert res.exit_code == 2 and "ratio" in res.output and "1.5" in res.output
+    res = invoke("fit", "--algo", "mkboost", "--data", "ionosphere", "--scheduler", "tcp://127.0.0.1:9",
+                 "--timeout", "1")
+    assert res.exit_code == 2 and "cannot reach a Dask scheduler" in res.output
+
+
+def test_reproduce_mkboost_one_run(data_dir, tmp_path):
+    out = tmp_path / "report.json"
+    res = invoke("reproduce", "mkboost", "--runs", 1, "--datasets", "ionosphere,monks1", "--trials", 3, "--quiet",
+                 "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.strip().splitlines()[-1])
+    assert json.loads(out.read_text())["summary"] == report["summary"]
+    [block] = report["datasets"]
+    assert block["paper_name"] == "ionosphere" and block["n"] == 351
+    rows = {row["algorithm"]: row for row in block["rows"]}
+    assert list(rows) == list(paper_mkboost.ALGORITHMS)
+    for key in paper_mkboost.IMPLEMENTED:
+        assert 0.8 < rows[key]["ours"]["accuracy"]["mean"] <= 1.0
+        assert rows[key]["paper"]["accuracy"] == paper_mkboost.PAPER["ionosphere"].cells[key].accuracy
+    assert rows["mkl-silp"]["ours"] is None and rows["mkl-level"]["ours"] is None
+    assert [s["paper_name"] for s in report["skipped"]] == ["monks1"]
+    text = res.output
+    assert "MKBoost-D1" in text and "0.9426 ± 0.0139" in text and "n/a" in text and "skipped D5 monks1" in text
+
+
+def test_reproduce_mkboost_bad_names(data_dir):
+    res = invoke("reproduce", "mkboost", "--runs", 1, "--datasets", "ionosfere", "--quiet")
+    assert res.exit_code == 2 and "ionosphere" in res.output
+    res = invoke("reproduce", "mkboost", "--runs", 1, "--datasets", "ionosphere", "--algorithms", "d3", "--quiet")
+    assert res.exit_code == 2 and "unknown algorithm" in res.output
+
+
+def test_paper_tables_transcribed_consistently():
+    assert [ds.key for ds in paper_mkboost.PAPER.values()] == [f"D{i}" for i in range(1, 11)]
+    for ds in paper_mkboost.PAPER.values():
+        assert set(ds.cells) == set(paper_mkboost.ALGORITHMS)
+        for cell in ds.cells.values():
+            assert 0.5 < cell.accuracy < 1.0 and 0.0 <= cell.std < 0.05 and cell.seconds > 0
+    assert paper_mkboost.PAPER["segment"].n_classes == 7 and paper_mkboost.PAPER["vehicle"].n == 846

@@ -1,0 +1,142 @@
+"""SimpleMKL and Lp-MKL: feasible weights, convergence, accuracy against the best single kernel on
+real data, multi-class one-vs-one, bad input and the estimator contract."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.svm import SVC
+
+from omkl_dist.algorithms.mkl import LpMKL, SimpleMKL
+from omkl_dist.algorithms.mkl.lpmkl import lp_update
+from omkl_dist.algorithms.mkl.simplemkl import descent_direction
+from omkl_dist.kernels import make_pool
+from omkl_dist.preprocessing import Scaler
+from storage import read_dataset, resolve_dataset
+
+
+def split(name, n=None, seed=0, data_dir=None):
+    ds = read_dataset(resolve_dataset(name, data_dir=data_dir))
+    order = np.random.default_rng(seed).permutation(len(ds.y))[:n]
+    half = len(order) // 2
+    tr, te = order[:half], order[half:]
+    scaler = Scaler("standard").fit(ds.X[tr])
+    return scaler.transform(ds.X[tr]), ds.y[tr], scaler.transform(ds.X[te]), ds.y[te]
+
+
+@pytest.fixture(scope="module")
+def iono(data_dir):
+    return split("ionosphere", data_dir=data_dir)
+
+
+@pytest.fixture(scope="module")
+def fitted(iono):
+    Xtr, ytr, _, _ = iono
+    return {(cls.__name__, norm): cls(kernel_normalization=norm).fit(Xtr, ytr)
+            for cls in (SimpleMKL, LpMKL) for norm in ("trace", "diagonal")}
+
+
+def test_simplemkl_weights_on_simplex_and_converged(fitted):
+    for norm in ("trace", "diagonal"):
+        model = fitted[("SimpleMKL", norm)]
+        w = model.weights_
+        assert w.shape == (17,) and (w >= 0).all() and w.sum() == pytest.approx(1.0, abs=1e-12)
+        assert model.stop_reasons_[0] in ("duality gap", "weight change", "zero reduced gradient")
+        assert model.n_iter_[0] < model.max_iter
+        if model.stop_reasons_[0] == "duality gap":
+            assert 0.0 <= model.duality_gap_[0] <= model.tol
+        history = model.objective_history_[0]
+        # J(d) decreases along the iterations (up to the inner SVM's tolerance)
+        assert (np.diff(history) <= 1e-3 * abs(history[0])).all()
+        assert history[-1] <= history[0]
+        assert model.kernel_counts_.sum() == np.count_nonzero(w)
+
+
+def test_lpmkl_weights_on_unit_sphere_and_converged(fitted):
+    for norm in ("trace", "diagonal"):
+        model = fitted[("LpMKL", norm)]
+        w = model.weights_
+        assert (w >= 0).all() and np.linalg.norm(w, 2) == pytest.approx(1.0, abs=1e-12)
+        assert model.stop_reasons_[0] in ("duality gap", "weight change")
+        assert model.n_iter_[0] < model.max_iter and model.duality_gap_[0] >= -1e-12
+
+
+def test_closed_form_update_and_descent_direction():
+    rng = np.random.default_rng(0)
+    for p in (1.5, 2.0, 3.0):
+        theta = lp_update(rng.uniform(0.1, 1, 7), rng.uniform(0, 5, 7), p)
+        assert np.sum(theta**p) ** (1 / p) == pytest.approx(1.0)
+    d = np.array([0.5, 0.3, 0.2, 0.0])
+    grad = np.array([-1.0, -3.0, -0.5, 2.0])
+    D = descent_direction(d, grad)
+    assert D.sum() == pytest.approx(0.0) and D[3] == 0.0  # kernel at 0 with a positive reduced gradient stays
+    assert grad @ D < 0  # a descent direction
+
+
+def test_accuracy_against_best_single_kernel(iono, fitted):
+    Xtr, ytr, Xte, yte = iono
+    pool = make_pool("mkboost17")
+    single = [SVC(kernel="precomputed", C=50.0).fit(K, ytr).score(pool[m].evaluate(Xte, Xtr), yte)
+              for m, K in enumerate(pool.evaluate(Xtr))]
+    best = max(single)
+    for key, model in fitted.items():
+        acc = model.score(Xte, yte)
+        assert acc >= best - 0.06, (key, acc, best)
+        assert acc > 0.85, (key, acc)
+
+
+@pytest.mark.parametrize("cls", [SimpleMKL, LpMKL])
+def test_multiclass_one_vs_one(data_dir, cls):
+    Xtr, ytr, Xte, yte = split("vehicle", 240, seed=3, data_dir=data_dir)
+    model = cls(kernels="gaussian:1,4;polynomial:1", kernel_normalization="diagonal").fit(Xtr, ytr)
+    assert model.pair_weights_.shape == (6, 3) and len(model.intercept_) == 6
+    assert model.decision_function(Xte).shape == (len(Xte), 4)
+    assert model.score(Xte, yte) > 0.5  # 4 classes: chance is 0.25
+    if cls is SimpleMKL:
+        np.testing.assert_allclose(model.pair_weights_.sum(axis=1), 1.0)
+    else:
+        np.testing.assert_allclose(np.linalg.norm(model.pair_weights_, axis=1), 1.0)
+
+
+@pytest.mark.parametrize("cls,param,value", [
+    (SimpleMKL, "C", 0.0), (SimpleMKL, "max_iter", 0), (SimpleMKL, "tol", -1.0), (SimpleMKL, "tol_weights", -1.0),
+    (SimpleMKL, "svm_tol", 0.0), (SimpleMKL, "line_search_tol", 1.0), (SimpleMKL, "kernel_normalization", "l2"),
+    (LpMKL, "p", 1.0), (LpMKL, "p", 0.5), (LpMKL, "C", -2.0), (LpMKL, "kernel_normalization", None),
+])
+def test_invalid_parameters(iono, cls, param, value):
+    Xtr, ytr, _, _ = iono
+    model = cls(**{param: value})
+    with pytest.raises(ValueError, match=param) as err:
+        model.fit(Xtr[:40], ytr[:40])
+    assert repr(value) in str(err.value)
+
+
+@pytest.mark.parametrize("cls", [SimpleMKL, LpMKL])
+def test_bad_data_and_contract(iono, cls):
+    Xtr, ytr, Xte, _ = iono
+    X, y = Xtr[:60].copy(), ytr[:60].copy()
+    X0, y0 = X.copy(), y.copy()
+    bad = X.copy()
+    bad[1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cls().fit(bad, y)
+    with pytest.raises(ValueError, match="1 class"):
+        cls().fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match=r"polynomial\(p=3\)"):
+        cls().fit(X * 1e60, y)
+    model = cls(kernels="gaussian:1,4;polynomial:1")
+    assert clone(model).get_params() == model.get_params()
+    model.fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(Xte[:, :5])
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(Xte), model.decision_function(Xte))
+    refit = clone(model).fit(X, y)  # deterministic: same data, same model
+    np.testing.assert_array_equal(refit.weights_, model.weights_)
+    with pytest.raises(Exception, match="not fitted"):
+        clone(model).predict(Xte)
