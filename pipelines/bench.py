@@ -23,6 +23,8 @@ import numpy as np
 RESULTS = Path("benchmarks/results")
 
 # case -> (algorithm name, estimator params, dataset files (concatenated), note)
+# the C++ BOMKL tool's SPA wall time on this machine (issue 4), for the speed-up column
+CXX_SECONDS = {"spa-codrna": 13.16, "spa-a9a": 25.10, "spa-ijcnn1": 139.3, "spa-susy": 7.53}
 CASES = {
     "omkc-dd-a9a": ("omkc", {"update": "D", "combination": "D"}, ["a9a/a9a.gz", "a9a/a9a.t.gz"],
                     "a9a + a9a.t = 48,842 x 123; paper's Matlab/C++: 1171.6 s"),
@@ -35,6 +37,10 @@ CASES = {
     "spa-codrna": ("spa", {}, ["codrna/cod-rna.train.dense.txt.gz"],
                    "cod-rna training split, 59,535 x 8; C++ BOMKL SPA: 13.16 s, 12.15 %"),
     "spa-a9a": ("spa", {}, ["a9a/a9a.gz"], "a9a train split, 32,561 x 123; C++ BOMKL SPA: 25.10 s, 16.77 %"),
+    "spa-a9a-all": ("spa", {}, ["a9a/a9a.gz", "a9a/a9a.t.gz"], "a9a + a9a.t = 48,842 x 123"),
+    "spa-ijcnn1": ("spa", {}, ["ijcnn1/ijcnn1_all.dense.txt.gz"],
+                   "ijcnn1, 141,691 x 22; C++ BOMKL SPA: 139.3 s, 3.14 %"),
+    "spa-susy": ("spa", {}, ["susy/SUSY_30k.mat.gz"], "SUSY 30,000-row subsample x 18, beta 3; C++ BOMKL SPA: 7.53 s, 22.91 %"),
     # None: a generated 1,000,000 x 18 stream (seed 0), written to zarr and streamed back, block 1024
     "spa-synth1m": ("spa", {"beta": 300.0}, None, "generated 1,000,000 x 18 stream read from zarr, beta 300"),
 }
@@ -63,7 +69,7 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
     X, y = _load(files, scaling)
     load_seconds = time.perf_counter() - t0
     warm = make_estimator(algo, block_size=block_size, random_state=0, **params)
-    warm.fit(X[:300], y[:300])  # loads (or compiles) the numba kernels outside the timed run
+    warm.fit(X[:2000], y[:2000])  # loads (or compiles) the numba kernels outside the timed run
     model = make_estimator(algo, block_size=block_size, random_state=0, **params)
     summary = progressive_score(model, (X, y), classes=[-1, 1]).summary()
     return _result(name, algo, params, files, note, int(X.shape[1]), scaling, block_size, summary, load_seconds)
@@ -117,14 +123,17 @@ def write_markdown(results: list[dict], synth: dict | None = None, sections=()) 
         "rows permuted with `numpy.random.default_rng(0)`, learning time only: data loading excluded).",
         "Raw results: `benchmarks/results/*.json`.",
         "",
-        "| case | data | rows × d | scaling | block | mistake % | #SV (all kernels) | seconds | instances/s | peak RSS MB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| case | data | rows × d | scaling | block | mistake % | #SV (all kernels) | seconds | instances/s | "
+        "vs C++ | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
+        cxx = CXX_SECONDS.get(r["case"])
+        speedup = f"{cxx / r['seconds']:.1f}x" if cxx else "-"
         lines.append(
             f"| {r['case']} | {r['note']} | {r['rows']:,} × {r['features']} | {r['scaling']} | {r['block_size']} | "
-            f"{100 * r['mistake_rate']:.2f} | {r['n_support_total']:,} | {r['seconds']:.1f} | "
-            f"{r['instances_per_second']:,.0f} | {r['peak_rss_mb']:.0f} |")
+            f"{100 * r['mistake_rate']:.2f} | {r['n_support_total']:,} | {r['seconds']:.2f} | "
+            f"{r['instances_per_second']:,.0f} | {speedup} | {r['peak_rss_mb']:.0f} |")
     if synth is not None:
         lines += [
             "",
@@ -146,6 +155,7 @@ def main(argv=None) -> None:
     parser.add_argument("--block-size", type=int, default=512)
     parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
     parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
+    parser.add_argument("--skip-mkboost", action="store_true", help="Skip the MKBoost benchmark.")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: run one case, print JSON
     args = parser.parse_args(argv)
     if args.one:
@@ -169,9 +179,18 @@ def main(argv=None) -> None:
 
     if not args.skip_cluster:
         run_cluster_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    from .bench_mkboost import format_markdown as mkboost_markdown, run_mkboost_bench
+
+    if not args.skip_mkboost:
+        run_mkboost_bench(RESULTS)
     sections = []
     if (RESULTS / "cluster.json").is_file():
         sections.append(cluster_markdown(json.loads((RESULTS / "cluster.json").read_text())))
+    if (RESULTS / "mkboost.json").is_file():
+        mk = json.loads((RESULTS / "mkboost.json").read_text())
+        sections.append(["", f"## MKBoost-D{mk['variant'][-1]} on Dask (T = {mk['n_trials']}, ratio {mk['ratio']}, "
+                             f"C {mk['C']}, {mk['kernels']}; 50/50 split, standardised)", "",
+                         mkboost_markdown(mk["rows"], mk.get("cluster_startup_s"))])
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
     write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")

@@ -212,3 +212,11 @@ def test_tls_cluster_accepts_only_certified_clients(stream, tmp_path):
         assert report["n"] == 3000 and report["workers"] == 1
     finally:
         omkl("cluster", "down", "--run-dir", run_dir)
+
+
+def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
+    args = ["fit", "--algo", "mkboost", "--variant", "S2", "--data", "ionosphere", "--trials", 6, "--seed", 1, "--json"]
+    local = json.loads(omkl(*args).stdout.splitlines()[-1])
+    remote = json.loads(omkl(*args, "--scheduler", cluster["scheduler_address"]).stdout.splitlines()[-1])
+    for key in ("accuracy", "kernel_counts"):
+        assert remote[key] == local[key], key
