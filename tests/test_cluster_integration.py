@@ -218,5 +218,5 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
     args = ["fit", "--algo", "mkboost", "--variant", "S2", "--data", "ionosphere", "--trials", 6, "--seed", 1, "--json"]
     local = json.loads(omkl(*args).stdout.splitlines()[-1])
     remote = json.loads(omkl(*args, "--scheduler", cluster["scheduler_address"]).stdout.splitlines()[-1])
-    for key in ("accuracy", "kernel_counts"):
+    for key in ("accuracy", "kernel_counts", "alphas", "trial_kernels"):
         assert remote[key] == local[key], key
