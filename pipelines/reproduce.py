@@ -109,6 +109,9 @@ def _format_block(block) -> list[str]:
     out = [title, *textwrap.wrap(block["note"], 110, initial_indent="   ", subsequent_indent="   ")]
     if block.get("repair"):
         out.append(f"   repair: {block['repair']}")
+    if block.get("baseline_budget"):
+        b = block["baseline_budget"]
+        out.append(f"   budget baselines: B = {b} support vectors per kernel (16 B = {16 * b}, the paper's #SV for them)")
     out += [line(_HEADER), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     out += [f"   {n}" for n in notes]
@@ -118,7 +121,7 @@ def _format_block(block) -> list[str]:
 def _bomkl_header(report: dict) -> list[str]:
     s = report["settings"]
     betas = ", ".join(f"{k} {v:g}" for k, v in s["spa_beta"].items())
-    return [
+    lines = [
         "BOMKL reproduction -- Budget Online Multiple Kernel Learning (SPA), Tables 1 and 2",
         f"{s['permutations']} permutation(s) (paper: 10), seed {s['seed']}, raw features, kernels {s['kernels']}; "
         f"gamma {s['gamma']}, delta {s['delta']}, eta {s['eta']}, alpha {s['alpha']}, SPA beta: {betas}; one pass, "
@@ -126,8 +129,16 @@ def _bomkl_header(report: dict) -> list[str]:
         f"flag: {s['flag_rule']} (mistake rate only)",
         "#SV: total over the 16 component classifiers; Perceptron(*) picks its kernel on the first 10 % of the "
         "stream (the paper's with foresight); time: ours (numba) vs the paper's C++ (no std printed there)",
-        "",
     ]
+    if s.get("baseline_budget"):
+        budgets = ", ".join(f"{k} {v}" for k, v in s["baseline_budget"].items())
+        lines.append(
+            f"budget baselines RBP/Forgetron/BOGD/BPAS: budget B per kernel = paper SPA #SV / 16 ({budgets}); "
+            "each kernel's learner sees every instance, Hedge gamma 0.99 discounted by each kernel's mistakes "
+            f"(RBP, Forgetron) or hinge loss (BOGD, BPAS); eta {s['eta']}; BOGD lambda {s.get('bogd_lambda', '?')} "
+            "(T = instances; the paper gives none)")
+    lines.append("")
+    return lines
 
 
 def format_reproduce_report(report: dict) -> str:

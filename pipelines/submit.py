@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from omkl_dist.combiners.hedge import SD, SPA, SS
 from omkl_dist.distributed.engine import DaskEngine, engine_state_start
 from omkl_dist.distributed.shard import engine_program
-from omkl_dist.engine.local import LocalEngine
 from omkl_dist.preprocessing import Scaler
 from storage.errors import DataError
 from storage.ingest import dataset_info
@@ -35,8 +35,6 @@ from .run import make_stream_estimator
 CHECKPOINT_SCHEMA = 1
 JOB = "job.json"
 KEEP_CHECKPOINTS = 2
-# stochastic-update models sample with the block-start weights on a cluster (DESIGN §5)
-_BLOCK_SYNC_ALGOS = ("omkc", "spa")
 
 
 def job_description(algo, data, params, *, block_size, seed, scaling, permute, limit, n_rows) -> dict:
@@ -100,10 +98,11 @@ class CheckpointStore:
 
 def _template(algo, params, *, block_size, seed, n_features, n_rows):
     """An estimator started on the job's shape: its fresh engine is the job's initial state."""
-    if algo in _BLOCK_SYNC_ALGOS:
-        params = {**params, "block_sync": True}
     model = make_stream_estimator(algo, params, n_rows=n_rows, block_size=block_size, seed=seed)
     model._check_params()
+    if "block_sync" in model.get_params() and model._rule() in (SD, SS, SPA):
+        # stochastic updates sample with the block-start weights on a cluster (DESIGN §5)
+        model.set_params(block_sync=True)
     model.classes_ = np.array([-1, 1])
     model.n_features_in_ = n_features
     model._start(n_features, n_rows)
@@ -112,7 +111,7 @@ def _template(algo, params, *, block_size, seed, n_features, n_rows):
 
 def _with_state(model, arrays, scalars):
     program = engine_program(model.kernel_pool_.to_spec_string(), arrays["kernel_ids"])
-    model.engine_ = LocalEngine.from_state(program, arrays, scalars)
+    model.engine_ = type(model)._engine_class().from_state(program, arrays, scalars)
     if hasattr(model, "validation_size_") and model.engine_.n_seen >= model.validation_size_:
         model.best_kernel_ = model.kernel_pool_.names[int(arrays["kernel_ids"][0])]  # Perceptron(*) chose
     model._publish()

@@ -111,19 +111,22 @@ def _start_submit(cluster, stream, out, *extra):
                             stderr=subprocess.PIPE, text=True)
 
 
-def _kill_a_worker(cluster):
+def _kill_a_worker(cluster, which="shard"):
+    """SIGKILL a worker process: the one hosting the coordinator (and a shard) -- the job's first
+    worker by address -- or the other one, hosting only a shard."""
     with connect(cluster["scheduler_address"]) as client:
         pids = client.run(os.getpid)
-    victim = sorted(pids.values())[-1]
-    os.kill(victim, signal.SIGKILL)
-    return victim
+    address = sorted(pids)[0 if which == "coordinator" else -1]
+    os.kill(pids[address], signal.SIGKILL)
+    return pids[address]
 
 
-def test_worker_killed_mid_job_recovers_to_the_same_model(cluster, stream, local_model, tmp_path):
+@pytest.mark.parametrize("which", ["shard", "coordinator"])
+def test_worker_killed_mid_job_recovers_to_the_same_model(cluster, stream, local_model, tmp_path, which):
     out = tmp_path / "model"
     proc = _start_submit(cluster, stream, out, "--checkpoint-every", 4, "--keep-checkpoints")
     _wait_for_checkpoint(str(out) + ".checkpoints", proc)
-    _kill_a_worker(cluster)
+    _kill_a_worker(cluster, which)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr[-3000:]
     report = json.loads(stdout.strip().splitlines()[-1])
@@ -220,3 +223,12 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
     remote = json.loads(omkl(*args, "--scheduler", cluster["scheduler_address"]).stdout.splitlines()[-1])
     for key in ("accuracy", "kernel_counts", "alphas", "trial_kernels"):
         assert remote[key] == local[key], key
+
+
+@pytest.mark.parametrize(("algo", "extra"), [("bpas", ["--budget", 40]), ("perceptron-star", []),
+                                             ("omkc", ["--update", "D", "--combination", "D"])])
+def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra):
+    common = ["--algo", algo, *extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
+    omkl("run", *common, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+    omkl("submit", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
+    assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))

@@ -34,7 +34,12 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("perceptron", {"kernel": "gaussian(sigma=2)"}),
     ("perceptron-u", {}),
     ("perceptron-star", {"validation_size": 700}),  # keeps one kernel mid-stream, mid-block
+    ("rbp", {"budget": 30}),  # the budget baselines: per-kernel buffers, only scores exchanged
+    ("forgetron", {"budget": 30}),
+    ("bogd", {"budget": 30}),
+    ("bpas", {"budget": 30}),
 ]
+BUDGET = ("rbp", "forgetron", "bogd", "bpas")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +64,7 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     arrays, scalars = template.engine_.state()
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
-    parts = partition_kernels(template.engine_.program, template.engine_.rule, n_shards)
+    parts = partition_kernels(template.engine_.program, getattr(template.engine_, "rule", -1), n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
                         keep_best_at=getattr(template, "validation_size_", None))
@@ -81,10 +86,17 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
     coord, shards = _sharded(algo, params, stored, scaler, len(y), block_size, seed, n_shards, shuffle=True)
     e = local.engine_
     state = coord.state()
-    for name in ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids"):
-        np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     assert (state["n_seen"], state["n_mistakes"]) == (e.n_seen, e.n_mistakes)
     assert state["history"][-1] == (len(y), int(local_mistakes.sum()))
+    if algo in BUDGET:  # each shard holds its kernels' buffers: merged, they are the local engine's
+        merged = type(e).merge([s.kernels_part() for s in shards], logw=state["arrays"]["logw"],
+                               w=state["arrays"]["w"], n_mistakes=state["n_mistakes"])
+        ours, ref = merged.state()[0], e.state()[0]
+        for name, value in ref.items():
+            np.testing.assert_array_equal(ours[name], value, err_msg=name)
+        return
+    for name in ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids"):
+        np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     for shard in shards:  # every shard holds the whole pool, identical to the local one
         for name, value in e.pool.state().items():
             np.testing.assert_array_equal(shard.pool_state()[name], value, err_msg=name)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
+from omkl_dist.algorithms import BOGD, BPAS, OMKC, RBP, SPA, Forgetron, KernelPerceptron, PerceptronStar, PerceptronU
 from storage import read_dataset, resolve_dataset
 
 ESTIMATORS = [
@@ -31,6 +31,10 @@ ESTIMATORS = [
     ("PerceptronStar", PerceptronStar(kernels="omkc16", validation_size=40, block_size=40, random_state=0), False),
     ("SPA", SPA(block_size=40, random_state=0), True),
     ("SPA-budget-sync", SPA(budget=20, block_size=40, block_sync=True, random_state=0), True),
+    ("RBP", RBP(budget=10, block_size=40, random_state=0), True),
+    ("Forgetron", Forgetron(budget=10, block_size=40, random_state=0), False),
+    ("BOGD", BOGD(budget=10, block_size=40, random_state=0), True),
+    ("BPAS", BPAS(budget=10, block_size=40, random_state=0), False),
 ]
 PARAMS = [pytest.param(est, stochastic, id=name) for name, est, stochastic in ESTIMATORS]
 ONLY_EST = [pytest.param(est, id=name) for name, est, _ in ESTIMATORS]
@@ -52,6 +56,7 @@ INVALID_PARAMS = {
     "eta": [0.0, -1.0, float("inf")],
     "alpha": [0.0, -1.0],
     "budget": [0, -5, 2.5],
+    "lam": [-1.0, float("nan"), "0.1", 20.0],  # 20.0: eta * lam >= 1 with eta = 0.1
 }
 # estimator-specific invalid values where the shared list does not apply (SPA's beta only needs >= alpha)
 INVALID_OVERRIDES = {(SPA, "beta"): [0.5, -1.0, "3"]}

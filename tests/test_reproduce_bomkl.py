@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.evaluation import reproduce as rp
-from omkl_dist.evaluation.paper_bomkl import (ALGORITHM_LABELS, DATASETS, IMPLEMENTED, NOT_IMPLEMENTED_NOTE,
-                                              PAPER_DATASETS, SPA_BETA, TABLE_ALGORITHMS, TABLES)
+from omkl_dist.evaluation.paper_bomkl import (ALGORITHM_LABELS, BASELINE_BUDGET, BUDGET_BASELINES, DATASETS,
+                                              IMPLEMENTED, NOT_IMPLEMENTED_NOTE, PAPER_DATASETS, SPA_BETA,
+                                              TABLE_ALGORITHMS, TABLES)
 from pipelines.cli import main
 
 # -- the transcribed tables ---------------------------------------------------------------------------
@@ -121,9 +122,24 @@ def test_resolve_and_models():
     dd, sd = rp.make_bomkl_model("omkc-dd"), rp.make_bomkl_model("omkc-sd")
     assert (dd.update, dd.combination, dd.beta, dd.delta) == ("D", "D", 0.99, 0.001)
     assert (sd.update, sd.combination) == ("S", "D")
-    for algorithm in NOT_IMPLEMENTED_NOTE:
-        with pytest.raises(ValueError, match="not implemented yet"):
-            rp.make_bomkl_model(algorithm)
+    assert not NOT_IMPLEMENTED_NOTE and set(IMPLEMENTED) == set(ALGORITHM_LABELS)
+    for algorithm in BUDGET_BASELINES:
+        model = rp.make_bomkl_model(algorithm, 3, budget=443, n_rows=32561)
+        assert (model.budget, model.gamma, model.kernels, model.random_state) == (443, 0.99, "omkc16", 3)
+        if algorithm in ("bogd", "bpas"):
+            assert model.eta == 0.1
+    assert rp.make_bomkl_model("bogd", n_rows=1000).lam == 1e-6
+    with pytest.raises(ValueError, match="unknown BOMKL algorithm"):
+        rp.make_bomkl_model("projectron")
+
+
+def test_baseline_budgets_are_the_papers_sv_over_16():
+    # 16 B is the #SV the paper prints for the baselines and ~ SPA's #SV (section 4.4)
+    assert BASELINE_BUDGET == {"a9a": 443, "ijcnn1": 353, "codrna": 789, "SUSY": 124}
+    for name, b in BASELINE_BUDGET.items():
+        block = TABLES[("table2", name)]
+        assert all(block.sv[a].mean == 16 * b for a in BUDGET_BASELINES)
+        assert abs(block.sv["spa"].mean - 16 * b) < 8
 
 
 # -- real data --------------------------------------------------------------------------------------------
@@ -174,3 +190,34 @@ def test_duplicate_rows_are_counted_once():
                            {"substitute": False, "rows": [dict(row, duplicate=True)]}]}
     s = rp.summarize(report)
     assert s["rows_compared"] == 1 and s["flagged"] == 1
+
+
+@pytest.mark.data
+def test_budget_baselines_run_in_table2(data_dir, monkeypatch):
+    """Table 2's budget rows are run (no "n/a") with B = paper SPA #SV / 16 per kernel, said in the header.
+    On the first 400 rows of SUSY to stay fast (B = 124)."""
+    from pipelines.reproduce import format_reproduce_report
+
+    load = rp.load_bomkl_dataset
+
+    def small(name, data_dir=None):
+        data, perms = load(name, data_dir=data_dir)
+        return rp.PreparedData(data.paper_name, data.registry, data.file, data.X[:400], data.y[:400], data.scaling,
+                               data.repair_note), perms
+
+    monkeypatch.setattr(rp, "load_bomkl_dataset", small)
+    report = rp.reproduce_bomkl(["SUSY"], list(BUDGET_BASELINES), permutations=1, warm_up=False)
+    (block,) = report["datasets"]
+    assert block["table"] == "table2" and block["baseline_budget"] == 124
+    assert [r["algorithm"] for r in block["rows"]] == list(BUDGET_BASELINES)
+    for row in block["rows"]:
+        assert row["implemented"] and row["ours"] is not None
+        assert 0 < row["ours"]["n_support"]["mean"] <= 16 * 124
+        assert 0.0 <= row["ours"]["mistake_rate"]["mean"] <= 100.0
+    assert report["settings"]["baseline_budget"] == {"SUSY": 124}
+    text = format_reproduce_report(report)
+    assert "n/a" not in text
+    assert "budget B per kernel = paper SPA #SV / 16 (SUSY 124)" in text
+    assert "B = 124 support vectors per kernel" in text
+    for label in ("RBP", "Forgetron", "BOGD", "BPAS"):
+        assert re.search(rf"^{label}\s+\d+\.\d\d ± \d+\.\d\d", text, re.M), label

@@ -1,7 +1,11 @@
 """Online multiple-kernel classifiers (one module per paper) and the papers' baselines."""
 
+from .baselines.bogd import BOGD
+from .baselines.bpas import BPAS
+from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
+from .baselines.rbp import RBP
 from .omkc import OMKC
 from .spa import SPA
 
-__all__ = ["OMKC", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA"]
+__all__ = ["OMKC", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA", "RBP", "Forgetron", "BOGD", "BPAS"]

@@ -49,6 +49,11 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _engine_params(self) -> dict:
         return {"beta": 1.0, "delta": 1.0, "block_sync": False}
 
+    @classmethod
+    def _engine_class(cls):
+        """The engine class :meth:`from_state` rebuilds (estimators on another engine override it)."""
+        return LocalEngine
+
     # --- learning ----------------------------------------------------------------------------
     def fit(self, X, y):
         """Learn from (X, y) in one online pass, starting from scratch."""
@@ -131,7 +136,7 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         model.n_features_in_ = int(meta["n_features_in"])
         model.seed_ = int(meta["engine"]["seed"])
         active = make_pool([model.kernel_pool_[int(i)] for i in arrays["kernel_ids"]])
-        model.engine_ = LocalEngine.from_state(compile_program(active), arrays, meta["engine"])
+        model.engine_ = cls._engine_class().from_state(compile_program(active), arrays, meta["engine"])
         model._restore_extra(meta.get("extra", {}))
         model._publish()
         return model

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import difflib
 
+from .baselines.bogd import BOGD
+from .baselines.bpas import BPAS
+from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
+from .baselines.rbp import RBP
 from .omkc import OMKC
 from .spa import SPA
 
@@ -14,6 +18,10 @@ ALGORITHMS = {
     "perceptron-u": PerceptronU,
     "perceptron-star": PerceptronStar,
     "spa": SPA,
+    "rbp": RBP,
+    "forgetron": Forgetron,
+    "bogd": BOGD,
+    "bpas": BPAS,
 }
 
 

@@ -21,10 +21,12 @@ import numpy as np
 from ..combiners.hedge import SPA, STOCHASTIC
 from ..core.randomness import uniforms
 from ..engine._combine import omkc_combine, spa_combine
+from ..engine.budget import combine_step as budget_combine
 from ..engine.local import MAX_SEGMENT
 
 # the combiner's state: what the coordinator owns of a LocalEngine's state
 WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
+BUDGET_ARRAYS = ("w", "logw", "kernel_ids")  # the budget baselines count mistakes per kernel on the shards
 
 
 async def _result(value):
@@ -57,11 +59,15 @@ class Coordinator:
                  history=None, keep_best_at=None):
         self.shards = list(shards)
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
-        for name in WEIGHT_ARRAYS:
+        self.own_buffers = scalars.get("engine") == "budget"  # budget baselines: Hedge on the shards' losses
+        self.arrays = BUDGET_ARRAYS if self.own_buffers else WEIGHT_ARRAYS
+        for name in self.arrays:
             setattr(self, name, np.array(arrays[name]))
-        self.rule, self.seed = int(scalars["rule"]), int(scalars["seed"])
-        self.block_size, self.block_sync = int(scalars["block_size"]), bool(scalars["block_sync"])
-        self.beta, self.delta, self.gamma = float(scalars["beta"]), float(scalars["delta"]), float(scalars["gamma"])
+        self.seed, self.block_size = int(scalars["seed"]), int(scalars["block_size"])
+        self.gamma = float(scalars["gamma"])
+        if not self.own_buffers:
+            self.rule, self.block_sync = int(scalars["rule"]), bool(scalars["block_sync"])
+            self.beta, self.delta = float(scalars["beta"]), float(scalars["delta"])
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
@@ -91,7 +97,7 @@ class Coordinator:
     async def _round(self):
         t_start = time.perf_counter()
         g = self.n_seen
-        n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)
+        n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)  # the in-process segment
         if self.keep_best_at is not None and g < self.keep_best_at:
             n = min(n, self.keep_best_at - g)
         w = self.w.copy()
@@ -102,14 +108,20 @@ class Coordinator:
         t_combine = time.perf_counter()
         F = np.empty((n, self.m))
         coef = np.zeros((n, self.m))
+        loss = np.empty((n, self.m)) if self.own_buffers else None
         for i, (part, out) in enumerate(zip(self.parts, outs)):
             F[:, part] = out["F"]
-            coef[np.ix_(out["rows"], part)] = out["coef"]
+            if self.own_buffers:
+                loss[:, part] = out["loss"]
+            else:
+                coef[np.ix_(out["rows"], part)] = out["coef"]
             self.timing["shard_s"][i] += out["seconds"]
             self.timing["shard_io_s"][i] += out["io_seconds"]
         self.timing["slowest_shard_s"] += max(out["seconds"] + out["io_seconds"] for out in outs)
         y = outs[0]["y"]
-        if self.rule == SPA:
+        if self.own_buffers:
+            _, mistakes = budget_combine(y, F, loss, self.logw, self.w, np.log(self.gamma))
+        elif self.rule == SPA:
             _, mistakes = spa_combine(y, F, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                                       np.log(self.gamma))
         else:
@@ -117,8 +129,9 @@ class Coordinator:
                  else np.empty((n, self.m)))
             _, mistakes = omkc_combine(self.rule, y, F, coef != 0.0, U, self.w, self.wsync, self.kernel_mistakes, g,
                                        self.block_size, self.block_sync, self.beta, self.delta)
-        kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        self.pending = (kept, coef[kept])
+        if not self.own_buffers:
+            kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+            self.pending = (kept, coef[kept])
         self.n_seen += n
         self.n_mistakes += int(mistakes.sum())
         self.rounds += 1
@@ -133,7 +146,7 @@ class Coordinator:
     def _keep_best(self):
         """End of Perceptron(*)'s validation: only the kernel with the fewest mistakes goes on."""
         best = int(np.argmin(self.kernel_mistakes))
-        for name in WEIGHT_ARRAYS:
+        for name in self.arrays:
             setattr(self, name, getattr(self, name)[[best]].copy())
         self.parts = [np.array([0] if best in part else [], dtype=np.int64) for part in self.parts]
         self.m, self.keep, self.keep_best_at = 1, best, None
@@ -152,5 +165,5 @@ class Coordinator:
         """The combiner state (arrays) and counters, for a checkpoint or the final model."""
         if self.pending is not None:
             raise RuntimeError("state() between rounds only (the last round is not applied yet)")
-        return {"arrays": {name: getattr(self, name).copy() for name in WEIGHT_ARRAYS},
+        return {"arrays": {name: getattr(self, name).copy() for name in self.arrays},
                 "n_seen": self.n_seen, "n_mistakes": self.n_mistakes, "history": list(self.history)}

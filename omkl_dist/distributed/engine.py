@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from ..engine.budget import BudgetEngine
 from .coordinator import Coordinator
 from .partition import partition_kernels
 from .shard import KernelShard, engine_program
@@ -96,7 +97,7 @@ class DaskEngine:
         program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
         workers = self._workers = sorted(self.client.scheduler_info()["workers"])
         self.n_workers = len(workers)
-        parts = partition_kernels(program, int(scalars["rule"]), self.n_shards or len(workers))
+        parts = partition_kernels(program, int(scalars.get("rule", -1)), self.n_shards or len(workers))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
         futures = []
         try:
@@ -109,11 +110,11 @@ class DaskEngine:
                                               workers=[workers[0]], pure=False))
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:
-                progress = coord.run_rounds(self.rounds_per_call).result(timeout=self.call_timeout)
+                progress = self._wait(coord.run_rounds(self.rounds_per_call))
                 if on_progress is not None:
                     on_progress(progress)
                 if progress["done"] or (progress["checkpoint_due"] and on_checkpoint is not None):
-                    state = self._collect(coord, shards[0], scalars)
+                    state = self._collect(coord, shards, scalars)
                     if progress["done"]:
                         return {**state, "timing": progress["timing"], "failures": list(self.failures),
                                 "n_shards": len(parts)}
@@ -131,14 +132,35 @@ class DaskEngine:
             return arrays, meta["engine"], start.get("history", [])
         return start["arrays"], start["scalars"], []
 
-    def _collect(self, coord, shard, scalars) -> dict:
+    def _collect(self, coord, shards, scalars) -> dict:
+        """The whole model's state: the coordinator's weights and counters, plus the support vectors
+        (every shard's copy of the pool is the same; the budget baselines' buffers are per shard)."""
         cstate = coord.state().result(timeout=self.call_timeout)
-        pool = shard.pool_state().result(timeout=self.call_timeout)
-        arrays = {**cstate["arrays"], **pool}
         scalars = {**scalars, "n_seen": cstate["n_seen"], "n_mistakes": cstate["n_mistakes"]}
+        if scalars.get("engine") == "budget":
+            parts = [s.kernels_part().result(timeout=self.call_timeout) for s in shards]
+            merged = BudgetEngine.merge(parts, logw=cstate["arrays"]["logw"], w=cstate["arrays"]["w"],
+                                        n_mistakes=cstate["n_mistakes"])
+            arrays, scalars = merged.state()
+        else:
+            arrays = {**cstate["arrays"], **shards[0].pool_state().result(timeout=self.call_timeout)}
         return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}
 
     # --- failures ----------------------------------------------------------------------------
+    def _wait(self, future):
+        """The call's result; gives up early if a worker of this attempt leaves the cluster (an actor
+        awaiting a dead actor is not always told, so the client watches the workers itself)."""
+        deadline = time.monotonic() + self.call_timeout
+        while True:
+            try:
+                return future.result(timeout=1.0)
+            except TimeoutError:
+                gone = set(self._workers) - set(self.client.scheduler_info()["workers"])
+                if gone:
+                    raise WorkerLost(f"worker(s) {sorted(gone)} left the cluster during the job") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"a batch of rounds took more than {self.call_timeout:.0f} s") from None
+
     def _workers_changed(self) -> bool:
         """Whether a worker of the failed attempt is gone (a restarted one has a new address)."""
         time.sleep(1.0)  # let the scheduler notice a loss

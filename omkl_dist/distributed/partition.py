@@ -19,7 +19,8 @@ def partition_kernels(program, rule: int, n_shards: int) -> list[np.ndarray]:
     gaussians widest first) and compute few anchors. Sparse pools (stochastic updates, SPA) are
     scanned kernel by kernel, and the narrow gaussians hold most support vectors, so kernels are
     dealt out in turn to balance the work. Perceptron(u) updates every kernel on the *average*
-    kernel's mistake, so its kernels cannot learn apart: it gets one shard.
+    kernel's mistake, so its kernels cannot learn apart: it gets one shard. (The budget baselines,
+    ``rule`` -1, keep equal-sized buffers per kernel: consecutive runs.)
     """
     if n_shards < 1:
         raise ValueError(f"n_shards must be >= 1, got {n_shards}")

@@ -7,6 +7,9 @@ evaluated with exactly the data layout and arithmetic of the in-process engine a
 the in-process result bit for bit, however the kernels are split. The pool's dot products are
 repeated on every shard; the kernel evaluations, the bulk of the work, are not.
 
+The budget baselines (RBP, Forgetron, BOGD, BPAS) keep an independent fixed-size buffer per
+kernel: there a shard holds only its kernels' buffers and nothing is exchanged but scores.
+
 It reads its rows straight from the zarr store, in the job's order; feature data never pass
 through the coordinator or the client.
 """
@@ -18,6 +21,7 @@ import time
 import numpy as np
 
 from ..core.program import compile_program
+from ..engine.budget import BudgetEngine
 from ..engine.local import LocalEngine
 from ..kernels import make_pool
 from ..preprocessing import Scaler
@@ -53,9 +57,13 @@ class KernelShard:
             scalars = meta["engine"]
         else:
             arrays, scalars = state["arrays"], state["scalars"]
-        self.engine = LocalEngine.from_state(engine_program(job["kernel_pool"], arrays["kernel_ids"]), arrays,
-                                             scalars)
+        program = engine_program(job["kernel_pool"], arrays["kernel_ids"])
         self.act = np.asarray(kernels, dtype=np.int64)
+        self.own_buffers = scalars.get("engine") == "budget"
+        if self.own_buffers:  # per-kernel buffers: keep just this shard's kernels
+            self.engine = BudgetEngine.from_state(program, arrays, scalars).subset(self.act)
+        else:
+            self.engine = LocalEngine.from_state(program, arrays, scalars)
         self.kernel_pool = job["kernel_pool"]
         self.scaler = Scaler.from_dict(job["scaler"])
         stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
@@ -80,6 +88,12 @@ class KernelShard:
                                f"{self.engine.n_seen + n}: was the dataset changed while the job ran?")
         t0 = time.perf_counter()
         X = self.scaler.transform(X)
+        if self.own_buffers:
+            out = self.engine.kernel_step(X, y.astype(np.float64), self.engine.n_seen)
+            out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
+            if request.get("labels"):
+                out["y"] = y.astype(np.float64)
+            return out
         xsq = np.einsum("ij,ij->i", X, X)
         e = self.engine
         e.w[:] = request["w"]
@@ -117,6 +131,10 @@ class KernelShard:
         if self._last is not None:
             raise RuntimeError("the last round's support vectors are not applied yet")
         return self.engine.pool.state()
+
+    def kernels_part(self) -> BudgetEngine:
+        """This shard's kernels (budget baselines), to merge into the whole model."""
+        return self.engine
 
     def ping(self) -> int:
         return int(self.engine.n_seen)

@@ -1,0 +1,50 @@
+"""BPAS: the simple Budget Passive-Aggressive BPA-S (Wang & Vucetic 2010) per kernel, combined by Hedge."""
+
+from __future__ import annotations
+
+from ._budget import BudgetBaseline
+
+
+class BPAS(BudgetBaseline):
+    """Budget multiple-kernel classification with a BPA-S learner per kernel.
+
+    PA-I with C = eta: on a positive hinge loss ℓ the new support vector gets ``τ y``,
+    ``τ = min(eta, ℓ / κ(x, x))``; with a full buffer the support vector r of smallest weight
+    degradation ``α_r² (κ(x_r, x_r) − κ(x_r, x)² / κ(x, x))`` is removed and its projection added to the
+    new coefficient, ``α_t ← α_t + α_r κ(x_r, x) / κ(x, x)`` (see :mod:`omkl_dist.learners.bpas`).
+    Deterministic (the seed is not used). The combination: every kernel learns from every instance;
+    prediction ``sign(Σ θ_k f_k(x))``, θ = w / Σ w, and ``w_k ← w_k γ^{ℓ_k}`` with the hinge loss ℓ_k.
+
+    Parameters
+    ----------
+    kernels : str or list, default "omkc16"
+    budget : int >= 1, default 100
+        Support vectors per kernel.
+    gamma : float in (0, 1), default 0.99
+        Hedge discount per unit of hinge loss.
+    eta : float > 0, default 0.1
+        Aggressiveness C of PA-I (the paper's learning rate, 0.1).
+    block_size : int, default 256
+        Block size of the engine (the result does not depend on it).
+    random_state : int or None
+        Accepted for a uniform interface; unused.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import MinMaxScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = BPAS(budget=30).fit(MinMaxScaler().fit_transform(X), y)
+    >>> bool(model.mistakes_ < 0.2 * len(y)), int(model.n_support_.max())
+    (True, 30)
+    """
+
+    _learner = "bpas"
+
+    def __init__(self, kernels="omkc16", budget=100, gamma=0.99, eta=0.1, block_size=256, random_state=None):
+        self.kernels = kernels
+        self.budget = budget
+        self.gamma = gamma
+        self.eta = eta
+        self.block_size = block_size
+        self.random_state = random_state

@@ -1,0 +1,47 @@
+"""Forgetron: the self-tuned Forgetron (Dekel, Shalev-Shwartz & Singer 2005) per kernel, combined by Hedge."""
+
+from __future__ import annotations
+
+from ._budget import BudgetBaseline
+
+
+class Forgetron(BudgetBaseline):
+    """Budget multiple-kernel classification with a self-tuned Forgetron per kernel.
+
+    On a mistake each kernel's Forgetron adds ``y κ_k(x, ·)``; when that exceeds the budget it shrinks
+    every weight by the self-tuned φ_t (the largest φ ∈ (0, 1] with
+    ``Ψ(φσ_r, φμ_t) + Q_t <= 15/32 M_t``, Ψ(λ, μ) = λ² + 2λ − 2λμ, r the oldest support vector,
+    σ_r its weight, μ_t = y_r f'(x_r), M_t the kernel's mistakes; see
+    :mod:`omkl_dist.learners.forgetron`) and removes the oldest support vector. Deterministic (the
+    seed is not used). Combination as :class:`RBP`: Hedge discounted by each kernel's mistakes.
+
+    Parameters
+    ----------
+    kernels : str or list, default "omkc16"
+    budget : int >= 1, default 100
+        Support vectors per kernel.
+    gamma : float in (0, 1), default 0.99
+        Hedge discount per mistake.
+    block_size : int, default 256
+        Block size of the engine (the result does not depend on it).
+    random_state : int or None
+        Accepted for a uniform interface; unused.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import MinMaxScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = Forgetron(budget=30).fit(MinMaxScaler().fit_transform(X), y)
+    >>> bool(model.mistakes_ < 0.2 * len(y)), int(model.n_support_.max())
+    (True, 30)
+    """
+
+    _learner = "forgetron"
+
+    def __init__(self, kernels="omkc16", budget=100, gamma=0.99, block_size=256, random_state=None):
+        self.kernels = kernels
+        self.budget = budget
+        self.gamma = gamma
+        self.block_size = block_size
+        self.random_state = random_state

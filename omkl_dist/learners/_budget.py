@@ -1,0 +1,238 @@
+"""Shared machinery of the budget learners (RBP, Forgetron, BOGD, BPAS): a fixed-capacity support-vector
+buffer per kernel and the block-exact kernel values (DESIGN §3, step 3).
+
+Buffer of one kernel (capacity B). Slot j holds a support vector with *unscaled* coefficient ``a_j``;
+its coefficient in the classifier is ``s · a_j`` with the kernel's scale factor ``s``, so shrinking
+every coefficient (Forgetron's φ, BOGD's 1 − ηλ and B/(B−1)) is one multiplication. Slots fill
+0, 1, …, B−1 while the budget has room; after that a new support vector takes the slot of the one it
+replaces ("positions" in the naive references of ``tests/naive_budget.py``).
+
+Inside a block of n rows, a slot refers either to a buffer row (``entry[j] = -1``; its kernel value with
+row t is ``Krow[j]``, computed from the block's dot products with the buffer) or to block row r
+(``entry[j] = r``; kernel value ``Gc[r, t]``, the column of the block's own Gram matrix filled when r
+became a support vector). Removing a slot zeroes its coefficient (the buffer's ``coef[j]`` or the
+block's ``a_blk[r]``), so the decision value ``f(x_t) = s (Σ_j coef_j Krow_j + Σ_r a_blk_r Gc[r, t])``
+is what instance-by-instance processing gives (summed exactly, see :func:`msum_add`). At the block end the surviving block rows are written
+into their slots.
+
+Kernel values use one arithmetic on every path: dot products are summed in feature order
+(:func:`fixed_dots`, or BLAS when the data are integers and every partial sum is exact), squared
+norms in feature order, ``‖a‖² + ‖b‖² − 2 a·b`` with the direct sum near cancellation, each gaussian
+its own ``exp`` (no shared squaring chains: a kernel's values never depend on which other kernels
+are evaluated with it, so a shard owning a few kernels computes the same bits as the whole engine).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..core._pairs import CANCEL, direct_sqdist
+from ..core._vexp import _ZERO_ABOVE, vexp_neg_n
+from ..core.program import CHI2, GAUSS, LAPLACE, LINEAR, POLY
+
+# learner codes
+RBP, FORGETRON, BOGD, BPAS = 0, 1, 2, 3
+LEARNER_CODES = {"rbp": RBP, "forgetron": FORGETRON, "bogd": BOGD, "bpas": BPAS}
+
+
+# --------------------------------------------------------------------------- dot products, norms
+@njit(cache=True)
+def row_sq(X):
+    """‖x‖² per row, summed in feature order (the same bits for the same vector on every call)."""
+    out = np.empty(X.shape[0])
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for f in range(X.shape[1]):
+            acc += X[i, f] * X[i, f]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True)
+def _dots_row(A, i, BT, c, out):
+    """``out[j] = Σ_f A[i, f] BT[f, j]`` for j < c, each sum in feature order (vectorised over j)."""
+    for j in range(c):
+        out[j] = 0.0
+    for f in range(A.shape[1]):
+        a = A[i, f]
+        for j in range(c):
+            out[j] += a * BT[f, j]
+
+
+@njit(cache=True, parallel=True)
+def fixed_dots(A, BT, counts, out):
+    """``out[i, k, j] = A[i] · B_k[j]`` for j < counts[k], with ``BT[k] = B_kᵀ`` (d × c): dot products
+    summed in feature order, so the same pair of vectors gives the same bits wherever it occurs."""
+    m = BT.shape[0]
+    n = A.shape[0]
+    for idx in prange(m * n):
+        i = idx // m
+        k = idx - i * m
+        _dots_row(A, i, BT[k], counts[k], out[i, k])
+
+
+# --------------------------------------------------------------------------- kernel values
+@njit(cache=True)
+def _l1_chi(A, i, B, j, want_chi):
+    acc = 0.0
+    for c in range(A.shape[1]):
+        diff = A[i, c] - B[j, c]
+        if want_chi:
+            s = A[i, c] + B[j, c]
+            if s != 0.0:
+                acc += diff * diff / s
+        else:
+            acc += abs(diff)
+    return acc
+
+
+@njit(cache=True)
+def kernel_values(kind, param, dots, asq, i, A, bsq, lo, B, n, out, work, scratch):
+    """``out[q] = κ(A[i], B[lo + q])`` for q < n, from their dot products ``dots[q]`` and squared norms.
+
+    Linear/polynomial: the dot product to the power p by repeated multiplication. Gaussian:
+    ``exp(-(‖a‖² + ‖b‖² - 2 a·b) / 2σ²)``, the squared distance summed directly when the expression
+    cancels (below ``CANCEL (‖a‖² + ‖b‖²)``). Laplacian and chi-square: direct sums per pair.
+    """
+    if kind == LINEAR:
+        for q in range(n):
+            out[q] = dots[q]
+    elif kind == POLY:
+        p = int(param)
+        for q in range(n):
+            v = dots[q]
+            for _ in range(p - 1):
+                v *= dots[q]
+            out[q] = v
+    elif kind == GAUSS:
+        for q in range(n):
+            d2 = asq + bsq[lo + q] - 2.0 * dots[q]
+            if d2 < CANCEL * (asq + bsq[lo + q]):
+                d2 = direct_sqdist(A, i, B, lo + q)
+            work[q] = d2 * param
+        vexp_neg_n(work, out, scratch, n)
+    else:  # LAPLACE, CHI2
+        for q in range(n):
+            x = _l1_chi(A, i, B, lo + q, kind == CHI2) * param
+            out[q] = 0.0 if x > _ZERO_ABOVE else math.exp(-x)
+
+
+@njit(cache=True)
+def self_kernel(kind, param, sq):
+    """κ(x, x): (x·x)^p for the dot kernels, 1 for the distance kernels."""
+    if kind == LINEAR:
+        return sq
+    if kind == POLY:
+        v = sq
+        for _ in range(int(param) - 1):
+            v *= sq
+        return v
+    return 1.0
+
+
+@njit(cache=True)
+def gram_column(kind, param, XXt, xsq, Xb, s, Gc, work, scratch):
+    """``Gc[s, t] = κ(x_t, x_s)`` for the block rows t > s: the values of a row that just became a
+    support vector against the rows still to come (``XXt`` is the block's symmetric dot matrix)."""
+    n = Xb.shape[0] - s - 1
+    if n <= 0:
+        return
+    kernel_values(kind, param, XXt[s, s + 1:], xsq[s], s, Xb, xsq, s + 1, Xb, n, Gc[s, s + 1:], work, scratch)
+
+
+# --------------------------------------------------------------------------- slots
+@njit(cache=True, inline="always")
+def slot_value(j, t, Krow, Gc, entry):
+    """κ(x_t, support vector in slot j)."""
+    r = entry[j]
+    return Krow[j] if r < 0 else Gc[r, t]
+
+
+@njit(cache=True, inline="always")
+def slot_coef(j, coef, a_blk, entry):
+    """Unscaled coefficient of slot j."""
+    r = entry[j]
+    return coef[j] if r < 0 else a_blk[r]
+
+
+@njit(cache=True, inline="always")
+def place(j, t, a, coef, a_blk, entry):
+    """Block row t (unscaled coefficient a) takes slot j, removing what the slot held."""
+    r = entry[j]
+    if r >= 0:
+        a_blk[r] = 0.0
+    else:
+        coef[j] = 0.0
+    entry[j] = t
+    a_blk[t] = a
+
+
+@njit(cache=True, inline="always")
+def random_slot(u, budget):
+    """The slot a uniform draw ``u`` in [0, 1) removes from a full buffer: ``int(u B)`` (at most B − 1)."""
+    j = int(u * budget)
+    return j if j < budget else budget - 1
+
+
+# Exact summation of decision values. A decision value is a sum of terms that cancel exactly for
+# duplicated support vectors with opposite coefficients (binary data: equal distances, equal kernel
+# values); a rounded sum then returns noise of the largest terms' rounding, whose sign is arbitrary,
+# instead of the small true value. Shewchuk's non-overlapping partials (the algorithm of Python's
+# ``math.fsum``) keep the sum exact; the final step rounds it correctly, like ``math.fsum``.
+MSUM_SIZE = 64  # non-overlapping partials of doubles are ~2^53 apart: at most ~40 of them
+
+
+@njit(cache=True, inline="always")
+def msum_add(p, n, x):
+    """Add x to the exact sum held in partials ``p[:n]``; returns the new count."""
+    i = 0
+    for j in range(n):
+        y = p[j]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            p[i] = lo
+            i += 1
+        x = hi
+    if i >= p.shape[0]:  # cannot happen for finite doubles; keep going, inexactly, rather than fail
+        i = p.shape[0] - 1
+        p[i - 1] += p[i]
+    p[i] = x
+    return i + 1
+
+
+@njit(cache=True)
+def msum_value(p, n):
+    """The correctly rounded value of the exact sum in ``p[:n]`` (as ``math.fsum`` rounds it)."""
+    hi = 0.0
+    lo = 0.0
+    if n > 0:
+        n -= 1
+        hi = p[n]
+        while n > 0:
+            x = hi
+            n -= 1
+            y = p[n]
+            hi = x + y
+            yr = hi - x
+            lo = y - yr
+            if lo != 0.0:
+                break
+        if n > 0 and ((lo < 0.0 and p[n - 1] < 0.0) or (lo > 0.0 and p[n - 1] > 0.0)):
+            y = lo * 2.0
+            x = hi + y
+            yr = x - hi
+            if y == yr:
+                hi = x
+    return hi
+
+
+@njit(cache=True, inline="always")
+def hinge(y, f):
+    v = 1.0 - y * f
+    return v if v > 0.0 else 0.0

@@ -1,0 +1,41 @@
+"""Random Budget Perceptron (Cavallanti, Cesa-Bianchi & Gentile, "Tracking the best hyperplane with a
+simple budget Perceptron", Machine Learning 2007).
+
+Kernel Perceptron with at most B support vectors: on a mistake ``y f(x) <= 0``, if the buffer is
+full, remove a support vector chosen uniformly at random, then add ``y κ(x, ·)``.
+
+Random removal: one uniform ``u = U[t, k]`` per instance and kernel from
+:func:`omkl_dist.core.randomness.uniforms` (stream of (seed, global block, kernel id)); the removed
+support vector is the one in slot ``int(u B)`` (see :mod:`._budget`: a new support vector takes the
+slot of the one it replaces, so the slot order is a fixed, reproducible order of the B support
+vectors and ``int(u B)`` is uniform over them).
+
+An instance with κ(x, x) = 0 (the zero vector under a polynomial kernel) is the zero function in the
+kernel's feature space: the mistake is counted, nothing is added or removed.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ._budget import place, random_slot
+
+
+@njit(cache=True)
+def rbp_step(t, y, f, kxx, u, budget, used, coef, a_blk, entry):
+    """One instance (block row t, label y, decision value f) for one kernel.
+
+    Returns ``(loss, used, added)``: the Hedge loss (mistake indicator 1/0), the slots in use and
+    whether row t became a support vector (coefficient y; RBP never rescales).
+    """
+    if y * f > 0.0:
+        return 0.0, used, False
+    if kxx <= 0.0:
+        return 1.0, used, False
+    if used < budget:
+        j = used
+        used += 1
+    else:
+        j = random_slot(u, budget)
+    place(j, t, y, coef, a_blk, entry)
+    return 1.0, used, True
