@@ -21,6 +21,7 @@ from ._vexp import vexp_neg, vexp_neg_n
 TILE = 4096
 # up to this many features the sparse scan takes its dot products directly, in feature order
 DIRECT_DOT_FEATURES = 32
+ROWS_PER_PASS = 4  # rows of the block sharing one read of the support vectors in the direct scan
 _SCRATCH = threading.local()  # per thread: the dot-product tile, reused across calls
 
 
@@ -41,15 +42,6 @@ def _weighted_sum(a, b):
     acc = 0.0
     for s in range(a.shape[0]):
         acc += a[s] * b[s]
-    return acc
-
-
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
-def _weighted_sum_n(a, lo, b, n):
-    """Σ_j a[lo + j]·b[j] for j < n (reassociated like :func:`_weighted_sum`)."""
-    acc = 0.0
-    for j in range(n):
-        acc += a[lo + j] * b[j]
     return acc
 
 
@@ -163,7 +155,7 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
                     for j in range(cnt):
                         v = ev[j] * ev[j]
                         ev[j] = v * v
-            out[t, k] += _weighted_sum_n(coefs, lo, ev, cnt)
+            out[t, k] += _weighted_sum(coefs[lo:hi], ev[:cnt])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -173,49 +165,61 @@ def _accumulate_sparse_direct(Xb, xsq, P, PT, psq, ptr, rows, coefs, deg, anchor
     vectors, kernel after kernel, transposed so the loop over them vectorises). That replaces a
     BLAS product of the block with every pool row -- bound at small d by writing and re-reading
     the dot matrix -- and the fixed-order recomputation for duplicated rows (feature order is the
-    fixed order). ``psq`` holds the norms in the same layout."""
+    fixed order). ``psq`` holds the norms in the same layout. Rows are taken ``ROWS_PER_PASS`` at
+    a time so each stretch of ``PT`` is read from memory once for all of them; every dot product
+    is still summed in feature order."""
     B, d = Xb.shape
     m = ptr.shape[0] - 1
+    R = ROWS_PER_PASS
     cnt_max = 0
     for k in range(m):
         cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
-    for t in prange(B):
-        base = np.empty(cnt_max)
+    for tb in prange((B + R - 1) // R):
+        t0 = tb * R
+        nr = min(R, B - t0)
+        dots = np.empty((R, cnt_max))
         ev = np.empty(cnt_max)
         scratch = np.empty(cnt_max)
-        xt = xsq[t]
         for k in range(m):
             lo, hi = ptr[k], ptr[k + 1]
             cnt = hi - lo
             if cnt == 0:
                 continue
-            for j in range(cnt):
-                base[j] = 0.0
+            # 1-D views: LLVM vectorises loops over them, not loops over offset 2-D indices
+            psq_k, coef_k, ev_k = psq[lo:hi], coefs[lo:hi], ev[:cnt]
+            for r in range(nr):
+                dots[r, :cnt] = 0.0
             for f in range(d):
-                xf = Xb[t, f]
-                for j in range(cnt):
-                    base[j] += xf * PT[f, lo + j]
-            if deg[k] > 0:
-                for j in range(cnt):
-                    ev[j] = base[j]
-                for _ in range(deg[k] - 1):
+                pt = PT[f, lo:hi]
+                for r in range(nr):
+                    xf = Xb[t0 + r, f]
+                    acc = dots[r, :cnt]
                     for j in range(cnt):
-                        ev[j] *= base[j]
-            else:
-                for j in range(cnt):
-                    base[j] = xt + psq[lo + j] - 2.0 * base[j]
-                for j in range(cnt):
-                    if base[j] < CANCEL * (xt + psq[lo + j]):
-                        base[j] = direct_sqdist(Xb, t, P, rows[lo + j])
-                g = anchor_param[k]
-                for j in range(cnt):
-                    base[j] *= g
-                vexp_neg_n(base, ev, scratch, cnt)
-                for _ in range(steps[k]):
+                        acc[j] += xf * pt[j]
+            for r in range(nr):
+                t = t0 + r
+                base = dots[r, :cnt]
+                if deg[k] > 0:
+                    ev_k[:] = base
+                    for _ in range(deg[k] - 1):
+                        for j in range(cnt):
+                            ev_k[j] *= base[j]
+                else:
+                    xt = xsq[t]
                     for j in range(cnt):
-                        v = ev[j] * ev[j]
-                        ev[j] = v * v
-            out[t, k] += _weighted_sum_n(coefs, lo, ev, cnt)
+                        base[j] = xt + psq_k[j] - 2.0 * base[j]
+                    for j in range(cnt):
+                        if base[j] < CANCEL * (xt + psq_k[j]):
+                            base[j] = direct_sqdist(Xb, t, P, rows[lo + j])
+                    g = anchor_param[k]
+                    for j in range(cnt):
+                        base[j] *= g
+                    vexp_neg_n(base, ev, scratch, cnt)
+                    for _ in range(steps[k]):
+                        for j in range(cnt):
+                            v = ev_k[j] * ev_k[j]
+                            ev_k[j] = v * v
+                out[t, k] += _weighted_sum(coef_k, ev_k)
 
 
 @njit(cache=True, nogil=True, parallel=True)
