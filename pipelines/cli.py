@@ -341,7 +341,7 @@ def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, ties, 
                    "Default: all.")
 @click.option("--algorithms", default=None,
               help="Comma-separated: perceptron-star, omkc-u, omkc-dd, omkc-sd, spa, rbp, forgetron, bogd, bpas "
-                   "(default: all; the not-implemented ones show the paper's numbers and n/a).")
+                   "(default: all).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Permutation r is default_rng([seed, r]).permutation(n) (german: the file's r-th permutation).")
 @click.option("--ties", type=click.Choice(["mistake", "positive"]), default="mistake", show_default=True,

@@ -46,6 +46,10 @@ def job_description(algo, data, params, *, block_size, seed, scaling, permute, l
 
 def _check_writable(out: Path, overwrite: bool, resume: bool) -> None:
     parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # reported below
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise PermissionError(f"cannot write the model to {out}: {parent} is not a writable directory; "
                               "choose another --out")

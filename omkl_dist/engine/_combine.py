@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update
+from ..combiners.hedge import DD, DS, SD, SS, hedge_loss_update, hedge_update
 from ..learners.perceptron import perceptron_mistake
 from ..learners.spa import hinge
+from ._recurrence import combined_score
 
 
 @njit(cache=True, nogil=True)
@@ -36,22 +37,7 @@ def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, bl
         for k in range(m):
             f[k] = F[t, k]
             z[k] = perceptron_mistake(yt, f[k])
-        if rule == UNIFORM:
-            total = 0.0
-            for k in range(m):
-                total += f[k]
-            s_t = total / m
-            zu = perceptron_mistake(yt, s_t)
-            for k in range(m):
-                z[k] = zu
-        elif rule == LEADER:
-            best = 0
-            for k in range(1, m):
-                if kmistakes[k] < kmistakes[best]:
-                    best = k
-            s_t = f[best]
-        else:
-            s_t = hedge_score(rule, f, w, U[t], wsync if block_sync else w, delta, penalise)
+        s_t = combined_score(rule, yt, f, z, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise)
         score[t] = s_t
         mistakes[t] = yt * s_t <= 0.0
         for k in range(m):

@@ -30,6 +30,33 @@ def scores_at(t, F_old, G, coef, added, n_added, act, f):
             f[k] += coef[s, k] * G[k, t, s]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def combined_score(rule, yt, f, z, w, u, p_weights, delta, kmistakes, penalise):
+    """The OMKC-family combined score of one instance; sets which kernels may update
+    (``penalise``) and, for Perceptron(u), every kernel's mistake flag ``z`` to the average
+    kernel's. Shared by the in-process recurrence and the coordinator's replay."""
+    m = f.shape[0]
+    if rule == UNIFORM:  # one Perceptron on the average kernel (1/m) Σ κ_k
+        total = 0.0
+        for k in range(m):
+            total += f[k]
+        s_t = total / m
+        zu = perceptron_mistake(yt, s_t)
+        for k in range(m):
+            z[k] = zu
+            penalise[k] = True
+        return s_t
+    if rule == LEADER:  # independent Perceptrons; the one with fewest mistakes so far predicts
+        best = 0
+        for k in range(1, m):
+            if kmistakes[k] < kmistakes[best]:
+                best = k
+        for k in range(m):
+            penalise[k] = True
+        return f[best]
+    return hedge_score(rule, f, w, u, p_weights, delta, penalise)
+
+
 @njit(cache=True, nogil=True)
 def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta, act):
     """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
@@ -61,25 +88,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
         for k in range(m):
             F[t, k] = f[k]
             z[k] = perceptron_mistake(yt, f[k])
-        if rule == UNIFORM:  # one Perceptron on the average kernel (1/m) Σ κ_k
-            total = 0.0
-            for k in range(m):
-                total += f[k]
-            s_t = total / m
-            zu = perceptron_mistake(yt, s_t)
-            for k in range(m):
-                z[k] = zu
-                penalise[k] = True
-        elif rule == LEADER:  # independent Perceptrons; the one with fewest mistakes so far predicts
-            best = 0
-            for k in range(1, m):
-                if kmistakes[k] < kmistakes[best]:
-                    best = k
-            s_t = f[best]
-            for k in range(m):
-                penalise[k] = True
-        else:
-            s_t = hedge_score(rule, f, w, U[t], wsync if block_sync else w, delta, penalise)
+        s_t = combined_score(rule, yt, f, z, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise)
         score[t] = s_t
         mistakes[t] = yt * s_t <= 0.0
         any_coef = False
