@@ -119,8 +119,7 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
 
     Each kernel's rows are gathered into a contiguous buffer and processed like the dense scan:
     powers by repeated multiplication, a gaussian as its chain anchor's exp followed by the same
-    number of double squarings (so the same bits), then one reassociated reduction. Loops take
-    explicit lengths: array views inside this parallel loop would cost more than the arithmetic.
+    number of double squarings (so the same bits), then one reassociated reduction.
     """
     B = Xb.shape[0]
     n = P.shape[0]

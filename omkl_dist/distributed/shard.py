@@ -135,6 +135,3 @@ class KernelShard:
     def kernels_part(self) -> BudgetEngine:
         """This shard's kernels (budget baselines), to merge into the whole model."""
         return self.engine
-
-    def ping(self) -> int:
-        return int(self.engine.n_seen)
