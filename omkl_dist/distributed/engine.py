@@ -83,12 +83,12 @@ class DaskEngine:
                 if not self._workers_changed():
                     raise  # the same workers are all there: a bad job (data, parameters), not a dead worker
                 self.failures.append(f"{type(exc).__name__}: {exc}")
+                restore = self._last_checkpoint or restore
                 if len(self.failures) > self.max_retries:
                     where = restore.get("checkpoint", "the start (no checkpoint written yet)")
                     raise WorkerLost(f"gave up after {len(self.failures)} worker failures (last: {self.failures[-1]}); "
                                      f"the last good checkpoint is {where}: fix the cluster and rerun with --resume"
                                      ) from exc
-                restore = self._last_checkpoint or restore
                 self._wait_for_workers(expected_workers)
 
     # --- one attempt: actors from ``start`` until done or a failure -------------------------
