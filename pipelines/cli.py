@@ -299,6 +299,19 @@ def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, li
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 
+def _report_options(command):
+    """``--json``, ``--out`` and ``--quiet``: how a reproduction reports."""
+    for option in reversed([
+        click.option("--json", "as_json", is_flag=True,
+                     help="Also print the report as one JSON object on the last line."),
+        click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+                     help="Write the full report (JSON) here."),
+        click.option("--quiet", is_flag=True, help="No progress bar."),
+    ]):
+        command = option(command)
+    return command
+
+
 @main.group(cls=_Group)
 def reproduce():
     """Reproduce a paper's experiment tables."""
@@ -319,9 +332,7 @@ def reproduce():
               help="Permutation r is default_rng([seed, r]).permutation(n).")
 @click.option("--ties", type=click.Choice(["mistake", "positive"]), default="mistake", show_default=True,
               help="A zero combined score counts as a mistake (the package's rule) or predicts +1.")
-@click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Write the full report (JSON) here.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_report_options
 def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, ties, as_json, out, quiet):
     """Tables 3/4 of the OMKC paper: our mistake rates, #SV and times next to the paper's."""
     from .reproduce import format_reproduce_report, run_reproduce_omkc
@@ -346,9 +357,7 @@ def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, ties, 
               help="Permutation r is default_rng([seed, r]).permutation(n) (german: the file's r-th permutation).")
 @click.option("--ties", type=click.Choice(["mistake", "positive"]), default="mistake", show_default=True,
               help="A zero combined score counts as a mistake (the package's rule) or predicts +1.")
-@click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Write the full report (JSON) here.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_report_options
 def reproduce_bomkl_cmd(permutations, datasets, algorithms, seed, ties, as_json, out, quiet):
     """Tables 1/2 of the BOMKL (SPA) paper: our mistake rates, #SV and times next to the paper's."""
     from .reproduce import format_reproduce_report, run_reproduce_bomkl
@@ -411,9 +420,7 @@ def fit_cmd(algo, variant, data, test_size, seed, scaling, trials, ratio, beta, 
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="Local threads for MKBoost's per-kernel fits (without --scheduler).")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
-@click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Write the full report (JSON) here.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_report_options
 def reproduce_mkboost_cmd(runs, datasets, algorithms, seed, trials, scaling, scheduler, threads, timeout, as_json, out,
                           quiet):
     """Tables 2/3 of the MKBoost paper: our accuracy and time next to the paper's."""

@@ -14,7 +14,7 @@ from omkl_dist.evaluation.reproduce import (reproduce_bomkl, reproduce_omkc, res
                                              resolve_datasets)
 
 
-def _split(text):
+def split_names(text):
     if text is None:
         return None
     return [part for part in (p.strip() for p in text.split(",")) if part]
@@ -23,11 +23,11 @@ def _split(text):
 def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, scaling: str = "paper", seed: int = 0,
                        ties: str = "mistake", show_progress: bool = True, out=None) -> dict:
     """Run the reproduction (with a progress bar on stderr) and optionally write the report to ``out``."""
-    datasets, algorithms = _split(datasets), _split(algorithms)
+    datasets, algorithms = split_names(datasets), split_names(algorithms)
     run_names, _ = resolve_datasets(datasets)
     runnable = [a for a in resolve_algorithms(algorithms) if a in IMPLEMENTED]
     total = len(run_names) * len(runnable) * permutations
-    return _run_with_bar(reproduce_omkc, total, "reproduce omkc", show_progress, out, datasets, algorithms,
+    return run_with_bar(reproduce_omkc, total, "reproduce omkc", show_progress, out, datasets, algorithms,
                          permutations=permutations, seed=seed, scaling=scaling, ties=ties)
 
 
@@ -36,17 +36,17 @@ def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, se
     """``omkl reproduce bomkl``: the BOMKL paper's Tables 1/2, with a progress bar, optional JSON file."""
     from omkl_dist.evaluation.paper_bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED, TABLE_ALGORITHMS, TABLES
 
-    datasets, algorithms = _split(datasets), _split(algorithms)
+    datasets, algorithms = split_names(datasets), split_names(algorithms)
     names, algos = resolve_bomkl(datasets, algorithms)
     total = 0
     for name in names:
         needed = {a for (t, n) in TABLES if n == name for a in TABLE_ALGORITHMS[t]}
         total += sum(a in needed and a in BOMKL_IMPLEMENTED for a in algos) * permutations
-    return _run_with_bar(reproduce_bomkl, total, "reproduce bomkl", show_progress, out, datasets, algorithms,
+    return run_with_bar(reproduce_bomkl, total, "reproduce bomkl", show_progress, out, datasets, algorithms,
                          permutations=permutations, seed=seed, ties=ties)
 
 
-def _run_with_bar(fn, total, desc, show_progress, out, datasets, algorithms, **kwargs) -> dict:
+def run_with_bar(fn, total, desc, show_progress, out, datasets, algorithms, **kwargs) -> dict:
     bar = tqdm(total=total, unit="run", desc=desc, disable=not show_progress, file=sys.stderr, dynamic_ncols=True)
 
     def step(text):

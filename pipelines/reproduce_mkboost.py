@@ -2,52 +2,27 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import textwrap
-from pathlib import Path
-
-from tqdm import tqdm
 
 from omkl_dist.evaluation import paper_mkboost as paper
 from omkl_dist.evaluation.reproduce_mkboost import reproduce_mkboost, resolve_algorithms, resolve_datasets
 from omkl_dist.kernels import make_pool
 
 from .fit import executor_for
-
-
-def _split(text):
-    if text is None:
-        return None
-    return [part for part in (p.strip() for p in text.split(",")) if part]
+from .reproduce import run_with_bar, split_names
 
 
 def run_reproduce_mkboost(*, runs: int = paper.RUNS, datasets=None, algorithms=None, seed: int = 0,
                           n_trials: int = paper.N_TRIALS, scaling: str = paper.SCALING, scheduler: str | None = None,
                           threads: int = 1, timeout: float = 10.0, show_progress: bool = True, out=None) -> dict:
     """Run the reproduction with a progress bar on stderr; optionally write the report (JSON) to ``out``."""
-    datasets, algorithms = _split(datasets), _split(algorithms)
+    datasets, algorithms = split_names(datasets), split_names(algorithms)
     names, _ = resolve_datasets(datasets)
     runnable = [a for a in resolve_algorithms(algorithms) if a in paper.IMPLEMENTED]
-    bar = tqdm(total=len(names) * len(runnable) * runs, unit="fit", desc="reproduce mkboost",
-               disable=not show_progress, file=sys.stderr, dynamic_ncols=True)
-
-    def step(text):
-        bar.set_postfix_str(text, refresh=False)
-        bar.update(1)
-
-    try:
-        with executor_for(scheduler, threads, timeout) as executor:
-            report = reproduce_mkboost(datasets, algorithms, runs=runs, seed=seed, n_trials=n_trials, scaling=scaling,
-                                       executor=executor, progress=step)
-    finally:
-        bar.close()
-    if out is not None:
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1) + "\n")
-        report["out"] = str(out)
-    return report
+    with executor_for(scheduler, threads, timeout) as executor:
+        return run_with_bar(reproduce_mkboost, len(names) * len(runnable) * runs, "reproduce mkboost",
+                             show_progress, out, datasets, algorithms, runs=runs, seed=seed, n_trials=n_trials,
+                             scaling=scaling, executor=executor)
 
 
 _HEADER = ("algorithm", "ours accuracy", "paper accuracy", "flag", "ours time s", "paper time s")

@@ -59,6 +59,18 @@ def hedge_score(rule, f, w, u, p_weights, delta, penalise):
     return score
 
 
+@njit(cache=True, nogil=True, inline="always")
+def weighted_vote(w, f):
+    """Σ θ_k f_k with θ = w / Σ w: the real-valued combined score of SPA and the budget baselines."""
+    total = 0.0
+    for k in range(w.shape[0]):
+        total += w[k]
+    s = 0.0
+    for k in range(w.shape[0]):
+        s += (w[k] / total) * f[k]
+    return s
+
+
 @njit(cache=True, nogil=True)
 def hedge_update(w, updated, beta):
     """w_k <- w_k * beta for every updated (mistaken and selected) kernel, then renormalise by max."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, SD, SS, hedge_loss_update, hedge_update
+from ..combiners.hedge import DD, DS, SD, SS, hedge_loss_update, hedge_update, weighted_vote
 from ..learners.perceptron import perceptron_mistake
 from ..learners.spa import hinge
 from ._recurrence import combined_score
@@ -61,12 +61,7 @@ def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
         yt = y[t]
-        total = 0.0
-        for k in range(m):
-            total += w[k]
-        s_t = 0.0
-        for k in range(m):
-            s_t += (w[k] / total) * F[t, k]
+        s_t = weighted_vote(w, F[t])
         score[t] = s_t
         mistakes[t] = yt * s_t <= 0.0
         for k in range(m):

@@ -12,7 +12,8 @@ import numpy as np
 from numba import njit
 
 from ..core._scores import gram_column
-from ..combiners.hedge import DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update
+from ..combiners.hedge import (DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update,
+                               weighted_vote)
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hinge, spa_coef
 
@@ -138,12 +139,8 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
             wsync[:] = w
         scores_at(t, F_old, G, coef, added, n_added, act, f)
         yt = y[t]
-        total = 0.0
+        s_t = weighted_vote(w, f)
         for k in range(m):
-            total += w[k]
-        s_t = 0.0
-        for k in range(m):
-            s_t += (w[k] / total) * f[k]
             F[t, k] = f[k]
         score[t] = s_t
         mistakes[t] = yt * s_t <= 0.0

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..combiners.hedge import hedge_loss_update
+from ..combiners.hedge import hedge_loss_update, weighted_vote
 from ..core.pool import blas_dots_exact, integral_bound
 from ..core.program import CHI2, LAPLACE, KernelProgram, compile_program
 from ..core.randomness import uniforms
@@ -185,16 +185,11 @@ def combine_step(y, F, loss, logw, w, log_gamma):
     Row t: score ``Σ_k (w_k / Σ w) F[t, k]``, a mistake when ``y_t · score <= 0``, then
     ``logw_k += loss[t, k] · log γ`` and ``w = exp(logw − max logw)``. Returns ``(score, mistakes)``.
     """
-    n, m = F.shape
+    n = F.shape[0]
     score = np.empty(n)
     mistakes = np.zeros(n, dtype=np.bool_)
     for t in range(n):
-        total = 0.0
-        for k in range(m):
-            total += w[k]
-        s_t = 0.0
-        for k in range(m):
-            s_t += (w[k] / total) * F[t, k]
+        s_t = weighted_vote(w, F[t])
         score[t] = s_t
         mistakes[t] = y[t] * s_t <= 0.0
         hedge_loss_update(logw, loss[t], log_gamma, w)
