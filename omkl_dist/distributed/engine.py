@@ -73,7 +73,7 @@ class DaskEngine:
         "timing", "failures"}``: the final engine state.
         """
         restore = start
-        expected_workers = len(self.client.scheduler_info()["workers"])
+        expected_workers = len(self._current_workers())
         if expected_workers == 0:
             raise RuntimeError("the cluster has no workers; start some (omkl cluster up --workers 2)")
         while True:
@@ -95,7 +95,11 @@ class DaskEngine:
     def _attempt(self, start, n_rows, on_progress, on_checkpoint, keep_best_at):
         arrays, scalars, history = self._coordinator_start(start)
         program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
-        workers = self._workers = sorted(self.client.scheduler_info()["workers"])
+        workers = self._current_workers()
+        if not workers:
+            self._wait_for_workers(1)
+            workers = self._current_workers()
+        self._workers = workers
         self.n_workers = len(workers)
         parts = partition_kernels(program, int(scalars.get("rule", -1)), self.n_shards or len(workers))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
@@ -147,6 +151,11 @@ class DaskEngine:
         return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}
 
     # --- failures ----------------------------------------------------------------------------
+    def _current_workers(self) -> list[str]:
+        """The workers the scheduler knows now (asked, not the client's periodically refreshed copy,
+        which can still list a worker that has just died)."""
+        return sorted(self.client.nthreads())
+
     def _wait(self, future):
         """The call's result; gives up early if a worker of this attempt leaves the cluster (an actor
         awaiting a dead actor is not always told, so the client watches the workers itself)."""
@@ -155,7 +164,7 @@ class DaskEngine:
             try:
                 return future.result(timeout=1.0)
             except TimeoutError:
-                gone = set(self._workers) - set(self.client.scheduler_info()["workers"])
+                gone = set(self._workers) - set(self._current_workers())
                 if gone:
                     raise WorkerLost(f"worker(s) {sorted(gone)} left the cluster during the job") from None
                 if time.monotonic() > deadline:
@@ -165,7 +174,7 @@ class DaskEngine:
         """Whether a worker of the failed attempt is gone (a restarted one has a new address)."""
         time.sleep(1.0)  # let the scheduler notice a loss
         try:
-            now = set(self.client.scheduler_info()["workers"])
+            now = set(self._current_workers())
         except Exception:  # noqa: BLE001 - the scheduler itself is gone: the cluster is lost
             raise WorkerLost("lost the connection to the scheduler during the job") from None
         return not set(self._workers) <= now
@@ -174,11 +183,11 @@ class DaskEngine:
         """Give the nannies time to restart killed workers; go on with fewer if they don't come."""
         deadline = time.monotonic() + self.worker_timeout
         while time.monotonic() < deadline:
-            n = len(self.client.scheduler_info()["workers"])
+            n = len(self._current_workers())
             if n >= expected:
                 return
             time.sleep(0.5)
-        if len(self.client.scheduler_info()["workers"]) == 0:
+        if len(self._current_workers()) == 0:
             raise WorkerLost(f"no workers came back within {self.worker_timeout:.0f} s")
 
 
