@@ -123,7 +123,7 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 
 
 _ALGO_PARAMS = ("update", "combination", "kernels", "kernel", "beta", "delta", "gamma", "eta", "alpha", "budget",
-                "block_sync", "lam")
+                "block_sync", "lam", "hedge_loss")
 
 
 def _algo_options(command):
@@ -143,7 +143,9 @@ def _algo_options(command):
         click.option("--beta", type=float, default=None,
                      help="OMKC: Hedge discount in (0,1). SPA: support-vector sampling divisor (>= alpha)."),
         click.option("--delta", type=float, default=None, help="Sampling smoothing in (0,1] (SPA: (0,1))."),
-        click.option("--gamma", type=float, default=None, help="SPA: Hedge discount per unit of hinge loss, in (0,1)."),
+        click.option("--gamma", type=float, default=None, help="SPA: Hedge discount per unit of loss, in (0,1)."),
+        click.option("--hedge-loss", type=click.Choice(["hinge", "mistake"]), default=None,
+                     help="SPA: discount Hedge weights by the hinge loss (Algorithm 1, default) or by mistakes."),
         click.option("--eta", type=float, default=None, help="SPA: aggressiveness (learning rate) > 0."),
         click.option("--alpha", type=float, default=None, help="SPA: sampling cap, min(alpha, loss)/beta."),
         click.option("--budget", type=click.IntRange(min=1), default=None,

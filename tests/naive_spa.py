@@ -15,7 +15,7 @@ from omkl_dist.core.randomness import uniforms
 
 
 def naive_spa(X, y, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, seed=0, block_size=256,
-              block_sync=False):
+              block_sync=False, hedge_loss="hinge"):
     T, m = len(y), len(specs)
     sv = [[] for _ in range(m)]
     coef = [[] for _ in range(m)]
@@ -44,5 +44,6 @@ def naive_spa(X, y, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=
                     tau = min(eta / rho, loss / kxx)
                     sv[i].append(t)
                     coef[i].append(tau * y[t])
-            logw[i] += loss * np.log(gamma)
+            discount = loss if hedge_loss == "hinge" else float(y[t] * f[i] <= 0)
+            logw[i] += discount * np.log(gamma)
     return mistakes, F, sv, np.exp(logw - logw.max())

@@ -211,30 +211,67 @@ def _scan_single_values(A, B, program, xsq, psq):
     return out
 
 
-def _scan_dots(A, B, s0, tile, direct=False):
+def _scan_dots(A, B, s0, tile):
     """The dot products the pool scan uses for one tile: ``A @ P.T``, with the columns of rows
-    that repeat in the pool recomputed in fixed feature order (see ``core/pool.py``); all of them
-    in feature order when the sparse scan takes its dot products directly (few features)."""
+    that repeat in the pool recomputed in fixed feature order (see ``core/pool.py``)."""
     dots = A @ B[s0:s0 + tile].T
-    exact = np.ones(len(B), dtype=bool) if direct else _pool_of(B, np.ones((len(B), 1))).exact
+    exact = _pool_of(B, np.ones((len(B), 1))).exact
     cols = np.flatnonzero(exact[s0:s0 + tile]) + s0
     if len(cols):
         overwrite_exact_columns(A, B, cols, s0, dots)
     return dots
 
 
-def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile, direct=False):
+def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
     """κ_k(A[t], B[s]) from the per-pair evaluator, fed the very dot products the pool scan
     computes (one ``Xb @ P.T`` per tile of the pool, fixed-order for duplicated rows)."""
     out = np.empty((program.m, len(A), len(B)))
     vals, work = np.empty(program.m), np.empty(3)
     for s0 in range(0, len(B), tile):
-        dots = _scan_dots(A, B, s0, tile, direct)
+        dots = _scan_dots(A, B, s0, tile)
         for t in range(len(A)):
             for j in range(dots.shape[1]):
                 pair_values(A, t, B, s0 + j, dots[t, j], xsq[t], psq[s0 + j], program.kinds, program.param,
                             program.src, program.order, program.need_l1, program.need_chi2, vals, work)
                 out[:, t, s0 + j] = vals
+    return out
+
+
+def _grouped_sum(terms):
+    """Σ terms as the direct scan sums over features: in groups of four, ``(a + b) + (c + d)``,
+    added in order, then the remaining ones one by one."""
+    acc, f = 0.0, 0
+    while f + 4 <= len(terms):
+        acc += (terms[f] + terms[f + 1]) + (terms[f + 2] + terms[f + 3])
+        f += 4
+    for v in terms[f:]:
+        acc += v
+    return acc
+
+
+def _direct_values(A, B, program):
+    """κ_k(A[t], B[s]) with the direct sparse scan's arithmetic (few features): dot products and
+    squared distances (from differences) summed by :func:`_grouped_sum`, powers by repeated
+    multiplication, a gaussian as its chain anchor's exp followed by double squarings."""
+    deg, anchor_param, steps = program.sparse
+    out = np.empty((program.m, len(A), len(B)))
+    one, scratch = np.empty(1), np.empty(1)
+    for t in range(len(A)):
+        for s in range(len(B)):
+            dot = _grouped_sum([float(a * b) for a, b in zip(A[t], B[s])])
+            d2 = _grouped_sum([float((a - b) * (a - b)) for a, b in zip(A[t], B[s])])
+            for k in range(program.m):
+                if deg[k] > 0:
+                    v = dot
+                    for _ in range(deg[k] - 1):
+                        v *= dot
+                else:
+                    vexp_neg(np.array([d2 * anchor_param[k]]), one, scratch)
+                    v = one[0]
+                    for _ in range(steps[k]):
+                        w = v * v
+                        v = w * w
+                out[k, t, s] = v
     return out
 
 
@@ -251,14 +288,16 @@ SCAN_CASES = [pytest.param(p, scan, id=f"{p}-{scan}") for p in POOLS for scan in
 def test_pool_scan_bit_identical_to_pair_path(data_dir, monkeypatch, pool_name, scan, dataset, tile):
     """Given the same dot products and squared norms, the pool scan (dense or sparse, vectorised
     or general loop) and the per-pair evaluator use the same arithmetic: identical bits for every
-    pair, duplicates included, whatever the tiling of the pool."""
+    pair, duplicates included, whatever the tiling of the pool. The direct sparse scan (few
+    features) sums its own dot products and distances: identical bits to that arithmetic."""
     monkeypatch.setattr(_scores, "TILE", tile)
     monkeypatch.setattr(_scores, "SPARSE_DENSITY", SCANS[scan])
     pool, A, B = _pool_and_data(data_dir, pool_name, dataset)
     program = compile_program(pool)
     xsq, psq = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
-    direct = scan == "sparse" and A.shape[1] <= _scores.DIRECT_DOT_FEATURES  # dots in feature order
-    K_pair = _pair_values_with_scan_dots(A, B, program, xsq, psq, tile, direct)
+    direct = scan == "sparse" and A.shape[1] <= _scores.DIRECT_DOT_FEATURES
+    K_pair = (_direct_values(A, B, program) if direct
+              else _pair_values_with_scan_dots(A, B, program, xsq, psq, tile))
     K_scan = _scan_single_values(A, B, program, xsq, psq)
     mismatch = K_pair != K_scan
     assert not mismatch.any(), (f"{mismatch.sum()} values differ; first (kernel, t, s) = "
@@ -274,22 +313,26 @@ def test_pool_scan_bit_identical_to_pair_path(data_dir, monkeypatch, pool_name, 
 @pytest.mark.parametrize(("pool_name", "scan"), SCAN_CASES)
 def test_block_gram_bit_identical_to_pool_scan(data_dir, monkeypatch, pool_name, scan, dataset):
     """The engine's intra-block kernel matrix ``block_gram`` against the pool scan of the same
-    rows, fed the same dot products: identical bits on every pair it fills (s < t)."""
+    rows, fed the same dot products: identical bits on every pair it fills (s < t). The direct
+    sparse scan (few features) has its own arithmetic: both within the error bound of exact."""
     monkeypatch.setattr(_scores, "SPARSE_DENSITY", SCANS[scan])
     pool, A, B = _pool_and_data(data_dir, pool_name, dataset)
     program = compile_program(pool)
     Xb = np.ascontiguousarray(np.vstack([A, B[11:15]]))  # with duplicates and near-duplicates of rows
     xsq = np.einsum("ij,ij->i", Xb, Xb)
     P = Xb.copy()
-    direct = scan == "sparse" and Xb.shape[1] <= _scores.DIRECT_DOT_FEATURES  # dots in feature order
-    G = block_gram(Xb, xsq, _scan_dots(Xb, P, 0, len(P), direct), program)  # the dots the scan computes
+    direct = scan == "sparse" and Xb.shape[1] <= _scores.DIRECT_DOT_FEATURES
+    G = block_gram(Xb, xsq, _scan_dots(Xb, P, 0, len(P)), program)  # the dots the scan computes
     K_scan = _scan_single_values(Xb, P, program, xsq, xsq)
     lower = np.tril(np.ones((len(Xb), len(Xb)), dtype=bool), -1)
-    mismatch = (G != K_scan) & lower
-    assert not mismatch.any(), f"{mismatch.sum()} values differ; first {tuple(np.argwhere(mismatch)[0])}"
     K_naive = naive_pool(pool, Xb, Xb)
     bound = _bound(pool, program, Xb, Xb, K_naive)
     _assert_within(np.where(lower, G, K_naive), K_naive, bound, "block_gram vs naive")
+    if direct:
+        _assert_within(np.where(lower, K_scan, K_naive), K_naive, bound, "direct pool scan vs naive")
+        return
+    mismatch = (G != K_scan) & lower
+    assert not mismatch.any(), f"{mismatch.sum()} values differ; first {tuple(np.argwhere(mismatch)[0])}"
 
 
 def _integer_rows(data_dir, pool_name, dataset):

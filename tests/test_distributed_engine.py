@@ -31,6 +31,7 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("omkc", {"update": "S", "combination": "S", "block_sync": True}),
     ("omkc", {"update": "D", "combination": "U"}),
     ("spa", {"block_sync": True}),
+    ("spa", {"block_sync": True, "hedge_loss": "mistake"}),
     ("perceptron", {"kernel": "gaussian(sigma=2)"}),
     ("perceptron-u", {}),
     ("perceptron-star", {"validation_size": 700}),  # keeps one kernel mid-stream, mid-block

@@ -28,11 +28,18 @@ def _data(data_dir, file, rows, scaling):
     return np.ascontiguousarray(X), ds.y[:rows].astype(float)
 
 
-@pytest.mark.parametrize(("file", "rows", "scaling"), CASES)
+# hedge_loss="mistake" is discontinuous where a decision value is 0. On raw german.numer, rows
+# repeated with opposite labels cancel to exactly 0.0 in the reference's sequential sum, while the
+# fast path's reassociated sum keeps a 1e-61 remainder (closer to the exact value): one kernel is
+# then discounted once more, which can change a later sampling decision. Not an error of either.
+HEDGE_CASES = [(case, "hinge") for case in CASES] + [(case, "mistake") for case in CASES if "german" not in case[0]]
+
+
+@pytest.mark.parametrize(("file", "rows", "scaling", "hedge_loss"), [(*c, h) for c, h in HEDGE_CASES])
 @pytest.mark.parametrize("block_sync", [False, True])
-def test_spa_matches_naive_algorithm(data_dir, file, rows, scaling, block_sync):
+def test_spa_matches_naive_algorithm(data_dir, file, rows, scaling, block_sync, hedge_loss):
     X, y = _data(data_dir, file, rows, scaling)
-    params = dict(gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0)
+    params = dict(gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, hedge_loss=hedge_loss)
     mk_ref, F_ref, sv_ref, w_ref = naive_spa(X, y, SPECS, seed=5, block_size=64, block_sync=block_sync, **params)
     model = SPA(random_state=5, block_size=64, block_sync=block_sync, **params)
     out = model.progressive_partial_fit(X, y, classes=[-1, 1], keep_scores=True)

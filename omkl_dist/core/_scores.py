@@ -5,7 +5,8 @@ accumulation over the pool run in njit code parallel over the block's rows. Tili
 dot-matrix memory to ``B × TILE`` doubles. Pools of dot-product and gaussian kernels (the papers'
 pools) take a kernel-major loop vectorised over the pool; pools with laplacian or chi-square
 kernels take the general per-pair evaluator. Kernel values are computed with exactly the
-arithmetic of :func:`._pairs.pair_values`; only the sums over the pool are reassociated.
+arithmetic of :func:`._pairs.pair_values`, only the sums over the pool are reassociated; except
+in the direct sparse scan for few features, which sums its own dot products and distances.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ TILE = 4096
 # up to this many features the sparse scan takes its dot products directly, in feature order
 DIRECT_DOT_FEATURES = 32
 ROWS_PER_PASS = 4  # rows of the block sharing one read of the support vectors in the direct scan
+SV_CHUNK = 1024  # support vectors per stretch of the direct scan (fits L1 with ROWS_PER_PASS rows)
 _SCRATCH = threading.local()  # per thread: the dot-product tile, reused across calls
 
 
@@ -158,67 +160,83 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_sparse_direct(Xb, xsq, P, PT, psq, ptr, rows, coefs, deg, anchor_param, steps, out):
-    """:func:`_accumulate_sparse` for few features: the dot products are taken right where they
-    are used, in feature order, from ``PT`` (d × nnz: the pool rows of every kernel's support
-    vectors, kernel after kernel, transposed so the loop over them vectorises). That replaces a
-    BLAS product of the block with every pool row -- bound at small d by writing and re-reading
-    the dot matrix -- and the fixed-order recomputation for duplicated rows (feature order is the
-    fixed order). ``psq`` holds the norms in the same layout. Rows are taken ``ROWS_PER_PASS`` at
-    a time so each stretch of ``PT`` is read from memory once for all of them; every dot product
-    is still summed in feature order."""
+def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out):
+    """:func:`_accumulate_sparse` for few features: dot products (polynomial kernels) and squared
+    distances (gaussians) are summed right where they are used, in feature order, from ``PT``
+    (d × nnz: the pool rows of every kernel's support vectors, kernel after kernel, transposed so
+    the loop over them vectorises). That replaces a BLAS product of the block with every pool
+    row -- bound at small d by writing and re-reading the dot matrix -- and the fixed-order
+    recomputation for duplicated rows (every sum is taken in one fixed order: features in groups
+    of four, the groups in feature order). Distances summed from
+    differences need no repair for cancellation (‖x‖² + ‖s‖² − 2 x·s does, for near rows with
+    large norms: raw cod-rna) and give exactly 0 for a repeated row.
+
+    Rows are taken ``ROWS_PER_PASS`` at a time and each kernel's support vectors ``SV_CHUNK`` at a
+    time, so the stretch of ``PT`` and the sums being built stay in L1 cache (over a whole kernel
+    of thousands of vectors the loop is bound by L2 bandwidth); each chunk's weighted sum is added
+    to the score in chunk order."""
     B, d = Xb.shape
     m = ptr.shape[0] - 1
-    R = ROWS_PER_PASS
-    cnt_max = 0
-    for k in range(m):
-        cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
+    R, C = ROWS_PER_PASS, SV_CHUNK
     for tb in prange((B + R - 1) // R):
         t0 = tb * R
         nr = min(R, B - t0)
-        dots = np.empty((R, cnt_max))
-        ev = np.empty(cnt_max)
-        scratch = np.empty(cnt_max)
+        dots = np.empty((R, C))
+        ev = np.empty(C)
+        scratch = np.empty(C)
         for k in range(m):
-            lo, hi = ptr[k], ptr[k + 1]
-            cnt = hi - lo
-            if cnt == 0:
-                continue
-            # 1-D views: LLVM vectorises loops over them, not loops over offset 2-D indices
-            psq_k, coef_k, ev_k = psq[lo:hi], coefs[lo:hi], ev[:cnt]
-            for r in range(nr):
-                dots[r, :cnt] = 0.0
-            for f in range(d):
-                pt = PT[f, lo:hi]
+            for lo in range(ptr[k], ptr[k + 1], C):
+                cnt = min(C, ptr[k + 1] - lo)
+                # 1-D views: LLVM vectorises loops over them, not loops over offset 2-D indices
+                coef_k, ev_k = coefs[lo:lo + cnt], ev[:cnt]
                 for r in range(nr):
-                    xf = Xb[t0 + r, f]
-                    acc = dots[r, :cnt]
-                    for j in range(cnt):
-                        acc[j] += xf * pt[j]
-            for r in range(nr):
-                t = t0 + r
-                base = dots[r, :cnt]
-                if deg[k] > 0:
-                    ev_k[:] = base
-                    for _ in range(deg[k] - 1):
+                    dots[r, :cnt] = 0.0
+                gauss = deg[k] == 0
+                f = 0
+                while f + 4 <= d:  # four features per pass over the sums: a quarter of the stores
+                    p0, p1, p2, p3 = PT[f, lo:lo + cnt], PT[f + 1, lo:lo + cnt], PT[f + 2, lo:lo + cnt], \
+                        PT[f + 3, lo:lo + cnt]
+                    for r in range(nr):
+                        x0, x1, x2, x3 = Xb[t0 + r, f], Xb[t0 + r, f + 1], Xb[t0 + r, f + 2], Xb[t0 + r, f + 3]
+                        acc = dots[r, :cnt]
+                        if gauss:  # squared distances summed directly: no cancellation to repair
+                            for j in range(cnt):
+                                e0, e1, e2, e3 = x0 - p0[j], x1 - p1[j], x2 - p2[j], x3 - p3[j]
+                                acc[j] += (e0 * e0 + e1 * e1) + (e2 * e2 + e3 * e3)
+                        else:
+                            for j in range(cnt):
+                                acc[j] += (x0 * p0[j] + x1 * p1[j]) + (x2 * p2[j] + x3 * p3[j])
+                    f += 4
+                for f in range(f, d):
+                    pt = PT[f, lo:lo + cnt]
+                    for r in range(nr):
+                        xf = Xb[t0 + r, f]
+                        acc = dots[r, :cnt]
+                        if gauss:
+                            for j in range(cnt):
+                                diff = xf - pt[j]
+                                acc[j] += diff * diff
+                        else:
+                            for j in range(cnt):
+                                acc[j] += xf * pt[j]
+                for r in range(nr):
+                    t = t0 + r
+                    base = dots[r, :cnt]
+                    if not gauss:
+                        ev_k[:] = base
+                        for _ in range(deg[k] - 1):
+                            for j in range(cnt):
+                                ev_k[j] *= base[j]
+                    else:
+                        g = anchor_param[k]
                         for j in range(cnt):
-                            ev_k[j] *= base[j]
-                else:
-                    xt = xsq[t]
-                    for j in range(cnt):
-                        base[j] = xt + psq_k[j] - 2.0 * base[j]
-                    for j in range(cnt):
-                        if base[j] < CANCEL * (xt + psq_k[j]):
-                            base[j] = direct_sqdist(Xb, t, P, rows[lo + j])
-                    g = anchor_param[k]
-                    for j in range(cnt):
-                        base[j] *= g
-                    vexp_neg_n(base, ev, scratch, cnt)
-                    for _ in range(steps[k]):
-                        for j in range(cnt):
-                            v = ev_k[j] * ev_k[j]
-                            ev_k[j] = v * v
-                out[t, k] += _weighted_sum(coef_k, ev_k)
+                            base[j] *= g
+                        vexp_neg_n(base, ev, scratch, cnt)
+                        for _ in range(steps[k]):
+                            for j in range(cnt):
+                                v = ev_k[j] * ev_k[j]
+                                ev_k[j] = v * v
+                    out[t, k] += _weighted_sum(coef_k, ev_k)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -287,9 +305,10 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
 
 
 @njit(cache=True, nogil=True)
-def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need):
-    """Fill ``G[:, t, s] = κ(x_t, x_s)`` for the rows t > s of the block: the kernel values of a
-    row that just became a support vector against the rows still to come. Same arithmetic as the
+def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want):
+    """Fill ``G[k, t, s] = κ_k(x_t, x_s)`` for the rows t > s of the block and the kernels k with
+    ``want[k]`` (those row s became a support vector of): its kernel values against the rows still
+    to come. Same arithmetic as the
     pool scan (query norm + support-vector norm − 2·dot), vectorised over t; for learners that
     keep few rows this replaces the full block Gram. ``G`` should be a transposed view of a
     buffer stored by support vector, so a column is contiguous memory (a strided column of a
@@ -308,15 +327,21 @@ def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_o
     q[:] = 0.0
     for f in range(Xb.shape[1]):
         b = Xb[s, f]
+        if b == 0.0:  # adds only zeros (sparse data: most features): the same sums without them
+            continue
         for i in range(n):
             q[i] += Xb[s + 1 + i, f] * b
     cur[:] = q
     deg = 1
     for j in range(dot_idx.shape[0]):
-        if dot_on[j]:
+        if dot_on[j] and want[dot_idx[j]]:  # powers built in the same order whichever are skipped
             deg = _power_up(cur, q, deg, dot_deg[j])
             G[dot_idx[j], s + 1:, s] = cur
-    if not g_need.any():
+    need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors
+    for j in range(g_idx.shape[0] - 1, -1, -1):
+        need[j] = g_need[j] and ((g_on[j] and want[g_idx[j]]) or (j + 1 < g_idx.shape[0] and need[j + 1]
+                                                                   and not g_anchor[j + 1]))
+    if not need.any():
         return
     for i in range(n):
         t = s + 1 + i
@@ -324,9 +349,9 @@ def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_o
         if d2[i] < CANCEL * (xsq[t] + xsq[s]):
             d2[i] = direct_sqdist(Xb, t, Xb, s)
     for j in range(g_idx.shape[0]):
-        if g_need[j]:
+        if need[j]:
             _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-        if g_on[j]:
+        if need[j] and g_on[j] and want[g_idx[j]]:
             G[g_idx[j], s + 1:, s] = cur
 
 
@@ -392,8 +417,8 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             keep = np.asarray(active, dtype=bool)[nz_k]
             nz_k, nz_s = nz_k[keep], nz_s[keep]
         if sparse and Xb.shape[1] <= DIRECT_DOT_FEATURES:
-            _accumulate_sparse_direct(Xb, xsq, P, np.ascontiguousarray(P[nz_s].T), pool.sq[s0:s1][nz_s],
-                                      _csc_ptr(nz_k, program.m), nz_s, alphaT[nz_k, nz_s], *program.sparse, out)
+            _accumulate_sparse_direct(Xb, np.ascontiguousarray(P[nz_s].T), _csc_ptr(nz_k, program.m),
+                                      alphaT[nz_k, nz_s], *program.sparse, out)
             continue
         dots = np.matmul(Xb, P.T, out=_dots_out(len(Xb), s1 - s0))
         cols = np.flatnonzero(exact[s0:s1]) + s0

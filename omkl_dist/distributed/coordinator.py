@@ -68,6 +68,7 @@ class Coordinator:
         if not self.own_buffers:
             self.rule, self.block_sync = int(scalars["rule"]), bool(scalars["block_sync"])
             self.beta, self.delta = float(scalars["beta"]), float(scalars["delta"])
+            self.hedge_mistake = bool(scalars.get("hedge_mistake", False))
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
@@ -123,7 +124,7 @@ class Coordinator:
             _, mistakes = budget_combine(y, F, loss, self.logw, self.w, np.log(self.gamma))
         elif self.rule == SPA:
             _, mistakes = spa_combine(y, F, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                                      np.log(self.gamma))
+                                      np.log(self.gamma), self.hedge_mistake)
         else:
             U = (uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size) if self.rule in STOCHASTIC
                  else np.empty((n, self.m)))

@@ -16,7 +16,7 @@ from numba import njit
 
 from ..combiners.hedge import DD, DS, SD, SS, hedge_loss_update, hedge_update, weighted_vote
 from ..learners.perceptron import perceptron_mistake
-from ..learners.spa import hinge
+from ..learners.spa import hedge_loss, hinge
 from ._recurrence import combined_score
 
 
@@ -50,9 +50,10 @@ def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, bl
 
 
 @njit(cache=True, nogil=True)
-def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma):
-    """SPA's Hedge (w ← w γ^ℓ with the hinge loss ℓ) replayed over rows with known ``F``; returns
-    ``(score, mistakes)`` and mutates the weight state as :func:`spa_block` does."""
+def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma, hedge_mistake):
+    """SPA's Hedge (w ← w γ^ℓ, ℓ the hinge loss or, with ``hedge_mistake``, the mistake) replayed
+    over rows with known ``F``; returns ``(score, mistakes)`` and mutates the weight state as
+    :func:`spa_block` does."""
     n, m = F.shape
     score = np.empty(n)
     mistakes = np.zeros(n, dtype=np.bool_)
@@ -65,7 +66,7 @@ def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma):
         score[t] = s_t
         mistakes[t] = yt * s_t <= 0.0
         for k in range(m):
-            losses[k] = hinge(yt, F[t, k])
+            losses[k] = hedge_loss(yt, F[t, k], hinge(yt, F[t, k]), hedge_mistake)
             if yt * F[t, k] <= 0.0:
                 kmistakes[k] += 1
         hedge_loss_update(logw, losses, log_gamma, w)

@@ -15,7 +15,7 @@ from ..core._scores import gram_column
 from ..combiners.hedge import (DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update,
                                weighted_vote)
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
-from ..learners.spa import hinge, spa_coef
+from ..learners.spa import hedge_loss, hinge, spa_coef
 
 
 @njit(cache=True, nogil=True)
@@ -110,7 +110,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
 
 @njit(cache=True, nogil=True)
 def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
-              log_gamma, delta, alpha, beta, eta, act):
+              log_gamma, delta, alpha, beta, eta, hedge_mistake, act):
     """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
 
     ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
@@ -120,7 +120,8 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     ``G[k, t, s]`` are filled lazily when row s becomes a support vector (:func:`gram_column`);
     otherwise ``G`` comes complete from :func:`block_gram`. ``kxx`` holds κ_k(x_t, x_t).
     ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
-    kernels ``act`` learn (see :func:`omkc_block`).
+    kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
+    mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
     """
     n = y.shape[0]
     m = F_old.shape[1]
@@ -128,16 +129,20 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     score = np.empty(n)
     mistakes = np.zeros(n, dtype=np.bool_)
     coef = np.zeros((n, m))
-    added = np.empty(n, dtype=np.int64)
-    n_added = 0
     f = np.empty(m)
     losses = np.empty(m)
+    discounts = np.empty(m)
     on = np.zeros(m, dtype=np.bool_)
     on[act] = True
+    # Fk[k, t]: f_k(x_t) so far. A new support vector adds its terms to the rows after it at once
+    # (contiguous in the lazily filled G), in the order rows are added: the sums of scores_at.
+    Fk = np.ascontiguousarray(F_old.T)
+    lazy = fast[0].shape[0] + fast[2].shape[0] > 0
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
-        scores_at(t, F_old, G, coef, added, n_added, act, f)
+        for k in range(m):
+            f[k] = Fk[k, t]
         yt = y[t]
         s_t = weighted_vote(w, f)
         for k in range(m):
@@ -148,16 +153,21 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
         any_coef = False
         for k in range(m):
             losses[k] = hinge(yt, f[k])
+            discounts[k] = hedge_loss(yt, f[k], losses[k], hedge_mistake)
             if yt * f[k] <= 0.0:
                 kmistakes[k] += 1
             selected = U[t, k, 0] < (1.0 - delta) * pw[k] + delta
             c = spa_coef(yt, losses[k], kxx[k, t], selected and on[k], U[t, k, 1], alpha, beta, eta)
             coef[t, k] = c
             any_coef = any_coef or c != 0.0
-        hedge_loss_update(logw, losses, log_gamma, w)
+        hedge_loss_update(logw, discounts, log_gamma, w)
         if any_coef:
-            added[n_added] = t
-            n_added += 1
-            if fast[0].shape[0] + fast[2].shape[0] > 0:
-                gram_column(Xb, xsq, t, G, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6], fast[7])
+            if lazy:
+                gram_column(Xb, xsq, t, G, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6], fast[7],
+                            coef[t] != 0.0)
+            for k in range(m):
+                c = coef[t, k]
+                if c != 0.0:
+                    for i in range(t + 1, n):
+                        Fk[k, i] += c * G[k, i, t]
     return F, score, mistakes, coef

@@ -53,20 +53,23 @@ class LocalEngine:
         Hedge discount and sampling smoothing (OMKC family).
     gamma, alpha, spa_beta, eta, delta : float
         SPA's loss discount, support-vector sampling ratio α/β and aggressiveness.
+    hedge_mistake : bool
+        SPA's Hedge discounts by mistakes rather than hinge losses.
     seed : int
     block_size : int
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
     """
 
-    HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta")
+    HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake")
 
     def __init__(self, program, n_features, *, rule, seed, block_size, block_sync, beta=1.0, delta=1.0, gamma=1.0,
-                 alpha=1.0, spa_beta=1.0, eta=1.0):
+                 alpha=1.0, spa_beta=1.0, eta=1.0, hedge_mistake=False):
         self.program = program
         self.rule = int(rule)
         self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
         self.alpha, self.spa_beta, self.eta = float(alpha), float(spa_beta), float(eta)
+        self.hedge_mistake = bool(hedge_mistake)
         self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
         m = program.m
         self.kernel_ids = np.arange(m)
@@ -156,7 +159,8 @@ class LocalEngine:
             return spa_block(ys, F_old, G, Xs, xsq, diag_values(self.program, xsq),
                              fast_flags(self.program, active) if lazy else _NO_FAST, U, self.logw, self.w,
                              self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync,
-                             np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta, act)
+                             np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta, self.hedge_mistake,
+                             act)
         return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                           self.block_sync, self.beta, self.delta, act)
 
@@ -213,7 +217,7 @@ class LocalEngine:
         """Rebuild an engine that continues exactly where :meth:`state` was taken."""
         engine = cls(program, arrays["pool_X"].shape[1], rule=scalars["rule"], seed=scalars["seed"],
                      block_size=scalars["block_size"], block_sync=scalars["block_sync"],
-                     **{name: scalars[name] for name in cls.HYPER})
+                     **{name: scalars[name] for name in cls.HYPER if name in scalars})  # older models lack newer ones
         if arrays["pool_alpha"].shape[1] != program.m:
             raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} kernel columns, the program {program.m}")
         engine.pool = SVPool.from_state(arrays)

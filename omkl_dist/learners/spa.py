@@ -17,6 +17,16 @@ def hinge(y, f):
 
 
 @njit(cache=True, inline="always")
+def hedge_loss(y, f, loss, mistake_only):
+    """The loss that discounts a kernel's Hedge weight: its hinge loss (Algorithm 1), or with
+    ``mistake_only`` 1 when it misclassifies and 0 otherwise (OMKC's Hedge; what the authors'
+    C++ tool's mistake rates are consistent with, see the ``hedge_loss`` parameter of SPA)."""
+    if mistake_only:
+        return 1.0 if y * f <= 0.0 else 0.0
+    return loss
+
+
+@njit(cache=True, inline="always")
 def spa_coef(y, loss, kxx, selected, u_z, alpha, beta, eta):
     """Coefficient of x_t (τ y), 0 when not selected, no loss, not sampled or κ(x, x) = 0."""
     if not selected or loss <= 0.0 or kxx <= 0.0:  # κ(x,x)=0: x is the zero function, nothing to add
