@@ -107,7 +107,8 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.mistakes_ = int(e.n_mistakes)
         self.n_samples_seen_ = int(e.n_seen)
         self.kernel_mistakes_ = e.kernel_mistakes.copy()
-        self.active_kernel_names_ = [self.kernel_pool_.names[i] for i in e.kernel_ids]
+        names = self.kernel_pool_.names
+        self.active_kernel_names_ = [names[i] for i in e.kernel_ids]
 
     # --- persistence (no pickle: numeric arrays + JSON, see storage.models) ------------------
     def to_state(self) -> tuple[dict, dict]:

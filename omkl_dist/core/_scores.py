@@ -400,12 +400,12 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
 
     Dot products with pool rows flagged ``exact`` (and with ``extra_exact`` rows, e.g. pool rows
     equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`, unless
-    ``blas_exact`` says BLAS is exact for this data anyway (integers).
+    ``blas_exact`` says BLAS is exact for this data anyway (integers). ``extra_exact`` may be a
+    function returning those rows: it is called only if some tile needs BLAS dot products (the
+    direct scan sums in a fixed order anyway).
     """
     out = np.zeros((Xb.shape[0], program.m))
-    exact = np.zeros(pool.n, dtype=bool) if blas_exact else pool.exact[: pool.n].copy()
-    if extra_exact is not None and len(extra_exact):
-        exact[extra_exact] = True
+    exact = None
     flags = fast_flags(program, active) if program.fast is not None else None
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
@@ -420,6 +420,11 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             _accumulate_sparse_direct(Xb, np.ascontiguousarray(P[nz_s].T), _csc_ptr(nz_k, program.m),
                                       alphaT[nz_k, nz_s], *program.sparse, out)
             continue
+        if exact is None:
+            exact = np.zeros(pool.n, dtype=bool) if blas_exact else pool.exact[: pool.n].copy()
+            rows = extra_exact() if callable(extra_exact) else extra_exact
+            if not blas_exact and rows is not None and len(rows):
+                exact[rows] = True
         dots = np.matmul(Xb, P.T, out=_dots_out(len(Xb), s1 - s0))
         cols = np.flatnonzero(exact[s0:s1]) + s0
         if len(cols):

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._pcg import streams
+
+_WORD = 2**32  # numpy turns larger entropy values into several words: those keys take numpy's path
+
 
 def block_uniforms(seed: int, block: int, kernels, block_size: int, draws: int = 1) -> np.ndarray:
     """Uniforms of shape (block_size, len(kernels)) for one block, or (.., draws) if draws > 1.
@@ -16,11 +20,14 @@ def block_uniforms(seed: int, block: int, kernels, block_size: int, draws: int =
     With several draws per instance (SPA: kernel selection and support-vector sampling), row t
     of kernel k's stream holds instance t's draws in order.
     """
-    shape = (block_size,) if draws == 1 else (block_size, draws)
-    out = np.empty((block_size, len(kernels)) + shape[1:])
-    for j, k in enumerate(kernels):
-        out[:, j] = np.random.default_rng([int(seed), int(block), int(k)]).random(shape)
-    return out
+    kernels = np.asarray(list(kernels), dtype=np.int64)
+    out = np.empty((block_size, len(kernels), draws))
+    if max(int(seed), int(block), int(kernels.max(initial=0))) < _WORD and kernels.min(initial=0) >= 0:
+        streams(int(seed), int(block), kernels, block_size * draws, out)  # the same numbers, without numpy's set-up
+    else:
+        for j, k in enumerate(kernels):
+            out[:, j] = np.random.default_rng([int(seed), int(block), int(k)]).random((block_size, draws))
+    return out[:, :, 0] if draws == 1 else out
 
 
 def uniforms(seed: int, start: int, stop: int, kernels, block_size: int, draws: int = 1) -> np.ndarray:

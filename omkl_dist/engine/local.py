@@ -132,14 +132,19 @@ class LocalEngine:
         taken in fixed order unless the data are integers (BLAS exact), see core/pool.py."""
         bound = integral_bound(Xs)
         exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
-        keys = None if exact_blas else row_keys(Xs)
-        F_old = pool_scores(Xs, xsq, self.pool, self.program,
-                            extra_exact=None if exact_blas else self.pool.rows_matching(keys), blas_exact=exact_blas,
-                            active=active)
+        keys = None  # the block's row keys, computed when first needed (SPA's direct scan never does)
+
+        def block_keys():
+            nonlocal keys
+            keys = row_keys(Xs) if keys is None else keys
+            return keys
+
+        F_old = pool_scores(Xs, xsq, self.pool, self.program, blas_exact=exact_blas, active=active,
+                            extra_exact=None if exact_blas else lambda: self.pool.rows_matching(block_keys()))
         lazy = self.rule == SPA and self.program.fast is not None
         if lazy:  # filled column by column inside spa_block (no block-wide Gram needed)
             return F_old, self._work_buffer(self.program.m, len(xsq)).transpose(0, 2, 1), True
-        XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, keys)
+        XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
         G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
         return F_old, G, False
 
