@@ -17,7 +17,7 @@ from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.combiners.hedge import SPA, UNIFORM
 from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.coordinator import Coordinator
-from omkl_dist.distributed.partition import partition_kernels
+from omkl_dist.distributed.partition import partition_kernels, row_ranges, splits_rows
 from omkl_dist.distributed.shard import KernelShard
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
@@ -32,6 +32,7 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("omkc", {"update": "D", "combination": "U"}),
     ("spa", {"block_sync": True}),
     ("spa", {"block_sync": True, "hedge_loss": "mistake"}),
+    ("spa", {"block_sync": True, "kernels": "gaussian:0.5,2;laplacian:1"}),  # no lazy Gram: split by kernels
     ("perceptron", {"kernel": "gaussian(sigma=2)"}),
     ("perceptron-u", {}),
     ("perceptron-star", {"validation_size": 700}),  # keeps one kernel mid-stream, mid-block
@@ -65,10 +66,12 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     arrays, scalars = template.engine_.state()
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
-    parts = partition_kernels(template.engine_.program, getattr(template.engine_, "rule", -1), n_shards)
+    program, rule = template.engine_.program, getattr(template.engine_, "rule", -1)
+    split_rows = splits_rows(program, rule, n_shards)  # as DaskEngine decides
+    parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
-                        keep_best_at=getattr(template, "validation_size_", None))
+                        keep_best_at=getattr(template, "validation_size_", None), split_rows=split_rows)
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
         pass
     return coord, shards
@@ -142,3 +145,18 @@ def test_partition_keeps_chains_together_and_uniform_whole():
     assert len(partition_kernels(compile_program(make_pool("linear")), 0, 4)) == 1
     with pytest.raises(ValueError, match="n_shards"):
         partition_kernels(program, 0, 0)
+
+
+@pytest.mark.parametrize(("n", "n_shards"), [(1024, 2), (1000, 3), (17, 2), (33, 2), (49, 3), (73, 4), (5, 1)])
+def test_row_ranges_cover_the_round_without_single_rows(n, n_shards):
+    ranges = row_ranges(n, n_shards)
+    assert len(ranges) == n_shards and ranges[0][0] == 0 and ranges[-1][1] == n
+    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(n_shards - 1))
+    assert all(hi - lo != 1 for lo, hi in ranges)  # a lone row would take BLAS's matrix-vector path
+    assert all(lo % 8 == 0 for lo, hi in ranges if hi > lo)
+
+
+def test_spa_splits_rows_on_several_shards_only():
+    program = compile_program(make_pool("omkc16"))
+    assert splits_rows(program, SPA, 2) and not splits_rows(program, SPA, 1) and not splits_rows(program, 0, 2)
+    assert not splits_rows(compile_program(make_pool("gaussian:1;laplacian:1")), SPA, 2)

@@ -6,6 +6,11 @@ the previous round's new support vectors) and gets one reply (its kernels' decis
 updates). It then replays the combiner over the round (:mod:`omkl_dist.engine._combine`), which
 gives the in-process engine's weights, scores and mistakes bit for bit.
 
+SPA rounds are split by rows instead (one kernel can hold most support vectors, and a shard per
+kernel group would then do most of the work alone): every shard scores a range of the round's
+rows with all kernels, and the first shard -- on the coordinator's worker, called directly --
+runs the recurrence of all kernels over the round, the in-process code on the same numbers.
+
 Shards may be plain objects (tests) or Dask actor handles: a call's result is awaited when it is
 awaitable.
 """
@@ -23,6 +28,7 @@ from ..core.randomness import uniforms
 from ..engine._combine import omkc_combine, spa_combine
 from ..engine.budget import combine_step as budget_combine
 from ..engine.local import MAX_SEGMENT
+from .partition import row_ranges
 
 # the combiner's state: what the coordinator owns of a LocalEngine's state
 WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
@@ -31,6 +37,22 @@ BUDGET_ARRAYS = ("w", "logw", "kernel_ids")  # the budget baselines count mistak
 
 async def _result(value):
     return await value if inspect.isawaitable(value) else value
+
+
+def _in_process(shard):
+    """The shard object if it lives in this process: a plain object, or an actor on this worker."""
+    try:
+        from distributed import get_worker
+        from distributed.actor import Actor
+    except ImportError:  # pragma: no cover - distributed is a dependency
+        return shard
+    if not isinstance(shard, Actor):
+        return shard
+    try:
+        worker = get_worker()
+    except ValueError:
+        return None
+    return worker.state.actors.get(shard.key) if shard._address == worker.address else None
 
 
 class Coordinator:
@@ -53,11 +75,17 @@ class Coordinator:
     keep_best_at : int or None
         Perceptron(*): after this many instances keep only the kernel with the fewest mistakes
         (its validation ends there), as :class:`PerceptronStar` does in-process.
+    split_rows : bool
+        Row-split rounds (:func:`~.partition.splits_rows`): every shard scores part of the rows
+        with all kernels, the first shard runs the recurrence; otherwise each shard learns its
+        kernels (``parts``) and the combiner is replayed here.
     """
 
     def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
-                 history=None, keep_best_at=None):
+                 history=None, keep_best_at=None, split_rows=False):
         self.shards = list(shards)
+        self.split_rows = bool(split_rows)
+        self._lead = _in_process(self.shards[0])
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
         self.own_buffers = scalars.get("engine") == "budget"  # budget baselines: Hedge on the shards' losses
         self.arrays = BUDGET_ARRAYS if self.own_buffers else WEIGHT_ARRAYS
@@ -98,14 +126,36 @@ class Coordinator:
     async def _round(self):
         t_start = time.perf_counter()
         g = self.n_seen
-        n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)  # the in-process segment
+        n = self._round_size(g)
+        if self.split_rows:
+            mistakes, t_combine = await self._round_rows(n)
+        else:
+            mistakes, t_combine = await self._round_kernels(g, n)
+        self.n_seen += n
+        self.n_mistakes += int(mistakes.sum())
+        self.rounds += 1
+        self.history.append((self.n_seen, self.n_mistakes))
+        if self.keep_best_at is not None and self.n_seen == self.keep_best_at:
+            self._keep_best()
+        now = time.perf_counter()
+        self.timing["combine_s"] += now - t_combine
+        self.timing["round_s"] += now - t_start
+        self.timing["rounds"] += 1
+
+    def _round_size(self, g):
+        """Rows of the round starting at instance g: the in-process segment."""
+        n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)
         if self.keep_best_at is not None and g < self.keep_best_at:
             n = min(n, self.keep_best_at - g)
+        return n
+
+    async def _round_kernels(self, g, n):
+        """Every shard learns its kernels over the round; the combiner is replayed here."""
         w = self.w.copy()
-        calls = [shard.step({"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep})
-                 for i, shard in enumerate(self.shards)]
+        calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep})
+                 for i in range(len(self.shards))]
         self.keep = None
-        outs = await asyncio.gather(*(_result(c) for c in calls))
+        outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
         F = np.empty((n, self.m))
         coef = np.zeros((n, self.m))
@@ -116,9 +166,7 @@ class Coordinator:
                 loss[:, part] = out["loss"]
             else:
                 coef[np.ix_(out["rows"], part)] = out["coef"]
-            self.timing["shard_s"][i] += out["seconds"]
-            self.timing["shard_io_s"][i] += out["io_seconds"]
-        self.timing["slowest_shard_s"] += max(out["seconds"] + out["io_seconds"] for out in outs)
+        self._time_shards(outs)
         y = outs[0]["y"]
         if self.own_buffers:
             _, mistakes = budget_combine(y, F, loss, self.logw, self.w, np.log(self.gamma))
@@ -133,16 +181,36 @@ class Coordinator:
         if not self.own_buffers:
             kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
             self.pending = (kept, coef[kept])
-        self.n_seen += n
-        self.n_mistakes += int(mistakes.sum())
-        self.rounds += 1
-        self.history.append((self.n_seen, self.n_mistakes))
-        if self.keep_best_at is not None and self.n_seen == self.keep_best_at:
-            self._keep_best()
-        now = time.perf_counter()
-        self.timing["combine_s"] += now - t_combine
-        self.timing["round_s"] += now - t_start
-        self.timing["rounds"] += 1
+        return mistakes, t_combine
+
+    async def _round_rows(self, n):
+        """Every shard scores a range of the round's rows with all kernels; the first shard then
+        runs the recurrence over the whole round (it holds the weights: they are copied here)."""
+        calls = [self._call(i, "score", {"n": n, "lo": lo, "hi": hi, "append": self.pending})
+                 for i, (lo, hi) in enumerate(row_ranges(n, len(self.shards)))]
+        outs = await asyncio.gather(*calls)
+        F_old = np.concatenate([out["F"] for out in outs])
+        learned = await self._call(0, "learn_scored", F_old)
+        t_combine = time.perf_counter()
+        outs[0] = {**outs[0], "seconds": outs[0]["seconds"] + learned["seconds"]}
+        self._time_shards(outs)
+        for name, value in learned["arrays"].items():
+            setattr(self, name, value)
+        self.pending = (learned["rows"], learned["coef"])
+        return learned["mistakes"], t_combine
+
+    def _call(self, i, method, arg):
+        """Shard ``i``'s method, awaitable. The shard on this coordinator's own worker is called
+        directly (in a thread: its work releases the GIL), skipping an actor round trip."""
+        if i == 0 and self._lead is not None:
+            return asyncio.get_running_loop().run_in_executor(None, getattr(self._lead, method), arg)
+        return _result(getattr(self.shards[i], method)(arg))
+
+    def _time_shards(self, outs):
+        for i, out in enumerate(outs):
+            self.timing["shard_s"][i] += out["seconds"]
+            self.timing["shard_io_s"][i] += out["io_seconds"]
+        self.timing["slowest_shard_s"] += max(out["seconds"] + out["io_seconds"] for out in outs)
 
     def _keep_best(self):
         """End of Perceptron(*)'s validation: only the kernel with the fewest mistakes goes on."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..engine.budget import BudgetEngine
 from .coordinator import Coordinator
-from .partition import partition_kernels
+from .partition import partition_kernels, splits_rows
 from .shard import KernelShard, engine_program
 
 
@@ -101,7 +101,10 @@ class DaskEngine:
             workers = self._current_workers()
         self._workers = workers
         self.n_workers = len(workers)
-        parts = partition_kernels(program, int(scalars.get("rule", -1)), self.n_shards or len(workers))
+        rule, n_shards = int(scalars.get("rule", -1)), self.n_shards or len(workers)
+        split_rows = splits_rows(program, rule, n_shards)
+        parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
+                 else partition_kernels(program, rule, n_shards))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
         futures = []
         try:
@@ -110,8 +113,8 @@ class DaskEngine:
                        for i, part in enumerate(parts)]
             shards = [f.result(timeout=self.call_timeout) for f in futures]
             futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
-                                              self.checkpoint_every, history, keep_best_at, actor=True,
-                                              workers=[workers[0]], pure=False))
+                                              self.checkpoint_every, history, keep_best_at, split_rows, actor=True,
+                                              workers=[workers[0]], pure=False))  # with shard 0: called directly
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:
                 progress = self._wait(coord.run_rounds(self.rounds_per_call))

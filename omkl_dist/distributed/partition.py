@@ -11,6 +11,27 @@ from ..combiners.hedge import SD, SPA, SS, UNIFORM
 _SPARSE_RULES = (SD, SS, SPA)
 
 
+def splits_rows(program, rule: int, n_shards: int) -> bool:
+    """Whether rounds are split by rows (see :mod:`.coordinator`): SPA on dot/gaussian kernels,
+    whose recurrence needs only the round's scores against the pool, on more than one shard."""
+    return rule == SPA and program.fast is not None and n_shards > 1
+
+
+def row_ranges(n: int, n_shards: int) -> list[tuple[int, int]]:
+    """Contiguous ranges of a round's ``n`` rows, one per shard, boundaries at multiples of 8 and
+    no range of a single row: BLAS computes a row's dot products with the same bits in any matrix
+    product of several rows, but a lone row goes through a matrix-vector product. Short rounds go
+    whole to the first shard."""
+    if n < 16 * n_shards:
+        return [(0, n)] + [(n, n)] * (n_shards - 1)
+    step = -(-n // n_shards)
+    step += -step % 8
+    bounds = [min(i * step, n) for i in range(n_shards)] + [n]
+    if bounds[-1] - bounds[-2] == 1:
+        bounds[-2] = n
+    return [(bounds[i], max(bounds[i], bounds[i + 1])) for i in range(n_shards)]
+
+
 def partition_kernels(program, rule: int, n_shards: int) -> list[np.ndarray]:
     """Split the kernels into at most ``n_shards`` groups (any split gives the same model).
 

@@ -69,6 +69,7 @@ class KernelShard:
         stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
         self.cursor = stream.cursor(self.engine.n_seen)
         self._last = None  # (X, ‖x‖²) of the last round, until the coordinator says which rows to keep
+        self._labels = None  # the last round's labels (row-split rounds)
 
     def step(self, request: dict) -> dict:
         """One round: keep last round's support vectors, then learn the next ``n`` rows.
@@ -82,12 +83,8 @@ class KernelShard:
         t_in = time.perf_counter()
         self.apply(request["append"], request.get("keep"))
         n = int(request["n"])
-        X, y = self.cursor.take(n)
-        if len(y) != n:
-            raise RuntimeError(f"the stream ended after {self.engine.n_seen + len(y)} rows, the job expected "
-                               f"{self.engine.n_seen + n}: was the dataset changed while the job ran?")
+        X, y = self._read(n)
         t0 = time.perf_counter()
-        X = self.scaler.transform(X)
         if self.own_buffers:
             out = self.engine.kernel_step(X, y.astype(np.float64), self.engine.n_seen)
             out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
@@ -110,6 +107,41 @@ class KernelShard:
         if request.get("labels"):
             out["y"] = y.astype(np.float64)
         return out
+
+    def _read(self, n):
+        """The round's ``n`` rows, scaled."""
+        X, y = self.cursor.take(n)
+        if len(y) != n:
+            raise RuntimeError(f"the stream ended after {self.engine.n_seen + len(y)} rows, the job expected "
+                               f"{self.engine.n_seen + n}: was the dataset changed while the job ran?")
+        return self.scaler.transform(X), y
+
+    # --- row-split rounds (SPA, see partition.splits_rows) ------------------------------------
+    def score(self, request: dict) -> dict:
+        """Keep last round's support vectors, read the next ``n`` rows and score rows ``lo:hi`` of
+        them with every kernel against the pool. Returns ``F`` ((hi-lo) × m) and the times."""
+        t_in = time.perf_counter()
+        self.apply(request["append"])
+        n, lo, hi = int(request["n"]), int(request["lo"]), int(request["hi"])
+        X, y = self._read(n)
+        xsq = np.einsum("ij,ij->i", X, X)
+        self._last, self._labels = (X, xsq), y.astype(np.float64)
+        t0 = time.perf_counter()
+        F = self.engine.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, self.engine.program.m))
+        return {"F": F, "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
+
+    def learn_scored(self, F_old) -> dict:
+        """The recurrence of every kernel over the rows just scored (``F_old``: all the shards'
+        parts, in order): the in-process :meth:`LocalEngine.run_segment`. This shard's engine
+        holds the weights; returns them with the round's mistakes and new support vectors."""
+        t0 = time.perf_counter()
+        (X, xsq), y, e = self._last, self._labels, self.engine
+        _, _, mistakes, coef = e.run_from_scores(X, xsq, y, np.ascontiguousarray(F_old))
+        e.n_seen += len(y)
+        rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        return {"mistakes": mistakes, "rows": rows, "coef": coef[rows], "y": y,
+                "arrays": {name: getattr(e, name).copy() for name in ("w", "wsync", "logw", "kernel_mistakes")},
+                "seconds": time.perf_counter() - t0}
 
     def apply(self, append, keep=None) -> None:
         """Append the last round's support vectors (``(rows, coef)`` over all kernels); then, if

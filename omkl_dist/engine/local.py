@@ -24,6 +24,17 @@ _NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64),
             np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_))
 
 
+def _lazy_row_keys(Xs):
+    """A function returning the rows' keys (:func:`row_keys`), computed on the first call."""
+    keys = []
+
+    def block_keys():
+        if not keys:
+            keys.append(row_keys(Xs))
+        return keys[0]
+    return block_keys
+
+
 def diag_values(program, xsq) -> np.ndarray:
     """κ_k(x, x) per kernel and row, (m, n): (x·x)^p for dot kernels, 1 for the distance kernels."""
     out = np.ones((program.m, len(xsq)))
@@ -126,23 +137,42 @@ class LocalEngine:
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
         self.pool.append(Xs[kept], xsq[kept], coef[kept])
 
-    def _segment_kernels(self, Xs, xsq, active=None):
-        """Scores of the segment's rows against the pool, and the segment's own kernel values
-        (complete, or an empty buffer SPA fills lazily). Dot products of duplicated vectors are
-        taken in fixed order unless the data are integers (BLAS exact), see core/pool.py."""
+    @property
+    def lazy_gram(self) -> bool:
+        """SPA on dot/gaussian kernels fills the block's kernel values lazily, one new support
+        vector at a time, so a segment's scores against the pool are all it needs beforehand."""
+        return self.rule == SPA and self.program.fast is not None
+
+    def score_rows(self, Xs, xsq, lo, hi):
+        """Every kernel's decision values on rows ``lo:hi`` of a segment against the pool as it
+        is (no update): a shard's part of a round. Which dot products are taken in fixed order
+        is decided on the whole segment, so the rows get the bits they get in :meth:`run_segment`
+        (BLAS gives a row the same bits in any product of several rows)."""
+        return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
+
+    def run_from_scores(self, Xs, xsq, ys, F_old):
+        """:meth:`run_segment` for SPA (:attr:`lazy_gram`) given the segment's scores against the
+        pool (:meth:`score_rows`, possibly computed in parts elsewhere)."""
+        m = self.program.m
+        G = self._work_buffer(m, len(xsq)).transpose(0, 2, 1)
+        return self._recurrence(ys, F_old, G, True, Xs, xsq, self.n_seen, np.arange(m), None)
+
+    def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
+        """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
+        are taken in fixed order unless the data are integers (BLAS exact), see core/pool.py;
+        returns ``(F, exact_blas)``."""
         bound = integral_bound(Xs)
         exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
-        keys = None  # the block's row keys, computed when first needed (SPA's direct scan never does)
-
-        def block_keys():
-            nonlocal keys
-            keys = row_keys(Xs) if keys is None else keys
-            return keys
-
-        F_old = pool_scores(Xs, xsq, self.pool, self.program, blas_exact=exact_blas, active=active,
+        F_old = pool_scores(Xs[rows], xsq[rows], self.pool, self.program, blas_exact=exact_blas, active=active,
                             extra_exact=None if exact_blas else lambda: self.pool.rows_matching(block_keys()))
-        lazy = self.rule == SPA and self.program.fast is not None
-        if lazy:  # filled column by column inside spa_block (no block-wide Gram needed)
+        return F_old, exact_blas
+
+    def _segment_kernels(self, Xs, xsq, active=None):
+        """Scores of the segment's rows against the pool, and the segment's own kernel values
+        (complete, or an empty buffer SPA fills lazily)."""
+        block_keys = _lazy_row_keys(Xs)  # SPA's direct scan never needs them
+        F_old, exact_blas = self._pool_scores(Xs, xsq, active, block_keys)
+        if self.lazy_gram:  # filled column by column inside spa_block (no block-wide Gram needed)
             return F_old, self._work_buffer(self.program.m, len(xsq)).transpose(0, 2, 1), True
         XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
         G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
