@@ -139,7 +139,7 @@ class KernelShard:
         _, _, mistakes, coef = e.run_from_scores(X, xsq, y, np.ascontiguousarray(F_old))
         e.n_seen += len(y)
         rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        return {"mistakes": mistakes, "rows": rows, "coef": coef[rows], "y": y,
+        return {"mistakes": mistakes, "rows": rows, "coef": coef[rows],
                 "arrays": {name: getattr(e, name).copy() for name in ("w", "wsync", "logw", "kernel_mistakes")},
                 "seconds": time.perf_counter() - t0}
 
