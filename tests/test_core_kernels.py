@@ -239,11 +239,14 @@ def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
 
 def _grouped_sum(terms):
     """Σ terms as the direct scan sums over features: in groups of four, ``(a + b) + (c + d)``,
-    added in order, then the remaining ones one by one."""
+    added in order, then a pair ``a + b``, then a single one."""
     acc, f = 0.0, 0
     while f + 4 <= len(terms):
         acc += (terms[f] + terms[f + 1]) + (terms[f + 2] + terms[f + 3])
         f += 4
+    if f + 2 <= len(terms):
+        acc += terms[f] + terms[f + 1]
+        f += 2
     for v in terms[f:]:
         acc += v
     return acc

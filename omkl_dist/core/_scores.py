@@ -167,7 +167,7 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
     the loop over them vectorises). That replaces a BLAS product of the block with every pool
     row -- bound at small d by writing and re-reading the dot matrix -- and the fixed-order
     recomputation for duplicated rows (every sum is taken in one fixed order: features in groups
-    of four, the groups in feature order). Distances summed from
+    of four, then a pair, then a single one, in feature order). Distances summed from
     differences need no repair for cancellation (‖x‖² + ‖s‖² − 2 x·s does, for near rows with
     large norms: raw cod-rna) and give exactly 0 for a repeated row.
 
@@ -207,6 +207,19 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
                             for j in range(cnt):
                                 acc[j] += (x0 * p0[j] + x1 * p1[j]) + (x2 * p2[j] + x3 * p3[j])
                     f += 4
+                if f + 2 <= d:  # then a pair, then a last single feature
+                    p0, p1 = PT[f, lo:lo + cnt], PT[f + 1, lo:lo + cnt]
+                    for r in range(nr):
+                        x0, x1 = Xb[t0 + r, f], Xb[t0 + r, f + 1]
+                        acc = dots[r, :cnt]
+                        if gauss:
+                            for j in range(cnt):
+                                e0, e1 = x0 - p0[j], x1 - p1[j]
+                                acc[j] += e0 * e0 + e1 * e1
+                        else:
+                            for j in range(cnt):
+                                acc[j] += x0 * p0[j] + x1 * p1[j]
+                    f += 2
                 for f in range(f, d):
                     pt = PT[f, lo:lo + cnt]
                     for r in range(nr):
