@@ -166,6 +166,26 @@ def ovo_decision(scores: np.ndarray, pairs, n_classes: int) -> np.ndarray:
     return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
+class OneVsOneVote:
+    """``decision_function``/``predict`` of a classifier made of one binary model per class pair;
+    the class provides ``_pair_scores(X)`` (n × pairs), ``pairs_`` and ``classes_``."""
+
+    def decision_function(self, X):
+        """Binary: the pair's score (positive means ``classes_[1]``). Multi-class: (n, n_classes)
+        one-vs-one votes plus confidences, as ``OneVsOneClassifier.decision_function``."""
+        scores = self._pair_scores(X)
+        if len(self.classes_) == 2:
+            return scores[:, 0]
+        return ovo_decision(scores, self.pairs_, len(self.classes_))
+
+    def predict(self, X):
+        """Class labels (a zero binary score predicts ``classes_[1]``)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores >= 0.0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
 # ----------------------------------------------------------------------------- support vectors
 def compact_support(parts: list[tuple[np.ndarray, np.ndarray]], n_train: int):
     """Merge many SVMs' (training row ids, coefficients) into one support-vector set.

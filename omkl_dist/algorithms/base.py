@@ -8,6 +8,7 @@ Perceptron's ``y f(x) <= 0`` rule does).
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -31,6 +32,12 @@ def check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def check_positive_finite(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
 
 
 class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
@@ -94,8 +101,12 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         elif not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"random_state must be None or a non-negative integer, got {seed!r}")
         self.seed_ = int(seed)
-        self.engine_ = LocalEngine(compile_program(self.kernel_pool_), n_features, rule=self._rule(),
-                                   seed=self.seed_, block_size=self.block_size, **self._engine_params())
+        self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
+
+    def _new_engine(self, program, n_features: int):
+        """A fresh engine for this estimator's parameters (estimators on another engine override it)."""
+        return LocalEngine(program, n_features, rule=self._rule(), seed=self.seed_, block_size=self.block_size,
+                           **self._engine_params())
 
     def _learn(self, X, y_pm, keep_scores):
         return self.engine_.learn(X, y_pm, keep_scores=keep_scores)
@@ -103,7 +114,7 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _publish(self) -> None:
         e = self.engine_
         self.weights_ = e.w / e.w.sum()
-        self.n_support_ = e.pool.n_support()
+        self.n_support_ = e.n_support()
         self.mistakes_ = int(e.n_mistakes)
         self.n_samples_seen_ = int(e.n_seen)
         self.kernel_mistakes_ = e.kernel_mistakes.copy()

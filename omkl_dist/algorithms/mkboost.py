@@ -35,8 +35,8 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from ..kernels import KernelPool, make_pool
-from ._batch import (check_choice, check_gram, check_int, check_kernel_overflow, check_real, check_sample_weight,
-                     check_X, compact_support, encode_labels, kernel_decisions, ovo_decision, ovo_pairs,
+from ._batch import (OneVsOneVote, check_choice, check_gram, check_int, check_kernel_overflow, check_real,
+                     check_sample_weight, check_X, compact_support, encode_labels, kernel_decisions, ovo_pairs,
                      pair_problem, resolve_seed)
 
 __all__ = ["MKBoost", "TaskRunner", "SerialRunner", "ThreadRunner", "SharedData", "KernelTask", "KernelFit",
@@ -281,7 +281,7 @@ class _PairState:
 
 
 # ============================================================================ estimator
-class MKBoost(ClassifierMixin, BaseEstimator):
+class MKBoost(OneVsOneVote, ClassifierMixin, BaseEstimator):  # binary score: Σ_t α_t h_t(x)
     """Multiple kernel boosting (MKBoost-D1, D2, S1, S2) with per-kernel SVMs on precomputed Gram blocks.
 
     Parameters
@@ -568,17 +568,3 @@ class MKBoost(ClassifierMixin, BaseEstimator):
                                     shape=(len(self.pairs_), n_trials))
         return np.asarray(combine @ h_trial.T).T
 
-    def decision_function(self, X):
-        """Binary: Σ_t α_t h_t(x) (positive means ``classes_[1]``). Multi-class: (n, n_classes)
-        one-vs-one votes plus confidences, as ``OneVsOneClassifier.decision_function``."""
-        scores = self._pair_scores(X)
-        if len(self.classes_) == 2:
-            return scores[:, 0]
-        return ovo_decision(scores, self.pairs_, len(self.classes_))
-
-    def predict(self, X):
-        """Class labels (a zero binary score predicts ``classes_[1]``)."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores >= 0.0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]

@@ -8,13 +8,8 @@ kernel k selected for update with probability ``(1 - δ) w_k / max w + δ``.
 
 from __future__ import annotations
 
-import math
-import numbers
-
-import numpy as np
-
 from ..combiners.hedge import SPA as SPA_RULE
-from .base import OnlineKernelClassifier, check_positive_int, check_unit_interval
+from .base import OnlineKernelClassifier, check_positive_finite, check_positive_int, check_unit_interval
 
 
 class SPA(OnlineKernelClassifier):
@@ -79,9 +74,7 @@ class SPA(OnlineKernelClassifier):
         check_unit_interval("delta", self.delta)
         check_positive_int("block_size", self.block_size)
         for name in ("eta", "alpha", "beta"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+            check_positive_finite(name, getattr(self, name))
         if self.beta < self.alpha:
             raise ValueError(f"beta must be >= alpha (the sampling probability min(alpha, loss)/beta must stay "
                              f"<= 1), got alpha={self.alpha!r}, beta={self.beta!r}")

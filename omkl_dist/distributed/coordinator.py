@@ -41,11 +41,9 @@ async def _result(value):
 
 def _in_process(shard):
     """The shard object if it lives in this process: a plain object, or an actor on this worker."""
-    try:
-        from distributed import get_worker
-        from distributed.actor import Actor
-    except ImportError:  # pragma: no cover - distributed is a dependency
-        return shard
+    from distributed import get_worker
+    from distributed.actor import Actor
+
     if not isinstance(shard, Actor):
         return shard
     try:

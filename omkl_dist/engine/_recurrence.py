@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from ..core._scores import gram_column
-from ..combiners.hedge import (DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update,
+from ..combiners.hedge import (DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update,
                                weighted_vote)
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hedge_loss, hinge, spa_coef

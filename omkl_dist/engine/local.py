@@ -118,6 +118,10 @@ class LocalEngine:
             pos = end
         return out
 
+    def n_support(self) -> np.ndarray:
+        """Support vectors per kernel."""
+        return self.pool.n_support()
+
     def segment_length(self, g: int, remaining: int) -> int:
         """Rows processed together from global instance g: up to the block end, at most
         ``MAX_SEGMENT``. The distributed engine exchanges support vectors at the same points."""

@@ -114,7 +114,6 @@ Other findings
 
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -122,6 +121,7 @@ from typing import Callable
 import numpy as np
 
 from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
+from omkl_dist.evaluation._names import pick_names
 from omkl_dist.evaluation.paper_bomkl import IMPLEMENTED as IMPLEMENTED_BOMKL
 from omkl_dist.evaluation.paper_omkc import ALGORITHM_LABELS, ALGORITHMS, DATASETS, IMPLEMENTED, PAPER
 from omkl_dist.preprocessing import Scaler
@@ -168,22 +168,9 @@ def resolve_datasets(names=None) -> tuple[list[str], list[str]]:
     if names is None:
         wanted = list(PAPER)
     else:
-        wanted = []
-        for raw in names:
-            name = raw.strip().lower()
-            if not name:
-                continue
-            key = name if name in PAPER else _DATASET_ALIASES.get(name)
-            if key is None:
-                choices = sorted(set(PAPER) | set(_DATASET_ALIASES))
-                close = difflib.get_close_matches(name, choices, n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ValueError(f"unknown dataset {raw!r}{hint}; choose from {', '.join(choices)}")
-            if key not in wanted:
-                wanted.append(key)
-        if not wanted:
-            raise ValueError("no dataset given")
-        wanted.sort(key=list(PAPER).index)
+        choices = sorted(set(PAPER) | set(_DATASET_ALIASES))
+        wanted = pick_names(names, {**{k: k for k in PAPER}, **_DATASET_ALIASES}, list(PAPER), "dataset",
+                            suggest=choices, choices=", ".join(choices))
     run = [k for k in wanted if DATASETS[k].registry is not None]
     skip = [k for k in wanted if DATASETS[k].registry is None]
     return run, skip
@@ -197,24 +184,9 @@ def resolve_algorithms(names=None) -> list[str]:
     aliases.update({v.lower(): k for k, v in ALGORITHM_LABELS.items()})
     aliases.update({"dd": "omkc-dd", "ds": "omkc-ds", "sd": "omkc-sd", "ss": "omkc-ss", "om-2": "om2",
                     "perceptron-*": "perceptron-star", "perceptron(*)": "perceptron-star"})
-    out = []
-    for raw in names:
-        name = raw.strip().lower()
-        if not name:
-            continue
-        if name == "omkc":
-            keys = ["omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss"]
-        elif name in aliases:
-            keys = [aliases[name]]
-        else:
-            close = difflib.get_close_matches(name, list(ALGORITHMS), n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ValueError(f"unknown algorithm {raw!r}{hint}; choose from {', '.join(ALGORITHMS)} (or 'omkc' "
-                             "for the four OMKC variants)")
-        out.extend(k for k in keys if k not in out)
-    if not out:
-        raise ValueError("no algorithm given")
-    return sorted(out, key=ALGORITHMS.index)
+    return pick_names(names, aliases, list(ALGORITHMS), "algorithm",
+                      groups={"omkc": ["omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss"]}, suggest=list(ALGORITHMS),
+                      choices=f"{', '.join(ALGORITHMS)} (or 'omkc' for the four OMKC variants)")
 
 
 # -- data ---------------------------------------------------------------------------------------------
@@ -636,18 +608,7 @@ def resolve_bomkl(datasets=None, algorithms=None) -> tuple[list[str], list[str]]
         lookup = {k.lower(): k for k in order}
         lookup.update({s.registry.lower(): k for k, s in SOURCES.items()})
         lookup.update({"cod-rna": "codrna", "german.numer": "german"})
-        names = []
-        for raw in datasets:
-            key = lookup.get(raw.strip().lower())
-            if key is None:
-                close = difflib.get_close_matches(raw.strip().lower(), list(lookup), n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ValueError(f"unknown dataset {raw!r}{hint}; choose from {', '.join(order)}")
-            if key not in names:
-                names.append(key)
-        if not names:
-            raise ValueError("no dataset given")
-        names.sort(key=order.index)
+        names = pick_names(datasets, lookup, order, "dataset")
     if algorithms is None:
         algos = all_algos
     else:
@@ -655,20 +616,7 @@ def resolve_bomkl(datasets=None, algorithms=None) -> tuple[list[str], list[str]]
         aliases.update({v.lower(): k for k, v in LABELS.items()})
         aliases.update({"dd": "omkc-dd", "sd": "omkc-sd", "omkc(d,d)": "omkc-dd", "omkc(s,d)": "omkc-sd",
                         "perceptron-*": "perceptron-star", "bomkc(spa)": "spa"})
-        algos = []
-        for raw in algorithms:
-            name = raw.strip().lower()
-            if not name:
-                continue
-            if name not in aliases:
-                close = difflib.get_close_matches(name, all_algos, n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ValueError(f"unknown algorithm {raw!r}{hint}; choose from {', '.join(all_algos)}")
-            if aliases[name] not in algos:
-                algos.append(aliases[name])
-        if not algos:
-            raise ValueError("no algorithm given")
-        algos.sort(key=all_algos.index)
+        algos = pick_names(algorithms, aliases, all_algos, "algorithm", suggest=all_algos)
     return names, algos
 
 

@@ -14,7 +14,6 @@ flagged for differences nobody would call a failure to reproduce).
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ..algorithms.mkboost import MKBoost
 from ..algorithms.mkl import LpMKL, SimpleMKL
 from ..preprocessing import Scaler
 from . import paper_mkboost as paper
+from ._names import pick_names
 
 __all__ = ["reproduce_mkboost", "load_dataset", "split_indices", "prepare_split", "make_model", "run_once",
            "resolve_datasets", "resolve_algorithms", "flag_deviation", "SCALINGS"]
@@ -59,18 +59,7 @@ def resolve_datasets(names=None) -> tuple[list[str], list[str]]:
         lookup.update({ds.key.lower(): k for k, ds in paper.PAPER.items()})
         lookup.update({s.registry.lower(): k for k, s in paper.DATASETS.items() if s.registry})
         lookup.update({"german": "german.numer", "monks": "monks1", "balance": "balance-scale"})
-        chosen = []
-        for raw in names:
-            key = lookup.get(str(raw).strip().lower())
-            if key is None:
-                close = difflib.get_close_matches(str(raw).strip().lower(), list(lookup), n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ValueError(f"unknown dataset {raw!r}{hint}; choose from {', '.join(order)}")
-            if key not in chosen:
-                chosen.append(key)
-        if not chosen:
-            raise ValueError("no dataset given")
-        chosen.sort(key=order.index)
+        chosen = pick_names(names, lookup, order, "dataset")
     run = [k for k in chosen if paper.DATASETS[k].registry is not None]
     return run, [k for k in chosen if paper.DATASETS[k].registry is None]
 
@@ -83,22 +72,9 @@ def resolve_algorithms(names=None) -> list[str]:
     lookup = {k: k for k in paper.ALGORITHMS}
     lookup.update({v.lower(): k for k, v in paper.ALGORITHM_LABELS.items()})
     lookup.update({k: v for k, v in _ALIASES.items() if v})
-    chosen = []
-    for raw in names:
-        word = str(raw).strip().lower()
-        if word == "mkboost":
-            keys = ["mkboost-d1", "mkboost-d2", "mkboost-s1", "mkboost-s2"]
-        elif word in lookup:
-            keys = [lookup[word]]
-        else:
-            close = difflib.get_close_matches(word, list(lookup) + ["mkboost"], n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ValueError(f"unknown algorithm {raw!r}{hint}; choose from {', '.join(paper.ALGORITHMS)}, "
-                             "d1, d2, s1, s2, mkboost, simplemkl, lpmkl")
-        chosen += [k for k in keys if k not in chosen]
-    if not chosen:
-        raise ValueError("no algorithm given")
-    return sorted(chosen, key=paper.ALGORITHMS.index)
+    return pick_names(names, lookup, list(paper.ALGORITHMS), "algorithm",
+                      groups={"mkboost": ["mkboost-d1", "mkboost-d2", "mkboost-s1", "mkboost-s2"]},
+                      choices=f"{', '.join(paper.ALGORITHMS)}, d1, d2, s1, s2, mkboost, simplemkl, lpmkl")
 
 
 # ----------------------------------------------------------------------------- data and protocol

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 
-from ._budget import BudgetBaseline, check_positive_finite
+from ..base import check_positive_finite
+from ._budget import BudgetBaseline
 
 
 class BOGD(BudgetBaseline):

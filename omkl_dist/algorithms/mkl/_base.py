@@ -16,8 +16,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
 from ...kernels import KernelPool, make_pool
-from .._batch import (check_choice, check_gram, check_int, check_kernel_overflow, check_real, check_X,
-                      compact_support, encode_labels, ovo_decision, ovo_pairs, pair_problem)
+from .._batch import (OneVsOneVote, check_choice, check_gram, check_int, check_kernel_overflow, check_real, check_X,
+                      compact_support, encode_labels, ovo_pairs, pair_problem)
 
 # Weights below this are set to 0 and the rest renormalised (the SimpleMKL toolbox's numerical precision).
 WEIGHT_PRECISION = 1e-8
@@ -76,7 +76,7 @@ class Solution:
     history: list = field(default_factory=list)
 
 
-class BatchMKL(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class BatchMKL(OneVsOneVote, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class; subclasses set ``__init__`` parameters and implement ``_solve``."""
 
     def _check_params(self) -> dict:
@@ -159,20 +159,6 @@ class BatchMKL(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 scores[start:start + step] += np.asarray(self.dual_coef_ @ K[m].T).T * factor
         return scores
 
-    def decision_function(self, X):
-        """Binary: the SVM's decision value (positive means ``classes_[1]``). Multi-class:
-        (n, n_classes) one-vs-one votes plus confidences, as ``OneVsOneClassifier``."""
-        scores = self._pair_scores(X)
-        if len(self.classes_) == 2:
-            return scores[:, 0]
-        return ovo_decision(scores, self.pairs_, len(self.classes_))
-
-    def predict(self, X):
-        """Class labels (a zero binary score predicts ``classes_[1]``)."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores >= 0.0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 def clean_weights(d: np.ndarray) -> np.ndarray:
