@@ -6,8 +6,8 @@ the stream position — ``n_seen`` — and the metrics so far) is written atomic
 into ``CHECKPOINT_DIR/ckpt-<rows seen>``, beside ``job.json`` (what the job is). ``--resume``
 continues from the newest checkpoint after checking that ``job.json`` describes the same job.
 A worker that dies mid-job is recovered from automatically (see :class:`DaskEngine`). The final
-model is bit-identical to an uninterrupted run's, and to the in-process engine's in block-sync
-mode; it loads with ``pipelines.models.load_model`` like any other.
+model is bit-identical to an uninterrupted run's, and to the in-process engine's (in block-sync
+mode for the stochastic OMKC variants); it loads with ``pipelines.models.load_model`` like any other.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ import numpy as np
 from tqdm import tqdm
 
 from omkl_dist.combiners.hedge import SD, SPA, SS
+from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.engine import DaskEngine, engine_state_start
+from omkl_dist.distributed.partition import splits_rows
 from omkl_dist.distributed.shard import engine_program
+from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from storage.errors import DataError
 from storage.ingest import dataset_info
@@ -105,8 +108,11 @@ def _template(algo, params, *, block_size, seed, n_features, n_rows):
     model = make_stream_estimator(algo, params, n_rows=n_rows, block_size=block_size, seed=seed)
     model._check_params()
     if "block_sync" in model.get_params() and model._rule() in (SD, SS, SPA):
-        # stochastic updates sample with the block-start weights on a cluster (DESIGN §5)
-        model.set_params(block_sync=True)
+        program = compile_program(make_pool(model._kernel_spec()))
+        if not splits_rows(program, model._rule()):
+            # shards that learn kernels apart sample with the block-start weights (DESIGN §5); a
+            # row-split SPA round runs its whole recurrence on one shard, as in-process
+            model.set_params(block_sync=True)
     model.classes_ = np.array([-1, 1])
     model.n_features_in_ = n_features
     model._start(n_features, n_rows)

@@ -200,14 +200,14 @@ def _pool_of(B, alpha, sq=None):
     return pool
 
 
-def _scan_single_values(A, B, program, xsq, psq):
+def _scan_single_values(A, B, program, xsq, psq, **scan_options):
     """Read κ_k(A[t], B[s]) out of pool_scores with a one-hot coefficient row per pool row."""
     m = program.m
     out = np.empty((m, len(A), len(B)))
     for s in range(len(B)):
         alpha = np.zeros((len(B), m))
         alpha[s] = 1.0
-        out[:, :, s] = pool_scores(A, xsq, _pool_of(B, alpha, psq), program).T
+        out[:, :, s] = pool_scores(A, xsq, _pool_of(B, alpha, psq), program, **scan_options).T
     return out
 
 
@@ -357,6 +357,25 @@ def test_pair_matrix_bit_identical_to_pool_scan_on_exact_dots(data_dir, monkeypa
     K_pair = pair_matrix(A, B, program)
     K_scan = _scan_single_values(A, B, program, np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B))
     assert (K_pair == K_scan).all()
+
+
+@pytest.mark.parametrize("tile", [_scores.TILE, 5])
+@pytest.mark.parametrize("pool_name", [p for p in POOLS if compile_program(make_pool(POOLS[p])).sparse is not None])
+def test_exact_sparse_feature_scan_bit_identical_on_integer_data(data_dir, monkeypatch, pool_name, tile):
+    """Integer rows with many features (a1a: binary, d = 123), scanned sparsely where BLAS is
+    exact (``blas_exact``), sum each row's dot products over its non-zero features only: the
+    same bits as ``pair_matrix`` and as the BLAS path, for single pairs and for mixed-sign sums."""
+    monkeypatch.setattr(_scores, "TILE", tile)
+    monkeypatch.setattr(_scores, "SPARSE_DENSITY", SCANS["sparse"])
+    pool, A, B = _integer_rows(data_dir, pool_name, "a1a")
+    program = compile_program(pool)
+    assert A.shape[1] > _scores.DIRECT_DOT_FEATURES
+    xsq, psq = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
+    K_scan = _scan_single_values(A, B, program, xsq, psq, blas_exact=True)
+    assert (K_scan == pair_matrix(A, B, program)).all()
+    alpha = np.random.default_rng(5).choice([-1.0, 0.0, 1.0, 0.5], size=(len(B), program.m))
+    sv = _pool_of(B, alpha, psq)
+    assert (pool_scores(A, xsq, sv, program, blas_exact=True) == pool_scores(A, xsq, sv, program)).all()
 
 
 def _whole_block_and_row_by_row(pool, A, B):

@@ -27,7 +27,7 @@ import pytest
 
 import naive_omkc as naive_module
 from naive_omkc import naive_omkc, naive_perceptron_star, naive_perceptron_u
-from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
+from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms, uniforms
 from omkl_dist.kernels import make_pool
 from storage import read_dataset, resolve_dataset
@@ -519,7 +519,8 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
 
 
 @pytest.mark.parametrize("make", [lambda: OMKC("S", "S", block_size=700, block_sync=True, random_state=4),
-                                  lambda: OMKC("D", "D", block_size=700)])
+                                  lambda: OMKC("D", "D", block_size=700),
+                                  lambda: SPA(block_size=700, random_state=4)])
 def test_long_blocks_are_segmented_without_changing_results(data_dir, monkeypatch, make):
     """Blocks longer than the engine's segment are processed in pieces (bounded memory for large
     block sizes); randomness and block-sync snapshots follow the global blocks, so nothing changes."""
@@ -528,6 +529,7 @@ def test_long_blocks_are_segmented_without_changing_results(data_dir, monkeypatc
     ds = read_dataset(data_dir / "australian/australian.libsvm.gz")
     whole = make().progressive_partial_fit(ds.X, ds.y, keep_scores=True)
     monkeypatch.setattr(local, "MAX_SEGMENT", 97)
+    monkeypatch.setattr(local, "LAZY_MAX_SEGMENT", 97)
     pieces = make().progressive_partial_fit(ds.X, ds.y, keep_scores=True)
     np.testing.assert_array_equal(pieces["mistakes"], whole["mistakes"])
     np.testing.assert_allclose(pieces["F"], whole["F"], rtol=1e-9, atol=1e-9 * np.abs(whole["F"]).max())

@@ -20,6 +20,7 @@ from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg, vexp_neg_n
 
 TILE = 4096
+ROW_CHUNK = 1024  # rows per BLAS dot matrix (TILE columns): bounds its memory for long segments
 # up to this many features the sparse scan takes its dot products directly, in feature order
 DIRECT_DOT_FEATURES = 32
 ROWS_PER_PASS = 4  # rows of the block sharing one read of the support vectors in the direct scan
@@ -253,6 +254,68 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, steps, out):
+    """:func:`_accumulate_sparse` for integer data (binary, counts) with many features: a row's dot
+    products with a kernel's support vectors are summed over the row's non-zero features only,
+    from ``PT`` (d × nnz, as in the direct scan; ``psq`` their squared norms). Integer dot
+    products and ``‖x‖² + ‖s‖² − 2 x·s`` are exact in any order (see :func:`.pool.blas_dots_exact`),
+    so these are the BLAS path's values bit for bit, and the rest is :func:`_accumulate_sparse`'s
+    arithmetic: the same scores, without a dense product over features that are mostly zero."""
+    B, d = Xb.shape
+    m = ptr.shape[0] - 1
+    cnt_max = 1
+    for k in range(m):
+        cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
+    for t in prange(B):
+        feats = np.empty(d, dtype=np.int64)
+        nf = 0
+        for f in range(d):
+            if Xb[t, f] != 0.0:
+                feats[nf] = f
+                nf += 1
+        base = np.empty(cnt_max)
+        ev = np.empty(cnt_max)
+        scratch = np.empty(cnt_max)
+        xt = xsq[t]
+        for k in range(m):
+            lo, hi = ptr[k], ptr[k + 1]
+            cnt = hi - lo
+            if cnt == 0:
+                continue
+            acc, ev_k = base[:cnt], ev[:cnt]
+            acc[:] = 0.0
+            i = 0
+            while i + 4 <= nf:  # four features per pass over the sums (exact: any order)
+                f0, f1, f2, f3 = feats[i], feats[i + 1], feats[i + 2], feats[i + 3]
+                x0, x1, x2, x3 = Xb[t, f0], Xb[t, f1], Xb[t, f2], Xb[t, f3]
+                p0, p1, p2, p3 = PT[f0, lo:hi], PT[f1, lo:hi], PT[f2, lo:hi], PT[f3, lo:hi]
+                for j in range(cnt):
+                    acc[j] += (x0 * p0[j] + x1 * p1[j]) + (x2 * p2[j] + x3 * p3[j])
+                i += 4
+            for i in range(i, nf):
+                xf = Xb[t, feats[i]]
+                pf = PT[feats[i], lo:hi]
+                for j in range(cnt):
+                    acc[j] += xf * pf[j]
+            if deg[k] > 0:
+                ev_k[:] = acc
+                for _ in range(deg[k] - 1):
+                    for j in range(cnt):
+                        ev_k[j] *= acc[j]
+            else:
+                g = anchor_param[k]
+                ps = psq[lo:hi]
+                for j in range(cnt):
+                    acc[j] = (xt + ps[j] - 2.0 * acc[j]) * g
+                vexp_neg_n(acc, ev, scratch, cnt)
+                for _ in range(steps[k]):
+                    for j in range(cnt):
+                        v = ev_k[j] * ev_k[j]
+                        ev_k[j] = v * v
+            out[t, k] += _weighted_sum(coefs[lo:hi], ev_k)
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, out):
     B = Xb.shape[0]
     m = kinds.shape[0]
@@ -318,16 +381,15 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
 
 
 @njit(cache=True, nogil=True)
-def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want):
-    """Fill ``G[k, t, s] = κ_k(x_t, x_s)`` for the rows t > s of the block and the kernels k with
+def gram_column(Xb, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want):
+    """Fill ``col[k, t] = κ_k(x_t, x_s)`` for the rows t > s of the block and the kernels k with
     ``want[k]`` (those row s became a support vector of): its kernel values against the rows still
-    to come. Same arithmetic as the
-    pool scan (query norm + support-vector norm − 2·dot), vectorised over t; for learners that
-    keep few rows this replaces the full block Gram. ``G`` should be a transposed view of a
-    buffer stored by support vector, so a column is contiguous memory (a strided column of a
-    fresh array would touch a new memory page per value). The dot products
-    are summed in feature order, as :func:`._pairs.overwrite_exact_columns` does, so duplicated
-    rows cancel exactly without a block-wide check."""
+    to come. Same arithmetic as the pool scan (query norm + support-vector norm − 2·dot),
+    vectorised over t; for learners that keep few rows this replaces the full block Gram (the
+    recurrence adds the column to the later rows' scores at once, so one (m, B) buffer serves
+    every support vector of the block). The dot products are summed in feature order, as
+    :func:`._pairs.overwrite_exact_columns` does, so duplicated rows cancel exactly without a
+    block-wide check."""
     B = Xb.shape[0]
     n = B - s - 1
     if n <= 0:
@@ -349,7 +411,7 @@ def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_o
     for j in range(dot_idx.shape[0]):
         if dot_on[j] and want[dot_idx[j]]:  # powers built in the same order whichever are skipped
             deg = _power_up(cur, q, deg, dot_deg[j])
-            G[dot_idx[j], s + 1:, s] = cur
+            col[dot_idx[j], s + 1:] = cur
     need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors
     for j in range(g_idx.shape[0] - 1, -1, -1):
         need[j] = g_need[j] and ((g_on[j] and want[g_idx[j]]) or (j + 1 < g_idx.shape[0] and need[j + 1]
@@ -365,7 +427,7 @@ def gram_column(Xb, xsq, s, G, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_o
         if need[j]:
             _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
         if need[j] and g_on[j] and want[g_idx[j]]:
-            G[g_idx[j], s + 1:, s] = cur
+            col[g_idx[j], s + 1:] = cur
 
 
 def fast_flags(program, active=None) -> tuple:
@@ -403,6 +465,58 @@ def _csc_ptr(nz_k, m):
     return ptr
 
 
+class _TileLayout:
+    """How the scans read one pool tile: whether it is scanned sparsely and, if so, its non-zero
+    coefficients in CSC order per kernel (``nz_k``, ``nz_s``, ``coefs``, ``ptr``, and ``alphaT``,
+    m × rows) and (made on first use) the kept rows transposed (``PT``, d × nnz) with their
+    squared norms. Pool rows are append-only and their coefficients never change, so a tile's
+    layout stays valid until rows are added to it: the pool keeps it, and a segment's scan
+    rebuilds only the last tile's. (Dense tiles keep nothing: their scan is dominated by the
+    kernel values.)"""
+
+    def __init__(self, pool, s0, s1, program):
+        self.key = _layout_key(s1, program)
+        alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+        nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row
+        self.sparse = program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size
+        if self.sparse:
+            self.alphaT, self.nz_k, self.nz_s = alphaT, nz_k, nz_s
+            self.ptr = _csc_ptr(nz_k, program.m)
+            self.coefs = alphaT[nz_k, nz_s]
+        self._PT = None
+
+    def csc(self, active=None):
+        """``(nz_s, ptr, coefs)`` of the kernels flagged in ``active`` (default all)."""
+        if active is None:
+            return self.nz_s, self.ptr, self.coefs
+        keep = np.asarray(active, dtype=bool)[self.nz_k]
+        nz_k, nz_s = self.nz_k[keep], self.nz_s[keep]
+        return nz_s, _csc_ptr(nz_k, len(self.ptr) - 1), self.alphaT[nz_k, nz_s]
+
+    def kept_rows(self, pool, s0, active=None):
+        """``(PT, sq)``: the tile's rows of every (active) kernel's support vectors, kernel after
+        kernel, transposed (d × nnz), and their squared norms."""
+        if active is not None:
+            rows = s0 + self.csc(active)[0]
+            return np.ascontiguousarray(pool.X[rows].T), pool.sq[rows]
+        if self._PT is None:
+            rows = s0 + self.nz_s
+            self._PT = (np.ascontiguousarray(pool.X[rows].T), pool.sq[rows])
+        return self._PT
+
+
+def _layout_key(s1, program):
+    return s1, program.m, program.sparse is not None, SPARSE_DENSITY
+
+
+def _tile_layout(pool, s0, s1, program) -> _TileLayout:
+    cache = pool.tile_layouts
+    layout = cache.get(s0)
+    if layout is None or layout.key != _layout_key(s1, program):
+        layout = cache[s0] = _TileLayout(pool, s0, s1, program)
+    return layout
+
+
 def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None,
                 blas_exact: bool = False, active=None) -> np.ndarray:
     """Decision values of every kernel's classifier on the block, from the pool as it is now.
@@ -415,40 +529,53 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`, unless
     ``blas_exact`` says BLAS is exact for this data anyway (integers). ``extra_exact`` may be a
     function returning those rows: it is called only if some tile needs BLAS dot products (the
-    direct scan sums in a fixed order anyway).
+    direct scans sum in a fixed order, or exactly, anyway).
     """
     out = np.zeros((Xb.shape[0], program.m))
     exact = None
     flags = fast_flags(program, active) if program.fast is not None else None
+    few_features = Xb.shape[1] <= DIRECT_DOT_FEATURES
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
-        P = pool.X[s0:s1]
-        alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
-        nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row: a CSC layout per kernel
-        sparse = program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size
-        if sparse and active is not None:  # the density test above counts every kernel, as the full scan does
-            keep = np.asarray(active, dtype=bool)[nz_k]
-            nz_k, nz_s = nz_k[keep], nz_s[keep]
-        if sparse and Xb.shape[1] <= DIRECT_DOT_FEATURES:
-            _accumulate_sparse_direct(Xb, np.ascontiguousarray(P[nz_s].T), _csc_ptr(nz_k, program.m),
-                                      alphaT[nz_k, nz_s], *program.sparse, out)
-            continue
+        tile = _tile_layout(pool, s0, s1, program)
+        sparse = tile.sparse
+        if sparse:  # (with ``active``, the density test counted every kernel, as the full scan does)
+            nz_s, ptr, coefs = tile.csc(active)
+            if few_features or blas_exact:
+                PT, psq = tile.kept_rows(pool, s0, active)
+                if few_features:
+                    _accumulate_sparse_direct(Xb, PT, ptr, coefs, *program.sparse, out)
+                else:
+                    _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *program.sparse, out)
+                continue
+        elif program.fast is not None:
+            alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
         if exact is None:
             exact = np.zeros(pool.n, dtype=bool) if blas_exact else pool.exact[: pool.n].copy()
             rows = extra_exact() if callable(extra_exact) else extra_exact
             if not blas_exact and rows is not None and len(rows):
                 exact[rows] = True
-        dots = np.matmul(Xb, P.T, out=_dots_out(len(Xb), s1 - s0))
+        P, psq = pool.X[s0:s1], pool.sq[s0:s1]
         cols = np.flatnonzero(exact[s0:s1]) + s0
-        if len(cols):
-            overwrite_exact_columns(Xb, pool.X, cols, s0, dots)
-        if sparse:
-            _accumulate_sparse(Xb, xsq, P, pool.sq[s0:s1], dots, _csc_ptr(nz_k, program.m), nz_s,
-                               alphaT[nz_k, nz_s], *program.sparse, out)
-        elif program.fast is not None:
-            _accumulate_dot_gauss(Xb, xsq, P, pool.sq[s0:s1], alphaT, dots, *flags, out)
-        else:
-            _accumulate_general(Xb, xsq, P, pool.sq[s0:s1], pool.alpha[s0:s1], dots, program.kinds,
-                                program.param, program.src, program.order, program.need_l1, program.need_chi2,
-                                out)
+        for r0, r1 in _row_chunks(len(Xb)):  # bounds the dot matrix whatever the segment length
+            Xc, xc, oc = Xb[r0:r1], xsq[r0:r1], out[r0:r1]
+            dots = np.matmul(Xc, P.T, out=_dots_out(r1 - r0, s1 - s0))
+            if len(cols):
+                overwrite_exact_columns(Xc, pool.X, cols, s0, dots)
+            if sparse:
+                _accumulate_sparse(Xc, xc, P, psq, dots, ptr, nz_s, coefs, *program.sparse, oc)
+            elif program.fast is not None:
+                _accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, *flags, oc)
+            else:
+                _accumulate_general(Xc, xc, P, psq, pool.alpha[s0:s1], dots, program.kinds, program.param,
+                                    program.src, program.order, program.need_l1, program.need_chi2, oc)
     return out
+
+
+def _row_chunks(n: int):
+    """Ranges of at most ``ROW_CHUNK`` rows covering ``n``, none of a single row unless n = 1: BLAS
+    gives a row the same bits in any product of several rows, not in a matrix-vector product."""
+    bounds = list(range(0, n, ROW_CHUNK)) + [n]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+        del bounds[-2]
+    return list(zip(bounds[:-1], bounds[1:]))

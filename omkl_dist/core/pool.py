@@ -47,6 +47,7 @@ class SVPool:
         self.int_bound = 0.0  # max |x| over the pool if every value is an integer, else inf
         self.n = 0
         self._rows_by_key: dict[int, list[int]] = {}
+        self.tile_layouts: dict = {}  # the pool scan's per-tile layouts (core/_scores.py), rebuilt on demand
 
     @property
     def n_features(self) -> int:
@@ -84,6 +85,11 @@ class SVPool:
             if len(rows) > 1:
                 self.exact[rows] = True
         self.n += k
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["tile_layouts"] = {}  # derived from the rows, rebuilt on demand
+        return state
 
     def has_key(self, key: int) -> bool:
         """Whether some pool row has this row key."""

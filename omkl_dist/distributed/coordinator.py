@@ -1,7 +1,7 @@
 """Coordinator: the model's weights, the round schedule, metrics and checkpoint timing (DESIGN §5).
 
 Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: at most one
-block, at most ``MAX_SEGMENT`` rows) the coordinator sends every shard one request (the weights,
+block, at most :func:`~omkl_dist.engine.local.max_segment` rows) the coordinator sends every shard one request (the weights,
 the previous round's new support vectors) and gets one reply (its kernels' decision values and
 updates). It then replays the combiner over the round (:mod:`omkl_dist.engine._combine`), which
 gives the in-process engine's weights, scores and mistakes bit for bit.
@@ -27,7 +27,6 @@ from ..combiners.hedge import SPA, STOCHASTIC
 from ..core.randomness import uniforms
 from ..engine._combine import omkc_combine, spa_combine
 from ..engine.budget import combine_step as budget_combine
-from ..engine.local import MAX_SEGMENT
 from .partition import row_ranges
 
 # the combiner's state: what the coordinator owns of a LocalEngine's state
@@ -77,12 +76,15 @@ class Coordinator:
         Row-split rounds (:func:`~.partition.splits_rows`): every shard scores part of the rows
         with all kernels, the first shard runs the recurrence; otherwise each shard learns its
         kernels (``parts``) and the combiner is replayed here.
+    segment : int
+        The longest round: the in-process engine's longest segment
+        (:func:`~omkl_dist.engine.local.max_segment`), so rounds end where its segments do.
     """
 
     def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
-                 history=None, keep_best_at=None, split_rows=False):
+                 history=None, keep_best_at=None, split_rows=False, *, segment: int):
         self.shards = list(shards)
-        self.split_rows = bool(split_rows)
+        self.split_rows, self.segment = bool(split_rows), int(segment)
         self._lead = _in_process(self.shards[0])
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
         self.own_buffers = scalars.get("engine") == "budget"  # budget baselines: Hedge on the shards' losses
@@ -142,7 +144,7 @@ class Coordinator:
 
     def _round_size(self, g):
         """Rows of the round starting at instance g: the in-process segment."""
-        n = min(self.n_rows - g, self.block_size - g % self.block_size, MAX_SEGMENT)
+        n = min(self.n_rows - g, self.block_size - g % self.block_size, self.segment)
         if self.keep_best_at is not None and g < self.keep_best_at:
             n = min(n, self.keep_best_at - g)
         return n
@@ -184,8 +186,9 @@ class Coordinator:
     async def _round_rows(self, n):
         """Every shard scores a range of the round's rows with all kernels; the first shard then
         runs the recurrence over the whole round (it holds the weights: they are copied here)."""
+        ranges = row_ranges(n, len(self.shards))
         calls = [self._call(i, "score", {"n": n, "lo": lo, "hi": hi, "append": self.pending})
-                 for i, (lo, hi) in enumerate(row_ranges(n, len(self.shards)))]
+                 for i, (lo, hi) in enumerate(ranges)]
         outs = await asyncio.gather(*calls)
         F_old = np.concatenate([out["F"] for out in outs])
         learned = await self._call(0, "learn_scored", F_old)

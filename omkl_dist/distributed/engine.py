@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from ..engine.budget import BudgetEngine
+from ..engine.local import max_segment
 from .coordinator import Coordinator
 from .partition import partition_kernels, splits_rows
 from .shard import KernelShard, engine_program
@@ -102,7 +103,7 @@ class DaskEngine:
         self._workers = workers
         self.n_workers = len(workers)
         rule, n_shards = int(scalars.get("rule", -1)), self.n_shards or len(workers)
-        split_rows = splits_rows(program, rule, n_shards)
+        split_rows = splits_rows(program, rule)
         parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
                  else partition_kernels(program, rule, n_shards))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
@@ -113,7 +114,8 @@ class DaskEngine:
                        for i, part in enumerate(parts)]
             shards = [f.result(timeout=self.call_timeout) for f in futures]
             futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
-                                              self.checkpoint_every, history, keep_best_at, split_rows, actor=True,
+                                              self.checkpoint_every, history, keep_best_at, split_rows,
+                                              segment=max_segment(rule, program), actor=True,
                                               workers=[workers[0]], pure=False))  # with shard 0: called directly
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:

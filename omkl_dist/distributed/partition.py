@@ -11,10 +11,11 @@ from ..combiners.hedge import SD, SPA, SS, UNIFORM
 _SPARSE_RULES = (SD, SS, SPA)
 
 
-def splits_rows(program, rule: int, n_shards: int) -> bool:
+def splits_rows(program, rule: int) -> bool:
     """Whether rounds are split by rows (see :mod:`.coordinator`): SPA on dot/gaussian kernels,
-    whose recurrence needs only the round's scores against the pool, on more than one shard."""
-    return rule == SPA and program.fast is not None and n_shards > 1
+    whose recurrence needs only the round's scores against the pool. One shard then runs the whole
+    recurrence with the current weights, so SPA samples kernels as in-process (no block-sync)."""
+    return rule == SPA and program.fast is not None
 
 
 def row_ranges(n: int, n_shards: int) -> list[tuple[int, int]]:
@@ -27,9 +28,10 @@ def row_ranges(n: int, n_shards: int) -> list[tuple[int, int]]:
     step = -(-n // n_shards)
     step += -step % 8
     bounds = [min(i * step, n) for i in range(n_shards)] + [n]
-    if bounds[-1] - bounds[-2] == 1:
-        bounds[-2] = n
-    return [(bounds[i], max(bounds[i], bounds[i + 1])) for i in range(n_shards)]
+    last = max(i for i, b in enumerate(bounds) if b < n)  # only the range ending at n can hold one row
+    if n - bounds[last] == 1:
+        bounds[last] = n  # the lone row joins the range before it
+    return [(bounds[i], bounds[i + 1]) for i in range(n_shards)]
 
 
 def partition_kernels(program, rule: int, n_shards: int) -> list[np.ndarray]:

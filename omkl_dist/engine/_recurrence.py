@@ -116,9 +116,9 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
     the support vector (ρ = min(α, ℓ)/β). Combined score Σ θ_k f_k with θ = w / Σ w.
 
-    SPA keeps few rows, so with ``fast`` (a dot/gaussian program) the block's kernel values
-    ``G[k, t, s]`` are filled lazily when row s becomes a support vector (:func:`gram_column`);
-    otherwise ``G`` comes complete from :func:`block_gram`. ``kxx`` holds κ_k(x_t, x_t).
+    SPA keeps few rows, so with ``fast`` (a dot/gaussian program) a row's kernel values against
+    the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
+    is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds κ_k(x_t, x_t).
     ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
     kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
     mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
@@ -135,9 +135,10 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     on = np.zeros(m, dtype=np.bool_)
     on[act] = True
     # Fk[k, t]: f_k(x_t) so far. A new support vector adds its terms to the rows after it at once
-    # (contiguous in the lazily filled G), in the order rows are added: the sums of scores_at.
+    # (contiguous in ``col`` or in G), in the order rows are added: the sums of scores_at.
     Fk = np.ascontiguousarray(F_old.T)
     lazy = fast[0].shape[0] + fast[2].shape[0] > 0
+    col = np.empty((m, n if lazy else 0))  # the new support vector's kernel values (lazy)
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
@@ -163,11 +164,15 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
         hedge_loss_update(logw, discounts, log_gamma, w)
         if any_coef:
             if lazy:
-                gram_column(Xb, xsq, t, G, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6], fast[7],
+                gram_column(Xb, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6], fast[7],
                             coef[t] != 0.0)
             for k in range(m):
                 c = coef[t, k]
                 if c != 0.0:
-                    for i in range(t + 1, n):
-                        Fk[k, i] += c * G[k, i, t]
+                    if lazy:
+                        for i in range(t + 1, n):
+                            Fk[k, i] += c * col[k, i]
+                    else:
+                        for i in range(t + 1, n):
+                            Fk[k, i] += c * G[k, i, t]
     return F, score, mistakes, coef

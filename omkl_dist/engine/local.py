@@ -19,6 +19,8 @@ from ..core.randomness import uniforms
 from ._recurrence import omkc_block, spa_block
 
 
+# the in-block kernel matrix spa_block does not read when it computes columns itself (lazy_gram)
+_NO_GRAM = np.empty((0, 0, 0))
 # an empty dot/gaussian program: tells spa_block that G is complete (no lazy columns to fill)
 _NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_),
             np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_))
@@ -47,8 +49,16 @@ def diag_values(program, xsq) -> np.ndarray:
 
 # Rows processed together: bounds the in-block kernel matrix (m × S × S doubles) whatever the
 # block size; blocks (randomness, block-sync snapshots) stay tied to global instance indices, so
-# segmenting never changes a result.
+# segmenting never changes a result (decisions; scores to rounding).
 MAX_SEGMENT = 1024
+# SPA on dot/gaussian kernels needs no in-block kernel matrix (see LocalEngine.lazy_gram): longer
+# segments, so a distributed round (one segment) carries more rows per message
+LAZY_MAX_SEGMENT = 16384
+
+
+def max_segment(rule: int, program) -> int:
+    """The longest segment of an engine with this rule and program (:meth:`LocalEngine.segment_length`)."""
+    return LAZY_MAX_SEGMENT if rule == SPA and program.fast is not None else MAX_SEGMENT
 
 
 class LocalEngine:
@@ -124,8 +134,8 @@ class LocalEngine:
 
     def segment_length(self, g: int, remaining: int) -> int:
         """Rows processed together from global instance g: up to the block end, at most
-        ``MAX_SEGMENT``. The distributed engine exchanges support vectors at the same points."""
-        return min(remaining, self.block_size - g % self.block_size, MAX_SEGMENT)
+        :func:`max_segment`. The distributed engine exchanges support vectors at the same points."""
+        return min(remaining, self.block_size - g % self.block_size, max_segment(self.rule, self.program))
 
     def run_segment(self, Xs, xsq, ys, act=None):
         """Kernel values and recurrence for one segment starting at global instance ``n_seen``;
@@ -158,8 +168,7 @@ class LocalEngine:
         """:meth:`run_segment` for SPA (:attr:`lazy_gram`) given the segment's scores against the
         pool (:meth:`score_rows`, possibly computed in parts elsewhere)."""
         m = self.program.m
-        G = self._work_buffer(m, len(xsq)).transpose(0, 2, 1)
-        return self._recurrence(ys, F_old, G, True, Xs, xsq, self.n_seen, np.arange(m), None)
+        return self._recurrence(ys, F_old, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(m), None)
 
     def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
         """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
@@ -176,8 +185,8 @@ class LocalEngine:
         (complete, or an empty buffer SPA fills lazily)."""
         block_keys = _lazy_row_keys(Xs)  # SPA's direct scan never needs them
         F_old, exact_blas = self._pool_scores(Xs, xsq, active, block_keys)
-        if self.lazy_gram:  # filled column by column inside spa_block (no block-wide Gram needed)
-            return F_old, self._work_buffer(self.program.m, len(xsq)).transpose(0, 2, 1), True
+        if self.lazy_gram:  # computed column by column inside spa_block (no block-wide Gram needed)
+            return F_old, _NO_GRAM, True
         XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
         G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
         return F_old, G, False
@@ -205,9 +214,7 @@ class LocalEngine:
 
     def _work_buffer(self, m: int, n: int) -> np.ndarray:
         """A C-contiguous (m, n, n) scratch for the segment's kernel matrix, reused across segments
-        (a fresh array each time would make the first write to every page a page fault). SPA fills
-        it by support vector, as the transposed view ``G[k, t, s]``, so the columns it writes are
-        contiguous memory."""
+        (a fresh array each time would make the first write to every page a page fault)."""
         buf = getattr(self, "_buffer", None)
         if buf is None or buf.size < m * n * n:
             buf = self._buffer = np.empty(m * n * n)
