@@ -381,7 +381,7 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
 
 
 @njit(cache=True, nogil=True)
-def gram_column(Xb, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want):
+def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want):
     """Fill ``col[k, t] = κ_k(x_t, x_s)`` for the rows t > s of the block and the kernels k with
     ``want[k]`` (those row s became a support vector of): its kernel values against the rows still
     to come. Same arithmetic as the pool scan (query norm + support-vector norm − 2·dot),
@@ -389,7 +389,7 @@ def gram_column(Xb, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot
     recurrence adds the column to the later rows' scores at once, so one (m, B) buffer serves
     every support vector of the block). The dot products are summed in feature order, as
     :func:`._pairs.overwrite_exact_columns` does, so duplicated rows cancel exactly without a
-    block-wide check."""
+    block-wide check; ``XbT`` is the block transposed (d × B), so they are read contiguously."""
     B = Xb.shape[0]
     n = B - s - 1
     if n <= 0:
@@ -404,8 +404,9 @@ def gram_column(Xb, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot
         b = Xb[s, f]
         if b == 0.0:  # adds only zeros (sparse data: most features): the same sums without them
             continue
+        xf = XbT[f, s + 1:]
         for i in range(n):
-            q[i] += Xb[s + 1 + i, f] * b
+            q[i] += xf[i] * b
     cur[:] = q
     deg = 1
     for j in range(dot_idx.shape[0]):

@@ -1,9 +1,9 @@
 """Coordinator: the model's weights, the round schedule, metrics and checkpoint timing (DESIGN §5).
 
 Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: at most one
-block, at most :func:`~omkl_dist.engine.local.max_segment` rows) the coordinator sends every shard one request (the weights,
-the previous round's new support vectors) and gets one reply (its kernels' decision values and
-updates). It then replays the combiner over the round (:mod:`omkl_dist.engine._combine`), which
+block, at most :func:`~omkl_dist.engine.local.max_segment` rows) the coordinator sends every shard
+one request (the weights, the previous round's new support vectors) and gets one reply (its
+kernels' decision values and updates). It then replays the combiner over the round (:mod:`omkl_dist.engine._combine`), which
 gives the in-process engine's weights, scores and mistakes bit for bit.
 
 SPA rounds are split by rows instead (one kernel can hold most support vectors, and a shard per

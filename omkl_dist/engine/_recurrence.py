@@ -139,6 +139,7 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
     Fk = np.ascontiguousarray(F_old.T)
     lazy = fast[0].shape[0] + fast[2].shape[0] > 0
     col = np.empty((m, n if lazy else 0))  # the new support vector's kernel values (lazy)
+    XbT = np.ascontiguousarray(Xb.T) if lazy else Xb
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
@@ -164,8 +165,8 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
         hedge_loss_update(logw, discounts, log_gamma, w)
         if any_coef:
             if lazy:
-                gram_column(Xb, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6], fast[7],
-                            coef[t] != 0.0)
+                gram_column(Xb, XbT, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6],
+                            fast[7], coef[t] != 0.0)
             for k in range(m):
                 c = coef[t, k]
                 if c != 0.0:
