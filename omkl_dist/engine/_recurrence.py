@@ -118,7 +118,8 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
 
     SPA keeps few rows, so with ``fast`` (a dot/gaussian program) a row's kernel values against
     the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
-    is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds κ_k(x_t, x_t).
+    is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds
+    κ_k(x_t, x_t).
     ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
     kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
     mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).

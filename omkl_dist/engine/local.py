@@ -182,7 +182,7 @@ class LocalEngine:
 
     def _segment_kernels(self, Xs, xsq, active=None):
         """Scores of the segment's rows against the pool, and the segment's own kernel values
-        (complete, or an empty buffer SPA fills lazily)."""
+        (complete, or none when SPA computes them itself: :attr:`lazy_gram`)."""
         block_keys = _lazy_row_keys(Xs)  # SPA's direct scan never needs them
         F_old, exact_blas = self._pool_scores(Xs, xsq, active, block_keys)
         if self.lazy_gram:  # computed column by column inside spa_block (no block-wide Gram needed)
