@@ -3,8 +3,9 @@
 Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: at most one
 block, at most :func:`~omkl_dist.engine.local.max_segment` rows) the coordinator sends every shard
 one request (the weights, the previous round's new support vectors) and gets one reply (its
-kernels' decision values and updates). It then replays the combiner over the round (:mod:`omkl_dist.engine._combine`), which
-gives the in-process engine's weights, scores and mistakes bit for bit.
+kernels' decision values and updates). It then replays the combiner over the round
+(:mod:`omkl_dist.engine._combine`), which gives the in-process engine's weights, scores and
+mistakes bit for bit.
 
 SPA rounds are split by rows instead (one kernel can hold most support vectors, and a shard per
 kernel group would then do most of the work alone): every shard scores a range of the round's
