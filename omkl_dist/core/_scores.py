@@ -116,6 +116,28 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
                 out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
 
 
+@njit(cache=True, nogil=True, inline="always")  # numba-level inlining: the loops vectorise as in place
+def _sparse_values(base, ev, scratch, cnt, deg, g, steps):
+    """``ev[:cnt]``: one kernel's values from ``base[:cnt]`` in the sparse scans -- dot products
+    raised to ``deg`` by repeated multiplication, or (``deg`` 0, a gaussian) squared distances
+    scaled in place by the chain anchor's ``g``, their exp, then ``steps`` double squarings (the
+    dense scan's arithmetic, so the same bits)."""
+    if deg > 0:
+        for j in range(cnt):
+            ev[j] = base[j]
+        for _ in range(deg - 1):
+            for j in range(cnt):
+                ev[j] *= base[j]
+    else:
+        for j in range(cnt):
+            base[j] *= g
+        vexp_neg_n(base, ev, scratch, cnt)
+        for _ in range(steps):
+            for j in range(cnt):
+                v = ev[j] * ev[j]
+                ev[j] = v * v
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, out):
     """Per-kernel scan over only the rows with a non-zero coefficient (CSC: ``ptr``, ``rows``).
@@ -141,22 +163,10 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
             cnt = hi - lo
             if cnt == 0:
                 continue
-            if deg[k] > 0:
-                for j in range(cnt):
-                    base[j] = dots[t, rows[lo + j]]
-                    ev[j] = base[j]
-                for _ in range(deg[k] - 1):
-                    for j in range(cnt):
-                        ev[j] *= base[j]
-            else:
-                g = anchor_param[k]
-                for j in range(cnt):
-                    base[j] = d2[rows[lo + j]] * g
-                vexp_neg_n(base, ev, scratch, cnt)
-                for _ in range(steps[k]):
-                    for j in range(cnt):
-                        v = ev[j] * ev[j]
-                        ev[j] = v * v
+            src = dots[t] if deg[k] > 0 else d2
+            for j in range(cnt):
+                base[j] = src[rows[lo + j]]
+            _sparse_values(base, ev, scratch, cnt, deg[k], anchor_param[k], steps[k])
             out[t, k] += _weighted_sum(coefs[lo:hi], ev[:cnt])
 
 
@@ -234,23 +244,8 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
                             for j in range(cnt):
                                 acc[j] += xf * pt[j]
                 for r in range(nr):
-                    t = t0 + r
-                    base = dots[r, :cnt]
-                    if not gauss:
-                        ev_k[:] = base
-                        for _ in range(deg[k] - 1):
-                            for j in range(cnt):
-                                ev_k[j] *= base[j]
-                    else:
-                        g = anchor_param[k]
-                        for j in range(cnt):
-                            base[j] *= g
-                        vexp_neg_n(base, ev, scratch, cnt)
-                        for _ in range(steps[k]):
-                            for j in range(cnt):
-                                v = ev_k[j] * ev_k[j]
-                                ev_k[j] = v * v
-                    out[t, k] += _weighted_sum(coef_k, ev_k)
+                    _sparse_values(dots[r, :cnt], ev, scratch, cnt, deg[k], anchor_param[k], steps[k])
+                    out[t0 + r, k] += _weighted_sum(coef_k, ev_k)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -297,21 +292,11 @@ def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, st
                 pf = PT[feats[i], lo:hi]
                 for j in range(cnt):
                     acc[j] += xf * pf[j]
-            if deg[k] > 0:
-                ev_k[:] = acc
-                for _ in range(deg[k] - 1):
-                    for j in range(cnt):
-                        ev_k[j] *= acc[j]
-            else:
-                g = anchor_param[k]
+            if deg[k] == 0:  # squared distances (exact, as the dot products)
                 ps = psq[lo:hi]
                 for j in range(cnt):
-                    acc[j] = (xt + ps[j] - 2.0 * acc[j]) * g
-                vexp_neg_n(acc, ev, scratch, cnt)
-                for _ in range(steps[k]):
-                    for j in range(cnt):
-                        v = ev_k[j] * ev_k[j]
-                        ev_k[j] = v * v
+                    acc[j] = xt + ps[j] - 2.0 * acc[j]
+            _sparse_values(acc, ev, scratch, cnt, deg[k], anchor_param[k], steps[k])
             out[t, k] += _weighted_sum(coefs[lo:hi], ev_k)
 
 
@@ -494,16 +479,16 @@ class _TileLayout:
         nz_k, nz_s = self.nz_k[keep], self.nz_s[keep]
         return nz_s, _csc_ptr(nz_k, len(self.ptr) - 1), self.alphaT[nz_k, nz_s]
 
-    def kept_rows(self, pool, s0, active=None):
-        """``(PT, sq)``: the tile's rows of every (active) kernel's support vectors, kernel after
-        kernel, transposed (d × nnz), and their squared norms."""
-        if active is not None:
-            rows = s0 + self.csc(active)[0]
-            return np.ascontiguousarray(pool.X[rows].T), pool.sq[rows]
-        if self._PT is None:
-            rows = s0 + self.nz_s
-            self._PT = (np.ascontiguousarray(pool.X[rows].T), pool.sq[rows])
-        return self._PT
+    def kept_rows(self, pool, s0, nz_s):
+        """``(PT, sq)``: the tile's rows ``nz_s`` (from :meth:`csc`: the support vectors, kernel
+        after kernel) transposed (d × nnz), and their squared norms; kept for all kernels."""
+        if nz_s is self.nz_s and self._PT is not None:
+            return self._PT
+        rows = s0 + nz_s
+        PT = (np.ascontiguousarray(pool.X[rows].T), pool.sq[rows])
+        if nz_s is self.nz_s:
+            self._PT = PT
+        return PT
 
 
 def _layout_key(s1, program):
@@ -543,7 +528,7 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
         if sparse:  # (with ``active``, the density test counted every kernel, as the full scan does)
             nz_s, ptr, coefs = tile.csc(active)
             if few_features or blas_exact:
-                PT, psq = tile.kept_rows(pool, s0, active)
+                PT, psq = tile.kept_rows(pool, s0, nz_s)
                 if few_features:
                     _accumulate_sparse_direct(Xb, PT, ptr, coefs, *program.sparse, out)
                 else:

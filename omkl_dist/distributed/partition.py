@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..combiners.hedge import SD, SPA, SS, UNIFORM
+from ..engine.local import spa_lazy_gram
 
 # rules whose kernels keep few, kernel-specific support vectors: their pools are scanned kernel by
 # kernel (no shared gaussian chains), and the narrow gaussians keep the most support vectors
@@ -13,9 +14,10 @@ _SPARSE_RULES = (SD, SS, SPA)
 
 def splits_rows(program, rule: int) -> bool:
     """Whether rounds are split by rows (see :mod:`.coordinator`): SPA on dot/gaussian kernels,
-    whose recurrence needs only the round's scores against the pool. One shard then runs the whole
-    recurrence with the current weights, so SPA samples kernels as in-process (no block-sync)."""
-    return rule == SPA and program.fast is not None
+    whose recurrence needs only the round's scores against the pool
+    (:func:`~omkl_dist.engine.local.spa_lazy_gram`). One shard then runs the whole recurrence with
+    the current weights, so SPA samples kernels as in-process (no block-sync)."""
+    return spa_lazy_gram(rule, program)
 
 
 def row_ranges(n: int, n_shards: int) -> list[tuple[int, int]]:

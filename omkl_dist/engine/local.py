@@ -56,9 +56,16 @@ MAX_SEGMENT = 1024
 LAZY_MAX_SEGMENT = 16384
 
 
+def spa_lazy_gram(rule: int, program) -> bool:
+    """SPA on dot/gaussian kernels computes a new support vector's kernel values against the rest
+    of its segment itself (:func:`spa_block`), so a segment needs only its scores against the pool
+    beforehand: no in-block kernel matrix, and the scores can be computed anywhere (by row)."""
+    return rule == SPA and program.fast is not None
+
+
 def max_segment(rule: int, program) -> int:
     """The longest segment of an engine with this rule and program (:meth:`LocalEngine.segment_length`)."""
-    return LAZY_MAX_SEGMENT if rule == SPA and program.fast is not None else MAX_SEGMENT
+    return LAZY_MAX_SEGMENT if spa_lazy_gram(rule, program) else MAX_SEGMENT
 
 
 class LocalEngine:
@@ -153,9 +160,8 @@ class LocalEngine:
 
     @property
     def lazy_gram(self) -> bool:
-        """SPA on dot/gaussian kernels fills the block's kernel values lazily, one new support
-        vector at a time, so a segment's scores against the pool are all it needs beforehand."""
-        return self.rule == SPA and self.program.fast is not None
+        """:func:`spa_lazy_gram` for this engine."""
+        return spa_lazy_gram(self.rule, self.program)
 
     def score_rows(self, Xs, xsq, lo, hi):
         """Every kernel's decision values on rows ``lo:hi`` of a segment against the pool as it
