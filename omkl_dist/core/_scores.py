@@ -25,6 +25,7 @@ ROW_CHUNK = 1024  # rows per BLAS dot matrix (TILE columns): bounds its memory f
 DIRECT_DOT_FEATURES = 32
 ROWS_PER_PASS = 4  # rows of the block sharing one read of the support vectors in the direct scan
 SV_CHUNK = 1024  # support vectors per stretch of the direct scan (fits L1 with ROWS_PER_PASS rows)
+ZERO_ARG = 800.0  # exp(-a) raised to 4**s is exactly 0 for a >= ZERO_ARG / 4**s (e^-745.13 is the last non-zero)
 _SCRATCH = threading.local()  # per thread: the dot-product tile, reused across calls
 
 
@@ -170,8 +171,42 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
             out[t, k] += _weighted_sum(coefs[lo:hi], ev[:cnt])
 
 
+@njit(cache=True, nogil=True)
+def _live_range(keys, lo, hi, x, g, limit):
+    """``(a, b)``: the stretch of ``keys[lo:hi]`` (ascending) outside which a gaussian's value is
+    exactly 0 for a query whose key feature is ``x``: where ``fl(fl((x − key)²)·g) ≥ limit``.
+
+    The scan's squared distance sums non-negative terms, this one among them, so (rounding being
+    monotone) its chain-anchor argument ``fl(d2·g)`` is at least as large; and ``exp(−a)`` raised
+    by ``steps`` double squarings to the power ``4**steps`` is exactly 0 once
+    ``a ≥ ZERO_ARG / 4**steps`` (``vexp_neg`` gives 0 above 745.13; for smaller ``a`` the value is
+    within 1e-12 relative of ``e^{-a·4^steps} ≤ e^{-800}``, below half the least subnormal, or
+    goes subnormal on the way and squares to 0). The predicate is monotone on each side of ``x``,
+    so two binary searches find the stretch."""
+    e_lo, e_hi = x - keys[lo], x - keys[hi - 1]
+    if not ((keys[lo] < x and (e_lo * e_lo) * g >= limit) or (keys[hi - 1] > x and (e_hi * e_hi) * g >= limit)):
+        return lo, hi  # nothing to skip at either end (the common case where no value is 0)
+    a, b = lo, hi
+    while a < b:  # first key not (left of x and far enough)
+        mid = (a + b) >> 1
+        e = x - keys[mid]
+        if keys[mid] < x and (e * e) * g >= limit:
+            a = mid + 1
+        else:
+            b = mid
+    left, b = a, hi
+    while a < b:  # first key right of x and far enough
+        mid = (a + b) >> 1
+        e = x - keys[mid]
+        if keys[mid] > x and (e * e) * g >= limit:
+            b = mid
+        else:
+            a = mid + 1
+    return left, a
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out):
+def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, key, out):
     """:func:`_accumulate_sparse` for few features: dot products (polynomial kernels) and squared
     distances (gaussians) are summed right where they are used, in feature order, from ``PT``
     (d × nnz: the pool rows of every kernel's support vectors, kernel after kernel, transposed so
@@ -182,10 +217,14 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
     differences need no repair for cancellation (‖x‖² + ‖s‖² − 2 x·s does, for near rows with
     large norms: raw cod-rna) and give exactly 0 for a repeated row.
 
-    Rows are taken ``ROWS_PER_PASS`` at a time and each kernel's support vectors ``SV_CHUNK`` at a
-    time, so the stretch of ``PT`` and the sums being built stay in L1 cache (over a whole kernel
-    of thousands of vectors the loop is bound by L2 bandwidth); each chunk's weighted sum is added
-    to the score in chunk order."""
+    With ``key >= 0`` each kernel's support vectors come sorted by feature ``key``, and a
+    gaussian skips those whose value is exactly 0 by that feature's difference alone
+    (:func:`_live_range`: on raw cod-rna, 28 % of all pairs); each row's sum runs over its own
+    stretch, whatever rows it is scanned with (the caller sorts the rows by the key feature, so
+    the rows of a pass have near stretches). Rows are taken ``ROWS_PER_PASS`` at a time and each
+    kernel's support vectors ``SV_CHUNK`` at a time, so the stretch of ``PT`` and the sums being
+    built stay in L1 cache (over a whole kernel of thousands of vectors the loop is bound by L2
+    bandwidth); each chunk's weighted sum is added to the score in chunk order."""
     B, d = Xb.shape
     m = ptr.shape[0] - 1
     R, C = ROWS_PER_PASS, SV_CHUNK
@@ -195,21 +234,33 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
         dots = np.empty((R, C))
         ev = np.empty(C)
         scratch = np.empty(C)
+        live = np.empty((R, 2), dtype=np.int64)
         for k in range(m):
-            for lo in range(ptr[k], ptr[k + 1], C):
-                cnt = min(C, ptr[k + 1] - lo)
-                # 1-D views: LLVM vectorises loops over them, not loops over offset 2-D indices
-                coef_k, ev_k = coefs[lo:lo + cnt], ev[:cnt]
+            klo, khi = ptr[k], ptr[k + 1]
+            gauss = deg[k] == 0
+            ua, ub = khi, klo  # the union of the rows' stretches
+            for r in range(nr):
+                a, b = klo, khi
+                if gauss and key >= 0 and klo < khi:
+                    a, b = _live_range(PT[key], klo, khi, Xb[t0 + r, key], anchor_param[k],
+                                       ZERO_ARG / 4.0 ** steps[k])
+                live[r, 0], live[r, 1] = a, b
+                ua, ub = min(ua, a), max(ub, b)
+            for lo in range(klo, khi, C):  # chunks at fixed places: a row's sums do not depend on the others
+                hi = min(lo + C, khi)
+                ca, cb = max(lo, ua), min(hi, ub)
+                if ca >= cb:
+                    continue
+                cnt = cb - ca
                 for r in range(nr):
                     dots[r, :cnt] = 0.0
-                gauss = deg[k] == 0
                 f = 0
                 while f + 4 <= d:  # four features per pass over the sums: a quarter of the stores
-                    p0, p1, p2, p3 = PT[f, lo:lo + cnt], PT[f + 1, lo:lo + cnt], PT[f + 2, lo:lo + cnt], \
-                        PT[f + 3, lo:lo + cnt]
+                    p0, p1, p2, p3 = PT[f, ca:cb], PT[f + 1, ca:cb], PT[f + 2, ca:cb], PT[f + 3, ca:cb]
                     for r in range(nr):
-                        x0, x1, x2, x3 = Xb[t0 + r, f], Xb[t0 + r, f + 1], Xb[t0 + r, f + 2], Xb[t0 + r, f + 3]
-                        acc = dots[r, :cnt]
+                        t = t0 + r
+                        x0, x1, x2, x3 = Xb[t, f], Xb[t, f + 1], Xb[t, f + 2], Xb[t, f + 3]
+                        acc = dots[r, :cnt]  # 1-D views: LLVM vectorises loops over them
                         if gauss:  # squared distances summed directly: no cancellation to repair
                             for j in range(cnt):
                                 e0, e1, e2, e3 = x0 - p0[j], x1 - p1[j], x2 - p2[j], x3 - p3[j]
@@ -219,7 +270,7 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
                                 acc[j] += (x0 * p0[j] + x1 * p1[j]) + (x2 * p2[j] + x3 * p3[j])
                     f += 4
                 if f + 2 <= d:  # then a pair, then a last single feature
-                    p0, p1 = PT[f, lo:lo + cnt], PT[f + 1, lo:lo + cnt]
+                    p0, p1 = PT[f, ca:cb], PT[f + 1, ca:cb]
                     for r in range(nr):
                         x0, x1 = Xb[t0 + r, f], Xb[t0 + r, f + 1]
                         acc = dots[r, :cnt]
@@ -232,7 +283,7 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
                                 acc[j] += x0 * p0[j] + x1 * p1[j]
                     f += 2
                 for f in range(f, d):
-                    pt = PT[f, lo:lo + cnt]
+                    pt = PT[f, ca:cb]
                     for r in range(nr):
                         xf = Xb[t0 + r, f]
                         acc = dots[r, :cnt]
@@ -244,8 +295,10 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, out)
                             for j in range(cnt):
                                 acc[j] += xf * pt[j]
                 for r in range(nr):
-                    _sparse_values(dots[r, :cnt], ev, scratch, cnt, deg[k], anchor_param[k], steps[k])
-                    out[t0 + r, k] += _weighted_sum(coef_k, ev_k)
+                    a, b = max(ca, live[r, 0]), min(cb, live[r, 1])
+                    if a < b:
+                        _sparse_values(dots[r, a - ca:b - ca], ev, scratch, b - a, deg[k], anchor_param[k], steps[k])
+                        out[t0 + r, k] += _weighted_sum(coefs[a:b], ev[:b - a])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -451,24 +504,65 @@ def _csc_ptr(nz_k, m):
     return ptr
 
 
+@njit(cache=True, nogil=True)
+def _tile_csc(alpha, X, max_nnz, by_key):
+    """A tile's non-zero coefficients in CSC order (kernel after kernel): ``(ptr, nz_k, nz_s,
+    coefs, key)``, or empty arrays if there are ``max_nnz`` or more. Within a kernel the rows come
+    in index order, or with ``by_key`` sorted by the feature of widest spread ``key`` (ties by
+    index; else ``key`` is -1)."""
+    n, m = alpha.shape
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    for s in range(n):
+        for k in range(m):
+            if alpha[s, k] != 0.0:
+                ptr[k + 1] += 1
+    for k in range(m):
+        ptr[k + 1] += ptr[k]
+    nnz = ptr[m]
+    key = -1
+    if nnz >= max_nnz:
+        return ptr, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), key
+    order = np.arange(n)
+    if by_key and n > 0:
+        widest = -1.0
+        for f in range(X.shape[1]):
+            lo, hi = X[0, f], X[0, f]
+            for s in range(n):
+                lo, hi = min(lo, X[s, f]), max(hi, X[s, f])
+            if hi - lo > widest:
+                widest, key = hi - lo, f
+        order = np.argsort(X[:, key], kind="mergesort")  # stable: ties by row index
+    nz_k, nz_s, coefs = np.empty(nnz, np.int64), np.empty(nnz, np.int64), np.empty(nnz)
+    fill = ptr[:m].copy()
+    for s in order:  # rows in scan order fill each kernel's stretch in that order
+        for k in range(m):
+            if alpha[s, k] != 0.0:
+                i = fill[k]
+                nz_k[i], nz_s[i], coefs[i] = k, s, alpha[s, k]
+                fill[k] += 1
+    return ptr, nz_k, nz_s, coefs, key
+
+
 class _TileLayout:
     """How the scans read one pool tile: whether it is scanned sparsely and, if so, its non-zero
-    coefficients in CSC order per kernel (``nz_k``, ``nz_s``, ``coefs``, ``ptr``, and ``alphaT``,
-    m × rows) and (made on first use) the kept rows transposed (``PT``, d × nnz) with their
-    squared norms. Pool rows are append-only and their coefficients never change, so a tile's
-    layout stays valid until rows are added to it: the pool keeps it, and a segment's scan
-    rebuilds only the last tile's. (Dense tiles keep nothing: their scan is dominated by the
-    kernel values.)"""
+    coefficients in CSC order per kernel (``nz_k``, ``nz_s``, ``coefs``, ``ptr``) and (made on
+    first use) the kept rows transposed (``PT``, d × nnz) with their squared norms. For the
+    direct scan (few features, some gaussian) each kernel's rows are sorted by the feature
+    ``sort_feature``, see :func:`_accumulate_sparse_direct`. Pool rows are append-only and their
+    coefficients never change, so a tile's layout stays valid until rows are added to it: the
+    pool keeps it, and a segment's scan rebuilds only the last tile's. (Dense tiles keep
+    nothing: their scan is dominated by the kernel values.)"""
 
     def __init__(self, pool, s0, s1, program):
         self.key = _layout_key(s1, program)
-        alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
-        nz_k, nz_s = np.nonzero(alphaT)  # sorted by kernel, then row
-        self.sparse = program.sparse is not None and len(nz_k) < SPARSE_DENSITY * alphaT.size
+        self.sparse = program.sparse is not None
+        self.sort_feature = -1
         if self.sparse:
-            self.alphaT, self.nz_k, self.nz_s = alphaT, nz_k, nz_s
-            self.ptr = _csc_ptr(nz_k, program.m)
-            self.coefs = alphaT[nz_k, nz_s]
+            by_key = pool.X.shape[1] <= DIRECT_DOT_FEATURES and bool((program.sparse[0] == 0).any())
+            max_nnz = int(np.ceil(SPARSE_DENSITY * (s1 - s0) * program.m))  # nnz < density · size
+            self.ptr, self.nz_k, self.nz_s, self.coefs, self.sort_feature = _tile_csc(
+                pool.alpha[s0:s1], pool.X[s0:s1], max_nnz, by_key)
+            self.sparse = self.ptr[-1] < max_nnz
         self._PT = None
 
     def csc(self, active=None):
@@ -476,8 +570,7 @@ class _TileLayout:
         if active is None:
             return self.nz_s, self.ptr, self.coefs
         keep = np.asarray(active, dtype=bool)[self.nz_k]
-        nz_k, nz_s = self.nz_k[keep], self.nz_s[keep]
-        return nz_s, _csc_ptr(nz_k, len(self.ptr) - 1), self.alphaT[nz_k, nz_s]
+        return self.nz_s[keep], _csc_ptr(self.nz_k[keep], len(self.ptr) - 1), self.coefs[keep]
 
     def kept_rows(self, pool, s0, nz_s):
         """``(PT, sq)``: the tile's rows ``nz_s`` (from :meth:`csc`: the support vectors, kernel
@@ -530,7 +623,14 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             if few_features or blas_exact:
                 PT, psq = tile.kept_rows(pool, s0, nz_s)
                 if few_features:
-                    _accumulate_sparse_direct(Xb, PT, ptr, coefs, *program.sparse, out)
+                    key = tile.sort_feature
+                    if key < 0:
+                        _accumulate_sparse_direct(Xb, PT, ptr, coefs, *program.sparse, key, out)
+                    else:  # rows by the key feature: those scanned together skip alike
+                        order = np.argsort(Xb[:, key], kind="stable")
+                        out_sorted = out[order]
+                        _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *program.sparse, key, out_sorted)
+                        out[order] = out_sorted
                 else:
                     _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *program.sparse, out)
                 continue
