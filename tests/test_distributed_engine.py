@@ -135,26 +135,6 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
     shard.pool_state()  # the last round is applied when run_rounds returns
 
 
-def test_shard_reads_the_next_round_ahead_in_order(stored):
-    """A shard reads the next round's rows while the round computes: the rows it then hands out
-    are the stream's, in order; a round of another size than announced is refused."""
-    X, y, _ = load_arrays(stored)
-    template = make_estimator("spa", block_size=100, random_state=0)
-    template._check_params()
-    template._start(X.shape[1], len(y))
-    arrays, scalars = template.engine_.state()
-    job = {"data": str(stored), "shuffle": False, "seed": 0, "limit": None,
-           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict()}
-    shard = KernelShard(job, np.arange(16), {"arrays": arrays, "scalars": scalars})
-    first = shard._read(100, next_n=70)
-    assert shard._ahead is not None and shard._ahead[0] == 70
-    second = shard._read(70, next_n=30)
-    np.testing.assert_array_equal(np.vstack([first[0], second[0]]), X[:170])
-    np.testing.assert_array_equal(np.concatenate([first[1], second[1]]), y[:170])
-    with pytest.raises(RuntimeError, match="asked for 40 rows, 30 were read ahead"):
-        shard._read(40)
-
-
 def test_partition_keeps_chains_together_and_uniform_whole():
     program = compile_program(make_pool("omkc16"))
     dealt = partition_kernels(program, SPA, 2)  # sparse pools: kernels dealt out in turn

@@ -150,18 +150,10 @@ class Coordinator:
             n = min(n, self.keep_best_at - g)
         return n
 
-    def _next_size(self, g):
-        """The next round's rows, which shards read ahead (0 at the end of the stream). The
-        schedule depends only on g, the block size and the Perceptron(*) switch point, so this is
-        the size that round will have, whatever happens in between."""
-        return self._round_size(g) if g < self.n_rows else 0
-
     async def _round_kernels(self, g, n):
         """Every shard learns its kernels over the round; the combiner is replayed here."""
         w = self.w.copy()
-        nxt = self._next_size(g + n)
-        calls = [self._call(i, "step", {"n": n, "next": nxt, "w": w, "append": self.pending, "labels": i == 0,
-                                        "keep": self.keep})
+        calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep})
                  for i in range(len(self.shards))]
         self.keep = None
         outs = await asyncio.gather(*calls)
@@ -196,8 +188,7 @@ class Coordinator:
         """Every shard scores a range of the round's rows with all kernels; the first shard then
         runs the recurrence over the whole round (it holds the weights: they are copied here)."""
         ranges = row_ranges(n, len(self.shards))
-        nxt = self._next_size(self.n_seen + n)
-        calls = [self._call(i, "score", {"n": n, "next": nxt, "lo": lo, "hi": hi, "append": self.pending})
+        calls = [self._call(i, "score", {"n": n, "lo": lo, "hi": hi, "append": self.pending})
                  for i, (lo, hi) in enumerate(ranges)]
         outs = await asyncio.gather(*calls)
         F_old = np.concatenate([out["F"] for out in outs])

@@ -68,8 +68,6 @@ class KernelShard:
         self.scaler = Scaler.from_dict(job["scaler"])
         stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
         self.cursor = stream.cursor(self.engine.n_seen)
-        self._ahead = None  # (rows, future) of the next round's rows, read while this round computes
-        self._reader = None
         self._last = None  # (X, ‖x‖²) of the last round, until the coordinator says which rows to keep
         self._labels = None  # the last round's labels (row-split rounds)
 
@@ -85,7 +83,7 @@ class KernelShard:
         t_in = time.perf_counter()
         self.apply(request["append"], request.get("keep"))
         n = int(request["n"])
-        X, y = self._read(n, request.get("next", 0))
+        X, y = self._read(n)
         t0 = time.perf_counter()
         if self.own_buffers:
             out = self.engine.kernel_step(X, y.astype(np.float64), self.engine.n_seen)
@@ -110,26 +108,8 @@ class KernelShard:
             out["y"] = y.astype(np.float64)
         return out
 
-    def _read(self, n, next_n=0):
-        """The round's ``n`` rows, scaled; then starts reading the ``next_n`` rows of the next
-        round in a background thread (the shard waits for the others and the recurrence there:
-        reading then costs no round time). Rows come from the one cursor in order either way."""
-        if self._ahead is not None:
-            (ahead, future), self._ahead = self._ahead, None
-            if ahead != n:
-                raise RuntimeError(f"the coordinator asked for {n} rows, {ahead} were read ahead")
-            X, y = future.result()
-        else:
-            X, y = self._take(n)
-        if next_n > 0:
-            if self._reader is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="omkl-read-ahead")
-            self._ahead = (int(next_n), self._reader.submit(self._take, int(next_n)))
-        return X, y
-
-    def _take(self, n):
+    def _read(self, n):
+        """The round's ``n`` rows, scaled."""
         X, y = self.cursor.take(n)
         if len(y) != n:
             raise RuntimeError(f"the stream ended after {self.engine.n_seen + len(y)} rows, the job expected "
@@ -143,7 +123,7 @@ class KernelShard:
         t_in = time.perf_counter()
         self.apply(request["append"])
         n, lo, hi = int(request["n"]), int(request["lo"]), int(request["hi"])
-        X, y = self._read(n, request.get("next", 0))
+        X, y = self._read(n)
         xsq = np.einsum("ij,ij->i", X, X)
         self._last, self._labels = (X, xsq), y.astype(np.float64)
         t0 = time.perf_counter()
