@@ -6,7 +6,8 @@ dot-matrix memory to ``B × TILE`` doubles. Pools of dot-product and gaussian ke
 pools) take a kernel-major loop vectorised over the pool; pools with laplacian or chi-square
 kernels take the general per-pair evaluator. Kernel values are computed with exactly the
 arithmetic of :func:`._pairs.pair_values`, only the sums over the pool are reassociated; except
-in the direct sparse scan for few features, which sums its own dot products and distances.
+in the direct sparse scan for few features, which sums its own dot products and distances (and
+leaves out of its sums the gaussian values it can tell are exactly 0 from one feature).
 """
 
 from __future__ import annotations

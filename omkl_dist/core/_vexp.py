@@ -6,9 +6,9 @@ ln 2, a degree-6 Taylor polynomial for exp(-r) (truncation < 4e-18), the table v
 are float adds/multiplies, 64-bit integer ops and one table gather, which LLVM vectorises. The
 only fast-math flag is ``contract`` (the polynomial and the reduction as fused multiply-adds, ~15 %
 faster in the pool scan, and no less accurate); it fixes the arithmetic, so every caller (pool
-scan, intra-block pairs) gets bit-identical values for the same argument. Measured against ``np.exp``: at most 2 ulp in the normal range, subnormal results
-within 1 unit, and exactly the same zeros (x > ~745.13 gives 0.0). About 8x faster than a scalar
-libm loop.
+scan, intra-block pairs) gets bit-identical values for the same argument. Measured against
+``np.exp``: at most 2 ulp in the normal range, subnormal results within 1 unit, and exactly the
+same zeros (x > ~745.13 gives 0.0). About 8x faster than a scalar libm loop.
 """
 
 from __future__ import annotations
