@@ -623,15 +623,12 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             nz_s, ptr, coefs = tile.csc(active)
             if few_features or blas_exact:
                 PT, psq = tile.kept_rows(pool, s0, nz_s)
-                if few_features:
+                if few_features:  # rows by the key feature, if any: those scanned together skip alike
                     key = tile.sort_feature
-                    if key < 0:
-                        _accumulate_sparse_direct(Xb, PT, ptr, coefs, *program.sparse, key, out)
-                    else:  # rows by the key feature: those scanned together skip alike
-                        order = np.argsort(Xb[:, key], kind="stable")
-                        out_sorted = out[order]
-                        _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *program.sparse, key, out_sorted)
-                        out[order] = out_sorted
+                    order = np.argsort(Xb[:, key], kind="stable") if key >= 0 else np.arange(len(Xb))
+                    out_sorted = out[order]
+                    _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *program.sparse, key, out_sorted)
+                    out[order] = out_sorted
                 else:
                     _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *program.sparse, out)
                 continue

@@ -8,6 +8,8 @@ block-sync snapshots are tied to global blocks. Long blocks are processed in seg
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..combiners.hedge import SPA, STOCHASTIC
@@ -28,13 +30,7 @@ _NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64),
 
 def _lazy_row_keys(Xs):
     """A function returning the rows' keys (:func:`row_keys`), computed on the first call."""
-    keys = []
-
-    def block_keys():
-        if not keys:
-            keys.append(row_keys(Xs))
-        return keys[0]
-    return block_keys
+    return functools.cache(functools.partial(row_keys, Xs))
 
 
 def diag_values(program, xsq) -> np.ndarray:

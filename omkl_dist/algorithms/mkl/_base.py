@@ -160,7 +160,6 @@ class BatchMKL(OneVsOneVote, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return scores
 
 
-
 def clean_weights(d: np.ndarray) -> np.ndarray:
     """Zero the weights below WEIGHT_PRECISION and renormalise onto the simplex."""
     d = np.where(d < WEIGHT_PRECISION, 0.0, d)
