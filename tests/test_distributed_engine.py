@@ -110,6 +110,23 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
             np.testing.assert_array_equal(shard.pool_state()[name], value, err_msg=name)
 
 
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards):
+    """The first shard's share of a SPA round follows the shards' timing; any share gives the same
+    model bit for bit (here a random one every round, from none of the rows to all of them)."""
+    rng = np.random.default_rng(1)
+    shares = []
+
+    def random_share(self, ranges, outs):
+        assert outs[0]["ready_at"] > 0 and all("arrived_at" in out for out in outs[1:])
+        self.lead_share = float(rng.choice([0.0, 1.0, rng.random()]))
+        shares.append(ranges[0][1] / max(ranges[-1][1], 1))
+
+    monkeypatch.setattr(Coordinator, "_balance", random_share)
+    test_shards_equal_local_engine_bit_for_bit(stored, "spa", {"block_sync": True}, 100, n_shards)
+    assert min(shares) <= 0.08 and max(shares) >= 0.88  # the extremes were taken (8 rows at least)
+
+
 def test_round_history_is_the_mistake_sequence(stored):
     X, y, _ = load_arrays(stored)
     scaler = Scaler("none").fit(X[:1])
@@ -153,14 +170,17 @@ def test_partition_keeps_chains_together_and_uniform_whole():
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(1, 20000), n_shards=st.integers(1, 4))
-def test_row_ranges_cover_the_round_without_single_rows(n, n_shards):
-    ranges = row_ranges(n, n_shards)
+@given(n=st.integers(1, 20000), n_shards=st.integers(1, 4),
+       lead_share=st.one_of(st.none(), st.floats(0.0, 1.0)))
+def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share):
+    ranges = row_ranges(n, n_shards, lead_share)
     assert len(ranges) == n_shards and ranges[0][0] == 0 and ranges[-1][1] == n
     assert all(ranges[i][1] == ranges[i + 1][0] for i in range(n_shards - 1))
     # a lone row would take BLAS's matrix-vector path (unless the round is one row, as in-process)
     assert n == 1 or all(hi - lo != 1 for lo, hi in ranges)
     assert all(lo % 8 == 0 for lo, hi in ranges if hi > lo)
+    if lead_share is not None and n_shards > 1 and n >= 16 * n_shards:  # the first shard's share, to 8 rows
+        assert abs(ranges[0][1] - lead_share * n) <= 8 or ranges[0][1] == 8 or n - ranges[0][1] < 16
 
 
 def test_spa_on_dot_gaussian_kernels_splits_rows():

@@ -84,3 +84,30 @@ def test_zero_norm_instances_with_polynomial_kernels_do_not_divide_by_zero():
     model = SPA(kernels="poly:1,2,3", random_state=0).fit(X, y)
     assert np.isfinite(model.decision_function(X)).all()
     assert not np.any(model.engine_.pool.alpha[: model.engine_.pool.n][np.all(model.engine_.pool.X[: model.engine_.pool.n] == 0, axis=1)])
+
+
+@pytest.mark.parametrize("cuts", [[], [1], [8, 9, 200], [0, 0, 511]])
+def test_segment_fed_in_parts_is_run_segment_bit_for_bit(data_dir, cuts):
+    """A distributed round feeds SPA's recurrence the pool scores of its rows in parts, as the
+    shards deliver them: any cut gives the whole segment's result, weights included."""
+    import copy
+
+    X, y = _data(data_dir, "svmguide3/svmguide3.csv.gz", 1243, "none")
+    order = np.random.default_rng(0).permutation(len(y))[:1000]  # the file is sorted by class
+    X, y = X[order], y[order]
+    model = SPA(block_size=512, random_state=3).fit(X[:488], y[:488])  # a pool; the next block is whole
+    a, b = model.engine_, copy.deepcopy(model.engine_)
+    Xs, ys = X[488:1000], y[488:1000]
+    xsq = np.einsum("ij,ij->i", Xs, Xs)
+    whole = a.run_segment(Xs, xsq, ys)
+    segment = b.scored_segment(Xs, xsq, ys)
+    F_old = b.score_rows(Xs, xsq, 0, len(ys))
+    for lo, hi in zip([0, *cuts], [*cuts, len(ys)]):
+        segment.feed(F_old[lo:hi])
+    for ours, ref in zip(segment.result(), whole):
+        np.testing.assert_array_equal(ours, ref)
+    for name in ("w", "wsync", "logw", "kernel_mistakes"):
+        np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+    assert whole[3].any()  # some row became a support vector inside the segment
+    with pytest.raises(RuntimeError, match="fed"):
+        b.scored_segment(Xs, xsq, ys).result()

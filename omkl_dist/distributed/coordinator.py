@@ -10,7 +10,10 @@ mistakes bit for bit.
 SPA rounds are split by rows instead (one kernel can hold most support vectors, and a shard per
 kernel group would then do most of the work alone): every shard scores a range of the round's
 rows with all kernels, and the first shard -- on the coordinator's worker, called directly --
-runs the recurrence of all kernels over the round, the in-process code on the same numbers.
+runs the recurrence of all kernels over the round, the in-process code on the same numbers. It
+scores the round's first rows and starts the recurrence on them while the others still score
+theirs, and the coordinator moves rows between it and the others from round to round so that
+their scores arrive about when it is ready for them.
 
 Shards may be plain objects (tests) or Dask actor handles: a call's result is awaited when it is
 awaitable.
@@ -19,6 +22,7 @@ awaitable.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import time
 
@@ -30,6 +34,8 @@ from ..engine._combine import omkc_combine, spa_combine
 from ..engine.budget import combine_step as budget_combine
 from .partition import row_ranges
 
+# row-split rounds: how far one round's timing moves the first shard's share of the rows
+BALANCE_GAIN, BALANCE_STEP = 0.3, 0.05
 # the combiner's state: what the coordinator owns of a LocalEngine's state
 WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
 BUDGET_ARRAYS = ("w", "logw", "kernel_ids")  # the budget baselines count mistakes per kernel on the shards
@@ -37,6 +43,19 @@ BUDGET_ARRAYS = ("w", "logw", "kernel_ids")  # the budget baselines count mistak
 
 async def _result(value):
     return await value if inspect.isawaitable(value) else value
+
+
+async def _relay(call, future: concurrent.futures.Future):
+    """Await a shard's ``score`` reply and pass its ``F`` to the first shard's thread (or the error,
+    so that thread never waits for a reply that will not come)."""
+    try:
+        out = await call
+    except BaseException as exc:
+        future.set_exception(exc)
+        raise
+    out["arrived_at"] = time.perf_counter()
+    future.set_result(out["F"])
+    return out
 
 
 def _in_process(shard):
@@ -87,6 +106,8 @@ class Coordinator:
         self.shards = list(shards)
         self.split_rows, self.segment = bool(split_rows), int(segment)
         self._lead = _in_process(self.shards[0])
+        if self.split_rows and self._lead is None:
+            raise ValueError("row-split rounds need the first shard in the coordinator's process (same worker)")
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
         self.own_buffers = scalars.get("engine") == "budget"  # budget baselines: Hedge on the shards' losses
         self.arrays = BUDGET_ARRAYS if self.own_buffers else WEIGHT_ARRAYS
@@ -105,9 +126,11 @@ class Coordinator:
         self.keep_best_at = keep_best_at if keep_best_at is not None and self.m > 1 else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
+        self.lead_share = 1.0 / len(self.shards)  # of a row-split round's rows, for the first shard
         self.rounds = 0
         self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards),
-                       "shard_io_s": [0.0] * len(self.shards), "slowest_shard_s": 0.0}
+                       "shard_io_s": [0.0] * len(self.shards), "slowest_shard_s": 0.0,
+                       "lead_wait_s": 0.0}
 
     # --- the round loop ----------------------------------------------------------------------
     async def run_rounds(self, max_rounds: int) -> dict:
@@ -185,21 +208,41 @@ class Coordinator:
         return mistakes, t_combine
 
     async def _round_rows(self, n):
-        """Every shard scores a range of the round's rows with all kernels; the first shard then
-        runs the recurrence over the whole round (it holds the weights: they are copied here)."""
-        ranges = row_ranges(n, len(self.shards))
-        calls = [self._call(i, "score", {"n": n, "lo": lo, "hi": hi, "append": self.pending})
-                 for i, (lo, hi) in enumerate(ranges)]
-        outs = await asyncio.gather(*calls)
-        F_old = np.concatenate([out["F"] for out in outs])
-        learned = await self._call(0, "learn_scored", F_old)
+        """Every shard scores a range of the round's rows with all kernels; the first shard (in
+        this process) runs the recurrence over the whole round, starting on its own rows while
+        the others' are still being scored (it holds the weights: they are copied here)."""
+        ranges = row_ranges(n, len(self.shards), self.lead_share)
+        requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending} for lo, hi in ranges]
+        scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
+        lead = asyncio.get_running_loop().run_in_executor(None, self._lead.score_and_learn, requests[0], scores)
+        outs = await asyncio.gather(lead, *(_relay(self._call(i, "score", request), scores[i - 1])
+                                            for i, request in enumerate(requests) if i > 0))
         t_combine = time.perf_counter()
-        outs[0] = {**outs[0], "seconds": outs[0]["seconds"] + learned["seconds"]}
+        learned = outs[0]
+        self.timing["lead_wait_s"] += learned["wait_seconds"]
         self._time_shards(outs)
+        self._balance(ranges, outs)
         for name, value in learned["arrays"].items():
             setattr(self, name, value)
         self.pending = (learned["rows"], learned["coef"])
         return learned["mistakes"], t_combine
+
+    def _balance(self, ranges, outs):
+        """Move rows between the first shard and the others so that their scores arrive when it is
+        ready for them: it also runs the recurrence, over its own rows while the others score theirs.
+        (Which rows a shard scores never changes a score's bits, see :func:`.partition.row_ranges`.)"""
+        (lo, hi), others = ranges[0], ranges[1:]
+        rows = sum(b - a for a, b in others)
+        if hi - lo < 8 or rows < 8:
+            return
+        # > 0: the first shard waited for the others' scores; < 0: they waited for it
+        late = max(out["arrived_at"] for out in outs[1:]) - outs[0]["ready_at"]
+        lead_cost = outs[0]["score_seconds"] / (hi - lo)  # seconds per row
+        other_cost = sum(out["seconds"] for out in outs[1:]) / rows / len(others)
+        moved = late / (lead_cost + other_cost)  # rows to move to the first shard to even it out
+        # a damped, bounded step: round times jitter by several ms on a busy machine
+        step = min(max(BALANCE_GAIN * moved / ranges[-1][1], -BALANCE_STEP), BALANCE_STEP)
+        self.lead_share = min(max(self.lead_share + step, 0.0), 1.0)
 
     def _call(self, i, method, arg):
         """Shard ``i``'s method, awaitable. The shard on this coordinator's own worker is called

@@ -20,16 +20,19 @@ def splits_rows(program, rule: int) -> bool:
     return spa_lazy_gram(rule, program)
 
 
-def row_ranges(n: int, n_shards: int) -> list[tuple[int, int]]:
-    """Contiguous ranges of a round's ``n`` rows, one per shard, boundaries at multiples of 8 and
-    no range of a single row: BLAS computes a row's dot products with the same bits in any matrix
+def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[tuple[int, int]]:
+    """Contiguous ranges of a round's ``n`` rows, one per shard: about ``lead_share`` of them (default
+    an equal share) for the first shard, the rest split evenly; boundaries at multiples of 8 and no
+    range of a single row: BLAS computes a row's dot products with the same bits in any matrix
     product of several rows, but a lone row goes through a matrix-vector product. Short rounds go
     whole to the first shard."""
-    if n < 16 * n_shards:
+    if n_shards == 1 or n < 16 * n_shards:
         return [(0, n)] + [(n, n)] * (n_shards - 1)
-    step = -(-n // n_shards)
+    share = 1.0 / n_shards if lead_share is None else float(lead_share)
+    lead = min(max(8, 8 * round(n * share / 8)), 8 * ((n - 8) // 8))  # leaves the others 8 rows or more
+    step = -(-(n - lead) // (n_shards - 1))
     step += -step % 8
-    bounds = [min(i * step, n) for i in range(n_shards)] + [n]
+    bounds = [0] + [min(lead + i * step, n) for i in range(n_shards - 1)] + [n]
     last = max(i for i, b in enumerate(bounds) if b < n)  # only the range ending at n can hold one row
     if n - bounds[last] == 1:
         bounds[last] = n  # the lone row joins the range before it

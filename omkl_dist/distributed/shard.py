@@ -26,6 +26,9 @@ from ..engine.local import LocalEngine
 from ..kernels import make_pool
 from ..preprocessing import Scaler
 
+# how long the first shard of a row-split round waits for another shard's scores before giving up
+SCORES_TIMEOUT = 600.0
+
 
 def engine_program(kernel_pool: str, kernel_ids):
     """The compiled program of the kernels still in a model (``kernel_ids`` index the pool)."""
@@ -130,18 +133,32 @@ class KernelShard:
         F = self.engine.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, self.engine.program.m))
         return {"F": F, "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
 
-    def learn_scored(self, F_old) -> dict:
-        """The recurrence of every kernel over the rows just scored (``F_old``: all the shards'
-        parts, in order): the in-process :meth:`LocalEngine.run_segment`. This shard's engine
-        holds the weights; returns them with the round's mistakes and new support vectors."""
+    def score_and_learn(self, request: dict, rest) -> dict:
+        """The first shard's part of a row-split round: :meth:`score` the round's first rows, start
+        the recurrence of every kernel over them at once, and go on over the other shards' rows
+        as their scores arrive (``rest``: one :class:`concurrent.futures.Future` per other shard,
+        in row order, giving its ``F``) -- the in-process :meth:`LocalEngine.run_segment` on the
+        same numbers (:meth:`LocalEngine.scored_segment`). This shard's engine holds the weights;
+        returns them with the round's mistakes and new support vectors, the compute and reading
+        times, and the time spent waiting for the other shards' scores."""
+        part = self.score(request)
         t0 = time.perf_counter()
         (X, xsq), y, e = self._last, self._labels, self.engine
-        _, _, mistakes, coef = e.run_from_scores(X, xsq, y, np.ascontiguousarray(F_old))
+        segment = e.scored_segment(X, xsq, y)
+        segment.feed(part["F"])
+        wait, ready = 0.0, time.perf_counter()
+        for future in rest:
+            t_wait = time.perf_counter()
+            F = future.result(timeout=SCORES_TIMEOUT)
+            wait += time.perf_counter() - t_wait
+            segment.feed(F)
+        _, _, mistakes, coef = segment.result()
         e.n_seen += len(y)
         rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return {"mistakes": mistakes, "rows": rows, "coef": coef[rows],
                 "arrays": {name: getattr(e, name).copy() for name in ("w", "wsync", "logw", "kernel_mistakes")},
-                "seconds": time.perf_counter() - t0}
+                "seconds": part["seconds"] + time.perf_counter() - t0 - wait, "io_seconds": part["io_seconds"],
+                "wait_seconds": wait, "ready_at": ready, "score_seconds": part["seconds"]}
 
     def apply(self, append, keep=None) -> None:
         """Append the last round's support vectors (``(rows, coef)`` over all kernels); then, if

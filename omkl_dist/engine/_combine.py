@@ -1,6 +1,6 @@
 """The combiner half of the block recurrences, replayed from per-kernel outcomes (DESIGN §5).
 
-In the distributed engine each shard runs :func:`._recurrence.omkc_block` / ``spa_block`` for its
+In the distributed engine each shard runs :func:`._recurrence.omkc_block` / ``SPASegment`` for its
 own kernels and returns their decision values ``F`` (and, for OMKC, which kernels updated). The
 coordinator then replays the weights over the same rows with these functions, which perform the
 combiner's floating-point operations in exactly the order the in-process recurrences do, so the
@@ -53,7 +53,7 @@ def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, bl
 def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma, hedge_mistake):
     """SPA's Hedge (w ← w γ^ℓ, ℓ the hinge loss or, with ``hedge_mistake``, the mistake) replayed
     over rows with known ``F``; returns ``(score, mistakes)`` and mutates the weight state as
-    :func:`spa_block` does."""
+    :class:`~._recurrence.SPASegment` does."""
     n, m = F.shape
     score = np.empty(n)
     mistakes = np.zeros(n, dtype=np.bool_)

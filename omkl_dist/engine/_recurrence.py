@@ -109,43 +109,20 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
 
 
 @njit(cache=True, nogil=True)
-def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
-              log_gamma, delta, alpha, beta, eta, hedge_mistake, act):
-    """SPA (Budget OMKC, Algorithm 1) over one block; mutates ``logw``, ``w``, ``wsync``, ``kmistakes``.
-
-    ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
-    the support vector (ρ = min(α, ℓ)/β). Combined score Σ θ_k f_k with θ = w / Σ w.
-
-    SPA keeps few rows, so with ``fast`` (a dot/gaussian program) a row's kernel values against
-    the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
-    is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds
-    κ_k(x_t, x_t).
-    ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
-    kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
-    mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
-    """
+def _spa_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsync, kmistakes, t0, block_size,
+              block_sync, log_gamma, delta, alpha, beta, eta, hedge_mistake, on, Fk, col, F, score, mistakes, coef):
+    """Rows ``a : a + len(F_part)`` of SPA's recurrence over a segment (see :class:`SPASegment`);
+    mutates the weight state and the segment's arrays ``Fk``, ``F``, ``score``, ``mistakes``, ``coef``."""
     n = y.shape[0]
-    m = F_old.shape[1]
-    F = np.empty((n, m))
-    score = np.empty(n)
-    mistakes = np.zeros(n, dtype=np.bool_)
-    coef = np.zeros((n, m))
+    m = Fk.shape[0]
     f = np.empty(m)
     losses = np.empty(m)
     discounts = np.empty(m)
-    on = np.zeros(m, dtype=np.bool_)
-    on[act] = True
-    # Fk[k, t]: f_k(x_t) so far. A new support vector adds its terms to the rows after it at once
-    # (contiguous in ``col`` or in G), in the order rows are added: the sums of scores_at.
-    Fk = np.ascontiguousarray(F_old.T)
-    lazy = fast[0].shape[0] + fast[2].shape[0] > 0
-    col = np.empty((m, n if lazy else 0))  # the new support vector's kernel values (lazy)
-    XbT = np.ascontiguousarray(Xb.T) if lazy else Xb
-    for t in range(n):
+    for t in range(a, a + F_part.shape[0]):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
         for k in range(m):
-            f[k] = Fk[k, t]
+            f[k] = F_part[t - a, k] + Fk[k, t]
         yt = y[t]
         s_t = weighted_vote(w, f)
         for k in range(m):
@@ -177,4 +154,53 @@ def spa_block(y, F_old, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0,
                     else:
                         for i in range(t + 1, n):
                             Fk[k, i] += c * G[k, i, t]
-    return F, score, mistakes, coef
+
+
+class SPASegment:
+    """SPA (Budget OMKC, Algorithm 1) over one segment, fed the rows' scores against the pool in
+    row order -- all at once, or in parts as they are computed (a distributed round starts its
+    recurrence on the first rows' scores while the later rows are still being scored). Mutates
+    ``logw``, ``w``, ``wsync``, ``kmistakes``.
+
+    ``U[t, k, 0]`` selects kernel k for update (p = (1-δ) w/max w + δ), ``U[t, k, 1]`` samples
+    the support vector (ρ = min(α, ℓ)/β). Combined score Σ θ_k f_k with θ = w / Σ w.
+
+    SPA keeps few rows, so with ``fast`` (a dot/gaussian program) a row's kernel values against
+    the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
+    is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds
+    κ_k(x_t, x_t).
+    ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
+    kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
+    mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
+
+    A row's score is its score against the pool plus the sum of the segment's earlier support
+    vectors' terms (added to the later rows at once, in the order rows are added), so it has the
+    same bits however the pool scores are fed.
+    """
+
+    def __init__(self, y, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
+                 log_gamma, delta, alpha, beta, eta, hedge_mistake, act):
+        n, m = len(y), len(w)
+        self.lazy = fast[0].shape[0] + fast[2].shape[0] > 0
+        self.args = (y, G, Xb, np.ascontiguousarray(Xb.T) if self.lazy else Xb, xsq, kxx, fast, self.lazy, U, logw,
+                     w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta,
+                     hedge_mistake, np.isin(np.arange(m), act))
+        self.Fk = np.zeros((m, n))  # the segment's own terms of f_k(x_t) so far
+        self.col = np.empty((m, n if self.lazy else 0))  # a new support vector's kernel values (lazy)
+        self.F, self.score = np.empty((n, m)), np.empty(n)
+        self.mistakes, self.coef = np.zeros(n, dtype=np.bool_), np.zeros((n, m))
+        self.done = 0
+
+    def feed(self, F_part) -> None:
+        """Run the recurrence over the next ``len(F_part)`` rows, given their scores against the pool."""
+        F_part = np.ascontiguousarray(F_part, dtype=np.float64)
+        if self.done + len(F_part) > len(self.score):
+            raise ValueError(f"{self.done + len(F_part)} rows fed to a segment of {len(self.score)}")
+        _spa_rows(self.done, F_part, *self.args, self.Fk, self.col, self.F, self.score, self.mistakes, self.coef)
+        self.done += len(F_part)
+
+    def result(self):
+        """``(F, score, mistakes, coef)`` of the whole segment (see :func:`omkc_block`)."""
+        if self.done != len(self.score):
+            raise RuntimeError(f"only {self.done} of the segment's {len(self.score)} rows were fed")
+        return self.F, self.score, self.mistakes, self.coef

@@ -18,12 +18,12 @@ from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys
 from ..core.program import LINEAR, POLY
 from ..core.randomness import uniforms
-from ._recurrence import omkc_block, spa_block
+from ._recurrence import SPASegment, omkc_block
 
 
-# the in-block kernel matrix spa_block does not read when it computes columns itself (lazy_gram)
+# the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))
-# an empty dot/gaussian program: tells spa_block that G is complete (no lazy columns to fill)
+# an empty dot/gaussian program: tells SPASegment that G is complete (no lazy columns to fill)
 _NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_),
             np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_))
 
@@ -54,7 +54,7 @@ LAZY_MAX_SEGMENT = 16384
 
 def spa_lazy_gram(rule: int, program) -> bool:
     """SPA on dot/gaussian kernels computes a new support vector's kernel values against the rest
-    of its segment itself (:func:`spa_block`), so a segment needs only its scores against the pool
+    of its segment itself (:class:`SPASegment`), so a segment needs only its scores against the pool
     beforehand: no in-block kernel matrix, and the scores can be computed anywhere (by row)."""
     return rule == SPA and program.fast is not None
 
@@ -166,11 +166,11 @@ class LocalEngine:
         (BLAS gives a row the same bits in any product of several rows)."""
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
-    def run_from_scores(self, Xs, xsq, ys, F_old):
-        """:meth:`run_segment` for SPA (:attr:`lazy_gram`) given the segment's scores against the
-        pool (:meth:`score_rows`, possibly computed in parts elsewhere)."""
-        m = self.program.m
-        return self._recurrence(ys, F_old, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(m), None)
+    def scored_segment(self, Xs, xsq, ys) -> SPASegment:
+        """SPA's recurrence (:attr:`lazy_gram`) over a segment starting at ``n_seen``, to be fed the
+        rows' scores against the pool (:meth:`score_rows`, possibly computed in parts elsewhere)
+        in row order: :meth:`run_segment`'s result, bit for bit, however they are fed."""
+        return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None)
 
     def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
         """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
@@ -187,7 +187,7 @@ class LocalEngine:
         (complete, or none when SPA computes them itself: :attr:`lazy_gram`)."""
         block_keys = _lazy_row_keys(Xs)  # SPA's direct scan never needs them
         F_old, exact_blas = self._pool_scores(Xs, xsq, active, block_keys)
-        if self.lazy_gram:  # computed column by column inside spa_block (no block-wide Gram needed)
+        if self.lazy_gram:  # computed column by column by SPASegment (no block-wide Gram needed)
             return F_old, _NO_GRAM, True
         XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
         G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
@@ -195,24 +195,29 @@ class LocalEngine:
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
-        m = self.program.m
-        if self.rule in STOCHASTIC:
-            draws = 2 if self.rule == SPA else 1
-            if active is None:
-                U = uniforms(self.seed, g, g + len(ys), self.kernel_ids, self.block_size, draws)
-            else:  # a shard draws only its kernels' streams; 1.0 never selects the others
-                U = np.ones((len(ys), m) + ((draws,) if draws > 1 else ()))
-                U[:, act] = uniforms(self.seed, g, g + len(ys), self.kernel_ids[act], self.block_size, draws)
-        else:
-            U = np.empty((len(ys), m))
         if self.rule == SPA:
-            return spa_block(ys, F_old, G, Xs, xsq, diag_values(self.program, xsq),
-                             fast_flags(self.program, active) if lazy else _NO_FAST, U, self.logw, self.w,
-                             self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync,
-                             np.log(self.gamma), self.delta, self.alpha, self.spa_beta, self.eta, self.hedge_mistake,
-                             act)
+            segment = self._spa_segment(ys, G, lazy, Xs, xsq, g, act, active)
+            segment.feed(F_old)
+            return segment.result()
+        n, m = len(ys), self.program.m
+        U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
         return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                           self.block_sync, self.beta, self.delta, act)
+
+    def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active) -> SPASegment:
+        fast = fast_flags(self.program, active) if lazy else _NO_FAST
+        U = self._uniforms(g, len(ys), act, active, 2)
+        return SPASegment(ys, G, Xs, xsq, diag_values(self.program, xsq), fast, U, self.logw, self.w, self.wsync,
+                          self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
+                          self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act)
+
+    def _uniforms(self, g, n, act, active, draws):
+        """The segment's uniforms; a shard draws only its kernels' streams (1.0 never selects the others)."""
+        if active is None:
+            return uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size, draws)
+        U = np.ones((n, self.program.m) + ((draws,) if draws > 1 else ()))
+        U[:, act] = uniforms(self.seed, g, g + n, self.kernel_ids[act], self.block_size, draws)
+        return U
 
     def _work_buffer(self, m: int, n: int) -> np.ndarray:
         """A C-contiguous (m, n, n) scratch for the segment's kernel matrix, reused across segments
