@@ -128,9 +128,10 @@ def markdown(result: dict) -> list[str]:
             over = f"{r['overhead_ms_per_round']:.1f}" if "overhead_ms_per_round" in r else "-"
             seconds = (f"{r['seconds']:.1f} (+{r['load_seconds']:.1f} reading)" if "load_seconds" in r
                        else f"{r['seconds']:.1f}")
+            vs_reading = "-" if r is local else f"{with_reading / r['seconds']:.2f}x"
             lines.append(f"| {comp['case']} | {r['block_size']} | {r['engine']} | {seconds} | "
                          f"{r['instances_per_second']:,.0f} | {local['seconds'] / r['seconds']:.2f}x | "
-                         f"{with_reading / r['seconds']:.2f}x | {r.get('rounds', '-')} | {shard} | {coord} | {over} | "
+                         f"{vs_reading} | {r.get('rounds', '-')} | {shard} | {coord} | {over} | "
                          f"{100 * r['mistake_rate']:.2f} |")
     lines += ["", "Block-size sweep on a generated 200,000 x 4 stream (noise 0.01), 2 workers. SPA's rounds are",
               "whole blocks (up to 16,384 rows) and it samples with the current weights, as in-process; OMKC",
