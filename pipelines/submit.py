@@ -221,7 +221,7 @@ def _report(algo, data, model, result, seconds, n_start, block_size, seed, scali
         # per round: the round's wall time minus the slowest shard's work (reading, appending, computing)
         "overhead_ms_per_round": 1000.0 * (timing["round_s"] - timing["slowest_shard_s"]) / rounds,
         # row-split rounds (SPA): the first shard's time waiting for the others' scores
-        "lead_wait_seconds": timing.get("lead_wait_s", 0.0),
+        "lead_wait_seconds": timing["lead_wait_s"],
         "worker_failures": result["failures"],
     }
 

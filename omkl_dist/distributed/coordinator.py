@@ -214,9 +214,9 @@ class Coordinator:
         ranges = row_ranges(n, len(self.shards), self.lead_share)
         requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending} for lo, hi in ranges]
         scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
-        lead = asyncio.get_running_loop().run_in_executor(None, self._lead.score_and_learn, requests[0], scores)
-        outs = await asyncio.gather(lead, *(_relay(self._call(i, "score", request), scores[i - 1])
-                                            for i, request in enumerate(requests) if i > 0))
+        lead = self._call(0, "score_and_learn", requests[0], scores)  # started before the others' replies
+        others = [_relay(self._call(i, "score", request), scores[i - 1]) for i, request in enumerate(requests) if i]
+        outs = await asyncio.gather(lead, *others)
         t_combine = time.perf_counter()
         learned = outs[0]
         self.timing["lead_wait_s"] += learned["wait_seconds"]
@@ -244,12 +244,12 @@ class Coordinator:
         step = min(max(BALANCE_GAIN * moved / ranges[-1][1], -BALANCE_STEP), BALANCE_STEP)
         self.lead_share = min(max(self.lead_share + step, 0.0), 1.0)
 
-    def _call(self, i, method, arg):
+    def _call(self, i, method, *args):
         """Shard ``i``'s method, awaitable. The shard on this coordinator's own worker is called
         directly (in a thread: its work releases the GIL), skipping an actor round trip."""
         if i == 0 and self._lead is not None:
-            return asyncio.get_running_loop().run_in_executor(None, getattr(self._lead, method), arg)
-        return _result(getattr(self.shards[i], method)(arg))
+            return asyncio.get_running_loop().run_in_executor(None, getattr(self._lead, method), *args)
+        return _result(getattr(self.shards[i], method)(*args))
 
     def _time_shards(self, outs):
         for i, out in enumerate(outs):
