@@ -5,8 +5,9 @@
   default threads) vs ``DaskEngine`` on 1 and 2 worker processes (``omkl cluster up``, one thread
   each). The models are the same bit for bit: SPA samples with the current weights on a cluster
   as in-process; OMKC (D,D) has no sampling.
-* Block-size sweep on a generated 200,000 × 4 stream on 2 workers: SPA (β=3; a round is a block,
-  so larger blocks mean fewer messages, and its sampling does not depend on the block size) and
+* Block-size sweep on a generated 200,000 × 4 stream on 2 workers: SPA (β=3; its rounds are whole
+  blocks, growing with the rows seen up to 16,384 rows, so small blocks cost few messages, and its
+  sampling does not depend on the block size) and
   OMKC (S,S) on the first 50,000 rows (block-sync on a cluster: larger blocks sample with staler
   weights), each beside its in-process sequential-sampling run.
 
@@ -134,7 +135,8 @@ def markdown(result: dict) -> list[str]:
                          f"{vs_reading} | {r.get('rounds', '-')} | {shard} | {coord} | {over} | "
                          f"{100 * r['mistake_rate']:.2f} |")
     lines += ["", "Block-size sweep on a generated 200,000 x 4 stream (noise 0.01), 2 workers. SPA's rounds are",
-              "whole blocks (up to 16,384 rows) and it samples with the current weights, as in-process; OMKC",
+              "whole blocks, about an eighth of the rows seen so far (up to 16,384 rows), and it samples with the",
+              "current weights, as in-process; OMKC",
               "(S,S) (first 50,000 rows) samples with the block-start weights on a cluster, so larger blocks",
               "use staler weights, and its rounds are at most 1,024 rows. `sequential` is the in-process",
               "engine without block-sync, block 1024.", "",

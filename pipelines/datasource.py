@@ -27,17 +27,17 @@ class JobData:
 
 
 class _ArrayBlocks:
-    def __init__(self, X, y, block_size):
-        self.X, self.y, self.block_size = X, y, block_size
+    def __init__(self, X, y, rows):
+        self.X, self.y, self.rows = X, y, rows
 
     def __iter__(self):
-        for lo in range(0, len(self.y), self.block_size):
-            yield self.X[lo: lo + self.block_size], self.y[lo: lo + self.block_size]
+        for lo in range(0, len(self.y), self.rows):
+            yield self.X[lo: lo + self.rows], self.y[lo: lo + self.rows]
 
 
-def load_job_data(data: str, *, block_size: int, seed: int, permute: bool = True, scaling: str = "none",
+def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True, scaling: str = "none",
                   scale_rows: int | None = None, limit: int | None = None) -> JobData:
-    """Open ``data`` for an online job.
+    """Open ``data`` for an online job, fed ``feed_rows`` rows at a time.
 
     A file or registry name is parsed into memory, rows permuted with ``default_rng(seed)`` when
     ``permute``, and the scaler fitted on the first ``scale_rows`` rows (all rows when None). An
@@ -48,7 +48,7 @@ def load_job_data(data: str, *, block_size: int, seed: int, permute: bool = True
     scaler = Scaler(scaling)
     path = Path(data)
     if path.is_dir() and (path / META).is_file():
-        stream = open_stream(path, block_size=block_size, shuffle=permute, seed=seed,
+        stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed,
                              stop=limit)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
         scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
@@ -67,7 +67,7 @@ def load_job_data(data: str, *, block_size: int, seed: int, permute: bool = True
         X, y = X[:limit], y[:limit]
     scaler.fit(X if scale_rows is None else X[:scale_rows])
     X = scaler.transform(X)
-    return JobData(_ArrayBlocks(X, y, block_size), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
+    return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
                    time.perf_counter() - t0, ds.label_map)
 
 

@@ -33,7 +33,9 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
             scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
             show_progress=True) -> dict:
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report."""
-    job = load_job_data(data, block_size=block_size, seed=seed, permute=permute, scaling=scaling,
+    # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
+    feed = make_estimator(algo, block_size=block_size, random_state=seed, **params).feed_rows()
+    job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit)
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,

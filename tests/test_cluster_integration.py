@@ -18,11 +18,12 @@ import numpy as np
 import pytest
 
 from cluster.local import _alive, _group_alive, connect, read_state
+from omkl_dist.engine.local import ROUND_GROWTH, Rounds
 from storage.models import read_state as read_model
 from storage.synth import synthesize
 
 OMKL = [sys.executable, "-m", "pipelines.cli"]
-ROWS = 40_000
+ROWS = 120_000  # SPA's rounds grow to 16 blocks of 1,024 (37 rounds here)
 JOB = ["--algo", "spa", "--block-size", "1024", "--seed", "3", "--quiet", "--json"]
 
 
@@ -92,7 +93,10 @@ def test_submit_equals_local_engine_bit_for_bit(cluster, stream, local_model, tm
     out = tmp_path / "model"
     report = json.loads(_submit(cluster, stream, out).stdout.strip().splitlines()[-1])
     assert report["n"] == ROWS and report["workers"] == 2 and report["shards"] == 2
-    assert report["rounds"] == ROWS // 1024 + 1 and not report["worker_failures"]
+    rounds, g, n = Rounds(1024, 16384, 16384, ROUND_GROWTH), 0, 0  # SPA's rounds: whole blocks, growing
+    while g < ROWS:
+        g, n = g + rounds.length(g, ROWS - g), n + 1
+    assert report["rounds"] == n < ROWS // 1024 and not report["worker_failures"]
     assert_same_model(out, local_model)
     assert not Path(str(out) + ".checkpoints").exists()  # removed after a good end
 
@@ -126,7 +130,7 @@ def _kill_a_worker(cluster, which="shard"):
 @pytest.mark.parametrize("which", ["shard", "coordinator"])
 def test_worker_killed_mid_job_recovers_to_the_same_model(cluster, stream, local_model, tmp_path, which):
     out = tmp_path / "model"
-    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 4, "--keep-checkpoints")
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 2, "--keep-checkpoints")
     _wait_for_checkpoint(str(out) + ".checkpoints", proc)
     _kill_a_worker(cluster, which)
     stdout, stderr = proc.communicate(timeout=300)
@@ -140,12 +144,12 @@ def test_worker_killed_mid_job_recovers_to_the_same_model(cluster, stream, local
 
 def test_client_killed_then_resume_gives_the_same_model(cluster, stream, local_model, tmp_path):
     out = tmp_path / "model"
-    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 4)
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 2)
     _wait_for_checkpoint(str(out) + ".checkpoints", proc)
     proc.kill()
     proc.communicate()
     assert not out.exists()
-    report = json.loads(_submit(cluster, stream, out, "--checkpoint-every", 4, "--resume").stdout.splitlines()[-1])
+    report = json.loads(_submit(cluster, stream, out, "--checkpoint-every", 2, "--resume").stdout.splitlines()[-1])
     assert report["resumed_from"] > 0
     assert_same_model(out, local_model)
 
@@ -164,7 +168,7 @@ def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path
 
 def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(cluster, stream, tmp_path):
     out = tmp_path / "model"
-    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 3, "--max-retries", 0)
+    proc = _start_submit(cluster, stream, out, "--checkpoint-every", 2, "--max-retries", 0)
     _wait_for_checkpoint(str(out) + ".checkpoints", proc)
     _kill_a_worker(cluster)
     _, stderr = proc.communicate(timeout=300)

@@ -9,6 +9,7 @@ vectors, coefficients, counters, mistakes.
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import numpy as np
 import pytest
@@ -19,9 +20,10 @@ from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.combiners.hedge import SPA, UNIFORM
 from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.coordinator import Coordinator
-from omkl_dist.engine.local import max_segment
 from omkl_dist.distributed.partition import partition_kernels, row_ranges, splits_rows
 from omkl_dist.distributed.shard import KernelShard
+from omkl_dist.engine import local as local_engine
+from omkl_dist.engine.local import LocalEngine, segmenting
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from storage import ingest, open_stream
@@ -45,6 +47,15 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("bpas", {"budget": 30}),
 ]
 BUDGET = ("rbp", "forgetron", "bogd", "bpas")
+
+
+@pytest.fixture(autouse=True)
+def short_spa_rounds(monkeypatch):
+    """SPA's rounds (whole blocks, up to LAZY_MAX_SEGMENT rows) at most 300 rows and growing fast,
+    so that a 1,243-row dataset takes several: with blocks of 100, three of one block, then three of
+    three blocks (block-sync snapshots inside a round); with blocks of 1,100, parts of a block."""
+    monkeypatch.setattr(local_engine, "LAZY_MAX_SEGMENT", 300)
+    monkeypatch.setattr(local_engine, "ROUND_GROWTH", 1)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +86,7 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
                         keep_best_at=getattr(template, "validation_size_", None), split_rows=split_rows,
-                        segment=max_segment(rule, program))
+                        rounds=segmenting(rule, program, block_size))
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
         pass
     return coord, shards
@@ -113,18 +124,35 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards):
     """The first shard's share of a SPA round follows the shards' timing; any share gives the same
-    model bit for bit (here a random one every round, from none of the rows to all of them)."""
+    model bit for bit (here none of the rows, all of them, a random share, in turn)."""
     rng = np.random.default_rng(1)
     shares = []
 
     def random_share(self, ranges, outs):
         assert outs[0]["ready_at"] > 0 and all("arrived_at" in out for out in outs[1:])
-        self.lead_share = float(rng.choice([0.0, 1.0, rng.random()]))
+        self.lead_share = [0.0, 1.0, rng.random()][len(shares) % 3]
         shares.append(ranges[0][1] / max(ranges[-1][1], 1))
 
     monkeypatch.setattr(Coordinator, "_balance", random_share)
     test_shards_equal_local_engine_bit_for_bit(stored, "spa", {"block_sync": True}, 100, n_shards)
     assert min(shares) <= 0.08 and max(shares) >= 0.88  # the extremes were taken (8 rows at least)
+
+
+def test_first_shard_draws_each_next_rounds_uniforms_ahead(stored, monkeypatch):
+    """Between rounds the first shard draws the next round's uniforms in its background thread
+    (while it would wait for scores): only the first round's are drawn on the way."""
+    X, y, _ = load_arrays(stored)
+    drawn = []
+    draw = LocalEngine._uniforms
+
+    def counted(self, *args):
+        drawn.append(threading.current_thread().name.startswith("omkl-shard"))
+        return draw(self, *args)
+
+    monkeypatch.setattr(LocalEngine, "_uniforms", counted)
+    coord, _ = _sharded("spa", {"block_sync": True}, stored, Scaler("none").fit(X[:1]), len(y), 100, 0, 2,
+                        shuffle=False)
+    assert coord.rounds == 7 and drawn == [False] + [True] * (coord.rounds - 1)
 
 
 def test_round_history_is_the_mistake_sequence(stored):
@@ -146,9 +174,9 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict()}
     shard = KernelShard(job, np.arange(16), {"arrays": arrays, "scalars": scalars})
     coord = Coordinator([shard], [np.arange(16)], arrays, scalars, len(y), checkpoint_every=5,
-                        segment=max_segment(template.engine_.rule, template.engine_.program))
+                        rounds=segmenting(template.engine_.rule, template.engine_.program, 100))
     first = asyncio.run(coord.run_rounds(100))
-    assert first["checkpoint_due"] and first["n_seen"] == 500 and not first["done"]
+    assert first["checkpoint_due"] and first["n_seen"] == 900 and not first["done"]  # 3 x 1 block, 2 x 3
     shard.pool_state()  # the last round is applied when run_rounds returns
 
 
@@ -187,3 +215,42 @@ def test_spa_on_dot_gaussian_kernels_splits_rows():
     program = compile_program(make_pool("omkc16"))
     assert splits_rows(program, SPA) and not splits_rows(program, 0)
     assert not splits_rows(compile_program(make_pool("gaussian:1;laplacian:1")), SPA)
+
+
+def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):
+    monkeypatch.setattr(local_engine, "LAZY_MAX_SEGMENT", 16384)
+    monkeypatch.setattr(local_engine, "ROUND_GROWTH", 32)
+    program = compile_program(make_pool("omkc16"))
+    for block in (256, 700, 1024, 8192):
+        rounds = segmenting(SPA, program, block)
+        assert rounds.window == block * (16384 // block)
+        g, ends = 0, []
+        while g < 1_000_000:
+            n = rounds.length(g, 1_000_000 - g)
+            assert n % block == 0 or g + n == 1_000_000  # whole blocks
+            g += n
+            ends.append(g)
+        assert set(range(rounds.window, 1_000_000, rounds.window)) <= set(ends)  # never across a window's end
+        assert rounds.length(0, 10**6) == block  # the first round is one block, the late ones a window
+        assert rounds.length(900_000 - 900_000 % rounds.window, 10**6) == rounds.window
+        assert len(ends) < 1_000_000 / block / (4 if block < 8192 else 1)
+    assert segmenting(SPA, program, 20000) == local_engine.Rounds(20000, 20000, 16384)  # cut inside a block
+    assert segmenting(SPA, compile_program(make_pool("gaussian:1;laplacian:1")), 1024).window == 1024
+    assert segmenting(0, program, 1024) == local_engine.Rounds(1024, 1024, 1024)
+    assert make_estimator("spa", block_size=700).feed_rows() == 16100
+    assert make_estimator("omkc", block_size=700).feed_rows() == 700
+    assert make_estimator("bpas", block_size=700).feed_rows() == 700
+
+
+def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):
+    """What ``omkl run`` relies on to give a cluster run's model: partial_fit calls ending at round
+    ends (here 3 blocks of 100) leave the model of a single call."""
+    X, y, _ = load_arrays(stored)
+    whole = make_estimator("spa", block_size=100, random_state=3).fit(X, y)
+    fed = make_estimator("spa", block_size=100, random_state=3)
+    rows = fed.feed_rows()
+    assert rows == 300
+    for lo in range(0, len(y), rows):
+        fed.partial_fit(X[lo:lo + rows], y[lo:lo + rows], classes=[-1, 1])
+    for name, value in whole.engine_.state()[0].items():
+        np.testing.assert_array_equal(fed.engine_.state()[0][name], value, err_msg=name)

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from ..core.program import compile_program
-from ..engine.local import LocalEngine
+from ..engine.local import LocalEngine, segmenting
 from ..kernels import make_pool
 
 
@@ -60,6 +60,13 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _engine_class(cls):
         """The engine class :meth:`from_state` rebuilds (estimators on another engine override it)."""
         return LocalEngine
+
+    def feed_rows(self) -> int:
+        """Rows per ``partial_fit`` call (valid before fitting) that leave the model of a single
+        call -- and of a cluster run -- bit for bit: calls that end at multiples of it end at the
+        end of a round (:func:`~omkl_dist.engine.local.segmenting`)."""
+        check_positive_int("block_size", self.block_size)
+        return segmenting(self._rule(), compile_program(make_pool(self._kernel_spec())), self.block_size).window
 
     # --- learning ----------------------------------------------------------------------------
     def fit(self, X, y):

@@ -1,7 +1,8 @@
 """Coordinator: the model's weights, the round schedule, metrics and checkpoint timing (DESIGN §5).
 
-Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: at most one
-block, at most :func:`~omkl_dist.engine.local.max_segment` rows) the coordinator sends every shard
+Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: one block, or
+for SPA whole blocks, growing up to 16,384 rows, see :func:`~omkl_dist.engine.local.segmenting`) the
+coordinator sends every shard
 one request (the weights, the previous round's new support vectors) and gets one reply (its
 kernels' decision values and updates). It then replays the combiner over the round
 (:mod:`omkl_dist.engine._combine`), which gives the in-process engine's weights, scores and
@@ -96,15 +97,15 @@ class Coordinator:
         Row-split rounds (:func:`~.partition.splits_rows`): every shard scores part of the rows
         with all kernels, the first shard runs the recurrence; otherwise each shard learns its
         kernels (``parts``) and the combiner is replayed here.
-    segment : int
-        The longest round: the in-process engine's longest segment
-        (:func:`~omkl_dist.engine.local.max_segment`), so rounds end where its segments do.
+    rounds : Rounds
+        Where rounds end: the in-process engine's segments
+        (:func:`~omkl_dist.engine.local.segmenting`), so rounds end where its segments do.
     """
 
     def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
-                 history=None, keep_best_at=None, split_rows=False, *, segment: int):
+                 history=None, keep_best_at=None, split_rows=False, *, rounds):
         self.shards = list(shards)
-        self.split_rows, self.segment = bool(split_rows), int(segment)
+        self.split_rows, self.round_ends = bool(split_rows), rounds
         self._lead = _in_process(self.shards[0])
         if self.split_rows and self._lead is None:
             raise ValueError("row-split rounds need the first shard in the coordinator's process (same worker)")
@@ -168,15 +169,20 @@ class Coordinator:
 
     def _round_size(self, g):
         """Rows of the round starting at instance g: the in-process segment."""
-        n = min(self.n_rows - g, self.block_size - g % self.block_size, self.segment)
+        n = self.round_ends.length(g, self.n_rows - g)
         if self.keep_best_at is not None and g < self.keep_best_at:
             n = min(n, self.keep_best_at - g)
         return n
 
+    def _next_round_size(self, g):
+        """Rows of the round after this one (the shards read them ahead); 0 at the end of the stream."""
+        return self._round_size(g) if g < self.n_rows else 0
+
     async def _round_kernels(self, g, n):
         """Every shard learns its kernels over the round; the combiner is replayed here."""
-        w = self.w.copy()
-        calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep})
+        w, next_n = self.w.copy(), self._next_round_size(g + n)
+        calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep,
+                                        "next_n": next_n})
                  for i in range(len(self.shards))]
         self.keep = None
         outs = await asyncio.gather(*calls)
@@ -212,7 +218,8 @@ class Coordinator:
         this process) runs the recurrence over the whole round, starting on its own rows while
         the others' are still being scored (it holds the weights: they are copied here)."""
         ranges = row_ranges(n, len(self.shards), self.lead_share)
-        requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending} for lo, hi in ranges]
+        next_n = self._next_round_size(self.n_seen + n)
+        requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending, "next_n": next_n} for lo, hi in ranges]
         scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
         lead = self._call(0, "score_and_learn", requests[0], scores)  # started before the others' replies
         others = [_relay(self._call(i, "score", request), scores[i - 1]) for i, request in enumerate(requests) if i]

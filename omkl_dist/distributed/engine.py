@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..engine.budget import BudgetEngine
-from ..engine.local import max_segment
+from ..engine.local import segmenting
 from .coordinator import Coordinator
 from .partition import partition_kernels, splits_rows
 from .shard import KernelShard, engine_program
@@ -40,7 +40,9 @@ class DaskEngine:
     n_shards : int or None
         Kernel shards (default: one per worker; capped at the number of kernels).
     checkpoint_every : int
-        Rounds between checkpoints (0 = none); a round is one block, at most 1,024 rows.
+        Rounds between checkpoints (0 = none); a round is one block (at most 1,024 rows), or for
+        SPA whole blocks, more as the stream goes on, up to 16,384 rows
+        (:func:`~omkl_dist.engine.local.segmenting`).
     max_retries : int
         Worker failures tolerated per job before giving up.
     rounds_per_call : int
@@ -115,8 +117,8 @@ class DaskEngine:
             shards = [f.result(timeout=self.call_timeout) for f in futures]
             futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
                                               self.checkpoint_every, history, keep_best_at, split_rows,
-                                              segment=max_segment(rule, program), actor=True,
-                                              workers=[workers[0]], pure=False))  # with shard 0: called directly
+                                              rounds=segmenting(rule, program, int(scalars["block_size"])), actor=True, workers=[workers[0]],
+                                              pure=False))  # with shard 0: called directly
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:
                 progress = self._wait(coord.run_rounds(self.rounds_per_call))

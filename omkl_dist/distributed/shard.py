@@ -16,6 +16,7 @@ through the coordinator or the client.
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 
 import numpy as np
@@ -71,8 +72,12 @@ class KernelShard:
         self.scaler = Scaler.from_dict(job["scaler"])
         stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
         self.cursor = stream.cursor(self.engine.n_seen)
+        self._rows_read = self.engine.n_seen
         self._last = None  # (X, ‖x‖²) of the last round, until the coordinator says which rows to keep
         self._labels = None  # the last round's labels (row-split rounds)
+        self._ahead = None  # (n, future of the next round's rows), read while this shard would idle
+        self._uniforms_ahead = None  # the first shard of row-split rounds: ((g, n), future of their uniforms)
+        self._background = None
 
     def step(self, request: dict) -> dict:
         """One round: keep last round's support vectors, then learn the next ``n`` rows.
@@ -93,6 +98,7 @@ class KernelShard:
             out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
             if request.get("labels"):
                 out["y"] = y.astype(np.float64)
+            self._read_ahead(request)
             return out
         xsq = np.einsum("ij,ij->i", X, X)
         e = self.engine
@@ -109,14 +115,38 @@ class KernelShard:
                "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
         if request.get("labels"):
             out["y"] = y.astype(np.float64)
+        self._read_ahead(request)
         return out
 
     def _read(self, n):
-        """The round's ``n`` rows, scaled."""
+        """The round's ``n`` rows, scaled (read ahead at the end of the last round, if it said so)."""
+        if self._ahead is None:
+            return self._take(n)
+        (rows, future), self._ahead = self._ahead, None
+        if rows != n:
+            raise RuntimeError(f"read {rows} rows ahead for a round of {n}")
+        return future.result()
+
+    def _read_ahead(self, request):
+        """Start reading the next round's rows (``request["next_n"]``, 0 or absent: none) in a
+        thread: the shard has answered this round and its core would otherwise wait for the
+        next request (while the first shard runs the recurrence, the coordinator the combiner)."""
+        n = int(request.get("next_n") or 0)
+        if n:
+            self._ahead = (n, self._in_background(self._take, n))
+
+    def _in_background(self, fn, *args) -> concurrent.futures.Future:
+        """``fn(*args)`` in this shard's one background thread (tasks run in the order given)."""
+        if self._background is None:
+            self._background = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="omkl-shard")
+        return self._background.submit(fn, *args)
+
+    def _take(self, n):
         X, y = self.cursor.take(n)
         if len(y) != n:
-            raise RuntimeError(f"the stream ended after {self.engine.n_seen + len(y)} rows, the job expected "
-                               f"{self.engine.n_seen + n}: was the dataset changed while the job ran?")
+            raise RuntimeError(f"the stream ended after {self._rows_read + len(y)} rows, the job expected "
+                               f"{self._rows_read + n}: was the dataset changed while the job ran?")
+        self._rows_read += n
         return self.scaler.transform(X), y
 
     # --- row-split rounds (SPA, see partition.splits_rows) ------------------------------------
@@ -131,7 +161,9 @@ class KernelShard:
         self._last, self._labels = (X, xsq), y.astype(np.float64)
         t0 = time.perf_counter()
         F = self.engine.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, self.engine.program.m))
-        return {"F": F, "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
+        seconds = time.perf_counter() - t0
+        self._read_ahead(request)
+        return {"F": F, "seconds": seconds, "io_seconds": t0 - t_in}
 
     def score_and_learn(self, request: dict, rest) -> dict:
         """The first shard's part of a row-split round: :meth:`score` the round's first rows, start
@@ -144,7 +176,11 @@ class KernelShard:
         part = self.score(request)
         t0 = time.perf_counter()
         (X, xsq), y, e = self._last, self._labels, self.engine
-        segment = e.scored_segment(X, xsq, y)
+        segment = e.scored_segment(X, xsq, y, self._uniforms(e.n_seen, len(y)))
+        next_n = int(request.get("next_n") or 0)
+        if next_n:  # drawn while this shard waits for the others' scores, after the next rows are read
+            g = e.n_seen + len(y)
+            self._uniforms_ahead = ((g, next_n), self._in_background(e.spa_uniforms, g, next_n))
         segment.feed(part["F"])
         wait, ready = 0.0, time.perf_counter()
         for future in rest:
@@ -159,6 +195,11 @@ class KernelShard:
                 "arrays": {name: getattr(e, name).copy() for name in ("w", "wsync", "logw", "kernel_mistakes")},
                 "seconds": part["seconds"] + time.perf_counter() - t0 - wait, "io_seconds": part["io_seconds"],
                 "wait_seconds": wait, "ready_at": ready, "score_seconds": part["seconds"]}
+
+    def _uniforms(self, g, n):
+        """The round's uniforms if drawn ahead (else None: the engine draws them)."""
+        ahead, self._uniforms_ahead = self._uniforms_ahead, None
+        return ahead[1].result() if ahead is not None and ahead[0] == (g, n) else None
 
     def apply(self, append, keep=None) -> None:
         """Append the last round's support vectors (``(rows, coef)`` over all kernels); then, if

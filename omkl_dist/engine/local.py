@@ -1,14 +1,16 @@
 """LocalEngine: run a Perceptron+Hedge-family model over a stream in blocks, in-process.
 
-The stream is cut at global block boundaries (instance t belongs to block ``t // block_size``), so
-results do not depend on how the caller chunks its ``partial_fit`` calls: random numbers and
-block-sync snapshots are tied to global blocks. Long blocks are processed in segments of at most
+The stream is cut into rounds at global instance indices (a round is a block, or whole blocks for
+SPA: :func:`segmenting`), so results do not depend on how the caller chunks its ``partial_fit``
+calls (scores to rounding; bit for bit when the calls end at round ends): random numbers and
+block-sync snapshots are tied to global blocks. Long rounds are processed in segments of at most
 ``MAX_SEGMENT`` rows (memory), with the same result.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,6 +52,11 @@ MAX_SEGMENT = 1024
 # SPA on dot/gaussian kernels needs no in-block kernel matrix (see LocalEngine.lazy_gram): longer
 # segments, so a distributed round (one segment) carries more rows per message
 LAZY_MAX_SEGMENT = 16384
+# SPA's rounds grow with the stream: one starting at instance g spans g // (ROUND_GROWTH · B) blocks
+# (at least one). A new support vector's terms on the rest of its round are computed serially in
+# the recurrence, about S / 2g of the pool scan's work for rounds of S rows: 1/16 at most (fewer
+# rounds mean fewer messages on a cluster; longer ones would slow SPA on short, SV-heavy streams).
+ROUND_GROWTH = 8
 
 
 def spa_lazy_gram(rule: int, program) -> bool:
@@ -59,9 +66,34 @@ def spa_lazy_gram(rule: int, program) -> bool:
     return rule == SPA and program.fast is not None
 
 
-def max_segment(rule: int, program) -> int:
-    """The longest segment of an engine with this rule and program (:meth:`LocalEngine.segment_length`)."""
-    return LAZY_MAX_SEGMENT if spa_lazy_gram(rule, program) else MAX_SEGMENT
+@dataclass(frozen=True)
+class Rounds:
+    """Where an engine's segments end: at the end of a round, a function of the global instance
+    index alone (so in-process, on a cluster and after a resume alike). A round is one block
+    (``growth`` 0), or whole blocks, more as the stream goes on, never across a multiple of
+    ``window`` rows (so a run fed ``window`` rows at a time has the segments of one call).
+    Segments are at most ``longest`` rows."""
+
+    block: int
+    window: int
+    longest: int
+    growth: int = 0
+
+    def length(self, g: int, remaining: int) -> int:
+        """Rows of the segment starting at global instance ``g``, at most ``remaining``."""
+        blocks = max(1, g // (self.growth * self.block)) if self.growth else 1
+        end = min((g // self.block + blocks) * self.block, (g // self.window + 1) * self.window)
+        return min(remaining, end - g, self.longest)
+
+
+def segmenting(rule: int, program, block_size: int) -> Rounds:
+    """The :class:`Rounds` of an engine. A round is one block, except for SPA on dot/gaussian
+    kernels (:func:`spa_lazy_gram`): its recurrence follows the blocks itself (random streams,
+    block-sync snapshots), so its rounds grow to as many whole blocks as fit in
+    ``LAZY_MAX_SEGMENT`` rows -- small blocks then cost few messages on a cluster."""
+    if spa_lazy_gram(rule, program) and block_size < LAZY_MAX_SEGMENT:
+        return Rounds(block_size, block_size * (LAZY_MAX_SEGMENT // block_size), LAZY_MAX_SEGMENT, ROUND_GROWTH)
+    return Rounds(block_size, block_size, LAZY_MAX_SEGMENT if spa_lazy_gram(rule, program) else MAX_SEGMENT)
 
 
 class LocalEngine:
@@ -136,9 +168,9 @@ class LocalEngine:
         return self.pool.n_support()
 
     def segment_length(self, g: int, remaining: int) -> int:
-        """Rows processed together from global instance g: up to the block end, at most
-        :func:`max_segment`. The distributed engine exchanges support vectors at the same points."""
-        return min(remaining, self.block_size - g % self.block_size, max_segment(self.rule, self.program))
+        """Rows processed together from global instance g (:func:`segment_length`). The distributed
+        engine exchanges support vectors at the same points."""
+        return segmenting(self.rule, self.program, self.block_size).length(g, remaining)
 
     def run_segment(self, Xs, xsq, ys, act=None):
         """Kernel values and recurrence for one segment starting at global instance ``n_seen``;
@@ -166,11 +198,16 @@ class LocalEngine:
         (BLAS gives a row the same bits in any product of several rows)."""
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
-    def scored_segment(self, Xs, xsq, ys) -> SPASegment:
+    def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment:
         """SPA's recurrence (:attr:`lazy_gram`) over a segment starting at ``n_seen``, to be fed the
         rows' scores against the pool (:meth:`score_rows`, possibly computed in parts elsewhere)
-        in row order: :meth:`run_segment`'s result, bit for bit, however they are fed."""
-        return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None)
+        in row order: :meth:`run_segment`'s result, bit for bit, however they are fed. ``U``: the
+        segment's :meth:`spa_uniforms` if drawn beforehand."""
+        return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None, U)
+
+    def spa_uniforms(self, g, n):
+        """SPA's uniforms for the ``n`` rows from global instance ``g`` (every kernel)."""
+        return self._uniforms(g, n, np.arange(self.program.m), None, 2)
 
     def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
         """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
@@ -204,9 +241,9 @@ class LocalEngine:
         return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                           self.block_sync, self.beta, self.delta, act)
 
-    def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active) -> SPASegment:
+    def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
         fast = fast_flags(self.program, active) if lazy else _NO_FAST
-        U = self._uniforms(g, len(ys), act, active, 2)
+        U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
         return SPASegment(ys, G, Xs, xsq, diag_values(self.program, xsq), fast, U, self.logw, self.w, self.wsync,
                           self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
                           self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act)

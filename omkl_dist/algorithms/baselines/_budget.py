@@ -28,6 +28,10 @@ class BudgetBaseline(OnlineKernelClassifier):
         if hasattr(self, "eta"):
             check_positive_finite("eta", self.eta)
 
+    def feed_rows(self) -> int:
+        check_positive_int("block_size", self.block_size)
+        return int(self.block_size)  # the budget engine's rounds are its blocks
+
     def _engine_params(self) -> dict:
         return {"eta": float(getattr(self, "eta", 0.1)), "lam": float(getattr(self, "lam", 0.0)),
                 "gamma": float(self.gamma)}
