@@ -135,10 +135,10 @@ def markdown(result: dict) -> list[str]:
                          f"{vs_reading} | {r.get('rounds', '-')} | {shard} | {coord} | {over} | "
                          f"{100 * r['mistake_rate']:.2f} |")
     lines += ["", "Block-size sweep on a generated 200,000 x 4 stream (noise 0.01), 2 workers. SPA's rounds are",
-              "whole blocks, about an eighth of the rows seen so far (up to 16,384 rows), and it samples with the",
-              "current weights, as in-process; OMKC",
-              "(S,S) (first 50,000 rows) samples with the block-start weights on a cluster, so larger blocks",
-              "use staler weights, and its rounds are at most 1,024 rows. `sequential` is the in-process",
+              "whole blocks, about an eighth of the rows seen so far (up to 16,384 rows), and it samples with",
+              "the current weights, as in-process; OMKC (S,S) (first 50,000 rows) samples with the",
+              "block-start weights on a cluster, so larger blocks use staler weights, and its rounds are at",
+              "most 1,024 rows. `sequential` is the in-process",
               "engine without block-sync, block 1024.", "",
               "| algorithm | block | seconds | instances/s | rounds | overhead ms/round | mistake % | #SV |",
               "|---|---|---|---|---|---|---|---|"]

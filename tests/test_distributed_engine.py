@@ -86,7 +86,7 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
                         keep_best_at=getattr(template, "validation_size_", None), split_rows=split_rows,
-                        rounds=segmenting(rule, program, block_size))
+                        round_ends=segmenting(rule, program, block_size))
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
         pass
     return coord, shards
@@ -174,7 +174,7 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict()}
     shard = KernelShard(job, np.arange(16), {"arrays": arrays, "scalars": scalars})
     coord = Coordinator([shard], [np.arange(16)], arrays, scalars, len(y), checkpoint_every=5,
-                        rounds=segmenting(template.engine_.rule, template.engine_.program, 100))
+                        round_ends=segmenting(template.engine_.rule, template.engine_.program, 100))
     first = asyncio.run(coord.run_rounds(100))
     assert first["checkpoint_due"] and first["n_seen"] == 900 and not first["done"]  # 3 x 1 block, 2 x 3
     shard.pool_state()  # the last round is applied when run_rounds returns

@@ -97,15 +97,15 @@ class Coordinator:
         Row-split rounds (:func:`~.partition.splits_rows`): every shard scores part of the rows
         with all kernels, the first shard runs the recurrence; otherwise each shard learns its
         kernels (``parts``) and the combiner is replayed here.
-    rounds : Rounds
+    round_ends : Rounds
         Where rounds end: the in-process engine's segments
         (:func:`~omkl_dist.engine.local.segmenting`), so rounds end where its segments do.
     """
 
     def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
-                 history=None, keep_best_at=None, split_rows=False, *, rounds):
+                 history=None, keep_best_at=None, split_rows=False, *, round_ends):
         self.shards = list(shards)
-        self.split_rows, self.round_ends = bool(split_rows), rounds
+        self.split_rows, self.round_ends = bool(split_rows), round_ends
         self._lead = _in_process(self.shards[0])
         if self.split_rows and self._lead is None:
             raise ValueError("row-split rounds need the first shard in the coordinator's process (same worker)")
@@ -152,10 +152,11 @@ class Coordinator:
         t_start = time.perf_counter()
         g = self.n_seen
         n = self._round_size(g)
+        next_n = self._round_size(g + n) if g + n < self.n_rows else 0  # the shards read those rows ahead
         if self.split_rows:
-            mistakes, t_combine = await self._round_rows(n)
+            mistakes, t_combine = await self._round_rows(n, next_n)
         else:
-            mistakes, t_combine = await self._round_kernels(g, n)
+            mistakes, t_combine = await self._round_kernels(n, next_n)
         self.n_seen += n
         self.n_mistakes += int(mistakes.sum())
         self.rounds += 1
@@ -174,13 +175,9 @@ class Coordinator:
             n = min(n, self.keep_best_at - g)
         return n
 
-    def _next_round_size(self, g):
-        """Rows of the round after this one (the shards read them ahead); 0 at the end of the stream."""
-        return self._round_size(g) if g < self.n_rows else 0
-
-    async def _round_kernels(self, g, n):
+    async def _round_kernels(self, n, next_n):
         """Every shard learns its kernels over the round; the combiner is replayed here."""
-        w, next_n = self.w.copy(), self._next_round_size(g + n)
+        g, w = self.n_seen, self.w.copy()
         calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep,
                                         "next_n": next_n})
                  for i in range(len(self.shards))]
@@ -213,12 +210,11 @@ class Coordinator:
             self.pending = (kept, coef[kept])
         return mistakes, t_combine
 
-    async def _round_rows(self, n):
+    async def _round_rows(self, n, next_n):
         """Every shard scores a range of the round's rows with all kernels; the first shard (in
         this process) runs the recurrence over the whole round, starting on its own rows while
         the others' are still being scored (it holds the weights: they are copied here)."""
         ranges = row_ranges(n, len(self.shards), self.lead_share)
-        next_n = self._next_round_size(self.n_seen + n)
         requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending, "next_n": next_n} for lo, hi in ranges]
         scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
         lead = self._call(0, "score_and_learn", requests[0], scores)  # started before the others' replies

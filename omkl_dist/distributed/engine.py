@@ -115,10 +115,11 @@ class DaskEngine:
                                           workers=[workers[i % len(workers)]], pure=False)
                        for i, part in enumerate(parts)]
             shards = [f.result(timeout=self.call_timeout) for f in futures]
+            # on shard 0's worker: the coordinator calls that shard directly
             futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
                                               self.checkpoint_every, history, keep_best_at, split_rows,
-                                              rounds=segmenting(rule, program, int(scalars["block_size"])), actor=True, workers=[workers[0]],
-                                              pure=False))  # with shard 0: called directly
+                                              round_ends=segmenting(rule, program, int(scalars["block_size"])),
+                                              actor=True, workers=[workers[0]], pure=False))
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:
                 progress = self._wait(coord.run_rounds(self.rounds_per_call))

@@ -91,9 +91,11 @@ def segmenting(rule: int, program, block_size: int) -> Rounds:
     kernels (:func:`spa_lazy_gram`): its recurrence follows the blocks itself (random streams,
     block-sync snapshots), so its rounds grow to as many whole blocks as fit in
     ``LAZY_MAX_SEGMENT`` rows -- small blocks then cost few messages on a cluster."""
-    if spa_lazy_gram(rule, program) and block_size < LAZY_MAX_SEGMENT:
-        return Rounds(block_size, block_size * (LAZY_MAX_SEGMENT // block_size), LAZY_MAX_SEGMENT, ROUND_GROWTH)
-    return Rounds(block_size, block_size, LAZY_MAX_SEGMENT if spa_lazy_gram(rule, program) else MAX_SEGMENT)
+    if not spa_lazy_gram(rule, program):
+        return Rounds(block_size, block_size, MAX_SEGMENT)
+    if block_size >= LAZY_MAX_SEGMENT:  # a block per round, in segments
+        return Rounds(block_size, block_size, LAZY_MAX_SEGMENT)
+    return Rounds(block_size, block_size * (LAZY_MAX_SEGMENT // block_size), LAZY_MAX_SEGMENT, ROUND_GROWTH)
 
 
 class LocalEngine:
@@ -168,8 +170,8 @@ class LocalEngine:
         return self.pool.n_support()
 
     def segment_length(self, g: int, remaining: int) -> int:
-        """Rows processed together from global instance g (:func:`segment_length`). The distributed
-        engine exchanges support vectors at the same points."""
+        """Rows processed together from global instance g (:meth:`Rounds.length` of
+        :func:`segmenting`). The distributed engine exchanges support vectors at the same points."""
         return segmenting(self.rule, self.program, self.block_size).length(g, remaining)
 
     def run_segment(self, Xs, xsq, ys, act=None):
