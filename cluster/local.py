@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from storage.outputs import process_alive
+
 from . import CONFIG_PATH
 from .tls import security, tls_files
 
@@ -32,24 +34,6 @@ def _dask_executable() -> str:
     if not found:
         raise FileNotFoundError("the `dask` command was not found; install omkl-dist's dependencies (make test)")
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:  # reap it if it is our own child that exited
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not alive
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def read_state(run_dir) -> dict:
@@ -85,7 +69,7 @@ def up(run_dir=DEFAULT_RUN_DIR, *, workers: int = 2, threads: int = 1, memory_li
     run_dir = Path(run_dir).resolve()
     if (run_dir / STATE).is_file():
         old = read_state(run_dir)
-        if any(_alive(p) for p in _all_pids(old)):
+        if any(process_alive(p) for p in _all_pids(old)):
             raise FileExistsError(f"a cluster is already running from {run_dir} ({old['scheduler_address']}); "
                                   "stop it with `omkl cluster down` or use another --run-dir")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -136,7 +120,7 @@ def _wait_for_file(path, pid, timeout, log) -> dict:
                 return json.loads(path.read_text())
             except json.JSONDecodeError:
                 pass  # being written
-        if not _alive(pid):
+        if not process_alive(pid):
             raise RuntimeError(f"the scheduler exited at start; see {log}")
         time.sleep(0.1)
     raise TimeoutError(f"the scheduler did not start within {timeout:.0f} s; see {log}")
@@ -170,7 +154,7 @@ def status(run_dir=DEFAULT_RUN_DIR, timeout: float = 5.0) -> dict:
     """Processes alive and the workers the scheduler knows."""
     state = read_state(run_dir)
     out = {"scheduler_address": state.get("scheduler_address"), "dashboard": state.get("dashboard"),
-           "processes": {str(p): _alive(p) for p in _all_pids(state)}, "workers": []}
+           "processes": {str(p): process_alive(p) for p in _all_pids(state)}, "workers": []}
     try:
         with connect(state["scheduler_address"], tls_dir=state.get("tls_dir"), timeout=timeout) as client:
             info = client.scheduler_info()["workers"]
@@ -187,7 +171,7 @@ def down(run_dir=DEFAULT_RUN_DIR, timeout: float = 20.0) -> dict:
     """Stop the cluster; returns the pids that had to be killed."""
     state = read_state(run_dir)
     pids = _all_pids(state)
-    if state.get("scheduler_address") and any(_alive(p) for p in pids):
+    if state.get("scheduler_address") and any(process_alive(p) for p in pids):
         try:
             with connect(state["scheduler_address"], tls_dir=state.get("tls_dir"), timeout=5.0) as client:
                 client.shutdown()
@@ -203,7 +187,7 @@ def _stop_groups(pids, timeout) -> list[int]:
     returns the groups that needed SIGKILL."""
     killed = []
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-        alive = [p for p in pids if _alive(p) or _group_alive(p)]
+        alive = [p for p in pids if process_alive(p) or _group_alive(p)]
         if not alive:
             break
         if sig == signal.SIGKILL:
@@ -214,7 +198,7 @@ def _stop_groups(pids, timeout) -> list[int]:
             except (ProcessLookupError, PermissionError):
                 pass
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(_alive(p) or _group_alive(p) for p in alive):
+        while time.monotonic() < deadline and any(process_alive(p) or _group_alive(p) for p in alive):
             time.sleep(0.1)
     return killed
 

@@ -14,20 +14,34 @@ from pathlib import Path
 import click
 
 from storage.errors import DataError
+from storage.outputs import OutputBusy
+
+
+EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
 
 class _Group(click.Group):
-    """Turn known bad-input errors into a clean message and exit status 2."""
+    """Turn known bad-input errors into a one-line message and exit status 2 (75 when an output is
+    being written by another process, 130 on Ctrl-C)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except click.exceptions.Exit:  # --help, --version (a RuntimeError subclass)
             raise
-        except (DataError, ValueError, FileExistsError, FileNotFoundError, PermissionError, ConnectionError,
-                TimeoutError, RuntimeError) as exc:
+        except OutputBusy as exc:
+            click.echo(f"busy: {exc}", err=True)
+            ctx.exit(EXIT_BUSY)
+        except KeyboardInterrupt:
+            click.echo("interrupted: nothing half-written was kept", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+        except MemoryError:
+            click.echo("error: out of memory; use a smaller input, budget or block size", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        except (DataError, ValueError, OverflowError, OSError, ConnectionError, TimeoutError, RuntimeError) as exc:
+            # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
             click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
+            ctx.exit(EXIT_BAD_INPUT)
 
 
 def _parse_classes(text):
@@ -59,13 +73,15 @@ def data():
               default=None, help="Input format (default: detected from name and content).")
 @click.option("--classes", default=None, help="Declared original classes, e.g. -1,1 (needed for one-class splits).")
 @click.option("--n-classes", type=click.IntRange(min=2), default=None, help="Refuse data with more classes than this.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing output directory (atomically).")
-def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, overwrite):
+@click.option("--n-features", type=click.IntRange(min=1), default=None,
+              help="LIBSVM: the feature count (default: the largest index; a test split with fewer is padded).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
+def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, overwrite):
     """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
     from storage import format_info, ingest
 
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
-                  n_classes=n_classes, overwrite=overwrite)
+                  n_classes=n_classes, overwrite=overwrite, n_features=n_features)
     click.echo(f"ingested {meta['source']} -> {Path(out).absolute()}")
     click.echo(format_info(meta))
 
@@ -79,6 +95,18 @@ def data_info(directory, as_json):
 
     meta = dataset_info(directory)
     click.echo(json.dumps(meta, indent=2, sort_keys=True) if as_json else format_info(meta))
+
+
+@data.command("verify")
+@click.argument("directory", type=click.Path(path_type=Path))
+def data_verify(directory):
+    """Read every chunk of a dataset DIRECTORY and check it against its recorded checksums."""
+    from storage.ingest import verify_dataset
+
+    meta = verify_dataset(directory)
+    n_chunks = len(meta["checksums"]["features"])
+    click.echo(f"ok: {directory} -- {meta['n_rows']:,} rows in {n_chunks} chunk(s), features and labels match "
+               "their checksums, meta.json matches its hash")
 
 
 @data.command("list")
@@ -290,9 +318,10 @@ def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, li
     """Run an online job on a Dask cluster (kernel shards + coordinator) and write the model."""
     from cluster.local import connect
 
-    from .submit import format_report, submit_job
+    from .submit import check_submit_outputs, format_report, submit_job
 
     params = _algo_params(kwargs)
+    check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
     with connect(scheduler, tls_dir=tls_dir, timeout=timeout) as client:
         report = submit_job(client, algo, data, out, params=params, block_size=block_size, seed=seed,
                             scaling=scaling, permute=not no_permute, limit=limit, checkpoint_every=checkpoint_every,

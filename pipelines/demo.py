@@ -27,6 +27,7 @@ from storage.synth import synthesize
 from .submit import submit_job
 
 OUT = Path("demo-output")
+MARKER = ".omkl-demo"
 ROWS, FEATURES, NOISE = 200_000, 4, 0.01
 JOBS = [("SPA (budget OMKC)", "spa", {}), ("OMKC (S,S)", "omkc", {"update": "S", "combination": "S"})]
 
@@ -45,9 +46,13 @@ def _wdbc_csv(path: Path) -> Path:
 
 def main() -> None:
     t0 = time.perf_counter()
-    if OUT.exists():
+    if OUT.exists():  # only a folder an earlier demo made (it holds the marker) is removed
+        if not (OUT / MARKER).is_file():
+            raise SystemExit(f"error: {OUT.absolute()} exists and was not made by `make demo`; move it away "
+                             "(the demo writes its output there)")
         shutil.rmtree(OUT)
     OUT.mkdir()
+    (OUT / MARKER).write_text("made by `make demo`; the next demo replaces this folder\n")
     meta = ingest(_wdbc_csv(OUT / "wdbc.csv"), OUT / "wdbc", chunk_rows=4096)
     print(f"ingested {OUT / 'wdbc.csv'} -> {OUT / 'wdbc'}")
     print(format_info(meta))

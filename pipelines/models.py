@@ -13,8 +13,10 @@ _BY_CLASS = {cls.__name__: cls for cls in ALGORITHMS.values()}
 
 
 def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: dict | None = None,
-               overwrite: bool = False):
-    """Write ``model`` (and the scaler its inputs need) atomically to ``directory``."""
+               overwrite: bool = False, inputs=(), option: str = "--model-out"):
+    """Write ``model`` (and the scaler its inputs need) atomically to ``directory``; ``overwrite``
+    replaces only an earlier saved model, and ``inputs`` are (label, path) pairs it must keep clear
+    of (see :func:`storage.outputs.check_output`)."""
     arrays, meta = model.to_state()
     scaler = scaler if scaler is not None else Scaler("none").fit(np.zeros((1, model.n_features_in_)))
     scaler_dict = scaler.to_dict()
@@ -26,7 +28,7 @@ def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: di
             scaler_meta[key] = value
     meta["scaler"] = {"scalars": scaler_meta, "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)]}
     meta.update(extra_meta or {})
-    return write_state(directory, arrays, meta, overwrite=overwrite)
+    return write_state(directory, arrays, meta, overwrite=overwrite, inputs=inputs, option=option)
 
 
 def load_model(directory):
@@ -34,9 +36,16 @@ def load_model(directory):
     arrays, meta = read_state(directory)
     try:
         cls = _BY_CLASS[meta["algorithm"]]
-    except KeyError:
+    except (KeyError, TypeError):
         raise DataError(f"unknown algorithm {meta.get('algorithm')!r} in the saved model", path=directory,
                         fix=f"this omkl-dist knows {sorted(_BY_CLASS)}") from None
-    scaler_dict = dict(meta["scaler"]["scalars"])
-    scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
-    return cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict), meta
+    try:
+        scaler_dict = dict(meta["scaler"]["scalars"])
+        scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
+        return cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict), meta
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # model.json passed its checksums' test only for the arrays: a field edited or removed by
+        # hand surfaces here, inside the estimator's own reconstruction
+        detail = f"missing entry {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise DataError(f"the saved model does not describe a valid {meta['algorithm']} ({detail})",
+                        path=directory, fix="the model directory is damaged; restore it from a copy or retrain") from None

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
-from pathlib import Path
 
 from tqdm import tqdm
 
 from omkl_dist.evaluation.paper_omkc import IMPLEMENTED
 from omkl_dist.evaluation.reproduce import (reproduce_bomkl, reproduce_omkc, resolve_algorithms, resolve_bomkl,
                                              resolve_datasets)
+from storage.outputs import JSON_REPORT, check_output, write_json_report
 
 
 def split_names(text):
@@ -47,6 +46,8 @@ def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, se
 
 
 def run_with_bar(fn, total, desc, show_progress, out, datasets, algorithms, **kwargs) -> dict:
+    if out is not None:
+        check_output(out, JSON_REPORT, overwrite=True)  # before hours of work, not after
     bar = tqdm(total=total, unit="run", desc=desc, disable=not show_progress, file=sys.stderr, dynamic_ncols=True)
 
     def step(text):
@@ -58,9 +59,7 @@ def run_with_bar(fn, total, desc, show_progress, out, datasets, algorithms, **kw
     finally:
         bar.close()
     if out is not None:
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1) + "\n")
+        write_json_report(out, report)
         report["out"] = str(out)
     return report
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -12,6 +11,7 @@ from tqdm import tqdm
 
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.evaluation import progressive_score
+from storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report
 
 from .datasource import load_job_data
 
@@ -23,6 +23,10 @@ def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: i
         # SPA: the expected budget is spread over the whole stream (the budget baselines RBP,
         # Forgetron, BOGD, BPAS take --budget as a hard number of SVs per kernel)
         params = {**params, "expected_instances": n_rows}
+    elif params.get("budget") is not None and params["budget"] > n_rows:
+        # a kernel keeps at most one support vector per instance: a larger budget is never reached
+        # (same model), but its buffers would be allocated whole
+        params = {**params, "budget": n_rows}
     model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     if getattr(model, "validation_size", 0) is None:  # Perceptron(*): validate on a share of the stream
         model.set_params(validation_size=max(1, math.ceil(model.validation_fraction * n_rows)))
@@ -32,9 +36,19 @@ def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: i
 def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, scaling: str,
             scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
             show_progress=True) -> dict:
-    """Run ``algo`` test-then-train over ``data`` and return the JSON-able report."""
+    """Run ``algo`` test-then-train over ``data`` and return the JSON-able report.
+
+    The outputs (``model_out``, ``trace_out``) are checked before the data is read: a long run
+    never ends in a result that cannot be written, and neither may replace the data or each other.
+    """
     # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
     feed = make_estimator(algo, block_size=block_size, random_state=seed, **params).feed_rows()
+    source = _data_path(data)
+    if model_out is not None:
+        check_output(model_out, MODEL, overwrite=overwrite, inputs=[("data", source), ("trace file", trace_out)],
+                     option="--model-out")
+    if trace_out is not None:
+        check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit)
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
@@ -58,18 +72,32 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         "permuted": permute,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if params.get("budget") is not None and report["params"].get("budget") not in (None, params["budget"]):
+        report["budget_capped"] = {"asked": params["budget"], "used": report["params"]["budget"]}
     if model_out is not None:
         from .models import save_model
 
-        save_model(model, model_out, scaler=job.scaler, overwrite=overwrite,
+        save_model(model, model_out, scaler=job.scaler, overwrite=overwrite, inputs=[("data", source)],
                    extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")}})
         report["model_path"] = str(model_out)
     if trace_out is not None:
-        trace_out = Path(trace_out)
-        trace_out.parent.mkdir(parents=True, exist_ok=True)
-        trace_out.write_text(json.dumps({"report": report, "trace": trace.to_dict()}, indent=1) + "\n")
+        write_json_report(trace_out, {"report": report, "trace": trace.to_dict()}, inputs=[("data", source)],
+                          option="--trace-out")
         report["trace_path"] = str(trace_out)
     return report
+
+
+def _data_path(data: str) -> Path | None:
+    """The file or folder ``--data`` names (a registry name resolved), for the output checks."""
+    from storage import resolve_dataset
+
+    path = Path(data)
+    if path.exists():
+        return path
+    try:
+        return resolve_dataset(data)
+    except ValueError:  # not a registry name either: load_job_data reports it
+        return None
 
 
 def _takes(algo: str, param: str) -> bool:
@@ -90,6 +118,10 @@ def format_report(report: dict) -> str:
         f"  learning time    {report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s); "
         f"loading {report['load_seconds']:.2f} s",
     ]
+    if "budget_capped" in report:
+        capped = report["budget_capped"]
+        lines.append(f"  budget           {capped['used']} (asked {capped['asked']}: capped at the stream's length, "
+                     "which it can never exceed)")
     if "model_path" in report:
         lines.append(f"  model            {report['model_path']}")
     if "trace_path" in report:

@@ -12,8 +12,9 @@ mode for the stochastic OMKC variants); it loads with ``pipelines.models.load_mo
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
+import re
 import shutil
 import sys
 import time
@@ -31,6 +32,7 @@ from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from storage.errors import DataError
 from storage.ingest import dataset_info
+from storage.outputs import CHECKPOINTS, MODEL, check_output
 
 from .models import load_model, save_model
 from .run import make_stream_estimator
@@ -47,41 +49,39 @@ def job_description(algo, data, params, *, block_size, seed, scaling, permute, l
             "n_rows": n_rows}
 
 
-def _check_writable(out: Path, overwrite: bool, resume: bool) -> None:
-    parent = out.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass  # reported below
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise PermissionError(f"cannot write the model to {out}: {parent} is not a writable directory; "
-                              "choose another --out")
-    if out.exists() and not (overwrite or resume):
-        raise FileExistsError(f"{out} exists; pass --overwrite to replace it (atomically, at the end of the job)")
-
-
 class CheckpointStore:
-    """``job.json`` + ``ckpt-<n_seen>`` saved models; keeps the newest few."""
+    """``job.json`` + ``ckpt-<n_seen>`` saved models; keeps the newest few.
+
+    It creates, replaces and deletes only its own entries, in a folder that holds nothing else
+    (:data:`storage.outputs.CHECKPOINTS`).
+    """
 
     def __init__(self, directory):
-        self.dir = Path(directory)
+        self.dir = Path(directory).absolute()
 
-    def start(self, job: dict, *, resume: bool):
+    def start(self, job: dict, *, resume: bool, overwrite: bool = False):
         """Record the job (or, for a resume, check it is the recorded one); return the newest
-        checkpoint directory to resume from, or None."""
+        checkpoint directory to resume from, or None. Without ``resume``, an existing checkpoint
+        folder of an earlier job is replaced only with ``overwrite``."""
         recorded = self.dir / JOB
         if not resume:
-            if self.dir.exists():
-                shutil.rmtree(self.dir)
-            self.dir.mkdir(parents=True)
+            if self.dir.exists():  # only an earlier job's checkpoints, and only with overwrite
+                check_output(self.dir, CHECKPOINTS, overwrite=overwrite, option="--checkpoint-dir")
+                self.clear()
+            self.dir.mkdir(parents=True, exist_ok=True)
             recorded.write_text(json.dumps(job, indent=2, sort_keys=True) + "\n")
             return None
         if not recorded.is_file():
             raise DataError("nothing to resume: no job.json", path=self.dir,
                             fix="run the job without --resume (or point --checkpoint-dir at the job's checkpoints)")
-        old = json.loads(recorded.read_text())
-        if old.get("schema") != CHECKPOINT_SCHEMA:
-            raise DataError(f"checkpoint schema {old.get('schema')!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
+        try:
+            old = json.loads(recorded.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"job.json is not valid JSON ({exc})", path=recorded,
+                            fix="restore it from a copy, or start over without --resume (--overwrite)") from None
+        if not isinstance(old, dict) or old.get("schema") != CHECKPOINT_SCHEMA:
+            found = old.get("schema") if isinstance(old, dict) else None
+            raise DataError(f"checkpoint schema {found!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
                             path=recorded, fix="resume with the omkl-dist version that wrote it, or start over")
         diff = {k: (old.get(k), v) for k, v in job.items() if old.get(k) != v}
         if diff:
@@ -91,16 +91,38 @@ class CheckpointStore:
         return self.latest()
 
     def latest(self):
-        found = sorted(self.dir.glob("ckpt-*"))
+        found = self._checkpoints()
         return found[-1] if found else None
+
+    def _checkpoints(self):
+        return sorted(p for p in self.dir.glob("ckpt-*") if re.fullmatch(r"ckpt-\d+", p.name))
 
     def write(self, model, scaler, n_seen: int, history, job: dict) -> Path:
         path = self.dir / f"ckpt-{n_seen:012d}"
-        save_model(model, path, scaler=scaler, overwrite=True,
+        save_model(model, path, scaler=scaler, overwrite=True, option="--checkpoint-dir",
                    extra_meta={"job": job, "history": [list(h) for h in history]})
-        for old in sorted(self.dir.glob("ckpt-*"))[:-KEEP_CHECKPOINTS]:
+        for old in self._checkpoints()[:-KEEP_CHECKPOINTS]:
             shutil.rmtree(old, ignore_errors=True)
         return path
+
+    def clear(self) -> None:
+        """Delete the job record and the checkpoints, then the folder if nothing else is in it."""
+        for ckpt in self._checkpoints():
+            shutil.rmtree(ckpt, ignore_errors=True)
+        (self.dir / JOB).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # not empty: something else is there, and stays
+            self.dir.rmdir()
+
+
+def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, resume: bool) -> Path:
+    """Check a job's outputs before it starts (nothing is deleted unless it is ours to replace);
+    return its checkpoint folder (default ``OUT.checkpoints``)."""
+    checkpoint_dir = Path(checkpoint_dir or Path(str(out) + ".checkpoints"))
+    check_output(out, MODEL, overwrite=overwrite or resume,
+                 inputs=[("dataset", data), ("checkpoint folder", checkpoint_dir)])
+    check_output(checkpoint_dir, CHECKPOINTS, overwrite=overwrite or resume, inputs=[("dataset", data)],
+                 option="--checkpoint-dir")
+    return checkpoint_dir
 
 
 def _template(algo, params, *, block_size, seed, n_features, n_rows):
@@ -139,14 +161,14 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
     if int(meta["n_classes"]) != 2:
         raise DataError(f"online binary classifiers need two classes, the data has {meta['n_classes']}", path=data,
                         fix="pick a binary dataset")
-    _check_writable(out, overwrite, resume)
+    checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     n_rows = int(meta["n_rows"]) if limit is None else min(int(limit), int(meta["n_rows"]))
     n_features = int(meta["n_features"])
     job = job_description(algo, data, params, block_size=block_size, seed=seed, scaling=scaling, permute=permute,
                           limit=limit, n_rows=n_rows)
-    store = CheckpointStore(checkpoint_dir or Path(str(out) + ".checkpoints"))
+    store = CheckpointStore(checkpoint_dir)
     model = _template(algo, params, block_size=block_size, seed=seed, n_features=n_features, n_rows=n_rows)
-    resume_from = store.start(job, resume=resume)
+    resume_from = store.start(job, resume=resume, overwrite=overwrite)
     if resume_from is not None:
         _, scaler, ckpt_meta = load_model(resume_from)
         start = {"checkpoint": str(resume_from.resolve()), "history": ckpt_meta.get("history", [])}
@@ -178,10 +200,11 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
     seconds = time.perf_counter() - t0
     model = _with_state(model, result["arrays"], result["scalars"])
     report = _report(algo, data, model, result, seconds, n_start, block_size, seed, scaling, engine)
-    save_model(model, out, scaler=scaler, overwrite=True, extra_meta={"trained_on": job, "report": report})
+    save_model(model, out, scaler=scaler, overwrite=True, extra_meta={"trained_on": job, "report": report},
+               inputs=[("dataset", data), ("checkpoint folder", store.dir)], option="--out")
     report["model_path"] = str(out)
     if not keep_checkpoints:
-        shutil.rmtree(store.dir, ignore_errors=True)
+        store.clear()
     return report
 
 

@@ -2,7 +2,9 @@
 
 The file is parsed and checked completely before anything is written, then written in
 ``chunk_rows`` blocks into a temporary directory that is renamed into place only when complete:
-a failing ingest leaves nothing behind, and a failing ``overwrite`` keeps the old copy.
+a failing ingest leaves nothing behind, and a failing ``overwrite`` keeps the old copy. The
+output is checked before parsing starts: it may replace only a dataset (with ``overwrite``), and
+never the source file or a folder holding it (:mod:`storage.outputs`).
 """
 
 from __future__ import annotations
@@ -13,18 +15,19 @@ import numpy as np
 
 from .errors import DataError
 from .labels import canonical
-from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, atomic_output_dir, check_dtype, open_features, read_meta
+from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype, open_features, read_chunk, read_meta
+from .outputs import DATASET, atomic_output_dir, check_output
 from .readers import read_dataset
 from .registry import resolve_dataset
 
 _REQUIRED = {"n_rows": int, "n_features": int, "dtype": str, "chunk_rows": int, "label_map": list,
-             "n_classes": int, "kind": str}
+             "n_classes": int, "kind": str, "checksums": dict}
 _REQUIRED_INGEST = {"source": str, "sha256": str, "format": str, "class_counts": dict}
 
 
 def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", classes=None,
            n_classes: int | None = None, fmt: str | None = None, overwrite: bool = False,
-           data_dir=None) -> dict:
+           data_dir=None, n_features: int | None = None) -> dict:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
@@ -44,9 +47,13 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     fmt : str, optional
         Input format; detected when omitted (see :func:`storage.readers.detect_format`).
     overwrite : bool, default False
-        Replace an existing ``out`` (atomically: the old copy survives a failure).
+        Replace an existing dataset ``out`` (atomically: the old copy survives a failure). Anything
+        at ``out`` that is not a dataset, and the source itself, are never replaced.
     data_dir : str or Path, optional
         Datasets folder for registry names; default ``$OMKL_DATA_DIR`` or ``../shared/datasets``.
+    n_features : int, optional
+        LIBSVM: the feature count (indices above it are an error; a split whose rows use fewer
+        features is padded with zero columns). Default: the largest index in the file.
 
     Returns
     -------
@@ -55,12 +62,10 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     """
     dtype = check_dtype(dtype)
     chunk_rows = _check_chunk_rows(chunk_rows)
-    out = Path(out).absolute()
-    if out.exists() and not overwrite:  # fail before spending time on parsing
-        raise FileExistsError(f"{out} already exists; pass --overwrite (overwrite=True) to replace it, "
-                              "or choose another --out")
     path = resolve_dataset(source, data_dir=data_dir)
-    ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes)
+    inputs = [("source file", path)]
+    out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
+    ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features)
     _check_fits_dtype(ds.X, dtype, path)
     meta = {
         "kind": "ingest",
@@ -77,7 +82,7 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     if ds.permutations is not None:
         # The permutations are not copied (the source file keeps them); note that they exist.
         meta["n_permutations"] = int(ds.permutations.shape[0])
-    with atomic_output_dir(out, overwrite=overwrite) as tmp:
+    with atomic_output_dir(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer = DatasetWriter(tmp, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype)
         for lo in range(0, ds.n_rows, chunk_rows):
             writer.append(ds.X[lo:lo + chunk_rows], ds.y[lo:lo + chunk_rows])
@@ -102,6 +107,17 @@ def dataset_info(directory) -> dict:
                             fix="re-ingest the dataset with --overwrite")
     _check_arrays(directory, meta)
     _check_labels_meta(directory, meta)
+    return meta
+
+
+def verify_dataset(directory) -> dict:
+    """Full check of a dataset directory: :func:`dataset_info`, then every chunk read and compared
+    with its checksums (features and labels). Returns the metadata; raises DataError naming the
+    first damaged chunk."""
+    meta = dataset_info(directory)
+    features = open_features(directory)
+    for c in range(len(meta["checksums"]["features"])):
+        read_chunk(directory, features, meta, c)
     return meta
 
 
@@ -160,7 +176,25 @@ def _check_arrays(directory: Path, meta: dict) -> None:
     if str(features.dtype) != meta["dtype"]:
         raise DataError(f"features.zarr is {features.dtype} but meta.json says {meta['dtype']}",
                         path=directory, fix="re-ingest the dataset with --overwrite")
-    n_labels = pq.ParquetFile(str(directory / "labels.parquet")).metadata.num_rows
+    rows_per_chunk = min(meta["chunk_rows"], max(meta["n_rows"], 1))
+    if tuple(features.chunks) != (rows_per_chunk, max(meta["n_features"], 1)):
+        raise DataError(f"features.zarr has chunks {tuple(features.chunks)} but meta.json says "
+                        f"{meta['chunk_rows']} rows per chunk", path=directory, fix="re-ingest the dataset with --overwrite")
+    n_chunks = -(-meta["n_rows"] // rows_per_chunk)
+    sums = meta["checksums"]
+    if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in ("features", "labels")):
+        raise DataError(f"meta.json's checksums do not list one per chunk ({n_chunks})",
+                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
+    restore = "restore the dataset from a copy, or re-ingest it (--overwrite)"
+    stored = features.nchunks_initialized
+    if stored != n_chunks:
+        raise DataError(f"{n_chunks - stored} of the {n_chunks} feature chunk files are missing",
+                        path=directory / "features.zarr", fix=restore)
+    try:
+        n_labels = pq.ParquetFile(str(directory / "labels.parquet")).metadata.num_rows
+    except Exception as exc:  # pyarrow's errors name no file
+        raise DataError(f"labels.parquet cannot be read ({type(exc).__name__}: {exc})",
+                        path=directory / "labels.parquet", fix=restore) from None
     if n_labels != meta["n_rows"]:
         raise DataError(f"labels.parquet has {n_labels} rows but meta.json says {meta['n_rows']}",
                         path=directory, fix="re-ingest the dataset with --overwrite")

@@ -6,20 +6,21 @@
       features.zarr/   zarr v3 array (n_rows, n_features), chunked by rows
       labels.parquet   one int64 column ``y`` (internal labels: +-1 binary, 0..K-1 multi-class)
       meta.json        schema_version, kind, source, sha256, format, label_map, n_rows,
-                       n_features, n_classes, class_counts, dtype, chunk_rows, created
+                       n_features, n_classes, class_counts, dtype, chunk_rows, created,
+                       checksums (sha256 of every chunk's features and labels), meta_sha256
 
-A dataset is built in a temporary sibling directory and renamed into place only when complete,
-so a failed ingest leaves nothing behind and an ``--overwrite`` never loses the old copy early.
+A dataset is built in a temporary sibling directory and renamed into place only when complete
+(:func:`storage.outputs.atomic_output_dir`), so a failed ingest leaves nothing behind and an
+``--overwrite`` never loses the old copy early. Every chunk is checked against its checksum when
+it is read (:func:`read_chunk`) -- a damaged or missing chunk is an error, never zeros -- and
+``meta_sha256`` covers the rest of meta.json (the label map included) and the chunk checksums.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
+import hashlib
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,9 @@ import pyarrow.parquet as pq
 import zarr
 
 from .errors import DataError
+from .outputs import uninterrupted
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
 FEATURES = "features.zarr"
 LABELS = "labels.parquet"
 META = "meta.json"
@@ -41,40 +43,6 @@ def check_dtype(dtype: str) -> str:
     if str(dtype) not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
     return str(dtype)
-
-
-@contextlib.contextmanager
-def atomic_output_dir(out, *, overwrite: bool = False):
-    """Yield a fresh temporary directory that becomes ``out`` only if the block succeeds.
-
-    An existing ``out`` is refused unless ``overwrite``; with ``overwrite`` the old copy is moved
-    aside, the new one renamed in, and only then the old one deleted.
-    """
-    out = Path(out).absolute()
-    if out.exists() and not overwrite:
-        raise FileExistsError(
-            f"{out} already exists; pass --overwrite (overwrite=True) to replace it, or choose another --out"
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, old)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        if old is not None:
-            os.replace(old, out)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 class DatasetWriter:
@@ -90,15 +58,20 @@ class DatasetWriter:
         self.directory = Path(directory)
         self.n_rows, self.n_features = int(n_rows), int(n_features)
         self.chunk_rows, self.dtype = int(chunk_rows), check_dtype(dtype)
-        self._features = zarr.create_array(
-            store=str(self.directory / FEATURES),
-            shape=(self.n_rows, self.n_features),
-            chunks=(min(self.chunk_rows, max(self.n_rows, 1)), max(self.n_features, 1)),
-            dtype=self.dtype,
-            fill_value=0.0,
-        )
-        self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
+        with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
+            self._features = zarr.create_array(
+                store=str(self.directory / FEATURES),
+                shape=(self.n_rows, self.n_features),
+                chunks=(min(self.chunk_rows, max(self.n_rows, 1)), max(self.n_features, 1)),
+                dtype=self.dtype,
+                fill_value=0.0,
+                # an all-zero chunk is stored too: a chunk file that is missing is then always damage
+                config={"write_empty_chunks": True},
+            )
+            self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
         self.rows_written = 0
+        self._digests = {"features": [], "labels": []}
+        self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
     def append(self, X: np.ndarray, y: np.ndarray) -> None:
         X = np.asarray(X)
@@ -108,13 +81,31 @@ class DatasetWriter:
         lo, hi = self.rows_written, self.rows_written + len(X)
         if hi > self.n_rows:
             raise ValueError(f"writing rows {lo}:{hi} past the declared {self.n_rows} rows")
-        self._features[lo:hi] = X.astype(self.dtype, copy=False)
-        self._labels.write_table(pa.table({"y": y}))
+        X = np.ascontiguousarray(X, dtype=self.dtype)
+        with uninterrupted():
+            self._features[lo:hi] = X
+            self._labels.write_table(pa.table({"y": y}))
+        self._hash_rows(X, y, lo)
         self.rows_written = hi
+
+    def _hash_rows(self, X, y, lo):
+        """Feed rows [lo, lo + len(X)) to the checksums of the chunks they fall in."""
+        pos = 0
+        while pos < len(X):
+            take = min(len(X) - pos, self.chunk_rows - (lo + pos) % self.chunk_rows)
+            hx, hy = self._open_chunk
+            hx.update(X[pos:pos + take].tobytes())
+            hy.update(np.ascontiguousarray(y[pos:pos + take], dtype="<i8").tobytes())
+            pos += take
+            if (lo + pos) % self.chunk_rows == 0 or lo + pos == self.n_rows:
+                self._digests["features"].append(hx.hexdigest())
+                self._digests["labels"].append(hy.hexdigest())
+                self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
     def close(self, meta: dict) -> dict:
         """Finish the files and write ``meta.json``; returns the full metadata written."""
-        self._labels.close()
+        with uninterrupted():
+            self._labels.close()
         if self.rows_written != self.n_rows:
             raise ValueError(f"wrote {self.rows_written} rows but declared {self.n_rows}")
         full = {
@@ -125,9 +116,17 @@ class DatasetWriter:
             "chunk_rows": self.chunk_rows,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             **meta,
+            "checksums": {"algorithm": "sha256", **self._digests},
         }
+        full["meta_sha256"] = meta_digest(full)
         (self.directory / META).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
         return full
+
+
+def meta_digest(meta: dict) -> str:
+    """sha256 of meta.json's content other than itself (canonical JSON)."""
+    body = {k: v for k, v in meta.items() if k != "meta_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def read_meta(directory) -> dict:
@@ -149,12 +148,53 @@ def read_meta(directory) -> dict:
         raise DataError(
             f"dataset schema version {meta.get('schema_version')!r}, this omkl-dist reads {SCHEMA_VERSION}",
             path=directory, fix="re-ingest the dataset with this version of omkl-dist (--overwrite)")
+    if meta.get("meta_sha256") != meta_digest(meta):
+        raise DataError("meta.json does not match its recorded hash (meta_sha256): it was edited or damaged "
+                        "after the dataset was written", path=meta_path,
+                        fix="restore meta.json from a copy, or re-ingest the dataset (--overwrite)")
     return meta
 
 
 def open_features(directory):
     """The zarr feature array (read-only)."""
-    return zarr.open_array(str(Path(directory) / FEATURES), mode="r")
+    path = Path(directory) / FEATURES
+    try:
+        return zarr.open_array(str(path), mode="r")
+    except Exception as exc:  # zarr's errors name no file
+        raise DataError(f"features.zarr cannot be opened ({type(exc).__name__}: {exc})", path=path,
+                        fix="restore the dataset from a copy, or re-ingest it (--overwrite)") from None
+
+
+def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Chunk ``c`` as ``(X in the stored dtype, y int64)``, checked against its checksums.
+
+    Raises
+    ------
+    DataError
+        The chunk is missing, unreadable or not what was written (naming the file and the rows).
+    """
+    directory = Path(directory)
+    chunk_rows, n_rows = int(meta["chunk_rows"]), int(meta["n_rows"])
+    lo, hi = c * chunk_rows, min(n_rows, (c + 1) * chunk_rows)
+    where = f"chunk {c} (rows {lo}..{hi - 1})"
+    fix = "restore the dataset from a copy, or re-ingest it (--overwrite); `omkl data verify DIR` checks every chunk"
+    sums = meta["checksums"]
+    try:
+        X = np.ascontiguousarray(features[lo:hi])
+    except Exception as exc:  # zarr/codec errors name no file
+        raise DataError(f"{where} of the features cannot be read ({type(exc).__name__}: {exc})",
+                        path=directory / FEATURES, fix=fix) from None
+    if hashlib.sha256(X.tobytes()).hexdigest() != sums["features"][c]:
+        raise DataError(f"{where} of the features does not match its checksum (a chunk file is missing or damaged)",
+                        path=directory / FEATURES, fix=fix)
+    try:
+        y = read_labels(directory, lo, hi)
+    except Exception as exc:  # pyarrow errors name no row group
+        raise DataError(f"the labels of {where} cannot be read ({type(exc).__name__}: {exc})",
+                        path=directory / LABELS, fix=fix) from None
+    if hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest() != sums["labels"][c]:
+        raise DataError(f"the labels of {where} do not match their checksum", path=directory / LABELS, fix=fix)
+    return X, y
 
 
 def read_labels(directory, start: int = 0, stop: int | None = None) -> np.ndarray:

@@ -4,26 +4,29 @@
 
     DIR/
       state.zarr/   one array per state entry
-      model.json    schema_version, kind="model", the caller's metadata, and per array its
-                    dtype, shape and sha256
+      model.json    schema_version, kind="model", the caller's metadata, per array its
+                    dtype, shape and sha256, and meta_sha256 over all of that
 
-Written atomically (temporary directory + rename); loading verifies the schema version and every
-checksum and never unpickles.
+Written atomically (temporary directory + rename, replacing only an earlier model); loading checks
+model.json's structure, each array's declared shape against zarr's own metadata and the memory it
+would take *before* reading it, then the schema version and every checksum; it never unpickles.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import zarr
 
 from .errors import DataError
-from .layout import atomic_output_dir
+from .layout import meta_digest
+from .outputs import MODEL, atomic_output_dir, uninterrupted
 
-MODEL_SCHEMA_VERSION = 1
+MODEL_SCHEMA_VERSION = 2  # 2: meta_sha256 covers model.json
 STATE = "state.zarr"
 MODEL_META = "model.json"
 
@@ -32,10 +35,16 @@ def _digest(a: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
-def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False) -> Path:
-    """Write ``arrays`` (name -> numeric ndarray) and JSON-able ``meta`` to ``directory``."""
-    with atomic_output_dir(directory, overwrite=overwrite) as tmp:
-        group = zarr.open_group(str(tmp / STATE), mode="w")
+def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False, inputs=(),
+                option: str = "--model-out") -> Path:
+    """Write ``arrays`` (name -> numeric ndarray) and JSON-able ``meta`` to ``directory``.
+
+    ``inputs``: (label, path) pairs the directory must not be, lie in or contain (see
+    :func:`storage.outputs.check_output`); ``option`` names it in messages.
+    """
+    with atomic_output_dir(directory, kind=MODEL, overwrite=overwrite, inputs=inputs, option=option) as tmp:
+        with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
+            group = zarr.open_group(str(tmp / STATE), mode="w")
         index = {}
         for name, value in arrays.items():
             a = np.asarray(value)
@@ -43,39 +52,113 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False)
                 raise TypeError(f"state array {name!r} has dtype {a.dtype}; only numeric arrays are stored")
             if a.ndim == 0:
                 raise TypeError(f"state array {name!r} is a scalar; store scalars in the metadata")
-            # one chunk per array: model state is read whole; empty dimensions still need chunk >= 1
-            group.create_array(name, shape=a.shape, dtype=a.dtype, chunks=tuple(max(n, 1) for n in a.shape))
-            if a.size:
-                group[name][...] = a
+            with uninterrupted():
+                # one chunk per array: model state is read whole; empty dimensions still need chunk >= 1
+                group.create_array(name, shape=a.shape, dtype=a.dtype, chunks=tuple(max(n, 1) for n in a.shape))
+                if a.size:
+                    group[name][...] = a
             index[name] = {"dtype": str(a.dtype), "shape": list(a.shape), "sha256": _digest(a)}
         full = {"schema_version": MODEL_SCHEMA_VERSION, "kind": "model", **meta, "arrays": index}
+        full["meta_sha256"] = meta_digest(full)
         (tmp / MODEL_META).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
     return Path(directory)
 
 
-def read_state(directory) -> tuple[dict, dict]:
-    """Read back ``(arrays, meta)``; a missing file, other schema or bad checksum is a DataError."""
+_DAMAGED = "the model directory is damaged; restore it from a copy or retrain"
+_NUMERIC_KINDS = "biuf"
+
+
+def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dict]:
+    """Read back ``(arrays, meta)``; anything missing, malformed, too large or not matching its
+    checksum is a DataError naming the file and the array.
+
+    ``memory_limit``: bytes the arrays may take (default: the memory available now).
+    """
     directory = Path(directory)
     meta_path = directory / MODEL_META
-    if not meta_path.is_file() or not (directory / STATE).exists():
+    if not meta_path.is_file() or not (directory / STATE).is_dir():
         raise DataError("not a saved model (needs model.json and state.zarr)", path=directory,
                         fix="save one with `omkl run ... --model-out DIR` or omkl_dist's save_model")
     try:
         meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise DataError(f"model.json is not valid JSON ({exc})", path=meta_path,
-                        fix="the model directory is damaged; restore it or retrain") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"model.json is not valid JSON ({exc})", path=meta_path, fix=_DAMAGED) from None
+    if not isinstance(meta, dict):
+        raise DataError("model.json does not hold a JSON object", path=meta_path, fix=_DAMAGED)
     version = meta.get("schema_version")
     if version != MODEL_SCHEMA_VERSION:
         raise DataError(f"model schema version {version!r}, this omkl-dist reads {MODEL_SCHEMA_VERSION}",
                         path=directory, fix="load it with the omkl-dist version that wrote it, or retrain")
-    group = zarr.open_group(str(directory / STATE), mode="r")
+    index = _check_index(meta.get("arrays"), meta_path, memory_limit)
+    try:
+        group = zarr.open_group(str(directory / STATE), mode="r")
+    except Exception as exc:  # zarr's errors name no file
+        raise DataError(f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE,
+                        fix=_DAMAGED) from None
     arrays = {}
-    for name, info in meta["arrays"].items():
-        shape = tuple(info["shape"])
-        a = np.asarray(group[name][...]) if np.prod(shape) else np.zeros(shape, dtype=info["dtype"])
-        if _digest(a) != info["sha256"]:
-            raise DataError(f"state array {name!r} does not match its checksum", path=directory,
-                            fix="the model directory is damaged; restore it or retrain")
-        arrays[name] = a
+    for name, (shape, dtype, digest) in index.items():
+        arrays[name] = _read_array(group, name, shape, dtype, digest, directory / STATE)
+    if meta.get("meta_sha256") != meta_digest(meta):
+        raise DataError("model.json does not match its recorded hash (meta_sha256): it was edited or damaged "
+                        "after the model was saved", path=meta_path, fix=_DAMAGED)
     return arrays, meta
+
+
+def _check_index(index, meta_path: Path, memory_limit) -> dict:
+    """model.json's ``arrays`` as {name: (shape, dtype, sha256)}, each entry checked, and the whole
+    small enough to read."""
+    if not isinstance(index, dict):
+        raise DataError("model.json has no 'arrays' object", path=meta_path, fix=_DAMAGED)
+    out, total = {}, 0
+    for name, info in index.items():
+        try:
+            shape = tuple(info["shape"])
+            dtype = np.dtype(info["dtype"])
+            digest = info["sha256"]
+            ok = (all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+                  and dtype.kind in _NUMERIC_KINDS and isinstance(digest, str))
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise DataError(f"model.json's entry for state array {name!r} is malformed (needs a non-negative "
+                            "integer shape, a numeric dtype and a sha256)", path=meta_path, fix=_DAMAGED)
+        out[name] = (shape, dtype, digest)
+        total += math.prod(shape) * dtype.itemsize
+    limit = _available_memory() if memory_limit is None else int(memory_limit)
+    if total > limit:
+        raise DataError(f"the model's arrays would take {total / 2**30:.1f} GiB, more than the {limit / 2**30:.1f} "
+                        "GiB of memory available", path=meta_path,
+                        fix="load it on a machine with more memory; if the model is small, model.json is damaged")
+    return out
+
+
+def _available_memory() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def _read_array(group, name, shape, dtype, digest, where: Path) -> np.ndarray:
+    if math.prod(shape) == 0:
+        a = np.zeros(shape, dtype=dtype)
+    else:
+        try:
+            stored = group[name]
+        except KeyError:
+            raise DataError(f"state array {name!r} is missing", path=where, fix=_DAMAGED) from None
+        except Exception as exc:
+            raise DataError(f"state array {name!r} cannot be opened ({type(exc).__name__}: {exc})", path=where,
+                            fix=_DAMAGED) from None
+        if tuple(getattr(stored, "shape", ())) != shape or getattr(stored, "dtype", None) != dtype:
+            # checked before reading: a shape edited in zarr.json must not allocate anything
+            raise DataError(f"state array {name!r} is stored as {getattr(stored, 'shape', '?')} "
+                            f"{getattr(stored, 'dtype', '?')}, model.json says {shape} {dtype}", path=where,
+                            fix=_DAMAGED)
+        try:
+            a = np.asarray(stored[...])
+        except Exception as exc:  # codec errors (e.g. a truncated chunk) name no file
+            raise DataError(f"state array {name!r} cannot be read ({type(exc).__name__}: {exc})", path=where,
+                            fix=_DAMAGED) from None
+    if _digest(a) != digest:
+        raise DataError(f"state array {name!r} does not match its checksum", path=where, fix=_DAMAGED)
+    return a

@@ -29,6 +29,7 @@ when there is one; for LIBSVM it is the 1-based feature index (label errors name
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import hashlib
@@ -112,7 +113,7 @@ class Dataset:
 # public entry point
 
 
-def read_dataset(path, *, fmt=None, classes=None, n_classes=None) -> Dataset:
+def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=None) -> Dataset:
     """Read a labelled dataset file.
 
     Parameters
@@ -127,6 +128,9 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None) -> Dataset:
         a test file holding only positives) so its labels map like the training split's.
     n_classes : int, optional
         Expected number of classes; data with more classes is refused.
+    n_features : int, optional
+        The feature count. LIBSVM: indices above it are an error and rows using fewer features
+        get zero columns (default: the largest index). Other formats: must equal their columns.
 
     Returns
     -------
@@ -142,7 +146,13 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None) -> Dataset:
     sha = hashlib.sha256(stored).hexdigest()
     content = _decompress(stored, path)
     fmt = _check_fmt(fmt, path) if fmt is not None else detect_format(path, content)
-    parsed = _READERS[fmt](content, path)
+    if fmt == "libsvm":
+        parsed = _read_libsvm(content, path, n_features=n_features)
+    else:
+        parsed = _READERS[fmt](content, path)
+        if n_features is not None and parsed.X.shape[1] != n_features:
+            raise DataError(f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
+                            path=path, fix="drop --n-features (it is for LIBSVM files) or correct it")
     _check_finite(parsed, path)
     y, label_map = _normalise(parsed, classes=classes, n_classes=n_classes, path=path)
     return Dataset(X=np.ascontiguousarray(parsed.X, dtype=np.float64), y=y, label_map=label_map, fmt=fmt,
@@ -222,14 +232,20 @@ def _decompress(stored: bytes, path: Path) -> bytes:
                             fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage") from None
         if not content.strip():
             raise _empty(path)
-        return content
+        return _strip_bom(content)
     for magic, name in _OTHER_MAGIC.items():
         if stored.startswith(magic):
             raise DataError(f"{name}-compressed file; only gzip is read", path=path,
                             fix="decompress it, or re-compress it with gzip")
     if not stored.strip():
         raise _empty(path)
-    return stored
+    return _strip_bom(stored)
+
+
+def _strip_bom(content: bytes) -> bytes:
+    """Drop a UTF-8 byte-order mark (spreadsheet exports write one): it would make the first row's
+    first field non-numeric, so the row would be taken for a header and lost."""
+    return content[len(codecs.BOM_UTF8):] if content.startswith(codecs.BOM_UTF8) else content
 
 
 def _check_fmt(fmt: str, path) -> str:
@@ -340,19 +356,52 @@ def _data_line_mapper(body: bytes, first_number: int, delimiter):
 # ---- LIBSVM
 
 
-def _read_libsvm(content: bytes, path: Path) -> _Parsed:
+_MAX_LIBSVM_INDEX = 2**31 - 2  # the parser's (and a dense matrix's) limit
+_SPARSE_REFUSAL_BYTES = 2**30  # densifying more than this at under 1 % fill is refused as a likely typo
+
+
+def _read_libsvm(content: bytes, path: Path, n_features: int | None = None) -> _Parsed:
     from sklearn.datasets import load_svmlight_file
 
     try:
         X, y = load_svmlight_file(io.BytesIO(content), zero_based=False)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         _diagnose_libsvm(content, path)
         raise DataError(f"could not parse LIBSVM data ({exc})", path=path,
                         fix="check the file is `label index:value ...` with 1-based sorted indices") from None
     if X.shape[0] == 0:
         raise _empty(path)
-    return _Parsed(X=X.toarray(), y_raw=y, line_of=_libsvm_line_mapper(content),
-                   column_of=lambda j: j + 1)
+    line_of = _libsvm_line_mapper(content)
+    width = X.shape[1] if n_features is None else int(n_features)
+    if X.nnz:
+        row_max = np.maximum.reduceat(X.indices, X.indptr[:-1][np.diff(X.indptr) > 0]) + 1
+        rows = np.flatnonzero(np.diff(X.indptr) > 0)
+        worst = int(rows[int(np.argmax(row_max))])
+        top = int(row_max.max())
+        if top > width:
+            raise DataError(f"feature index {top} is above n_features={width}", path=path, row=line_of(worst),
+                            column=top, fix="correct the index, or raise --n-features")
+        _check_dense_size(X, width, top, line_of(worst), path)
+    dense = np.zeros((X.shape[0], width))
+    dense[:, :X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
+    return _Parsed(X=dense, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
+
+
+def _check_dense_size(X, width: int, top: int, row: int, path: Path) -> None:
+    """Features are stored densely: refuse a matrix that cannot fit, or one that is huge and nearly
+    empty (one stray index such as 1000000000 in a file of small indices), before allocating it."""
+    import psutil
+
+    need = X.shape[0] * width * 8
+    fill = X.nnz / max(X.shape[0] * width, 1)
+    available = psutil.virtual_memory().available
+    if need > available // 2 or (need > _SPARSE_REFUSAL_BYTES and fill < 0.01):
+        raise DataError(f"feature index {top} makes the dense feature matrix {X.shape[0]:,} x {width:,} = "
+                        f"{need / 2**30:.1f} GiB ({100 * fill:.4f} % non-zero; {available / 2**30:.1f} GiB of memory "
+                        "available)", path=path, row=row, column=top,
+                        fix="check that index for a typo; pass --n-features with the true feature count to have "
+                            "indices above it reported; features are stored densely, so data this sparse is not "
+                            "supported")
 
 
 def _libsvm_line_mapper(content: bytes):
@@ -382,6 +431,10 @@ def _diagnose_libsvm(content: bytes, path: Path) -> None:
                 raise DataError(f"token {_show(token)} is not `index:value`", path=path, row=number,
                                 fix="LIBSVM rows are `label index:value ...`; if this is dense text pass fmt='dense'")
             column = int(index)
+            if column > _MAX_LIBSVM_INDEX:
+                raise DataError(f"feature index {column} is too large (at most {_MAX_LIBSVM_INDEX:,})", path=path,
+                                row=number, column=column,
+                                fix="check that index for a typo; LIBSVM indices are 1..n_features")
             if int(index) < 1:
                 raise DataError("feature index 0 in a 1-based LIBSVM file", path=path, row=number, column=column,
                                 fix="shift indices by +1 (LIBSVM indices start at 1)")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .ingest import dataset_info
-from .layout import open_features, read_labels
+from .layout import open_features, read_chunk
 
 
 class Stream:
@@ -126,8 +126,9 @@ class Stream:
             if skip >= hi - lo:
                 skip -= hi - lo
                 continue
-            X = np.asarray(self._features[lo:hi], dtype=np.float64)
-            y = read_labels(self.directory, lo, hi)
+            X, y = read_chunk(self.directory, self._features, self.meta, int(c))  # checked against its checksums
+            c0 = int(c) * self.chunk_rows
+            X, y = np.asarray(X[lo - c0:hi - c0], dtype=np.float64), y[lo - c0:hi - c0]
             if perm is not None:
                 X, y = X[perm], y[perm]
             if skip:
@@ -183,8 +184,10 @@ def load_arrays(directory):
     Use :func:`open_stream` for data that may not fit in memory.
     """
     meta = dataset_info(directory)
-    X = np.ascontiguousarray(open_features(directory)[:], dtype=np.float64)
-    return X, read_labels(directory), meta
+    features = open_features(directory)
+    chunks = [read_chunk(directory, features, meta, c) for c in range(len(meta["checksums"]["features"]))]
+    X = np.ascontiguousarray(np.concatenate([X for X, _ in chunks]), dtype=np.float64)
+    return X, np.concatenate([y for _, y in chunks]), meta
 
 
 def _join(pieces):

@@ -69,7 +69,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, atomic_output_dir, check_dtype
+from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype
+from .outputs import DATASET, atomic_output_dir
 
 __all__ = ["GENERATOR_NAME", "generator_params", "score", "clean_labels", "iter_blocks", "synthesize"]
 
@@ -301,7 +302,7 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
     dtype : {"float64", "float32"}
         Stored feature dtype.
     overwrite : bool
-        Replace an existing ``out``.
+        Replace an existing dataset ``out`` (anything else there is refused).
 
     Returns
     -------
@@ -338,7 +339,7 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
     record = np.dtype([("x", np.dtype(dtype).newbyteorder("<"), (features,)), ("y", "<i8")])
     digest = hashlib.sha256()
     n_pos = 0
-    with atomic_output_dir(Path(out), overwrite=overwrite) as tmp:
+    with atomic_output_dir(Path(out), kind=DATASET, overwrite=overwrite) as tmp:
         writer = DatasetWriter(tmp, n_rows=rows, n_features=features, chunk_rows=chunk_rows, dtype=dtype)
         blocks = iter_blocks(rows=rows, features=features, seed=seed, noise=noise, generator=params)
         for X, y in _rechunk(blocks, chunk_rows):

@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cluster.local import _alive, _group_alive, connect, read_state
+from cluster.local import _group_alive, connect, read_state
 from omkl_dist.engine.local import ROUND_GROWTH, Rounds
 from storage.models import read_state as read_model
+from storage.outputs import process_alive
 from storage.synth import synthesize
 
 OMKL = [sys.executable, "-m", "pipelines.cli"]
@@ -45,7 +46,7 @@ def cluster(tmp_path_factory):
     finally:
         omkl("cluster", "down", "--run-dir", run_dir)
         pids = state["pids"]["workers"] + [state["pids"]["scheduler"]]
-        assert not any(_alive(p) or _group_alive(p) for p in pids), "a cluster process outlived `cluster down`"
+        assert not any(process_alive(p) or _group_alive(p) for p in pids), "a cluster process outlived `cluster down`"
         assert not (Path(run_dir) / "cluster.json").exists()
 
 
@@ -193,7 +194,7 @@ def test_bad_data_and_bad_output_are_clear_errors(cluster, stream, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     res = _submit(cluster, stream, blocker / "model", check=False)
-    assert res.returncode == 2 and "not a writable directory" in res.stderr
+    assert res.returncode == 2 and "is a file, not a folder" in res.stderr
     broken = tmp_path / "broken"
     broken.mkdir()
     for name in ("meta.json", "labels.parquet"):  # the features are missing: workers cannot read them

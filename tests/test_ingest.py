@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from storage import DataError, dataset_info, format_info, ingest, load_arrays, read_dataset
-from storage.layout import DatasetWriter, open_features
+from storage.layout import DatasetWriter, meta_digest, open_features
 
 ROWS = 10
 
@@ -169,7 +169,12 @@ def test_dataset_info_rejects_non_dataset_and_tampering(tmp_path, csv_file):
                                 ("class_counts", {"-1": 1, "1": 1}, "add up to 2"),
                                 ("sha256", None, "'sha256' is missing"),
                                 ("dtype", "float32", "is float64 but meta.json says float32")]:
-        (out / "meta.json").write_text(json.dumps({**meta, field: value}))
+        edited = {**meta, field: value}
+        (out / "meta.json").write_text(json.dumps(edited))
+        with pytest.raises(DataError, match="does not match its recorded hash"):  # any hand edit
+            dataset_info(out)
+        # an edit whose hash was recomputed still has to agree with the arrays it describes
+        (out / "meta.json").write_text(json.dumps({**edited, "meta_sha256": meta_digest(edited)}))
         with pytest.raises(DataError, match=match):
             dataset_info(out)
 

@@ -70,7 +70,7 @@ def test_damaged_or_foreign_directories_are_refused(australian, tmp_path):
     meta_path.write_text(json.dumps(meta))
     with pytest.raises(DataError, match="schema version 99"):
         load_model(tmp_path / "m")
-    meta["schema_version"] = 1
+    meta["schema_version"] = 2
     meta["arrays"]["w"]["sha256"] = "0" * 64
     meta_path.write_text(json.dumps(meta))
     with pytest.raises(DataError, match="checksum"):

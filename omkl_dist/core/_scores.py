@@ -17,6 +17,7 @@ import threading
 import numpy as np
 from numba import njit, prange
 
+from ._blas import fixed_shape_dots
 from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg, vexp_neg_n
 
@@ -643,7 +644,10 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
         cols = np.flatnonzero(exact[s0:s1]) + s0
         for r0, r1 in _row_chunks(len(Xb)):  # bounds the dot matrix whatever the segment length
             Xc, xc, oc = Xb[r0:r1], xsq[r0:r1], out[r0:r1]
-            dots = np.matmul(Xc, P.T, out=_dots_out(r1 - r0, s1 - s0))
+            if blas_exact:  # integers: every partial sum exact, the same bits in any product
+                dots = np.matmul(Xc, P.T, out=_dots_out(r1 - r0, s1 - s0))
+            else:  # a row's bits must not depend on the rows scored with it (a shard's share)
+                dots = fixed_shape_dots(Xc, P, out=_dots_out(r1 - r0, s1 - s0))
             if len(cols):
                 overwrite_exact_columns(Xc, pool.X, cols, s0, dots)
             if sparse:
@@ -657,9 +661,6 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
 
 
 def _row_chunks(n: int):
-    """Ranges of at most ``ROW_CHUNK`` rows covering ``n``, none of a single row unless n = 1: BLAS
-    gives a row the same bits in any product of several rows, not in a matrix-vector product."""
+    """Ranges of at most ``ROW_CHUNK`` rows covering ``n``."""
     bounds = list(range(0, n, ROW_CHUNK)) + [n]
-    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
-        del bounds[-2]
     return list(zip(bounds[:-1], bounds[1:]))

@@ -223,6 +223,20 @@ def _as_program(program_or_pool) -> KernelProgram:
     return compile_program(make_pool(program_or_pool))
 
 
+def _check_fits_in_memory(m: int, budget: int, d: int) -> None:
+    """The support-vector buffers are allocated whole (m kernels x budget slots x (d + 8) values):
+    refuse a budget that cannot fit before asking for the memory."""
+    import psutil
+
+    need = m * budget * (d + 8) * 8
+    available = psutil.virtual_memory().available
+    if need > available // 2:
+        raise ValueError(f"budget={budget:,} support vectors for each of {m} kernels on {d} features needs "
+                         f"{need / 2**30:,.1f} GiB, more than half of the {available / 2**30:.1f} GiB of memory "
+                         "available; a budget above the number of instances is never reached, so use at most that "
+                         "many (`omkl run`/`submit` cap it at the stream's length)")
+
+
 class BudgetEngine:
     """Block engine for the budget baselines: per-kernel learners with budget B each, plus Hedge.
 
@@ -282,6 +296,7 @@ class BudgetEngine:
         self.budget, self.seed, self.block_size = int(budget), int(seed), int(block_size)
         self.eta, self.lam, self.gamma = float(eta), float(lam), float(gamma)
         m, B, d = self.program.m, self.budget, int(n_features)
+        _check_fits_in_memory(m, B, d)
         self.kernel_ids = np.arange(m, dtype=np.int64) if kernel_ids is None else np.asarray(kernel_ids, dtype=np.int64)
         if self.kernel_ids.shape != (m,):
             raise ValueError(f"kernel_ids must hold one id per kernel ({m}), got shape {self.kernel_ids.shape}")

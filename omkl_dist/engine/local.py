@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..combiners.hedge import SPA, STOCHASTIC
+from ..core._blas import fixed_shape_dots
 from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys
@@ -197,7 +198,7 @@ class LocalEngine:
         """Every kernel's decision values on rows ``lo:hi`` of a segment against the pool as it
         is (no update): a shard's part of a round. Which dot products are taken in fixed order
         is decided on the whole segment, so the rows get the bits they get in :meth:`run_segment`
-        (BLAS gives a row the same bits in any product of several rows)."""
+        (BLAS products are taken in calls of one shape, :mod:`omkl_dist.core._blas`)."""
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
     def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment:
@@ -273,7 +274,7 @@ class LocalEngine:
 
     def _block_dots(self, Xs, keys) -> np.ndarray:
         """Gram of the block; columns of rows that repeat (in the block or the pool) in fixed order."""
-        XXt = Xs @ Xs.T
+        XXt = fixed_shape_dots(Xs, Xs)  # the same bits in-process and on a shard with other BLAS threads
         seen: dict[int, int] = {}
         for key in keys:
             seen[key] = seen.get(key, 0) + 1

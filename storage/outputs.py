@@ -1,0 +1,378 @@
+"""Where a command may write: only its own kind of output, never its inputs, checked before work.
+
+The rules every writing command follows (ingest, synth, run's ``--model-out``/``--trace-out``,
+submit's ``--out``/``--checkpoint-dir``, reproduce's ``--out``):
+
+- An existing path is replaced (with ``--overwrite``) only when it is recognised as the same kind
+  of output omkl-dist writes -- a dataset, a model, a checkpoint folder or a JSON report, by its
+  marker file and the entries it holds. Anything else is refused with its path and the fix.
+- No output may be one of the command's inputs, lie inside one, or contain one.
+- :func:`check_output` runs all of this (plus "can the folder be written?") before any work
+  starts, so a long run never ends in a lost result; :func:`atomic_output_dir` checks again under
+  a lock at the moment it writes.
+- A write happens in a hidden temporary sibling (``.NAME.tmp-PID-XXXX``) renamed into place when
+  complete. Concurrent writers of one output are serialised by a lock file (the second gets
+  :class:`OutputBusy`); SIGINT and SIGTERM remove the temporary folder (library writer threads
+  finish their chunk first, see :func:`uninterrupted`); what a killed process left behind is swept
+  by the next write of the same output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import threading
+from pathlib import Path
+
+from .errors import DataError
+
+# What each kind of output looks like on disk: its marker and every entry it may hold.
+DATASET, MODEL, CHECKPOINTS, JSON_REPORT = "dataset", "model", "checkpoint folder", "JSON report"
+_DIR_ENTRIES = {
+    DATASET: ("meta.json", {"meta.json", "features.zarr", "labels.parquet"}),
+    MODEL: ("model.json", {"model.json", "state.zarr"}),
+    CHECKPOINTS: ("job.json", {"job.json"}),  # plus ckpt-* saved models, see _is_own_entry
+}
+_MAX_REPORT_BYTES = 512 * 2**20  # a JSON report of ours is far smaller; a bigger file is not one
+
+
+class OutputBusy(DataError):
+    """Another process is writing the same output right now (the CLI exits 75, "try again later")."""
+
+
+# ---------------------------------------------------------------------------------------------
+# recognising our own outputs
+
+
+def _read_json(path: Path):
+    try:
+        if path.stat().st_size > _MAX_REPORT_BYTES:
+            return None
+        return json.loads(path.read_text())
+    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
+        return None
+
+
+def _marker_ok(kind: str, meta) -> bool:
+    if not isinstance(meta, dict):
+        return False
+    if kind == DATASET:
+        return meta.get("kind") in ("ingest", "synth") and "schema_version" in meta
+    if kind == MODEL:
+        return meta.get("kind") == "model" and "schema_version" in meta
+    if kind == CHECKPOINTS:
+        return "schema" in meta and "algo" in meta
+    return False
+
+
+def _is_own_entry(kind: str, name: str, allowed: set) -> bool:
+    if name in allowed:
+        return True
+    if kind == CHECKPOINTS:  # saved models and the temporary folders of one being written
+        return bool(re.fullmatch(r"ckpt-\d+", name) or re.fullmatch(r"\.ckpt-\d+\.(tmp|old)-.*", name)
+                    or re.fullmatch(r"\.ckpt-\d+\.lock", name))
+    return False
+
+
+def recognise(path, kind: str) -> str | None:
+    """None when ``path`` is an omkl-dist output of ``kind``; otherwise what it is instead."""
+    path = Path(path)
+    if kind == JSON_REPORT:
+        if not path.is_file():
+            return "a folder" if path.is_dir() else "not a regular file"
+        doc = _read_json(path)
+        # a trace of `omkl run` from before the marker existed is recognised by its two keys
+        if not (isinstance(doc, dict) and (doc.get("omkl_report") or {"report", "trace"} <= set(doc))):
+            return "a file that is not a JSON report written by omkl-dist"
+        return None
+    if not path.is_dir():
+        return "a file, not a folder"
+    marker, allowed = _DIR_ENTRIES[kind]
+    if not _marker_ok(kind, _read_json(path / marker)):
+        return f"a folder without omkl-dist's {marker}"
+    strangers = sorted(e.name for e in os.scandir(path) if not _is_own_entry(kind, e.name, allowed))
+    if strangers:
+        shown = ", ".join(strangers[:3]) + (f" and {len(strangers) - 3} more" if len(strangers) > 3 else "")
+        return f"a {kind} that also holds other files ({shown})"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the checks made before any work
+
+
+def _real(path) -> Path:
+    return Path(os.path.realpath(Path(path).expanduser()))
+
+
+def _relation(out: Path, inp: Path) -> str | None:
+    if out == inp:
+        return "is"
+    if inp in out.parents:
+        return "is inside"
+    if out in inp.parents:
+        return "contains"
+    return None
+
+
+def check_output(path, kind: str, *, overwrite: bool, inputs=(), option: str = "--out") -> Path:
+    """Check, before any work, that ``path`` may receive an output of ``kind``; return it absolute.
+
+    Parameters
+    ----------
+    path : str or Path
+        Where the command will write.
+    kind : str
+        ``DATASET``, ``MODEL``, ``CHECKPOINTS`` or ``JSON_REPORT``.
+    overwrite : bool
+        Whether an existing output of the same kind may be replaced.
+    inputs : iterable of (label, path)
+        The command's inputs and other outputs: the path may be none of them, lie inside one, or
+        contain one.
+    option : str
+        The command-line option that named ``path``, for messages.
+
+    Raises
+    ------
+    FileExistsError
+        ``path`` exists and ``overwrite`` is false.
+    DataError
+        ``path`` is, contains or lies inside an input, is something other than an output of
+        ``kind``, or its folder cannot be written.
+    """
+    out = Path(path).expanduser().absolute()
+    real = _real(out)
+    for label, inp in inputs:
+        if inp is None:
+            continue
+        how = _relation(real, _real(inp))
+        if how:
+            raise DataError(f"{option} {how} the {label} ({inp}); writing there would destroy it",
+                            path=out, fix=f"choose an {option} outside the {label}")
+    if out.exists() or out.is_symlink():
+        if not overwrite:
+            flag = "--overwrite" if kind != CHECKPOINTS else "--resume to continue that job, or --overwrite"
+            raise FileExistsError(f"{out} already exists; pass {flag} to replace it, or choose another {option}")
+        what = recognise(out, kind)
+        if what is not None:
+            raise DataError(f"{option} exists and is {what}; omkl-dist replaces only a {kind} it wrote itself",
+                            path=out, fix=f"choose another {option}, or move that path away yourself")
+    _check_parent_writable(out, option)
+    return out
+
+
+def _check_parent_writable(out: Path, option: str) -> None:
+    ancestor = out.parent
+    while not ancestor.exists():
+        if ancestor.is_symlink():
+            break  # a dangling link: the write itself will say so
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise DataError(f"cannot create {out}: {ancestor} is a file, not a folder", path=out,
+                        fix=f"choose another {option}")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise DataError(f"cannot create {out}: the folder {ancestor} is not writable", path=out,
+                        fix=f"choose another {option}, or make {ancestor} writable")
+
+
+# ---------------------------------------------------------------------------------------------
+# signals: cleanup on SIGINT / SIGTERM
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived during a write: raised so that cleanups run; exits 143 like a killed process."""
+
+    def __init__(self):
+        super().__init__(128 + signal.SIGTERM)
+
+
+_signal_state = {"depth": 0, "pending": None}
+
+
+def _raise_for(signum):
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated()
+
+
+def _on_signal(signum, frame):
+    if _signal_state["depth"]:
+        _signal_state["pending"] = signum  # raised when the current chunk write is done
+    else:
+        _raise_for(signum)
+
+
+@contextlib.contextmanager
+def _signals_raise():
+    """While writing: SIGINT and SIGTERM raise (so ``finally`` blocks clean up) -- main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def uninterrupted():
+    """Hold SIGINT/SIGTERM until the block ends: zarr writes a chunk from its own I/O thread, which
+    would go on writing (and recreate a removed temporary folder) after an interrupt raised in the
+    middle of the call."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _signal_state["depth"] += 1
+    try:
+        yield
+    finally:
+        _signal_state["depth"] -= 1
+        pending = _signal_state["pending"]
+        if not _signal_state["depth"] and pending is not None:
+            _signal_state["pending"] = None
+            _raise_for(pending)
+
+
+# ---------------------------------------------------------------------------------------------
+# lock, sweep, atomic write
+
+
+@contextlib.contextmanager
+def output_lock(out: Path):
+    """Hold ``.NAME.lock`` beside ``out`` for the duration of a write; :class:`OutputBusy` if held."""
+    lock = out.parent / f".{out.name}.lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise OutputBusy(f"another process is writing {out} right now (lock {lock})", path=out,
+                                 fix="wait for it to finish and run again, or choose another output") from None
+            raise
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed the file as we opened it: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+_TEMP = re.compile(r"\.(?P<name>.+)\.(?P<what>tmp|old)-(?P<pid>\d+)(-[0-9a-f]+)?")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (an exited child is reaped; a zombie counts as gone)."""
+    if pid == os.getpid():
+        return True
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def sweep_leftovers(out: Path) -> list[str]:
+    """Remove what dead writers of ``out`` left (call under its lock); a moved-aside old copy whose
+    replacement never arrived is put back. Returns the names handled."""
+    handled = []
+    if not out.parent.is_dir():
+        return handled
+    for entry in sorted(os.scandir(out.parent), key=lambda e: e.name):
+        m = _TEMP.fullmatch(entry.name)
+        if not m or m["name"] != out.name or process_alive(int(m["pid"])):
+            continue
+        path = Path(entry.path)
+        if m["what"] == "old" and not (out.exists() or out.is_symlink()):
+            os.replace(path, out)
+        elif path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        handled.append(entry.name)
+    return handled
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_output(out, *, kind: str, overwrite: bool = False, inputs=(), option: str = "--out", folder=True):
+    """Yield a fresh temporary path that becomes ``out`` only if the block succeeds.
+
+    Under the output's lock: what dead writers left is swept, :func:`check_output` is repeated,
+    and on success an existing ``out`` is moved aside, the new one renamed in, and only then the
+    old one deleted. On any exception -- SIGINT and SIGTERM included -- the temporary path is
+    removed and ``out`` is left as it was.
+    """
+    out = Path(out).expanduser().absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with output_lock(out), _signals_raise():
+        sweep_leftovers(out)
+        check_output(out, kind, overwrite=overwrite, inputs=inputs, option=option)
+        tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            if folder:
+                tmp.mkdir()  # mode 0777 less the umask, like any folder the user makes
+            yield tmp
+            with uninterrupted():
+                _swap_in(tmp, out)
+        except BaseException:
+            _remove(tmp)
+            raise
+
+
+def _swap_in(tmp: Path, out: Path) -> None:
+    old = None
+    if out.exists() or out.is_symlink():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, old)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        if old is not None:
+            os.replace(old, out)
+        raise
+    if old is not None:
+        _remove(old)
+
+
+def atomic_output_dir(out, *, kind: str, overwrite: bool = False, inputs=(), option: str = "--out"):
+    """:func:`atomic_output` for a folder output (a dataset, a model)."""
+    return atomic_output(out, kind=kind, overwrite=overwrite, inputs=inputs, option=option, folder=True)
+
+
+def write_json_report(out, document: dict, *, inputs=(), option: str = "--out") -> Path:
+    """Write ``document`` as a JSON report (replacing only an earlier JSON report of ours)."""
+    with atomic_output(out, kind=JSON_REPORT, overwrite=True, inputs=inputs, option=option, folder=False) as tmp:
+        with open(tmp, "x") as fh:
+            json.dump({"omkl_report": True, **document}, fh, indent=1)
+            fh.write("\n")
+    return Path(out)
