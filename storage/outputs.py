@@ -156,7 +156,7 @@ def check_output(path, kind: str, *, overwrite: bool, inputs=(), option: str = "
         if how:
             raise DataError(f"{option} {how} the {label} ({inp}); writing there would destroy it",
                             path=out, fix=f"choose an {option} outside the {label}")
-    if out.exists() or out.is_symlink():
+    if (out.exists() or out.is_symlink()) and not _empty_folder(out):  # an empty folder has nothing to lose
         if not overwrite:
             flag = "--overwrite" if kind != CHECKPOINTS else "--resume to continue that job, or --overwrite"
             raise FileExistsError(f"{out} already exists; pass {flag} to replace it, or choose another {option}")
@@ -166,6 +166,10 @@ def check_output(path, kind: str, *, overwrite: bool, inputs=(), option: str = "
                             path=out, fix=f"choose another {option}, or move that path away yourself")
     _check_parent_writable(out, option)
     return out
+
+
+def _empty_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink() and not any(os.scandir(path))
 
 
 def _check_parent_writable(out: Path, option: str) -> None:

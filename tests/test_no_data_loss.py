@@ -112,7 +112,7 @@ def test_checkpoint_store_replaces_and_clears_only_its_own_entries(tmp_path, dat
     with pytest.raises(DataError, match="replaces only a checkpoint folder it wrote"):
         store.start(job, resume=False, overwrite=True)
     (store.dir / "notes.txt").unlink()
-    store.start(job, resume=False)
+    store.start(job, resume=False)  # an empty folder is free to use
     with pytest.raises(FileExistsError, match="--resume to continue that job, or --overwrite"):
         store.start(job, resume=False)
     store.start(job, resume=False, overwrite=True)
@@ -178,8 +178,15 @@ def test_synth_and_run_outputs_replace_only_their_own_kind(tmp_path, csv_file):
     assert hidden(tmp_path) == []
 
 
+def test_an_empty_folder_may_receive_any_output(tmp_path, csv_file):
+    (tmp_path / "ds").mkdir()
+    assert invoke("data", "ingest", csv_file, "--out", tmp_path / "ds").exit_code == 0
+    verify_dataset(tmp_path / "ds")
+
+
 def test_run_checks_its_outputs_before_learning(tmp_path, csv_file):
     (tmp_path / "m").mkdir()  # not a model
+    (tmp_path / "m" / "draft.txt").write_text("mine")
     (tmp_path / "file").write_text("x")
     for args in (["--model-out", tmp_path / "m"], ["--model-out", tmp_path / "file" / "m"]):
         res = invoke("run", "--algo", "omkc", "--data", csv_file, "--quiet", "--trace-out", tmp_path / "t.json",
@@ -393,7 +400,7 @@ def big_csv(tmp_path_factory):
 @pytest.mark.parametrize("command,signum,code", [("synth", signal.SIGTERM, 143), ("synth", signal.SIGINT, 130),
                                                  ("ingest", signal.SIGINT, 130), ("ingest", signal.SIGTERM, 143)])
 def test_signal_during_a_write_leaves_nothing_behind(tmp_path, big_csv, command, signum, code):
-    for attempt, delay in enumerate((0.0, 0.1, 0.4)):
+    for attempt, delay in enumerate((0.0, 0.0, 0.01, 0.1, 0.4)):  # right after the folder appears, and later
         out = tmp_path / f"s{attempt}"
         args = (["data", "synth", "--rows", 2_000_000, "--features", 4, "--chunk-rows", 5_000] if command == "synth"
                 else ["data", "ingest", big_csv, "--chunk-rows", 250])  # 1,200 chunks: seconds of writing
@@ -418,11 +425,16 @@ def test_stale_leftovers_of_a_dead_writer_are_swept(tmp_path, dataset):
     (tmp_path / f".ds.tmp-{dead}-abcd1234" / "junk").write_text("x")
     os.replace(dataset, tmp_path / f".ds.old-{dead}")  # killed between the two renames of an overwrite
     (tmp_path / f".other.tmp-{dead}-00").mkdir()  # another output's: not ours to touch
-    assert sorted(sweep_leftovers(dataset)) == [f".ds.old-{dead}", f".ds.tmp-{dead}-abcd1234"]
-    verify_dataset(dataset)  # the old copy is back in place
+    before = snapshot(tmp_path / f".ds.old-{dead}")
+    # the next write of ds sweeps: the moved-aside copy is put back first, so ds exists again
+    with pytest.raises(FileExistsError):
+        synthesize(dataset, rows=10, features=2)
+    assert snapshot(dataset) == before
+    verify_dataset(dataset)
     assert hidden(tmp_path) == [f".other.tmp-{dead}-00"]
     synthesize(dataset, rows=10, features=2, overwrite=True)
     assert hidden(tmp_path) == [f".other.tmp-{dead}-00"]
+    assert sweep_leftovers(dataset) == []
 
 
 def test_a_second_writer_of_one_output_is_told_it_is_busy(tmp_path):
