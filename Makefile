@@ -13,17 +13,17 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m pipelines.demo
+	$(BIN)/python -m omkl_dist.pipelines.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python -m pipelines.bench
+	$(BIN)/python -m omkl_dist.pipelines.bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -30,14 +30,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-_IMPORTS = "import storage.synth"
+_IMPORTS = "import omkl_dist.storage.synth"
 
 _CHILD = """
 import json, sys, time
-import storage.synth
+import omkl_dist.storage.synth
 out, rows, features, chunk_rows, dtype = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 t0 = time.perf_counter()
-storage.synth.synthesize(out, rows=rows, features=features, seed=0, chunk_rows=chunk_rows, dtype=dtype)
+omkl_dist.storage.synth.synthesize(out, rows=rows, features=features, seed=0, chunk_rows=chunk_rows, dtype=dtype)
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 

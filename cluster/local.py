@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from storage.outputs import process_alive
+from omkl_dist.storage.outputs import process_alive
 
 from . import CONFIG_PATH
 from .tls import security, tls_files
@@ -48,11 +48,6 @@ def _env(threads: int) -> dict:
     for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     env["DASK_CONFIG"] = str(CONFIG_PATH.parent)  # cluster/dask.yaml
-    # A worker puts its scratch directory (which has a "storage" folder for spilled data) on
-    # sys.path; with an editable install our `storage` package would lose to that namespace
-    # folder, so the project root goes first.
-    root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
     return env
 
 

@@ -55,8 +55,8 @@ CASES = {
 
 def _load(files, scaling):
     from omkl_dist.preprocessing import Scaler
-    from storage import read_dataset
-    from storage.datadir import data_dir
+    from omkl_dist.storage import read_dataset
+    from omkl_dist.storage.datadir import data_dir
 
     parts = [read_dataset(data_dir() / f) for f in files]
     X = np.vstack([p.X for p in parts])
@@ -108,8 +108,8 @@ def _run_stream_case(name, algo, params, note, *, block_size):
 
     from omkl_dist.algorithms.registry import make_estimator
     from omkl_dist.evaluation import progressive_score
-    from storage import open_stream
-    from storage.synth import synthesize
+    from omkl_dist.storage import open_stream
+    from omkl_dist.storage.synth import synthesize
 
     with tempfile.TemporaryDirectory() as tmp:
         synthesize(f"{tmp}/s", rows=1_000_000, features=18, seed=0)
@@ -172,7 +172,7 @@ def main(argv=None) -> None:
     for name in filter(None, args.cases.split(",")):  # --cases "": only the cluster/MKBoost parts
         if name not in CASES:
             parser.error(f"unknown case {name!r}; choose from {', '.join(CASES)}")
-        out = subprocess.run([sys.executable, "-m", "pipelines.bench", "--one", name, "--block-size",
+        out = subprocess.run([sys.executable, "-m", "omkl_dist.pipelines.bench", "--one", name, "--block-size",
                               str(args.block_size), "--scaling", args.scaling],
                              check=True, capture_output=True, text=True).stdout
         result = json.loads(out.strip().splitlines()[-1])

@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from cluster.local import connect, down, up
-from storage import ingest
-from storage.datadir import data_dir
-from storage.synth import synthesize
+from omkl_dist.cluster.local import connect, down, up
+from omkl_dist.storage import ingest
+from omkl_dist.storage.datadir import data_dir
+from omkl_dist.storage.synth import synthesize
 
 from .run import run_job
 from .submit import submit_job

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from storage.errors import DataError
-from storage.outputs import OutputBusy
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.outputs import OutputBusy
 
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
@@ -78,7 +78,7 @@ def data():
 @click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
 def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, overwrite):
     """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
-    from storage import format_info, ingest
+    from omkl_dist.storage import format_info, ingest
 
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
                   n_classes=n_classes, overwrite=overwrite, n_features=n_features)
@@ -91,7 +91,7 @@ def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_featu
 @click.option("--json", "as_json", is_flag=True, help="Print the metadata as JSON.")
 def data_info(directory, as_json):
     """Print the summary of an ingested dataset DIRECTORY."""
-    from storage import dataset_info, format_info
+    from omkl_dist.storage import dataset_info, format_info
 
     meta = dataset_info(directory)
     click.echo(json.dumps(meta, indent=2, sort_keys=True) if as_json else format_info(meta))
@@ -101,7 +101,7 @@ def data_info(directory, as_json):
 @click.argument("directory", type=click.Path(path_type=Path))
 def data_verify(directory):
     """Read every chunk of a dataset DIRECTORY and check it against its recorded checksums."""
-    from storage.ingest import verify_dataset
+    from omkl_dist.storage.ingest import verify_dataset
 
     meta = verify_dataset(directory)
     n_chunks = len(meta["checksums"]["features"])
@@ -115,7 +115,7 @@ def data_verify(directory):
 @click.option("--no-verify", is_flag=True, help="Skip the sha256 check against MANIFEST.json.")
 def data_list(data_dir, no_verify):
     """List the registry's datasets with shapes and a sha256 check."""
-    from storage import list_datasets
+    from omkl_dist.storage import list_datasets
 
     rows = list_datasets(data_dir, verify=not no_verify)
     header = ("name", "file", "role", "rows", "features", "classes", "sha256")
@@ -141,8 +141,8 @@ def data_list(data_dir, no_verify):
 @click.option("--overwrite", is_flag=True)
 def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
     """Generate a labelled nonlinear stream chunk by chunk (bounded memory)."""
-    from storage import format_info
-    from storage.synth import synthesize
+    from omkl_dist.storage import format_info
+    from omkl_dist.storage.synth import synthesize
 
     meta = synthesize(out, rows=rows, features=features, seed=seed, noise=noise, chunk_rows=chunk_rows,
                       dtype=dtype, overwrite=overwrite)
@@ -242,7 +242,7 @@ _RUN_DIR = click.option("--run-dir", type=click.Path(path_type=Path), default=Pa
               help="Use mutual TLS with the certificates in this directory (see `omkl cluster certs`).")
 def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir):
     """Start a scheduler and worker processes on 127.0.0.1."""
-    from cluster.local import up
+    from omkl_dist.cluster.local import up
 
     state = up(run_dir, workers=workers, threads=threads, memory_limit=memory_limit, port=port, tls_dir=tls_dir)
     click.echo(f"scheduler  {state['scheduler_address']}")
@@ -256,7 +256,7 @@ def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir):
 @click.option("--json", "as_json", is_flag=True)
 def cluster_status(run_dir, as_json):
     """Show the cluster's processes and the workers its scheduler knows."""
-    from cluster.local import status
+    from omkl_dist.cluster.local import status
 
     info = status(run_dir)
     if as_json:
@@ -274,7 +274,7 @@ def cluster_status(run_dir, as_json):
 @_RUN_DIR
 def cluster_down(run_dir):
     """Stop the cluster and every process it started."""
-    from cluster.local import down
+    from omkl_dist.cluster.local import down
 
     result = down(run_dir)
     forced = f" ({len(result['killed'])} needed SIGKILL)" if result["killed"] else ""
@@ -285,7 +285,7 @@ def cluster_down(run_dir):
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path))
 def cluster_certs(out):
     """Create a private CA and a node certificate for a TLS cluster on 127.0.0.1."""
-    from cluster.tls import make_certificates
+    from omkl_dist.cluster.tls import make_certificates
 
     click.echo(f"wrote ca.pem, node.pem, node-key.pem to {make_certificates(out)}")
 
@@ -316,7 +316,7 @@ def cluster_certs(out):
 def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, limit, checkpoint_every, checkpoint_dir,
            keep_checkpoints, resume, overwrite, max_retries, shards, tls_dir, timeout, as_json, quiet, **kwargs):
     """Run an online job on a Dask cluster (kernel shards + coordinator) and write the model."""
-    from cluster.local import connect
+    from omkl_dist.cluster.local import connect
 
     from .submit import check_submit_outputs, format_report, submit_job
 

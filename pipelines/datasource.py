@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from omkl_dist.preprocessing import Scaler
-from storage import open_stream, read_dataset, resolve_dataset
-from storage.layout import META
+from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage.layout import META
 
 
 @dataclass

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cluster.local import connect, down, up
-from storage import format_info, ingest
-from storage.synth import synthesize
+from omkl_dist.cluster.local import connect, down, up
+from omkl_dist.storage import format_info, ingest
+from omkl_dist.storage.synth import synthesize
 
 from .submit import submit_job
 

@@ -54,7 +54,7 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
             data_dir=None) -> dict:
     """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able report."""
     from omkl_dist.evaluation.reproduce_mkboost import make_model, prepare_split, run_seed, split_indices
-    from storage import read_dataset, resolve_dataset
+    from omkl_dist.storage import read_dataset, resolve_dataset
 
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")

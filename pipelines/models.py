@@ -6,8 +6,8 @@ import numpy as np
 
 from omkl_dist.algorithms.registry import ALGORITHMS
 from omkl_dist.preprocessing import Scaler
-from storage.errors import DataError
-from storage.models import read_state, write_state
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.models import read_state, write_state
 
 _BY_CLASS = {cls.__name__: cls for cls in ALGORITHMS.values()}
 
@@ -16,7 +16,7 @@ def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: di
                overwrite: bool = False, inputs=(), option: str = "--model-out"):
     """Write ``model`` (and the scaler its inputs need) atomically to ``directory``; ``overwrite``
     replaces only an earlier saved model, and ``inputs`` are (label, path) pairs it must keep clear
-    of (see :func:`storage.outputs.check_output`)."""
+    of (see :func:`omkl_dist.storage.outputs.check_output`)."""
     arrays, meta = model.to_state()
     scaler = scaler if scaler is not None else Scaler("none").fit(np.zeros((1, model.n_features_in_)))
     scaler_dict = scaler.to_dict()

@@ -10,7 +10,7 @@ from tqdm import tqdm
 from omkl_dist.evaluation.paper_omkc import IMPLEMENTED
 from omkl_dist.evaluation.reproduce import (reproduce_bomkl, reproduce_omkc, resolve_algorithms, resolve_bomkl,
                                              resolve_datasets)
-from storage.outputs import JSON_REPORT, check_output, write_json_report
+from omkl_dist.storage.outputs import JSON_REPORT, check_output, write_json_report
 
 
 def split_names(text):

@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.evaluation import progressive_score
-from storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report
+from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report
 
 from .datasource import load_job_data
 
@@ -89,7 +89,7 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
 
 def _data_path(data: str) -> Path | None:
     """The file or folder ``--data`` names (a registry name resolved), for the output checks."""
-    from storage import resolve_dataset
+    from omkl_dist.storage import resolve_dataset
 
     path = Path(data)
     if path.exists():

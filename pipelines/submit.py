@@ -7,7 +7,7 @@ into ``CHECKPOINT_DIR/ckpt-<rows seen>``, beside ``job.json`` (what the job is).
 continues from the newest checkpoint after checking that ``job.json`` describes the same job.
 A worker that dies mid-job is recovered from automatically (see :class:`DaskEngine`). The final
 model is bit-identical to an uninterrupted run's, and to the in-process engine's (in block-sync
-mode for the stochastic OMKC variants); it loads with ``pipelines.models.load_model`` like any other.
+mode for the stochastic OMKC variants); it loads with ``omkl_dist.pipelines.models.load_model`` like any other.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from omkl_dist.distributed.partition import splits_rows
 from omkl_dist.distributed.shard import engine_program
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
-from storage.errors import DataError
-from storage.ingest import dataset_info
-from storage.outputs import CHECKPOINTS, MODEL, check_output
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.ingest import dataset_info
+from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
 
 from .models import load_model, save_model
 from .run import make_stream_estimator
@@ -53,7 +53,7 @@ class CheckpointStore:
     """``job.json`` + ``ckpt-<n_seen>`` saved models; keeps the newest few.
 
     It creates, replaces and deletes only its own entries, in a folder that holds nothing else
-    (:data:`storage.outputs.CHECKPOINTS`).
+    (:data:`omkl_dist.storage.outputs.CHECKPOINTS`).
     """
 
     def __init__(self, directory):
@@ -218,7 +218,7 @@ def _fit_scaler(client, data, scaling, permute, seed, limit, n_features) -> Scal
 
 
 def _fit_scaler_task(data, scaling, permute, seed, limit):
-    from storage import open_stream
+    from omkl_dist.storage import open_stream
 
     stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, stop=limit)
     scaler = Scaler(scaling)

@@ -4,7 +4,7 @@ The file is parsed and checked completely before anything is written, then writt
 ``chunk_rows`` blocks into a temporary directory that is renamed into place only when complete:
 a failing ingest leaves nothing behind, and a failing ``overwrite`` keeps the old copy. The
 output is checked before parsing starts: it may replace only a dataset (with ``overwrite``), and
-never the source file or a folder holding it (:mod:`storage.outputs`).
+never the source file or a folder holding it (:mod:`omkl_dist.storage.outputs`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     n_classes : int, optional
         Refuse data with more classes than this.
     fmt : str, optional
-        Input format; detected when omitted (see :func:`storage.readers.detect_format`).
+        Input format; detected when omitted (see :func:`omkl_dist.storage.readers.detect_format`).
     overwrite : bool, default False
         Replace an existing dataset ``out`` (atomically: the old copy survives a failure). Anything
         at ``out`` that is not a dataset, and the source itself, are never replaced.

@@ -10,7 +10,7 @@
                        checksums (sha256 of every chunk's features and labels), meta_sha256
 
 A dataset is built in a temporary sibling directory and renamed into place only when complete
-(:func:`storage.outputs.atomic_output_dir`), so a failed ingest leaves nothing behind and an
+(:func:`omkl_dist.storage.outputs.atomic_output_dir`), so a failed ingest leaves nothing behind and an
 ``--overwrite`` never loses the old copy early. Every chunk is checked against its checksum when
 it is read (:func:`read_chunk`) -- a damaged or missing chunk is an error, never zeros -- and
 ``meta_sha256`` covers the rest of meta.json (the label map included) and the chunk checksums.

@@ -40,7 +40,7 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False,
     """Write ``arrays`` (name -> numeric ndarray) and JSON-able ``meta`` to ``directory``.
 
     ``inputs``: (label, path) pairs the directory must not be, lie in or contain (see
-    :func:`storage.outputs.check_output`); ``option`` names it in messages.
+    :func:`omkl_dist.storage.outputs.check_output`); ``option`` names it in messages.
     """
     with atomic_output_dir(directory, kind=MODEL, overwrite=overwrite, inputs=inputs, option=option) as tmp:
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up

@@ -69,7 +69,7 @@ class Dataset:
         Internal labels: -1/+1 for binary data, 0..K-1 for K > 2 classes.
     label_map : list of [str, int]
         ``[original, internal]`` pairs; originals are canonical strings (see
-        :func:`storage.labels.canonical`).
+        :func:`omkl_dist.storage.labels.canonical`).
     fmt : str
         The format the file was read as (one of :data:`FORMATS`).
     path : Path

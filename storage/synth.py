@@ -47,8 +47,8 @@ from that dict exactly (JSON round-trips float64), so a consumer can recompute c
 Example
 -------
 >>> import tempfile, pathlib
->>> from storage.synth import synthesize, clean_labels
->>> from storage.layout import open_features, read_labels
+>>> from omkl_dist.storage.synth import synthesize, clean_labels
+>>> from omkl_dist.storage.layout import open_features, read_labels
 >>> out = pathlib.Path(tempfile.mkdtemp()) / "toy"
 >>> meta = synthesize(out, rows=1000, features=5, seed=1, noise=0.1)
 >>> meta["bayes_error"], meta["n_rows"], meta["class_counts"]["1"] + meta["class_counts"]["-1"]

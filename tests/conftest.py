@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from storage.datadir import data_dir as _data_dir
+from omkl_dist.storage.datadir import data_dir as _data_dir
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.engine.budget import BudgetEngine, combine_step
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
-from storage import read_dataset
+from omkl_dist.storage import read_dataset
 
 SPECS = list(make_pool("omkc16"))
 LEARNERS = ("rbp", "forgetron", "bogd", "bpas")
@@ -35,7 +35,7 @@ LAM = 0.01  # large enough for BOGD's shrinking to matter over a few hundred row
 
 @functools.lru_cache(maxsize=None)
 def _data(file, scaling, rows=ROWS):
-    from storage.datadir import data_dir
+    from omkl_dist.storage.datadir import data_dir
 
     ds = read_dataset(data_dir() / file)
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
@@ -175,7 +175,7 @@ def test_chunking_and_block_size(data_dir, learner):
 
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_state_round_trip_continues_identically(data_dir, learner, tmp_path):
-    from pipelines.models import load_model, save_model
+    from omkl_dist.pipelines.models import load_model, save_model
 
     X, y = _data("svmguide3/svmguide3.csv.gz", "minmax")
     model = ESTIMATOR[learner](budget=8, block_size=16, random_state=5).partial_fit(X[:90], y[:90])
@@ -241,7 +241,7 @@ def test_cli_run_passes_the_budget(data_dir, tmp_path):
 
     from click.testing import CliRunner
 
-    from pipelines.cli import main
+    from omkl_dist.pipelines.cli import main
 
     res = CliRunner().invoke(main, ["run", "--algo", "bogd", "--data", "australian", "--budget", "7", "--lam", "0.001",
                                     "--limit", "150", "--kernels", "gaussian:0.5,1", "--trace-out",

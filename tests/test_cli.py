@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from storage import load_arrays, read_dataset
+from omkl_dist.pipelines.cli import main
+from omkl_dist.storage import load_arrays, read_dataset
 
 
 def invoke(*args):

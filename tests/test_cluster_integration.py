@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cluster.local import _group_alive, connect, read_state
+from omkl_dist.cluster.local import _group_alive, connect, read_state
 from omkl_dist.engine.local import ROUND_GROWTH, Rounds
-from storage.models import read_state as read_model
-from storage.outputs import process_alive
-from storage.synth import synthesize
+from omkl_dist.storage.models import read_state as read_model
+from omkl_dist.storage.outputs import process_alive
+from omkl_dist.storage.synth import synthesize
 
-OMKL = [sys.executable, "-m", "pipelines.cli"]
+OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
 ROWS = 120_000  # SPA's rounds grow to 16 blocks of 1,024 (37 rounds here)
 JOB = ["--algo", "spa", "--block-size", "1024", "--seed", "3", "--quiet", "--json"]
 

@@ -33,7 +33,7 @@ from omkl_dist.core._vexp import _ZERO_ABOVE, vexp_neg
 from omkl_dist.core.pool import SVPool
 from omkl_dist.core.program import MAX_CHAIN, compile_program
 from omkl_dist.kernels import make_pool
-from storage import read_dataset, resolve_dataset
+from omkl_dist.storage import read_dataset, resolve_dataset
 
 EPS = np.finfo(np.float64).eps
 TINY = np.finfo(np.float64).tiny       # smallest normal double

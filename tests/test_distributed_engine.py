@@ -26,8 +26,8 @@ from omkl_dist.engine import local as local_engine
 from omkl_dist.engine.local import LocalEngine, segmenting
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
-from storage import ingest, open_stream
-from storage.stream import load_arrays
+from omkl_dist.storage import ingest, open_stream
+from omkl_dist.storage.stream import load_arrays
 
 CASES = [  # (algo, params) -- stochastic updates sample with block-start weights on a cluster
     ("omkc", {"update": "D", "combination": "D"}),

@@ -18,7 +18,7 @@ import pytest
 from sklearn.base import clone
 
 from omkl_dist.algorithms import BOGD, BPAS, OMKC, RBP, SPA, Forgetron, KernelPerceptron, PerceptronStar, PerceptronU
-from storage import read_dataset, resolve_dataset
+from omkl_dist.storage import read_dataset, resolve_dataset
 
 ESTIMATORS = [
     ("OMKC-DD", OMKC(update="D", combination="D", block_size=40, random_state=0), False),

@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from storage import DataError, dataset_info, format_info, ingest, load_arrays, read_dataset
-from storage.layout import DatasetWriter, meta_digest, open_features
+from omkl_dist.storage import DataError, dataset_info, format_info, ingest, load_arrays, read_dataset
+from omkl_dist.storage.layout import DatasetWriter, meta_digest, open_features
 
 ROWS = 10
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from storage import dataset_info, ingest
-from storage.datadir import data_dir as _data_dir
-from storage.labels import canonical
-from storage.stream import load_arrays
+from omkl_dist.storage import dataset_info, ingest
+from omkl_dist.storage.datadir import data_dir as _data_dir
+from omkl_dist.storage.labels import canonical
+from omkl_dist.storage.stream import load_arrays
 
 # The manifest's format names -> ours.
 FORMAT_NAMES = {"dense_ws": "dense"}

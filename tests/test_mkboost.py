@@ -20,7 +20,7 @@ from omkl_dist.algorithms import mkboost as mkb
 from omkl_dist.algorithms.mkboost import MKBoost, ThreadRunner, draw_resample
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
-from storage import read_dataset, resolve_dataset
+from omkl_dist.storage import read_dataset, resolve_dataset
 
 POOL = make_pool("mkboost17")
 

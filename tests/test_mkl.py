@@ -15,7 +15,7 @@ from omkl_dist.algorithms.mkl.lpmkl import lp_update
 from omkl_dist.algorithms.mkl.simplemkl import descent_direction
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
-from storage import read_dataset, resolve_dataset
+from omkl_dist.storage import read_dataset, resolve_dataset
 
 
 def split(name, n=None, seed=0, data_dir=None):

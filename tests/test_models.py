@@ -9,9 +9,9 @@ import pytest
 
 from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.preprocessing import Scaler
-from pipelines.models import load_model, save_model
-from storage import read_dataset
-from storage.errors import DataError
+from omkl_dist.pipelines.models import load_model, save_model
+from omkl_dist.storage import read_dataset
+from omkl_dist.storage.errors import DataError
 
 MODELS = [
     lambda: OMKC("S", "S", random_state=3, block_size=32),

@@ -22,14 +22,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from pipelines.models import load_model, save_model
-from pipelines.submit import CheckpointStore
-from storage import DataError, dataset_info, ingest, load_arrays, read_dataset
-from storage.ingest import verify_dataset
-from storage.layout import meta_digest
-from storage.outputs import OutputBusy, output_lock, sweep_leftovers
-from storage.synth import synthesize
+from omkl_dist.pipelines.cli import main
+from omkl_dist.pipelines.models import load_model, save_model
+from omkl_dist.pipelines.submit import CheckpointStore
+from omkl_dist.storage import DataError, dataset_info, ingest, load_arrays, read_dataset
+from omkl_dist.storage.ingest import verify_dataset
+from omkl_dist.storage.layout import meta_digest
+from omkl_dist.storage.outputs import OutputBusy, output_lock, sweep_leftovers
+from omkl_dist.storage.synth import synthesize
 
 
 def invoke(*args):
@@ -373,7 +373,7 @@ def test_invalid_job_json_on_resume_names_the_file(tmp_path, dataset):
 
 
 def _omkl(*args) -> list[str]:
-    return [sys.executable, "-m", "pipelines.cli", *map(str, args)]
+    return [sys.executable, "-m", "omkl_dist.pipelines.cli", *map(str, args)]
 
 
 def _wait_for_temp(folder: Path, name: str, proc, timeout=60.0) -> bool:

@@ -30,7 +30,7 @@ from naive_omkc import naive_omkc, naive_perceptron_star, naive_perceptron_u
 from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms, uniforms
 from omkl_dist.kernels import make_pool
-from storage import read_dataset, resolve_dataset
+from omkl_dist.storage import read_dataset, resolve_dataset
 
 N_ROWS = 250
 SHORT = 48            # rows for runs with blocks of one instance (per-block overhead dominates)

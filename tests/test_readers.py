@@ -11,7 +11,7 @@ import pytest
 import scipy.io
 import scipy.sparse
 
-from storage import DataError, detect_format, read_dataset
+from omkl_dist.storage import DataError, detect_format, read_dataset
 
 X3 = np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -3.25], [2.0, 4.0, 0.0], [-0.5, 1e-3, 7.0]])
 Y3 = np.array([-1, 1, 1, -1])

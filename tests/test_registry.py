@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from storage import DataError, list_datasets, resolve_dataset
+from omkl_dist.storage import DataError, list_datasets, resolve_dataset
 
 MULTI_FILE_TRAINING = {
     "a9a": "a9a/a9a.gz",

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from omkl_dist.evaluation import reproduce as rp
 from omkl_dist.evaluation.paper_omkc import ALGORITHM_LABELS, ALGORITHMS, DATASETS, IMPLEMENTED, PAPER
-from pipelines.cli import main
+from omkl_dist.pipelines.cli import main
 
 # -- the transcribed tables ---------------------------------------------------------------------------
 

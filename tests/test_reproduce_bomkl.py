@@ -13,7 +13,7 @@ from omkl_dist.evaluation import reproduce as rp
 from omkl_dist.evaluation.paper_bomkl import (ALGORITHM_LABELS, BASELINE_BUDGET, BUDGET_BASELINES, DATASETS,
                                               IMPLEMENTED, NOT_IMPLEMENTED_NOTE, PAPER_DATASETS, SPA_BETA,
                                               TABLE_ALGORITHMS, TABLES)
-from pipelines.cli import main
+from omkl_dist.pipelines.cli import main
 
 # -- the transcribed tables ---------------------------------------------------------------------------
 
@@ -196,7 +196,7 @@ def test_duplicate_rows_are_counted_once():
 def test_budget_baselines_run_in_table2(data_dir, monkeypatch):
     """Table 2's budget rows are run (no "n/a") with B = paper SPA #SV / 16 per kernel, said in the header.
     On the first 400 rows of SUSY to stay fast (B = 124)."""
-    from pipelines.reproduce import format_reproduce_report
+    from omkl_dist.pipelines.reproduce import format_reproduce_report
 
     load = rp.load_bomkl_dataset
 

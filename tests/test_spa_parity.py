@@ -9,7 +9,7 @@ from naive_spa import naive_spa
 from omkl_dist.algorithms import SPA
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
-from storage import read_dataset
+from omkl_dist.storage import read_dataset
 
 SPECS = list(make_pool("omkc16"))
 CASES = [  # (file, rows, scaling)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storage import DataError, ingest, load_arrays, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage import DataError, ingest, load_arrays, open_stream, read_dataset, resolve_dataset
 
 N, D, CHUNK = 1000, 3, 64
 

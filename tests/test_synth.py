@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from storage import synth
-from storage.layout import open_features, read_labels, read_meta
-from storage.synth import clean_labels, generator_params, iter_blocks, score, synthesize
+from omkl_dist.storage import synth
+from omkl_dist.storage.layout import open_features, read_labels, read_meta
+from omkl_dist.storage.synth import clean_labels, generator_params, iter_blocks, score, synthesize
 
 
 def _load(path):

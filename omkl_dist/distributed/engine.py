@@ -138,7 +138,7 @@ class DaskEngine:
 
     def _coordinator_start(self, start):
         if "checkpoint" in start:
-            from storage.models import read_state
+            from omkl_dist.storage.models import read_state
 
             arrays, meta = read_state(start["checkpoint"])
             return arrays, meta["engine"], start.get("history", [])

@@ -52,10 +52,10 @@ class KernelShard:
     """
 
     def __init__(self, job: dict, kernels, state: dict):
-        from storage import open_stream  # storage is the shard's data source, not the algorithms'
+        from omkl_dist.storage import open_stream  # storage is the shard's data source, not the algorithms'
 
         if "checkpoint" in state:
-            from storage.models import read_state
+            from omkl_dist.storage.models import read_state
 
             arrays, meta = read_state(state["checkpoint"])
             scalars = meta["engine"]

@@ -96,7 +96,7 @@ class BomklDataset:
 class BomklSource:
     """Which of our files stands in for a paper dataset.
 
-    ``registry``: name for :func:`storage.resolve_dataset`; ``rows``: use only the first ``rows`` rows
+    ``registry``: name for :func:`omkl_dist.storage.resolve_dataset`; ``rows``: use only the first ``rows`` rows
     of the file (None: all); ``substitute``: the rows differ from the paper's (a subset or another
     split), so a deviation there is counted separately.
     """

@@ -70,7 +70,7 @@ class PaperDataset:
 class DataSource:
     """Which of our datasets stands in for a paper dataset.
 
-    ``registry`` is a name for :func:`storage.resolve_dataset` (None: we do not have it);
+    ``registry`` is a name for :func:`omkl_dist.storage.resolve_dataset` (None: we do not have it);
     ``repair`` names a row/feature fix applied before scaling (see ``reproduce.load_paper_dataset``);
     ``substitute`` is True when the data are a different dataset, not a different copy.
     """

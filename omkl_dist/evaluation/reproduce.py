@@ -262,7 +262,7 @@ def scale_features(X: np.ndarray, method: str) -> np.ndarray:
 
 def load_paper_dataset(paper_name: str, scaling: str = "paper", data_dir=None) -> PreparedData:
     """Read our stand-in for ``paper_name``, apply its repair, then scale it (fitted on all rows)."""
-    from storage import read_dataset, resolve_dataset
+    from omkl_dist.storage import read_dataset, resolve_dataset
 
     if scaling not in SCALINGS:
         raise ValueError(f"unknown scaling {scaling!r}; choose one of {', '.join(SCALINGS)}")
@@ -622,7 +622,7 @@ def resolve_bomkl(datasets=None, algorithms=None) -> tuple[list[str], list[str]]
 
 def load_bomkl_dataset(paper_name: str, data_dir=None):
     """Our stand-in for a BOMKL paper dataset, raw features; returns ``(PreparedData, permutations or None)``."""
-    from storage import read_dataset, resolve_dataset
+    from omkl_dist.storage import read_dataset, resolve_dataset
 
     from omkl_dist.evaluation.paper_bomkl import DATASETS as SOURCES
 

@@ -80,7 +80,7 @@ def resolve_algorithms(names=None) -> list[str]:
 # ----------------------------------------------------------------------------- data and protocol
 def load_dataset(paper_name: str, data_dir=None) -> LoadedData:
     """Our stand-in for a paper dataset (binarised where :data:`paper_mkboost.DATASETS` says so)."""
-    from storage import read_dataset, resolve_dataset
+    from omkl_dist.storage import read_dataset, resolve_dataset
 
     source = paper.DATASETS[paper_name]
     if source.registry is None:
