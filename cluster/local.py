@@ -87,6 +87,7 @@ def up(run_dir=DEFAULT_RUN_DIR, *, workers: int = 2, threads: int = 1, memory_li
         for i in range(workers):
             procs["workers"].append(_spawn(
                 [dask, "worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", *protocol,
+                 "--dashboard-address", "127.0.0.1:0",  # its HTTP server too: nothing listens beyond loopback
                  "--nthreads", str(threads), "--nworkers", "1", "--name", f"omkl-w{i}", "--memory-limit",
                  memory_limit, "--local-directory", str(run_dir / f"w{i}"), "--death-timeout", "60",
                  *_tls_args(tls_dir)], run_dir / f"worker-{i}.log", env))
@@ -163,7 +164,10 @@ def status(run_dir=DEFAULT_RUN_DIR, timeout: float = 5.0) -> dict:
 
 
 def down(run_dir=DEFAULT_RUN_DIR, timeout: float = 20.0) -> dict:
-    """Stop the cluster; returns the pids that had to be killed."""
+    """Stop the cluster; returns the pids stopped and those that had to be killed (none when no
+    cluster runs from ``run_dir``: stopping twice is not an error)."""
+    if not (Path(run_dir) / STATE).is_file():
+        return {"stopped": [], "killed": []}
     state = read_state(run_dir)
     pids = _all_pids(state)
     if state.get("scheduler_address") and any(process_alive(p) for p in pids):

@@ -277,6 +277,9 @@ def cluster_down(run_dir):
     from omkl_dist.cluster.local import down
 
     result = down(run_dir)
+    if not result["stopped"]:
+        click.echo(f"no cluster is running from {run_dir}")
+        return
     forced = f" ({len(result['killed'])} needed SIGKILL)" if result["killed"] else ""
     click.echo(f"stopped {len(result['stopped'])} process group(s){forced}")
 

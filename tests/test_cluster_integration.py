@@ -48,6 +48,8 @@ def cluster(tmp_path_factory):
         pids = state["pids"]["workers"] + [state["pids"]["scheduler"]]
         assert not any(process_alive(p) or _group_alive(p) for p in pids), "a cluster process outlived `cluster down`"
         assert not (Path(run_dir) / "cluster.json").exists()
+        again = omkl("cluster", "down", "--run-dir", run_dir)  # stopping twice is no error
+        assert "no cluster is running" in again.stdout
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +204,24 @@ def test_bad_data_and_bad_output_are_clear_errors(cluster, stream, tmp_path):
     res = _submit(cluster, broken, tmp_path / "m2", check=False)
     assert res.returncode == 2 and "broken" in res.stderr
     assert not (tmp_path / "m2").exists()
+
+
+def test_every_cluster_process_listens_on_loopback_only(cluster):
+    """The scheduler, the nannies and the workers (with their HTTP servers) bind 127.0.0.1 only."""
+    import psutil
+
+    groups = set(cluster["pids"]["workers"] + [cluster["pids"]["scheduler"]])
+    listening = {}
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) in groups:
+                listening[proc.pid] = [c.laddr for c in proc.net_connections(kind="inet")
+                                       if c.status == psutil.CONN_LISTEN]
+        except (psutil.Error, ProcessLookupError):
+            continue
+    addresses = [addr for found in listening.values() for addr in found]
+    assert len(listening) >= 5 and len(addresses) >= 7, listening  # scheduler + 2 x (nanny, worker)
+    assert all(addr.ip in ("127.0.0.1", "::1") for addr in addresses), listening
 
 
 def test_tls_cluster_accepts_only_certified_clients(stream, tmp_path):
