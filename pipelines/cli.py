@@ -53,6 +53,15 @@ def _parse_classes(text):
     return classes
 
 
+_LABEL_COLUMN = click.option("--label-column", default=None,
+                             help="CSV/TSV/text: the label column -- first, last, a 0-based index or a header name "
+                                  "(default: a header column named target, else the first).")
+_FEATURES = click.option("--features", default=None,
+                         help="Parquet: comma-separated feature columns (default: every column but the label).")
+_POSITIVE_CLASS = click.option("--positive-class", default=None,
+                               help="Binary data: the original label that becomes +1 (default: the larger one).")
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="omkl-dist")
 def main():
@@ -69,19 +78,25 @@ def data():
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output dataset directory.")
 @click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1), help="Rows per zarr chunk.")
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["libsvm", "dense", "csv", "csv_header", "tsv_header", "mat"]),
+@click.option("--format", "fmt", type=click.Choice(["libsvm", "dense", "csv", "csv_header", "tsv_header", "mat",
+                                                    "parquet"]),
               default=None, help="Input format (default: detected from name and content).")
 @click.option("--classes", default=None, help="Declared original classes, e.g. -1,1 (needed for one-class splits).")
 @click.option("--n-classes", type=click.IntRange(min=2), default=None, help="Refuse data with more classes than this.")
 @click.option("--n-features", type=click.IntRange(min=1), default=None,
               help="LIBSVM: the feature count (default: the largest index; a test split with fewer is padded).")
+@_LABEL_COLUMN
+@_POSITIVE_CLASS
+@_FEATURES
 @click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
-def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, overwrite):
+def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, label_column, positive_class,
+                features, overwrite):
     """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
-                  n_classes=n_classes, overwrite=overwrite, n_features=n_features)
+                  n_classes=n_classes, overwrite=overwrite, n_features=n_features, label_column=label_column,
+                  positive_class=positive_class, features=features)
     click.echo(f"ingested {meta['source']} -> {Path(out).absolute()}")
     click.echo(format_info(meta))
 
@@ -206,10 +221,13 @@ def _algo_params(kwargs) -> dict:
 @click.option("--model-out", type=click.Path(path_type=Path), default=None,
               help="Save the final model with its scaling (zarr + JSON, atomic) to this directory.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
+@_LABEL_COLUMN
+@_POSITIVE_CLASS
+@_FEATURES
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite, as_json,
-        quiet, **kwargs):
+def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite,
+        label_column, positive_class, features, as_json, quiet, **kwargs):
     """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
     from .run import format_report, run_job
 
@@ -218,7 +236,8 @@ def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, tr
         trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
     report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=scaling,
                      scale_rows=scale_rows, permute=not no_permute, limit=limit, trace_out=trace_out,
-                     model_out=model_out, overwrite=overwrite, show_progress=not quiet)
+                     model_out=model_out, overwrite=overwrite, show_progress=not quiet,
+                     labels={"label_column": label_column, "positive_class": positive_class, "features": features})
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 
@@ -425,15 +444,17 @@ def reproduce_bomkl_cmd(permutations, datasets, algorithms, seed, ties, as_json,
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="MKBoost without --scheduler: local threads for the per-kernel fits.")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
+@_LABEL_COLUMN
+@_POSITIVE_CLASS
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 def fit_cmd(algo, variant, data, test_size, seed, scaling, trials, ratio, beta, C, kernels, scheduler, threads, timeout,
-            as_json):
+            label_column, positive_class, as_json):
     """Train on a random split and report test accuracy, fit time and the kernels used."""
     from .fit import format_fit_report, run_fit
 
     report = run_fit(algo, data, variant=variant, test_size=test_size, seed=seed, scaling=scaling, n_trials=trials,
                      ratio=ratio, beta=beta, C=C, kernels=kernels, scheduler=scheduler, threads=threads,
-                     timeout=timeout)
+                     timeout=timeout, label_column=label_column, positive_class=positive_class)
     click.echo(json.dumps(report) if as_json else format_fit_report(report))
 
 

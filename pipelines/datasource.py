@@ -36,7 +36,7 @@ class _ArrayBlocks:
 
 
 def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True, scaling: str = "none",
-                  scale_rows: int | None = None, limit: int | None = None) -> JobData:
+                  scale_rows: int | None = None, limit: int | None = None, labels: dict | None = None) -> JobData:
     """Open ``data`` for an online job, fed ``feed_rows`` rows at a time.
 
     A file or registry name is parsed into memory, rows permuted with ``default_rng(seed)`` when
@@ -45,9 +45,13 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
     chunks), with the scaler fitted on a prefix (default 10,000 rows).
     """
     t0 = time.perf_counter()
+    labels = {k: v for k, v in (labels or {}).items() if v is not None}
     scaler = Scaler(scaling)
     path = Path(data)
     if path.is_dir() and (path / META).is_file():
+        if labels:
+            raise ValueError(f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
+                             "drop --label-column/--positive-class/--features (or re-ingest with them)")
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed,
                              stop=limit)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
@@ -56,7 +60,7 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         out = JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
                       path.name, scaler, time.perf_counter() - t0, stream.label_map)
         return out
-    ds = read_dataset(resolve_dataset(data))
+    ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.y
     if ds.n_classes != 2:
         raise ValueError(f"{data}: online binary classifiers need two classes, the data has {ds.n_classes}")

@@ -51,7 +51,7 @@ def executor_for(scheduler: str | None, threads: int, timeout: float = 10.0):
 def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5, seed: int = 0,
             scaling: str = "standard", n_trials: int = 100, ratio: float = 0.2, beta: float = 2**-5, C: float = 50.0,
             kernels: str = "mkboost17", scheduler: str | None = None, threads: int = 1, timeout: float = 10.0,
-            data_dir=None) -> dict:
+            data_dir=None, label_column=None, positive_class=None) -> dict:
     """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able report."""
     from omkl_dist.evaluation.reproduce_mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
@@ -59,7 +59,7 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     path = resolve_dataset(data, data_dir=data_dir)
-    ds = read_dataset(path)
+    ds = read_dataset(path, label_column=label_column, positive_class=positive_class)
     X = np.asarray(ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, dtype=np.float64)
     train, test = split_indices(len(ds.y), test_size, seed, 0)
     X_train, y_train, X_test, y_test = prepare_split(X, np.asarray(ds.y), train, test, scaling)

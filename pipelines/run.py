@@ -35,11 +35,13 @@ def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: i
 
 def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, scaling: str,
             scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
-            show_progress=True) -> dict:
+            show_progress=True, labels=None) -> dict:
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report.
 
     The outputs (``model_out``, ``trace_out``) are checked before the data is read: a long run
     never ends in a result that cannot be written, and neither may replace the data or each other.
+    ``labels``: how a file's columns are read (``label_column``, ``positive_class``, ``features``;
+    see :func:`omkl_dist.storage.read_dataset`).
     """
     # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
     feed = make_estimator(algo, block_size=block_size, random_state=seed, **params).feed_rows()
@@ -50,7 +52,7 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     if trace_out is not None:
         check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
-                        scale_rows=scale_rows, limit=limit)
+                        scale_rows=scale_rows, limit=limit, labels=labels)
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
                file=sys.stderr, dynamic_ncols=True)

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
-from .labels import canonical
+from .labels import canonical, encode_labels
 from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype, open_features, read_chunk, read_meta
 from .outputs import DATASET, atomic_output_dir, check_output
 from .readers import read_dataset
+from .tables import is_table_source, open_table
 from .registry import resolve_dataset
 
 _REQUIRED = {"n_rows": int, "n_features": int, "dtype": str, "chunk_rows": int, "label_map": list,
@@ -27,13 +28,15 @@ _REQUIRED_INGEST = {"source": str, "sha256": str, "format": str, "class_counts":
 
 def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", classes=None,
            n_classes: int | None = None, fmt: str | None = None, overwrite: bool = False,
-           data_dir=None, n_features: int | None = None) -> dict:
+           data_dir=None, n_features: int | None = None, label_column=None, positive_class=None,
+           features=None) -> dict:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
     ----------
-    source : str or Path
-        A data file, or a registry name such as ``"codrna"`` or ``"a9a/a9a.t.gz"``.
+    source : str, Path, pyarrow.Table or pandas.DataFrame
+        A data file, a parquet file or folder of parquet files, a registry name such as
+        ``"codrna"`` or ``"a9a/a9a.t.gz"``, or a table in memory.
     out : str or Path
         The dataset directory to create.
     chunk_rows : int, default 65536
@@ -54,6 +57,11 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     n_features : int, optional
         LIBSVM: the feature count (indices above it are an error; a split whose rows use fewer
         features is padded with zero columns). Default: the largest index in the file.
+    label_column, positive_class : optional
+        Where the labels are and which binary label is +1 (see :func:`read_dataset`).
+    features : list of str or str, optional
+        Tables: the feature columns (default: every column but the label; each must be numeric).
+        A table is read in row batches of at most ``chunk_rows`` rows, never whole.
 
     Returns
     -------
@@ -62,10 +70,17 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     """
     dtype = check_dtype(dtype)
     chunk_rows = _check_chunk_rows(chunk_rows)
+    if fmt == "parquet" or is_table_source(source):
+        return _ingest_table(source, out, chunk_rows=chunk_rows, dtype=dtype, classes=classes, n_classes=n_classes,
+                             overwrite=overwrite, label_column=label_column, positive_class=positive_class,
+                             features=features)
+    if features is not None:
+        raise DataError("feature columns are chosen for parquet tables only", path=source, fix="drop --features")
     path = resolve_dataset(source, data_dir=data_dir)
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
-    ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features)
+    ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features,
+                      label_column=label_column, positive_class=positive_class)
     _check_fits_dtype(ds.X, dtype, path)
     meta = {
         "kind": "ingest",
@@ -86,6 +101,29 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
         writer = DatasetWriter(tmp, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype)
         for lo in range(0, ds.n_rows, chunk_rows):
             writer.append(ds.X[lo:lo + chunk_rows], ds.y[lo:lo + chunk_rows])
+        return writer.close(meta)
+
+
+def _ingest_table(source, out, *, chunk_rows, dtype, classes, n_classes, overwrite, label_column, positive_class,
+                  features) -> dict:
+    """:func:`ingest` of a table: its label column read first (for the label map), then its
+    feature columns in batches of ``chunk_rows`` rows straight into the dataset's chunks."""
+    is_path = isinstance(source, (str, Path))
+    inputs = [("source", Path(source))] if is_path else []
+    out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
+    table = open_table(source, label_column=label_column, features=features)
+    y, label_map = encode_labels(table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class,
+                                 path=table.where)
+    counts = {original: int(np.count_nonzero(y == internal)) for original, internal in label_map}
+    meta = {"kind": "ingest", "source": str(Path(source).absolute()) if is_path else table.where,
+            "source_name": str(source) if is_path else type(source).__name__, "sha256": table.sha256,
+            "format": "parquet" if is_path else "table", "label_map": label_map, "n_classes": len(label_map),
+            "class_counts": counts, "feature_names": list(table.features), "label_column": table.label}
+    with atomic_output_dir(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
+        writer = DatasetWriter(tmp, n_rows=len(y), n_features=len(table.features), chunk_rows=chunk_rows, dtype=dtype)
+        for X, lo in table.batches(chunk_rows):
+            _check_fits_dtype(X, dtype, table.where)
+            writer.append(X, y[lo:lo + len(X)])
         return writer.close(meta)
 
 

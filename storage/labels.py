@@ -35,14 +35,24 @@ def _sort_key(label: str):
         return (1, 0.0, label)
 
 
-def build_label_map(originals, *, n_classes: int | None = None, path=None) -> list[list]:
+def build_label_map(originals, *, n_classes: int | None = None, path=None, positive_class=None) -> list[list]:
     """Build the original->internal map for the given distinct original labels.
 
     ``originals`` are the declared classes (``--classes``) or the classes found in the data.
-    Two classes map (in numeric/lexical order) to -1 and +1; K > 2 classes map to 0..K-1.
+    Two classes map (in numeric/lexical order) to -1 and +1, or ``positive_class`` to +1 and the
+    other to -1; K > 2 classes map to 0..K-1.
     """
     labels = sorted({canonical(v) for v in originals}, key=_sort_key)
     k = len(labels)
+    if positive_class is not None:
+        positive = canonical(positive_class)
+        if k != 2:
+            raise DataError(f"a positive class is chosen for binary data; this has {k} class(es) {labels}", path=path,
+                            fix="drop --positive-class (positive_class=...)")
+        if positive not in labels:
+            raise DataError(f"positive class {positive!r} is not one of the classes {labels}", path=path,
+                            fix="name one of them (--positive-class)")
+        labels = [lab for lab in labels if lab != positive] + [positive]
     if n_classes is not None and k > n_classes:
         raise DataError(
             f"found {k} classes {labels} but {n_classes} were requested",
@@ -77,3 +87,25 @@ def apply_label_map(y_raw, label_map, *, path=None) -> np.ndarray:
                 fix="declare all classes (--classes) or correct the label",
             ) from None
     return out
+
+
+def encode_labels(y_raw, *, classes=None, n_classes=None, positive_class=None, path=None, line_of=lambda i: i + 1):
+    """Original labels -> ``(internal int64 labels, label map)``, canonicalising each distinct value
+    once (not once per row); ``line_of`` maps a row index to the row named in errors."""
+    y_raw = np.asarray(y_raw)
+    if y_raw.dtype.kind == "f" and not np.isfinite(y_raw).all():
+        row = int(np.flatnonzero(~np.isfinite(y_raw))[0])
+        raise DataError(f"missing or non-finite label {float(y_raw[row])!r}", path=path, row=line_of(row),
+                        fix="fill in the label or drop the row")
+    uniques, inverse = np.unique(y_raw, return_inverse=True)
+    keys = [canonical(u) for u in uniques]
+    label_map = build_label_map(classes if classes is not None else keys, n_classes=n_classes, path=path,
+                                positive_class=positive_class)
+    lookup = dict((original, internal) for original, internal in label_map)
+    unknown = [i for i, k in enumerate(keys) if k not in lookup]
+    if unknown:
+        row = int(np.flatnonzero(inverse.ravel() == unknown[0])[0])
+        raise DataError(f"label {keys[unknown[0]]!r} is not one of the declared classes {list(lookup)}", path=path,
+                        row=line_of(row), fix="declare all classes (classes=..., --classes) or correct the label")
+    mapped = np.array([lookup[k] for k in keys], dtype=np.int64)
+    return mapped[inverse.ravel()], label_map

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import difflib
 import gzip
 import hashlib
 import io
@@ -43,9 +44,10 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
-from .labels import build_label_map, canonical
+from .labels import encode_labels
+from .tables import is_table_source, open_table
 
-FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat")
+FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet")
 # Names used elsewhere (MANIFEST.json, other tools) for the same formats.
 _FORMAT_ALIASES = {"dense_ws": "dense", "svmlight": "libsvm"}
 _PERMUTATION_VARS = ("id_all", "id_list")
@@ -113,16 +115,18 @@ class Dataset:
 # public entry point
 
 
-def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=None) -> Dataset:
+def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=None, label_column=None,
+                 positive_class=None, features=None) -> Dataset:
     """Read a labelled dataset file.
 
     Parameters
     ----------
     path : str or Path
-        The file, gzip-compressed or plain.
+        The file, gzip-compressed or plain; or a parquet file or folder of parquet files.
     fmt : str, optional
         One of ``"libsvm"``, ``"dense"``, ``"csv"``, ``"csv_header"``, ``"tsv_header"``,
-        ``"mat"``. Detected from name and content when omitted (see :func:`detect_format`).
+        ``"mat"``, ``"parquet"``. Detected from name and content when omitted (see
+        :func:`detect_format`; parquet by its magic bytes, its suffix or a folder of such files).
     classes : sequence, optional
         Declared original classes, e.g. ``["-1", "1"]``. Needed for a one-class split (such as
         a test file holding only positives) so its labels map like the training split's.
@@ -131,6 +135,15 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=Non
     n_features : int, optional
         The feature count. LIBSVM: indices above it are an error and rows using fewer features
         get zero columns (default: the largest index). Other formats: must equal their columns.
+    label_column : str or int, optional
+        CSV/TSV/dense text: the column holding the labels -- ``"first"``, ``"last"``, a 0-based
+        index (negative counts from the end) or a header name. Default: a header column named
+        ``target``, else the first column.
+    positive_class : str or number, optional
+        Binary data: the original label that becomes +1 (default: the larger of the two in
+        numeric, then lexical, order).
+    features : list of str or str, optional
+        Parquet: the feature columns (default: every column but the label; each must be numeric).
 
     Returns
     -------
@@ -142,19 +155,29 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=Non
         The file is missing, empty, truncated, malformed or its labels don't fit the request.
     """
     path = Path(path)
+    if fmt == "parquet" or (fmt is None and is_table_source(path)):
+        return _read_table(path, classes=classes, n_classes=n_classes, label_column=label_column,
+                           positive_class=positive_class, features=features)
+    if features is not None:
+        raise DataError("feature columns are chosen for parquet tables only", path=path, fix="drop --features")
     stored = _read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
     content = _decompress(stored, path)
     fmt = _check_fmt(fmt, path) if fmt is not None else detect_format(path, content)
+    if label_column is not None and fmt not in _DELIMITED:
+        raise DataError(f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
+                        path=path, fix="drop --label-column (LIBSVM and .mat files say where their labels are)")
     if fmt == "libsvm":
         parsed = _read_libsvm(content, path, n_features=n_features)
+    elif fmt in _DELIMITED:
+        parsed = _READERS[fmt](content, path, label_column=label_column)
     else:
         parsed = _READERS[fmt](content, path)
         if n_features is not None and parsed.X.shape[1] != n_features:
             raise DataError(f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
                             path=path, fix="drop --n-features (it is for LIBSVM files) or correct it")
     _check_finite(parsed, path)
-    y, label_map = _normalise(parsed, classes=classes, n_classes=n_classes, path=path)
+    y, label_map = _normalise(parsed, classes=classes, n_classes=n_classes, path=path, positive_class=positive_class)
     return Dataset(X=np.ascontiguousarray(parsed.X, dtype=np.float64), y=y, label_map=label_map, fmt=fmt,
                    path=path, sha256=sha, permutations=parsed.permutations, feature_names=parsed.feature_names)
 
@@ -312,7 +335,14 @@ def _is_header(first: bytes, second: bytes | None, delimiter: str) -> bool:
         return _is_consecutive_ints(fields) and (
             second is None or not _is_consecutive_ints(_split_header(second, delimiter)))
     # A numeric row that mixes tabs and spaces is dense text, not a header.
-    return not (delimiter == "\t" and all(_is_number(t) for t in first.split()))
+    if delimiter == "\t" and all(_is_number(t) for t in first.split()):
+        return False
+    if second is None:
+        return True
+    below = _split_header(second, delimiter)
+    # A header names columns that hold numbers below it; a first row whose words stand where the
+    # next row has words too (word labels such as yes/no or g/h) is data.
+    return len(below) != len(fields) or any(not _is_number(a) and _is_number(b) for a, b in zip(fields, below))
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,22 +480,22 @@ def _diagnose_libsvm(content: bytes, path: Path) -> None:
 # ---- dense / CSV / TSV
 
 
-def _read_dense(content: bytes, path: Path) -> _Parsed:
+def _read_dense(content: bytes, path: Path, label_column=None) -> _Parsed:
     lines = _first_lines(content, 2)
     skip = 1 if len(lines) == 2 and _is_shape_line(lines[0], lines[1], content, path) else 0
-    return _read_delimited(content, path, delimiter=None, header=False, skip=skip)
+    return _read_delimited(content, path, delimiter=None, header=False, skip=skip, label_column=label_column)
 
 
-def _read_csv(content: bytes, path: Path) -> _Parsed:
-    return _read_delimited(content, path, delimiter=",", header=False)
+def _read_csv(content: bytes, path: Path, label_column=None) -> _Parsed:
+    return _read_delimited(content, path, delimiter=",", header=False, label_column=label_column)
 
 
-def _read_csv_header(content: bytes, path: Path) -> _Parsed:
-    return _read_delimited(content, path, delimiter=",", header=True)
+def _read_csv_header(content: bytes, path: Path, label_column=None) -> _Parsed:
+    return _read_delimited(content, path, delimiter=",", header=True, label_column=label_column)
 
 
-def _read_tsv_header(content: bytes, path: Path) -> _Parsed:
-    return _read_delimited(content, path, delimiter="\t", header=True)
+def _read_tsv_header(content: bytes, path: Path, label_column=None) -> _Parsed:
+    return _read_delimited(content, path, delimiter="\t", header=True, label_column=label_column)
 
 
 def _is_shape_line(first: bytes, second: bytes, content: bytes, path) -> bool:
@@ -493,7 +523,8 @@ def _split(line: bytes, delimiter):
     return line.split() if delimiter is None else line.split(delimiter.encode())
 
 
-def _read_delimited(content: bytes, path: Path, *, delimiter, header: bool, skip: int = 0) -> _Parsed:
+def _read_delimited(content: bytes, path: Path, *, delimiter, header: bool, skip: int = 0,
+                    label_column=None) -> _Parsed:
     """Parse label + numeric features with numpy's C reader; diagnose in Python only on failure."""
     body, first_number = _drop_leading_lines(content, skip)
     first = _first_lines(body, 1)
@@ -510,17 +541,19 @@ def _read_delimited(content: bytes, path: Path, *, delimiter, header: bool, skip
     width = len(names) if header else len(_split(first[0], delimiter))
     if width < 2:
         raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
-    label_col = _label_column(names)
+    label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width,
+                                                                                        path)
     try:
         table = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=delimiter, comments=None,
                            quotechar='"' if delimiter else None, ndmin=2)
         y_raw = table[:, label_col]
     except ValueError as exc:
-        numeric_labels = _diagnose_delimited(body, first_number, path, delimiter, width, label_col, names)
+        numeric_labels = _diagnose_delimited(body, first_number, path, delimiter, width, label_col, names,
+                                             chosen=label_column is not None)
         if numeric_labels:
             raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
         table, y_raw = _read_string_labels(body, delimiter, width, label_col)
-    X = np.delete(table, label_col, axis=1) if label_col else table[:, 1:]
+    X = np.delete(table, label_col, axis=1)
     feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
     return _Parsed(X=X, y_raw=y_raw, line_of=_data_line_mapper(body, first_number, delimiter),
                    column_of=_column_namer(label_col, names), feature_names=feature_names)
@@ -537,6 +570,33 @@ def _read_string_labels(body: bytes, delimiter, width: int, label_col: int):
     table = np.zeros((len(X), width), dtype=np.float64)
     table[:, feature_cols] = X
     return table, np.char.strip(y)
+
+
+def resolve_label_column(spec, names, width: int, path=None) -> int:
+    """The 0-based column of ``spec``: ``"first"``, ``"last"``, an index (negative from the end,
+    also as text) or a header name (exact, else case-insensitive)."""
+    text = str(spec).strip()
+    if text.lower() in ("first", "last"):
+        return 0 if text.lower() == "first" else width - 1
+    try:
+        index = int(text)
+    except ValueError:
+        index = None
+    if index is not None:
+        if not -width <= index < width:
+            raise DataError(f"label column {index} is outside the file's {width} columns", path=path,
+                            fix=f"pass first, last, an index in 0..{width - 1} or a header name (--label-column)")
+        return index % width
+    if names:
+        for candidates in (names, [n.lower() for n in names]):
+            key = text if candidates is names else text.lower()
+            if key in candidates:
+                return candidates.index(key)
+        near = difflib.get_close_matches(text, names, n=3)
+        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else f"; the columns are {names}"
+        raise DataError(f"no column named {text!r}{hint}", path=path, fix="name a header column (--label-column)")
+    raise DataError(f"the file has no header, so no column is named {text!r}", path=path,
+                    fix="pass first, last or a 0-based column index (--label-column)")
 
 
 def _label_column(names) -> int:
@@ -591,7 +651,7 @@ def _show(value: bytes, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def _diagnose_delimited(body, first_number, path, delimiter, width, label_col, names) -> bool:
+def _diagnose_delimited(body, first_number, path, delimiter, width, label_col, names, chosen=False) -> bool:
     """Find the first bad row (ragged, non-numeric feature, empty field) and raise a DataError.
 
     Returns whether every label is numeric when no feature problem is found, so the caller
@@ -617,6 +677,12 @@ def _diagnose_delimited(body, first_number, path, delimiter, width, label_col, n
             if not _is_number(value):
                 problem = "empty field (missing value)" if not value else f"non-numeric value {_show(value)}"
                 fix = "features must be numbers: correct the value, impute it, or drop the row"
+                if value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
+                    where = "first" if i == 0 else "last"
+                    fix = (f"if the {where} column holds the labels, pass --label-column {where} "
+                           f"(label_column={where!r}); otherwise " + fix)
+                elif value and not chosen:
+                    fix = f"if column {i + 1} holds the labels, pass --label-column {i}; otherwise " + fix
                 if number == first_number and names is None:
                     fix += "; if this line is a header, read the file as csv_header/tsv_header (fmt=...)"
                 raise DataError(problem, path=path, row=number, column=column_of(i - (i > label_col)), fix=fix)
@@ -697,6 +763,7 @@ def _permutations(variables, found, n_rows: int, path) -> np.ndarray | None:
     return None
 
 
+_DELIMITED = ("dense", "csv", "csv_header", "tsv_header")
 _READERS = {
     "libsvm": _read_libsvm,
     "dense": _read_dense,
@@ -705,6 +772,16 @@ _READERS = {
     "tsv_header": _read_tsv_header,
     "mat": _read_mat,
 }
+
+
+def _read_table(path, *, classes, n_classes, label_column, positive_class, features) -> Dataset:
+    """A parquet file or folder, read in row batches into one in-memory dataset."""
+    table = open_table(path, label_column=label_column, features=features)
+    y, label_map = encode_labels(table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class,
+                                 path=path)
+    X = np.concatenate([X for X, _ in table.batches()]) if len(y) else np.empty((0, len(table.features)))
+    return Dataset(X=np.ascontiguousarray(X), y=y, label_map=label_map, fmt="parquet", path=path, sha256=table.sha256,
+                   feature_names=list(table.features))
 
 
 # --------------------------------------------------------------------------------------------
@@ -721,22 +798,6 @@ def _check_finite(parsed: _Parsed, path) -> None:
                     column=parsed.column_of(col), fix="impute or drop missing/infinite values before ingesting")
 
 
-def _normalise(parsed: _Parsed, *, classes, n_classes, path):
-    """Labels -> internal ints, canonicalising each distinct value once (not once per row)."""
-    y_raw = parsed.y_raw
-    if y_raw.dtype.kind == "f" and not np.isfinite(y_raw).all():
-        row = int(np.flatnonzero(~np.isfinite(y_raw))[0])
-        raise DataError(f"missing or non-finite label {float(y_raw[row])!r}", path=path, row=parsed.line_of(row),
-                        fix="fill in the label or drop the row")
-    uniques, inverse = np.unique(y_raw, return_inverse=True)
-    keys = [canonical(u) for u in uniques]
-    label_map = build_label_map(classes if classes is not None else keys, n_classes=n_classes, path=path)
-    lookup = dict((original, internal) for original, internal in label_map)
-    unknown = [i for i, k in enumerate(keys) if k not in lookup]
-    if unknown:
-        row = int(np.flatnonzero(inverse.ravel() == unknown[0])[0])
-        raise DataError(f"label {keys[unknown[0]]!r} is not one of the declared classes {list(lookup)}", path=path,
-                        row=parsed.line_of(row),
-                        fix="declare all classes (classes=..., --classes) or correct the label")
-    mapped = np.array([lookup[k] for k in keys], dtype=np.int64)
-    return mapped[inverse.ravel()], label_map
+def _normalise(parsed: _Parsed, *, classes, n_classes, path, positive_class=None):
+    return encode_labels(parsed.y_raw, classes=classes, n_classes=n_classes, positive_class=positive_class,
+                         path=path, line_of=parsed.line_of)

@@ -1,0 +1,192 @@
+"""Tables as input: parquet files, folders of parquet files (partitioned datasets included),
+pyarrow Tables and pandas DataFrames, read with pyarrow in row batches.
+
+A table names its label column (``label_column``: a column name; default the one column named
+``label``, ``y``, ``target`` or ``class``) and its feature columns (``features``: default every
+other column). Every feature column must be numeric (integers, floats or booleans); a string or
+nested column, or a missing value, is an error naming the column (and the row).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+
+BATCH_ROWS = 65_536
+_LABEL_NAMES = ("label", "y", "target", "class")
+PARQUET_MAGIC = b"PAR1"
+
+
+def is_table_source(source) -> bool:
+    """A pyarrow Table, a pandas DataFrame, a parquet file or a folder holding parquet files."""
+    if _in_memory(source) is not None:
+        return True
+    if not isinstance(source, (str, Path)):
+        return False
+    path = Path(source)
+    if path.is_dir():  # a folder of parquet files, not an ingested dataset (which holds labels.parquet)
+        return not (path / "meta.json").exists() and any(path.rglob("*.parquet"))
+    if path.suffix == ".parquet":
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False
+
+
+def _in_memory(source):
+    """``source`` as a pyarrow Table when it is one (or a pandas DataFrame), else None."""
+    import pyarrow as pa
+
+    if isinstance(source, pa.Table):
+        return source
+    if type(source).__name__ == "DataFrame" and hasattr(source, "to_records"):  # pandas, without importing it
+        return pa.Table.from_pandas(source, preserve_index=False)
+    return None
+
+
+@dataclass
+class TableSource:
+    """The chosen columns of a table, read batch by batch (never whole)."""
+
+    dataset: object  # pyarrow.dataset.Dataset
+    label: str
+    features: list
+    where: str  # for messages: the path, or "the table"
+    sha256: str
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.dataset.count_rows())
+
+    def labels(self) -> np.ndarray:
+        """The label column (the only one read), as numbers or strings."""
+        parts, offset = [], 0
+        for batch in self.dataset.to_batches(columns=[self.label], batch_size=BATCH_ROWS):
+            column = batch.column(0)
+            if column.null_count:
+                row = offset + int(np.flatnonzero(np.asarray(column.is_null()))[0])
+                raise DataError(f"missing label in column {self.label!r}", path=self.where, row=row + 1,
+                                fix="fill in the label or drop the row")
+            parts.append(column.to_numpy(zero_copy_only=False))
+            offset += len(column)
+        if not parts:
+            raise DataError("the table has no rows", path=self.where, fix="check the export was complete")
+        values = np.concatenate(parts)
+        return values.astype(str) if values.dtype.kind == "O" else values
+
+    def batches(self, rows: int = BATCH_ROWS):
+        """``(X float64, first row)`` per batch of at most ``rows`` rows, in order."""
+        offset = 0
+        for batch in self.dataset.to_batches(columns=self.features, batch_size=rows):
+            X = np.empty((batch.num_rows, len(self.features)))
+            for j, column in enumerate(batch.columns):
+                if column.null_count:
+                    row = offset + int(np.flatnonzero(np.asarray(column.is_null()))[0])
+                    raise DataError(f"missing value in feature column {self.features[j]!r}", path=self.where,
+                                    row=row + 1, fix="impute it or drop the row before ingesting")
+                X[:, j] = column.to_numpy(zero_copy_only=False)
+            if not np.isfinite(X).all():
+                r, c = np.argwhere(~np.isfinite(X))[0]
+                raise DataError(f"non-finite value {X[r, c]!r} in feature column {self.features[c]!r}",
+                                path=self.where, row=offset + int(r) + 1, fix="impute or drop it before ingesting")
+            yield X, offset
+            offset += batch.num_rows
+
+
+def open_table(source, *, label_column=None, features=None) -> TableSource:
+    """Open ``source`` (see :func:`is_table_source`) with its label and feature columns checked.
+
+    Raises
+    ------
+    DataError
+        No such file, no parquet data, an unknown or missing label column, a feature column that
+        is not numeric.
+    """
+    import pyarrow.dataset as pads
+
+    table = _in_memory(source)
+    if table is not None:
+        dataset, where = pads.dataset(table), "the table"
+        digest = _table_digest(table)
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise DataError("no such file or folder", path=path, fix="check the path")
+        try:
+            dataset = pads.dataset(str(path), format="parquet", partitioning="hive")
+        except Exception as exc:  # pyarrow's errors name no file
+            raise DataError(f"not readable as parquet ({type(exc).__name__}: {exc})", path=path,
+                            fix="check the file is parquet (a folder: that it holds only parquet files)") from None
+        where, digest = str(path), _files_digest(dataset.files)
+    names = list(dataset.schema.names)
+    label = _label_name(label_column, names, where)
+    chosen = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
+    chosen = [n for n in names if n != label] if chosen is None else list(chosen)
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        raise DataError(f"no feature column named {unknown[0]!r}; the columns are {names}", path=where,
+                        fix="name existing columns (--features a,b,c)")
+    if label in chosen:
+        raise DataError(f"the label column {label!r} is also listed as a feature", path=where,
+                        fix="drop it from --features")
+    if not chosen:
+        raise DataError("no feature columns besides the label", path=where, fix="name them (--features a,b,c)")
+    for name in chosen:
+        kind = dataset.schema.field(name).type
+        if not _numeric(kind):
+            raise DataError(f"feature column {name!r} is {kind}, not numeric", path=where,
+                            fix="convert or encode it, or leave it out by naming the others (--features a,b,c)")
+    return TableSource(dataset, label, chosen, where, digest)
+
+
+def _numeric(kind) -> bool:
+    import pyarrow.types as pat
+
+    return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_boolean(kind) or pat.is_decimal(kind)
+
+
+def _label_name(label_column, names, where) -> str:
+    if label_column is not None:
+        text = str(label_column)
+        if text in names:
+            return text
+        lowered = [n.lower() for n in names]
+        if text.lower() in lowered:
+            return names[lowered.index(text.lower())]
+        if text.lower() in ("first", "last") or text.lstrip("-").isdigit():
+            index = 0 if text.lower() == "first" else -1 if text.lower() == "last" else int(text)
+            if -len(names) <= index < len(names):
+                return names[index]
+        raise DataError(f"no column named {text!r}; the columns are {names}", path=where,
+                        fix="name the label column (--label-column NAME)")
+    found = [n for n in names if n.lower() in _LABEL_NAMES]
+    if len(found) != 1:
+        raise DataError(f"which column holds the labels? the columns are {names}", path=where,
+                        fix="name it (--label-column NAME, label_column=...)")
+    return found[0]
+
+
+def _files_digest(files) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(Path(name).name.encode())
+        with open(name, "rb") as fh:
+            for block in iter(lambda: fh.read(2**20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def _table_digest(table) -> str:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()

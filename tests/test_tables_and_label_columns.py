@@ -1,0 +1,171 @@
+"""Real data as teams have it: labels in the last column or under a name, labels as words, the
+positive class chosen, parquet tables (files, folders, in-memory pyarrow tables) read in row
+batches. Every file is generated here (UCI's magic04 as published is shaped like the first one)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from omkl_dist.pipelines.cli import main
+from omkl_dist.storage import DataError, ingest, load_arrays, read_dataset
+from omkl_dist.storage import tables as tables_module
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def magic(tmp_path):
+    """magic04.data's shape: ten numbers, then the class letter g/h, no header."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 10)) * 20 + 50
+    labels = np.where(X[:, 0] + 10 * rng.normal(size=2000) > 50, "g", "h")
+    path = tmp_path / "magic04.data"
+    path.write_text("".join(",".join(f"{v:.4f}" for v in row) + f",{lab}\n" for row, lab in zip(X, labels)))
+    return path, X, labels
+
+
+def test_labels_in_the_last_column_as_words(magic, tmp_path):
+    path, X, labels = magic
+    res = invoke("run", "--algo", "spa", "--data", path, "--quiet", "--trace-out", tmp_path / "t.json")
+    assert res.exit_code == 2
+    assert f"row 1, column 11: non-numeric value '{labels[0]}'" in res.output
+    assert "if the last column holds the labels, pass --label-column last" in res.output
+    res = invoke("run", "--algo", "spa", "--data", path, "--label-column", "last", "--quiet", "--json",
+                 "--trace-out", tmp_path / "t.json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.splitlines()[-1])
+    assert report["n"] == 2000 and 0 < report["mistake_rate"] < 0.5 and report["instances_per_second"] > 0
+    ds = read_dataset(path, label_column="last")
+    np.testing.assert_allclose(ds.X, np.round(X, 4))
+    assert ds.label_map == [["g", -1], ["h", 1]]
+    np.testing.assert_array_equal(ds.y, np.where(labels == "h", 1, -1))
+    for spec in (10, "10", -1, "-1"):
+        np.testing.assert_array_equal(read_dataset(path, label_column=spec).y, ds.y)
+
+
+def test_positive_class_names_the_plus_one_label(magic, tmp_path):
+    path, _, labels = magic
+    ds = read_dataset(path, label_column="last", positive_class="g")
+    assert ds.label_map == [["h", -1], ["g", 1]]
+    np.testing.assert_array_equal(ds.y, np.where(labels == "g", 1, -1))
+    with pytest.raises(DataError, match=r"positive class 'x' is not one of the classes \['g', 'h'\]"):
+        read_dataset(path, label_column="last", positive_class="x")
+    res = invoke("data", "ingest", path, "--out", tmp_path / "ds", "--label-column", "last", "--positive-class", "g")
+    assert res.exit_code == 0, res.output
+    assert load_arrays(tmp_path / "ds")[2]["label_map"] == [["h", -1], ["g", 1]]
+    three = tmp_path / "three.csv"
+    three.write_text("a,1\nb,2\nc,3\n")
+    with pytest.raises(DataError, match="binary data; this has 3 class"):
+        read_dataset(three, positive_class="a")
+
+
+def test_word_labels_in_the_first_column_keep_the_first_row(tmp_path):
+    """`yes,1.0,2.0` is data, not a header (a header names columns that hold numbers below it)."""
+    path = tmp_path / "words.csv"
+    path.write_text("yes,1.0,2.0\nno,3.0,4.0\nyes,0.5,0.1\n")
+    ds = read_dataset(path)
+    assert ds.n_rows == 3 and ds.feature_names is None
+    np.testing.assert_array_equal(ds.X[0], [1.0, 2.0])
+    header = tmp_path / "header.csv"
+    header.write_text("answer,x1,x2\nyes,1.0,2.0\nno,3.0,4.0\n")
+    ds = read_dataset(header)
+    assert ds.n_rows == 2 and ds.feature_names == ["x1", "x2"]
+
+
+def test_label_column_by_header_name_and_bad_choices(tmp_path):
+    path = tmp_path / "named.csv"
+    path.write_text("f1,Outcome,f2\n0.5,pos,1\n0.25,neg,2\n0.75,pos,3\n")
+    ds = read_dataset(path, label_column="Outcome")
+    np.testing.assert_array_equal(ds.X, [[0.5, 1], [0.25, 2], [0.75, 3]])
+    assert ds.feature_names == ["f1", "f2"]
+    np.testing.assert_array_equal(read_dataset(path, label_column="outcome").y, ds.y)  # case-insensitive
+    with pytest.raises(DataError, match=r"no column named 'Outcom'; did you mean 'Outcome'"):
+        read_dataset(path, label_column="Outcom")
+    with pytest.raises(DataError, match="label column 7 is outside the file's 3 columns"):
+        read_dataset(path, label_column=7)
+    plain = tmp_path / "plain.csv"
+    plain.write_text("1,0.5\n-1,0.25\n")
+    with pytest.raises(DataError, match="no header, so no column is named 'y'"):
+        read_dataset(plain, label_column="y")
+    libsvm = tmp_path / "x.libsvm"
+    libsvm.write_text("1 1:0.5\n-1 1:0.25\n")
+    with pytest.raises(DataError, match="label column can be chosen for dense, csv"):
+        read_dataset(libsvm, label_column="last")
+
+
+def _table(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    species = np.where(X[:, 0] + X[:, 1] ** 2 > 0.8, "setosa", "virginica")
+    return pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2].astype(np.float32), "d": (X[:, 3] > 0),
+                     "species": species, "comment": ["free text"] * n}), X, species
+
+
+def test_parquet_with_string_labels_ingests_in_batches_and_runs(tmp_path, monkeypatch):
+    table, X, species = _table()
+    path = tmp_path / "flowers.parquet"
+    pq.write_table(table, path, row_group_size=700)
+    res = invoke("data", "ingest", path, "--out", tmp_path / "ds", "--label-column", "species")
+    assert res.exit_code == 2 and "feature column 'comment' is string, not numeric" in res.output
+    sizes = []
+    batches = tables_module.TableSource.batches
+
+    def recording(self, rows=tables_module.BATCH_ROWS):
+        for X_part, lo in batches(self, rows):
+            sizes.append(len(X_part))
+            yield X_part, lo
+
+    monkeypatch.setattr(tables_module.TableSource, "batches", recording)
+    res = invoke("data", "ingest", path, "--out", tmp_path / "ds", "--label-column", "species", "--features",
+                 "a,b,c,d", "--chunk-rows", 1000)
+    assert res.exit_code == 0, res.output
+    assert sizes and max(sizes) <= 1000 and sum(sizes) == 3000  # never the whole table at once
+    Xs, y, meta = load_arrays(tmp_path / "ds")
+    expected = np.column_stack([X[:, 0], X[:, 1], X[:, 2].astype(np.float32), X[:, 3] > 0])
+    np.testing.assert_array_equal(Xs, expected)
+    np.testing.assert_array_equal(y, np.where(species == "virginica", 1, -1))
+    assert meta["feature_names"] == ["a", "b", "c", "d"] and meta["label_column"] == "species"
+    assert meta["format"] == "parquet" and meta["label_map"] == [["setosa", -1], ["virginica", 1]]
+    res = invoke("run", "--algo", "spa", "--data", tmp_path / "ds", "--quiet", "--json", "--trace-out",
+                 tmp_path / "t.json")
+    assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["n"] == 3000
+    # the same file run directly, columns chosen on the command line
+    res = invoke("run", "--algo", "spa", "--data", path, "--label-column", "species", "--features", "a,b,c,d",
+                 "--quiet", "--json", "--trace-out", tmp_path / "t2.json")
+    assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["n"] == 3000
+
+
+def test_parquet_folder_and_in_memory_table(tmp_path):
+    table, X, species = _table(n=900)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(3):
+        pq.write_table(table.slice(300 * i, 300), folder / f"part-{i}.parquet")
+    meta = ingest(folder, tmp_path / "from-folder", label_column="species", features=["a", "b"])
+    renamed = table.select(["a", "b", "species"]).rename_columns(["a", "b", "class"])
+    from_table = ingest(renamed, tmp_path / "from-table")  # a column named label, y, target or class
+    assert meta["n_rows"] == from_table["n_rows"] == 900 and from_table["format"] == "table"
+    np.testing.assert_array_equal(load_arrays(tmp_path / "from-folder")[0], load_arrays(tmp_path / "from-table")[0])
+
+
+def test_table_errors_name_the_column_and_row(tmp_path):
+    table, _, _ = _table(n=50)
+    with pytest.raises(DataError, match=r"which column holds the labels\? the columns are \['a', 'b'"):
+        ingest(table.drop_columns(["species"]), tmp_path / "x")
+    with pytest.raises(DataError, match=r"no column named 'kind'"):
+        ingest(table, tmp_path / "x", label_column="kind")
+    holes = table.set_column(0, "a", pa.array([None] + [1.0] * 49))
+    with pytest.raises(DataError, match=r"row 1: missing value in feature column 'a'"):
+        ingest(holes, tmp_path / "x", label_column="species", features="a,b")
+    no_label = table.set_column(4, "species", pa.array(["setosa"] * 10 + [None] + ["virginica"] * 39))
+    with pytest.raises(DataError, match=r"row 11: missing label in column 'species'"):
+        ingest(no_label, tmp_path / "x", label_column="species", features="a,b")
+    assert not (tmp_path / "x").exists()
