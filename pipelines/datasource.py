@@ -24,6 +24,25 @@ class JobData:
     scaler: Scaler
     load_seconds: float
     label_map: list
+    spans: tuple  # (min, max) per feature over the scaling prefix, before scaling
+
+
+def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
+    """A one-line hint when raw features span very different ranges (a kernel on them is ruled by
+    the widest ones): the widest and narrowest spans, and the ``--scaling`` to try."""
+    if scaling != "none":
+        return None
+    lo, hi = (np.asarray(a, dtype=np.float64) for a in spans)
+    width = hi - lo
+    varying = np.flatnonzero(width > 0)
+    if len(varying) < 2:
+        return None
+    wide, narrow = varying[np.argmax(width[varying])], varying[np.argmin(width[varying])]
+    if width[wide] < ratio * width[narrow]:
+        return None
+    return (f"raw feature ranges differ {width[wide] / width[narrow]:,.0f}-fold (feature {wide + 1} spans "
+            f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
+            "the widest features; try --scaling minmax (or standard)")
 
 
 class _ArrayBlocks:
@@ -56,9 +75,10 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
                              stop=limit)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
         scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
+        ranges = scaler if scaling == "minmax" else Scaler("minmax").fit_prefix(stream, prefix)
         blocks = _Transformed(stream, scaler)
         out = JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
-                      path.name, scaler, time.perf_counter() - t0, stream.label_map)
+                      path.name, scaler, time.perf_counter() - t0, stream.label_map, (ranges.min_, ranges.max_))
         return out
     ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.y
@@ -69,10 +89,12 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         X, y = X[order], y[order]
     if limit is not None:
         X, y = X[:limit], y[:limit]
-    scaler.fit(X if scale_rows is None else X[:scale_rows])
+    head = X if scale_rows is None else X[:scale_rows]
+    scaler.fit(head)
+    spans = (head.min(axis=0), head.max(axis=0))
     X = scaler.transform(X)
     return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
-                   time.perf_counter() - t0, ds.label_map)
+                   time.perf_counter() - t0, ds.label_map, spans)
 
 
 class _Transformed:

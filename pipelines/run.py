@@ -13,7 +13,7 @@ from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.evaluation import progressive_score
 from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report
 
-from .datasource import load_job_data
+from .datasource import load_job_data, scaling_advice
 
 
 def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: int, seed: int):
@@ -54,6 +54,7 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit, labels=labels)
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
+    advice = scaling_advice(job.spans, scaling)  # said once, in the report
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
                file=sys.stderr, dynamic_ncols=True)
     try:
@@ -74,6 +75,8 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         "permuted": permute,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if advice:
+        report["advice"] = advice
     if params.get("budget") is not None and report["params"].get("budget") not in (None, params["budget"]):
         report["budget_capped"] = {"asked": params["budget"], "used": report["params"]["budget"]}
     if model_out is not None:
@@ -120,6 +123,8 @@ def format_report(report: dict) -> str:
         f"  learning time    {report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s); "
         f"loading {report['load_seconds']:.2f} s",
     ]
+    if "advice" in report:
+        lines.append(f"  note             {report['advice']}")
     if "budget_capped" in report:
         capped = report["budget_capped"]
         lines.append(f"  budget           {capped['used']} (asked {capped['asked']}: capped at the stream's length, "

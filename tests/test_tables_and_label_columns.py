@@ -169,3 +169,29 @@ def test_table_errors_name_the_column_and_row(tmp_path):
     with pytest.raises(DataError, match=r"row 11: missing label in column 'species'"):
         ingest(no_label, tmp_path / "x", label_column="species", features="a,b")
     assert not (tmp_path / "x").exists()
+
+
+def test_every_public_estimator_imports_from_the_package():
+    import omkl_dist
+    from omkl_dist.algorithms.registry import ALGORITHMS
+
+    exported = {getattr(omkl_dist, name) for name in omkl_dist.__all__}
+    assert set(ALGORITHMS.values()) <= exported
+    from omkl_dist import LpMKL, MKBoost, SimpleMKL  # the batch learners too
+
+    assert {LpMKL, MKBoost, SimpleMKL} <= exported
+    with pytest.raises(AttributeError):
+        omkl_dist.NotAnEstimator  # noqa: B018
+
+
+def test_run_notes_features_of_very_different_ranges_once(tmp_path):
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(-766, 1000, 400), rng.uniform(0, 1, 400)])  # cod-rna's first feature
+    path = tmp_path / "wide.csv"
+    path.write_text("".join(f"{1 if a > 0 else -1},{a:.3f},{b:.5f}\n" for a, b in X))
+    res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet")
+    assert res.exit_code == 0 and res.output.count("try --scaling minmax") == 1, res.output
+    assert "feature 1 spans -76" in res.output
+    res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--json",
+                 "--scaling", "minmax")
+    assert "advice" not in json.loads(res.output.splitlines()[-1])
