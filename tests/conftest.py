@@ -19,3 +19,13 @@ def data_dir():
             pytest.fail(msg)
         pytest.skip(msg)
     return path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how many generated bad-input cases ran (tests/test_bad_input_suite.py)."""
+    import sys
+
+    suite = sys.modules.get("test_bad_input_suite")
+    if suite is not None and any(suite.CASES.values()):
+        counts = ", ".join(f"{n} {kind}" for kind, n in suite.CASES.items())
+        terminalreporter.write_line(f"bad-input suite: {sum(suite.CASES.values())} generated cases ran ({counts})")

@@ -194,6 +194,8 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{name}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
         if X.shape[0] == 0:
             raise ValueError(f"{name}: X is empty (0 rows); pass at least one instance")
+        if X.shape[1] == 0:
+            raise ValueError(f"{name}: X has 0 features (shape {X.shape}); pass at least one feature column")
         bad = ~np.isfinite(X)
         if bad.any():
             r, c = np.argwhere(bad)[0]
