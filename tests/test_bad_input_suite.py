@@ -58,12 +58,12 @@ def delimited_text(draw):
 def libsvm_text(draw):
     rows = []
     for _ in range(draw(st.integers(0, 6))):
-        label = draw(st.sampled_from(["1", "-1", "+1", "0", "3", "x", ""]))
+        label = draw(st.sampled_from(["1", "-1", "+1", "0", "3", "1", "-1", "x", ""]))
         tokens = []
         for _ in range(draw(st.integers(0, 4))):
             index = draw(st.one_of(st.integers(-2, 12), st.sampled_from([10**9, 10**12, 2**31, 2**63])))
-            value = draw(_TOKEN)
-            sep = draw(st.sampled_from([":", ":", ":", "=", "::"]))
+            value = draw(st.one_of(_NUMBER, _NUMBER, _TOKEN))
+            sep = draw(st.sampled_from([":", ":", ":", ":", "=", "::"]))
             tokens.append(f"{index}{sep}{value}")
         rows.append(" ".join([label, *tokens]))
     return "\n".join(rows) + "\n"
@@ -71,15 +71,18 @@ def libsvm_text(draw):
 
 @st.composite
 def file_bytes(draw):
-    kind = draw(st.sampled_from(["csv", "libsvm", "random", "gzip", "truncated-gzip", "latin1", "utf16", "mat",
-                                 "empty", "bom"]))
+    kind = draw(st.sampled_from(["csv", "libsvm", "libsvm", "random", "gzip", "truncated-gzip", "latin1", "utf16",
+                                 "mat", "empty", "bom"]))
     if kind == "random":
         return kind, draw(st.binary(min_size=0, max_size=200))
     if kind == "empty":
         return kind, draw(st.sampled_from([b"", b"\n", b"   \n\n"]))
     if kind == "mat":
         return kind, b"MATLAB 5.0 MAT-file" + draw(st.binary(min_size=0, max_size=200))
-    text = draw(libsvm_text()) if draw(st.booleans()) and kind != "csv" else draw(delimited_text())
+    if kind in ("csv", "libsvm"):
+        text = draw(delimited_text()) if kind == "csv" else draw(libsvm_text())
+    else:
+        text = draw(libsvm_text()) if draw(st.booleans()) else draw(delimited_text())
     if kind == "latin1":
         return kind, text.encode("utf-8", "replace") + "\n1,caf\u00e9\n".encode("latin-1")
     if kind == "utf16":
