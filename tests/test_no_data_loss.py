@@ -464,3 +464,37 @@ def test_concurrent_overwrites_end_complete_or_busy(tmp_path):
         meta = verify_dataset(out)
         assert meta["n_rows"] == 200_000
         assert hidden(tmp_path) == [], round_
+
+
+def test_truncated_chunk_is_an_error_naming_the_chunk(tmp_path, dataset):
+    chunk = _chunk_files(dataset)[3]
+    chunk.write_bytes(chunk.read_bytes()[:10])
+    res = invoke("data", "verify", dataset)
+    assert res.exit_code == 2 and "chunk 3 (rows 1500..1999)" in res.output and "features.zarr" in res.output
+
+
+def test_outputs_are_created_with_the_users_umask(tmp_path, csv_file):
+    from omkl_dist.algorithms import OMKC
+
+    old = os.umask(0o022)
+    try:
+        ingest(csv_file, tmp_path / "ds")
+        X, y, _ = load_arrays(tmp_path / "ds")
+        save_model(OMKC(kernels="gaussian:1").fit(X[:50], y[:50]), tmp_path / "model")
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "ds", tmp_path / "model"):
+        assert folder.stat().st_mode & 0o777 == 0o755, oct(folder.stat().st_mode)  # readable by a worker's account
+
+
+def test_no_pickle_eval_exec_or_shell_on_any_path():
+    """User data and model files are parsed, never unpickled or evaluated; no command runs a shell."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"^\s*(import pickle|from pickle|import dill|.*\beval\(|.*\bexec\(|.*shell=True|"
+                         r".*pickle\.loads?\(|.*allow_pickle=True)")
+    found = [f"{path.relative_to(root)}:{n}" for folder in ("omkl_dist", "storage", "pipelines", "cluster")
+             for path in (root / folder).rglob("*.py")
+             for n, line in enumerate(path.read_text().splitlines(), 1) if pattern.match(line)]
+    assert not found, found
