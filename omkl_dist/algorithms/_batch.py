@@ -57,10 +57,40 @@ def resolve_seed(owner: str, random_state) -> int:
 
 
 # ----------------------------------------------------------------------------- inputs
+def densified(owner: str, X):
+    """A ``scipy.sparse`` matrix or array (CSR, CSC, COO, ...) as a dense float64 array -- the
+    kernels here compute on dense rows, so the results equal the dense input's -- refusing one
+    whose dense form cannot fit in memory; anything else is returned as it is."""
+    if not sparse.issparse(X):
+        return X
+    if X.ndim != 2:
+        raise ValueError(f"{owner}: X must be 2-D (n_samples, n_features), got a sparse array of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{owner}: X must be numeric, got a sparse matrix of dtype {X.dtype}")
+    import psutil
+
+    need = X.shape[0] * X.shape[1] * 8
+    available = psutil.virtual_memory().available
+    if need > available // 2:
+        raise ValueError(f"{owner}: this sparse X of shape {X.shape} needs {need / 2**30:.1f} GiB as dense rows, more "
+                         f"than half of the {available / 2**30:.1f} GiB available; pass it in row blocks "
+                         "(partial_fit) or stream it from an ingested dataset")
+    return X.toarray().astype(np.float64, copy=False)
+
+
+class AcceptsSparse:
+    """scikit-learn's tag for estimators that take ``scipy.sparse`` X (densified, see :func:`densified`)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
 def check_X(owner: str, X, n_features: int | None = None) -> np.ndarray:
-    """``X`` as a fresh-or-shared C-contiguous float64 2-D array with finite values (never modified)."""
-    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
-        raise ValueError(f"{owner}: sparse X is not supported; pass X.toarray()")
+    """``X`` (dense, or ``scipy.sparse``: :func:`densified`) as a fresh-or-shared C-contiguous
+    float64 2-D array with finite values (never modified)."""
+    X = densified(owner, X)
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 from ..core.program import compile_program
 from ..engine.local import LocalEngine, segmenting
 from ..kernels import make_pool
+from ._batch import AcceptsSparse, densified
 
 
 def check_unit_interval(name, value, *, closed_right=False):
@@ -40,7 +41,7 @@ def check_positive_finite(name, value):
     return float(value)
 
 
-class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
+class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and parameter checks."""
 
     # --- hooks -------------------------------------------------------------------------------
@@ -186,6 +187,7 @@ class OnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_X(self, X, *, first):
         name = type(self).__name__
+        X = densified(name, X)  # scipy.sparse input: the same model as its dense rows
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:

@@ -35,7 +35,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from ..kernels import KernelPool, make_pool
-from ._batch import (OneVsOneVote, check_choice, check_gram, check_int, check_kernel_overflow, check_real,
+from ._batch import (AcceptsSparse, OneVsOneVote, check_choice, check_gram, check_int, check_kernel_overflow, check_real,
                      check_sample_weight, check_X, compact_support, encode_labels, kernel_decisions, ovo_pairs,
                      pair_problem, resolve_seed)
 
@@ -281,7 +281,7 @@ class _PairState:
 
 
 # ============================================================================ estimator
-class MKBoost(OneVsOneVote, ClassifierMixin, BaseEstimator):  # binary score: Σ_t α_t h_t(x)
+class MKBoost(AcceptsSparse, OneVsOneVote, ClassifierMixin, BaseEstimator):  # binary score: Σ_t α_t h_t(x)
     """Multiple kernel boosting (MKBoost-D1, D2, S1, S2) with per-kernel SVMs on precomputed Gram blocks.
 
     Parameters
