@@ -6,8 +6,9 @@ the stream position — ``n_seen`` — and the metrics so far) is written atomic
 into ``CHECKPOINT_DIR/ckpt-<rows seen>``, beside ``job.json`` (what the job is). ``--resume``
 continues from the newest checkpoint after checking that ``job.json`` describes the same job.
 A worker that dies mid-job is recovered from automatically (see :class:`DaskEngine`). The final
-model is bit-identical to an uninterrupted run's, and to the in-process engine's (in block-sync
-mode for the stochastic OMKC variants); it loads with ``omkl_dist.pipelines.models.load_model`` like any other.
+model is bit-identical to an uninterrupted run's, and to the in-process engine's (``omkl run``
+with the same seed and block size); it loads with ``omkl_dist.pipelines.models.load_model`` like
+any other.
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ def _template(algo, params, *, block_size, seed, n_features, n_rows):
     if "block_sync" in model.get_params() and model._rule() in (SD, SS, SPA):
         program = compile_program(make_pool(model._kernel_spec()))
         if not splits_rows(program, model._rule()):
-            # shards that learn kernels apart sample with the block-start weights (DESIGN §5); a
-            # row-split SPA round runs its whole recurrence on one shard, as in-process
+            # shards that learn kernels apart sample with the block-start weights; a row-split round
+            # (SPA on dot/gaussian kernels, stochastic OMKC) runs its whole recurrence on one shard
             model.set_params(block_sync=True)
     model.classes_ = np.array([-1, 1])
     model.n_features_in_ = n_features

@@ -255,9 +255,15 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
 @pytest.mark.parametrize(("algo", "extra", "local_extra"), [
     ("bpas", ["--budget", 40], []), ("perceptron-star", [], []),
     ("omkc", ["--update", "D", "--combination", "D"], []),
-    ("omkc", ["--update", "S", "--combination", "S"], ["--block-sync"])])  # forced on a cluster
+    ("omkc", ["--update", "S", "--combination", "S"], []),  # sequential sampling, as in-process
+    ("omkc", ["--update", "S", "--combination", "D"], []),
+    ("omkc", ["--update", "S", "--combination", "S", "--block-sync"], [])])  # block-sync only when asked for
 def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra, local_extra):
     common = ["--algo", algo, *extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
     omkl("run", *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
     omkl("submit", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
     assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
+    if "--block-sync" not in extra and "S" in extra:  # the sequential algorithm, not the block-sync one
+        sync = tmp_path / "sync"
+        omkl("run", *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
+        assert read_model(sync)[1]["engine"]["n_mistakes"] != read_model(tmp_path / "local")[1]["engine"]["n_mistakes"]

@@ -34,6 +34,8 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("omkc", {"update": "D", "combination": "S"}),
     ("omkc", {"update": "S", "combination": "D", "block_sync": True}),
     ("omkc", {"update": "S", "combination": "S", "block_sync": True}),
+    ("omkc", {"update": "S", "combination": "D"}),  # sequential sampling: row-split rounds
+    ("omkc", {"update": "S", "combination": "S"}),
     ("omkc", {"update": "D", "combination": "U"}),
     ("spa", {"block_sync": True}),
     ("spa", {"block_sync": True, "hedge_loss": "mistake"}),
@@ -121,8 +123,10 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
             np.testing.assert_array_equal(shard.pool_state()[name], value, err_msg=name)
 
 
+@pytest.mark.parametrize(("algo", "params"), [("spa", {"block_sync": True}), ("omkc", {"update": "S", "combination": "S"})],
+                         ids=["spa", "omkc-SS"])
 @pytest.mark.parametrize("n_shards", [2, 3])
-def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards):
+def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards, algo, params):
     """The first shard's share of a SPA round follows the shards' timing; any share gives the same
     model bit for bit (here none of the rows, all of them, a random share, in turn)."""
     rng = np.random.default_rng(1)
@@ -134,7 +138,7 @@ def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards):
         shares.append(ranges[0][1] / max(ranges[-1][1], 1))
 
     monkeypatch.setattr(Coordinator, "_balance", random_share)
-    test_shards_equal_local_engine_bit_for_bit(stored, "spa", {"block_sync": True}, 100, n_shards)
+    test_shards_equal_local_engine_bit_for_bit(stored, algo, params, 100, n_shards)
     assert min(shares) <= 0.08 and max(shares) >= 0.88  # the extremes were taken (8 rows at least)
 
 

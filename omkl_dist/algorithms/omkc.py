@@ -33,8 +33,9 @@ class OMKC(OnlineKernelClassifier):
         same model for any block size; stochastic ones draw their random numbers per
         (seed, block, kernel), so a result is reproducible for a given (random_state, block_size).
     block_sync : bool, default False
-        Stochastic-update sampling inside a block uses the block-start weights (the distributed
-        mode; block_size=1 is the sequential algorithm).
+        Stochastic-update sampling inside a block uses the block-start weights (block_size=1 is
+        the sequential algorithm). Off, the sampling uses the current weights, in-process and on a
+        cluster alike (row-split rounds).
     random_state : int or None
         Seed of the per-(seed, block, kernel) random streams.
 

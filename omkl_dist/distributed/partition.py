@@ -15,9 +15,11 @@ _SPARSE_RULES = (SD, SS, SPA)
 def splits_rows(program, rule: int) -> bool:
     """Whether rounds are split by rows (see :mod:`.coordinator`): SPA on dot/gaussian kernels,
     whose recurrence needs only the round's scores against the pool
-    (:func:`~omkl_dist.engine.local.spa_lazy_gram`). One shard then runs the whole recurrence with
-    the current weights, so SPA samples kernels as in-process (no block-sync)."""
-    return spa_lazy_gram(rule, program)
+    (:func:`~omkl_dist.engine.local.spa_lazy_gram`), and the OMKC variants with stochastic updates,
+    whose kernels are coupled through the weights every sampled update reads. One shard then runs
+    the whole recurrence with the current weights, so they sample kernels as in-process (no
+    block-sync needed)."""
+    return spa_lazy_gram(rule, program) or rule in (SD, SS)
 
 
 def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[tuple[int, int]]:

@@ -149,7 +149,7 @@ class KernelShard:
         self._rows_read += n
         return self.scaler.transform(X), y
 
-    # --- row-split rounds (SPA, see partition.splits_rows) ------------------------------------
+    # --- row-split rounds (SPA, stochastic OMKC: see partition.splits_rows) --------------------
     def score(self, request: dict) -> dict:
         """Keep last round's support vectors, read the next ``n`` rows and score rows ``lo:hi`` of
         them with every kernel against the pool. Returns ``F`` ((hi-lo) × m) and the times."""
@@ -170,25 +170,33 @@ class KernelShard:
         the recurrence of every kernel over them at once, and go on over the other shards' rows
         as their scores arrive (``rest``: one :class:`concurrent.futures.Future` per other shard,
         in row order, giving its ``F``) -- the in-process :meth:`LocalEngine.run_segment` on the
-        same numbers (:meth:`LocalEngine.scored_segment`). This shard's engine holds the weights;
+        same numbers (:meth:`LocalEngine.scored_segment`). The OMKC variants need every score
+        and the round's own kernel matrix first (:meth:`LocalEngine.learn_scored`). This shard's engine holds the weights;
         returns them with the round's mistakes and new support vectors, the compute and reading
         times, and the time spent waiting for the other shards' scores."""
         part = self.score(request)
         t0 = time.perf_counter()
         (X, xsq), y, e = self._last, self._labels, self.engine
-        segment = e.scored_segment(X, xsq, y, self._uniforms(e.n_seen, len(y)))
-        next_n = int(request.get("next_n") or 0)
-        if next_n:  # drawn while this shard waits for the others' scores, after the next rows are read
-            g = e.n_seen + len(y)
-            self._uniforms_ahead = ((g, next_n), self._in_background(e.spa_uniforms, g, next_n))
-        segment.feed(part["F"])
-        wait, ready = 0.0, time.perf_counter()
+        if e.lazy_gram:  # SPA: the recurrence starts on this shard's rows while the others score theirs
+            segment = e.scored_segment(X, xsq, y, self._uniforms(e.n_seen, len(y)))
+            next_n = int(request.get("next_n") or 0)
+            if next_n:  # drawn while this shard waits for the others' scores, after the next rows are read
+                g = e.n_seen + len(y)
+                self._uniforms_ahead = ((g, next_n), self._in_background(e.spa_uniforms, g, next_n))
+            segment.feed(part["F"])
+        scores, wait, ready = [part["F"]], 0.0, time.perf_counter()
         for future in rest:
             t_wait = time.perf_counter()
             F = future.result(timeout=SCORES_TIMEOUT)
             wait += time.perf_counter() - t_wait
-            segment.feed(F)
-        _, _, mistakes, coef = segment.result()
+            if e.lazy_gram:
+                segment.feed(F)
+            else:
+                scores.append(F)
+        if e.lazy_gram:
+            _, _, mistakes, coef = segment.result()
+        else:  # OMKC with stochastic updates: the round's own kernel matrix, then the recurrence
+            _, _, mistakes, coef = e.learn_scored(X, xsq, y, np.concatenate(scores))
         e.n_seen += len(y)
         rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return {"mistakes": mistakes, "rows": rows, "coef": coef[rows],

@@ -212,12 +212,24 @@ class LocalEngine:
         """SPA's uniforms for the ``n`` rows from global instance ``g`` (every kernel)."""
         return self._uniforms(g, n, np.arange(self.program.m), None, 2)
 
+    def learn_scored(self, Xs, xsq, ys, F_old):
+        """The recurrence of a segment starting at ``n_seen`` whose scores against the pool were
+        computed beforehand (:meth:`score_rows`, possibly in parts on other shards), for rules that
+        need the segment's own kernel matrix (the OMKC family; SPA: :meth:`scored_segment`):
+        :meth:`run_segment`'s ``(F, score, mistakes, coef)``, bit for bit."""
+        G, lazy = self._block_kernels(Xs, xsq, None, _lazy_row_keys(Xs), self._exact_blas(Xs))
+        return self._recurrence(ys, F_old, G, lazy, Xs, xsq, self.n_seen, np.arange(self.program.m), None)
+
+    def _exact_blas(self, Xs) -> bool:
+        """Whether BLAS computes the segment's dot products (with the pool too) exactly: integers."""
+        bound = integral_bound(Xs)
+        return blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
+
     def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
         """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
         are taken in fixed order unless the data are integers (BLAS exact), see core/pool.py;
         returns ``(F, exact_blas)``."""
-        bound = integral_bound(Xs)
-        exact_blas = blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
+        exact_blas = self._exact_blas(Xs)
         F_old = pool_scores(Xs[rows], xsq[rows], self.pool, self.program, blas_exact=exact_blas, active=active,
                             extra_exact=None if exact_blas else lambda: self.pool.rows_matching(block_keys()))
         return F_old, exact_blas
@@ -227,11 +239,15 @@ class LocalEngine:
         (complete, or none when SPA computes them itself: :attr:`lazy_gram`)."""
         block_keys = _lazy_row_keys(Xs)  # SPA's direct scan never needs them
         F_old, exact_blas = self._pool_scores(Xs, xsq, active, block_keys)
+        return (F_old, *self._block_kernels(Xs, xsq, active, block_keys, exact_blas))
+
+    def _block_kernels(self, Xs, xsq, active, block_keys, exact_blas):
+        """The segment's own kernel values ``(G, lazy)``: none when SPA computes them itself."""
         if self.lazy_gram:  # computed column by column by SPASegment (no block-wide Gram needed)
-            return F_old, _NO_GRAM, True
+            return _NO_GRAM, True
         XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
         G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
-        return F_old, G, False
+        return G, False
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
