@@ -171,9 +171,9 @@ class KernelShard:
         as their scores arrive (``rest``: one :class:`concurrent.futures.Future` per other shard,
         in row order, giving its ``F``) -- the in-process :meth:`LocalEngine.run_segment` on the
         same numbers (:meth:`LocalEngine.scored_segment`). The OMKC variants need every score
-        and the round's own kernel matrix first (:meth:`LocalEngine.learn_scored`). This shard's engine holds the weights;
-        returns them with the round's mistakes and new support vectors, the compute and reading
-        times, and the time spent waiting for the other shards' scores."""
+        and the round's own kernel matrix first (:meth:`LocalEngine.learn_scored`). This shard's
+        engine holds the weights; returns them with the round's mistakes and new support vectors,
+        the compute and reading times, and the time spent waiting for the other shards' scores."""
         part = self.score(request)
         t0 = time.perf_counter()
         (X, xsq), y, e = self._last, self._labels, self.engine
@@ -183,20 +183,18 @@ class KernelShard:
             if next_n:  # drawn while this shard waits for the others' scores, after the next rows are read
                 g = e.n_seen + len(y)
                 self._uniforms_ahead = ((g, next_n), self._in_background(e.spa_uniforms, g, next_n))
-            segment.feed(part["F"])
-        scores, wait, ready = [part["F"]], 0.0, time.perf_counter()
+            feed, finish = segment.feed, segment.result
+        else:  # OMKC with stochastic updates: every score, then the round's kernel matrix and recurrence
+            scores = []
+            feed, finish = scores.append, lambda: e.learn_scored(X, xsq, y, np.concatenate(scores))
+        feed(part["F"])
+        wait, ready = 0.0, time.perf_counter()
         for future in rest:
             t_wait = time.perf_counter()
             F = future.result(timeout=SCORES_TIMEOUT)
             wait += time.perf_counter() - t_wait
-            if e.lazy_gram:
-                segment.feed(F)
-            else:
-                scores.append(F)
-        if e.lazy_gram:
-            _, _, mistakes, coef = segment.result()
-        else:  # OMKC with stochastic updates: the round's own kernel matrix, then the recurrence
-            _, _, mistakes, coef = e.learn_scored(X, xsq, y, np.concatenate(scores))
+            feed(F)
+        _, _, mistakes, coef = finish()
         e.n_seen += len(y)
         rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return {"mistakes": mistakes, "rows": rows, "coef": coef[rows],
