@@ -195,8 +195,7 @@ def _algo_options(command):
                      help="SPA: expected support vectors per kernel (sets beta = alpha T / budget)."),
         click.option("--block-sync", is_flag=True, default=None,
                      help="Stochastic updates sample with block-start weights instead of the current ones "
-                          "(the same in run and submit; forced on with submit only for SPA on kernels other "
-                          "than dot/gaussian)."),
+                          "(the same model in run and submit)."),
         click.option("--lam", type=float, default=None, help="BOGD: regulariser lambda >= 0 (eta * lam < 1)."),
     ]
     for option in reversed(options):

@@ -24,12 +24,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from omkl_dist.combiners.hedge import SD, SPA, SS
-from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.engine import DaskEngine, engine_state_start
-from omkl_dist.distributed.partition import splits_rows
 from omkl_dist.distributed.shard import engine_program
-from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.ingest import dataset_info
@@ -130,12 +126,6 @@ def _template(algo, params, *, block_size, seed, n_features, n_rows):
     """An estimator started on the job's shape: its fresh engine is the job's initial state."""
     model = make_stream_estimator(algo, params, n_rows=n_rows, block_size=block_size, seed=seed)
     model._check_params()
-    if "block_sync" in model.get_params() and model._rule() in (SD, SS, SPA):
-        program = compile_program(make_pool(model._kernel_spec()))
-        if not splits_rows(program, model._rule()):
-            # shards that learn kernels apart sample with the block-start weights; a row-split round
-            # (SPA on dot/gaussian kernels, stochastic OMKC) runs its whole recurrence on one shard
-            model.set_params(block_sync=True)
     model.classes_ = np.array([-1, 1])
     model.n_features_in_ = n_features
     model._start(n_features, n_rows)
@@ -244,7 +234,7 @@ def _report(algo, data, model, result, seconds, n_start, block_size, seed, scali
         "coordinator_ms_per_round": 1000.0 * timing["combine_s"] / rounds,
         # per round: the round's wall time minus the slowest shard's work (reading, appending, computing)
         "overhead_ms_per_round": 1000.0 * (timing["round_s"] - timing["slowest_shard_s"]) / rounds,
-        # row-split rounds (SPA): the first shard's time waiting for the others' scores
+        # row-split rounds (stochastic updates): the first shard's time waiting for the others' scores
         "lead_wait_seconds": timing["lead_wait_s"],
         "worker_failures": result["failures"],
     }

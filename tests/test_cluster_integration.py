@@ -267,3 +267,37 @@ def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, 
         sync = tmp_path / "sync"
         omkl("run", *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
         assert read_model(sync)[1]["engine"]["n_mistakes"] != read_model(tmp_path / "local")[1]["engine"]["n_mistakes"]
+
+
+def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, tmp_path):
+    """OMKC (S,S)'s row-split rounds (the first shard runs the recurrence): a killed coordinator
+    worker and a killed client resumed later both end in the sequential in-process model."""
+    job = ["--algo", "omkc", "--update", "S", "--combination", "S", "--block-size", 512, "--seed", 4,
+           "--limit", 24_000, "--quiet", "--json"]
+    omkl("run", *job, "--data", stream, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+    job = [str(a) for a in job]
+    local = read_model(tmp_path / "local")
+
+    def start(out, *extra):
+        return subprocess.Popen([*OMKL, "submit", "--scheduler", cluster["scheduler_address"], "--data", str(stream),
+                                 "--out", str(out), *job, "--checkpoint-every", "3", *extra],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    proc = start(tmp_path / "killed", "--keep-checkpoints")
+    _wait_for_checkpoint(str(tmp_path / "killed") + ".checkpoints", proc)
+    _kill_a_worker(cluster, "coordinator")
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-3000:]
+    assert len(json.loads(stdout.strip().splitlines()[-1])["worker_failures"]) >= 1
+    assert_same_model(tmp_path / "killed", local)
+    with connect(cluster["scheduler_address"]) as client:
+        client.wait_for_workers(2, timeout=60)
+    proc = start(tmp_path / "resumed")
+    _wait_for_checkpoint(str(tmp_path / "resumed") + ".checkpoints", proc)
+    proc.kill()
+    proc.communicate()
+    resumed = start(tmp_path / "resumed", "--resume")
+    stdout, stderr = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, stderr[-3000:]
+    assert json.loads(stdout.strip().splitlines()[-1])["resumed_from"] > 0
+    assert_same_model(tmp_path / "resumed", local)

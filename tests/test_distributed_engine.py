@@ -39,7 +39,8 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("omkc", {"update": "D", "combination": "U"}),
     ("spa", {"block_sync": True}),
     ("spa", {"block_sync": True, "hedge_loss": "mistake"}),
-    ("spa", {"block_sync": True, "kernels": "gaussian:0.5,2;laplacian:1"}),  # no lazy Gram: split by kernels
+    ("spa", {"block_sync": True, "kernels": "gaussian:0.5,2;laplacian:1"}),  # no lazy Gram: the round's own Gram
+    ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"}),
     ("perceptron", {"kernel": "gaussian(sigma=2)"}),
     ("perceptron-u", {}),
     ("perceptron-star", {"validation_size": 700}),  # keeps one kernel mid-stream, mid-block
@@ -186,8 +187,6 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
 
 def test_partition_keeps_chains_together_and_uniform_whole():
     program = compile_program(make_pool("omkc16"))
-    dealt = partition_kernels(program, SPA, 2)  # sparse pools: kernels dealt out in turn
-    assert [p.tolist() for p in dealt] == [sorted(program.order[0::2]), sorted(program.order[1::2])]
     parts = partition_kernels(program, 0, 2)
     assert sorted(np.concatenate(parts).tolist()) == list(range(16))
     assert [len(p) for p in parts] == [8, 8]
@@ -215,10 +214,13 @@ def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share)
         assert abs(ranges[0][1] - lead_share * n) <= 8 or ranges[0][1] == 8 or n - ranges[0][1] < 16
 
 
-def test_spa_on_dot_gaussian_kernels_splits_rows():
-    program = compile_program(make_pool("omkc16"))
-    assert splits_rows(program, SPA) and not splits_rows(program, 0)
-    assert not splits_rows(compile_program(make_pool("gaussian:1;laplacian:1")), SPA)
+def test_rules_with_stochastic_updates_split_rows_on_any_pool():
+    from omkl_dist.combiners.hedge import DD, DS, SD, SS
+
+    for pool in ("omkc16", "gaussian:1;laplacian:1"):
+        program = compile_program(make_pool(pool))
+        assert all(splits_rows(program, rule) for rule in (SPA, SD, SS))
+        assert not any(splits_rows(program, rule) for rule in (DD, DS, UNIFORM))
 
 
 def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):

@@ -8,13 +8,15 @@ kernels' decision values and updates). It then replays the combiner over the rou
 (:mod:`omkl_dist.engine._combine`), which gives the in-process engine's weights, scores and
 mistakes bit for bit.
 
-SPA rounds are split by rows instead (one kernel can hold most support vectors, and a shard per
-kernel group would then do most of the work alone): every shard scores a range of the round's
-rows with all kernels, and the first shard -- on the coordinator's worker, called directly --
-runs the recurrence of all kernels over the round, the in-process code on the same numbers. It
-scores the round's first rows and starts the recurrence on them while the others still score
-theirs, and the coordinator moves rows between it and the others from round to round so that
-their scores arrive about when it is ready for them.
+The rounds of the rules with stochastic updates (SPA, OMKC (S,D) and (S,S)) are split by rows
+instead: their kernels are coupled through the weights each sampled update reads (and under SPA
+one kernel can hold most support vectors). Every shard scores a range of the round's rows with
+all kernels, and the first shard -- on the coordinator's worker, called directly -- runs the
+recurrence of all kernels over the round, the in-process code on the same numbers. SPA on
+dot/gaussian kernels starts it on the round's first rows while the others still score theirs;
+the others first compute the round's own kernel matrix. The coordinator moves rows between the
+first shard and the others from round to round so that their scores arrive about when it is
+ready for them.
 
 Shards may be plain objects (tests) or Dask actor handles: a call's result is awaited when it is
 awaitable.
@@ -29,9 +31,9 @@ import time
 
 import numpy as np
 
-from ..combiners.hedge import SPA, STOCHASTIC
+from ..combiners.hedge import STOCHASTIC
 from ..core.randomness import uniforms
-from ..engine._combine import omkc_combine, spa_combine
+from ..engine._combine import omkc_combine
 from ..engine.budget import combine_step as budget_combine
 from .partition import row_ranges
 
@@ -119,7 +121,6 @@ class Coordinator:
         if not self.own_buffers:
             self.rule, self.block_sync = int(scalars["rule"]), bool(scalars["block_sync"])
             self.beta, self.delta = float(scalars["beta"]), float(scalars["delta"])
-            self.hedge_mistake = bool(scalars.get("hedge_mistake", False))
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
@@ -197,9 +198,6 @@ class Coordinator:
         y = outs[0]["y"]
         if self.own_buffers:
             _, mistakes = budget_combine(y, F, loss, self.logw, self.w, np.log(self.gamma))
-        elif self.rule == SPA:
-            _, mistakes = spa_combine(y, F, self.logw, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                                      np.log(self.gamma), self.hedge_mistake)
         else:
             U = (uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size) if self.rule in STOCHASTIC
                  else np.empty((n, self.m)))

@@ -1,25 +1,22 @@
-"""Which shard owns which kernels."""
+"""How a round is shared among shards: by rows (:func:`splits_rows`, :func:`row_ranges`) or by
+kernels (:func:`partition_kernels`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..combiners.hedge import SD, SPA, SS, UNIFORM
-from ..engine.local import spa_lazy_gram
-
-# rules whose kernels keep few, kernel-specific support vectors: their pools are scanned kernel by
-# kernel (no shared gaussian chains), and the narrow gaussians keep the most support vectors
-_SPARSE_RULES = (SD, SS, SPA)
 
 
 def splits_rows(program, rule: int) -> bool:
-    """Whether rounds are split by rows (see :mod:`.coordinator`): SPA on dot/gaussian kernels,
-    whose recurrence needs only the round's scores against the pool
-    (:func:`~omkl_dist.engine.local.spa_lazy_gram`), and the OMKC variants with stochastic updates,
-    whose kernels are coupled through the weights every sampled update reads. One shard then runs
-    the whole recurrence with the current weights, so they sample kernels as in-process (no
-    block-sync needed)."""
-    return spa_lazy_gram(rule, program) or rule in (SD, SS)
+    """Whether rounds are split by rows (see :mod:`.coordinator`): the rules with stochastic
+    updates, SPA and the OMKC variants (S,D) and (S,S), whose kernels are coupled through the
+    weights every sampled update reads. Every shard scores part of a round's rows against the
+    pool; one shard runs the whole recurrence with the current weights, so they sample kernels as
+    in-process (no block-sync needed). SPA on dot/gaussian kernels starts it on the first rows'
+    scores (:func:`~omkl_dist.engine.local.spa_lazy_gram`); the others first compute the round's
+    own kernel matrix. (``program`` is kept for callers that decide per pool.)"""
+    return rule in (SPA, SD, SS)
 
 
 def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[tuple[int, int]]:
@@ -44,18 +41,15 @@ def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[t
 def partition_kernels(program, rule: int, n_shards: int) -> list[np.ndarray]:
     """Split the kernels into at most ``n_shards`` groups (any split gives the same model).
 
-    Dense pools (deterministic updates) are scanned with all gaussians of a chain derived from one
-    ``exp``, so shards get runs of consecutive kernels in evaluation order (dot kernels, then
-    gaussians widest first) and compute few anchors. Sparse pools (stochastic updates, SPA) are
-    scanned kernel by kernel, and the narrow gaussians hold most support vectors, so kernels are
-    dealt out in turn to balance the work. Perceptron(u) updates every kernel on the *average*
-    kernel's mistake, so its kernels cannot learn apart: it gets one shard. (The budget baselines,
-    ``rule`` -1, keep equal-sized buffers per kernel: consecutive runs.)
+    For the rules whose rounds are not split by rows (:func:`splits_rows`): deterministic updates
+    keep dense pools, scanned with all gaussians of a chain derived from one ``exp``, so shards get
+    runs of consecutive kernels in evaluation order (dot kernels, then gaussians widest first) and
+    compute few anchors. Perceptron(u) updates every kernel on the *average* kernel's mistake, so
+    its kernels cannot learn apart: it gets one shard. (The budget baselines, ``rule`` -1, keep
+    equal-sized buffers per kernel: consecutive runs.)
     """
     if n_shards < 1:
         raise ValueError(f"n_shards must be >= 1, got {n_shards}")
     order = np.asarray(program.order, dtype=np.int64)
     groups = 1 if rule == UNIFORM else min(n_shards, len(order))
-    if rule in _SPARSE_RULES:
-        return [np.sort(order[i::groups]) for i in range(groups)]
     return [np.sort(part) for part in np.array_split(order, groups)]

@@ -1,12 +1,13 @@
 """The combiner half of the block recurrences, replayed from per-kernel outcomes (DESIGN §5).
 
-In the distributed engine each shard runs :func:`._recurrence.omkc_block` / ``SPASegment`` for its
-own kernels and returns their decision values ``F`` (and, for OMKC, which kernels updated). The
-coordinator then replays the weights over the same rows with these functions, which perform the
-combiner's floating-point operations in exactly the order the in-process recurrences do, so the
+In the distributed engine's kernel-split rounds each shard runs :func:`._recurrence.omkc_block`
+for its own kernels and returns their decision values ``F`` and which kernels updated. The
+coordinator then replays the weights over the same rows with this function, which performs the
+combiner's floating-point operations in exactly the order the in-process recurrence does, so the
 weights, combined scores and mistakes are the in-process ones bit for bit. Valid whenever a
-kernel's update does not depend on the other kernels within a block: deterministic updates,
-and stochastic updates in block-sync mode (sampling from the block-start weights).
+kernel's update does not depend on the other kernels within a block: deterministic updates (the
+rules with stochastic updates have row-split rounds instead, see
+:func:`omkl_dist.distributed.partition.splits_rows`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, SD, SS, hedge_loss_update, hedge_update, weighted_vote
+from ..combiners.hedge import DD, DS, SD, SS, hedge_update
 from ..learners.perceptron import perceptron_mistake
-from ..learners.spa import hedge_loss, hinge
 from ._recurrence import combined_score
 
 
@@ -46,28 +46,4 @@ def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, bl
             penalise[k] = updated[t, k]
         if rule == DD or rule == DS or rule == SD or rule == SS:
             hedge_update(w, penalise, beta)
-    return score, mistakes
-
-
-@njit(cache=True, nogil=True)
-def spa_combine(y, F, logw, w, wsync, kmistakes, t0, block_size, log_gamma, hedge_mistake):
-    """SPA's Hedge (w ← w γ^ℓ, ℓ the hinge loss or, with ``hedge_mistake``, the mistake) replayed
-    over rows with known ``F``; returns ``(score, mistakes)`` and mutates the weight state as
-    :class:`~._recurrence.SPASegment` does."""
-    n, m = F.shape
-    score = np.empty(n)
-    mistakes = np.zeros(n, dtype=np.bool_)
-    losses = np.empty(m)
-    for t in range(n):
-        if (t0 + t) % block_size == 0:
-            wsync[:] = w
-        yt = y[t]
-        s_t = weighted_vote(w, F[t])
-        score[t] = s_t
-        mistakes[t] = yt * s_t <= 0.0
-        for k in range(m):
-            losses[k] = hedge_loss(yt, F[t, k], hinge(yt, F[t, k]), hedge_mistake)
-            if yt * F[t, k] <= 0.0:
-                kmistakes[k] += 1
-        hedge_loss_update(logw, losses, log_gamma, w)
     return score, mistakes
