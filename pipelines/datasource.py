@@ -24,13 +24,13 @@ class JobData:
     scaler: Scaler
     load_seconds: float
     label_map: list
-    spans: tuple  # (min, max) per feature over the scaling prefix, before scaling
+    spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
 
 
 def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
     """A one-line hint when raw features span very different ranges (a kernel on them is ruled by
     the widest ones): the widest and narrowest spans, and the ``--scaling`` to try."""
-    if scaling != "none":
+    if scaling != "none" or spans is None:
         return None
     lo, hi = (np.asarray(a, dtype=np.float64) for a in spans)
     width = hi - lo
@@ -75,10 +75,13 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
                              stop=limit)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
         scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
-        ranges = scaler if scaling == "minmax" else Scaler("minmax").fit_prefix(stream, prefix)
+        spans = None
+        if scaling == "none":  # the advice on raw ranges: one more read of the prefix
+            ranges = Scaler("minmax").fit_prefix(stream, prefix)
+            spans = (ranges.min_, ranges.max_)
         blocks = _Transformed(stream, scaler)
         out = JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
-                      path.name, scaler, time.perf_counter() - t0, stream.label_map, (ranges.min_, ranges.max_))
+                      path.name, scaler, time.perf_counter() - t0, stream.label_map, spans)
         return out
     ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.y
@@ -91,7 +94,7 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         X, y = X[:limit], y[:limit]
     head = X if scale_rows is None else X[:scale_rows]
     scaler.fit(head)
-    spans = (head.min(axis=0), head.max(axis=0))
+    spans = (head.min(axis=0), head.max(axis=0)) if scaling == "none" else None
     X = scaler.transform(X)
     return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
                    time.perf_counter() - t0, ds.label_map, spans)

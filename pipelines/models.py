@@ -7,7 +7,7 @@ import numpy as np
 from omkl_dist.algorithms.registry import ALGORITHMS
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.models import read_state, write_state
+from omkl_dist.storage.models import MODEL_DAMAGED, read_state, write_state
 
 _BY_CLASS = {cls.__name__: cls for cls in ALGORITHMS.values()}
 
@@ -44,8 +44,8 @@ def load_model(directory):
         scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
         return cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict), meta
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        # model.json passed its checksums' test only for the arrays: a field edited or removed by
-        # hand surfaces here, inside the estimator's own reconstruction
+        # a model.json that passed its hash but lacks or mistypes a field (edited, hash recomputed)
+        # surfaces here, inside the estimator's own reconstruction
         detail = f"missing entry {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
         raise DataError(f"the saved model does not describe a valid {meta['algorithm']} ({detail})",
-                        path=directory, fix="the model directory is damaged; restore it from a copy or retrain") from None
+                        path=directory, fix=MODEL_DAMAGED) from None

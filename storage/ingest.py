@@ -15,8 +15,8 @@ import numpy as np
 
 from .errors import DataError
 from .labels import canonical, encode_labels
-from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype, open_features, read_chunk, read_meta
-from .outputs import DATASET, atomic_output_dir, check_output
+from .layout import DEFAULT_CHUNK_ROWS, RESTORE, DatasetWriter, check_dtype, open_features, read_chunk, read_meta
+from .outputs import DATASET, atomic_output, check_output
 from .readers import read_dataset
 from .tables import is_table_source, open_table
 from .registry import resolve_dataset
@@ -97,7 +97,7 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     if ds.permutations is not None:
         # The permutations are not copied (the source file keeps them); note that they exist.
         meta["n_permutations"] = int(ds.permutations.shape[0])
-    with atomic_output_dir(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
+    with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer = DatasetWriter(tmp, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype)
         for lo in range(0, ds.n_rows, chunk_rows):
             writer.append(ds.X[lo:lo + chunk_rows], ds.y[lo:lo + chunk_rows])
@@ -119,7 +119,7 @@ def _ingest_table(source, out, *, chunk_rows, dtype, classes, n_classes, overwri
             "source_name": str(source) if is_path else type(source).__name__, "sha256": table.sha256,
             "format": "parquet" if is_path else "table", "label_map": label_map, "n_classes": len(label_map),
             "class_counts": counts, "feature_names": list(table.features), "label_column": table.label}
-    with atomic_output_dir(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
+    with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer = DatasetWriter(tmp, n_rows=len(y), n_features=len(table.features), chunk_rows=chunk_rows, dtype=dtype)
         for X, lo in table.batches(chunk_rows):
             _check_fits_dtype(X, dtype, table.where)
@@ -217,22 +217,22 @@ def _check_arrays(directory: Path, meta: dict) -> None:
     rows_per_chunk = min(meta["chunk_rows"], max(meta["n_rows"], 1))
     if tuple(features.chunks) != (rows_per_chunk, max(meta["n_features"], 1)):
         raise DataError(f"features.zarr has chunks {tuple(features.chunks)} but meta.json says "
-                        f"{meta['chunk_rows']} rows per chunk", path=directory, fix="re-ingest the dataset with --overwrite")
+                        f"{meta['chunk_rows']} rows per chunk", path=directory,
+                        fix="re-ingest the dataset with --overwrite")
     n_chunks = -(-meta["n_rows"] // rows_per_chunk)
     sums = meta["checksums"]
     if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in ("features", "labels")):
         raise DataError(f"meta.json's checksums do not list one per chunk ({n_chunks})",
                         path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
-    restore = "restore the dataset from a copy, or re-ingest it (--overwrite)"
     stored = features.nchunks_initialized
     if stored != n_chunks:
         raise DataError(f"{n_chunks - stored} of the {n_chunks} feature chunk files are missing",
-                        path=directory / "features.zarr", fix=restore)
+                        path=directory / "features.zarr", fix=RESTORE)
     try:
         n_labels = pq.ParquetFile(str(directory / "labels.parquet")).metadata.num_rows
     except Exception as exc:  # pyarrow's errors name no file
         raise DataError(f"labels.parquet cannot be read ({type(exc).__name__}: {exc})",
-                        path=directory / "labels.parquet", fix=restore) from None
+                        path=directory / "labels.parquet", fix=RESTORE) from None
     if n_labels != meta["n_rows"]:
         raise DataError(f"labels.parquet has {n_labels} rows but meta.json says {meta['n_rows']}",
                         path=directory, fix="re-ingest the dataset with --overwrite")

@@ -7,6 +7,8 @@ round-trips through JSON and can be re-applied to a matching test split.
 
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 
 from .errors import DataError
@@ -109,3 +111,31 @@ def encode_labels(y_raw, *, classes=None, n_classes=None, positive_class=None, p
                         row=line_of(row), fix="declare all classes (classes=..., --classes) or correct the label")
     mapped = np.array([lookup[k] for k in keys], dtype=np.int64)
     return mapped[inverse.ravel()], label_map
+
+
+def resolve_label_column(spec, names, width: int, path=None) -> int:
+    """The 0-based column of ``spec``: ``"first"``, ``"last"``, an index (negative from the end,
+    also as text) or a header name (exact, else case-insensitive)."""
+    text = str(spec).strip()
+    if text.lower() in ("first", "last"):
+        return 0 if text.lower() == "first" else width - 1
+    try:
+        index = int(text)
+    except ValueError:
+        index = None
+    if index is not None:
+        if not -width <= index < width:
+            raise DataError(f"label column {index} is outside the file's {width} columns", path=path,
+                            fix=f"pass first, last, an index in 0..{width - 1} or a header name (--label-column)")
+        return index % width
+    if names:
+        lowered = [n.lower() for n in names]
+        if text in names:
+            return names.index(text)
+        if text.lower() in lowered:
+            return lowered.index(text.lower())
+        near = difflib.get_close_matches(text, names, n=3)
+        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else f"; the columns are {names}"
+        raise DataError(f"no column named {text!r}{hint}", path=path, fix="name a header column (--label-column)")
+    raise DataError(f"the file has no header, so no column is named {text!r}", path=path,
+                    fix="pass first, last or a 0-based column index (--label-column)")

@@ -10,7 +10,7 @@
                        checksums (sha256 of every chunk's features and labels), meta_sha256
 
 A dataset is built in a temporary sibling directory and renamed into place only when complete
-(:func:`omkl_dist.storage.outputs.atomic_output_dir`), so a failed ingest leaves nothing behind and an
+(:func:`omkl_dist.storage.outputs.atomic_output`), so a failed ingest leaves nothing behind and an
 ``--overwrite`` never loses the old copy early. Every chunk is checked against its checksum when
 it is read (:func:`read_chunk`) -- a damaged or missing chunk is an error, never zeros -- and
 ``meta_sha256`` covers the rest of meta.json (the label map included) and the chunk checksums.
@@ -37,6 +37,7 @@ LABELS = "labels.parquet"
 META = "meta.json"
 DEFAULT_CHUNK_ROWS = 65_536
 DTYPES = ("float64", "float32")
+RESTORE = "restore the dataset from a copy, or re-ingest it (--overwrite)"  # the fix for a damaged dataset
 
 
 def check_dtype(dtype: str) -> str:
@@ -162,7 +163,7 @@ def open_features(directory):
         return zarr.open_array(str(path), mode="r")
     except Exception as exc:  # zarr's errors name no file
         raise DataError(f"features.zarr cannot be opened ({type(exc).__name__}: {exc})", path=path,
-                        fix="restore the dataset from a copy, or re-ingest it (--overwrite)") from None
+                        fix=RESTORE) from None
 
 
 def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +178,7 @@ def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.
     chunk_rows, n_rows = int(meta["chunk_rows"]), int(meta["n_rows"])
     lo, hi = c * chunk_rows, min(n_rows, (c + 1) * chunk_rows)
     where = f"chunk {c} (rows {lo}..{hi - 1})"
-    fix = "restore the dataset from a copy, or re-ingest it (--overwrite); `omkl data verify DIR` checks every chunk"
+    fix = RESTORE + "; `omkl data verify DIR` checks every chunk"
     sums = meta["checksums"]
     try:
         X = np.ascontiguousarray(features[lo:hi])

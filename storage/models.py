@@ -24,7 +24,7 @@ import zarr
 
 from .errors import DataError
 from .layout import meta_digest
-from .outputs import MODEL, atomic_output_dir, uninterrupted
+from .outputs import MODEL, atomic_output, uninterrupted
 
 MODEL_SCHEMA_VERSION = 2  # 2: meta_sha256 covers model.json
 STATE = "state.zarr"
@@ -42,7 +42,7 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False,
     ``inputs``: (label, path) pairs the directory must not be, lie in or contain (see
     :func:`omkl_dist.storage.outputs.check_output`); ``option`` names it in messages.
     """
-    with atomic_output_dir(directory, kind=MODEL, overwrite=overwrite, inputs=inputs, option=option) as tmp:
+    with atomic_output(directory, kind=MODEL, overwrite=overwrite, inputs=inputs, option=option) as tmp:
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
             group = zarr.open_group(str(tmp / STATE), mode="w")
         index = {}
@@ -64,7 +64,7 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False,
     return Path(directory)
 
 
-_DAMAGED = "the model directory is damaged; restore it from a copy or retrain"
+MODEL_DAMAGED = "the model directory is damaged; restore it from a copy or retrain"
 _NUMERIC_KINDS = "biuf"
 
 
@@ -82,9 +82,9 @@ def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dic
     try:
         meta = json.loads(meta_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"model.json is not valid JSON ({exc})", path=meta_path, fix=_DAMAGED) from None
+        raise DataError(f"model.json is not valid JSON ({exc})", path=meta_path, fix=MODEL_DAMAGED) from None
     if not isinstance(meta, dict):
-        raise DataError("model.json does not hold a JSON object", path=meta_path, fix=_DAMAGED)
+        raise DataError("model.json does not hold a JSON object", path=meta_path, fix=MODEL_DAMAGED)
     version = meta.get("schema_version")
     if version != MODEL_SCHEMA_VERSION:
         raise DataError(f"model schema version {version!r}, this omkl-dist reads {MODEL_SCHEMA_VERSION}",
@@ -94,13 +94,13 @@ def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dic
         group = zarr.open_group(str(directory / STATE), mode="r")
     except Exception as exc:  # zarr's errors name no file
         raise DataError(f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE,
-                        fix=_DAMAGED) from None
+                        fix=MODEL_DAMAGED) from None
     arrays = {}
     for name, (shape, dtype, digest) in index.items():
         arrays[name] = _read_array(group, name, shape, dtype, digest, directory / STATE)
     if meta.get("meta_sha256") != meta_digest(meta):
         raise DataError("model.json does not match its recorded hash (meta_sha256): it was edited or damaged "
-                        "after the model was saved", path=meta_path, fix=_DAMAGED)
+                        "after the model was saved", path=meta_path, fix=MODEL_DAMAGED)
     return arrays, meta
 
 
@@ -108,7 +108,7 @@ def _check_index(index, meta_path: Path, memory_limit) -> dict:
     """model.json's ``arrays`` as {name: (shape, dtype, sha256)}, each entry checked, and the whole
     small enough to read."""
     if not isinstance(index, dict):
-        raise DataError("model.json has no 'arrays' object", path=meta_path, fix=_DAMAGED)
+        raise DataError("model.json has no 'arrays' object", path=meta_path, fix=MODEL_DAMAGED)
     out, total = {}, 0
     for name, info in index.items():
         try:
@@ -121,7 +121,7 @@ def _check_index(index, meta_path: Path, memory_limit) -> dict:
             ok = False
         if not ok:
             raise DataError(f"model.json's entry for state array {name!r} is malformed (needs a non-negative "
-                            "integer shape, a numeric dtype and a sha256)", path=meta_path, fix=_DAMAGED)
+                            "integer shape, a numeric dtype and a sha256)", path=meta_path, fix=MODEL_DAMAGED)
         out[name] = (shape, dtype, digest)
         total += math.prod(shape) * dtype.itemsize
     limit = _available_memory() if memory_limit is None else int(memory_limit)
@@ -145,20 +145,20 @@ def _read_array(group, name, shape, dtype, digest, where: Path) -> np.ndarray:
         try:
             stored = group[name]
         except KeyError:
-            raise DataError(f"state array {name!r} is missing", path=where, fix=_DAMAGED) from None
+            raise DataError(f"state array {name!r} is missing", path=where, fix=MODEL_DAMAGED) from None
         except Exception as exc:
             raise DataError(f"state array {name!r} cannot be opened ({type(exc).__name__}: {exc})", path=where,
-                            fix=_DAMAGED) from None
+                            fix=MODEL_DAMAGED) from None
         if tuple(getattr(stored, "shape", ())) != shape or getattr(stored, "dtype", None) != dtype:
             # checked before reading: a shape edited in zarr.json must not allocate anything
             raise DataError(f"state array {name!r} is stored as {getattr(stored, 'shape', '?')} "
                             f"{getattr(stored, 'dtype', '?')}, model.json says {shape} {dtype}", path=where,
-                            fix=_DAMAGED)
+                            fix=MODEL_DAMAGED)
         try:
             a = np.asarray(stored[...])
         except Exception as exc:  # codec errors (e.g. a truncated chunk) name no file
             raise DataError(f"state array {name!r} cannot be read ({type(exc).__name__}: {exc})", path=where,
-                            fix=_DAMAGED) from None
+                            fix=MODEL_DAMAGED) from None
     if _digest(a) != digest:
-        raise DataError(f"state array {name!r} does not match its checksum", path=where, fix=_DAMAGED)
+        raise DataError(f"state array {name!r} does not match its checksum", path=where, fix=MODEL_DAMAGED)
     return a

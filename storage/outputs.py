@@ -8,7 +8,7 @@ submit's ``--out``/``--checkpoint-dir``, reproduce's ``--out``):
   marker file and the entries it holds. Anything else is refused with its path and the fix.
 - No output may be one of the command's inputs, lie inside one, or contain one.
 - :func:`check_output` runs all of this (plus "can the folder be written?") before any work
-  starts, so a long run never ends in a lost result; :func:`atomic_output_dir` checks again under
+  starts, so a long run never ends in a lost result; :func:`atomic_output` checks again under
   a lock at the moment it writes.
 - A write happens in a hidden temporary sibling (``.NAME.tmp-PID-XXXX``) renamed into place when
   complete. Concurrent writers of one output are serialised by a lock file (the second gets
@@ -72,13 +72,12 @@ def _marker_ok(kind: str, meta) -> bool:
     return False
 
 
+# a checkpoint folder's saved models, and the temporary folder and lock of one being written
+_CHECKPOINT_ENTRY = re.compile(r"ckpt-\d+|\.ckpt-\d+\.((tmp|old)-.*|lock)")
+
+
 def _is_own_entry(kind: str, name: str, allowed: set) -> bool:
-    if name in allowed:
-        return True
-    if kind == CHECKPOINTS:  # saved models and the temporary folders of one being written
-        return bool(re.fullmatch(r"ckpt-\d+", name) or re.fullmatch(r"\.ckpt-\d+\.(tmp|old)-.*", name)
-                    or re.fullmatch(r"\.ckpt-\d+\.lock", name))
-    return False
+    return name in allowed or (kind == CHECKPOINTS and _CHECKPOINT_ENTRY.fullmatch(name) is not None)
 
 
 def recognise(path, kind: str) -> str | None:
@@ -312,10 +311,8 @@ def sweep_leftovers(out: Path) -> list[str]:
         path = Path(entry.path)
         if m["what"] == "old" and not (out.exists() or out.is_symlink()):
             os.replace(path, out)
-        elif path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
         else:
-            path.unlink(missing_ok=True)
+            _remove(path)
         handled.append(entry.name)
     return handled
 
@@ -366,11 +363,6 @@ def _swap_in(tmp: Path, out: Path) -> None:
         raise
     if old is not None:
         _remove(old)
-
-
-def atomic_output_dir(out, *, kind: str, overwrite: bool = False, inputs=(), option: str = "--out"):
-    """:func:`atomic_output` for a folder output (a dataset, a model)."""
-    return atomic_output(out, kind=kind, overwrite=overwrite, inputs=inputs, option=option, folder=True)
 
 
 def write_json_report(out, document: dict, *, inputs=(), option: str = "--out") -> Path:

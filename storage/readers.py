@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import difflib
 import gzip
 import hashlib
 import io
@@ -44,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
-from .labels import encode_labels
+from .labels import encode_labels, resolve_label_column
 from .tables import is_table_source, open_table
 
 FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet")
@@ -177,7 +176,8 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=Non
             raise DataError(f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
                             path=path, fix="drop --n-features (it is for LIBSVM files) or correct it")
     _check_finite(parsed, path)
-    y, label_map = _normalise(parsed, classes=classes, n_classes=n_classes, path=path, positive_class=positive_class)
+    y, label_map = encode_labels(parsed.y_raw, classes=classes, n_classes=n_classes, positive_class=positive_class,
+                                 path=path, line_of=parsed.line_of)
     return Dataset(X=np.ascontiguousarray(parsed.X, dtype=np.float64), y=y, label_map=label_map, fmt=fmt,
                    path=path, sha256=sha, permutations=parsed.permutations, feature_names=parsed.feature_names)
 
@@ -572,33 +572,6 @@ def _read_string_labels(body: bytes, delimiter, width: int, label_col: int):
     return table, np.char.strip(y)
 
 
-def resolve_label_column(spec, names, width: int, path=None) -> int:
-    """The 0-based column of ``spec``: ``"first"``, ``"last"``, an index (negative from the end,
-    also as text) or a header name (exact, else case-insensitive)."""
-    text = str(spec).strip()
-    if text.lower() in ("first", "last"):
-        return 0 if text.lower() == "first" else width - 1
-    try:
-        index = int(text)
-    except ValueError:
-        index = None
-    if index is not None:
-        if not -width <= index < width:
-            raise DataError(f"label column {index} is outside the file's {width} columns", path=path,
-                            fix=f"pass first, last, an index in 0..{width - 1} or a header name (--label-column)")
-        return index % width
-    if names:
-        for candidates in (names, [n.lower() for n in names]):
-            key = text if candidates is names else text.lower()
-            if key in candidates:
-                return candidates.index(key)
-        near = difflib.get_close_matches(text, names, n=3)
-        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else f"; the columns are {names}"
-        raise DataError(f"no column named {text!r}{hint}", path=path, fix="name a header column (--label-column)")
-    raise DataError(f"the file has no header, so no column is named {text!r}", path=path,
-                    fix="pass first, last or a 0-based column index (--label-column)")
-
-
 def _label_column(names) -> int:
     if names:
         lowered = [n.lower() for n in names]
@@ -796,8 +769,3 @@ def _check_finite(parsed: _Parsed, path) -> None:
     col = int(np.flatnonzero(~finite[row])[0])
     raise DataError(f"non-finite feature value {float(parsed.X[row, col])!r}", path=path, row=parsed.line_of(row),
                     column=parsed.column_of(col), fix="impute or drop missing/infinite values before ingesting")
-
-
-def _normalise(parsed: _Parsed, *, classes, n_classes, path, positive_class=None):
-    return encode_labels(parsed.y_raw, classes=classes, n_classes=n_classes, positive_class=positive_class,
-                         path=path, line_of=parsed.line_of)

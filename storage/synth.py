@@ -70,7 +70,7 @@ from pathlib import Path
 import numpy as np
 
 from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype
-from .outputs import DATASET, atomic_output_dir
+from .outputs import DATASET, atomic_output
 
 __all__ = ["GENERATOR_NAME", "generator_params", "score", "clean_labels", "iter_blocks", "synthesize"]
 
@@ -339,7 +339,7 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
     record = np.dtype([("x", np.dtype(dtype).newbyteorder("<"), (features,)), ("y", "<i8")])
     digest = hashlib.sha256()
     n_pos = 0
-    with atomic_output_dir(Path(out), kind=DATASET, overwrite=overwrite) as tmp:
+    with atomic_output(Path(out), kind=DATASET, overwrite=overwrite) as tmp:
         writer = DatasetWriter(tmp, n_rows=rows, n_features=features, chunk_rows=chunk_rows, dtype=dtype)
         blocks = iter_blocks(rows=rows, features=features, seed=seed, noise=noise, generator=params)
         for X, y in _rechunk(blocks, chunk_rows):

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
+from .labels import resolve_label_column
 
 BATCH_ROWS = 65_536
 _LABEL_NAMES = ("label", "y", "target", "class")
@@ -154,18 +155,7 @@ def _numeric(kind) -> bool:
 
 def _label_name(label_column, names, where) -> str:
     if label_column is not None:
-        text = str(label_column)
-        if text in names:
-            return text
-        lowered = [n.lower() for n in names]
-        if text.lower() in lowered:
-            return names[lowered.index(text.lower())]
-        if text.lower() in ("first", "last") or text.lstrip("-").isdigit():
-            index = 0 if text.lower() == "first" else -1 if text.lower() == "last" else int(text)
-            if -len(names) <= index < len(names):
-                return names[index]
-        raise DataError(f"no column named {text!r}; the columns are {names}", path=where,
-                        fix="name the label column (--label-column NAME)")
+        return names[resolve_label_column(label_column, names, len(names), where)]
     found = [n for n in names if n.lower() in _LABEL_NAMES]
     if len(found) != 1:
         raise DataError(f"which column holds the labels? the columns are {names}", path=where,

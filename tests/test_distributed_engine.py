@@ -84,7 +84,7 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
     program, rule = template.engine_.program, getattr(template.engine_, "rule", -1)
-    split_rows = splits_rows(program, rule)  # as DaskEngine decides
+    split_rows = splits_rows(rule)  # as DaskEngine decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
@@ -217,10 +217,8 @@ def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share)
 def test_rules_with_stochastic_updates_split_rows_on_any_pool():
     from omkl_dist.combiners.hedge import DD, DS, SD, SS
 
-    for pool in ("omkc16", "gaussian:1;laplacian:1"):
-        program = compile_program(make_pool(pool))
-        assert all(splits_rows(program, rule) for rule in (SPA, SD, SS))
-        assert not any(splits_rows(program, rule) for rule in (DD, DS, UNIFORM))
+    assert all(splits_rows(rule) for rule in (SPA, SD, SS))
+    assert not any(splits_rows(rule) for rule in (DD, DS, UNIFORM))
 
 
 def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):

@@ -8,14 +8,14 @@ import numpy as np
 from ..combiners.hedge import SD, SPA, SS, UNIFORM
 
 
-def splits_rows(program, rule: int) -> bool:
+def splits_rows(rule: int) -> bool:
     """Whether rounds are split by rows (see :mod:`.coordinator`): the rules with stochastic
     updates, SPA and the OMKC variants (S,D) and (S,S), whose kernels are coupled through the
     weights every sampled update reads. Every shard scores part of a round's rows against the
     pool; one shard runs the whole recurrence with the current weights, so they sample kernels as
     in-process (no block-sync needed). SPA on dot/gaussian kernels starts it on the first rows'
     scores (:func:`~omkl_dist.engine.local.spa_lazy_gram`); the others first compute the round's
-    own kernel matrix. (``program`` is kept for callers that decide per pool.)"""
+    own kernel matrix."""
     return rule in (SPA, SD, SS)
 
 

@@ -184,7 +184,7 @@ class KernelShard:
                 g = e.n_seen + len(y)
                 self._uniforms_ahead = ((g, next_n), self._in_background(e.spa_uniforms, g, next_n))
             feed, finish = segment.feed, segment.result
-        else:  # OMKC with stochastic updates: every score, then the round's kernel matrix and recurrence
+        else:  # every score first, then the round's own kernel matrix and the recurrence
             scores = []
             feed, finish = scores.append, lambda: e.learn_scored(X, xsq, y, np.concatenate(scores))
         feed(part["F"])
