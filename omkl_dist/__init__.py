@@ -9,7 +9,7 @@ from ._numba_cache import use_versioned_cache
 use_versioned_cache()  # before any njit kernel is defined (see _numba_cache)
 
 _ESTIMATORS = {
-    "OMKC": "algorithms", "KernelPerceptron": "algorithms", "PerceptronU": "algorithms",
+    "OMKC": "algorithms", "OM2": "algorithms", "KernelPerceptron": "algorithms", "PerceptronU": "algorithms",
     "PerceptronStar": "algorithms", "SPA": "algorithms", "RBP": "algorithms", "Forgetron": "algorithms",
     "BOGD": "algorithms", "BPAS": "algorithms", "MKBoost": "algorithms.mkboost", "SimpleMKL": "algorithms.mkl",
     "LpMKL": "algorithms.mkl",

@@ -88,6 +88,9 @@ def _as_2d_finite(X, what: str, row_offset: int = 0) -> np.ndarray:
     return X
 
 
+# rows per statistics merge in :meth:`Scaler.fit_prefix` (the Chan merge's bits depend on the pieces)
+PREFIX_PIECE = 4096
+
 class Scaler:
     """Per-feature scaling: ``"none"``, ``"minmax"`` (to ``feature_range``) or ``"standard"``.
 
@@ -226,7 +229,9 @@ class Scaler:
 
         Blocks are read in order until ``n_rows`` rows are covered; only the needed leading rows of
         the last block are used and no further block is requested (an iterator is left positioned
-        after that block).
+        after that block). The rows are folded into the statistics ``PREFIX_PIECE`` at a time
+        whatever the stream's block size, so a job and a cluster run that read the same rows in
+        blocks of other sizes get the same scaler, bit for bit.
 
         Parameters
         ----------
@@ -258,15 +263,21 @@ class Scaler:
         _check_method(self.method)
         self._reset()
         needed = int(n_rows)
+        held = []  # rows not yet folded in: statistics are merged in pieces of PREFIX_PIECE rows
         for block in stream:
             X = block[0] if isinstance(block, (tuple, list)) and len(block) == 2 else block
             X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(f"fit_prefix: blocks must be 2-D arrays (n_rows, n_features), got shape {X.shape}")
             take = X[:needed]
-            if len(take):
-                self.partial_fit(take)
+            held.append(take)
             needed -= len(take)
+            if sum(len(h) for h in held) >= PREFIX_PIECE or needed == 0:
+                rows = np.concatenate(held) if len(held) > 1 else held[0]
+                cut = len(rows) if needed == 0 else len(rows) - len(rows) % PREFIX_PIECE
+                for lo in range(0, cut, PREFIX_PIECE):  # fixed pieces: the same bits for any block size
+                    self.partial_fit(rows[lo:min(lo + PREFIX_PIECE, cut)])
+                held = [rows[cut:]]
             if needed == 0:
                 return self.freeze()
         seen = n_rows - needed

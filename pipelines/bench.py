@@ -50,6 +50,11 @@ CASES = {
        for data, files in _SPA_DATA.items()},
     # None: a generated 1,000,000 x 18 stream (seed 0), written to zarr and streamed back, block 1024
     "spa-synth1m": ("spa", {"beta": 300.0}, None, "generated 1,000,000 x 18 stream read from zarr, beta 300"),
+    # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see _classification
+    **{f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
+       for k in (2, 10, 26) for case, algo, params in (("om2", "om2", {}),
+                                                      ("omkc-ss", "omkc", {"update": "S", "combination": "S"}),
+                                                      ("omkc-dd", "omkc", {"update": "D", "combination": "D"}))},
 }
 
 
@@ -65,6 +70,19 @@ def _load(files, scaling):
     return Scaler(scaling).fit_transform(X[order]), y[order]
 
 
+def _classification(n_classes: int):
+    """A K-class problem the size of UCI letter (15,000 x 16; no letter file in the datasets folder):
+    scikit-learn's ``make_classification`` (one gaussian cluster per class on 12 informative
+    features, class_sep 2, seed 0), standardised."""
+    from sklearn.datasets import make_classification
+
+    from omkl_dist.preprocessing import Scaler
+
+    X, y = make_classification(n_samples=15_000, n_features=16, n_informative=12, n_redundant=0, n_classes=n_classes,
+                               n_clusters_per_class=1, class_sep=2.0, random_state=0)
+    return Scaler("standard").fit_transform(X), y
+
+
 def run_case(name: str, block_size: int, scaling: str) -> dict:
     from omkl_dist.algorithms.registry import make_estimator
     from omkl_dist.evaluation import progressive_score
@@ -73,12 +91,16 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
     t0 = time.perf_counter()
     if files is None:
         return _run_stream_case(name, algo, params, note, block_size=1024)
-    X, y = _load(files, scaling)
+    if isinstance(files, str):  # "classes:K"
+        X, y = _classification(int(files.split(":")[1]))
+        scaling = "standard"
+    else:
+        X, y = _load(files, scaling)
     load_seconds = time.perf_counter() - t0
     warm = make_estimator(algo, block_size=block_size, random_state=0, **params)
     warm.fit(X[:2000], y[:2000])  # loads (or compiles) the numba kernels outside the timed run
     model = make_estimator(algo, block_size=block_size, random_state=0, **params)
-    summary = progressive_score(model, (X, y), classes=[-1, 1]).summary()
+    summary = progressive_score(model, (X, y), classes=np.unique(y)).summary()
     return _result(name, algo, params, files, note, int(X.shape[1]), scaling, block_size, summary, load_seconds)
 
 

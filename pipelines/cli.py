@@ -166,15 +166,16 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 
 
 _ALGO_PARAMS = ("update", "combination", "kernels", "kernel", "beta", "delta", "gamma", "eta", "alpha", "budget",
-                "block_sync", "lam", "hedge_loss")
+                "block_sync", "lam", "hedge_loss", "p", "norm")
 
 
 def _algo_options(command):
     """The options shared by ``run`` and ``submit``: the algorithm and its parameters."""
     options = [
         click.option("--algo", required=True,
-                     help="omkc, perceptron, perceptron-u, perceptron-star, spa; budget baselines rbp, forgetron, "
-                          "bogd, bpas (--budget = support vectors per kernel, --gamma, --eta for bogd/bpas, --lam)."),
+                     help="omkc, om2, perceptron, perceptron-u, perceptron-star, spa; budget baselines rbp, "
+                          "forgetron, bogd, bpas (--budget = support vectors per kernel, --gamma, --eta for bogd/bpas, "
+                          "--lam). Multi-class data: omkc, om2 and the perceptrons."),
         click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."),
         click.option("--update", type=click.Choice(["D", "S"]), default=None,
                      help="OMKC: kernel selection for updates."),
@@ -197,6 +198,10 @@ def _algo_options(command):
                      help="Stochastic updates sample with block-start weights instead of the current ones "
                           "(the same model in run and submit)."),
         click.option("--lam", type=float, default=None, help="BOGD: regulariser lambda >= 0 (eta * lam < 1)."),
+        click.option("--p", "p", type=float, default=None,
+                     help="OM-2: the group norm's p in (1, 2] (default 2 ln F / (2 ln F - 1) for F kernels)."),
+        click.option("--norm", type=click.Choice(["exact", "bound"]), default=None,
+                     help="OM-2: the step's norm, Algorithm 1's exact one (default) or its bound 2 F^(2/q)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -394,6 +399,35 @@ def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, ties, 
     report = run_reproduce_omkc(permutations=permutations, datasets=datasets, algorithms=algorithms,
                                 scaling=scaling, seed=seed, ties=ties, show_progress=not quiet, out=out)
     click.echo(format_reproduce_report(report))
+    if as_json:
+        click.echo(json.dumps(report))
+
+
+@reproduce.command("om2")
+@click.option("--permutations", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Random orders per Table 3/4 dataset (the paper used 20).")
+@click.option("--datasets", default=None,
+              help="Comma-separated Table 3/4 datasets (paper or registry names; default: every one we have).")
+@click.option("--study-permutations", default=5, show_default=True, type=click.IntRange(min=1),
+              help="Random orders per multi-class study dataset.")
+@click.option("--study-datasets", default=None,
+              help="Comma-separated: glass, vehicle, dna, mfeat, segment, satimage (default: all).")
+@click.option("--plot", type=click.Path(path_type=Path), default=Path("runs/om2-multiclass.png"), show_default=True,
+              help="Where to write the study's PNG plot (mistake rate against instances seen).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Permutation r is default_rng([seed, r]).permutation(n).")
+@click.option("--ties", type=click.Choice(["mistake", "positive"]), default="mistake", show_default=True,
+              help="Tables 3/4: a zero combined score counts as a mistake (the package's rule) or predicts +1.")
+@_report_options
+def reproduce_om2_cmd(permutations, datasets, study_permutations, study_datasets, plot, seed, ties, as_json, out,
+                      quiet):
+    """OM-2: its rows of the OMKC paper's Tables 3/4 next to the paper's, and a multi-class study."""
+    from .reproduce import format_om2_report, run_reproduce_om2
+
+    report = run_reproduce_om2(permutations=permutations, datasets=datasets, seed=seed, ties=ties,
+                               study_permutations=study_permutations, study_datasets=study_datasets, plot=plot,
+                               show_progress=not quiet, out=out)
+    click.echo(format_om2_report(report))
     if as_json:
         click.echo(json.dumps(report))
 

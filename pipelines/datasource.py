@@ -26,6 +26,11 @@ class JobData:
     label_map: list
     spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
 
+    @property
+    def classes(self) -> list:
+        """The internal labels (-1/+1, or 0..K-1 for K > 2 classes) in order."""
+        return sorted(internal for _, internal in self.label_map)
+
 
 def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
     """A one-line hint when raw features span very different ranges (a kernel on them is ruled by
@@ -85,8 +90,6 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         return out
     ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.y
-    if ds.n_classes != 2:
-        raise ValueError(f"{data}: online binary classifiers need two classes, the data has {ds.n_classes}")
     if permute:
         order = np.random.default_rng(seed).permutation(len(y))
         X, y = X[order], y[order]

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.distributed.engine import DaskEngine, engine_state_start
 from omkl_dist.distributed.shard import engine_program
 from omkl_dist.preprocessing import Scaler
@@ -32,7 +33,7 @@ from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
 
 from .models import load_model, save_model
-from .run import make_stream_estimator
+from .run import check_classes, make_stream_estimator
 
 CHECKPOINT_SCHEMA = 1
 JOB = "job.json"
@@ -122,11 +123,11 @@ def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, res
     return checkpoint_dir
 
 
-def _template(algo, params, *, block_size, seed, n_features, n_rows):
+def _template(algo, params, *, block_size, seed, n_features, n_rows, classes):
     """An estimator started on the job's shape: its fresh engine is the job's initial state."""
     model = make_stream_estimator(algo, params, n_rows=n_rows, block_size=block_size, seed=seed)
     model._check_params()
-    model.classes_ = np.array([-1, 1])
+    model.classes_ = np.array(classes)
     model.n_features_in_ = n_features
     model._start(n_features, n_rows)
     return model
@@ -149,16 +150,16 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
     model to ``out`` and return the report."""
     data, out = Path(data), Path(out)
     meta = dataset_info(data)  # a clear DataError if it is not a dataset directory
-    if int(meta["n_classes"]) != 2:
-        raise DataError(f"online binary classifiers need two classes, the data has {meta['n_classes']}", path=data,
-                        fix="pick a binary dataset")
+    classes = sorted(internal for _, internal in meta["label_map"])
+    check_classes(make_estimator(algo, **params), algo, classes, data.name)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     n_rows = int(meta["n_rows"]) if limit is None else min(int(limit), int(meta["n_rows"]))
     n_features = int(meta["n_features"])
     job = job_description(algo, data, params, block_size=block_size, seed=seed, scaling=scaling, permute=permute,
                           limit=limit, n_rows=n_rows)
     store = CheckpointStore(checkpoint_dir)
-    model = _template(algo, params, block_size=block_size, seed=seed, n_features=n_features, n_rows=n_rows)
+    model = _template(algo, params, block_size=block_size, seed=seed, n_features=n_features, n_rows=n_rows,
+                      classes=classes)
     resume_from = store.start(job, resume=resume, overwrite=overwrite)
     if resume_from is not None:
         _, scaler, ckpt_meta = load_model(resume_from)

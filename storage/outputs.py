@@ -34,7 +34,8 @@ from pathlib import Path
 from .errors import DataError
 
 # What each kind of output looks like on disk: its marker and every entry it may hold.
-DATASET, MODEL, CHECKPOINTS, JSON_REPORT = "dataset", "model", "checkpoint folder", "JSON report"
+DATASET, MODEL, CHECKPOINTS, JSON_REPORT, PLOT = "dataset", "model", "checkpoint folder", "JSON report", "PNG plot"
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _DIR_ENTRIES = {
     DATASET: ("meta.json", {"meta.json", "features.zarr", "labels.parquet"}),
     MODEL: ("model.json", {"model.json", "state.zarr"}),
@@ -91,6 +92,11 @@ def recognise(path, kind: str) -> str | None:
         if not (isinstance(doc, dict) and (doc.get("omkl_report") or {"report", "trace"} <= set(doc))):
             return "a file that is not a JSON report written by omkl-dist"
         return None
+    if kind == PLOT:  # any PNG image may be replaced by a new plot; nothing else
+        if not path.is_file():
+            return "a folder" if path.is_dir() else "not a regular file"
+        with open(path, "rb") as fh:
+            return None if fh.read(len(_PNG_SIGNATURE)) == _PNG_SIGNATURE else "a file that is not a PNG image"
     if not path.is_dir():
         return "a file, not a folder"
     marker, allowed = _DIR_ENTRIES[kind]
@@ -371,4 +377,12 @@ def write_json_report(out, document: dict, *, inputs=(), option: str = "--out") 
         with open(tmp, "x") as fh:
             json.dump({"omkl_report": True, **document}, fh, indent=1)
             fh.write("\n")
+    return Path(out)
+
+
+def write_plot(out, draw, *, inputs=(), option: str = "--plot") -> Path:
+    """Write a PNG image: ``draw(path)`` saves it to a temporary path that then replaces ``out``
+    (an earlier PNG image only)."""
+    with atomic_output(out, kind=PLOT, overwrite=True, inputs=inputs, option=option, folder=False) as tmp:
+        draw(tmp)
     return Path(out)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
-from omkl_dist.storage import load_arrays, read_dataset
+from omkl_dist.storage import load_arrays, read_dataset, resolve_dataset
 
 
 def invoke(*args):
@@ -79,8 +79,8 @@ def test_run_bad_options_exit_2(data_dir, tmp_path):
     assert res.exit_code == 2 and "do not apply" in res.output
     res = invoke("run", "--algo", "omkcc", "--data", "fourclass", "--quiet")
     assert res.exit_code == 2 and "omkc" in res.output
-    res = invoke("run", "--algo", "omkc", "--data", "segment", "--quiet")
-    assert res.exit_code == 2 and "two classes" in res.output
+    res = invoke("run", "--algo", "spa", "--data", "segment", "--quiet")
+    assert res.exit_code == 2 and "binary classifier" in res.output and "om2" in res.output
 
 
 def test_run_spa_with_its_parameters(tmp_path):
@@ -111,3 +111,24 @@ def test_run_on_ingested_stream_without_scaling(tmp_path):
 def test_help_exits_zero(args):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0 and "Usage:" in result.output and "error" not in result.output
+
+
+@pytest.mark.parametrize("algo", ["om2", "omkc"])
+def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(tmp_path, algo):
+    """vehicle (4 classes): the report counts every class, the trace's confusion matrix holds every
+    row with the mistakes off its diagonal, and the saved model predicts the four original labels."""
+    from omkl_dist.pipelines.models import load_model
+
+    res = invoke("run", "--algo", algo, "--data", "vehicle", "--scaling", "minmax", "--json", "--quiet",
+                 "--trace-out", tmp_path / "trace.json", "--model-out", tmp_path / "model")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.strip().splitlines()[-1])
+    trace = json.loads((tmp_path / "trace.json").read_text())["trace"]
+    confusion = np.array(trace["confusion"])
+    assert confusion.shape == (4, 4) and confusion.sum() == report["n"] == 846
+    assert confusion.sum() - np.trace(confusion) == report["mistakes"] > 0
+    assert report["class_counts"] == {str(c): int(n) for c, n in zip(trace["classes"], confusion.sum(axis=1))}
+    model, scaler, _ = load_model(tmp_path / "model")
+    X = read_dataset(resolve_dataset("vehicle")).X
+    assert set(np.unique(model.predict(scaler.transform(X)))) <= set(trace["classes"])
+    assert model.decision_function(scaler.transform(X[:5])).shape == (5, 4)

@@ -301,3 +301,35 @@ def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, 
     assert resumed.returncode == 0, stderr[-3000:]
     assert json.loads(stdout.strip().splitlines()[-1])["resumed_from"] > 0
     assert_same_model(tmp_path / "resumed", local)
+
+
+@pytest.fixture(scope="module")
+def letters(tmp_path_factory):
+    """A 26-class problem (3,000 rows, 16 features, like UCI letter) ingested from a parquet-style table."""
+    import pyarrow as pa
+    from sklearn.datasets import make_classification
+
+    from omkl_dist.storage import ingest
+
+    X, y = make_classification(n_samples=3000, n_features=16, n_informative=12, n_redundant=0, n_classes=26,
+                               n_clusters_per_class=1, class_sep=2.0, random_state=0)
+    table = pa.table({**{f"f{j}": X[:, j] for j in range(16)}, "target": [chr(ord("a") + c) for c in y]})
+    out = tmp_path_factory.mktemp("data") / "letters"
+    ingest(table, out, chunk_rows=1000)
+    return out
+
+
+@pytest.mark.parametrize("algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "omkc", "--update", "S",
+                                                                           "--combination", "S"]],
+                         ids=["om2", "omkc-DD", "omkc-SS"])
+def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path, algo):
+    """26 classes: the cluster's model (row-split rounds, the first shard running the in-process
+    multi-class recurrence) is the in-process one, bit for bit."""
+    common = [*algo, "--data", letters, "--block-size", 256, "--seed", 1, "--scaling", "standard", "--quiet"]
+    report = json.loads(omkl("run", *common, "--json", "--model-out", tmp_path / "local",
+                             "--trace-out", tmp_path / "trace.json").stdout.strip().splitlines()[-1])
+    omkl("submit", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
+    assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
+    arrays, meta = read_model(tmp_path / "local")
+    assert meta["engine"]["n_classes"] == 26 and len(meta["classes"]) == 26
+    assert len(report["class_counts"]) == 26 and report["mistake_rate"] < 0.6

@@ -75,16 +75,18 @@ def _local_model(algo, params, X, y, block_size, seed):
     return model, out["mistakes"]
 
 
-def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shuffle, rounds_per_call=3):
+def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shuffle, rounds_per_call=3,
+             classes=(-1, 1)):
     template = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     template._check_params()
+    template.classes_ = np.array(classes)
     template._start(scaler.n_features_in_, n)
     assert not hasattr(template, "validation_size_") or template.validation_size_ == params["validation_size"]
     arrays, scalars = template.engine_.state()
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
     program, rule = template.engine_.program, getattr(template.engine_, "rule", -1)
-    split_rows = splits_rows(rule)  # as DaskEngine decides
+    split_rows = splits_rows(rule, scalars.get("n_classes", 1))  # as DaskEngine decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
@@ -173,6 +175,7 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
     X, y, _ = load_arrays(stored)
     template = make_estimator("spa", block_size=100, random_state=0, block_sync=True)
     template._check_params()
+    template.classes_ = np.array([-1, 1])
     template._start(X.shape[1], len(y))
     arrays, scalars = template.engine_.state()
     job = {"data": str(stored), "shuffle": False, "seed": 0, "limit": None,
@@ -258,3 +261,37 @@ def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):
         fed.partial_fit(X[lo:lo + rows], y[lo:lo + rows], classes=[-1, 1])
     for name, value in whole.engine_.state()[0].items():
         np.testing.assert_array_equal(fed.engine_.state()[0][name], value, err_msg=name)
+
+
+MULTICLASS_CASES = [("omkc", {}), ("omkc", {"update": "S", "combination": "S"}), ("om2", {}),
+                    ("perceptron-u", {}), ("perceptron-star", {"validation_size": 250})]
+
+
+@pytest.fixture(scope="module")
+def stored_multiclass(data_dir, tmp_path_factory):
+    """segment (2,310 x 19 raw features, 7 classes) as a zarr dataset with small chunks."""
+    out = tmp_path_factory.mktemp("dist") / "segment"
+    ingest(data_dir / "segment" / "segment.mat.gz", out, chunk_rows=500)
+    return out
+
+
+@pytest.mark.parametrize(("algo", "params"), MULTICLASS_CASES, ids=[f"{a}-{p}" for a, p in MULTICLASS_CASES])
+def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, algo, params):
+    """Multi-class models (a coefficient per kernel and class) run row-split rounds: the first
+    shard runs the in-process recurrence, so the model is the in-process one, bit for bit."""
+    seed, block_size = 3, 64
+    stream = open_stream(stored_multiclass, block_size=block_size, shuffle=True, seed=seed)
+    X = np.concatenate([b[0] for b in stream])
+    y = np.concatenate([b[1] for b in stream]).astype(float)
+    classes = np.arange(7)
+    scaler = Scaler("minmax").fit(X[:300])
+    model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
+    mistakes = model.progressive_partial_fit(scaler.transform(X), y, classes=classes)["mistakes"]
+    coord, shards = _sharded(algo, params, stored_multiclass, scaler, len(y), block_size, seed, 2, shuffle=True,
+                             classes=classes)
+    state, e = coord.state(), model.engine_
+    assert state["history"][-1] == (len(y), int(mistakes.sum())) and e.n_classes == 7
+    for name in ("w", "wsync", "kernel_mistakes", "kernel_ids", "sqnorm"):
+        np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
+    for name, value in e.pool.state().items():
+        np.testing.assert_array_equal(shards[1].pool_state()[name], value, err_msg=name)

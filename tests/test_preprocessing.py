@@ -256,3 +256,14 @@ def test_blockwise_merge_well_scaled_to_1e12(sizes, seed):
     np.testing.assert_allclose(parts.mean_, whole.mean_, rtol=1e-12)
     np.testing.assert_allclose(parts.var_, whole.var_, rtol=1e-12)
     np.testing.assert_allclose(parts.transform(X), whole.transform(X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["standard", "minmax"])
+def test_fit_prefix_gives_the_same_bits_for_any_block_size(method):
+    """A job (blocks of its round size) and a cluster run (blocks of 4,096) fit the scaler on the
+    same prefix: the statistics must not depend on how the stream is cut."""
+    X = np.random.default_rng(3).normal(loc=5.0, scale=3.0, size=(10_000, 4))
+    fitted = [Scaler(method).fit_prefix([X[lo:lo + size] for lo in range(0, len(X), size)], 9_000)
+              for size in (7, 1024, 4096, 10_000)]
+    for other in fitted[1:]:
+        assert other.transform(X).tobytes() == fitted[0].transform(X).tobytes()

@@ -22,7 +22,7 @@ def test_paper_tables_are_well_formed():
                            "splice", "dorothea", "svmguide3", "svmguide1", "a3a", "spambase", "mushrooms", "w5a"]
     assert set(DATASETS) == set(PAPER)
     assert set(ALGORITHM_LABELS) == set(ALGORITHMS)
-    assert set(IMPLEMENTED) == set(ALGORITHMS) - {"om2"}
+    assert set(IMPLEMENTED) == set(ALGORITHMS)
     for name, ds in PAPER.items():
         assert ds.name == name and ds.n > 0 and ds.d > 0 and ds.best_kernel
         for table, upper in ((ds.mistake, 100.0), (ds.sv, 16 * ds.n), (ds.time, 60.0)):
@@ -150,8 +150,8 @@ def test_models_have_the_paper_settings():
     assert (sd.update, sd.combination) == ("S", "D")
     assert rp.make_model("perceptron").kernel == "linear"
     assert rp.make_model("perceptron-star").validation_fraction == 0.1
-    with pytest.raises(ValueError, match="OM-2 not implemented yet"):
-        rp.make_model("om2")
+    om2 = rp.make_model("om2")
+    assert (om2.kernels, om2.p, om2.norm, om2.n_epochs) == ("omkc16", 1.01, "exact", 1)
 
 
 def test_support_vector_conventions():
@@ -235,15 +235,12 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     report = json.loads(lines[-1])
-    assert json.loads(out.read_text())["summary"]["rows_compared"] == 14
+    assert json.loads(out.read_text())["summary"]["rows_compared"] == 16
     assert [b["paper_name"] for b in report["datasets"]] == ["ionosphere", "votes84"]
     text = "\n".join(lines[:-1])
     for block in report["datasets"]:
         assert [r["algorithm"] for r in block["rows"]] == list(ALGORITHMS)
         for r in block["rows"]:
-            if r["algorithm"] == "om2":
-                assert r["ours"] is None and "not implemented" in r["note"]
-                continue
             assert 0.0 <= r["ours"]["mistake_rate"]["mean"] <= 100.0
             recorded = r["ours"]["seconds"]["mean"]  # a learning time was measured (no limit on it)
             assert r["ours"]["n_support"]["mean"] > 0 and recorded > 0
@@ -251,5 +248,32 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
     # the table rows carry numbers, ours and the paper's
     dd = [ln for ln in text.splitlines() if ln.startswith("OMKC(D,D)")]
     assert len(dd) == 2 and all(re.search(r"\d+\.\d\d ± \d+\.\d\d\s+16\.07 ± 1\.42|7\.38 ± 0\.69", ln) for ln in dd)
-    assert "n/a (OM-2 not implemented yet)" in text
-    assert re.search(r"^flagged rows: \d+ of 14 compared", text, re.M)
+    om2 = [ln for ln in text.splitlines() if ln.startswith("OM-2")]
+    assert len(om2) == 2 and all(re.search(r"\d+\.\d\d ± \d+\.\d\d\s+(17\.41 ± 1\.20|7\.21 ± 0\.68)", ln) for ln in om2)
+    assert re.search(r"^flagged rows: \d+ of 16 compared", text, re.M)
+
+
+@pytest.mark.data
+def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(tmp_path):
+    plot = tmp_path / "study.png"
+    result = CliRunner().invoke(main, ["reproduce", "om2", "--permutations", "1", "--datasets", "ionosphere",
+                                       "--study-permutations", "2", "--study-datasets", "glass", "--plot", str(plot),
+                                       "--quiet", "--json"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    report = json.loads(lines[-1])
+    text = "\n".join(lines[:-1])
+    rows = report["tables"]["datasets"][0]["rows"]
+    assert [r["algorithm"] for r in rows] == ["om2", "omkc-dd"] and isinstance(rows[0]["flagged"], bool)
+    assert re.search(r"^OM-2\s+\d+\.\d\d ± \d+\.\d\d\s+17\.41 ± 1\.20", text, re.M)
+    study = report["study"]["datasets"][0]
+    assert study["classes"] == 6 and [r["label"] for r in study["rows"]] == ["OM-2", "OMKC(D,D)", "OMKC(S,S)",
+                                                                              "Perceptron(*)"]
+    for row in study["rows"]:
+        assert len(row["mistake_rate"]) == len(row["n_seen"]) and row["n_seen"][-1] == 214
+        assert 0 < row["final"]["mean"] < 100 and row["mistake_rate"][-1] == pytest.approx(row["final"]["mean"])
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"plot written to {plot}" in text
+    (tmp_path / "notes.txt").write_text("mine")  # a file that is not a PNG is never replaced by the plot
+    refused = CliRunner().invoke(main, ["reproduce", "om2", "--permutations", "1", "--datasets", "ionosphere",
+                                        "--study-datasets", "glass", "--plot", str(tmp_path / "notes.txt"), "--quiet"])
+    assert refused.exit_code != 0 and (tmp_path / "notes.txt").read_text() == "mine"

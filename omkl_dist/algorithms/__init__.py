@@ -5,7 +5,8 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
+from .om2 import OM2
 from .omkc import OMKC
 from .spa import SPA
 
-__all__ = ["OMKC", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA", "RBP", "Forgetron", "BOGD", "BPAS"]
+__all__ = ["OMKC", "OM2", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA", "RBP", "Forgetron", "BOGD", "BPAS"]

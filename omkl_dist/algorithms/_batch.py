@@ -13,6 +13,8 @@ import numbers
 
 import numpy as np
 from scipy import sparse
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
 
 from ..kernels import KernelPool
 
@@ -89,34 +91,57 @@ class AcceptsSparse:
 
 def check_X(owner: str, X, n_features: int | None = None) -> np.ndarray:
     """``X`` (dense, or ``scipy.sparse``: :func:`densified`) as a fresh-or-shared C-contiguous
-    float64 2-D array with finite values (never modified)."""
+    float64 2-D array with finite values (never modified); with ``n_features``, of that width.
+    The one input check of every estimator here, online and batch: its messages name the problem,
+    where it is and the fix, and contain the phrases scikit-learn's own checks look for."""
     X = densified(owner, X)
     try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{owner}: X must be numeric ({exc})") from None
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported; pass real-valued features")
+        X = X.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as exc:  # the exception type scikit-learn's check_array raises
+        raise type(exc)(f"{owner}: X must be numeric ({exc})") from None
     if X.ndim != 2:
-        raise ValueError(f"{owner}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{owner}: X is empty (shape {X.shape}); pass at least one row and one feature")
+        raise ValueError(f"{owner}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}; "
+                         "Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
+    if X.shape[0] == 0:
+        raise ValueError(f"{owner}: X is empty (0 rows, shape {X.shape}); pass at least one instance")
+    if X.shape[1] == 0:
+        raise ValueError(f"{owner}: X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
+                         "pass at least one feature column")
     bad = ~np.isfinite(X)
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise ValueError(f"{owner}: X contains NaN or inf (first at row {r}, column {c}: {X[r, c]}); "
                          "impute or drop those rows first")
     if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{owner}: X has {X.shape[1]} features, but the model was fitted with {n_features} "
-                         "features; pass the same columns")
+        raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
+                         "input (it was fitted with those); pass the same columns (or fit again to start over)")
     return np.ascontiguousarray(X)
 
 
-def encode_labels(owner: str, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes_, y as indices into classes_)``; at least two classes are required."""
+def check_y(owner: str, y, n_rows: int, *, first: bool = True) -> np.ndarray:
+    """``y`` as a 1-D array of ``n_rows`` labels. A column vector is taken as 1-D with
+    scikit-learn's ``DataConversionWarning``; on the ``first`` call of a fit, a continuous
+    (regression) target is refused."""
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
     y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
     if y.ndim != 1 or len(y) != n_rows:
         raise ValueError(f"{owner}: y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{owner}: y contains NaN or inf; every row needs a label")
+    if first:
+        check_classification_targets(y)  # "Unknown label type: continuous ..." for a regression target
+    return y
+
+
+def encode_labels(owner: str, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes_, y as indices into classes_)``; at least two classes are required."""
+    y = check_y(owner, y, n_rows)
     classes, codes = np.unique(y, return_inverse=True)
     if len(classes) < 2:
         raise ValueError(f"{owner}: y has {len(classes)} class(es) {classes.tolist()}; a classifier needs at "

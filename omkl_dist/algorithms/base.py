@@ -1,9 +1,15 @@
 """Shared base of the online kernel classifiers: scikit-learn contract, input checks, label coding.
 
-``__init__`` only stores parameters; everything is validated in ``fit``/``partial_fit``. Labels
-are any two classes; inside, ``classes_[0]`` is -1 and ``classes_[1]`` is +1. Learned state ends in
-``_``. A zero combined score predicts the positive class but counts as a mistake online (as the
-Perceptron's ``y f(x) <= 0`` rule does).
+``__init__`` only stores parameters; everything is validated in ``fit``/``partial_fit``. Learned
+state ends in ``_``.
+
+Labels: two classes are a binary problem: inside, ``classes_[0]`` is -1 and ``classes_[1]`` is +1,
+one coefficient per kernel; a zero combined score predicts the positive class but counts as a
+mistake online (as the Perceptron's ``y f(x) <= 0`` rule does). K > 2 classes (and every problem of
+an estimator whose ``_always_multiclass`` is set, e.g. OM-2) take the multi-class model: labels are
+indices into ``classes_``, a coefficient per kernel and class, ``decision_function`` gives (n, K)
+class scores and ``predict`` the highest-scoring class (the first on ties); ties with the true
+class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from sklearn.exceptions import NotFittedError
 from ..core.program import compile_program
 from ..engine.local import LocalEngine, segmenting
 from ..kernels import make_pool
-from ._batch import AcceptsSparse, densified
+from ._batch import AcceptsSparse, check_X, check_y
 
 
 def check_unit_interval(name, value, *, closed_right=False):
@@ -44,7 +50,17 @@ def check_positive_finite(name, value):
 class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and parameter checks."""
 
+    # whether the estimator learns K > 2 classes (else it refuses them), and whether it uses the
+    # multi-class model for two classes too
+    _multiclass = True
+    _always_multiclass = False
+
     # --- hooks -------------------------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self._multiclass
+        return tags
+
     def _kernel_spec(self):
         return self.kernels
 
@@ -103,7 +119,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _start(self, n_features: int, n_rows: int) -> None:
         self.kernel_pool_ = make_pool(self._kernel_spec())
-        seed = self.random_state
+        seed = getattr(self, "random_state", 0)  # deterministic estimators (OM-2) take no seed
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
         elif not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
@@ -114,7 +130,12 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _new_engine(self, program, n_features: int):
         """A fresh engine for this estimator's parameters (estimators on another engine override it)."""
         return LocalEngine(program, n_features, rule=self._rule(), seed=self.seed_, block_size=self.block_size,
-                           **self._engine_params())
+                           n_classes=self._class_columns(), **self._engine_params())
+
+    def _class_columns(self) -> int:
+        """Coefficient columns per kernel: 1 for the binary model, K for the multi-class one."""
+        K = len(self.classes_)
+        return K if (K > 2 or self._always_multiclass) else 1
 
     def _learn(self, X, y_pm, keep_scores):
         return self.engine_.learn(X, y_pm, keep_scores=keep_scores)
@@ -169,16 +190,24 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     # --- prediction --------------------------------------------------------------------------
     def decision_function(self, X):
-        """Combined score; positive means ``classes_[1]``."""
+        """Combined score, (n,): positive means ``classes_[1]``; for K > 2 classes the combined
+        class scores, (n, K)."""
         self._check_fitted()
         X = self._check_X(X, first=False)
-        return self._combine(self.engine_.kernel_scores(X))
+        scores = self._combine(self.engine_.kernel_scores(X))
+        if scores.ndim == 2 and len(self.classes_) == 2:  # a multi-class model of two classes
+            return scores[:, 1] - scores[:, 0]
+        return scores
 
     def _combine(self, F):
+        """Combined scores from per-kernel ones: (n, m) -> (n,), multi-class (n, m, K) -> (n, K)."""
         raise NotImplementedError
 
     def predict(self, X):
-        return np.where(self.decision_function(X) >= 0.0, self.classes_[1], self.classes_[0])
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
+        return np.where(scores >= 0.0, self.classes_[1], self.classes_[0])
 
     # --- validation --------------------------------------------------------------------------
     def _check_fitted(self):
@@ -187,43 +216,27 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _check_X(self, X, *, first):
         name = type(self).__name__
-        X = densified(name, X)  # scipy.sparse input: the same model as its dense rows
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name}: X must be numeric ({exc})") from None
-        if X.ndim != 2:
-            raise ValueError(f"{name}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
-        if X.shape[0] == 0:
-            raise ValueError(f"{name}: X is empty (0 rows); pass at least one instance")
-        if X.shape[1] == 0:
-            raise ValueError(f"{name}: X has 0 features (shape {X.shape}); pass at least one feature column")
-        bad = ~np.isfinite(X)
-        if bad.any():
-            r, c = np.argwhere(bad)[0]
-            raise ValueError(f"{name}: X contains NaN or inf (first at row {r}, column {c}: {X[r, c]}); "
-                             "impute or drop those rows before learning")
+        X = check_X(name, X, None if first else self.n_features_in_)
         if X.min() < 0.0 and any(spec.kind == "chi2" for spec in make_pool(self._kernel_spec())):
             r, c = np.argwhere(X < 0.0)[0]
             raise ValueError(f"{name}: chi2 kernels need non-negative features, X has a negative value at row {r}, "
                              f"column {c} ({X[r, c]}); scale to [0, 1] (Scaler('minmax')) or drop the chi2 kernels")
         if first:
             self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"{name}: X has {X.shape[1]} features, but the model was fitted with "
-                             f"{self.n_features_in_} features; pass the same columns (or call fit to start over)")
-        return np.ascontiguousarray(X)
+        return X
 
     def _encode_labels(self, y, classes, *, first, n_rows):
         name = type(self).__name__
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != n_rows:
-            raise ValueError(f"{name}: y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
+        y = check_y(name, y, n_rows, first=first)
         if first:
             found = np.unique(y) if classes is None else np.unique(np.asarray(classes))
-            if len(found) != 2:
-                raise ValueError(f"{name} is a binary classifier: y has {len(found)} class(es) {found.tolist()}; "
-                                 "pass exactly two classes (use classes=[neg, pos] for a one-class first batch)")
+            if len(found) < 2:
+                raise ValueError(f"{name}: y has {len(found)} class {found.tolist()}; a classifier needs at least "
+                                 "two (pass classes=[...] listing every class for a first batch with fewer)")
+            if len(found) > 2 and not self._multiclass:
+                raise ValueError(f"{name}: Only binary classification is supported. y has {len(found)} classes "
+                                 f"{found.tolist()}; pass exactly two, or use a multi-class learner (OM2, OMKC, the "
+                                 "Perceptrons)")
             self.classes_ = found
         known = np.isin(y, self.classes_)
         if not known.all():
@@ -231,4 +244,6 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             bad = bad.item() if isinstance(bad, np.generic) else bad
             raise ValueError(f"{name}: label {bad!r} is not one of the classes {self.classes_.tolist()} "
                              "seen in the first partial_fit call")
+        if self._class_columns() > 1:  # class indices
+            return np.searchsorted(self.classes_, y).astype(np.float64)
         return np.where(y == self.classes_[1], 1.0, -1.0)

@@ -89,4 +89,7 @@ class OMKC(OnlineKernelClassifier):
         # up to a positive factor) for the other variants. No randomness at prediction time.
         w = self.engine_.w
         weights = w / w.sum() if self._rule() in (DD, DU) else w
+        if F.ndim == 3:  # each kernel votes for its unique top class (abstains on a tie)
+            top = F == F.max(axis=2, keepdims=True)
+            return np.einsum("nmk,m->nk", top & (top.sum(axis=2, keepdims=True) == 1), weights)
         return np.sign(F) @ weights

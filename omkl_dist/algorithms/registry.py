@@ -9,11 +9,13 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
+from .om2 import OM2
 from .omkc import OMKC
 from .spa import SPA
 
 ALGORITHMS = {
     "omkc": OMKC,
+    "om2": OM2,
     "perceptron": KernelPerceptron,
     "perceptron-u": PerceptronU,
     "perceptron-star": PerceptronStar,
@@ -35,6 +37,8 @@ def make_estimator(algo: str, **params):
         raise ValueError(f"unknown algorithm {algo!r}{hint}; choose one of {sorted(ALGORITHMS)}") from None
     accepted = cls().get_params()
     given = {k: v for k, v in params.items() if v is not None}
+    if "random_state" not in accepted:  # a deterministic learner (OM-2): a job's seed only orders its data
+        given.pop("random_state", None)
     unknown = sorted(set(given) - set(accepted))
     if unknown:
         raise ValueError(f"option(s) {unknown} do not apply to --algo {algo}; it takes {sorted(accepted)}")

@@ -51,6 +51,8 @@ class SPA(OnlineKernelClassifier):
 
     HEDGE_LOSSES = ("hinge", "mistake")
 
+    _multiclass = False  # a binary learner: more than two classes are refused
+
     def __init__(self, kernels="omkc16", gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, budget=None,
                  expected_instances=None, block_size=256, block_sync=False, random_state=None, hedge_loss="hinge"):
         self.kernels = kernels

@@ -12,8 +12,9 @@ import numpy as np
 from numba import njit
 
 # combination / update rules, one code per OMKC variant and per Perceptron baseline
-DD, DS, SD, SS, UNIFORM, LEADER, SPA, DU = 0, 1, 2, 3, 4, 5, 6, 7
-# DU: OMKC(U) of the budget-OMKC paper, every kernel updated on its own mistakes, fixed uniform vote
+DD, DS, SD, SS, UNIFORM, LEADER, SPA, DU, OM2 = 0, 1, 2, 3, 4, 5, 6, 7, 8
+# DU: OMKC(U) of the budget-OMKC paper, every kernel updated on its own mistakes, fixed uniform vote;
+# OM2: OM-2's p-norm multi-class update (not a Hedge rule: its kernel factors come from ‖θ_j‖)
 VARIANTS = {("D", "D"): DD, ("D", "S"): DS, ("S", "D"): SD, ("S", "S"): SS, ("D", "U"): DU}
 STOCHASTIC = (DS, SD, SS, SPA)
 

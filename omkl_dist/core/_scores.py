@@ -1,5 +1,11 @@
 """Score a block of instances against the SV pool: ``F[t, k] = Σ_s alpha[s, k] κ_k(x_t, sv_s)``.
 
+Multi-class pools (K classes, :mod:`.pool`) have K coefficient columns per kernel: ``F[t, k·K + c]``
+sums kernel k's values with column ``k·K + c``. The dense scans compute a kernel's values once and
+take one reduction per class; the sparse scans treat every column as a kernel of its own (a row is
+kept by about two classes per kernel, so its values are computed about twice). With K = 1 (binary)
+the arithmetic is the single-column scan's.
+
 The dot products come from one BLAS product per tile of the pool; kernel values and the
 accumulation over the pool run in njit code parallel over the block's rows. Tiling bounds the
 dot-matrix memory to ``B × TILE`` doubles. Pools of dot-product and gaussian kernels (the papers'
@@ -86,14 +92,15 @@ def _gauss_next(anchor, g, d2, cur, xg, scratch):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on,
-                          g_need, out):
+                          g_need, K, out):
     """Kernel-major scan for dot-product kernels and gaussians.
 
     For one row t each kernel's values over the tile form one contiguous vector and its score one
     reduction. Dot kernels come sorted by degree (powers built incrementally); gaussians widest
     first, each either an exp anchor or the previous one to the 4th power. Only kernels flagged
     ``dot_on``/``g_on`` are scored; ``g_need`` marks the gaussians whose values must be computed
-    (the scored ones and their chain predecessors), see :func:`fast_flags`.
+    (the scored ones and their chain predecessors), see :func:`fast_flags`. ``alphaT`` has K
+    rows per kernel (one per class), kernel k's values meet rows ``k·K … k·K + K − 1``.
     """
     B = Xb.shape[0]
     n = P.shape[0]
@@ -108,7 +115,8 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
         for j in range(dot_idx.shape[0]):
             if dot_on[j]:
                 deg = _power_up(cur, dot_row, deg, dot_deg[j])
-                out[t, dot_idx[j]] += _weighted_sum(alphaT[dot_idx[j]], cur)
+                for c in range(dot_idx[j] * K, dot_idx[j] * K + K):
+                    out[t, c] += _weighted_sum(alphaT[c], cur)
         if not g_need.any():
             continue
         _row_sqdist(Xb, t, P, xsq[t], psq, dot_row, d2)
@@ -116,7 +124,8 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
             if g_need[j]:
                 _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
             if g_on[j]:
-                out[t, g_idx[j]] += _weighted_sum(alphaT[g_idx[j]], cur)
+                for c in range(g_idx[j] * K, g_idx[j] * K + K):
+                    out[t, c] += _weighted_sum(alphaT[c], cur)
 
 
 @njit(cache=True, nogil=True, inline="always")  # numba-level inlining: the loops vectorise as in place
@@ -356,20 +365,21 @@ def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, st
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, out):
+def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, K, out):
     B = Xb.shape[0]
     m = kinds.shape[0]
     for t in prange(B):
         vals = np.empty(m)
         work = np.empty(3)
-        acc = np.zeros(m)
+        acc = np.zeros(m * K)
         for s in range(P.shape[0]):
             pair_values(Xb, t, P, s, dots[t, s], xsq[t], psq[s], kinds, param, src, order, need_l1, need_chi2,
                         vals, work)
             for k in range(m):
-                acc[k] += alpha[s, k] * vals[k]
-        for k in range(m):
-            out[t, k] += acc[k]
+                for c in range(k * K, k * K + K):
+                    acc[c] += alpha[s, c] * vals[k]
+        for c in range(m * K):
+            out[t, c] += acc[c]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -556,22 +566,22 @@ class _TileLayout:
     nothing: their scan is dominated by the kernel values.)"""
 
     def __init__(self, pool, s0, s1, program):
-        self.key = _layout_key(s1, program)
+        self.key = _layout_key(s1, program, pool)
         self.sparse = program.sparse is not None
         self.sort_feature = -1
         if self.sparse:
             by_key = pool.X.shape[1] <= DIRECT_DOT_FEATURES and bool((program.sparse[0] == 0).any())
-            max_nnz = int(np.ceil(SPARSE_DENSITY * (s1 - s0) * program.m))  # nnz < density · size
+            max_nnz = int(np.ceil(SPARSE_DENSITY * (s1 - s0) * pool.alpha.shape[1]))  # nnz < density · size
             self.ptr, self.nz_k, self.nz_s, self.coefs, self.sort_feature = _tile_csc(
                 pool.alpha[s0:s1], pool.X[s0:s1], max_nnz, by_key)
             self.sparse = self.ptr[-1] < max_nnz
         self._PT = None
 
     def csc(self, active=None):
-        """``(nz_s, ptr, coefs)`` of the kernels flagged in ``active`` (default all)."""
+        """``(nz_s, ptr, coefs)`` of the columns flagged in ``active`` (default all)."""
         if active is None:
             return self.nz_s, self.ptr, self.coefs
-        keep = np.asarray(active, dtype=bool)[self.nz_k]
+        keep = active[self.nz_k]
         return self.nz_s[keep], _csc_ptr(self.nz_k[keep], len(self.ptr) - 1), self.coefs[keep]
 
     def kept_rows(self, pool, s0, nz_s):
@@ -586,14 +596,14 @@ class _TileLayout:
         return PT
 
 
-def _layout_key(s1, program):
-    return s1, program.m, program.sparse is not None, SPARSE_DENSITY
+def _layout_key(s1, program, pool):
+    return s1, pool.alpha.shape[1], program.sparse is not None, SPARSE_DENSITY
 
 
 def _tile_layout(pool, s0, s1, program) -> _TileLayout:
     cache = pool.tile_layouts
     layout = cache.get(s0)
-    if layout is None or layout.key != _layout_key(s1, program):
+    if layout is None or layout.key != _layout_key(s1, program, pool):
         layout = cache[s0] = _TileLayout(pool, s0, s1, program)
     return layout
 
@@ -611,27 +621,33 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     ``blas_exact`` says BLAS is exact for this data anyway (integers). ``extra_exact`` may be a
     function returning those rows: it is called only if some tile needs BLAS dot products (the
     direct scans sum in a fixed order, or exactly, anyway).
+
+    Returns ``(B, m·K)`` for a pool of K classes (:mod:`.pool`): column ``k·K + c``.
     """
-    out = np.zeros((Xb.shape[0], program.m))
+    K = pool.n_classes
+    out = np.zeros((Xb.shape[0], program.m * K))
     exact = None
     flags = fast_flags(program, active) if program.fast is not None else None
+    # the sparse scans see each (kernel, class) column as a kernel of its own
+    per_column = None if program.sparse is None else tuple(np.repeat(a, K) for a in program.sparse)
+    column_active = None if active is None else np.repeat(np.asarray(active, dtype=bool), K)
     few_features = Xb.shape[1] <= DIRECT_DOT_FEATURES
     for s0 in range(0, pool.n, TILE):
         s1 = min(s0 + TILE, pool.n)
         tile = _tile_layout(pool, s0, s1, program)
         sparse = tile.sparse
         if sparse:  # (with ``active``, the density test counted every kernel, as the full scan does)
-            nz_s, ptr, coefs = tile.csc(active)
+            nz_s, ptr, coefs = tile.csc(column_active)
             if few_features or blas_exact:
                 PT, psq = tile.kept_rows(pool, s0, nz_s)
                 if few_features:  # rows by the key feature, if any: those scanned together skip alike
                     key = tile.sort_feature
                     order = np.argsort(Xb[:, key], kind="stable") if key >= 0 else np.arange(len(Xb))
                     out_sorted = out[order]
-                    _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *program.sparse, key, out_sorted)
+                    _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *per_column, key, out_sorted)
                     out[order] = out_sorted
                 else:
-                    _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *program.sparse, out)
+                    _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *per_column, out)
                 continue
         elif program.fast is not None:
             alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
@@ -651,12 +667,12 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             if len(cols):
                 overwrite_exact_columns(Xc, pool.X, cols, s0, dots)
             if sparse:
-                _accumulate_sparse(Xc, xc, P, psq, dots, ptr, nz_s, coefs, *program.sparse, oc)
+                _accumulate_sparse(Xc, xc, P, psq, dots, ptr, nz_s, coefs, *per_column, oc)
             elif program.fast is not None:
-                _accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, *flags, oc)
+                _accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, *flags, K, oc)
             else:
                 _accumulate_general(Xc, xc, P, psq, pool.alpha[s0:s1], dots, program.kinds, program.param,
-                                    program.src, program.order, program.need_l1, program.need_chi2, oc)
+                                    program.src, program.order, program.need_l1, program.need_chi2, K, oc)
     return out
 
 

@@ -4,6 +4,10 @@ Rows ``X[:n]`` hold the instances, ``sq[:n]`` their squared norms and ``alpha[:n
 coefficient of that instance in kernel k's classifier (0 where kernel k did not keep it). One pool
 for all kernels means one dot-product matrix per block serves every kernel (DESIGN §3).
 
+Multi-class models (``n_classes`` K > 1) keep one coefficient per kernel *and class*: column
+``k·K + c`` is kernel k's coefficient for class c (a multi-class update touches two classes, so a
+row is sparse across them). Binary models use K = 1: one signed coefficient per kernel.
+
 Duplicate vectors. Two support vectors with the same features and opposite coefficients must
 cancel exactly, as they do in instance-by-instance processing. BLAS gives a pair's dot product
 bits that depend on the call (GEMM, GEMV, SYRK, tile edges), so rows whose vector occurs more
@@ -30,6 +34,12 @@ def blas_dots_exact(bound_a: float, bound_b: float, n_features: int) -> bool:
     return n_features * bound_a * bound_b < 2.0**53
 
 
+def writable(state: dict) -> dict:
+    """An unpickled object's attributes with read-only arrays copied: a model loaded from a
+    read-only memory map must go on learning (its arrays are updated in place)."""
+    return {k: v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v for k, v in state.items()}
+
+
 def row_keys(X: np.ndarray) -> list[int]:
     """Hash keys of rows (``+ 0.0`` folds -0.0 into 0.0: equal values, equal keys)."""
     X = np.ascontiguousarray(X + 0.0)
@@ -37,12 +47,13 @@ def row_keys(X: np.ndarray) -> list[int]:
 
 
 class SVPool:
-    """Growable pool of support vectors with one coefficient column per kernel."""
+    """Growable pool of support vectors with ``n_classes`` coefficient columns per kernel."""
 
-    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256):
+    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256, n_classes: int = 1):
         self.X = np.zeros((capacity, n_features))
         self.sq = np.zeros(capacity)
-        self.alpha = np.zeros((capacity, n_kernels))
+        self.n_classes = int(n_classes)
+        self.alpha = np.zeros((capacity, n_kernels * self.n_classes))
         self.exact = np.zeros(capacity, dtype=bool)
         self.int_bound = 0.0  # max |x| over the pool if every value is an integer, else inf
         self.n = 0
@@ -55,7 +66,7 @@ class SVPool:
 
     @property
     def n_kernels(self) -> int:
-        return self.alpha.shape[1]
+        return self.alpha.shape[1] // self.n_classes
 
     def _reserve(self, extra: int) -> None:
         need = self.n + extra
@@ -91,6 +102,9 @@ class SVPool:
         state["tile_layouts"] = {}  # derived from the rows, rebuilt on demand
         return state
 
+    def __setstate__(self, state):
+        self.__dict__.update(writable(state))
+
     def has_key(self, key: int) -> bool:
         """Whether some pool row has this row key."""
         return key in self._rows_by_key
@@ -101,15 +115,18 @@ class SVPool:
         return np.unique(np.asarray(found, dtype=np.int64)) if found else np.empty(0, dtype=np.int64)
 
     def n_support(self) -> np.ndarray:
-        """Support vectors per kernel (non-zero coefficients in each column)."""
-        return np.count_nonzero(self.alpha[: self.n], axis=0).astype(np.int64)
+        """Support vectors per kernel (rows with a non-zero coefficient for it, in any class)."""
+        alpha = self.alpha[: self.n].reshape(self.n, self.n_kernels, self.n_classes)
+        return np.count_nonzero(np.any(alpha != 0.0, axis=2), axis=0).astype(np.int64)
 
-    def keep_columns(self, columns) -> None:
-        """Restrict to the given kernels and drop rows no remaining kernel uses."""
+    def keep_columns(self, kernels) -> None:
+        """Restrict to the given kernels (all their class columns) and drop rows no remaining kernel uses."""
+        K = self.n_classes
+        columns = (np.asarray(kernels, dtype=np.int64)[:, None] * K + np.arange(K)).ravel()
         alpha = self.alpha[: self.n][:, columns]
         used = np.flatnonzero(np.any(alpha != 0, axis=1))
         X, sq = self.X[used], self.sq[used]
-        self.__init__(self.n_features, len(columns), capacity=max(len(used), 1))
+        self.__init__(self.n_features, len(kernels), capacity=max(len(used), 1), n_classes=K)
         self.append(X, sq, alpha[used])
 
     def state(self) -> dict:
@@ -117,9 +134,9 @@ class SVPool:
                 "pool_alpha": self.alpha[: self.n].copy()}
 
     @classmethod
-    def from_state(cls, state: dict) -> "SVPool":
+    def from_state(cls, state: dict, n_classes: int = 1) -> "SVPool":
         X = np.asarray(state["pool_X"], dtype=np.float64)
         alpha = np.asarray(state["pool_alpha"], dtype=np.float64)
-        pool = cls(X.shape[1], alpha.shape[1], capacity=max(len(X), 1))
+        pool = cls(X.shape[1], alpha.shape[1] // n_classes, capacity=max(len(X), 1), n_classes=n_classes)
         pool.append(X, np.asarray(state["pool_sq"], dtype=np.float64), alpha)
         return pool

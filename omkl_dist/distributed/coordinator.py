@@ -40,7 +40,7 @@ from .partition import row_ranges
 # row-split rounds: how far one round's timing moves the first shard's share of the rows
 BALANCE_GAIN, BALANCE_STEP = 0.3, 0.05
 # the combiner's state: what the coordinator owns of a LocalEngine's state
-WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
+WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids", "sqnorm")
 BUDGET_ARRAYS = ("w", "logw", "kernel_ids")  # the budget baselines count mistakes per kernel on the shards
 
 
@@ -114,8 +114,9 @@ class Coordinator:
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
         self.own_buffers = scalars.get("engine") == "budget"  # budget baselines: Hedge on the shards' losses
         self.arrays = BUDGET_ARRAYS if self.own_buffers else WEIGHT_ARRAYS
-        for name in self.arrays:
-            setattr(self, name, np.array(arrays[name]))
+        for name in self.arrays:  # (a model saved before OM-2 has no ‖θ_j‖²: zeros)
+            missing = name == "sqnorm" and name not in arrays
+            setattr(self, name, np.zeros(len(arrays["w"])) if missing else np.array(arrays[name]))
         self.seed, self.block_size = int(scalars["seed"]), int(scalars["block_size"])
         self.gamma = float(scalars["gamma"])
         if not self.own_buffers:
@@ -213,7 +214,9 @@ class Coordinator:
         this process) runs the recurrence over the whole round, starting on its own rows while
         the others' are still being scored (it holds the weights: they are copied here)."""
         ranges = row_ranges(n, len(self.shards), self.lead_share)
-        requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending, "next_n": next_n} for lo, hi in ranges]
+        requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending, "keep": self.keep, "next_n": next_n}
+                    for lo, hi in ranges]
+        self.keep = None
         scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
         lead = self._call(0, "score_and_learn", requests[0], scores)  # started before the others' replies
         others = [_relay(self._call(i, "score", request), scores[i - 1]) for i, request in enumerate(requests) if i]

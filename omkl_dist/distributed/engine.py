@@ -105,7 +105,7 @@ class DaskEngine:
         self._workers = workers
         self.n_workers = len(workers)
         rule, n_shards = int(scalars.get("rule", -1)), self.n_shards or len(workers)
-        split_rows = splits_rows(rule)
+        split_rows = splits_rows(rule, int(scalars.get("n_classes", 1)))
         parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
                  else partition_kernels(program, rule, n_shards))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}

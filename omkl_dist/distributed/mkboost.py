@@ -28,6 +28,8 @@ Example
 
 from __future__ import annotations
 
+import os
+
 import dask
 import numba
 import numpy as np
@@ -112,5 +114,13 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> 
     environ.update({"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                     "NUMBA_NUM_THREADS": threads})
     kwargs.setdefault("dashboard_address", None)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True, **kwargs)
+    saved = {name: os.environ.get(name) for name in environ}
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True, **kwargs)
+    finally:  # the nannies set these in this process too: the caller's threads stay as they were
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

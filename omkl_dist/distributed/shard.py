@@ -154,13 +154,14 @@ class KernelShard:
         """Keep last round's support vectors, read the next ``n`` rows and score rows ``lo:hi`` of
         them with every kernel against the pool. Returns ``F`` ((hi-lo) × m) and the times."""
         t_in = time.perf_counter()
-        self.apply(request["append"])
+        self.apply(request["append"], request.get("keep"))
         n, lo, hi = int(request["n"]), int(request["lo"]), int(request["hi"])
         X, y = self._read(n)
         xsq = np.einsum("ij,ij->i", X, X)
         self._last, self._labels = (X, xsq), y.astype(np.float64)
         t0 = time.perf_counter()
-        F = self.engine.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, self.engine.program.m))
+        e = self.engine
+        F = e.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, e.program.m * e.n_classes))
         seconds = time.perf_counter() - t0
         self._read_ahead(request)
         return {"F": F, "seconds": seconds, "io_seconds": t0 - t_in}
@@ -198,7 +199,8 @@ class KernelShard:
         e.n_seen += len(y)
         rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return {"mistakes": mistakes, "rows": rows, "coef": coef[rows],
-                "arrays": {name: getattr(e, name).copy() for name in ("w", "wsync", "logw", "kernel_mistakes")},
+                "arrays": {name: getattr(e, name).copy()
+                           for name in ("w", "wsync", "logw", "kernel_mistakes", "sqnorm")},
                 "seconds": part["seconds"] + time.perf_counter() - t0 - wait, "io_seconds": part["io_seconds"],
                 "wait_seconds": wait, "ready_at": ready, "score_seconds": part["seconds"]}
 

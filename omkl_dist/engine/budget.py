@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..combiners.hedge import hedge_loss_update, weighted_vote
-from ..core.pool import blas_dots_exact, integral_bound
+from ..core.pool import blas_dots_exact, integral_bound, writable
 from ..core.program import CHI2, LAPLACE, KernelProgram, compile_program
 from ..core.randomness import uniforms
 from ..kernels import make_pool
@@ -439,6 +439,9 @@ class BudgetEngine:
         scalars = {name: getattr(self, name) for name in self.SCALARS}
         scalars["engine"] = "budget"
         return arrays, scalars
+
+    def __setstate__(self, state):
+        self.__dict__.update(writable(state))  # (unpickled from a read-only memory map: goes on learning)
 
     @classmethod
     def from_state(cls, program, arrays: dict, scalars: dict) -> "BudgetEngine":

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..combiners.hedge import SPA, STOCHASTIC
+from ..combiners.hedge import OM2, SPA, STOCHASTIC
 from ..core._blas import fixed_shape_dots
 from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core._pairs import overwrite_exact_columns
-from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys
+from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys, writable
 from ..core.program import LINEAR, POLY
 from ..core.randomness import uniforms
+from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
 
 
@@ -114,29 +115,36 @@ class LocalEngine:
         SPA's loss discount, support-vector sampling ratio α/β and aggressiveness.
     hedge_mistake : bool
         SPA's Hedge discounts by mistakes rather than hinge losses.
+    n_classes : int
+        1 for binary models (labels ±1, one coefficient per kernel), else K (labels 0..K-1, one
+        coefficient per kernel and class; OM-2 always, the OMKC family for K > 2).
+    q, bounded_norm : float, bool
+        OM-2's dual norm exponent and whether ‖z‖²_{2,q} takes its bound 2F^{2/q}.
     seed : int
     block_size : int
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
     """
 
-    HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake")
+    HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "n_classes", "q", "bounded_norm")
 
     def __init__(self, program, n_features, *, rule, seed, block_size, block_sync, beta=1.0, delta=1.0, gamma=1.0,
-                 alpha=1.0, spa_beta=1.0, eta=1.0, hedge_mistake=False):
+                 alpha=1.0, spa_beta=1.0, eta=1.0, hedge_mistake=False, n_classes=1, q=2.0, bounded_norm=False):
         self.program = program
         self.rule = int(rule)
         self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
         self.alpha, self.spa_beta, self.eta = float(alpha), float(spa_beta), float(eta)
         self.hedge_mistake = bool(hedge_mistake)
+        self.n_classes, self.q, self.bounded_norm = int(n_classes), float(q), bool(bounded_norm)
         self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
         m = program.m
         self.kernel_ids = np.arange(m)
-        self.pool = SVPool(n_features, m)
+        self.pool = SVPool(n_features, m, n_classes=self.n_classes)
         self.w = np.ones(m)
         self.wsync = np.ones(m)
         self.logw = np.zeros(m)  # SPA keeps log-weights (hinge losses can be huge); w = exp(logw - max)
         self.kernel_mistakes = np.zeros(m, dtype=np.int64)
+        self.sqnorm = np.zeros(m)  # OM-2: ‖θ_j‖² per kernel
         self.n_seen = 0
         self.n_mistakes = 0
 
@@ -144,12 +152,14 @@ class LocalEngine:
         """Predict-then-update over rows of X in order; returns per-instance outcomes.
 
         ``mistakes`` (bool per row) and ``score`` always; ``F`` (per-kernel decision values before
-        each update) when ``keep_scores``.
+        each update) when ``keep_scores``. Multi-class models (:attr:`multiclass`): ``score`` is
+        (n, K), the combined class scores, and ``F`` (n, m, K).
         """
-        n, m = len(y), self.program.m
-        out = {"mistakes": np.empty(n, dtype=bool), "score": np.empty(n)}
+        n, m, K = len(y), self.program.m, self.n_classes
+        mc = self.multiclass
+        out = {"mistakes": np.empty(n, dtype=bool), "score": np.empty((n, K) if mc else n)}
         if keep_scores:
-            out["F"] = np.empty((n, m))
+            out["F"] = np.empty((n, m, K) if mc else (n, m))
         pos = 0
         while pos < n:
             end = pos + self.segment_length(self.n_seen, n - pos)
@@ -160,10 +170,21 @@ class LocalEngine:
             out["mistakes"][pos:end] = mistakes
             out["score"][pos:end] = score
             if keep_scores:
-                out["F"][pos:end] = F
+                out["F"][pos:end] = F.reshape(out["F"][pos:end].shape)
             self.n_seen += len(ys)
             self.n_mistakes += int(mistakes.sum())
             pos = end
+        return out
+
+    @property
+    def multiclass(self) -> bool:
+        """Whether the model keeps a coefficient per kernel and class (labels 0..K-1)."""
+        return self.n_classes > 1
+
+    def om2_factors(self) -> np.ndarray:
+        """OM-2's kernel factors α_j of the current model (0 before the first update)."""
+        out = np.zeros(self.program.m)
+        om2_alphas(self.sqnorm, self.q, out)
         return out
 
     def n_support(self) -> np.ndarray:
@@ -251,12 +272,18 @@ class LocalEngine:
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
+        if self.rule == OM2:
+            return om2_block(ys, F_old, G, diag_values(self.program, xsq), self.sqnorm, self.q, self.bounded_norm,
+                             act, self.n_classes)
         if self.rule == SPA:
             segment = self._spa_segment(ys, G, lazy, Xs, xsq, g, act, active)
             segment.feed(F_old)
             return segment.result()
         n, m = len(ys), self.program.m
         U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
+        if self.multiclass:
+            return omkc_mc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g,
+                                 self.block_size, self.block_sync, self.beta, self.delta, act, self.n_classes)
         return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                           self.block_sync, self.beta, self.delta, act)
 
@@ -288,6 +315,9 @@ class LocalEngine:
         state.pop("_buffer", None)  # scratch space, not model state
         return state
 
+    def __setstate__(self, state):
+        self.__dict__.update(writable(state))
+
     def _block_dots(self, Xs, keys) -> np.ndarray:
         """Gram of the block; columns of rows that repeat (in the block or the pool) in fixed order."""
         XXt = fixed_shape_dots(Xs, Xs)  # the same bits in-process and on a shard with other BLAS threads
@@ -300,7 +330,7 @@ class LocalEngine:
         return XXt
 
     def kernel_scores(self, X: np.ndarray, chunk: int = 4096) -> np.ndarray:
-        """Per-kernel decision values f_k(x) of the current model, (n, m)."""
+        """Per-kernel decision values f_k(x) of the current model, (n, m); multi-class (n, m, K)."""
         parts = []
         for lo in range(0, len(X), chunk):
             Xs = X[lo: lo + chunk]
@@ -308,9 +338,10 @@ class LocalEngine:
             parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program,
                                      extra_exact=None if exact_blas else self.pool.rows_matching(row_keys(Xs)),
                                      blas_exact=exact_blas))
-        return np.concatenate(parts) if parts else np.empty((0, self.program.m))
+        F = np.concatenate(parts) if parts else np.empty((0, self.program.m * self.n_classes))
+        return F.reshape(len(F), self.program.m, self.n_classes) if self.multiclass else F
 
-    ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids")
+    ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids", "sqnorm")
 
     def state(self) -> tuple[dict, dict]:
         """Full learning state as (numeric arrays, JSON-able scalars)."""
@@ -327,11 +358,13 @@ class LocalEngine:
         engine = cls(program, arrays["pool_X"].shape[1], rule=scalars["rule"], seed=scalars["seed"],
                      block_size=scalars["block_size"], block_sync=scalars["block_sync"],
                      **{name: scalars[name] for name in cls.HYPER if name in scalars})  # older models lack newer ones
-        if arrays["pool_alpha"].shape[1] != program.m:
-            raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} kernel columns, the program {program.m}")
-        engine.pool = SVPool.from_state(arrays)
+        if arrays["pool_alpha"].shape[1] != program.m * engine.n_classes:
+            raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} coefficient columns, the program "
+                             f"{program.m} kernels of {engine.n_classes} class column(s)")
+        engine.pool = SVPool.from_state(arrays, engine.n_classes)
         for name in cls.ARRAYS:
-            setattr(engine, name, np.array(arrays[name], dtype=getattr(engine, name).dtype))
+            if name != "sqnorm" or name in arrays:  # models saved before OM-2 have no ‖θ_j‖² (zeros)
+                setattr(engine, name, np.array(arrays[name], dtype=getattr(engine, name).dtype))
         engine.n_seen, engine.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         return engine
 
@@ -345,3 +378,4 @@ class LocalEngine:
         self.wsync = self.wsync[columns].copy()
         self.logw = self.logw[columns].copy()
         self.kernel_mistakes = self.kernel_mistakes[columns].copy()
+        self.sqnorm = self.sqnorm[columns].copy()

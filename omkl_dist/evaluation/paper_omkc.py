@@ -41,8 +41,8 @@ ALGORITHM_LABELS = {
     "omkc-ss": "OMKC(S,S)",
 }
 
-#: Algorithms this package implements (OM-2 comes with a later issue).
-IMPLEMENTED = ("perceptron", "perceptron-u", "perceptron-star", "omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss")
+#: Algorithms this package implements (all of the tables').
+IMPLEMENTED = ALGORITHMS
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,10 @@ class Trace:
     """What an online run did, at checkpoints (after each stream block) and in total.
 
     ``seconds`` counts learning time only (predict + update); ``load_seconds`` the time spent
-    waiting for the stream's blocks (reading, decompressing, scaling).
+    waiting for the stream's blocks (reading, decompressing, scaling). ``confusion[i][j]`` counts
+    the rows of class ``classes[i]`` predicted online as ``classes[j]`` (a mistaken row's prediction
+    is the highest-scoring wrong class: a tie with the true class is a mistake, see
+    :func:`online_predictions`), so its diagonal sums to the rows minus the mistakes.
     """
 
     n_seen: list = field(default_factory=list)
@@ -25,6 +28,8 @@ class Trace:
     mistakes: int = 0
     load_seconds: float = 0.0
     kernel_names: list = field(default_factory=list)
+    classes: list = field(default_factory=list)
+    confusion: list = field(default_factory=list)
 
     @property
     def total_seconds(self) -> float:
@@ -45,6 +50,7 @@ class Trace:
             "seconds": self.total_seconds,
             "load_seconds": self.load_seconds,
             "instances_per_second": n / self.total_seconds if self.total_seconds > 0 else float("nan"),
+            "class_counts": {str(c): int(sum(row)) for c, row in zip(self.classes, self.confusion)},
         }
 
     def to_dict(self) -> dict:
@@ -58,6 +64,22 @@ def _blocks(stream):
         yield from stream
 
 
+def online_predictions(model, y, outcome) -> np.ndarray:
+    """The class each row was predicted online, in the model's ``classes_``, consistent with
+    ``outcome["mistakes"]``: the true class on a correct row, else the highest-scoring wrong class
+    (binary: the other class)."""
+    classes = model.classes_
+    score = outcome["score"]
+    truth = np.searchsorted(classes, y)
+    if score.ndim == 1:
+        wrong = 1 - truth
+    else:
+        masked = score.copy()
+        masked[np.arange(len(y)), truth] = -np.inf
+        wrong = np.argmax(masked, axis=1)
+    return classes[np.where(outcome["mistakes"], wrong, truth)]
+
+
 def progressive_score(model, stream, *, classes=None, transform=None, progress=None) -> Trace:
     """Run ``model`` test-then-train over ``stream`` and return a :class:`Trace`.
 
@@ -65,8 +87,7 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
     ----------
     model : online classifier with ``progressive_partial_fit``
     stream : iterable of (X_block, y_block), or one (X, y) pair
-    classes : the two classes, if the first block may lack one (default: the stream's label map
-        for a storage stream, else the labels of the first block)
+    classes : every class, if the first block may lack some (default: the labels of the first block)
     transform : callable applied to each X block before learning (e.g. a fitted Scaler's transform)
     progress : callable ``progress(n_rows_in_block)``, e.g. a progress bar's ``update``
 
@@ -80,8 +101,6 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
     >>> trace.final_mistake_rate < 0.1
     True
     """
-    if classes is None and getattr(stream, "label_map", None) is not None and getattr(stream, "n_classes", 0) == 2:
-        classes = [-1, 1]
     trace = Trace()
     learn = load = 0.0
     n = 0
@@ -101,6 +120,12 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
         learn += time.perf_counter() - t1
         n += len(y)
         trace.mistakes += int(outcome["mistakes"].sum())
+        if not trace.classes:
+            trace.classes = model.classes_.tolist()
+            confusion = np.zeros((len(model.classes_), len(model.classes_)), dtype=np.int64)
+        predicted = np.searchsorted(model.classes_, online_predictions(model, y, outcome))
+        np.add.at(confusion, (np.searchsorted(model.classes_, y), predicted), 1)
+        trace.confusion = confusion.tolist()
         trace.n_seen.append(n)
         trace.mistake_rate.append(trace.mistakes / n)
         trace.n_support.append([int(v) for v in model.n_support_])

@@ -16,6 +16,7 @@ class BudgetBaseline(OnlineKernelClassifier):
     """Budget baseline estimators: subclasses set ``_learner`` and their ``__init__`` parameters."""
 
     _learner = None  # "rbp", "forgetron", "bogd" or "bpas"
+    _multiclass = False  # binary learners: more than two classes are refused
 
     @classmethod
     def _engine_class(cls):

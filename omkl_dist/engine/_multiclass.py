@@ -1,0 +1,247 @@
+"""The per-instance recurrences of multi-class models inside one segment: the OMKC family with a
+multi-class Perceptron per kernel, and OM-2.
+
+Layout (:mod:`omkl_dist.core.pool`): K classes, column ``k·K + c`` holds kernel k's value for class
+c. Labels come as class indices 0..K-1 (float64, as the binary recurrences' ±1). As in
+:mod:`._recurrence`, ``F_old`` are the scores against the pool at the segment start and the
+segment's own support vectors are added from ``G`` (``G[k, t, s] = κ_k(x_t, x_s)``, s < t), so the
+result is what instance-by-instance processing gives.
+
+Ties: a kernel's prediction is its highest-scoring class when that is unique, else it abstains
+(the multi-class ``sgn(0) = 0``); the *rival* of the true class y is the highest-scoring other
+class (the first on ties), and an instance is a mistake when ``score(y) <= score(rival)`` -- so
+ties and the all-zero start count as mistakes, as ``y f(x) <= 0`` does for binary models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..combiners.hedge import DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_update
+
+
+@njit(cache=True, nogil=True)
+def mc_scores_at(t, F_old, G, coef, added, n_added, act, f):
+    """f[k, c]: the pool part from the segment start plus the rows added earlier in it, for the
+    kernels ``act``."""
+    m, K = f.shape
+    for k in range(m):
+        for c in range(K):
+            f[k, c] = F_old[t, k * K + c]
+    for j in range(n_added):
+        s = added[j]
+        for i in range(act.shape[0]):
+            k = act[i]
+            g = G[k, t, s]
+            for c in range(K):
+                f[k, c] += coef[s, k * K + c] * g
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rival(scores, y):
+    """The highest-scoring class other than ``y`` (the first on ties)."""
+    best = -1
+    for c in range(scores.shape[0]):
+        if c != y and (best < 0 or scores[c] > scores[best]):
+            best = c
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def vote_of(scores):
+    """The class a classifier predicts: its unique highest score, or -1 (abstains) on a tie."""
+    top = 0
+    for c in range(1, scores.shape[0]):
+        if scores[c] > scores[top]:
+            top = c
+    for c in range(scores.shape[0]):
+        if c != top and scores[c] == scores[top]:
+            return -1
+    return top
+
+
+@njit(cache=True, nogil=True)
+def _combined_votes(rule, f, w, u, p_weights, delta, kmistakes, penalise, votes):
+    """The combined class scores of one instance (``votes``) and which kernels may update
+    (``penalise``): :func:`~omkl_dist.combiners.hedge.hedge_score` with each kernel's vote for its
+    predicted class in place of ``sgn f_k``. Perceptron(u) and the leader rule put the deciding
+    classifier's own scores in ``votes``."""
+    m, K = f.shape
+    votes[:] = 0.0
+    if rule == UNIFORM:  # the average kernel's Perceptron: its scores are the mean of the kernels'
+        for k in range(m):
+            penalise[k] = True
+            for c in range(K):
+                votes[c] += f[k, c]
+        for c in range(K):
+            votes[c] /= m
+        return
+    if rule == LEADER:
+        best = 0
+        for k in range(1, m):
+            if kmistakes[k] < kmistakes[best]:
+                best = k
+        for k in range(m):
+            penalise[k] = True
+        votes[:] = f[best]
+        return
+    total = 0.0
+    for k in range(m):
+        total += w[k]
+    for k in range(m):
+        v = vote_of(f[k])
+        if rule == DU:
+            weight, penalise[k] = 1.0 / m, True
+        elif rule == DD:
+            weight, penalise[k] = w[k] / total, True
+        elif rule == DS:
+            weight, penalise[k] = (1.0 if u[k] < w[k] else 0.0), True
+        else:  # SD, SS: p = (1-δ) q + δ/m selects the kernels to update
+            picked = u[k] < (1.0 - delta) * p_weights[k] + delta / m
+            penalise[k] = picked
+            weight = w[k] if (rule == SD or picked) else 0.0
+        if v >= 0:
+            votes[v] += weight
+
+
+@njit(cache=True, nogil=True)
+def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta, act, K):
+    """Multi-class OMKC and its Perceptron baselines over one segment (see :func:`omkc_block`).
+
+    Each kernel is a multi-class Perceptron (Crammer & Singer 2003, the max-score update): when
+    ``f_k(y) <= f_k(rival)`` it errs, and if selected for update adds +1 on the true class and -1
+    on its own rival class. Hedge discounts the kernels that erred and were updated; the combined
+    prediction is the weighted vote of the kernels' predicted classes. Perceptron(u) is one such
+    Perceptron on the average kernel (every kernel column gets its update).
+
+    Returns ``(F, votes, mistakes, coef)``: ``F`` (n, m·K) per-kernel class scores before the
+    update, ``votes`` (n, K) the combined class scores, the combined prediction's mistakes and
+    ``coef`` (n, m·K).
+    """
+    n = y.shape[0]
+    m = F_old.shape[1] // K
+    F = np.empty((n, m * K))
+    votes = np.empty((n, K))
+    mistakes = np.zeros(n, dtype=np.bool_)
+    coef = np.zeros((n, m * K))
+    added = np.empty(n, dtype=np.int64)
+    n_added = 0
+    f = np.empty((m, K))
+    penalise = np.zeros(m, dtype=np.bool_)
+    on = np.zeros(m, dtype=np.bool_)
+    on[act] = True
+    for t in range(n):
+        if (t0 + t) % block_size == 0:
+            wsync[:] = w
+        mc_scores_at(t, F_old, G, coef, added, n_added, act, f)
+        yt = int(y[t])
+        for k in range(m):
+            for c in range(K):
+                F[t, k * K + c] = f[k, c]
+        _combined_votes(rule, f, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise, votes[t])
+        mistakes[t] = votes[t, yt] <= votes[t, rival(votes[t], yt)]
+        shared = rival(votes[t], yt)  # Perceptron(u): the average kernel's rival, for every kernel
+        any_coef = False
+        for k in range(m):
+            other = shared if rule == UNIFORM else rival(f[k], yt)
+            erred = (votes[t, yt] <= votes[t, shared]) if rule == UNIFORM else f[k, yt] <= f[k, other]
+            if erred:
+                kmistakes[k] += 1
+            updated = erred and penalise[k] and on[k]
+            if updated:
+                coef[t, k * K + yt] = 1.0
+                coef[t, k * K + other] = -1.0
+                any_coef = True
+            penalise[k] = updated
+        if rule == DD or rule == DS or rule == SD or rule == SS:
+            hedge_update(w, penalise, beta)
+        if any_coef:
+            added[n_added] = t
+            n_added += 1
+    return F, votes, mistakes, coef
+
+
+@njit(cache=True, nogil=True)
+def om2_alphas(sqnorm, q, out):
+    """OM-2's kernel factors α_j = (1/q) (‖θ_j‖ / ‖θ‖_{2,q})^{q-2} (Algorithm 1, line 11), 0 while
+    θ = 0. The group norm is taken relative to the largest ‖θ_j‖, so large q cannot overflow."""
+    m = sqnorm.shape[0]
+    top = 0.0
+    for j in range(m):
+        top = max(top, np.sqrt(max(sqnorm[j], 0.0)))
+    if top == 0.0:
+        out[:] = 0.0
+        return
+    total = 0.0
+    for j in range(m):
+        total += (np.sqrt(max(sqnorm[j], 0.0)) / top) ** q
+    group = top * total ** (1.0 / q)
+    for j in range(m):
+        out[j] = (np.sqrt(max(sqnorm[j], 0.0)) / group) ** (q - 2.0) / q
+
+
+@njit(cache=True, nogil=True)
+def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
+    """OM-2 (Jie, Orabona et al., Algorithm 1) over one segment; mutates ``sqnorm`` (‖θ_j‖², per kernel).
+
+    θ_j's class-c coefficients live in the pool (the raw scores r_j(x, c) = Σ_s β_s[c] κ_j(x_s, x));
+    the score is s(x, c) = Σ_j α_j r_j(x, c). With the rival ŷ and margin m_t = s(y) − s(ŷ), the
+    loss is |1 − m_t|_+; on a positive loss η_t = min(1, 1 − 2 m_t / ‖z_t‖²_{2,q}) (clipped at 0:
+    with unnormalised kernels ‖z_t‖ can be small), and the row joins every kernel's expansion with
+    +η_t on y and −η_t on ŷ. ‖z_t‖²_{2,q} = (Σ_j (2 κ_j(x_t, x_t))^{q/2})^{2/q} exactly, or its
+    bound for normalised kernels 2 F^{2/q} (``bounded_norm``). ‖θ_j‖² is updated incrementally:
+    + 2η (r_j(y) − r_j(ŷ)) + η² · 2κ_j(x_t, x_t).
+
+    Returns ``(F, scores, mistakes, coef)``: ``F`` (n, m·K) raw per-kernel class scores, ``scores``
+    (n, K) the combined ones, mistakes (``s(y) <= s(ŷ)``) and ``coef`` (n, m·K).
+    """
+    n = y.shape[0]
+    m = F_old.shape[1] // K
+    F = np.empty((n, m * K))
+    scores = np.empty((n, K))
+    mistakes = np.zeros(n, dtype=np.bool_)
+    coef = np.zeros((n, m * K))
+    added = np.empty(n, dtype=np.int64)
+    n_added = 0
+    f = np.empty((m, K))
+    alpha = np.empty(m)
+    on = np.zeros(m, dtype=np.bool_)
+    on[act] = True
+    n_on = act.shape[0]
+    for t in range(n):
+        mc_scores_at(t, F_old, G, coef, added, n_added, act, f)
+        yt = int(y[t])
+        om2_alphas(sqnorm, q, alpha)
+        for c in range(K):
+            s = 0.0
+            for j in range(m):
+                s += alpha[j] * f[j, c]
+            scores[t, c] = s
+        for j in range(m):
+            for c in range(K):
+                F[t, j * K + c] = f[j, c]
+        other = rival(scores[t], yt)
+        margin = scores[t, yt] - scores[t, other]
+        mistakes[t] = margin <= 0.0
+        if margin >= 1.0:
+            continue
+        if bounded_norm:
+            zsq = 2.0 * n_on ** (2.0 / q)
+        else:
+            total = 0.0
+            for j in range(m):
+                if on[j]:
+                    total += (2.0 * kxx[j, t]) ** (q / 2.0)
+            zsq = total ** (2.0 / q)
+        eta = min(1.0, 1.0 - 2.0 * margin / zsq) if zsq > 0.0 else 0.0
+        if not eta > 0.0:
+            continue
+        for j in range(m):
+            if on[j]:
+                sqnorm[j] += 2.0 * eta * (f[j, yt] - f[j, other]) + eta * eta * 2.0 * kxx[j, t]
+                coef[t, j * K + yt] = eta
+                coef[t, j * K + other] = -eta
+        added[n_added] = t
+        n_added += 1
+    return F, scores, mistakes, coef
