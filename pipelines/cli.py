@@ -175,7 +175,7 @@ def _algo_options(command):
         click.option("--algo", required=True,
                      help="omkc, om2, perceptron, perceptron-u, perceptron-star, spa; budget baselines rbp, "
                           "forgetron, bogd, bpas (--budget = support vectors per kernel, --gamma, --eta for bogd/bpas, "
-                          "--lam). Multi-class data: omkc, om2 and the perceptrons."),
+                          "--lam). Multi-class data: all but the budget baselines."),
         click.option("--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."),
         click.option("--update", type=click.Choice(["D", "S"]), default=None,
                      help="OMKC: kernel selection for updates."),

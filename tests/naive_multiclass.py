@@ -190,3 +190,37 @@ def naive_om2(X, y, K, specs, *, p, bounded_norm=False, n_epochs=1):
 def corollary_p(n_kernels):
     q = 2.0 * math.log(n_kernels)
     return q / (q - 1.0) if q > 2.0 else 2.0
+
+
+def naive_spa_mc(X, y, K, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, seed=0, block_size=256,
+                 block_sync=False, hedge_loss="hinge"):
+    """SPA (Budget OMKC, Algorithm 1) with a multi-class passive-aggressive learner per kernel:
+    rival r, margin f(y) − f(r), loss |1 − margin|_+; selected with p = (1 − δ) w / max w + δ, kept
+    with ρ = min(α, ℓ)/β, then +τ on y and −τ on r with τ = min(η/ρ, ℓ / (2 κ(x, x))) (the squared
+    norm of φ(x, y) − φ(x, r)). Returns (mistakes, F (T, m, K), SV lists, w)."""
+    T, m = len(y), len(specs)
+    learners = [_Expansion(s, X, K) for s in specs]
+    logw, wsync = np.zeros(m), np.ones(m)
+    mistakes, F = np.zeros(T, bool), np.zeros((T, m, K))
+    for t in range(T):
+        w = np.exp(logw - logw.max())
+        if t % block_size == 0:
+            wsync = w.copy()
+        u = uniforms(seed, t, t + 1, range(m), block_size, draws=2)[0]
+        f = np.array([lr.scores(t) for lr in learners])
+        F[t] = f
+        s = (w / w.sum()) @ f
+        mistakes[t] = s[y[t]] <= s[rival(s, y[t])]
+        pw = wsync if block_sync else w
+        for i in range(m):
+            r = rival(f[i], y[t])
+            margin = f[i, y[t]] - f[i, r]
+            loss = max(0.0, 1.0 - margin)
+            if u[i, 0] < (1 - delta) * pw[i] / pw.max() + delta and loss > 0:
+                rho = min(alpha, loss) / beta
+                kxx = float(kernel_column(specs[i], X[t:t + 1], X[t])[0])
+                if u[i, 1] < rho and kxx > 0:
+                    learners[i].add(t, _pm(K, y[t], r, min(eta / rho, loss / (2.0 * kxx))))
+            discount = loss if hedge_loss == "hinge" else float(margin <= 0)
+            logw[i] += discount * np.log(gamma)
+    return mistakes, F, [lr.sv for lr in learners], np.exp(logw - logw.max())

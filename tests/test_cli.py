@@ -79,7 +79,7 @@ def test_run_bad_options_exit_2(data_dir, tmp_path):
     assert res.exit_code == 2 and "do not apply" in res.output
     res = invoke("run", "--algo", "omkcc", "--data", "fourclass", "--quiet")
     assert res.exit_code == 2 and "omkc" in res.output
-    res = invoke("run", "--algo", "spa", "--data", "segment", "--quiet")
+    res = invoke("run", "--algo", "bpas", "--data", "segment", "--quiet")
     assert res.exit_code == 2 and "binary classifier" in res.output and "om2" in res.output
 
 

@@ -320,8 +320,8 @@ def letters(tmp_path_factory):
 
 
 @pytest.mark.parametrize("algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "omkc", "--update", "S",
-                                                                           "--combination", "S"]],
-                         ids=["om2", "omkc-DD", "omkc-SS"])
+                                                                           "--combination", "S"], ["--algo", "spa"]],
+                         ids=["om2", "omkc-DD", "omkc-SS", "spa"])
 def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path, algo):
     """26 classes: the cluster's model (row-split rounds, the first shard running the in-process
     multi-class recurrence) is the in-process one, bit for bit."""

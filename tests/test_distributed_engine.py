@@ -264,7 +264,8 @@ def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):
 
 
 MULTICLASS_CASES = [("omkc", {}), ("omkc", {"update": "S", "combination": "S"}), ("om2", {}),
-                    ("perceptron-u", {}), ("perceptron-star", {"validation_size": 250})]
+                    ("perceptron-u", {}), ("perceptron-star", {"validation_size": 250}), ("spa", {}),
+                    ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"})]
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Multi-class learners against their naive one-instance-at-a-time references, on real data.
 
-Multi-class OMKC (every variant), Perceptron(u), Perceptron(*), the kernel Perceptron and OM-2
-(both norms, several epochs) must reproduce the references of ``tests/naive_multiclass.py``:
+Multi-class OMKC (every variant), Perceptron(u), Perceptron(*), the kernel Perceptron, SPA and
+OM-2 (both norms, several epochs) must reproduce the references of ``tests/naive_multiclass.py``:
 the same online mistake on every row, the same support vectors in insertion order, the same
 Hedge weights (bit for bit), class scores to 1e-9 (scale-aware). Then properties of the fast path:
 decisions do not depend on ``block_size`` or on how the stream is cut into ``partial_fit`` calls,
@@ -20,8 +20,8 @@ import pytest
 
 import naive_omkc as naive_module
 from naive_multiclass import (corollary_p, naive_om2, naive_omkc_mc, naive_perceptron_star_mc,
-                              naive_perceptron_u_mc)
-from omkl_dist.algorithms import OM2, OMKC, KernelPerceptron, PerceptronStar, PerceptronU
+                              naive_perceptron_u_mc, naive_spa_mc)
+from omkl_dist.algorithms import OM2, OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms
 from omkl_dist.kernels import make_pool
 from omkl_dist.storage import read_dataset, resolve_dataset
@@ -39,16 +39,17 @@ OMKC_VARIANTS = {"DD": ("D", "D", False), "DS": ("D", "S", False), "SD": ("S", "
 
 
 @functools.lru_cache(maxsize=None)
-def _block(seed, block, m, block_size):
-    return block_uniforms(seed, block, range(m), block_size)
+def _block(seed, block, m, block_size, draws):
+    return block_uniforms(seed, block, range(m), block_size, draws)
 
 
 @pytest.fixture(autouse=True)
 def _fast_naive_uniforms(monkeypatch):
     """The library's uniforms with each (seed, block) drawn once (the naive code asks per row)."""
-    def cached(seed, start, stop, kernels, block_size):
+    def cached(seed, start, stop, kernels, block_size, draws=1):
         m = len(list(kernels))
-        return np.array([_block(seed, t // block_size, m, block_size)[t % block_size] for t in range(start, stop)])
+        return np.array([_block(seed, t // block_size, m, block_size, draws)[t % block_size]
+                         for t in range(start, stop)])
     monkeypatch.setattr(naive_module, "uniforms", cached)
     import naive_multiclass
     monkeypatch.setattr(naive_multiclass, "uniforms", cached)
@@ -100,6 +101,29 @@ def test_multiclass_omkc_matches_naive(data_dir, dataset, variant):
     assert 0 < model.mistakes_ < len(y)
 
 
+SPA_CASES = [("glass", {}), ("vehicle+minmax", {"hedge_loss": "mistake"}), ("segment+minmax", {"block_sync": True}),
+             ("dna+jitter", {}), ("vehicle+minmax", {"kernels": "gaussian:0.5,2;laplacian:1"})]  # no lazy Gram
+
+
+@pytest.mark.parametrize("dataset,params", SPA_CASES, ids=[f"{d}-{p}" for d, p in SPA_CASES])
+def test_multiclass_spa_matches_naive(data_dir, dataset, params):
+    X, y, K = load(data_dir, dataset)
+    specs = list(make_pool(params.get("kernels", "omkc16")))
+    model = SPA(block_size=BLOCK, random_state=SEED, beta=1.5, **params)
+    out = model.progressive_partial_fit(X, y, classes=np.arange(K), keep_scores=True)
+    mk, F, sv, w = naive_spa_mc(X, y, K, specs, beta=1.5, seed=SEED, block_size=BLOCK,
+                                block_sync=params.get("block_sync", False),
+                                hedge_loss=params.get("hedge_loss", "hinge"))
+    np.testing.assert_array_equal(out["mistakes"], mk)
+    rows = np.array(sorted(set().union(*sv)), dtype=np.int64)
+    np.testing.assert_array_equal(model.to_state()[0]["pool_X"], X[rows])
+    for k, support in enumerate(_support_rows(model)):
+        np.testing.assert_array_equal(rows[support], sv[k], err_msg=f"kernel {k}")
+    np.testing.assert_allclose(out["F"], F, rtol=0, atol=1e-9 * _scale(F))
+    np.testing.assert_allclose(model.engine_.w, w, rtol=1e-12)
+    assert 0 < model.mistakes_ < len(y) and len(rows) > 0
+
+
 @pytest.mark.parametrize("dataset", DATASETS[:2])
 def test_multiclass_perceptron_baselines_match_naive(data_dir, dataset):
     X, y, K = load(data_dir, dataset)
@@ -148,7 +172,8 @@ def test_om2_fit_stops_after_an_epoch_without_updates(data_dir):
 
 
 MODELS = {"OM2": lambda b: OM2(block_size=b), "OMKC-DD": lambda b: OMKC(block_size=b),
-          "OMKC-SS": lambda b: OMKC(update="S", combination="S", block_size=b, random_state=3)}
+          "OMKC-SS": lambda b: OMKC(update="S", combination="S", block_size=b, random_state=3),
+          "SPA": lambda b: SPA(block_size=b, random_state=3)}
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -156,7 +181,7 @@ def test_multiclass_decisions_do_not_depend_on_blocks_or_calls(data_dir, name):
     """Deterministic models: any block size; stochastic ones draw per (seed, block), so a fixed one."""
     X, y, K = load(data_dir, "vehicle+minmax")
     single = MODELS[name](16).progressive_partial_fit(X, y)
-    split = MODELS[name](16 if name == "OMKC-SS" else 1)
+    split = MODELS[name](16 if name in ("OMKC-SS", "SPA") else 1)
     cut = split.progressive_partial_fit(X[:70], y[:70], classes=np.arange(K))
     rest = split.progressive_partial_fit(X[70:], y[70:])
     np.testing.assert_array_equal(np.concatenate([cut["mistakes"], rest["mistakes"]]), single["mistakes"])

@@ -235,8 +235,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
                                  "two (pass classes=[...] listing every class for a first batch with fewer)")
             if len(found) > 2 and not self._multiclass:
                 raise ValueError(f"{name}: Only binary classification is supported. y has {len(found)} classes "
-                                 f"{found.tolist()}; pass exactly two, or use a multi-class learner (OM2, OMKC, the "
-                                 "Perceptrons)")
+                                 f"{found.tolist()}; pass exactly two, or use a multi-class learner (OM2, OMKC, SPA, "
+                                 "the Perceptrons)")
             self.classes_ = found
         known = np.isin(y, self.classes_)
         if not known.all():

@@ -4,9 +4,15 @@
 One SPA learner per kernel (see :mod:`omkl_dist.learners.spa`), Hedge weights discounted by the
 hinge loss, ``w_k <- w_k γ^{ℓ_k}`` (or, with ``hedge_loss="mistake"``, by mistakes), combined prediction ``sign(Σ θ_k f_k(x))`` with θ = w / Σ w,
 kernel k selected for update with probability ``(1 - δ) w_k / max w + δ``.
+
+More than two classes: each kernel is a multi-class passive-aggressive learner (Crammer et al.
+2006, the max-score update) on the pair (true class, highest-scoring wrong class), with SPA's
+sampling by that pair's hinge loss (:func:`~omkl_dist.engine._multiclass.spa_mc_rows`).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..combiners.hedge import SPA as SPA_RULE
 from .base import OnlineKernelClassifier, check_positive_finite, check_positive_int, check_unit_interval
@@ -50,8 +56,6 @@ class SPA(OnlineKernelClassifier):
     """
 
     HEDGE_LOSSES = ("hinge", "mistake")
-
-    _multiclass = False  # a binary learner: more than two classes are refused
 
     def __init__(self, kernels="omkc16", gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, budget=None,
                  expected_instances=None, block_size=256, block_sync=False, random_state=None, hedge_loss="hinge"):
@@ -107,4 +111,6 @@ class SPA(OnlineKernelClassifier):
 
     def _combine(self, F):
         w = self.engine_.w
+        if F.ndim == 3:  # class scores Σ θ_k f_k(x, c)
+            return np.einsum("nmk,m->nk", F, w / w.sum())
         return F @ (w / w.sum())

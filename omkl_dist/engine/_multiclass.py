@@ -1,5 +1,6 @@
 """The per-instance recurrences of multi-class models inside one segment: the OMKC family with a
-multi-class Perceptron per kernel, and OM-2.
+multi-class Perceptron per kernel, OM-2, and SPA with a multi-class passive-aggressive learner per
+kernel.
 
 Layout (:mod:`omkl_dist.core.pool`): K classes, column ``k·K + c`` holds kernel k's value for class
 c. Labels come as class indices 0..K-1 (float64, as the binary recurrences' ±1). As in
@@ -18,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_update
+from ..combiners.hedge import DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_update
+from ..core._scores import gram_column
+from ..learners.spa import spa_coef
 
 
 @njit(cache=True, nogil=True)
@@ -36,6 +39,16 @@ def mc_scores_at(t, F_old, G, coef, added, n_added, act, f):
             g = G[k, t, s]
             for c in range(K):
                 f[k, c] += coef[s, k * K + c] * g
+
+
+@njit(cache=True, nogil=True)
+def _segment_arrays(n, m, K, act):
+    """A segment's outputs ``F`` (n, m·K), class scores (n, K), mistakes, ``coef`` (n, m·K), and the
+    work arrays: rows added so far, one row's scores (m, K), the learning kernels' mask."""
+    on = np.zeros(m, dtype=np.bool_)
+    on[act] = True
+    return (np.empty((n, m * K)), np.empty((n, K)), np.zeros(n, dtype=np.bool_), np.zeros((n, m * K)),
+            np.empty(n, dtype=np.int64), np.empty((m, K)), on)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -121,16 +134,9 @@ def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, blo
     """
     n = y.shape[0]
     m = F_old.shape[1] // K
-    F = np.empty((n, m * K))
-    votes = np.empty((n, K))
-    mistakes = np.zeros(n, dtype=np.bool_)
-    coef = np.zeros((n, m * K))
-    added = np.empty(n, dtype=np.int64)
+    F, votes, mistakes, coef, added, f, on = _segment_arrays(n, m, K, act)
     n_added = 0
-    f = np.empty((m, K))
     penalise = np.zeros(m, dtype=np.bool_)
-    on = np.zeros(m, dtype=np.bool_)
-    on[act] = True
     for t in range(n):
         if (t0 + t) % block_size == 0:
             wsync[:] = w
@@ -198,16 +204,9 @@ def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
     """
     n = y.shape[0]
     m = F_old.shape[1] // K
-    F = np.empty((n, m * K))
-    scores = np.empty((n, K))
-    mistakes = np.zeros(n, dtype=np.bool_)
-    coef = np.zeros((n, m * K))
-    added = np.empty(n, dtype=np.int64)
+    F, scores, mistakes, coef, added, f, on = _segment_arrays(n, m, K, act)
     n_added = 0
-    f = np.empty((m, K))
     alpha = np.empty(m)
-    on = np.zeros(m, dtype=np.bool_)
-    on[act] = True
     n_on = act.shape[0]
     for t in range(n):
         mc_scores_at(t, F_old, G, coef, added, n_added, act, f)
@@ -245,3 +244,70 @@ def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
         added[n_added] = t
         n_added += 1
     return F, scores, mistakes, coef
+
+
+@njit(cache=True, nogil=True)
+def spa_mc_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsync, kmistakes, t0, block_size,
+                block_sync, log_gamma, delta, alpha, beta, eta, hedge_mistake, on, Fk, col, F, score, mistakes, coef):
+    """Rows ``a : a + len(F_part)`` of multi-class SPA over a segment (the binary
+    :func:`~._recurrence._spa_rows` with class scores): each kernel is a multi-class
+    passive-aggressive learner (Crammer et al. 2006, the max-score multi-class PA) with the rival
+    class r: margin f(y) − f(r), hinge loss |1 − margin|_+, and, if selected for update and
+    sampled with ρ = min(α, ℓ)/β, the step τ = min(η/ρ, ℓ / ‖φ(x, y) − φ(x, r)‖²) with
+    ‖φ(x, y) − φ(x, r)‖² = 2κ(x, x), as +τ on y and −τ on r. Hedge discounts by the hinge loss (or
+    by mistakes, ``hedge_mistake``); the combined class scores are Σ θ_k f_k(x, c), θ = w / Σ w.
+    ``Fk`` (m, K, n) holds the segment's own terms; ``F``, ``coef`` (n, m·K), ``score`` (n, K)."""
+    n = y.shape[0]
+    m, K = Fk.shape[0], Fk.shape[1]
+    f = np.empty((m, K))
+    discounts = np.empty(m)
+    rivals = np.empty(m, dtype=np.int64)
+    want = np.zeros(m, dtype=np.bool_)
+    for t in range(a, a + F_part.shape[0]):
+        if (t0 + t) % block_size == 0:
+            wsync[:] = w
+        for k in range(m):
+            for c in range(K):
+                f[k, c] = F_part[t - a, k * K + c] + Fk[k, c, t]
+                F[t, k * K + c] = f[k, c]
+        yt = int(y[t])
+        total = 0.0
+        for k in range(m):
+            total += w[k]
+        for c in range(K):
+            s = 0.0
+            for k in range(m):
+                s += (w[k] / total) * f[k, c]
+            score[t, c] = s
+        mistakes[t] = score[t, yt] <= score[t, rival(score[t], yt)]
+        pw = wsync if block_sync else w
+        any_coef = False
+        for k in range(m):
+            r = rival(f[k], yt)
+            margin = f[k, yt] - f[k, r]
+            loss = max(0.0, 1.0 - margin)
+            discounts[k] = (1.0 if margin <= 0.0 else 0.0) if hedge_mistake else loss
+            if margin <= 0.0:
+                kmistakes[k] += 1
+            selected = U[t, k, 0] < (1.0 - delta) * pw[k] + delta
+            tau = spa_coef(1.0, loss, 2.0 * kxx[k, t], selected and on[k], U[t, k, 1], alpha, beta, eta)
+            rivals[k], want[k] = r, tau != 0.0
+            if tau != 0.0:
+                coef[t, k * K + yt] = tau
+                coef[t, k * K + r] = -tau
+                any_coef = True
+        hedge_loss_update(logw, discounts, log_gamma, w)
+        if any_coef:
+            if lazy:
+                gram_column(Xb, XbT, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6],
+                            fast[7], want)
+            for k in range(m):
+                if want[k]:
+                    for c in (yt, rivals[k]):
+                        v = coef[t, k * K + c]
+                        if lazy:
+                            for i in range(t + 1, n):
+                                Fk[k, c, i] += v * col[k, i]
+                        else:
+                            for i in range(t + 1, n):
+                                Fk[k, c, i] += v * G[k, i, t]

@@ -16,6 +16,7 @@ from ..combiners.hedge import (DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_updat
                                weighted_vote)
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hedge_loss, hinge, spa_coef
+from ._multiclass import spa_mc_rows
 
 
 @njit(cache=True, nogil=True)
@@ -179,16 +180,18 @@ class SPASegment:
     """
 
     def __init__(self, y, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
-                 log_gamma, delta, alpha, beta, eta, hedge_mistake, act):
-        n, m = len(y), len(w)
+                 log_gamma, delta, alpha, beta, eta, hedge_mistake, act, n_classes=1):
+        n, m, K = len(y), len(w), int(n_classes)
         self.lazy = fast[0].shape[0] + fast[2].shape[0] > 0
         self.args = (y, G, Xb, np.ascontiguousarray(Xb.T) if self.lazy else Xb, xsq, kxx, fast, self.lazy, U, logw,
                      w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta,
                      hedge_mistake, np.isin(np.arange(m), act))
-        self.Fk = np.zeros((m, n))  # the segment's own terms of f_k(x_t) so far
+        # multi-class (K > 1): a learner per kernel with class scores (:func:`.._multiclass.spa_mc_rows`)
+        self.rows = _spa_rows if K == 1 else spa_mc_rows
+        self.Fk = np.zeros((m, n) if K == 1 else (m, K, n))  # the segment's own terms of f_k(x_t) so far
         self.col = np.empty((m, n if self.lazy else 0))  # a new support vector's kernel values (lazy)
-        self.F, self.score = np.empty((n, m)), np.empty(n)
-        self.mistakes, self.coef = np.zeros(n, dtype=np.bool_), np.zeros((n, m))
+        self.F, self.score = np.empty((n, m * K)), np.empty(n if K == 1 else (n, K))
+        self.mistakes, self.coef = np.zeros(n, dtype=np.bool_), np.zeros((n, m * K))
         self.done = 0
 
     def feed(self, F_part) -> None:
@@ -196,7 +199,7 @@ class SPASegment:
         F_part = np.ascontiguousarray(F_part, dtype=np.float64)
         if self.done + len(F_part) > len(self.score):
             raise ValueError(f"{self.done + len(F_part)} rows fed to a segment of {len(self.score)}")
-        _spa_rows(self.done, F_part, *self.args, self.Fk, self.col, self.F, self.score, self.mistakes, self.coef)
+        self.rows(self.done, F_part, *self.args, self.Fk, self.col, self.F, self.score, self.mistakes, self.coef)
         self.done += len(F_part)
 
     def result(self):

@@ -292,7 +292,7 @@ class LocalEngine:
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
         return SPASegment(ys, G, Xs, xsq, diag_values(self.program, xsq), fast, U, self.logw, self.w, self.wsync,
                           self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
-                          self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act)
+                          self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act, self.n_classes)
 
     def _uniforms(self, g, n, act, active, draws):
         """The segment's uniforms; a shard draws only its kernels' streams (1.0 never selects the others)."""
