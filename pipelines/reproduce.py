@@ -192,7 +192,8 @@ def run_reproduce_om2(*, permutations: int, datasets=None, seed: int = 0, ties: 
     """``omkl reproduce om2``: the OM-2 rows of the OMKC paper's Tables 3/4 (beside OMKC(D,D), the
     paper's comparison), then the multi-class study (:mod:`omkl_dist.evaluation.multiclass_study`)
     with its plot written to ``plot``."""
-    from omkl_dist.evaluation.multiclass_study import ALGORITHMS as STUDY_ALGORITHMS, plot_study, run_study
+    from omkl_dist.evaluation.multiclass_study import ALGORITHMS as STUDY_ALGORITHMS, DATASETS as STUDY_DATASETS
+    from omkl_dist.evaluation.multiclass_study import plot_study, run_study
     from omkl_dist.storage.outputs import PLOT, write_plot
 
     if plot is not None:
@@ -202,8 +203,6 @@ def run_reproduce_om2(*, permutations: int, datasets=None, seed: int = 0, ties: 
     algorithms = ["om2", "omkc-dd"]
     datasets, study_datasets = split_names(datasets), split_names(study_datasets)
     run_names, _ = resolve_datasets(datasets)
-    from omkl_dist.evaluation.multiclass_study import DATASETS as STUDY_DATASETS
-
     study_names = study_datasets or list(STUDY_DATASETS)
     total = (len(run_names) * len(algorithms) * permutations
              + len(study_names) * len(STUDY_ALGORITHMS) * study_permutations)
@@ -236,8 +235,8 @@ def format_om2_report(report: dict) -> str:
         "OM-2 reproduction -- the OM-2 rows of Hoi et al. (2013), Tables 3 and 4, beside OMKC(D,D)",
         f"{s['permutations']} permutation(s), seed {s['seed']}, scaling {s['scaling']}, kernels {s['kernels']}, "
         f"OM-2 with p = {s['om2_p']} (the OM-2 paper's best; see omkl_dist.evaluation.reproduce) and Algorithm 1's "
-        "exact norm; one pass, "
-        "test-then-train; a zero score counts as " + ("a mistake" if s["ties"] == "mistake" else "+1"),
+        "exact norm; one pass, test-then-train; a zero score counts as "
+        + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",
         "#SV: OM-2's rows (every kernel keeps the same ones); OMKC(D,D) summed over its 16 kernels",
         "",

@@ -267,8 +267,8 @@ def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(tmp_path):
     assert [r["algorithm"] for r in rows] == ["om2", "omkc-dd"] and isinstance(rows[0]["flagged"], bool)
     assert re.search(r"^OM-2\s+\d+\.\d\d ± \d+\.\d\d\s+17\.41 ± 1\.20", text, re.M)
     study = report["study"]["datasets"][0]
-    assert study["classes"] == 6 and [r["label"] for r in study["rows"]] == ["OM-2", "OMKC(D,D)", "OMKC(S,S)",
-                                                                              "Perceptron(*)"]
+    assert study["classes"] == 6 and [r["label"] for r in study["rows"]] == [
+        "OM-2", "OMKC(D,D)", "OMKC(S,S)", "SPA", "Perceptron(*)", "OM-2, gaussians"]
     for row in study["rows"]:
         assert len(row["mistake_rate"]) == len(row["n_seen"]) and row["n_seen"][-1] == 214
         assert 0 < row["final"]["mean"] < 100 and row["mistake_rate"][-1] == pytest.approx(row["final"]["mean"])

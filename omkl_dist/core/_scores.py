@@ -46,6 +46,7 @@ def _dots_out(rows: int, cols: int) -> np.ndarray:
     return buf[: rows * cols].reshape(rows, cols)
 # below this share of non-zero coefficients in a tile, scan each kernel's own rows instead of all
 SPARSE_DENSITY = 0.2
+KERNEL_VALUE_COST = 8  # see _sparse_limit
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -571,7 +572,7 @@ class _TileLayout:
         self.sort_feature = -1
         if self.sparse:
             by_key = pool.X.shape[1] <= DIRECT_DOT_FEATURES and bool((program.sparse[0] == 0).any())
-            max_nnz = int(np.ceil(SPARSE_DENSITY * (s1 - s0) * pool.alpha.shape[1]))  # nnz < density · size
+            max_nnz = _sparse_limit(pool, s1 - s0)
             self.ptr, self.nz_k, self.nz_s, self.coefs, self.sort_feature = _tile_csc(
                 pool.alpha[s0:s1], pool.X[s0:s1], max_nnz, by_key)
             self.sparse = self.ptr[-1] < max_nnz
@@ -594,6 +595,19 @@ class _TileLayout:
         if nz_s is self.nz_s:
             self._PT = PT
         return PT
+
+
+def _sparse_limit(pool, rows: int) -> int:
+    """The non-zero coefficients at which a tile of ``rows`` pool rows is scanned densely. Binary
+    pools: a share ``SPARSE_DENSITY`` of its coefficients. Multi-class ones: where the costs meet --
+    the sparse scan takes a product (or distance) over the d features and a kernel value per
+    non-zero (kernel, class) column of a row, the dense one a product per row and, per kernel, one
+    value and K multiply-adds (``KERNEL_VALUE_COST``: a kernel value in multiply-adds). OM-2 keeps
+    every row for every kernel (2m non-zeros a row: dense), OMKC only for the kernels that erred."""
+    m, K, d = pool.n_kernels, pool.n_classes, pool.n_features
+    if K == 1:
+        return int(np.ceil(SPARSE_DENSITY * rows * m))  # nnz < density · size
+    return int(np.ceil(rows * (d + m * (KERNEL_VALUE_COST + K)) / (d + KERNEL_VALUE_COST)))
 
 
 def _layout_key(s1, program, pool):
