@@ -333,3 +333,23 @@ def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path
     arrays, meta = read_model(tmp_path / "local")
     assert meta["engine"]["n_classes"] == 26 and len(meta["classes"]) == 26
     assert len(report["class_counts"]) == 26 and report["mistake_rate"] < 0.6
+
+
+def test_multiclass_job_resumed_from_a_middle_checkpoint_ends_in_the_same_model(cluster, letters, tmp_path):
+    """OM-2 on 26 classes: a finished job's checkpoints are cut back to an early one (as if the
+    client had died there); `--resume` continues from it to the in-process model, bit for bit."""
+    import shutil
+
+    common = ["--algo", "om2", "--data", letters, "--block-size", 256, "--seed", 1, "--quiet"]
+    omkl("run", *common, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+    out = tmp_path / "remote"
+    job = ["submit", "--scheduler", cluster["scheduler_address"], *common, "--out", out, "--checkpoint-every", 2]
+    omkl(*job, "--keep-checkpoints")
+    checkpoints = sorted((tmp_path / "remote.checkpoints").glob("ckpt-*"))
+    assert len(checkpoints) >= 2
+    for later in checkpoints[1:]:
+        shutil.rmtree(later)
+    shutil.rmtree(out)
+    report = json.loads(omkl(*job, "--resume", "--json").stdout.strip().splitlines()[-1])
+    assert 0 < report["resumed_from"] < 3000
+    assert_same_model(out, read_model(tmp_path / "local"))
