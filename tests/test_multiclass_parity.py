@@ -21,10 +21,10 @@ import pytest
 import naive_omkc as naive_module
 from naive_multiclass import (corollary_p, naive_om2, naive_omkc_mc, naive_perceptron_star_mc,
                               naive_perceptron_u_mc, naive_spa_mc)
+from parity_data import subset
 from omkl_dist.algorithms import OM2, OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms
 from omkl_dist.kernels import make_pool
-from omkl_dist.storage import read_dataset, resolve_dataset
 
 N_ROWS = 160
 SEED = 4242
@@ -57,17 +57,9 @@ def _fast_naive_uniforms(monkeypatch):
 
 @functools.lru_cache(maxsize=None)
 def load(data_dir, name, n_rows=N_ROWS):
-    base, _, transform = name.partition("+")
-    ds = read_dataset(resolve_dataset(base, data_dir=data_dir))
-    X = ds.X
-    if transform == "minmax":
-        span = X.max(axis=0) - X.min(axis=0)
-        X = (X - X.min(axis=0)) / np.where(span > 0, span, 1.0)
-    elif transform == "jitter":
-        X = X * (1.0 + 1e-3 * np.random.default_rng(1).uniform(size=X.shape))
-    idx = np.random.default_rng(0).permutation(len(X))[:n_rows]
-    classes, y = np.unique(ds.y[idx], return_inverse=True)
-    return np.ascontiguousarray(X[idx]), y, len(classes)
+    X, y = subset(data_dir, name, n_rows)
+    classes, y = np.unique(y, return_inverse=True)
+    return X, y, len(classes)
 
 
 def _scale(F):

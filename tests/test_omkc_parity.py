@@ -27,10 +27,11 @@ import pytest
 
 import naive_omkc as naive_module
 from naive_omkc import naive_omkc, naive_perceptron_star, naive_perceptron_u
+from parity_data import subset
 from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms, uniforms
 from omkl_dist.kernels import make_pool
-from omkl_dist.storage import read_dataset, resolve_dataset
+from omkl_dist.storage import read_dataset
 
 N_ROWS = 250
 SHORT = 48            # rows for runs with blocks of one instance (per-block overhead dominates)
@@ -132,20 +133,9 @@ _DATA: dict = {}
 
 def load(data_dir, name, n_rows=N_ROWS) -> Data:
     if (name, n_rows) not in _DATA:
-        base, _, transform = name.partition("+")
-        ds = read_dataset(resolve_dataset(base, data_dir=data_dir))
-        X = ds.X
-        if transform == "minmax":
-            span = X.max(axis=0) - X.min(axis=0)
-            X = (X - X.min(axis=0)) / np.where(span > 0, span, 1.0)
-        elif transform == "jitter":
-            X = X * (1.0 + 1e-3 * np.random.default_rng(1).uniform(size=X.shape))
-        else:
-            assert transform == "", name
-        idx = np.random.default_rng(0).permutation(len(X))[:n_rows]
-        y = ds.y[idx]
+        X, y = subset(data_dir, name, n_rows)
         assert set(np.unique(y)) == {-1, 1}
-        _DATA[(name, n_rows)] = Data(name, np.ascontiguousarray(X[idx]), y)
+        _DATA[(name, n_rows)] = Data(name, X, y)
     return _DATA[(name, n_rows)]
 
 
