@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean venv
+.PHONY: demo test test-fast bench clean venv
 
 venv: $(STAMP)
 
@@ -21,6 +21,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# no real datasets, no cluster processes, nothing marked slow: ~25 s once numba's cache is warm,
+# ~100 s on a clean checkout (compiling the kernels); needs neither ../shared nor a network
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not data and not cluster and not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m omkl_dist.pipelines.bench

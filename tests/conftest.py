@@ -1,5 +1,6 @@
-"""Shared fixtures. Tests that need the real datasets use ``data_dir``; under CI=true a missing
-data directory fails the run instead of skipping."""
+"""Shared fixtures. Tests that need the real datasets use ``data_dir`` (which marks them ``data``);
+under CI=true a missing data directory fails the run instead of skipping. ``make test-fast`` leaves
+out the ``data``, ``cluster`` and ``slow`` tests."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ def data_dir():
             pytest.fail(msg)
         pytest.skip(msg)
     return path
+
+
+def pytest_collection_modifyitems(items):
+    """Every test that asks for the real datasets is a ``data`` test (for ``-m "not data"``)."""
+    for item in items:
+        if "data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.data)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -114,7 +114,7 @@ def test_help_exits_zero(args):
 
 
 @pytest.mark.parametrize("algo", ["om2", "omkc"])
-def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(tmp_path, algo):
+def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir, tmp_path, algo):
     """vehicle (4 classes): the report counts every class, the trace's confusion matrix holds every
     row with the mistakes off its diagonal, and the saved model predicts the four original labels."""
     from omkl_dist.pipelines.models import load_model

@@ -23,6 +23,7 @@ from omkl_dist.storage.models import read_state as read_model
 from omkl_dist.storage.outputs import process_alive
 from omkl_dist.storage.synth import synthesize
 
+pytestmark = pytest.mark.cluster
 OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
 ROWS = 120_000  # SPA's rounds grow to 16 blocks of 1,024 (37 rounds here)
 JOB = ["--algo", "spa", "--block-size", "1024", "--seed", "3", "--quiet", "--json"]

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TOP_LEVEL_OTHERS = ("storage", "pipelines", "cluster")
 
 
+pytestmark = pytest.mark.slow  # builds a wheel; the second test installs it with its dependencies
+
 def _run(cmd, **kw):
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
@@ -55,7 +57,7 @@ def _dummy_distribution(path: Path) -> Path:
     return path
 
 
-@pytest.mark.slow
+@pytest.mark.cluster
 def test_installed_wheel_coexists_with_top_level_storage_and_pipelines(wheel, tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv], timeout=300)

@@ -254,7 +254,7 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
 
 
 @pytest.mark.data
-def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(tmp_path):
+def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(data_dir, tmp_path):
     plot = tmp_path / "study.png"
     result = CliRunner().invoke(main, ["reproduce", "om2", "--permutations", "1", "--datasets", "ionosphere",
                                        "--study-permutations", "2", "--study-datasets", "glass", "--plot", str(plot),
