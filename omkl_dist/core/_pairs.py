@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._vexp import _ZERO_ABOVE, vexp_neg
-from .program import CHI2, GAUSS, LAPLACE, LINEAR, POLY
+from .program import GAUSS, LAPLACE, LINEAR, POLY
 
 CANCEL = 1e-3  # recompute ‖a−b‖² directly when it is below CANCEL·(‖a‖²+‖b‖²)
 

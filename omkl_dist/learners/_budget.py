@@ -31,7 +31,7 @@ from numba import njit, prange
 
 from ..core._pairs import CANCEL, direct_sqdist
 from ..core._vexp import _ZERO_ABOVE, vexp_neg_n
-from ..core.program import CHI2, GAUSS, LAPLACE, LINEAR, POLY
+from ..core.program import CHI2, GAUSS, LINEAR, POLY
 
 # learner codes
 RBP, FORGETRON, BOGD, BPAS = 0, 1, 2, 3
