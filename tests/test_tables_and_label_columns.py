@@ -156,6 +156,18 @@ def test_parquet_folder_and_in_memory_table(tmp_path):
     np.testing.assert_array_equal(load_arrays(tmp_path / "from-folder")[0], load_arrays(tmp_path / "from-table")[0])
 
 
+def test_pandas_dataframe_ingests_as_its_arrow_table(tmp_path):
+    """A pandas DataFrame (its index left out) gives the dataset of the same table in pyarrow."""
+    table, _, _ = _table(n=600)
+    frame = table.select(["a", "b", "d", "species"]).to_pandas()
+    frame.index = frame.index * 7 + 3  # a non-default index is not a column
+    meta = ingest(frame, tmp_path / "from-frame", label_column="species")
+    ingest(table.select(["a", "b", "d", "species"]), tmp_path / "from-table", label_column="species")
+    assert meta["feature_names"] == ["a", "b", "d"] and meta["n_rows"] == 600
+    for ours, theirs in zip(load_arrays(tmp_path / "from-frame")[:2], load_arrays(tmp_path / "from-table")[:2]):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_table_errors_name_the_column_and_row(tmp_path):
     table, _, _ = _table(n=50)
     with pytest.raises(DataError, match=r"which column holds the labels\? the columns are \['a', 'b'"):
