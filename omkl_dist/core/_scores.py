@@ -643,7 +643,7 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     exact = None
     flags = fast_flags(program, active) if program.fast is not None else None
     # the sparse scans see each (kernel, class) column as a kernel of its own
-    per_column = None if program.sparse is None else tuple(np.repeat(a, K) for a in program.sparse)
+    per_column = program.sparse if K == 1 or program.sparse is None else tuple(np.repeat(a, K) for a in program.sparse)
     column_active = None if active is None else np.repeat(np.asarray(active, dtype=bool), K)
     few_features = Xb.shape[1] <= DIRECT_DOT_FEATURES
     for s0 in range(0, pool.n, TILE):

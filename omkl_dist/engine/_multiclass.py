@@ -146,12 +146,12 @@ def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, blo
             for c in range(K):
                 F[t, k * K + c] = f[k, c]
         _combined_votes(rule, f, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise, votes[t])
-        mistakes[t] = votes[t, yt] <= votes[t, rival(votes[t], yt)]
         shared = rival(votes[t], yt)  # Perceptron(u): the average kernel's rival, for every kernel
+        mistakes[t] = votes[t, yt] <= votes[t, shared]
         any_coef = False
         for k in range(m):
             other = shared if rule == UNIFORM else rival(f[k], yt)
-            erred = (votes[t, yt] <= votes[t, shared]) if rule == UNIFORM else f[k, yt] <= f[k, other]
+            erred = mistakes[t] if rule == UNIFORM else f[k, yt] <= f[k, other]
             if erred:
                 kmistakes[k] += 1
             updated = erred and penalise[k] and on[k]
@@ -207,11 +207,11 @@ def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
     F, scores, mistakes, coef, added, f, on = _segment_arrays(n, m, K, act)
     n_added = 0
     alpha = np.empty(m)
+    om2_alphas(sqnorm, q, alpha)  # recomputed only when an update changes the norms
     n_on = act.shape[0]
     for t in range(n):
         mc_scores_at(t, F_old, G, coef, added, n_added, act, f)
         yt = int(y[t])
-        om2_alphas(sqnorm, q, alpha)
         for c in range(K):
             s = 0.0
             for j in range(m):
@@ -241,6 +241,7 @@ def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
                 sqnorm[j] += 2.0 * eta * (f[j, yt] - f[j, other]) + eta * eta * 2.0 * kxx[j, t]
                 coef[t, j * K + yt] = eta
                 coef[t, j * K + other] = -eta
+        om2_alphas(sqnorm, q, alpha)
         added[n_added] = t
         n_added += 1
     return F, scores, mistakes, coef

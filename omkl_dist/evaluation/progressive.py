@@ -125,7 +125,6 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
             confusion = np.zeros((len(model.classes_), len(model.classes_)), dtype=np.int64)
         predicted = np.searchsorted(model.classes_, online_predictions(model, y, outcome))
         np.add.at(confusion, (np.searchsorted(model.classes_, y), predicted), 1)
-        trace.confusion = confusion.tolist()
         trace.n_seen.append(n)
         trace.mistake_rate.append(trace.mistakes / n)
         trace.n_support.append([int(v) for v in model.n_support_])
@@ -136,6 +135,7 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
             progress(len(y))
     if n == 0:
         raise ValueError("the stream is empty: progressive_score needs at least one instance")
+    trace.confusion = confusion.tolist()
     trace.load_seconds = load
     trace.kernel_names = list(getattr(model, "active_kernel_names_", model.kernel_pool_.names))
     return trace
