@@ -54,7 +54,8 @@ CASES = {
     **{f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
        for k in (2, 10, 26) for case, algo, params in (("om2", "om2", {}),
                                                       ("omkc-ss", "omkc", {"update": "S", "combination": "S"}),
-                                                      ("omkc-dd", "omkc", {"update": "D", "combination": "D"}))},
+                                                      ("omkc-dd", "omkc", {"update": "D", "combination": "D"}),
+                                                      ("bpas", "bpas", {"budget": 100}))},
 }
 
 

@@ -54,7 +54,6 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit, labels=labels)
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
-    check_classes(model, algo, job.classes, job.name)
     advice = scaling_advice(job.spans, scaling)  # said once, in the report
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
                file=sys.stderr, dynamic_ncols=True)
@@ -91,16 +90,6 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
                           option="--trace-out")
         report["trace_path"] = str(trace_out)
     return report
-
-
-def check_classes(model, algo: str, classes, name: str) -> None:
-    """Refuse, before learning, a multi-class stream for a binary-only algorithm."""
-    if len(classes) > 2 and not model.__sklearn_tags__().classifier_tags.multi_class:
-        from omkl_dist.algorithms.registry import ALGORITHMS
-
-        able = sorted(key for key, cls in ALGORITHMS.items() if cls().__sklearn_tags__().classifier_tags.multi_class)
-        raise ValueError(f"{name}: --algo {algo} is a binary classifier and the data has {len(classes)} classes; "
-                         f"use a multi-class algorithm ({', '.join(able)}) or a two-class dataset")
 
 
 def _data_path(data: str) -> Path | None:

@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.distributed.engine import DaskEngine, engine_state_start
 from omkl_dist.distributed.shard import engine_program
 from omkl_dist.preprocessing import Scaler
@@ -33,7 +32,7 @@ from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
 
 from .models import load_model, save_model
-from .run import check_classes, make_stream_estimator
+from .run import make_stream_estimator
 
 CHECKPOINT_SCHEMA = 1
 JOB = "job.json"
@@ -151,7 +150,6 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
     data, out = Path(data), Path(out)
     meta = dataset_info(data)  # a clear DataError if it is not a dataset directory
     classes = sorted(internal for _, internal in meta["label_map"])
-    check_classes(make_estimator(algo, **params), algo, classes, data.name)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     n_rows = int(meta["n_rows"]) if limit is None else min(int(limit), int(meta["n_rows"]))
     n_features = int(meta["n_features"])

@@ -47,16 +47,20 @@ def _kxx(spec, x):
     return float(kernel_column(spec, x[None, :], x)[0])
 
 
-def _forgetron_phi(sigma, mu, Q, M):
-    """max{φ ∈ (0, 1] : Ψ(φσ, φμ) + Q <= 15/32 M}, Ψ(λ, μ) = λ² + 2λ − 2λμ."""
-    def g(phi):
-        lam = phi * sigma
-        return lam * lam + 2 * lam - 2 * lam * (phi * mu) + Q - 15.0 / 32.0 * M
+def _forgetron_psi(lam, mu_phi, norm2):
+    """Ψ(λ, μ) = norm2 λ² + 2λ − 2λμ (norm2 = 1 binary, 2 multi-class: ‖φ(x, y) − φ(x, r)‖² <= 2)."""
+    return norm2 * lam * lam + 2 * lam - 2 * lam * mu_phi
 
-    scale = abs(sigma * sigma - 2 * sigma * mu) + 2 * sigma + abs(Q - 15.0 / 32.0 * M)
+
+def _forgetron_phi(sigma, mu, Q, M, norm2=1.0):
+    """max{φ ∈ (0, 1] : Ψ(φσ, φμ) + Q <= 15/32 M}."""
+    def g(phi):
+        return _forgetron_psi(phi * sigma, phi * mu, norm2) + Q - 15.0 / 32.0 * M
+
+    scale = abs(norm2 * sigma * sigma - 2 * sigma * mu) + 2 * sigma + abs(Q - 15.0 / 32.0 * M)
     if g(1.0) <= 1e-12 * scale:  # holds at φ = 1 up to rounding (the rule keeps Q exactly on its bound)
         return 1.0
-    roots = np.roots([sigma * sigma - 2 * sigma * mu, 2 * sigma, Q - 15.0 / 32.0 * M])
+    roots = np.roots([norm2 * sigma * sigma - 2 * sigma * mu, 2 * sigma, Q - 15.0 / 32.0 * M])
     real = [float(r.real) for r in roots if abs(r.imag) <= 1e-12 * max(1.0, abs(r.real)) and 0 < r.real <= 1]
     return max(real)
 
@@ -107,7 +111,7 @@ def naive_budget(X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, 
                     sigma, mu = abs(c[r]), y[S[r]] * f_prime_r
                     phi = _forgetron_phi(sigma, mu, Q[i], M[i])
                     lam_r = phi * sigma
-                    Q[i] += lam_r * lam_r + 2 * lam_r - 2 * lam_r * (phi * mu)
+                    Q[i] += _forgetron_psi(lam_r, phi * mu, 1.0)
                     c[:] = [phi * v for v in c]
                     S[r], c[r] = t, phi * yt
             elif learner == "bogd" and loss > 0:
@@ -140,5 +144,114 @@ def naive_budget(X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, 
         logw += out["loss"][t] * np.log(gamma)
     out["sv"] = sv
     out["coef"] = coef
+    out["w"] = np.exp(logw - logw.max())
+    return out
+
+
+def _rival(scores, y):
+    """The highest-scoring class other than y (the first on ties)."""
+    others = [c for c in range(len(scores)) if c != y]
+    return max(others, key=lambda c: (scores[c], -c))
+
+
+def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, seed=0,
+                    block_size=256):
+    """The multi-class rules of the four learners (labels 0..K−1), one instance at a time.
+
+    Kernel i's class scores ``f_i(x, c) = Σ_s c_s[c] κ_i(x_s, x)``; the rival r of y is its highest-scoring
+    other class, the margin ``f_i(x, y) − f_i(x, r)``, the pair ``e = e_y − e_r``:
+
+    * RBP: on ``margin <= 0`` add ``e`` at x (random removal when full).
+    * Forgetron: on ``margin <= 0`` add ``e``; when over budget, r_old = the oldest, σ = its positive
+      coefficient, ``μ = f'(x_old, y_old) − f'(x_old, r_old)`` (its own pair), Ψ(λ, μ) = 2λ² + 2λ − 2λμ.
+    * BOGD: on ``ℓ = [1 − margin]_+ > 0``: ``f ← (1 − ηλ) f + η e κ(x, ·)`` (removal as binary).
+    * BPAS: on ℓ > 0: ``α = min(C, ℓ / 2κ(x, x)) e``; when full remove the j minimising
+      ``‖c_j‖² (κ(x_j, x_j) − κ(x_j, x)² / κ(x, x))`` and add ``c_j κ(x_j, x) / κ(x, x)`` to α.
+
+    Hedge: class scores ``Σ_i θ_i f_i(x, c)`` (summed in kernel order), a mistake when
+    ``score(y) <= score(rival)``; ``logw_i += loss_i log γ`` with the mistake indicator (RBP, Forgetron) or ℓ.
+    Returns ``mistakes``, ``F`` (T, m K), ``loss``, ``sv``, ``coef`` (per kernel a (n_sv, K) array), ``w``.
+    """
+    T, m, B, K = len(y), len(specs), budget, n_classes
+    sv = [[] for _ in range(m)]
+    coef = [[] for _ in range(m)]
+    Q, M = np.zeros(m), np.zeros(m)
+    logw = np.zeros(m)
+    out = {"mistakes": np.zeros(T, bool), "F": np.zeros((T, m * K)), "loss": np.zeros((T, m)),
+           "kernel_mistakes": np.zeros(m, dtype=np.int64)}
+    for t in range(T):
+        x, yt = X[t], int(y[t])
+        w = np.exp(logw - logw.max())
+        u = uniforms(seed, t, t + 1, range(m), block_size)[0] if learner in ("rbp", "bogd") else np.zeros(m)
+        f = np.zeros((m, K))
+        for i in range(m):
+            if sv[i]:
+                kc = kernel_column(specs[i], X[sv[i]], x)
+                f[i] = [_dot([v[c] for v in coef[i]], kc) for c in range(K)]
+        out["F"][t] = f.ravel()
+        total = sum(w)
+        score = [sum((w[i] / total) * f[i, c] for i in range(m)) for c in range(K)]
+        out["mistakes"][t] = score[yt] <= score[_rival(score, yt)]
+        for i in range(m):
+            spec, S, c = specs[i], sv[i], coef[i]
+            kxx = _kxx(spec, x)
+            r = _rival(f[i], yt)
+            margin = f[i, yt] - f[i, r]
+            out["kernel_mistakes"][i] += margin <= 0
+            e = np.zeros(K)
+            e[yt], e[r] = 1.0, -1.0
+            hinge = max(0.0, 1.0 - margin)
+            loss = float(margin <= 0) if learner in ("rbp", "forgetron") else hinge
+            out["loss"][t, i] = loss
+            if learner == "rbp" and loss and kxx > 0:
+                if len(S) < B:
+                    S.append(t)
+                    c.append(e)
+                else:
+                    j = min(int(u[i] * B), B - 1)
+                    S[j], c[j] = t, e
+            elif learner == "forgetron" and loss and kxx > 0:
+                M[i] += 1
+                if len(S) < B:
+                    S.append(t)
+                    c.append(e)
+                else:
+                    old = int(np.argmin(S))
+                    x_old = X[S[old]]
+                    k_old = kernel_column(spec, X[S], x_old)
+                    k_new = float(kernel_column(spec, x[None, :], x_old)[0])
+                    f_prime = [_dot([v[q] for v in c], k_old) + e[q] * k_new for q in range(K)]
+                    y_old, r_old = int(np.argmax(c[old])), int(np.argmin(c[old]))
+                    sigma, mu = float(c[old][y_old]), f_prime[y_old] - f_prime[r_old]
+                    phi = _forgetron_phi(sigma, mu, Q[i], M[i], norm2=2.0)
+                    Q[i] += _forgetron_psi(phi * sigma, phi * mu, 2.0)
+                    c[:] = [phi * v for v in c]
+                    S[old], c[old] = t, phi * e
+            elif learner == "bogd" and loss > 0:
+                c[:] = [(1 - eta * lam) * v for v in c]
+                if kxx > 0:
+                    if len(S) < B:
+                        S.append(t)
+                        c.append(eta * e)
+                    else:
+                        j = min(int(u[i] * B), B - 1)
+                        if B > 1:
+                            c[:] = [v * (B / (B - 1)) for v in c]
+                        S[j], c[j] = t, eta * e
+            elif learner == "bpas" and loss > 0 and kxx > 0:
+                alpha = min(eta, loss / (2 * kxx)) * e
+                if len(S) < B:
+                    S.append(t)
+                    c.append(alpha)
+                else:
+                    k_jt = kernel_column(spec, X[S], x)
+                    degradation = [sum(v * v for v in c[j]) * (_kxx(spec, X[S[j]]) - k_jt[j] * k_jt[j] / kxx)
+                                   for j in range(B)]
+                    best = int(np.argmin(degradation))  # the first on ties
+                    alpha = alpha + c[best] * k_jt[best] / kxx
+                    S[best], c[best] = t, alpha
+        logw += out["loss"][t] * np.log(gamma)
+    out["sv"] = sv
+    out["coef"] = [np.array(v).reshape(len(v), K) for v in coef]
     out["w"] = np.exp(logw - logw.max())
     return out

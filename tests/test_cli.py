@@ -79,8 +79,6 @@ def test_run_bad_options_exit_2(data_dir, tmp_path):
     assert res.exit_code == 2 and "do not apply" in res.output
     res = invoke("run", "--algo", "omkcc", "--data", "fourclass", "--quiet")
     assert res.exit_code == 2 and "omkc" in res.output
-    res = invoke("run", "--algo", "bpas", "--data", "segment", "--quiet")
-    assert res.exit_code == 2 and "binary classifier" in res.output and "om2" in res.output
 
 
 def test_run_spa_with_its_parameters(tmp_path):

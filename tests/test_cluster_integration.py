@@ -321,11 +321,13 @@ def letters(tmp_path_factory):
 
 
 @pytest.mark.parametrize("algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "omkc", "--update", "S",
-                                                                           "--combination", "S"], ["--algo", "spa"]],
-                         ids=["om2", "omkc-DD", "omkc-SS", "spa"])
+                                                                           "--combination", "S"], ["--algo", "spa"],
+                                  ["--algo", "bpas", "--budget", 100], ["--algo", "forgetron", "--budget", 100]],
+                         ids=["om2", "omkc-DD", "omkc-SS", "spa", "bpas", "forgetron"])
 def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path, algo):
     """26 classes: the cluster's model (row-split rounds, the first shard running the in-process
-    multi-class recurrence) is the in-process one, bit for bit."""
+    multi-class recurrence; the budget baselines' kernels on their shards, the coordinator replaying
+    the multi-class combiner) is the in-process one, bit for bit."""
     common = [*algo, "--data", letters, "--block-size", 256, "--seed", 1, "--scaling", "standard", "--quiet"]
     report = json.loads(omkl("run", *common, "--json", "--model-out", tmp_path / "local",
                              "--trace-out", tmp_path / "trace.json").stdout.strip().splitlines()[-1])

@@ -265,7 +265,7 @@ def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):
 
 MULTICLASS_CASES = [("omkc", {}), ("omkc", {"update": "S", "combination": "S"}), ("om2", {}),
                     ("perceptron-u", {}), ("perceptron-star", {"validation_size": 250}), ("spa", {}),
-                    ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"})]
+                    ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"})] + [(algo, {"budget": 25}) for algo in BUDGET]
 
 
 @pytest.fixture(scope="module")
@@ -279,7 +279,9 @@ def stored_multiclass(data_dir, tmp_path_factory):
 @pytest.mark.parametrize(("algo", "params"), MULTICLASS_CASES, ids=[f"{a}-{p}" for a, p in MULTICLASS_CASES])
 def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, algo, params):
     """Multi-class models (a coefficient per kernel and class) run row-split rounds: the first
-    shard runs the in-process recurrence, so the model is the in-process one, bit for bit."""
+    shard runs the in-process recurrence, so the model is the in-process one, bit for bit. The
+    budget baselines keep their kernels' buffers on the shards (class columns per kernel): merged,
+    they are the in-process engine."""
     seed, block_size = 3, 64
     stream = open_stream(stored_multiclass, block_size=block_size, shuffle=True, seed=seed)
     X = np.concatenate([b[0] for b in stream])
@@ -292,6 +294,12 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
                              classes=classes)
     state, e = coord.state(), model.engine_
     assert state["history"][-1] == (len(y), int(mistakes.sum())) and e.n_classes == 7
+    if algo in BUDGET:
+        merged = type(e).merge([s.kernels_part() for s in shards], logw=state["arrays"]["logw"],
+                               w=state["arrays"]["w"], n_mistakes=state["n_mistakes"])
+        for name, value in e.state()[0].items():
+            np.testing.assert_array_equal(merged.state()[0][name], value, err_msg=name)
+        return
     for name in ("w", "wsync", "kernel_mistakes", "kernel_ids", "sqnorm"):
         np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     for name, value in e.pool.state().items():

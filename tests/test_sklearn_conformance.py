@@ -2,8 +2,7 @@
 
 Small kernel pools keep the ~55 checks per estimator fast; the parameters do not change what is
 checked (the input validation, the fit/predict contract, multi-class handling, cloning, pickling).
-SPA and the budget baselines are binary learners: their tag ``multi_class`` is False, so
-scikit-learn checks that they refuse three classes with its message instead of learning them.
+Every estimator learns multi-class problems (the checks use three classes).
 """
 
 from __future__ import annotations
@@ -22,10 +21,12 @@ ESTIMATORS = [
     PerceptronU(kernels=POOL, block_size=16, random_state=0),
     PerceptronStar(kernels=POOL, block_size=16, random_state=0),
     SPA(kernels=POOL, block_size=16, random_state=0),
-    RBP(kernels=POOL, budget=10, block_size=16, random_state=0),
-    Forgetron(kernels=POOL, budget=10, block_size=16, random_state=0),
-    BOGD(kernels=POOL, budget=10, block_size=16, random_state=0),
-    BPAS(kernels=POOL, budget=10, block_size=16, random_state=0),
+    # (budget 30: with 10 support vectors per kernel BOGD's random removals, each rescaling the others by
+    # B/(B − 1), leave 3-class training accuracy on the checks' 300 blobs at 0.81, under their 0.83)
+    RBP(kernels=POOL, budget=30, block_size=16, random_state=0),
+    Forgetron(kernels=POOL, budget=30, block_size=16, random_state=0),
+    BOGD(kernels=POOL, budget=30, block_size=16, random_state=0),
+    BPAS(kernels=POOL, budget=30, block_size=16, random_state=0),
     # (on the checks' random data a narrower pool would leave a first trial no better than chance,
     # which MKBoost refuses as AdaBoost.M1 does)
     MKBoost(n_trials=5, ratio=0.5, kernels="gaussian:0.1,0.5,2;polynomial:2", random_state=0),

@@ -50,17 +50,10 @@ def check_positive_finite(name, value):
 class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and parameter checks."""
 
-    # whether the estimator learns K > 2 classes (else it refuses them), and whether it uses the
-    # multi-class model for two classes too
-    _multiclass = True
+    # whether the estimator uses the multi-class model for two classes too
     _always_multiclass = False
 
     # --- hooks -------------------------------------------------------------------------------
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = self._multiclass
-        return tags
-
     def _kernel_spec(self):
         return self.kernels
 
@@ -233,10 +226,6 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             if len(found) < 2:
                 raise ValueError(f"{name}: y has {len(found)} class {found.tolist()}; a classifier needs at least "
                                  "two (pass classes=[...] listing every class for a first batch with fewer)")
-            if len(found) > 2 and not self._multiclass:
-                raise ValueError(f"{name}: Only binary classification is supported. y has {len(found)} classes "
-                                 f"{found.tolist()}; pass exactly two, or use a multi-class learner (OM2, OMKC, SPA, "
-                                 "the Perceptrons)")
             self.classes_ = found
         known = np.isin(y, self.classes_)
         if not known.all():

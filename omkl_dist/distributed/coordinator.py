@@ -34,7 +34,7 @@ import numpy as np
 from ..combiners.hedge import STOCHASTIC
 from ..core.randomness import uniforms
 from ..engine._combine import omkc_combine
-from ..engine.budget import combine_step as budget_combine
+from ..engine.budget import combine as budget_combine
 from .partition import row_ranges
 
 # row-split rounds: how far one round's timing moves the first shard's share of the rows
@@ -119,6 +119,7 @@ class Coordinator:
             setattr(self, name, np.zeros(len(arrays["w"])) if missing else np.array(arrays[name]))
         self.seed, self.block_size = int(scalars["seed"]), int(scalars["block_size"])
         self.gamma = float(scalars["gamma"])
+        self.n_classes = int(scalars.get("n_classes", 1))
         if not self.own_buffers:
             self.rule, self.block_sync = int(scalars["rule"]), bool(scalars["block_sync"])
             self.beta, self.delta = float(scalars["beta"]), float(scalars["delta"])
@@ -186,11 +187,12 @@ class Coordinator:
         self.keep = None
         outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
-        F = np.empty((n, self.m))
+        K = self.n_classes if self.own_buffers else 1  # (a multi-class OMKC model splits rows, not kernels)
+        F = np.empty((n, self.m * K))
         coef = np.zeros((n, self.m))
         loss = np.empty((n, self.m)) if self.own_buffers else None
         for i, (part, out) in enumerate(zip(self.parts, outs)):
-            F[:, part] = out["F"]
+            F[:, (part[:, None] * K + np.arange(K)).ravel()] = out["F"]  # kernel k's class columns k K .. k K + K − 1
             if self.own_buffers:
                 loss[:, part] = out["loss"]
             else:
@@ -198,7 +200,7 @@ class Coordinator:
         self._time_shards(outs)
         y = outs[0]["y"]
         if self.own_buffers:
-            _, mistakes = budget_combine(y, F, loss, self.logw, self.w, np.log(self.gamma))
+            _, mistakes = budget_combine(y, F, loss, self.logw, self.w, self.gamma, K)
         else:
             U = (uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size) if self.rule in STOCHASTIC
                  else np.empty((n, self.m)))

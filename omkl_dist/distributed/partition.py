@@ -12,12 +12,14 @@ def splits_rows(rule: int, n_classes: int = 1) -> bool:
     """Whether rounds are split by rows (see :mod:`.coordinator`): the rules with stochastic
     updates, SPA and the OMKC variants (S,D) and (S,S), whose kernels are coupled through the
     weights every sampled update reads; OM-2, whose kernel factors come from every kernel's norm;
-    and every multi-class model (``n_classes`` > 1), whose recurrence then runs as in-process. Every shard scores part of a round's rows against the
+    and every multi-class model (``n_classes`` > 1) of the OMKC family, whose recurrence then runs as
+    in-process. (The budget baselines, ``rule`` -1, keep each kernel's buffer on its shard, binary or
+    multi-class.) Every shard scores part of a round's rows against the
     pool; one shard runs the whole recurrence with the current weights, so they sample kernels as
     in-process (no block-sync needed). SPA on dot/gaussian kernels starts it on the first rows'
     scores (:func:`~omkl_dist.engine.local.spa_lazy_gram`); the others first compute the round's
     own kernel matrix."""
-    return rule in (SPA, SD, SS, OM2) or n_classes > 1
+    return rule in (SPA, SD, SS, OM2) or (n_classes > 1 and rule >= 0)
 
 
 def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[tuple[int, int]]:

@@ -62,6 +62,19 @@ def rival(scores, y):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def weighted_class_scores(w, f, out):
+    """``out[c] = Σ_k (w_k / Σ w) f[k, c]``: the Hedge combination of the kernels' class scores f (m, K)."""
+    total = 0.0
+    for k in range(f.shape[0]):
+        total += w[k]
+    for c in range(f.shape[1]):
+        s = 0.0
+        for k in range(f.shape[0]):
+            s += (w[k] / total) * f[k, c]
+        out[c] = s
+
+
+@njit(cache=True, nogil=True, inline="always")
 def vote_of(scores):
     """The class a classifier predicts: its unique highest score, or -1 (abstains) on a tie."""
     top = 0
@@ -272,14 +285,7 @@ def spa_mc_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsyn
                 f[k, c] = F_part[t - a, k * K + c] + Fk[k, c, t]
                 F[t, k * K + c] = f[k, c]
         yt = int(y[t])
-        total = 0.0
-        for k in range(m):
-            total += w[k]
-        for c in range(K):
-            s = 0.0
-            for k in range(m):
-                s += (w[k] / total) * f[k, c]
-            score[t, c] = s
+        weighted_class_scores(w, f, score[t])
         mistakes[t] = score[t, yt] <= score[t, rival(score[t], yt)]
         pw = wsync if block_sync else w
         any_coef = False

@@ -12,6 +12,12 @@ Two halves, called separately by the distributed engine:
   prediction ``sign(Σ_k θ_k f_k(x))`` with θ = w / Σ w, then ``w_k ← w_k γ^{loss_k}`` with weights kept
   as log-weights, ``w = exp(logw − max logw)`` (:func:`omkl_dist.combiners.hedge.hedge_loss_update`).
 
+Multi-class (``n_classes`` K > 1, labels 0..K−1): every learner follows its multi-class rule (each
+learner's module says which and from where); a support vector holds K coefficients, ``F`` has a
+column per (kernel, class), the per-kernel loss is the mistake indicator ``f_k(x, y) <= f_k(x, r)``
+(r the highest-scoring other class) or the multi-class hinge loss ``[1 − f_k(x, y) + f_k(x, r)]_+``, and
+:func:`combine_step_mc` predicts the class with the highest ``Σ_k θ_k f_k(x, c)``.
+
 The combination is not in the paper, which only says the baselines are "plugged into the same
 multi-kernel framework"; we use the deterministic update (every kernel's learner sees every
 instance) and the deterministic Hedge combination, with the loss each learner's family suggests:
@@ -42,12 +48,13 @@ from ..core.randomness import uniforms
 from ..kernels import make_pool
 from ..learners._budget import (BOGD, FORGETRON, LEARNER_CODES, RBP, fixed_dots, gram_column, kernel_values,
                                 MSUM_SIZE, msum_add, msum_value, row_sq, self_kernel)
-from ..learners.bogd import bogd_step
-from ..learners.bpas import bpas_step
-from ..learners.forgetron import forgetron_step
-from ..learners.rbp import rbp_step
+from ..learners.bogd import bogd_mc_step, bogd_step
+from ..learners.bpas import bpas_mc_step, bpas_step
+from ..learners.forgetron import forgetron_mc_step, forgetron_step
+from ..learners.rbp import rbp_mc_step, rbp_step
+from ._multiclass import rival, weighted_class_scores
 
-__all__ = ["BudgetEngine", "combine_step", "LEARNERS"]
+__all__ = ["BudgetEngine", "combine", "combine_step", "combine_step_mc", "LEARNERS"]
 
 LEARNERS = tuple(LEARNER_CODES)
 
@@ -64,10 +71,31 @@ _CANCELLED = 1e-3
 _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 
 
+@njit(cache=True, inline="always")
+def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
+    """Σ_j a_j[c] κ(x_j, x_t) over the slots (unscaled), summed exactly when the terms cancel."""
+    fb = 0.0
+    fabs = 0.0
+    for j in range(n_used):
+        r = entry[j]
+        v = ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t]
+        fb += v
+        fabs += abs(v)
+    if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
+        n_parts = 0
+        for j in range(n_used):
+            r = entry[j]
+            n_parts = msum_add(parts, n_parts, ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t])
+        fb = msum_value(parts, n_parts)
+    return fb
+
+
 @njit(cache=True)
-def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, lam, g,
+def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, lam, g, K,
                   sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L):
-    """Kernel k's learner over the rows of one segment; updates its buffer and writes F[:, k], L[:, k]."""
+    """Kernel k's learner over the rows of one segment; updates its buffer and writes its scores
+    ``F[:, k K : (k + 1) K]`` and ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one
+    coefficient per slot); K > 1: their multi-class rules (labels 0..K−1, K coefficients per slot)."""
     n = y.shape[0]
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
@@ -76,44 +104,56 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
     work = np.empty(width)
     scratch = np.empty(width)
     Gc = np.empty((n, n))
-    a_blk = np.zeros(n)
+    a_blk = np.zeros(n * K)
     kxx_blk = np.zeros(n)
     acc_blk = np.zeros(n)
     acc_lo_blk = np.zeros(n)
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)
+    fc = np.empty(K)  # one row's class scores
+    row = np.empty(K)  # BPAS's scratch
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
     for t in range(n):
-        yt = y[t]
         kernel_values(kind, param, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
-        fb = 0.0
-        fabs = 0.0
-        for j in range(n_used):
-            r = entry[j]
-            v = ck[j] * Krow[j] if r < 0 else a_blk[r] * Gc[r, t]
-            fb += v
-            fabs += abs(v)
-        if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
-            n_parts = 0
-            for j in range(n_used):
-                r = entry[j]
-                n_parts = msum_add(parts, n_parts, ck[j] * Krow[j] if r < 0 else a_blk[r] * Gc[r, t])
-            fb = msum_value(parts, n_parts)
-        f = s * fb
-        F[t, k] = f
-        if yt * f <= 0.0:
-            kmistakes[k] += 1
+        for c in range(K):
+            fc[c] = s * _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts)
+            F[t, k * K + c] = fc[c]
         kxx = self_kernel(kind, param, xsq[t])
-        if learner == RBP:
-            loss, n_used, new = rbp_step(t, yt, f, kxx, U[t, k], budget, n_used, ck, a_blk, entry)
-        elif learner == FORGETRON:
-            loss, n_used, hd, s, q, mk, new = forgetron_step(t, yt, f, kxx, budget, n_used, hd, s, q, mk, ck, a_blk,
-                                                             entry, acck, acclk, acc_blk, acc_lo_blk, Krow, Gc)
-        elif learner == BOGD:
-            loss, n_used, s, new = bogd_step(t, yt, f, kxx, U[t, k], budget, n_used, s, eta, lam, ck, a_blk, entry)
+        if K == 1:
+            yt = y[t]
+            f = fc[0]
+            if yt * f <= 0.0:
+                kmistakes[k] += 1
+            if learner == RBP:
+                loss, n_used, new = rbp_step(t, yt, f, kxx, U[t, k], budget, n_used, ck, a_blk, entry)
+            elif learner == FORGETRON:
+                loss, n_used, hd, s, q, mk, new = forgetron_step(t, yt, f, kxx, budget, n_used, hd, s, q, mk, ck,
+                                                                 a_blk, entry, acck, acclk, acc_blk, acc_lo_blk, Krow,
+                                                                 Gc)
+            elif learner == BOGD:
+                loss, n_used, s, new = bogd_step(t, yt, f, kxx, U[t, k], budget, n_used, s, eta, lam, ck, a_blk,
+                                                 entry)
+            else:
+                loss, n_used, new = bpas_step(t, yt, f, kxx, budget, n_used, eta, ck, a_blk, entry, kxxk, kxx_blk,
+                                              Krow, Gc)
         else:
-            loss, n_used, new = bpas_step(t, yt, f, kxx, budget, n_used, eta, ck, a_blk, entry, kxxk, kxx_blk, Krow,
-                                          Gc)
+            yt = int(y[t])
+            r = rival(fc, yt)
+            margin = fc[yt] - fc[r]
+            if margin <= 0.0:
+                kmistakes[k] += 1
+            if learner == RBP:
+                loss, n_used, new = rbp_mc_step(t, yt, r, margin, kxx, U[t, k], budget, n_used, K, ck, a_blk, entry)
+            elif learner == FORGETRON:
+                loss, n_used, hd, s, q, mk, new = forgetron_mc_step(t, yt, r, margin, kxx, budget, n_used, hd, s, q,
+                                                                    mk, K, ck, a_blk, entry, acck, acclk, acc_blk,
+                                                                    acc_lo_blk, Krow, Gc)
+            elif learner == BOGD:
+                loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], budget, n_used, s, eta, lam, K,
+                                                    ck, a_blk, entry)
+            else:
+                loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, budget, n_used, eta, K, ck, a_blk, entry,
+                                                 kxxk, kxx_blk, Krow, Gc, row)
         L[t, k] = loss
         if new:
             kxx_blk[t] = kxx
@@ -122,11 +162,13 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
             for j in range(n_used):
                 r = entry[j]
                 if r < 0:
-                    ck[j] *= s
+                    for c in range(K):
+                        ck[j * K + c] *= s
                     acck[j] *= s
                     acclk[j] *= s
                 else:
-                    a_blk[r] *= s
+                    for c in range(K):
+                        a_blk[r * K + c] *= s
                     acc_blk[r] *= s
                     acc_lo_blk[r] *= s
             s = 1.0
@@ -135,7 +177,8 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
         if r >= 0:
             SV[j, :] = Xb[r]
             svsq[j] = xsq[r]
-            ck[j] = a_blk[r]
+            for c in range(K):
+                ck[j * K + c] = a_blk[r * K + c]
             sv_index[k, j] = g + r
             kxxk[j] = kxx_blk[r]
             acck[j] = acc_blk[r]
@@ -144,16 +187,16 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
 
 
 @njit(cache=True, parallel=True)
-def _budget_block(learner, y, Xb, xsq, D, XXt, U, kinds, param, budget, eta, lam, g,
+def _budget_block(learner, y, Xb, xsq, D, XXt, U, kinds, param, budget, eta, lam, g, K,
                   sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L):
     for k in prange(kinds.shape[0]):
-        _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kinds[k], param[k], budget, eta, lam, g,
+        _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kinds[k], param[k], budget, eta, lam, g, K,
                       sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L)
 
 
 @njit(cache=True, parallel=True)
-def _scores(Xb, xsq, D, kinds, param, sv_X, sv_sq, coef, scale, used, out):
-    """``out[t, k] = f_k(x_t)``: the decision values of the current model (no update)."""
+def _scores(Xb, xsq, D, kinds, param, K, sv_X, sv_sq, coef, scale, used, out):
+    """``out[t, k K + c] = f_k(x_t, c)``: the (class) decision values of the current model (no update)."""
     m = kinds.shape[0]
     width = max(D.shape[2], 1)
     for t in prange(Xb.shape[0]):
@@ -162,20 +205,21 @@ def _scores(Xb, xsq, D, kinds, param, sv_X, sv_sq, coef, scale, used, out):
         scratch = np.empty(width)
         parts = np.empty(MSUM_SIZE)
         for k in range(m):
-            c = used[k]
-            kernel_values(kinds[k], param[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], c, vals, work, scratch)
-            acc = 0.0
-            aabs = 0.0
-            for j in range(c):
-                v = coef[k, j] * vals[j]
-                acc += v
-                aabs += abs(v)
-            if abs(acc) <= _CANCELLED * aabs:
-                n_parts = 0
-                for j in range(c):
-                    n_parts = msum_add(parts, n_parts, coef[k, j] * vals[j])
-                acc = msum_value(parts, n_parts)
-            out[t, k] = scale[k] * acc
+            n = used[k]
+            kernel_values(kinds[k], param[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch)
+            for c in range(K):
+                acc = 0.0
+                aabs = 0.0
+                for j in range(n):
+                    v = coef[k, j * K + c] * vals[j]
+                    acc += v
+                    aabs += abs(v)
+                if abs(acc) <= _CANCELLED * aabs:
+                    n_parts = 0
+                    for j in range(n):
+                        n_parts = msum_add(parts, n_parts, coef[k, j * K + c] * vals[j])
+                    acc = msum_value(parts, n_parts)
+                out[t, k * K + c] = scale[k] * acc
 
 
 @njit(cache=True)
@@ -194,6 +238,32 @@ def combine_step(y, F, loss, logw, w, log_gamma):
         mistakes[t] = y[t] * s_t <= 0.0
         hedge_loss_update(logw, loss[t], log_gamma, w)
     return score, mistakes
+
+
+@njit(cache=True)
+def combine_step_mc(y, F, loss, logw, w, log_gamma, K):
+    """Multi-class :func:`combine_step`: ``F`` (n, m K) class scores, ``y`` class indices. Row t: class
+    scores ``Σ_k (w_k / Σ w) F[t, k K + c]``, a mistake when the true class does not score above every
+    other (:func:`~._multiclass.rival`), then the Hedge update. Returns ``(scores (n, K), mistakes)``."""
+    n = F.shape[0]
+    m = F.shape[1] // K
+    score = np.empty((n, K))
+    mistakes = np.zeros(n, dtype=np.bool_)
+    for t in range(n):
+        weighted_class_scores(w, F[t].reshape((m, K)), score[t])
+        yt = int(y[t])
+        mistakes[t] = score[t, yt] <= score[t, rival(score[t], yt)]
+        hedge_loss_update(logw, loss[t], log_gamma, w)
+    return score, mistakes
+
+
+def combine(y, F, loss, logw, w, gamma, n_classes):
+    """Replay the Hedge combiner over rows (binary :func:`combine_step` or :func:`combine_step_mc`);
+    updates ``logw`` and ``w`` in place and returns ``(score, mistakes)``."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if n_classes == 1:
+        return combine_step(y, F, loss, logw, w, np.log(gamma))
+    return combine_step_mc(y, np.ascontiguousarray(F), loss, logw, w, np.log(gamma), n_classes)
 
 
 @njit(cache=True)
@@ -223,12 +293,12 @@ def _as_program(program_or_pool) -> KernelProgram:
     return compile_program(make_pool(program_or_pool))
 
 
-def _check_fits_in_memory(m: int, budget: int, d: int) -> None:
-    """The support-vector buffers are allocated whole (m kernels x budget slots x (d + 8) values):
+def _check_fits_in_memory(m: int, budget: int, d: int, n_classes: int = 1) -> None:
+    """The support-vector buffers are allocated whole (m kernels x budget slots x (d + K + 7) values):
     refuse a budget that cannot fit before asking for the memory."""
     import psutil
 
-    need = m * budget * (d + 8) * 8
+    need = m * budget * (d + n_classes + 7) * 8
     available = psutil.virtual_memory().available
     if need > available // 2:
         raise ValueError(f"budget={budget:,} support vectors for each of {m} kernels on {d} features needs "
@@ -259,15 +329,20 @@ class BudgetEngine:
         BOGD's regulariser λ.
     gamma : float
         Hedge discount.
+    n_classes : int
+        1: the binary learners (labels ±1); K > 1: their multi-class rules over classes 0..K−1 (see the
+        learners' modules), K coefficients per support vector.
 
     Attributes
     ----------
     w, logw : Hedge weights (max 1) and log-weights, per kernel.
-    kernel_mistakes : per-kernel mistakes ``y f_k(x) <= 0``.
+    kernel_mistakes : per-kernel mistakes ``y f_k(x) <= 0`` (multi-class: ``f_k(x, y) <= f_k(x, r)``, r the
+        rival class).
     n_seen, n_mistakes : instances processed, combined mistakes.
-    sv_X, sv_sq, sv_coef, sv_index, sv_kxx, sv_acc, sv_acc_lo : per-kernel buffers (m, B, d) / (m, B):
-        rows, squared norms, unscaled coefficients, global instance index (-1 = empty), κ(x, x),
-        Forgetron's f' accumulators (double-double: high and low parts). The coefficient of slot j of kernel k is ``scale[k] * sv_coef[k, j]``.
+    sv_X, sv_sq, sv_coef, sv_index, sv_kxx, sv_acc, sv_acc_lo : per-kernel buffers (m, B, d) / (m, B·K) /
+        (m, B): rows, squared norms, unscaled coefficients, global instance index (-1 = empty), κ(x, x),
+        Forgetron's f' accumulators (double-double: high and low parts). The coefficient of slot j of
+        kernel k for class c is ``scale[k] * sv_coef[k, j K + c]`` (binary: K = 1).
     scale, n_used, head, forget_Q, forget_M : per kernel.
 
     Examples
@@ -281,12 +356,12 @@ class BudgetEngine:
     ([20, 20, 20], True)
     """
 
-    SCALARS = ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_seen", "n_mistakes")
+    SCALARS = ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_classes", "n_seen", "n_mistakes")
     KERNEL_ARRAYS = ("kernel_ids", "w", "logw", "kernel_mistakes", "sv_X", "sv_sq", "sv_coef", "sv_index", "sv_kxx",
                      "sv_acc", "sv_acc_lo", "scale", "n_used", "head", "forget_Q", "forget_M")
 
     def __init__(self, program_or_pool, n_features, *, learner, budget, seed, block_size, kernel_ids=None, eta=0.1,
-                 lam=0.0, gamma=0.99):
+                 lam=0.0, gamma=0.99, n_classes=1):
         if learner not in LEARNER_CODES:
             raise ValueError(f"learner must be one of {list(LEARNER_CODES)}, got {learner!r}")
         if int(budget) < 1:
@@ -295,8 +370,11 @@ class BudgetEngine:
         self.learner = str(learner)
         self.budget, self.seed, self.block_size = int(budget), int(seed), int(block_size)
         self.eta, self.lam, self.gamma = float(eta), float(lam), float(gamma)
-        m, B, d = self.program.m, self.budget, int(n_features)
-        _check_fits_in_memory(m, B, d)
+        self.n_classes = int(n_classes)
+        if self.n_classes < 1:
+            raise ValueError(f"n_classes must be a positive integer, got {n_classes!r}")
+        m, B, d, K = self.program.m, self.budget, int(n_features), self.n_classes
+        _check_fits_in_memory(m, B, d, K)
         self.kernel_ids = np.arange(m, dtype=np.int64) if kernel_ids is None else np.asarray(kernel_ids, dtype=np.int64)
         if self.kernel_ids.shape != (m,):
             raise ValueError(f"kernel_ids must hold one id per kernel ({m}), got shape {self.kernel_ids.shape}")
@@ -305,7 +383,7 @@ class BudgetEngine:
         self.kernel_mistakes = np.zeros(m, dtype=np.int64)
         self.sv_X = np.zeros((m, B, d))
         self.sv_sq = np.zeros((m, B))
-        self.sv_coef = np.zeros((m, B))
+        self.sv_coef = np.zeros((m, B * K))
         self.sv_index = np.full((m, B), -1, dtype=np.int64)
         self.sv_kxx = np.zeros((m, B))
         self.sv_acc = np.zeros((m, B))
@@ -333,16 +411,19 @@ class BudgetEngine:
         return self.n_used.copy()
 
     def support(self, position: int) -> tuple[np.ndarray, np.ndarray]:
-        """Kernel ``position``'s support vectors in slot order: (global instance indices, coefficients)."""
-        c = int(self.n_used[position])
-        return self.sv_index[position, :c].copy(), self.scale[position] * self.sv_coef[position, :c]
+        """Kernel ``position``'s support vectors in slot order: (global instance indices, coefficients);
+        multi-class: coefficients (n_support, K)."""
+        c, K = int(self.n_used[position]), self.n_classes
+        coef = self.scale[position] * self.sv_coef[position, :c * K]
+        return self.sv_index[position, :c].copy(), coef if K == 1 else coef.reshape(c, K)
 
     # ------------------------------------------------------------------ the two halves
     def kernel_step(self, X: np.ndarray, y: np.ndarray, g: int) -> dict:
         """Run this engine's per-kernel learners over rows X (first row = global instance ``g``).
 
         Returns ``{"F": (n, m) decision values before each update, "loss": (n, m)}`` where ``loss`` is
-        what the combiner discounts by (mistake indicator for RBP/Forgetron, hinge loss for BOGD/BPAS).
+        what the combiner discounts by (mistake indicator for RBP/Forgetron, hinge loss for BOGD/BPAS);
+        multi-class: ``F`` (n, m K), column ``k K + c`` kernel k's score of class c, labels class indices.
         Advances ``n_seen``; ``g`` must equal it (the rows continue this engine's stream).
         """
         if int(g) != self.n_seen:
@@ -350,10 +431,10 @@ class BudgetEngine:
                              f"{self.n_seen}; pass the rows that continue its stream")
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
-        n, m = len(y), self.m
+        n, m, K = len(y), self.m, self.n_classes
         if X.ndim != 2 or X.shape != (n, self.n_features):
             raise ValueError(f"kernel_step: X must be ({n}, {self.n_features}), got {X.shape}")
-        F, L = np.empty((n, m)), np.empty((n, m))
+        F, L = np.empty((n, m * K)), np.empty((n, m))
         code = LEARNER_CODES[self.learner]
         pos = 0
         while pos < n:
@@ -369,9 +450,9 @@ class BudgetEngine:
                 U = uniforms(self.seed, gs, gs + ns, self.kernel_ids, self.block_size)
             else:
                 U = np.zeros((ns, m))
-            Fs, Ls = np.empty((ns, m)), np.empty((ns, m))
+            Fs, Ls = np.empty((ns, m * K)), np.empty((ns, m))
             _budget_block(code, ys, Xs, xsq, D, XXt, U, self.program.kinds, self.program.param, self.budget,
-                          self.eta, self.lam, gs, self.sv_X, self.sv_sq, self.sv_coef, self.sv_index, self.sv_kxx,
+                          self.eta, self.lam, gs, K, self.sv_X, self.sv_sq, self.sv_coef, self.sv_index, self.sv_kxx,
                           self.sv_acc, self.sv_acc_lo, self.scale, self.n_used, self.head, self.forget_Q, self.forget_M,
                           self.kernel_mistakes, Fs, Ls)
             F[pos:end], L[pos:end] = Fs, Ls
@@ -391,14 +472,14 @@ class BudgetEngine:
         return D, np.ascontiguousarray(XXt[:, 0])
 
     def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
-        """Predict-then-update over rows of X: :meth:`kernel_step` then :func:`combine_step`.
+        """Predict-then-update over rows of X: :meth:`kernel_step` then :func:`combine`.
 
-        Returns ``mistakes`` (bool per row), ``score`` (combined score) and, with ``keep_scores``,
-        ``F`` (per-kernel decision values before each update), as :meth:`LocalEngine.learn`.
+        Returns ``mistakes`` (bool per row), ``score`` (combined score; multi-class (n, K) class scores)
+        and, with ``keep_scores``, ``F`` (per-kernel decision values before each update), as
+        :meth:`LocalEngine.learn`.
         """
         step = self.kernel_step(X, y, self.n_seen)
-        score, mistakes = combine_step(np.ascontiguousarray(y, dtype=np.float64), step["F"], step["loss"], self.logw,
-                                       self.w, np.log(self.gamma))
+        score, mistakes = combine(y, step["F"], step["loss"], self.logw, self.w, self.gamma, self.n_classes)
         self.n_mistakes += int(mistakes.sum())
         out = {"mistakes": mistakes, "score": score}
         if keep_scores:
@@ -406,18 +487,19 @@ class BudgetEngine:
         return out
 
     def kernel_scores(self, X: np.ndarray, chunk: int = 1024) -> np.ndarray:
-        """Per-kernel decision values f_k(x) of the current model, (n, m)."""
+        """Per-kernel decision values f_k(x) of the current model, (n, m); multi-class (n, m, K)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
-        out = np.empty((len(X), self.m))
+        K = self.n_classes
+        out = np.empty((len(X), self.m * K))
         for lo in range(0, len(X), chunk):
             Xs = X[lo: lo + chunk]
             exact = blas_dots_exact(max(integral_bound(Xs), self.int_bound), self.int_bound, Xs.shape[1])
             D, _ = self._dots_only(Xs, exact)
-            part = np.empty((len(Xs), self.m))
-            _scores(Xs, row_sq(Xs), D, self.program.kinds, self.program.param, self.sv_X, self.sv_sq, self.sv_coef,
-                    self.scale, self.n_used, part)
+            part = np.empty((len(Xs), self.m * K))
+            _scores(Xs, row_sq(Xs), D, self.program.kinds, self.program.param, K, self.sv_X, self.sv_sq,
+                    self.sv_coef, self.scale, self.n_used, part)
             out[lo: lo + len(Xs)] = part
-        return out
+        return out if K == 1 else out.reshape(len(X), self.m, K)
 
     def _dots_only(self, Xs, exact_blas):
         m, n, d = self.m, len(Xs), self.n_features
@@ -452,7 +534,8 @@ class BudgetEngine:
             raise ValueError(f"state has {sv_X.shape[0]} kernels, the program {program.m}")
         engine = cls(program, sv_X.shape[2], learner=scalars["learner"], budget=scalars["budget"],
                      seed=scalars["seed"], block_size=scalars["block_size"], kernel_ids=arrays["kernel_ids"],
-                     eta=scalars["eta"], lam=scalars["lam"], gamma=scalars["gamma"])
+                     eta=scalars["eta"], lam=scalars["lam"], gamma=scalars["gamma"],
+                     n_classes=scalars.get("n_classes", 1))  # (models saved before multi-class: binary)
         for name in cls.KERNEL_ARRAYS:
             current = getattr(engine, name)
             value = np.array(arrays[name], dtype=current.dtype)
@@ -472,7 +555,8 @@ class BudgetEngine:
             raise ValueError(f"positions must be distinct kernel positions in [0, {self.m}), got {pos.tolist()}")
         part = BudgetEngine(_program_from(self.program.kinds[pos], self.program.param[pos]), self.n_features,
                             learner=self.learner, budget=self.budget, seed=self.seed, block_size=self.block_size,
-                            kernel_ids=self.kernel_ids[pos], eta=self.eta, lam=self.lam, gamma=self.gamma)
+                            kernel_ids=self.kernel_ids[pos], eta=self.eta, lam=self.lam, gamma=self.gamma,
+                            n_classes=self.n_classes)
         for name in self.KERNEL_ARRAYS:
             setattr(part, name, np.ascontiguousarray(getattr(self, name)[pos]))
         part.int_bound, part.n_seen, part.n_mistakes = self.int_bound, self.n_seen, self.n_mistakes
@@ -490,7 +574,8 @@ class BudgetEngine:
             raise ValueError("merge needs at least one part")
         first = parts[0]
         for p in parts[1:]:
-            for name in ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_seen", "n_features"):
+            for name in ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_classes", "n_seen",
+                         "n_features"):
                 if getattr(p, name) != getattr(first, name):
                     raise ValueError(f"cannot merge engines with different {name}: {getattr(first, name)!r} vs "
                                      f"{getattr(p, name)!r}")
@@ -502,7 +587,7 @@ class BudgetEngine:
         param = np.concatenate([p.program.param for p in parts])[order]
         out = cls(_program_from(kinds, param), first.n_features, learner=first.learner, budget=first.budget,
                   seed=first.seed, block_size=first.block_size, kernel_ids=ids[order], eta=first.eta, lam=first.lam,
-                  gamma=first.gamma)
+                  gamma=first.gamma, n_classes=first.n_classes)
         for name in cls.KERNEL_ARRAYS:
             setattr(out, name, np.ascontiguousarray(np.concatenate([getattr(p, name) for p in parts])[order]))
         if logw is not None:

@@ -5,7 +5,9 @@ Buffer of one kernel (capacity B). Slot j holds a support vector with *unscaled*
 its coefficient in the classifier is ``s · a_j`` with the kernel's scale factor ``s``, so shrinking
 every coefficient (Forgetron's φ, BOGD's 1 − ηλ and B/(B−1)) is one multiplication. Slots fill
 0, 1, …, B−1 while the budget has room; after that a new support vector takes the slot of the one it
-replaces ("positions" in the naive references of ``tests/naive_budget.py``).
+replaces ("positions" in the naive references of ``tests/naive_budget.py``). A multi-class buffer
+(K classes) holds K unscaled coefficients per slot, slot j's at ``j K .. j K + K − 1`` (block row r's
+in ``a_blk`` at ``r K ..``); K = 1 is the binary layout.
 
 Inside a block of n rows, a slot refers either to a buffer row (``entry[j] = -1``; its kernel value with
 row t is ``Krow[j]``, computed from the block's dot products with the buffer) or to block row r
@@ -171,10 +173,47 @@ def place(j, t, a, coef, a_blk, entry):
 
 
 @njit(cache=True, inline="always")
+def place_pair(j, t, K, a, y, r, coef, a_blk, entry):
+    """Multi-class: block row t takes slot j with unscaled coefficients ``+a`` on class y and ``−a`` on
+    class r (the pair φ(x, y) − φ(x, r) of a multi-class update), removing what the slot held.
+    Slot j's K coefficients are ``coef[j K : (j + 1) K]`` (buffer) or ``a_blk[t K : (t + 1) K]`` (row t)."""
+    clear_slot(j, K, coef, a_blk, entry)
+    entry[j] = t
+    a_blk[t * K + y] = a
+    a_blk[t * K + r] = -a
+
+
+@njit(cache=True, inline="always")
+def clear_slot(j, K, coef, a_blk, entry):
+    """Zero the K coefficients of what slot j holds (buffer row or block row)."""
+    r = entry[j]
+    for c in range(K):
+        if r >= 0:
+            a_blk[r * K + c] = 0.0
+        else:
+            coef[j * K + c] = 0.0
+
+
+@njit(cache=True, inline="always")
+def slot_row(j, K, coef, a_blk, entry):
+    """``(array, offset)``: where slot j's K unscaled coefficients are."""
+    r = entry[j]
+    return (coef, j * K) if r < 0 else (a_blk, r * K)
+
+
+@njit(cache=True, inline="always")
 def random_slot(u, budget):
     """The slot a uniform draw ``u`` in [0, 1) removes from a full buffer: ``int(u B)`` (at most B − 1)."""
     j = int(u * budget)
     return j if j < budget else budget - 1
+
+
+@njit(cache=True, inline="always")
+def free_or_random_slot(u, budget, used):
+    """``(slot, used)`` for a new support vector: the next free slot, or a random one of a full buffer."""
+    if used < budget:
+        return used, used + 1
+    return random_slot(u, budget), used
 
 
 # Exact summation of decision values. A decision value is a sum of terms that cancel exactly for

@@ -12,30 +12,54 @@ zero-loss rounds, which differs by a factor (1 − ηλ) per such round: nothing
 With B = 1 the old support vector is simply replaced (no others to rescale). The removed slot is
 ``int(u B)`` for the instance's uniform u (see :mod:`.rbp`). κ(x, x) = 0: the shrink applies, nothing
 is added. Shrinking and rescaling change only the kernel's scale factor (O(1)).
+
+Multi-class (K > 2 classes, :func:`bogd_mc_step`): the same gradient step on the multi-class hinge
+loss of Crammer & Singer ("On the algorithmic implementation of multiclass kernel-based vector
+machines", JMLR 2001) with the rival r (highest-scoring class other than y):
+``ℓ = [1 − f(x, y) + f(x, r)]_+``, whose gradient is −(φ(x, y) − φ(x, r)); so on a positive loss
+``f ← (1 − ηλ) f + η (φ(x, y) − φ(x, r))`` (+η on class y, −η on class r at x), removal and rescaling
+as above.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ._budget import hinge, place, random_slot
+from ._budget import free_or_random_slot, hinge, place, place_pair
 
 
 @njit(cache=True)
 def bogd_step(t, y, f, kxx, u, budget, used, scale, eta, lam, coef, a_blk, entry):
     """One instance for one kernel; returns ``(hinge loss, used, scale, added)``."""
     loss = hinge(y, f)
+    j, used, scale = _step_slot(loss, kxx, u, budget, used, scale, eta, lam)
+    if j >= 0:
+        place(j, t, eta * y / scale, coef, a_blk, entry)
+    return loss, used, scale, j >= 0
+
+
+@njit(cache=True, inline="always")
+def _step_slot(loss, kxx, u, budget, used, scale, eta, lam):
+    """The shrinking and slot of a step with hinge loss ``loss``: ``(slot or -1 if nothing is added, used,
+    scale)``."""
     if loss <= 0.0:
-        return loss, used, scale, False
+        return -1, used, scale
     scale *= 1.0 - eta * lam
     if kxx <= 0.0:
-        return loss, used, scale, False
-    if used < budget:
-        j = used
-        used += 1
-    else:
-        j = random_slot(u, budget)
-        if budget > 1:
-            scale *= budget / (budget - 1.0)
-    place(j, t, eta * y / scale, coef, a_blk, entry)
-    return loss, used, scale, True
+        return -1, used, scale
+    full = used == budget
+    j, used = free_or_random_slot(u, budget, used)
+    if full and budget > 1:
+        scale *= budget / (budget - 1.0)
+    return j, used, scale
+
+
+@njit(cache=True)
+def bogd_mc_step(t, y, r, margin, kxx, u, budget, used, scale, eta, lam, K, coef, a_blk, entry):
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, scale,
+    added)``."""
+    loss = hinge(1.0, margin)
+    j, used, scale = _step_slot(loss, kxx, u, budget, used, scale, eta, lam)
+    if j >= 0:
+        place_pair(j, t, K, eta / scale, y, r, coef, a_blk, entry)
+    return loss, used, scale, j >= 0

@@ -8,13 +8,43 @@ buffer is full, one old support vector r is removed and only the new coefficient
 the weight degradation ``α_r² (κ(x_r, x_r) − κ(x_r, x_t)² / κ(x_t, x_t))`` (the PA objective's only
 r-dependent part: the loss after the update is the same for every r). Ties: the lowest slot. The new
 support vector takes r's slot. κ(x_t, x_t) = 0 (zero function): no update, no division.
+
+Multi-class (K > 2 classes, :func:`bpas_mc_step`): the multi-class PA-I step of Crammer, Dekel, Keshet,
+Shalev-Shwartz & Singer ("Online passive-aggressive algorithms", JMLR 2006, the max-loss multi-class
+update) in the kernel feature map φ(x, c) = κ(x, ·) ⊗ e_c: with the rival r (highest-scoring class other
+than y), ``ℓ = [1 − f(x, y) + f(x, r)]_+`` and ``τ = min(C, ℓ / ‖φ(x, y) − φ(x, r)‖²)``,
+``‖φ(x, y) − φ(x, r)‖² = 2κ(x, x)``; the new support vector gets +τ on y and −τ on r. A support vector
+holds a coefficient vector ``α_j`` over the classes; removing j and projecting ``α_j ⊗ κ(x_j, ·)`` on the
+new instance's span {φ(x_t, c)} adds ``α_j κ(x_j, x_t) / κ(x_t, x_t)`` to the new coefficient vector
+(it may then touch four classes), and the weight degradation is
+``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (Wang & Vucetic's rule with the vector norm).
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ._budget import hinge, place, slot_coef, slot_value
+from ._budget import clear_slot, hinge, place, place_pair, slot_coef, slot_row, slot_value
+
+
+@njit(cache=True)
+def _least_degradation(t, kxx, budget, K, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc):
+    """``(slot, κ(x_slot, x_t))`` of the support vector whose removal degrades the weights least,
+    ``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (K coefficients per slot; the first on ties)."""
+    best = 0
+    best_deg = 0.0
+    best_k = 0.0
+    for j in range(budget):
+        arr, off = slot_row(j, K, coef, a_blk, entry)
+        norm2 = 0.0
+        for c in range(K):
+            norm2 += arr[off + c] * arr[off + c]
+        krt = slot_value(j, t, Krow, Gc, entry)
+        krr = kxx_buf[j] if entry[j] < 0 else kxx_blk[entry[j]]
+        deg = norm2 * (krr - krt * krt / kxx)
+        if j == 0 or deg < best_deg:
+            best, best_deg, best_k = j, deg, krt
+    return best, best_k
 
 
 @njit(cache=True)
@@ -31,18 +61,36 @@ def bpas_step(t, y, f, kxx, budget, used, C, coef, a_blk, entry, kxx_buf, kxx_bl
         place(used, t, a, coef, a_blk, entry)
         kxx_blk[t] = kxx
         return loss, used + 1, True
-    best = 0
-    best_deg = 0.0
-    best_k = 0.0
-    for j in range(budget):
-        ar = slot_coef(j, coef, a_blk, entry)
-        krt = slot_value(j, t, Krow, Gc, entry)
-        r = entry[j]
-        krr = kxx_buf[j] if r < 0 else kxx_blk[r]
-        deg = ar * ar * (krr - krt * krt / kxx)
-        if j == 0 or deg < best_deg:
-            best, best_deg, best_k = j, deg, krt
+    best, best_k = _least_degradation(t, kxx, budget, 1, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc)
     a += slot_coef(best, coef, a_blk, entry) * best_k / kxx
     place(best, t, a, coef, a_blk, entry)
+    kxx_blk[t] = kxx
+    return loss, used, True
+
+
+@njit(cache=True)
+def bpas_mc_step(t, y, r, margin, kxx, budget, used, C, K, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc, row):
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, added)``.
+    ``row`` (K) is scratch for the removed support vector's coefficients."""
+    loss = hinge(1.0, margin)
+    if loss <= 0.0 or kxx <= 0.0:
+        return loss, used, False
+    tau = loss / (2.0 * kxx)
+    if tau > C:
+        tau = C
+    if used < budget:
+        place_pair(used, t, K, tau, y, r, coef, a_blk, entry)
+        kxx_blk[t] = kxx
+        return loss, used + 1, True
+    best, best_k = _least_degradation(t, kxx, budget, K, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc)
+    arr, off = slot_row(best, K, coef, a_blk, entry)
+    for c in range(K):
+        row[c] = arr[off + c] * best_k / kxx
+    clear_slot(best, K, coef, a_blk, entry)
+    entry[best] = t
+    for c in range(K):
+        a_blk[t * K + c] = row[c]
+    a_blk[t * K + y] += tau
+    a_blk[t * K + r] -= tau
     kxx_blk[t] = kxx
     return loss, used, True

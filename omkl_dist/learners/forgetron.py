@@ -28,6 +28,19 @@ The slot of the removed r takes the new support vector, so the buffer is a ring 
 slot is ``head``.
 
 An instance with κ(x, x) = 0 is the zero function: no update, and M is not incremented.
+
+Multi-class (K > 2 classes, :func:`forgetron_mc_step`; our generalisation, the paper is binary): the
+Perceptron step is the multi-class Perceptron of Crammer & Singer (JMLR 2003, "max" update): with the
+rival ŷ (highest-scoring class other than y), a mistake is ``f(x, y) <= f(x, ŷ)`` and adds
+``ψ_t = φ(x_t, y_t) − φ(x_t, ŷ_t)`` (+1 on y, −1 on ŷ at x_t), φ(x, c) = κ(x, ·) ⊗ e_c. Support vector r
+is the term ``σ_r ψ_r``, so the paper's derivation of Ψ (Lemma 1: the damage of removing ``λ ψ_r`` from
+f' against a competitor g with the hinge loss ``[1 − ⟨g, ψ_r⟩]_+``, which the multi-class hinge loss
+bounds from above) goes through with ``μ = ⟨f', ψ_r⟩ = f'(x_r, y_r) − f'(x_r, ŷ_r)`` and
+``‖ψ_r‖² = 2κ(x_r, x_r)`` in place of ``y_r f'(x_r)`` and ``κ(x_r, x_r)`` <= 1:
+``Ψ(λ, μ) = 2λ² + 2λ − 2λμ``. We keep the self-tuned bound ``Q + Ψ <= 15/32 M`` unchanged (as for
+kernels with κ(x, x) > 1 in the binary case). The accumulator of slot j holds ``⟨f', ψ_j⟩`` directly: a
+later support vector i adds ``σ_i κ(x_i, x_j) ⟨e_{y_i} − e_{ŷ_i}, e_{y_j} − e_{ŷ_j}⟩`` (a weight in
+{−2, …, 2}); a slot's pair (y_j, ŷ_j) is the class of its positive and of its negative coefficient.
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ import math
 
 from numba import njit
 
-from ._budget import place, slot_coef, slot_value
+from ._budget import place, place_pair, slot_coef, slot_row, slot_value
 
 FORGET_BOUND = 15.0 / 32.0
 # φ = 1 when the constraint holds at φ = 1 up to rounding: the self-tuned rule keeps Q on the bound
@@ -46,9 +59,10 @@ PHI_ONE_TOL = 1e-12
 
 
 @njit(cache=True)
-def forgetron_phi(sigma, sigma_mu, Q, M):
-    """Self-tuned shrinking coefficient φ_t (``sigma_mu`` = σ_r μ_t, ``M`` = mistakes so far)."""
-    a = sigma * sigma - 2.0 * sigma_mu
+def forgetron_phi(sigma, sigma_mu, Q, M, norm2):
+    """Self-tuned shrinking coefficient φ_t (``sigma_mu`` = σ_r μ_t, ``M`` = mistakes so far, ``norm2``
+    the bound on ‖ψ_r‖²: 1 binary, 2 multi-class)."""
+    a = norm2 * sigma * sigma - 2.0 * sigma_mu
     b = 2.0 * sigma
     c = Q - FORGET_BOUND * M
     if a + b + c <= PHI_ONE_TOL * (abs(a) + b + abs(c)):
@@ -60,10 +74,10 @@ def forgetron_phi(sigma, sigma_mu, Q, M):
 
 
 @njit(cache=True)
-def forgetron_psi(phi, sigma, sigma_mu):
-    """Ψ(φσ, φμ) = (φσ)² + 2φσ − 2 (φσ)(φμ): the damage bound of removing r after shrinking."""
+def forgetron_psi(phi, sigma, sigma_mu, norm2):
+    """Ψ(φσ, φμ) = norm2 (φσ)² + 2φσ − 2 (φσ)(φμ): the damage bound of removing r after shrinking."""
     lam = phi * sigma
-    return lam * lam + 2.0 * lam - 2.0 * phi * phi * sigma_mu
+    return norm2 * lam * lam + 2.0 * lam - 2.0 * phi * phi * sigma_mu
 
 
 @njit(cache=True, inline="always")
@@ -75,6 +89,26 @@ def _two_sum_into(hi, lo, j, v):
     bp = s - h
     lo[j] += (h - (s - bp)) + (v - bp)
     hi[j] = s
+
+
+@njit(cache=True, inline="always")
+def _accumulate(j, v, entry, acc, acc_lo, acc_blk, acc_lo_blk):
+    """Add v to slot j's accumulator (buffer slot or block row)."""
+    r = entry[j]
+    if r < 0:
+        _two_sum_into(acc, acc_lo, j, v)
+    else:
+        _two_sum_into(acc_blk, acc_lo_blk, r, v)
+
+
+@njit(cache=True, inline="always")
+def _shrink(h, ah, scale, Q, M, norm2, entry, acc, acc_lo, acc_blk, acc_lo_blk):
+    """Removing slot h (unscaled coefficient ``ah``, accumulator ``⟨f', ψ_h⟩ / s``): ``(s φ, Q + Ψ)``."""
+    acc_h = acc[h] + acc_lo[h] if entry[h] < 0 else acc_blk[entry[h]] + acc_lo_blk[entry[h]]
+    sigma = scale * abs(ah)
+    sigma_mu = scale * scale * ah * acc_h
+    phi = forgetron_phi(sigma, sigma_mu, Q, float(M), norm2)
+    return scale * phi, Q + forgetron_psi(phi, sigma, sigma_mu, norm2)
 
 
 @njit(cache=True)
@@ -93,27 +127,64 @@ def forgetron_step(t, y, f, kxx, budget, used, head, scale, Q, M, coef, a_blk, e
     M += 1
     a = y / scale
     for j in range(used):  # f' = f + y κ(x_t, ·) at every current support vector
-        v = a * slot_value(j, t, Krow, Gc, entry)
-        r = entry[j]
-        if r < 0:
-            _two_sum_into(acc, acc_lo, j, v)
-        else:
-            _two_sum_into(acc_blk, acc_lo_blk, r, v)
+        _accumulate(j, a * slot_value(j, t, Krow, Gc, entry), entry, acc, acc_lo, acc_blk, acc_lo_blk)
     if used < budget:
         place(used, t, a, coef, a_blk, entry)
         acc_blk[t] = a * kxx
         acc_lo_blk[t] = 0.0
         return 1.0, used + 1, head, scale, Q, M, True
     r = head
-    ar = slot_coef(r, coef, a_blk, entry)
-    acc_r = acc[r] + acc_lo[r] if entry[r] < 0 else acc_blk[entry[r]] + acc_lo_blk[entry[r]]
-    sigma = scale * abs(ar)                    # σ_r (a_r has the sign of y_r)
-    sigma_mu = scale * scale * ar * acc_r      # σ_r · y_r f'(x_r)
-    phi = forgetron_phi(sigma, sigma_mu, Q, float(M))
-    Q += forgetron_psi(phi, sigma, sigma_mu)
-    scale *= phi
+    # a_r has the sign of y_r: σ_r = s |a_r|, σ_r y_r f'(x_r) = s² a_r acc_r
+    scale, Q = _shrink(r, slot_coef(r, coef, a_blk, entry), scale, Q, M, 1.0, entry, acc, acc_lo, acc_blk,
+                       acc_lo_blk)
     place(r, t, a, coef, a_blk, entry)
     acc_blk[t] = a * kxx
     acc_lo_blk[t] = 0.0
     head = head + 1 if head + 1 < budget else 0
+    return 1.0, used, head, scale, Q, M, True
+
+
+@njit(cache=True, inline="always")
+def _pair_of(arr, off, K):
+    """The classes of a multi-class Forgetron support vector's positive and negative coefficient."""
+    pos = neg = 0
+    for c in range(K):
+        if arr[off + c] > 0.0:
+            pos = c
+        elif arr[off + c] < 0.0:
+            neg = c
+    return pos, neg
+
+
+@njit(cache=True)
+def forgetron_mc_step(t, y, r, margin, kxx, budget, used, head, scale, Q, M, K, coef, a_blk, entry, acc, acc_lo,
+                      acc_blk, acc_lo_blk, Krow, Gc):
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, used, head, scale, Q, M,
+    added)``. Accumulators hold ``⟨f', ψ_j⟩`` per slot, unscaled."""
+    if margin > 0.0:
+        return 0.0, used, head, scale, Q, M, False
+    if kxx <= 0.0:
+        return 1.0, used, head, scale, Q, M, False
+    M += 1
+    a = 1.0 / scale
+    for j in range(used):  # f' = f + ψ_t: ⟨ψ_t, ψ_j⟩ = κ(x_t, x_j) ⟨e_y − e_r, e_yj − e_rj⟩
+        arr, off = slot_row(j, K, coef, a_blk, entry)
+        yj, rj = _pair_of(arr, off, K)
+        weight = int(y == yj) - int(y == rj) - int(r == yj) + int(r == rj)
+        if weight != 0:
+            _accumulate(j, (a * weight) * slot_value(j, t, Krow, Gc, entry), entry, acc, acc_lo, acc_blk, acc_lo_blk)
+    if used < budget:
+        place_pair(used, t, K, a, y, r, coef, a_blk, entry)
+        acc_blk[t] = (2.0 * a) * kxx
+        acc_lo_blk[t] = 0.0
+        return 1.0, used + 1, head, scale, Q, M, True
+    h = head
+    arr, off = slot_row(h, K, coef, a_blk, entry)
+    # σ_h = s a_h with a_h its positive coefficient, σ_h ⟨f', ψ_h⟩ = s² a_h acc_h
+    scale, Q = _shrink(h, arr[off + _pair_of(arr, off, K)[0]], scale, Q, M, 2.0, entry, acc, acc_lo, acc_blk,
+                       acc_lo_blk)
+    place_pair(h, t, K, a, y, r, coef, a_blk, entry)
+    acc_blk[t] = (2.0 * a) * kxx
+    acc_lo_blk[t] = 0.0
+    head = h + 1 if h + 1 < budget else 0
     return 1.0, used, head, scale, Q, M, True

@@ -12,13 +12,19 @@ vectors and ``int(u B)`` is uniform over them).
 
 An instance with κ(x, x) = 0 (the zero vector under a polynomial kernel) is the zero function in the
 kernel's feature space: the mistake is counted, nothing is added or removed.
+
+Multi-class (K > 2 classes, :func:`rbp_mc_step`): the budget Perceptron on the multi-class Perceptron
+of Crammer & Singer ("Ultraconservative online algorithms for multiclass problems", JMLR 2003, the
+"max" update): with class scores f(x, c) and the rival r (highest-scoring class other than y), a
+mistake is ``f(x, y) <= f(x, r)``; it adds ``+1`` on class y and ``−1`` on class r at x, i.e. the pair
+φ(x, y) − φ(x, r), and the random removal is unchanged.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ._budget import place, random_slot
+from ._budget import free_or_random_slot, place, place_pair
 
 
 @njit(cache=True)
@@ -32,10 +38,19 @@ def rbp_step(t, y, f, kxx, u, budget, used, coef, a_blk, entry):
         return 0.0, used, False
     if kxx <= 0.0:
         return 1.0, used, False
-    if used < budget:
-        j = used
-        used += 1
-    else:
-        j = random_slot(u, budget)
+    j, used = free_or_random_slot(u, budget, used)
     place(j, t, y, coef, a_blk, entry)
+    return 1.0, used, True
+
+
+@njit(cache=True)
+def rbp_mc_step(t, y, r, margin, kxx, u, budget, used, K, coef, a_blk, entry):
+    """Multi-class: block row t with label y, rival r and margin ``f(x, y) − f(x, r)``; returns
+    ``(loss, used, added)`` (the new support vector: +1 on y, −1 on r)."""
+    if margin > 0.0:
+        return 0.0, used, False
+    if kxx <= 0.0:
+        return 1.0, used, False
+    j, used = free_or_random_slot(u, budget, used)
+    place_pair(j, t, K, 1.0, y, r, coef, a_blk, entry)
     return 1.0, used, True

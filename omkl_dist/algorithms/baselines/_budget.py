@@ -3,10 +3,13 @@
 Each kernel of the pool gets its own budget learner with at most ``budget`` support vectors; every
 learner sees every instance (deterministic update) and the combined prediction is
 ``sign(Σ_k θ_k f_k(x))`` with Hedge weights θ = w / Σ w, ``w_k ← w_k γ^{loss_k}`` (see
-:mod:`omkl_dist.engine.budget`). The estimators run on :class:`~omkl_dist.engine.budget.BudgetEngine`.
+:mod:`omkl_dist.engine.budget`). More than two classes: each learner's multi-class rule (its module
+in :mod:`omkl_dist.learners`) and the class with the highest ``Σ_k θ_k f_k(x, c)``. The estimators run on :class:`~omkl_dist.engine.budget.BudgetEngine`.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ...engine.budget import BudgetEngine
 from ..base import OnlineKernelClassifier, check_positive_finite, check_positive_int, check_unit_interval
@@ -16,7 +19,6 @@ class BudgetBaseline(OnlineKernelClassifier):
     """Budget baseline estimators: subclasses set ``_learner`` and their ``__init__`` parameters."""
 
     _learner = None  # "rbp", "forgetron", "bogd" or "bpas"
-    _multiclass = False  # binary learners: more than two classes are refused
 
     @classmethod
     def _engine_class(cls):
@@ -39,8 +41,9 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     def _new_engine(self, program, n_features):
         return BudgetEngine(program, n_features, learner=self._learner, budget=int(self.budget), seed=self.seed_,
-                            block_size=int(self.block_size), **self._engine_params())
+                            block_size=int(self.block_size), n_classes=self._class_columns(), **self._engine_params())
 
     def _combine(self, F):
         w = self.engine_.w
-        return F @ (w / w.sum())
+        theta = w / w.sum()
+        return F @ theta if F.ndim == 2 else np.einsum("nmc,m->nc", F, theta)

@@ -19,6 +19,9 @@ class BOGD(BudgetBaseline):
     learns from every instance; prediction ``sign(Σ θ_k f_k(x))``, θ = w / Σ w, and
     ``w_k ← w_k γ^{ℓ_k}`` with the kernel's hinge loss ℓ_k (like SPA).
 
+    More than two classes: the same step on the multi-class hinge loss ``[1 − f_k(x, y) + f_k(x, r)]_+``
+    (r the highest-scoring other class, Crammer & Singer 2001): +η on y and −η on r.
+
     Parameters
     ----------
     kernels : str or list, default "omkc16"

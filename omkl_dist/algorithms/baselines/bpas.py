@@ -15,6 +15,10 @@ class BPAS(BudgetBaseline):
     Deterministic (the seed is not used). The combination: every kernel learns from every instance;
     prediction ``sign(Σ θ_k f_k(x))``, θ = w / Σ w, and ``w_k ← w_k γ^{ℓ_k}`` with the hinge loss ℓ_k.
 
+    More than two classes: the multi-class PA-I step (Crammer et al. 2006) on the highest-scoring
+    other class r, ``τ = min(eta, ℓ / 2κ(x, x))`` as +τ on y and −τ on r; a removed support vector's
+    coefficient vector is projected onto the new one (see :mod:`omkl_dist.learners.bpas`).
+
     Parameters
     ----------
     kernels : str or list, default "omkc16"

@@ -15,6 +15,10 @@ class Forgetron(BudgetBaseline):
     :mod:`omkl_dist.learners.forgetron`) and removes the oldest support vector. Deterministic (the
     seed is not used). Combination as :class:`RBP`: Hedge discounted by each kernel's mistakes.
 
+    More than two classes: the multi-class Perceptron step of :class:`RBP` and our generalisation of
+    the shrinking rule to it, ``μ_t = f'(x_r, y_r) − f'(x_r, r_r)`` (r_r the class the support vector was
+    added against) and Ψ(λ, μ) = 2λ² + 2λ − 2λμ (see :mod:`omkl_dist.learners.forgetron`).
+
     Parameters
     ----------
     kernels : str or list, default "omkc16"

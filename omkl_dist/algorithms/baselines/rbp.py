@@ -15,6 +15,10 @@ class RBP(BudgetBaseline):
     instance; prediction ``sign(Σ θ_k f_k(x))`` with θ = w / Σ w and ``w_k ← w_k γ^{z_k}``,
     ``z_k = [y f_k(x) <= 0]`` (like OMKC(D,D)).
 
+    More than two classes: each kernel is a multi-class Perceptron (Crammer & Singer 2003): a mistake
+    is ``f_k(x, y) <= f_k(x, r)`` with r the highest-scoring other class, and it adds +1 on y and −1 on r;
+    the prediction is the class with the highest ``Σ θ_k f_k(x, c)``.
+
     Parameters
     ----------
     kernels : str or list, default "omkc16"
