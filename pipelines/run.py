@@ -80,7 +80,7 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     if params.get("budget") is not None and report["params"].get("budget") not in (None, params["budget"]):
         report["budget_capped"] = {"asked": params["budget"], "used": report["params"]["budget"]}
     if model_out is not None:
-        from .models import save_model
+        from omkl_dist.persistence import save_model
 
         save_model(model, model_out, scaler=job.scaler, overwrite=overwrite, inputs=[("data", source)],
                    extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")}})

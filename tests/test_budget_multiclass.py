@@ -91,7 +91,7 @@ def test_kernel_shards_then_combiner_equal_the_whole_engine(data_dir, learner):
 def test_estimator_chunks_state_and_class_scores(data_dir, learner, tmp_path):
     """partial_fit chunks that split blocks give the model of one fit bit for bit; a saved model continues
     exactly; decision_function gives the next rows' combined class scores, predict their argmax."""
-    from omkl_dist.pipelines.models import load_model, save_model
+    from omkl_dist.persistence import load_model, save_model
 
     X, y, K = load(data_dir, "vehicle+minmax")
     labels = np.array(["bus", "opel", "saab", "van"])[y.astype(int)]

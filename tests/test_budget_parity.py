@@ -175,7 +175,7 @@ def test_chunking_and_block_size(data_dir, learner):
 
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_state_round_trip_continues_identically(data_dir, learner, tmp_path):
-    from omkl_dist.pipelines.models import load_model, save_model
+    from omkl_dist.persistence import load_model, save_model
 
     X, y = _data("svmguide3/svmguide3.csv.gz", "minmax")
     model = ESTIMATOR[learner](budget=8, block_size=16, random_state=5).partial_fit(X[:90], y[:90])

@@ -115,7 +115,7 @@ def test_help_exits_zero(args):
 def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir, tmp_path, algo):
     """vehicle (4 classes): the report counts every class, the trace's confusion matrix holds every
     row with the mistakes off its diagonal, and the saved model predicts the four original labels."""
-    from omkl_dist.pipelines.models import load_model
+    from omkl_dist.persistence import load_model
 
     res = invoke("run", "--algo", algo, "--data", "vehicle", "--scaling", "minmax", "--json", "--quiet",
                  "--trace-out", tmp_path / "trace.json", "--model-out", tmp_path / "model")

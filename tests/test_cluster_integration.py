@@ -356,3 +356,27 @@ def test_multiclass_job_resumed_from_a_middle_checkpoint_ends_in_the_same_model(
     report = json.loads(omkl(*job, "--resume", "--json").stdout.strip().splitlines()[-1])
     assert 0 < report["resumed_from"] < 3000
     assert_same_model(out, read_model(tmp_path / "local"))
+
+
+def test_python_api_fits_on_the_cluster_like_omkl_run(cluster, letters, tmp_path):
+    """The library's own cluster fit, ``DaskEngine(client).fit(estimator, dataset)``: the model of
+    ``omkl run`` (the same estimator, seed and scaling), bit for bit, with checkpoints written along
+    the way and progress reported from the start row to the end."""
+    from omkl_dist import OMKC
+    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.persistence import save_model
+
+    omkl("run", "--algo", "omkc", "--update", "S", "--combination", "S", "--data", letters, "--block-size", 256,
+         "--seed", 1, "--scaling", "standard", "--quiet", "--model-out", tmp_path / "local")
+    seen, written = [], []
+    with connect(cluster["scheduler_address"]) as client:
+        engine = DaskEngine(client, checkpoint_every=4)
+        fit = engine.fit(OMKC(update="S", combination="S", block_size=256, random_state=1), letters,
+                         scaling="standard", seed=1, checkpoint_dir=tmp_path / "ckpt",
+                         on_progress=lambda p: seen.append((p["n_seen"], p["n_rows"], p["done"])))
+        written = sorted(p.name for p in (tmp_path / "ckpt").iterdir())
+    assert seen[0] == (0, 3000, False) and seen[-1] == (3000, 3000, True)
+    assert "job.json" in written and any(name.startswith("ckpt-") for name in written)
+    assert fit.model.n_samples_seen_ == 3000 and fit.resumed_from == 0 and fit.n_workers == 2
+    save_model(fit.model, tmp_path / "remote", scaler=fit.scaler)
+    assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))

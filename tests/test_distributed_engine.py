@@ -78,9 +78,7 @@ def _local_model(algo, params, X, y, block_size, seed):
 def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shuffle, rounds_per_call=3,
              classes=(-1, 1)):
     template = make_estimator(algo, block_size=block_size, random_state=seed, **params)
-    template._check_params()
-    template.classes_ = np.array(classes)
-    template._start(scaler.n_features_in_, n)
+    template.initialize(scaler.n_features_in_, classes, n_rows=n)
     assert not hasattr(template, "validation_size_") or template.validation_size_ == params["validation_size"]
     arrays, scalars = template.engine_.state()
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
@@ -174,9 +172,7 @@ def test_round_history_is_the_mistake_sequence(stored):
 def test_checkpoint_schedule_stops_run_rounds(stored):
     X, y, _ = load_arrays(stored)
     template = make_estimator("spa", block_size=100, random_state=0, block_sync=True)
-    template._check_params()
-    template.classes_ = np.array([-1, 1])
-    template._start(X.shape[1], len(y))
+    template.initialize(X.shape[1], [-1, 1], n_rows=len(y))
     arrays, scalars = template.engine_.state()
     job = {"data": str(stored), "shuffle": False, "seed": 0, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict()}

@@ -355,3 +355,18 @@ def test_algorithms_do_not_import_distributed_stack():
     pyarrow or distributed, so learners stay cheap to import on workers -- beyond what scikit-learn
     itself imports (it imports pandas when installed, and pandas imports pyarrow)."""
     assert stack_modules_imported_by("omkl_dist.algorithms") == []
+
+
+@pytest.mark.parametrize("est", ONLY_EST)
+def test_initialize_then_engine_state(data, est):
+    """``initialize`` starts the model a first ``partial_fit`` would (without data), and
+    ``set_engine_state`` adopts another run's engine state: both as learning in one place."""
+    X, y = data
+    whole = clone(est).fit(X, y)
+    started = clone(est).initialize(X.shape[1], np.unique(y), n_rows=len(y))
+    assert started.n_samples_seen_ == 0 and started.classes_.tolist() == whole.classes_.tolist()
+    assert _state(started.partial_fit(X, y), X) == _state(whole, X)
+    other = clone(est).initialize(X.shape[1], np.unique(y), n_rows=len(y))
+    assert _state(other.set_engine_state(*whole.engine_.state()), X) == _state(whole, X)
+    with pytest.raises(ValueError, match="1 class"):
+        clone(est).initialize(X.shape[1], [1])

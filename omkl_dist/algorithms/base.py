@@ -106,6 +106,35 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self._publish()
         return outcome
 
+    def initialize(self, n_features: int, classes, n_rows: int | None = None):
+        """Start a fresh, untrained model for rows of ``n_features`` features and the given classes,
+        without data: what a job that learns elsewhere (a Dask cluster, see
+        :class:`omkl_dist.distributed.DaskEngine`) starts from. ``n_rows``: the length of the stream
+        it will learn from (settings given as shares of the data, e.g. Perceptron(*)'s
+        ``validation_fraction``, refer to it). Returns the estimator."""
+        self._reset()
+        self._check_params()
+        check_positive_int("n_features", n_features)
+        self.n_features_in_ = int(n_features)
+        self._set_classes(np.unique(np.asarray(classes)))
+        self._start(int(n_features), int(n_rows) if n_rows is not None else 0)
+        self._publish()
+        return self
+
+    def set_engine_state(self, arrays: dict, scalars: dict):
+        """Continue from an engine state (``engine_.state()`` of this model or of a run of it
+        elsewhere, e.g. a cluster's): the learned attributes follow it. Returns the estimator."""
+        self._check_fitted()
+        self.engine_ = self._engine_from(self.kernel_pool_, arrays, scalars)
+        self._publish()
+        return self
+
+    @classmethod
+    def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
+        """The engine of a state: its program holds the kernels still in the model (``kernel_ids``)."""
+        active = make_pool([kernel_pool[int(i)] for i in arrays["kernel_ids"]])
+        return cls._engine_class().from_state(compile_program(active), arrays, scalars)
+
     def _reset(self) -> None:
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
@@ -169,8 +198,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
         model.n_features_in_ = int(meta["n_features_in"])
         model.seed_ = int(meta["engine"]["seed"])
-        active = make_pool([model.kernel_pool_[int(i)] for i in arrays["kernel_ids"]])
-        model.engine_ = cls._engine_class().from_state(compile_program(active), arrays, meta["engine"])
+        model.engine_ = cls._engine_from(model.kernel_pool_, arrays, meta["engine"])
         model._restore_extra(meta.get("extra", {}))
         model._publish()
         return model
@@ -218,15 +246,17 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             self.n_features_in_ = X.shape[1]
         return X
 
+    def _set_classes(self, found) -> None:
+        if len(found) < 2:
+            raise ValueError(f"{type(self).__name__}: y has {len(found)} class {found.tolist()}; a classifier needs at "
+                             "least two (pass classes=[...] listing every class for a first batch with fewer)")
+        self.classes_ = found
+
     def _encode_labels(self, y, classes, *, first, n_rows):
         name = type(self).__name__
         y = check_y(name, y, n_rows, first=first)
         if first:
-            found = np.unique(y) if classes is None else np.unique(np.asarray(classes))
-            if len(found) < 2:
-                raise ValueError(f"{name}: y has {len(found)} class {found.tolist()}; a classifier needs at least "
-                                 "two (pass classes=[...] listing every class for a first batch with fewer)")
-            self.classes_ = found
+            self._set_classes(np.unique(y) if classes is None else np.unique(np.asarray(classes)))
         known = np.isin(y, self.classes_)
         if not known.all():
             bad = y[~known][0]

@@ -3,3 +3,8 @@
 The shard and coordinator classes are plain Python (a unit test drives them without Dask); the
 job driver hosts them as Dask actors on a cluster's workers.
 """
+
+from .engine import DaskEngine, WorkerLost
+from .fit import ClusterFit
+
+__all__ = ["ClusterFit", "DaskEngine", "WorkerLost"]

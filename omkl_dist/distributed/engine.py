@@ -1,6 +1,9 @@
 """DaskEngine: run an online model over a stored stream with kernel shards on a Dask cluster.
 
-One :class:`~.shard.KernelShard` actor per worker (up to one per kernel) and one
+:meth:`DaskEngine.fit` is the public entry point: an estimator and an ingested dataset in, the fitted
+estimator (the in-process model, bit for bit) out, with checkpoints, resume and progress
+(:mod:`.fit`). Underneath, :meth:`DaskEngine.run` drives one job: one
+:class:`~.shard.KernelShard` actor per worker (up to one per kernel) and one
 :class:`~.coordinator.Coordinator` actor; the client only starts them, asks the coordinator to
 run a batch of rounds at a time (progress), collects the state for checkpoints and the final
 model, and rebuilds everything from the last checkpoint when a worker dies. The client is passed
@@ -30,13 +33,11 @@ class WorkerLost(RuntimeError):
 
 
 class DaskEngine:
-    """Drive a job's rounds on the cluster behind ``client``.
+    """Learn online models on the cluster behind ``client``.
 
     Parameters
     ----------
     client : distributed.Client
-    job : dict
-        What every shard needs to read and learn (see :class:`KernelShard`).
     n_shards : int or None
         Kernel shards (default: one per worker; capped at the number of kernels).
     checkpoint_every : int
@@ -49,12 +50,20 @@ class DaskEngine:
         Rounds per coordinator call (how often progress is reported).
     call_timeout : float
         Seconds one coordinator call may take before the job counts as stuck.
+
+    Examples
+    --------
+    >>> from omkl_dist import OMKC                                       # doctest: +SKIP
+    >>> from omkl_dist.distributed import DaskEngine
+    >>> result = DaskEngine(client, checkpoint_every=20).fit(OMKC(random_state=0), "data/codrna",
+    ...                                                       scaling="minmax", checkpoint_dir="ckpt")
+    >>> result.model.mistakes_, result.scaler                             # the in-process model, bit for bit
     """
 
-    def __init__(self, client, job: dict, *, n_shards=None, checkpoint_every: int = 0, max_retries: int = 3,
+    def __init__(self, client, *, n_shards=None, checkpoint_every: int = 0, max_retries: int = 3,
                  rounds_per_call: int = 16, call_timeout: float = 600.0, worker_timeout: float = 120.0):
         self.client = client
-        self.job = job
+        self.job = None
         self.n_shards = n_shards
         self.checkpoint_every = int(checkpoint_every)
         self.max_retries = int(max_retries)
@@ -66,15 +75,24 @@ class DaskEngine:
         self._workers = []
         self._last_checkpoint = None
 
-    def run(self, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, keep_best_at=None) -> dict:
+    def fit(self, model, dataset, **options):
+        """Learn ``model`` (an online estimator) over the ingested ``dataset`` on the cluster; see
+        :func:`.fit.fit_on_cluster` for the options. Returns a :class:`.fit.ClusterFit`."""
+        from .fit import fit_on_cluster
+
+        return fit_on_cluster(self, model, dataset, **options)
+
+    def run(self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None,
+            keep_best_at=None) -> dict:
         """Learn until row ``n_rows`` of the stream.
 
-        ``start``: ``{"arrays", "scalars"}`` (a fresh model's :meth:`LocalEngine.state`) or
+        ``job``: what every shard needs to read and learn (see :class:`KernelShard`). ``start``: ``{"arrays", "scalars"}`` (a fresh model's :meth:`LocalEngine.state`) or
         ``{"checkpoint": DIR, "history": [...]}``. ``on_progress(progress)`` is called after every
         coordinator call; ``on_checkpoint(arrays, scalars, history)`` must write a checkpoint and
         return its directory (used to recover). Returns ``{"arrays", "scalars", "history",
         "timing", "failures"}``: the final engine state.
         """
+        self.job = job
         restore = start
         expected_workers = len(self._current_workers())
         if expected_workers == 0:
@@ -198,8 +216,3 @@ class DaskEngine:
         if len(self._current_workers()) == 0:
             raise WorkerLost(f"no workers came back within {self.worker_timeout:.0f} s")
 
-
-def engine_state_start(engine) -> dict:
-    """The ``start`` argument of :meth:`DaskEngine.run` for an in-process engine's state."""
-    arrays, scalars = engine.state()
-    return {"arrays": {k: np.asarray(v) for k, v in arrays.items()}, "scalars": scalars}

@@ -131,6 +131,12 @@ class PerceptronStar(OnlineKernelClassifier):
             rest.pop("F")
         return {key: np.concatenate([first[key], rest[key]]) for key in first}
 
+    def set_engine_state(self, arrays, scalars):
+        super().set_engine_state(arrays, scalars)
+        if self.engine_.n_seen >= self.validation_size_:  # validation is over: the one kernel left was chosen
+            self.best_kernel_ = self.kernel_pool_.names[int(self.engine_.kernel_ids[0])]
+        return self
+
     def _extra_state(self):
         extra = {"validation_size": self.validation_size_}
         if hasattr(self, "best_kernel_"):

@@ -1,0 +1,95 @@
+"""Checkpoints of a cluster job: ``job.json`` (what the job is) beside ``ckpt-<rows seen>`` saved models.
+
+Every checkpoint is a full saved model (:func:`omkl_dist.persistence.save_model`, written
+atomically) with the stream position (``n_seen``) and the metrics so far; a resume checks that
+``job.json`` describes the same job and continues from the newest checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+from ..persistence import save_model
+from ..storage.errors import DataError
+from ..storage.outputs import CHECKPOINTS, check_output
+
+CHECKPOINT_SCHEMA = 2  # 2: the job names the estimator class and its parameters
+JOB = "job.json"
+KEEP_CHECKPOINTS = 2
+
+
+def job_description(model, data, *, seed, scaling, permute, limit, n_rows) -> dict:
+    """What identifies a job (an initialised estimator over a dataset): a resume must match it exactly."""
+    _, meta = model.to_state()
+    return {"schema": CHECKPOINT_SCHEMA, "algorithm": meta["algorithm"], "params": meta["params"],
+            "data": str(Path(data).resolve()), "seed": seed, "scaling": scaling, "permute": permute, "limit": limit,
+            "n_rows": n_rows}
+
+
+class CheckpointStore:
+    """``job.json`` + ``ckpt-<n_seen>`` saved models; keeps the newest few.
+
+    It creates, replaces and deletes only its own entries, in a folder that holds nothing else
+    (:data:`omkl_dist.storage.outputs.CHECKPOINTS`).
+    """
+
+    def __init__(self, directory):
+        self.dir = Path(directory).absolute()
+
+    def start(self, job: dict, *, resume: bool, overwrite: bool = False):
+        """Record the job (or, for a resume, check it is the recorded one); return the newest
+        checkpoint directory to resume from, or None. Without ``resume``, an existing checkpoint
+        folder of an earlier job is replaced only with ``overwrite``."""
+        recorded = self.dir / JOB
+        if not resume:
+            if self.dir.exists():  # only an earlier job's checkpoints, and only with overwrite
+                check_output(self.dir, CHECKPOINTS, overwrite=overwrite, option="--checkpoint-dir")
+                self.clear()
+            self.dir.mkdir(parents=True, exist_ok=True)
+            recorded.write_text(json.dumps(job, indent=2, sort_keys=True) + "\n")
+            return None
+        if not recorded.is_file():
+            raise DataError("nothing to resume: no job.json", path=self.dir,
+                            fix="run the job without --resume (or point --checkpoint-dir at the job's checkpoints)")
+        try:
+            old = json.loads(recorded.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"job.json is not valid JSON ({exc})", path=recorded,
+                            fix="restore it from a copy, or start over without --resume (--overwrite)") from None
+        if not isinstance(old, dict) or old.get("schema") != CHECKPOINT_SCHEMA:
+            found = old.get("schema") if isinstance(old, dict) else None
+            raise DataError(f"checkpoint schema {found!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
+                            path=recorded, fix="resume with the omkl-dist version that wrote it, or start over")
+        diff = {k: (old.get(k), v) for k, v in job.items() if old.get(k) != v}
+        if diff:
+            detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in sorted(diff.items()))
+            raise DataError(f"the checkpoints belong to another job ({detail})", path=self.dir,
+                            fix="repeat the original command with --resume, or start over without --resume")
+        return self.latest()
+
+    def latest(self):
+        found = self._checkpoints()
+        return found[-1] if found else None
+
+    def _checkpoints(self):
+        return sorted(p for p in self.dir.glob("ckpt-*") if re.fullmatch(r"ckpt-\d+", p.name))
+
+    def write(self, model, scaler, n_seen: int, history, job: dict) -> Path:
+        path = self.dir / f"ckpt-{n_seen:012d}"
+        save_model(model, path, scaler=scaler, overwrite=True, option="--checkpoint-dir",
+                   extra_meta={"job": job, "history": [list(h) for h in history]})
+        for old in self._checkpoints()[:-KEEP_CHECKPOINTS]:
+            shutil.rmtree(old, ignore_errors=True)
+        return path
+
+    def clear(self) -> None:
+        """Delete the job record and the checkpoints, then the folder if nothing else is in it."""
+        for ckpt in self._checkpoints():
+            shutil.rmtree(ckpt, ignore_errors=True)
+        (self.dir / JOB).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # not empty: something else is there, and stays
+            self.dir.rmdir()

@@ -1,0 +1,134 @@
+"""Fit an online estimator over an ingested dataset on a Dask cluster (:meth:`DaskEngine.fit`).
+
+The estimator is started on the dataset's shape and classes (:meth:`initialize`), the scaler is
+fitted on a prefix of the stream by a worker (no feature data reaches the client), the engine runs
+the job's rounds, and the estimator takes the final state (:meth:`set_engine_state`). With a
+``checkpoint_dir`` the full model is saved every ``checkpoint_every`` rounds
+(:class:`~.checkpoints.CheckpointStore`) and ``resume=True`` continues from the newest checkpoint
+of the same job. The result equals the in-process run of the same estimator over the same stream
+(``omkl run`` / ``partial_fit`` in :meth:`feed_rows` chunks), bit for bit, after any number of worker
+failures and resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..persistence import load_model
+from ..preprocessing import Scaler
+from ..storage.ingest import dataset_info
+from .checkpoints import CheckpointStore, job_description
+
+# rows of the stream's head the scaler is fitted on
+SCALER_ROWS = 10_000
+
+
+@dataclass
+class ClusterFit:
+    """What :meth:`DaskEngine.fit` returns.
+
+    ``model``: the fitted estimator; ``scaler``: the scaling its inputs need (fitted on the stream's
+    first :data:`SCALER_ROWS` rows); ``resumed_from``: rows already learnt at the start (a resume);
+    ``seconds``: learning time; ``timing``: the engine's per-round accounting; ``failures``: worker
+    failures recovered from; ``n_workers``, ``n_shards``; ``history``: (rows seen, mistakes) per
+    coordinator call; ``checkpoint_dir``: where the checkpoints are (None without).
+    """
+
+    model: object
+    scaler: Scaler
+    resumed_from: int
+    seconds: float
+    timing: dict
+    failures: list = field(default_factory=list)
+    n_workers: int = 0
+    n_shards: int = 0
+    history: list = field(default_factory=list)
+    checkpoint_dir: Path | None = None
+
+
+def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bool = True, seed: int = 0,
+                   limit: int | None = None, checkpoint_dir=None, resume: bool = False, overwrite: bool = False,
+                   keep_checkpoints: bool = True, on_progress=None) -> ClusterFit:
+    """Learn ``model`` over ``dataset`` (an ingested dataset directory the workers can read).
+
+    Parameters
+    ----------
+    engine : DaskEngine
+    model : an online estimator (OMKC, OM2, SPA, the Perceptrons, the budget baselines), unfitted:
+        its parameters (``block_size``, ``random_state``, ...) say what is learnt.
+    scaling : {"none", "minmax", "standard"}
+        Fitted on the first ``SCALER_ROWS`` rows of the stream, applied by every shard.
+    permute, seed : the stream's order (a seeded permutation of its chunks and rows, as ``omkl run``).
+    limit : learn from the first ``limit`` rows only.
+    checkpoint_dir : folder for ``job.json`` and the checkpoints (None: no checkpoints, no resume).
+    resume : continue from the newest checkpoint in ``checkpoint_dir`` (its job must be this one).
+    overwrite : replace an earlier job's checkpoint folder.
+    keep_checkpoints : leave the checkpoints after a successful fit (False: delete them).
+    on_progress : called with ``{"n_seen", "n_mistakes", "n_rows", "done"}`` before the first round
+        and after every coordinator call.
+    """
+    meta = dataset_info(dataset)  # a clear DataError if it is not a dataset directory
+    n_rows = int(meta["n_rows"]) if limit is None else min(int(limit), int(meta["n_rows"]))
+    n_features = int(meta["n_features"])
+    classes = sorted(internal for _, internal in meta["label_map"])
+    model.initialize(n_features, classes, n_rows=n_rows)
+    job = job_description(model, dataset, seed=seed, scaling=scaling, permute=permute, limit=limit, n_rows=n_rows)
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    if resume and store is None:
+        raise ValueError("resume=True needs the checkpoint_dir of the job to resume")
+    resume_from = store.start(job, resume=resume, overwrite=overwrite) if store is not None else None
+    if resume_from is not None:
+        _, scaler, ckpt_meta = load_model(resume_from)
+        start = {"checkpoint": str(resume_from.resolve()), "history": ckpt_meta.get("history", [])}
+        n_start, mistakes_start = int(ckpt_meta["engine"]["n_seen"]), int(ckpt_meta["engine"]["n_mistakes"])
+    else:
+        scaler = _fit_scaler(engine.client, dataset, scaling, permute, seed, limit, n_features)
+        arrays, scalars = model.engine_.state()
+        start, n_start, mistakes_start = {"arrays": arrays, "scalars": scalars}, 0, 0
+    shard_job = {"data": str(Path(dataset).resolve()), "shuffle": permute, "seed": seed, "limit": limit,
+                 "kernel_pool": model.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
+
+    def on_checkpoint(arrays, scalars, history):
+        return store.write(model.set_engine_state(arrays, scalars), scaler, int(scalars["n_seen"]), history, job)
+
+    def progress(p):
+        if on_progress is not None:
+            on_progress({"n_seen": int(p["n_seen"]), "n_mistakes": int(p["n_mistakes"]), "n_rows": n_rows,
+                         "done": bool(p["done"])})
+
+    progress({"n_seen": n_start, "n_mistakes": mistakes_start, "done": n_start >= n_rows})
+    t0 = time.perf_counter()
+    result = engine.run(shard_job, start, n_rows, on_progress=progress,
+                        on_checkpoint=on_checkpoint if store is not None else None,
+                        keep_best_at=getattr(model, "validation_size_", None))
+    seconds = time.perf_counter() - t0
+    model.set_engine_state(result["arrays"], result["scalars"])
+    if store is not None and not keep_checkpoints:
+        store.clear()
+    return ClusterFit(model=model, scaler=scaler, resumed_from=n_start, seconds=seconds, timing=result["timing"],
+                      failures=result["failures"], n_workers=engine.n_workers, n_shards=result["n_shards"],
+                      history=[tuple(h) for h in result["history"]],
+                      checkpoint_dir=store.dir if store is not None else None)
+
+
+def _fit_scaler(client, data, scaling, permute, seed, limit, n_features) -> Scaler:
+    """Fit the scaler on a prefix of the stream, on a worker (no feature data to the client)."""
+    if scaling == "none":
+        return Scaler("none").fit(np.zeros((1, n_features)))
+    stats = client.submit(fit_scaler_task, str(Path(data).resolve()), scaling, permute, seed, limit,
+                          pure=False).result()
+    return Scaler.from_dict(stats)
+
+
+def fit_scaler_task(data, scaling, permute, seed, limit) -> dict:
+    """Task: the scaler fitted on the stream's head, as a dict."""
+    from ..storage import open_stream
+
+    stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, stop=limit)
+    scaler = Scaler(scaling)
+    scaler.fit_prefix(stream, min(stream.n_rows, SCALER_ROWS))
+    return scaler.to_dict()
