@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.location import text
 from omkl_dist.storage.outputs import OutputBusy
 
 
@@ -75,7 +76,7 @@ def data():
 
 @data.command("ingest")
 @click.argument("source")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output dataset directory.")
+@click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL, e.g. s3://bucket/d).")
 @click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1), help="Rows per zarr chunk.")
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["libsvm", "dense", "csv", "csv_header", "tsv_header", "mat",
@@ -97,7 +98,7 @@ def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_featu
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
                   n_classes=n_classes, overwrite=overwrite, n_features=n_features, label_column=label_column,
                   positive_class=positive_class, features=features)
-    click.echo(f"ingested {meta['source']} -> {Path(out).absolute()}")
+    click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))
 
 
@@ -150,7 +151,7 @@ def data_list(data_dir, no_verify):
 @click.option("--features", required=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--noise", default=0.05, show_default=True, type=float, help="Label-flip rate = Bayes error.")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL).")
 @click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1))
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True)
 @click.option("--overwrite", is_flag=True)
@@ -161,7 +162,7 @@ def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
 
     meta = synthesize(out, rows=rows, features=features, seed=seed, noise=noise, chunk_rows=chunk_rows,
                       dtype=dtype, overwrite=overwrite)
-    click.echo(f"generated {rows} x {features} -> {Path(out).absolute()} (Bayes error = {noise})")
+    click.echo(f"generated {rows} x {features} -> {text(out)} (Bayes error = {noise})")
     click.echo(format_info(meta))
 
 
@@ -223,8 +224,8 @@ def _algo_params(kwargs) -> dict:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 @click.option("--trace-out", type=click.Path(path_type=Path), default=None,
               help="Where to write the trace JSON (default runs/trace-ALGO-DATA-seedS.json).")
-@click.option("--model-out", type=click.Path(path_type=Path), default=None,
-              help="Save the final model with its scaling (zarr + JSON, atomic) to this directory.")
+@click.option("--model-out", default=None,
+              help="Save the final model with its scaling (zarr + JSON, atomic) to this directory (or URL).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
 @_LABEL_COLUMN
 @_POSITIVE_CLASS
@@ -321,15 +322,16 @@ def cluster_certs(out):
 @click.option("--scheduler", required=True, help="Scheduler address, e.g. tcp://127.0.0.1:8786.")
 @_algo_options
 @click.option("--block-size", default=1024, show_default=True, type=click.IntRange(min=1))
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Model directory to write.")
+@click.option("--out", "out", required=True, help="Model directory to write (a path or a URL).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True)
 @click.option("--no-permute", is_flag=True, help="Keep the stored row order (default: seeded chunk-local shuffle).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 @click.option("--checkpoint-every", default=50, show_default=True, type=click.IntRange(min=0),
               help="Rounds (blocks of at most 1,024 rows) between checkpoints; 0: none.")
-@click.option("--checkpoint-dir", type=click.Path(path_type=Path), default=None,
-              help="Default: OUT.checkpoints (removed when the job ends well unless --keep-checkpoints).")
+@click.option("--checkpoint-dir", default=None,
+              help="Default: OUT.checkpoints (removed when the job ends well unless --keep-checkpoints); "
+                   "a path or a URL.")
 @click.option("--keep-checkpoints", is_flag=True)
 @click.option("--resume", is_flag=True, help="Continue from the newest checkpoint of the same job.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out directory at the end.")

@@ -11,6 +11,7 @@ import numpy as np
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 from omkl_dist.storage.layout import META
+from omkl_dist.storage.location import is_remote, location
 
 
 @dataclass
@@ -71,8 +72,8 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
     t0 = time.perf_counter()
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
     scaler = Scaler(scaling)
-    path = Path(data)
-    if path.is_dir() and (path / META).is_file():
+    path = location(data)  # a URL (object storage) names an ingested dataset
+    if is_remote(path) or (path.is_dir() and (path / META).is_file()):
         if labels:
             raise ValueError(f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
                              "drop --label-column/--positive-class/--features (or re-ingest with them)")

@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.evaluation import progressive_score
+from omkl_dist.storage.location import is_remote, location
 from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report
 
 from .datasource import load_job_data, scaling_advice
@@ -96,8 +97,8 @@ def _data_path(data: str) -> Path | None:
     """The file or folder ``--data`` names (a registry name resolved), for the output checks."""
     from omkl_dist.storage import resolve_dataset
 
-    path = Path(data)
-    if path.exists():
+    path = location(data)
+    if is_remote(path) or path.exists():
         return path
     try:
         return resolve_dataset(data)

@@ -15,23 +15,22 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-
 from tqdm import tqdm
 
 from omkl_dist.distributed.checkpoints import JOB, CheckpointStore
 from omkl_dist.distributed.engine import DaskEngine
 from omkl_dist.persistence import save_model
 from omkl_dist.storage.ingest import dataset_info
+from omkl_dist.storage.location import location, text
 from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
 
 from .run import make_stream_estimator
 
 
-def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, resume: bool) -> Path:
+def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, resume: bool):
     """Check a job's outputs before it starts (nothing is deleted unless it is ours to replace);
-    return its checkpoint folder (default ``OUT.checkpoints``)."""
-    checkpoint_dir = Path(checkpoint_dir or Path(str(out) + ".checkpoints"))
+    return its checkpoint folder (default ``OUT.checkpoints``; paths or URLs)."""
+    checkpoint_dir = location(checkpoint_dir or text(out) + ".checkpoints")
     check_output(out, MODEL, overwrite=overwrite or resume,
                  inputs=[("dataset", data), ("checkpoint folder", checkpoint_dir)])
     check_output(checkpoint_dir, CHECKPOINTS, overwrite=overwrite or resume, inputs=[("dataset", data)],
@@ -45,7 +44,7 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
                n_shards=None, show_progress: bool = True, keep_checkpoints: bool = False) -> dict:
     """Run ``algo`` over the dataset directory ``data`` on the cluster behind ``client``
     (:meth:`DaskEngine.fit`); write the model to ``out`` and return the report."""
-    data, out = Path(data), Path(out)
+    data, out = location(data), location(out)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     n_rows = int(dataset_info(data)["n_rows"])  # a clear DataError if it is not a dataset directory
     model = make_stream_estimator(algo, params, n_rows=n_rows if limit is None else min(limit, n_rows),

@@ -15,7 +15,9 @@ import numpy as np
 
 from .errors import DataError
 from .labels import canonical, encode_labels
-from .layout import DEFAULT_CHUNK_ROWS, RESTORE, DatasetWriter, check_dtype, open_features, read_chunk, read_meta
+from .layout import (DEFAULT_CHUNK_ROWS, RESTORE, DatasetWriter, check_dtype, open_features, open_labels, read_chunk,
+                     read_meta)
+from .location import location
 from .outputs import DATASET, atomic_output, check_output
 from .readers import read_dataset
 from .tables import is_table_source, open_table
@@ -135,7 +137,7 @@ def dataset_info(directory) -> dict:
     DataError
         Not a dataset directory, or its ``meta.json`` is incomplete or disagrees with the data.
     """
-    directory = Path(directory)
+    directory = location(directory)
     meta = read_meta(directory)
     required = dict(_REQUIRED, **(_REQUIRED_INGEST if meta.get("kind") == "ingest" else {}))
     for key, kind in required.items():
@@ -204,8 +206,6 @@ def _check_fits_dtype(X: np.ndarray, dtype: str, path) -> None:
 
 
 def _check_arrays(directory: Path, meta: dict) -> None:
-    import pyarrow.parquet as pq
-
     features = open_features(directory)
     expected = (meta["n_rows"], meta["n_features"])
     if tuple(features.shape) != expected:
@@ -229,7 +229,7 @@ def _check_arrays(directory: Path, meta: dict) -> None:
         raise DataError(f"{n_chunks - stored} of the {n_chunks} feature chunk files are missing",
                         path=directory / "features.zarr", fix=RESTORE)
     try:
-        n_labels = pq.ParquetFile(str(directory / "labels.parquet")).metadata.num_rows
+        n_labels = open_labels(directory).metadata.num_rows
     except Exception as exc:  # pyarrow's errors name no file
         raise DataError(f"labels.parquet cannot be read ({type(exc).__name__}: {exc})",
                         path=directory / "labels.parquet", fix=RESTORE) from None

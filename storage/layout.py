@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import zarr
 
 from .errors import DataError
+from .location import is_remote, location
 from .outputs import uninterrupted
 
 SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
@@ -132,7 +133,7 @@ def meta_digest(meta: dict) -> str:
 
 def read_meta(directory) -> dict:
     """Metadata of an ingested dataset directory, with a clear error when it is not one."""
-    directory = Path(directory)
+    directory = location(directory)
     meta_path = directory / META
     if not meta_path.is_file() or not (directory / FEATURES).exists() or not (directory / LABELS).is_file():
         raise DataError(
@@ -158,7 +159,7 @@ def read_meta(directory) -> dict:
 
 def open_features(directory):
     """The zarr feature array (read-only)."""
-    path = Path(directory) / FEATURES
+    path = location(directory) / FEATURES
     try:
         return zarr.open_array(str(path), mode="r")
     except Exception as exc:  # zarr's errors name no file
@@ -174,7 +175,7 @@ def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.
     DataError
         The chunk is missing, unreadable or not what was written (naming the file and the rows).
     """
-    directory = Path(directory)
+    directory = location(directory)
     chunk_rows, n_rows = int(meta["chunk_rows"]), int(meta["n_rows"])
     lo, hi = c * chunk_rows, min(n_rows, (c + 1) * chunk_rows)
     where = f"chunk {c} (rows {lo}..{hi - 1})"
@@ -198,9 +199,15 @@ def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.
     return X, y
 
 
+def open_labels(directory) -> pq.ParquetFile:
+    """The labels' parquet file (its row groups are read on demand)."""
+    path = location(directory) / LABELS
+    return pq.ParquetFile(path.open("rb") if is_remote(path) else str(path))
+
+
 def read_labels(directory, start: int = 0, stop: int | None = None) -> np.ndarray:
     """Internal labels of rows [start, stop), read from parquet row groups (not the whole file)."""
-    pf = pq.ParquetFile(str(Path(directory) / LABELS))
+    pf = open_labels(directory)
     n = pf.metadata.num_rows
     stop = n if stop is None else min(stop, n)
     if start >= stop:

@@ -24,6 +24,7 @@ import zarr
 
 from .errors import DataError
 from .layout import meta_digest
+from .location import location
 from .outputs import MODEL, atomic_output, uninterrupted
 
 MODEL_SCHEMA_VERSION = 2  # 2: meta_sha256 covers model.json
@@ -61,7 +62,7 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False,
         full = {"schema_version": MODEL_SCHEMA_VERSION, "kind": "model", **meta, "arrays": index}
         full["meta_sha256"] = meta_digest(full)
         (tmp / MODEL_META).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
-    return Path(directory)
+    return location(directory)
 
 
 MODEL_DAMAGED = "the model directory is damaged; restore it from a copy or retrain"
@@ -74,7 +75,7 @@ def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dic
 
     ``memory_limit``: bytes the arrays may take (default: the memory available now).
     """
-    directory = Path(directory)
+    directory = location(directory)
     meta_path = directory / MODEL_META
     if not meta_path.is_file() or not (directory / STATE).is_dir():
         raise DataError("not a saved model (needs model.json and state.zarr)", path=directory,

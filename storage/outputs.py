@@ -28,10 +28,12 @@ import re
 import secrets
 import shutil
 import signal
+import tempfile
 import threading
 from pathlib import Path
 
 from .errors import DataError
+from .location import is_remote, is_url, location, text, upload_output
 
 # What each kind of output looks like on disk: its marker and every entry it may hold.
 DATASET, MODEL, CHECKPOINTS, JSON_REPORT, PLOT = "dataset", "model", "checkpoint folder", "JSON report", "PNG plot"
@@ -54,7 +56,8 @@ class OutputBusy(DataError):
 
 def _read_json(path: Path):
     try:
-        if path.stat().st_size > _MAX_REPORT_BYTES:
+        size = path.fs.size(path.path) if is_remote(path) else path.stat().st_size
+        if size > _MAX_REPORT_BYTES:
             return None
         return json.loads(path.read_text())
     except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
@@ -69,7 +72,7 @@ def _marker_ok(kind: str, meta) -> bool:
     if kind == MODEL:
         return meta.get("kind") == "model" and "schema_version" in meta
     if kind == CHECKPOINTS:
-        return "schema" in meta and "algo" in meta
+        return "schema" in meta and ("algorithm" in meta or "algo" in meta)  # ("algo": schema 1)
     return False
 
 
@@ -83,7 +86,7 @@ def _is_own_entry(kind: str, name: str, allowed: set) -> bool:
 
 def recognise(path, kind: str) -> str | None:
     """None when ``path`` is an omkl-dist output of ``kind``; otherwise what it is instead."""
-    path = Path(path)
+    path = location(path)
     if kind == JSON_REPORT:
         if not path.is_file():
             return "a folder" if path.is_dir() else "not a regular file"
@@ -102,7 +105,8 @@ def recognise(path, kind: str) -> str | None:
     marker, allowed = _DIR_ENTRIES[kind]
     if not _marker_ok(kind, _read_json(path / marker)):
         return f"a folder without omkl-dist's {marker}"
-    strangers = sorted(e.name for e in os.scandir(path) if not _is_own_entry(kind, e.name, allowed))
+    names = [e.name for e in (path.iterdir() if is_remote(path) else os.scandir(path))]
+    strangers = sorted(name for name in names if not _is_own_entry(kind, name, allowed))
     if strangers:
         shown = ", ".join(strangers[:3]) + (f" and {len(strangers) - 3} more" if len(strangers) > 3 else "")
         return f"a {kind} that also holds other files ({shown})"
@@ -152,10 +156,12 @@ def check_output(path, kind: str, *, overwrite: bool, inputs=(), option: str = "
         ``path`` is, contains or lies inside an input, is something other than an output of
         ``kind``, or its folder cannot be written.
     """
+    if is_url(path) or is_remote(path):
+        return _check_remote_output(location(path), kind, overwrite=overwrite, inputs=inputs, option=option)
     out = Path(path).expanduser().absolute()
     real = _real(out)
     for label, inp in inputs:
-        if inp is None:
+        if inp is None or is_url(inp) or is_remote(inp):  # (a local output cannot touch a remote input)
             continue
         how = _relation(real, _real(inp))
         if how:
@@ -170,6 +176,31 @@ def check_output(path, kind: str, *, overwrite: bool, inputs=(), option: str = "
             raise DataError(f"{option} exists and is {what}; omkl-dist replaces only a {kind} it wrote itself",
                             path=out, fix=f"choose another {option}, or move that path away yourself")
     _check_parent_writable(out, option)
+    return out
+
+
+def _check_remote_output(out, kind: str, *, overwrite: bool, inputs, option: str):
+    """:func:`check_output` for a URL: the same rules, on the object store's prefixes."""
+    if kind not in _DIR_ENTRIES:
+        raise DataError(f"a {kind} cannot be written to a URL", path=out, fix=f"give {option} a local path")
+    target = text(out).rstrip("/")
+    for label, inp in inputs:
+        if inp is None:
+            continue
+        other = text(location(inp)).rstrip("/")
+        how = ("is" if target == other else "lies inside" if target.startswith(other + "/")
+               else "contains" if other.startswith(target + "/") else None)
+        if how:
+            raise DataError(f"{option} {how} the {label} ({inp}); writing there would destroy it",
+                            path=out, fix=f"choose an {option} outside the {label}")
+    if out.exists() and (not out.is_dir() or any(True for _ in out.iterdir())):
+        if not overwrite:
+            flag = "--overwrite" if kind != CHECKPOINTS else "--resume to continue that job, or --overwrite"
+            raise FileExistsError(f"{out} already exists; pass {flag} to replace it, or choose another {option}")
+        what = recognise(out, kind)
+        if what is not None:
+            raise DataError(f"{option} exists and is {what}; omkl-dist replaces only a {kind} it wrote itself",
+                            path=out, fix=f"choose another {option}, or move that path away yourself")
     return out
 
 
@@ -337,8 +368,20 @@ def atomic_output(out, *, kind: str, overwrite: bool = False, inputs=(), option:
     Under the output's lock: what dead writers left is swept, :func:`check_output` is repeated,
     and on success an existing ``out`` is moved aside, the new one renamed in, and only then the
     old one deleted. On any exception -- SIGINT and SIGTERM included -- the temporary path is
-    removed and ``out`` is left as it was.
+    removed and ``out`` is left as it was. A URL ``out`` (object storage) is built in a local
+    temporary folder and uploaded marker-last (:func:`~.location.upload_output`).
     """
+    if is_url(out) or is_remote(out):
+        remote = check_output(out, kind, overwrite=overwrite, inputs=inputs, option=option)
+        tmp = Path(tempfile.mkdtemp(prefix=".omkl-upload-"))
+        try:
+            with _signals_raise():
+                yield tmp
+                check_output(remote, kind, overwrite=overwrite, inputs=inputs, option=option)
+                upload_output(tmp, remote, _DIR_ENTRIES[kind][0])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     out = Path(out).expanduser().absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(out), _signals_raise():

@@ -6,12 +6,12 @@ stream over a dataset far larger than RAM works the same as over a small one.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
 from .ingest import dataset_info
 from .layout import open_features, read_chunk
+from .location import location
 
 
 class Stream:
@@ -53,7 +53,7 @@ class Stream:
 
     def __init__(self, directory, block_size: int = 1024, *, shuffle: bool = False, seed=None, start: int = 0,
                  stop: int | None = None):
-        self.directory = Path(directory)
+        self.directory = location(directory)
         self.block_size = _positive_int(block_size, "block_size")
         self.meta = dataset_info(self.directory)
         total = int(self.meta["n_rows"])

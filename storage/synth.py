@@ -65,7 +65,6 @@ import hashlib
 import math
 import numbers
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 
@@ -339,7 +338,7 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
     record = np.dtype([("x", np.dtype(dtype).newbyteorder("<"), (features,)), ("y", "<i8")])
     digest = hashlib.sha256()
     n_pos = 0
-    with atomic_output(Path(out), kind=DATASET, overwrite=overwrite) as tmp:
+    with atomic_output(out, kind=DATASET, overwrite=overwrite) as tmp:
         writer = DatasetWriter(tmp, n_rows=rows, n_features=features, chunk_rows=chunk_rows, dtype=dtype)
         blocks = iter_blocks(rows=rows, features=features, seed=seed, noise=noise, generator=params)
         for X, y in _rechunk(blocks, chunk_rows):

@@ -10,11 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
-from pathlib import Path
 
 from ..persistence import save_model
 from ..storage.errors import DataError
+from ..storage.location import is_remote, location, remove_tree, text
 from ..storage.outputs import CHECKPOINTS, check_output
 
 CHECKPOINT_SCHEMA = 2  # 2: the job names the estimator class and its parameters
@@ -26,7 +25,7 @@ def job_description(model, data, *, seed, scaling, permute, limit, n_rows) -> di
     """What identifies a job (an initialised estimator over a dataset): a resume must match it exactly."""
     _, meta = model.to_state()
     return {"schema": CHECKPOINT_SCHEMA, "algorithm": meta["algorithm"], "params": meta["params"],
-            "data": str(Path(data).resolve()), "seed": seed, "scaling": scaling, "permute": permute, "limit": limit,
+            "data": text(data), "seed": seed, "scaling": scaling, "permute": permute, "limit": limit,
             "n_rows": n_rows}
 
 
@@ -38,7 +37,9 @@ class CheckpointStore:
     """
 
     def __init__(self, directory):
-        self.dir = Path(directory).absolute()
+        self.dir = location(directory)
+        if not is_remote(self.dir):
+            self.dir = self.dir.absolute()
 
     def start(self, job: dict, *, resume: bool, overwrite: bool = False):
         """Record the job (or, for a resume, check it is the recorded one); return the newest
@@ -78,18 +79,19 @@ class CheckpointStore:
     def _checkpoints(self):
         return sorted(p for p in self.dir.glob("ckpt-*") if re.fullmatch(r"ckpt-\d+", p.name))
 
-    def write(self, model, scaler, n_seen: int, history, job: dict) -> Path:
+    def write(self, model, scaler, n_seen: int, history, job: dict):
         path = self.dir / f"ckpt-{n_seen:012d}"
         save_model(model, path, scaler=scaler, overwrite=True, option="--checkpoint-dir",
                    extra_meta={"job": job, "history": [list(h) for h in history]})
         for old in self._checkpoints()[:-KEEP_CHECKPOINTS]:
-            shutil.rmtree(old, ignore_errors=True)
+            remove_tree(old)
         return path
 
     def clear(self) -> None:
         """Delete the job record and the checkpoints, then the folder if nothing else is in it."""
         for ckpt in self._checkpoints():
-            shutil.rmtree(ckpt, ignore_errors=True)
+            remove_tree(ckpt)
         (self.dir / JOB).unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # not empty: something else is there, and stays
-            self.dir.rmdir()
+        if not is_remote(self.dir):  # (an object store's prefix is gone once empty)
+            with contextlib.suppress(OSError):  # not empty: something else is there, and stays
+                self.dir.rmdir()

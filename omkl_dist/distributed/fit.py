@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from ..persistence import load_model
 from ..preprocessing import Scaler
 from ..storage.ingest import dataset_info
+from ..storage.location import text
 from .checkpoints import CheckpointStore, job_description
 
 # rows of the stream's head the scaler is fitted on
@@ -35,7 +35,8 @@ class ClusterFit:
     first :data:`SCALER_ROWS` rows); ``resumed_from``: rows already learnt at the start (a resume);
     ``seconds``: learning time; ``timing``: the engine's per-round accounting; ``failures``: worker
     failures recovered from; ``n_workers``, ``n_shards``; ``history``: (rows seen, mistakes) per
-    coordinator call; ``checkpoint_dir``: where the checkpoints are (None without).
+    coordinator call; ``checkpoint_dir``: where the checkpoints are (a path or URL location; None
+    without).
     """
 
     model: object
@@ -47,7 +48,7 @@ class ClusterFit:
     n_workers: int = 0
     n_shards: int = 0
     history: list = field(default_factory=list)
-    checkpoint_dir: Path | None = None
+    checkpoint_dir: object = None
 
 
 def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bool = True, seed: int = 0,
@@ -83,13 +84,13 @@ def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bo
     resume_from = store.start(job, resume=resume, overwrite=overwrite) if store is not None else None
     if resume_from is not None:
         _, scaler, ckpt_meta = load_model(resume_from)
-        start = {"checkpoint": str(resume_from.resolve()), "history": ckpt_meta.get("history", [])}
+        start = {"checkpoint": text(resume_from), "history": ckpt_meta.get("history", [])}
         n_start, mistakes_start = int(ckpt_meta["engine"]["n_seen"]), int(ckpt_meta["engine"]["n_mistakes"])
     else:
         scaler = _fit_scaler(engine.client, dataset, scaling, permute, seed, limit, n_features)
         arrays, scalars = model.engine_.state()
         start, n_start, mistakes_start = {"arrays": arrays, "scalars": scalars}, 0, 0
-    shard_job = {"data": str(Path(dataset).resolve()), "shuffle": permute, "seed": seed, "limit": limit,
+    shard_job = {"data": text(dataset), "shuffle": permute, "seed": seed, "limit": limit,
                  "kernel_pool": model.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
 
     def on_checkpoint(arrays, scalars, history):
@@ -119,7 +120,7 @@ def _fit_scaler(client, data, scaling, permute, seed, limit, n_features) -> Scal
     """Fit the scaler on a prefix of the stream, on a worker (no feature data to the client)."""
     if scaling == "none":
         return Scaler("none").fit(np.zeros((1, n_features)))
-    stats = client.submit(fit_scaler_task, str(Path(data).resolve()), scaling, permute, seed, limit,
+    stats = client.submit(fit_scaler_task, text(data), scaling, permute, seed, limit,
                           pure=False).result()
     return Scaler.from_dict(stats)
 
