@@ -82,7 +82,8 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     assert not hasattr(template, "validation_size_") or template.validation_size_ == params["validation_size"]
     arrays, scalars = template.engine_.state()
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
-           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
+           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict(),
+           "classes": template.classes_.tolist()}
     program, rule = template.engine_.program, getattr(template.engine_, "rule", -1)
     split_rows = splits_rows(rule, scalars.get("n_classes", 1))  # as DaskEngine decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
@@ -175,7 +176,8 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
     template.initialize(X.shape[1], [-1, 1], n_rows=len(y))
     arrays, scalars = template.engine_.state()
     job = {"data": str(stored), "shuffle": False, "seed": 0, "limit": None,
-           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict()}
+           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict(),
+           "classes": [-1, 1]}
     shard = KernelShard(job, np.arange(16), {"arrays": arrays, "scalars": scalars})
     coord = Coordinator([shard], [np.arange(16)], arrays, scalars, len(y), checkpoint_every=5,
                         round_ends=segmenting(template.engine_.rule, template.engine_.program, 100))

@@ -91,7 +91,7 @@ def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bo
         arrays, scalars = model.engine_.state()
         start, n_start, mistakes_start = {"arrays": arrays, "scalars": scalars}, 0, 0
     shard_job = {"data": text(dataset), "shuffle": permute, "seed": seed, "limit": limit,
-                 "kernel_pool": model.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict()}
+                 "kernel_pool": model.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict(), "classes": classes}
 
     def on_checkpoint(arrays, scalars, history):
         return store.write(model.set_engine_state(arrays, scalars), scaler, int(scalars["n_seen"]), history, job)

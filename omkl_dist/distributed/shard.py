@@ -43,8 +43,10 @@ class KernelShard:
     Parameters
     ----------
     job : dict
-        ``data`` (dataset directory), ``shuffle``, ``seed``, ``limit`` (rows of the stream or None),
-        ``kernel_pool`` (spec string) and ``scaler`` (:meth:`Scaler.to_dict`).
+        ``data`` (dataset directory or URL), ``shuffle``, ``seed``, ``limit`` (rows of the stream or
+        None), ``kernel_pool`` (spec string), ``scaler`` (:meth:`Scaler.to_dict`) and ``classes`` (the
+        dataset's sorted internal labels: a multi-class model learns their indices, as the
+        estimator codes them).
     kernels : sequence of int
     state : dict
         Where the model starts: ``{"checkpoint": DIR}`` (a saved model, read here) or
@@ -70,6 +72,9 @@ class KernelShard:
             self.engine = LocalEngine.from_state(program, arrays, scalars)
         self.kernel_pool = job["kernel_pool"]
         self.scaler = Scaler.from_dict(job["scaler"])
+        # labels as the engine takes them: ±1 (binary model) or class indices (multi-class model; a
+        # binary dataset's internal labels are ±1, e.g. for OM-2)
+        self.classes = np.asarray(job["classes"]) if self.engine.n_classes > 1 else None
         stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
         self.cursor = stream.cursor(self.engine.n_seen)
         self._rows_read = self.engine.n_seen
@@ -94,17 +99,17 @@ class KernelShard:
         X, y = self._read(n)
         t0 = time.perf_counter()
         if self.own_buffers:
-            out = self.engine.kernel_step(X, y.astype(np.float64), self.engine.n_seen)
+            out = self.engine.kernel_step(X, y, self.engine.n_seen)
             out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
             if request.get("labels"):
-                out["y"] = y.astype(np.float64)
+                out["y"] = y
             self._read_ahead(request)
             return out
         xsq = np.einsum("ij,ij->i", X, X)
         e = self.engine
         e.w[:] = request["w"]
         if len(self.act):
-            F, _, _, coef = e.run_segment(X, xsq, y.astype(np.float64), act=self.act)
+            F, _, _, coef = e.run_segment(X, xsq, y, act=self.act)
         else:  # owns no kernel any more (Perceptron(*) after validation): only keeps its pool copy
             F, coef = np.empty((n, e.program.m)), np.zeros((n, e.program.m))
         e.n_seen += n
@@ -114,7 +119,7 @@ class KernelShard:
         out = {"F": np.ascontiguousarray(F[:, self.act]), "rows": rows, "coef": own[rows],
                "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
         if request.get("labels"):
-            out["y"] = y.astype(np.float64)
+            out["y"] = y
         self._read_ahead(request)
         return out
 
@@ -147,7 +152,8 @@ class KernelShard:
             raise RuntimeError(f"the stream ended after {self._rows_read + len(y)} rows, the job expected "
                                f"{self._rows_read + n}: was the dataset changed while the job ran?")
         self._rows_read += n
-        return self.scaler.transform(X), y
+        y = np.searchsorted(self.classes, y) if self.classes is not None else y
+        return self.scaler.transform(X), y.astype(np.float64)
 
     # --- row-split rounds (SPA, stochastic OMKC: see partition.splits_rows) --------------------
     def score(self, request: dict) -> dict:
@@ -158,7 +164,7 @@ class KernelShard:
         n, lo, hi = int(request["n"]), int(request["lo"]), int(request["hi"])
         X, y = self._read(n)
         xsq = np.einsum("ij,ij->i", X, X)
-        self._last, self._labels = (X, xsq), y.astype(np.float64)
+        self._last, self._labels = (X, xsq), y
         t0 = time.perf_counter()
         e = self.engine
         F = e.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, e.program.m * e.n_classes))

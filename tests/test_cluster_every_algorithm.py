@@ -1,0 +1,95 @@
+"""Every online algorithm through the public cluster API (:meth:`DaskEngine.fit`), exact and resumable.
+
+For each of the online algorithms (the four OMKC variants, the three Perceptron baselines, SPA,
+OM-2 and the four budget baselines) on a stored stream:
+
+1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
+2. ``DaskEngine(client, n_shards=2).fit(...)`` with checkpoints gives the same model bit for bit;
+3. the checkpoints are cut back to the earliest one (as if the job had died there: the recovery of
+   a lost worker restarts every actor from the last checkpoint the same way) and
+   ``fit(..., resume=True)`` on **3** shards continues from it to the same model bit for bit.
+
+The Dask cluster is in-process (``LocalCluster(processes=False)``: two workers, actors in threads),
+which runs the engine's real actor code; killed worker *processes* are tested on real
+``dask worker`` processes in ``test_cluster_integration.py`` (SPA, OMKC (S,S)).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from omkl_dist.persistence import load_model
+
+pytestmark = pytest.mark.cluster
+
+ROWS, BLOCK, SEED = 2400, 200, 5
+CASES = [
+    ("omkc", {"update": "D", "combination": "D"}), ("omkc", {"update": "D", "combination": "S"}),
+    ("omkc", {"update": "S", "combination": "D"}), ("omkc", {"update": "S", "combination": "S"}),
+    ("perceptron", {"kernel": "gaussian:1"}), ("perceptron-u", {}), ("perceptron-star", {}), ("spa", {}), ("om2", {}),
+    ("rbp", {"budget": 30}), ("forgetron", {"budget": 30}), ("bogd", {"budget": 30}), ("bpas", {"budget": 30}),
+]
+KERNELS = "gaussian:0.5,1,2;poly:2;linear"
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    from omkl_dist.storage.synth import synthesize
+
+    out = tmp_path_factory.mktemp("every") / "synth"
+    synthesize(out, rows=ROWS, features=5, seed=3, chunk_rows=800)
+    return out
+
+
+def _arrays(model):
+    arrays, meta = model.to_state()
+    return arrays, meta["engine"]
+
+
+def _assert_same(model, reference):
+    arrays, engine = _arrays(model)
+    ref_arrays, ref_engine = reference
+    assert sorted(arrays) == sorted(ref_arrays) and engine == ref_engine
+    for name, value in ref_arrays.items():
+        np.testing.assert_array_equal(arrays[name], value, err_msg=name)
+
+
+@pytest.mark.parametrize(("algo", "params"), CASES, ids=[a + "".join(f"-{v}" for v in p.values()) for a, p in CASES])
+def test_cluster_fit_and_resume_equal_the_sequential_run(client, stored, tmp_path, algo, params):
+    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.pipelines.run import make_stream_estimator, run_job
+
+    params = params if algo == "perceptron" else {"kernels": KERNELS, **params}
+    run_job(algo, str(stored), params=params, block_size=BLOCK, seed=SEED, scaling="minmax",
+            model_out=tmp_path / "local", trace_out=tmp_path / "trace.json", show_progress=False)
+    reference = _arrays(load_model(tmp_path / "local")[0])
+
+    def estimator():
+        return make_stream_estimator(algo, params, n_rows=ROWS, block_size=BLOCK, seed=SEED)
+
+    ckpt = tmp_path / "ckpt"
+    fit = DaskEngine(client, n_shards=2, checkpoint_every=2).fit(estimator(), stored, scaling="minmax", seed=SEED,
+                                                                 checkpoint_dir=ckpt)
+    _assert_same(fit.model, reference)
+    checkpoints = sorted(ckpt.glob("ckpt-*"))
+    assert checkpoints, "no checkpoint was written"
+    for later in checkpoints[1:]:  # back to the earliest kept checkpoint
+        shutil.rmtree(later)
+    resumed = DaskEngine(client, n_shards=3, checkpoint_every=2).fit(estimator(), stored, scaling="minmax",
+                                                                     seed=SEED, checkpoint_dir=ckpt, resume=True,
+                                                                     keep_checkpoints=False)
+    assert 0 < resumed.resumed_from < ROWS
+    _assert_same(resumed.model, reference)
+    assert not ckpt.exists()
