@@ -4,7 +4,8 @@ For each of the online algorithms (the four OMKC variants, the three Perceptron 
 OM-2 and the four budget baselines) on a stored stream:
 
 1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
-2. ``DaskEngine(client, n_shards=2).fit(...)`` with checkpoints gives the same model bit for bit;
+2. ``DaskEngine(client, n_shards=2).fit(...)`` with checkpoints gives the same model bit for bit,
+   reporting progress from row 0 to the end;
 3. the checkpoints are cut back to the earliest one (as if the job had died there: the recovery of
    a lost worker restarts every actor from the last checkpoint the same way) and
    ``fit(..., resume=True)`` on **3** shards continues from it to the same model bit for bit.
@@ -79,10 +80,12 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(client, stored, tmp_pat
     def estimator():
         return make_stream_estimator(algo, params, n_rows=ROWS, block_size=BLOCK, seed=SEED)
 
-    ckpt = tmp_path / "ckpt"
-    fit = DaskEngine(client, n_shards=2, checkpoint_every=2).fit(estimator(), stored, scaling="minmax", seed=SEED,
-                                                                 checkpoint_dir=ckpt)
+    ckpt, seen = tmp_path / "ckpt", []
+    fit = DaskEngine(client, n_shards=2, checkpoint_every=2).fit(
+        estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt,
+        on_progress=lambda p: seen.append((p["n_seen"], p["n_rows"], p["done"])))
     _assert_same(fit.model, reference)
+    assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.resumed_from == 0
     checkpoints = sorted(ckpt.glob("ckpt-*"))
     assert checkpoints, "no checkpoint was written"
     for later in checkpoints[1:]:  # back to the earliest kept checkpoint

@@ -1,13 +1,13 @@
 """Datasets, models and checkpoints at S3 URLs, against a real S3-compatible server (moto in server
 mode) bound to 127.0.0.1 and stopped at the end: ``omkl data synth --out s3://...``, streams read
 back from S3 equal the local copy's, models saved to and loaded from S3, an output that exists is
-refused without ``--overwrite``, and a cluster job whose workers read the stream from S3 and write
-their checkpoints and the final model there ends in the model ``omkl run`` learns locally.
+refused without ``overwrite``, ``omkl run --data s3://... --model-out s3://...``, and a cluster job
+whose workers read the stream from S3 and write their checkpoints and the final model there ends
+in the model ``omkl run`` learns, bit for bit.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -82,21 +82,22 @@ def _read_all(directory, **kw):
 def test_datasets_and_models_at_s3_urls(s3, tmp_path):
     from omkl_dist import SPA
     from omkl_dist.persistence import load_model, save_model
+    from omkl_dist.storage.synth import synthesize
 
     url = f"{s3['url']}/data/synth"
     omkl("data", "synth", "--rows", 3000, "--features", 6, "--seed", 4, "--chunk-rows", 1000, "--out", url)
-    omkl("data", "synth", "--rows", 3000, "--features", 6, "--seed", 4, "--chunk-rows", 1000, "--out",
-         tmp_path / "synth")
+    synthesize(tmp_path / "synth", rows=3000, features=6, seed=4, chunk_rows=1000)
     names = sorted(p.rsplit("/", 1)[-1] for p in s3["fs"].ls(f"{BUCKET}/data/synth"))
     assert names == ["features.zarr", "labels.parquet", "meta.json"]
     X, y = _read_all(url)
     X_local, y_local = _read_all(tmp_path / "synth")
     np.testing.assert_array_equal(X, X_local)
     np.testing.assert_array_equal(y, y_local)
-    # an existing dataset is refused without --overwrite and replaced with it
-    again = omkl("data", "synth", "--rows", 500, "--features", 6, "--out", url, check=False)
-    assert again.returncode != 0 and "already exists" in again.stderr
-    assert _read_all(url)[0].shape == (3000, 6)
+    # an existing dataset is refused without overwrite, replaced with it
+    with pytest.raises(FileExistsError, match="already exists"):
+        synthesize(url, rows=500, features=6)
+    synthesize(url, rows=1500, features=6, seed=4, chunk_rows=1000, overwrite=True)
+    assert _read_all(url)[0].shape == (1500, 6)
 
     model = SPA(kernels="gaussian:1,2", random_state=0).fit(X[:1500], y[:1500])
     save_model(model, f"{s3['url']}/models/spa")
@@ -110,30 +111,36 @@ def test_datasets_and_models_at_s3_urls(s3, tmp_path):
 
 @pytest.mark.cluster
 def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
-    """Workers (started with the endpoint in their environment) read the stream from S3; the
-    checkpoints and the final model go to S3; the model is `omkl run`'s on the local copy."""
+    """Dask workers open the S3 stream themselves; checkpoints and the final model (``omkl submit``'s
+    own code path, :meth:`DaskEngine.fit` + ``save_model``) go to S3; the model is the one ``omkl run``
+    learns from the same S3 dataset in-process, bit for bit. (The workers are an in-process
+    ``LocalCluster``, so they share this process's endpoint variables; workers on other machines
+    take theirs from their own environment.)"""
+    from distributed import Client, LocalCluster
+
+    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.persistence import save_model
+    from omkl_dist.pipelines.run import make_stream_estimator
     from omkl_dist.storage.models import read_state
+    from omkl_dist.storage.synth import synthesize
 
     url = f"{s3['url']}/data/job"
-    for out in (url, tmp_path / "job"):
-        omkl("data", "synth", "--rows", 4000, "--features", 5, "--seed", 9, "--chunk-rows", 1000, "--out", out)
-    job = ["--algo", "omkc", "--update", "S", "--combination", "S", "--kernels", "gaussian:0.5,1,2;poly:2",
-           "--block-size", 256, "--seed", 2, "--scaling", "minmax", "--quiet"]
-    omkl("run", *job, "--data", tmp_path / "job", "--model-out", tmp_path / "local")
-    run_dir = tmp_path / "cluster"
-    up = omkl("cluster", "up", "--run-dir", run_dir, "--workers", 2, "--threads", 1)
-    try:
-        scheduler = next(line.split()[-1] for line in up.stdout.splitlines() if line.strip().startswith("scheduler"))
-        out = f"{s3['url']}/models/remote"
-        report = json.loads(omkl("submit", "--scheduler", scheduler, *job, "--data", url, "--out", out,
-                                 "--checkpoint-every", 3, "--keep-checkpoints", "--json").stdout.strip().splitlines()[-1])
-    finally:
-        omkl("cluster", "down", "--run-dir", run_dir, check=False)
-    assert report["n"] == 4000 and report["workers"] == 2
+    synthesize(url, rows=4000, features=5, seed=9, chunk_rows=1000)
+    params = {"update": "S", "combination": "S", "kernels": "gaussian:0.5,1,2;poly:2"}
+    omkl("run", "--algo", "omkc", "--update", "S", "--combination", "S", "--kernels", params["kernels"],
+         "--block-size", 256, "--seed", 2, "--scaling", "minmax", "--quiet", "--data", url,
+         "--model-out", f"{s3['url']}/models/local")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        fit = DaskEngine(client, checkpoint_every=3).fit(
+            make_stream_estimator("omkc", params, n_rows=4000, block_size=256, seed=2), url, scaling="minmax",
+            seed=2, checkpoint_dir=f"{s3['url']}/models/remote.checkpoints")
+    save_model(fit.model, f"{s3['url']}/models/remote", scaler=fit.scaler)
+    assert fit.model.n_samples_seen_ == 4000 and fit.n_workers == 2
     checkpoints = [p.rsplit("/", 1)[-1] for p in s3["fs"].ls(f"{BUCKET}/models/remote.checkpoints")]
     assert "job.json" in checkpoints and any(name.startswith("ckpt-") for name in checkpoints)
-    remote_arrays, remote_meta = read_state(out)
-    local_arrays, local_meta = read_state(tmp_path / "local")
+    remote_arrays, remote_meta = read_state(f"{s3['url']}/models/remote")
+    local_arrays, local_meta = read_state(f"{s3['url']}/models/local")
     assert sorted(remote_arrays) == sorted(local_arrays) and remote_meta["engine"] == local_meta["engine"]
     for name, value in local_arrays.items():
         np.testing.assert_array_equal(remote_arrays[name], value, err_msg=name)

@@ -29,6 +29,18 @@ def job_description(model, data, *, seed, scaling, permute, limit, n_rows) -> di
             "n_rows": n_rows}
 
 
+def _differences(old: dict, new: dict, prefix: str = "") -> list:
+    """``(key, old value, new value)`` where the jobs differ; nested objects (the parameters) by key."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append((f"{prefix}{key}", (a, b)))
+    return out
+
+
 class CheckpointStore:
     """``job.json`` + ``ckpt-<n_seen>`` saved models; keeps the newest few.
 
@@ -65,9 +77,9 @@ class CheckpointStore:
             found = old.get("schema") if isinstance(old, dict) else None
             raise DataError(f"checkpoint schema {found!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
                             path=recorded, fix="resume with the omkl-dist version that wrote it, or start over")
-        diff = {k: (old.get(k), v) for k, v in job.items() if old.get(k) != v}
+        diff = _differences(old, job)
         if diff:
-            detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in sorted(diff.items()))
+            detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in diff)
             raise DataError(f"the checkpoints belong to another job ({detail})", path=self.dir,
                             fix="repeat the original command with --resume, or start over without --resume")
         return self.latest()
