@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omkl_dist.algorithms.registry import make_estimator
-from omkl_dist.combiners.hedge import SPA, UNIFORM
 from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.coordinator import Coordinator
-from omkl_dist.distributed.partition import partition_kernels, row_ranges, splits_rows
+from omkl_dist.distributed.partition import partition_kernels, row_ranges
+from omkl_dist.engine.protocol import Rule, engine_class
 from omkl_dist.distributed.shard import KernelShard
 from omkl_dist.engine import local as local_engine
 from omkl_dist.engine.local import LocalEngine, segmenting
@@ -84,8 +84,8 @@ def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shu
     job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
            "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict(),
            "classes": template.classes_.tolist()}
-    program, rule = template.engine_.program, getattr(template.engine_, "rule", -1)
-    split_rows = splits_rows(rule, scalars.get("n_classes", 1))  # as DaskEngine decides
+    program, rule = template.engine_.program, Rule(scalars["rule"]) if "rule" in scalars else None
+    split_rows = engine_class(scalars).splits_rows(scalars)  # as DaskEngine decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
@@ -112,7 +112,7 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
     assert (state["n_seen"], state["n_mistakes"]) == (e.n_seen, e.n_mistakes)
     assert state["history"][-1] == (len(y), int(local_mistakes.sum()))
     if algo in BUDGET:  # each shard holds its kernels' buffers: merged, they are the local engine's
-        merged = type(e).merge([s.kernels_part() for s in shards], logw=state["arrays"]["logw"],
+        merged = type(e).merge([s.model_part() for s in shards], logw=state["arrays"]["logw"],
                                w=state["arrays"]["w"], n_mistakes=state["n_mistakes"])
         ours, ref = merged.state()[0], e.state()[0]
         for name, value in ref.items():
@@ -122,7 +122,7 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
         np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     for shard in shards:  # every shard holds the whole pool, identical to the local one
         for name, value in e.pool.state().items():
-            np.testing.assert_array_equal(shard.pool_state()[name], value, err_msg=name)
+            np.testing.assert_array_equal(shard.model_part()[name], value, err_msg=name)
 
 
 @pytest.mark.parametrize(("algo", "params"), [("spa", {"block_sync": True}), ("omkc", {"update": "S", "combination": "S"})],
@@ -183,7 +183,7 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
                         round_ends=segmenting(template.engine_.rule, template.engine_.program, 100))
     first = asyncio.run(coord.run_rounds(100))
     assert first["checkpoint_due"] and first["n_seen"] == 900 and not first["done"]  # 3 x 1 block, 2 x 3
-    shard.pool_state()  # the last round is applied when run_rounds returns
+    shard.model_part()  # the last round is applied when run_rounds returns
 
 
 def test_partition_keeps_chains_together_and_uniform_whole():
@@ -195,7 +195,7 @@ def test_partition_keeps_chains_together_and_uniform_whole():
     for part in parts:  # consecutive in evaluation order
         pos = sorted(order.index(k) for k in part)
         assert pos == list(range(pos[0], pos[0] + len(pos)))
-    assert len(partition_kernels(program, UNIFORM, 4)) == 1
+    assert len(partition_kernels(program, Rule.UNIFORM, 4)) == 1
     assert len(partition_kernels(compile_program(make_pool("linear")), 0, 4)) == 1
     with pytest.raises(ValueError, match="n_shards"):
         partition_kernels(program, 0, 0)
@@ -215,11 +215,17 @@ def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share)
         assert abs(ranges[0][1] - lead_share * n) <= 8 or ranges[0][1] == 8 or n - ranges[0][1] < 16
 
 
-def test_rules_with_stochastic_updates_split_rows_on_any_pool():
-    from omkl_dist.combiners.hedge import DD, DS, SD, SS
+def test_which_rounds_split_by_rows():
+    """The coupled rules and every multi-class model split rows; the deterministic binary rules and the
+    budget engine (independent kernels) split kernels."""
+    from omkl_dist.engine.budget import BudgetEngine
+    from omkl_dist.engine.local import LocalEngine
 
-    assert all(splits_rows(rule) for rule in (SPA, SD, SS))
-    assert not any(splits_rows(rule) for rule in (DD, DS, UNIFORM))
+    assert all(LocalEngine.splits_rows({"rule": rule}) for rule in (Rule.SPA, Rule.SD, Rule.SS, Rule.OM2))
+    assert not any(LocalEngine.splits_rows({"rule": rule}) for rule in (Rule.DD, Rule.DS, Rule.UNIFORM, Rule.LEADER))
+    assert LocalEngine.splits_rows({"rule": Rule.DD, "n_classes": 3})
+    assert not BudgetEngine.splits_rows({"n_classes": 3})
+    assert engine_class({"engine": "budget"}) is BudgetEngine and engine_class({"rule": 0}) is LocalEngine
 
 
 def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):
@@ -227,7 +233,7 @@ def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):
     monkeypatch.setattr(local_engine, "ROUND_GROWTH", 32)
     program = compile_program(make_pool("omkc16"))
     for block in (256, 700, 1024, 8192):
-        rounds = segmenting(SPA, program, block)
+        rounds = segmenting(Rule.SPA, program, block)
         assert rounds.window == block * (16384 // block)
         g, ends = 0, []
         while g < 1_000_000:
@@ -239,8 +245,8 @@ def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):
         assert rounds.length(0, 10**6) == block  # the first round is one block, the late ones a window
         assert rounds.length(900_000 - 900_000 % rounds.window, 10**6) == rounds.window
         assert len(ends) < 1_000_000 / block / (4 if block < 8192 else 1)
-    assert segmenting(SPA, program, 20000) == local_engine.Rounds(20000, 20000, 16384)  # cut inside a block
-    assert segmenting(SPA, compile_program(make_pool("gaussian:1;laplacian:1")), 1024).window == 1024
+    assert segmenting(Rule.SPA, program, 20000) == local_engine.Rounds(20000, 20000, 16384)  # cut inside a block
+    assert segmenting(Rule.SPA, compile_program(make_pool("gaussian:1;laplacian:1")), 1024).window == 1024
     assert segmenting(0, program, 1024) == local_engine.Rounds(1024, 1024, 1024)
     assert make_estimator("spa", block_size=700).feed_rows() == 16100
     assert make_estimator("omkc", block_size=700).feed_rows() == 700
@@ -293,7 +299,7 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
     state, e = coord.state(), model.engine_
     assert state["history"][-1] == (len(y), int(mistakes.sum())) and e.n_classes == 7
     if algo in BUDGET:
-        merged = type(e).merge([s.kernels_part() for s in shards], logw=state["arrays"]["logw"],
+        merged = type(e).merge([s.model_part() for s in shards], logw=state["arrays"]["logw"],
                                w=state["arrays"]["w"], n_mistakes=state["n_mistakes"])
         for name, value in e.state()[0].items():
             np.testing.assert_array_equal(merged.state()[0][name], value, err_msg=name)
@@ -301,4 +307,23 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
     for name in ("w", "wsync", "kernel_mistakes", "kernel_ids", "sqnorm"):
         np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     for name, value in e.pool.state().items():
-        np.testing.assert_array_equal(shards[1].pool_state()[name], value, err_msg=name)
+        np.testing.assert_array_equal(shards[1].model_part()[name], value, err_msg=name)
+
+
+def test_both_engines_implement_the_engine_protocol():
+    """Every member of :class:`~omkl_dist.engine.protocol.Engine` on both engines: the shards, the
+    coordinator and the Dask engine call nothing else."""
+    import inspect
+
+    from omkl_dist.engine.budget import BudgetEngine
+    from omkl_dist.engine.local import LocalEngine
+    from omkl_dist.engine.protocol import Engine
+
+    members = {name for name, _ in inspect.getmembers(Engine) if not name.startswith("_")}
+    members |= set(Engine.__annotations__)
+    engines = [LocalEngine(compile_program(make_pool("gaussian:1;linear")), 3, rule=Rule.DD, seed=0, block_size=8,
+                           block_sync=False),
+               BudgetEngine("gaussian:1;linear", 3, learner="bpas", budget=4, seed=0, block_size=8)]
+    for engine in engines:
+        missing = sorted(name for name in members if not hasattr(engine, name))
+        assert not missing, (type(engine).__name__, missing)

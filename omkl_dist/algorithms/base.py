@@ -23,6 +23,7 @@ from sklearn.exceptions import NotFittedError
 
 from ..core.program import compile_program
 from ..engine.local import LocalEngine, segmenting
+from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ._batch import AcceptsSparse, check_X, check_y
 
@@ -65,11 +66,6 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _engine_params(self) -> dict:
         return {"beta": 1.0, "delta": 1.0, "block_sync": False}
-
-    @classmethod
-    def _engine_class(cls):
-        """The engine class :meth:`from_state` rebuilds (estimators on another engine override it)."""
-        return LocalEngine
 
     def feed_rows(self) -> int:
         """Rows per ``partial_fit`` call (valid before fitting) that leave the model of a single
@@ -133,7 +129,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
         """The engine of a state: its program holds the kernels still in the model (``kernel_ids``)."""
         active = make_pool([kernel_pool[int(i)] for i in arrays["kernel_ids"]])
-        return cls._engine_class().from_state(compile_program(active), arrays, scalars)
+        return engine_class(scalars).from_state(compile_program(active), arrays, scalars)
 
     def _reset(self) -> None:
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:

@@ -6,7 +6,9 @@ coordinator sends every shard
 one request (the weights, the previous round's new support vectors) and gets one reply (its
 kernels' decision values and updates). It then replays the combiner over the round
 (:mod:`omkl_dist.engine._combine`), which gives the in-process engine's weights, scores and
-mistakes bit for bit.
+mistakes bit for bit. The replay is the engine's
+(:meth:`~omkl_dist.engine.protocol.Engine.replay_round`): the coordinator calls the engine interface
+and never branches on the kind of engine.
 
 The rounds of the rules with stochastic updates (SPA, OMKC (S,D) and (S,S)) are split by rows
 instead: their kernels are coupled through the weights each sampled update reads (and under SPA
@@ -31,17 +33,11 @@ import time
 
 import numpy as np
 
-from ..combiners.hedge import STOCHASTIC
-from ..core.randomness import uniforms
-from ..engine._combine import omkc_combine
-from ..engine.budget import combine as budget_combine
+from ..engine.protocol import engine_class
 from .partition import row_ranges
 
 # row-split rounds: how far one round's timing moves the first shard's share of the rows
 BALANCE_GAIN, BALANCE_STEP = 0.3, 0.05
-# the combiner's state: what the coordinator owns of a LocalEngine's state
-WEIGHT_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids", "sqnorm")
-BUDGET_ARRAYS = ("w", "logw", "kernel_ids")  # the budget baselines count mistakes per kernel on the shards
 
 
 async def _result(value):
@@ -85,7 +81,8 @@ class Coordinator:
     parts : list of int arrays
         The kernels each shard owns (positions in the model's kernel list).
     arrays, scalars : dict
-        The model's engine state (:meth:`LocalEngine.state`; the pool part is not needed).
+        The model's engine state (:meth:`~omkl_dist.engine.protocol.Engine.state`; the coordinator
+        keeps the engine's ``COMBINER_ARRAYS`` and replays its combiner with ``replay_round``).
     n_rows : int
         Length of the stream; the job ends there.
     checkpoint_every : int
@@ -96,7 +93,7 @@ class Coordinator:
         Perceptron(*): after this many instances keep only the kernel with the fewest mistakes
         (its validation ends there), as :class:`PerceptronStar` does in-process.
     split_rows : bool
-        Row-split rounds (:func:`~.partition.splits_rows`): every shard scores part of the rows
+        Row-split rounds (:meth:`Engine.splits_rows`): every shard scores part of the rows
         with all kernels, the first shard runs the recurrence; otherwise each shard learns its
         kernels (``parts``) and the combiner is replayed here.
     round_ends : Rounds
@@ -112,21 +109,16 @@ class Coordinator:
         if self.split_rows and self._lead is None:
             raise ValueError("row-split rounds need the first shard in the coordinator's process (same worker)")
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
-        self.own_buffers = scalars.get("engine") == "budget"  # budget baselines: Hedge on the shards' losses
-        self.arrays = BUDGET_ARRAYS if self.own_buffers else WEIGHT_ARRAYS
-        for name in self.arrays:  # (a model saved before OM-2 has no ‖θ_j‖²: zeros)
-            missing = name == "sqnorm" and name not in arrays
-            setattr(self, name, np.zeros(len(arrays["w"])) if missing else np.array(arrays[name]))
-        self.seed, self.block_size = int(scalars["seed"]), int(scalars["block_size"])
-        self.gamma = float(scalars["gamma"])
-        self.n_classes = int(scalars.get("n_classes", 1))
-        if not self.own_buffers:
-            self.rule, self.block_sync = int(scalars["rule"]), bool(scalars["block_sync"])
-            self.beta, self.delta = float(scalars["beta"]), float(scalars["delta"])
+        self.engine = engine_class(scalars)  # replays the combiner over kernel-split rounds
+        self.scalars = dict(scalars)
+        # the combiner's state: what the coordinator owns of the engine's (a model saved before OM-2
+        # has no ‖θ_j‖²: zeros)
+        self.combiner = {name: np.zeros(len(arrays["w"])) if name == "sqnorm" and name not in arrays
+                         else np.array(arrays[name]) for name in self.engine.COMBINER_ARRAYS}
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
-        self.m = len(self.w)
+        self.m = len(self.combiner["w"])
         self.keep_best_at = keep_best_at if keep_best_at is not None and self.m > 1 else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
@@ -180,35 +172,16 @@ class Coordinator:
 
     async def _round_kernels(self, n, next_n):
         """Every shard learns its kernels over the round; the combiner is replayed here."""
-        g, w = self.n_seen, self.w.copy()
+        g, w = self.n_seen, self.combiner["w"].copy()
         calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep,
                                         "next_n": next_n})
                  for i in range(len(self.shards))]
         self.keep = None
         outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
-        K = self.n_classes if self.own_buffers else 1  # (a multi-class OMKC model splits rows, not kernels)
-        F = np.empty((n, self.m * K))
-        coef = np.zeros((n, self.m))
-        loss = np.empty((n, self.m)) if self.own_buffers else None
-        for i, (part, out) in enumerate(zip(self.parts, outs)):
-            F[:, (part[:, None] * K + np.arange(K)).ravel()] = out["F"]  # kernel k's class columns k K .. k K + K − 1
-            if self.own_buffers:
-                loss[:, part] = out["loss"]
-            else:
-                coef[np.ix_(out["rows"], part)] = out["coef"]
         self._time_shards(outs)
-        y = outs[0]["y"]
-        if self.own_buffers:
-            _, mistakes = budget_combine(y, F, loss, self.logw, self.w, self.gamma, K)
-        else:
-            U = (uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size) if self.rule in STOCHASTIC
-                 else np.empty((n, self.m)))
-            _, mistakes = omkc_combine(self.rule, y, F, coef != 0.0, U, self.w, self.wsync, self.kernel_mistakes, g,
-                                       self.block_size, self.block_sync, self.beta, self.delta)
-        if not self.own_buffers:
-            kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-            self.pending = (kept, coef[kept])
+        mistakes, self.pending = self.engine.replay_round(self.combiner, self.scalars, outs[0]["y"], self.parts, outs,
+                                                          g)
         return mistakes, t_combine
 
     async def _round_rows(self, n, next_n):
@@ -228,8 +201,7 @@ class Coordinator:
         self.timing["lead_wait_s"] += learned["wait_seconds"]
         self._time_shards(outs)
         self._balance(ranges, outs)
-        for name, value in learned["arrays"].items():
-            setattr(self, name, value)
+        self.combiner.update(learned["arrays"])
         self.pending = (learned["rows"], learned["coef"])
         return learned["mistakes"], t_combine
 
@@ -265,9 +237,8 @@ class Coordinator:
 
     def _keep_best(self):
         """End of Perceptron(*)'s validation: only the kernel with the fewest mistakes goes on."""
-        best = int(np.argmin(self.kernel_mistakes))
-        for name in self.arrays:
-            setattr(self, name, getattr(self, name)[[best]].copy())
+        best = int(np.argmin(self.combiner["kernel_mistakes"]))
+        self.combiner = {name: value[[best]].copy() for name, value in self.combiner.items()}
         self.parts = [np.array([0] if best in part else [], dtype=np.int64) for part in self.parts]
         self.m, self.keep, self.keep_best_at = 1, best, None
 
@@ -285,5 +256,5 @@ class Coordinator:
         """The combiner state (arrays) and counters, for a checkpoint or the final model."""
         if self.pending is not None:
             raise RuntimeError("state() between rounds only (the last round is not applied yet)")
-        return {"arrays": {name: getattr(self, name).copy() for name in self.arrays},
+        return {"arrays": {name: value.copy() for name, value in self.combiner.items()},
                 "n_seen": self.n_seen, "n_mistakes": self.n_mistakes, "history": list(self.history)}

@@ -21,10 +21,10 @@ import time
 
 import numpy as np
 
-from ..engine.budget import BudgetEngine
 from ..engine.local import segmenting
+from ..engine.protocol import Rule, engine_class
 from .coordinator import Coordinator
-from .partition import partition_kernels, splits_rows
+from .partition import partition_kernels
 from .shard import KernelShard, engine_program
 
 
@@ -122,8 +122,9 @@ class DaskEngine:
             workers = self._current_workers()
         self._workers = workers
         self.n_workers = len(workers)
-        rule, n_shards = int(scalars.get("rule", -1)), self.n_shards or len(workers)
-        split_rows = splits_rows(rule, int(scalars.get("n_classes", 1)))
+        n_shards = self.n_shards or len(workers)
+        rule = Rule(scalars["rule"]) if "rule" in scalars else None  # (the budget engine has no rule)
+        split_rows = engine_class(scalars).splits_rows(scalars)
         parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
                  else partition_kernels(program, rule, n_shards))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
@@ -167,13 +168,8 @@ class DaskEngine:
         (every shard's copy of the pool is the same; the budget baselines' buffers are per shard)."""
         cstate = coord.state().result(timeout=self.call_timeout)
         scalars = {**scalars, "n_seen": cstate["n_seen"], "n_mistakes": cstate["n_mistakes"]}
-        if scalars.get("engine") == "budget":
-            parts = [s.kernels_part().result(timeout=self.call_timeout) for s in shards]
-            merged = BudgetEngine.merge(parts, logw=cstate["arrays"]["logw"], w=cstate["arrays"]["w"],
-                                        n_mistakes=cstate["n_mistakes"])
-            arrays, scalars = merged.state()
-        else:
-            arrays = {**cstate["arrays"], **shards[0].pool_state().result(timeout=self.call_timeout)}
+        arrays, scalars = engine_class(scalars).gather(
+            cstate["arrays"], scalars, lambda i: shards[i].model_part().result(timeout=self.call_timeout), len(shards))
         return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}
 
     # --- failures ----------------------------------------------------------------------------

@@ -1,25 +1,12 @@
-"""How a round is shared among shards: by rows (:func:`splits_rows`, :func:`row_ranges`) or by
-kernels (:func:`partition_kernels`)."""
+"""How a round is shared among shards: by rows (:func:`row_ranges`) or by kernels
+(:func:`partition_kernels`); which of the two is the engine's choice
+(:meth:`~omkl_dist.engine.protocol.Engine.splits_rows`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..combiners.hedge import OM2, SD, SPA, SS, UNIFORM
-
-
-def splits_rows(rule: int, n_classes: int = 1) -> bool:
-    """Whether rounds are split by rows (see :mod:`.coordinator`): the rules with stochastic
-    updates, SPA and the OMKC variants (S,D) and (S,S), whose kernels are coupled through the
-    weights every sampled update reads; OM-2, whose kernel factors come from every kernel's norm;
-    and every multi-class model (``n_classes`` > 1) of the OMKC family, whose recurrence then runs as
-    in-process. (The budget baselines, ``rule`` -1, keep each kernel's buffer on its shard, binary or
-    multi-class.) Every shard scores part of a round's rows against the
-    pool; one shard runs the whole recurrence with the current weights, so they sample kernels as
-    in-process (no block-sync needed). SPA on dot/gaussian kernels starts it on the first rows'
-    scores (:func:`~omkl_dist.engine.local.spa_lazy_gram`); the others first compute the round's
-    own kernel matrix."""
-    return rule in (SPA, SD, SS, OM2) or (n_classes > 1 and rule >= 0)
+from ..engine.protocol import Rule
 
 
 def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[tuple[int, int]]:
@@ -41,18 +28,18 @@ def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[t
     return [(bounds[i], bounds[i + 1]) for i in range(n_shards)]
 
 
-def partition_kernels(program, rule: int, n_shards: int) -> list[np.ndarray]:
+def partition_kernels(program, rule: Rule | None, n_shards: int) -> list[np.ndarray]:
     """Split the kernels into at most ``n_shards`` groups (any split gives the same model).
 
-    For the rules whose rounds are not split by rows (:func:`splits_rows`): deterministic updates
+    For the rules whose rounds are not split by rows (:meth:`Engine.splits_rows`): deterministic updates
     keep dense pools, scanned with all gaussians of a chain derived from one ``exp``, so shards get
     runs of consecutive kernels in evaluation order (dot kernels, then gaussians widest first) and
     compute few anchors. Perceptron(u) updates every kernel on the *average* kernel's mistake, so
-    its kernels cannot learn apart: it gets one shard. (The budget baselines, ``rule`` -1, keep
+    its kernels cannot learn apart: it gets one shard. (The budget baselines, ``rule`` None, keep
     equal-sized buffers per kernel: consecutive runs.)
     """
     if n_shards < 1:
         raise ValueError(f"n_shards must be >= 1, got {n_shards}")
     order = np.asarray(program.order, dtype=np.int64)
-    groups = 1 if rule == UNIFORM else min(n_shards, len(order))
+    groups = 1 if rule == Rule.UNIFORM else min(n_shards, len(order))
     return [np.sort(part) for part in np.array_split(order, groups)]

@@ -22,8 +22,7 @@ import time
 import numpy as np
 
 from ..core.program import compile_program
-from ..engine.budget import BudgetEngine
-from ..engine.local import LocalEngine
+from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..preprocessing import Scaler
 
@@ -50,7 +49,7 @@ class KernelShard:
     kernels : sequence of int
     state : dict
         Where the model starts: ``{"checkpoint": DIR}`` (a saved model, read here) or
-        ``{"arrays": ..., "scalars": ...}`` (:meth:`LocalEngine.state`).
+        ``{"arrays": ..., "scalars": ...}`` (an engine's :meth:`~omkl_dist.engine.protocol.Engine.state`).
     """
 
     def __init__(self, job: dict, kernels, state: dict):
@@ -64,12 +63,10 @@ class KernelShard:
         else:
             arrays, scalars = state["arrays"], state["scalars"]
         program = engine_program(job["kernel_pool"], arrays["kernel_ids"])
-        self.act = np.asarray(kernels, dtype=np.int64)
-        self.own_buffers = scalars.get("engine") == "budget"
-        if self.own_buffers:  # per-kernel buffers: keep just this shard's kernels
-            self.engine = BudgetEngine.from_state(program, arrays, scalars).subset(self.act)
-        else:
-            self.engine = LocalEngine.from_state(program, arrays, scalars)
+        kernels = np.asarray(kernels, dtype=np.int64)
+        self.engine = engine_class(scalars).from_state(program, arrays, scalars).shard_part(kernels)
+        # this shard's kernels among the engine's own (a part holding only them counts from 0)
+        self.act = kernels if self.engine.program.m == program.m else np.arange(len(kernels))
         self.kernel_pool = job["kernel_pool"]
         self.scaler = Scaler.from_dict(job["scaler"])
         # labels as the engine takes them: ±1 (binary model) or class indices (multi-class model; a
@@ -98,26 +95,10 @@ class KernelShard:
         n = int(request["n"])
         X, y = self._read(n)
         t0 = time.perf_counter()
-        if self.own_buffers:
-            out = self.engine.kernel_step(X, y, self.engine.n_seen)
-            out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
-            if request.get("labels"):
-                out["y"] = y
-            self._read_ahead(request)
-            return out
-        xsq = np.einsum("ij,ij->i", X, X)
-        e = self.engine
-        e.w[:] = request["w"]
-        if len(self.act):
-            F, _, _, coef = e.run_segment(X, xsq, y, act=self.act)
-        else:  # owns no kernel any more (Perceptron(*) after validation): only keeps its pool copy
-            F, coef = np.empty((n, e.program.m)), np.zeros((n, e.program.m))
-        e.n_seen += n
-        self._last = (X, xsq)
-        own = coef[:, self.act]
-        rows = np.flatnonzero(np.any(own != 0.0, axis=1))
-        out = {"F": np.ascontiguousarray(F[:, self.act]), "rows": rows, "coef": own[rows],
-               "seconds": time.perf_counter() - t0, "io_seconds": t0 - t_in}
+        out = self.engine.kernel_round(X, y, request["w"], self.act)
+        xsq = out.pop("xsq", None)  # (a shared-pool engine: the round's rows may join the pool)
+        self._last = (X, xsq) if xsq is not None else None
+        out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
         if request.get("labels"):
             out["y"] = y
         self._read_ahead(request)
@@ -155,7 +136,7 @@ class KernelShard:
         y = np.searchsorted(self.classes, y) if self.classes is not None else y
         return self.scaler.transform(X), y.astype(np.float64)
 
-    # --- row-split rounds (SPA, stochastic OMKC: see partition.splits_rows) --------------------
+    # --- row-split rounds (SPA, stochastic OMKC, multi-class: Engine.splits_rows) --------------------
     def score(self, request: dict) -> dict:
         """Keep last round's support vectors, read the next ``n`` rows and score rows ``lo:hi`` of
         them with every kernel against the pool. Returns ``F`` ((hi-lo) × m) and the times."""
@@ -230,12 +211,9 @@ class KernelShard:
             e.keep_kernels([keep], engine_program(self.kernel_pool, e.kernel_ids[[keep]]))
             self.act = np.array([0] if keep in self.act else [], dtype=np.int64)
 
-    def pool_state(self) -> dict:
-        """The support-vector pool (identical on every shard once the last round is applied)."""
+    def model_part(self):
+        """This shard's part of the whole model (:meth:`Engine.model_part`: the pool, or its kernels'
+        buffers), once the last round is applied."""
         if self._last is not None:
             raise RuntimeError("the last round's support vectors are not applied yet")
-        return self.engine.pool.state()
-
-    def kernels_part(self) -> BudgetEngine:
-        """This shard's kernels (budget baselines), to merge into the whole model."""
-        return self.engine
+        return self.engine.model_part()

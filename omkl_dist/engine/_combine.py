@@ -7,7 +7,7 @@ combiner's floating-point operations in exactly the order the in-process recurre
 weights, combined scores and mistakes are the in-process ones bit for bit. Valid whenever a
 kernel's update does not depend on the other kernels within a block: deterministic updates (the
 rules with stochastic updates have row-split rounds instead, see
-:func:`omkl_dist.distributed.partition.splits_rows`).
+:meth:`omkl_dist.engine.protocol.Engine.splits_rows`).
 """
 
 from __future__ import annotations

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..combiners.hedge import OM2, SPA, STOCHASTIC
+from ..combiners.hedge import OM2, SD, SPA, SS, STOCHASTIC
 from ..core._blas import fixed_shape_dots
 from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys, writable
 from ..core.program import LINEAR, POLY
 from ..core.randomness import uniforms
+from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
 
@@ -342,6 +343,10 @@ class LocalEngine:
         return F.reshape(len(F), self.program.m, self.n_classes) if self.multiclass else F
 
     ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids", "sqnorm")
+    COMBINER_ARRAYS = ARRAYS  # the coordinator owns the weights and counters; every shard the pool
+    # rules whose kernels are coupled within a round: the weights every sampled update reads (SPA,
+    # (S,D), (S,S)), or OM-2's kernel factors from every kernel's norm
+    ROW_SPLIT_RULES = (SPA, SD, SS, OM2)
 
     def state(self) -> tuple[dict, dict]:
         """Full learning state as (numeric arrays, JSON-able scalars)."""
@@ -367,6 +372,59 @@ class LocalEngine:
                 setattr(engine, name, np.array(arrays[name], dtype=getattr(engine, name).dtype))
         engine.n_seen, engine.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         return engine
+
+    # ------------------------------------------------------------------ distribution (engine.protocol)
+    @staticmethod
+    def splits_rows(scalars: dict) -> bool:
+        """Rows for the coupled rules and every multi-class model (whose recurrence then runs as
+        in-process); kernels for the deterministic binary rules."""
+        return int(scalars["rule"]) in LocalEngine.ROW_SPLIT_RULES or int(scalars.get("n_classes", 1)) > 1
+
+    def shard_part(self, positions) -> "LocalEngine":
+        """Every shard keeps the whole pool (each kernel is evaluated with the same data)."""
+        return self
+
+    def kernel_round(self, X, y, w, act) -> dict:
+        """Learn kernels ``act`` over the round with the weights ``w``: their decision values
+        ``F``, the rows they updated on (``rows``, ``coef``) and ``xsq`` (to append those rows)."""
+        n, m = len(y), self.program.m
+        xsq = np.einsum("ij,ij->i", X, X)
+        self.w[:] = w
+        if len(act):
+            F, _, _, coef = self.run_segment(X, xsq, y, act=act)
+        else:  # owns no kernel any more (Perceptron(*) after validation): only keeps its pool copy
+            F, coef = np.empty((n, m)), np.zeros((n, m))
+        self.n_seen += n
+        own = coef[:, act]
+        rows = np.flatnonzero(np.any(own != 0.0, axis=1))
+        return {"F": np.ascontiguousarray(F[:, act]), "rows": rows, "coef": own[rows], "xsq": xsq}
+
+    def model_part(self) -> dict:
+        """The support-vector pool (identical on every shard once a round is applied)."""
+        return self.pool.state()
+
+    @staticmethod
+    def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
+        """:func:`~._combine.omkc_combine` over the shards' ``F`` and update flags; the rows some
+        kernel kept (with their coefficients) are what every shard appends next."""
+        n, m = len(y), len(combiner["w"])
+        F, coef = np.empty((n, m)), np.zeros((n, m))
+        for part, out in zip(parts, outs):
+            F[:, part] = out["F"]
+            coef[np.ix_(out["rows"], part)] = out["coef"]
+        rule, block_size = int(scalars["rule"]), int(scalars["block_size"])
+        U = (uniforms(int(scalars["seed"]), g, g + n, combiner["kernel_ids"], block_size) if rule in STOCHASTIC
+             else np.empty((n, m)))
+        _, mistakes = omkc_combine(rule, y, F, coef != 0.0, U, combiner["w"], combiner["wsync"],
+                                   combiner["kernel_mistakes"], g, block_size, bool(scalars["block_sync"]),
+                                   float(scalars["beta"]), float(scalars["delta"]))
+        kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        return mistakes, (kept, coef[kept])
+
+    @classmethod
+    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
+        """The coordinator's arrays plus one shard's pool."""
+        return {**combiner, **part_of(0)}, scalars
 
     def keep_kernels(self, columns, program) -> None:
         """Restrict the model to the given kernel columns (e.g. Perceptron(*) after validation)."""

@@ -20,10 +20,6 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     _learner = None  # "rbp", "forgetron", "bogd" or "bpas"
 
-    @classmethod
-    def _engine_class(cls):
-        return BudgetEngine
-
     def _check_params(self):
         check_positive_int("budget", self.budget)
         check_unit_interval("gamma", self.gamma)

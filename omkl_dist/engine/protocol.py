@@ -1,0 +1,113 @@
+"""The engine interface: what the estimators, the kernel shards, the coordinator and the Dask engine
+call, and the named update/combination rules.
+
+Two engines implement :class:`Engine`: :class:`~.local.LocalEngine` (one shared support-vector pool:
+the OMKC family, the Perceptron baselines, SPA, OM-2) and :class:`~.budget.BudgetEngine` (a
+fixed-size buffer per kernel: RBP, Forgetron, BOGD, BPAS). A saved state names its engine
+(``scalars["engine"]``); :func:`engine_class` maps it back. The distributed layer
+(:mod:`omkl_dist.distributed`) uses only this interface:
+
+* whether a job's rounds are split by rows or by kernels (:meth:`Engine.splits_rows`);
+* a kernel shard keeps :meth:`Engine.shard_part` of the model, learns a round with
+  :meth:`Engine.kernel_round` and hands back :meth:`Engine.model_part`;
+* the coordinator owns :attr:`Engine.COMBINER_ARRAYS` and replays the combiner over a kernel-split
+  round with :meth:`Engine.replay_round`;
+* the Dask engine rebuilds the whole state from the coordinator's and the shards' parts with
+  :meth:`Engine.gather`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from enum import IntEnum
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from ..combiners import hedge
+
+
+class Rule(IntEnum):
+    """The update/combination rules of :class:`~.local.LocalEngine` (saved states and the compiled
+    loops hold their integer values)."""
+
+    DD = hedge.DD  #: OMKC (D,D): deterministic update and combination
+    DS = hedge.DS  #: OMKC (D,S): deterministic update, stochastic combination
+    SD = hedge.SD  #: OMKC (S,D): stochastic update, deterministic combination
+    SS = hedge.SS  #: OMKC (S,S)
+    UNIFORM = hedge.UNIFORM  #: Perceptron(u): every kernel, equal fixed weights
+    LEADER = hedge.LEADER  #: Perceptron(*): the kernel with the fewest mistakes
+    SPA = hedge.SPA  #: budget OMKC with stochastic passive-aggressive updates
+    DU = hedge.DU  #: deterministic update, uniform combination (the kernel Perceptron)
+    OM2 = hedge.OM2  #: OM-2, the p-norm multi-class learner
+
+    @property
+    def stochastic(self) -> bool:
+        """Whether the rule draws random numbers per instance."""
+        return self in (Rule.DS, Rule.SD, Rule.SS, Rule.SPA)
+
+
+class Engine(Protocol):
+    """An online engine: learns rows in order, scores rows, saves and restores its whole state."""
+
+    COMBINER_ARRAYS: ClassVar[tuple[str, ...]]
+    n_seen: int
+    n_mistakes: int
+    w: np.ndarray
+    kernel_ids: np.ndarray
+    kernel_mistakes: np.ndarray
+
+    def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
+        """Predict each row, then learn from it: ``mistakes``, ``score`` (and ``F``)."""
+
+    def kernel_scores(self, X: np.ndarray) -> np.ndarray:
+        """Per-kernel (per-class) decision values of the current model."""
+
+    def state(self) -> tuple[dict, dict]:
+        """The full state: (numeric arrays, JSON-able scalars)."""
+
+    @classmethod
+    def from_state(cls, program, arrays: dict, scalars: dict) -> Engine:
+        """The engine that continues exactly where :meth:`state` was taken."""
+
+    # --- distribution ----------------------------------------------------------------------
+    @staticmethod
+    def splits_rows(scalars: dict) -> bool:
+        """Whether a job's rounds are split by rows (one shard runs the whole recurrence) rather
+        than by kernels (each shard learns its kernels, the coordinator replays the combiner)."""
+
+    def shard_part(self, positions: np.ndarray) -> Engine:
+        """What a kernel shard owning kernel ``positions`` keeps of this engine."""
+
+    def kernel_round(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, act: np.ndarray) -> dict:
+        """A shard's part of a kernel-split round over rows (X, y) with the model's weights ``w``:
+        its kernels' decision values ``F`` and what :meth:`replay_round` needs."""
+
+    def model_part(self):
+        """What this shard contributes to :meth:`gather`."""
+
+    @staticmethod
+    def replay_round(combiner: dict, scalars: dict, y: np.ndarray, parts: Sequence[np.ndarray],
+                     outs: Sequence[dict], g: int) -> tuple[np.ndarray, object]:
+        """Replay the combiner over a kernel-split round starting at instance ``g`` (updates the
+        ``combiner`` arrays in place); returns the rows' mistakes and what the shards must apply
+        before the next round (or None)."""
+
+    @classmethod
+    def gather(cls, combiner: dict, scalars: dict, part_of: Callable[[int], object],
+               n_shards: int) -> tuple[dict, dict]:
+        """The whole state from the coordinator's ``combiner`` arrays and counters (in
+        ``scalars``) and shard ``i``'s :meth:`model_part` (``part_of(i)``)."""
+
+
+def engine_class(scalars: dict) -> type:
+    """The engine class a saved state belongs to (``scalars["engine"]``; states from before the
+    budget engine have none: the in-process engine)."""
+    from .budget import BudgetEngine
+    from .local import LocalEngine
+
+    kind = scalars.get("engine", "local")
+    engines = {"local": LocalEngine, "budget": BudgetEngine}
+    if kind not in engines:
+        raise ValueError(f"unknown engine {kind!r} in the saved state; this omkl-dist knows {sorted(engines)}")
+    return engines[kind]
