@@ -4,15 +4,16 @@ For each of the online algorithms (the four OMKC variants, the three Perceptron 
 OM-2 and the four budget baselines) on a stored stream:
 
 1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
-2. ``DaskEngine(client, n_shards=2).fit(...)`` with checkpoints gives the same model bit for bit,
-   reporting progress from row 0 to the end;
-3. the checkpoints are cut back to the earliest one (as if the job had died there: the recovery of
-   a lost worker restarts every actor from the last checkpoint the same way) and
-   ``fit(..., resume=True)`` on **3** shards continues from it to the same model bit for bit.
+2. ``DaskEngine(client).fit(...)`` on **3** workers with checkpoints, the coordinator's worker
+   (which also hosts the first shard) going down mid-job with its actors: the engine recovers from
+   the last checkpoint on the 2 workers left and ends in the same model bit for bit, having
+   reported progress from row 0 to the end;
+3. the checkpoints are cut back to the earliest one (as if the job had died there) and
+   ``fit(..., resume=True)`` on **2** shards continues from it to the same model bit for bit.
 
-The Dask cluster is in-process (``LocalCluster(processes=False)``: two workers, actors in threads),
-which runs the engine's real actor code; killed worker *processes* are tested on real
-``dask worker`` processes in ``test_cluster_integration.py`` (SPA, OMKC (S,S)).
+The Dask cluster is in-process (``LocalCluster(processes=False)``, actors in threads), which runs
+the engine's real actor code; SIGKILLed worker *processes* (restarted by their nannies) are tested
+on real ``dask worker`` processes in ``test_cluster_integration.py`` (SPA, OMKC (S,S)).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from omkl_dist.persistence import load_model
 pytestmark = pytest.mark.cluster
 
 ROWS, BLOCK, SEED = 2400, 200, 5
+WORKERS = 3
 CASES = [
     ("omkc", {"update": "D", "combination": "D"}), ("omkc", {"update": "D", "combination": "S"}),
     ("omkc", {"update": "S", "combination": "D"}), ("omkc", {"update": "S", "combination": "S"}),
@@ -36,13 +38,13 @@ CASES = [
 KERNELS = "gaussian:0.5,1,2;poly:2;linear"
 
 
-@pytest.fixture(scope="module")
-def client():
+@pytest.fixture
+def cluster():  # a fresh one per test: a test takes one of its workers down
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
-        yield c
+    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=False, dashboard_address=None) as local, \
+            Client(local) as client:
+        yield local, client
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +70,11 @@ def _assert_same(model, reference):
 
 
 @pytest.mark.parametrize(("algo", "params"), CASES, ids=[a + "".join(f"-{v}" for v in p.values()) for a, p in CASES])
-def test_cluster_fit_and_resume_equal_the_sequential_run(client, stored, tmp_path, algo, params):
+def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_path, algo, params):
     from omkl_dist.distributed import DaskEngine
     from omkl_dist.pipelines.run import make_stream_estimator, run_job
 
+    local, client = cluster
     params = params if algo == "perceptron" else {"kernels": KERNELS, **params}
     run_job(algo, str(stored), params=params, block_size=BLOCK, seed=SEED, scaling="minmax",
             model_out=tmp_path / "local", trace_out=tmp_path / "trace.json", show_progress=False)
@@ -81,16 +84,22 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(client, stored, tmp_pat
         return make_stream_estimator(algo, params, n_rows=ROWS, block_size=BLOCK, seed=SEED)
 
     ckpt, seen = tmp_path / "ckpt", []
-    fit = DaskEngine(client, n_shards=2, checkpoint_every=2).fit(
-        estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt,
-        on_progress=lambda p: seen.append((p["n_seen"], p["n_rows"], p["done"])))
+
+    def lose_a_worker(progress):  # once a checkpoint exists, one of the three workers goes down mid-job
+        seen.append((progress["n_seen"], progress["n_rows"], progress["done"]))
+        if len(client.nthreads()) == WORKERS and any(ckpt.glob("ckpt-*")) and not progress["done"]:
+            address = sorted(client.nthreads())[0]  # the coordinator's (and the first shard's) worker
+            local.sync(next(w for w in local.workers.values() if w.address == address).close)
+
+    engine = DaskEngine(client, checkpoint_every=2, rounds_per_call=2, worker_timeout=0.5)
+    fit = engine.fit(estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, on_progress=lose_a_worker)
     _assert_same(fit.model, reference)
+    assert len(fit.failures) == 1 and fit.n_workers == WORKERS - 1  # recovered on the two left
     assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.resumed_from == 0
     checkpoints = sorted(ckpt.glob("ckpt-*"))
-    assert checkpoints, "no checkpoint was written"
-    for later in checkpoints[1:]:  # back to the earliest kept checkpoint
+    for later in checkpoints[1:]:  # back to the earliest kept checkpoint, as if the job had died there
         shutil.rmtree(later)
-    resumed = DaskEngine(client, n_shards=3, checkpoint_every=2).fit(estimator(), stored, scaling="minmax",
+    resumed = DaskEngine(client, n_shards=2, checkpoint_every=2).fit(estimator(), stored, scaling="minmax",
                                                                      seed=SEED, checkpoint_dir=ckpt, resume=True,
                                                                      keep_checkpoints=False)
     assert 0 < resumed.resumed_from < ROWS

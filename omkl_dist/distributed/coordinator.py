@@ -122,6 +122,7 @@ class Coordinator:
         self.keep_best_at = keep_best_at if keep_best_at is not None and self.m > 1 else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
+        self._awaited = []  # the scores the first shard's thread waits for in a row-split round
         self.lead_share = 1.0 / len(self.shards)  # of a row-split round's rows, for the first shard
         self.rounds = 0
         self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards),
@@ -193,6 +194,7 @@ class Coordinator:
                     for lo, hi in ranges]
         self.keep = None
         scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
+        self._awaited = scores
         lead = self._call(0, "score_and_learn", requests[0], scores)  # started before the others' replies
         others = [_relay(self._call(i, "score", request), scores[i - 1]) for i, request in enumerate(requests) if i]
         outs = await asyncio.gather(lead, *others)
@@ -246,6 +248,13 @@ class Coordinator:
         if self.pending is not None:
             pending, self.pending, keep, self.keep = self.pending, None, self.keep, None
             await asyncio.gather(*(_result(shard.apply(pending, keep)) for shard in self.shards))
+
+    def abort(self) -> None:
+        """The job gave this attempt up (a worker is gone): the first shard's thread stops waiting
+        for scores that will not come (else it would wait out ``SCORES_TIMEOUT`` holding a thread)."""
+        for future in self._awaited:
+            if not future.done():
+                future.set_exception(RuntimeError("the job's attempt was abandoned (a worker left)"))
 
     # --- reporting ---------------------------------------------------------------------------
     def progress(self) -> dict:

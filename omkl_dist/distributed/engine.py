@@ -17,6 +17,7 @@ from the last checkpoint and go on. Every decision depends only on the model sta
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -128,7 +129,7 @@ class DaskEngine:
         parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
                  else partition_kernels(program, rule, n_shards))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
-        futures = []
+        futures, coord = [], None
         try:
             futures = [self.client.submit(KernelShard, self.job, part, shard_state, actor=True,
                                           workers=[workers[i % len(workers)]], pure=False)
@@ -151,6 +152,11 @@ class DaskEngine:
                                 "n_shards": len(parts)}
                     path = on_checkpoint(state["arrays"], state["scalars"], state["history"])
                     self._last_checkpoint = {"checkpoint": str(path), "history": state["history"]}
+        except BaseException:
+            if coord is not None:  # free what the abandoned attempt's coordinator still waits for
+                with contextlib.suppress(Exception):
+                    coord.abort().result(timeout=5)
+            raise
         finally:
             for f in futures:
                 f.release()
