@@ -8,8 +8,9 @@ OM-2 and the four budget baselines) on a stored stream:
    (which also hosts the first shard) going down mid-job with its actors: the engine recovers from
    the last checkpoint on the 2 workers left and ends in the same model bit for bit, having
    reported progress from row 0 to the end;
-3. the checkpoints are cut back to the earliest one (as if the job had died there) and
-   ``fit(..., resume=True)`` on **2** shards continues from it to the same model bit for bit.
+3. (SPA, BPAS, Perceptron(*): one per round kind) the checkpoints are cut back to the earliest one
+   (as if the job had died there) and ``fit(..., resume=True)`` on **2** shards continues from it
+   to the same model bit for bit.
 
 The Dask cluster is in-process (``LocalCluster(processes=False)``, actors in threads), which runs
 the engine's real actor code; SIGKILLed worker *processes* (restarted by their nannies) are tested
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.cluster
 
 ROWS, BLOCK, SEED = 2400, 200, 5
 WORKERS = 3
+RESUMED = ("spa", "bpas", "perceptron-star")  # also resumed through resume=True (job.json, scaler, history)
 CASES = [
     ("omkc", {"update": "D", "combination": "D"}), ("omkc", {"update": "D", "combination": "S"}),
     ("omkc", {"update": "S", "combination": "D"}), ("omkc", {"update": "S", "combination": "S"}),
@@ -96,6 +98,8 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     _assert_same(fit.model, reference)
     assert len(fit.failures) == 1 and fit.n_workers == WORKERS - 1  # recovered on the two left
     assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.resumed_from == 0
+    if algo not in RESUMED:  # (the recovery above restarted from a checkpoint the same way)
+        return
     checkpoints = sorted(ckpt.glob("ckpt-*"))
     for later in checkpoints[1:]:  # back to the earliest kept checkpoint, as if the job had died there
         shutil.rmtree(later)

@@ -253,11 +253,9 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
         assert remote[key] == local[key], key
 
 
-@pytest.mark.parametrize(("algo", "extra", "local_extra"), [
+@pytest.mark.parametrize(("algo", "extra", "local_extra"), [  # (every algorithm: test_cluster_every_algorithm.py)
     ("bpas", ["--budget", 40], []), ("perceptron-star", [], []),
-    ("omkc", ["--update", "D", "--combination", "D"], []),
     ("omkc", ["--update", "S", "--combination", "S"], []),  # sequential sampling, as in-process
-    ("omkc", ["--update", "S", "--combination", "D"], []),
     ("omkc", ["--update", "S", "--combination", "S", "--block-sync"], [])])  # block-sync only when asked for
 def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra, local_extra):
     common = ["--algo", algo, *extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
@@ -320,10 +318,11 @@ def letters(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "omkc", "--update", "S",
-                                                                           "--combination", "S"], ["--algo", "spa"],
-                                  ["--algo", "bpas", "--budget", 100]],
-                         ids=["om2", "omkc-DD", "omkc-SS", "spa", "bpas"])
+# (every algorithm, multi-class included, also runs on an in-process cluster with a lost worker:
+# test_cluster_every_algorithm.py, test_distributed_engine.py; here the real processes, one of each
+# round kind: OM-2 and multi-class OMKC split rows, BPAS kernels)
+@pytest.mark.parametrize("algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "bpas", "--budget", 100]],
+                         ids=["om2", "omkc-DD", "bpas"])
 def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path, algo):
     """26 classes: the cluster's model (row-split rounds, the first shard running the in-process
     multi-class recurrence; the budget baselines' kernels on their shards, the coordinator replaying

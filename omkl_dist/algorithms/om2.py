@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ..combiners.hedge import OM2 as OM2_RULE
+from ..engine.protocol import Rule
 from ..kernels import make_pool
 from .base import OnlineKernelClassifier, check_positive_int
 
@@ -84,7 +84,7 @@ class OM2(OnlineKernelClassifier):
         check_positive_int("block_size", self.block_size)
 
     def _rule(self):
-        return OM2_RULE
+        return Rule.OM2
 
     def _engine_params(self):
         p = default_p(len(make_pool(self._kernel_spec()))) if self.p is None else float(self.p)

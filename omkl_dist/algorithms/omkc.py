@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..combiners.hedge import DD, DU, VARIANTS
+from ..combiners.hedge import VARIANTS
+from ..engine.protocol import Rule
 from .base import OnlineKernelClassifier, check_positive_int, check_unit_interval
 
 
@@ -79,7 +80,7 @@ class OMKC(OnlineKernelClassifier):
         check_positive_int("block_size", self.block_size)
 
     def _rule(self):
-        return VARIANTS[(self.update, self.combination)]
+        return Rule(VARIANTS[(self.update, self.combination)])
 
     def _engine_params(self):
         return {"beta": float(self.beta), "delta": float(self.delta), "block_sync": bool(self.block_sync)}
@@ -88,7 +89,7 @@ class OMKC(OnlineKernelClassifier):
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,
         # up to a positive factor) for the other variants. No randomness at prediction time.
         w = self.engine_.w
-        weights = w / w.sum() if self._rule() in (DD, DU) else w
+        weights = w / w.sum() if self._rule() in (Rule.DD, Rule.DU) else w
         if F.ndim == 3:  # each kernel votes for its unique top class (abstains on a tie)
             top = F == F.max(axis=2, keepdims=True)
             return np.einsum("nmk,m->nk", top & (top.sum(axis=2, keepdims=True) == 1), weights)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..combiners.hedge import SPA as SPA_RULE
+from ..engine.protocol import Rule
 from .base import OnlineKernelClassifier, check_positive_finite, check_positive_int, check_unit_interval
 
 
@@ -90,7 +90,7 @@ class SPA(OnlineKernelClassifier):
             check_positive_int("expected_instances", self.expected_instances)
 
     def _rule(self):
-        return SPA_RULE
+        return Rule.SPA
 
     def _start(self, n_features, n_rows):
         horizon = n_rows if self.expected_instances is None else self.expected_instances

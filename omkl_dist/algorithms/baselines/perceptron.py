@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ...combiners.hedge import LEADER, UNIFORM
+from ...engine.protocol import Rule
 from ...core.program import compile_program
 from ...kernels import make_pool
 from ..base import OnlineKernelClassifier, check_positive_int
@@ -36,7 +36,7 @@ class KernelPerceptron(OnlineKernelClassifier):
         return pool
 
     def _rule(self):
-        return LEADER
+        return Rule.LEADER
 
     def _combine(self, F):
         return F[:, 0]
@@ -60,7 +60,7 @@ class PerceptronU(OnlineKernelClassifier):
         self.random_state = random_state
 
     def _rule(self):
-        return UNIFORM
+        return Rule.UNIFORM
 
     def _combine(self, F):
         return F.mean(axis=1)
@@ -106,7 +106,7 @@ class PerceptronStar(OnlineKernelClassifier):
             raise ValueError(f"validation_fraction must be in (0, 1], got {self.validation_fraction!r}")
 
     def _rule(self):
-        return LEADER
+        return Rule.LEADER
 
     def _start(self, n_features, n_rows):
         super()._start(n_features, n_rows)
