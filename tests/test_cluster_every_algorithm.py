@@ -8,9 +8,9 @@ OM-2 and the four budget baselines) on a stored stream:
    (which also hosts the first shard) going down mid-job with its actors: the engine recovers from
    the last checkpoint on the 2 workers left and ends in the same model bit for bit, having
    reported progress from row 0 to the end;
-3. (SPA, BPAS, Perceptron(*): one per round kind) the checkpoints are cut back to the earliest one
-   (as if the job had died there) and ``fit(..., resume=True)`` on **2** shards continues from it
-   to the same model bit for bit.
+3. (SPA, BPAS, Perceptron(*), OM-2: one per round kind) the checkpoints are cut back to the earliest one
+   (as if the job had died there) and the same engine's ``fit(..., resume=True)`` on the 2 workers
+   left continues from it to the same model bit for bit.
 
 The Dask cluster is in-process (``LocalCluster(processes=False)``, actors in threads), which runs
 the engine's real actor code; SIGKILLed worker *processes* (restarted by their nannies) are tested
@@ -28,9 +28,9 @@ from omkl_dist.persistence import load_model
 
 pytestmark = pytest.mark.cluster
 
-ROWS, BLOCK, SEED = 2400, 200, 5
+ROWS, BLOCK, SEED = 1600, 160, 5
 WORKERS = 3
-RESUMED = ("spa", "bpas", "perceptron-star")  # also resumed through resume=True (job.json, scaler, history)
+RESUMED = ("spa", "bpas", "perceptron-star", "om2")  # also resumed with resume=True (job.json, scaler, history)
 CASES = [
     ("omkc", {"update": "D", "combination": "D"}), ("omkc", {"update": "D", "combination": "S"}),
     ("omkc", {"update": "S", "combination": "D"}), ("omkc", {"update": "S", "combination": "S"}),
@@ -103,9 +103,8 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     checkpoints = sorted(ckpt.glob("ckpt-*"))
     for later in checkpoints[1:]:  # back to the earliest kept checkpoint, as if the job had died there
         shutil.rmtree(later)
-    resumed = DaskEngine(client, n_shards=2, checkpoint_every=2).fit(estimator(), stored, scaling="minmax",
-                                                                     seed=SEED, checkpoint_dir=ckpt, resume=True,
-                                                                     keep_checkpoints=False)
-    assert 0 < resumed.resumed_from < ROWS
+    resumed = engine.fit(estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, resume=True,
+                         keep_checkpoints=False)  # the same engine, a new job: on the 2 workers left
+    assert 0 < resumed.resumed_from < ROWS and resumed.failures == [] and resumed.n_workers == WORKERS - 1
     _assert_same(resumed.model, reference)
     assert not ckpt.exists()

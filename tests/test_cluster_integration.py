@@ -253,10 +253,10 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
         assert remote[key] == local[key], key
 
 
-@pytest.mark.parametrize(("algo", "extra", "local_extra"), [  # (every algorithm: test_cluster_every_algorithm.py)
-    ("bpas", ["--budget", 40], []), ("perceptron-star", [], []),
-    ("omkc", ["--update", "S", "--combination", "S"], []),  # sequential sampling, as in-process
-    ("omkc", ["--update", "S", "--combination", "S", "--block-sync"], [])])  # block-sync only when asked for
+# (every algorithm and option: test_cluster_every_algorithm.py, test_distributed_engine.py in-process)
+@pytest.mark.parametrize(("algo", "extra", "local_extra"), [
+    ("bpas", ["--budget", 40], []),
+    ("omkc", ["--update", "S", "--combination", "S"], [])])  # sequential sampling, as in-process
 def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra, local_extra):
     common = ["--algo", algo, *extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
     omkl("run", *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
@@ -335,24 +335,3 @@ def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path
     arrays, meta = read_model(tmp_path / "local")
     assert meta["engine"]["n_classes"] == 26 and len(meta["classes"]) == 26
     assert len(report["class_counts"]) == 26 and report["mistake_rate"] < 0.6
-
-
-def test_multiclass_job_resumed_from_a_middle_checkpoint_ends_in_the_same_model(cluster, letters, tmp_path):
-    """OM-2 on 26 classes: a finished job's checkpoints are cut back to an early one (as if the
-    client had died there); `--resume` continues from it to the in-process model, bit for bit."""
-    import shutil
-
-    common = ["--algo", "om2", "--data", letters, "--block-size", 256, "--seed", 1, "--quiet"]
-    omkl("run", *common, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
-    out = tmp_path / "remote"
-    job = ["submit", "--scheduler", cluster["scheduler_address"], *common, "--out", out, "--checkpoint-every", 2]
-    omkl(*job, "--keep-checkpoints")
-    checkpoints = sorted((tmp_path / "remote.checkpoints").glob("ckpt-*"))
-    assert len(checkpoints) >= 2
-    for later in checkpoints[1:]:
-        shutil.rmtree(later)
-    shutil.rmtree(out)
-    report = json.loads(omkl(*job, "--resume", "--json").stdout.strip().splitlines()[-1])
-    assert 0 < report["resumed_from"] < 3000
-    assert_same_model(out, read_model(tmp_path / "local"))
-

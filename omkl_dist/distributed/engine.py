@@ -54,11 +54,11 @@ class DaskEngine:
 
     Examples
     --------
-    >>> from omkl_dist import OMKC                                       # doctest: +SKIP
+    >>> from omkl_dist import OMKC
     >>> from omkl_dist.distributed import DaskEngine
-    >>> result = DaskEngine(client, checkpoint_every=20).fit(OMKC(random_state=0), "data/codrna",
-    ...                                                       scaling="minmax", checkpoint_dir="ckpt")
-    >>> result.model.mistakes_, result.scaler                             # the in-process model, bit for bit
+    >>> result = DaskEngine(client, checkpoint_every=20).fit(  # doctest: +SKIP
+    ...     OMKC(random_state=0), "data/codrna", scaling="minmax", checkpoint_dir="ckpt")
+    >>> result.model.mistakes_, result.scaler  # doctest: +SKIP
     """
 
     def __init__(self, client, *, n_shards=None, checkpoint_every: int = 0, max_retries: int = 3,
@@ -87,13 +87,14 @@ class DaskEngine:
             keep_best_at=None) -> dict:
         """Learn until row ``n_rows`` of the stream.
 
-        ``job``: what every shard needs to read and learn (see :class:`KernelShard`). ``start``: ``{"arrays", "scalars"}`` (a fresh model's :meth:`LocalEngine.state`) or
+        ``job``: what every shard needs to read and learn (see :class:`KernelShard`). ``start``:
+        ``{"arrays", "scalars"}`` (a fresh model's engine state) or
         ``{"checkpoint": DIR, "history": [...]}``. ``on_progress(progress)`` is called after every
         coordinator call; ``on_checkpoint(arrays, scalars, history)`` must write a checkpoint and
         return its directory (used to recover). Returns ``{"arrays", "scalars", "history",
         "timing", "failures"}``: the final engine state.
         """
-        self.job = job
+        self.job, self.failures, self._last_checkpoint = job, [], None  # (an engine may run several jobs)
         restore = start
         expected_workers = len(self._current_workers())
         if expected_workers == 0:
