@@ -163,20 +163,29 @@ def check_output(path, kind: str, *, overwrite: bool, inputs=(), option: str = "
     for label, inp in inputs:
         if inp is None or is_url(inp) or is_remote(inp):  # (a local output cannot touch a remote input)
             continue
-        how = _relation(real, _real(inp))
-        if how:
-            raise DataError(f"{option} {how} the {label} ({inp}); writing there would destroy it",
-                            path=out, fix=f"choose an {option} outside the {label}")
+        _refuse_input(out, _relation(real, _real(inp)), label, inp, option)
     if (out.exists() or out.is_symlink()) and not _empty_folder(out):  # an empty folder has nothing to lose
-        if not overwrite:
-            flag = "--overwrite" if kind != CHECKPOINTS else "--resume to continue that job, or --overwrite"
-            raise FileExistsError(f"{out} already exists; pass {flag} to replace it, or choose another {option}")
-        what = recognise(out, kind)
-        if what is not None:
-            raise DataError(f"{option} exists and is {what}; omkl-dist replaces only a {kind} it wrote itself",
-                            path=out, fix=f"choose another {option}, or move that path away yourself")
+        _check_replaceable(out, kind, overwrite, option)
     _check_parent_writable(out, option)
     return out
+
+
+def _refuse_input(out, how: str | None, label: str, inp, option: str) -> None:
+    """An output that is, lies inside or contains (``how``) one of the command's inputs is refused."""
+    if how:
+        raise DataError(f"{option} {how} the {label} ({inp}); writing there would destroy it",
+                        path=out, fix=f"choose an {option} outside the {label}")
+
+
+def _check_replaceable(out, kind: str, overwrite: bool, option: str) -> None:
+    """An existing ``out`` is replaced only with ``overwrite`` and only if it is our own ``kind``."""
+    if not overwrite:
+        flag = "--overwrite" if kind != CHECKPOINTS else "--resume to continue that job, or --overwrite"
+        raise FileExistsError(f"{out} already exists; pass {flag} to replace it, or choose another {option}")
+    what = recognise(out, kind)
+    if what is not None:
+        raise DataError(f"{option} exists and is {what}; omkl-dist replaces only a {kind} it wrote itself",
+                        path=out, fix=f"choose another {option}, or move that path away yourself")
 
 
 def _check_remote_output(out, kind: str, *, overwrite: bool, inputs, option: str):
@@ -190,17 +199,9 @@ def _check_remote_output(out, kind: str, *, overwrite: bool, inputs, option: str
         other = text(location(inp)).rstrip("/")
         how = ("is" if target == other else "lies inside" if target.startswith(other + "/")
                else "contains" if other.startswith(target + "/") else None)
-        if how:
-            raise DataError(f"{option} {how} the {label} ({inp}); writing there would destroy it",
-                            path=out, fix=f"choose an {option} outside the {label}")
-    if out.exists() and (not out.is_dir() or any(True for _ in out.iterdir())):
-        if not overwrite:
-            flag = "--overwrite" if kind != CHECKPOINTS else "--resume to continue that job, or --overwrite"
-            raise FileExistsError(f"{out} already exists; pass {flag} to replace it, or choose another {option}")
-        what = recognise(out, kind)
-        if what is not None:
-            raise DataError(f"{option} exists and is {what}; omkl-dist replaces only a {kind} it wrote itself",
-                            path=out, fix=f"choose another {option}, or move that path away yourself")
+        _refuse_input(out, how, label, inp, option)
+    if out.exists() and (not out.is_dir() or any(True for _ in out.iterdir())):  # (an empty prefix: nothing)
+        _check_replaceable(out, kind, overwrite, option)
     return out
 
 

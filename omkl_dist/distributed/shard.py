@@ -65,8 +65,7 @@ class KernelShard:
         program = engine_program(job["kernel_pool"], arrays["kernel_ids"])
         kernels = np.asarray(kernels, dtype=np.int64)
         self.engine = engine_class(scalars).from_state(program, arrays, scalars).shard_part(kernels)
-        # this shard's kernels among the engine's own (a part holding only them counts from 0)
-        self.act = kernels if self.engine.program.m == program.m else np.arange(len(kernels))
+        self.act = kernels  # the model's kernels this shard learns (a budget part learns all it holds)
         self.kernel_pool = job["kernel_pool"]
         self.scaler = Scaler.from_dict(job["scaler"])
         # labels as the engine takes them: ±1 (binary model) or class indices (multi-class model; a
