@@ -35,6 +35,10 @@ def chi2sum(x, y) -> float:
     return math.fsum((a - b) ** 2 / (a + b) for a, b in zip(x, y, strict=True) if a + b != 0)
 
 
+def achi2sum(x, y) -> float:
+    return math.fsum(2.0 * a * b / (a + b) for a, b in zip(x, y, strict=True) if a + b != 0)
+
+
 def linear(A, B):
     return _pairwise(A, B, dot)
 
@@ -57,8 +61,19 @@ def chi2(A, B, gamma: float):
     return _pairwise(A, B, lambda x, y: math.exp(-gamma * chi2sum(x, y)))
 
 
+def achi2(A, B):
+    if (np.asarray(A) < 0).any() or (np.asarray(B) < 0).any():
+        raise ValueError("achi2 needs non-negative input")
+    return _pairwise(A, B, achi2sum)
+
+
 def naive_kernel(spec, A, B) -> np.ndarray:
-    """Reference matrix for one spec (reads only ``spec.kind`` and its parameter)."""
+    """Reference matrix for one spec (reads only ``spec.kind``, its parameter and its columns)."""
+    if spec.columns is not None:
+        cols = list(spec.columns)
+        A, B = np.asarray(A, dtype=float)[:, cols], np.asarray(B, dtype=float)[:, cols]
+    if spec.kind == "achi2":
+        return achi2(A, B)
     if spec.kind == "linear":
         return linear(A, B)
     if spec.kind == "polynomial":

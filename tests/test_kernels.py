@@ -40,7 +40,7 @@ EPS = np.finfo(np.float64).eps
 # Documented bound of the gemm squared distance, with margin: |ΔD²| ≤ 8·eps·(‖a‖² + ‖b‖²).
 SQDIST_C = 8.0
 
-ALL_KINDS = "linear;poly:1,2,3;gaussian:2^-3..2^2;laplacian:0.5,2;chi2:0.5,2"
+ALL_KINDS = "linear;poly:1,2,3;gaussian:2^-3..2^2;laplacian:0.5,2;chi2:0.5,2;achi2"
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -56,6 +56,9 @@ def sklearn_kernel(spec: KernelSpec, A, B) -> np.ndarray:
         return pairwise_kernels(A, B, metric="laplacian", gamma=1.0 / spec.sigma)
     if spec.kind == "chi2":
         return pairwise_kernels(A, B, metric="chi2", gamma=spec.gamma)
+    if spec.kind == "achi2":  # 2xy/(x+y) = ((x+y) - (x-y)²/(x+y))/2; sklearn's is -(x-y)²/(x+y)
+        Bs = A if B is None else B
+        return (A.sum(1)[:, None] + Bs.sum(1)[None, :] + pairwise_kernels(A, B, metric="additive_chi2")) / 2
     raise AssertionError(spec)
 
 
@@ -294,14 +297,14 @@ def test_spec_string_is_compact():
 
 def test_pool_is_an_immutable_sequence():
     pool = make_pool(ALL_KINDS)
-    assert len(pool) == 14
-    assert pool[0] == Linear() and pool[-1] == ChiSquare(2.0)
+    assert len(pool) == 15
+    assert pool[0] == Linear() and pool[-2] == ChiSquare(2.0)
     assert isinstance(pool[1:4], KernelPool) and pool[1:4].names == pool.names[1:4]
     assert list(pool) == list(pool.specs)
     assert Gaussian(0.125) in pool and pool.index(Gaussian(0.125)) == 4
     assert pool == make_pool(ALL_KINDS) and hash(pool) == hash(make_pool(ALL_KINDS))
     assert pool != make_pool("linear") and pool != ALL_KINDS
-    assert pool.needs == {"dot", "sqdist", "l1", "chi2"}
+    assert pool.needs == {"dot", "sqdist", "l1", "chi2", "achi2"}
     assert make_pool("omkc16").needs == {"dot", "sqdist"}
     with pytest.raises(AttributeError):
         pool._specs = ()
@@ -394,7 +397,7 @@ def test_gemm_sqdist_bound_and_direct_path():
 
 def test_gram_matrix_is_symmetric_with_exact_diagonal(fourclass):
     X = fourclass[:80]
-    pool = make_pool(ALL_KINDS.replace(";chi2:0.5,2", ""))
+    pool = make_pool(ALL_KINDS.replace(";chi2:0.5,2;achi2", ""))
     K = pool.evaluate(X)
     np.testing.assert_array_equal(K, K.transpose(0, 2, 1))
     diag = pool.evaluate_diag(X)
@@ -426,6 +429,7 @@ def test_parallel_and_serial_builds_agree():
         "_sqdist_direct": lambda f: f(A, B, D.copy()),
         "_l1_dist": lambda f: f(A, B, D.copy()),
         "_chi2_sum": lambda f: f(A, B, D.copy()),
+        "_achi2_sum": lambda f: f(A, B, D.copy()),
         "_exp_neg_scaled": lambda f: f(dot, scales, slots, np.empty((2, 300, 120))),
         "_powers_from_dot": lambda f: f(dot, degrees, slots, np.empty((2, 300, 120))),
     }
@@ -570,8 +574,8 @@ def test_out_is_filled_in_place():
 
 def test_empty_blocks():
     pool = make_pool(ALL_KINDS)
-    assert pool.evaluate(np.empty((0, 3)), np.ones((2, 3))).shape == (14, 0, 2)
-    assert pool.evaluate_diag(np.empty((0, 3))).shape == (14, 0)
+    assert pool.evaluate(np.empty((0, 3)), np.ones((2, 3))).shape == (15, 0, 2)
+    assert pool.evaluate_diag(np.empty((0, 3))).shape == (15, 0)
 
 
 # ----------------------------------------------------------------------------- properties
@@ -643,3 +647,55 @@ def test_concurrent_threads_agree():
         results = list(ex.map(lambda _: pool.evaluate(A, B), range(8)))
     for got in results:
         np.testing.assert_array_equal(got, want)
+
+
+# ----------------------------------------------------------------------------- feature groups
+VIEWS = "linear,poly:2,chi2,achi2,gaussian:2^-1..2^1 @ a=0:3; laplacian:1,poly:3 @ b=2,4:6; gaussian:1"
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_feature_group_kernels_match_naive_on_their_columns(same):
+    g = rng(11)
+    A = g.uniform(0, 1, size=(12, 7))
+    B = None if same else g.uniform(0, 1, size=(9, 7))
+    pool = make_pool(VIEWS)
+    K = pool.evaluate(A, B)
+    Bref = A if same else B
+    for k, spec in enumerate(pool):
+        assert_kernel_close(K[k], naive.naive_kernel(spec, A, Bref), gemm_slack(spec, A, Bref))
+    np.testing.assert_allclose(pool.evaluate_diag(A), np.stack([np.diag(naive.naive_kernel(s, A, A)) for s in pool]),
+                               rtol=1e-13, atol=1e-13)
+
+
+def test_feature_group_parts_serve_sub_pools():
+    g = rng(12)
+    A, B = g.uniform(0, 1, size=(8, 6)), g.uniform(0, 1, size=(5, 6))
+    pool = make_pool(VIEWS)
+    parts = pool.products(A, B)
+    assert set(parts.views) == {(0, 1, 2), (2, 4, 5)}
+    for k, spec in enumerate(pool):
+        np.testing.assert_array_equal(KernelPool((spec,)).from_parts(parts)[0], pool.evaluate(A, B)[k])
+
+
+def test_feature_group_names_and_resolution():
+    pool = make_pool("chi2,linear @ hist; gaussian:2^0 @ 1:3")
+    assert pool.names == ("chi2(gamma=1)@hist", "linear@hist", "gaussian(sigma=1)@1:3")
+    assert pool.groups == {"hist": None}
+    with pytest.raises(ValueError, match="feature group 'hist'.*feature_groups"):
+        pool.evaluate(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="not among the data's feature groups"):
+        pool.with_groups({"other": [0]})
+    resolved = pool.with_groups({"hist": [0, 1]})
+    assert resolved.to_spec_string() == "chi2:1@hist=0:2;linear@hist=0:2;gaussian:1@1:3"
+    assert make_pool(resolved.to_spec_string()) == resolved
+    assert parse_spec("linear@hist=0:2") == resolved[1]
+    with pytest.raises(ValueError, match="sees column 5, but X has 4"):
+        make_pool("linear@5").evaluate(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="empty"):
+        make_pool("linear@3:3")
+    with pytest.raises(ValueError, match="needs non-negative features"):
+        make_pool("achi2@0:2").evaluate(-np.ones((2, 3)))
+    with pytest.raises(ValueError, match="sees a feature group; the shared-pool online learners"):
+        from omkl_dist.core.program import compile_program
+
+        compile_program(make_pool("linear@0:2"))

@@ -42,10 +42,16 @@ _KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplaci
 
 
 def _spec_kind(spec):
+    if getattr(spec, "view", ""):
+        # the shared pool scan takes one dot product per pair over every column
+        raise ValueError(f"kernel {spec.name} sees a feature group; the shared-pool online learners (OMKC, OM-2, "
+                         "SPA, the Perceptron and budget baselines) evaluate kernels on every column: use OKS, "
+                         "MKBoost or the SVM-based selectors for feature-group kernels")
     try:
         return _KIND_CODES[spec.kind]
     except (AttributeError, KeyError):
-        raise ValueError(f"kernel {spec!r} has no online evaluator; allowed kinds: {sorted(_KIND_CODES)}") from None
+        raise ValueError(f"kernel {spec!r} has no shared-pool online evaluator; allowed kinds: "
+                         f"{sorted(_KIND_CODES)} (OKS and the batch estimators take every kind)") from None
 
 
 def compile_program(pool) -> KernelProgram:

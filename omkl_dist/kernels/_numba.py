@@ -3,7 +3,7 @@
 Two kinds of functions live here, all taking and returning plain float64 arrays:
 
 * *base* computations, one pairwise matrix shared by every kernel of a family
-  (squared Euclidean distance, L1 distance, chi-square sum);
+  (squared Euclidean distance, L1 distance, chi-square sums);
 * *transforms*, which turn one base matrix into several kernel matrices at once and write them
   straight into their slots of the caller's ``(m, nA, nB)`` output, so a pool never copies.
 
@@ -91,6 +91,22 @@ def _chi2_sum(A, B, out):
 
 
 @njit(**_JIT)
+def _achi2_sum(A, B, out):
+    """``out[i, j] = Σ_k 2 a_ik b_jk / (a_ik + b_jk)``, skipping terms with ``a + b = 0``."""
+    n_a, d = A.shape
+    n_b = B.shape[0]
+    for i in prange(n_a):
+        for j in range(n_b):
+            s = 0.0
+            for k in range(d):
+                den = A[i, k] + B[j, k]
+                if den != 0.0:
+                    s += 2.0 * A[i, k] * B[j, k] / den
+            out[i, j] = s
+    return out
+
+
+@njit(**_JIT)
 def _exp_neg_scaled(D, scales, slots, out):
     """``out[slots[k]] = exp(−scales[k] · D)`` for every k: one base matrix, many widths.
 
@@ -151,6 +167,7 @@ SERIAL = {
         _sqdist_direct,
         _l1_dist,
         _chi2_sum,
+        _achi2_sum,
         _exp_neg_scaled,
         _powers_from_dot,
     )

@@ -9,6 +9,9 @@ Evaluating a pool shares work across its kernels. For blocks ``A`` (nA × d) and
 * the L1-distance matrix is computed once for all laplacians, the chi-square sum once for all
   chi2 kernels (compiled loops in :mod:`omkl_dist.kernels._numba`).
 
+Kernels on a feature group (a *view*, :mod:`omkl_dist.kernels.specs`) share work with the kernels
+of the same view: each view's columns are taken once and its base matrices computed on them.
+
 So a 16-kernel OMKC pool costs one GEMM plus 16 cheap elementwise passes.
 
 Numerical accuracy of the squared distance
@@ -53,6 +56,7 @@ import numpy as np
 
 from omkl_dist.kernels import _numba
 from omkl_dist.kernels.specs import (
+    ChiSquare,
     Gaussian,
     KernelSpec,
     Polynomial,
@@ -63,11 +67,13 @@ from omkl_dist.kernels.specs import (
     make_spec,
     parse_number,
     parse_spec,
+    parse_view,
 )
 
 __all__ = ["PairwiseParts", "KernelPool", "NAMED_POOLS", "make_pool"]
 
-_FAMILIES = ("dot", "sqdist", "l1", "chi2")
+_FAMILIES = ("dot", "sqdist", "l1", "chi2", "achi2")
+_NONNEGATIVE = ("chi2", "achi2")  # families defined for non-negative features only
 
 # Below this many inner-loop steps (rows × columns × features or kernels) the serial build is
 # faster: waking numba's thread pool costs tens of microseconds, hundreds on a loaded machine.
@@ -86,14 +92,18 @@ class PairwiseParts:
     """Base pairwise matrices between two blocks, each ``(nA, nB)`` float64 or ``None``.
 
     ``dot`` = A·Bᵀ, ``sqdist`` = squared Euclidean distance, ``l1`` = Manhattan distance,
-    ``chi2`` = Σ (a−b)²/(a+b). Produced by :meth:`KernelPool.products`, consumed by
-    :meth:`KernelPool.from_parts`; a pool needs only the parts in :attr:`KernelPool.needs`.
+    ``chi2`` = Σ (a−b)²/(a+b), ``achi2`` = Σ 2ab/(a+b). Produced by :meth:`KernelPool.products`,
+    consumed by :meth:`KernelPool.from_parts`; a pool needs only the parts in
+    :attr:`KernelPool.needs`. ``views`` holds the parts of the kernels on feature groups, by their
+    columns (the fields above serve the kernels on every column).
     """
 
     dot: np.ndarray | None = None
     sqdist: np.ndarray | None = None
     l1: np.ndarray | None = None
     chi2: np.ndarray | None = None
+    achi2: np.ndarray | None = None
+    views: dict | None = None
 
 
 class KernelPool(Sequence):
@@ -146,15 +156,19 @@ class KernelPool(Sequence):
                     f"(positions {first_seen[spec]} and {pos}); each kernel may appear once"
                 )
             first_seen[spec] = pos
-        # Per family: which output slots it fills and with which coefficient, as the arrays the
-        # compiled transforms take, built once here rather than on every evaluation.
+        # Per view (its columns; None: every column) and family: which output slots it fills and
+        # with which coefficient, as the arrays the compiled transforms take, built once here
+        # rather than on every evaluation.
         plan = {}
-        for family in _FAMILIES:
-            slots = [i for i, s in enumerate(specs) if s.family == family]
-            if slots:
-                dtype = np.int64 if family == "dot" else np.float64
-                coefs = np.array([specs[i].coef for i in slots], dtype=dtype)
-                plan[family] = (np.array(slots, dtype=np.int64), coefs)
+        for columns in dict.fromkeys(s.columns for s in specs):
+            families = {}
+            for family in _FAMILIES:
+                slots = [i for i, s in enumerate(specs) if s.family == family and s.columns == columns]
+                if slots:
+                    dtype = np.int64 if family == "dot" else np.float64
+                    coefs = np.array([specs[i].coef for i in slots], dtype=dtype)
+                    families[family] = (np.array(slots, dtype=np.int64), coefs)
+            plan[columns] = types.MappingProxyType(families)
         object.__setattr__(self, "_specs", specs)
         object.__setattr__(self, "_plan", types.MappingProxyType(plan))
         object.__setattr__(self, "_hash", hash(specs))
@@ -201,8 +215,43 @@ class KernelPool(Sequence):
 
     @property
     def needs(self) -> frozenset[str]:
-        """Base matrices this pool is computed from: a subset of dot, sqdist, l1, chi2."""
-        return frozenset(self._plan)
+        """Base matrices this pool is computed from: a subset of dot, sqdist, l1, chi2, achi2
+        (over every view)."""
+        return frozenset(family for families in self._plan.values() for family in families)
+
+    @property
+    def has_views(self) -> bool:
+        """Whether some kernel sees only a feature group."""
+        return any(s.columns is not None or s.group is not None for s in self._specs)
+
+    @property
+    def groups(self) -> dict[str, tuple[int, ...] | None]:
+        """The feature groups the kernels name, with their columns (None while unresolved)."""
+        return {s.group: s.columns for s in self._specs if s.group is not None}
+
+    def with_groups(self, feature_groups) -> KernelPool:
+        """The pool with every kernel that names a feature group given that group's columns.
+
+        ``feature_groups`` maps group names to column indices (a multi-view dataset's meta
+        records them); kernels with their own columns or on every column are kept as they are.
+
+        Examples
+        --------
+        >>> pool = make_pool("linear;chi2:1 @ hist")
+        >>> pool.with_groups({"hist": range(3, 6)}).names
+        ('linear', 'chi2(gamma=1)@hist=3:6')
+        """
+        specs = []
+        for spec in self._specs:
+            if spec.group is not None and spec.columns is None:
+                if feature_groups is None or spec.group not in feature_groups:
+                    known = sorted(feature_groups or {})
+                    raise ValueError(f"kernel {spec.name} sees feature group {spec.group!r}, which is not among the "
+                                     f"data's feature groups {known}; name one of those, or give the columns "
+                                     f"(@{spec.group}=0:10)")
+                spec = spec.on_columns(feature_groups[spec.group])
+            specs.append(spec)
+        return KernelPool(specs)
 
     @classmethod
     def from_spec(cls, spec) -> KernelPool:
@@ -217,7 +266,7 @@ class KernelPool(Sequence):
         """
         items, run = [], []
         for spec in self._specs:
-            if run and spec.kind != run[0].kind:
+            if run and (spec.kind, spec.view) != (run[0].kind, run[0].view):
                 items.append(_format_run(run))
                 run = []
             run.append(spec)
@@ -249,17 +298,24 @@ class KernelPool(Sequence):
     def evaluate_diag(self, X, *, out=None) -> np.ndarray:
         """κ_k(x, x) for every kernel and row, shape ``(m, n)``.
 
-        1 for gaussian, laplacian and chi2; ``‖x‖^(2p)`` for polynomial (``‖x‖²`` for linear).
+        1 for gaussian, laplacian and chi2; ``‖x‖^(2p)`` for polynomial (``‖x‖²`` for linear), ``Σ x``
+        for achi2 (each on the kernel's view).
         """
         X = check_matrix(X, "X")
+        self._check_resolved()
         out = self._output((len(self), X.shape[0]), out)
         out[...] = 1.0
-        if "chi2" in self._plan:
-            check_nonnegative(X, self._first_name("chi2"), "X")
-        if "dot" in self._plan:
-            sq = np.einsum("ij,ij->i", X, X)
-            for slot, degree in zip(*self._plan["dot"], strict=True):
-                np.power(sq, int(degree), out=out[slot])
+        for columns, families in self._plan.items():
+            Xv = self._view(columns, X)
+            for family in _NONNEGATIVE:
+                if family in families:
+                    check_nonnegative(Xv, self._first_name(family, columns), "X")
+            if "achi2" in families:
+                out[families["achi2"][0]] = Xv.sum(axis=1)
+            if "dot" in families:
+                sq = np.einsum("ij,ij->i", Xv, Xv)
+                for slot, degree in zip(*families["dot"], strict=True):
+                    np.power(sq, int(degree), out=out[slot])
         return out
 
     def products(self, A, B=None, *, sqdist: str = "gemm") -> PairwiseParts:
@@ -271,17 +327,30 @@ class KernelPool(Sequence):
         if sqdist not in ("gemm", "direct"):
             raise ValueError(f"sqdist must be 'gemm' or 'direct', got {sqdist!r}")
         A = check_matrix(A, "A")
+        self._check_resolved()
         same = B is None or B is A
         B = A if same else check_matrix(B, "B")
         if A.shape[1] != B.shape[1]:
             raise ValueError(
                 f"A and B must have the same number of features, got {A.shape[1]} and {B.shape[1]}"
             )
-        needs = self._plan
-        if "chi2" in needs:
-            check_nonnegative(A, self._first_name("chi2"), "A")
-            if not same:
-                check_nonnegative(B, self._first_name("chi2"), "B")
+        views = {}
+        for columns, families in self._plan.items():
+            Av = self._view(columns, A)
+            Bv = Av if same else self._view(columns, B)
+            views[columns] = self._view_products(families, columns, Av, Bv, same, sqdist)
+        if set(views) == {None}:
+            return views[None]
+        every = views.pop(None, PairwiseParts())
+        return PairwiseParts(**{f: getattr(every, f) for f in _FAMILIES}, views=views)
+
+    def _view_products(self, needs, columns, A, B, same, sqdist) -> PairwiseParts:
+        """The base matrices the families ``needs`` take between the views ``A`` and ``B``."""
+        for family in _NONNEGATIVE:
+            if family in needs:
+                check_nonnegative(A, self._first_name(family, columns), "A")
+                if not same:
+                    check_nonnegative(B, self._first_name(family, columns), "B")
         shape = (A.shape[0], B.shape[0])
         size, d = shape[0] * shape[1], A.shape[1]
         parts = {}
@@ -303,6 +372,8 @@ class KernelPool(Sequence):
             parts["l1"] = _loop("_l1_dist", shape[0], size * d)(A, B, np.empty(shape))
         if "chi2" in needs:
             parts["chi2"] = _loop("_chi2_sum", shape[0], size * d)(A, B, np.empty(shape))
+        if "achi2" in needs:
+            parts["achi2"] = _loop("_achi2_sum", shape[0], size * d)(A, B, np.empty(shape))
         return PairwiseParts(**parts)
 
     def from_parts(self, parts: PairwiseParts, *, out=None) -> np.ndarray:
@@ -312,27 +383,32 @@ class KernelPool(Sequence):
         presence and shapes are checked.
         """
         bases, shape = {}, None
-        for family in self._plan:
-            base = getattr(parts, family)
-            if base is None:
-                raise ValueError(
-                    f"parts.{family} is missing; {self._first_name(family)} needs it "
-                    f"(this pool needs {', '.join(sorted(self.needs))})"
-                )
-            base = np.ascontiguousarray(base, dtype=np.float64)
-            if base.ndim != 2 or (shape is not None and base.shape != shape):
-                raise ValueError(
-                    f"parts.{family} has shape {base.shape}, expected a 2-D (nA, nB) matrix"
-                    + (f" of shape {shape}" if shape else "")
-                )
-            shape = base.shape
-            bases[family] = base
+        for columns, families in self._plan.items():
+            view = parts if columns is None else (parts.views or {}).get(columns)
+            for family in families:
+                base = None if view is None else getattr(view, family)
+                if base is None:
+                    raise ValueError(
+                        f"parts.{family} is missing; {self._first_name(family, columns)} needs it "
+                        f"(this pool needs {', '.join(sorted(self.needs))})"
+                    )
+                base = np.ascontiguousarray(base, dtype=np.float64)
+                if base.ndim != 2 or (shape is not None and base.shape != shape):
+                    raise ValueError(
+                        f"parts.{family} has shape {base.shape}, expected a 2-D (nA, nB) matrix"
+                        + (f" of shape {shape}" if shape else "")
+                    )
+                shape = base.shape
+                bases[columns, family] = base
         out = self._output((len(self), *shape), out)
-        for family, (slots, coefs) in self._plan.items():
-            name = "_powers_from_dot" if family == "dot" else "_exp_neg_scaled"
-            _loop(name, shape[0], shape[0] * shape[1] * len(slots))(
-                bases[family], coefs, slots, out
-            )
+        for columns, families in self._plan.items():
+            for family, (slots, coefs) in families.items():
+                base = bases[columns, family]
+                if family == "achi2":  # the kernel is its base matrix
+                    out[slots] = base
+                    continue
+                name = "_powers_from_dot" if family == "dot" else "_exp_neg_scaled"
+                _loop(name, shape[0], shape[0] * shape[1] * len(slots))(base, coefs, slots, out)
         return out
 
     def from_products(self, dot, sq_a, sq_b, *, out=None) -> np.ndarray:
@@ -360,6 +436,9 @@ class KernelPool(Sequence):
         >>> np.allclose(K, pool.evaluate(A, B))
         True
         """
+        if self.has_views:
+            raise ValueError("from_products takes the products of every column; this pool has kernels on feature "
+                             f"groups ({', '.join(s.name for s in self._specs if s.view)}): use evaluate(A, B)")
         extra = self.needs - {"dot", "sqdist"}
         if extra:
             bad = [s.name for s in self._specs if s.family in extra]
@@ -371,7 +450,7 @@ class KernelPool(Sequence):
         if dot.ndim != 2:
             raise ValueError(f"dot must be 2-D (nA, nB), got shape {dot.shape}")
         parts = {"dot": dot}
-        if "sqdist" in self._plan:
+        if "sqdist" in self.needs:
             sq_a = np.ascontiguousarray(sq_a, dtype=np.float64)
             sq_b = np.ascontiguousarray(sq_b, dtype=np.float64)
             if sq_a.shape != (dot.shape[0],) or sq_b.shape != (dot.shape[1],):
@@ -384,8 +463,18 @@ class KernelPool(Sequence):
         return self.from_parts(PairwiseParts(**parts), out=out)
 
     # ------------------------------------------------------------------ helpers
-    def _first_name(self, family: str) -> str:
-        return next(s.name for s in self._specs if s.family == family)
+    def _first_name(self, family: str, columns=None) -> str:
+        return next(s.name for s in self._specs if s.family == family and s.columns == columns)
+
+    def _check_resolved(self) -> None:
+        for spec in self._specs:
+            if not spec.resolved:
+                spec.view_of(np.empty((0, 0)))  # raises, naming the group and the fix
+
+    def _view(self, columns, X: np.ndarray) -> np.ndarray:
+        """The columns of ``X`` the kernels of view ``columns`` see."""
+        first = next(s for s in self._specs if s.columns == columns)
+        return first.view_of(X)
 
     @staticmethod
     def _output(shape: tuple[int, ...], out) -> np.ndarray:
@@ -431,12 +520,13 @@ def _format_values(values: list) -> list[str]:
 
 
 def _format_run(run: list[KernelSpec]) -> str:
-    kind = run[0].kind
+    kind, view = run[0].kind, run[0].view
+    at = f"@{view}" if view else ""
     if run[0].param is None:
-        return ";".join(kind for _ in run)
+        return ";".join(kind + at for _ in run)
     values = [spec.value for spec in run]
     texts = [format_number(v) for v in values] if kind == "polynomial" else _format_values(values)
-    return f"{kind}:{','.join(texts)}"
+    return f"{kind}:{','.join(texts)}{at}"
 
 
 _INT_RE = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -474,15 +564,45 @@ def _parse_values(text: str, item: str) -> list[float]:
     return values
 
 
+_KIND_START_RE = re.compile(r"^\s*[A-Za-z]")
+
+
 def _parse_item(item: str) -> list[KernelSpec]:
-    word = item.strip()
+    """One ``;``-separated item: kernels, optionally ``@ view`` for all of them."""
+    body, at, view = item.rpartition("@") if "@" in item else (item, "", "")
+    if at:
+        where = parse_view(view, context=f"pool item {item.strip()!r}")
+        return [spec.on_columns(**where) for spec in _parse_kernels(body, item)]
+    return _parse_kernels(body, item)
+
+
+def _parse_kernels(body: str, item: str) -> list[KernelSpec]:
+    """``kind:values`` runs separated by commas (``linear,poly:2,3,chi2,gaussian:2^0``): a piece
+    that starts with a letter begins a kernel kind, the others are more values of the last one."""
+    word = body.strip()
+    if not word:
+        raise ValueError(f"pool item {item.strip()!r} names no kernel; write e.g. 'gaussian:1 @ fourier'")
     if word.lower() in NAMED_POOLS:
         return list(NAMED_POOLS[word.lower()])
     if "(" in word:
         return [parse_spec(word)]
+    runs: list[str] = []
+    for piece in word.split(","):
+        if runs and not _KIND_START_RE.match(piece):
+            runs[-1] += "," + piece
+        else:
+            runs.append(piece)
+    return [spec for run in runs for spec in _parse_run(run.strip(), item)]
+
+
+def _parse_run(word: str, item: str) -> list[KernelSpec]:
+    if word.lower() in NAMED_POOLS:
+        return list(NAMED_POOLS[word.lower()])
     kind, colon, values = word.partition(":")
     cls = kind_class(kind, {"named pools": sorted(NAMED_POOLS)})
     if not colon:
+        if cls is ChiSquare:  # the OKS paper's "chi-square kernel": γ = 1 unless given
+            return [ChiSquare(1.0)]
         return [make_spec(cls)]
     if cls.param is None:
         raise ValueError(f"{cls.kind} takes no parameter, got {item!r}; write just {cls.kind!r}")
@@ -501,7 +621,10 @@ def make_pool(spec) -> KernelPool:
           (``"gaussian(sigma=0.5)"``, ``"linear"``) or ``kind:values`` where values are a comma
           list of numbers (``0.5``, ``1e-3``, ``2^-6``) and ranges (``2^-6..2^6`` steps one power of
           two, ``1..3`` steps one). Kinds: linear, polynomial (poly), gaussian (rbf), laplacian,
-          chi2;
+          chi2 (bare ``chi2`` is γ = 1), achi2 (additive chi-square). Several kinds may share an
+          item, separated by commas (``linear,poly:2,chi2,gaussian:2^0``), and an item may end
+          with ``@ view``: a feature group's name, column ranges, or both
+          (``@ fourier``, ``@ 0:76``, ``@ fourier=0:76``), which all its kernels see;
         * a list of specs and/or strings (each read as above), concatenated in order.
 
     Raises
@@ -518,6 +641,8 @@ def make_pool(spec) -> KernelPool:
     6
     >>> make_pool(["gaussian(sigma=0.5)", Polynomial(p=2)]).to_spec_string()
     'gaussian:0.5;polynomial:2'
+    >>> make_pool("linear,poly:2,chi2,gaussian:2^0 @ fou=0:3; linear @ zer=3:5").to_spec_string()
+    'linear@fou=0:3;polynomial:2@fou=0:3;chi2:1@fou=0:3;gaussian:1@fou=0:3;linear@zer=3:5'
     """
     if isinstance(spec, KernelPool):
         return spec

@@ -12,11 +12,24 @@ polynomial    (x·y)^p                                ``dot``             degree
 gaussian      exp(−‖x−y‖² / (2σ²))                   ``sqdist``          1/(2σ²)
 laplacian     exp(−‖x−y‖₁ / σ)                       ``l1``              1/σ
 chi2          exp(−γ Σ_k (x_k−y_k)² / (x_k+y_k))     ``chi2``            γ
+achi2         Σ_k 2 x_k y_k / (x_k+y_k)              ``achi2``           --
 ============  =====================================  ==================  ==================
 
 The polynomial kernel has no offset and gamma 1, as in the OMKC paper (Hoi et al., 2013). The
 chi-square kernel is scikit-learn's ``chi2_kernel``: terms with x_k + y_k = 0 contribute 0 and
-features must be non-negative.
+features must be non-negative; the additive chi-square kernel (Vedaldi & Zisserman's positive
+definite form, scikit-learn's ``additive_chi2_kernel`` is its negative distance form) follows the
+same rules.
+
+Feature groups
+--------------
+Every spec may see only some columns (``columns``, sorted distinct indices) and may carry the name
+of the feature group they belong to (``group``, e.g. one view of a multi-view dataset): the OKS
+paper's kernels are four kernel types on each of fifteen feature types. A spec that names a group
+whose columns are not known yet is *unresolved*; :meth:`KernelSpec.on_columns` (or
+:meth:`~omkl_dist.kernels.pools.KernelPool.with_groups` for a whole pool) gives it its columns.
+In text a view follows the kernel after ``@``: ``chi2(gamma=1)@fourier`` (a named group),
+``linear@0:76`` (column ranges, end exclusive) or ``linear@fourier=0:76`` (both).
 """
 
 from __future__ import annotations
@@ -25,7 +38,7 @@ import difflib
 import math
 import numbers
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import ClassVar
 
 import numpy as np
@@ -37,6 +50,7 @@ __all__ = [
     "Gaussian",
     "Laplacian",
     "ChiSquare",
+    "AdditiveChiSquare",
     "KERNEL_KINDS",
     "parse_spec",
 ]
@@ -121,16 +135,86 @@ def check_nonnegative(X: np.ndarray, kernel: str, what: str = "X") -> None:
         )
 
 
+# ----------------------------------------------------------------------------- views
+_GROUP_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
+_RANGE_RE = re.compile(r"^\s*(\d+)\s*(?::\s*(\d+)\s*)?$")
+
+
+def check_group_name(name, *, context: str = "feature group") -> str:
+    """A feature group's name: a letter or ``_`` then letters, digits, ``_``, ``.`` or ``-``."""
+    if not isinstance(name, str) or not _GROUP_RE.match(name):
+        raise ValueError(f"{context}: {name!r} is not a feature group name; use letters, digits, '_', '.' "
+                         "and '-', starting with a letter (e.g. 'fourier')")
+    return name
+
+
+def check_columns(columns, *, context: str = "columns") -> tuple[int, ...]:
+    """Sorted distinct non-negative column indices as a tuple (at least one)."""
+    try:
+        values = [int(c) for c in columns]
+        exact = all(int(c) == c for c in columns)
+    except (TypeError, ValueError):
+        raise ValueError(f"{context}: columns must be integers, got {columns!r}") from None
+    if not exact or not values or min(values) < 0:
+        raise ValueError(f"{context}: columns must be at least one non-negative integer index, got {columns!r}")
+    return tuple(sorted(set(values)))
+
+
+def format_columns(columns: tuple[int, ...]) -> str:
+    """Columns as half-open ranges, ``"0:76,80"`` for 0..75 and 80."""
+    parts, start = [], 0
+    while start < len(columns):
+        stop = start
+        while stop + 1 < len(columns) and columns[stop + 1] == columns[stop] + 1:
+            stop += 1
+        lo, hi = columns[start], columns[stop] + 1
+        parts.append(str(lo) if hi == lo + 1 else f"{lo}:{hi}")
+        start = stop + 1
+    return ",".join(parts)
+
+
+def parse_columns(text: str, *, context: str) -> tuple[int, ...]:
+    """Read ``"0:76,80"`` (half-open ranges and single indices) into column indices."""
+    columns = []
+    for piece in text.split(","):
+        match = _RANGE_RE.match(piece)
+        if not match:
+            raise ValueError(f"{context}: cannot read column range {piece.strip()!r}; write e.g. 0:76 (columns 0 to "
+                             "75) or 0:76,80")
+        lo = int(match.group(1))
+        hi = int(match.group(2)) if match.group(2) is not None else lo + 1
+        if hi <= lo:
+            raise ValueError(f"{context}: column range {piece.strip()!r} is empty (the end is exclusive)")
+        columns.extend(range(lo, hi))
+    return check_columns(columns, context=context)
+
+
+def parse_view(text: str, *, context: str) -> dict:
+    """``"fourier"``, ``"0:76"`` or ``"fourier=0:76"`` → ``{"group": ..., "columns": ...}``."""
+    name, sep, ranges = text.strip().partition("=")
+    if sep:
+        return {"group": check_group_name(name.strip(), context=context),
+                "columns": parse_columns(ranges, context=context)}
+    if _GROUP_RE.match(name):
+        return {"group": name, "columns": None}
+    return {"group": None, "columns": parse_columns(name, context=context)}
+
+
 # ----------------------------------------------------------------------------- specs
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KernelSpec:
     """Base class of the kernel specs; use a subclass or :func:`parse_spec`.
 
     Subclasses set ``kind`` (the name used in spec strings), ``family`` (the base matrix the
-    kernel is derived from: ``"dot"``, ``"sqdist"``, ``"l1"`` or ``"chi2"``) and ``param``
-    (the name of their single parameter, or ``None``).
+    kernel is derived from: ``"dot"``, ``"sqdist"``, ``"l1"``, ``"chi2"`` or ``"achi2"``) and
+    ``param`` (the name of their single parameter, or ``None``).
+
+    Every spec also takes, by keyword, the view it sees: ``columns`` (column indices; ``None``:
+    all of them) and ``group`` (the name of the feature group, see the module notes).
     """
 
+    columns: tuple[int, ...] | None = field(default=None, kw_only=True)
+    group: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = ""
     family: ClassVar[str] = ""
     param: ClassVar[str | None] = None
@@ -138,9 +222,13 @@ class KernelSpec:
     def __post_init__(self):
         if not self.kind:
             raise TypeError(
-                "KernelSpec is a base class; use Linear, Polynomial, Gaussian, Laplacian "
-                "or ChiSquare"
+                "KernelSpec is a base class; use Linear, Polynomial, Gaussian, Laplacian, "
+                "ChiSquare or AdditiveChiSquare"
             )
+        if self.columns is not None:
+            object.__setattr__(self, "columns", check_columns(self.columns, context=self.kind))
+        if self.group is not None:
+            check_group_name(self.group, context=self.kind)
 
     @property
     def value(self):
@@ -148,14 +236,56 @@ class KernelSpec:
         return None if self.param is None else getattr(self, self.param)
 
     @property
-    def name(self) -> str:
-        """Canonical text, e.g. ``"gaussian(sigma=0.25)"``; :func:`parse_spec` reads it back."""
+    def view(self) -> str:
+        """The view's text after ``@`` (``""`` for a kernel on every column)."""
+        if self.columns is None:
+            return self.group or ""
+        ranges = format_columns(self.columns)
+        return f"{self.group}={ranges}" if self.group else ranges
+
+    @property
+    def base_name(self) -> str:
+        """The kernel's name without its view, e.g. ``"gaussian(sigma=0.25)"``."""
         if self.param is None:
             return self.kind
         return f"{self.kind}({self.param}={format_number(self.value)})"
 
+    @property
+    def name(self) -> str:
+        """Canonical text, e.g. ``"gaussian(sigma=0.25)"`` or ``"chi2(gamma=1)@fourier=0:76"``;
+        :func:`parse_spec` reads it back."""
+        return f"{self.base_name}@{self.view}" if self.view else self.base_name
+
+    @property
+    def resolved(self) -> bool:
+        """False for a spec that names a feature group whose columns it does not know yet."""
+        return self.group is None or self.columns is not None
+
+    def on_columns(self, columns, group: str | None = None) -> KernelSpec:
+        """The same kernel on the given columns (and group name)."""
+        return replace(self, columns=columns, group=group if group is not None else self.group)
+
+    def view_of(self, X: np.ndarray) -> np.ndarray:
+        """The columns of ``X`` this kernel sees (``X`` itself without a view)."""
+        if self.columns is None:
+            if self.group is not None:
+                raise ValueError(
+                    f"kernel {self.name} sees feature group {self.group!r}, whose columns are not known: pass "
+                    "the dataset's feature groups (feature_groups={name: columns}; a multi-view dataset's meta "
+                    "records them) or write the columns, e.g. @fourier=0:76"
+                )
+            return X
+        if self.columns[-1] >= X.shape[1]:
+            raise ValueError(f"kernel {self.name} sees column {self.columns[-1]}, but X has {X.shape[1]} columns")
+        return np.ascontiguousarray(X[:, list(self.columns)])
+
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:
+        args = [] if self.param is None else [f"{self.param}={self.value!r}"]
+        args += [f"{key}={getattr(self, key)!r}" for key in ("columns", "group") if getattr(self, key) is not None]
+        return f"{type(self).__name__}({', '.join(args)})"
 
     @property
     def coef(self) -> float:
@@ -164,12 +294,14 @@ class KernelSpec:
 
     def diag(self, X) -> np.ndarray:
         """κ(x, x) for every row of ``X``, shape ``(n,)``."""
-        X = check_matrix(X)
+        X = self.view_of(check_matrix(X))
         if self.family == "dot":
             sq = np.einsum("ij,ij->i", X, X)
             return sq ** int(self.coef)
-        if self.family == "chi2":
+        if self.family in ("chi2", "achi2"):
             check_nonnegative(X, self.name)
+        if self.family == "achi2":
+            return X.sum(axis=1)  # 2x·x/(x+x) = x per feature
         return np.ones(X.shape[0])
 
     def evaluate(self, A, B=None, *, sqdist: str = "gemm") -> np.ndarray:
@@ -182,7 +314,7 @@ class KernelSpec:
         return KernelPool((self,)).evaluate(A, B, sqdist=sqdist)[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Linear(KernelSpec):
     """Linear kernel ``κ(x, y) = x·y``.
 
@@ -201,7 +333,7 @@ class Linear(KernelSpec):
         return 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Polynomial(KernelSpec):
     """Polynomial kernel ``κ(x, y) = (x·y)^p`` (no offset, gamma 1, as in OMKC).
 
@@ -229,13 +361,14 @@ class Polynomial(KernelSpec):
 
     def __post_init__(self):
         object.__setattr__(self, "p", _positive_int(self.p, kind=self.kind, param="p"))
+        super().__post_init__()
 
     @property
     def coef(self) -> int:
         return self.p
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Gaussian(KernelSpec):
     """Gaussian (RBF) kernel ``κ(x, y) = exp(−‖x−y‖² / (2σ²))``.
 
@@ -264,13 +397,14 @@ class Gaussian(KernelSpec):
     def __post_init__(self):
         sigma = _positive_real(self.sigma, kind=self.kind, param="sigma", example="0.5 or 2**-3")
         object.__setattr__(self, "sigma", sigma)
+        super().__post_init__()
 
     @property
     def coef(self) -> float:
         return 1.0 / (2.0 * self.sigma * self.sigma)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Laplacian(KernelSpec):
     """Laplacian kernel ``κ(x, y) = exp(−‖x−y‖₁ / σ)``.
 
@@ -296,13 +430,14 @@ class Laplacian(KernelSpec):
     def __post_init__(self):
         sigma = _positive_real(self.sigma, kind=self.kind, param="sigma", example="0.5 or 2")
         object.__setattr__(self, "sigma", sigma)
+        super().__post_init__()
 
     @property
     def coef(self) -> float:
         return 1.0 / self.sigma
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ChiSquare(KernelSpec):
     """Exponential chi-square kernel ``κ(x, y) = exp(−γ Σ_k (x_k−y_k)² / (x_k+y_k))``.
 
@@ -332,15 +467,38 @@ class ChiSquare(KernelSpec):
     def __post_init__(self):
         gamma = _positive_real(self.gamma, kind=self.kind, param="gamma", example="1 or 0.5")
         object.__setattr__(self, "gamma", gamma)
+        super().__post_init__()
 
     @property
     def coef(self) -> float:
         return self.gamma
 
 
+@dataclass(frozen=True, repr=False)
+class AdditiveChiSquare(KernelSpec):
+    """Additive chi-square kernel ``κ(x, y) = Σ_k 2 x_k y_k / (x_k + y_k)`` (for histograms).
+
+    The positive definite form (Vedaldi & Zisserman 2012); terms with ``x_k + y_k = 0``
+    contribute 0 and every feature must be non-negative (a negative one raises ``ValueError``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> AdditiveChiSquare().evaluate(np.array([[1.0, 2.0]]), np.array([[1.0, 0.0]]))  # 2·1·1/2 + 0
+    array([[1.]])
+    """
+
+    kind: ClassVar[str] = "achi2"
+    family: ClassVar[str] = "achi2"
+
+    @property
+    def coef(self) -> float:
+        return 1.0
+
+
 # ----------------------------------------------------------------------------- names
 KERNEL_KINDS: dict[str, type[KernelSpec]] = {
-    cls.kind: cls for cls in (Linear, Polynomial, Gaussian, Laplacian, ChiSquare)
+    cls.kind: cls for cls in (Linear, Polynomial, Gaussian, Laplacian, ChiSquare, AdditiveChiSquare)
 }
 """Canonical kind name → spec class."""
 
@@ -351,6 +509,8 @@ ALIASES: dict[str, str] = {
     "chi-square": "chi2",
     "chi_square": "chi2",
     "chisquare": "chi2",
+    "additive-chi2": "achi2",
+    "additive_chi2": "achi2",
 }
 """Other accepted spellings of the kind names (matched case-insensitively)."""
 
@@ -395,7 +555,8 @@ _CALL_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\(\s*(.*?)\s*\))?\s*$")
 def parse_spec(text: str) -> KernelSpec:
     """Read one kernel from its name, e.g. ``"gaussian(sigma=0.5)"``, ``"poly(p=2)"``, ``"linear"``.
 
-    The parameter may be given by keyword or position and as ``2^k``: ``"rbf(2^-3)"``.
+    The parameter may be given by keyword or position and as ``2^k``: ``"rbf(2^-3)"``; a view
+    follows after ``@`` (``"linear@fourier"``, ``"linear@0:76"``, ``"linear@fourier=0:76"``).
 
     Examples
     --------
@@ -403,7 +564,12 @@ def parse_spec(text: str) -> KernelSpec:
     Gaussian(sigma=0.25)
     >>> parse_spec(Gaussian(0.25).name) == Gaussian(0.25)
     True
+    >>> parse_spec("chi2(gamma=1)@fourier=0:76").columns[-1]
+    75
     """
+    body, at, view = text.partition("@")
+    if at:
+        return parse_spec(body).on_columns(**parse_view(view, context=f"kernel {text!r}"))
     match = _CALL_RE.match(text)
     if not match:
         raise ValueError(
@@ -416,7 +582,7 @@ def parse_spec(text: str) -> KernelSpec:
         return make_spec(cls)
     key, sep, raw = args.rpartition("=")
     key = key.strip()
-    allowed = [f.name for f in fields(cls)]
+    allowed = [f.name for f in fields(cls) if f.name not in ("columns", "group")]
     if sep and key not in allowed:
         expected = f"its parameter is {cls.param!r}" if cls.param else "it takes no parameter"
         raise ValueError(f"{cls.kind} has no parameter {key!r} ({expected}): {text!r}")
