@@ -234,10 +234,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _check_X(self, X, *, first):
         name = type(self).__name__
         X = check_X(name, X, None if first else self.n_features_in_)
-        if X.min() < 0.0 and any(spec.kind == "chi2" for spec in make_pool(self._kernel_spec())):
-            r, c = np.argwhere(X < 0.0)[0]
-            raise ValueError(f"{name}: chi2 kernels need non-negative features, X has a negative value at row {r}, "
-                             f"column {c} ({X[r, c]}); scale to [0, 1] (Scaler('minmax')) or drop the chi2 kernels")
+        if X.min() < 0.0:
+            for spec in make_pool(self._kernel_spec()):
+                if spec.family in ("chi2", "achi2"):
+                    cols = list(range(X.shape[1]) if spec.columns is None else spec.columns)
+                    negative = np.argwhere(X[:, cols] < 0.0)
+                    if len(negative):
+                        r, c = negative[0][0], cols[negative[0][1]]
+                        raise ValueError(f"{name}: {spec.name} needs non-negative features, X has a negative value at "
+                                         f"row {r}, column {c} ({X[r, c]}); scale to [0, 1] (Scaler('minmax')) or "
+                                         "drop the chi-square kernels")
         if first:
             self.n_features_in_ = X.shape[1]
         return X

@@ -10,6 +10,7 @@ from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
 from .om2 import OM2
+from .oks import OKS
 from .omkc import OMKC
 from .spa import SPA
 
@@ -24,6 +25,7 @@ ALGORITHMS = {
     "forgetron": Forgetron,
     "bogd": BOGD,
     "bpas": BPAS,
+    "oks": OKS,
 }
 
 

@@ -105,9 +105,10 @@ def engine_class(scalars: dict) -> type:
     budget engine have none: the in-process engine)."""
     from .budget import BudgetEngine
     from .local import LocalEngine
+    from .oks import OKSEngine
 
     kind = scalars.get("engine", "local")
-    engines = {"local": LocalEngine, "budget": BudgetEngine}
+    engines = {"local": LocalEngine, "budget": BudgetEngine, "oks": OKSEngine}
     if kind not in engines:
         raise ValueError(f"unknown engine {kind!r} in the saved state; this omkl-dist knows {sorted(engines)}")
     return engines[kind]

@@ -1,0 +1,309 @@
+"""OKS: Online Kernel Selection (Yang, Mahdavi, Jin, Yi & Hoi, AAAI 2012), Algorithms 1 and 2.
+
+One kernel is drawn per instance from p = (1 − δ) q + δ/m; only it is evaluated, updated (step
+λ/p_i) and discounted (weight × exp(−η ℓ / p_i)). The output is the weight vector q_T: the kernel
+with the largest weight is the *selected* kernel (the paper's deterministic choice), and a kernel
+drawn from q_T is the *sampled* one (Corollary 2's stochastic choice). The paper's protocol, which
+the defaults follow: two epochs with δ = 0.5 then 0.2, η = sqrt(2 (1 − δ) ln m / (m T)) for T
+instances per epoch, λ chosen on a 10 % validation split over 2^-10 .. 2^10 (Algorithm 1; for
+Algorithm 2 λ only scales every predictor, so it cannot change a decision and is not tuned).
+
+The compiled loops are in :mod:`omkl_dist.learners.oks`, the engine in :mod:`omkl_dist.engine.oks`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import NotFittedError
+
+from ..engine.oks import ALGORITHMS, OKSEngine, default_eta
+from ..kernels import make_pool
+from ._batch import check_X, resolve_seed
+from .base import OnlineKernelClassifier, check_positive_int
+
+LOSSES = ("hinge", "logistic", "squared")
+PREDICTIONS = ("selected", "sampled")
+LAMBDA_GRID = tuple(2.0 ** e for e in range(-10, 11))
+VALIDATION_FRACTION = 0.1
+
+
+class _OKSMixin:
+    """What the OKS classifier and regressor share: parameters, epochs, λ on validation, output."""
+
+    def _pool(self):
+        pool = make_pool(self.kernels)
+        return pool.with_groups(self.feature_groups) if pool.has_views else pool
+
+    def _kernel_spec(self):
+        return self._pool()
+
+    def _deltas(self) -> list[float]:
+        deltas = [self.delta] if isinstance(self.delta, numbers.Real) else self.delta
+        if isinstance(deltas, str) or not isinstance(deltas, Sequence) or not deltas or not all(
+                isinstance(d, numbers.Real) and not isinstance(d, bool) and 0.0 < d < 1.0 for d in deltas):
+            raise ValueError(f"{type(self).__name__}: delta must be a float in (0, 1) or a list of them (one per epoch,"
+                             f" the last repeated; the paper's is [0.5, 0.2]), got {self.delta!r}")
+        return [float(d) for d in deltas]
+
+    def _check_oks_params(self, algorithm: str) -> None:
+        name = type(self).__name__
+        self._deltas()
+        if self.eta is not None and (isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real)
+                                     or not self.eta >= 0.0):
+            raise ValueError(f"{name}: eta must be None (Theorem 3's sqrt(2(1-δ) ln m / (m T))) or a number >= 0, "
+                             f"got {self.eta!r}")
+        if not (self.lam == "validation" or (isinstance(self.lam, numbers.Real) and not isinstance(self.lam, bool)
+                                             and 0.0 < self.lam < float("inf"))):
+            raise ValueError(f"{name}: lam must be a positive number or 'validation' (the paper's choice over "
+                             f"2^-10..2^10 on a 10% split), got {self.lam!r}")
+        if self.prediction not in PREDICTIONS:
+            raise ValueError(f"{name}: prediction must be one of {list(PREDICTIONS)}, got {self.prediction!r}")
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"{name}: algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
+        check_positive_int("n_epochs", self.n_epochs)
+        check_positive_int("block_size", self.block_size)
+        self._pool()  # an unknown kernel or feature group fails here
+
+    def _epoch_settings(self, epoch: int, horizon: int) -> tuple[float, float]:
+        deltas = self._deltas()
+        delta = deltas[min(epoch, len(deltas) - 1)]
+        eta = default_eta(len(self.kernel_pool_), delta, horizon) if self.eta is None else float(self.eta)
+        return delta, eta
+
+    def _oks_engine(self, n_features: int, n_rows: int, *, n_classes: int, algorithm: str, loss: str, lam: float):
+        self.horizon_ = int(n_rows)
+        self.lam_ = float(lam)
+        delta, eta = self._epoch_settings(0, n_rows)
+        return OKSEngine(self.kernel_pool_, n_features, n_classes=n_classes, algorithm=algorithm, loss=loss, lam=lam,
+                         seed=self.seed_, block_size=self.block_size, delta=delta, eta=eta)
+
+    def _epochs(self, X, y_coded) -> None:
+        """Run ``n_epochs`` passes from a fresh engine; the first pass's settings are the engine's."""
+        mistakes, losses = [], []
+        for epoch in range(self.n_epochs):
+            self.engine_.delta, self.engine_.eta = self._epoch_settings(epoch, len(X))
+            outcome = self.engine_.learn(X, y_coded)
+            mistakes.append(int(outcome["mistakes"].sum()))
+            losses.append(float(outcome["loss"].mean()))
+        self.epoch_mistakes_, self.epoch_losses_ = mistakes, losses
+        self.n_epochs_ = self.n_epochs
+
+    def _validation_lam(self, X, y, fit_one, score) -> float:
+        """The paper's λ: train on 90 % for every λ of the grid, keep the best on the other 10 %
+        (the first best: the smallest λ among ties)."""
+        rng = np.random.default_rng([0 if self.random_state is None else int(self.random_state), 7])
+        order = rng.permutation(len(X))
+        n_val = max(1, int(round(VALIDATION_FRACTION * len(X))))
+        val, train = order[:n_val], order[n_val:]
+        results = []
+        for lam in LAMBDA_GRID:
+            try:
+                results.append(score(fit_one(lam, X[train], y[train]), X[val], y[val]))
+            except OverflowError:  # this λ diverges: never the choice
+                results.append(-np.inf)
+        self.validation_scores_ = dict(zip(LAMBDA_GRID, results, strict=True))
+        return LAMBDA_GRID[int(np.argmax(results))]
+
+    def _publish(self) -> None:
+        e = self.engine_
+        q = e.q
+        self.kernel_weights_ = q
+        self.weights_ = q
+        self.selected_kernel_ = int(np.argmax(q))
+        self.sampled_kernel_ = int(np.random.default_rng([self.seed_, e.n_seen, 1]).choice(len(q), p=q))
+        self.n_support_ = e.n_support()
+        self.kernel_updates_ = e.kernel_updates.copy()
+        self.kernel_mistakes_ = e.kernel_mistakes.copy()
+        self.mistakes_ = int(e.n_mistakes)
+        self.n_samples_seen_ = int(e.n_seen)
+        self.active_kernel_names_ = list(self.kernel_pool_.names)
+        self.selected_kernel_name_ = self.kernel_pool_.names[self.selected_kernel_]
+
+    def predicting_kernel(self) -> int:
+        """The kernel whose predictor answers ``predict``: the selected or the sampled one."""
+        return self.selected_kernel_ if self.prediction == "selected" else self.sampled_kernel_
+
+
+class OKS(_OKSMixin, OnlineKernelClassifier):
+    """Online kernel selection for classification.
+
+    Parameters
+    ----------
+    kernels : str or list, default "omkc16"
+        The m candidate kernels (see ``omkl_dist.kernels``); kernels may see feature groups
+        (``"linear,poly:2,chi2,gaussian:1 @ fourier; ..."``).
+    feature_groups : dict or None
+        Columns of each named feature group the kernels refer to (a multi-view dataset's meta
+        records them).
+    algorithm : {"classification", "general"}, default "classification"
+        Algorithm 2 (mistake-driven: the indicator of a mistake is the loss) or Algorithm 1 with
+        ``loss``.
+    loss : {"hinge", "logistic"}, default "hinge"
+        Algorithm 1's loss (multi-class: the multi-class hinge loss against the best other class,
+        or the softmax cross-entropy).
+    lam : float or "validation", default 1.0
+        The predictors' step λ; "validation" takes the paper's choice over 2^-10..2^10 on a 10 %
+        split (Algorithm 1 only: Algorithm 2's decisions do not depend on λ).
+    delta : float or list of float, default (0.5, 0.2)
+        Smoothing δ of the sampling, per epoch (the last value repeats).
+    eta : float or None
+        The weights' step; None: sqrt(2 (1 − δ) ln m / (m T)), T the rows of an epoch (of the
+        first ``partial_fit`` call or ``initialize``'s ``n_rows`` for a stream).
+    n_epochs : int, default 2
+        Passes of ``fit`` (``partial_fit`` is always one pass with the first δ).
+    prediction : {"selected", "sampled"}, default "selected"
+        Which kernel's predictor ``predict`` uses: the largest weight of q_T (deterministic,
+        the paper's choice), or one drawn from q_T once per model state (Corollary 2).
+    block_size, random_state : the random streams of the draws (same seed and block size, same
+        model).
+
+    Attributes
+    ----------
+    kernel_weights_ (q_T), selected_kernel_, selected_kernel_name_, sampled_kernel_, n_support_,
+    kernel_updates_, kernel_mistakes_ (per kernel, when drawn), mistakes_ (online: the drawn
+    kernel erred), epoch_mistakes_, lam_, validation_scores_ (with lam="validation").
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import MinMaxScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = MinMaxScaler().fit_transform(X)
+    >>> model = OKS(kernels="linear;gaussian:2^-4..2^2", random_state=0).fit(X, y)
+    >>> model.selected_kernel_name_, round(model.score(X, y), 2)
+    ('gaussian(sigma=1)', 0.97)
+    """
+
+    def __init__(self, kernels="omkc16", feature_groups=None, algorithm="classification", loss="hinge", lam=1.0,
+                 delta=(0.5, 0.2), eta=None, n_epochs=2, prediction="selected", block_size=256, random_state=0):
+        self.kernels = kernels
+        self.feature_groups = feature_groups
+        self.algorithm = algorithm
+        self.loss = loss
+        self.lam = lam
+        self.delta = delta
+        self.eta = eta
+        self.n_epochs = n_epochs
+        self.prediction = prediction
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _check_params(self):
+        self._check_oks_params(self.algorithm)
+        if self.loss not in ("hinge", "logistic"):
+            raise ValueError(f"OKS: loss must be 'hinge' or 'logistic' (squared loss: OKSRegressor), got {self.loss!r}")
+
+    def feed_rows(self) -> int:
+        """Any split of a stream into calls gives the same model; whole blocks are the cheapest."""
+        check_positive_int("block_size", self.block_size)
+        return self.block_size
+
+    def _start(self, n_features: int, n_rows: int, lam=None) -> None:
+        lam = self.lam if lam is None else lam
+        if lam == "validation":
+            raise ValueError("OKS: lam='validation' picks λ on a split of the whole training set, which fit has and "
+                             "partial_fit (a stream) does not; give lam a number to learn from a stream")
+        self.kernel_pool_ = self._pool()
+        self.seed_ = resolve_seed("OKS", self.random_state)
+        self.engine_ = self._oks_engine(n_features, n_rows, n_classes=self._class_columns(), algorithm=self.algorithm,
+                                        loss=self.loss, lam=float(lam))
+
+    @classmethod
+    def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
+        return OKSEngine.from_state(kernel_pool, arrays, scalars)
+
+    def fit(self, X, y):
+        """Learn in ``n_epochs`` passes (δ per epoch); with lam="validation" λ comes first."""
+        self._reset()
+        self._check_params()
+        X = self._check_X(X, first=True)
+        lam = self.lam
+        if lam == "validation":
+            lam = 1.0  # Algorithm 2: λ scales every predictor alike, no decision depends on it
+            if self.algorithm == "general":
+                lam = self._validation_lam(X, np.asarray(y), lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
+                                           lambda model, Xv, yv: model.score(Xv, yv))
+        y_coded = self._encode_labels(y, None, first=True, n_rows=len(X))
+        self._start(X.shape[1], len(X), lam=lam)
+        self._epochs(X, y_coded)
+        self._publish()
+        return self
+
+    def _copy_with(self, lam):
+        params = self.get_params()
+        params["lam"] = lam
+        return type(self)(**params)
+
+    def decision_function(self, X):
+        """The predicting kernel's scores: (n,) for two classes (positive: ``classes_[1]``), else
+        (n, K)."""
+        self._check_fitted()
+        X = self._check_X(X, first=False)
+        return self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
+
+
+class OKSRegressor(_OKSMixin, RegressorMixin, BaseEstimator):
+    """Online kernel selection for regression: Algorithm 1 with the squared loss ½ (f(x) − y)².
+
+    Parameters are OKS's (``kernels``, ``feature_groups``, ``lam`` — "validation" picks it by the
+    validation mean squared error —, ``delta``, ``eta``, ``n_epochs``, ``prediction``,
+    ``block_size``, ``random_state``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = OKSRegressor(kernels="linear;gaussian:2^-2..2^2", lam=0.05).fit(X, y)
+    >>> model.selected_kernel_name_, model.score(X, y) > 0.3
+    ('gaussian(sigma=0.25)', True)
+    """
+
+    def __init__(self, kernels="omkc16", feature_groups=None, lam=1.0, delta=(0.5, 0.2), eta=None, n_epochs=2,
+                 prediction="selected", block_size=256, random_state=0):
+        self.kernels = kernels
+        self.feature_groups = feature_groups
+        self.lam = lam
+        self.delta = delta
+        self.eta = eta
+        self.n_epochs = n_epochs
+        self.prediction = prediction
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Learn in ``n_epochs`` passes; with lam="validation" λ minimises the validation MSE."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+        self._check_oks_params("general")
+        X = check_X(type(self).__name__, X, None)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (len(X),) or not np.isfinite(y).all():
+            raise ValueError(f"OKSRegressor: y must be {len(X)} finite numbers, got shape {y.shape}")
+        self.seed_ = resolve_seed(type(self).__name__, self.random_state)
+        lam = self.lam
+        if lam == "validation":
+            lam = self._validation_lam(X, y, lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
+                                       lambda model, Xv, yv: -np.mean((model.predict(Xv) - yv) ** 2))
+        self.n_features_in_ = X.shape[1]
+        self.kernel_pool_ = self._pool()
+        self.engine_ = self._oks_engine(X.shape[1], len(X), n_classes=1, algorithm="general", loss="squared",
+                                        lam=lam)
+        self._epochs(X, y)
+        self._publish()
+        return self
+
+    def _copy_with(self, lam):
+        params = self.get_params()
+        params["lam"] = lam
+        return type(self)(**params)
+
+    def predict(self, X):
+        """The predicting kernel's f(x)."""
+        if not hasattr(self, "engine_"):
+            raise NotFittedError("this OKSRegressor is not fitted yet; call fit first")
+        X = check_X(type(self).__name__, X, self.n_features_in_)
+        return self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]

@@ -1,0 +1,234 @@
+"""Compiled loops of Online Kernel Selection (Yang, Mahdavi, Jin, Yi & Hoi, AAAI 2012).
+
+OKS samples **one** kernel per instance, i_t ~ p_t = (1 − δ) q_t + δ/m with q_t the normalised
+weights, evaluates and updates only that kernel's predictor, and discounts only its weight:
+
+* Algorithm 1 (any convex loss ℓ): w_i ← w_i exp(−η ℓ(f_i(x_t), y_t) / p_i) and
+  f_i ← f_i − λ ∇ℓ(f_i(x_t), y_t) κ_i(x_t, ·) / p_i;
+* Algorithm 2 (classification): z = I(y_t f_i(x_t) ≤ 0); w_i ← w_i exp(−η z / p_i) and
+  f_i ← f_i + λ y_t z κ_i(x_t, ·) / p_i.
+
+The weights are kept as logarithms: a rarely sampled kernel has p_i ≈ δ/m, and exp(−η/p_i) over
+many rounds underflows in linear space. Multi-class models (K classes, one coefficient per class)
+take the rival r = the highest-scoring other class: Algorithm 2's mistake is f_y ≤ f_r and its
+update +λ/p on y, −λ/p on r; Algorithm 1's hinge loss is max(0, 1 − f_y + f_r) with the same step,
+its logistic loss is the softmax cross-entropy (every class moves).
+
+Each kernel keeps its own support vectors (rows of the shared store ``P``, listed per kernel in
+``kidx``) and sees only its view's columns (``cols[col_ptr[k]:col_ptr[k+1]]``). A kernel's score is
+one running sum over its support vectors in the order they were added, whichever path computes it,
+so the block-speculative scoring (:func:`speculate`) gives the naive sequential result bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+LINEAR, POLY, GAUSS, LAPLACE, CHI2, ACHI2 = 0, 1, 2, 3, 4, 5
+KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,
+              "achi2": ACHI2}
+# algorithms and losses
+MISTAKE, GENERAL = 0, 1
+HINGE, LOGISTIC, SQUARED = 0, 1, 2
+LOSS_CODES = {"hinge": HINGE, "logistic": LOGISTIC, "squared": SQUARED}
+
+_ZERO_ABOVE = 745.2  # exp(-x) is exactly 0 in float64 beyond this
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value(kind, param, x, P, r, cols, c0, c1):
+    """κ(x, P[r]) of one kernel over its columns ``cols[c0:c1]``, summed in column order."""
+    s = 0.0
+    if kind == LINEAR or kind == POLY:
+        for c in range(c0, c1):
+            j = cols[c]
+            s += x[j] * P[r, j]
+        if kind == POLY:
+            v = s
+            for _ in range(int(param) - 1):
+                v *= s
+            return v
+        return s
+    if kind == ACHI2:
+        for c in range(c0, c1):
+            j = cols[c]
+            den = x[j] + P[r, j]
+            if den != 0.0:
+                s += 2.0 * x[j] * P[r, j] / den
+        return s
+    if kind == GAUSS:
+        for c in range(c0, c1):
+            j = cols[c]
+            d = x[j] - P[r, j]
+            s += d * d
+    elif kind == LAPLACE:
+        for c in range(c0, c1):
+            j = cols[c]
+            s += abs(x[j] - P[r, j])
+    else:  # CHI2
+        for c in range(c0, c1):
+            j = cols[c]
+            den = x[j] + P[r, j]
+            if den != 0.0:
+                d = x[j] - P[r, j]
+                s += d * d / den
+    a = param * s
+    return 0.0 if a > _ZERO_ABOVE else math.exp(-a)
+
+
+@njit(cache=True, nogil=True)
+def add_scores(k, x, lo, hi, kinds, param, cols, col_ptr, P, coef, kidx, acc):
+    """``acc[c] += Σ coef[r, c] κ_k(x, P[r])`` over kernel k's support vectors ``lo..hi-1``."""
+    K = acc.shape[0]
+    for j in range(lo, hi):
+        r = kidx[k, j]
+        v = _value(kinds[k], param[k], x, P, r, cols, col_ptr[k], col_ptr[k + 1])
+        for c in range(K):
+            acc[c] += coef[r, c] * v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sample(logw, delta, u, p):
+    """Fill ``p`` with (1 − δ) q + δ/m and return the kernel index the uniform ``u`` draws."""
+    m = logw.shape[0]
+    top = logw.max()
+    total = 0.0
+    for j in range(m):
+        p[j] = math.exp(logw[j] - top)
+        total += p[j]
+    for j in range(m):
+        p[j] = (1.0 - delta) * (p[j] / total) + delta / m
+    cum = 0.0
+    for j in range(m):
+        cum += p[j]
+        if u < cum:
+            return j
+    return m - 1  # u within rounding of 1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def speculate(X, U, logw, delta, kinds, param, cols, col_ptr, P, coef, kidx, nk, guess, pre):
+    """For every row of a block: the kernel its uniform draws under the block's first weights
+    (``guess``) and that kernel's score over its support vectors from before the block (``pre``).
+
+    The recurrence uses ``pre[t]`` when the weights it reaches still draw ``guess[t]``; the draw
+    moves only when earlier updates of the block moved a boundary of the sampling distribution
+    past ``U[t]`` (then the score is computed there, by the same function: the same bits)."""
+    m = logw.shape[0]
+    for t in prange(X.shape[0]):
+        p = np.empty(m)
+        k = _sample(logw, delta, U[t], p)
+        guess[t] = k
+        pre[t, :] = 0.0
+        add_scores(k, X[t], 0, nk[k], kinds, param, cols, col_ptr, P, coef, kidx, pre[t])
+
+
+@njit(cache=True, nogil=True)
+def _loss_step(algo, loss, f, y, K, step):
+    """The loss of score ``f`` on label ``y``, the mistake flag, and the coefficients ``step`` of
+    the new support vector before the factor λ/p (all zero: no update). Binary models (K = 1)
+    code y as ±1, multi-class ones as the class index; squared loss takes a real y."""
+    step[:] = 0.0
+    if K == 1:
+        fy = f[0]
+        if loss == SQUARED and algo == GENERAL:
+            diff = fy - y
+            step[0] = -diff
+            return 0.5 * diff * diff, False
+        margin = y * fy
+        wrong = margin <= 0.0
+        if algo == MISTAKE:
+            if wrong:
+                step[0] = y
+            return 1.0 if wrong else 0.0, wrong
+        if loss == HINGE:
+            if margin < 1.0:
+                step[0] = y
+            return max(0.0, 1.0 - margin), wrong
+        # logistic: log(1 + e^{−margin}), gradient −y / (1 + e^{margin})
+        if margin > 0.0:
+            e = math.exp(-margin)
+            step[0] = y * e / (1.0 + e)
+            return math.log1p(e), wrong
+        e = math.exp(margin)
+        step[0] = y / (1.0 + e)
+        return -margin + math.log1p(e), wrong
+    yi = int(y)
+    r = -1
+    for c in range(K):
+        if c != yi and (r < 0 or f[c] > f[r]):
+            r = c
+    wrong = f[yi] <= f[r]
+    if algo == MISTAKE:
+        if wrong:
+            step[yi] = 1.0
+            step[r] = -1.0
+        return 1.0 if wrong else 0.0, wrong
+    if loss == HINGE:
+        value = 1.0 - f[yi] + f[r]
+        if value > 0.0:
+            step[yi] = 1.0
+            step[r] = -1.0
+            return value, wrong
+        return 0.0, wrong
+    # logistic: softmax cross-entropy, −∇ = onehot(y) − softmax(f)
+    top = f.max()
+    total = 0.0
+    for c in range(K):
+        total += math.exp(f[c] - top)
+    for c in range(K):
+        step[c] = (1.0 if c == yi else 0.0) - math.exp(f[c] - top) / total
+    return top + math.log(total) - f[yi], wrong
+
+
+@njit(cache=True, nogil=True)
+def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, param, cols, col_ptr,
+              P, coef, kidx, nk, n_rows, picked, wrong, losses, scores, kernel_mistakes, kernel_updates):
+    """Run OKS over one block in order; returns the number of rows in ``P`` after it.
+
+    ``P``/``coef``/``kidx`` must have room for one more support vector per row of the block.
+    Per row it records the kernel drawn (``picked``), whether that kernel erred (``wrong``), its
+    loss and its scores before the update."""
+    m = logw.shape[0]
+    K = coef.shape[1]
+    p = np.empty(m)
+    f = np.empty(K)
+    step = np.empty(K)
+    start = nk.copy()  # each kernel's support vectors from before the block
+    for t in range(X.shape[0]):
+        i = _sample(logw, delta, U[t], p)
+        if i == guess[t]:
+            f[:] = pre[t]
+        else:
+            f[:] = 0.0
+            add_scores(i, X[t], 0, start[i], kinds, param, cols, col_ptr, P, coef, kidx, f)
+        add_scores(i, X[t], start[i], nk[i], kinds, param, cols, col_ptr, P, coef, kidx, f)
+        value, err = _loss_step(algo, loss, f, y[t], K, step)
+        picked[t] = i
+        wrong[t] = err
+        losses[t] = value
+        scores[t, :] = f
+        if err:
+            kernel_mistakes[i] += 1
+        logw[i] -= eta * value / p[i]
+        if np.any(step != 0.0):
+            scale = lam / p[i]
+            P[n_rows, :] = X[t]
+            for c in range(K):
+                coef[n_rows, c] = scale * step[c]
+            kidx[i, nk[i]] = n_rows
+            nk[i] += 1
+            kernel_updates[i] += 1
+            n_rows += 1
+    return n_rows
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def kernel_block_scores(X, k, kinds, param, cols, col_ptr, P, coef, kidx, nk, out):
+    """``out[t] = f_k(X[t])`` for every row (K class columns), parallel over rows."""
+    for t in prange(X.shape[0]):
+        out[t, :] = 0.0
+        add_scores(k, X[t], 0, nk[k], kinds, param, cols, col_ptr, P, coef, kidx, out[t])
