@@ -12,6 +12,7 @@ from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 from omkl_dist.storage.layout import META
 from omkl_dist.storage.location import is_remote, location
+from omkl_dist.storage.views import feature_groups, is_multiview, read_views
 
 
 @dataclass
@@ -26,6 +27,7 @@ class JobData:
     load_seconds: float
     label_map: list
     spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
+    feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
 
     @property
     def classes(self) -> list:
@@ -86,10 +88,14 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
             ranges = Scaler("minmax").fit_prefix(stream, prefix)
             spans = (ranges.min_, ranges.max_)
         blocks = _Transformed(stream, scaler)
-        out = JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
-                      path.name, scaler, time.perf_counter() - t0, stream.label_map, spans)
-        return out
-    ds = read_dataset(resolve_dataset(data), **labels)
+        return JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
+                       path.name, scaler, time.perf_counter() - t0, stream.label_map, spans,
+                       feature_groups(stream.meta))
+    groups = None
+    if is_multiview(data):
+        ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
+    else:
+        ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.y
     if permute:
         order = np.random.default_rng(seed).permutation(len(y))
@@ -101,7 +107,7 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
     spans = (head.min(axis=0), head.max(axis=0)) if scaling == "none" else None
     X = scaler.transform(X)
     return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
-                   time.perf_counter() - t0, ds.label_map, spans)
+                   time.perf_counter() - t0, ds.label_map, spans, groups)
 
 
 class _Transformed:

@@ -54,6 +54,8 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit, labels=labels)
+    if job.feature_groups is not None and params.get("feature_groups") is None and _takes(algo, "feature_groups"):
+        params = {**params, "feature_groups": job.feature_groups}  # kernels may name the data's views
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
     advice = scaling_advice(job.spans, scaling)  # said once, in the report
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
@@ -65,7 +67,8 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     summary = trace.summary()
     report = {
         "algo": algo,
-        "params": {k: v for k, v in model.get_params().items() if k not in ("random_state", "block_size")},
+        "params": {k: v for k, v in model.get_params().items()
+                   if k not in ("random_state", "block_size", "feature_groups")},
         "data": data,
         "dataset": job.name,
         **summary,
@@ -78,6 +81,9 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     }
     if advice:
         report["advice"] = advice
+    if hasattr(model, "selected_kernel_name_"):  # a kernel selector (OKS): what it chose, and how firmly
+        report["selected_kernel"] = model.selected_kernel_name_
+        report["kernel_weights"] = dict(zip(model.kernel_pool_.names, map(float, model.kernel_weights_), strict=True))
     if params.get("budget") is not None and report["params"].get("budget") not in (None, params["budget"]):
         report["budget_capped"] = {"asked": params["budget"], "used": report["params"]["budget"]}
     if model_out is not None:
@@ -124,6 +130,10 @@ def format_report(report: dict) -> str:
         f"  learning time    {report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s); "
         f"loading {report['load_seconds']:.2f} s",
     ]
+    if "selected_kernel" in report:
+        top = sorted(report["kernel_weights"].items(), key=lambda item: -item[1])[:3]
+        lines.append(f"  selected kernel  {report['selected_kernel']}  (weights: "
+                     + ", ".join(f"{name} {weight:.3f}" for name, weight in top) + ")")
     if "advice" in report:
         lines.append(f"  note             {report['advice']}")
     if "budget_capped" in report:

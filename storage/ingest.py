@@ -31,7 +31,7 @@ _REQUIRED_INGEST = {"source": str, "sha256": str, "format": str, "class_counts":
 def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", classes=None,
            n_classes: int | None = None, fmt: str | None = None, overwrite: bool = False,
            data_dir=None, n_features: int | None = None, label_column=None, positive_class=None,
-           features=None) -> dict:
+           features=None, views: bool = False) -> dict:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
@@ -64,6 +64,10 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     features : list of str or str, optional
         Tables: the feature columns (default: every column but the label; each must be numeric).
         A table is read in row batches of at most ``chunk_rows`` rows, never whole.
+    views : bool, default False
+        ``source`` is a multi-view dataset (a folder of aligned files, a registry name such as
+        ``"mfeat"``, or ``{view: file}``): its views are stored side by side and ``meta.json``
+        records each view's columns as a feature group (:mod:`omkl_dist.storage.views`).
 
     Returns
     -------
@@ -78,22 +82,31 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
                              features=features)
     if features is not None:
         raise DataError("feature columns are chosen for parquet tables only", path=source, fix="drop --features")
+    if views:
+        from .views import format_groups, read_views, view_files
+
+        files = view_files(source, data_dir=data_dir)
+        inputs = [(f"view file {name}", path) for name, path in files.items()]
+        out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
+        ds, groups = read_views(files, label_column=label_column)
+        return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs,
+                              meta={"kind": "ingest", "source": str(source), "source_name": str(source),
+                                    "views": {name: str(Path(path).absolute()) for name, path in files.items()},
+                                    "feature_groups": format_groups(groups)})
     path = resolve_dataset(source, data_dir=data_dir)
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features,
                       label_column=label_column, positive_class=positive_class)
-    _check_fits_dtype(ds.X, dtype, path)
-    meta = {
-        "kind": "ingest",
-        "source": str(Path(path).absolute()),
-        "source_name": str(source),
-        "sha256": ds.sha256,
-        "format": ds.fmt,
-        "label_map": ds.label_map,
-        "n_classes": ds.n_classes,
-        "class_counts": {canonical(k): v for k, v in ds.class_counts.items()},
-    }
+    return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs,
+                          meta={"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)})
+
+
+def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta) -> dict:
+    """Write the parsed dataset ``ds`` with ``meta`` (plus what ``ds`` says of itself)."""
+    _check_fits_dtype(ds.X, dtype, ds.path)
+    meta = {**meta, "sha256": ds.sha256, "format": ds.fmt, "label_map": ds.label_map, "n_classes": ds.n_classes,
+            "class_counts": {canonical(k): v for k, v in ds.class_counts.items()}}
     if ds.feature_names is not None:
         meta["feature_names"] = ds.feature_names
     if ds.permutations is not None:

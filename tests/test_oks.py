@@ -45,17 +45,18 @@ def check_parity(model, X, y_coded, *, K, algorithm, loss, epochs, pool):
     return picked
 
 
-@pytest.mark.parametrize("name, algorithm, loss, kernels, block", [
-    ("ionosphere", "classification", "hinge", POOL.replace(";chi2:1;achi2", ""), 64),
-    ("australian+minmax", "general", "hinge", POOL, 50),
-    ("australian+minmax", "general", "logistic", VIEWS, 256),
-    ("glass+minmax", "classification", "hinge", POOL, 32),
-    ("glass+minmax", "general", "hinge", VIEWS.replace("7:14", "7:9"), 100),
-    ("vehicle+minmax", "general", "logistic", POOL, 64),
+@pytest.mark.parametrize("name, loss, kernels, block", [
+    ("ionosphere", "mistake", POOL.replace(";chi2:1;achi2", ""), 64),
+    ("australian+minmax", "hinge", POOL, 50),
+    ("australian+minmax", "logistic", VIEWS, 256),
+    ("glass+minmax", "mistake", POOL, 32),
+    ("glass+minmax", "hinge", VIEWS.replace("7:14", "7:9"), 100),
+    ("vehicle+minmax", "logistic", POOL, 64),
 ])
-def test_block_engine_equals_naive_reference(data_dir, name, algorithm, loss, kernels, block):
+def test_block_engine_equals_naive_reference(data_dir, name, loss, kernels, block):
     X, y = subset(data_dir, name, 300)
-    model = OKS(kernels=kernels, algorithm=algorithm, loss=loss, lam=0.5, block_size=block, random_state=3)
+    algorithm = "classification" if loss == "mistake" else "general"
+    model = OKS(kernels=kernels, loss=loss, lam=0.5, block_size=block, random_state=3)
     model.initialize(X.shape[1], np.unique(y), n_rows=len(X))
     y_coded = model._encode_labels(y, None, first=False, n_rows=len(X))
     m = len(model.kernel_pool_)
@@ -107,7 +108,7 @@ def test_stream_calls_give_the_model_of_one_call_and_resume_from_state(data_dir)
 
 def test_general_loss_lambda_on_validation(data_dir):
     X, y = subset(data_dir, "ionosphere", 250)
-    model = OKS(kernels="linear;gaussian:2^-1..2^1", algorithm="general", lam="validation").fit(X, y)
+    model = OKS(kernels="linear;gaussian:2^-1..2^1", loss="hinge", lam="validation").fit(X, y)
     assert len(model.validation_scores_) == 21 and model.lam_ in model.validation_scores_
     assert model.validation_scores_[model.lam_] == max(model.validation_scores_.values())
 
@@ -133,7 +134,6 @@ def test_regression_against_kernel_ridge_on_diabetes():
     ({"eta": -1}, "eta must be None"),
     ({"lam": 0}, "lam must be a positive number or 'validation'"),
     ({"prediction": "best"}, "prediction must be one of"),
-    ({"algorithm": "bandit"}, "algorithm must be one of"),
     ({"loss": "squared"}, "OKSRegressor"),
     ({"kernels": "linear @ nowhere"}, "not among the data's feature groups"),
 ])

@@ -20,12 +20,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
-from ..engine.oks import ALGORITHMS, OKSEngine, default_eta
+from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
 from ._batch import check_X, resolve_seed
 from .base import OnlineKernelClassifier, check_positive_int
 
-LOSSES = ("hinge", "logistic", "squared")
+CLASSIFIER_LOSSES = ("mistake", "hinge", "logistic")
 PREDICTIONS = ("selected", "sampled")
 LAMBDA_GRID = tuple(2.0 ** e for e in range(-10, 11))
 VALIDATION_FRACTION = 0.1
@@ -49,7 +49,7 @@ class _OKSMixin:
                              f" the last repeated; the paper's is [0.5, 0.2]), got {self.delta!r}")
         return [float(d) for d in deltas]
 
-    def _check_oks_params(self, algorithm: str) -> None:
+    def _check_oks_params(self) -> None:
         name = type(self).__name__
         self._deltas()
         if self.eta is not None and (isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real)
@@ -62,8 +62,6 @@ class _OKSMixin:
                              f"2^-10..2^10 on a 10% split), got {self.lam!r}")
         if self.prediction not in PREDICTIONS:
             raise ValueError(f"{name}: prediction must be one of {list(PREDICTIONS)}, got {self.prediction!r}")
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"{name}: algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
         check_positive_int("n_epochs", self.n_epochs)
         check_positive_int("block_size", self.block_size)
         self._pool()  # an unknown kernel or feature group fails here
@@ -139,12 +137,11 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     feature_groups : dict or None
         Columns of each named feature group the kernels refer to (a multi-view dataset's meta
         records them).
-    algorithm : {"classification", "general"}, default "classification"
-        Algorithm 2 (mistake-driven: the indicator of a mistake is the loss) or Algorithm 1 with
-        ``loss``.
-    loss : {"hinge", "logistic"}, default "hinge"
-        Algorithm 1's loss (multi-class: the multi-class hinge loss against the best other class,
-        or the softmax cross-entropy).
+    loss : {"mistake", "hinge", "logistic"}, default "mistake"
+        "mistake" is Algorithm 2 (classification: the indicator of a mistake drives the weights
+        and the Perceptron-like update); "hinge" and "logistic" are Algorithm 1 with that loss
+        (multi-class: the multi-class hinge loss against the best other class, or the softmax
+        cross-entropy).
     lam : float or "validation", default 1.0
         The predictors' step λ; "validation" takes the paper's choice over 2^-10..2^10 on a 10 %
         split (Algorithm 1 only: Algorithm 2's decisions do not depend on λ).
@@ -178,11 +175,10 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     ('gaussian(sigma=1)', 0.97)
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, algorithm="classification", loss="hinge", lam=1.0,
-                 delta=(0.5, 0.2), eta=None, n_epochs=2, prediction="selected", block_size=256, random_state=0):
+    def __init__(self, kernels="omkc16", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
+                 n_epochs=2, prediction="selected", block_size=256, random_state=0):
         self.kernels = kernels
         self.feature_groups = feature_groups
-        self.algorithm = algorithm
         self.loss = loss
         self.lam = lam
         self.delta = delta
@@ -193,9 +189,14 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self.random_state = random_state
 
     def _check_params(self):
-        self._check_oks_params(self.algorithm)
-        if self.loss not in ("hinge", "logistic"):
-            raise ValueError(f"OKS: loss must be 'hinge' or 'logistic' (squared loss: OKSRegressor), got {self.loss!r}")
+        if self.loss not in CLASSIFIER_LOSSES:
+            raise ValueError(f"OKS: loss must be one of {list(CLASSIFIER_LOSSES)} (squared loss: OKSRegressor), got "
+                             f"{self.loss!r}")
+        self._check_oks_params()
+
+    @property
+    def _algorithm(self) -> str:
+        return "classification" if self.loss == "mistake" else "general"
 
     def feed_rows(self) -> int:
         """Any split of a stream into calls gives the same model; whole blocks are the cheapest."""
@@ -209,8 +210,8 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
                              "partial_fit (a stream) does not; give lam a number to learn from a stream")
         self.kernel_pool_ = self._pool()
         self.seed_ = resolve_seed("OKS", self.random_state)
-        self.engine_ = self._oks_engine(n_features, n_rows, n_classes=self._class_columns(), algorithm=self.algorithm,
-                                        loss=self.loss, lam=float(lam))
+        self.engine_ = self._oks_engine(n_features, n_rows, n_classes=self._class_columns(),
+                                        algorithm=self._algorithm, loss=self.loss, lam=float(lam))
 
     @classmethod
     def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
@@ -224,7 +225,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         lam = self.lam
         if lam == "validation":
             lam = 1.0  # Algorithm 2: λ scales every predictor alike, no decision depends on it
-            if self.algorithm == "general":
+            if self._algorithm == "general":
                 lam = self._validation_lam(X, np.asarray(y), lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
                                            lambda model, Xv, yv: model.score(Xv, yv))
         y_coded = self._encode_labels(y, None, first=True, n_rows=len(X))
@@ -278,7 +279,7 @@ class OKSRegressor(_OKSMixin, RegressorMixin, BaseEstimator):
         """Learn in ``n_epochs`` passes; with lam="validation" λ minimises the validation MSE."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        self._check_oks_params("general")
+        self._check_oks_params()
         X = check_X(type(self).__name__, X, None)
         y = np.asarray(y, dtype=np.float64)
         if y.shape != (len(X),) or not np.isfinite(y).all():

@@ -128,7 +128,7 @@ class OKSEngine:
         losses = np.empty(n)
         scores = np.empty((n, self.K))
         algo = ALGORITHMS[self.algorithm]
-        loss = _oks.LOSS_CODES[self.loss]
+        loss = _oks.LOSS_CODES.get(self.loss, _oks.HINGE)  # Algorithm 2 ("mistake") has no loss function
         g, lo = self.n_seen, 0
         while lo < n:
             hi = min(n, lo + self.block_size - (g + lo) % self.block_size)  # to the end of the stream block

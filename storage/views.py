@@ -1,0 +1,148 @@
+"""Multi-view datasets: several aligned files (row i is the same object in every file) read as one
+dataset whose columns are the views side by side, with the feature groups recorded.
+
+A view's columns are its group: kernels name them (``chi2 @ fourier``, see
+:mod:`omkl_dist.kernels.specs`). The groups are written into a dataset's ``meta.json`` as
+``{"feature_groups": {"fourier": "0:76", ...}}`` (half-open column ranges).
+
+Sources: a mapping ``{view name: file}``, a folder of data files, or a registry name whose files
+are views (their manifest role reads ``view '<name>'``, e.g. ``mfeat``). The views' labels must
+agree row by row as classes (the same internal codes: ``mfeat``'s pixel file labels its digits
+0..9 and the others 1..10, which is the same class order); the first view's label names are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+from .readers import Dataset, read_dataset
+from .registry import load_manifest
+
+_ROLE_RE = re.compile(r"view '([^']+)'")
+
+
+def format_groups(groups: dict) -> dict:
+    """``{name: column indices}`` → ``{name: "lo:hi,..."}`` (the meta form)."""
+    from omkl_dist.kernels.specs import format_columns
+
+    return {name: format_columns(tuple(cols)) for name, cols in groups.items()}
+
+
+def feature_groups(meta: dict) -> dict | None:
+    """The feature groups a dataset's meta records, ``{name: column indices}``, or None."""
+    from omkl_dist.kernels.specs import parse_columns
+
+    groups = meta.get("feature_groups")
+    if groups is None:
+        return None
+    return {name: parse_columns(text, context=f"feature group {name!r} in meta.json") for name, text in groups.items()}
+
+
+def is_multiview(source, *, data_dir=None) -> bool:
+    """Whether ``source`` names a registry dataset made of views (``mfeat``); files, folders and
+    other names are not (a folder of views must be read with :func:`read_views` explicitly)."""
+    if not isinstance(source, str) or Path(source).expanduser().exists():
+        return False
+    try:
+        entries = [e for e in load_manifest(data_dir).values() if e.get("name") == source]
+    except DataError:
+        return False
+    return len(entries) > 1 and all(_ROLE_RE.search(str(e.get("role", ""))) for e in entries)
+
+
+def view_files(source, *, data_dir=None) -> dict[str, Path]:
+    """The view files of ``source`` by view name (see the module notes)."""
+    if isinstance(source, dict):
+        return {str(name): Path(path) for name, path in source.items()}
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        return _named_by_stem(files, folder)
+    manifest = load_manifest(data_dir)
+    root = Path(data_dir) if data_dir is not None else _data_root()
+    entries = {key: e for key, e in manifest.items() if e.get("name") == str(source)}
+    if not entries:
+        raise DataError(f"{source!r} is neither a folder of view files nor a dataset name in the registry",
+                        path=root, fix="give a folder, a registry name such as 'mfeat', or {view: file}")
+    named = {}
+    for key, entry in sorted(entries.items()):
+        match = _ROLE_RE.search(str(entry.get("role", "")))
+        if match is None:
+            raise DataError(f"dataset {source!r} has a file that is not a view ({key}: role "
+                            f"{entry.get('role')!r})", path=root, fix="name the view files: {view: file}")
+        named[match.group(1)] = root / key
+    return named
+
+
+def _data_root() -> Path:
+    from .datadir import data_dir
+
+    return data_dir()
+
+
+def _named_by_stem(files: list[Path], folder: Path) -> dict[str, Path]:
+    if len(files) < 2:
+        raise DataError(f"a multi-view dataset needs at least two view files, found {len(files)}", path=folder,
+                        fix="put one file per view in the folder")
+    stems = [f.name.split(".")[0] for f in files]
+    prefix = len(_common_prefix(stems))
+    names = [stem[prefix:] or stem for stem in stems]
+    return dict(zip(names, files, strict=True))
+
+
+def _common_prefix(words: list[str]) -> str:
+    first, last = min(words), max(words)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def read_views(source, *, data_dir=None, label_column=None) -> tuple[Dataset, dict]:
+    """Read the views of ``source`` side by side: ``(dataset, {view name: column indices})``.
+
+    Examples
+    --------
+    >>> ds, groups = read_views("mfeat")                       # doctest: +SKIP
+    >>> ds.X.shape, {name: len(cols) for name, cols in groups.items()}   # doctest: +SKIP
+    ((2000, 649), {'factors': 216, 'fourier': 76, 'karhunen': 64, ...})
+    """
+    files = view_files(source, data_dir=data_dir)
+    if len(files) < 2:
+        raise DataError(f"a multi-view dataset needs at least two views, got {sorted(files)}", path=str(source),
+                        fix="give two or more aligned files")
+    parts, groups, names, digests, start = [], {}, [], [], 0
+    first = None
+    for name, path in files.items():
+        ds = read_dataset(path, label_column=label_column)
+        if first is None:
+            first = ds
+        elif ds.n_rows != first.n_rows:
+            raise DataError(f"view {name!r} has {ds.n_rows} rows, the first view {first.n_rows}: the views are not "
+                            "aligned", path=path, fix="give files with row i the same object in every view")
+        elif ds.n_classes != first.n_classes or not np.array_equal(ds.y, first.y):
+            row = int(np.argmax(ds.y != first.y)) if ds.n_classes == first.n_classes else 0
+            raise DataError(f"view {name!r} labels row {row} as class code {ds.y[row]}, the first view as "
+                            f"{first.y[row]}: the views are not aligned", path=path,
+                            fix="give files whose rows are in the same order")
+        parts.append(ds.X)
+        digests.append(f"{name}={ds.sha256}")
+        groups[name] = tuple(range(start, start + ds.n_features))
+        names.extend(f"{name}:{f}" for f in (ds.feature_names or range(ds.n_features)))
+        start += ds.n_features
+    X = np.ascontiguousarray(np.hstack(parts))
+    merged = replace(first, X=X, fmt="views", path=Path(str(source)) if not isinstance(source, dict) else Path("."),
+                     sha256=_combined_digest(digests),
+                     feature_names=names)
+    return merged, groups
+
+
+def _combined_digest(items: list[str]) -> str:
+    import hashlib
+
+    return hashlib.sha256("\n".join(items).encode()).hexdigest()
