@@ -89,15 +89,18 @@ def data():
 @_LABEL_COLUMN
 @_POSITIVE_CLASS
 @_FEATURES
+@click.option("--views", is_flag=True,
+              help="SOURCE is a multi-view dataset (a folder of aligned files or a registry name such as mfeat): "
+                   "store the views side by side, each view's columns a feature group kernels can name.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
 def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, label_column, positive_class,
-                features, overwrite):
+                features, views, overwrite):
     """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
                   n_classes=n_classes, overwrite=overwrite, n_features=n_features, label_column=label_column,
-                  positive_class=positive_class, features=features)
+                  positive_class=positive_class, features=features, views=views)
     click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))
 

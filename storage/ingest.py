@@ -186,6 +186,8 @@ def format_info(meta: dict) -> str:
     chunking = f"{_num(chunk_rows)} rows per chunk"
     if isinstance(n_rows, int) and isinstance(chunk_rows, int) and chunk_rows > 0:
         chunking += f", {-(-n_rows // chunk_rows)} chunk(s)"
+    for name, columns in (meta.get("feature_groups") or {}).items():
+        lines.append(f"view:      {name} (columns {columns})")
     lines += [f"dtype:     {meta.get('dtype')}", f"chunking:  {chunking}",
               f"kind:      {meta.get('kind')}" + (f" (format {meta['format']})" if meta.get("format") else "")]
     for key in ("source", "sha256"):
