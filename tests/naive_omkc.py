@@ -15,7 +15,13 @@ from omkl_dist.core.randomness import uniforms
 
 
 def kernel_column(spec, S, x):
-    """κ(s, x) for every row s of S (naive formulas)."""
+    """κ(s, x) for every row s of S (naive formulas), on the kernel's columns if it has a view."""
+    if spec.columns is not None:
+        S, x = S[:, list(spec.columns)], x[list(spec.columns)]
+    if spec.kind in ("chi2", "achi2"):
+        num, den = (S - x) ** 2 if spec.kind == "chi2" else 2.0 * S * x, S + x
+        total = np.where(den != 0, num / np.where(den != 0, den, 1.0), 0.0).sum(axis=1)
+        return total if spec.kind == "achi2" else np.exp(-spec.gamma * total)
     if spec.kind == "linear":
         return S @ x
     if spec.kind == "polynomial":

@@ -234,7 +234,8 @@ def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
         for t in range(len(A)):
             for j in range(dots.shape[1]):
                 pair_values(A, t, B, s0 + j, dots[t, j], xsq[t], psq[s0 + j], program.kinds, program.param,
-                            program.src, program.order, program.need_l1, program.need_chi2, vals, work)
+                            program.src, program.order, program.need_l1, program.need_chi2, program.direct,
+                            program.vcols, program.vptr, vals, work)
                 out[:, t, s0 + j] = vals
     return out
 

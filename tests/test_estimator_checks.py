@@ -17,8 +17,8 @@ import pytest
 from sklearn.base import clone
 
 from layering import stack_modules_imported_by
-from omkl_dist.algorithms import (BOGD, BPAS, OM2, OMKC, RBP, SPA, Forgetron, KernelPerceptron, PerceptronStar,
-                                  PerceptronU)
+from omkl_dist.algorithms import (BOGD, BPAS, OKS, OM2, OMKC, RBP, SPA, Forgetron, KernelPerceptron,
+                                  PerceptronStar, PerceptronU)
 from omkl_dist.storage import read_dataset, resolve_dataset
 
 ESTIMATORS = [
@@ -37,6 +37,9 @@ ESTIMATORS = [
     ("Forgetron", Forgetron(budget=10, block_size=40, random_state=0), False),
     ("BOGD", BOGD(budget=10, block_size=40, random_state=0), True),
     ("BPAS", BPAS(budget=10, block_size=40, random_state=0), False),
+    ("OKS", OKS(kernels="omkc16", n_epochs=1, block_size=40, random_state=0), True),  # fit = one online pass
+    ("OKS-hinge", OKS(kernels="linear;gaussian:1 @ 0:20; laplacian:1 @ 20:34", loss="hinge", n_epochs=1, block_size=40,
+                      random_state=0), True),
 ]
 PARAMS = [pytest.param(est, stochastic, id=name) for name, est, stochastic in ESTIMATORS]
 ONLY_EST = [pytest.param(est, id=name) for name, est, _ in ESTIMATORS]
@@ -61,7 +64,8 @@ INVALID_PARAMS = {
     "lam": [-1.0, float("nan"), "0.1", 20.0],  # 20.0: eta * lam >= 1 with eta = 0.1
 }
 # estimator-specific invalid values where the shared list does not apply (SPA's beta only needs >= alpha)
-INVALID_OVERRIDES = {(SPA, "beta"): [0.5, -1.0, "3"]}
+INVALID_OVERRIDES = {(SPA, "beta"): [0.5, -1.0, "3"], (OKS, "eta"): [-1.0, float("inf"), "0.1"],
+                     (OKS, "lam"): [0.0, -1.0, float("nan"), "0.1"]}
 # other parameters an invalid value needs to take effect
 INVALID_CONTEXT = {"validation_fraction": {"validation_size": None}}
 MESSAGE_NAMES = {"kernels": "kernel", "kernel": "kernel"}
@@ -164,7 +168,7 @@ def test_fit_starts_over_and_returns_self(data, est):
     assert model.partial_fit(X[60:], y[60:]) is model
     assert model.fit(X[50:], y[50:]) is model
     assert _state(model, X) == _state(clone(est).fit(X[50:], y[50:]), X)
-    assert model.n_samples_seen_ == len(y) - 50
+    assert model.n_samples_seen_ == (len(y) - 50) * getattr(model, "n_epochs_", 1)  # OKS, OM-2: every epoch
     assert 0.0 <= model.score(X, y) <= 1.0
 
 
@@ -240,7 +244,7 @@ def test_boundary_params_are_accepted(data, est):
     for param, value in ok.items():
         if param in own:
             model = clone(est).set_params(**{param: value}).fit(X[:40], y[:40])
-            assert model.n_samples_seen_ == 40
+            assert model.n_samples_seen_ == 40 * getattr(model, "n_epochs_", 1)
 
 
 # --------------------------------------------------------------------------- bad input

@@ -130,6 +130,7 @@ def test_regression_against_kernel_ridge_on_diabetes():
 
 @pytest.mark.parametrize("params, needle", [
     ({"delta": 1.5}, "delta must be a float in"),
+    ({"delta": [0.5, 0.0]}, "delta must be a float in"),
     ({"delta": []}, "delta must be a float in"),
     ({"eta": -1}, "eta must be None"),
     ({"lam": 0}, "lam must be a positive number or 'validation'"),

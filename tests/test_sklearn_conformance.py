@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from omkl_dist import (BOGD, BPAS, OM2, OMKC, RBP, SPA, Forgetron, KernelPerceptron, LpMKL, MKBoost, PerceptronStar,
-                       PerceptronU, SimpleMKL)
+from omkl_dist import (BOGD, BPAS, OKS, OM2, OMKC, RBP, SPA, Forgetron, KernelPerceptron, LpMKL, MKBoost,
+                       OKSRegressor, PerceptronStar, PerceptronU, SimpleMKL)
 
 POOL = "gaussian:1;linear"
 ESTIMATORS = [
@@ -32,6 +32,8 @@ ESTIMATORS = [
     MKBoost(n_trials=5, ratio=0.5, kernels="gaussian:0.1,0.5,2;polynomial:2", random_state=0),
     SimpleMKL(kernels=POOL, max_iter=10),
     LpMKL(kernels=POOL, max_iter=10),
+    OKS(kernels=POOL, block_size=16, random_state=0),
+    OKSRegressor(kernels=POOL, block_size=16, random_state=0),
 ]
 
 

@@ -22,7 +22,9 @@ from sklearn.exceptions import NotFittedError
 
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
-from ._batch import check_X, resolve_seed
+from sklearn.utils.validation import column_or_1d
+
+from ._batch import AcceptsSparse, check_X, resolve_seed
 from .base import OnlineKernelClassifier, check_positive_int
 
 CLASSIFIER_LOSSES = ("mistake", "hinge", "logistic")
@@ -44,8 +46,9 @@ class _OKSMixin:
     def _deltas(self) -> list[float]:
         deltas = [self.delta] if isinstance(self.delta, numbers.Real) else self.delta
         if isinstance(deltas, str) or not isinstance(deltas, Sequence) or not deltas or not all(
-                isinstance(d, numbers.Real) and not isinstance(d, bool) and 0.0 < d < 1.0 for d in deltas):
-            raise ValueError(f"{type(self).__name__}: delta must be a float in (0, 1) or a list of them (one per epoch,"
+                isinstance(d, numbers.Real) and not isinstance(d, bool) and 0.0 < d <= 1.0 for d in deltas):
+            # δ = 1 samples uniformly (with the default η = 0 the weights then never move)
+            raise ValueError(f"{type(self).__name__}: delta must be a float in (0, 1] or a list of them (one per epoch,"
                              f" the last repeated; the paper's is [0.5, 0.2]), got {self.delta!r}")
         return [float(d) for d in deltas]
 
@@ -53,7 +56,7 @@ class _OKSMixin:
         name = type(self).__name__
         self._deltas()
         if self.eta is not None and (isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real)
-                                     or not self.eta >= 0.0):
+                                     or not 0.0 <= self.eta < float("inf")):
             raise ValueError(f"{name}: eta must be None (Theorem 3's sqrt(2(1-δ) ln m / (m T))) or a number >= 0, "
                              f"got {self.eta!r}")
         if not (self.lam == "validation" or (isinstance(self.lam, numbers.Real) and not isinstance(self.lam, bool)
@@ -247,7 +250,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         return self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
 
 
-class OKSRegressor(_OKSMixin, RegressorMixin, BaseEstimator):
+class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
     """Online kernel selection for regression: Algorithm 1 with the squared loss ½ (f(x) − y)².
 
     Parameters are OKS's (``kernels``, ``feature_groups``, ``lam`` — "validation" picks it by the
@@ -281,9 +284,12 @@ class OKSRegressor(_OKSMixin, RegressorMixin, BaseEstimator):
             delattr(self, name)
         self._check_oks_params()
         X = check_X(type(self).__name__, X, None)
-        y = np.asarray(y, dtype=np.float64)
+        if y is None:
+            raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
+        y = column_or_1d(y, warn=True).astype(np.float64)
         if y.shape != (len(X),) or not np.isfinite(y).all():
-            raise ValueError(f"OKSRegressor: y must be {len(X)} finite numbers, got shape {y.shape}")
+            raise ValueError(f"OKSRegressor: y must be {len(X)} finite numbers (one per row of X), got shape {y.shape}"
+                             + ("" if y.shape != (len(X),) else " with NaN or inf"))
         self.seed_ = resolve_seed(type(self).__name__, self.random_state)
         lam = self.lam
         if lam == "validation":

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._vexp import _ZERO_ABOVE, vexp_neg
-from .program import GAUSS, LAPLACE, LINEAR, POLY
+from .program import ACHI2, GAUSS, LAPLACE, LINEAR, POLY
 
 CANCEL = 1e-3  # recompute ‖a−b‖² directly when it is below CANCEL·(‖a‖²+‖b‖²)
 
@@ -44,9 +44,47 @@ def _l1_chi2(A, i, B, j, need_l1, need_chi2):
     return l1, chi
 
 
+@njit(cache=True, nogil=True, inline="always")
+def view_value(kind, param, x, z, cols, c0, c1):
+    """κ(x, z) of one kernel summed directly, in column order, over its columns ``cols[c0:c1]``
+    (every column when the range is empty): the kernels on feature groups (and additive chi2)."""
+    n = c1 - c0 if c1 > c0 else x.shape[0]
+    s = 0.0
+    for c in range(n):
+        f = cols[c0 + c] if c1 > c0 else c
+        a = x[f]
+        b = z[f]
+        if kind == LINEAR or kind == POLY:
+            s += a * b
+        elif kind == GAUSS:
+            s += (a - b) * (a - b)
+        elif kind == LAPLACE:
+            s += abs(a - b)
+        elif a + b != 0.0:
+            if kind == ACHI2:
+                s += 2.0 * a * b / (a + b)
+            else:  # CHI2
+                s += (a - b) * (a - b) / (a + b)
+    if kind == LINEAR or kind == ACHI2:
+        return s
+    if kind == POLY:
+        v = s
+        for _ in range(int(param) - 1):
+            v *= s
+        return v
+    e = param * s
+    return 0.0 if e > _ZERO_ABOVE else math.exp(-e)
+
+
 @njit(cache=True, nogil=True)
-def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, out, work):
-    """Fill ``out[k] = κ_k(A[i], B[j])`` for every kernel k; ``work`` is a (3,) float64 buffer."""
+def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr, out,
+                work):
+    """Fill ``out[k] = κ_k(A[i], B[j])`` for every kernel k; ``work`` is a (3,) float64 buffer.
+    A ``direct`` program sums every kernel over its own columns (:func:`view_value`)."""
+    if direct:
+        for k in range(kinds.shape[0]):
+            out[k] = view_value(kinds[k], param[k], A[i], B[j], vcols, vptr[k], vptr[k + 1])
+        return
     d2 = asq + bsq - 2.0 * dot
     if d2 < CANCEL * (asq + bsq):
         d2 = direct_sqdist(A, i, B, j)
@@ -84,11 +122,11 @@ def pair_matrix(A, B, program):
     """All kernels between rows of A and B as (m, nA, nB) through the njit pair path (for tests)."""
     return _pair_matrix(np.ascontiguousarray(A, dtype=np.float64), np.ascontiguousarray(B, dtype=np.float64),
                         program.kinds, program.param, program.src, program.order,
-                        program.need_l1, program.need_chi2)
+                        program.need_l1, program.need_chi2, program.direct, program.vcols, program.vptr)
 
 
 @njit(cache=True, nogil=True)
-def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2):
+def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr):
     m = kinds.shape[0]
     out = np.empty((m, A.shape[0], B.shape[0]))
     vals = np.empty(m)
@@ -99,7 +137,7 @@ def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2):
     for i in range(A.shape[0]):
         for j in range(B.shape[0]):
             pair_values(A, i, B, j, dots[i, j], asq[i], bsq[j], kinds, param, src, order, need_l1, need_chi2,
-                        vals, work)
+                        direct, vcols, vptr, vals, work)
             out[:, i, j] = vals
     return out
 

@@ -366,7 +366,8 @@ def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, st
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, K, out):
+def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, direct, vcols,
+                        vptr, K, out):
     B = Xb.shape[0]
     m = kinds.shape[0]
     for t in prange(B):
@@ -375,7 +376,7 @@ def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, 
         acc = np.zeros(m * K)
         for s in range(P.shape[0]):
             pair_values(Xb, t, P, s, dots[t, s], xsq[t], psq[s], kinds, param, src, order, need_l1, need_chi2,
-                        vals, work)
+                        direct, vcols, vptr, vals, work)
             for k in range(m):
                 for c in range(k * K, k * K + K):
                     acc[c] += alpha[s, c] * vals[k]
@@ -417,7 +418,7 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, dot_idx, dot_deg, g_idx, g_param, g_anchor,
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
+def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr):
     m = kinds.shape[0]
     B = Xb.shape[0]
     G = np.zeros((m, B, B))
@@ -426,7 +427,7 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2):
         work = np.empty(3)
         for s in range(t):
             pair_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], kinds, param, src, order, need_l1, need_chi2,
-                        vals, work)
+                        direct, vcols, vptr, vals, work)
             G[:, t, s] = vals
     return G
 
@@ -508,7 +509,7 @@ def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active
         _gram_dot_gauss(Xb, xsq, XXt, G, *fast_flags(program, active))
         return G
     return _gram_general(Xb, xsq, XXt, program.kinds, program.param, program.src, program.order,
-                         program.need_l1, program.need_chi2)
+                         program.need_l1, program.need_chi2, program.direct, program.vcols, program.vptr)
 
 
 def _csc_ptr(nz_k, m):
@@ -686,7 +687,8 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
                 _accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, *flags, K, oc)
             else:
                 _accumulate_general(Xc, xc, P, psq, pool.alpha[s0:s1], dots, program.kinds, program.param,
-                                    program.src, program.order, program.need_l1, program.need_chi2, K, oc)
+                                    program.src, program.order, program.need_l1, program.need_chi2, program.direct,
+                                    program.vcols, program.vptr, K, oc)
     return out
 
 

@@ -11,11 +11,11 @@ Each squaring multiplies the relative rounding error by at most ~4, so chains ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-LINEAR, POLY, GAUSS, LAPLACE, CHI2 = 0, 1, 2, 3, 4
+LINEAR, POLY, GAUSS, LAPLACE, CHI2, ACHI2 = 0, 1, 2, 3, 4, 5
 MAX_CHAIN = 5
 
 
@@ -32,21 +32,24 @@ class KernelProgram:
     fast: tuple | None = None
     # per kernel, for the sparse scan: (degree (0 = gaussian), gaussian anchor's 1/(2σ²), squaring steps)
     sparse: tuple | None = None
+    # kernels on feature groups (or additive chi-square): every kernel's value is summed directly over
+    # its own columns, vcols[vptr[k]:vptr[k+1]] (an empty range: every column), see _pairs.view_value
+    direct: bool = False
+    vcols: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    vptr: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
     @property
     def m(self) -> int:
         return len(self.kinds)
 
 
-_KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2}
+_KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,
+               "achi2": ACHI2}
 
 
 def _spec_kind(spec):
-    if getattr(spec, "view", ""):
-        # the shared pool scan takes one dot product per pair over every column
-        raise ValueError(f"kernel {spec.name} sees a feature group; the shared-pool online learners (OMKC, OM-2, "
-                         "SPA, the Perceptron and budget baselines) evaluate kernels on every column: use OKS, "
-                         "MKBoost or the SVM-based selectors for feature-group kernels")
+    if not getattr(spec, "resolved", True):
+        spec.view_of(np.empty((0, 0)))  # raises: the group's columns are not known
     try:
         return _KIND_CODES[spec.kind]
     except (AttributeError, KeyError):
@@ -69,6 +72,8 @@ def compile_program(pool) -> KernelProgram:
             param[k] = 1.0 / float(s.sigma)
         elif kinds[k] == CHI2:
             param[k] = float(s.gamma)
+    if any(getattr(s, "columns", None) is not None for s in specs) or (kinds == ACHI2).any():
+        return _direct_program(specs, kinds, param)
     src = np.full(m, -1, dtype=np.int64)
     chain = np.zeros(m, dtype=np.int64)
     gauss = sorted((k for k in range(m) if kinds[k] == GAUSS), key=lambda k: param[k])  # widest first
@@ -96,3 +101,17 @@ def compile_program(pool) -> KernelProgram:
                        dtype=np.int64)
         sparse = (deg, anchor_param, steps)
     return KernelProgram(kinds, param, src, order, need_l1, need_chi2, fast, sparse)
+
+
+def _direct_program(specs, kinds, param) -> KernelProgram:
+    """A program whose kernels are summed directly over their own columns (no shared dot product,
+    no gaussian chains): the general per-pair path of the pool scan."""
+    vcols, vptr = [], [0]
+    for spec in specs:
+        if spec.columns is not None:
+            vcols.extend(spec.columns)
+        vptr.append(len(vcols))
+    m = len(specs)
+    return KernelProgram(kinds, param, np.full(m, -1, dtype=np.int64), np.arange(m, dtype=np.int64),
+                         bool((kinds == LAPLACE).any()), bool((kinds == CHI2).any()), direct=True,
+                         vcols=np.array(vcols, dtype=np.int64), vptr=np.array(vptr, dtype=np.int64))

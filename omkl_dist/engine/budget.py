@@ -367,6 +367,10 @@ class BudgetEngine:
         if int(budget) < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         self.program = _as_program(program_or_pool)
+        if self.program.direct:
+            raise ValueError("the budget baselines (RBP, Forgetron, BOGD, BPAS) evaluate kernels on every column and "
+                             "have no additive chi-square kernel: use a pool without feature groups and achi2, or OKS "
+                             "/ OMKC / OM-2 for kernels on feature groups")
         self.learner = str(learner)
         self.budget, self.seed, self.block_size = int(budget), int(seed), int(block_size)
         self.eta, self.lam, self.gamma = float(eta), float(lam), float(gamma)

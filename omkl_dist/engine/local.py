@@ -19,7 +19,7 @@ from ..core._blas import fixed_shape_dots
 from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core._pairs import overwrite_exact_columns
 from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys, writable
-from ..core.program import LINEAR, POLY
+from ..core.program import ACHI2, LINEAR, POLY
 from ..core.randomness import uniforms
 from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
@@ -38,13 +38,20 @@ def _lazy_row_keys(Xs):
     return functools.cache(functools.partial(row_keys, Xs))
 
 
-def diag_values(program, xsq) -> np.ndarray:
-    """κ_k(x, x) per kernel and row, (m, n): (x·x)^p for dot kernels, 1 for the distance kernels."""
+def diag_values(program, xsq, X) -> np.ndarray:
+    """κ_k(x, x) per kernel and row, (m, n): (x·x)^p for dot kernels, Σx for additive chi2, 1 for
+    the distance kernels (each on its own columns in a direct program)."""
     out = np.ones((program.m, len(xsq)))
     for k in range(program.m):
-        if program.kinds[k] in (LINEAR, POLY):
-            degree = 1 if program.kinds[k] == LINEAR else int(program.param[k])
-            out[k] = xsq ** degree
+        if program.kinds[k] not in (LINEAR, POLY, ACHI2):
+            continue
+        lo, hi = (program.vptr[k], program.vptr[k + 1]) if program.direct else (0, 0)
+        Xk = X[:, program.vcols[lo:hi]] if hi > lo else X
+        if program.kinds[k] == ACHI2:
+            out[k] = Xk.sum(axis=1)
+            continue
+        sq = xsq if hi == lo else np.einsum("ij,ij->i", Xk, Xk)
+        out[k] = sq ** (1 if program.kinds[k] == LINEAR else int(program.param[k]))
     return out
 
 
@@ -274,7 +281,7 @@ class LocalEngine:
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
         if self.rule == OM2:
-            return om2_block(ys, F_old, G, diag_values(self.program, xsq), self.sqnorm, self.q, self.bounded_norm,
+            return om2_block(ys, F_old, G, diag_values(self.program, xsq, Xs), self.sqnorm, self.q, self.bounded_norm,
                              act, self.n_classes)
         if self.rule == SPA:
             segment = self._spa_segment(ys, G, lazy, Xs, xsq, g, act, active)
@@ -291,7 +298,7 @@ class LocalEngine:
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
         fast = fast_flags(self.program, active) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
-        return SPASegment(ys, G, Xs, xsq, diag_values(self.program, xsq), fast, U, self.logw, self.w, self.wsync,
+        return SPASegment(ys, G, Xs, xsq, diag_values(self.program, xsq, Xs), fast, U, self.logw, self.w, self.wsync,
                           self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
                           self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act, self.n_classes)
 

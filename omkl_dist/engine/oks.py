@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..core.pool import writable
 from ..core.randomness import uniforms
 from ..learners import oks as _oks
 
@@ -166,6 +167,9 @@ class OKSEngine:
                                      self.coef, self.kidx, self.nk, part)
             out[:, j] = part
         return out[:, :, 0] if self.K == 1 else out
+
+    def __setstate__(self, state):
+        self.__dict__.update(writable(state))  # unpickled arrays may be read-only (joblib memory-maps them)
 
     # --- state -----------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:

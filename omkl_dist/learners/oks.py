@@ -27,56 +27,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
-LINEAR, POLY, GAUSS, LAPLACE, CHI2, ACHI2 = 0, 1, 2, 3, 4, 5
+from ..core._pairs import view_value
+from ..core.program import ACHI2, CHI2, GAUSS, LAPLACE, LINEAR, POLY
+
 KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,
               "achi2": ACHI2}
 # algorithms and losses
 MISTAKE, GENERAL = 0, 1
 HINGE, LOGISTIC, SQUARED = 0, 1, 2
 LOSS_CODES = {"hinge": HINGE, "logistic": LOGISTIC, "squared": SQUARED}
-
-_ZERO_ABOVE = 745.2  # exp(-x) is exactly 0 in float64 beyond this
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _value(kind, param, x, P, r, cols, c0, c1):
-    """κ(x, P[r]) of one kernel over its columns ``cols[c0:c1]``, summed in column order."""
-    s = 0.0
-    if kind == LINEAR or kind == POLY:
-        for c in range(c0, c1):
-            j = cols[c]
-            s += x[j] * P[r, j]
-        if kind == POLY:
-            v = s
-            for _ in range(int(param) - 1):
-                v *= s
-            return v
-        return s
-    if kind == ACHI2:
-        for c in range(c0, c1):
-            j = cols[c]
-            den = x[j] + P[r, j]
-            if den != 0.0:
-                s += 2.0 * x[j] * P[r, j] / den
-        return s
-    if kind == GAUSS:
-        for c in range(c0, c1):
-            j = cols[c]
-            d = x[j] - P[r, j]
-            s += d * d
-    elif kind == LAPLACE:
-        for c in range(c0, c1):
-            j = cols[c]
-            s += abs(x[j] - P[r, j])
-    else:  # CHI2
-        for c in range(c0, c1):
-            j = cols[c]
-            den = x[j] + P[r, j]
-            if den != 0.0:
-                d = x[j] - P[r, j]
-                s += d * d / den
-    a = param * s
-    return 0.0 if a > _ZERO_ABOVE else math.exp(-a)
 
 
 @njit(cache=True, nogil=True)
@@ -85,7 +44,7 @@ def add_scores(k, x, lo, hi, kinds, param, cols, col_ptr, P, coef, kidx, acc):
     K = acc.shape[0]
     for j in range(lo, hi):
         r = kidx[k, j]
-        v = _value(kinds[k], param[k], x, P, r, cols, col_ptr[k], col_ptr[k + 1])
+        v = view_value(kinds[k], param[k], x, P[r], cols, col_ptr[k], col_ptr[k + 1])
         for c in range(K):
             acc[c] += coef[r, c] * v
 
