@@ -99,7 +99,8 @@ def test_every_algorithm_is_checked():
     import omkl_dist.algorithms as algorithms
 
     checked = {type(est) for _, est, _ in ESTIMATORS}
-    assert set(algorithms.__all__) <= {cls.__name__ for cls in checked}
+    # (the one regressor, OKSRegressor, has scikit-learn's regressor checks and tests/test_oks.py)
+    assert set(algorithms.__all__) - {"OKSRegressor"} <= {cls.__name__ for cls in checked}
     omkc_variants = {(est.update, est.combination) for _, est, _ in ESTIMATORS if isinstance(est, OMKC)}
     assert omkc_variants == {("D", "D"), ("D", "S"), ("S", "D"), ("S", "S"), ("D", "U")}
 
