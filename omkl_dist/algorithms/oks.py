@@ -175,7 +175,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     >>> X = MinMaxScaler().fit_transform(X)
     >>> model = OKS(kernels="linear;gaussian:2^-4..2^2", random_state=0).fit(X, y)
     >>> model.selected_kernel_name_, round(model.score(X, y), 2)
-    ('gaussian(sigma=1)', 0.97)
+    ('gaussian(sigma=0.0625)', 0.95)
     """
 
     def __init__(self, kernels="omkc16", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
@@ -263,7 +263,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
     >>> X, y = load_diabetes(return_X_y=True)
     >>> model = OKSRegressor(kernels="linear;gaussian:2^-2..2^2", lam=0.05).fit(X, y)
     >>> model.selected_kernel_name_, model.score(X, y) > 0.3
-    ('gaussian(sigma=0.25)', True)
+    ('gaussian(sigma=0.5)', True)
     """
 
     def __init__(self, kernels="omkc16", feature_groups=None, lam=1.0, delta=(0.5, 0.2), eta=None, n_epochs=2,

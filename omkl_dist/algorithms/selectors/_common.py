@@ -1,0 +1,110 @@
+"""What the kernel selectors of the OKS paper's comparison share: the 10 % validation split, an SVM on
+one precomputed kernel with C tuned on that split, and the single-kernel classifier they return.
+
+The paper (Yang et al. 2012) tunes C (and λ, β) "in a range (e.g. 2^[-10:10] for C, λ and
+[0.1:0.04:0.9] for β) on a validation data set, which is a 10 % random sample from the training
+data"; the SVM is LibSVM, here scikit-learn's ``SVC(kernel="precomputed")`` (LibSVM inside).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.svm import SVC
+
+from ...kernels import KernelPool, make_pool
+from .._batch import AcceptsSparse, check_X
+
+C_GRID = tuple(2.0 ** e for e in range(-10, 11))
+VALIDATION_FRACTION = 0.1
+
+
+def validation_split(n_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, validation rows): a seeded 10 % sample for validation (at least one row)."""
+    order = np.random.default_rng([int(seed), 10]).permutation(n_rows)
+    n_val = max(1, int(round(VALIDATION_FRACTION * n_rows)))
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def gram(spec, A, B=None) -> np.ndarray:
+    """κ(A, B) of one kernel (on its view), (nA, nB)."""
+    return KernelPool((spec,)).evaluate(A, B)[0]
+
+
+def tune_svm(K_train: np.ndarray, y_train, K_val: np.ndarray, y_val, c_grid=C_GRID) -> tuple[float, float]:
+    """(best C, its validation accuracy) of ``SVC(kernel="precomputed")`` over ``c_grid``; the
+    first best (smallest C) on ties."""
+    best_c, best_acc = c_grid[0], -1.0
+    for C in c_grid:
+        acc = float(np.mean(SVC(kernel="precomputed", C=C).fit(K_train, y_train).predict(K_val) == y_val))
+        if acc > best_acc:
+            best_c, best_acc = C, acc
+    return best_c, best_acc
+
+
+def kernel_validation_task(spec, X, y, train, val, c_grid=C_GRID) -> tuple[float, float]:
+    """One kernel's (best C, validation accuracy): a pure function, run in-process or as a Dask task."""
+    K = gram(spec, X[train])
+    K_val = gram(spec, X[val], X[train])
+    return tune_svm(K, y[train], K_val, y[val], c_grid)
+
+
+class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
+    """Base of the selectors that end in an SVM on one kernel: subclasses pick the kernel
+    (``_select(X, y, train, val) -> kernel index``); then C is tuned on the validation split and
+    the SVM trained on the whole training set.
+
+    Fitted attributes: ``kernel_pool_``, ``selected_kernel_``, ``selected_kernel_name_``, ``C_``,
+    ``validation_accuracy_`` (of the tuned C), ``selection_seconds_``, ``svm_seconds_`` (C tuning and
+    the final SVM), ``classes_``, ``svm_`` (the SVC), ``train_X_``.
+    """
+
+    def _pool(self):
+        pool = make_pool(self.kernels)
+        return pool.with_groups(self.feature_groups) if pool.has_views else pool
+
+    def _select(self, X, y, train, val) -> int:
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        X = check_X(type(self).__name__, X)
+        y = np.asarray(y)
+        if y.shape != (len(X),):
+            raise ValueError(f"{type(self).__name__}: y must have one label per row of X ({len(X)}), got {y.shape}")
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise ValueError(f"{type(self).__name__}: y has {len(self.classes_)} class; a classifier needs two")
+        self.kernel_pool_ = self._pool()
+        self.n_features_in_ = X.shape[1]
+        seed = 0 if self.random_state is None else int(self.random_state)
+        train, val = validation_split(len(X), seed)
+        t0 = time.perf_counter()
+        self.selected_kernel_ = int(self._select(X, y, train, val))
+        t1 = time.perf_counter()
+        spec = self.kernel_pool_[self.selected_kernel_]
+        self.selected_kernel_name_ = spec.name
+        self.C_, self.validation_accuracy_ = self._tune(spec, X, y, train, val)
+        self.train_X_ = X  # a precomputed-kernel SVC takes κ(new rows, every training row)
+        self.svm_ = SVC(kernel="precomputed", C=self.C_).fit(gram(spec, X), y)
+        self.selection_seconds_, self.svm_seconds_ = t1 - t0, time.perf_counter() - t1
+        return self
+
+    def _tune(self, spec, X, y, train, val) -> tuple[float, float]:
+        return kernel_validation_task(spec, X, y, train, val)
+
+    def decision_function(self, X):
+        self._check_fitted()
+        X = check_X(type(self).__name__, X, self.n_features_in_)
+        return self.svm_.decision_function(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
+
+    def predict(self, X):
+        self._check_fitted()
+        X = check_X(type(self).__name__, X, self.n_features_in_)
+        return self.svm_.predict(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
+
+    def _check_fitted(self):
+        if not hasattr(self, "svm_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")

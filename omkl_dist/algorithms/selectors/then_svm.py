@@ -1,0 +1,65 @@
+"""OKS-SVM and SOM-SVM: an online selector picks the kernel (the largest weight of q_T), then an SVM
+with C tuned on the 10 % validation split learns on it (the OKS paper's "online+batch" columns)."""
+
+from __future__ import annotations
+
+from ..oks import OKS
+from ._common import SingleKernelSVM
+from .tuned import BETA_GRID, SOM
+
+
+class OKSSVM(SingleKernelSVM):
+    """OKS selects, an SVM learns.
+
+    Parameters: ``kernels``, ``feature_groups``, and OKS's ``loss``, ``lam``, ``delta``, ``eta``,
+    ``n_epochs``, ``block_size``, ``random_state`` (OKS's draws and the validation split).
+    Attributes: ``selector_`` (the fitted OKS) and those of :class:`~._common.SingleKernelSVM`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> round(OKSSVM(kernels="linear;gaussian:0.25,1").fit(X, y).score(X, y), 2) >= 0.95
+    True
+    """
+
+    def __init__(self, kernels="omkc16", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
+                 n_epochs=2, block_size=256, random_state=0):
+        self.kernels = kernels
+        self.feature_groups = feature_groups
+        self.loss = loss
+        self.lam = lam
+        self.delta = delta
+        self.eta = eta
+        self.n_epochs = n_epochs
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _select(self, X, y, train, val) -> int:
+        self.selector_ = OKS(kernels=self.kernel_pool_, loss=self.loss, lam=self.lam, delta=self.delta, eta=self.eta,
+                             n_epochs=self.n_epochs, block_size=self.block_size,
+                             random_state=self.random_state).fit(X, y)
+        return self.selector_.selected_kernel_
+
+
+class SOMSVM(SingleKernelSVM):
+    """SOM (the stochastic OMKC, β tuned on validation, two epochs) selects, an SVM learns.
+
+    Parameters: ``kernels``, ``feature_groups``, ``betas``, ``n_epochs``, ``block_size``,
+    ``random_state``. Attributes: ``selector_`` (the fitted SOM) and those of
+    :class:`~._common.SingleKernelSVM`.
+    """
+
+    def __init__(self, kernels="omkc16", feature_groups=None, betas=BETA_GRID, n_epochs=2, block_size=256,
+                 random_state=0):
+        self.kernels = kernels
+        self.feature_groups = feature_groups
+        self.betas = betas
+        self.n_epochs = n_epochs
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _select(self, X, y, train, val) -> int:
+        self.selector_ = SOM(kernels=self.kernel_pool_, betas=self.betas, n_epochs=self.n_epochs,
+                             block_size=self.block_size, random_state=self.random_state).fit(X, y)
+        return self.selector_.selected_kernel_
