@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-ALGOS = ("mkboost", "simplemkl", "lpmkl")
+ALGOS = ("mkboost", "simplemkl", "lpmkl", "oks-svm", "som-svm", "musvm", "alsvm")
+SELECTORS = {"oks-svm": "OKSSVM", "som-svm": "SOMSVM", "musvm": "MuSVM", "alsvm": "AlSVM"}
 _MKL_KEYS = {"simplemkl": "mkl-sd", "lpmkl": "lp-mkl"}
 
 
@@ -56,13 +57,24 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     from omkl_dist.evaluation.reproduce_mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
 
+    from omkl_dist.storage.views import is_multiview, read_views
+
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")
-    path = resolve_dataset(data, data_dir=data_dir)
-    ds = read_dataset(path, label_column=label_column, positive_class=positive_class)
+    groups = None
+    if is_multiview(data, data_dir=data_dir):  # e.g. mfeat: the views side by side, each a feature group
+        ds, groups = read_views(data, data_dir=data_dir, label_column=label_column)
+        path = ds.path
+    else:
+        path = resolve_dataset(data, data_dir=data_dir)
+        ds = read_dataset(path, label_column=label_column, positive_class=positive_class)
     X = np.asarray(ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, dtype=np.float64)
     train, test = split_indices(len(ds.y), test_size, seed, 0)
     X_train, y_train, X_test, y_test = prepare_split(X, np.asarray(ds.y), train, test, scaling)
+    if algo in SELECTORS:
+        return _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, seed=seed,
+                             scaling=scaling, test_size=test_size, kernels=kernels, scheduler=scheduler,
+                             timeout=timeout)
     key = f"mkboost-{variant.lower()}" if algo == "mkboost" else _MKL_KEYS[algo]
     labels = dict((internal, original) for original, internal in ds.label_map)
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
@@ -101,6 +113,44 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     return report
 
 
+def _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, *, seed, scaling, test_size, kernels,
+                  scheduler, timeout) -> dict:
+    """A kernel selector of the OKS paper's comparison: which kernel, its C, the test accuracy."""
+    from omkl_dist.algorithms import selectors
+
+    params = {"kernels": kernels, "feature_groups": groups, "random_state": seed}
+    with contextlib.ExitStack() as stack:
+        if scheduler and algo == "musvm":
+            client = connect_scheduler(scheduler, timeout)
+            stack.callback(client.close)
+            params["client"] = client
+        model = getattr(selectors, SELECTORS[algo])(**params)
+        t0 = time.perf_counter()
+        model.fit(X_train, y_train)
+        seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    accuracy = float(np.mean(model.predict(X_test) == y_test))
+    labels = dict((internal, original) for original, internal in ds.label_map)
+    report = {"algo": algo, "variant": None, "data": str(data), "file": str(path), "n_train": int(len(y_train)),
+              "n_test": int(len(y_test)), "n_features": int(X_train.shape[1]),
+              "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()], "test_size": test_size,
+              "seed": seed, "scaling": scaling, "kernels": kernels,
+              "executor": ("dask " + scheduler) if (scheduler and algo == "musvm") else "serial",
+              "accuracy": accuracy, "seconds": seconds, "predict_seconds": time.perf_counter() - t1,
+              "selected_kernel": model.selected_kernel_name_, "C": model.C_,
+              "validation_accuracy": model.validation_accuracy_, "selection_seconds": model.selection_seconds_,
+              "svm_seconds": model.svm_seconds_}
+    if scheduler and algo != "musvm":
+        report["note"] = f"--scheduler ignored: {algo} runs in this process"
+    names = list(model.kernel_pool_.names)
+    scores = {"musvm": "validation_scores_", "alsvm": "alignments_"}.get(algo)
+    if scores is not None:
+        report["per_kernel"] = dict(zip(names, map(float, getattr(model, scores)), strict=True))
+    else:
+        report["per_kernel"] = dict(zip(names, map(float, model.selector_.kernel_weights_), strict=True))
+    return report
+
+
 def format_fit_report(report: dict) -> str:
     """Human-readable summary of :func:`run_fit`'s report."""
     algo = report["algo"] + (f"-{report['variant']}" if report.get("variant") else "")
@@ -111,6 +161,15 @@ def format_fit_report(report: dict) -> str:
              f"{report['predict_seconds']:.2f} s"]
     if "note" in report:
         lines.append(report["note"])
+    if "selected_kernel" in report:
+        what = {"musvm": "validation accuracy", "alsvm": "centred alignment"}.get(report["algo"], "kernel weight")
+        lines.append(f"selected kernel {report['selected_kernel']}  C {report['C']:g}  (validation accuracy "
+                     f"{report['validation_accuracy']:.4f}; selection {report['selection_seconds']:.2f} s, SVM "
+                     f"{report['svm_seconds']:.2f} s)")
+        lines.append(f"per kernel ({what}, best 5):")
+        for name, v in sorted(report["per_kernel"].items(), key=lambda kv: -kv[1])[:5]:
+            lines.append(f"  {name:<40} {v:.4f}")
+        return "\n".join(lines)
     if report["algo"] == "mkboost":
         lines.append(f"trials run per pair: {report['trials_run']}"
                      + "".join(f"; stopped: {r}" for r in report["stop_reasons"] if r))

@@ -29,6 +29,8 @@ def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: i
         # (same model), but its buffers would be allocated whole
         params = {**params, "budget": n_rows}
     model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
+    if getattr(model, "horizon", 0) is None:  # OKS: the default step η is set for the stream's length T
+        model.set_params(horizon=n_rows)
     if getattr(model, "validation_size", 0) is None:  # Perceptron(*): validate on a share of the stream
         model.set_params(validation_size=max(1, math.ceil(model.validation_fraction * n_rows)))
     return model

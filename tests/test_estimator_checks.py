@@ -62,6 +62,7 @@ INVALID_PARAMS = {
     "alpha": [0.0, -1.0],
     "budget": [0, -5, 2.5],
     "lam": [-1.0, float("nan"), "0.1", 20.0],  # 20.0: eta * lam >= 1 with eta = 0.1
+    "horizon": [0, -1, 2.5],
 }
 # estimator-specific invalid values where the shared list does not apply (SPA's beta only needs >= alpha)
 INVALID_OVERRIDES = {(SPA, "beta"): [0.5, -1.0, "3"], (OKS, "eta"): [-1.0, float("inf"), "0.1"],

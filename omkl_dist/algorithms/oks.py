@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
+from ..core.program import compile_program
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
 from sklearn.utils.validation import column_or_1d
@@ -79,7 +80,7 @@ class _OKSMixin:
         self.horizon_ = int(n_rows)
         self.lam_ = float(lam)
         delta, eta = self._epoch_settings(0, n_rows)
-        return OKSEngine(self.kernel_pool_, n_features, n_classes=n_classes, algorithm=algorithm, loss=loss, lam=lam,
+        return OKSEngine(compile_program(self.kernel_pool_), n_features, n_classes=n_classes, algorithm=algorithm, loss=loss, lam=lam,
                          seed=self.seed_, block_size=self.block_size, delta=delta, eta=eta)
 
     def _epochs(self, X, y_coded) -> None:
@@ -151,8 +152,10 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     delta : float or list of float, default (0.5, 0.2)
         Smoothing δ of the sampling, per epoch (the last value repeats).
     eta : float or None
-        The weights' step; None: sqrt(2 (1 − δ) ln m / (m T)), T the rows of an epoch (of the
-        first ``partial_fit`` call or ``initialize``'s ``n_rows`` for a stream).
+        The weights' step; None: sqrt(2 (1 − δ) ln m / (m T)), T the rows of an epoch.
+    horizon : int or None
+        T of the default η for a stream (``partial_fit``); None: the rows of the first call (or
+        ``initialize``'s ``n_rows``). ``omkl run`` and the cluster set it to the stream's length.
     n_epochs : int, default 2
         Passes of ``fit`` (``partial_fit`` is always one pass with the first δ).
     prediction : {"selected", "sampled"}, default "selected"
@@ -179,10 +182,11 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     """
 
     def __init__(self, kernels="omkc16", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
-                 n_epochs=2, prediction="selected", block_size=256, random_state=0):
+                 horizon=None, n_epochs=2, prediction="selected", block_size=256, random_state=0):
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.loss = loss
+        self.horizon = horizon
         self.lam = lam
         self.delta = delta
         self.eta = eta
@@ -208,6 +212,8 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     def _start(self, n_features: int, n_rows: int, lam=None) -> None:
         lam = self.lam if lam is None else lam
+        if self.horizon is not None:
+            n_rows = check_positive_int("horizon", self.horizon)
         if lam == "validation":
             raise ValueError("OKS: lam='validation' picks λ on a split of the whole training set, which fit has and "
                              "partial_fit (a stream) does not; give lam a number to learn from a stream")
@@ -218,7 +224,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     @classmethod
     def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
-        return OKSEngine.from_state(kernel_pool, arrays, scalars)
+        return OKSEngine.from_state(compile_program(kernel_pool), arrays, scalars)
 
     def fit(self, X, y):
         """Learn in ``n_epochs`` passes (δ per epoch); with lam="validation" λ comes first."""

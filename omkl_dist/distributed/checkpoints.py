@@ -24,7 +24,8 @@ KEEP_CHECKPOINTS = 2
 def job_description(model, data, *, seed, scaling, permute, limit, n_rows) -> dict:
     """What identifies a job (an initialised estimator over a dataset): a resume must match it exactly."""
     _, meta = model.to_state()
-    return {"schema": CHECKPOINT_SCHEMA, "algorithm": meta["algorithm"], "params": meta["params"],
+    params = json.loads(json.dumps(meta["params"]))  # as job.json holds them (a tuple reads back as a list)
+    return {"schema": CHECKPOINT_SCHEMA, "algorithm": meta["algorithm"], "params": params,
             "data": text(data), "seed": seed, "scaling": scaling, "permute": permute, "limit": limit,
             "n_rows": n_rows}
 

@@ -204,7 +204,7 @@ class Coordinator:
         self._time_shards(outs)
         self._balance(ranges, outs)
         self.combiner.update(learned["arrays"])
-        self.pending = (learned["rows"], learned["coef"])
+        self.pending = learned["update"]
         return learned["mistakes"], t_combine
 
     def _balance(self, ranges, outs):

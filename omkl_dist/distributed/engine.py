@@ -22,7 +22,6 @@ import time
 
 import numpy as np
 
-from ..engine.local import segmenting
 from ..engine.protocol import Rule, engine_class
 from .coordinator import Coordinator
 from .partition import partition_kernels
@@ -125,8 +124,9 @@ class DaskEngine:
         self._workers = workers
         self.n_workers = len(workers)
         n_shards = self.n_shards or len(workers)
-        rule = Rule(scalars["rule"]) if "rule" in scalars else None  # (the budget engine has no rule)
-        split_rows = engine_class(scalars).splits_rows(scalars)
+        rule = Rule(scalars["rule"]) if "rule" in scalars else None  # (the budget and OKS engines have none)
+        engine = engine_class(scalars)
+        split_rows = engine.splits_rows(scalars)
         parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
                  else partition_kernels(program, rule, n_shards))
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
@@ -139,7 +139,7 @@ class DaskEngine:
             # on shard 0's worker: the coordinator calls that shard directly
             futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
                                               self.checkpoint_every, history, keep_best_at, split_rows,
-                                              round_ends=segmenting(rule, program, int(scalars["block_size"])),
+                                              round_ends=engine.rounds(scalars, program),
                                               actor=True, workers=[workers[0]], pure=False))
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:

@@ -143,11 +143,11 @@ class KernelShard:
         self.apply(request["append"], request.get("keep"))
         n, lo, hi = int(request["n"]), int(request["lo"]), int(request["hi"])
         X, y = self._read(n)
-        xsq = np.einsum("ij,ij->i", X, X)
+        xsq = np.einsum("ij,ij->i", X, X)  # (the rows' squared norms, for a shared pool's append)
         self._last, self._labels = (X, xsq), y
         t0 = time.perf_counter()
         e = self.engine
-        F = e.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, e.program.m * e.n_classes))
+        F = e.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, e.score_width))
         seconds = time.perf_counter() - t0
         self._read_ahead(request)
         return {"F": F, "seconds": seconds, "io_seconds": t0 - t_in}
@@ -183,10 +183,8 @@ class KernelShard:
             feed(F)
         _, _, mistakes, coef = finish()
         e.n_seen += len(y)
-        rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        return {"mistakes": mistakes, "rows": rows, "coef": coef[rows],
-                "arrays": {name: getattr(e, name).copy()
-                           for name in ("w", "wsync", "logw", "kernel_mistakes", "sqnorm")},
+        return {"mistakes": mistakes, "update": e.learned_update(coef),
+                "arrays": {name: np.array(getattr(e, name), copy=True) for name in e.COMBINER_ARRAYS},
                 "seconds": part["seconds"] + time.perf_counter() - t0 - wait, "io_seconds": part["io_seconds"],
                 "wait_seconds": wait, "ready_at": ready, "score_seconds": part["seconds"]}
 
@@ -196,14 +194,14 @@ class KernelShard:
         return ahead[1].result() if ahead is not None and ahead[0] == (g, n) else None
 
     def apply(self, append, keep=None) -> None:
-        """Append the last round's support vectors (``(rows, coef)`` over all kernels); then, if
-        ``keep`` is a kernel position, drop every other kernel (Perceptron(*))."""
+        """Apply the last round's update (:meth:`Engine.apply_update`: a shared pool's new support
+        vectors ``(rows, coef)``; OKS's also the weights); then, if ``keep`` is a kernel position,
+        drop every other kernel (Perceptron(*))."""
         if append is not None:
             if self._last is None:
                 raise RuntimeError("no round to append support vectors from")
-            rows, coef = append
             X, xsq = self._last
-            self.engine.pool.append(X[rows], xsq[rows], coef)
+            self.engine.apply_update(X, xsq, append)
             self._last = None
         if keep is not None:
             e = self.engine

@@ -53,6 +53,7 @@ from ..learners.bpas import bpas_mc_step, bpas_step
 from ..learners.forgetron import forgetron_mc_step, forgetron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
 from ._multiclass import rival, weighted_class_scores
+from .local import Rounds, segmenting
 
 __all__ = ["BudgetEngine", "combine", "combine_step", "combine_step_mc", "LEARNERS"]
 
@@ -519,6 +520,11 @@ class BudgetEngine:
 
     # ------------------------------------------------------------------ distribution (engine.protocol)
     COMBINER_ARRAYS = ("w", "logw", "kernel_ids")  # the shards count each kernel's mistakes themselves
+
+    @staticmethod
+    def rounds(scalars: dict, program) -> Rounds:
+        """A round is one block (in segments of at most ``MAX_SEGMENT`` rows)."""
+        return segmenting(None, program, int(scalars["block_size"]))
 
     @staticmethod
     def splits_rows(scalars: dict) -> bool:

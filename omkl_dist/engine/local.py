@@ -387,9 +387,31 @@ class LocalEngine:
         in-process); kernels for the deterministic binary rules."""
         return int(scalars["rule"]) in LocalEngine.ROW_SPLIT_RULES or int(scalars.get("n_classes", 1)) > 1
 
+    @staticmethod
+    def rounds(scalars: dict, program) -> Rounds:
+        """Where a job's rounds end: the in-process segments (:func:`segmenting`)."""
+        return segmenting(int(scalars["rule"]), program, int(scalars["block_size"]))
+
     def shard_part(self, positions) -> "LocalEngine":
         """Every shard keeps the whole pool (each kernel is evaluated with the same data)."""
         return self
+
+    @property
+    def score_width(self) -> int:
+        """Columns of :meth:`score_rows`: a decision value per kernel and class."""
+        return self.program.m * self.n_classes
+
+    @staticmethod
+    def learned_update(coef):
+        """What every shard applies after a row-split round: the rows some kernel kept, with their
+        coefficients (the first shard's pool is unchanged by :meth:`learn_scored` too)."""
+        rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        return rows, coef[rows]
+
+    def apply_update(self, X, xsq, update) -> None:
+        """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
+        rows, coef = update
+        self.pool.append(X[rows], xsq[rows], coef)
 
     def kernel_round(self, X, y, w, act) -> dict:
         """Learn kernels ``act`` over the round with the weights ``w``: their decision values

@@ -19,6 +19,7 @@ import numpy as np
 from ..core.pool import writable
 from ..core.randomness import uniforms
 from ..learners import oks as _oks
+from .local import Rounds
 
 ALGORITHMS = {"classification": _oks.MISTAKE, "general": _oks.GENERAL}
 
@@ -30,21 +31,18 @@ def default_eta(n_kernels: int, delta: float, horizon: int) -> float:
     return math.sqrt(2.0 * (1.0 - delta) * math.log(n_kernels) / (n_kernels * horizon))
 
 
-def compile_views(pool, n_features: int):
-    """Kernel kinds, parameters and each kernel's columns (flattened, with offsets) for the loops."""
-    kinds, param, cols, ptr = [], [], [], [0]
-    for spec in pool:
-        kinds.append(_oks.KIND_CODES[spec.kind])
-        param.append({"polynomial": lambda s: float(s.p), "gaussian": lambda s: 1.0 / (2.0 * s.sigma ** 2),
-                      "laplacian": lambda s: 1.0 / s.sigma, "chi2": lambda s: s.gamma}.get(spec.kind,
-                                                                                           lambda s: 0.0)(spec))
-        view = range(n_features) if spec.columns is None else spec.columns
-        if spec.columns is not None and spec.columns[-1] >= n_features:
-            raise ValueError(f"kernel {spec.name} sees column {spec.columns[-1]}, but the data has {n_features}")
-        cols.extend(view)
-        ptr.append(len(cols))
-    return (np.array(kinds, dtype=np.int64), np.array(param), np.array(cols, dtype=np.int64),
-            np.array(ptr, dtype=np.int64))
+def kernel_columns(program) -> tuple[np.ndarray, np.ndarray]:
+    """Each kernel's columns for the loops (``cols[ptr[k]:ptr[k+1]]``; an empty range: every
+    column): a direct program's own, else every column for every kernel."""
+    if program.direct:
+        return program.vcols, program.vptr
+    return np.empty(0, dtype=np.int64), np.zeros(program.m + 1, dtype=np.int64)
+
+
+def _outputs(n: int, K: int) -> dict:
+    """What the recurrence records per row."""
+    return {"kernel": np.empty(n, dtype=np.int64), "mistakes": np.empty(n, dtype=np.bool_), "loss": np.empty(n),
+            "scores": np.empty((n, K)), "support": np.empty(n, dtype=np.bool_)}
 
 
 class OKSEngine:
@@ -52,7 +50,8 @@ class OKSEngine:
 
     Parameters
     ----------
-    pool : KernelPool with every feature group resolved
+    program : the compiled kernels (:func:`~omkl_dist.core.program.compile_program` of a pool with
+        every feature group resolved)
     n_features : columns of a row
     n_classes : coefficient columns per support vector (1: binary ±1 labels or regression; K:
         labels are class indices)
@@ -64,19 +63,22 @@ class OKSEngine:
         sets them per epoch)
     """
 
-    COMBINER_ARRAYS = ("logw",)
+    COMBINER_ARRAYS = ("w", "logw", "kernel_mistakes", "kernel_updates", "kernel_ids")
     ENGINE = "oks"
 
-    def __init__(self, pool, n_features, *, n_classes, algorithm, loss, lam, seed, block_size, delta=0.5,
+    def __init__(self, program, n_features, *, n_classes, algorithm, loss, lam, seed, block_size, delta=0.5,
                  eta=0.0):
-        self.pool = pool
+        self.program = program
         self.n_features = int(n_features)
         self.K = int(n_classes)
         self.algorithm, self.loss, self.lam = algorithm, loss, float(lam)
         self.seed, self.block_size = int(seed), int(block_size)
         self.delta, self.eta = float(delta), float(eta)
-        self.kinds, self.param, self.cols, self.col_ptr = compile_views(pool, self.n_features)
-        m = len(pool)
+        self.kinds, self.param = program.kinds, program.param
+        self.cols, self.col_ptr = kernel_columns(program)
+        if len(self.cols) and self.cols.max() >= self.n_features:
+            raise ValueError(f"a kernel sees column {self.cols.max()}, but the data has {self.n_features}")
+        m = program.m
         self.logw = np.zeros(m)
         self.P = np.empty((0, self.n_features))
         self.coef = np.empty((0, self.K))
@@ -124,35 +126,51 @@ class OKSEngine:
         n = len(X)
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
-        picked = np.empty(n, dtype=np.int64)
-        wrong = np.empty(n, dtype=np.bool_)
-        losses = np.empty(n)
-        scores = np.empty((n, self.K))
-        algo = ALGORITHMS[self.algorithm]
-        loss = _oks.LOSS_CODES.get(self.loss, _oks.HINGE)  # Algorithm 2 ("mistake") has no loss function
-        g, lo = self.n_seen, 0
+        out = _outputs(n, self.K)
+        lo = 0
         while lo < n:
-            hi = min(n, lo + self.block_size - (g + lo) % self.block_size)  # to the end of the stream block
-            U = uniforms(self.seed, g + lo, g + hi, [0], self.block_size)[:, 0]
-            self._reserve(hi - lo)
-            guess = np.empty(hi - lo, dtype=np.int64)
-            pre = np.empty((hi - lo, self.K))
-            Xb = X[lo:hi]
-            _oks.speculate(Xb, U, self.logw, self.delta, self.kinds, self.param, self.cols, self.col_ptr, self.P,
-                           self.coef, self.kidx, self.nk, guess, pre)
-            self.n_rows = _oks.oks_block(
-                Xb, y[lo:hi], U, guess, pre, self.logw, self.delta, self.eta, self.lam, algo, loss, self.kinds,
-                self.param, self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk, self.n_rows,
-                picked[lo:hi], wrong[lo:hi], losses[lo:hi], scores[lo:hi], self.kernel_mistakes,
-                self.kernel_updates)
-            if not (np.isfinite(self.logw).any() and np.isfinite(scores[lo:hi]).all()):
-                raise OverflowError(f"OKS diverged: a score or every weight stopped being finite by row {self.n_seen + hi} "
-                                    f"(λ = {self.lam:g}); lower the step lam (or scale the targets)")
+            g = self.n_seen + lo
+            hi = min(n, lo + self.block_size - g % self.block_size)  # to the end of the stream block
+            guess_pre = self.score_rows(X[lo:hi], None, 0, hi - lo, start=g)
+            self._recurrence(X[lo:hi], y[lo:hi], guess_pre, g, {k: v[lo:hi] for k, v in out.items()})
             lo = hi
         self.n_seen += n
-        self.n_mistakes += int(wrong.sum())
-        return {"mistakes": wrong, "score": scores[:, 0] if self.K == 1 else scores, "kernel": picked,
-                "loss": losses}
+        self.n_mistakes += int(out["mistakes"].sum())
+        scores = out.pop("scores")
+        del out["support"]
+        return {**out, "score": scores[:, 0] if self.K == 1 else scores}
+
+    def _uniforms(self, g: int, n: int) -> np.ndarray:
+        """The draws of rows g .. g+n-1 (within one stream block)."""
+        return uniforms(self.seed, g, g + n, [0], self.block_size)[:, 0]
+
+    def score_rows(self, X, xsq, lo, hi, *, start=None) -> np.ndarray:
+        """The speculative pass over rows ``lo:hi`` of a round starting at ``start`` (default
+        ``n_seen``): column 0 the kernel each row draws under the current weights, the others
+        that kernel's scores against its support vectors (a shard's part of a row-split round)."""
+        g = (self.n_seen if start is None else start) + lo
+        Xr = np.ascontiguousarray(X[lo:hi], dtype=np.float64)
+        guess, pre = np.empty(hi - lo, dtype=np.int64), np.empty((hi - lo, self.K))
+        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self.kinds, self.param, self.cols,
+                       self.col_ptr, self.P, self.coef, self.kidx, self.nk, guess, pre)
+        return np.column_stack([guess.astype(np.float64), pre])
+
+    def _recurrence(self, Xb, yb, guess_pre, g, out) -> None:
+        """The sequential pass over one block from global row g, given the speculative pass."""
+        self._reserve(len(Xb))
+        first_row = self.n_rows
+        self.n_rows = _oks.oks_block(
+            np.ascontiguousarray(Xb, dtype=np.float64), np.ascontiguousarray(yb, dtype=np.float64),
+            self._uniforms(g, len(Xb)), guess_pre[:, 0].astype(np.int64), np.ascontiguousarray(guess_pre[:, 1:]),
+            self.logw, self.delta, self.eta, self.lam, ALGORITHMS[self.algorithm],
+            _oks.LOSS_CODES.get(self.loss, _oks.HINGE),  # Algorithm 2 ("mistake") has no loss function
+            self.kinds, self.param, self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk, self.n_rows,
+            out["kernel"], out["mistakes"], out["loss"], out["scores"], out["support"], self.kernel_mistakes,
+            self.kernel_updates)
+        if not (np.isfinite(self.logw).any() and np.isfinite(out["scores"]).all()):
+            raise OverflowError(f"OKS diverged: a score or every weight stopped being finite by row {g + len(Xb)} "
+                                f"(λ = {self.lam:g}); lower the step lam (or scale the targets)")
+        self._added = first_row  # the block's support vectors are the store's rows from here on
 
     # --- prediction ------------------------------------------------------------------------
     def kernel_scores(self, X: np.ndarray, kernels=None) -> np.ndarray:
@@ -179,7 +197,7 @@ class OKSEngine:
         for k in range(len(self.nk)):
             owner[self.kidx[k, :self.nk[k]]] = k
         arrays = {"sv": self.P[:self.n_rows].copy(), "coef": self.coef[:self.n_rows].copy(), "owner": owner,
-                  "logw": self.logw.copy(), "kernel_mistakes": self.kernel_mistakes.copy(),
+                  "w": self.q, "logw": self.logw.copy(), "kernel_mistakes": self.kernel_mistakes.copy(),
                   "kernel_updates": self.kernel_updates.copy(), "kernel_ids": self.kernel_ids.copy()}
         scalars = {"engine": self.ENGINE, "n_features": self.n_features, "n_classes": self.K,
                    "algorithm": self.algorithm, "loss": self.loss, "lam": self.lam, "seed": self.seed,
@@ -188,11 +206,11 @@ class OKSEngine:
         return arrays, scalars
 
     @classmethod
-    def from_state(cls, pool, arrays: dict, scalars: dict) -> OKSEngine:
-        e = cls(pool, scalars["n_features"], n_classes=scalars["n_classes"], algorithm=scalars["algorithm"],
+    def from_state(cls, program, arrays: dict, scalars: dict) -> OKSEngine:
+        e = cls(program, scalars["n_features"], n_classes=scalars["n_classes"], algorithm=scalars["algorithm"],
                 loss=scalars["loss"], lam=scalars["lam"], seed=scalars["seed"], block_size=scalars["block_size"],
                 delta=scalars["delta"], eta=scalars["eta"])
-        m = len(pool)
+        m = program.m
         owner = np.asarray(arrays["owner"], dtype=np.int64)
         sv, coef = np.asarray(arrays["sv"], dtype=np.float64), np.asarray(arrays["coef"], dtype=np.float64)
         if sv.shape != (len(owner), e.n_features) or coef.shape != (len(owner), e.K) or (
@@ -211,3 +229,77 @@ class OKSEngine:
         e.kernel_updates = np.asarray(arrays["kernel_updates"], dtype=np.int64).copy()
         e.n_seen, e.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         return e
+
+    # --- distribution (engine.protocol): row-split rounds of one block ----------------------
+    @property
+    def n_classes(self) -> int:
+        return self.K
+
+    @property
+    def score_width(self) -> int:
+        """Columns of :meth:`score_rows`: the drawn kernel, then its K scores."""
+        return 1 + self.K
+
+    lazy_gram = False  # the recurrence needs every row's speculative pass first
+
+    @staticmethod
+    def splits_rows(scalars: dict) -> bool:
+        """Always rows: one kernel works per row, so kernel shards would idle."""
+        return True
+
+    @staticmethod
+    def rounds(scalars: dict, program) -> Rounds:
+        """A round is one block (the speculative pass reads the weights at the block's start)."""
+        block = int(scalars["block_size"])
+        return Rounds(block, block, block)
+
+    def shard_part(self, positions) -> OKSEngine:
+        """Every shard keeps the whole model (it scores its rows with any kernel)."""
+        return self
+
+    def learn_scored(self, X, xsq, y, guess_pre):
+        """The recurrence of a round starting at ``n_seen`` over rows whose speculative pass ran
+        beforehand (:meth:`score_rows`, in parts on the shards): ``(scores, score, mistakes, coef)``
+        with ``coef`` (n, 1 + K), column 0 the new support vector's kernel + 1 (0: none)."""
+        n = len(y)
+        out = _outputs(n, self.K)
+        self._recurrence(X, y, guess_pre, self.n_seen, out)
+        coef = np.zeros((n, 1 + self.K))
+        rows = np.flatnonzero(out["support"])  # in order: the store's rows from _added on
+        coef[rows, 0] = out["kernel"][rows] + 1
+        coef[rows, 1:] = self.coef[self._added:self.n_rows]
+        scores = out["scores"]
+        return scores, scores[:, 0] if self.K == 1 else scores, out["mistakes"], coef
+
+    def learned_update(self, coef):
+        """What every other shard applies after a round: the new support vectors, the weights and
+        counters, and where the round ended."""
+        rows = np.flatnonzero(coef[:, 0] > 0)
+        return (rows, coef[rows], self.logw.copy(), self.kernel_mistakes.copy(), self.kernel_updates.copy(),
+                self.n_seen)
+
+    def apply_update(self, X, xsq, update) -> None:
+        """Take another shard's round (nothing if this engine ran it itself)."""
+        rows, coef, logw, kernel_mistakes, kernel_updates, end = update
+        if end <= self.n_seen:
+            return
+        self._reserve(len(rows))
+        for row, entry in zip(rows, coef, strict=True):
+            k = int(entry[0]) - 1
+            self.P[self.n_rows] = X[row]
+            self.coef[self.n_rows] = entry[1:]
+            self.kidx[k, self.nk[k]] = self.n_rows
+            self.nk[k] += 1
+            self.n_rows += 1
+        self.logw[:] = logw
+        self.kernel_mistakes[:], self.kernel_updates[:] = kernel_mistakes, kernel_updates
+        self.n_seen = int(end)
+
+    def model_part(self) -> dict:
+        arrays, _ = self.state()
+        return {name: arrays[name] for name in ("sv", "coef", "owner")}
+
+    @classmethod
+    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
+        """The coordinator's weights and counters plus one shard's support vectors."""
+        return {**combiner, **part_of(0)}, scalars

@@ -1,13 +1,18 @@
 """The engine interface: what the estimators, the kernel shards, the coordinator and the Dask engine
 call, and the named update/combination rules.
 
-Two engines implement :class:`Engine`: :class:`~.local.LocalEngine` (one shared support-vector pool:
-the OMKC family, the Perceptron baselines, SPA, OM-2) and :class:`~.budget.BudgetEngine` (a
-fixed-size buffer per kernel: RBP, Forgetron, BOGD, BPAS). A saved state names its engine
+Three engines implement :class:`Engine`: :class:`~.local.LocalEngine` (one shared support-vector
+pool: the OMKC family, the Perceptron baselines, SPA, OM-2), :class:`~.budget.BudgetEngine` (a
+fixed-size buffer per kernel: RBP, Forgetron, BOGD, BPAS) and :class:`~.oks.OKSEngine` (OKS: a
+list of support vectors per kernel, one kernel drawn per row). A saved state names its engine
 (``scalars["engine"]``); :func:`engine_class` maps it back. The distributed layer
 (:mod:`omkl_dist.distributed`) uses only this interface:
 
-* whether a job's rounds are split by rows or by kernels (:meth:`Engine.splits_rows`);
+* whether a job's rounds are split by rows or by kernels (:meth:`Engine.splits_rows`), and where
+  they end (:meth:`Engine.rounds`: where the in-process engine's segments end);
+* in a row-split round every shard scores a range of rows (:meth:`Engine.score_rows`), the first
+  runs the recurrence over all of them (:meth:`Engine.learn_scored`) and hands out what the others
+  apply before the next round (:meth:`Engine.learned_update`, :meth:`Engine.apply_update`);
 * a kernel shard keeps :meth:`Engine.shard_part` of the model, learns a round with
   :meth:`Engine.kernel_round` and hands back :meth:`Engine.model_part`;
 * the coordinator owns :attr:`Engine.COMBINER_ARRAYS` and replays the combiner over a kernel-split
@@ -75,6 +80,24 @@ class Engine(Protocol):
     def splits_rows(scalars: dict) -> bool:
         """Whether a job's rounds are split by rows (one shard runs the whole recurrence) rather
         than by kernels (each shard learns its kernels, the coordinator replays the combiner)."""
+
+    @staticmethod
+    def rounds(scalars: dict, program):
+        """The :class:`~.local.Rounds` of a job: where its rounds (the in-process segments) end."""
+
+    def score_rows(self, X: np.ndarray, xsq: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """A shard's part of a row-split round: rows ``lo:hi`` scored against the model as it is,
+        ``(hi - lo, score_width)``."""
+
+    def learn_scored(self, X: np.ndarray, xsq: np.ndarray, y: np.ndarray, scores: np.ndarray) -> tuple:
+        """The recurrence over a row-split round given every row's :meth:`score_rows`:
+        ``(scores, score, mistakes, coef)``, what :meth:`learned_update` makes the round's update of."""
+
+    def learned_update(self, coef):
+        """What the other shards apply (:meth:`apply_update`) after a row-split round."""
+
+    def apply_update(self, X: np.ndarray, xsq: np.ndarray, update) -> None:
+        """Take a round's update (its rows ``X``, their squared norms ``xsq``)."""
 
     def shard_part(self, positions: np.ndarray) -> Engine:
         """What a kernel shard owning kernel ``positions`` keeps of this engine."""

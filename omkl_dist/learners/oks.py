@@ -145,12 +145,12 @@ def _loss_step(algo, loss, f, y, K, step):
 
 @njit(cache=True, nogil=True)
 def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, param, cols, col_ptr,
-              P, coef, kidx, nk, n_rows, picked, wrong, losses, scores, kernel_mistakes, kernel_updates):
+              P, coef, kidx, nk, n_rows, picked, wrong, losses, scores, support, kernel_mistakes, kernel_updates):
     """Run OKS over one block in order; returns the number of rows in ``P`` after it.
 
     ``P``/``coef``/``kidx`` must have room for one more support vector per row of the block.
     Per row it records the kernel drawn (``picked``), whether that kernel erred (``wrong``), its
-    loss and its scores before the update."""
+    loss, its scores before the update and whether the row became a support vector (``support``)."""
     m = logw.shape[0]
     K = coef.shape[1]
     p = np.empty(m)
@@ -173,7 +173,8 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
         if err:
             kernel_mistakes[i] += 1
         logw[i] -= eta * value / p[i]
-        if np.any(step != 0.0):
+        support[t] = np.any(step != 0.0)
+        if support[t]:
             scale = lam / p[i]
             P[n_rows, :] = X[t]
             for c in range(K):
