@@ -1,8 +1,8 @@
 """AlSVM: the kernel with the largest centred kernel–target alignment on the training rows, then
 an SVM on it (Cortes, Mohri & Rostamizadeh 2010, the OKS paper's two-stage baseline).
 
-The alignment of K with the target is ⟨K_c, Y Yᵀ⟩_F / (‖K_c‖_F ‖Y Yᵀ‖_F) with K_c = H K H,
-H = I − 11ᵀ/n, and Y the ±1 labels (two classes) or the one-hot class indicators (more)."""
+The alignment of K with the target is ⟨K_c, T_c⟩_F / (‖K_c‖_F ‖T_c‖_F) with K_c = H K H,
+H = I − 11ᵀ/n, T = Y Yᵀ and Y the ±1 labels (two classes) or the one-hot class indicators (more)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,14 @@ def centred_alignment(K: np.ndarray, y) -> float:
     classes = np.unique(y)
     Y = (np.asarray(y) == classes[1]).astype(float)[:, None] * 2 - 1 if len(classes) == 2 else (
         (np.asarray(y)[:, None] == classes[None, :]).astype(float))
-    Kc = K - K.mean(axis=0, keepdims=True) - K.mean(axis=1, keepdims=True) + K.mean()
-    target = Y @ Y.T
+    Kc, target = _centred(K), _centred(Y @ Y.T)
     norm = np.linalg.norm(Kc) * np.linalg.norm(target)
     return float(np.sum(Kc * target) / norm) if norm > 0 else 0.0
+
+
+def _centred(K: np.ndarray) -> np.ndarray:
+    """H K H with H = I − 11ᵀ/n."""
+    return K - K.mean(axis=0, keepdims=True) - K.mean(axis=1, keepdims=True) + K.mean()
 
 
 class AlSVM(SingleKernelSVM):
@@ -34,7 +38,7 @@ class AlSVM(SingleKernelSVM):
     >>> X, y = load_iris(return_X_y=True)
     >>> model = AlSVM(kernels="linear;gaussian:0.25,1").fit(X, y)
     >>> model.selected_kernel_name_, model.alignments_.round(2).tolist()
-    ('gaussian(sigma=1)', [0.57, 0.33, 0.67])
+    ('gaussian(sigma=1)', [0.69, 0.4, 0.83])
     """
 
     def __init__(self, kernels="omkc16", feature_groups=None, random_state=0):

@@ -1,7 +1,7 @@
 """MuTron: a kernel Perceptron per kernel, the best on the 10 % validation split is kept (the OKS
 paper's online cross-validation baseline, one epoch). Every kernel's Perceptron learns the
-training part in one pass of Perceptron(u) (each kernel's own classifier updates on its own
-mistakes), the kernel whose classifier is most accurate on the validation rows is chosen, and its
+training part in one pass of OMKC (D, U) (every kernel's own Perceptron updates on its own
+mistakes; the combination plays no part here), the kernel whose classifier is most accurate on the validation rows is chosen, and its
 Perceptron then goes on over the validation rows too (so it has seen every training row).
 The paper adds a tuned step size to the Perceptron; a Perceptron's decisions do not depend on it
 (it scales every coefficient alike), so there is none here."""
@@ -16,7 +16,8 @@ from sklearn.exceptions import NotFittedError
 
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
-from ..baselines.perceptron import KernelPerceptron, PerceptronU
+from ..baselines.perceptron import KernelPerceptron
+from ..omkc import OMKC
 from ._common import validation_split
 
 
@@ -48,7 +49,8 @@ class MuTron(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.kernel_pool_ = pool.with_groups(self.feature_groups) if pool.has_views else pool
         train, val = validation_split(len(X), 0 if self.random_state is None else int(self.random_state))
         classes = np.unique(y)
-        every = PerceptronU(kernels=self.kernel_pool_, block_size=self.block_size).fit(X[train], y[train])
+        every = OMKC(kernels=self.kernel_pool_, update="D", combination="U", block_size=self.block_size)
+        every.fit(X[train], y[train])
         F = every.engine_.kernel_scores(X[val])  # (n, m) binary, (n, m, K) multi-class
         codes = np.searchsorted(classes, y[val])
         if F.ndim == 2:
