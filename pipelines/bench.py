@@ -22,6 +22,7 @@ import numpy as np
 
 RESULTS = Path("benchmarks/results")
 
+OKS_ROWS = 200_000
 # case -> (algorithm name, estimator params, dataset files (concatenated), note)
 # the C++ BOMKL tool's SPA wall time and mistake rate (%) on this machine (issue 4), for the speed-up
 # column; our SPA runs with Algorithm 1's hinge-loss Hedge and with hedge_loss="mistake", whose
@@ -50,6 +51,10 @@ CASES = {
        for data, files in _SPA_DATA.items()},
     # None: a generated 1,000,000 x 18 stream (seed 0), written to zarr and streamed back, block 1024
     "spa-synth1m": ("spa", {"beta": 300.0}, None, "generated 1,000,000 x 18 stream read from zarr, beta 300"),
+    # "stream:N": the first N rows of that stream (OKS keeps every mistaken row: its cost per row grows)
+    "oks-synth1m": ("oks", {"horizon": OKS_ROWS}, f"stream:{OKS_ROWS}",
+                    f"generated 1,000,000 x 18 stream read from zarr, its first {OKS_ROWS:,} rows; omkc16, "
+                    "Algorithm 2, one pass"),
     # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see _classification
     **{f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
        for k in (2, 10, 26) for case, algo, params in (("om2", "om2", {}),
@@ -90,8 +95,9 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
 
     algo, params, files, note = CASES[name]
     t0 = time.perf_counter()
-    if files is None:
-        return _run_stream_case(name, algo, params, note, block_size=1024)
+    if files is None or (isinstance(files, str) and files.startswith("stream:")):
+        rows = None if files is None else int(files.split(":")[1])
+        return _run_stream_case(name, algo, params, note, block_size=1024, rows=rows)
     if isinstance(files, str):  # "classes:K"
         X, y = _classification(int(files.split(":")[1]))
         scaling = "standard"
@@ -125,8 +131,9 @@ def run_synth_rss() -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _run_stream_case(name, algo, params, note, *, block_size):
-    """The million-instance case: generate to zarr, then learn from the stream (never loaded whole)."""
+def _run_stream_case(name, algo, params, note, *, block_size, rows=None):
+    """The million-instance case: generate to zarr, then learn from the stream (never loaded whole);
+    ``rows``: only its first rows."""
     import tempfile
 
     from omkl_dist.algorithms.registry import make_estimator
@@ -136,13 +143,13 @@ def _run_stream_case(name, algo, params, note, *, block_size):
 
     with tempfile.TemporaryDirectory() as tmp:
         synthesize(f"{tmp}/s", rows=1_000_000, features=18, seed=0)
-        stream = open_stream(f"{tmp}/s", block_size=block_size)
+        stream = open_stream(f"{tmp}/s", block_size=block_size, stop=rows)
         X0, y0 = next(iter(stream))
         make_estimator(algo, block_size=block_size, random_state=0, **params).fit(X0[:300], y0[:300])
         model = make_estimator(algo, block_size=block_size, random_state=0, **params)
         trace = progressive_score(model, stream, classes=[-1, 1])
-    return _result(name, algo, params, "synth:seed=0,rows=1000000,features=18", note, 18, "none", block_size,
-                   trace.summary(), trace.load_seconds)
+    data = "synth:seed=0,rows=1000000,features=18" + (f",first={rows}" if rows else "")
+    return _result(name, algo, params, data, note, 18, "none", block_size, trace.summary(), trace.load_seconds)
 
 
 def write_markdown(results: list[dict], synth: dict | None = None, sections=()) -> None:
@@ -186,6 +193,9 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
     parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
     parser.add_argument("--skip-mkboost", action="store_true", help="Skip the MKBoost benchmark.")
+    parser.add_argument("--cluster-cases", default=None,
+                        help="Comma-separated cluster comparisons to (re)measure, e.g. oks (default: all, and the "
+                             "block-size sweep); the others keep their last results.")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: run one case, print JSON
     args = parser.parse_args(argv)
     if args.one:
@@ -208,7 +218,8 @@ def main(argv=None) -> None:
     from .bench_cluster import markdown as cluster_markdown, run_cluster_bench
 
     if not args.skip_cluster:
-        run_cluster_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+        only = None if args.cluster_cases is None else set(filter(None, args.cluster_cases.split(",")))
+        run_cluster_bench(RESULTS, log=lambda msg: print(msg, flush=True), only=only)
     from .bench_mkboost import format_markdown as mkboost_markdown, run_mkboost_bench
 
     if not args.skip_mkboost:

@@ -28,6 +28,7 @@ from omkl_dist.storage import ingest
 from omkl_dist.storage.datadir import data_dir
 from omkl_dist.storage.synth import synthesize
 
+from .bench import OKS_ROWS
 from .run import run_job
 from .submit import submit_job
 
@@ -36,10 +37,11 @@ SWEEP_ALGOS = (("SPA (beta 3)", "spa", {}, None), ("OMKC (S,S)", "omkc", {"updat
 
 
 def _local(algo, data, params, block_size, block_sync, limit=None) -> dict:
-    run_job(algo, str(data), params={**params, "block_sync": block_sync}, block_size=block_size, seed=0,
-            scaling="none", limit=2000, show_progress=False)  # warm-up: numba's kernels loaded
-    r = run_job(algo, str(data), params={**params, "block_sync": block_sync}, block_size=block_size, seed=0,
-                scaling="none", limit=limit, show_progress=False)
+    params = {**params, "block_sync": True} if block_sync else params
+    run_job(algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=2000,
+            show_progress=False)  # warm-up: numba's kernels loaded
+    r = run_job(algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=limit,
+                show_progress=False)
     return {"engine": "local" + (" (block-sync)" if block_sync else ""), "block_size": block_size,
             "seconds": r["seconds"], "instances_per_second": r["instances_per_second"],
             "load_seconds": r["load_seconds"], "mistake_rate": r["mistake_rate"], "n_support": r["n_support"]["total"]}
@@ -58,10 +60,14 @@ def _dask(client, algo, data, params, block_size, out_dir, workers, limit=None) 
             "overhead_ms_per_round": r["overhead_ms_per_round"], "lead_wait_seconds": r["lead_wait_seconds"]}
 
 
-def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print) -> dict:
+def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print, only=None) -> dict:
+    """Every comparison and the block-size sweep; with ``only`` (case keys, e.g. {"oks"}) just those
+    comparisons, the others and the sweep kept from the last ``cluster.json``."""
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     out = {"measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "comparisons": [], "sweep": [], "sweep_reference": []}
+    if only is not None and (results_dir / "cluster.json").is_file():
+        out = json.loads((results_dir / "cluster.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         stream1m, a9a, stream200k = tmp / "synth1m", tmp / "a9a", tmp / "synth200k"
@@ -69,23 +75,28 @@ def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print) -> dict
         _concat([data_dir() / "a9a" / "a9a.gz", data_dir() / "a9a" / "a9a.t.gz"], a9a)
         synthesize(stream200k, rows=200_000, features=4, seed=0, noise=0.01)
         spa1m = ("SPA, generated 1,000,000 x 18, beta 300", "spa", stream1m, {"beta": 300.0})
-        # (case, algo, data, params, block, local block-sync: as the cluster samples)
-        cases = [(*spa1m, 1024, False), (*spa1m, 8192, False), (*spa1m, 16384, False),
-                 ("OMKC (D,D), a9a + a9a.t 48,842 x 123", "omkc", a9a, {"update": "D", "combination": "D"}, 1024,
-                  False),
-                 ("OMKC (S,S), generated 200,000 x 4 (the demo's job)", "omkc", stream200k,
-                  {"update": "S", "combination": "S"}, 1024, False)]
-        rows = [[_local(algo, data, params, block, sync)] for _, algo, data, params, block, sync in cases]
+        # key -> (case, algo, data, params, block, local block-sync: as the cluster samples, rows (None: all))
+        every = {"spa-1024": (*spa1m, 1024, False, None), "spa-8192": (*spa1m, 8192, False, None),
+                 "spa-16384": (*spa1m, 16384, False, None),
+                 "omkc-dd-a9a": ("OMKC (D,D), a9a + a9a.t 48,842 x 123", "omkc", a9a,
+                                 {"update": "D", "combination": "D"}, 1024, False, None),
+                 "omkc-ss-demo": ("OMKC (S,S), generated 200,000 x 4 (the demo's job)", "omkc", stream200k,
+                                  {"update": "S", "combination": "S"}, 1024, False, None),
+                 "oks": (f"OKS (Algorithm 2, omkc16), generated 1,000,000 x 18, first {OKS_ROWS:,} rows", "oks",
+                         stream1m, {}, 1024, False, OKS_ROWS)}
+        keys = [k for k in every if only is None or k in only]
+        cases = [every[k] for k in keys]
+        rows = [[_local(algo, data, params, block, sync, limit)] for _, algo, data, params, block, sync, limit in cases]
         for (name, *_), row in zip(cases, rows):
             log(f"{name}, block {row[0]['block_size']}: local {row[0]['seconds']:.1f} s")
         for workers in (1, 2):
             state = up(tmp / f"cluster{workers}", workers=workers, threads=1)
             try:
                 with connect(state["scheduler_address"]) as client:
-                    for (name, algo, data, params, block, _), row in zip(cases, rows):
-                        row.append(_dask(client, algo, data, params, block, tmp / "m", workers))
+                    for (name, algo, data, params, block, _, limit), row in zip(cases, rows):
+                        row.append(_dask(client, algo, data, params, block, tmp / "m", workers, limit))
                         log(f"{name}, block {block}: dask {workers} worker(s) {row[-1]['seconds']:.1f} s")
-                    if workers == 2:
+                    if workers == 2 and only is None:
                         for label, algo, params, limit in SWEEP_ALGOS:
                             for bs in SWEEP:
                                 r = _dask(client, algo, stream200k, params, bs, tmp / "m", workers, limit=limit)
@@ -93,9 +104,13 @@ def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print) -> dict
                                 log(f"sweep {label} block {bs}: {r['seconds']:.1f} s")
             finally:
                 down(tmp / f"cluster{workers}")
-        out["comparisons"] = [{"case": c[0], "runs": runs} for c, runs in zip(cases, rows)]
-        out["sweep_reference"] = [{"algorithm": label, **_local(algo, stream200k, params, 1024, False, limit=limit)}
-                                  for label, algo, params, limit in SWEEP_ALGOS]
+        measured = {c[0]: {"case": c[0], "runs": runs} for c, runs in zip(cases, rows)}
+        kept = [comp for comp in out["comparisons"] if comp["case"] not in measured]
+        out["comparisons"] = kept + list(measured.values())
+        if only is None:
+            out["sweep_reference"] = [{"algorithm": label, **_local(algo, stream200k, params, 1024, False,
+                                                                    limit=limit)}
+                                      for label, algo, params, limit in SWEEP_ALGOS]
     (results_dir / "cluster.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 

@@ -92,17 +92,34 @@ def data():
 @click.option("--views", is_flag=True,
               help="SOURCE is a multi-view dataset (a folder of aligned files or a registry name such as mfeat): "
                    "store the views side by side, each view's columns a feature group kernels can name.")
+@click.option("--feature-groups", default=None,
+              help="Name groups of the file's columns for kernels to see, e.g. 'fourier=0:76;zernike=76:123' "
+                   "(half-open column ranges), recorded in meta.json.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
 def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, label_column, positive_class,
-                features, views, overwrite):
+                features, views, feature_groups, overwrite):
     """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
                   n_classes=n_classes, overwrite=overwrite, n_features=n_features, label_column=label_column,
-                  positive_class=positive_class, features=features, views=views)
+                  positive_class=positive_class, features=features, views=views,
+                  feature_groups=_parse_groups(feature_groups))
     click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))
+
+
+def _parse_groups(text):
+    """'a=0:10;b=10:20' -> {"a": "0:10", "b": "10:20"} (checked by ingest)."""
+    if text is None:
+        return None
+    groups = {}
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        name, sep, ranges = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r} is not name=ranges (e.g. fourier=0:76)", param_hint="--feature-groups")
+        groups[name.strip()] = ranges.strip()
+    return groups
 
 
 @data.command("info")

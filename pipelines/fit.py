@@ -71,10 +71,12 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     X = np.asarray(ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, dtype=np.float64)
     train, test = split_indices(len(ds.y), test_size, seed, 0)
     X_train, y_train, X_test, y_test = prepare_split(X, np.asarray(ds.y), train, test, scaling)
+    clipped = _clip_for_chi2(X_test, kernels, scaling)
     if algo in SELECTORS:
-        return _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, seed=seed,
-                             scaling=scaling, test_size=test_size, kernels=kernels, scheduler=scheduler,
-                             timeout=timeout)
+        report = _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, seed=seed,
+                               scaling=scaling, test_size=test_size, kernels=kernels, scheduler=scheduler,
+                               timeout=timeout)
+        return {**report, **({"clipped": clipped} if clipped else {})}
     key = f"mkboost-{variant.lower()}" if algo == "mkboost" else _MKL_KEYS[algo]
     labels = dict((internal, original) for original, internal in ds.label_map)
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
@@ -97,6 +99,8 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     }
     if scheduler and algo != "mkboost":
         report["note"] = f"--scheduler ignored: {algo} runs in this process"
+    if clipped:
+        report["clipped"] = clipped
     if algo == "mkboost":
         names = model.kernel_names_
         report.update(
@@ -111,6 +115,18 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
                       n_iter=model.n_iter_.tolist(), duality_gap=model.duality_gap_.tolist(),
                       stop_reasons=model.stop_reasons_)
     return report
+
+
+def _clip_for_chi2(X_test, kernels, scaling) -> str | None:
+    """Min-max scaling is fitted on the training rows, so test rows can fall below 0, where the
+    chi-square kernels are undefined: those are clipped to 0 (in place), and the report says so."""
+    from omkl_dist.kernels import make_pool
+
+    if scaling != "minmax" or not any(s.family in ("chi2", "achi2") for s in make_pool(kernels)):
+        return None
+    below = int((X_test < 0.0).sum())
+    np.maximum(X_test, 0.0, out=X_test)
+    return f"{below} test feature value(s) below the training minimum clipped to 0 for the chi-square kernels"
 
 
 def _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, *, seed, scaling, test_size, kernels,
@@ -161,6 +177,8 @@ def format_fit_report(report: dict) -> str:
              f"{report['predict_seconds']:.2f} s"]
     if "note" in report:
         lines.append(report["note"])
+    if "clipped" in report:
+        lines.append(report["clipped"])
     if "selected_kernel" in report:
         what = {"musvm": "validation accuracy", "alsvm": "centred alignment"}.get(report["algo"], "kernel weight")
         lines.append(f"selected kernel {report['selected_kernel']}  C {report['C']:g}  (validation accuracy "

@@ -31,7 +31,7 @@ _REQUIRED_INGEST = {"source": str, "sha256": str, "format": str, "class_counts":
 def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", classes=None,
            n_classes: int | None = None, fmt: str | None = None, overwrite: bool = False,
            data_dir=None, n_features: int | None = None, label_column=None, positive_class=None,
-           features=None, views: bool = False) -> dict:
+           features=None, views: bool = False, feature_groups=None) -> dict:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
@@ -68,6 +68,9 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
         ``source`` is a multi-view dataset (a folder of aligned files, a registry name such as
         ``"mfeat"``, or ``{view: file}``): its views are stored side by side and ``meta.json``
         records each view's columns as a feature group (:mod:`omkl_dist.storage.views`).
+    feature_groups : dict, optional
+        Named groups of the file's columns, ``{name: column indices or "lo:hi" ranges}``, recorded
+        in ``meta.json`` as with ``views`` (e.g. a file whose columns are several feature types).
 
     Returns
     -------
@@ -98,8 +101,12 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features,
                       label_column=label_column, positive_class=positive_class)
-    return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs,
-                          meta={"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)})
+    meta = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
+    if feature_groups is not None:
+        from .views import checked_groups, format_groups
+
+        meta["feature_groups"] = format_groups(checked_groups(feature_groups, ds.n_features, path))
+    return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta)
 
 
 def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta) -> dict:
@@ -187,7 +194,7 @@ def format_info(meta: dict) -> str:
     if isinstance(n_rows, int) and isinstance(chunk_rows, int) and chunk_rows > 0:
         chunking += f", {-(-n_rows // chunk_rows)} chunk(s)"
     for name, columns in (meta.get("feature_groups") or {}).items():
-        lines.append(f"view:      {name} (columns {columns})")
+        lines.append(f"group:     {name} (columns {columns})")
     lines += [f"dtype:     {meta.get('dtype')}", f"chunking:  {chunking}",
               f"kind:      {meta.get('kind')}" + (f" (format {meta['format']})" if meta.get("format") else "")]
     for key in ("source", "sha256"):

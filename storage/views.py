@@ -33,6 +33,33 @@ def format_groups(groups: dict) -> dict:
     return {name: format_columns(tuple(cols)) for name, cols in groups.items()}
 
 
+def checked_groups(groups: dict, n_features: int, path) -> dict:
+    """``{name: column indices or "lo:hi" text}`` checked against the data's width: names valid,
+    columns within it, no column in two groups. Returns ``{name: column indices}``."""
+    from omkl_dist.kernels.specs import check_columns, check_group_name, parse_columns
+
+    out, owner = {}, {}
+    try:
+        for name, cols in groups.items():
+            check_group_name(name)
+            context = f"feature group {name!r}"
+            out[name] = parse_columns(cols, context=context) if isinstance(cols, str) else check_columns(
+                cols, context=context)
+    except ValueError as exc:
+        raise DataError(str(exc), path=path, fix="write groups as name=lo:hi, e.g. fourier=0:76;zernike=76:123") \
+            from None
+    for name, cols in out.items():
+        if cols[-1] >= n_features:
+            raise DataError(f"feature group {name!r} names column {cols[-1]}, but the data has {n_features} columns",
+                            path=path, fix="give columns 0..n_features-1 (ranges are half-open: 0:76 is 0..75)")
+        for c in cols:
+            if c in owner:
+                raise DataError(f"column {c} is in feature groups {owner[c]!r} and {name!r}", path=path,
+                                fix="give each column to one group")
+            owner[c] = name
+    return out
+
+
 def feature_groups(meta: dict) -> dict | None:
     """The feature groups a dataset's meta records, ``{name: column indices}``, or None."""
     from omkl_dist.kernels.specs import parse_columns

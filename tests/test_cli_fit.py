@@ -91,3 +91,15 @@ def test_paper_tables_transcribed_consistently():
         paper_times = [cell.seconds for cell in ds.cells.values()]  # transcribed numbers, not a timing
         assert all(t > 0 for t in paper_times)
     assert paper_mkboost.PAPER["segment"].n_classes == 7 and paper_mkboost.PAPER["vehicle"].n == 846
+
+
+@pytest.mark.parametrize("algo", ["oks-svm", "musvm", "alsvm"])
+def test_fit_kernel_selectors_on_views(data_dir, algo):
+    """The OKS paper's selectors from the command line, on mfeat's views (feature-group kernels)."""
+    res = invoke("fit", "--algo", algo, "--data", "mfeat", "--scaling", "minmax", "--test-size", 0.8, "--seed", 2,
+                 "--kernels", "linear,chi2,gaussian:2 @ fourier; linear,gaussian:1 @ zernike", "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.strip().splitlines()[-1])
+    assert report["selected_kernel"] in report["per_kernel"] and report["accuracy"] > 0.5
+    assert (report["n_train"], report["n_test"]) == (400, 1600) and len(report["classes"]) == 10
+    assert all("@fourier=216:292" in k or "@zernike=602:649" in k for k in report["per_kernel"])

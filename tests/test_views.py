@@ -51,3 +51,13 @@ def test_run_on_ingested_views_uses_their_groups(tmp_path, data_dir):
                      block_size=128, seed=0, scaling="minmax", limit=600, show_progress=False)
     assert report["selected_kernel"] in report["kernel_weights"]
     assert all("@fourier=216:292" in name or "@zernike=602:649" in name for name in report["kernel_weights"])
+
+
+def test_feature_groups_from_a_column_map(tmp_path, data_dir):
+    meta = ingest("ionosphere", tmp_path / "ion", feature_groups={"a": "0:17", "b": range(17, 34)}, data_dir=data_dir)
+    assert meta["feature_groups"] == {"a": "0:17", "b": "17:34"}
+    with pytest.raises(DataError, match="column 16 is in feature groups 'a' and 'b'"):
+        ingest("ionosphere", tmp_path / "bad", feature_groups={"a": "0:17", "b": "16:34"}, data_dir=data_dir)
+    with pytest.raises(DataError, match="names column 39, but the data has 34 columns"):
+        ingest("ionosphere", tmp_path / "bad", feature_groups={"a": "30:40"}, data_dir=data_dir)
+    assert not (tmp_path / "bad").exists()
