@@ -19,12 +19,11 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import column_or_1d
 
 from ..core.program import compile_program
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
-from sklearn.utils.validation import column_or_1d
-
 from ._batch import AcceptsSparse, check_X, resolve_seed
 from .base import OnlineKernelClassifier, check_positive_int
 
@@ -93,6 +92,10 @@ class _OKSMixin:
             losses.append(float(outcome["loss"].mean()))
         self.epoch_mistakes_, self.epoch_losses_ = mistakes, losses
         self.n_epochs_ = self.n_epochs
+
+    def _copy_with(self, lam):
+        """This estimator's parameters with another λ (a validation candidate)."""
+        return type(self)(**{**self.get_params(), "lam": lam})
 
     def _validation_lam(self, X, y, fit_one, score) -> float:
         """The paper's λ: train on 90 % for every λ of the grid, keep the best on the other 10 %
@@ -243,11 +246,6 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self._publish()
         return self
 
-    def _copy_with(self, lam):
-        params = self.get_params()
-        params["lam"] = lam
-        return type(self)(**params)
-
     def decision_function(self, X):
         """The predicting kernel's scores: (n,) for two classes (positive: ``classes_[1]``), else
         (n, K)."""
@@ -308,11 +306,6 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         self._epochs(X, y)
         self._publish()
         return self
-
-    def _copy_with(self, lam):
-        params = self.get_params()
-        params["lam"] = lam
-        return type(self)(**params)
 
     def predict(self, X):
         """The predicting kernel's f(x)."""

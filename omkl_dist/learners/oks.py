@@ -68,21 +68,66 @@ def _sample(logw, delta, u, p):
     return m - 1  # u within rounding of 1
 
 
+ROWS_PER_PASS = 32  # rows scored together against one kernel: each support vector is read once for all of them
+
+
+@njit(cache=True, nogil=True)
+def _add_scores_rows(k, X, rows, lo, hi, kinds, param, cols, col_ptr, P, coef, kidx, out):
+    """:func:`add_scores` for several rows at once (``out[i] += ...`` for i in ``rows``): each
+    support vector is loaded once for all of them; every row's sum runs in the same order as alone."""
+    K = out.shape[1]
+    for j in range(lo, hi):
+        r = kidx[k, j]
+        z = P[r]
+        for i in rows:
+            v = view_value(kinds[k], param[k], X[i], z, cols, col_ptr[k], col_ptr[k + 1])
+            for c in range(K):
+                out[i, c] += coef[r, c] * v
+
+
+@njit(cache=True, nogil=True)
+def _passes(kernel_of_row):
+    """Rows grouped by kernel, in passes of at most ``ROWS_PER_PASS`` rows of one kernel:
+    (rows in pass order, start of each pass)."""
+    order = np.argsort(kernel_of_row, kind="mergesort")
+    starts = [0]
+    for i in range(1, order.shape[0]):
+        if kernel_of_row[order[i]] != kernel_of_row[order[i - 1]] or i - starts[-1] == ROWS_PER_PASS:
+            starts.append(i)
+    starts.append(order.shape[0])
+    return order, np.array(starts)
+
+
 @njit(cache=True, nogil=True, parallel=True)
+def _score_passes(X, kernel_of_row, kinds, param, cols, col_ptr, P, coef, kidx, nk, out):
+    """``out[t] = f_k(X[t])`` (K class columns) for each row's kernel ``kernel_of_row[t]``, over every
+    support vector the kernel has; passes of rows of one kernel in parallel."""
+    order, starts = _passes(kernel_of_row)
+    for q in prange(starts.shape[0] - 1):
+        rows = order[starts[q]:starts[q + 1]]
+        k = kernel_of_row[rows[0]]
+        for i in rows:
+            out[i, :] = 0.0
+        _add_scores_rows(k, X, rows, 0, nk[k], kinds, param, cols, col_ptr, P, coef, kidx, out)
+
+
+@njit(cache=True, nogil=True)
+def _guesses(U, logw, delta, guess):
+    p = np.empty(logw.shape[0])
+    for t in range(U.shape[0]):
+        guess[t] = _sample(logw, delta, U[t], p)
+
+
 def speculate(X, U, logw, delta, kinds, param, cols, col_ptr, P, coef, kidx, nk, guess, pre):
     """For every row of a block: the kernel its uniform draws under the block's first weights
     (``guess``) and that kernel's score over its support vectors from before the block (``pre``).
 
     The recurrence uses ``pre[t]`` when the weights it reaches still draw ``guess[t]``; the draw
     moves only when earlier updates of the block moved a boundary of the sampling distribution
-    past ``U[t]`` (then the score is computed there, by the same function: the same bits)."""
-    m = logw.shape[0]
-    for t in prange(X.shape[0]):
-        p = np.empty(m)
-        k = _sample(logw, delta, U[t], p)
-        guess[t] = k
-        pre[t, :] = 0.0
-        add_scores(k, X[t], 0, nk[k], kinds, param, cols, col_ptr, P, coef, kidx, pre[t])
+    past ``U[t]`` (then the score is computed there, by the same sums: the same bits)."""
+    _guesses(U, logw, delta, guess)
+    if len(guess):
+        _score_passes(X, guess, kinds, param, cols, col_ptr, P, coef, kidx, nk, pre)
 
 
 @njit(cache=True, nogil=True)
@@ -186,9 +231,7 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
     return n_rows
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def kernel_block_scores(X, k, kinds, param, cols, col_ptr, P, coef, kidx, nk, out):
-    """``out[t] = f_k(X[t])`` for every row (K class columns), parallel over rows."""
-    for t in prange(X.shape[0]):
-        out[t, :] = 0.0
-        add_scores(k, X[t], 0, nk[k], kinds, param, cols, col_ptr, P, coef, kidx, out[t])
+    """``out[t] = f_k(X[t])`` for every row (K class columns), parallel over passes of rows."""
+    if len(X):
+        _score_passes(X, np.full(len(X), k, dtype=np.int64), kinds, param, cols, col_ptr, P, coef, kidx, nk, out)

@@ -52,6 +52,22 @@ def kernel_validation_task(spec, X, y, train, val, c_grid=C_GRID) -> tuple[float
     return tune_svm(K, y[train], K_val, y[val], c_grid)
 
 
+class WrapsModel:
+    """``predict``/``decision_function`` of a selector whose classifier is the fitted ``model_``."""
+
+    def decision_function(self, X):
+        self._check_fitted()
+        return self.model_.decision_function(X)
+
+    def predict(self, X):
+        self._check_fitted()
+        return self.model_.predict(X)
+
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+
 class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
     """Base of the selectors that end in an SVM on one kernel: subclasses pick the kernel
     (``_select(X, y, train, val) -> kernel index``); then C is tuned on the validation split and

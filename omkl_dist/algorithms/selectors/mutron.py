@@ -12,16 +12,15 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
 
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..baselines.perceptron import KernelPerceptron
 from ..omkc import OMKC
-from ._common import validation_split
+from ._common import WrapsModel, validation_split
 
 
-class MuTron(AcceptsSparse, ClassifierMixin, BaseEstimator):
+class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
     """Choose the kernel by validating a Perceptron on each.
 
     Parameters: ``kernels``, ``feature_groups``, ``block_size``, ``random_state`` (the split).
@@ -68,15 +67,3 @@ class MuTron(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
-
-    def decision_function(self, X):
-        self._check_fitted()
-        return self.model_.decision_function(X)
-
-    def predict(self, X):
-        self._check_fitted()
-        return self.model_.predict(X)
-
-    def _check_fitted(self):
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")

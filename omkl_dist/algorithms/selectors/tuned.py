@@ -10,17 +10,16 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
 
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..omkc import OMKC
-from ._common import validation_split
+from ._common import WrapsModel, validation_split
 
 BETA_GRID = tuple(round(0.1 + 0.04 * i, 2) for i in range(21))
 
 
-class TunedOMKC(AcceptsSparse, ClassifierMixin, BaseEstimator):
+class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
     """OMKC with β chosen on a validation split; ``update``/``combination`` name the variant.
 
     Parameters
@@ -77,18 +76,6 @@ class TunedOMKC(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.selected_kernel_name_ = self.kernel_pool_.names[self.selected_kernel_]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
-
-    def decision_function(self, X):
-        self._check_fitted()
-        return self.model_.decision_function(X)
-
-    def predict(self, X):
-        self._check_fitted()
-        return self.model_.predict(X)
-
-    def _check_fitted(self):
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
 
 class OM1(TunedOMKC):
