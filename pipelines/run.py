@@ -17,9 +17,12 @@ from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, write_js
 from .datasource import load_job_data, scaling_advice
 
 
-def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: int, seed: int):
+def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: int, seed: int, feature_groups=None):
     """The estimator for a job over a stream of ``n_rows`` that it sees block by block: settings
-    defined as shares of "the data" refer to the whole stream, not to the first block."""
+    defined as shares of "the data" refer to the whole stream, not to the first block; kernels may
+    name the data's ``feature_groups`` (a multi-view dataset's)."""
+    if feature_groups is not None and params.get("feature_groups") is None and _takes(algo, "feature_groups"):
+        params = {**params, "feature_groups": feature_groups}
     if params.get("budget") is not None and _takes(algo, "expected_instances"):
         # SPA: the expected budget is spread over the whole stream (the budget baselines RBP,
         # Forgetron, BOGD, BPAS take --budget as a hard number of SVs per kernel)
@@ -56,9 +59,8 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
                         scale_rows=scale_rows, limit=limit, labels=labels)
-    if job.feature_groups is not None and params.get("feature_groups") is None and _takes(algo, "feature_groups"):
-        params = {**params, "feature_groups": job.feature_groups}  # kernels may name the data's views
-    model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed)
+    model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed,
+                                  feature_groups=job.feature_groups)
     advice = scaling_advice(job.spans, scaling)  # said once, in the report
     bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
                file=sys.stderr, dynamic_ncols=True)

@@ -23,6 +23,7 @@ from omkl_dist.persistence import save_model
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.location import location, text
 from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
+from omkl_dist.storage.views import feature_groups
 
 from .run import make_stream_estimator
 
@@ -46,9 +47,10 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
     (:meth:`DaskEngine.fit`); write the model to ``out`` and return the report."""
     data, out = location(data), location(out)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
-    n_rows = int(dataset_info(data)["n_rows"])  # a clear DataError if it is not a dataset directory
+    meta = dataset_info(data)  # a clear DataError if it is not a dataset directory
+    n_rows = int(meta["n_rows"])
     model = make_stream_estimator(algo, params, n_rows=n_rows if limit is None else min(limit, n_rows),
-                                  block_size=block_size, seed=seed)
+                                  block_size=block_size, seed=seed, feature_groups=feature_groups(meta))
     bar = None
 
     def on_progress(p):

@@ -310,20 +310,27 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
         np.testing.assert_array_equal(shards[1].model_part()[name], value, err_msg=name)
 
 
-def test_both_engines_implement_the_engine_protocol():
-    """Every member of :class:`~omkl_dist.engine.protocol.Engine` on both engines: the shards, the
-    coordinator and the Dask engine call nothing else."""
+def test_every_engine_implements_its_protocols():
+    """Every member of :class:`~omkl_dist.engine.protocol.Engine` on every engine, and of the round
+    kinds it takes part in (:class:`KernelSplit`, :class:`RowSplit`): the shards, the coordinator and
+    the Dask engine call nothing else."""
     import inspect
 
     from omkl_dist.engine.budget import BudgetEngine
     from omkl_dist.engine.local import LocalEngine
-    from omkl_dist.engine.protocol import Engine
+    from omkl_dist.engine.oks import OKSEngine
+    from omkl_dist.engine.protocol import Engine, KernelSplit, RowSplit
 
-    members = {name for name, _ in inspect.getmembers(Engine) if not name.startswith("_")}
-    members |= set(Engine.__annotations__)
-    engines = [LocalEngine(compile_program(make_pool("gaussian:1;linear")), 3, rule=Rule.DD, seed=0, block_size=8,
-                           block_sync=False),
-               BudgetEngine("gaussian:1;linear", 3, learner="bpas", budget=4, seed=0, block_size=8)]
-    for engine in engines:
-        missing = sorted(name for name in members if not hasattr(engine, name))
-        assert not missing, (type(engine).__name__, missing)
+    def members(protocol):
+        names = {name for name, _ in inspect.getmembers(protocol) if not name.startswith("_")}
+        return names | set(Engine.__annotations__) | set(getattr(protocol, "__annotations__", {}))
+
+    program = compile_program(make_pool("gaussian:1;linear"))
+    engines = [(LocalEngine(program, 3, rule=Rule.DD, seed=0, block_size=8, block_sync=False), (KernelSplit, RowSplit)),
+               (BudgetEngine("gaussian:1;linear", 3, learner="bpas", budget=4, seed=0, block_size=8), (KernelSplit,)),
+               (OKSEngine(program, 3, n_classes=1, algorithm="classification", loss="mistake", lam=1.0, seed=0,
+                          block_size=8), (RowSplit,))]
+    for engine, protocols in engines:
+        for protocol in (Engine, *protocols):
+            missing = sorted(name for name in members(protocol) if not hasattr(engine, name))
+            assert not missing, (type(engine).__name__, protocol.__name__, missing)

@@ -10,13 +10,14 @@ list of support vectors per kernel, one kernel drawn per row). A saved state nam
 
 * whether a job's rounds are split by rows or by kernels (:meth:`Engine.splits_rows`), and where
   they end (:meth:`Engine.rounds`: where the in-process engine's segments end);
-* in a row-split round every shard scores a range of rows (:meth:`Engine.score_rows`), the first
-  runs the recurrence over all of them (:meth:`Engine.learn_scored`) and hands out what the others
-  apply before the next round (:meth:`Engine.learned_update`, :meth:`Engine.apply_update`);
-* a kernel shard keeps :meth:`Engine.shard_part` of the model, learns a round with
-  :meth:`Engine.kernel_round` and hands back :meth:`Engine.model_part`;
+* in a row-split round (:class:`RowSplit`) every shard scores a range of rows
+  (:meth:`RowSplit.score_rows`), the first runs the recurrence over all of them
+  (:meth:`RowSplit.learn_scored`) and hands out what the others apply before the next round
+  (:meth:`RowSplit.learned_update`, :meth:`RowSplit.apply_update`);
+* a kernel shard keeps :meth:`Engine.shard_part` of the model, learns a kernel-split round
+  (:class:`KernelSplit`) with :meth:`KernelSplit.kernel_round` and hands back :meth:`Engine.model_part`;
 * the coordinator owns :attr:`Engine.COMBINER_ARRAYS` and replays the combiner over a kernel-split
-  round with :meth:`Engine.replay_round`;
+  round with :meth:`KernelSplit.replay_round`;
 * the Dask engine rebuilds the whole state from the coordinator's and the shards' parts with
   :meth:`Engine.gather`.
 """
@@ -85,6 +86,42 @@ class Engine(Protocol):
     def rounds(scalars: dict, program):
         """The :class:`~.local.Rounds` of a job: where its rounds (the in-process segments) end."""
 
+    def shard_part(self, positions: np.ndarray) -> Engine:
+        """What a kernel shard owning kernel ``positions`` keeps of this engine."""
+
+    def model_part(self):
+        """What this shard contributes to :meth:`gather`."""
+
+    @classmethod
+    def gather(cls, combiner: dict, scalars: dict, part_of: Callable[[int], object],
+               n_shards: int) -> tuple[dict, dict]:
+        """The whole state from the coordinator's ``combiner`` arrays and counters (in
+        ``scalars``) and shard ``i``'s :meth:`model_part` (``part_of(i)``)."""
+
+
+class KernelSplit(Engine, Protocol):
+    """An engine whose rounds may be split by kernels (:meth:`Engine.splits_rows` False): the
+    shared-pool and budget engines."""
+
+    def kernel_round(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, act: np.ndarray) -> dict:
+        """A shard's part of a kernel-split round over rows (X, y) with the model's weights ``w``:
+        its kernels' decision values ``F`` and what :meth:`replay_round` needs."""
+
+    @staticmethod
+    def replay_round(combiner: dict, scalars: dict, y: np.ndarray, parts: Sequence[np.ndarray],
+                     outs: Sequence[dict], g: int) -> tuple[np.ndarray, object]:
+        """Replay the combiner over a kernel-split round starting at instance ``g`` (updates the
+        ``combiner`` arrays in place); returns the rows' mistakes and what the shards must apply
+        before the next round (or None)."""
+
+
+class RowSplit(Engine, Protocol):
+    """An engine whose rounds may be split by rows (:meth:`Engine.splits_rows` True): the
+    shared-pool engine (SPA, stochastic OMKC, multi-class models) and OKS."""
+
+    lazy_gram: bool  # the recurrence may start on the first shard's rows before the others' arrive
+    score_width: int  # columns of :meth:`score_rows`
+
     def score_rows(self, X: np.ndarray, xsq: np.ndarray, lo: int, hi: int) -> np.ndarray:
         """A shard's part of a row-split round: rows ``lo:hi`` scored against the model as it is,
         ``(hi - lo, score_width)``."""
@@ -98,29 +135,6 @@ class Engine(Protocol):
 
     def apply_update(self, X: np.ndarray, xsq: np.ndarray, update) -> None:
         """Take a round's update (its rows ``X``, their squared norms ``xsq``)."""
-
-    def shard_part(self, positions: np.ndarray) -> Engine:
-        """What a kernel shard owning kernel ``positions`` keeps of this engine."""
-
-    def kernel_round(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, act: np.ndarray) -> dict:
-        """A shard's part of a kernel-split round over rows (X, y) with the model's weights ``w``:
-        its kernels' decision values ``F`` and what :meth:`replay_round` needs."""
-
-    def model_part(self):
-        """What this shard contributes to :meth:`gather`."""
-
-    @staticmethod
-    def replay_round(combiner: dict, scalars: dict, y: np.ndarray, parts: Sequence[np.ndarray],
-                     outs: Sequence[dict], g: int) -> tuple[np.ndarray, object]:
-        """Replay the combiner over a kernel-split round starting at instance ``g`` (updates the
-        ``combiner`` arrays in place); returns the rows' mistakes and what the shards must apply
-        before the next round (or None)."""
-
-    @classmethod
-    def gather(cls, combiner: dict, scalars: dict, part_of: Callable[[int], object],
-               n_shards: int) -> tuple[dict, dict]:
-        """The whole state from the coordinator's ``combiner`` arrays and counters (in
-        ``scalars``) and shard ``i``'s :meth:`model_part` (``part_of(i)``)."""
 
 
 def engine_class(scalars: dict) -> type:
