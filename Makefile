@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench clean venv
+.PHONY: demo test test-fast lint bench clean venv
 
 venv: $(STAMP)
 
@@ -26,6 +26,10 @@ test: $(STAMP)
 # ~100 s on a clean checkout (compiling the kernels); needs neither ../shared nor a network
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not data and not cluster and not slow"
+
+# ruff's pyflakes, pycodestyle and import-order rules ([tool.ruff] in pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 bench: $(STAMP)
 	$(BIN)/python -m omkl_dist.pipelines.bench

@@ -26,7 +26,8 @@ def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: di
             arrays[f"scaler_{key}"] = value
         else:
             scaler_meta[key] = value
-    meta["scaler"] = {"scalars": scaler_meta, "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)]}
+    meta["scaler"] = {"scalars": scaler_meta,
+                      "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)]}
     meta.update(extra_meta or {})
     return write_state(directory, arrays, meta, overwrite=overwrite, inputs=inputs, option=option)
 

@@ -46,7 +46,8 @@ CASES = {
     "spa-a9a-all": ("spa", {}, ["a9a/a9a.gz", "a9a/a9a.t.gz"], "a9a + a9a.t = 48,842 x 123"),
     "spa-ijcnn1": ("spa", {}, ["ijcnn1/ijcnn1_all.dense.txt.gz"],
                    "ijcnn1, 141,691 x 22; C++ BOMKL SPA: 139.3 s, 3.14 %"),
-    "spa-susy": ("spa", {}, ["susy/SUSY_30k.mat.gz"], "SUSY 30,000-row subsample x 18, beta 3; C++ BOMKL SPA: 7.53 s, 22.91 %"),
+    "spa-susy": ("spa", {}, ["susy/SUSY_30k.mat.gz"],
+                 "SUSY 30,000-row subsample x 18, beta 3; C++ BOMKL SPA: 7.53 s, 22.91 %"),
     **{f"spa-mistake-{data}": ("spa", {"hedge_loss": "mistake"}, files, "as above, hedge_loss='mistake'")
        for data, files in _SPA_DATA.items()},
     # None: a generated 1,000,000 x 18 stream (seed 0), written to zarr and streamed back, block 1024
@@ -217,12 +218,14 @@ def main(argv=None) -> None:
     synth = run_synth_rss()
     (RESULTS / "synth-1m.json").write_text(json.dumps(synth, indent=2) + "\n")
     print(f"synth 1,000,000 x 18: {synth['seconds']:.2f} s, peak RSS {synth['peak_rss_mb']:.0f} MB", flush=True)
-    from .bench_cluster import markdown as cluster_markdown, run_cluster_bench
+    from .bench_cluster import markdown as cluster_markdown
+    from .bench_cluster import run_cluster_bench
 
     if not args.skip_cluster:
         only = None if args.cluster_cases is None else set(filter(None, args.cluster_cases.split(",")))
         run_cluster_bench(RESULTS, log=lambda msg: print(msg, flush=True), only=only)
-    from .bench_mkboost import format_markdown as mkboost_markdown, run_mkboost_bench
+    from .bench_mkboost import format_markdown as mkboost_markdown
+    from .bench_mkboost import run_mkboost_bench
 
     if not args.skip_mkboost:
         run_mkboost_bench(RESULTS)

@@ -17,7 +17,6 @@ from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import text
 from omkl_dist.storage.outputs import OutputBusy
 
-
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
 
@@ -77,7 +76,8 @@ def data():
 @data.command("ingest")
 @click.argument("source")
 @click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL, e.g. s3://bucket/d).")
-@click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1), help="Rows per zarr chunk.")
+@click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1),
+              help="Rows per zarr chunk.")
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["libsvm", "dense", "csv", "csv_header", "tsv_header", "mat",
                                                     "parquet"]),
@@ -525,7 +525,8 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
               help="Split = run 0 of `omkl reproduce mkboost --seed S`; also seeds MKBoost.")
 @click.option("--scaling", type=click.Choice(["standard", "none", "minmax"]), default="standard", show_default=True,
               help="Feature scaling fitted on the training rows (the paper: standard).")
-@click.option("--trials", default=100, show_default=True, type=click.IntRange(min=1), help="MKBoost: boosting trials T.")
+@click.option("--trials", default=100, show_default=True, type=click.IntRange(min=1),
+              help="MKBoost: boosting trials T.")
 @click.option("--ratio", default=0.2, show_default=True, type=float, help="MKBoost: resample size / training rows.")
 @click.option("--beta", default=2**-5, show_default=True, type=float, help="MKBoost-S1/S2: sampling decay.")
 @click.option("--C", "C", default=50.0, show_default=True, type=float,
@@ -533,7 +534,8 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
 @click.option("--kernels", default="mkboost17", show_default=True,
               help="Kernel pool name or spec; kernels may see feature groups of a multi-view dataset "
                    "('linear,chi2,gaussian:1 @ fourier; ...').")
-@click.option("--scheduler", default=None, help="Dask scheduler address: run MKBoost's (or MuSVM's) per-kernel fits there.")
+@click.option("--scheduler", default=None,
+              help="Dask scheduler address: run MKBoost's (or MuSVM's) per-kernel fits there.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="MKBoost without --scheduler: local threads for the per-kernel fits.")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")

@@ -83,10 +83,10 @@ def main() -> None:
           "cluster and in-process")
     print(f"  {'algorithm':<18} {'mistake %':>9} {'in-proc.':>9} {'#SV':>8} {'seconds':>8} {'in-proc.':>8} "
           f"{'inst/s':>8} {'ms/round':>8}  model")
-    for (name, r), l in zip(rows, local):
-        same = "" if (r["mistakes"], r["n_support"]) == (l["mistakes"], l["n_support"]) else "  DIFFERS"
-        print(f"  {name:<18} {100 * r['mistake_rate']:>9.2f} {100 * l['mistake_rate']:>9.2f} "
-              f"{r['n_support']['total']:>8d} {r['seconds']:>8.1f} {l['seconds']:>8.1f} "
+    for (name, r), here in zip(rows, local):
+        same = "" if (r["mistakes"], r["n_support"]) == (here["mistakes"], here["n_support"]) else "  DIFFERS"
+        print(f"  {name:<18} {100 * r['mistake_rate']:>9.2f} {100 * here['mistake_rate']:>9.2f} "
+              f"{r['n_support']['total']:>8d} {r['seconds']:>8.1f} {here['seconds']:>8.1f} "
               f"{r['instances_per_second']:>8.0f} {r['overhead_ms_per_round']:>8.1f}  {r['model_path']}{same}")
     print("  (the cluster runs the sequential algorithm: the same mistakes and support vectors as in-process;")
     print("   ms/round: time per round not spent computing on the slowest shard: messages, reading, combining)")

@@ -56,7 +56,6 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able report."""
     from omkl_dist.evaluation.reproduce_mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
-
     from omkl_dist.storage.views import is_multiview, read_views
 
     if algo not in ALGOS:

@@ -8,8 +8,13 @@ import textwrap
 from tqdm import tqdm
 
 from omkl_dist.evaluation.paper_omkc import IMPLEMENTED
-from omkl_dist.evaluation.reproduce import (reproduce_bomkl, reproduce_omkc, resolve_algorithms, resolve_bomkl,
-                                             resolve_datasets)
+from omkl_dist.evaluation.reproduce import (
+    reproduce_bomkl,
+    reproduce_omkc,
+    resolve_algorithms,
+    resolve_bomkl,
+    resolve_datasets,
+)
 from omkl_dist.storage.outputs import JSON_REPORT, check_output, write_json_report
 
 
@@ -33,7 +38,8 @@ def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, sca
 def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, seed: int = 0, ties: str = "mistake",
                         show_progress: bool = True, out=None) -> dict:
     """``omkl reproduce bomkl``: the BOMKL paper's Tables 1/2, with a progress bar, optional JSON file."""
-    from omkl_dist.evaluation.paper_bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED, TABLE_ALGORITHMS, TABLES
+    from omkl_dist.evaluation.paper_bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED
+    from omkl_dist.evaluation.paper_bomkl import TABLE_ALGORITHMS, TABLES
 
     datasets, algorithms = split_names(datasets), split_names(algorithms)
     names, algos = resolve_bomkl(datasets, algorithms)
@@ -110,7 +116,8 @@ def _format_block(block) -> list[str]:
         out.append(f"   repair: {block['repair']}")
     if block.get("baseline_budget"):
         b = block["baseline_budget"]
-        out.append(f"   budget baselines: B = {b} support vectors per kernel (16 B = {16 * b}, the paper's #SV for them)")
+        out.append(f"   budget baselines: B = {b} support vectors per kernel (16 B = {16 * b}, the paper's #SV for "
+                   "them)")
     out += [line(_HEADER), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     out += [f"   {n}" for n in notes]
@@ -192,7 +199,8 @@ def run_reproduce_om2(*, permutations: int, datasets=None, seed: int = 0, ties: 
     """``omkl reproduce om2``: the OM-2 rows of the OMKC paper's Tables 3/4 (beside OMKC(D,D), the
     paper's comparison), then the multi-class study (:mod:`omkl_dist.evaluation.multiclass_study`)
     with its plot written to ``plot``."""
-    from omkl_dist.evaluation.multiclass_study import ALGORITHMS as STUDY_ALGORITHMS, DATASETS as STUDY_DATASETS
+    from omkl_dist.evaluation.multiclass_study import ALGORITHMS as STUDY_ALGORITHMS
+    from omkl_dist.evaluation.multiclass_study import DATASETS as STUDY_DATASETS
     from omkl_dist.evaluation.multiclass_study import plot_study, run_study
     from omkl_dist.storage.outputs import PLOT, write_plot
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+
 from tqdm import tqdm
 
 from omkl_dist.distributed.checkpoints import JOB, CheckpointStore
@@ -105,7 +106,8 @@ def _report(algo, data, fit, block_size, seed, scaling) -> dict:
 def format_report(report: dict) -> str:
     per = report["n_support"]["per_kernel"]
     resumed = f", resumed at row {report['resumed_from']}" if report["resumed_from"] else ""
-    failures = f"; recovered from {len(report['worker_failures'])} worker failure(s)" if report["worker_failures"] else ""
+    failures = (f"; recovered from {len(report['worker_failures'])} worker failure(s)" if report["worker_failures"]
+                else "")
     return "\n".join([
         f"{report['algo']} on {report['data']} ({report['n']} instances, block {report['block_size']}, "
         f"seed {report['seed']}, scaling {report['scaling']}{resumed})",

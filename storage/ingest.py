@@ -15,13 +15,21 @@ import numpy as np
 
 from .errors import DataError
 from .labels import canonical, encode_labels
-from .layout import (DEFAULT_CHUNK_ROWS, RESTORE, DatasetWriter, check_dtype, open_features, open_labels, read_chunk,
-                     read_meta)
+from .layout import (
+    DEFAULT_CHUNK_ROWS,
+    RESTORE,
+    DatasetWriter,
+    check_dtype,
+    open_features,
+    open_labels,
+    read_chunk,
+    read_meta,
+)
 from .location import location
 from .outputs import DATASET, atomic_output, check_output
 from .readers import read_dataset
-from .tables import is_table_source, open_table
 from .registry import resolve_dataset
+from .tables import is_table_source, open_table
 
 _REQUIRED = {"n_rows": int, "n_features": int, "dtype": str, "chunk_rows": int, "label_map": list,
              "n_classes": int, "kind": str, "checksums": dict}

@@ -6,7 +6,6 @@ stream over a dataset far larger than RAM works the same as over a small one.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .ingest import dataset_info

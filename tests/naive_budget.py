@@ -33,8 +33,9 @@ import math
 
 import numpy as np
 
-from naive_omkc import kernel_column
 from omkl_dist.core.randomness import uniforms
+
+from naive_omkc import kernel_column
 
 
 def _dot(c, k):

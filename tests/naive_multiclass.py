@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
-from naive_omkc import kernel_column
 from omkl_dist.core.randomness import uniforms
+
+from naive_omkc import kernel_column
 
 
 def rival(scores, y):

@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
-import naive_kernels
 from omkl_dist.core.randomness import uniforms
+
+import naive_kernels
 
 
 def kappa(spec, x, z) -> float:

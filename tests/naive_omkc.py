@@ -57,7 +57,8 @@ class _KernelPerceptrons:
 
 def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256,
                block_sync=False):
-    """OMKC Algorithms 1-4 (and OMKC(U): combination "U"). Returns (mistakes bool array, scores, F, support-vector index lists, w)."""
+    """OMKC Algorithms 1-4 (and OMKC(U): combination "U"). Returns (mistakes bool array, scores, F,
+    support-vector index lists, w)."""
     m, T = len(specs), len(y)
     learners = _KernelPerceptrons(specs, X)
     w = np.ones(m)

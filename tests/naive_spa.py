@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from naive_omkc import kernel_column
 from omkl_dist.core.randomness import uniforms
+
+from naive_omkc import kernel_column
 
 
 def naive_spa(X, y, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, seed=0, block_size=256,

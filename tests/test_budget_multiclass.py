@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from naive_budget import naive_budget_mc
-from parity_data import subset
 from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron
 from omkl_dist.engine.budget import BudgetEngine, combine
 from omkl_dist.kernels import make_pool
+
+from naive_budget import naive_budget_mc
+from parity_data import subset
 
 SPECS = list(make_pool("omkc16"))
 LEARNERS = ("rbp", "forgetron", "bogd", "bpas")

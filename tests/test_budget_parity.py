@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from naive_budget import naive_budget
 from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.engine.budget import BudgetEngine, combine_step
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset
+
+from naive_budget import naive_budget
 
 SPECS = list(make_pool("omkc16"))
 LEARNERS = ("rbp", "forgetron", "bogd", "bpas")

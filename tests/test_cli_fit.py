@@ -11,7 +11,6 @@ from omkl_dist.evaluation import paper_mkboost
 from omkl_dist.kernels import make_pool
 from omkl_dist.pipelines.cli import main
 
-
 REPORT_KEYS = {"accuracy", "seconds", "kernel_counts"}  # what the issue asks `omkl fit --json` to report
 
 

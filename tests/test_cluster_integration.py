@@ -167,7 +167,8 @@ def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path
     res = omkl("submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out,
                "--algo", "omkc", "--block-size", 1024, "--seed", 3, "--quiet", "--resume", check=False)
     assert res.returncode == 2
-    assert "belong to another job" in res.stderr and "algorithm: checkpoint has 'SPA', this command 'OMKC'" in res.stderr
+    assert "belong to another job" in res.stderr
+    assert "algorithm: checkpoint has 'SPA', this command 'OMKC'" in res.stderr
 
 
 def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(cluster, stream, tmp_path):

@@ -24,7 +24,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from naive_kernels import naive_pool
 from omkl_dist.core import _scores
 from omkl_dist.core._blas import fixed_shape_dots
 from omkl_dist.core._pairs import CANCEL, overwrite_exact_columns, pair_matrix, pair_values
@@ -34,6 +33,8 @@ from omkl_dist.core.pool import SVPool
 from omkl_dist.core.program import MAX_CHAIN, compile_program
 from omkl_dist.kernels import make_pool
 from omkl_dist.storage import read_dataset, resolve_dataset
+
+from naive_kernels import naive_pool
 
 EPS = np.finfo(np.float64).eps
 TINY = np.finfo(np.float64).tiny       # smallest normal double

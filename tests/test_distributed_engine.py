@@ -20,10 +20,10 @@ from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.partition import partition_kernels, row_ranges
-from omkl_dist.engine.protocol import Rule, engine_class
 from omkl_dist.distributed.shard import KernelShard
 from omkl_dist.engine import local as local_engine
 from omkl_dist.engine.local import LocalEngine, segmenting
+from omkl_dist.engine.protocol import Rule, engine_class
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import ingest, open_stream
@@ -125,7 +125,8 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
             np.testing.assert_array_equal(shard.model_part()[name], value, err_msg=name)
 
 
-@pytest.mark.parametrize(("algo", "params"), [("spa", {"block_sync": True}), ("omkc", {"update": "S", "combination": "S"})],
+@pytest.mark.parametrize(("algo", "params"),
+                         [("spa", {"block_sync": True}), ("omkc", {"update": "S", "combination": "S"})],
                          ids=["spa", "omkc-SS"])
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards, algo, params):

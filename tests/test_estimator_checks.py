@@ -16,10 +16,22 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from layering import stack_modules_imported_by
-from omkl_dist.algorithms import (BOGD, BPAS, OKS, OM2, OMKC, RBP, SPA, Forgetron, KernelPerceptron,
-                                  PerceptronStar, PerceptronU)
+from omkl_dist.algorithms import (
+    BOGD,
+    BPAS,
+    OKS,
+    OM2,
+    OMKC,
+    RBP,
+    SPA,
+    Forgetron,
+    KernelPerceptron,
+    PerceptronStar,
+    PerceptronU,
+)
 from omkl_dist.storage import read_dataset, resolve_dataset
+
+from layering import stack_modules_imported_by
 
 ESTIMATORS = [
     ("OMKC-DD", OMKC(update="D", combination="D", block_size=40, random_state=0), False),

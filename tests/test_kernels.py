@@ -18,7 +18,6 @@ from hypothesis.extra import numpy as hnp
 from sklearn.datasets import load_svmlight_file
 from sklearn.metrics.pairwise import pairwise_kernels
 
-import naive_kernels as naive
 from omkl_dist.kernels import (
     NAMED_POOLS,
     ChiSquare,
@@ -29,11 +28,13 @@ from omkl_dist.kernels import (
     Linear,
     PairwiseParts,
     Polynomial,
+    _numba,
     make_pool,
     parse_spec,
 )
-from omkl_dist.kernels import _numba
 from omkl_dist.kernels.pools import _PARALLEL_MIN_WORK
+
+import naive_kernels as naive
 
 RTOL, ATOL = 1e-10, 1e-12
 EPS = np.finfo(np.float64).eps

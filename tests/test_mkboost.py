@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from layering import stack_modules_imported_by
-from naive_mkboost import naive_decision, naive_mkboost, naive_ovo
 from omkl_dist.algorithms import mkboost as mkb
 from omkl_dist.algorithms.mkboost import MKBoost, ThreadRunner, draw_resample
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset, resolve_dataset
+
+from layering import stack_modules_imported_by
+from naive_mkboost import naive_decision, naive_mkboost, naive_ovo
 
 POOL = make_pool("mkboost17")
 

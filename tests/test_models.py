@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
-from omkl_dist.preprocessing import Scaler
 from omkl_dist.persistence import load_model, save_model
+from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset
 from omkl_dist.storage.errors import DataError
 

@@ -18,13 +18,20 @@ import functools
 import numpy as np
 import pytest
 
-import naive_omkc as naive_module
-from naive_multiclass import (corollary_p, naive_om2, naive_omkc_mc, naive_perceptron_star_mc,
-                              naive_perceptron_u_mc, naive_spa_mc)
-from parity_data import subset
 from omkl_dist.algorithms import OM2, OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms
 from omkl_dist.kernels import make_pool
+
+import naive_omkc as naive_module
+from naive_multiclass import (
+    corollary_p,
+    naive_om2,
+    naive_omkc_mc,
+    naive_perceptron_star_mc,
+    naive_perceptron_u_mc,
+    naive_spa_mc,
+)
+from parity_data import subset
 
 N_ROWS = 160
 SEED = 4242

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist.pipelines.cli import main
-from omkl_dist.persistence import load_model, save_model
 from omkl_dist.distributed.checkpoints import CheckpointStore
+from omkl_dist.persistence import load_model, save_model
+from omkl_dist.pipelines.cli import main
 from omkl_dist.storage import DataError, dataset_info, ingest, load_arrays, read_dataset
 from omkl_dist.storage.ingest import verify_dataset
 from omkl_dist.storage.layout import meta_digest

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from naive_oks import naive_oks
-from parity_data import subset
 from sklearn.datasets import load_diabetes
 
 from omkl_dist.algorithms import OKS, OKSRegressor
 from omkl_dist.engine.oks import default_eta
 from omkl_dist.kernels import make_pool
+
+from naive_oks import naive_oks
+from parity_data import subset
 
 POOL = "linear;poly:2;gaussian:2^-2..2^1;chi2:1;achi2"
 VIEWS = "linear,gaussian:2^-1,2^0,chi2 @ a=0:7; achi2,poly:2,gaussian:1 @ b=7:14"
@@ -148,7 +149,8 @@ def test_bad_input_is_named():
     X, y = np.random.default_rng(0).uniform(size=(20, 4)), np.arange(20) % 2
     with pytest.raises(ValueError, match="lam='validation'.*partial_fit"):
         OKS(lam="validation").partial_fit(X, y)
-    with pytest.raises(ValueError, match=r"chi2\(gamma=1\)@0:2 needs non-negative features, X has a negative value at row 0, column 0"):
+    negative = r"chi2\(gamma=1\)@0:2 needs non-negative features, X has a negative value at row 0, column 0"
+    with pytest.raises(ValueError, match=negative):
         OKS(kernels="chi2 @ 0:2").fit(np.c_[-X[:, :1], X[:, 1:]], y)
     OKS(kernels="chi2 @ 1:3").fit(np.c_[-X[:, :1], X[:, 1:]], y)  # the negative column is outside the view
     with pytest.raises(ValueError, match="sees column 9"):

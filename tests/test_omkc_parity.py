@@ -25,13 +25,14 @@ import functools
 import numpy as np
 import pytest
 
-import naive_omkc as naive_module
-from naive_omkc import naive_omkc, naive_perceptron_star, naive_perceptron_u
-from parity_data import subset
 from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.core.randomness import block_uniforms, uniforms
 from omkl_dist.kernels import make_pool
 from omkl_dist.storage import read_dataset
+
+import naive_omkc as naive_module
+from naive_omkc import naive_omkc, naive_perceptron_star, naive_perceptron_u
+from parity_data import subset
 
 N_ROWS = 250
 SHORT = 48            # rows for runs with blocks of one instance (per-block overhead dominates)

@@ -10,9 +10,18 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.evaluation import reproduce as rp
-from omkl_dist.evaluation.paper_bomkl import (ALGORITHM_LABELS, BASELINE_BUDGET, BUDGET_BASELINES, DATASETS,
-                                              IMPLEMENTED, NOT_IMPLEMENTED_NOTE, PAPER_DATASETS, SPA_BETA,
-                                              TABLE_ALGORITHMS, TABLES)
+from omkl_dist.evaluation.paper_bomkl import (
+    ALGORITHM_LABELS,
+    BASELINE_BUDGET,
+    BUDGET_BASELINES,
+    DATASETS,
+    IMPLEMENTED,
+    NOT_IMPLEMENTED_NOTE,
+    PAPER_DATASETS,
+    SPA_BETA,
+    TABLE_ALGORITHMS,
+    TABLES,
+)
 from omkl_dist.pipelines.cli import main
 
 # -- the transcribed tables ---------------------------------------------------------------------------

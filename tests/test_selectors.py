@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from parity_data import subset
 from sklearn.svm import SVC
 
 from omkl_dist.algorithms import OKS, OMKC, KernelPerceptron
-from omkl_dist.algorithms.selectors import OKSSVM, SOMSVM, AlSVM, MuSVM, MuTron, OM1
+from omkl_dist.algorithms.selectors import OKSSVM, OM1, SOMSVM, AlSVM, MuSVM, MuTron
 from omkl_dist.algorithms.selectors._common import C_GRID, gram, validation_split
 from omkl_dist.algorithms.selectors.alsvm import centred_alignment
 from omkl_dist.kernels import make_pool
+
+from parity_data import subset
 
 POOL = "linear;poly:2;gaussian:2^-1..2^1;chi2:1 @ 0:7;achi2 @ 7:14"
 
@@ -33,7 +34,8 @@ def test_musvm_picks_the_best_validated_kernel_in_process_and_on_dask(data):
         assert model.validation_scores_[k] == max(accs) and model.C_per_kernel_[k] == C_GRID[int(np.argmax(accs))]
     assert model.selected_kernel_ == int(np.argmax(model.validation_scores_))
     svm = SVC(kernel="precomputed", C=model.C_).fit(gram(model.kernel_pool_[model.selected_kernel_], X), y)
-    np.testing.assert_array_equal(model.predict(Xt), svm.predict(gram(model.kernel_pool_[model.selected_kernel_], Xt, X)))
+    chosen = model.kernel_pool_[model.selected_kernel_]
+    np.testing.assert_array_equal(model.predict(Xt), svm.predict(gram(chosen, Xt, X)))
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \

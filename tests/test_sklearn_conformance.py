@@ -9,8 +9,23 @@ from __future__ import annotations
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from omkl_dist import (BOGD, BPAS, OKS, OM2, OMKC, RBP, SPA, Forgetron, KernelPerceptron, LpMKL, MKBoost,
-                       OKSRegressor, PerceptronStar, PerceptronU, SimpleMKL)
+from omkl_dist import (
+    BOGD,
+    BPAS,
+    OKS,
+    OM2,
+    OMKC,
+    RBP,
+    SPA,
+    Forgetron,
+    KernelPerceptron,
+    LpMKL,
+    MKBoost,
+    OKSRegressor,
+    PerceptronStar,
+    PerceptronU,
+    SimpleMKL,
+)
 
 POOL = "gaussian:1;linear"
 ESTIMATORS = [
@@ -40,7 +55,8 @@ ESTIMATORS = [
 # MKBoost learns each trial on a weighted *resample* (the paper's boosting by sampling): sample_weight
 # sets the distribution the rows are drawn from, so weight 2 is not the same draw as a repeated row
 # (equal in expectation only) -- the property these two checks test does not hold for sampling.
-SAMPLING = "MKBoost trains each boosting trial on a random weighted resample: equal to repeated rows in expectation only"
+SAMPLING = ("MKBoost trains each boosting trial on a random weighted resample: equal to repeated rows in expectation "
+            "only")
 EXPECTED_FAILURES = {"MKBoost": {"check_sample_weight_equivalence_on_dense_data": SAMPLING,
                                  "check_sample_weight_equivalence_on_sparse_data": SAMPLING}}
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from naive_spa import naive_spa
 from omkl_dist.algorithms import SPA
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset
+
+from naive_spa import naive_spa
 
 SPECS = list(make_pool("omkc16"))
 CASES = [  # (file, rows, scaling)
@@ -83,7 +84,8 @@ def test_zero_norm_instances_with_polynomial_kernels_do_not_divide_by_zero():
     y = np.array([1, -1, 1, -1] * 10)
     model = SPA(kernels="poly:1,2,3", random_state=0).fit(X, y)
     assert np.isfinite(model.decision_function(X)).all()
-    assert not np.any(model.engine_.pool.alpha[: model.engine_.pool.n][np.all(model.engine_.pool.X[: model.engine_.pool.n] == 0, axis=1)])
+    pool = model.engine_.pool
+    assert not np.any(pool.alpha[: pool.n][np.all(pool.X[: pool.n] == 0, axis=1)])
 
 
 @pytest.mark.parametrize("cuts", [[], [1], [8, 9, 200], [0, 0, 511]])

@@ -22,7 +22,8 @@ def binary_sparse(request, data_dir):
     return X, y
 
 
-@pytest.mark.parametrize("make", [lambda: SPA(random_state=0), lambda: OMKC(update="S", combination="S", random_state=0),
+@pytest.mark.parametrize("make", [lambda: SPA(random_state=0),
+                                  lambda: OMKC(update="S", combination="S", random_state=0),
                                   lambda: BPAS(budget=50, random_state=0)], ids=["SPA", "OMKC-SS", "BPAS"])
 @pytest.mark.parametrize("container", [sp.csr_matrix, sp.csc_matrix, sp.csr_array])
 def test_online_estimators_fit_sparse_as_dense(binary_sparse, make, container):

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from naive_multiclass import corollary_p, naive_om2, naive_omkc_mc, naive_perceptron_u_mc
-from naive_omkc import naive_omkc
 
 from omkl_dist.algorithms import OM2, OMKC, RBP, PerceptronU
 from omkl_dist.kernels import make_pool
 from omkl_dist.storage.views import read_views
+
+from naive_multiclass import corollary_p, naive_om2, naive_omkc_mc, naive_perceptron_u_mc
+from naive_omkc import naive_omkc
 
 SEED, BLOCK = 11, 40
 MFEAT_POOL = "linear,poly:2,chi2,gaussian:1 @ fourier; achi2,gaussian:2 @ zernike; linear,chi2:0.5 @ morphological"

@@ -5,10 +5,10 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
-from .om2 import OM2
 from .oks import OKS, OKSRegressor
+from .om2 import OM2
 from .omkc import OMKC
 from .spa import SPA
 
-__all__ = ["OMKC", "OM2", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA", "RBP", "Forgetron", "BOGD", "BPAS", "OKS",
-           "OKSRegressor"]
+__all__ = ["OMKC", "OM2", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA", "RBP", "Forgetron", "BOGD",
+           "BPAS", "OKS", "OKSRegressor"]

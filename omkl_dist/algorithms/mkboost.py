@@ -35,9 +35,23 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from ..kernels import KernelPool, make_pool
-from ._batch import (AcceptsSparse, OneVsOneVote, check_choice, check_gram, check_int, check_kernel_overflow, check_real,
-                     check_sample_weight, check_X, compact_support, encode_labels, kernel_decisions, ovo_pairs,
-                     pair_problem, resolve_seed)
+from ._batch import (
+    AcceptsSparse,
+    OneVsOneVote,
+    check_choice,
+    check_gram,
+    check_int,
+    check_kernel_overflow,
+    check_real,
+    check_sample_weight,
+    check_X,
+    compact_support,
+    encode_labels,
+    kernel_decisions,
+    ovo_pairs,
+    pair_problem,
+    resolve_seed,
+)
 
 __all__ = ["MKBoost", "TaskRunner", "SerialRunner", "ThreadRunner", "SharedData", "KernelTask", "KernelFit",
            "fit_kernel_task", "draw_resample", "svm_sign", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR",

@@ -79,7 +79,8 @@ class _OKSMixin:
         self.horizon_ = int(n_rows)
         self.lam_ = float(lam)
         delta, eta = self._epoch_settings(0, n_rows)
-        return OKSEngine(compile_program(self.kernel_pool_), n_features, n_classes=n_classes, algorithm=algorithm, loss=loss, lam=lam,
+        return OKSEngine(compile_program(self.kernel_pool_), n_features, n_classes=n_classes, algorithm=algorithm,
+                         loss=loss, lam=lam,
                          seed=self.seed_, block_size=self.block_size, delta=delta, eta=eta)
 
     def _epochs(self, X, y_coded) -> None:

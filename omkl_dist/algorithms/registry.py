@@ -9,8 +9,8 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
-from .om2 import OM2
 from .oks import OKS
+from .om2 import OM2
 from .omkc import OMKC
 from .spa import SPA
 

@@ -2,7 +2,8 @@
 (Lu, Hoi et al., "Budget OMKC", Algorithm 1).
 
 One SPA learner per kernel (see :mod:`omkl_dist.learners.spa`), Hedge weights discounted by the
-hinge loss, ``w_k <- w_k γ^{ℓ_k}`` (or, with ``hedge_loss="mistake"``, by mistakes), combined prediction ``sign(Σ θ_k f_k(x))`` with θ = w / Σ w,
+hinge loss, ``w_k <- w_k γ^{ℓ_k}`` (or, with ``hedge_loss="mistake"``, by mistakes), combined
+prediction ``sign(Σ θ_k f_k(x))`` with θ = w / Σ w,
 kernel k selected for update with probability ``(1 - δ) w_k / max w + δ``.
 
 More than two classes: each kernel is a multi-class passive-aggressive learner (Crammer et al.

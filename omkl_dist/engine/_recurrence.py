@@ -11,9 +11,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..combiners.hedge import (
+    DD,
+    DS,
+    LEADER,
+    SD,
+    SS,
+    UNIFORM,
+    hedge_loss_update,
+    hedge_score,
+    hedge_update,
+    weighted_vote,
+)
 from ..core._scores import gram_column
-from ..combiners.hedge import (DD, DS, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_score, hedge_update,
-                               weighted_vote)
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hedge_loss, hinge, spa_coef
 from ._multiclass import spa_mc_rows

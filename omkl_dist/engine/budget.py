@@ -46,8 +46,20 @@ from ..core.pool import blas_dots_exact, integral_bound, writable
 from ..core.program import CHI2, LAPLACE, KernelProgram, compile_program
 from ..core.randomness import uniforms
 from ..kernels import make_pool
-from ..learners._budget import (BOGD, FORGETRON, LEARNER_CODES, RBP, fixed_dots, gram_column, kernel_values,
-                                MSUM_SIZE, msum_add, msum_value, row_sq, self_kernel)
+from ..learners._budget import (
+    BOGD,
+    FORGETRON,
+    LEARNER_CODES,
+    MSUM_SIZE,
+    RBP,
+    fixed_dots,
+    gram_column,
+    kernel_values,
+    msum_add,
+    msum_value,
+    row_sq,
+    self_kernel,
+)
 from ..learners.bogd import bogd_mc_step, bogd_step
 from ..learners.bpas import bpas_mc_step, bpas_step
 from ..learners.forgetron import forgetron_mc_step, forgetron_step

@@ -16,15 +16,14 @@ import numpy as np
 
 from ..combiners.hedge import OM2, SD, SPA, SS, STOCHASTIC
 from ..core._blas import fixed_shape_dots
-from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core._pairs import overwrite_exact_columns
+from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys, writable
 from ..core.program import ACHI2, LINEAR, POLY
 from ..core.randomness import uniforms
 from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
-
 
 # the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))

@@ -628,7 +628,9 @@ def make_bomkl_model(algorithm: str, random_state: int = 0, *, spa_beta: float =
 
 def resolve_bomkl(datasets=None, algorithms=None) -> tuple[list[str], list[str]]:
     """BOMKL paper dataset names (Table 1 then Table 2 order) and algorithm keys (both tables' order)."""
-    from omkl_dist.evaluation.paper_bomkl import ALGORITHM_LABELS as LABELS, DATASETS as SOURCES, TABLE_ALGORITHMS
+    from omkl_dist.evaluation.paper_bomkl import ALGORITHM_LABELS as LABELS
+    from omkl_dist.evaluation.paper_bomkl import DATASETS as SOURCES
+    from omkl_dist.evaluation.paper_bomkl import TABLE_ALGORITHMS
 
     order = list(SOURCES)
     all_algos = list(dict.fromkeys(a for t in TABLE_ALGORITHMS.values() for a in t))
@@ -652,9 +654,8 @@ def resolve_bomkl(datasets=None, algorithms=None) -> tuple[list[str], list[str]]
 
 def load_bomkl_dataset(paper_name: str, data_dir=None):
     """Our stand-in for a BOMKL paper dataset, raw features; returns ``(PreparedData, permutations or None)``."""
-    from omkl_dist.storage import read_dataset, resolve_dataset
-
     from omkl_dist.evaluation.paper_bomkl import DATASETS as SOURCES
+    from omkl_dist.storage import read_dataset, resolve_dataset
 
     source = SOURCES[paper_name]
     path = resolve_dataset(source.registry, data_dir=data_dir)
@@ -678,9 +679,17 @@ def reproduce_bomkl(datasets=None, algorithms=None, *, permutations: int = 10, s
     same runs, and its repeated SPA row is marked ``duplicate`` and counted once in the summary.
     german uses the permutations shipped with its file (the authors' ``ID_all``) while they last.
     """
-    from omkl_dist.evaluation.paper_bomkl import (ALGORITHM_LABELS as LABELS, BASELINE_BUDGET, BUDGET_BASELINES,
-                                                  DATASETS as SOURCES, NOT_IMPLEMENTED_NOTE as BOMKL_NA,
-                                                  PAPER_DATASETS, SPA_BETA, TABLE_ALGORITHMS, TABLES)
+    from omkl_dist.evaluation.paper_bomkl import ALGORITHM_LABELS as LABELS
+    from omkl_dist.evaluation.paper_bomkl import (
+        BASELINE_BUDGET,
+        BUDGET_BASELINES,
+        PAPER_DATASETS,
+        SPA_BETA,
+        TABLE_ALGORITHMS,
+        TABLES,
+    )
+    from omkl_dist.evaluation.paper_bomkl import DATASETS as SOURCES
+    from omkl_dist.evaluation.paper_bomkl import NOT_IMPLEMENTED_NOTE as BOMKL_NA
 
     if isinstance(permutations, bool) or not isinstance(permutations, (int, np.integer)) or permutations < 1:
         raise ValueError(f"permutations must be a positive integer, got {permutations!r}")

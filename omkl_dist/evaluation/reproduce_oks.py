@@ -27,7 +27,7 @@ import numpy as np
 
 from ..algorithms.mkl import SimpleMKL
 from ..algorithms.om2 import OM2
-from ..algorithms.selectors import OKSSVM, SOMSVM, AlSVM, MuSVM, MuTron, OM1
+from ..algorithms.selectors import OKSSVM, OM1, SOMSVM, AlSVM, MuSVM, MuTron
 from ..kernels import KernelPool, make_pool
 from ..kernels.specs import ChiSquare, Gaussian, Linear, Polynomial
 from .paper_oks import ALGORITHMS
@@ -122,7 +122,8 @@ def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progr
             model, rt, acc = _timed(lambda: make(seed), X, y, Xt, yt)
             runs.append((model.selection_seconds_, model.svm_seconds_, acc, model.selected_kernel_ + 1))
         accs = [r[2] for r in runs]
-        out[name] = {"rt": float(np.mean([r[0] + r[1] for r in runs])), "rt_select": float(np.mean([r[0] for r in runs])),
+        out[name] = {"rt": float(np.mean([r[0] + r[1] for r in runs])),
+                     "rt_select": float(np.mean([r[0] for r in runs])),
                      "rt_svm": float(np.mean([r[1] for r in runs])), "acc": float(np.mean(accs)),
                      "acc_std": float(np.std(accs)), "opt_k": [r[3] for r in runs]}
         note(name)

@@ -14,8 +14,8 @@ row t is ``Krow[j]``, computed from the block's dot products with the buffer) or
 (``entry[j] = r``; kernel value ``Gc[r, t]``, the column of the block's own Gram matrix filled when r
 became a support vector). Removing a slot zeroes its coefficient (the buffer's ``coef[j]`` or the
 block's ``a_blk[r]``), so the decision value ``f(x_t) = s (Σ_j coef_j Krow_j + Σ_r a_blk_r Gc[r, t])``
-is what instance-by-instance processing gives (summed exactly, see :func:`msum_add`). At the block end the surviving block rows are written
-into their slots.
+is what instance-by-instance processing gives (summed exactly, see :func:`msum_add`). At the block end
+the surviving block rows are written into their slots.
 
 Kernel values use one arithmetic on every path: dot products are summed in feature order
 (:func:`fixed_dots`, or BLAS when the data are integers and every partial sum is exact), squared

@@ -4,7 +4,8 @@ Each kernel of the pool gets its own budget learner with at most ``budget`` supp
 learner sees every instance (deterministic update) and the combined prediction is
 ``sign(Σ_k θ_k f_k(x))`` with Hedge weights θ = w / Σ w, ``w_k ← w_k γ^{loss_k}`` (see
 :mod:`omkl_dist.engine.budget`). More than two classes: each learner's multi-class rule (its module
-in :mod:`omkl_dist.learners`) and the class with the highest ``Σ_k θ_k f_k(x, c)``. The estimators run on :class:`~omkl_dist.engine.budget.BudgetEngine`.
+in :mod:`omkl_dist.learners`) and the class with the highest ``Σ_k θ_k f_k(x, c)``. The estimators run
+on :class:`~omkl_dist.engine.budget.BudgetEngine`.
 """
 
 from __future__ import annotations

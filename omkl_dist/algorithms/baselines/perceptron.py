@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ...engine.protocol import Rule
 from ...core.program import compile_program
+from ...engine.protocol import Rule
 from ...kernels import make_pool
 from ..base import OnlineKernelClassifier, check_positive_int
 

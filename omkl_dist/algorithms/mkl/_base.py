@@ -16,8 +16,20 @@ from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
 from ...kernels import KernelPool, make_pool
-from .._batch import (AcceptsSparse, OneVsOneVote, check_choice, check_gram, check_int, check_kernel_overflow,
-                      check_real, check_X, compact_support, encode_labels, ovo_pairs, pair_problem)
+from .._batch import (
+    AcceptsSparse,
+    OneVsOneVote,
+    check_choice,
+    check_gram,
+    check_int,
+    check_kernel_overflow,
+    check_real,
+    check_X,
+    compact_support,
+    encode_labels,
+    ovo_pairs,
+    pair_problem,
+)
 
 # Weights below this are set to 0 and the rest renormalised (the SimpleMKL toolbox's numerical precision).
 WEIGHT_PRECISION = 1e-8

@@ -1,8 +1,9 @@
 """MuTron: a kernel Perceptron per kernel, the best on the 10 % validation split is kept (the OKS
 paper's online cross-validation baseline, one epoch). Every kernel's Perceptron learns the
 training part in one pass of OMKC (D, U) (every kernel's own Perceptron updates on its own
-mistakes; the combination plays no part here), the kernel whose classifier is most accurate on the validation rows is chosen, and its
-Perceptron then goes on over the validation rows too (so it has seen every training row).
+mistakes; the combination plays no part here), the kernel whose classifier is most accurate on the
+validation rows is chosen, and its Perceptron then goes on over the validation rows too (so it has
+seen every training row).
 The paper adds a tuned step size to the Perceptron; a Perceptron's decisions do not depend on it
 (it scales every coefficient alike), so there is none here."""
 

@@ -102,7 +102,8 @@ class SOM(TunedOMKC):
     --------
     >>> from sklearn.datasets import load_iris
     >>> X, y = load_iris(return_X_y=True)
-    >>> SOM(kernels="linear;gaussian:0.5,2").fit(X, y).selected_kernel_name_ in ("linear", "gaussian(sigma=0.5)", "gaussian(sigma=2)")
+    >>> model = SOM(kernels="linear;gaussian:0.5,2").fit(X, y)
+    >>> model.selected_kernel_name_ in ("linear", "gaussian(sigma=0.5)", "gaussian(sigma=2)")
     True
     """
 
