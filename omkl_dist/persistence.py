@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from omkl_dist.algorithms.registry import ALGORITHMS
+from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.models import MODEL_DAMAGED, read_state, write_state
 
-_BY_CLASS = {cls.__name__: cls for cls in ALGORITHMS.values()}
+_BY_CLASS = {cls.__name__: cls for cls in [*ALGORITHMS.values(), *BATCH_ALGORITHMS.values()]}
 
 
 def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: dict | None = None,

@@ -13,6 +13,7 @@ import numbers
 
 import numpy as np
 from scipy import sparse
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
@@ -288,3 +289,50 @@ def kernel_decisions(pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of:
             # Sparse (n_g × n_sv) times dense (n_sv × chunk): only the SVMs' own support vectors count.
             out[start:start + step, g] = np.asarray(c @ K.T).T + intercept[g]
     return out
+
+
+# ----------------------------------------------------------------------------- persistence
+class BatchState:
+    """``to_state``/``from_state`` of a fitted batch classifier: what prediction needs, as numeric
+    arrays and JSON (no pickle; see :mod:`omkl_dist.storage.models`). A subclass lists its learned
+    arrays in ``_STATE_ARRAYS`` and its JSON-able learned attributes in ``_STATE_JSON``; every model
+    also has ``classes_``, ``pairs_``, ``n_features_in_``, ``kernel_pool_`` and the CSR ``dual_coef_``."""
+
+    _STATE_ARRAYS: tuple = ()
+    _STATE_JSON: tuple = ()
+
+    def to_state(self) -> tuple[dict, dict]:
+        if not hasattr(self, "dual_coef_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        coef = self.dual_coef_.tocsr()
+        arrays = {name: np.asarray(getattr(self, name)) for name in self._STATE_ARRAYS}
+        arrays.update(coef_data=coef.data, coef_indices=coef.indices.astype(np.int64),
+                      coef_indptr=coef.indptr.astype(np.int64))
+        params = {k: v for k, v in self.get_params().items() if k != "executor"}  # a compute handle, not state
+        params["kernels"] = self.kernel_pool_.to_spec_string()
+        meta = {"algorithm": type(self).__name__, "params": params, "classes": self.classes_.tolist(),
+                "classes_dtype": self.classes_.dtype.str, "n_features_in": int(self.n_features_in_),
+                "kernel_pool": self.kernel_pool_.to_spec_string(), "coef_shape": list(coef.shape),
+                "pairs": [list(map(int, p)) for p in self.pairs_],
+                "learned": {name: getattr(self, name) for name in self._STATE_JSON}}
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: dict, meta: dict):
+        from ..kernels import make_pool
+
+        if meta.get("algorithm") != cls.__name__:
+            raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
+        model = cls(**meta["params"])
+        model.kernel_pool_ = make_pool(meta["kernel_pool"])
+        model.kernel_names_ = model.kernel_pool_.names
+        model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
+        model.n_features_in_ = int(meta["n_features_in"])
+        model.pairs_ = [tuple(p) for p in meta["pairs"]]
+        model.dual_coef_ = sparse.csr_matrix((arrays["coef_data"], arrays["coef_indices"], arrays["coef_indptr"]),
+                                             shape=tuple(meta["coef_shape"]))
+        for name in cls._STATE_ARRAYS:
+            setattr(model, name, arrays[name])
+        for name, value in meta["learned"].items():
+            setattr(model, name, value)
+        return model

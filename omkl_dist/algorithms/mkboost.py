@@ -37,6 +37,7 @@ from threadpoolctl import threadpool_limits
 from ..kernels import KernelPool, make_pool
 from ._batch import (
     AcceptsSparse,
+    BatchState,
     OneVsOneVote,
     check_choice,
     check_gram,
@@ -295,7 +296,7 @@ class _PairState:
 
 
 # ============================================================================ estimator
-class MKBoost(AcceptsSparse, OneVsOneVote, ClassifierMixin, BaseEstimator):  # binary score: Σ_t α_t h_t(x)
+class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEstimator):  # binary score: Σ_t α_t h_t(x)
     """Multiple kernel boosting (MKBoost-D1, D2, S1, S2) with per-kernel SVMs on precomputed Gram blocks.
 
     Parameters
@@ -394,6 +395,10 @@ class MKBoost(AcceptsSparse, OneVsOneVote, ClassifierMixin, BaseEstimator):  # b
     >>> model.predict(X[:3]).tolist() == [1 if a * b > 0 else -1 for a, b in X[:3]]
     True
     """
+
+    _STATE_ARRAYS = ("support_vectors_", "intercept_", "svm_scale_", "svm_kernel_", "svm_weight_", "svm_trial_",
+                     "trial_alpha_", "trial_pair_", "kernel_counts_", "n_trials_")
+    _STATE_JSON = ("seed_", "stop_reasons_")
 
     def __init__(self, variant="D1", n_trials=100, ratio=0.2, beta=2**-5, C=50.0, kernels="mkboost17",
                  random_state=None, executor=None):

@@ -9,6 +9,8 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
+from .mkboost import MKBoost
+from .mkl import LpMKL, SimpleMKL
 from .oks import OKS
 from .om2 import OM2
 from .omkc import OMKC
@@ -26,6 +28,13 @@ ALGORITHMS = {
     "bogd": BOGD,
     "bpas": BPAS,
     "oks": OKS,
+}
+
+# batch classifiers a retrain refits on each window (``omkl retrain``; ``omkl fit`` evaluates them on a split)
+BATCH_ALGORITHMS = {
+    "mkboost": MKBoost,
+    "simplemkl": SimpleMKL,
+    "lpmkl": LpMKL,
 }
 
 

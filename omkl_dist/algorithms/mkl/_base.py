@@ -18,6 +18,7 @@ from sklearn.svm import SVC
 from ...kernels import KernelPool, make_pool
 from .._batch import (
     AcceptsSparse,
+    BatchState,
     OneVsOneVote,
     check_choice,
     check_gram,
@@ -88,8 +89,12 @@ class Solution:
     history: list = field(default_factory=list)
 
 
-class BatchMKL(AcceptsSparse, OneVsOneVote, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class; subclasses set ``__init__`` parameters and implement ``_solve``."""
+
+    _STATE_ARRAYS = ("support_vectors_", "intercept_", "pair_weights_", "kernel_scales_", "weights_",
+                     "kernel_counts_", "n_iter_", "duality_gap_", "objective_")
+    _STATE_JSON = ("stop_reasons_",)
 
     def _check_params(self) -> dict:
         name = type(self).__name__
