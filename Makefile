@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean venv
+.PHONY: demo test test-fast lint bench clean venv airflow-env
 
 venv: $(STAMP)
 
@@ -19,17 +19,24 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m omkl_dist.pipelines.demo
 
+# two pytest workers (pytest-xdist), one per core: a test file's tests run in one worker, so its
+# module fixtures (a cluster, a generated stream) are made once
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # no real datasets, no cluster processes, nothing marked slow: ~25 s once numba's cache is warm,
 # ~100 s on a clean checkout (compiling the kernels); needs neither ../shared nor a network
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not data and not cluster and not slow"
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not data and not cluster and not slow"
 
 # ruff's pyflakes, pycodestyle and import-order rules ([tool.ruff] in pyproject.toml)
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# Apache Airflow (pinned) in its own cached virtual environment, for the DAG's real run in the tests
+# (the test creates it too when missing; CI creates it first so the suite's time is the tests' own)
+airflow-env: $(STAMP)
+	$(BIN)/python tests/airflow_env.py
 
 bench: $(STAMP)
 	$(BIN)/python -m omkl_dist.pipelines.bench

@@ -196,6 +196,7 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
     parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
     parser.add_argument("--skip-mkboost", action="store_true", help="Skip the MKBoost benchmark.")
+    parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--cluster-cases", default=None,
                         help="Comma-separated cluster comparisons to (re)measure, e.g. oks (default: all, and the "
                              "block-size sweep); the others keep their last results.")
@@ -229,7 +230,14 @@ def main(argv=None) -> None:
 
     if not args.skip_mkboost:
         run_mkboost_bench(RESULTS)
+    from .bench_retrain import markdown as retrain_markdown
+    from .bench_retrain import run_retrain_bench
+
+    if not args.skip_retrain:
+        run_retrain_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
+    if (RESULTS / "retrain.json").is_file():
+        sections.append(retrain_markdown(json.loads((RESULTS / "retrain.json").read_text())))
     if (RESULTS / "cluster.json").is_file():
         sections.append(cluster_markdown(json.loads((RESULTS / "cluster.json").read_text())))
     if (RESULTS / "mkboost.json").is_file():

@@ -13,35 +13,10 @@ from pathlib import Path
 
 import click
 
-from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import text
-from omkl_dist.storage.outputs import OutputBusy
 
-EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
-
-
-class _Group(click.Group):
-    """Turn known bad-input errors into a one-line message and exit status 2 (75 when an output is
-    being written by another process, 130 on Ctrl-C)."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except click.exceptions.Exit:  # --help, --version (a RuntimeError subclass)
-            raise
-        except OutputBusy as exc:
-            click.echo(f"busy: {exc}", err=True)
-            ctx.exit(EXIT_BUSY)
-        except KeyboardInterrupt:
-            click.echo("interrupted: nothing half-written was kept", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
-        except MemoryError:
-            click.echo("error: out of memory; use a smaller input, budget or block size", err=True)
-            ctx.exit(EXIT_BAD_INPUT)
-        except (DataError, ValueError, OverflowError, OSError, ConnectionError, TimeoutError, RuntimeError) as exc:
-            # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(EXIT_BAD_INPUT)
+from .cli_base import CommandGroup
+from .cli_scheduling import register as register_scheduling
 
 
 def _parse_classes(text):
@@ -62,13 +37,13 @@ _POSITIVE_CLASS = click.option("--positive-class", default=None,
                                help="Binary data: the original label that becomes +1 (default: the larger one).")
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="omkl-dist")
 def main():
     """omkl-dist: online multiple kernel learning on Dask."""
 
 
-@main.group(cls=_Group)
+@main.group(cls=CommandGroup)
 def data():
     """Ingest, inspect, list and generate datasets."""
 
@@ -174,14 +149,16 @@ def data_list(data_dir, no_verify):
 @click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL).")
 @click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1))
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True)
+@click.option("--first-row", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Write rows FIRST_ROW.. of the seed's stream (a later window of the same stream).")
 @click.option("--overwrite", is_flag=True)
-def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, overwrite):
+def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, first_row, overwrite):
     """Generate a labelled nonlinear stream chunk by chunk (bounded memory)."""
     from omkl_dist.storage import format_info
     from omkl_dist.storage.synth import synthesize
 
     meta = synthesize(out, rows=rows, features=features, seed=seed, noise=noise, chunk_rows=chunk_rows,
-                      dtype=dtype, overwrite=overwrite)
+                      dtype=dtype, overwrite=overwrite, first_row=first_row)
     click.echo(f"generated {rows} x {features} -> {text(out)} (Bayes error = {noise})")
     click.echo(format_info(meta))
 
@@ -275,7 +252,7 @@ def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, tr
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 
-@main.group(cls=_Group)
+@main.group(cls=CommandGroup)
 def cluster():
     """Start, inspect and stop a local Dask cluster (real scheduler and worker processes)."""
 
@@ -401,7 +378,7 @@ def _report_options(command):
     return command
 
 
-@main.group(cls=_Group)
+@main.group(cls=CommandGroup)
 def reproduce():
     """Reproduce a paper's experiment tables."""
 
@@ -584,6 +561,8 @@ def reproduce_mkboost_cmd(runs, datasets, algorithms, seed, trials, scaling, sch
     if as_json:
         click.echo(json.dumps(report))
 
+
+register_scheduling(main)
 
 if __name__ == "__main__":
     main()

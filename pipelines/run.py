@@ -94,7 +94,8 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         from omkl_dist.persistence import save_model
 
         save_model(model, model_out, scaler=job.scaler, overwrite=overwrite, inputs=[("data", source)],
-                   extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")}})
+                   extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")},
+                               "label_map": [list(pair) for pair in job.label_map]})
         report["model_path"] = str(model_out)
     if trace_out is not None:
         write_json_report(trace_out, {"report": report, "trace": trace.to_dict()}, inputs=[("data", source)],

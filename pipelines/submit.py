@@ -71,7 +71,8 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
             bar.close()
     report = _report(algo, data, fit, block_size, seed, scaling)
     job = json.loads((fit.checkpoint_dir / JOB).read_text())
-    save_model(fit.model, out, scaler=fit.scaler, overwrite=True, extra_meta={"trained_on": job, "report": report},
+    save_model(fit.model, out, scaler=fit.scaler, overwrite=True,
+               extra_meta={"trained_on": job, "report": report, "label_map": meta["label_map"]},
                inputs=[("dataset", data), ("checkpoint folder", fit.checkpoint_dir)], option="--out")
     report["model_path"] = str(out)
     if not keep_checkpoints:

@@ -37,6 +37,8 @@ from .location import is_remote, is_url, location, text, upload_output
 
 # What each kind of output looks like on disk: its marker and every entry it may hold.
 DATASET, MODEL, CHECKPOINTS, JSON_REPORT, PLOT = "dataset", "model", "checkpoint folder", "JSON report", "PNG plot"
+PREDICTIONS = "predictions file"
+PREDICTIONS_MARKER = b"omkl_dist.predictions"  # the key in a predictions parquet file's schema metadata
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _DIR_ENTRIES = {
     DATASET: ("meta.json", {"meta.json", "features.zarr", "labels.parquet"}),
@@ -100,6 +102,16 @@ def recognise(path, kind: str) -> str | None:
             return "a folder" if path.is_dir() else "not a regular file"
         with open(path, "rb") as fh:
             return None if fh.read(len(_PNG_SIGNATURE)) == _PNG_SIGNATURE else "a file that is not a PNG image"
+    if kind == PREDICTIONS:  # a parquet file `omkl predict` wrote (its schema carries our marker)
+        if not path.is_file():
+            return "a folder" if path.is_dir() else "not a regular file"
+        try:
+            import pyarrow.parquet as pq
+
+            metadata = pq.read_schema(str(path)).metadata or {}
+        except Exception:  # noqa: BLE001 - not parquet at all, whatever pyarrow says
+            metadata = {}
+        return None if PREDICTIONS_MARKER in metadata else "a file that is not a predictions file of omkl-dist"
     if not path.is_dir():
         return "a file, not a folder"
     marker, allowed = _DIR_ENTRIES[kind]

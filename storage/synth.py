@@ -224,11 +224,13 @@ def clean_labels(X, generator: dict) -> np.ndarray:
 
 
 def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
-                generator: dict | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                generator: dict | None = None, first_row: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield the stream as ``(X, y)`` generation blocks (float64 features, int64 labels in {-1, +1}).
 
     Memory is one block (at most ``block_rows`` rows). ``generator`` may pass precomputed
     :func:`generator_params` for the same ``(seed, features)`` to skip recomputing them.
+    ``first_row``: start at this row of the seed's stream (the first and last blocks are cut), so
+    rows ``first_row:first_row + rows`` of a long stream can be made alone (a later window of it).
 
     Examples
     --------
@@ -247,14 +249,18 @@ def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
                          f"features={generator.get('features')!r}, not seed={seed}, features={features}")
     else:
         params = generator
+    first_row = _check_int("first_row", first_row, 0)
     block_rows = int(params["block_rows"])
-    for b, lo in enumerate(range(0, rows, block_rows)):
-        n_b = min(block_rows, rows - lo)
+    stop = first_row + rows
+    for b in range(first_row // block_rows, -(-stop // block_rows)):
+        lo = b * block_rows
+        n_b = min(block_rows, stop - lo)  # a block's rows are the same however many of them are made
         X = np.random.default_rng([seed, _FEATURES, b]).standard_normal((n_b, features))
         flip = np.random.default_rng([seed, _FLIPS, b]).random(n_b) < noise
         y = clean_labels(X, params)
         y[flip] *= -1
-        yield X, y
+        cut = max(0, first_row - lo)
+        yield X[cut:], y[cut:]
 
 
 def _rechunk(blocks, size: int):
@@ -279,7 +285,8 @@ def _rechunk(blocks, size: int):
 
 
 def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0.05,
-               chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", overwrite: bool = False) -> dict:
+               chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", overwrite: bool = False,
+               first_row: int = 0) -> dict:
     """Write a generated labelled binary stream to ``out`` (features.zarr, labels.parquet, meta.json).
 
     The model is described in the module docstring. Rows are generated and written one block at a
@@ -302,6 +309,8 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
         Stored feature dtype.
     overwrite : bool
         Replace an existing dataset ``out`` (anything else there is refused).
+    first_row : int
+        Write rows ``first_row:first_row + rows`` of the seed's stream (a later window of it).
 
     Returns
     -------
@@ -340,7 +349,8 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
     n_pos = 0
     with atomic_output(out, kind=DATASET, overwrite=overwrite) as tmp:
         writer = DatasetWriter(tmp, n_rows=rows, n_features=features, chunk_rows=chunk_rows, dtype=dtype)
-        blocks = iter_blocks(rows=rows, features=features, seed=seed, noise=noise, generator=params)
+        blocks = iter_blocks(rows=rows, features=features, seed=seed, noise=noise, generator=params,
+                             first_row=first_row)
         for X, y in _rechunk(blocks, chunk_rows):
             rec = np.empty(len(X), dtype=record)
             rec["x"] = X
@@ -351,7 +361,8 @@ def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0
         meta = writer.close({
             "kind": "synth",
             "format": "synth",
-            "source": f"synth:seed={seed},rows={rows},features={features},noise={noise!r}",
+            "source": f"synth:seed={seed},rows={rows},features={features},noise={noise!r}"
+                      + (f",first_row={first_row}" if first_row else ""),
             "sha256": digest.hexdigest(),
             "sha256_of": f"row by row: features as little-endian {dtype} then label as little-endian int64",
             "label_map": [["-1", -1], ["1", 1]],

@@ -45,7 +45,8 @@ KERNELS = "gaussian:0.5,1,2;poly:2;linear"
 def cluster():  # a fresh one per test: a test takes one of its workers down
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=False, dashboard_address=None) as local, \
+    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
+                      worker_dashboard_address="127.0.0.1:0") as local, \
             Client(local) as client:
         yield local, client
 

@@ -336,3 +336,45 @@ def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path
     arrays, meta = read_model(tmp_path / "local")
     assert meta["engine"]["n_classes"] == 26 and len(meta["classes"]) == 26
     assert len(report["class_counts"]) == 26 and report["mistake_rate"] < 0.6
+
+
+def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, stream, tmp_path):
+    """`omkl retrain --scheduler`: the champion's exact state continued by shards on the workers
+    (the stream read from the window's first row, rows counted over the model's life) gives the
+    in-process retrain's version bit for bit; `omkl predict --scheduler` the same predictions."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    omkl("retrain", "--store", here, "--model", "m", "--data", stream, "--rows", "0:16000", "--algo", "spa",
+         "--block-size", 1024, "--seed", 3, "--quiet")
+    shutil.copytree(here, there)
+    window = ("--data", stream, "--rows", "16000:40000", "--quiet", "--no-plots")
+    local = json.loads(omkl("retrain", "--store", here, "--model", "m", *window).stdout.splitlines()[-1])
+    remote = json.loads(omkl("retrain", "--store", there, "--model", "m", *window, "--scheduler",
+                             cluster["scheduler_address"]).stdout.splitlines()[-1])
+    assert remote["where"].startswith("dask ") and local["where"] == "in-process"
+    assert (local["version"], remote["version"]) == (2, 2) and local["gate"] == remote["gate"]
+    assert remote["train"]["mistakes"] == local["train"]["mistakes"]
+    assert_same_model(there / "m" / "versions" / "2", read_model(here / "m" / "versions" / "2"))
+    outputs = []
+    for extra in ((), ("--scheduler", cluster["scheduler_address"])):
+        out = tmp_path / f"pred{len(extra)}.parquet"
+        omkl("predict", "--store", here, "--model", "m", "--data", stream, "--out", out, "--block-rows", 30_000, *extra)
+        outputs.append(pq.read_table(out))
+    assert outputs[0].equals(outputs[1]) and outputs[0].num_rows == ROWS
+    # a batch model's refit: MKBoost's per-kernel SVMs as tasks on the workers, the same model
+    boosted = []
+    mkboost = ("--algo", "mkboost", "--param", "n_trials=3", "--param", "kernels=poly:1;gaussian:1")
+    for store, extra in ((tmp_path / "mk-here", ()),
+                         (tmp_path / "mk-there", ("--scheduler", cluster["scheduler_address"]))):
+        out = omkl("retrain", "--store", store, "--model", "mk", "--data", stream, "--rows", "0:400", *mkboost,
+                   "--quiet", "--no-plots", *extra).stdout
+        boosted.append(json.loads(out.splitlines()[-1]))
+    assert boosted[1]["where"].startswith("dask ") and boosted[0]["gate"] == boosted[1]["gate"]
+    (there_arrays, _), (here_arrays, _) = (read_model(tmp_path / side / "mk" / "versions" / "1")
+                                           for side in ("mk-there", "mk-here"))
+    assert sorted(there_arrays) == sorted(here_arrays)
+    for name, value in here_arrays.items():
+        np.testing.assert_array_equal(there_arrays[name], value, err_msg=name)

@@ -130,7 +130,8 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
     omkl("run", "--algo", "omkc", "--update", "S", "--combination", "S", "--kernels", params["kernels"],
          "--block-size", 256, "--seed", 2, "--scaling", "minmax", "--quiet", "--data", url,
          "--model-out", f"{s3['url']}/models/local")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
+                      worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         fit = DaskEngine(client, checkpoint_every=3).fit(
             make_stream_estimator("omkc", params, n_rows=4000, block_size=256, seed=2), url, scaling="minmax",

@@ -38,7 +38,8 @@ def test_musvm_picks_the_best_validated_kernel_in_process_and_on_dask(data):
     np.testing.assert_array_equal(model.predict(Xt), svm.predict(gram(chosen, Xt, X)))
     from dask.distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
+                      worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         on_dask = MuSVM(kernels=POOL, random_state=3, client=client).fit(X, y)
     np.testing.assert_array_equal(on_dask.validation_scores_, model.validation_scores_)

@@ -106,14 +106,16 @@ class DaskExecutor:
 def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> LocalCluster:
     """A ``LocalCluster`` of worker processes whose numba/BLAS/OpenMP threads match ``threads_per_worker``.
 
-    Extra keyword arguments go to :class:`distributed.LocalCluster` (the dashboard is off unless
-    ``dashboard_address`` is given).
+    Extra keyword arguments go to :class:`distributed.LocalCluster`. Its HTTP servers (the
+    scheduler's and the workers') listen on 127.0.0.1 only, on free ports, unless told otherwise
+    (``dashboard_address=None`` would still open the scheduler's on port 8787 of every interface).
     """
     threads = str(int(threads_per_worker))
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
     environ.update({"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                     "NUMBA_NUM_THREADS": threads})
-    kwargs.setdefault("dashboard_address", None)
+    kwargs.setdefault("dashboard_address", "127.0.0.1:0")
+    kwargs.setdefault("worker_dashboard_address", "127.0.0.1:0")
     saved = {name: os.environ.get(name) for name in environ}
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):

@@ -42,10 +42,11 @@ class KernelShard:
     Parameters
     ----------
     job : dict
-        ``data`` (dataset directory or URL), ``shuffle``, ``seed``, ``limit`` (rows of the stream or
-        None), ``kernel_pool`` (spec string), ``scaler`` (:meth:`Scaler.to_dict`) and ``classes`` (the
-        dataset's sorted internal labels: a multi-class model learns their indices, as the
-        estimator codes them).
+        ``data`` (dataset directory or URL), ``shuffle``, ``seed``, ``start`` and ``limit`` (the
+        stream's first row and its end, or None), ``offset`` (rows the model had seen at the
+        stream's first row: a warm start), ``kernel_pool`` (spec string), ``scaler``
+        (:meth:`Scaler.to_dict`) and ``classes`` (the dataset's sorted internal labels: a
+        multi-class model learns their indices, as the estimator codes them).
     kernels : sequence of int
     state : dict
         Where the model starts: ``{"checkpoint": DIR}`` (a saved model, read here) or
@@ -71,9 +72,12 @@ class KernelShard:
         # labels as the engine takes them: ±1 (binary model) or class indices (multi-class model; a
         # binary dataset's internal labels are ±1, e.g. for OM-2)
         self.classes = np.asarray(job["classes"]) if self.engine.n_classes > 1 else None
-        stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], stop=job["limit"])
-        self.cursor = stream.cursor(self.engine.n_seen)
-        self._rows_read = self.engine.n_seen
+        stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], start=job.get("start", 0),
+                             stop=job["limit"])
+        # the engine counts rows over the model's life; a warm start's stream begins at row ``offset``
+        offset = int(job.get("offset", 0))
+        self.cursor = stream.cursor(self.engine.n_seen - offset)
+        self._rows_read = self.engine.n_seen - offset
         self._last = None  # (X, ‖x‖²) of the last round, until the coordinator says which rows to keep
         self._labels = None  # the last round's labels (row-split rounds)
         self._ahead = None  # (n, future of the next round's rows), read while this shard would idle

@@ -80,7 +80,7 @@ def online_predictions(model, y, outcome) -> np.ndarray:
     return classes[np.where(outcome["mistakes"], wrong, truth)]
 
 
-def progressive_score(model, stream, *, classes=None, transform=None, progress=None) -> Trace:
+def progressive_score(model, stream, *, classes=None, transform=None, progress=None, on_outcome=None) -> Trace:
     """Run ``model`` test-then-train over ``stream`` and return a :class:`Trace`.
 
     Parameters
@@ -90,6 +90,8 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
     classes : every class, if the first block may lack some (default: the labels of the first block)
     transform : callable applied to each X block before learning (e.g. a fitted Scaler's transform)
     progress : callable ``progress(n_rows_in_block)``, e.g. a progress bar's ``update``
+    on_outcome : callable ``on_outcome(outcome)`` with each block's online outcome (``mistakes`` per
+        row, ``score``), e.g. to keep the row-by-row mistakes a trace sums up per block
 
     Examples
     --------
@@ -133,6 +135,8 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
         trace.instances_per_second.append(n / learn if learn > 0 else float("nan"))
         if progress is not None:
             progress(len(y))
+        if on_outcome is not None:
+            on_outcome(outcome)
     if n == 0:
         raise ValueError("the stream is empty: progressive_score needs at least one instance")
     trace.confusion = confusion.tolist()

@@ -1,0 +1,71 @@
+"""Airflow DAG (Airflow 3): nightly retraining of one stored model with the ``omkl`` command line.
+
+Copy this file into Airflow's ``dags/`` folder (or point ``dags_folder`` at it). Airflow imports
+nothing of omkl-dist: every task is a shell command running the ``omkl`` executable of the
+environment where omkl-dist is installed, so numba, Dask and the data stay out of the scheduler.
+
+Tasks, in order, for the run's logical date ``{{ ds }}`` (never the wall clock, so a rerun or a
+backfill of a day sees the same window and the retrain returns the same version):
+
+1. ``ingest``  -- ``omkl schedule ingest``: the day's file is ingested into ``WORK/windows/<day>``
+   (an ingested dataset is used as it is); it prints the dataset's path, the next task's input.
+2. ``retrain`` -- ``omkl retrain`` on that window: continue the champion, gate, publish; the
+   report and plots go to ``WORK/reports/<day>``. Exit 75 (the store is locked) is retried.
+3. ``report``  -- ``omkl report``: the store's version history drawn into ``WORK/reports/<day>/history``.
+
+Settings, read from the environment when Airflow parses the file:
+
+=====================  ==================================================================
+``OMKL_BIN``           the ``omkl`` executable (default ``omkl`` on the PATH)
+``OMKL_STORE``         the model store's folder
+``OMKL_MODEL``         the model's name in the store (default ``nightly``)
+``OMKL_SOURCE``        each day's window with ``{date}`` for the day, e.g. ``/data/in/{date}.csv``
+``OMKL_WORK``          folder for ingested windows and reports
+``OMKL_RETRAIN_ARGS``  further ``omkl retrain`` options (first run: ``--algo spa``; ``--gate``, ...)
+``OMKL_SCHEDULE``      the cron schedule (default ``30 2 * * *``, 02:30 UTC)
+=====================  ==================================================================
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from datetime import datetime, timedelta, timezone
+
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import DAG
+
+OMKL = shlex.quote(os.environ.get("OMKL_BIN", "omkl"))
+STORE = shlex.quote(os.environ.get("OMKL_STORE", "/var/lib/omkl/store"))
+MODEL = shlex.quote(os.environ.get("OMKL_MODEL", "nightly"))
+SOURCE = shlex.quote(os.environ.get("OMKL_SOURCE", "/var/lib/omkl/incoming/{date}.csv"))
+WORK = os.environ.get("OMKL_WORK", "/var/lib/omkl/work")
+RETRAIN_ARGS = os.environ.get("OMKL_RETRAIN_ARGS", "")
+DAY = "{{ ds }}"
+REPORTS = shlex.quote(os.path.join(WORK, "reports")) + "/" + DAY
+
+with DAG(
+    dag_id="omkl_retrain",
+    description="Nightly: ingest the day's window, retrain the champion on it (gated), draw the report",
+    schedule=os.environ.get("OMKL_SCHEDULE", "30 2 * * *"),
+    start_date=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    catchup=False,
+    max_active_runs=1,
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
+    tags=["omkl-dist"],
+) as dag:
+    ingest = BashOperator(
+        task_id="ingest",
+        bash_command=f"{OMKL} schedule ingest --source {SOURCE} --work {shlex.quote(WORK)} --date {DAY}",
+    )
+    retrain = BashOperator(
+        task_id="retrain",
+        bash_command=(f"{OMKL} retrain --store {STORE} --model {MODEL} "
+                      "--data \"{{ ti.xcom_pull(task_ids='ingest') }}\" "
+                      f"--report-dir {REPORTS} --quiet {RETRAIN_ARGS}"),
+    )
+    report = BashOperator(
+        task_id="report",
+        bash_command=f"{OMKL} report --store {STORE} --model {MODEL} --out {REPORTS}/history",
+    )
+    ingest >> retrain >> report

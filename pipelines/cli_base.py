@@ -1,0 +1,34 @@
+"""What every ``omkl`` command shares: bad input as one line and a documented exit status."""
+
+from __future__ import annotations
+
+import click
+
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.outputs import OutputBusy
+
+EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
+
+
+class CommandGroup(click.Group):
+    """Turn known bad-input errors into a one-line message and exit status 2 (75 when an output is
+    being written by another process, 130 on Ctrl-C)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.Exit:  # --help, --version (a RuntimeError subclass)
+            raise
+        except OutputBusy as exc:
+            click.echo(f"busy: {exc}", err=True)
+            ctx.exit(EXIT_BUSY)
+        except KeyboardInterrupt:
+            click.echo("interrupted: nothing half-written was kept", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+        except MemoryError:
+            click.echo("error: out of memory; use a smaller input, budget or block size", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        except (DataError, ValueError, OverflowError, OSError, ConnectionError, TimeoutError, RuntimeError) as exc:
+            # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)

@@ -1,0 +1,150 @@
+"""``omkl predict``: a saved model's predictions for a dataset or file, written as parquet.
+
+The rows are read, scaled with the model's own scaler and predicted ``block_rows`` at a time, and
+each block is written as one parquet row group, so memory stays bounded by a block whatever the
+number of rows. On a Dask cluster (``scheduler``) each task predicts one block on a worker (the
+model is read there once per worker) and the blocks are written in order as they arrive, with a
+bounded number in flight. Columns: ``row`` (position in the input), ``label`` (the predicted class,
+as the original label), ``decision`` (the decision value: the binary score, or the winning class's
+score), ``decision_<class>`` (multi-class: every class's score) and ``true_label`` (the input's own
+label). The schema's metadata records the model that made them (store, name, version, hashes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from omkl_dist.storage.layout import META
+from omkl_dist.storage.location import is_remote, location, text
+from omkl_dist.storage.outputs import PREDICTIONS, PREDICTIONS_MARKER, atomic_output, check_output
+
+BLOCK_ROWS = 16_384
+
+
+def model_labels(meta: dict, classes) -> list[str]:
+    """The original label (as text) of each of the model's classes, from the label map it was trained with."""
+    pairs = (meta.get("lineage") or {}).get("label_map") or meta.get("label_map")
+    if not pairs:  # a model saved without its label map: its internal labels
+        return [str(c) for c in classes]
+    by_internal = {int(internal): str(original) for original, internal in pairs}
+    return [by_internal.get(int(c), str(c)) for c in classes]
+
+
+@lru_cache(maxsize=4)
+def _cached_model(path: str, meta_sha256: str):
+    from omkl_dist.persistence import load_model
+
+    return load_model(path)
+
+
+def predict_block(model, scaler, X) -> dict:
+    """Predictions of one block: label index, decision value, every class's score (multi-class)."""
+    scores = np.asarray(model.decision_function(scaler.transform(X)), dtype=np.float64)
+    if scores.ndim == 1:
+        index = (scores >= 0.0).astype(np.int64)
+        return {"index": index, "decision": scores}
+    index = np.argmax(scores, axis=1)
+    return {"index": index, "decision": scores[np.arange(len(index)), index], "scores": scores}
+
+
+def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int) -> dict:
+    """Task: rows ``lo:hi`` of an ingested dataset predicted on a worker (the model read once per worker)."""
+    from omkl_dist.storage import open_stream
+
+    model, scaler, _ = _cached_model(model_path, meta_sha256)
+    X, y = next(iter(open_stream(data, block_size=hi - lo, start=lo, stop=hi)))
+    return {**predict_block(model, scaler, X), "y": y}
+
+
+def _source(data, block_rows: int, label_column=None):
+    """``(n_rows, data label map, iterator of (lo, X, y))`` for an ingested dataset or a file."""
+    from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
+
+    path = location(data)
+    if is_remote(path) or (path.is_dir() and (path / META).is_file()):
+        stream = open_stream(path, block_size=block_rows)
+
+        def blocks():
+            lo = 0
+            for X, y in stream:
+                yield lo, X, y
+                lo += len(y)
+
+        return stream.n_rows, stream.label_map, blocks()
+    ds = read_dataset(resolve_dataset(str(data)), label_column=label_column)
+    return len(ds.y), ds.label_map, ((lo, ds.X[lo:lo + block_rows], ds.y[lo:lo + block_rows])
+                                     for lo in range(0, len(ds.y), block_rows))
+
+
+def predict(model_dir, data, out, *, made_by: dict, block_rows: int = BLOCK_ROWS, scheduler=None,
+            overwrite: bool = False, inputs=(), label_column=None) -> dict:
+    """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``."""
+    from omkl_dist.persistence import load_model
+
+    if block_rows < 1:
+        raise ValueError(f"--block-rows must be >= 1, got {block_rows}")
+    out = check_output(out, PREDICTIONS, overwrite=overwrite, option="--out",
+                       inputs=[("data", location(data)), ("model", model_dir), *inputs])
+    model, scaler, meta = load_model(model_dir)
+    labels = model_labels(meta, model.classes_)
+    n_rows, data_map, blocks = _source(data, block_rows, label_column)
+    coded = sorted((int(internal), str(original)) for original, internal in data_map)
+    truth_codes = np.array([c for c, _ in coded], dtype=np.int64)
+    truth_names = np.array([name for _, name in coded], dtype=object)
+    record = {**made_by, "model_meta_sha256": meta["meta_sha256"], "algorithm": meta["algorithm"],
+              "data": text(location(data)), "n_rows": n_rows, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    fields = [("row", pa.int64()), ("label", pa.string()), ("decision", pa.float64())]
+    if len(labels) > 2:
+        fields += [(f"decision_{name}", pa.float64()) for name in labels]
+    fields.append(("true_label", pa.string()))
+    schema = pa.schema(fields, metadata={PREDICTIONS_MARKER: json.dumps(record).encode()})
+    t0 = time.perf_counter()
+    correct = 0
+    label_array = np.asarray(labels, dtype=object)
+    with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
+        with pq.ParquetWriter(str(tmp), schema) as writer:
+            results = (_on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows) if scheduler else
+                       ((lo, {**predict_block(model, scaler, X), "y": y}) for lo, X, y in blocks))
+            for lo, result in results:
+                predicted = label_array[result["index"]]
+                true = truth_names[np.searchsorted(truth_codes, result["y"])]
+                correct += int(np.sum(predicted == true))
+                columns = {"row": np.arange(lo, lo + len(predicted), dtype=np.int64), "label": predicted,
+                           "decision": result["decision"]}
+                if "scores" in result:
+                    columns.update({f"decision_{name}": result["scores"][:, k] for k, name in enumerate(labels)})
+                columns["true_label"] = true
+                writer.write_table(pa.table(columns, schema=schema))
+    seconds = time.perf_counter() - t0
+    return {**made_by, "out": str(out), "rows": n_rows, "accuracy": correct / n_rows if n_rows else None,
+            "seconds": seconds, "rows_per_second": n_rows / seconds if seconds > 0 else None,
+            "where": f"dask {scheduler}" if scheduler else "in-process"}
+
+
+def _on_cluster(scheduler: str, model_dir, meta: dict, data, n_rows: int, block_rows: int, in_flight: int = 8):
+    """``(lo, result)`` per block, in order, predicted by tasks on the cluster (at most ``in_flight`` at once)."""
+    from omkl_dist.cluster.local import connect
+    from omkl_dist.storage.location import is_url
+
+    path = location(data)
+    if not (is_url(data) or (path.is_dir() and (path / META).is_file())):
+        raise ValueError("predicting on a cluster reads an ingested dataset on the workers; ingest the file first "
+                         "(omkl data ingest FILE --out DIR) or drop --scheduler")
+    pending = deque()
+    with connect(scheduler) as client:
+        for lo in range(0, n_rows, block_rows):
+            pending.append((lo, client.submit(predict_task, text(location(model_dir)), meta["meta_sha256"], text(path),
+                                              lo, min(lo + block_rows, n_rows), pure=False)))
+            if len(pending) >= in_flight:
+                first, future = pending.popleft()
+                yield first, future.result()
+        while pending:
+            first, future = pending.popleft()
+            yield first, future.result()

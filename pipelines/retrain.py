@@ -1,0 +1,414 @@
+"""``omkl retrain``: learn a model further on one new window of data, gate it, publish it.
+
+1. The window (rows of an ingested dataset, named explicitly) is split into a training head and a
+   held-out tail. Its content hash, the champion it starts from, the parameters and the code
+   version form the retrain *key*: a rerun with the same key returns the version already made.
+2. The champion's mistakes on the window (predicting each row before its label is used, as when it
+   serves) feed a Page-Hinkley drift test; ``when="drift"`` stops here unless drift was signalled.
+3. The challenger: an online model (OMKC family, OM-2, SPA, OKS, the budget baselines) continues
+   from the champion's exact state over the head -- in this process or on a Dask cluster, the same
+   model bit for bit; a batch model (MKBoost, SimpleMKL, Lp-MKL) is refitted on the head.
+4. The gate: champion and challenger predict the tail; the challenger is promoted if its mistake
+   rate is at most the champion's plus ``gate``. A first version (no champion) is promoted.
+5. The challenger is saved into the store's staging area (outside the lock), then published under
+   the lock (:class:`~omkl_dist.storage.model_store.ModelStore`); the report and its plots follow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shutil
+import sys
+import time
+from importlib import metadata
+
+import numpy as np
+
+from omkl_dist.evaluation import progressive_score
+from omkl_dist.evaluation.drift import PageHinkley
+from omkl_dist.persistence import load_model, save_model
+from omkl_dist.preprocessing import Scaler
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.model_store import CHAMPION, REPORTS, ModelStore
+from omkl_dist.storage.views import feature_groups
+
+from .window import Window, open_window
+
+PACKAGES = ("numpy", "scipy", "numba", "scikit-learn", "dask", "distributed", "zarr", "pyarrow")
+SCALER_ROWS = 10_000  # a first version's scaler is fitted on the head's first rows (as `omkl run` on a stream)
+WHEN = ("always", "drift")
+
+
+def code_version() -> dict:
+    """This omkl-dist: the package version and a hash of its sources (an edit changes the key)."""
+    from omkl_dist._numba_cache import sources_digest
+
+    return {"omkl-dist": metadata.version("omkl-dist"), "sources": sources_digest()}
+
+
+def package_versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _kind(algo: str) -> str:
+    from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
+
+    if algo in ALGORITHMS:
+        return "online"
+    if algo in BATCH_ALGORITHMS:
+        return "batch"
+    raise ValueError(f"unknown --algo {algo!r}; choose an online one ({', '.join(sorted(ALGORITHMS))}) or a batch "
+                     f"one ({', '.join(sorted(BATCH_ALGORITHMS))})")
+
+
+def _algo_of(meta: dict) -> str:
+    from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
+
+    by_class = {cls.__name__: name for name, cls in [*ALGORITHMS.items(), *BATCH_ALGORITHMS.items()]}
+    return by_class[meta["algorithm"]]
+
+
+# ------------------------------------------------------------------------------------------------ the job
+def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None, params=None, block_size=256,
+            seed=0, scaling="none", holdout=0.2, gate=0.0, when="always", scheduler=None, report_dir=None,
+            plots=True, lock_timeout=30.0, drift=None, show_progress=False) -> dict:
+    """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists)."""
+    t0 = time.perf_counter()
+    if when not in WHEN:
+        raise ValueError(f"--when must be one of {', '.join(WHEN)}, got {when!r}")
+    if not (np.isfinite(gate) and gate >= 0):
+        raise ValueError(f"--gate must be a tolerance >= 0 (a share of the held-out rows), got {gate}")
+    store = ModelStore(store_root, name, lock_timeout=lock_timeout)
+    window = open_window(data, rows=rows, partition=partition, holdout=holdout)
+    champion = _load_champion(store)
+    setting = _setting(champion, algo, params or {}, block_size, seed, scaling)
+    _check_window(window, champion)
+    key, window_key = _keys(champion, window, setting, holdout)
+    summary = {"model": name, "store": str(store.root), "window": window.describe(), "key": key,
+               "window_key": window_key, "parent": champion["version"] if champion else None}
+    found = _done_before(store, champion, key, window_key)
+    if found is not None:  # the same run was done: return its version, train nothing
+        return {**summary, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION),
+                "seconds": time.perf_counter() - t0}
+    detector = drift or PageHinkley()
+    watch = _watch(champion, window, detector)
+    if when == "drift" and champion is not None and not watch["alarms"]:
+        summary.update(status="skipped", reason="no drift signalled on the window", drift=watch["drift"],
+                       champion=champion["version"], seconds=time.perf_counter() - t0)
+        _write_report(store, summary, watch, None, report_dir, plots, f"skipped-{window.sha256()[:12]}")
+        return summary
+    fit = _train(champion, window, setting, scheduler, show_progress)
+    challenger_mistakes = _mistakes(fit["model"], fit["scaler"], window, window.split, window.stop)
+    decision = _gate(watch, challenger_mistakes, gate)
+    lineage = {**summary, "packages": package_versions(), "code": code_version(), "algo": setting["algo"],
+               "params": setting["params"], "seed": setting["seed"],
+               "block_size": setting["block_size"], "scaling": setting["scaling"], "holdout": holdout,
+               "label_map": window.label_map, "gate": decision, "drift": watch["drift"],
+               "metrics": {"holdout_mistake_rate": decision["challenger"], "train": fit["metrics"]},
+               "where": fit["where"], "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    staged = store.staging_dir()
+    try:
+        save_model(fit["model"], staged / "model", scaler=fit["scaler"], extra_meta={"lineage": lineage},
+                   option="the model store's staging folder")
+        published = store.publish(staged / "model", reason=decision["decision"], promote=decision["promote"],
+                                  expect_champion=summary["parent"], key=key)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    status = "exists" if published["existing"] else ("promoted" if published["promoted"] else "kept")
+    if decision["promote"] and not published["promoted"] and not published["existing"]:
+        decision = {**decision, "decision": f"not promoted: the champion changed to version {published['champion']} "
+                                            "while this one trained (it stays a non-champion version)"}
+    summary.update(status=status, version=published["version"], champion=published["champion"], gate=decision,
+                   drift=watch["drift"], train=fit["metrics"], where=fit["where"],
+                   seconds=time.perf_counter() - t0)
+    if not published["existing"]:
+        summary["report"] = _write_report(store, summary, watch, {**fit, "holdout": challenger_mistakes},
+                                          report_dir, plots, f"v{published['version']}")
+    return summary
+
+
+def _load_champion(store: ModelStore):
+    if CHAMPION not in store.aliases():
+        return None
+    version = store.resolve(CHAMPION)
+    path = store.path(version)
+    model, scaler, meta = load_model(path)  # every array's hash checked: an edited version is refused here
+    lineage = meta.get("lineage") or {}
+    if not lineage:
+        raise DataError("the champion has no lineage (it was not made by omkl retrain)", path=path,
+                        fix="promote a version made by omkl retrain")
+    return {"version": version, "model": model, "scaler": scaler, "meta": meta, "lineage": lineage,
+            "meta_sha256": meta["meta_sha256"]}
+
+
+def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
+    """What is trained: the champion's own algorithm and parameters (an online model continues with
+    them), or ``algo`` and ``params`` on a first run or a batch refit."""
+    if champion is None:
+        if algo is None:
+            raise ValueError("the store has no champion for this model yet: give --algo (and its --param) for the "
+                             "first version")
+        kind = _kind(algo)
+        return {"algo": algo, "kind": kind, "params": dict(params), "block_size": block_size, "seed": seed,
+                "scaling": scaling}
+    lineage = champion["lineage"]
+    own = lineage["algo"]
+    if algo is not None and algo != own:
+        raise ValueError(f"the champion is a {own} model; --algo {algo} cannot continue it (give no --algo, or "
+                         "publish under another model name)")
+    kind = _kind(own)
+    if kind == "online" and params and any(lineage["params"].get(k) != v for k, v in params.items()):
+        raise ValueError(f"an online model continues with its own parameters {lineage['params']}; --param "
+                         f"{params} differs (publish under another model name to start afresh)")
+    merged = {**lineage["params"], **params} if kind == "batch" else lineage["params"]
+    return {"algo": own, "kind": kind, "params": merged, "block_size": lineage["block_size"], "seed": lineage["seed"],
+            "scaling": lineage["scaling"]}
+
+
+def _check_window(window: Window, champion) -> None:
+    """A window the champion can take: its features, and labels coded as the champion's."""
+    if champion is None:
+        return
+    lineage = champion["lineage"]
+    want = int(champion["model"].n_features_in_)
+    if int(window.meta["n_features"]) != want:
+        raise DataError(f"the window has {window.meta['n_features']} features, the champion (version "
+                        f"{champion['version']}) {want}: nothing was published", path=window.data,
+                        fix="give a window of the same table (the same columns, in order)")
+    known = {json.dumps(original): internal for original, internal in lineage["label_map"]}
+    for original, internal in window.label_map:
+        if known.get(json.dumps(original)) != internal:
+            raise DataError(f"the window's label {original!r} (coded {internal}) is not one of the champion's labels "
+                            f"{[o for o, _ in lineage['label_map']]} with the same coding: nothing was published",
+                            path=window.data,
+                            fix="ingest the window with the champion's classes (omkl data ingest --classes ...), or "
+                                "start a new model name for a new label set")
+
+
+def _keys(champion, window: Window, setting: dict, holdout: float) -> tuple[str, str]:
+    """``(key, window_key)``: the retrain's identity -- the parent and the window key -- and the
+    window key alone: the data, the settings and the code."""
+    body = {"data": window.sha256(), "algo": setting["algo"], "params": setting["params"], "seed": setting["seed"],
+            "block_size": setting["block_size"], "scaling": setting["scaling"], "holdout": holdout,
+            "code": code_version()}
+    window_key = _digest(body)
+    parent = None if champion is None else [champion["version"], champion["meta_sha256"]]
+    return _digest({"parent": parent, "window": window_key}), window_key
+
+
+def _digest(body) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _done_before(store: ModelStore, champion, key: str, window_key: str):
+    """The version this very retrain made already: one from the same parent (it was kept, or the
+    champion was changed since by hand), or the champion itself when it was made from this window
+    (a rerun after its promotion must not train it on its own window again)."""
+    found = store.find(key)
+    if found is None and champion is not None and champion["lineage"].get("window_key") == window_key:
+        found = champion["version"]
+    return found
+
+
+def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock_timeout: float = 30.0) -> dict:
+    """Publish a model saved by ``omkl run --model-out`` or ``omkl submit --out`` as a new version of
+    ``name`` (its lineage read from its own metadata), and make it the champion if ``promote``.
+    Importing the same saved model again returns the version it became."""
+    store = ModelStore(store_root, name, lock_timeout=lock_timeout)
+    model, scaler, meta = load_model(model_dir)  # every hash checked
+    if not meta.get("label_map"):
+        raise DataError("the saved model does not record its label map (saved by an older omkl-dist)",
+                        path=model_dir, fix="save it again with this version (omkl run --model-out / omkl submit)")
+    key = hashlib.sha256(json.dumps(["import", meta["meta_sha256"]]).encode()).hexdigest()
+    found = store.find(key)
+    if found is not None:
+        return {"model": name, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION)}
+    params = {k: v for k, v in meta["params"].items() if k not in ("block_size", "random_state", "feature_groups")}
+    trained = meta.get("trained_on") or {}
+    champion = store.aliases().get(CHAMPION)
+    lineage = {"model": name, "key": key, "parent": None, "imported_from": str(model_dir),
+               "window": {"source": trained.get("data"), "rows": [0, int(getattr(model, "n_samples_seen_", 0))],
+                          "sha256": None},
+               "packages": package_versions(), "code": code_version(), "algo": _algo_of(meta), "params": params,
+               "seed": int(meta.get("engine", {}).get("seed", trained.get("seed", 0))),
+               "block_size": meta["params"].get("block_size"), "scaling": scaler.method,
+               "label_map": meta["label_map"], "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "gate": {"metric": "holdout mistake rate", "champion": None, "challenger": None,
+                        "promote": promote, "decision": "imported" + (" and promoted" if promote else "")}}
+    staged = store.staging_dir()
+    try:
+        save_model(model, staged / "model", scaler=scaler,
+                   extra_meta={k: v for k, v in meta.items() if k in ("trained_on", "report", "label_map")}
+                   | {"lineage": lineage}, option="the model store's staging folder")
+        published = store.publish(staged / "model", reason=lineage["gate"]["decision"], promote=promote,
+                                  expect_champion=champion, key=key)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    return {"model": name, "status": "exists" if published["existing"] else "imported", **published}
+
+
+# ------------------------------------------------------------------------------------------------ steps
+def _mistakes(model, scaler, window: Window, lo: int, hi: int) -> np.ndarray:
+    """0/1 per row of ``lo:hi``: whether ``model`` (not learning) predicts it wrong."""
+    out = []
+    for X, y in window.blocks(lo, hi, 16_384, scaler):
+        out.append(model.predict(X) != y)
+    return np.concatenate(out).astype(np.float64) if out else np.empty(0)
+
+
+def _watch(champion, window: Window, detector) -> dict:
+    """The champion's mistakes over the window and the drift test on them."""
+    if champion is None:
+        return {"mistakes": None, "alarms": [], "drift": {**detector.to_dict(), "alarms": [], "checked_rows": 0,
+                                                           "note": "no champion yet: nothing to watch"}}
+    mistakes = _mistakes(champion["model"], champion["scaler"], window, window.start, window.stop)
+    # against the rate the champion showed on its own gate's held-out rows, when it has one
+    reference = (champion["lineage"].get("gate") or {}).get("challenger")
+    alarms = [window.start + int(i) for i in detector.alarms(mistakes, reference=reference)]
+    return {"mistakes": mistakes, "alarms": alarms,
+            "drift": {**detector.to_dict(), "alarms": alarms, "checked_rows": len(mistakes), "reference": reference,
+                      "champion_mistake_rate": float(mistakes.mean())}}
+
+
+def _gate(watch, challenger_mistakes: np.ndarray, tolerance: float) -> dict:
+    challenger = float(challenger_mistakes.mean())
+    if watch["mistakes"] is None:
+        return {"metric": "holdout mistake rate", "champion": None, "challenger": challenger,
+                "tolerance": tolerance, "promote": True, "decision": "first version: published and promoted"}
+    held = len(challenger_mistakes)
+    champion = float(watch["mistakes"][-held:].mean())  # the same tail rows
+    promote = challenger <= champion + tolerance
+    verdict = "promoted" if promote else "kept the champion"
+    return {"metric": "holdout mistake rate", "champion": champion, "challenger": challenger, "tolerance": tolerance,
+            "promote": promote,
+            "decision": f"{verdict}: challenger {100 * challenger:.2f} % vs champion {100 * champion:.2f} % "
+                        f"+ tolerance {100 * tolerance:.2f} pt on {held} held-out rows"}
+
+
+def _train(champion, window: Window, setting: dict, scheduler, show_progress) -> dict:
+    if setting["kind"] == "batch":
+        return _refit_batch(window, setting, scheduler)
+    if scheduler:
+        return _continue_on_cluster(champion, window, setting, scheduler, show_progress)
+    return _continue_here(champion, window, setting, show_progress)
+
+
+def _fresh_online(window: Window, setting: dict):
+    from .run import make_stream_estimator
+
+    return make_stream_estimator(setting["algo"], setting["params"], n_rows=window.split - window.start,
+                                 block_size=setting["block_size"], seed=setting["seed"],
+                                 feature_groups=feature_groups(window.meta))
+
+
+def _first_scaler(window: Window, setting: dict) -> Scaler:
+    from omkl_dist.storage import open_stream
+
+    stream = open_stream(window.data, block_size=4096, start=window.start, stop=window.split)
+    return Scaler(setting["scaling"]).fit_prefix(stream, min(stream.n_rows, SCALER_ROWS))
+
+
+def _continue_here(champion, window: Window, setting: dict, show_progress) -> dict:
+    if champion is None:
+        model, scaler = _fresh_online(window, setting), _first_scaler(window, setting)
+        classes = sorted(internal for _, internal in window.label_map)
+    else:
+        model, scaler, classes = champion["model"], champion["scaler"], None
+    bar = _bar(window.split - window.start, f"{setting['algo']} retrain", show_progress)
+    mistakes = []
+    feed = model.feed_rows()
+    seen = int(getattr(model, "n_samples_seen_", 0))
+    try:
+        # fed whole rounds at a time, cut where the model's life is at a multiple of ``feed`` rows:
+        # the model a single run and a cluster run of the same rows give, bit for bit
+        trace = progressive_score(model, window.blocks(window.start, window.split, feed, scaler,
+                                                       first=feed - seen % feed),
+                                  classes=classes, progress=bar.update,
+                                  on_outcome=lambda outcome: mistakes.append(outcome["mistakes"]))
+    finally:
+        bar.close()
+    return {"model": model, "scaler": scaler, "trace": trace.to_dict(), "metrics": _online_metrics(trace.summary()),
+            "head_mistakes": np.concatenate(mistakes), "where": "in-process"}
+
+
+def _continue_on_cluster(champion, window: Window, setting: dict, scheduler: str, show_progress) -> dict:
+    from omkl_dist.cluster.local import connect
+    from omkl_dist.distributed.engine import DaskEngine
+
+    if champion is None:
+        model, scaler, warm = _fresh_online(window, setting), _first_scaler(window, setting), False
+    else:
+        model, scaler, warm = champion["model"], champion["scaler"], True
+    n0 = int(model.n_samples_seen_) if warm else 0
+    history = []
+    with connect(scheduler) as client:
+        fit = DaskEngine(client).fit(model, window.data, permute=False, start=window.start,
+                                     limit=window.split - window.start, warm_start=warm, scaler=scaler,
+                                     on_progress=lambda p: history.append((p["n_seen"] - n0, p["n_mistakes"])))
+    model = fit.model
+    n, mistakes = int(model.n_samples_seen_) - n0, int(model.mistakes_) - (history[0][1] if history else 0)
+    summary = {"n": n, "mistakes": mistakes, "mistake_rate": mistakes / max(n, 1), "seconds": fit.seconds,
+               "instances_per_second": n / fit.seconds if fit.seconds > 0 else None,
+               "n_support": {"total": int(model.n_support_.sum()),
+                             "per_kernel": dict(zip(model.active_kernel_names_, model.n_support_.tolist()))}}
+    trace = {"n_seen": [h[0] for h in history[1:]],
+             "mistake_rate": [(m - history[0][1]) / max(s, 1) for s, m in history[1:]],
+             "kernel_names": list(model.active_kernel_names_), "summary": summary}
+    return {"model": model, "scaler": fit.scaler, "trace": trace, "metrics": _online_metrics(summary),
+            "where": f"dask {scheduler} ({fit.n_workers} workers)"}
+
+
+def _online_metrics(summary: dict) -> dict:
+    keep = ("n", "mistakes", "mistake_rate", "seconds", "instances_per_second", "n_support")
+    return {k: summary[k] for k in keep if k in summary}
+
+
+def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
+    """A batch model fitted on the window's head; MKBoost's per-kernel SVMs as tasks on the cluster
+    when there is one (SimpleMKL and Lp-MKL run in this process)."""
+    from omkl_dist.algorithms.registry import BATCH_ALGORITHMS
+
+    from .fit import executor_for
+
+    X, y = window.read(window.start, window.split)
+    scaler = Scaler(setting["scaling"]).fit(X)
+    cls = BATCH_ALGORITHMS[setting["algo"]]
+    params = dict(setting["params"])
+    if "random_state" in cls().get_params():
+        params.setdefault("random_state", setting["seed"])
+    model = cls(**params)
+    on_cluster = bool(scheduler) and "executor" in cls().get_params()
+    t0 = time.perf_counter()
+    with executor_for(scheduler if on_cluster else None, 1) as executor:
+        if on_cluster:
+            model.set_params(executor=executor)
+        model.fit(scaler.transform(X), y)
+    if on_cluster:
+        model.set_params(executor=None)  # a handle on the cluster, not part of the model
+    seconds = time.perf_counter() - t0
+    where = (f"dask {scheduler} (per-kernel SVMs)" if on_cluster else
+             "in-process" + (f" ({setting['algo']} has no cluster part)" if scheduler else ""))
+    return {"model": model, "scaler": scaler, "trace": None, "where": where,
+            "metrics": {"n": int(len(y)), "seconds": seconds, "instances_per_second": len(y) / seconds}}
+
+
+def _bar(total, desc, show):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="inst", desc=desc, disable=not show, file=sys.stderr, dynamic_ncols=True)
+
+
+def _write_report(store: ModelStore, summary: dict, watch: dict, fit, report_dir, plots: bool, folder: str) -> str:
+    from .report import retrain_report, write_report
+
+    target = report_dir if report_dir is not None else store.dir / REPORTS / folder
+    document = retrain_report(summary, watch, fit, store)
+    return str(write_report(document, target, plots=plots))

@@ -1,0 +1,109 @@
+"""Scheduled retraining without a scheduler of our own: a crontab line, and the one command it runs.
+
+``omkl schedule window`` is one scheduled run: the day's window (a file is ingested into
+``WORK/windows/<day>`` first; an ingested dataset is used as it is) and ``omkl retrain`` on it,
+printing one JSON line. ``omkl schedule cron`` prints the crontab line that runs it every night
+under ``flock`` (an overlapping run exits 75 at once and is not started) and appends the JSON line
+to ``WORK/runs.jsonl``. The day is always explicit (``--date``; cron's line computes it from the
+clock once, at the start), so a rerun of a day is the same window and the same retrain key.
+The Airflow DAG (:mod:`.airflow_dag`) runs the same steps as separate tasks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.layout import META
+
+from .cli_base import EXIT_BAD_INPUT
+
+
+def _day(day: str) -> str:
+    try:
+        return dt.date.fromisoformat(day).isoformat()
+    except (TypeError, ValueError):
+        raise ValueError(f"--date must be a day as YYYY-MM-DD, got {day!r}") from None
+
+
+def _omkl() -> str:
+    """The ``omkl`` executable of this installation (what the crontab line runs)."""
+    found = Path(sys.executable).with_name("omkl")
+    return str(found) if found.exists() else (shutil.which("omkl") or "omkl")
+
+
+def cron_line(*, store, name: str, source: str, work, at: str = "30 2 * * *", days_back: int = 1,
+              retrain_args: str = "", omkl: str | None = None) -> str:
+    """The crontab line of a nightly retrain of ``name`` on the window ``source`` of the day before."""
+    fields = at.split()
+    if len(fields) != 5:
+        raise ValueError(f"--at must be a cron schedule of 5 fields (minute hour day month weekday), got {at!r}")
+    if "{date}" not in source:
+        raise ValueError(f"--source must contain {{date}} (each night's window is another file), got {source!r}")
+    work = Path(work).expanduser().absolute()
+    store = Path(store).expanduser().absolute()
+    omkl = omkl or _omkl()
+    # cron gives % a meaning of its own (a newline) unless escaped; sh drops the backslash again
+    day = f"$(date -u -d '{days_back} day ago' +\\%F)"
+    command = " ".join([
+        "mkdir -p", shlex.quote(str(work)), "&&",
+        "flock -n -E 75", shlex.quote(str(work / ".omkl-schedule.lock")),
+        shlex.quote(omkl), "schedule window",
+        "--store", shlex.quote(str(store)), "--model", shlex.quote(name),
+        "--source", shlex.quote(source.replace("%", "\\%")), "--work", shlex.quote(str(work)),
+        "--date", f'"{day}"',
+        *(["--retrain-args", shlex.quote(retrain_args.replace("%", "\\%"))] if retrain_args else []),
+        ">>", shlex.quote(str(work / "runs.jsonl")), "2>>", shlex.quote(str(work / "runs.err")),
+    ])
+    return " ".join(fields) + " " + command
+
+
+def run_window(*, store, name: str, source: str, work, day: str, retrain_args: str = "") -> tuple[dict, int]:
+    """Ingest (if needed) and retrain on one day's window; returns (the JSON summary, the exit status)."""
+    base = {"model": name, "date": day, "source": source}
+    try:
+        data = ingest_window(source, work, day)
+    except (DataError, ValueError, OSError) as exc:
+        return {**base, "status": "error", "exit": EXIT_BAD_INPUT, "error": str(exc)}, EXIT_BAD_INPUT
+    command = [sys.executable, "-m", "omkl_dist.pipelines.cli", "retrain", "--store", str(store), "--model", name,
+               "--data", str(data), "--quiet", *shlex.split(retrain_args)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    lines = done.stdout.strip().splitlines()
+    try:
+        summary = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        summary = {"status": "error", "exit": done.returncode, "error": "retrain printed no summary (see its stderr)"}
+    return {**base, "data": str(data), **summary}, done.returncode
+
+
+def ingest_window(source: str, work, day: str) -> Path:
+    """The day's window as an ingested dataset: ``source`` with ``{date}`` replaced by ``day``, used
+    as it is if it is one, else ingested into ``WORK/windows/<day>`` (once: a rerun of the day
+    finds the same file ingested already)."""
+    from omkl_dist.storage import ingest
+    from omkl_dist.storage.ingest import dataset_info
+
+    day = _day(day)
+    source = Path(source.replace("{date}", day)).expanduser()
+    if not source.exists():
+        raise DataError("the day's window has not arrived", path=source,
+                        fix="deliver the file (or ingested dataset) before the run, or rerun the day later")
+    if source.is_dir() and (source / META).is_file():
+        return source.absolute()
+    out = Path(work).expanduser().absolute() / "windows" / day
+    if (out / META).is_file() and source.is_file():
+        try:
+            if dataset_info(out).get("sha256") == hashlib.sha256(source.read_bytes()).hexdigest():
+                return out
+        except DataError:
+            pass  # damaged or another file's: ingested again below
+    ingest(source, out, overwrite=True)
+    return out

@@ -1,0 +1,111 @@
+"""A data window: rows ``[start, stop)`` of an ingested dataset, named explicitly (never "the
+latest"), with a content hash, split into a training head and a held-out tail."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from omkl_dist.storage import open_stream
+from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.ingest import dataset_info
+from omkl_dist.storage.location import location, text
+
+
+@dataclass(frozen=True)
+class Window:
+    """Rows ``start:stop`` of ``data``; the last ``holdout`` of them are the gate's held-out tail."""
+
+    data: object
+    meta: dict
+    start: int
+    stop: int
+    holdout: int
+
+    @property
+    def split(self) -> int:
+        """The first held-out row."""
+        return self.stop - self.holdout
+
+    @property
+    def n_rows(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def label_map(self) -> list:
+        return [list(pair) for pair in self.meta["label_map"]]
+
+    def sha256(self) -> str:
+        """The window's content hash: the stored checksums of every chunk it touches, its bounds and
+        the dataset's shape, labels and dtype (each chunk is checked against them when read)."""
+        rows = int(self.meta["chunk_rows"])
+        first, last = self.start // rows, -(-self.stop // rows)
+        sums = self.meta["checksums"]
+        body = {"n_features": self.meta["n_features"], "dtype": self.meta["dtype"], "label_map": self.meta["label_map"],
+                "chunk_rows": rows, "rows": [self.start, self.stop],
+                "features": sums["features"][first:last], "labels": sums["labels"][first:last]}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+    def describe(self) -> dict:
+        return {"source": text(self.data), "rows": [self.start, self.stop], "n_rows": self.n_rows,
+                "train_rows": [self.start, self.split], "holdout_rows": [self.split, self.stop],
+                "sha256": self.sha256(), "dataset_sha256": self.meta.get("meta_sha256")}
+
+    def blocks(self, lo: int, hi: int, block_rows: int, scaler=None, *, first: int | None = None):
+        """Rows ``lo:hi`` in order, ``block_rows`` at a time (the first block ``first`` rows, if
+        given), as (X, y) with X scaled by ``scaler``."""
+        cursor = open_stream(self.data, start=lo, stop=hi).cursor()
+        n, left = first or block_rows, hi - lo
+        while left > 0:
+            X, y = cursor.take(min(n, left))
+            yield (scaler.transform(X) if scaler is not None else X), y
+            left -= len(y)
+            n = block_rows
+
+    def read(self, lo: int, hi: int, scaler=None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``lo:hi`` in memory (a batch model's training set)."""
+        Xs, ys = zip(*self.blocks(lo, hi, 65_536, scaler))
+        return np.concatenate(Xs), np.concatenate(ys)
+
+
+_ROWS = re.compile(r"\s*(\d*)\s*:\s*(\d*)\s*")
+_PARTITION = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+def open_window(data, *, rows: str | None = None, partition: str | None = None, holdout: float = 0.2) -> Window:
+    """The window of the ingested dataset ``data``: all its rows, ``rows="A:B"`` or the
+    ``partition="I/N"``-th of N equal parts (0-based); the last ``holdout`` share is held out."""
+    path = location(data)
+    try:
+        meta = dataset_info(path)
+    except DataError as exc:
+        raise DataError(f"--data must be an ingested dataset ({exc})", path=path,
+                        fix="ingest the window first: omkl data ingest FILE --out DIR") from None
+    total = int(meta["n_rows"])
+    if rows is not None and partition is not None:
+        raise ValueError("give --rows or --partition, not both")
+    start, stop = 0, total
+    if rows is not None:
+        m = _ROWS.fullmatch(rows)
+        if not m:
+            raise ValueError(f"--rows must look like START:STOP (e.g. 0:100000), got {rows!r}")
+        start, stop = int(m[1] or 0), int(m[2] or total)
+        if not 0 <= start < stop <= total:
+            raise ValueError(f"--rows {rows}: the dataset has rows 0:{total}; give 0 <= START < STOP <= {total}")
+    elif partition is not None:
+        m = _PARTITION.fullmatch(partition)
+        if not m or not 0 <= int(m[1]) < int(m[2]):
+            raise ValueError(f"--partition must be I/N with 0 <= I < N (e.g. 3/7), got {partition!r}")
+        i, n = int(m[1]), int(m[2])
+        start, stop = i * total // n, (i + 1) * total // n
+    if not 0.0 < holdout < 1.0:
+        raise ValueError(f"--holdout must be a share in (0, 1), got {holdout}")
+    held = max(1, int(round(holdout * (stop - start))))
+    if stop - start - held < 1:
+        raise ValueError(f"the window has {stop - start} row(s): too few to train on and hold out {held}; "
+                         "give a longer window")
+    return Window(path, meta, start, stop, held)

@@ -1,0 +1,171 @@
+"""Scheduled retraining for real: the Airflow DAG parsed without Airflow (its arguments, tasks and
+order), the same DAG loaded by a real Airflow (pinned, in its own cached venv) and run with
+`airflow dags test`, and the crontab line of `omkl schedule cron` executed through `sh -c`."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import fcntl
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import omkl_dist.pipelines as pipelines
+from omkl_dist.storage.model_store import ModelStore
+from omkl_dist.storage.synth import iter_blocks
+
+from airflow_env import ensure
+
+DAG_FILE = Path(pipelines.__file__).with_name("airflow_dag.py")
+OMKL_BIN = Path(sys.executable).with_name("omkl")
+OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
+
+
+def window_csv(path: Path, rows: int = 2000, first_row: int = 0) -> Path:
+    X, y = map(np.concatenate, zip(*iter_blocks(rows=rows, features=4, seed=0, noise=0.01, first_row=first_row)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{label}," + ",".join(f"{v:.17g}" for v in row) + "\n" for label, row in zip(y, X)))
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ the DAG file
+class _Recorder:
+    """Stand-ins for the three Airflow names the DAG file uses: they record what it declares."""
+
+    def __init__(self):
+        self.dag_kwargs, self.tasks, self.edges = None, [], []
+        recorder = self
+
+        class DAG:
+            def __init__(self, **kwargs):
+                recorder.dag_kwargs = kwargs
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        class BashOperator:
+            def __init__(self, *, task_id, bash_command, **kwargs):
+                self.task_id, self.bash_command = task_id, bash_command
+                recorder.tasks.append(self)
+
+            def __rshift__(self, other):
+                recorder.edges.append((self.task_id, other.task_id))
+                return other
+
+        self.modules = {"airflow": types.ModuleType("airflow"), "airflow.sdk": types.ModuleType("airflow.sdk"),
+                        "airflow.providers": types.ModuleType("airflow.providers"),
+                        "airflow.providers.standard": types.ModuleType("airflow.providers.standard"),
+                        "airflow.providers.standard.operators": types.ModuleType("x"),
+                        "airflow.providers.standard.operators.bash": types.ModuleType("y")}
+        self.modules["airflow.sdk"].DAG = DAG
+        self.modules["airflow.providers.standard.operators.bash"].BashOperator = BashOperator
+
+
+def test_dag_file_parses_without_airflow(monkeypatch):
+    recorder = _Recorder()
+    for name, module in recorder.modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setenv("OMKL_BIN", "/opt/omkl/bin/omkl")
+    monkeypatch.setenv("OMKL_STORE", "/srv/store")
+    monkeypatch.setenv("OMKL_SOURCE", "/srv/in/{date}.csv")
+    runpy.run_path(str(DAG_FILE))
+    kwargs = recorder.dag_kwargs
+    assert kwargs["dag_id"] == "omkl_retrain" and kwargs["schedule"] == "30 2 * * *"
+    assert kwargs["catchup"] is False and kwargs["max_active_runs"] == 1
+    assert kwargs["start_date"].tzinfo is not None
+    assert [t.task_id for t in recorder.tasks] == ["ingest", "retrain", "report"]
+    assert recorder.edges == [("ingest", "retrain"), ("retrain", "report")]
+    ingest, retrain, report = (t.bash_command for t in recorder.tasks)
+    assert ingest.startswith("/opt/omkl/bin/omkl schedule ingest") and "--date {{ ds }}" in ingest
+    assert "/srv/in/{date}.csv" in ingest
+    assert "retrain --store /srv/store" in retrain and "xcom_pull(task_ids='ingest')" in retrain
+    assert "{{ ds }}" in retrain and "{{ ds }}" in report
+    # no heavy imports at the top (Airflow parses the file often), no wall clock
+    tree = ast.parse(DAG_FILE.read_text())
+    imported = {alias.name.split(".")[0] for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in tree.body if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "os", "shlex", "datetime", "airflow"}
+    assert "now(" not in DAG_FILE.read_text()
+
+
+@pytest.mark.slow
+def test_the_dag_runs_for_real_in_airflow(tmp_path):
+    venv, why = ensure()
+    if venv is None:
+        pytest.skip(f"apache-airflow could not be installed here: {why}")
+    day = "2026-11-24"
+    window_csv(tmp_path / "incoming" / f"{day}.csv")
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    shutil.copy(DAG_FILE, dags / "omkl_retrain.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV"))}
+    env.update(AIRFLOW_HOME=str(tmp_path / "airflow"), AIRFLOW__CORE__DAGS_FOLDER=str(dags),
+               AIRFLOW__CORE__LOAD_EXAMPLES="False", OMKL_BIN=str(OMKL_BIN), OMKL_STORE=str(tmp_path / "store"),
+               OMKL_MODEL="nightly", OMKL_SOURCE=str(tmp_path / "incoming" / "{date}.csv"),
+               OMKL_WORK=str(tmp_path / "work"), OMKL_RETRAIN_ARGS="--algo perceptron-u --block-size 64")
+    airflow = str(venv / "bin" / "airflow")
+
+    def run(*args):
+        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert proc.returncode == 0, f"{args} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        return proc
+
+    run(airflow, "db", "migrate")
+    loaded = run(str(venv / "bin" / "python"), "-c",
+                 f"from airflow.dag_processing.dagbag import DagBag; b = DagBag({str(dags)!r}); "
+                 "print(b.import_errors); print(sorted(b.dag_ids))")
+    assert loaded.stdout.splitlines()[-2:] == ["{}", "['omkl_retrain']"]
+    done = run(airflow, "dags", "test", "omkl_retrain", day)
+    assert "state=success" in done.stdout + done.stderr
+    store = ModelStore(tmp_path / "store", "nightly")
+    assert store.versions() == [1] and store.aliases() == {"champion": 1}
+    assert store.info(1)["lineage"]["window"]["source"] == str(tmp_path / "work" / "windows" / day)
+    reports = tmp_path / "work" / "reports" / day
+    assert (reports / "report.json").is_file() and (reports / "history" / "history.png").is_file()
+
+
+# ------------------------------------------------------------------------------------------------ cron
+def test_the_cron_line_runs_under_sh(tmp_path):
+    work, store = tmp_path / "work", tmp_path / "store"
+    line = subprocess.run([*OMKL, "schedule", "cron", "--store", str(store), "--model", "nightly", "--source",
+                           str(tmp_path / "in" / "{date}.csv"), "--work", str(work), "--at", "15 3 * * *",
+                           "--retrain-args", "--algo perceptron-u --block-size 64"],
+                          capture_output=True, text=True, check=True, env={**os.environ, "OMKL_BIN": str(OMKL_BIN)})
+    entry = line.stdout.strip()
+    fields = entry.split(" ", 5)
+    assert fields[:5] == ["15", "3", "*", "*", "*"] and "flock -n -E 75" in entry and "\\%F" in entry
+    command = fields[5]
+    yesterday = (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=1)).isoformat()
+    window_csv(tmp_path / "in" / f"{yesterday}.csv")
+    subprocess.run(["sh", "-c", command], check=True, timeout=300)
+    runs = [json.loads(x) for x in (work / "runs.jsonl").read_text().splitlines()]
+    assert len(runs) == 1 and runs[0]["status"] == "promoted" and runs[0]["date"] == yesterday
+    assert ModelStore(store, "nightly").versions() == [1]
+    # a second run of the same night: one more JSON line, the same version
+    subprocess.run(["sh", "-c", command], check=True, timeout=300)
+    runs = [json.loads(x) for x in (work / "runs.jsonl").read_text().splitlines()]
+    assert len(runs) == 2 and (runs[1]["status"], runs[1]["version"]) == ("exists", 1)
+    # a run that overlaps one still running is not started (flock exits 75)
+    with open(work / ".omkl-schedule.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        overlap = subprocess.run(["sh", "-c", command], timeout=60)
+    assert overlap.returncode == 75
+    assert len((work / "runs.jsonl").read_text().splitlines()) == 2
+    # a night whose file has not arrived: one JSON line saying so, exit 2
+    (tmp_path / "in" / f"{yesterday}.csv").unlink()
+    missing = subprocess.run(["sh", "-c", command], timeout=60)
+    assert missing.returncode == 2
+    last = json.loads((work / "runs.jsonl").read_text().splitlines()[-1])
+    assert last["status"] == "error" and "has not arrived" in last["error"]
