@@ -202,7 +202,8 @@ def test_other_compression_is_named(tmp_path):
         read_dataset(write(tmp_path, "d.bz2", bz2.compress(dense_text().encode())))
 
 
-@pytest.mark.parametrize("content", [b"", b"   \n\n", gzip.compress(b""), gzip.compress(b"\n\n")])
+@pytest.mark.parametrize("content", [b"", b"   \n\n", gzip.compress(b"", mtime=0), gzip.compress(b"\n\n", mtime=0)],
+                         ids=["empty", "blank-lines", "gzip-empty", "gzip-blank-lines"])
 def test_empty_file(tmp_path, content):
     with pytest.raises(DataError, match="empty file"):
         read_dataset(write(tmp_path, "e.txt", content))
