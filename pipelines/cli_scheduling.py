@@ -175,7 +175,13 @@ def models_verify(store, name):
               help="Promote if the challenger's held-out mistake rate <= the champion's + this tolerance.")
 @click.option("--when", type=click.Choice(["always", "drift"]), default="always", show_default=True,
               help="drift: retrain only if a Page-Hinkley test signals drift in the champion's mistakes.")
-@click.option("--scheduler", default=None, help="Dask scheduler address: learn on the cluster (online models).")
+@click.option("--drift-threshold", default=50.0, show_default=True, type=float,
+              help="Page-Hinkley lambda: the accumulated excess of mistakes that signals drift (smaller: sooner, "
+                   "more false alarms).")
+@click.option("--drift-delta", default=0.005, show_default=True, type=float,
+              help="Page-Hinkley delta: a rise of the mistake rate tolerated as no drift.")
+@click.option("--scheduler", default=None,
+              help="Dask scheduler address: learn on the cluster (online models; MKBoost's per-kernel SVMs).")
 @click.option("--report-dir", type=click.Path(path_type=Path), default=None,
               help="Where to write report.json and the plots (default STORE/NAME/reports/vN).")
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
@@ -183,20 +189,23 @@ def models_verify(store, name):
               help="Seconds to wait for the store's lock before exiting 75.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_size, seed, scaling, holdout, gate, when,
-                scheduler, report_dir, no_plots, lock_timeout, quiet):
+                drift_threshold, drift_delta, scheduler, report_dir, no_plots, lock_timeout, quiet):
     """Continue the champion on a new window (or refit a batch model), gate it, publish it.
 
     The last line printed is one JSON object; its "status" says what happened: promoted, kept (the
     gate kept the champion), skipped (--when drift and no drift) or exists (this very retrain was
     done before). Exit status: 0 done, 2 bad input, 75 store locked (try later), 1 anything else.
     """
+    from omkl_dist.evaluation.drift import PageHinkley
+
     from .retrain import retrain
 
     try:
         summary = retrain(store, name, data, rows=rows, partition=partition, algo=algo,
                           params=_parse_params(param_pairs), block_size=block_size, seed=seed, scaling=scaling,
                           holdout=holdout, gate=gate, when=when, scheduler=scheduler, report_dir=report_dir,
-                          plots=not no_plots, lock_timeout=lock_timeout, show_progress=not quiet)
+                          plots=not no_plots, lock_timeout=lock_timeout, show_progress=not quiet,
+                          drift=PageHinkley(delta=drift_delta, threshold=drift_threshold))
     except OutputBusy as exc:  # one JSON line per run, also when it could not run (the scheduler's log)
         click.echo(json.dumps({"status": "busy", "exit": EXIT_BUSY, "model": name, "error": str(exc)}))
         raise

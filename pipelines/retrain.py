@@ -86,6 +86,7 @@ def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None
         raise ValueError(f"--when must be one of {', '.join(WHEN)}, got {when!r}")
     if not (np.isfinite(gate) and gate >= 0):
         raise ValueError(f"--gate must be a tolerance >= 0 (a share of the held-out rows), got {gate}")
+    detector = (drift or PageHinkley()).check()
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
     champion = _load_champion(store)
@@ -98,7 +99,6 @@ def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None
     if found is not None:  # the same run was done: return its version, train nothing
         return {**summary, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION),
                 "seconds": time.perf_counter() - t0}
-    detector = drift or PageHinkley()
     watch = _watch(champion, window, detector)
     if when == "drift" and champion is not None and not watch["alarms"]:
         summary.update(status="skipped", reason="no drift signalled on the window", drift=watch["drift"],

@@ -62,3 +62,14 @@ def test_bad_parameters_are_named(bad):
 def test_bad_values_are_refused():
     with pytest.raises(ValueError, match="finite"):
         PageHinkley().alarms([0.0, np.nan])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from omkl_dist.evaluation import drift
+    from omkl_dist.storage import model_store
+
+    for module in (drift, model_store):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

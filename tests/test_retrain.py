@@ -163,6 +163,7 @@ def test_bad_windows_and_a_damaged_champion_publish_nothing(tmp_path):
         ([tmp_path / "a.csv"], "must be an ingested dataset"),
         ([tmp_path / "a", "--rows", "10:5"], "--rows 10:5"),
         ([tmp_path / "a", "--algo", "spa"], "the champion is a perceptron model"),
+        ([tmp_path / "a", "--drift-threshold", "0"], "threshold must be a finite number > 0"),
     ]
     for data, message in cases:
         proc = omkl("retrain", "--store", store, "--model", "m", "--data", *data, "--quiet", check=False)
