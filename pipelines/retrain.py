@@ -227,7 +227,7 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     if not meta.get("label_map"):
         raise DataError("the saved model does not record its label map (saved by an older omkl-dist)",
                         path=model_dir, fix="save it again with this version (omkl run --model-out / omkl submit)")
-    key = hashlib.sha256(json.dumps(["import", meta["meta_sha256"]]).encode()).hexdigest()
+    key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:
         return {"model": name, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION)}

@@ -142,13 +142,14 @@ class ModelStore:
         if not path.exists():
             return []
         out = []
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 out.append(json.loads(line))
             except ValueError:
-                if number == len(path.read_text().splitlines()):
+                if number == len(lines):
                     continue  # a last line cut short by a crash: the event never happened
                 raise DataError(f"line {number} of {EVENTS} is not JSON", path=path,
                                 fix="restore the log from a backup or remove the damaged line") from None
