@@ -17,6 +17,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
+from ..core.rows import as_csr
 from ..kernels import KernelPool
 
 # Rows of new data evaluated at once against the support vectors: bounds a kernel block to
@@ -120,6 +121,30 @@ def check_X(owner: str, X, n_features: int | None = None) -> np.ndarray:
         raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
                          "input (it was fitted with those); pass the same columns (or fit again to start over)")
     return np.ascontiguousarray(X)
+
+
+def check_csr(owner: str, X, n_features: int | None = None):
+    """``scipy.sparse`` X as a canonical float64 CSR matrix (sorted indices, duplicates summed) for
+    the estimators that keep rows sparse, with :func:`check_X`'s checks on its stored values."""
+    if X.ndim != 2:
+        raise ValueError(f"{owner}: X must be 2-D (n_samples, n_features), got a sparse array of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{owner}: X must be numeric, got a sparse matrix of dtype {X.dtype}")
+    X = as_csr(X)
+    if X.shape[0] == 0:
+        raise ValueError(f"{owner}: X is empty (0 rows, shape {X.shape}); pass at least one instance")
+    if X.shape[1] == 0:
+        raise ValueError(f"{owner}: X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
+                         "pass at least one feature column")
+    bad = np.flatnonzero(~np.isfinite(X.data))
+    if len(bad):
+        r = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
+        raise ValueError(f"{owner}: X contains NaN or inf (first at row {r}, column {X.indices[bad[0]]}: "
+                         f"{X.data[bad[0]]}); impute or drop those rows first")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
+                         "input (it was fitted with those); pass the same columns (or fit again to start over)")
+    return X
 
 
 def check_y(owner: str, y, n_rows: int, *, first: bool = True) -> np.ndarray:

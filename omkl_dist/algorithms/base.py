@@ -22,10 +22,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from ..core.program import compile_program
+from ..core.rows import is_sparse
 from ..engine.local import LocalEngine, segmenting
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
-from ._batch import AcceptsSparse, check_X, check_y
+from ._batch import AcceptsSparse, check_csr, check_X, check_y
 
 
 def check_unit_interval(name, value, *, closed_right=False):
@@ -95,23 +96,25 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         if first:
             self._check_params()
         X = self._check_X(X, first=first)
-        y_pm = self._encode_labels(y, classes, first=first, n_rows=len(X))
+        y_pm = self._encode_labels(y, classes, first=first, n_rows=X.shape[0])
         if first:
-            self._start(X.shape[1], len(X))
+            self._start(X.shape[1], X.shape[0])
         outcome = self._learn(X, y_pm, keep_scores)
         self._publish()
         return outcome
 
-    def initialize(self, n_features: int, classes, n_rows: int | None = None):
+    def initialize(self, n_features: int, classes, n_rows: int | None = None, *, sparse: bool = False):
         """Start a fresh, untrained model for rows of ``n_features`` features and the given classes,
         without data: what a job that learns elsewhere (a Dask cluster, see
         :class:`omkl_dist.distributed.DaskEngine`) starts from. ``n_rows``: the length of the stream
         it will learn from (settings given as shares of the data, e.g. Perceptron(*)'s
-        ``validation_fraction``, refer to it). Returns the estimator."""
+        ``validation_fraction``, refer to it). ``sparse``: the rows will come as ``scipy.sparse``
+        (kept sparse where the estimator can, see :attr:`sparse_rows_`). Returns the estimator."""
         self._reset()
         self._check_params()
         check_positive_int("n_features", n_features)
         self.n_features_in_ = int(n_features)
+        self.sparse_rows_ = bool(sparse) and self._takes_sparse_rows()
         self._set_classes(np.unique(np.asarray(classes)))
         self._start(int(n_features), int(n_rows) if n_rows is not None else 0)
         self._publish()
@@ -148,7 +151,13 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _new_engine(self, program, n_features: int):
         """A fresh engine for this estimator's parameters (estimators on another engine override it)."""
         return LocalEngine(program, n_features, rule=self._rule(), seed=self.seed_, block_size=self.block_size,
-                           n_classes=self._class_columns(), **self._engine_params())
+                           n_classes=self._class_columns(), sparse=self.sparse_rows_, **self._engine_params())
+
+    def _takes_sparse_rows(self) -> bool:
+        """Whether ``scipy.sparse`` X is learnt from as sparse rows (:mod:`omkl_dist.core.rows`):
+        the shared-pool engine with dot-product and gaussian kernels on all columns. Other
+        estimators (and kernels) densify it."""
+        return compile_program(make_pool(self._kernel_spec())).fast is not None
 
     def _class_columns(self) -> int:
         """Coefficient columns per kernel: 1 for the binary model, K for the multi-class one."""
@@ -164,6 +173,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.n_support_ = e.n_support()
         self.mistakes_ = int(e.n_mistakes)
         self.n_samples_seen_ = int(e.n_seen)
+        self.sparse_rows_ = bool(getattr(e, "sparse", False))
         self.kernel_mistakes_ = e.kernel_mistakes.copy()
         names = self.kernel_pool_.names
         self.active_kernel_names_ = [names[i] for i in e.kernel_ids]
@@ -232,9 +242,18 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first")
 
     def _check_X(self, X, *, first):
+        """X checked; ``scipy.sparse`` X stays sparse (CSR) for a model that keeps sparse rows
+        (decided on the first call: :attr:`sparse_rows_`), else it is densified."""
         name = type(self).__name__
-        X = check_X(name, X, None if first else self.n_features_in_)
-        if X.min() < 0.0:
+        n_features = None if first else self.n_features_in_
+        if is_sparse(X) and (self._takes_sparse_rows() if first else self.sparse_rows_):
+            X = check_csr(name, X, n_features)
+        else:
+            X = check_X(name, X, n_features)
+        if first:
+            self.n_features_in_ = X.shape[1]
+            self.sparse_rows_ = is_sparse(X)
+        if not is_sparse(X) and X.min() < 0.0:
             for spec in make_pool(self._kernel_spec()):
                 if spec.family in ("chi2", "achi2"):
                     cols = list(range(X.shape[1]) if spec.columns is None else spec.columns)
@@ -244,8 +263,6 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
                         raise ValueError(f"{name}: {spec.name} needs non-negative features, X has a negative value at "
                                          f"row {r}, column {c} ({X[r, c]}); scale to [0, 1] (Scaler('minmax')) or "
                                          "drop the chi-square kernels")
-        if first:
-            self.n_features_in_ = X.shape[1]
         return X
 
     def _set_classes(self, found) -> None:

@@ -205,6 +205,9 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
                              f"{self.loss!r}")
         self._check_oks_params()
 
+    def _takes_sparse_rows(self) -> bool:
+        return False  # OKS's engine keeps dense support vectors: sparse X is densified
+
     @property
     def _algorithm(self) -> str:
         return "classification" if self.loss == "mistake" else "general"

@@ -24,8 +24,9 @@ import numpy as np
 from numba import njit, prange
 
 from ._blas import fixed_shape_dots
-from ._pairs import CANCEL, direct_sqdist, overwrite_exact_columns, pair_values
+from ._pairs import CANCEL, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg, vexp_neg_n
+from .rows import as_rows, csr_dots, later_dots, n_rows, rows_sqdist, transposed
 
 TILE = 4096
 ROW_CHUNK = 1024  # rows per BLAS dot matrix (TILE columns): bounds its memory for long segments
@@ -64,7 +65,7 @@ def _row_sqdist(Xb, t, P, xt, psq, dot_row, d2):
         d2[s] = xt + psq[s] - 2.0 * dot_row[s]
     for s in range(d2.shape[0]):
         if d2[s] < CANCEL * (xt + psq[s]):
-            d2[s] = direct_sqdist(Xb, t, P, s)
+            d2[s] = rows_sqdist(Xb, t, P, s)
 
 
 @njit(cache=True, nogil=True)
@@ -103,8 +104,8 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
     (the scored ones and their chain predecessors), see :func:`fast_flags`. ``alphaT`` has K
     rows per kernel (one per class), kernel k's values meet rows ``k·K … k·K + K − 1``.
     """
-    B = Xb.shape[0]
-    n = P.shape[0]
+    B = n_rows(Xb)
+    n = n_rows(P)
     for t in prange(B):
         d2 = np.empty(n)
         cur = np.empty(n)
@@ -159,8 +160,8 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
     powers by repeated multiplication, a gaussian as its chain anchor's exp followed by the same
     number of double squarings (so the same bits), then one reassociated reduction.
     """
-    B = Xb.shape[0]
-    n = P.shape[0]
+    B = n_rows(Xb)
+    n = n_rows(P)
     m = ptr.shape[0] - 1
     cnt_max = 0
     for k in range(m):
@@ -392,7 +393,7 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, dot_idx, dot_deg, g_idx, g_param, g_anchor,
     Full rows rather than the triangle the recurrence reads: uniform work per row vectorises and
     balances across threads better than rows of growing length.
     """
-    B = Xb.shape[0]
+    B = n_rows(Xb)
     n = B
     for t in prange(B):
         d2 = np.empty(n)
@@ -441,8 +442,9 @@ def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor
     recurrence adds the column to the later rows' scores at once, so one (m, B) buffer serves
     every support vector of the block). The dot products are summed in feature order, as
     :func:`._pairs.overwrite_exact_columns` does, so duplicated rows cancel exactly without a
-    block-wide check; ``XbT`` is the block transposed (d × B), so they are read contiguously."""
-    B = Xb.shape[0]
+    block-wide check; ``XbT`` is the block :func:`.rows.transposed` (d × B), so they are read
+    contiguously. ``Xb`` may be dense or :class:`.rows.CSRRows` (:func:`.rows.later_dots`)."""
+    B = n_rows(Xb)
     n = B - s - 1
     if n <= 0:
         return
@@ -452,13 +454,7 @@ def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor
     xg = np.empty(n)
     scratch = np.empty(n)
     q[:] = 0.0
-    for f in range(Xb.shape[1]):
-        b = Xb[s, f]
-        if b == 0.0:  # adds only zeros (sparse data: most features): the same sums without them
-            continue
-        xf = XbT[f, s + 1:]
-        for i in range(n):
-            q[i] += xf[i] * b
+    later_dots(Xb, XbT, s, q)
     cur[:] = q
     deg = 1
     for j in range(dot_idx.shape[0]):
@@ -475,7 +471,7 @@ def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor
         t = s + 1 + i
         d2[i] = xsq[t] + xsq[s] - 2.0 * q[i]
         if d2[i] < CANCEL * (xsq[t] + xsq[s]):
-            d2[i] = direct_sqdist(Xb, t, Xb, s)
+            d2[i] = rows_sqdist(Xb, t, Xb, s)
     for j in range(g_idx.shape[0]):
         if need[j]:
             _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
@@ -572,12 +568,20 @@ class _TileLayout:
         self.sparse = program.sparse is not None
         self.sort_feature = -1
         if self.sparse:
-            by_key = pool.X.shape[1] <= DIRECT_DOT_FEATURES and bool((program.sparse[0] == 0).any())
+            by_key = (not pool.sparse and pool.n_features <= DIRECT_DOT_FEATURES
+                      and bool((program.sparse[0] == 0).any()))
             max_nnz = _sparse_limit(pool, s1 - s0)
             self.ptr, self.nz_k, self.nz_s, self.coefs, self.sort_feature = _tile_csc(
-                pool.alpha[s0:s1], pool.X[s0:s1], max_nnz, by_key)
+                pool.alpha[s0:s1], _NO_ROWS if pool.sparse else pool.X[s0:s1], max_nnz, by_key)
             self.sparse = self.ptr[-1] < max_nnz
         self._PT = None
+        self._rows_T = None
+
+    def rows_transposed(self, pool, s0, s1):
+        """The tile's rows of a sparse pool by feature (:func:`.rows.transposed`), for :func:`.rows.csr_dots`."""
+        if self._rows_T is None:
+            self._rows_T = transposed(pool.X.csr(s0, s1))
+        return self._rows_T
 
     def csc(self, active=None):
         """``(nz_s, ptr, coefs)`` of the columns flagged in ``active`` (default all)."""
@@ -596,6 +600,9 @@ class _TileLayout:
         if nz_s is self.nz_s:
             self._PT = PT
         return PT
+
+
+_NO_ROWS = np.empty((0, 0))  # _tile_csc reads rows only to sort by a feature (dense pools of few features)
 
 
 def _sparse_limit(pool, rows: int) -> int:
@@ -638,7 +645,11 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
     direct scans sum in a fixed order, or exactly, anyway).
 
     Returns ``(B, m·K)`` for a pool of K classes (:mod:`.pool`): column ``k·K + c``.
+
+    A pool of sparse rows (:mod:`.rows`) takes ``Xb`` as CSR (:func:`_sparse_pool_scores`).
     """
+    if pool.sparse:
+        return _sparse_pool_scores(Xb, xsq, pool, program, active)
     K = pool.n_classes
     out = np.zeros((Xb.shape[0], program.m * K))
     exact = None
@@ -689,6 +700,37 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
                 _accumulate_general(Xc, xc, P, psq, pool.alpha[s0:s1], dots, program.kinds, program.param,
                                     program.src, program.order, program.need_l1, program.need_chi2, program.direct,
                                     program.vcols, program.vptr, K, oc)
+    return out
+
+
+def _sparse_pool_scores(Xb, xsq, pool, program, active) -> np.ndarray:
+    """:func:`pool_scores` for a pool of sparse rows: the dot products of a row chunk with a tile
+    from :func:`.rows.csr_dots` (feature order: no exact-row repair), then the dense scan's
+    kernel-value loops, which read rows only for the direct distances near cancellation
+    (:func:`.rows.rows_sqdist`). Only dot-product and gaussian kernels (``program.fast``)."""
+    if program.fast is None:
+        raise ValueError("sparse rows are scanned with dot-product and gaussian kernels only")
+    K = pool.n_classes
+    out = np.zeros((Xb.shape[0], program.m * K))
+    flags = fast_flags(program, active)
+    per_column = program.sparse if K == 1 else tuple(np.repeat(a, K) for a in program.sparse)
+    column_active = None if active is None else np.repeat(np.asarray(active, dtype=bool), K)
+    chunks = [(r0, r1, as_rows(Xb[r0:r1])) for r0, r1 in _row_chunks(Xb.shape[0])]
+    for s0 in range(0, pool.n, TILE):
+        s1 = min(s0 + TILE, pool.n)
+        tile = _tile_layout(pool, s0, s1, program)
+        P, PT, psq = pool.X.rows(s0, s1), tile.rows_transposed(pool, s0, s1), pool.sq[s0:s1]
+        if tile.sparse:
+            nz_s, ptr, coefs = tile.csc(column_active)
+        else:
+            alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+        for r0, r1, Xc in chunks:
+            dots = _dots_out(r1 - r0, s1 - s0)
+            csr_dots(Xc, PT, dots)
+            if tile.sparse:
+                _accumulate_sparse(Xc, xsq[r0:r1], P, psq, dots, ptr, nz_s, coefs, *per_column, out[r0:r1])
+            else:
+                _accumulate_dot_gauss(Xc, xsq[r0:r1], P, psq, alphaT, dots, *flags, K, out[r0:r1])
     return out
 
 

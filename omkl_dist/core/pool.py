@@ -13,19 +13,17 @@ cancel exactly, as they do in instance-by-instance processing. BLAS gives a pair
 bits that depend on the call (GEMM, GEMV, SYRK, tile edges), so rows whose vector occurs more
 than once are flagged ``exact`` and their dot products computed in fixed feature order on every
 path. Rows are recognised by a hash of their bytes; a hash collision only costs speed. Integer
-data (binary, counts) needs none of this: its dot products are exact in any order.
+data (binary, counts) needs none of this: its dot products are exact in any order; nor do sparse
+rows (``sparse=True``, a :class:`.rows.SparseRowStore`), whose dot products are always summed in
+feature order (:mod:`.rows`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-
-def integral_bound(X: np.ndarray) -> float:
-    """max |x| if every value of X is an integer, else inf (see :func:`blas_dots_exact`)."""
-    if X.size == 0:
-        return 0.0
-    return float(np.abs(X).max()) if np.array_equal(X, np.rint(X)) else np.inf
+from .rows import SparseRowStore, integral_bound
 
 
 def blas_dots_exact(bound_a: float, bound_b: float, n_features: int) -> bool:
@@ -49,8 +47,10 @@ def row_keys(X: np.ndarray) -> list[int]:
 class SVPool:
     """Growable pool of support vectors with ``n_classes`` coefficient columns per kernel."""
 
-    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256, n_classes: int = 1):
-        self.X = np.zeros((capacity, n_features))
+    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256, n_classes: int = 1,
+                 sparse: bool = False):
+        self.sparse = bool(sparse)
+        self.X = SparseRowStore(n_features, capacity) if self.sparse else np.zeros((capacity, n_features))
         self.sq = np.zeros(capacity)
         self.n_classes = int(n_classes)
         self.alpha = np.zeros((capacity, n_kernels * self.n_classes))
@@ -70,11 +70,11 @@ class SVPool:
 
     def _reserve(self, extra: int) -> None:
         need = self.n + extra
-        cap = self.X.shape[0]
+        cap = self.sq.shape[0]
         if need <= cap:
             return
         new_cap = max(need, 2 * cap)
-        for name in ("X", "sq", "alpha", "exact"):
+        for name in ("sq", "alpha", "exact") if self.sparse else ("X", "sq", "alpha", "exact"):
             old = getattr(self, name)
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.n] = old[: self.n]
@@ -82,14 +82,18 @@ class SVPool:
 
     def append(self, X: np.ndarray, sq: np.ndarray, alpha: np.ndarray) -> None:
         """Add rows (already selected: each has a non-zero coefficient for some kernel)."""
-        k = len(X)
+        k = X.shape[0]
         if k == 0:
             return
         self._reserve(k)
-        self.X[self.n: self.n + k] = X
         self.sq[self.n: self.n + k] = sq
         self.alpha[self.n: self.n + k] = alpha
         self.int_bound = max(self.int_bound, integral_bound(X))
+        if self.sparse:  # no row keys: sparse dot products are summed in one fixed order anyway
+            self.X.append(X)
+            self.n += k
+            return
+        self.X[self.n: self.n + k] = X
         for i, key in enumerate(row_keys(X)):
             rows = self._rows_by_key.setdefault(key, [])
             rows.append(self.n + i)
@@ -125,18 +129,38 @@ class SVPool:
         columns = (np.asarray(kernels, dtype=np.int64)[:, None] * K + np.arange(K)).ravel()
         alpha = self.alpha[: self.n][:, columns]
         used = np.flatnonzero(np.any(alpha != 0, axis=1))
-        X, sq = self.X[used], self.sq[used]
-        self.__init__(self.n_features, len(kernels), capacity=max(len(used), 1), n_classes=K)
+        X, sq = self.rows_of(used), self.sq[used]
+        self.__init__(self.n_features, len(kernels), capacity=max(len(used), 1), n_classes=K, sparse=self.sparse)
         self.append(X, sq, alpha[used])
 
+    def rows_of(self, rows):
+        """The pool's rows ``rows`` (dense array, or CSR matrix for a sparse pool)."""
+        return self.X.csr()[rows] if self.sparse else self.X[rows]
+
     def state(self) -> dict:
-        return {"pool_X": self.X[: self.n].copy(), "pool_sq": self.sq[: self.n].copy(),
-                "pool_alpha": self.alpha[: self.n].copy()}
+        """The pool as arrays; a sparse pool's rows as CSR parts (``pool_X_indptr``, ``_indices``,
+        ``_data``) and its width (``pool_X_shape``), never densified."""
+        arrays = {"pool_sq": self.sq[: self.n].copy(), "pool_alpha": self.alpha[: self.n].copy()}
+        if not self.sparse:
+            return {"pool_X": self.X[: self.n].copy(), **arrays}
+        X = self.X.csr()
+        return {"pool_X_indptr": X.indptr, "pool_X_indices": X.indices, "pool_X_data": X.data,
+                "pool_X_shape": np.array(X.shape, dtype=np.int64), **arrays}
 
     @classmethod
     def from_state(cls, state: dict, n_classes: int = 1) -> "SVPool":
-        X = np.asarray(state["pool_X"], dtype=np.float64)
+        X = pool_rows(state)
         alpha = np.asarray(state["pool_alpha"], dtype=np.float64)
-        pool = cls(X.shape[1], alpha.shape[1] // n_classes, capacity=max(len(X), 1), n_classes=n_classes)
+        pool = cls(X.shape[1], alpha.shape[1] // n_classes, capacity=max(X.shape[0], 1), n_classes=n_classes,
+                   sparse=sp.issparse(X))
         pool.append(X, np.asarray(state["pool_sq"], dtype=np.float64), alpha)
         return pool
+
+
+def pool_rows(state: dict):
+    """The support vectors of a pool state (:meth:`SVPool.state`): a dense array, or CSR."""
+    if "pool_X" in state:
+        return np.asarray(state["pool_X"], dtype=np.float64)
+    shape = tuple(int(v) for v in state["pool_X_shape"])
+    return sp.csr_matrix((np.asarray(state["pool_X_data"], dtype=np.float64), np.asarray(state["pool_X_indices"]),
+                          np.asarray(state["pool_X_indptr"])), shape=shape)

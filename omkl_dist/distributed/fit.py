@@ -88,7 +88,7 @@ def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bo
         check_continues(model, n_features, classes, dataset)
         offset = int(model.n_samples_seen_)
     else:
-        model.initialize(n_features, classes, n_rows=stop - int(start))
+        model.initialize(n_features, classes, n_rows=stop - int(start), sparse=meta.get("layout") == "csr")
         offset = 0
     n_rows = offset + stop - int(start)  # the engine counts rows seen over the model's whole life
     job = job_description(model, dataset, seed=seed, scaling=scaling, permute=permute, limit=limit, n_rows=n_rows)

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from ..core.program import compile_program
+from ..core.rows import sqnorms
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..preprocessing import Scaler
@@ -137,7 +138,7 @@ class KernelShard:
                                f"{self._rows_read + n}: was the dataset changed while the job ran?")
         self._rows_read += n
         y = np.searchsorted(self.classes, y) if self.classes is not None else y
-        return self.scaler.transform(X), y.astype(np.float64)
+        return self.engine.rows(self.scaler.transform(X)), y.astype(np.float64)
 
     # --- row-split rounds (SPA, stochastic OMKC, multi-class: Engine.splits_rows) --------------------
     def score(self, request: dict) -> dict:
@@ -147,7 +148,7 @@ class KernelShard:
         self.apply(request["append"], request.get("keep"))
         n, lo, hi = int(request["n"]), int(request["lo"]), int(request["hi"])
         X, y = self._read(n)
-        xsq = np.einsum("ij,ij->i", X, X)  # (the rows' squared norms, for a shared pool's append)
+        xsq = sqnorms(X)  # (the rows' squared norms, for a shared pool's append)
         self._last, self._labels = (X, xsq), y
         t0 = time.perf_counter()
         e = self.engine

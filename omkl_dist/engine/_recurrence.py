@@ -24,6 +24,7 @@ from ..combiners.hedge import (
     weighted_vote,
 )
 from ..core._scores import gram_column
+from ..core.rows import transposed
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hedge_loss, hinge, spa_coef
 from ._multiclass import spa_mc_rows
@@ -193,7 +194,7 @@ class SPASegment:
                  log_gamma, delta, alpha, beta, eta, hedge_mistake, act, n_classes=1):
         n, m, K = len(y), len(w), int(n_classes)
         self.lazy = fast[0].shape[0] + fast[2].shape[0] > 0
-        self.args = (y, G, Xb, np.ascontiguousarray(Xb.T) if self.lazy else Xb, xsq, kxx, fast, self.lazy, U, logw,
+        self.args = (y, G, Xb, transposed(Xb) if self.lazy else Xb, xsq, kxx, fast, self.lazy, U, logw,
                      w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta,
                      hedge_mistake, np.isin(np.arange(m), act))
         # multi-class (K > 1): a learner per kernel with class scores (:func:`.._multiclass.spa_mc_rows`)

@@ -45,6 +45,7 @@ from ..combiners.hedge import hedge_loss_update, weighted_vote
 from ..core.pool import blas_dots_exact, integral_bound, writable
 from ..core.program import CHI2, LAPLACE, KernelProgram, compile_program
 from ..core.randomness import uniforms
+from ..core.rows import dense_rows
 from ..kernels import make_pool
 from ..learners._budget import (
     BOGD,
@@ -487,6 +488,8 @@ class BudgetEngine:
         XXt = np.empty((n, 1, n))
         fixed_dots(Xs, np.ascontiguousarray(Xs.T)[None], np.array([n], dtype=np.int64), XXt)
         return D, np.ascontiguousarray(XXt[:, 0])
+
+    rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
 
     def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
         """Predict-then-update over rows of X: :meth:`kernel_step` then :func:`combine`.

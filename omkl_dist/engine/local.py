@@ -18,9 +18,10 @@ from ..combiners.hedge import OM2, SD, SPA, SS, STOCHASTIC
 from ..core._blas import fixed_shape_dots
 from ..core._pairs import overwrite_exact_columns
 from ..core._scores import block_gram, fast_flags, pool_scores
-from ..core.pool import SVPool, blas_dots_exact, integral_bound, row_keys, writable
+from ..core.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
 from ..core.program import ACHI2, LINEAR, POLY
 from ..core.randomness import uniforms
+from ..core.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
@@ -131,12 +132,19 @@ class LocalEngine:
     block_size : int
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
+    sparse : bool
+        Keep the rows as CSR (wide sparse data, :mod:`omkl_dist.core.rows`): every method then
+        takes rows dense or sparse and converts them; dot-product and gaussian kernels only.
     """
 
     HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "n_classes", "q", "bounded_norm")
 
     def __init__(self, program, n_features, *, rule, seed, block_size, block_sync, beta=1.0, delta=1.0, gamma=1.0,
-                 alpha=1.0, spa_beta=1.0, eta=1.0, hedge_mistake=False, n_classes=1, q=2.0, bounded_norm=False):
+                 alpha=1.0, spa_beta=1.0, eta=1.0, hedge_mistake=False, n_classes=1, q=2.0, bounded_norm=False,
+                 sparse=False):
+        if sparse and program.fast is None:
+            raise ValueError("sparse rows need a pool of dot-product and gaussian kernels (linear, polynomial, "
+                             "gaussian) on all columns; densify X for the others")
         self.program = program
         self.rule = int(rule)
         self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
@@ -146,7 +154,7 @@ class LocalEngine:
         self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
         m = program.m
         self.kernel_ids = np.arange(m)
-        self.pool = SVPool(n_features, m, n_classes=self.n_classes)
+        self.pool = SVPool(n_features, m, n_classes=self.n_classes, sparse=sparse)
         self.w = np.ones(m)
         self.wsync = np.ones(m)
         self.logw = np.zeros(m)  # SPA keeps log-weights (hinge losses can be huge); w = exp(logw - max)
@@ -162,6 +170,7 @@ class LocalEngine:
         each update) when ``keep_scores``. Multi-class models (:attr:`multiclass`): ``score`` is
         (n, K), the combined class scores, and ``F`` (n, m, K).
         """
+        X = self.rows(X)
         n, m, K = len(y), self.program.m, self.n_classes
         mc = self.multiclass
         out = {"mistakes": np.empty(n, dtype=bool), "score": np.empty((n, K) if mc else n)}
@@ -171,7 +180,7 @@ class LocalEngine:
         while pos < n:
             end = pos + self.segment_length(self.n_seen, n - pos)
             Xs, ys = X[pos:end], y[pos:end]
-            xsq = np.einsum("ij,ij->i", Xs, Xs)
+            xsq = sqnorms(Xs)
             F, score, mistakes, coef = self.run_segment(Xs, xsq, ys)
             self.append_rows(Xs, xsq, coef)
             out["mistakes"][pos:end] = mistakes
@@ -182,6 +191,15 @@ class LocalEngine:
             self.n_mistakes += int(mistakes.sum())
             pos = end
         return out
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the model keeps its rows as CSR (:mod:`omkl_dist.core.rows`)."""
+        return self.pool.sparse
+
+    def rows(self, X):
+        """``X`` as this engine keeps rows: CSR for a :attr:`sparse` engine, else a dense array."""
+        return as_csr(X) if self.sparse else dense_rows(X)
 
     @property
     def multiclass(self) -> bool:
@@ -207,6 +225,7 @@ class LocalEngine:
         """Kernel values and recurrence for one segment starting at global instance ``n_seen``;
         returns ``(F, score, mistakes, coef)`` and leaves the pool unchanged (see
         :meth:`append_rows`). ``act``: the kernels to learn (default all; a shard its own)."""
+        Xs = self.rows(Xs)
         act = np.arange(self.program.m) if act is None else np.asarray(act, dtype=np.int64)
         active = None if len(act) == self.program.m else np.isin(np.arange(self.program.m), act)
         F_old, G, lazy = self._segment_kernels(Xs, xsq, active)
@@ -215,7 +234,7 @@ class LocalEngine:
     def append_rows(self, Xs, xsq, coef) -> None:
         """Keep the segment's rows that some kernel gave a coefficient."""
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        self.pool.append(Xs[kept], xsq[kept], coef[kept])
+        self.pool.append(self.rows(Xs)[kept], xsq[kept], coef[kept])
 
     @property
     def lazy_gram(self) -> bool:
@@ -227,6 +246,7 @@ class LocalEngine:
         is (no update): a shard's part of a round. Which dot products are taken in fixed order
         is decided on the whole segment, so the rows get the bits they get in :meth:`run_segment`
         (BLAS products are taken in calls of one shape, :mod:`omkl_dist.core._blas`)."""
+        Xs = self.rows(Xs)
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
     def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment:
@@ -234,7 +254,8 @@ class LocalEngine:
         rows' scores against the pool (:meth:`score_rows`, possibly computed in parts elsewhere)
         in row order: :meth:`run_segment`'s result, bit for bit, however they are fed. ``U``: the
         segment's :meth:`spa_uniforms` if drawn beforehand."""
-        return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None, U)
+        return self._spa_segment(ys, _NO_GRAM, True, self.rows(Xs), xsq, self.n_seen, np.arange(self.program.m), None,
+                                 U)
 
     def spa_uniforms(self, g, n):
         """SPA's uniforms for the ``n`` rows from global instance ``g`` (every kernel)."""
@@ -245,11 +266,15 @@ class LocalEngine:
         computed beforehand (:meth:`score_rows`, possibly in parts on other shards), for rules that
         need the segment's own kernel matrix (the OMKC family; SPA: :meth:`scored_segment`):
         :meth:`run_segment`'s ``(F, score, mistakes, coef)``, bit for bit."""
+        Xs = self.rows(Xs)
         G, lazy = self._block_kernels(Xs, xsq, None, _lazy_row_keys(Xs), self._exact_blas(Xs))
         return self._recurrence(ys, F_old, G, lazy, Xs, xsq, self.n_seen, np.arange(self.program.m), None)
 
     def _exact_blas(self, Xs) -> bool:
-        """Whether BLAS computes the segment's dot products (with the pool too) exactly: integers."""
+        """Whether BLAS computes the segment's dot products (with the pool too) exactly: integers.
+        Sparse rows count as exact: their dot products are summed in one fixed order anyway."""
+        if self.sparse:
+            return True
         bound = integral_bound(Xs)
         return blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
 
@@ -273,8 +298,11 @@ class LocalEngine:
         """The segment's own kernel values ``(G, lazy)``: none when SPA computes them itself."""
         if self.lazy_gram:  # computed column by column by SPASegment (no block-wide Gram needed)
             return _NO_GRAM, True
-        XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
-        G = block_gram(Xs, xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
+        if self.sparse:
+            XXt = sparse_dots(Xs, Xs)
+        else:
+            XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
+        G = block_gram(as_rows(Xs), xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
         return G, False
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
@@ -297,9 +325,9 @@ class LocalEngine:
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
         fast = fast_flags(self.program, active) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
-        return SPASegment(ys, G, Xs, xsq, diag_values(self.program, xsq, Xs), fast, U, self.logw, self.w, self.wsync,
-                          self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma), self.delta,
-                          self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act, self.n_classes)
+        return SPASegment(ys, G, as_rows(Xs), xsq, diag_values(self.program, xsq, Xs), fast, U, self.logw, self.w,
+                          self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma),
+                          self.delta, self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act, self.n_classes)
 
     def _uniforms(self, g, n, act, active, draws):
         """The segment's uniforms; a shard draws only its kernels' streams (1.0 never selects the others)."""
@@ -338,11 +366,12 @@ class LocalEngine:
 
     def kernel_scores(self, X: np.ndarray, chunk: int = 4096) -> np.ndarray:
         """Per-kernel decision values f_k(x) of the current model, (n, m); multi-class (n, m, K)."""
+        X = self.rows(X)
         parts = []
-        for lo in range(0, len(X), chunk):
+        for lo in range(0, X.shape[0], chunk):
             Xs = X[lo: lo + chunk]
-            exact_blas = blas_dots_exact(integral_bound(Xs), self.pool.int_bound, Xs.shape[1])
-            parts.append(pool_scores(Xs, np.einsum("ij,ij->i", Xs, Xs), self.pool, self.program,
+            exact_blas = self.sparse or blas_dots_exact(integral_bound(Xs), self.pool.int_bound, Xs.shape[1])
+            parts.append(pool_scores(Xs, sqnorms(Xs), self.pool, self.program,
                                      extra_exact=None if exact_blas else self.pool.rows_matching(row_keys(Xs)),
                                      blas_exact=exact_blas))
         F = np.concatenate(parts) if parts else np.empty((0, self.program.m * self.n_classes))
@@ -366,8 +395,9 @@ class LocalEngine:
     @classmethod
     def from_state(cls, program, arrays: dict, scalars: dict) -> "LocalEngine":
         """Rebuild an engine that continues exactly where :meth:`state` was taken."""
-        engine = cls(program, arrays["pool_X"].shape[1], rule=scalars["rule"], seed=scalars["seed"],
-                     block_size=scalars["block_size"], block_sync=scalars["block_sync"],
+        rows = pool_rows(arrays)
+        engine = cls(program, rows.shape[1], rule=scalars["rule"], seed=scalars["seed"],
+                     block_size=scalars["block_size"], block_sync=scalars["block_sync"], sparse=is_sparse(rows),
                      **{name: scalars[name] for name in cls.HYPER if name in scalars})  # older models lack newer ones
         if arrays["pool_alpha"].shape[1] != program.m * engine.n_classes:
             raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} coefficient columns, the program "
@@ -410,13 +440,14 @@ class LocalEngine:
     def apply_update(self, X, xsq, update) -> None:
         """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
         rows, coef = update
-        self.pool.append(X[rows], xsq[rows], coef)
+        self.pool.append(self.rows(X)[rows], xsq[rows], coef)
 
     def kernel_round(self, X, y, w, act) -> dict:
         """Learn kernels ``act`` over the round with the weights ``w``: their decision values
         ``F``, the rows they updated on (``rows``, ``coef``) and ``xsq`` (to append those rows)."""
         n, m = len(y), self.program.m
-        xsq = np.einsum("ij,ij->i", X, X)
+        X = self.rows(X)
+        xsq = sqnorms(X)
         self.w[:] = w
         if len(act):
             F, _, _, coef = self.run_segment(X, xsq, y, act=act)

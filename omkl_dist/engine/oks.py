@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.pool import writable
 from ..core.randomness import uniforms
+from ..core.rows import dense_rows
 from ..learners import oks as _oks
 from .local import Rounds
 
@@ -119,6 +120,8 @@ class OKSEngine:
             grown = np.zeros((len(self.nk), cap), dtype=np.int64)
             grown[:, :self.kidx.shape[1]] = self.kidx
             self.kidx = grown
+
+    rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
 
     def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
         """Run OKS over the rows in order. Returns per row ``mistakes`` (the drawn kernel erred),

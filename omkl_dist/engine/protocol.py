@@ -69,6 +69,10 @@ class Engine(Protocol):
     def kernel_scores(self, X: np.ndarray) -> np.ndarray:
         """Per-kernel (per-class) decision values of the current model."""
 
+    def rows(self, X):
+        """``X`` (dense or ``scipy.sparse``) as this engine keeps rows: a dense array, or CSR for an
+        engine on sparse rows (:mod:`omkl_dist.core.rows`)."""
+
     def state(self) -> tuple[dict, dict]:
         """The full state: (numeric arrays, JSON-able scalars)."""
 

@@ -36,6 +36,9 @@ class BudgetBaseline(OnlineKernelClassifier):
         return {"eta": float(getattr(self, "eta", 0.1)), "lam": float(getattr(self, "lam", 0.0)),
                 "gamma": float(self.gamma)}
 
+    def _takes_sparse_rows(self) -> bool:
+        return False  # the budget learners keep dense support vectors: sparse X is densified
+
     def _new_engine(self, program, n_features):
         return BudgetEngine(program, n_features, learner=self._learner, budget=int(self.budget), seed=self.seed_,
                             block_size=int(self.block_size), n_classes=self._class_columns(), **self._engine_params())
