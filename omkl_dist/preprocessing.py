@@ -27,6 +27,15 @@ count, mean and sum of squared deviations ``m2_`` of each block merged with the 
 Chan, Golub and LeVeque (1979), so fitting block by block equals fitting at once to rounding
 (~1e-12 relative) without the cancellation of a sum-of-squares formula.
 
+Sparse input. ``fit``/``partial_fit``/``fit_prefix``/``transform`` accept scipy.sparse matrices
+(wide data such as rcv1, streamed from a csr dataset) and never densify them: the statistics count
+the implicit zeros (min/max exactly as on the dense rows, mean/m2 to rounding). ``transform`` of a
+sparse X returns a float64 CSR matrix, which requires a transform that keeps 0 at 0 in every
+column: always for ``"none"``; for ``"minmax"`` when every fitted minimum is 0 and the range starts
+at 0 (e.g. non-negative tf-idf features scaled to ``[0, 1]``); for ``"standard"`` only when every
+mean is 0. Anything else would turn the zeros into values -- a dense matrix -- and is refused with
+a ``ValueError`` (see :meth:`Scaler.check_sparse_transform`).
+
 Example
 -------
 >>> import numpy as np
@@ -44,6 +53,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["METHODS", "Scaler"]
 
@@ -71,10 +81,11 @@ def _check_range(feature_range) -> tuple[float, float]:
     return lo, hi
 
 
-def _as_2d_finite(X, what: str, row_offset: int = 0) -> np.ndarray:
-    """X as a 2-D float64 array (no copy when already one); NaN/inf are reported by position."""
-    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
-        raise ValueError(f"{what}: sparse input is not supported; pass a dense array (X.toarray())")
+def _as_2d_finite(X, what: str, row_offset: int = 0):
+    """X as a 2-D float64 array (no copy when already one), or a canonical float64 CSR matrix for
+    sparse input; NaN/inf are reported by position."""
+    if sp.issparse(X):
+        return _as_csr_finite(X, what, row_offset)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"{what}: expected a 2-D array (n_samples, n_features), got shape {X.shape}")
@@ -86,6 +97,52 @@ def _as_2d_finite(X, what: str, row_offset: int = 0) -> np.ndarray:
             "remove or impute non-finite values before scaling"
         )
     return X
+
+
+def _as_csr_finite(X, what: str, row_offset: int = 0) -> sp.csr_matrix:
+    """A sparse X as a float64 csr_matrix without duplicate entries (the per-column counts of the
+    statistics need one entry per row and column); no copy when it already is one."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    bad = np.flatnonzero(~np.isfinite(X.data))
+    if len(bad):
+        r = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
+        raise ValueError(
+            f"{what}: X contains {float(X.data[bad[0]])} at row {row_offset + r}, column {int(X.indices[bad[0]])} "
+            "(0-based); remove or impute non-finite values before scaling"
+        )
+    return X
+
+
+def _sparse_min_max(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column min and max of a CSR matrix, implicit zeros included, in O(nnz + d) memory."""
+    n, d = X.shape
+    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
+    np.minimum.at(lo, X.indices, X.data)
+    np.maximum.at(hi, X.indices, X.data)
+    has_zero = np.bincount(X.indices, minlength=d) < n  # a column with fewer entries than rows has zeros
+    return np.where(has_zero, np.minimum(lo, 0.0), lo), np.where(has_zero, np.maximum(hi, 0.0), hi)
+
+
+def _sparse_moments(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column mean and sum of squared deviations of a CSR matrix, implicit zeros included: the
+    stored values' deviations plus ``mean**2`` for every zero."""
+    n, d = X.shape
+    counts = np.bincount(X.indices, minlength=d)
+    mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
+    dev = X.data - mean[X.indices]
+    m2 = np.bincount(X.indices, weights=dev * dev, minlength=d) + (n - counts) * np.square(mean)
+    return mean, m2
+
+
+def _n_rows(X) -> int:
+    return int(X.shape[0])
+
+
+def _stack(pieces):
+    return sp.vstack(pieces, format="csr") if sp.issparse(pieces[0]) else np.concatenate(pieces)
 
 
 # rows per statistics merge in :meth:`Scaler.fit_prefix` (the Chan merge's bits depend on the pieces)
@@ -206,13 +263,16 @@ class Scaler:
             return self
         n_a = self.n_seen_
         if method == "minmax":
-            lo, hi = X.min(axis=0), X.max(axis=0)
+            lo, hi = _sparse_min_max(X) if sp.issparse(X) else (X.min(axis=0), X.max(axis=0))
             self.min_ = lo if n_a == 0 else np.minimum(self.min_, lo)
             self.max_ = hi if n_a == 0 else np.maximum(self.max_, hi)
         elif method == "standard":
             # Two-pass moments inside the block, then Chan et al.'s merge with the running moments.
-            mean_b = X.mean(axis=0)
-            m2_b = np.square(X - mean_b).sum(axis=0)
+            if sp.issparse(X):
+                mean_b, m2_b = _sparse_moments(X)
+            else:
+                mean_b = X.mean(axis=0)
+                m2_b = np.square(X - mean_b).sum(axis=0)
             if n_a == 0:
                 self.mean_, self.m2_ = mean_b, m2_b
             else:
@@ -236,7 +296,8 @@ class Scaler:
         Parameters
         ----------
         stream : iterable
-            Blocks ``(X, y)`` (a 2-tuple or 2-list; ``y`` is ignored) or bare ``X`` arrays.
+            Blocks ``(X, y)`` (a 2-tuple or 2-list; ``y`` is ignored) or bare ``X`` arrays (or
+            scipy.sparse matrices, folded in without densifying).
         n_rows : int
             Prefix length, >= 1.
 
@@ -266,15 +327,15 @@ class Scaler:
         held = []  # rows not yet folded in: statistics are merged in pieces of PREFIX_PIECE rows
         for block in stream:
             X = block[0] if isinstance(block, (tuple, list)) and len(block) == 2 else block
-            X = np.asarray(X)
+            X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(f"fit_prefix: blocks must be 2-D arrays (n_rows, n_features), got shape {X.shape}")
             take = X[:needed]
             held.append(take)
-            needed -= len(take)
-            if sum(len(h) for h in held) >= PREFIX_PIECE or needed == 0:
-                rows = np.concatenate(held) if len(held) > 1 else held[0]
-                cut = len(rows) if needed == 0 else len(rows) - len(rows) % PREFIX_PIECE
+            needed -= _n_rows(take)
+            if sum(_n_rows(h) for h in held) >= PREFIX_PIECE or needed == 0:
+                rows = _stack(held) if len(held) > 1 else held[0]
+                cut = _n_rows(rows) if needed == 0 else _n_rows(rows) - _n_rows(rows) % PREFIX_PIECE
                 for lo in range(0, cut, PREFIX_PIECE):  # fixed pieces: the same bits for any block size
                     self.partial_fit(rows[lo:min(lo + PREFIX_PIECE, cut)])
                 held = [rows[cut:]]
@@ -314,29 +375,59 @@ class Scaler:
             raise ValueError(f"this Scaler is not fitted yet; call fit(), partial_fit() or fit_prefix() "
                              f"before {what}()")
 
-    def transform(self, X) -> np.ndarray:
-        """Scale ``X`` with the fitted statistics.
+    def check_sparse_transform(self) -> None:
+        """Check that :meth:`transform` keeps 0 at 0 in every column, as a sparse X needs.
 
-        Parameters
-        ----------
-        X : array_like, shape (n_samples, n_features)
-            Data with the fitted number of features, finite values only. Never modified.
-
-        Returns
-        -------
-        numpy.ndarray
-            A new float64 array of the same shape.
+        Called by ``transform`` for sparse input; a job streaming sparse data calls it right after
+        fitting, so a scaling that would densify the stream is refused before any work.
 
         Raises
         ------
         ValueError
-            Not fitted, wrong feature count, or non-finite values (row and column named).
+            Some column maps 0 to another value (named with the fix).
+        """
+        self._check_fitted("check_sparse_transform")
+        if self.method == "none":
+            return
+        zero_to = self._add if self.method == "minmax" else -self.mean_ / self.scale_
+        moved = np.flatnonzero(zero_to != 0.0)
+        if not len(moved):
+            return
+        j = int(moved[0])
+        raise ValueError(
+            f"{self.method} scaling maps 0 to a non-zero value in {len(moved)} of {self.n_features_in_} columns "
+            f"(column {j}: 0 -> {float(zero_to[j]):g}), so it would densify a sparse X (a sparse stream); use "
+            "--scaling none (Scaler('none')), or minmax to [0, 1] (feature_range=(0, 1)) on data whose minimum is 0 "
+            "in every column (non-negative features such as tf-idf)"
+        )
+
+    def transform(self, X):
+        """Scale ``X`` with the fitted statistics.
+
+        Parameters
+        ----------
+        X : array_like or scipy.sparse matrix, shape (n_samples, n_features)
+            Data with the fitted number of features, finite values only. Never modified.
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_matrix
+            A new float64 array of the same shape; a float64 CSR matrix for sparse input (see
+            :meth:`check_sparse_transform` for the scalings a sparse X allows).
+
+        Raises
+        ------
+        ValueError
+            Not fitted, wrong feature count, non-finite values (row and column named), or a
+            sparse X with a scaling that does not keep zeros at zero.
         """
         self._check_fitted("transform")
         X = _as_2d_finite(X, "transform")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
                              f"{self.n_features_in_} features")
+        if sp.issparse(X):
+            return self._transform_sparse(X)
         if self.method == "none":
             return X.copy()
         # Same operation order as scikit-learn (x * scale + min for minmax, (x - mean) / scale for
@@ -347,7 +438,18 @@ class Scaler:
         out += self._add
         return out
 
-    def fit_transform(self, X) -> np.ndarray:
+    def _transform_sparse(self, X: sp.csr_matrix) -> sp.csr_matrix:
+        """Scale the stored values only (zeros stay zeros: checked first); the same arithmetic as the
+        dense path, whose added term is 0 here."""
+        self.check_sparse_transform()
+        out = X.copy()
+        if self.method == "minmax":
+            out.data *= self._mul[out.indices]
+        elif self.method == "standard":
+            out.data /= self.scale_[out.indices]
+        return out
+
+    def fit_transform(self, X):
         """``fit(X)`` then ``transform(X)``."""
         return self.fit(X).transform(X)
 

@@ -197,6 +197,7 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
     parser.add_argument("--skip-mkboost", action="store_true", help="Skip the MKBoost benchmark.")
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
+    parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
     parser.add_argument("--cluster-cases", default=None,
                         help="Comma-separated cluster comparisons to (re)measure, e.g. oks (default: all, and the "
                              "block-size sweep); the others keep their last results.")
@@ -235,7 +236,14 @@ def main(argv=None) -> None:
 
     if not args.skip_retrain:
         run_retrain_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    from .bench_sparse import markdown as sparse_markdown
+    from .bench_sparse import run_sparse_bench
+
+    if not args.skip_sparse:
+        run_sparse_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
+    if (RESULTS / "sparse.json").is_file():
+        sections.append(sparse_markdown(json.loads((RESULTS / "sparse.json").read_text())))
     if (RESULTS / "retrain.json").is_file():
         sections.append(retrain_markdown(json.loads((RESULTS / "retrain.json").read_text())))
     if (RESULTS / "cluster.json").is_file():

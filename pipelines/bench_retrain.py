@@ -20,7 +20,7 @@ _MEASURE = ("import json, resource, subprocess, sys, time; t = time.perf_counter
             "'stderr': p.stderr[-2000:], 'peak_rss_mb': peak}))")
 
 
-def _omkl(*args) -> dict:
+def run_omkl(*args) -> dict:
     """Run one ``omkl`` command in a child process; its wall time and peak RSS."""
     out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "omkl_dist.pipelines.cli",
                           *map(str, args)], capture_output=True, text=True, check=True).stdout
@@ -39,8 +39,8 @@ def run_retrain_bench(results: Path, log=print) -> dict:
         rows = []
         for window, extra in (("0:500000", ("--algo", "spa", "--param", "beta=300", "--block-size", 1024)),
                               ("500000:1000000", ())):
-            done = _omkl("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", window, "--quiet",
-                         *extra)
+            done = run_omkl("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", window,
+                            "--quiet", *extra)
             summary = json.loads(done["stdout"].strip().splitlines()[-1])
             rows.append({"step": f"retrain rows {window}", "seconds": done["seconds"],
                          "learn_seconds": summary["train"]["seconds"], "rows": 500_000,
@@ -51,8 +51,8 @@ def run_retrain_bench(results: Path, log=print) -> dict:
         for block in (16_384, 1_024):
             out = Path(tmp) / f"pred-{block}.parquet"
             t0 = time.perf_counter()
-            done = _omkl("predict", "--store", store, "--model", "spa", "--data", stream, "--out", out, "--block-rows",
-                         block, "--json")
+            done = run_omkl("predict", "--store", store, "--model", "spa", "--data", stream, "--out", out,
+                            "--block-rows", block, "--json")
             result = json.loads(done["stdout"])
             rows.append({"step": f"predict 1,000,000 rows, block {block:,}", "seconds": time.perf_counter() - t0,
                          "learn_seconds": result["seconds"], "rows": result["rows"],

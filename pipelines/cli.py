@@ -15,7 +15,7 @@ import click
 
 from omkl_dist.storage.location import text
 
-from .cli_base import CommandGroup
+from .cli_base import FEATURES_OPTION, LABEL_COLUMN_OPTION, POSITIVE_CLASS_OPTION, CommandGroup
 from .cli_scheduling import register as register_scheduling
 
 
@@ -26,15 +26,6 @@ def _parse_classes(text):
     if len(classes) < 2:
         raise click.BadParameter(f"give at least two comma-separated classes, got {text!r}")
     return classes
-
-
-_LABEL_COLUMN = click.option("--label-column", default=None,
-                             help="CSV/TSV/text: the label column -- first, last, a 0-based index or a header name "
-                                  "(default: a header column named target, else the first).")
-_FEATURES = click.option("--features", default=None,
-                         help="Parquet: comma-separated feature columns (default: every column but the label).")
-_POSITIVE_CLASS = click.option("--positive-class", default=None,
-                               help="Binary data: the original label that becomes +1 (default: the larger one).")
 
 
 @click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,25 +52,29 @@ def data():
 @click.option("--n-classes", type=click.IntRange(min=2), default=None, help="Refuse data with more classes than this.")
 @click.option("--n-features", type=click.IntRange(min=1), default=None,
               help="LIBSVM: the feature count (default: the largest index; a test split with fewer is padded).")
-@_LABEL_COLUMN
-@_POSITIVE_CLASS
-@_FEATURES
+@LABEL_COLUMN_OPTION
+@POSITIVE_CLASS_OPTION
+@FEATURES_OPTION
 @click.option("--views", is_flag=True,
               help="SOURCE is a multi-view dataset (a folder of aligned files or a registry name such as mfeat): "
                    "store the views side by side, each view's columns a feature group kernels can name.")
 @click.option("--feature-groups", default=None,
               help="Name groups of the file's columns for kernels to see, e.g. 'fourier=0:76;zernike=76:123' "
                    "(half-open column ranges), recorded in meta.json.")
+@click.option("--layout", type=click.Choice(["auto", "dense", "csr"]), default="auto", show_default=True,
+              help="Feature storage: csr keeps only the non-zeros (one CSR triple per chunk, streamed as sparse "
+                   "blocks; dense input is converted), dense stores every value; auto = csr for a LIBSVM (or sparse "
+                   ".mat) file with at least 10,000 features, else dense.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
 def data_ingest(source, out, chunk_rows, dtype, fmt, classes, n_classes, n_features, label_column, positive_class,
-                features, views, feature_groups, overwrite):
+                features, views, feature_groups, layout, overwrite):
     """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
     meta = ingest(source, out, chunk_rows=chunk_rows, dtype=dtype, fmt=fmt, classes=_parse_classes(classes),
                   n_classes=n_classes, overwrite=overwrite, n_features=n_features, label_column=label_column,
                   positive_class=positive_class, features=features, views=views,
-                  feature_groups=_parse_groups(feature_groups))
+                  feature_groups=_parse_groups(feature_groups), layout=layout)
     click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))
 
@@ -143,24 +138,63 @@ def data_list(data_dir, no_verify):
 
 @data.command("synth")
 @click.option("--rows", required=True, type=click.IntRange(min=1))
-@click.option("--features", required=True, type=click.IntRange(min=1))
+@click.option("--features", default=None, type=click.IntRange(min=1),
+              help="Dimension (required for --shape nonlinear; rcv1 default: 47,236).")
+@click.option("--shape", type=click.Choice(["nonlinear", "rcv1"]), default="nonlinear", show_default=True,
+              help="nonlinear: dense Gaussian rows with a nonlinear boundary, written as a dataset directory. rcv1: "
+                   "wide sparse tf-idf-like rows (L2-normalised) of a sparse linear model, written as a LIBSVM file "
+                   "(--out wide.svm, .gz to compress) for `omkl data ingest`, which stores it in the csr layout.")
+@click.option("--density", default=None, type=click.FloatRange(0, 1, min_open=True),
+              help="rcv1: fraction of non-zero features (default 0.0016, ~76 per row at 47,236 features).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--noise", default=0.05, show_default=True, type=float, help="Label-flip rate = Bayes error.")
-@click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL).")
+@click.option("--out", "out", required=True,
+              help="Output dataset directory (a path or a URL); with --shape rcv1 the LIBSVM file to write.")
 @click.option("--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1))
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True)
 @click.option("--first-row", default=0, show_default=True, type=click.IntRange(min=0),
               help="Write rows FIRST_ROW.. of the seed's stream (a later window of the same stream).")
 @click.option("--overwrite", is_flag=True)
-def data_synth(rows, features, seed, noise, out, chunk_rows, dtype, first_row, overwrite):
-    """Generate a labelled nonlinear stream chunk by chunk (bounded memory)."""
+@click.pass_context
+def data_synth(ctx, rows, features, shape, density, seed, noise, out, chunk_rows, dtype, first_row, overwrite):
+    """Generate a labelled stream chunk by chunk (bounded memory): a nonlinear dataset, or an rcv1-shaped
+    LIBSVM file."""
+    if shape == "rcv1":
+        _synth_rcv1(ctx, rows=rows, features=features, density=density, seed=seed, noise=noise, out=out,
+                    overwrite=overwrite)
+        return
     from omkl_dist.storage import format_info
     from omkl_dist.storage.synth import synthesize
 
+    if features is None:
+        raise click.UsageError("--features is required for --shape nonlinear")
+    if density is not None:
+        raise click.UsageError("--density is for --shape rcv1")
     meta = synthesize(out, rows=rows, features=features, seed=seed, noise=noise, chunk_rows=chunk_rows,
                       dtype=dtype, overwrite=overwrite, first_row=first_row)
     click.echo(f"generated {rows} x {features} -> {text(out)} (Bayes error = {noise})")
     click.echo(format_info(meta))
+
+
+def _synth_rcv1(ctx, *, rows, features, density, seed, noise, out, overwrite):
+    """``omkl data synth --shape rcv1``: the LIBSVM file; storage options belong to the ingest."""
+    from click.core import ParameterSource
+
+    from omkl_dist.storage.synth import RCV1_DENSITY, RCV1_FEATURES, write_sparse_libsvm
+
+    for name in ("chunk_rows", "dtype", "first_row"):
+        if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{name.replace('_', '-')} is for --shape nonlinear: --shape rcv1 writes a "
+                                   "LIBSVM file (choose the chunking and dtype when ingesting it)")
+    features = RCV1_FEATURES if features is None else features
+    info = write_sparse_libsvm(out, rows=rows, features=features, density=RCV1_DENSITY if density is None else density,
+                               seed=seed, noise=noise, overwrite=overwrite)
+    counts = info["class_counts"]
+    click.echo(f"generated {rows:,} x {features:,} rcv1-shaped LIBSVM file -> {out} (Bayes error = {noise})")
+    click.echo(f"non-zeros: {info['nnz']:,} (density {100 * info['density']:.4f} %, {info['nnz'] / rows:,.1f} per "
+               f"row); labels -1: {counts['-1']:,}, 1: {counts['1']:,}")
+    click.echo(f"sha256:    {info['sha256']}")
+    click.echo(f"ingest it: omkl data ingest {out} --out DIR   (stored in the csr layout)")
 
 
 _ALGO_PARAMS = ("update", "combination", "kernels", "kernel", "beta", "delta", "gamma", "eta", "alpha", "budget",
@@ -232,9 +266,9 @@ def _algo_params(kwargs) -> dict:
 @click.option("--model-out", default=None,
               help="Save the final model with its scaling (zarr + JSON, atomic) to this directory (or URL).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
-@_LABEL_COLUMN
-@_POSITIVE_CLASS
-@_FEATURES
+@LABEL_COLUMN_OPTION
+@POSITIVE_CLASS_OPTION
+@FEATURES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite,
@@ -345,17 +379,29 @@ def cluster_certs(out):
 @click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker).")
 @click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster.")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
+@LABEL_COLUMN_OPTION
+@POSITIVE_CLASS_OPTION
+@FEATURES_OPTION
+@click.option("--ingest-to", default=None,
+              help="A data file (not an ingested dataset) is ingested first into a folder under this one, named "
+                   "after the file's content and label options (reused by a rerun), which the workers must be able "
+                   "to read (default: OUT.data).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, limit, checkpoint_every, checkpoint_dir,
-           keep_checkpoints, resume, overwrite, max_retries, shards, tls_dir, timeout, as_json, quiet, **kwargs):
+           keep_checkpoints, resume, overwrite, max_retries, shards, tls_dir, timeout, label_column, positive_class,
+           features, ingest_to, as_json, quiet, **kwargs):
     """Run an online job on a Dask cluster (kernel shards + coordinator) and write the model."""
     from omkl_dist.cluster.local import connect
+    from omkl_dist.storage.location import text
 
+    from .datasource import ingested_source
     from .submit import check_submit_outputs, format_report, submit_job
 
     params = _algo_params(kwargs)
     check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
+    data = ingested_source(data, labels={"label_column": label_column, "positive_class": positive_class,
+                                         "features": features}, under=ingest_to or text(out) + ".data")
     with connect(scheduler, tls_dir=tls_dir, timeout=timeout) as client:
         report = submit_job(client, algo, data, out, params=params, block_size=block_size, seed=seed,
                             scaling=scaling, permute=not no_permute, limit=limit, checkpoint_every=checkpoint_every,
@@ -516,8 +562,8 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="MKBoost without --scheduler: local threads for the per-kernel fits.")
 @click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
-@_LABEL_COLUMN
-@_POSITIVE_CLASS
+@LABEL_COLUMN_OPTION
+@POSITIVE_CLASS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 def fit_cmd(algo, variant, data, test_size, seed, scaling, trials, ratio, beta, C, kernels, scheduler, threads, timeout,
             label_column, positive_class, as_json):

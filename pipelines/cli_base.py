@@ -9,6 +9,15 @@ from omkl_dist.storage.outputs import OutputBusy
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
+# how a data file's columns are read (ingest, run, fit, and submit/retrain of a file)
+LABEL_COLUMN_OPTION = click.option("--label-column", default=None,
+                                   help="CSV/TSV/text: the label column -- first, last, a 0-based index or a header "
+                                        "name (default: a header column named target, else the first).")
+FEATURES_OPTION = click.option("--features", default=None,
+                               help="Parquet: comma-separated feature columns (default: every column but the label).")
+POSITIVE_CLASS_OPTION = click.option("--positive-class", default=None,
+                                     help="Binary data: the original label that becomes +1 (default: the larger one).")
+
 
 class CommandGroup(click.Group):
     """Turn known bad-input errors into a one-line message and exit status 2 (75 when an output is

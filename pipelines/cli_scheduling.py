@@ -12,7 +12,14 @@ import click
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import OutputBusy
 
-from .cli_base import EXIT_BAD_INPUT, EXIT_BUSY, CommandGroup
+from .cli_base import (
+    EXIT_BAD_INPUT,
+    EXIT_BUSY,
+    FEATURES_OPTION,
+    LABEL_COLUMN_OPTION,
+    POSITIVE_CLASS_OPTION,
+    CommandGroup,
+)
 
 _STORE = click.option("--store", envvar="OMKL_STORE", required=True, show_envvar=True,
                       type=click.Path(path_type=Path), help="The model store's folder.")
@@ -158,7 +165,9 @@ def models_verify(store, name):
 @click.command("retrain")
 @_STORE
 @click.option("--model", "name", required=True, help="The model's name in the store.")
-@click.option("--data", required=True, help="The window's ingested dataset (a folder or URL).")
+@click.option("--data", required=True,
+              help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
+                   "STORE/NAME/windows/<content digest> first (reused when the same file comes again).")
 @click.option("--rows", default=None, help="Only these rows of it, START:STOP (default: all).")
 @click.option("--partition", default=None, help="Only the I-th of N equal parts of it, I/N (0-based).")
 @click.option("--algo", default=None, help="First version: the algorithm (online: omkc, spa, oks, ...; batch: mkboost, "
@@ -187,9 +196,13 @@ def models_verify(store, name):
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
 @click.option("--lock-timeout", default=30.0, show_default=True, type=float,
               help="Seconds to wait for the store's lock before exiting 75.")
+@LABEL_COLUMN_OPTION
+@POSITIVE_CLASS_OPTION
+@FEATURES_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_size, seed, scaling, holdout, gate, when,
-                drift_threshold, drift_delta, scheduler, report_dir, no_plots, lock_timeout, quiet):
+                drift_threshold, drift_delta, scheduler, report_dir, no_plots, lock_timeout, label_column,
+                positive_class, features, quiet):
     """Continue the champion on a new window (or refit a batch model), gate it, publish it.
 
     The last line printed is one JSON object; its "status" says what happened: promoted, kept (the
@@ -205,7 +218,8 @@ def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_siz
                           params=_parse_params(param_pairs), block_size=block_size, seed=seed, scaling=scaling,
                           holdout=holdout, gate=gate, when=when, scheduler=scheduler, report_dir=report_dir,
                           plots=not no_plots, lock_timeout=lock_timeout, show_progress=not quiet,
-                          drift=PageHinkley(delta=drift_delta, threshold=drift_threshold))
+                          drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
+                          labels={"label_column": label_column, "positive_class": positive_class, "features": features})
     except OutputBusy as exc:  # one JSON line per run, also when it could not run (the scheduler's log)
         click.echo(json.dumps({"status": "busy", "exit": EXIT_BUSY, "model": name, "error": str(exc)}))
         raise

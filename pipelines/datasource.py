@@ -1,15 +1,24 @@
-"""Turn ``--data`` (registry name, file, or ingested directory) into a block stream for a job."""
+"""Turn ``--data`` (registry name, file, or ingested directory) into a block stream for a job.
+
+Wide sparse data (a csr dataset, or a LIBSVM file read as a CSR matrix) stays sparse all the way:
+the blocks are ``scipy.sparse.csr_matrix``, the scaler is fitted without densifying and a scaling
+that would densify them is refused before the job starts (:meth:`Scaler.check_sparse_transform`).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from omkl_dist.preprocessing import Scaler
-from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage import ingest, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.layout import META
 from omkl_dist.storage.location import is_remote, location
 from omkl_dist.storage.views import feature_groups, is_multiview, read_views
@@ -54,12 +63,60 @@ def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
 
 
 class _ArrayBlocks:
+    """Consecutive row blocks of an in-memory ``X`` (an array or a CSR matrix: both slice by rows)."""
+
     def __init__(self, X, y, rows):
         self.X, self.y, self.rows = X, y, rows
 
     def __iter__(self):
         for lo in range(0, len(self.y), self.rows):
             yield self.X[lo: lo + self.rows], self.y[lo: lo + self.rows]
+
+
+def is_ingested(path) -> bool:
+    """Whether ``path`` names an ingested dataset (a folder with meta.json, or any URL)."""
+    return is_remote(path) or (path.is_dir() and (path / META).is_file())
+
+
+def _no_label_options(data, labels: dict) -> None:
+    if labels:
+        raise ValueError(f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
+                         "drop --label-column/--positive-class/--features (or re-ingest with them)")
+
+
+def ingested_source(data, *, labels: dict | None = None, under=None, option: str = "--ingest-to"):
+    """``data`` as an ingested dataset, for the jobs that stream one (``submit``, ``retrain``): itself
+    when it is one (it took its label options at ingest), else the file (or registry name, or
+    parquet folder) ingested with ``labels`` into ``under/<digest>``, a folder named after the
+    source's bytes and the label options -- so a rerun on the same file reuses it, and another
+    file or other options never replace it."""
+    labels = {k: v for k, v in (labels or {}).items() if v is not None}
+    path = location(data)
+    if is_ingested(path):
+        _no_label_options(data, labels)
+        return path
+    if under is None:
+        raise ValueError(f"{data} is not an ingested dataset; pass {option} DIR to ingest it there first "
+                         "(or ingest it yourself: omkl data ingest FILE --out DIR)")
+    source = Path(data) if Path(data).is_dir() else resolve_dataset(data)
+    target = location(under) / _source_digest(source, labels)
+    if not is_ingested(target):
+        ingest(source, target, **labels)
+    dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
+    return target
+
+
+def _source_digest(source: Path, labels: dict) -> str:
+    """sha256 (first 16 hex digits) of a source's bytes (a folder's files, by relative path) and the
+    label options it is read with."""
+    h = hashlib.sha256(json.dumps(labels, sort_keys=True, default=str).encode())
+    files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
+    for f in files:
+        h.update(str(f.relative_to(source) if source.is_dir() else f.name).encode())
+        with open(f, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:16]
 
 
 def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True, scaling: str = "none",
@@ -75,14 +132,14 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
     scaler = Scaler(scaling)
     path = location(data)  # a URL (object storage) names an ingested dataset
-    if is_remote(path) or (path.is_dir() and (path / META).is_file()):
-        if labels:
-            raise ValueError(f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
-                             "drop --label-column/--positive-class/--features (or re-ingest with them)")
+    if is_ingested(path):
+        _no_label_options(data, labels)
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed,
                              stop=limit)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
         scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
+        if stream.sparse:
+            scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
         spans = None
         if scaling == "none":  # the advice on raw ranges: one more read of the prefix
             ranges = Scaler("minmax").fit_prefix(stream, prefix)
@@ -104,10 +161,20 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         X, y = X[:limit], y[:limit]
     head = X if scale_rows is None else X[:scale_rows]
     scaler.fit(head)
-    spans = (head.min(axis=0), head.max(axis=0)) if scaling == "none" else None
+    if sp.issparse(X):
+        scaler.check_sparse_transform()
+    spans = _spans(head) if scaling == "none" else None
     X = scaler.transform(X)
     return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
                    time.perf_counter() - t0, ds.label_map, spans, groups)
+
+
+def _spans(X) -> tuple:
+    """Per-feature (min, max) of ``X``; of a sparse X without densifying it (zeros included)."""
+    if sp.issparse(X):
+        ranges = Scaler("minmax").fit(X)
+        return ranges.min_, ranges.max_
+    return X.min(axis=0), X.max(axis=0)
 
 
 class _Transformed:

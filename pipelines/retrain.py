@@ -34,6 +34,7 @@ from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, ModelStore
 from omkl_dist.storage.views import feature_groups
 
+from .datasource import ingested_source
 from .window import Window, open_window
 
 PACKAGES = ("numpy", "scipy", "numba", "scikit-learn", "dask", "distributed", "zarr", "pyarrow")
@@ -79,8 +80,10 @@ def _algo_of(meta: dict) -> str:
 # ------------------------------------------------------------------------------------------------ the job
 def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None, params=None, block_size=256,
             seed=0, scaling="none", holdout=0.2, gate=0.0, when="always", scheduler=None, report_dir=None,
-            plots=True, lock_timeout=30.0, drift=None, show_progress=False) -> dict:
-    """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists)."""
+            plots=True, lock_timeout=30.0, drift=None, show_progress=False, labels=None) -> dict:
+    """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
+    ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
+    ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first."""
     t0 = time.perf_counter()
     if when not in WHEN:
         raise ValueError(f"--when must be one of {', '.join(WHEN)}, got {when!r}")
@@ -88,6 +91,7 @@ def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None
         raise ValueError(f"--gate must be a tolerance >= 0 (a share of the held-out rows), got {gate}")
     detector = (drift or PageHinkley()).check()
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
+    data = ingested_source(data, labels=labels, under=store.dir / "windows")
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
     champion = _load_champion(store)
     setting = _setting(champion, algo, params or {}, block_size, seed, scaling)

@@ -1,8 +1,9 @@
 """Data ingestion, registry and streaming for omkl-dist.
 
 Read a file (:func:`read_dataset`), ingest it into a chunked zarr + parquet directory
-(:func:`ingest`), inspect and check it (:func:`dataset_info`, :func:`format_info`,
-:func:`verify_dataset`) and stream it back in bounded memory (:func:`open_stream`). The registry (:func:`list_datasets`,
+(:func:`ingest`; wide sparse data such as rcv1 in the csr layout, one CSR triple per chunk),
+inspect and check it (:func:`dataset_info`, :func:`format_info`, :func:`verify_dataset`) and
+stream it back in bounded memory (:func:`open_stream`). The registry (:func:`list_datasets`,
 :func:`resolve_dataset`) names the real benchmark files described by ``MANIFEST.json``.
 """
 

@@ -1,5 +1,11 @@
 """Ingest a dataset file into the on-disk layout (zarr features + parquet labels + meta.json).
 
+Features are stored densely (``features.zarr``) or, for wide sparse data, as one CSR triple per
+row chunk (``features.csr``; see :mod:`omkl_dist.storage.layout`). ``layout="auto"`` picks csr
+exactly when the reader returned a sparse matrix (LIBSVM files with at least
+:data:`~omkl_dist.storage.readers.SPARSE_MIN_FEATURES` features, ``.mat`` files holding such a
+sparse ``X``).
+
 The file is parsed and checked completely before anything is written, then written in
 ``chunk_rows`` blocks into a temporary directory that is renamed into place only when complete:
 a failing ingest leaves nothing behind, and a failing ``overwrite`` keeps the old copy. The
@@ -12,16 +18,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import DataError
 from .labels import canonical, encode_labels
 from .layout import (
     DEFAULT_CHUNK_ROWS,
+    FEATURES,
+    FEATURES_CSR,
+    LAYOUTS,
     RESTORE,
-    DatasetWriter,
     check_dtype,
+    layout_of,
     open_features,
     open_labels,
+    open_writer,
     read_chunk,
     read_meta,
 )
@@ -34,12 +45,16 @@ from .tables import is_table_source, open_table
 _REQUIRED = {"n_rows": int, "n_features": int, "dtype": str, "chunk_rows": int, "label_map": list,
              "n_classes": int, "kind": str, "checksums": dict}
 _REQUIRED_INGEST = {"source": str, "sha256": str, "format": str, "class_counts": dict}
+_REQUIRED_CSR = {"nnz": int, "index_dtype": str}
+INGEST_LAYOUTS = ("auto", *LAYOUTS)
+# what the reader is asked for under each layout: None = its own choice (sparse for wide LIBSVM)
+_READER_SPARSE = {"auto": None, "dense": False, "csr": True}
 
 
 def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", classes=None,
            n_classes: int | None = None, fmt: str | None = None, overwrite: bool = False,
            data_dir=None, n_features: int | None = None, label_column=None, positive_class=None,
-           features=None, views: bool = False, feature_groups=None) -> dict:
+           features=None, views: bool = False, feature_groups=None, layout: str = "auto") -> dict:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
@@ -79,6 +94,12 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     feature_groups : dict, optional
         Named groups of the file's columns, ``{name: column indices or "lo:hi" ranges}``, recorded
         in ``meta.json`` as with ``views`` (e.g. a file whose columns are several feature types).
+    layout : {"auto", "dense", "csr"}, default "auto"
+        How the features are stored: ``"csr"`` (one CSR triple per chunk, for wide sparse data;
+        dense input is converted chunk by chunk), ``"dense"`` (a sparse file is densified -- and
+        refused when its dense form cannot fit in memory), or ``"auto"``: csr exactly when the
+        reader returns a sparse matrix (a LIBSVM file with at least
+        :data:`~omkl_dist.storage.readers.SPARSE_MIN_FEATURES` features).
 
     Returns
     -------
@@ -87,10 +108,12 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     """
     dtype = check_dtype(dtype)
     chunk_rows = _check_chunk_rows(chunk_rows)
+    if layout not in INGEST_LAYOUTS:
+        raise ValueError(f"layout must be one of {INGEST_LAYOUTS}, got {layout!r}")
     if fmt == "parquet" or is_table_source(source):
         return _ingest_table(source, out, chunk_rows=chunk_rows, dtype=dtype, classes=classes, n_classes=n_classes,
                              overwrite=overwrite, label_column=label_column, positive_class=positive_class,
-                             features=features)
+                             features=features, layout="csr" if layout == "csr" else "dense")
     if features is not None:
         raise DataError("feature columns are chosen for parquet tables only", path=source, fix="drop --features")
     if views:
@@ -101,6 +124,7 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
         out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
         ds, groups = read_views(files, label_column=label_column)
         return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs,
+                              layout=layout,
                               meta={"kind": "ingest", "source": str(source), "source_name": str(source),
                                     "views": {name: str(Path(path).absolute()) for name, path in files.items()},
                                     "feature_groups": format_groups(groups)})
@@ -108,17 +132,21 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features,
-                      label_column=label_column, positive_class=positive_class)
+                      label_column=label_column, positive_class=positive_class, sparse=_READER_SPARSE[layout])
     meta = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if feature_groups is not None:
         from .views import checked_groups, format_groups
 
         meta["feature_groups"] = format_groups(checked_groups(feature_groups, ds.n_features, path))
-    return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta)
+    return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta,
+                          layout=layout)
 
 
-def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta) -> dict:
-    """Write the parsed dataset ``ds`` with ``meta`` (plus what ``ds`` says of itself)."""
+def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta, layout="auto") -> dict:
+    """Write the parsed dataset ``ds`` with ``meta`` (plus what ``ds`` says of itself), in ``layout``
+    ("auto": csr when ``ds.X`` is sparse). Chunks are converted one at a time, never the whole matrix."""
+    if layout == "auto":
+        layout = "csr" if sp.issparse(ds.X) else "dense"
     _check_fits_dtype(ds.X, dtype, ds.path)
     meta = {**meta, "sha256": ds.sha256, "format": ds.fmt, "label_map": ds.label_map, "n_classes": ds.n_classes,
             "class_counts": {canonical(k): v for k, v in ds.class_counts.items()}}
@@ -128,14 +156,15 @@ def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta) -> di
         # The permutations are not copied (the source file keeps them); note that they exist.
         meta["n_permutations"] = int(ds.permutations.shape[0])
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
-        writer = DatasetWriter(tmp, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype)
+        writer = open_writer(tmp, layout=layout, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows,
+                             dtype=dtype)
         for lo in range(0, ds.n_rows, chunk_rows):
             writer.append(ds.X[lo:lo + chunk_rows], ds.y[lo:lo + chunk_rows])
         return writer.close(meta)
 
 
 def _ingest_table(source, out, *, chunk_rows, dtype, classes, n_classes, overwrite, label_column, positive_class,
-                  features) -> dict:
+                  features, layout="dense") -> dict:
     """:func:`ingest` of a table: its label column read first (for the label map), then its
     feature columns in batches of ``chunk_rows`` rows straight into the dataset's chunks."""
     is_path = isinstance(source, (str, Path))
@@ -150,7 +179,8 @@ def _ingest_table(source, out, *, chunk_rows, dtype, classes, n_classes, overwri
             "format": "parquet" if is_path else "table", "label_map": label_map, "n_classes": len(label_map),
             "class_counts": counts, "feature_names": list(table.features), "label_column": table.label}
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
-        writer = DatasetWriter(tmp, n_rows=len(y), n_features=len(table.features), chunk_rows=chunk_rows, dtype=dtype)
+        writer = open_writer(tmp, layout=layout, n_rows=len(y), n_features=len(table.features),
+                             chunk_rows=chunk_rows, dtype=dtype)
         for X, lo in table.batches(chunk_rows):
             _check_fits_dtype(X, dtype, table.where)
             writer.append(X, y[lo:lo + len(X)])
@@ -167,7 +197,11 @@ def dataset_info(directory) -> dict:
     """
     directory = location(directory)
     meta = read_meta(directory)
-    required = dict(_REQUIRED, **(_REQUIRED_INGEST if meta.get("kind") == "ingest" else {}))
+    required = dict(_REQUIRED, **(_REQUIRED_INGEST if meta.get("kind") == "ingest" else {}),
+                    **(_REQUIRED_CSR if meta.get("layout") == "csr" else {}))
+    if layout_of(meta) not in LAYOUTS:
+        raise DataError(f"meta.json field 'layout' is {meta['layout']!r}, not one of {LAYOUTS}",
+                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
     for key, kind in required.items():
         if not isinstance(meta.get(key), kind):
             raise DataError(f"meta.json field {key!r} is missing or not a {kind.__name__}",
@@ -183,7 +217,7 @@ def verify_dataset(directory) -> dict:
     with its checksums (features and labels). Returns the metadata; raises DataError naming the
     first damaged chunk."""
     meta = dataset_info(directory)
-    features = open_features(directory)
+    features = open_features(directory, meta)
     for c in range(len(meta["checksums"]["features"])):
         read_chunk(directory, features, meta, c)
     return meta
@@ -203,13 +237,26 @@ def format_info(meta: dict) -> str:
         chunking += f", {-(-n_rows // chunk_rows)} chunk(s)"
     for name, columns in (meta.get("feature_groups") or {}).items():
         lines.append(f"group:     {name} (columns {columns})")
-    lines += [f"dtype:     {meta.get('dtype')}", f"chunking:  {chunking}",
+    lines += [f"layout:    {_layout_line(meta)}", f"dtype:     {meta.get('dtype')}", f"chunking:  {chunking}",
               f"kind:      {meta.get('kind')}" + (f" (format {meta['format']})" if meta.get("format") else "")]
     for key in ("source", "sha256"):
         if meta.get(key):
             lines.append(f"{key + ':':<10} {meta[key]}")
     lines.append(f"created:   {meta.get('created')}")
     return "\n".join(lines)
+
+
+def _layout_line(meta: dict) -> str:
+    """"dense", or "csr" with the non-zero count and the density (what the csr layout saves)."""
+    if layout_of(meta) != "csr":
+        return f"{layout_of(meta)} ({FEATURES})"
+    nnz, n_rows, n_features = meta.get("nnz"), meta.get("n_rows"), meta.get("n_features")
+    line = f"csr ({FEATURES_CSR}), {_num(nnz)} non-zeros"
+    if all(isinstance(v, int) for v in (nnz, n_rows, n_features)) and n_rows * n_features > 0:
+        line += f", density {100 * nnz / (n_rows * n_features):.4f} %"
+        if n_rows:
+            line += f" ({nnz / n_rows:,.1f} per row)"
+    return line
 
 
 def _num(value) -> str:
@@ -222,21 +269,43 @@ def _check_chunk_rows(chunk_rows) -> int:
     return int(chunk_rows)
 
 
-def _check_fits_dtype(X: np.ndarray, dtype: str, path) -> None:
+def _check_fits_dtype(X, dtype: str, path) -> None:
     """float32 storage must not turn large values into inf."""
     if dtype != "float32" or X.size == 0:
         return
-    limit = np.finfo(np.float32).max
-    too_big = np.abs(X) > limit
-    if too_big.any():
-        row, col = (int(v) for v in np.argwhere(too_big)[0])
-        raise DataError(f"value {float(X[row, col])!r} overflows float32 (data row {row + 1}, feature {col + 1})",
+    found = _too_big(X, np.finfo(np.float32).max)
+    if found is not None:
+        value, row, col = found
+        raise DataError(f"value {value!r} overflows float32 (data row {row + 1}, feature {col + 1})",
                         path=path,
                         fix="ingest with dtype float64 (--dtype float64) or rescale the feature")
 
 
+def _too_big(X, limit: float):
+    """The first ``(value, row, column)`` of ``X`` (dense or sparse) above ``limit`` in magnitude."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        big = np.flatnonzero(np.abs(X.data) > limit)
+        if not len(big):
+            return None
+        return float(X.data[big[0]]), int(np.searchsorted(X.indptr, big[0], side="right")) - 1, int(X.indices[big[0]])
+    too_big = np.abs(X) > limit
+    if not too_big.any():
+        return None
+    row, col = (int(v) for v in np.argwhere(too_big)[0])
+    return float(X[row, col]), row, col
+
+
 def _check_arrays(directory: Path, meta: dict) -> None:
-    features = open_features(directory)
+    if layout_of(meta) == "csr":
+        _check_csr(directory, meta)
+    else:
+        _check_dense(directory, meta)
+    _check_label_rows(directory, meta)
+
+
+def _check_dense(directory: Path, meta: dict) -> None:
+    features = open_features(directory, meta)
     expected = (meta["n_rows"], meta["n_features"])
     if tuple(features.shape) != expected:
         raise DataError(f"features.zarr has shape {tuple(features.shape)} but meta.json says {expected}",
@@ -250,14 +319,39 @@ def _check_arrays(directory: Path, meta: dict) -> None:
                         f"{meta['chunk_rows']} rows per chunk", path=directory,
                         fix="re-ingest the dataset with --overwrite")
     n_chunks = -(-meta["n_rows"] // rows_per_chunk)
-    sums = meta["checksums"]
-    if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in ("features", "labels")):
-        raise DataError(f"meta.json's checksums do not list one per chunk ({n_chunks})",
-                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
+    _check_checksum_count(directory, meta, n_chunks)
     stored = features.nchunks_initialized
     if stored != n_chunks:
         raise DataError(f"{n_chunks - stored} of the {n_chunks} feature chunk files are missing",
                         path=directory / "features.zarr", fix=RESTORE)
+
+
+def _check_csr(directory: Path, meta: dict) -> None:
+    """features.csr agrees with meta.json, and every row chunk's folder is there (one listing; the
+    files inside are checked when a chunk is read)."""
+    features = open_features(directory, meta)
+    attrs = features.attrs
+    for key in ("n_rows", "n_features", "chunk_rows", "dtype", "index_dtype"):
+        if attrs.get(key) != meta[key]:
+            raise DataError(f"{FEATURES_CSR} records {key}={attrs.get(key)!r} but meta.json says {meta[key]!r}",
+                            path=directory, fix="re-ingest the dataset with --overwrite")
+    n_chunks = -(-meta["n_rows"] // max(meta["chunk_rows"], 1))
+    _check_checksum_count(directory, meta, n_chunks, parts=("features", "labels", "csr_parts"))
+    present = features.chunk_names()
+    missing = [c for c in range(n_chunks) if str(c) not in present]
+    if missing:
+        raise DataError(f"{len(missing)} of the {n_chunks} feature chunks are missing (chunk {missing[0]} first)",
+                        path=directory / FEATURES_CSR / str(missing[0]), fix=RESTORE)
+
+
+def _check_checksum_count(directory: Path, meta: dict, n_chunks: int, parts=("features", "labels")) -> None:
+    sums = meta["checksums"]
+    if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in parts):
+        raise DataError(f"meta.json's checksums do not list one per chunk ({n_chunks})",
+                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
+
+
+def _check_label_rows(directory: Path, meta: dict) -> None:
     try:
         n_labels = open_labels(directory).metadata.num_rows
     except Exception as exc:  # pyarrow's errors name no file

@@ -3,11 +3,28 @@
 ::
 
     DIR/
-      features.zarr/   zarr v3 array (n_rows, n_features), chunked by rows
+      features.zarr/   zarr v3 array (n_rows, n_features), chunked by rows        (layout "dense")
+      features.csr/    zarr v3 group, one subgroup per row chunk                    (layout "csr")
+        zarr.json        attributes: layout, n_rows, n_features, chunk_rows, dtype, index_dtype
+        0/ 1/ ...        chunk c (rows c*chunk_rows ...): zarr v3 arrays of one zarr chunk each,
+          indptr/          int64 (rows + 1): row pointers relative to the chunk (start at 0)
+          indices/         int32 (int64 above 2**31 - 1 features): sorted columns of each row
+          data/            the stored dtype: the non-zero values
       labels.parquet   one int64 column ``y`` (internal labels: +-1 binary, 0..K-1 multi-class)
       meta.json        schema_version, kind, source, sha256, format, label_map, n_rows,
                        n_features, n_classes, class_counts, dtype, chunk_rows, created,
-                       checksums (sha256 of every chunk's features and labels), meta_sha256
+                       checksums (sha256 of every chunk's features and labels), meta_sha256;
+                       csr datasets also layout = "csr", nnz, index_dtype and checksums.csr_parts
+                       (a dense dataset has no layout key, so datasets written before the csr
+                       layout read as they were and keep their meta_sha256)
+
+The csr layout is for wide, mostly-zero data (LIBSVM files such as rcv1: 47,236 features, 0.16 %
+non-zero), whose dense chunks would be hundreds of times larger than their values. A row chunk is
+stored as its own CSR triple, so it is read without touching the others. A chunk's features
+checksum is the sha256 of its three parts' sha256 hex digests -- the row pointers relative to the
+chunk, the column indices, the values, each little-endian in its stored type -- so it covers the
+chunk's whole content wherever the chunk sits; the part digests are recorded too
+(``checksums.csr_parts[c]``), so a mismatch names the very file that changed.
 
 A dataset is built in a temporary sibling directory and renamed into place only when complete
 (:func:`omkl_dist.storage.outputs.atomic_output`), so a failed ingest leaves nothing behind and an
@@ -26,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import scipy.sparse as sp
 import zarr
 
 from .errors import DataError
@@ -34,6 +52,9 @@ from .outputs import uninterrupted
 
 SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
 FEATURES = "features.zarr"
+FEATURES_CSR = "features.csr"
+LAYOUTS = ("dense", "csr")
+CSR_PARTS = ("indptr", "indices", "data")
 LABELS = "labels.parquet"
 META = "meta.json"
 DEFAULT_CHUNK_ROWS = 65_536
@@ -47,7 +68,56 @@ def check_dtype(dtype: str) -> str:
     return str(dtype)
 
 
-class DatasetWriter:
+class _Writer:
+    """What both layouts' writers share: labels as parquet row groups, the per-chunk checksums and
+    ``meta.json``. Subclasses store the features and add each finished chunk's two digests."""
+
+    def __init__(self, directory, *, n_rows: int, n_features: int, chunk_rows: int, dtype: str):
+        if chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows}")
+        self.directory = Path(directory)
+        self.n_rows, self.n_features = int(n_rows), int(n_features)
+        self.chunk_rows, self.dtype = int(chunk_rows), check_dtype(dtype)
+        self.rows_written = 0
+        self._digests = {"features": [], "labels": []}
+
+    def _open_labels(self):
+        self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
+
+    def _check_block(self, X, y) -> tuple[int, int]:
+        if X.ndim != 2 or X.shape[1] != self.n_features or len(y) != X.shape[0]:
+            raise ValueError(f"block shape {X.shape} / {y.shape} does not match ({self.n_features} features)")
+        lo, hi = self.rows_written, self.rows_written + X.shape[0]
+        if hi > self.n_rows:
+            raise ValueError(f"writing rows {lo}:{hi} past the declared {self.n_rows} rows")
+        return lo, hi
+
+    def _layout_meta(self) -> dict:
+        return {}
+
+    def close(self, meta: dict) -> dict:
+        """Finish the files and write ``meta.json``; returns the full metadata written."""
+        with uninterrupted():
+            self._labels.close()
+        if self.rows_written != self.n_rows:
+            raise ValueError(f"wrote {self.rows_written} rows but declared {self.n_rows}")
+        full = {
+            "schema_version": SCHEMA_VERSION,
+            "n_rows": self.n_rows,
+            "n_features": self.n_features,
+            "dtype": self.dtype,
+            "chunk_rows": self.chunk_rows,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **self._layout_meta(),
+            **meta,
+            "checksums": {"algorithm": "sha256", **self._digests},
+        }
+        full["meta_sha256"] = meta_digest(full)
+        (self.directory / META).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
+        return full
+
+
+class DatasetWriter(_Writer):
     """Append row blocks to ``features.zarr`` and ``labels.parquet`` in a (temporary) directory.
 
     Memory stays bounded by the block being written: zarr gets the rows, parquet a row group.
@@ -55,11 +125,7 @@ class DatasetWriter:
 
     def __init__(self, directory, *, n_rows: int, n_features: int, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                  dtype: str = "float64"):
-        if chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows}")
-        self.directory = Path(directory)
-        self.n_rows, self.n_features = int(n_rows), int(n_features)
-        self.chunk_rows, self.dtype = int(chunk_rows), check_dtype(dtype)
+        super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
             self._features = zarr.create_array(
                 store=str(self.directory / FEATURES),
@@ -70,19 +136,14 @@ class DatasetWriter:
                 # an all-zero chunk is stored too: a chunk file that is missing is then always damage
                 config={"write_empty_chunks": True},
             )
-            self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
-        self.rows_written = 0
-        self._digests = {"features": [], "labels": []}
+            self._open_labels()
         self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
-    def append(self, X: np.ndarray, y: np.ndarray) -> None:
-        X = np.asarray(X)
+    def append(self, X, y: np.ndarray) -> None:
+        """Write the rows of ``X`` (an array, or a sparse matrix of at most a few chunks, densified)."""
+        X = X.toarray() if sp.issparse(X) else np.asarray(X)
         y = np.asarray(y, dtype=np.int64)
-        if X.ndim != 2 or X.shape[1] != self.n_features or len(y) != len(X):
-            raise ValueError(f"block shape {X.shape} / {y.shape} does not match ({self.n_features} features)")
-        lo, hi = self.rows_written, self.rows_written + len(X)
-        if hi > self.n_rows:
-            raise ValueError(f"writing rows {lo}:{hi} past the declared {self.n_rows} rows")
+        lo, hi = self._check_block(X, y)
         X = np.ascontiguousarray(X, dtype=self.dtype)
         with uninterrupted():
             self._features[lo:hi] = X
@@ -104,25 +165,120 @@ class DatasetWriter:
                 self._digests["labels"].append(hy.hexdigest())
                 self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
-    def close(self, meta: dict) -> dict:
-        """Finish the files and write ``meta.json``; returns the full metadata written."""
+
+class CsrDatasetWriter(_Writer):
+    """Append row blocks to ``features.csr`` (one CSR triple per row chunk) and ``labels.parquet``.
+
+    Rows are held until their chunk is complete, then the chunk is written as three zarr arrays of
+    one zarr chunk each: memory stays bounded by one chunk's non-zeros. Dense blocks are accepted
+    too (``--layout csr`` on dense input) and converted a block at a time.
+    """
+
+    def __init__(self, directory, *, n_rows: int, n_features: int, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                 dtype: str = "float64"):
+        super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
+        self.index_dtype = index_dtype(self.n_features)
+        self._digests["csr_parts"] = []
+        self.nnz = 0
+        self._held, self._held_rows = [], 0
         with uninterrupted():
-            self._labels.close()
-        if self.rows_written != self.n_rows:
-            raise ValueError(f"wrote {self.rows_written} rows but declared {self.n_rows}")
-        full = {
-            "schema_version": SCHEMA_VERSION,
-            "n_rows": self.n_rows,
-            "n_features": self.n_features,
-            "dtype": self.dtype,
-            "chunk_rows": self.chunk_rows,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            **meta,
-            "checksums": {"algorithm": "sha256", **self._digests},
-        }
-        full["meta_sha256"] = meta_digest(full)
-        (self.directory / META).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
-        return full
+            self._root = zarr.open_group(str(self.directory / FEATURES_CSR), mode="w-", zarr_format=3,
+                                         attributes=self._attributes())
+            self._open_labels()
+
+    def _attributes(self) -> dict:
+        return {"layout": "csr", "n_rows": self.n_rows, "n_features": self.n_features,
+                "chunk_rows": self.chunk_rows, "dtype": self.dtype, "index_dtype": self.index_dtype}
+
+    def append(self, X, y: np.ndarray) -> None:
+        """Add the rows of ``X`` (sparse or dense); full chunks are written as they complete."""
+        X = canonical_csr(X, self.dtype)
+        y = np.asarray(y, dtype=np.int64)
+        lo, hi = self._check_block(X, y)
+        pos = 0
+        while pos < X.shape[0]:
+            take = min(X.shape[0] - pos, self.chunk_rows - self._held_rows)
+            self._held.append((X[pos:pos + take], y[pos:pos + take]))
+            self._held_rows += take
+            pos += take
+            if self._held_rows == self.chunk_rows or lo + pos == self.n_rows:
+                self._write_chunk()
+        self.rows_written = hi
+
+    def _write_chunk(self) -> None:
+        X = sp.vstack([p[0] for p in self._held], format="csr") if len(self._held) > 1 else self._held[0][0]
+        y = np.concatenate([p[1] for p in self._held])
+        parts = csr_parts(X, self.index_dtype, self.dtype)
+        c = len(self._digests["features"])
+        with uninterrupted():
+            group = self._root.create_group(str(c))
+            for name, values in zip(CSR_PARTS, parts):
+                array = group.create_array(name, shape=values.shape, chunks=(max(len(values), 1),),
+                                           dtype=values.dtype, fill_value=0,
+                                           config={"write_empty_chunks": True})
+                if len(values):
+                    array[:] = values
+            self._labels.write_table(pa.table({"y": y}))
+        chunk_digest, part_digests = csr_digest(*parts)
+        self._digests["features"].append(chunk_digest)
+        self._digests["csr_parts"].append(part_digests)
+        self._digests["labels"].append(hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest())
+        self.nnz += len(parts[2])
+        self._held, self._held_rows = [], 0
+
+    def _layout_meta(self) -> dict:
+        return {"layout": "csr", "nnz": int(self.nnz), "index_dtype": self.index_dtype}
+
+
+def open_writer(directory, *, layout: str = "dense", **kwargs) -> _Writer:
+    """The writer of ``layout`` ("dense" or "csr")."""
+    return (CsrDatasetWriter if check_layout(layout) == "csr" else DatasetWriter)(directory, **kwargs)
+
+
+def check_layout(layout: str) -> str:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def layout_of(meta: dict) -> str:
+    """A dataset's layout: ``meta["layout"]``, "dense" when absent (every dataset written before csr)."""
+    return meta.get("layout", "dense")
+
+
+def index_dtype(n_features: int) -> str:
+    return "int32" if n_features <= np.iinfo(np.int32).max else "int64"
+
+
+def canonical_csr(X, dtype="float64") -> sp.csr_matrix:
+    """``X`` (sparse or dense) as a canonical ``csr_matrix`` of ``dtype``: sorted column indices, no
+    duplicates, no stored zeros -- the one form whose bytes (and so checksums) a matrix has."""
+    X = sp.csr_matrix(X, dtype=dtype)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if (X.data == 0).any():
+        X = X.copy()
+        X.eliminate_zeros()
+    return X
+
+
+def csr_parts(X, index_dtype_: str, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stored triple of a chunk: row pointers relative to its first row (int64), column indices
+    and values, each little-endian in its stored type."""
+    indptr = np.ascontiguousarray(X.indptr - X.indptr[0], dtype="<i8")
+    span = slice(int(X.indptr[0]), int(X.indptr[-1]))
+    indices = np.ascontiguousarray(X.indices[span], dtype=np.dtype(index_dtype_).newbyteorder("<"))
+    data = np.ascontiguousarray(X.data[span], dtype=np.dtype(dtype).newbyteorder("<"))
+    return indptr, indices, data
+
+
+def csr_digest(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> tuple[str, list[str]]:
+    """A chunk's features checksum and its parts' (row pointers, indices, values; little-endian):
+    the chunk's is the sha256 of the three part digests, so the content is hashed once."""
+    parts = [hashlib.sha256(np.ascontiguousarray(part, dtype=part.dtype.newbyteorder("<")).tobytes()).hexdigest()
+             for part in (indptr, indices, data)]
+    return hashlib.sha256("".join(parts).encode()).hexdigest(), parts
 
 
 def meta_digest(meta: dict) -> str:
@@ -135,9 +291,10 @@ def read_meta(directory) -> dict:
     """Metadata of an ingested dataset directory, with a clear error when it is not one."""
     directory = location(directory)
     meta_path = directory / META
-    if not meta_path.is_file() or not (directory / FEATURES).exists() or not (directory / LABELS).is_file():
+    has_features = (directory / FEATURES).exists() or (directory / FEATURES_CSR).exists()
+    if not meta_path.is_file() or not has_features or not (directory / LABELS).is_file():
         raise DataError(
-            "not an ingested dataset directory (needs meta.json, features.zarr and labels.parquet)",
+            "not an ingested dataset directory (needs meta.json, features.zarr (or features.csr) and labels.parquet)",
             path=directory,
             fix="create it with `omkl data ingest FILE --out DIR` or `omkl data synth ... --out DIR`",
         )
@@ -157,9 +314,60 @@ def read_meta(directory) -> dict:
     return meta
 
 
-def open_features(directory):
-    """The zarr feature array (read-only)."""
-    path = location(directory) / FEATURES
+class CsrFeatures:
+    """Read access to ``features.csr``: the layout's attributes and one row chunk at a time.
+
+    Offers what readers use of a dense zarr array -- ``shape``, ``dtype``, ``chunks`` (rows per
+    chunk, features) -- so a stream treats both layouts alike until it reads a chunk.
+    """
+
+    def __init__(self, path, group):
+        self.path, self.group = path, group
+        attrs = dict(group.attrs)
+        self.attrs = attrs
+        n_rows, n_features = int(attrs.get("n_rows", -1)), int(attrs.get("n_features", -1))
+        self.shape = (n_rows, n_features)
+        self.dtype = np.dtype(attrs.get("dtype", "float64"))
+        self.index_dtype = str(attrs.get("index_dtype", "int32"))
+        self.chunks = (min(int(attrs.get("chunk_rows", 1)), max(n_rows, 1)), max(n_features, 1))
+
+    def chunk_names(self) -> set:
+        """Names of the row-chunk folders present (one listing, not one request per chunk)."""
+        return {entry.name for entry in self.path.iterdir() if entry.name.isdigit()}
+
+    def read_part(self, c: int, name: str) -> np.ndarray:
+        """One stored array (``indptr``, ``indices`` or ``data``) of chunk ``c``, unchecked."""
+        return np.ascontiguousarray(self.group[f"{c}/{name}"][:])
+
+    def missing_files(self, c: int) -> list:
+        """Chunk files of chunk ``c`` that should exist and do not (an array of 0 values has none)."""
+        missing = []
+        for name in CSR_PARTS:
+            part = self.path / str(c) / name
+            try:
+                size = self.group[f"{c}/{name}"].shape[0]
+            except Exception:  # noqa: BLE001 - the array itself is gone or unreadable
+                missing.append(part)
+                continue
+            if size and not (part / "c" / "0").exists():
+                missing.append(part / "c" / "0")
+        return missing
+
+
+def open_features(directory, meta: dict | None = None):
+    """The features, read-only: the zarr array of a dense dataset, a :class:`CsrFeatures` of a csr
+    one. The layout is ``meta``'s, or the one on disk when no metadata is given."""
+    directory = location(directory)
+    layout = layout_of(meta) if meta is not None else (
+        "csr" if (directory / FEATURES_CSR).exists() and not (directory / FEATURES).exists() else "dense")
+    if layout == "csr":
+        path = directory / FEATURES_CSR
+        try:
+            return CsrFeatures(path, zarr.open_group(str(path), mode="r", zarr_format=3))
+        except Exception as exc:  # zarr's errors name no file
+            raise DataError(f"{FEATURES_CSR} cannot be opened ({type(exc).__name__}: {exc})", path=path,
+                            fix=RESTORE) from None
+    path = directory / FEATURES
     try:
         return zarr.open_array(str(path), mode="r")
     except Exception as exc:  # zarr's errors name no file
@@ -167,8 +375,9 @@ def open_features(directory):
                         fix=RESTORE) from None
 
 
-def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.ndarray]:
-    """Chunk ``c`` as ``(X in the stored dtype, y int64)``, checked against its checksums.
+def read_chunk(directory, features, meta: dict, c: int):
+    """Chunk ``c`` as ``(X in the stored dtype, y int64)``, checked against its checksums. ``X`` is
+    an ndarray for a dense dataset, a canonical ``scipy.sparse.csr_matrix`` for a csr one.
 
     Raises
     ------
@@ -181,14 +390,17 @@ def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.
     where = f"chunk {c} (rows {lo}..{hi - 1})"
     fix = RESTORE + "; `omkl data verify DIR` checks every chunk"
     sums = meta["checksums"]
-    try:
-        X = np.ascontiguousarray(features[lo:hi])
-    except Exception as exc:  # zarr/codec errors name no file
-        raise DataError(f"{where} of the features cannot be read ({type(exc).__name__}: {exc})",
-                        path=directory / FEATURES, fix=fix) from None
-    if hashlib.sha256(X.tobytes()).hexdigest() != sums["features"][c]:
-        raise DataError(f"{where} of the features does not match its checksum (a chunk file is missing or damaged)",
-                        path=directory / FEATURES, fix=fix)
+    if layout_of(meta) == "csr":
+        X = _read_csr_chunk(features, meta, c, hi - lo, where, fix)
+    else:
+        try:
+            X = np.ascontiguousarray(features[lo:hi])
+        except Exception as exc:  # zarr/codec errors name no file
+            raise DataError(f"{where} of the features cannot be read ({type(exc).__name__}: {exc})",
+                            path=directory / FEATURES, fix=fix) from None
+        if hashlib.sha256(X.tobytes()).hexdigest() != sums["features"][c]:
+            raise DataError(f"{where} of the features does not match its checksum (a chunk file is missing or "
+                            "damaged)", path=directory / FEATURES, fix=fix)
     try:
         y = read_labels(directory, lo, hi)
     except Exception as exc:  # pyarrow errors name no row group
@@ -197,6 +409,33 @@ def read_chunk(directory, features, meta: dict, c: int) -> tuple[np.ndarray, np.
     if hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest() != sums["labels"][c]:
         raise DataError(f"the labels of {where} do not match their checksum", path=directory / LABELS, fix=fix)
     return X, y
+
+
+def _read_csr_chunk(features: CsrFeatures, meta: dict, c: int, rows: int, where: str, fix: str) -> sp.csr_matrix:
+    """Chunk ``c`` of a csr dataset, its triple checked against the chunk's checksum before a matrix
+    is built from it (so a damaged chunk never reaches scipy). A missing chunk file reads as zeros
+    in zarr: the checksum catches it, and the message names the file."""
+    parts = []
+    for name in CSR_PARTS:
+        try:
+            parts.append(features.read_part(c, name))
+        except Exception as exc:  # zarr/codec errors name no file
+            missing = features.missing_files(c)
+            raise DataError(f"{where} of the features cannot be read ({name}: {type(exc).__name__}: {exc})",
+                            path=missing[0] if missing else features.path / str(c) / name, fix=fix) from None
+    indptr, indices, data = parts
+    chunk_digest, part_digests = csr_digest(indptr, indices, data)
+    if chunk_digest != meta["checksums"]["features"][c]:
+        missing = features.missing_files(c)
+        recorded = meta["checksums"].get("csr_parts", [])
+        changed = [name for name, now, then in zip(CSR_PARTS, part_digests, recorded[c] if c < len(recorded) else [])
+                   if now != then]
+        problem = "its file is missing" if missing else f"its {changed[0]} file is damaged" if changed else \
+            "a chunk file is damaged"
+        path = missing[0] if missing else features.path / str(c) / changed[0] / "c" / "0" if changed else \
+            features.path / str(c)
+        raise DataError(f"{where} of the features does not match its checksum ({problem})", path=path, fix=fix)
+    return sp.csr_matrix((data, indices, indptr), shape=(rows, int(meta["n_features"])), copy=False)
 
 
 def open_labels(directory) -> pq.ParquetFile:

@@ -4,7 +4,9 @@ Formats (``fmt``):
 
 ``"libsvm"``
     ``label idx:value ...`` with 1-based feature indices; ``n_features`` is the largest index
-    seen. ``#`` starts a comment.
+    seen. ``#`` starts a comment. A file with at least :data:`SPARSE_MIN_FEATURES` features
+    (rcv1: 47,236 at 0.16 % non-zero) is returned as a ``scipy.sparse.csr_matrix``; narrower
+    ones are densified as always (``sparse=`` overrides the choice).
 ``"dense"``
     Whitespace (spaces or tabs) separated numbers, label first, no header. An optional first
     line ``"N D"`` giving the row and feature counts (as in ``madelon_train``) is skipped.
@@ -15,9 +17,10 @@ Formats (``fmt``):
     (PMLB), otherwise the first column.
 ``"mat"``
     MATLAB v5 (or v4) file read with :func:`scipy.io.loadmat`: variables ``X`` (dense or sparse,
-    rows x features) and ``y``, or ``data`` with the label in column 1. Permutation matrices
-    ``ID_all`` / ``ID_list`` / ``ID_ALL`` are not features; they are exposed as
-    :attr:`Dataset.permutations`. v7.3 (HDF5) files are refused with a re-save hint.
+    rows x features; a sparse ``X`` stays sparse under LIBSVM's rule) and ``y``, or ``data`` with
+    the label in column 1. Permutation matrices ``ID_all`` / ``ID_list`` / ``ID_ALL`` are not
+    features; they are exposed as :attr:`Dataset.permutations`. v7.3 (HDF5) files are refused
+    with a re-save hint.
 
 Files may be gzip-compressed or plain; gzip is recognised by its magic bytes, not its name.
 
@@ -41,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import DataError
 from .labels import encode_labels, resolve_label_column
@@ -56,6 +60,9 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 # Other compressions we recognise only to give a useful error.
 _OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd"}
 _DELIMITER_NAMES = {",": "','", "\t": "tab", ";": "';'", "|": "'|'", None: "whitespace"}
+# LIBSVM (and sparse .mat) data at least this wide stay sparse: densifying rcv1-like data (47,236
+# features, 0.16 % non-zero) would take ~600 times the memory of its values.
+SPARSE_MIN_FEATURES = 10_000
 
 
 @dataclass
@@ -64,8 +71,9 @@ class Dataset:
 
     Attributes
     ----------
-    X : ndarray of shape (n_rows, n_features), float64, C-contiguous
-        Features.
+    X : ndarray of shape (n_rows, n_features), float64, C-contiguous, or scipy.sparse.csr_matrix
+        Features; a ``csr_matrix`` (float64, canonical: sorted indices, no duplicates, no stored
+        zeros) for wide sparse files, see :data:`SPARSE_MIN_FEATURES`.
     y : ndarray of shape (n_rows,), int64
         Internal labels: -1/+1 for binary data, 0..K-1 for K > 2 classes.
     label_map : list of [str, int]
@@ -115,7 +123,7 @@ class Dataset:
 
 
 def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=None, label_column=None,
-                 positive_class=None, features=None) -> Dataset:
+                 positive_class=None, features=None, sparse: bool | None = None) -> Dataset:
     """Read a labelled dataset file.
 
     Parameters
@@ -143,6 +151,10 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=Non
         numeric, then lexical, order).
     features : list of str or str, optional
         Parquet: the feature columns (default: every column but the label; each must be numeric).
+    sparse : bool, optional
+        LIBSVM and sparse ``.mat`` data: return ``X`` as a ``csr_matrix`` (True) or densified
+        (False, refused when the dense matrix cannot fit). Default: sparse exactly when the data
+        has at least :data:`SPARSE_MIN_FEATURES` features. Other formats are always dense.
 
     Returns
     -------
@@ -167,9 +179,11 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=Non
         raise DataError(f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
                         path=path, fix="drop --label-column (LIBSVM and .mat files say where their labels are)")
     if fmt == "libsvm":
-        parsed = _read_libsvm(content, path, n_features=n_features)
+        parsed = _read_libsvm(content, path, n_features=n_features, sparse=sparse)
     elif fmt in _DELIMITED:
         parsed = _READERS[fmt](content, path, label_column=label_column)
+    elif fmt == "mat":
+        parsed = _read_mat(content, path, sparse=sparse)
     else:
         parsed = _READERS[fmt](content, path)
         if n_features is not None and parsed.X.shape[1] != n_features:
@@ -178,8 +192,18 @@ def read_dataset(path, *, fmt=None, classes=None, n_classes=None, n_features=Non
     _check_finite(parsed, path)
     y, label_map = encode_labels(parsed.y_raw, classes=classes, n_classes=n_classes, positive_class=positive_class,
                                  path=path, line_of=parsed.line_of)
-    return Dataset(X=np.ascontiguousarray(parsed.X, dtype=np.float64), y=y, label_map=label_map, fmt=fmt,
-                   path=path, sha256=sha, permutations=parsed.permutations, feature_names=parsed.feature_names)
+    X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
+    return Dataset(X=X, y=y, label_map=label_map, fmt=fmt, path=path, sha256=sha, permutations=parsed.permutations,
+                   feature_names=parsed.feature_names)
+
+
+def _canonical_csr(X) -> sp.csr_matrix:
+    """A float64 csr_matrix with sorted indices, no duplicates and no stored zeros (``3:0`` in a
+    LIBSVM row is not a non-zero): the form the csr layout stores and streams back."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X
 
 
 def detect_format(path, content: bytes) -> str:
@@ -388,9 +412,10 @@ def _data_line_mapper(body: bytes, first_number: int, delimiter):
 
 _MAX_LIBSVM_INDEX = 2**31 - 2  # the parser's (and a dense matrix's) limit
 _SPARSE_REFUSAL_BYTES = 2**30  # densifying more than this at under 1 % fill is refused as a likely typo
+_STRAY_RATIO = 1000  # sparse: a largest index this many times every other row's is refused as a likely typo
 
 
-def _read_libsvm(content: bytes, path: Path, n_features: int | None = None) -> _Parsed:
+def _read_libsvm(content: bytes, path: Path, n_features: int | None = None, sparse: bool | None = None) -> _Parsed:
     from sklearn.datasets import load_svmlight_file
 
     try:
@@ -403,6 +428,7 @@ def _read_libsvm(content: bytes, path: Path, n_features: int | None = None) -> _
         raise _empty(path)
     line_of = _libsvm_line_mapper(content)
     width = X.shape[1] if n_features is None else int(n_features)
+    keep_sparse = width >= SPARSE_MIN_FEATURES if sparse is None else bool(sparse)
     if X.nnz:
         row_max = np.maximum.reduceat(X.indices, X.indptr[:-1][np.diff(X.indptr) > 0]) + 1
         rows = np.flatnonzero(np.diff(X.indptr) > 0)
@@ -411,27 +437,51 @@ def _read_libsvm(content: bytes, path: Path, n_features: int | None = None) -> _
         if top > width:
             raise DataError(f"feature index {top} is above n_features={width}", path=path, row=line_of(worst),
                             column=top, fix="correct the index, or raise --n-features")
-        _check_dense_size(X, width, top, line_of(worst), path)
+        if keep_sparse and n_features is None and top >= SPARSE_MIN_FEATURES:
+            _check_stray_index(row_max, top, X.shape[0], line_of(worst), path)
+        elif not keep_sparse:
+            _check_dense_size(X, width, top, line_of(worst), path, chosen=sparse is False)
+    if keep_sparse:
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        return _Parsed(X=X, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
     dense = np.zeros((X.shape[0], width))
     dense[:, :X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
     return _Parsed(X=dense, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
 
 
-def _check_dense_size(X, width: int, top: int, row: int, path: Path) -> None:
-    """Features are stored densely: refuse a matrix that cannot fit, or one that is huge and nearly
-    empty (one stray index such as 1000000000 in a file of small indices), before allocating it."""
+def _check_dense_size(X, width: int, top: int, row: int, path: Path, chosen: bool = False) -> None:
+    """Features densified: refuse a matrix that cannot fit, or one that is huge and nearly empty (one
+    stray index such as 1000000000 in a file of small indices), before allocating it. ``chosen``:
+    the caller asked for dense features (``--layout dense``) rather than getting them by width."""
     import psutil
 
     need = X.shape[0] * width * 8
     fill = X.nnz / max(X.shape[0] * width, 1)
     available = psutil.virtual_memory().available
     if need > available // 2 or (need > _SPARSE_REFUSAL_BYTES and fill < 0.01):
+        layout = "--layout csr (or auto)" if chosen else "--layout csr"
         raise DataError(f"feature index {top} makes the dense feature matrix {X.shape[0]:,} x {width:,} = "
                         f"{need / 2**30:.1f} GiB ({100 * fill:.4f} % non-zero; {available / 2**30:.1f} GiB of memory "
                         "available)", path=path, row=row, column=top,
                         fix="check that index for a typo; pass --n-features with the true feature count to have "
-                            "indices above it reported; features are stored densely, so data this sparse is not "
-                            "supported")
+                            f"indices above it reported; if the data really is this wide and sparse, ingest it "
+                            f"with {layout}, which stores and streams only the non-zeros (read_dataset: sparse=True)")
+
+
+def _check_stray_index(row_max: np.ndarray, top: int, n_rows: int, row: int, path: Path) -> None:
+    """Sparse features cost nothing per column, so a stray index (1000000000 in a file of small
+    indices) would silently make a dataset a billion columns wide. Where densifying would have been
+    refused as such a typo (over 1 GiB), refuse a largest index ``_STRAY_RATIO`` times every other
+    row's largest -- genuinely wide data has many rows reaching near its width -- unless
+    ``--n-features`` vouches for it."""
+    if n_rows * top * 8 <= _SPARSE_REFUSAL_BYTES:
+        return
+    others = np.delete(row_max, int(np.argmax(row_max)))
+    second = int(others.max()) if len(others) else 0
+    if top > _STRAY_RATIO * max(second, 1):
+        raise DataError(f"feature index {top} is far above the largest index of every other row ({second}): "
+                        "most likely a typo", path=path, row=row, column=top,
+                        fix=f"correct the index; if it is right, pass --n-features {top} (or the true feature count)")
 
 
 def _libsvm_line_mapper(content: bytes):
@@ -673,7 +723,7 @@ def _raise_ragged(line, delimiter, path, number, got, width, reference, names):
 # ---- MATLAB
 
 
-def _read_mat(content: bytes, path: Path) -> _Parsed:
+def _read_mat(content: bytes, path: Path, sparse: bool | None = None) -> _Parsed:
     import scipy.io
     import scipy.sparse
 
@@ -690,8 +740,10 @@ def _read_mat(content: bytes, path: Path) -> _Parsed:
     if "x" in found and "y" in found:
         X, y = variables[found["x"]], variables[found["y"]]
         if scipy.sparse.issparse(X):
-            X = X.toarray()
-        X, y = np.asarray(X), np.asarray(y).ravel()
+            keep = X.shape[1] >= SPARSE_MIN_FEATURES if sparse is None else bool(sparse)
+            X = X.tocsr() if keep else X.toarray()
+        y = np.asarray(y).ravel()
+        X = X if scipy.sparse.issparse(X) else np.asarray(X)
         if X.ndim != 2 or X.shape[0] != y.shape[0]:
             raise DataError(f"X has shape {X.shape} but y has {y.shape[0]} labels", path=path,
                             fix="store X as rows x features with one label per row in y")
@@ -762,10 +814,19 @@ def _read_table(path, *, classes, n_classes, label_column, positive_class, featu
 
 
 def _check_finite(parsed: _Parsed, path) -> None:
-    finite = np.isfinite(parsed.X)
-    if finite.all():
-        return
-    row = int(np.flatnonzero(~finite.all(axis=1))[0])
-    col = int(np.flatnonzero(~finite[row])[0])
-    raise DataError(f"non-finite feature value {float(parsed.X[row, col])!r}", path=path, row=parsed.line_of(row),
+    if sp.issparse(parsed.X):
+        X = sp.csr_matrix(parsed.X)
+        bad = np.flatnonzero(~np.isfinite(X.data))
+        if not len(bad):
+            return
+        row, col = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1, int(X.indices[bad[0]])
+        value = float(X.data[bad[0]])
+    else:
+        finite = np.isfinite(parsed.X)
+        if finite.all():
+            return
+        row = int(np.flatnonzero(~finite.all(axis=1))[0])
+        col = int(np.flatnonzero(~finite[row])[0])
+        value = float(parsed.X[row, col])
+    raise DataError(f"non-finite feature value {value!r}", path=path, row=parsed.line_of(row),
                     column=parsed.column_of(col), fix="impute or drop missing/infinite values before ingesting")

@@ -2,14 +2,19 @@
 
 Only one zarr chunk (plus the rows of the block being assembled) is in memory at once, so a
 stream over a dataset far larger than RAM works the same as over a small one.
+
+A dense dataset yields C-contiguous float64 arrays; a csr dataset (wide sparse data, see
+:mod:`omkl_dist.storage.layout`) yields canonical float64 ``scipy.sparse.csr_matrix`` blocks and
+never densifies a chunk.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .ingest import dataset_info
-from .layout import open_features, read_chunk
+from .layout import layout_of, open_features, read_chunk
 from .location import location
 
 
@@ -39,6 +44,8 @@ class Stream:
     Attributes
     ----------
     n_rows, n_features, n_classes, block_size, chunk_rows : int
+    sparse : bool
+        The dataset is stored in the csr layout: blocks are ``scipy.sparse.csr_matrix``.
     meta : dict
         The dataset's ``meta.json``.
     label_map : list of [str, int]
@@ -61,8 +68,9 @@ class Stream:
         if self.start > self.stop:
             raise ValueError(f"start ({self.start}) must not exceed stop ({self.stop})")
         self.shuffle, self.seed = bool(shuffle), seed
-        self._features = open_features(self.directory)
+        self._features = open_features(self.directory, self.meta)
         self.chunk_rows = int(self._features.chunks[0])
+        self.sparse = layout_of(self.meta) == "csr"
 
     @property
     def n_rows(self) -> int:
@@ -105,7 +113,8 @@ class Stream:
     def cursor(self, offset: int = 0) -> "RowCursor":
         """A reader that hands out the stream's rows in order, any number at a time, starting at
         row ``offset`` of the (shuffled) order; whole chunks before it are skipped unread."""
-        return RowCursor(self._chunks(skip=_row_index(offset, "offset", self.n_rows)))
+        empty = sp.csr_matrix((0, self.n_features)) if self.sparse else np.empty((0, 0))
+        return RowCursor(self._chunks(skip=_row_index(offset, "offset", self.n_rows)), empty=empty)
 
     def _chunks(self, skip: int = 0):
         """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order, without
@@ -127,7 +136,7 @@ class Stream:
                 continue
             X, y = read_chunk(self.directory, self._features, self.meta, int(c))  # checked against its checksums
             c0 = int(c) * self.chunk_rows
-            X, y = np.asarray(X[lo - c0:hi - c0], dtype=np.float64), y[lo - c0:hi - c0]
+            X, y = _float64(X[lo - c0:hi - c0]), y[lo - c0:hi - c0]
             if perm is not None:
                 X, y = X[perm], y[perm]
             if skip:
@@ -138,8 +147,9 @@ class Stream:
 class RowCursor:
     """Consecutive rows of a stream, ``take(n)`` at a time (one storage chunk in memory)."""
 
-    def __init__(self, chunks):
+    def __init__(self, chunks, empty=None):
         self._chunks = chunks
+        self._empty = np.empty((0, 0)) if empty is None else empty  # the rows of an exhausted stream
         self._X = self._y = None
         self._pos = 0
 
@@ -157,7 +167,7 @@ class RowCursor:
             self._pos += k
             n -= k
         if not pieces:
-            return np.empty((0, 0)), np.empty(0, dtype=np.int64)
+            return self._empty, np.empty(0, dtype=np.int64)
         return _join(pieces)
 
 
@@ -178,21 +188,35 @@ def open_stream(directory, block_size: int = 1024, *, shuffle: bool = False, see
 
 
 def load_arrays(directory):
-    """Load a whole (small) dataset: ``(X float64 (n, d), y int64 (n,), meta)``.
+    """Load a whole (small) dataset: ``(X float64 (n, d), y int64 (n,), meta)``; ``X`` is a
+    ``scipy.sparse.csr_matrix`` for a csr dataset.
 
     Use :func:`open_stream` for data that may not fit in memory.
     """
     meta = dataset_info(directory)
-    features = open_features(directory)
+    features = open_features(directory, meta)
     chunks = [read_chunk(directory, features, meta, c) for c in range(len(meta["checksums"]["features"]))]
+    y = np.concatenate([y for _, y in chunks])
+    if layout_of(meta) == "csr":
+        X = sp.vstack([X for X, _ in chunks], format="csr") if chunks else sp.csr_matrix((0, meta["n_features"]))
+        return _float64(X), y, meta
     X = np.ascontiguousarray(np.concatenate([X for X, _ in chunks]), dtype=np.float64)
-    return X, np.concatenate([y for _, y in chunks]), meta
+    return X, y, meta
+
+
+def _float64(X):
+    """A chunk's rows as float64: an ndarray (no copy when already one), or a csr_matrix."""
+    if sp.issparse(X):
+        return X if X.dtype == np.float64 else X.astype(np.float64)
+    return np.asarray(X, dtype=np.float64)
 
 
 def _join(pieces):
     if len(pieces) == 1:
         X, y = pieces[0]
-        return np.ascontiguousarray(X), np.ascontiguousarray(y)
+        return (X if sp.issparse(X) else np.ascontiguousarray(X)), np.ascontiguousarray(y)
+    if sp.issparse(pieces[0][0]):
+        return sp.vstack([p[0] for p in pieces], format="csr"), np.concatenate([p[1] for p in pieces])
     return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
 
 

@@ -146,7 +146,7 @@ def read_views(source, *, data_dir=None, label_column=None) -> tuple[Dataset, di
     parts, groups, names, digests, start = [], {}, [], [], 0
     first = None
     for name, path in files.items():
-        ds = read_dataset(path, label_column=label_column)
+        ds = read_dataset(path, label_column=label_column, sparse=False)  # views are stacked densely
         if first is None:
             first = ds
         elif ds.n_rows != first.n_rows:

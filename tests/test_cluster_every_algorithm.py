@@ -110,3 +110,38 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     assert 0 < resumed.resumed_from < ROWS and resumed.failures == [] and resumed.n_workers == WORKERS - 1
     _assert_same(resumed.model, reference)
     assert not ckpt.exists()
+
+
+WIDE_CASES = [("spa", {}), ("omkc", {"update": "S", "combination": "S"}), ("omkc", {"update": "D", "combination": "D"}),
+              ("om2", {}), ("bpas", {"budget": 30})]
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """An rcv1-shaped stream (20,000 features, ~0.4 % non-zero) in the csr layout, two chunks."""
+    from omkl_dist.storage import ingest
+    from omkl_dist.storage.synth import write_sparse_libsvm
+
+    folder = tmp_path_factory.mktemp("wide")
+    write_sparse_libsvm(folder / "wide.svm", rows=1200, features=20_000, density=0.004, seed=2)
+    ingest(folder / "wide.svm", folder / "csr", chunk_rows=700)
+    return folder / "csr"
+
+
+@pytest.mark.parametrize(("algo", "params"), WIDE_CASES, ids=[a + "".join(f"-{v}" for v in p.values())
+                                                                for a, p in WIDE_CASES])
+def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tmp_path, algo, params):
+    """Shards read CSR blocks and the shared-pool models keep sparse support vectors there too (the
+    budget learners densify each block): the cluster's model is the sequential run's bit for bit."""
+    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.pipelines.run import make_stream_estimator, run_job
+
+    _, client = cluster
+    params = {"kernels": KERNELS, **params}
+    run_job(algo, str(wide), params=params, block_size=BLOCK, seed=SEED, scaling="none", model_out=tmp_path / "local",
+            trace_out=tmp_path / "trace.json", show_progress=False)
+    local = load_model(tmp_path / "local")[0]
+    assert local.sparse_rows_ == (algo != "bpas")
+    fit = DaskEngine(client).fit(make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide,
+                                 seed=SEED)
+    _assert_same(fit.model, _arrays(local))

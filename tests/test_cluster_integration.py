@@ -378,3 +378,25 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
     assert sorted(there_arrays) == sorted(here_arrays)
     for name, value in here_arrays.items():
         np.testing.assert_array_equal(there_arrays[name], value, err_msg=name)
+
+
+def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(cluster, tmp_path):
+    """`submit --data file.csv --label-column last`: the file is ingested under OUT.data (named by
+    its content and label options; a rerun reuses it) and the cluster's model is `omkl run`'s on it."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(4000, 5))
+    words = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=4000) > 0, "yes", "no")
+    table = tmp_path / "table.csv"
+    table.write_text("".join(",".join(f"{v:.17g}" for v in row) + f",{w}\n" for row, w in zip(X, words)))
+    out = tmp_path / "remote"
+    common = ["--algo", "omkc", "--update", "S", "--combination", "S", "--block-size", 256, "--seed", 1, "--quiet"]
+    submit = ["submit", "--scheduler", cluster["scheduler_address"], "--data", table, "--label-column", "last",
+              "--positive-class", "yes", "--out", out, *common]
+    omkl(*submit)
+    (ingested,) = (tmp_path / "remote.data").iterdir()
+    assert json.loads((ingested / "meta.json").read_text())["label_map"] == [["no", -1], ["yes", 1]]
+    omkl("run", "--data", ingested, *common, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json")
+    assert_same_model(out, read_model(tmp_path / "local"))
+    omkl(*submit, "--overwrite")
+    assert list((tmp_path / "remote.data").iterdir()) == [ingested]
+    assert_same_model(out, read_model(tmp_path / "local"))

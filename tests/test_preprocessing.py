@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omkl_dist.preprocessing import METHODS, Scaler
+from omkl_dist.preprocessing import _STATE_ARRAYS, METHODS, Scaler
 
 
 @pytest.fixture(scope="module")
@@ -196,11 +196,32 @@ def test_errors():
         Scaler.from_dict(d)
 
 
-def test_sparse_input_rejected():
+def test_sparse_input_fits_like_dense_and_transforms_only_when_zeros_stay_zero():
     import scipy.sparse as sp
 
-    with pytest.raises(ValueError, match=r"sparse input is not supported"):
-        Scaler("minmax").fit(sp.csr_matrix(np.ones((2, 2))))
+    rng = np.random.default_rng(3)
+    X = sp.random(400, 30, density=0.1, format="csr", random_state=4)
+    X.data -= 0.2  # negative values too: minima below 0
+    dense = X.toarray()
+    for method in ("minmax", "standard"):
+        a, b = Scaler(method).fit(dense), Scaler(method).fit(sp.csc_matrix(X))
+        for name in _STATE_ARRAYS[method]:
+            np.testing.assert_allclose(getattr(b, name), getattr(a, name), rtol=1e-12, atol=1e-12)
+        with pytest.raises(ValueError, match=r"would densify a sparse X .*--scaling none"):
+            b.transform(X)
+    positive = abs(X)
+    s = Scaler("minmax").fit(positive)
+    out = s.transform(positive)
+    assert sp.issparse(out) and out.format == "csr" and out.nnz == positive.nnz
+    np.testing.assert_array_equal(out.toarray(), s.transform(positive.toarray()))
+    assert sp.issparse(Scaler("none").fit(X).transform(X)) and Scaler("none").fit(X).transform(X) is not X
+    blocks = [(X[i:i + 37], None) for i in range(0, 400, 37)]
+    prefix = Scaler("minmax").fit_prefix(blocks, 300)
+    np.testing.assert_array_equal(prefix.min_, dense[:300].min(axis=0))
+    bad = X.copy()
+    bad.data[rng.integers(len(bad.data))] = np.nan
+    with pytest.raises(ValueError, match=r"X contains nan at row \d+, column \d+"):
+        Scaler("minmax").fit(bad)
 
 
 def test_init_stores_params_only():

@@ -160,7 +160,7 @@ def test_bad_windows_and_a_damaged_champion_publish_nothing(tmp_path):
     cases = [
         ([tmp_path / "w5"], "the window has 5 features, the champion (version 1) 4: nothing was published"),
         ([tmp_path / "ab"], "the window's label 'no'"),
-        ([tmp_path / "a.csv"], "must be an ingested dataset"),
+        ([tmp_path / "a.csv", "--label-column", "9"], "label column 9 is outside the file's 5 columns"),
         ([tmp_path / "a", "--rows", "10:5"], "--rows 10:5"),
         ([tmp_path / "a", "--algo", "spa"], "the champion is a perceptron model"),
         ([tmp_path / "a", "--drift-threshold", "0"], "threshold must be a finite number > 0"),
@@ -241,3 +241,26 @@ def test_eight_retrains_at_once_on_one_store(tmp_path):
     assert store.verify()["problems"] == []
     windows = {tuple(store.info(v)["lineage"]["window"]["rows"]) for v in store.versions()}
     assert len(windows) == len(published)  # each run published its own window
+
+
+def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
+    """`--data day.csv --label-column last`: the file is ingested into STORE/NAME/windows/<digest>
+    (label options part of the digest) and a rerun on the same file reuses it and finds its version."""
+    day = tmp_path / "day.csv"
+    X, y = map(np.concatenate, zip(*iter_blocks(rows=3000, features=4, seed=0, noise=0.01)))
+    day.write_text("".join(",".join(f"{v:.17g}" for v in row) + ("," + ("yes" if t > 0 else "no")) + "\n"
+                           for row, t in zip(X, y)))
+    store = tmp_path / "store"
+    args = ("retrain", "--store", store, "--model", "m", "--data", day, "--label-column", "last", "--positive-class",
+            "yes", "--quiet")
+    first = last_json(omkl(*args, "--algo", "spa"))
+    windows = sorted((store / "m" / "windows").iterdir())
+    assert first["status"] == "promoted" and len(windows) == 1 and first["window"]["source"] == str(windows[0])
+    assert ModelStore(store, "m").info(1)["lineage"]["label_map"] == [["no", -1], ["yes", 1]]
+    again = last_json(omkl(*args))
+    assert again["status"] == "exists" and sorted((store / "m" / "windows").iterdir()) == windows
+    words_last = omkl("retrain", "--store", store, "--model", "m", "--data", day, "--quiet", check=False)
+    assert words_last.returncode == 2 and "--label-column last" in words_last.stderr
+    on_ingested = omkl("retrain", "--store", store, "--model", "m", "--data", windows[0], "--label-column", "last",
+                       "--quiet", check=False)
+    assert on_ingested.returncode == 2 and "chosen at ingest" in on_ingested.stderr
