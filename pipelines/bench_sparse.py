@@ -51,8 +51,8 @@ def run_sparse_bench(results: Path, log=print) -> dict:
 def markdown(report: dict) -> list[str]:
     lines = ["", "## Wide sparse data (rcv1-shaped: 47,236 features, 0.16 % non-zero)", "",
              f"`{report['data']}`, ingested into the csr layout; `omkl run` (block {report['block']}, omkc16, no "
-             "scaling) streams CSR blocks into models that keep sparse support vectors. The last rows of each "
-             f"algorithm learn the same first {SAME_ROWS:,} rows in file order from the csr layout and from a dense "
+             f"scaling) streams CSR blocks into models that keep sparse support vectors. The {SAME_ROWS:,}-row lines "
+             "learn the same first rows, in file order, from the csr layout and from a dense "
              "copy (the dense model's dot products are BLAS's over all 47,236 features: the same mistakes up to "
              "rounding). Peak RSS is the `omkl run` process's.", "",
              "| algorithm | layout | rows | learn s | inst/s | mistakes | SVs | peak RSS MB | sparse speed-up |",
