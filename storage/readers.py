@@ -603,6 +603,9 @@ def _read_delimited(content: bytes, path: Path, *, delimiter, header: bool, skip
         if numeric_labels:
             raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
         table, y_raw = _read_string_labels(body, delimiter, width, label_col)
+    if table.shape[1] != width:  # every data row agrees, but not with the header
+        raise DataError(f"the header names {width} columns but the data rows have {table.shape[1]}", path=path,
+                        row=first_number, fix="give every column a name in the header (or drop the extra values)")
     X = np.delete(table, label_col, axis=1)
     feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
     return _Parsed(X=X, y_raw=y_raw, line_of=_data_line_mapper(body, first_number, delimiter),

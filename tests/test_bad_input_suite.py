@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import scipy.sparse
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -61,7 +62,9 @@ def libsvm_text(draw):
         label = draw(st.sampled_from(["1", "-1", "+1", "0", "3", "1", "-1", "x", ""]))
         tokens = []
         for _ in range(draw(st.integers(0, 4))):
-            index = draw(st.one_of(st.integers(-2, 12), st.sampled_from([10**9, 10**12, 2**31, 2**63])))
+            # small indices, wide ones (the sparse csr path from 10,000 features on), overflowing ones
+            index = draw(st.one_of(st.integers(-2, 12), st.integers(9_990, 60_000),
+                                   st.sampled_from([10**9, 10**12, 2**31, 2**63])))
             value = draw(st.one_of(_NUMBER, _NUMBER, _TOKEN))
             sep = draw(st.sampled_from([":", ":", ":", ":", "=", "::"]))
             tokens.append(f"{index}{sep}{value}")
@@ -122,7 +125,8 @@ def _ingest_case(root: Path, name: str, content: bytes, options: dict):
         assert _tree_digest(root) == before, "a failed ingest changed a file"
     else:
         verify_dataset(root / "ds")
-        assert read_dataset(source, **{k: v for k, v in options.items() if k != "chunk_rows"}).n_rows > 0
+        reading = {k: v for k, v in options.items() if k not in ("chunk_rows", "layout")}
+        assert read_dataset(source, **reading).n_rows > 0
     finally:
         source.unlink()
     leftovers = [p.name for p in root.iterdir() if p.name.startswith(".")]
@@ -133,7 +137,8 @@ def _ingest_case(root: Path, name: str, content: bytes, options: dict):
 @SETTINGS
 @given(case=file_bytes(), options=st.fixed_dictionaries({}, optional={
     "n_classes": st.integers(2, 3), "label_column": st.sampled_from(["first", "last", "1", "-1", "f0", "nope"]),
-    "positive_class": st.sampled_from(["1", "yes", "zzz"]), "chunk_rows": st.integers(1, 4)}))
+    "positive_class": st.sampled_from(["1", "yes", "zzz"]), "chunk_rows": st.integers(1, 4),
+    "layout": st.sampled_from(["auto", "dense", "csr"])}))
 def test_generated_files_end_in_data_or_a_data_error(existing, case, options):
     kind, content = case
     name = {"gzip": "x.csv.gz", "truncated-gzip": "x.csv.gz", "mat": "x.mat"}.get(kind, "x.txt")
@@ -170,14 +175,16 @@ def test_generated_parquet_tables(existing, columns, rows, label):
 @given(shape=st.tuples(st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from([0.0, np.nan, np.inf, 1e308]),
        dtype=st.sampled_from(["float64", "float32", "int64", "object", "str", "bool"]),
        labels=st.sampled_from(["two", "one", "three", "short", "2d", "nan"]), later=st.integers(1, 4),
-       cls=st.sampled_from([OMKC, SPA]))
-def test_generated_estimator_inputs_end_in_a_model_or_a_value_error(shape, fill, dtype, labels, later, cls):
+       cls=st.sampled_from([OMKC, SPA]), sparse=st.booleans())
+def test_generated_estimator_inputs_end_in_a_model_or_a_value_error(shape, fill, dtype, labels, later, cls, sparse):
     n, d = shape
     X = np.random.default_rng(n * 7 + d).normal(size=(n, d))
     if n and d:
         X[0, 0] = fill
     with np.errstate(invalid="ignore", over="ignore"):  # nan/inf cast to integers: garbage on purpose
         X = X.astype(str) if dtype == "str" else X.astype(dtype)
+    if sparse and dtype not in ("str", "object") and X.ndim == 2:
+        X = scipy.sparse.csr_matrix(X)  # kept sparse (a model on sparse rows) or refused as the dense X is
     y = {"two": np.arange(n) % 2, "one": np.zeros(n), "three": np.arange(n) % 3, "short": np.arange(max(n - 1, 0)) % 2,
          "2d": np.zeros((n, 2)), "nan": np.full(n, np.nan)}[labels]
     model = cls(kernels="gaussian:1", block_size=2, random_state=0)

@@ -207,3 +207,11 @@ def test_run_notes_features_of_very_different_ranges_once(tmp_path):
     res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--json",
                  "--scaling", "minmax")
     assert "advice" not in json.loads(res.output.splitlines()[-1])
+
+
+def test_a_header_narrower_than_its_rows_is_an_error_not_a_shifted_table(tmp_path):
+    """Found by the generated suite: `label,f0` over rows of three numbers read as two named columns."""
+    path = tmp_path / "h.csv"
+    path.write_text("label,f0\n1,0,2\n0,4,5\n")
+    with pytest.raises(DataError, match="the header names 2 columns but the data rows have 3"):
+        read_dataset(path)
