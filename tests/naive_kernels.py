@@ -68,7 +68,15 @@ def achi2(A, B):
 
 
 def naive_kernel(spec, A, B) -> np.ndarray:
-    """Reference matrix for one spec (reads only ``spec.kind``, its parameter and its columns)."""
+    """Reference matrix for one spec (reads only ``spec.kind``, its parameter, its columns and
+    whether it is normalised: κ(a, b) / sqrt(κ(a, a) κ(b, b)), 0 where a self-value is 0)."""
+    if getattr(spec, "normalize", False):
+        raw = spec.normalized(False)
+        K = naive_kernel(raw, A, B)
+        da = np.array([naive_kernel(raw, a[None, :], a[None, :])[0, 0] for a in np.asarray(A, dtype=float)])
+        db = np.array([naive_kernel(raw, b[None, :], b[None, :])[0, 0] for b in np.asarray(B, dtype=float)])
+        denom = np.sqrt(np.outer(da, db))
+        return np.where(denom > 0, K / np.where(denom > 0, denom, 1.0), 0.0)
     if spec.columns is not None:
         cols = list(spec.columns)
         A, B = np.asarray(A, dtype=float)[:, cols], np.asarray(B, dtype=float)[:, cols]

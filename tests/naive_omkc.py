@@ -15,7 +15,14 @@ from omkl_dist.core.randomness import uniforms
 
 
 def kernel_column(spec, S, x):
-    """κ(s, x) for every row s of S (naive formulas), on the kernel's columns if it has a view."""
+    """κ(s, x) for every row s of S (naive formulas), on the kernel's columns if it has a view;
+    a normalised kernel's κ(s, x) / sqrt(κ(s, s) κ(x, x)) (0 where a self-value is 0)."""
+    if getattr(spec, "normalize", False):
+        raw = spec.normalized(False)
+        ss = np.array([kernel_column(raw, s[None, :], s)[0] for s in S])
+        denom = np.sqrt(ss * kernel_column(raw, x[None, :], x)[0])
+        col = kernel_column(raw, S, x)
+        return np.where(denom > 0, col / np.where(denom > 0, denom, 1.0), 0.0)
     if spec.columns is not None:
         S, x = S[:, list(spec.columns)], x[list(spec.columns)]
     if spec.kind in ("chi2", "achi2"):

@@ -37,6 +37,9 @@ CASES = [
     ("perceptron", {"kernel": "gaussian:1"}), ("perceptron-u", {}), ("perceptron-star", {}), ("spa", {}), ("om2", {}),
     ("rbp", {"budget": 30}), ("forgetron", {"budget": 30}), ("bogd", {"budget": 30}), ("bpas", {"budget": 30}),
     ("oks", {}), ("oks", {"loss": "hinge", "kernels": "gaussian:0.5,1 @ 0:3; linear,laplacian:1 @ 2:5"}),
+    # normalised kernels: SPA's lazy in-block columns on the row-split rounds, a budget learner's on kernel shards
+    ("spa", {"kernels": "gaussian:0.5,1;poly:2+norm;linear+norm"}),
+    ("bpas", {"budget": 30, "kernels": "gaussian:0.5,1;poly:2+norm;linear+norm"}),
 ]
 KERNELS = "gaussian:0.5,1,2;poly:2;linear"
 

@@ -26,6 +26,7 @@ from numba import njit, prange
 from ._blas import fixed_shape_dots
 from ._pairs import CANCEL, overwrite_exact_columns, pair_values
 from ._vexp import vexp_neg, vexp_neg_n
+from .program import kernel_scales
 from .rows import as_rows, csr_dots, later_dots, n_rows, rows_sqdist, transposed
 
 TILE = 4096
@@ -94,7 +95,7 @@ def _gauss_next(anchor, g, d2, cur, xg, scratch):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on,
-                          g_need, K, out):
+                          g_need, K, xscale, out):
     """Kernel-major scan for dot-product kernels and gaussians.
 
     For one row t each kernel's values over the tile form one contiguous vector and its score one
@@ -103,6 +104,9 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
     ``dot_on``/``g_on`` are scored; ``g_need`` marks the gaussians whose values must be computed
     (the scored ones and their chain predecessors), see :func:`fast_flags`. ``alphaT`` has K
     rows per kernel (one per class), kernel k's values meet rows ``k·K … k·K + K − 1``.
+    ``xscale[t, c]`` multiplies column c's score of row t: the row's normalisation factor
+    (:func:`.program.kernel_scales`; 1.0 for an unnormalised kernel, which leaves the bits as they
+    are), the support vectors' factors being folded into ``alphaT``.
     """
     B = n_rows(Xb)
     n = n_rows(P)
@@ -118,7 +122,7 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
             if dot_on[j]:
                 deg = _power_up(cur, dot_row, deg, dot_deg[j])
                 for c in range(dot_idx[j] * K, dot_idx[j] * K + K):
-                    out[t, c] += _weighted_sum(alphaT[c], cur)
+                    out[t, c] += xscale[t, c] * _weighted_sum(alphaT[c], cur)
         if not g_need.any():
             continue
         _row_sqdist(Xb, t, P, xsq[t], psq, dot_row, d2)
@@ -127,7 +131,7 @@ def _accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, dot_idx, dot_deg, g_idx
                 _gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
             if g_on[j]:
                 for c in range(g_idx[j] * K, g_idx[j] * K + K):
-                    out[t, c] += _weighted_sum(alphaT[c], cur)
+                    out[t, c] += xscale[t, c] * _weighted_sum(alphaT[c], cur)
 
 
 @njit(cache=True, nogil=True, inline="always")  # numba-level inlining: the loops vectorise as in place
@@ -153,7 +157,7 @@ def _sparse_values(base, ev, scratch, cnt, deg, g, steps):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, out):
+def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_param, steps, xscale, out):
     """Per-kernel scan over only the rows with a non-zero coefficient (CSC: ``ptr``, ``rows``).
 
     Each kernel's rows are gathered into a contiguous buffer and processed like the dense scan:
@@ -181,7 +185,7 @@ def _accumulate_sparse(Xb, xsq, P, psq, dots, ptr, rows, coefs, deg, anchor_para
             for j in range(cnt):
                 base[j] = src[rows[lo + j]]
             _sparse_values(base, ev, scratch, cnt, deg[k], anchor_param[k], steps[k])
-            out[t, k] += _weighted_sum(coefs[lo:hi], ev[:cnt])
+            out[t, k] += xscale[t, k] * _weighted_sum(coefs[lo:hi], ev[:cnt])
 
 
 @njit(cache=True, nogil=True)
@@ -219,7 +223,7 @@ def _live_range(keys, lo, hi, x, g, limit):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, key, out):
+def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, key, xscale, out):
     """:func:`_accumulate_sparse` for few features: dot products (polynomial kernels) and squared
     distances (gaussians) are summed right where they are used, in feature order, from ``PT``
     (d × nnz: the pool rows of every kernel's support vectors, kernel after kernel, transposed so
@@ -311,11 +315,11 @@ def _accumulate_sparse_direct(Xb, PT, ptr, coefs, deg, anchor_param, steps, key,
                     a, b = max(ca, live[r, 0]), min(cb, live[r, 1])
                     if a < b:
                         _sparse_values(dots[r, a - ca:b - ca], ev, scratch, b - a, deg[k], anchor_param[k], steps[k])
-                        out[t0 + r, k] += _weighted_sum(coefs[a:b], ev[:b - a])
+                        out[t0 + r, k] += xscale[t0 + r, k] * _weighted_sum(coefs[a:b], ev[:b - a])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, steps, out):
+def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, steps, xscale, out):
     """:func:`_accumulate_sparse` for integer data (binary, counts) with many features: a row's dot
     products with a kernel's support vectors are summed over the row's non-zero features only,
     from ``PT`` (d × nnz, as in the direct scan; ``psq`` their squared norms). Integer dot
@@ -363,12 +367,12 @@ def _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, deg, anchor_param, st
                 for j in range(cnt):
                     acc[j] = xt + ps[j] - 2.0 * acc[j]
             _sparse_values(acc, ev, scratch, cnt, deg[k], anchor_param[k], steps[k])
-            out[t, k] += _weighted_sum(coefs[lo:hi], ev_k)
+            out[t, k] += xscale[t, k] * _weighted_sum(coefs[lo:hi], ev_k)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, need_l1, need_chi2, direct, vcols,
-                        vptr, K, out):
+                        vptr, K, xscale, out):
     B = Xb.shape[0]
     m = kinds.shape[0]
     for t in prange(B):
@@ -382,7 +386,7 @@ def _accumulate_general(Xb, xsq, P, psq, alpha, dots, kinds, param, src, order, 
                 for c in range(k * K, k * K + K):
                     acc[c] += alpha[s, c] * vals[k]
         for c in range(m * K):
-            out[t, c] += acc[c]
+            out[t, c] += xscale[t, c] * acc[c]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -434,7 +438,8 @@ def _gram_general(Xb, xsq, XXt, kinds, param, src, order, need_l1, need_chi2, di
 
 
 @njit(cache=True, nogil=True)
-def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want):
+def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need, want, scale,
+                norm):
     """Fill ``col[k, t] = κ_k(x_t, x_s)`` for the rows t > s of the block and the kernels k with
     ``want[k]`` (those row s became a support vector of): its kernel values against the rows still
     to come. Same arithmetic as the pool scan (query norm + support-vector norm − 2·dot),
@@ -443,7 +448,9 @@ def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor
     every support vector of the block). The dot products are summed in feature order, as
     :func:`._pairs.overwrite_exact_columns` does, so duplicated rows cancel exactly without a
     block-wide check; ``XbT`` is the block :func:`.rows.transposed` (d × B), so they are read
-    contiguously. ``Xb`` may be dense or :class:`.rows.CSRRows` (:func:`.rows.later_dots`)."""
+    contiguously. ``Xb`` may be dense or :class:`.rows.CSRRows` (:func:`.rows.later_dots`). A
+    normalised kernel (``norm[k]``) gets its values times ``scale[t, k]·scale[s, k]``
+    (:func:`.program.kernel_scales` of the block's rows; only dot-product kernels change)."""
     B = n_rows(Xb)
     n = B - s - 1
     if n <= 0:
@@ -460,7 +467,12 @@ def gram_column(Xb, XbT, xsq, s, col, dot_idx, dot_deg, g_idx, g_param, g_anchor
     for j in range(dot_idx.shape[0]):
         if dot_on[j] and want[dot_idx[j]]:  # powers built in the same order whichever are skipped
             deg = _power_up(cur, q, deg, dot_deg[j])
-            col[dot_idx[j], s + 1:] = cur
+            k = dot_idx[j]
+            if norm[k]:
+                for i in range(n):
+                    col[k, s + 1 + i] = cur[i] * scale[s + 1 + i, k] * scale[s, k]
+            else:
+                col[k, s + 1:] = cur
     need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors
     for j in range(g_idx.shape[0] - 1, -1, -1):
         need[j] = g_need[j] and ((g_on[j] and want[g_idx[j]]) or (j + 1 < g_idx.shape[0] and need[j + 1]
@@ -496,16 +508,22 @@ def fast_flags(program, active=None) -> tuple:
     return (*program.fast, active[dot_idx].copy(), g_on, g_need)
 
 
-def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None) -> np.ndarray:
+def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None,
+               scale=None) -> np.ndarray:
     """Kernel values between rows of one block (lower triangle), (m, B, B); with ``active`` only
     those kernels' slices are set. ``out``: a C-contiguous (m, B, B) array to fill (reusing one
-    saves the page faults of a fresh allocation, which cost more than the arithmetic)."""
+    saves the page faults of a fresh allocation, which cost more than the arithmetic). ``scale``:
+    the rows' :func:`.program.kernel_scales`, needed when the program has normalised kernels."""
     if program.fast is not None:
         G = np.empty((program.m, len(xsq), len(xsq))) if out is None else out
         _gram_dot_gauss(Xb, xsq, XXt, G, *fast_flags(program, active))
-        return G
-    return _gram_general(Xb, xsq, XXt, program.kinds, program.param, program.src, program.order,
-                         program.need_l1, program.need_chi2, program.direct, program.vcols, program.vptr)
+    else:
+        G = _gram_general(Xb, xsq, XXt, program.kinds, program.param, program.src, program.order,
+                          program.need_l1, program.need_chi2, program.direct, program.vcols, program.vptr)
+    for k in np.flatnonzero(program.norm if active is None else program.norm & np.asarray(active, dtype=bool)):
+        G[k] *= scale[:, k][:, None]
+        G[k] *= scale[:, k][None, :]
+    return G
 
 
 def _csc_ptr(nz_k, m):
@@ -561,12 +579,17 @@ class _TileLayout:
     ``sort_feature``, see :func:`_accumulate_sparse_direct`. Pool rows are append-only and their
     coefficients never change, so a tile's layout stays valid until rows are added to it: the
     pool keeps it, and a segment's scan rebuilds only the last tile's. (Dense tiles keep
-    nothing: their scan is dominated by the kernel values.)"""
+    nothing: their scan is dominated by the kernel values.) With normalised kernels the tile
+    keeps its rows' :func:`.program.kernel_scales` (``scales``), folded into ``coefs``.)"""
 
     def __init__(self, pool, s0, s1, program):
         self.key = _layout_key(s1, program, pool)
         self.sparse = program.sparse is not None
         self.sort_feature = -1
+        self.scales = None
+        if program.norm.any():
+            rows = pool.X.csr(s0, s1) if pool.sparse else pool.X[s0:s1]
+            self.scales = kernel_scales(program, rows, pool.sq[s0:s1])
         if self.sparse:
             by_key = (not pool.sparse and pool.n_features <= DIRECT_DOT_FEATURES
                       and bool((program.sparse[0] == 0).any()))
@@ -574,8 +597,18 @@ class _TileLayout:
             self.ptr, self.nz_k, self.nz_s, self.coefs, self.sort_feature = _tile_csc(
                 pool.alpha[s0:s1], _NO_ROWS if pool.sparse else pool.X[s0:s1], max_nnz, by_key)
             self.sparse = self.ptr[-1] < max_nnz
+            if self.sparse and self.scales is not None:  # a support vector's factor R(s) in its coefficient
+                self.coefs = self.coefs * self.scales[self.nz_s, self.nz_k // pool.n_classes]
         self._PT = None
         self._rows_T = None
+
+    def coefficients(self, pool, s0, s1, transpose: bool) -> np.ndarray:
+        """The tile's coefficients (K columns per kernel), times the support vectors' normalisation
+        factors; (kernel columns × rows) when ``transpose``."""
+        alpha = pool.alpha[s0:s1]
+        if self.scales is not None:
+            alpha = alpha * np.repeat(self.scales, pool.n_classes, axis=1)
+        return np.ascontiguousarray(alpha.T) if transpose else alpha
 
     def rows_transposed(self, pool, s0, s1):
         """The tile's rows of a sparse pool by feature (:func:`.rows.transposed`), for :func:`.rows.csr_dots`."""
@@ -619,7 +652,15 @@ def _sparse_limit(pool, rows: int) -> int:
 
 
 def _layout_key(s1, program, pool):
-    return s1, pool.alpha.shape[1], program.sparse is not None, SPARSE_DENSITY
+    return s1, pool.alpha.shape[1], program.sparse is not None, SPARSE_DENSITY, program.norm.tobytes()
+
+
+def _row_scales(program, Xb, xsq, K) -> np.ndarray:
+    """Each row's normalisation factor per (kernel, class) column, (B, m·K): ones without
+    normalised kernels (a product by 1.0 changes no bit)."""
+    if not program.norm.any():
+        return np.ones((len(xsq), program.m * K))
+    return np.repeat(kernel_scales(program, Xb, xsq), K, axis=1)
 
 
 def _tile_layout(pool, s0, s1, program) -> _TileLayout:
@@ -652,6 +693,7 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
         return _sparse_pool_scores(Xb, xsq, pool, program, active)
     K = pool.n_classes
     out = np.zeros((Xb.shape[0], program.m * K))
+    xscale = _row_scales(program, Xb, xsq, K)
     exact = None
     flags = fast_flags(program, active) if program.fast is not None else None
     # the sparse scans see each (kernel, class) column as a kernel of its own
@@ -670,13 +712,13 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
                     key = tile.sort_feature
                     order = np.argsort(Xb[:, key], kind="stable") if key >= 0 else np.arange(len(Xb))
                     out_sorted = out[order]
-                    _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *per_column, key, out_sorted)
+                    _accumulate_sparse_direct(Xb[order], PT, ptr, coefs, *per_column, key, xscale[order], out_sorted)
                     out[order] = out_sorted
                 else:
-                    _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *per_column, out)
+                    _accumulate_sparse_exact(Xb, xsq, PT, psq, ptr, coefs, *per_column, xscale, out)
                 continue
         elif program.fast is not None:
-            alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+            alphaT = tile.coefficients(pool, s0, s1, transpose=True)
         if exact is None:
             exact = np.zeros(pool.n, dtype=bool) if blas_exact else pool.exact[: pool.n].copy()
             rows = extra_exact() if callable(extra_exact) else extra_exact
@@ -685,7 +727,7 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
         P, psq = pool.X[s0:s1], pool.sq[s0:s1]
         cols = np.flatnonzero(exact[s0:s1]) + s0
         for r0, r1 in _row_chunks(len(Xb)):  # bounds the dot matrix whatever the segment length
-            Xc, xc, oc = Xb[r0:r1], xsq[r0:r1], out[r0:r1]
+            Xc, xc, oc, sc = Xb[r0:r1], xsq[r0:r1], out[r0:r1], xscale[r0:r1]
             if blas_exact:  # integers: every partial sum exact, the same bits in any product
                 dots = np.matmul(Xc, P.T, out=_dots_out(r1 - r0, s1 - s0))
             else:  # a row's bits must not depend on the rows scored with it (a shard's share)
@@ -693,13 +735,13 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             if len(cols):
                 overwrite_exact_columns(Xc, pool.X, cols, s0, dots)
             if sparse:
-                _accumulate_sparse(Xc, xc, P, psq, dots, ptr, nz_s, coefs, *per_column, oc)
+                _accumulate_sparse(Xc, xc, P, psq, dots, ptr, nz_s, coefs, *per_column, sc, oc)
             elif program.fast is not None:
-                _accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, *flags, K, oc)
+                _accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, *flags, K, sc, oc)
             else:
-                _accumulate_general(Xc, xc, P, psq, pool.alpha[s0:s1], dots, program.kinds, program.param,
-                                    program.src, program.order, program.need_l1, program.need_chi2, program.direct,
-                                    program.vcols, program.vptr, K, oc)
+                _accumulate_general(Xc, xc, P, psq, tile.coefficients(pool, s0, s1, transpose=False), dots,
+                                    program.kinds, program.param, program.src, program.order, program.need_l1,
+                                    program.need_chi2, program.direct, program.vcols, program.vptr, K, sc, oc)
     return out
 
 
@@ -712,6 +754,7 @@ def _sparse_pool_scores(Xb, xsq, pool, program, active) -> np.ndarray:
         raise ValueError("sparse rows are scanned with dot-product and gaussian kernels only")
     K = pool.n_classes
     out = np.zeros((Xb.shape[0], program.m * K))
+    xscale = _row_scales(program, Xb, xsq, K)
     flags = fast_flags(program, active)
     per_column = program.sparse if K == 1 else tuple(np.repeat(a, K) for a in program.sparse)
     column_active = None if active is None else np.repeat(np.asarray(active, dtype=bool), K)
@@ -723,14 +766,15 @@ def _sparse_pool_scores(Xb, xsq, pool, program, active) -> np.ndarray:
         if tile.sparse:
             nz_s, ptr, coefs = tile.csc(column_active)
         else:
-            alphaT = np.ascontiguousarray(pool.alpha[s0:s1].T)
+            alphaT = tile.coefficients(pool, s0, s1, transpose=True)
         for r0, r1, Xc in chunks:
             dots = _dots_out(r1 - r0, s1 - s0)
             csr_dots(Xc, PT, dots)
             if tile.sparse:
-                _accumulate_sparse(Xc, xsq[r0:r1], P, psq, dots, ptr, nz_s, coefs, *per_column, out[r0:r1])
+                _accumulate_sparse(Xc, xsq[r0:r1], P, psq, dots, ptr, nz_s, coefs, *per_column, xscale[r0:r1],
+                                   out[r0:r1])
             else:
-                _accumulate_dot_gauss(Xc, xsq[r0:r1], P, psq, alphaT, dots, *flags, K, out[r0:r1])
+                _accumulate_dot_gauss(Xc, xsq[r0:r1], P, psq, alphaT, dots, *flags, K, xscale[r0:r1], out[r0:r1])
     return out
 
 

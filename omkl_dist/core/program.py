@@ -37,6 +37,9 @@ class KernelProgram:
     direct: bool = False
     vcols: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     vptr: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # bool (m,): the normalised kernels whose values normalisation changes (dot-product, additive chi2):
+    # κ(x, z)·R(x)·R(z) with R = κ(x, x)^(-1/2), see kernel_scales
+    norm: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
 
     @property
     def m(self) -> int:
@@ -72,8 +75,9 @@ def compile_program(pool) -> KernelProgram:
             param[k] = 1.0 / float(s.sigma)
         elif kinds[k] == CHI2:
             param[k] = float(s.gamma)
+    norm = np.array([bool(getattr(s, "rescaled", False)) for s in specs], dtype=np.bool_)
     if any(getattr(s, "columns", None) is not None for s in specs) or (kinds == ACHI2).any():
-        return _direct_program(specs, kinds, param)
+        return _direct_program(specs, kinds, param, norm)
     src = np.full(m, -1, dtype=np.int64)
     chain = np.zeros(m, dtype=np.int64)
     gauss = sorted((k for k in range(m) if kinds[k] == GAUSS), key=lambda k: param[k])  # widest first
@@ -100,10 +104,10 @@ def compile_program(pool) -> KernelProgram:
         deg = np.array([1 if kinds[k] == LINEAR else (int(param[k]) if kinds[k] == POLY else 0) for k in range(m)],
                        dtype=np.int64)
         sparse = (deg, anchor_param, steps)
-    return KernelProgram(kinds, param, src, order, need_l1, need_chi2, fast, sparse)
+    return KernelProgram(kinds, param, src, order, need_l1, need_chi2, fast, sparse, norm=norm)
 
 
-def _direct_program(specs, kinds, param) -> KernelProgram:
+def _direct_program(specs, kinds, param, norm) -> KernelProgram:
     """A program whose kernels are summed directly over their own columns (no shared dot product,
     no gaussian chains): the general per-pair path of the pool scan."""
     vcols, vptr = [], [0]
@@ -114,4 +118,31 @@ def _direct_program(specs, kinds, param) -> KernelProgram:
     m = len(specs)
     return KernelProgram(kinds, param, np.full(m, -1, dtype=np.int64), np.arange(m, dtype=np.int64),
                          bool((kinds == LAPLACE).any()), bool((kinds == CHI2).any()), direct=True,
-                         vcols=np.array(vcols, dtype=np.int64), vptr=np.array(vptr, dtype=np.int64))
+                         vcols=np.array(vcols, dtype=np.int64), vptr=np.array(vptr, dtype=np.int64), norm=norm)
+
+
+def kernel_scales(program: KernelProgram, X, xsq) -> np.ndarray:
+    """``R[t, k] = κ_k(x_t, x_t)^(-1/2)`` for the normalised kernels (``program.norm``; 0 where
+    κ_k(x_t, x_t) = 0), 1 for the others: (n, m). A normalised kernel's value is κ_k(x, z)·R(x)·R(z).
+    ``xsq``: the rows' squared norms; ``X`` (dense, or sparse) is read only for kernels on feature
+    groups and for additive chi-square."""
+    R = np.ones((len(xsq), program.m))
+    for k in np.flatnonzero(program.norm):
+        lo, hi = (program.vptr[k], program.vptr[k + 1]) if program.direct else (0, 0)
+        Xk = X[:, program.vcols[lo:hi]] if hi > lo else X
+        if program.kinds[k] == ACHI2:
+            raw = np.asarray(Xk.sum(axis=1), dtype=np.float64).ravel()
+            R[:, k] = _inverse_sqrt(raw)
+            continue
+        r = _inverse_sqrt(xsq if hi == lo else np.einsum("ij,ij->i", Xk, Xk))  # (x·x)^(-1/2)
+        v = r.copy()
+        for _ in range((1 if program.kinds[k] == LINEAR else int(program.param[k])) - 1):
+            v *= r  # (x·x)^(-p/2) by repeated multiplication, as the powers of the dot products
+        R[:, k] = v
+    return R
+
+
+def _inverse_sqrt(values: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(values))
+    np.divide(1.0, np.sqrt(values), out=out, where=values > 0)
+    return out

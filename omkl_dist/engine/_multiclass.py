@@ -307,7 +307,7 @@ def spa_mc_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsyn
         if any_coef:
             if lazy:
                 gram_column(Xb, XbT, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6],
-                            fast[7], want)
+                            fast[7], want, fast[8], fast[9])
             for k in range(m):
                 if want[k]:
                     for c in (yt, rivals[k]):

@@ -156,7 +156,7 @@ def _spa_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsync,
         if any_coef:
             if lazy:
                 gram_column(Xb, XbT, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6],
-                            fast[7], coef[t] != 0.0)
+                            fast[7], coef[t] != 0.0, fast[8], fast[9])
             for k in range(m):
                 c = coef[t, k]
                 if c != 0.0:
@@ -181,7 +181,8 @@ class SPASegment:
     the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
     is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds
     κ_k(x_t, x_t).
-    ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags`; only the
+    ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags` and the
+    rows' normalisation factors and flags (:func:`~omkl_dist.core.program.kernel_scales`); only the
     kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
     mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
 

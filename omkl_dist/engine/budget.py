@@ -105,7 +105,7 @@ def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
 
 
 @njit(cache=True)
-def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, lam, g, K,
+def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, norm, budget, eta, lam, g, K,
                   sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L):
     """Kernel k's learner over the rows of one segment; updates its buffer and writes its scores
     ``F[:, k K : (k + 1) K]`` and ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one
@@ -128,11 +128,11 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
     row = np.empty(K)  # BPAS's scratch
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
     for t in range(n):
-        kernel_values(kind, param, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
+        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
         for c in range(K):
             fc[c] = s * _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts)
             F[t, k * K + c] = fc[c]
-        kxx = self_kernel(kind, param, xsq[t])
+        kxx = self_kernel(kind, param, norm, xsq[t])
         if K == 1:
             yt = y[t]
             f = fc[0]
@@ -171,7 +171,7 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
         L[t, k] = loss
         if new:
             kxx_blk[t] = kxx
-            gram_column(kind, param, XXt, xsq, Xb, t, Gc, work, scratch)
+            gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
         if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
             for j in range(n_used):
                 r = entry[j]
@@ -201,15 +201,15 @@ def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, budget, eta, l
 
 
 @njit(cache=True, parallel=True)
-def _budget_block(learner, y, Xb, xsq, D, XXt, U, kinds, param, budget, eta, lam, g, K,
+def _budget_block(learner, y, Xb, xsq, D, XXt, U, kinds, param, norm, budget, eta, lam, g, K,
                   sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L):
     for k in prange(kinds.shape[0]):
-        _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kinds[k], param[k], budget, eta, lam, g, K,
+        _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kinds[k], param[k], norm[k], budget, eta, lam, g, K,
                       sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L)
 
 
 @njit(cache=True, parallel=True)
-def _scores(Xb, xsq, D, kinds, param, K, sv_X, sv_sq, coef, scale, used, out):
+def _scores(Xb, xsq, D, kinds, param, norm, K, sv_X, sv_sq, coef, scale, used, out):
     """``out[t, k K + c] = f_k(x_t, c)``: the (class) decision values of the current model (no update)."""
     m = kinds.shape[0]
     width = max(D.shape[2], 1)
@@ -220,7 +220,8 @@ def _scores(Xb, xsq, D, kinds, param, K, sv_X, sv_sq, coef, scale, used, out):
         parts = np.empty(MSUM_SIZE)
         for k in range(m):
             n = used[k]
-            kernel_values(kinds[k], param[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch)
+            kernel_values(kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work,
+                          scratch)
             for c in range(K):
                 acc = 0.0
                 aabs = 0.0
@@ -292,13 +293,14 @@ def _weights_from_log(logw, w):
         w[k] = np.exp(logw[k])
 
 
-def _program_from(kinds, param) -> KernelProgram:
+def _program_from(kinds, param, norm) -> KernelProgram:
     """A program of independently evaluated kernels (no gaussian chains), e.g. a subset of another."""
     kinds = np.asarray(kinds, dtype=np.int64).copy()
     param = np.asarray(param, dtype=np.float64).copy()
     m = len(kinds)
     return KernelProgram(kinds, param, np.full(m, -1, dtype=np.int64), np.arange(m, dtype=np.int64),
-                         bool((kinds == LAPLACE).any()), bool((kinds == CHI2).any()))
+                         bool((kinds == LAPLACE).any()), bool((kinds == CHI2).any()),
+                         norm=np.asarray(norm, dtype=np.bool_).copy())
 
 
 def _as_program(program_or_pool) -> KernelProgram:
@@ -469,7 +471,8 @@ class BudgetEngine:
             else:
                 U = np.zeros((ns, m))
             Fs, Ls = np.empty((ns, m * K)), np.empty((ns, m))
-            _budget_block(code, ys, Xs, xsq, D, XXt, U, self.program.kinds, self.program.param, self.budget,
+            _budget_block(code, ys, Xs, xsq, D, XXt, U, self.program.kinds, self.program.param, self.program.norm,
+                          self.budget,
                           self.eta, self.lam, gs, K, self.sv_X, self.sv_sq, self.sv_coef, self.sv_index, self.sv_kxx,
                           self.sv_acc, self.sv_acc_lo, self.scale, self.n_used, self.head, self.forget_Q, self.forget_M,
                           self.kernel_mistakes, Fs, Ls)
@@ -516,7 +519,8 @@ class BudgetEngine:
             exact = blas_dots_exact(max(integral_bound(Xs), self.int_bound), self.int_bound, Xs.shape[1])
             D, _ = self._dots_only(Xs, exact)
             part = np.empty((len(Xs), self.m * K))
-            _scores(Xs, row_sq(Xs), D, self.program.kinds, self.program.param, K, self.sv_X, self.sv_sq,
+            _scores(Xs, row_sq(Xs), D, self.program.kinds, self.program.param, self.program.norm, K, self.sv_X,
+                    self.sv_sq,
                     self.sv_coef, self.scale, self.n_used, part)
             out[lo: lo + len(Xs)] = part
         return out if K == 1 else out.reshape(len(X), self.m, K)
@@ -618,7 +622,8 @@ class BudgetEngine:
         pos = np.asarray(positions, dtype=np.int64).reshape(-1)
         if len(pos) == 0 or len(np.unique(pos)) != len(pos) or pos.min() < 0 or pos.max() >= self.m:
             raise ValueError(f"positions must be distinct kernel positions in [0, {self.m}), got {pos.tolist()}")
-        part = BudgetEngine(_program_from(self.program.kinds[pos], self.program.param[pos]), self.n_features,
+        part = BudgetEngine(_program_from(self.program.kinds[pos], self.program.param[pos], self.program.norm[pos]),
+                            self.n_features,
                             learner=self.learner, budget=self.budget, seed=self.seed, block_size=self.block_size,
                             kernel_ids=self.kernel_ids[pos], eta=self.eta, lam=self.lam, gamma=self.gamma,
                             n_classes=self.n_classes)
@@ -650,7 +655,8 @@ class BudgetEngine:
         order = np.argsort(ids, kind="stable")
         kinds = np.concatenate([p.program.kinds for p in parts])[order]
         param = np.concatenate([p.program.param for p in parts])[order]
-        out = cls(_program_from(kinds, param), first.n_features, learner=first.learner, budget=first.budget,
+        norm = np.concatenate([p.program.norm for p in parts])[order]
+        out = cls(_program_from(kinds, param, norm), first.n_features, learner=first.learner, budget=first.budget,
                   seed=first.seed, block_size=first.block_size, kernel_ids=ids[order], eta=first.eta, lam=first.lam,
                   gamma=first.gamma, n_classes=first.n_classes)
         for name in cls.KERNEL_ARRAYS:

@@ -19,7 +19,7 @@ from ..core._blas import fixed_shape_dots
 from ..core._pairs import overwrite_exact_columns
 from ..core._scores import block_gram, fast_flags, pool_scores
 from ..core.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
-from ..core.program import ACHI2, LINEAR, POLY
+from ..core.program import ACHI2, LINEAR, POLY, kernel_scales
 from ..core.randomness import uniforms
 from ..core.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ._combine import omkc_combine
@@ -30,7 +30,8 @@ from ._recurrence import SPASegment, omkc_block
 _NO_GRAM = np.empty((0, 0, 0))
 # an empty dot/gaussian program: tells SPASegment that G is complete (no lazy columns to fill)
 _NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_),
-            np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_))
+            np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty((0, 0)),
+            np.empty(0, np.bool_))
 
 
 def _lazy_row_keys(Xs):
@@ -40,10 +41,14 @@ def _lazy_row_keys(Xs):
 
 def diag_values(program, xsq, X) -> np.ndarray:
     """κ_k(x, x) per kernel and row, (m, n): (x·x)^p for dot kernels, Σx for additive chi2, 1 for
-    the distance kernels (each on its own columns in a direct program)."""
+    the distance kernels (each on its own columns in a direct program); a normalised kernel's is 1
+    (0 for a row whose raw value is 0)."""
     out = np.ones((program.m, len(xsq)))
     for k in range(program.m):
         if program.kinds[k] not in (LINEAR, POLY, ACHI2):
+            continue
+        if program.norm[k]:
+            out[k] = kernel_scales(program, X, xsq)[:, k] > 0
             continue
         lo, hi = (program.vptr[k], program.vptr[k + 1]) if program.direct else (0, 0)
         Xk = X[:, program.vcols[lo:hi]] if hi > lo else X
@@ -302,7 +307,8 @@ class LocalEngine:
             XXt = sparse_dots(Xs, Xs)
         else:
             XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
-        G = block_gram(as_rows(Xs), xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)))
+        G = block_gram(as_rows(Xs), xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)),
+                       scale=self._scales(Xs, xsq))
         return G, False
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
@@ -322,8 +328,12 @@ class LocalEngine:
         return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
                           self.block_sync, self.beta, self.delta, act)
 
+    def _scales(self, Xs, xsq):
+        """The rows' normalisation factors (n, m) if some kernel is normalised, else an empty array."""
+        return kernel_scales(self.program, Xs, xsq) if self.program.norm.any() else np.empty((0, 0))
+
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
-        fast = fast_flags(self.program, active) if lazy else _NO_FAST
+        fast = (*fast_flags(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
         return SPASegment(ys, G, as_rows(Xs), xsq, diag_values(self.program, xsq, Xs), fast, U, self.logw, self.w,
                           self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma),

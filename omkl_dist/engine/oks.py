@@ -75,7 +75,7 @@ class OKSEngine:
         self.algorithm, self.loss, self.lam = algorithm, loss, float(lam)
         self.seed, self.block_size = int(seed), int(block_size)
         self.delta, self.eta = float(delta), float(eta)
-        self.kinds, self.param = program.kinds, program.param
+        self.kinds, self.param, self.norm = program.kinds, program.param, program.norm
         self.cols, self.col_ptr = kernel_columns(program)
         if len(self.cols) and self.cols.max() >= self.n_features:
             raise ValueError(f"a kernel sees column {self.cols.max()}, but the data has {self.n_features}")
@@ -154,8 +154,8 @@ class OKSEngine:
         g = (self.n_seen if start is None else start) + lo
         Xr = np.ascontiguousarray(X[lo:hi], dtype=np.float64)
         guess, pre = np.empty(hi - lo, dtype=np.int64), np.empty((hi - lo, self.K))
-        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self.kinds, self.param, self.cols,
-                       self.col_ptr, self.P, self.coef, self.kidx, self.nk, guess, pre)
+        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self.kinds, self.param, self.norm,
+                       self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk, guess, pre)
         return np.column_stack([guess.astype(np.float64), pre])
 
     def _recurrence(self, Xb, yb, guess_pre, g, out) -> None:
@@ -167,7 +167,8 @@ class OKSEngine:
             self._uniforms(g, len(Xb)), guess_pre[:, 0].astype(np.int64), np.ascontiguousarray(guess_pre[:, 1:]),
             self.logw, self.delta, self.eta, self.lam, ALGORITHMS[self.algorithm],
             _oks.LOSS_CODES.get(self.loss, _oks.HINGE),  # Algorithm 2 ("mistake") has no loss function
-            self.kinds, self.param, self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk, self.n_rows,
+            self.kinds, self.param, self.norm, self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk,
+            self.n_rows,
             out["kernel"], out["mistakes"], out["loss"], out["scores"], out["support"], self.kernel_mistakes,
             self.kernel_updates)
         if not (np.isfinite(self.logw).any() and np.isfinite(out["scores"]).all()):
@@ -184,7 +185,7 @@ class OKSEngine:
         out = np.empty((len(X), len(kernels), self.K))
         part = np.empty((len(X), self.K))
         for j, k in enumerate(kernels):
-            _oks.kernel_block_scores(X, int(k), self.kinds, self.param, self.cols, self.col_ptr, self.P,
+            _oks.kernel_block_scores(X, int(k), self.kinds, self.param, self.norm, self.cols, self.col_ptr, self.P,
                                      self.coef, self.kidx, self.nk, part)
             out[:, j] = part
         return out[:, :, 0] if self.K == 1 else out

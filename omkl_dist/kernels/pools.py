@@ -68,6 +68,7 @@ from omkl_dist.kernels.specs import (
     parse_number,
     parse_spec,
     parse_view,
+    strip_norm,
 )
 
 __all__ = ["PairwiseParts", "KernelPool", "NAMED_POOLS", "make_pool"]
@@ -229,6 +230,21 @@ class KernelPool(Sequence):
         """The feature groups the kernels name, with their columns (None while unresolved)."""
         return {s.group: s.columns for s in self._specs if s.group is not None}
 
+    @property
+    def rescaled(self) -> bool:
+        """Whether some kernel's values change with normalisation (:attr:`KernelSpec.rescaled`)."""
+        return any(s.rescaled for s in self._specs)
+
+    def normalized(self, normalize: bool = True) -> KernelPool:
+        """The pool with every kernel normalised (or none): κ(x, y) / sqrt(κ(x, x) κ(y, y)).
+
+        Examples
+        --------
+        >>> make_pool("omkc16").normalized().to_spec_string()
+        'polynomial:1,2,3+norm;gaussian:2^-6..2^6+norm'
+        """
+        return KernelPool(s.normalized(normalize) for s in self._specs)
+
     def with_groups(self, feature_groups) -> KernelPool:
         """The pool with every kernel that names a feature group given that group's columns.
 
@@ -266,7 +282,7 @@ class KernelPool(Sequence):
         """
         items, run = [], []
         for spec in self._specs:
-            if run and (spec.kind, spec.view) != (run[0].kind, run[0].view):
+            if run and (spec.kind, spec.view, spec.normalize) != (run[0].kind, run[0].view, run[0].normalize):
                 items.append(_format_run(run))
                 run = []
             run.append(spec)
@@ -293,7 +309,20 @@ class KernelPool(Sequence):
         K : ndarray, shape (m, nA, nB)
             ``K[k, i, j] = κ_k(A[i], B[j])`` with ``m = len(pool)``.
         """
-        return self.from_parts(self.products(A, B, sqdist=sqdist), out=out)
+        K = self.from_parts(self.products(A, B, sqdist=sqdist), out=out)
+        if self.rescaled:
+            self._normalize(K, A, B)
+        return K
+
+    def _normalize(self, K, A, B) -> None:
+        """Divide the normalised kernels' matrices by sqrt(κ(a, a) κ(b, b)) (0 for zero rows)."""
+        rows = [k for k, s in enumerate(self._specs) if s.rescaled]
+        sub = KernelPool(self._specs[k].normalized(False) for k in rows)
+        ra = _inverse_sqrt(sub.evaluate_diag(A))
+        rb = ra if B is None or B is A else _inverse_sqrt(sub.evaluate_diag(B))
+        for j, k in enumerate(rows):
+            K[k] *= ra[j][:, None]
+            K[k] *= rb[j][None, :]
 
     def evaluate_diag(self, X, *, out=None) -> np.ndarray:
         """κ_k(x, x) for every kernel and row, shape ``(m, n)``.
@@ -305,6 +334,11 @@ class KernelPool(Sequence):
         self._check_resolved()
         out = self._output((len(self), X.shape[0]), out)
         out[...] = 1.0
+        if self.rescaled:  # 1 where κ(x, x) > 0
+            raw = self.normalized(False).evaluate_diag(X)
+            for k, spec in enumerate(self._specs):
+                out[k] = (raw[k] > 0) if spec.rescaled else raw[k]
+            return out
         for columns, families in self._plan.items():
             Xv = self._view(columns, X)
             for family in _NONNEGATIVE:
@@ -521,12 +555,19 @@ def _format_values(values: list) -> list[str]:
 
 def _format_run(run: list[KernelSpec]) -> str:
     kind, view = run[0].kind, run[0].view
-    at = f"@{view}" if view else ""
+    at = ("+norm" if run[0].normalize else "") + (f"@{view}" if view else "")
     if run[0].param is None:
         return ";".join(kind + at for _ in run)
     values = [spec.value for spec in run]
     texts = [format_number(v) for v in values] if kind == "polynomial" else _format_values(values)
     return f"{kind}:{','.join(texts)}{at}"
+
+
+def _inverse_sqrt(values: np.ndarray) -> np.ndarray:
+    """1/sqrt(v), and 0 where v is 0 (a normalised kernel of a zero row is 0)."""
+    out = np.zeros_like(values)
+    np.divide(1.0, np.sqrt(values), out=out, where=values > 0)
+    return out
 
 
 _INT_RE = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -570,10 +611,12 @@ _KIND_START_RE = re.compile(r"^\s*[A-Za-z]")
 def _parse_item(item: str) -> list[KernelSpec]:
     """One ``;``-separated item: kernels, optionally ``@ view`` for all of them."""
     body, at, view = item.rpartition("@") if "@" in item else (item, "", "")
+    body, normalize = strip_norm(body)  # "poly:1,2,3+norm", "omkc16+norm": every kernel of the item
+    specs = [spec.normalized() if normalize else spec for spec in _parse_kernels(body, item)]
     if at:
         where = parse_view(view, context=f"pool item {item.strip()!r}")
-        return [spec.on_columns(**where) for spec in _parse_kernels(body, item)]
-    return _parse_kernels(body, item)
+        return [spec.on_columns(**where) for spec in specs]
+    return specs
 
 
 def _parse_kernels(body: str, item: str) -> list[KernelSpec]:
@@ -609,8 +652,11 @@ def _parse_run(word: str, item: str) -> list[KernelSpec]:
     return [make_spec(cls, v) for v in _parse_values(values, item)]
 
 
-def make_pool(spec) -> KernelPool:
+def make_pool(spec, normalize: bool | None = None) -> KernelPool:
     """Build a :class:`KernelPool` from a name, a spec string, specs, or a pool.
+
+    ``normalize``: True (or False) normalises every kernel (or none), see :meth:`KernelPool.normalized`;
+    None keeps what the spec says (a ``+norm`` suffix normalises an item).
 
     Parameters
     ----------
@@ -644,6 +690,8 @@ def make_pool(spec) -> KernelPool:
     >>> make_pool("linear,poly:2,chi2,gaussian:2^0 @ fou=0:3; linear @ zer=3:5").to_spec_string()
     'linear@fou=0:3;polynomial:2@fou=0:3;chi2:1@fou=0:3;gaussian:1@fou=0:3;linear@zer=3:5'
     """
+    if normalize is not None:
+        return make_pool(spec).normalized(bool(normalize))
     if isinstance(spec, KernelPool):
         return spec
     if isinstance(spec, KernelSpec):

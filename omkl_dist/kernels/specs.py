@@ -21,6 +21,15 @@ features must be non-negative; the additive chi-square kernel (Vedaldi & Zisserm
 definite form, scikit-learn's ``additive_chi2_kernel`` is its negative distance form) follows the
 same rules.
 
+Normalised kernels
+------------------
+Every spec may be *normalised* (``normalize=True``; in text a ``+norm`` suffix:
+``polynomial(p=2)+norm``): κ̃(x, y) = κ(x, y) / sqrt(κ(x, x) κ(y, y)), 0 when either self-value
+is 0 (a zero row). A normalised polynomial kernel is the p-th power of the cosine of x and y; the
+distance kernels (gaussian, laplacian, chi2) already have κ(x, x) = 1, so the flag leaves their
+values unchanged. Without normalisation a pool's polynomial kernels grow with ‖x‖^2p and the
+distance kernels stay in [0, 1], which lets the polynomial kernels dominate a combination.
+
 Feature groups
 --------------
 Every spec may see only some columns (``columns``, sorted distinct indices) and may carry the name
@@ -215,6 +224,7 @@ class KernelSpec:
 
     columns: tuple[int, ...] | None = field(default=None, kw_only=True)
     group: str | None = field(default=None, kw_only=True)
+    normalize: bool = field(default=False, kw_only=True)
     kind: ClassVar[str] = ""
     family: ClassVar[str] = ""
     param: ClassVar[str | None] = None
@@ -229,6 +239,9 @@ class KernelSpec:
             object.__setattr__(self, "columns", check_columns(self.columns, context=self.kind))
         if self.group is not None:
             check_group_name(self.group, context=self.kind)
+        if not isinstance(self.normalize, (bool, np.bool_)):
+            raise ValueError(f"{self.kind}: normalize must be True or False, got {self.normalize!r}")
+        object.__setattr__(self, "normalize", bool(self.normalize))
 
     @property
     def value(self):
@@ -245,10 +258,20 @@ class KernelSpec:
 
     @property
     def base_name(self) -> str:
-        """The kernel's name without its view, e.g. ``"gaussian(sigma=0.25)"``."""
-        if self.param is None:
-            return self.kind
-        return f"{self.kind}({self.param}={format_number(self.value)})"
+        """The kernel's name without its view, e.g. ``"gaussian(sigma=0.25)"`` (``+norm`` when
+        normalised)."""
+        name = self.kind if self.param is None else f"{self.kind}({self.param}={format_number(self.value)})"
+        return name + NORM_SUFFIX if self.normalize else name
+
+    @property
+    def rescaled(self) -> bool:
+        """Whether normalisation changes this kernel's values: a normalised dot-product or additive
+        chi-square kernel (the distance kernels have κ(x, x) = 1 already)."""
+        return self.normalize and self.family in ("dot", "achi2")
+
+    def normalized(self, normalize: bool = True) -> KernelSpec:
+        """The same kernel, normalised (or not)."""
+        return replace(self, normalize=normalize)
 
     @property
     def name(self) -> str:
@@ -285,6 +308,7 @@ class KernelSpec:
     def __repr__(self) -> str:
         args = [] if self.param is None else [f"{self.param}={self.value!r}"]
         args += [f"{key}={getattr(self, key)!r}" for key in ("columns", "group") if getattr(self, key) is not None]
+        args += ["normalize=True"] if self.normalize else []
         return f"{type(self).__name__}({', '.join(args)})"
 
     @property
@@ -293,16 +317,17 @@ class KernelSpec:
         raise NotImplementedError
 
     def diag(self, X) -> np.ndarray:
-        """κ(x, x) for every row of ``X``, shape ``(n,)``."""
+        """κ(x, x) for every row of ``X``, shape ``(n,)`` (normalised: 1, or 0 for a zero row)."""
         X = self.view_of(check_matrix(X))
-        if self.family == "dot":
-            sq = np.einsum("ij,ij->i", X, X)
-            return sq ** int(self.coef)
         if self.family in ("chi2", "achi2"):
             check_nonnegative(X, self.name)
-        if self.family == "achi2":
-            return X.sum(axis=1)  # 2x·x/(x+x) = x per feature
-        return np.ones(X.shape[0])
+        if self.family == "dot":
+            raw = np.einsum("ij,ij->i", X, X) ** int(self.coef)
+        elif self.family == "achi2":
+            raw = X.sum(axis=1)  # 2x·x/(x+x) = x per feature
+        else:
+            return np.ones(X.shape[0])
+        return (raw > 0).astype(np.float64) if self.normalize else raw
 
     def evaluate(self, A, B=None, *, sqdist: str = "gemm") -> np.ndarray:
         """Kernel matrix ``K[i, j] = κ(A[i], B[j])``, shape ``(nA, nB)``; ``B=None`` means A.
@@ -549,6 +574,17 @@ def make_spec(cls: type[KernelSpec], value=None) -> KernelSpec:
     return cls(**{cls.param: value})
 
 
+NORM_SUFFIX = "+norm"  # the text of a normalised kernel: polynomial(p=2)+norm, poly:1,2,3+norm, omkc16+norm
+
+
+def strip_norm(text: str) -> tuple[str, bool]:
+    """``(text without a trailing +norm, whether it had one)``."""
+    body = text.rstrip()
+    if body.lower().endswith(NORM_SUFFIX):
+        return body[: -len(NORM_SUFFIX)], True
+    return text, False
+
+
 _CALL_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\(\s*(.*?)\s*\))?\s*$")
 
 
@@ -570,6 +606,9 @@ def parse_spec(text: str) -> KernelSpec:
     body, at, view = text.partition("@")
     if at:
         return parse_spec(body).on_columns(**parse_view(view, context=f"kernel {text!r}"))
+    text, normalize = strip_norm(text)
+    if normalize:
+        return parse_spec(text).normalized()
     match = _CALL_RE.match(text)
     if not match:
         raise ValueError(
@@ -582,7 +621,7 @@ def parse_spec(text: str) -> KernelSpec:
         return make_spec(cls)
     key, sep, raw = args.rpartition("=")
     key = key.strip()
-    allowed = [f.name for f in fields(cls) if f.name not in ("columns", "group")]
+    allowed = [f.name for f in fields(cls) if f.name not in ("columns", "group", "normalize")]
     if sep and key not in allowed:
         expected = f"its parameter is {cls.param!r}" if cls.param else "it takes no parameter"
         raise ValueError(f"{cls.kind} has no parameter {key!r} ({expected}): {text!r}")

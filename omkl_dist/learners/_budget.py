@@ -91,11 +91,25 @@ def _l1_chi(A, i, B, j, want_chi):
     return acc
 
 
+@njit(cache=True, inline="always")
+def norm_factor(kind, param, sq):
+    """κ(x, x)^(-1/2) of a dot-product kernel, (x·x)^(-p/2) (0 for a zero row): a normalised
+    kernel's value is κ(a, b)·factor(a)·factor(b)."""
+    if sq <= 0.0:
+        return 0.0
+    r = 1.0 / math.sqrt(sq)
+    v = r
+    for _ in range((1 if kind == LINEAR else int(param)) - 1):
+        v *= r
+    return v
+
+
 @njit(cache=True)
-def kernel_values(kind, param, dots, asq, i, A, bsq, lo, B, n, out, work, scratch):
+def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, scratch):
     """``out[q] = κ(A[i], B[lo + q])`` for q < n, from their dot products ``dots[q]`` and squared norms.
 
-    Linear/polynomial: the dot product to the power p by repeated multiplication. Gaussian:
+    Linear/polynomial: the dot product to the power p by repeated multiplication (``norm``: times
+    both rows' :func:`norm_factor`, the normalised kernel). Gaussian:
     ``exp(-(‖a‖² + ‖b‖² - 2 a·b) / 2σ²)``, the squared distance summed directly when the expression
     cancels (below ``CANCEL (‖a‖² + ‖b‖²)``). Laplacian and chi-square: direct sums per pair.
     """
@@ -120,11 +134,17 @@ def kernel_values(kind, param, dots, asq, i, A, bsq, lo, B, n, out, work, scratc
         for q in range(n):
             x = _l1_chi(A, i, B, lo + q, kind == CHI2) * param
             out[q] = 0.0 if x > _ZERO_ABOVE else math.exp(-x)
+    if norm and (kind == LINEAR or kind == POLY):
+        fa = norm_factor(kind, param, asq)
+        for q in range(n):
+            out[q] *= fa * norm_factor(kind, param, bsq[lo + q])
 
 
 @njit(cache=True)
-def self_kernel(kind, param, sq):
-    """κ(x, x): (x·x)^p for the dot kernels, 1 for the distance kernels."""
+def self_kernel(kind, param, norm, sq):
+    """κ(x, x): (x·x)^p for the dot kernels (normalised: 1, 0 for a zero row), 1 for the distance kernels."""
+    if norm and (kind == LINEAR or kind == POLY):
+        return 1.0 if sq > 0.0 else 0.0
     if kind == LINEAR:
         return sq
     if kind == POLY:
@@ -136,13 +156,13 @@ def self_kernel(kind, param, sq):
 
 
 @njit(cache=True)
-def gram_column(kind, param, XXt, xsq, Xb, s, Gc, work, scratch):
+def gram_column(kind, param, norm, XXt, xsq, Xb, s, Gc, work, scratch):
     """``Gc[s, t] = κ(x_t, x_s)`` for the block rows t > s: the values of a row that just became a
     support vector against the rows still to come (``XXt`` is the block's symmetric dot matrix)."""
     n = Xb.shape[0] - s - 1
     if n <= 0:
         return
-    kernel_values(kind, param, XXt[s, s + 1:], xsq[s], s, Xb, xsq, s + 1, Xb, n, Gc[s, s + 1:], work, scratch)
+    kernel_values(kind, param, norm, XXt[s, s + 1:], xsq[s], s, Xb, xsq, s + 1, Xb, n, Gc[s, s + 1:], work, scratch)
 
 
 # --------------------------------------------------------------------------- slots

@@ -38,13 +38,25 @@ HINGE, LOGISTIC, SQUARED = 0, 1, 2
 LOSS_CODES = {"hinge": HINGE, "logistic": LOGISTIC, "squared": SQUARED}
 
 
+@njit(cache=True, nogil=True, inline="always")
+def row_factor(k, x, kinds, param, norm, cols, col_ptr):
+    """κ_k(x, x)^(-1/2) for a normalised kernel k (0 for a zero self-value), else 1. A normalised
+    kernel's value is κ_k(x, z)·factor(x)·factor(z); a support vector's factor is folded into its
+    coefficients when it is stored (:func:`oks_block`)."""
+    if not norm[k]:
+        return 1.0
+    self_value = view_value(kinds[k], param[k], x, x, cols, col_ptr[k], col_ptr[k + 1])
+    return 1.0 / math.sqrt(self_value) if self_value > 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
-def add_scores(k, x, lo, hi, kinds, param, cols, col_ptr, P, coef, kidx, acc):
+def add_scores(k, x, lo, hi, kinds, param, norm, cols, col_ptr, P, coef, kidx, acc):
     """``acc[c] += Σ coef[r, c] κ_k(x, P[r])`` over kernel k's support vectors ``lo..hi-1``."""
     K = acc.shape[0]
+    rx = row_factor(k, x, kinds, param, norm, cols, col_ptr)
     for j in range(lo, hi):
         r = kidx[k, j]
-        v = view_value(kinds[k], param[k], x, P[r], cols, col_ptr[k], col_ptr[k + 1])
+        v = view_value(kinds[k], param[k], x, P[r], cols, col_ptr[k], col_ptr[k + 1]) * rx
         for c in range(K):
             acc[c] += coef[r, c] * v
 
@@ -72,15 +84,18 @@ ROWS_PER_PASS = 32  # rows scored together against one kernel: each support vect
 
 
 @njit(cache=True, nogil=True)
-def _add_scores_rows(k, X, rows, lo, hi, kinds, param, cols, col_ptr, P, coef, kidx, out):
+def _add_scores_rows(k, X, rows, lo, hi, kinds, param, norm, cols, col_ptr, P, coef, kidx, out):
     """:func:`add_scores` for several rows at once (``out[i] += ...`` for i in ``rows``): each
     support vector is loaded once for all of them; every row's sum runs in the same order as alone."""
     K = out.shape[1]
+    rx = np.empty(X.shape[0])
+    for i in rows:
+        rx[i] = row_factor(k, X[i], kinds, param, norm, cols, col_ptr)
     for j in range(lo, hi):
         r = kidx[k, j]
         z = P[r]
         for i in rows:
-            v = view_value(kinds[k], param[k], X[i], z, cols, col_ptr[k], col_ptr[k + 1])
+            v = view_value(kinds[k], param[k], X[i], z, cols, col_ptr[k], col_ptr[k + 1]) * rx[i]
             for c in range(K):
                 out[i, c] += coef[r, c] * v
 
@@ -99,7 +114,7 @@ def _passes(kernel_of_row):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _score_passes(X, kernel_of_row, kinds, param, cols, col_ptr, P, coef, kidx, nk, out):
+def _score_passes(X, kernel_of_row, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, out):
     """``out[t] = f_k(X[t])`` (K class columns) for each row's kernel ``kernel_of_row[t]``, over every
     support vector the kernel has; passes of rows of one kernel in parallel."""
     order, starts = _passes(kernel_of_row)
@@ -108,7 +123,7 @@ def _score_passes(X, kernel_of_row, kinds, param, cols, col_ptr, P, coef, kidx, 
         k = kernel_of_row[rows[0]]
         for i in rows:
             out[i, :] = 0.0
-        _add_scores_rows(k, X, rows, 0, nk[k], kinds, param, cols, col_ptr, P, coef, kidx, out)
+        _add_scores_rows(k, X, rows, 0, nk[k], kinds, param, norm, cols, col_ptr, P, coef, kidx, out)
 
 
 @njit(cache=True, nogil=True)
@@ -118,7 +133,7 @@ def _guesses(U, logw, delta, guess):
         guess[t] = _sample(logw, delta, U[t], p)
 
 
-def speculate(X, U, logw, delta, kinds, param, cols, col_ptr, P, coef, kidx, nk, guess, pre):
+def speculate(X, U, logw, delta, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, guess, pre):
     """For every row of a block: the kernel its uniform draws under the block's first weights
     (``guess``) and that kernel's score over its support vectors from before the block (``pre``).
 
@@ -127,7 +142,7 @@ def speculate(X, U, logw, delta, kinds, param, cols, col_ptr, P, coef, kidx, nk,
     past ``U[t]`` (then the score is computed there, by the same sums: the same bits)."""
     _guesses(U, logw, delta, guess)
     if len(guess):
-        _score_passes(X, guess, kinds, param, cols, col_ptr, P, coef, kidx, nk, pre)
+        _score_passes(X, guess, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, pre)
 
 
 @njit(cache=True, nogil=True)
@@ -189,7 +204,7 @@ def _loss_step(algo, loss, f, y, K, step):
 
 
 @njit(cache=True, nogil=True)
-def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, param, cols, col_ptr,
+def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, param, norm, cols, col_ptr,
               P, coef, kidx, nk, n_rows, picked, wrong, losses, scores, support, kernel_mistakes, kernel_updates):
     """Run OKS over one block in order; returns the number of rows in ``P`` after it.
 
@@ -208,8 +223,8 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
             f[:] = pre[t]
         else:
             f[:] = 0.0
-            add_scores(i, X[t], 0, start[i], kinds, param, cols, col_ptr, P, coef, kidx, f)
-        add_scores(i, X[t], start[i], nk[i], kinds, param, cols, col_ptr, P, coef, kidx, f)
+            add_scores(i, X[t], 0, start[i], kinds, param, norm, cols, col_ptr, P, coef, kidx, f)
+        add_scores(i, X[t], start[i], nk[i], kinds, param, norm, cols, col_ptr, P, coef, kidx, f)
         value, err = _loss_step(algo, loss, f, y[t], K, step)
         picked[t] = i
         wrong[t] = err
@@ -220,7 +235,7 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
         logw[i] -= eta * value / p[i]
         support[t] = np.any(step != 0.0)
         if support[t]:
-            scale = lam / p[i]
+            scale = lam / p[i] * row_factor(i, X[t], kinds, param, norm, cols, col_ptr)
             P[n_rows, :] = X[t]
             for c in range(K):
                 coef[n_rows, c] = scale * step[c]
@@ -231,7 +246,8 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
     return n_rows
 
 
-def kernel_block_scores(X, k, kinds, param, cols, col_ptr, P, coef, kidx, nk, out):
+def kernel_block_scores(X, k, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, out):
     """``out[t] = f_k(X[t])`` for every row (K class columns), parallel over passes of rows."""
     if len(X):
-        _score_passes(X, np.full(len(X), k, dtype=np.int64), kinds, param, cols, col_ptr, P, coef, kidx, nk, out)
+        _score_passes(X, np.full(len(X), k, dtype=np.int64), kinds, param, norm, cols, col_ptr, P, coef, kidx, nk,
+                      out)
