@@ -242,6 +242,10 @@ def main(argv=None) -> None:
     if not args.skip_sparse:
         run_sparse_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
+    if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
+        from .study_defaults import benchmarks_section
+
+        sections.append(["", benchmarks_section(json.loads((RESULTS / "study-defaults.json").read_text()))])
     if (RESULTS / "sparse.json").is_file():
         sections.append(sparse_markdown(json.loads((RESULTS / "sparse.json").read_text())))
     if (RESULTS / "retrain.json").is_file():

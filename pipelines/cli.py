@@ -15,7 +15,14 @@ import click
 
 from omkl_dist.storage.location import text
 
-from .cli_base import FEATURES_OPTION, LABEL_COLUMN_OPTION, POSITIVE_CLASS_OPTION, CommandGroup
+from .cli_base import (
+    FEATURES_OPTION,
+    LABEL_COLUMN_OPTION,
+    POSITIVE_CLASS_OPTION,
+    CommandGroup,
+    job_settings,
+    settings_options,
+)
 from .cli_scheduling import register as register_scheduling
 
 
@@ -256,9 +263,9 @@ def _algo_params(kwargs) -> dict:
 @_algo_options
 @click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True)
+@settings_options
 @click.option("--scale-rows", type=click.IntRange(min=1), default=None,
-              help="Fit the scaling on this many leading rows (default: all rows of a file; 10,000 of a stream).")
+              help="Fit the scaling on this many leading rows of the stream (default 10,000).")
 @click.option("--no-permute", is_flag=True, help="Keep the file's row order (default: permute with the seed).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 @click.option("--trace-out", type=click.Path(path_type=Path), default=None,
@@ -271,17 +278,19 @@ def _algo_params(kwargs) -> dict:
 @FEATURES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def run(algo, data, block_size, seed, scaling, scale_rows, no_permute, limit, trace_out, model_out, overwrite,
+def run(algo, data, block_size, seed, scale_rows, no_permute, limit, trace_out, model_out, overwrite,
         label_column, positive_class, features, as_json, quiet, **kwargs):
     """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
     from .run import format_report, run_job
 
     params = _algo_params(kwargs)
+    settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")),
+                            scale_rows=scale_rows)
     if trace_out is None:
         trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
-    report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=scaling,
-                     scale_rows=scale_rows, permute=not no_permute, limit=limit, trace_out=trace_out,
-                     model_out=model_out, overwrite=overwrite, show_progress=not quiet,
+    report = run_job(algo, data, params=params, block_size=block_size, seed=seed, scaling=settings.scaling,
+                     scale_rows=settings.scale_rows, permute=not no_permute, limit=limit, trace_out=trace_out,
+                     model_out=model_out, overwrite=overwrite, show_progress=not quiet, settings=settings,
                      labels={"label_column": label_column, "positive_class": positive_class, "features": features})
     click.echo(json.dumps(report) if as_json else format_report(report))
 
@@ -363,7 +372,7 @@ def cluster_certs(out):
 @click.option("--block-size", default=1024, show_default=True, type=click.IntRange(min=1))
 @click.option("--out", "out", required=True, help="Model directory to write (a path or a URL).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True)
+@settings_options
 @click.option("--no-permute", is_flag=True, help="Keep the stored row order (default: seeded chunk-local shuffle).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 @click.option("--checkpoint-every", default=50, show_default=True, type=click.IntRange(min=0),
@@ -388,7 +397,7 @@ def cluster_certs(out):
                    "to read (default: OUT.data).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, limit, checkpoint_every, checkpoint_dir,
+def submit(scheduler, algo, data, block_size, out, seed, no_permute, limit, checkpoint_every, checkpoint_dir,
            keep_checkpoints, resume, overwrite, max_retries, shards, tls_dir, timeout, label_column, positive_class,
            features, ingest_to, as_json, quiet, **kwargs):
     """Run an online job on a Dask cluster (kernel shards + coordinator) and write the model."""
@@ -399,12 +408,13 @@ def submit(scheduler, algo, data, block_size, out, seed, scaling, no_permute, li
     from .submit import check_submit_outputs, format_report, submit_job
 
     params = _algo_params(kwargs)
+    settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
     check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
     data = ingested_source(data, labels={"label_column": label_column, "positive_class": positive_class,
                                          "features": features}, under=ingest_to or text(out) + ".data")
     with connect(scheduler, tls_dir=tls_dir, timeout=timeout) as client:
         report = submit_job(client, algo, data, out, params=params, block_size=block_size, seed=seed,
-                            scaling=scaling, permute=not no_permute, limit=limit, checkpoint_every=checkpoint_every,
+                            settings=settings, permute=not no_permute, limit=limit, checkpoint_every=checkpoint_every,
                             checkpoint_dir=checkpoint_dir, resume=resume, overwrite=overwrite,
                             max_retries=max_retries, n_shards=shards, show_progress=not quiet,
                             keep_checkpoints=keep_checkpoints)
@@ -606,6 +616,57 @@ def reproduce_mkboost_cmd(runs, datasets, algorithms, seed, trials, scaling, sch
     click.echo(format_mkboost_report(report))
     if as_json:
         click.echo(json.dumps(report))
+
+
+@main.group(cls=CommandGroup)
+def study():
+    """Measured studies behind the package's defaults."""
+
+
+_STUDY_RUN_OPTIONS = ("algorithms", "datasets", "permutations", "workers")
+
+
+@study.command("defaults")
+@click.option("--algorithms", default=None,
+              help="Comma-separated: omkc-dd, omkc-ds, omkc-sd, omkc-ss, perceptron, perceptron-u, perceptron-star, "
+                   "spa, om2, oks, rbp, forgetron, bogd, bpas (default: all).")
+@click.option("--datasets", default=None,
+              help="Comma-separated registry names (one stream per name, see docs/defaults.md) or the generated "
+                   "magic04-shaped, letters-shaped (default: every binary and multi-class dataset and both).")
+@click.option("--permutations", default=5, show_default=True, type=click.IntRange(min=1),
+              help="Random orders per cell: permutation p is default_rng([0, p]).")
+@click.option("--max-rows", default=3_000, show_default=True, type=click.IntRange(min=1),
+              help="Rows of each permutation a run learns (the report covers the runs of this cap).")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Runs at a time, each in its own single-threaded process (1: in this process).")
+@click.option("--results", type=click.Path(path_type=Path), default=Path("benchmarks/results/study-defaults.jsonl"),
+              show_default=True, help="JSONL of finished runs: appended as they finish, runs in it are skipped "
+                                      "(resume); the JSON summary is written beside it (.json).")
+@click.option("--doc", type=click.Path(path_type=Path), default=Path("docs/defaults.md"), show_default=True,
+              help="Where to write the markdown report.")
+@click.option("--report-only", is_flag=True, help="Run nothing: regenerate the report from --results.")
+@click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+@click.pass_context
+def study_defaults_cmd(ctx, algorithms, datasets, permutations, max_rows, workers, results, doc, report_only, as_json,
+                       quiet):
+    """Every online algorithm x dataset x scaling (none, minmax, standard) x raw/normalised kernels: online
+    mistake rates over permutations and times; which combination wins how often, by how much, where it loses."""
+    from click.core import ParameterSource
+
+    from .study_defaults import format_outcome, study_defaults
+
+    if report_only:
+        given = [n for n in _STUDY_RUN_OPTIONS if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]
+        if given:
+            raise ValueError(f"{', '.join('--' + n for n in given)}: nothing runs with --report-only (the report "
+                             "covers every run in --results at --max-rows)")
+    outcome = study_defaults(algorithms=algorithms, datasets=datasets, permutations=permutations, max_rows=max_rows,
+                             workers=workers, results=results, doc=doc, report_only=report_only,
+                             show_progress=not quiet)
+    click.echo(format_outcome(outcome))
+    if as_json:
+        click.echo(json.dumps(outcome["report"], default=list))
 
 
 register_scheduling(main)

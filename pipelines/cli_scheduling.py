@@ -19,6 +19,8 @@ from .cli_base import (
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     CommandGroup,
+    job_settings,
+    settings_options,
 )
 
 _STORE = click.option("--store", envvar="OMKL_STORE", required=True, show_envvar=True,
@@ -176,8 +178,7 @@ def models_verify(store, name):
               help="KEY=VALUE, repeatable: the algorithm's parameters (first version; batch refits may change them).")
 @click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default="none", show_default=True,
-              help="First version: fitted on the window's head and kept by every later version.")
+@settings_options  # (a first version's; every later version keeps the champion's scaler and kernels)
 @click.option("--holdout", default=0.2, show_default=True, type=float,
               help="Share of the window (its tail) held out to gate the challenger against the champion.")
 @click.option("--gate", default=0.0, show_default=True, type=float,
@@ -200,9 +201,9 @@ def models_verify(store, name):
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_size, seed, scaling, holdout, gate, when,
+def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_size, seed, holdout, gate, when,
                 drift_threshold, drift_delta, scheduler, report_dir, no_plots, lock_timeout, label_column,
-                positive_class, features, quiet):
+                positive_class, features, quiet, **kwargs):
     """Continue the champion on a new window (or refit a batch model), gate it, publish it.
 
     The last line printed is one JSON object; its "status" says what happened: promoted, kept (the
@@ -214,8 +215,10 @@ def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_siz
     from .retrain import retrain
 
     try:
+        params = _parse_params(param_pairs)
+        settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
         summary = retrain(store, name, data, rows=rows, partition=partition, algo=algo,
-                          params=_parse_params(param_pairs), block_size=block_size, seed=seed, scaling=scaling,
+                          params=params, block_size=block_size, seed=seed, settings=settings,
                           holdout=holdout, gate=gate, when=when, scheduler=scheduler, report_dir=report_dir,
                           plots=not no_plots, lock_timeout=lock_timeout, show_progress=not quiet,
                           drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import ingest, open_stream, read_dataset, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
@@ -37,6 +38,7 @@ class JobData:
     label_map: list
     spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
     feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
+    sparse: bool = False  # rows come as scipy.sparse CSR blocks
 
     @property
     def classes(self) -> list:
@@ -59,7 +61,7 @@ def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
         return None
     return (f"raw feature ranges differ {width[wide] / width[narrow]:,.0f}-fold (feature {wide + 1} spans "
             f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
-            "the widest features; try --scaling minmax (or standard)")
+            "the widest features; try --scaling standard (the default without --paper-settings) or minmax")
 
 
 class _ArrayBlocks:
@@ -120,8 +122,10 @@ def _source_digest(source: Path, labels: dict) -> str:
 
 
 def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True, scaling: str = "none",
-                  scale_rows: int | None = None, limit: int | None = None, labels: dict | None = None) -> JobData:
-    """Open ``data`` for an online job, fed ``feed_rows`` rows at a time.
+                  scale_rows: int | None = None, limit: int | None = None, labels: dict | None = None,
+                  sparse_scaling: str | None = None) -> JobData:
+    """Open ``data`` for an online job, fed ``feed_rows`` rows at a time; ``sparse_scaling``: the
+    scaling instead of ``scaling`` if the rows are sparse (:meth:`omkl_dist.defaults.Settings.for_sparse_rows`).
 
     A file or registry name is parsed into memory, rows permuted with ``default_rng(seed)`` when
     ``permute``, and the scaler fitted on the first ``scale_rows`` rows (all rows when None). An
@@ -136,7 +140,9 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         _no_label_options(data, labels)
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed,
                              stop=limit)
-        prefix = min(stream.n_rows if limit is None else limit, scale_rows or 10_000)
+        if stream.sparse and sparse_scaling is not None:
+            scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
+        prefix = min(stream.n_rows if limit is None else limit, scale_rows or SCALE_ROWS)
         scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
         if stream.sparse:
             scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
@@ -147,7 +153,7 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         blocks = _Transformed(stream, scaler)
         return JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
                        path.name, scaler, time.perf_counter() - t0, stream.label_map, spans,
-                       feature_groups(stream.meta))
+                       feature_groups(stream.meta), sparse=stream.sparse)
     groups = None
     if is_multiview(data):
         ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
@@ -159,6 +165,8 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         X, y = X[order], y[order]
     if limit is not None:
         X, y = X[:limit], y[:limit]
+    if sp.issparse(X) and sparse_scaling is not None:
+        scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
     head = X if scale_rows is None else X[:scale_rows]
     scaler.fit(head)
     if sp.issparse(X):
@@ -166,7 +174,7 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
     spans = _spans(head) if scaling == "none" else None
     X = scaler.transform(X)
     return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
-                   time.perf_counter() - t0, ds.label_map, spans, groups)
+                   time.perf_counter() - t0, ds.label_map, spans, groups, sparse=sp.issparse(X))
 
 
 def _spans(X) -> tuple:

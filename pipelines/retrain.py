@@ -26,6 +26,7 @@ from importlib import metadata
 
 import numpy as np
 
+from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.evaluation import progressive_score
 from omkl_dist.evaluation.drift import PageHinkley
 from omkl_dist.persistence import load_model, save_model
@@ -35,10 +36,10 @@ from omkl_dist.storage.model_store import CHAMPION, REPORTS, ModelStore
 from omkl_dist.storage.views import feature_groups
 
 from .datasource import ingested_source
+from .run import kernel_settings
 from .window import Window, open_window
 
 PACKAGES = ("numpy", "scipy", "numba", "scikit-learn", "dask", "distributed", "zarr", "pyarrow")
-SCALER_ROWS = 10_000  # a first version's scaler is fitted on the head's first rows (as `omkl run` on a stream)
 WHEN = ("always", "drift")
 
 
@@ -80,10 +81,12 @@ def _algo_of(meta: dict) -> str:
 # ------------------------------------------------------------------------------------------------ the job
 def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None, params=None, block_size=256,
             seed=0, scaling="none", holdout=0.2, gate=0.0, when="always", scheduler=None, report_dir=None,
-            plots=True, lock_timeout=30.0, drift=None, show_progress=False, labels=None) -> dict:
+            plots=True, lock_timeout=30.0, drift=None, show_progress=False, labels=None, settings=None) -> dict:
     """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
     ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
-    ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first."""
+    ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first. ``settings``
+    (:func:`omkl_dist.defaults.resolve_settings`): a first version's scaling and kernel
+    normalisation (later versions keep the champion's)."""
     t0 = time.perf_counter()
     if when not in WHEN:
         raise ValueError(f"--when must be one of {', '.join(WHEN)}, got {when!r}")
@@ -94,6 +97,9 @@ def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None
     data = ingested_source(data, labels=labels, under=store.dir / "windows")
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
     champion = _load_champion(store)
+    if settings is not None and champion is None and algo is not None:
+        settings = settings.for_sparse_rows() if window.meta.get("layout") == "csr" else settings
+        params, scaling = kernel_settings(algo, params or {}, settings), settings.scaling
     setting = _setting(champion, algo, params or {}, block_size, seed, scaling)
     _check_window(window, champion)
     key, window_key = _keys(champion, window, setting, holdout)
@@ -317,7 +323,7 @@ def _first_scaler(window: Window, setting: dict) -> Scaler:
     from omkl_dist.storage import open_stream
 
     stream = open_stream(window.data, block_size=4096, start=window.start, stop=window.split)
-    return Scaler(setting["scaling"]).fit_prefix(stream, min(stream.n_rows, SCALER_ROWS))
+    return Scaler(setting["scaling"]).fit_prefix(stream, min(stream.n_rows, SCALE_ROWS))
 
 
 def _continue_here(champion, window: Window, setting: dict, show_progress) -> dict:

@@ -39,16 +39,37 @@ def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: i
     return model
 
 
+def kernel_settings(algo: str, params: dict, settings) -> dict:
+    """``params`` with the kernel pool (given, or the estimator's default) normalised -- or not --
+    as ``settings`` (:class:`omkl_dist.defaults.Settings`) say; unchanged when they take the kernels
+    as given."""
+    from omkl_dist.algorithms.registry import ALGORITHMS
+    from omkl_dist.kernels import make_pool
+
+    key = "kernel" if _takes(algo, "kernel") else "kernels"
+    if settings.normalize_kernels is None or not _takes(algo, key):
+        return params
+    spec = params.get(key) or ALGORITHMS[algo]().get_params()[key]
+    return {**params, key: make_pool(spec, normalize=settings.normalize_kernels).to_spec_string()}
+
+
 def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, scaling: str,
             scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
-            show_progress=True, labels=None) -> dict:
+            show_progress=True, labels=None, settings=None) -> dict:
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report.
+
+    ``settings`` (:func:`omkl_dist.defaults.resolve_settings`): the scaling and kernel
+    normalisation the job was given (they override ``scaling``/``scale_rows`` and the kernels),
+    reported and stored with the model.
 
     The outputs (``model_out``, ``trace_out``) are checked before the data is read: a long run
     never ends in a result that cannot be written, and neither may replace the data or each other.
     ``labels``: how a file's columns are read (``label_column``, ``positive_class``, ``features``;
     see :func:`omkl_dist.storage.read_dataset`).
     """
+    if settings is not None:
+        params = kernel_settings(algo, params, settings)
+        scaling, scale_rows = settings.scaling, settings.scale_rows
     # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
     feed = make_estimator(algo, block_size=block_size, random_state=seed, **params).feed_rows()
     source = _data_path(data)
@@ -58,7 +79,11 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     if trace_out is not None:
         check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
     job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
-                        scale_rows=scale_rows, limit=limit, labels=labels)
+                        scale_rows=scale_rows, limit=limit, labels=labels,
+                        sparse_scaling=None if settings is None else settings.for_sparse_rows().scaling)
+    if settings is not None and job.sparse:
+        settings = settings.for_sparse_rows()
+    scaling = job.scaler.method
     model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed,
                                   feature_groups=job.feature_groups)
     advice = scaling_advice(job.spans, scaling)  # said once, in the report
@@ -80,6 +105,7 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
         "block_size": block_size,
         "seed": seed,
         "scaling": scaling,
+        "settings": settings.as_dict() if settings is not None else {"scaling": scaling, "origin": "given"},
         "permuted": permute,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -95,7 +121,7 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
 
         save_model(model, model_out, scaler=job.scaler, overwrite=overwrite, inputs=[("data", source)],
                    extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")},
-                               "label_map": [list(pair) for pair in job.label_map]})
+                               "settings": report["settings"], "label_map": [list(pair) for pair in job.label_map]})
         report["model_path"] = str(model_out)
     if trace_out is not None:
         write_json_report(trace_out, {"report": report, "trace": trace.to_dict()}, inputs=[("data", source)],
@@ -135,6 +161,8 @@ def format_report(report: dict) -> str:
         f"  learning time    {report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s); "
         f"loading {report['load_seconds']:.2f} s",
     ]
+    if "describe" in report.get("settings", {}):
+        lines.append(f"  settings         {report['settings']['describe']}")
     if "selected_kernel" in report:
         top = sorted(report["kernel_weights"].items(), key=lambda item: -item[1])[:3]
         lines.append(f"  selected kernel  {report['selected_kernel']}  (weights: "

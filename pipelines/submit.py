@@ -26,7 +26,7 @@ from omkl_dist.storage.location import location, text
 from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
 from omkl_dist.storage.views import feature_groups
 
-from .run import make_stream_estimator
+from .run import kernel_settings, make_stream_estimator
 
 
 def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, resume: bool):
@@ -43,12 +43,17 @@ def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, res
 def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 1024, seed: int = 0,
                scaling: str = "none", permute: bool = True, limit=None, checkpoint_every: int = 50,
                checkpoint_dir=None, resume: bool = False, overwrite: bool = False, max_retries: int = 3,
-               n_shards=None, show_progress: bool = True, keep_checkpoints: bool = False) -> dict:
+               n_shards=None, show_progress: bool = True, keep_checkpoints: bool = False, settings=None) -> dict:
     """Run ``algo`` over the dataset directory ``data`` on the cluster behind ``client``
-    (:meth:`DaskEngine.fit`); write the model to ``out`` and return the report."""
+    (:meth:`DaskEngine.fit`); write the model to ``out`` and return the report. ``settings``
+    (:func:`omkl_dist.defaults.resolve_settings`) override ``scaling`` and the kernels' normalisation
+    (the scaler is fitted on the stream's first ``SCALE_ROWS`` rows either way)."""
     data, out = location(data), location(out)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     meta = dataset_info(data)  # a clear DataError if it is not a dataset directory
+    if settings is not None:
+        settings = settings.for_sparse_rows() if meta.get("layout") == "csr" else settings
+        params, scaling = kernel_settings(algo, params, settings), settings.scaling
     n_rows = int(meta["n_rows"])
     model = make_stream_estimator(algo, params, n_rows=n_rows if limit is None else min(limit, n_rows),
                                   block_size=block_size, seed=seed, feature_groups=feature_groups(meta))
@@ -70,9 +75,11 @@ def submit_job(client, algo: str, data, out, *, params: dict, block_size: int = 
         if bar is not None:
             bar.close()
     report = _report(algo, data, fit, block_size, seed, scaling)
+    report["settings"] = settings.as_dict() if settings is not None else {"scaling": scaling, "origin": "given"}
     job = json.loads((fit.checkpoint_dir / JOB).read_text())
     save_model(fit.model, out, scaler=fit.scaler, overwrite=True,
-               extra_meta={"trained_on": job, "report": report, "label_map": meta["label_map"]},
+               extra_meta={"trained_on": job, "report": report, "settings": report["settings"],
+                           "label_map": meta["label_map"]},
                inputs=[("dataset", data), ("checkpoint folder", fit.checkpoint_dir)], option="--out")
     report["model_path"] = str(out)
     if not keep_checkpoints:
@@ -118,5 +125,6 @@ def format_report(report: dict) -> str:
         f"{report['workers']} worker(s), {report['shards']} kernel shard(s){failures}",
         f"  per round        coordinator {report['coordinator_ms_per_round']:.2f} ms, overhead "
         f"{report['overhead_ms_per_round']:.2f} ms ({report['rounds']} rounds)",
+        *([f"  settings         {report['settings']['describe']}"] if "describe" in report["settings"] else []),
         f"  model            {report['model_path']}",
     ])

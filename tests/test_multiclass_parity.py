@@ -85,7 +85,8 @@ def _support_rows(model):
 def test_multiclass_omkc_matches_naive(data_dir, dataset, variant):
     X, y, K = load(data_dir, dataset)
     update, combination, sync = OMKC_VARIANTS[variant]
-    model = OMKC(update=update, combination=combination, block_size=BLOCK, block_sync=sync, random_state=SEED)
+    model = OMKC(update=update, combination=combination, kernels="omkc16", block_size=BLOCK, block_sync=sync,
+                 random_state=SEED)
     out = model.progressive_partial_fit(X, y, classes=np.arange(K), keep_scores=True)
     mk, votes, F, sv, w = naive_omkc_mc(X, y, K, OMKC16, update=update, combination=combination, seed=SEED,
                                         block_size=BLOCK, block_sync=sync)
@@ -108,7 +109,7 @@ SPA_CASES = [("glass", {}), ("vehicle+minmax", {"hedge_loss": "mistake"}), ("seg
 def test_multiclass_spa_matches_naive(data_dir, dataset, params):
     X, y, K = load(data_dir, dataset)
     specs = list(make_pool(params.get("kernels", "omkc16")))
-    model = SPA(block_size=BLOCK, random_state=SEED, beta=1.5, **params)
+    model = SPA(**{"kernels": "omkc16", **params}, block_size=BLOCK, random_state=SEED, beta=1.5)
     out = model.progressive_partial_fit(X, y, classes=np.arange(K), keep_scores=True)
     mk, F, sv, w = naive_spa_mc(X, y, K, specs, beta=1.5, seed=SEED, block_size=BLOCK,
                                 block_sync=params.get("block_sync", False),
@@ -126,10 +127,10 @@ def test_multiclass_spa_matches_naive(data_dir, dataset, params):
 @pytest.mark.parametrize("dataset", DATASETS[:2])
 def test_multiclass_perceptron_baselines_match_naive(data_dir, dataset):
     X, y, K = load(data_dir, dataset)
-    out = PerceptronU(block_size=BLOCK).progressive_partial_fit(X, y)
+    out = PerceptronU(kernels="omkc16", block_size=BLOCK).progressive_partial_fit(X, y)
     mk, _ = naive_perceptron_u_mc(X, y, K, OMKC16)
     np.testing.assert_array_equal(out["mistakes"], mk)
-    star = PerceptronStar(validation_size=VALIDATION, block_size=BLOCK)
+    star = PerceptronStar(kernels="omkc16", validation_size=VALIDATION, block_size=BLOCK)
     out = star.progressive_partial_fit(X, y)
     mk, best, _ = naive_perceptron_star_mc(X, y, K, OMKC16, VALIDATION)
     np.testing.assert_array_equal(out["mistakes"], mk)
@@ -147,7 +148,7 @@ OM2_CASES = [("glass", "exact", 1), ("vehicle+minmax", "exact", 2), ("segment+mi
 @pytest.mark.parametrize("dataset,norm,epochs", OM2_CASES, ids=[f"{d}-{n}-{e}" for d, n, e in OM2_CASES])
 def test_om2_matches_naive(data_dir, dataset, norm, epochs):
     X, y, K = load(data_dir, dataset, 120)
-    model = OM2(norm=norm, n_epochs=epochs, block_size=BLOCK)
+    model = OM2(kernels="omkc16", norm=norm, n_epochs=epochs, block_size=BLOCK)
     outcomes = []
     for _ in range(epochs):
         outcomes.append(model.progressive_partial_fit(X, y))

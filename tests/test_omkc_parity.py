@@ -151,13 +151,13 @@ def specs_of(variant, data):
 def make_estimator(variant, data, *, block_size=BLOCK, seed=SEED, **over):
     v = dict(VARIANTS[variant], **over)
     if v["kind"] == "omkc":
-        return OMKC(update=v["update"], combination=v["combination"], block_size=block_size,
+        return OMKC(update=v["update"], combination=v["combination"], kernels="omkc16", block_size=block_size,
                     block_sync=v["block_sync"], random_state=seed)
     if v["kind"] == "kp":
         return KernelPerceptron(kernel=specs_of(variant, data)[0].name, block_size=block_size, random_state=seed)
     if v["kind"] == "pu":
-        return PerceptronU(block_size=block_size, random_state=seed)
-    return PerceptronStar(validation_size=VALIDATION, block_size=block_size, random_state=seed)
+        return PerceptronU(kernels="omkc16", block_size=block_size, random_state=seed)
+    return PerceptronStar(kernels="omkc16", validation_size=VALIDATION, block_size=block_size, random_state=seed)
 
 
 def naive_sums(data, specs, sv):
@@ -480,7 +480,7 @@ def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, ch
     failures = []
     for name, a, z in _dup_streams(data_dir):
         X = np.vstack([a, a, a, z])
-        model = OMKC("D", "D", block_size=block_size, random_state=SEED)
+        model = OMKC("D", "D", kernels="omkc16", block_size=block_size, random_state=SEED)
         F, mistakes, pos = [], [], 0
         for size in chunks:
             out = model.progressive_partial_fit(X[pos:pos + size], y[pos:pos + size], classes=[-1, 1],
@@ -509,7 +509,8 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
     for i in range(0, 10, 2):
         a, z = X[i], X[i + 1]
         Xs, y = np.vstack([a, a, a, z]), np.array([1.0, 1.0, -1.0, 1.0])
-        out = OMKC("D", "D", block_size=block_size).progressive_partial_fit(Xs, y, classes=[-1, 1], keep_scores=True)
+        out = OMKC("D", "D", kernels="omkc16", block_size=block_size).progressive_partial_fit(
+            Xs, y, classes=[-1, 1], keep_scores=True)
         assert (out["F"][3] == 0.0).all()
 
 

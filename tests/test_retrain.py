@@ -176,7 +176,7 @@ def test_bad_windows_and_a_damaged_champion_publish_nothing(tmp_path):
     assert ModelStore(store, "m").versions() == [1]
     # the champion edited by hand: refused, named, nothing published
     meta_path = ModelStore(store, "m").path(1) / "model.json"
-    meta_path.write_text(meta_path.read_text().replace('"kernel": "linear"', '"kernel": "gaussian:1"'))
+    meta_path.write_text(meta_path.read_text().replace('"kernel": "linear+norm"', '"kernel": "gaussian:1"'))
     ingest(csv_window(tmp_path / "b.csv", rows=1000, first_row=1000), tmp_path / "b")
     proc = omkl("retrain", "--store", store, "--model", "m", "--data", tmp_path / "b", "--quiet", check=False)
     assert proc.returncode == 2 and "versions/1" in proc.stderr and "edited or damaged" in proc.stderr

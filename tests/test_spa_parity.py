@@ -42,7 +42,7 @@ def test_spa_matches_naive_algorithm(data_dir, file, rows, scaling, block_sync, 
     X, y = _data(data_dir, file, rows, scaling)
     params = dict(gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, hedge_loss=hedge_loss)
     mk_ref, F_ref, sv_ref, w_ref = naive_spa(X, y, SPECS, seed=5, block_size=64, block_sync=block_sync, **params)
-    model = SPA(random_state=5, block_size=64, block_sync=block_sync, **params)
+    model = SPA(kernels="omkc16", random_state=5, block_size=64, block_sync=block_sync, **params)
     out = model.progressive_partial_fit(X, y, classes=[-1, 1], keep_scores=True)
     np.testing.assert_array_equal(out["mistakes"], mk_ref)
     assert model.n_support_.tolist() == [len(s) for s in sv_ref]
@@ -55,7 +55,7 @@ def test_spa_matches_naive_algorithm(data_dir, file, rows, scaling, block_sync, 
 def test_spa_sv_sets_are_the_reference_instances(data_dir):
     X, y = _data(data_dir, "australian/australian.libsvm.gz", 300, "minmax")
     _, _, sv_ref, _ = naive_spa(X, y, SPECS, seed=2, block_size=32)
-    model = SPA(random_state=2, block_size=32).fit(X, y)
+    model = SPA(kernels="omkc16", random_state=2, block_size=32).fit(X, y)
     pool = model.engine_.pool
     for k, rows in enumerate(sv_ref):
         used = np.flatnonzero(pool.alpha[: pool.n, k])

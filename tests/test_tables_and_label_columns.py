@@ -201,8 +201,9 @@ def test_run_notes_features_of_very_different_ranges_once(tmp_path):
     X = np.column_stack([rng.uniform(-766, 1000, 400), rng.uniform(0, 1, 400)])  # cod-rna's first feature
     path = tmp_path / "wide.csv"
     path.write_text("".join(f"{1 if a > 0 else -1},{a:.3f},{b:.5f}\n" for a, b in X))
-    res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet")
-    assert res.exit_code == 0 and res.output.count("try --scaling minmax") == 1, res.output
+    res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet",
+                 "--paper-settings")  # raw features
+    assert res.exit_code == 0 and res.output.count("try --scaling standard") == 1, res.output
     assert "feature 1 spans -76" in res.output
     res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--json",
                  "--scaling", "minmax")

@@ -139,7 +139,9 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     Parameters
     ----------
-    kernels : str or list, default "omkc16"
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (the choice of ``omkl study defaults``, docs/defaults.md;
+        ``"omkc16"`` is the papers' unnormalised pool).
         The m candidate kernels (see ``omkl_dist.kernels``); kernels may see feature groups
         (``"linear,poly:2,chi2,gaussian:1 @ fourier; ..."``).
     feature_groups : dict or None
@@ -185,7 +187,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     ('gaussian(sigma=0.0625)', 0.95)
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
+    def __init__(self, kernels="omkc16+norm", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
                  horizon=None, n_epochs=2, prediction="selected", block_size=256, random_state=0):
         self.kernels = kernels
         self.feature_groups = feature_groups
@@ -274,7 +276,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
     ('gaussian(sigma=0.5)', True)
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, lam=1.0, delta=(0.5, 0.2), eta=None, n_epochs=2,
+    def __init__(self, kernels="omkc16+norm", feature_groups=None, lam=1.0, delta=(0.5, 0.2), eta=None, n_epochs=2,
                  prediction="selected", block_size=256, random_state=0):
         self.kernels = kernels
         self.feature_groups = feature_groups

@@ -31,7 +31,9 @@ class OM2(OnlineKernelClassifier):
 
     Parameters
     ----------
-    kernels : str or list, default "omkc16"
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (the choice of ``omkl study defaults``, docs/defaults.md;
+        ``"omkc16"`` is the papers' unnormalised pool).
         A named pool, a pool spec string or a list of kernel specs (see ``omkl_dist.kernels``).
     p : float in (1, 2] or None, default None
         The group norm's p (q = p / (p − 1)). Small p favours few kernels (the paper's best on
@@ -67,7 +69,7 @@ class OM2(OnlineKernelClassifier):
 
     _always_multiclass = True
 
-    def __init__(self, kernels="omkc16", p=None, norm="exact", n_epochs=1, block_size=256):
+    def __init__(self, kernels="omkc16+norm", p=None, norm="exact", n_epochs=1, block_size=256):
         self.kernels = kernels
         self.p = p
         self.norm = norm

@@ -23,7 +23,9 @@ class OMKC(OnlineKernelClassifier):
         Deterministic or stochastic kernel selection for updating and for combining.
         ``combination="U"`` (with ``update="D"``) is OMKC(U) of the budget-OMKC paper: every
         kernel's Perceptron learns from its own mistakes and votes with fixed weight 1/m.
-    kernels : str or list, default "omkc16"
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (the choice of ``omkl study defaults``, docs/defaults.md;
+        ``"omkc16"`` is the papers' unnormalised pool).
         A named pool, a pool spec string or a list of kernel specs (see ``omkl_dist.kernels``).
     beta : float in (0, 1), default 0.8
         Hedge discount: a kernel that errs (and is updated) has its weight multiplied by beta.
@@ -55,7 +57,7 @@ class OMKC(OnlineKernelClassifier):
     True
     """
 
-    def __init__(self, update="D", combination="D", kernels="omkc16", beta=0.8, delta=0.01, block_size=256,
+    def __init__(self, update="D", combination="D", kernels="omkc16+norm", beta=0.8, delta=0.01, block_size=256,
                  block_sync=False, random_state=None):
         self.update = update
         self.combination = combination

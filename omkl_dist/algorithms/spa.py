@@ -24,7 +24,9 @@ class SPA(OnlineKernelClassifier):
 
     Parameters
     ----------
-    kernels : str or list, default "omkc16"
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (the choice of ``omkl study defaults``, docs/defaults.md;
+        ``"omkc16"`` is the papers' unnormalised pool).
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of loss.
     hedge_loss : {"hinge", "mistake"}, default "hinge"
@@ -58,7 +60,7 @@ class SPA(OnlineKernelClassifier):
 
     HEDGE_LOSSES = ("hinge", "mistake")
 
-    def __init__(self, kernels="omkc16", gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, budget=None,
+    def __init__(self, kernels="omkc16+norm", gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, budget=None,
                  expected_instances=None, block_size=256, block_sync=False, random_state=None, hedge_loss="hinge"):
         self.kernels = kernels
         self.gamma = gamma

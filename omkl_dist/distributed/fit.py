@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..defaults import SCALE_ROWS
 from ..persistence import load_model
 from ..preprocessing import Scaler
 from ..storage.ingest import dataset_info
@@ -24,7 +25,6 @@ from ..storage.location import text
 from .checkpoints import CheckpointStore, job_description
 
 # rows of the stream's head the scaler is fitted on
-SCALER_ROWS = 10_000
 
 
 @dataclass
@@ -32,7 +32,7 @@ class ClusterFit:
     """What :meth:`DaskEngine.fit` returns.
 
     ``model``: the fitted estimator; ``scaler``: the scaling its inputs need (fitted on the stream's
-    first :data:`SCALER_ROWS` rows); ``resumed_from``: rows already learnt at the start (a resume);
+    first :data:`SCALE_ROWS` rows); ``resumed_from``: rows already learnt at the start (a resume);
     ``seconds``: learning time; ``timing``: the engine's per-round accounting; ``failures``: worker
     failures recovered from; ``n_workers``, ``n_shards``; ``history``: (rows seen, mistakes) per
     coordinator call; ``checkpoint_dir``: where the checkpoints are (a path or URL location; None
@@ -63,7 +63,7 @@ def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bo
     model : an online estimator (OMKC, OM2, SPA, the Perceptrons, the budget baselines), unfitted:
         its parameters (``block_size``, ``random_state``, ...) say what is learnt.
     scaling : {"none", "minmax", "standard"}
-        Fitted on the first ``SCALER_ROWS`` rows of the stream, applied by every shard.
+        Fitted on the first ``SCALE_ROWS`` rows of the stream, applied by every shard.
     permute, seed : the stream's order (a seeded permutation of its chunks and rows, as ``omkl run``).
     limit : learn from the first ``limit`` rows (from ``start``) only.
     start : the first row of the dataset to learn from (a window of a longer stream: ``omkl retrain``).
@@ -167,5 +167,5 @@ def fit_scaler_task(data, scaling, permute, seed, limit, start=0) -> dict:
 
     stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, start=start, stop=limit)
     scaler = Scaler(scaling)
-    scaler.fit_prefix(stream, min(stream.n_rows, SCALER_ROWS))
+    scaler.fit_prefix(stream, min(stream.n_rows, SCALE_ROWS))
     return scaler.to_dict()

@@ -21,7 +21,9 @@ class Forgetron(BudgetBaseline):
 
     Parameters
     ----------
-    kernels : str or list, default "omkc16"
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (the choice of ``omkl study defaults``, docs/defaults.md;
+        ``"omkc16"`` is the papers' unnormalised pool).
     budget : int >= 1, default 100
         Support vectors per kernel.
     gamma : float in (0, 1), default 0.99
@@ -43,7 +45,7 @@ class Forgetron(BudgetBaseline):
 
     _learner = "forgetron"
 
-    def __init__(self, kernels="omkc16", budget=100, gamma=0.99, block_size=256, random_state=None):
+    def __init__(self, kernels="omkc16+norm", budget=100, gamma=0.99, block_size=256, random_state=None):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma

@@ -13,7 +13,8 @@ from ..base import OnlineKernelClassifier, check_positive_int
 
 
 class KernelPerceptron(OnlineKernelClassifier):
-    """Kernel Perceptron with one kernel; ``kernel="linear"`` is the paper's "Perceptron".
+    """Kernel Perceptron with one kernel; ``kernel="linear"`` is the paper's "Perceptron" (the
+    default ``"linear+norm"`` normalises it: the choice of ``omkl study defaults``, docs/defaults.md).
 
     Examples
     --------
@@ -24,7 +25,7 @@ class KernelPerceptron(OnlineKernelClassifier):
     True
     """
 
-    def __init__(self, kernel="linear", block_size=256, random_state=None):
+    def __init__(self, kernel="linear+norm", block_size=256, random_state=None):
         self.kernel = kernel
         self.block_size = block_size
         self.random_state = random_state
@@ -43,7 +44,8 @@ class KernelPerceptron(OnlineKernelClassifier):
 
 
 class PerceptronU(OnlineKernelClassifier):
-    """Perceptron(u): one Perceptron on the uniform combination (1/m) Σ κ_k of all kernels.
+    """Perceptron(u): one Perceptron on the uniform combination (1/m) Σ κ_k of all kernels (by
+    default the papers' 16 kernels normalised, "omkc16+norm": the choice of docs/defaults.md).
 
     Examples
     --------
@@ -54,7 +56,7 @@ class PerceptronU(OnlineKernelClassifier):
     True
     """
 
-    def __init__(self, kernels="omkc16", block_size=256, random_state=None):
+    def __init__(self, kernels="omkc16+norm", block_size=256, random_state=None):
         self.kernels = kernels
         self.block_size = block_size
         self.random_state = random_state
@@ -75,6 +77,8 @@ class PerceptronStar(OnlineKernelClassifier):
 
     Parameters
     ----------
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (docs/defaults.md; ``"omkc16"`` is the papers' pool).
     validation_fraction : float in (0, 1], default 0.1
         Share of the data given to ``fit`` (or to the first ``partial_fit`` call) used for validation.
     validation_size : int or None
@@ -89,7 +93,7 @@ class PerceptronStar(OnlineKernelClassifier):
     'gaussian(sigma=1)'
     """
 
-    def __init__(self, kernels="omkc16", validation_fraction=0.1, validation_size=None, block_size=256,
+    def __init__(self, kernels="omkc16+norm", validation_fraction=0.1, validation_size=None, block_size=256,
                  random_state=None):
         self.kernels = kernels
         self.validation_fraction = validation_fraction

@@ -21,7 +21,9 @@ class RBP(BudgetBaseline):
 
     Parameters
     ----------
-    kernels : str or list, default "omkc16"
+    kernels : str or list, default "omkc16+norm"
+        The papers' 16 kernels, normalised (the choice of ``omkl study defaults``, docs/defaults.md;
+        ``"omkc16"`` is the papers' unnormalised pool).
         A named pool, a pool spec string or a list of kernel specs.
     budget : int >= 1, default 100
         Support vectors per kernel (the paper: 16 · budget ≈ SPA's support vectors).
@@ -50,7 +52,7 @@ class RBP(BudgetBaseline):
 
     _learner = "rbp"
 
-    def __init__(self, kernels="omkc16", budget=100, gamma=0.99, block_size=256, random_state=None):
+    def __init__(self, kernels="omkc16+norm", budget=100, gamma=0.99, block_size=256, random_state=None):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
