@@ -12,7 +12,8 @@ _ESTIMATORS = {
     "OMKC": "algorithms", "OM2": "algorithms", "KernelPerceptron": "algorithms", "PerceptronU": "algorithms",
     "PerceptronStar": "algorithms", "SPA": "algorithms", "RBP": "algorithms", "Forgetron": "algorithms",
     "BOGD": "algorithms", "BPAS": "algorithms", "MKBoost": "algorithms.mkboost", "SimpleMKL": "algorithms.mkl",
-    "LpMKL": "algorithms.mkl", "OKS": "algorithms", "OKSRegressor": "algorithms",
+    "LpMKL": "algorithms.mkl", "MKLSILP": "algorithms.mkl", "MKLLevel": "algorithms.mkl", "OKS": "algorithms",
+    "OKSRegressor": "algorithms",
 }
 __all__ = sorted(_ESTIMATORS)
 

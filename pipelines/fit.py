@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-ALGOS = ("mkboost", "simplemkl", "lpmkl", "oks-svm", "som-svm", "musvm", "alsvm")
+ALGOS = ("mkboost", "simplemkl", "silp", "level", "lpmkl", "oks-svm", "som-svm", "musvm", "alsvm")
 SELECTORS = {"oks-svm": "OKSSVM", "som-svm": "SOMSVM", "musvm": "MuSVM", "alsvm": "AlSVM"}
-_MKL_KEYS = {"simplemkl": "mkl-sd", "lpmkl": "lp-mkl"}
+_MKL_KEYS = {"simplemkl": "mkl-sd", "silp": "mkl-silp", "level": "mkl-level", "lpmkl": "lp-mkl"}
 
 
 def connect_scheduler(address: str, timeout: float = 10.0):

@@ -10,8 +10,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.svm import SVC
 
-from omkl_dist.algorithms.mkl import LpMKL, SimpleMKL
+from omkl_dist.algorithms.mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL
+from omkl_dist.algorithms.mkl.level import model_minimum
 from omkl_dist.algorithms.mkl.lpmkl import lp_update
+from omkl_dist.algorithms.mkl.silp import silp_step
 from omkl_dist.algorithms.mkl.simplemkl import descent_direction
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
@@ -88,14 +90,40 @@ def test_accuracy_against_best_single_kernel(iono, fitted):
         assert acc > 0.85, (key, acc)
 
 
-@pytest.mark.parametrize("cls", [SimpleMKL, LpMKL])
+@pytest.mark.parametrize("name", ["ionosphere", "sonar", "wdbc"])
+def test_silp_and_level_reach_simplemkls_optimum(data_dir, name):
+    """The three ℓ1-MKL solvers minimise the same J(d) over the simplex: at a tight tolerance
+    their optima agree to it (the independent check of the two LP-based solvers)."""
+    Xtr, ytr, _, _ = split(name, 200, data_dir=data_dir)
+    optimum = SimpleMKL(tol=1e-3).fit(Xtr, ytr).objective_[0]
+    for cls in (MKLSILP, MKLLevel):
+        model = cls(tol=1e-3).fit(Xtr, ytr)
+        assert abs(model.objective_[0] - optimum) <= 2e-3 * optimum, (cls.__name__, model.objective_[0], optimum)
+        np.testing.assert_allclose(model.weights_.sum(), 1.0)
+        assert model.stop_reasons_[0] != "max_iter"
+
+
+def test_the_lps_on_hand_made_cuts():
+    """The master LPs on cuts whose answers are known: SILP's max-min over two constraints is at
+    their crossing, the level method's cutting-plane minimum at the kink of two planes."""
+    S = np.array([[-1.0, -3.0], [-3.0, -1.0]])  # max θ s.t. -β1 - 3β2 >= θ, -3β1 - β2 >= θ
+    beta, theta = silp_step(S)
+    np.testing.assert_allclose(beta, [0.5, 0.5], atol=1e-9)
+    np.testing.assert_allclose(theta, -2.0, atol=1e-9)
+    points = np.array([[1.0, 0.0], [0.0, 1.0]])  # the planes 2β1 − 2β2 and 2β2 − 2β1 on the simplex
+    low, at = model_minimum(np.array([2.0, 2.0]), np.array([[2.0, -2.0], [-2.0, 2.0]]), points)
+    np.testing.assert_allclose(low, 0.0, atol=1e-9)
+    np.testing.assert_allclose(at, [0.5, 0.5], atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [SimpleMKL, LpMKL, MKLSILP, MKLLevel])
 def test_multiclass_one_vs_one(data_dir, cls):
     Xtr, ytr, Xte, yte = split("vehicle", 240, seed=3, data_dir=data_dir)
     model = cls(kernels="gaussian:1,4;polynomial:1", kernel_normalization="diagonal").fit(Xtr, ytr)
     assert model.pair_weights_.shape == (6, 3) and len(model.intercept_) == 6
     assert model.decision_function(Xte).shape == (len(Xte), 4)
     assert model.score(Xte, yte) > 0.5  # 4 classes: chance is 0.25
-    if cls is SimpleMKL:
+    if cls is not LpMKL:
         np.testing.assert_allclose(model.pair_weights_.sum(axis=1), 1.0)
     else:
         np.testing.assert_allclose(np.linalg.norm(model.pair_weights_, axis=1), 1.0)
@@ -105,6 +133,7 @@ def test_multiclass_one_vs_one(data_dir, cls):
     (SimpleMKL, "C", 0.0), (SimpleMKL, "max_iter", 0), (SimpleMKL, "tol", -1.0), (SimpleMKL, "tol_weights", -1.0),
     (SimpleMKL, "svm_tol", 0.0), (SimpleMKL, "line_search_tol", 1.0), (SimpleMKL, "kernel_normalization", "l2"),
     (LpMKL, "p", 1.0), (LpMKL, "p", 0.5), (LpMKL, "C", -2.0), (LpMKL, "kernel_normalization", None),
+    (MKLSILP, "C", 0.0), (MKLSILP, "tol", -1.0), (MKLLevel, "level", 1.0), (MKLLevel, "max_iter", 0),
 ])
 def test_invalid_parameters(iono, cls, param, value):
     Xtr, ytr, _, _ = iono
@@ -114,7 +143,7 @@ def test_invalid_parameters(iono, cls, param, value):
     assert repr(value) in str(err.value)
 
 
-@pytest.mark.parametrize("cls", [SimpleMKL, LpMKL])
+@pytest.mark.parametrize("cls", [SimpleMKL, LpMKL, MKLSILP, MKLLevel])
 def test_bad_data_and_contract(iono, cls):
     Xtr, ytr, Xte, _ = iono
     X, y = Xtr[:60].copy(), ytr[:60].copy()

@@ -12,6 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from omkl_dist import (
     BOGD,
     BPAS,
+    MKLSILP,
     OKS,
     OM2,
     OMKC,
@@ -21,6 +22,7 @@ from omkl_dist import (
     KernelPerceptron,
     LpMKL,
     MKBoost,
+    MKLLevel,
     OKSRegressor,
     PerceptronStar,
     PerceptronU,
@@ -47,6 +49,8 @@ ESTIMATORS = [
     MKBoost(n_trials=5, ratio=0.5, kernels="gaussian:0.1,0.5,2;polynomial:2", random_state=0),
     SimpleMKL(kernels=POOL, max_iter=10),
     LpMKL(kernels=POOL, max_iter=10),
+    MKLSILP(kernels=POOL, max_iter=10),
+    MKLLevel(kernels=POOL, max_iter=10),
     OKS(kernels=POOL, block_size=16, random_state=0),
     OKSRegressor(kernels=POOL, block_size=16, random_state=0),
 ]

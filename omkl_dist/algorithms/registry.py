@@ -10,7 +10,7 @@ from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
 from .mkboost import MKBoost
-from .mkl import LpMKL, SimpleMKL
+from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL
 from .oks import OKS
 from .om2 import OM2
 from .omkc import OMKC
@@ -34,6 +34,8 @@ ALGORITHMS = {
 BATCH_ALGORITHMS = {
     "mkboost": MKBoost,
     "simplemkl": SimpleMKL,
+    "silp": MKLSILP,
+    "level": MKLLevel,
     "lpmkl": LpMKL,
 }
 

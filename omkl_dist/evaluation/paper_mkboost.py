@@ -9,7 +9,8 @@ Source: Xia & Hoi, "MKBoost: A Framework of Multiple Kernel Boosting", TKDE 25(7
 
 The D1/D2 columns of both tables agree exactly, so :data:`PAPER` stores every algorithm once.
 Every cell is accuracy mean, std over 20 random 50/50 splits, and training time in seconds (Matlab,
-LIBSVM, 3 GHz CPU). MKL-SD is SimpleMKL [18]; MKL-SILP and MKL-Level are not implemented here.
+LIBSVM, 3 GHz CPU). MKL-SD is SimpleMKL [18]; MKL-SILP and MKL-Level are
+:class:`~omkl_dist.algorithms.mkl.MKLSILP` and :class:`~omkl_dist.algorithms.mkl.MKLLevel`.
 
 Protocol (section 3.3): per run, 50 % of the examples at random for training, the rest for test;
 features standardised with the training half's mean and variance; C = 50 for every SVM and MKL
@@ -41,11 +42,7 @@ ALGORITHM_LABELS = {
     "mkboost-d1": "MKBoost-D1", "mkboost-d2": "MKBoost-D2", "mkboost-s1": "MKBoost-S1", "mkboost-s2": "MKBoost-S2",
     "mkl-sd": "MKL-SD (SimpleMKL)", "mkl-silp": "MKL-SILP", "mkl-level": "MKL-Level", "lp-mkl": "Lp-MKL (p=2)",
 }
-IMPLEMENTED = ("mkboost-d1", "mkboost-d2", "mkboost-s1", "mkboost-s2", "mkl-sd", "lp-mkl")
-NOT_IMPLEMENTED_NOTE = {
-    "mkl-silp": "not implemented (SILP solver); paper's numbers only",
-    "mkl-level": "not implemented (extended level method); paper's numbers only",
-}
+IMPLEMENTED = ALGORITHMS
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,19 @@
 """Batch multiple kernel learning baselines of the MKBoost paper's comparison (Table 2).
 
 * :class:`SimpleMKL` -- ℓ1 MKL by reduced-gradient descent (the paper's "MKL-SD");
+* :class:`MKLSILP` -- ℓ1 MKL as a semi-infinite LP by column generation (the paper's "MKL-SILP");
+* :class:`MKLLevel` -- ℓ1 MKL by the extended level method (the paper's "MKL-Level");
 * :class:`LpMKL` -- ℓp-norm MKL with Kloft et al.'s closed-form weight update (the paper's Lp-MKL, p = 2).
 
-MKL-SILP and MKL-Level are not implemented: the reproduction prints the paper's numbers for them.
-Both estimators take precomputed Gram matrices of a kernel pool (default ``"mkboost17"``), solve the
-inner SVM with scikit-learn's ``SVC(kernel="precomputed")`` and handle several classes one-vs-one.
+SimpleMKL, MKL-SILP and MKL-Level solve the same problem (they reach the same optimum: tested); the
+LPs go to scipy's HiGHS (``linprog``), the level projection to SLSQP. The estimators take
+precomputed Gram matrices of a kernel pool (default ``"mkboost17"``), solve the inner SVM with
+scikit-learn's ``SVC(kernel="precomputed")`` and handle several classes one-vs-one.
 """
 
+from .level import MKLLevel
 from .lpmkl import LpMKL
+from .silp import MKLSILP
 from .simplemkl import SimpleMKL
 
-__all__ = ["SimpleMKL", "LpMKL"]
+__all__ = ["SimpleMKL", "MKLSILP", "MKLLevel", "LpMKL"]
