@@ -44,11 +44,12 @@ def diag_values(program, xsq, X) -> np.ndarray:
     the distance kernels (each on its own columns in a direct program); a normalised kernel's is 1
     (0 for a row whose raw value is 0)."""
     out = np.ones((program.m, len(xsq)))
+    scales = kernel_scales(program, X, xsq) if program.norm.any() else None
     for k in range(program.m):
         if program.kinds[k] not in (LINEAR, POLY, ACHI2):
             continue
         if program.norm[k]:
-            out[k] = kernel_scales(program, X, xsq)[:, k] > 0
+            out[k] = scales[:, k] > 0
             continue
         lo, hi = (program.vptr[k], program.vptr[k + 1]) if program.direct else (0, 0)
         Xk = X[:, program.vcols[lo:hi]] if hi > lo else X
