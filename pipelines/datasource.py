@@ -86,7 +86,7 @@ def _no_label_options(data, labels: dict) -> None:
                          "drop --label-column/--positive-class/--features (or re-ingest with them)")
 
 
-def ingested_source(data, *, labels: dict | None = None, under=None, option: str = "--ingest-to"):
+def ingested_source(data, *, under, labels: dict | None = None):
     """``data`` as an ingested dataset, for the jobs that stream one (``submit``, ``retrain``): itself
     when it is one (it took its label options at ingest), else the file (or registry name, or
     parquet folder) ingested with ``labels`` into ``under/<digest>``, a folder named after the
@@ -97,9 +97,6 @@ def ingested_source(data, *, labels: dict | None = None, under=None, option: str
     if is_ingested(path):
         _no_label_options(data, labels)
         return path
-    if under is None:
-        raise ValueError(f"{data} is not an ingested dataset; pass {option} DIR to ingest it there first "
-                         "(or ingest it yourself: omkl data ingest FILE --out DIR)")
     source = Path(data) if Path(data).is_dir() else resolve_dataset(data)
     target = location(under) / _source_digest(source, labels)
     if not is_ingested(target):
