@@ -139,8 +139,10 @@ class LocalEngine:
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
     sparse : bool
-        Keep the rows as CSR (wide sparse data, :mod:`omkl_dist.core.rows`): every method then
-        takes rows dense or sparse and converts them; dot-product and gaussian kernels only.
+        Keep the rows as CSR (wide sparse data, :mod:`omkl_dist.core.rows`); dot-product and
+        gaussian kernels only. :meth:`learn`, :meth:`kernel_scores` and :meth:`kernel_round` take
+        rows dense or sparse and convert them (:meth:`rows`); the segment-level methods a shard
+        calls take rows already converted (a shard converts what it reads once).
     """
 
     HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "n_classes", "q", "bounded_norm")
@@ -231,7 +233,6 @@ class LocalEngine:
         """Kernel values and recurrence for one segment starting at global instance ``n_seen``;
         returns ``(F, score, mistakes, coef)`` and leaves the pool unchanged (see
         :meth:`append_rows`). ``act``: the kernels to learn (default all; a shard its own)."""
-        Xs = self.rows(Xs)
         act = np.arange(self.program.m) if act is None else np.asarray(act, dtype=np.int64)
         active = None if len(act) == self.program.m else np.isin(np.arange(self.program.m), act)
         F_old, G, lazy = self._segment_kernels(Xs, xsq, active)
@@ -240,7 +241,7 @@ class LocalEngine:
     def append_rows(self, Xs, xsq, coef) -> None:
         """Keep the segment's rows that some kernel gave a coefficient."""
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        self.pool.append(self.rows(Xs)[kept], xsq[kept], coef[kept])
+        self.pool.append(Xs[kept], xsq[kept], coef[kept])
 
     @property
     def lazy_gram(self) -> bool:
@@ -252,7 +253,6 @@ class LocalEngine:
         is (no update): a shard's part of a round. Which dot products are taken in fixed order
         is decided on the whole segment, so the rows get the bits they get in :meth:`run_segment`
         (BLAS products are taken in calls of one shape, :mod:`omkl_dist.core._blas`)."""
-        Xs = self.rows(Xs)
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
     def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment:
@@ -260,8 +260,7 @@ class LocalEngine:
         rows' scores against the pool (:meth:`score_rows`, possibly computed in parts elsewhere)
         in row order: :meth:`run_segment`'s result, bit for bit, however they are fed. ``U``: the
         segment's :meth:`spa_uniforms` if drawn beforehand."""
-        return self._spa_segment(ys, _NO_GRAM, True, self.rows(Xs), xsq, self.n_seen, np.arange(self.program.m), None,
-                                 U)
+        return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None, U)
 
     def spa_uniforms(self, g, n):
         """SPA's uniforms for the ``n`` rows from global instance ``g`` (every kernel)."""
@@ -272,7 +271,6 @@ class LocalEngine:
         computed beforehand (:meth:`score_rows`, possibly in parts on other shards), for rules that
         need the segment's own kernel matrix (the OMKC family; SPA: :meth:`scored_segment`):
         :meth:`run_segment`'s ``(F, score, mistakes, coef)``, bit for bit."""
-        Xs = self.rows(Xs)
         G, lazy = self._block_kernels(Xs, xsq, None, _lazy_row_keys(Xs), self._exact_blas(Xs))
         return self._recurrence(ys, F_old, G, lazy, Xs, xsq, self.n_seen, np.arange(self.program.m), None)
 
@@ -451,7 +449,7 @@ class LocalEngine:
     def apply_update(self, X, xsq, update) -> None:
         """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
         rows, coef = update
-        self.pool.append(self.rows(X)[rows], xsq[rows], coef)
+        self.pool.append(X[rows], xsq[rows], coef)
 
     def kernel_round(self, X, y, w, act) -> dict:
         """Learn kernels ``act`` over the round with the weights ``w``: their decision values
