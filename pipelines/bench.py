@@ -196,6 +196,8 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
     parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
     parser.add_argument("--skip-mkboost", action="store_true", help="Skip the MKBoost benchmark.")
+    parser.add_argument("--skip-mkboost-scaling", action="store_true",
+                        help="Skip the MKBoost-at-scale benchmark (ijcnn1, 1k-20k rows; about 40 minutes).")
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
     parser.add_argument("--cluster-cases", default=None,
@@ -231,6 +233,11 @@ def main(argv=None) -> None:
 
     if not args.skip_mkboost:
         run_mkboost_bench(RESULTS)
+    from .bench_mkboost_scaling import markdown as mkboost_scaling_markdown
+    from .bench_mkboost_scaling import run_scaling_bench
+
+    if not args.skip_mkboost_scaling:
+        run_scaling_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     from .bench_retrain import markdown as retrain_markdown
     from .bench_retrain import run_retrain_bench
 
@@ -257,6 +264,8 @@ def main(argv=None) -> None:
         sections.append(["", f"## MKBoost-D{mk['variant'][-1]} on Dask (T = {mk['n_trials']}, ratio {mk['ratio']}, "
                              f"C {mk['C']}, {mk['kernels']}; 50/50 split, standardised)", "",
                          mkboost_markdown(mk["rows"], mk.get("cluster_startup_s"))])
+    if (RESULTS / "mkboost-scaling.json").is_file():
+        sections.append(mkboost_scaling_markdown(json.loads((RESULTS / "mkboost-scaling.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
     write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")

@@ -36,7 +36,7 @@ def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, sca
 
 
 def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, seed: int = 0, ties: str = "mistake",
-                        show_progress: bool = True, out=None) -> dict:
+                        scaling: str = "paper", show_progress: bool = True, out=None) -> dict:
     """``omkl reproduce bomkl``: the BOMKL paper's Tables 1/2, with a progress bar, optional JSON file."""
     from omkl_dist.evaluation.paper_bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED
     from omkl_dist.evaluation.paper_bomkl import TABLE_ALGORITHMS, TABLES
@@ -48,7 +48,7 @@ def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, se
         needed = {a for (t, n) in TABLES if n == name for a in TABLE_ALGORITHMS[t]}
         total += sum(a in needed and a in BOMKL_IMPLEMENTED for a in algos) * permutations
     return run_with_bar(reproduce_bomkl, total, "reproduce bomkl", show_progress, out, datasets, algorithms,
-                         permutations=permutations, seed=seed, ties=ties)
+                         permutations=permutations, seed=seed, ties=ties, scaling=scaling)
 
 
 def run_with_bar(fn, total, desc, show_progress, out, datasets, algorithms, **kwargs) -> dict:
@@ -129,7 +129,8 @@ def _bomkl_header(report: dict) -> list[str]:
     betas = ", ".join(f"{k} {v:g}" for k, v in s["spa_beta"].items())
     lines = [
         "BOMKL reproduction -- Budget Online Multiple Kernel Learning (SPA), Tables 1 and 2",
-        f"{s['permutations']} permutation(s) (paper: 10), seed {s['seed']}, raw features, kernels {s['kernels']}; "
+        f"{s['permutations']} permutation(s) (paper: 10), seed {s['seed']}, scaling {s.get('scaling', 'none')} "
+        "(per dataset in its title), kernels " f"{s['kernels']}; "
         f"gamma {s['gamma']}, delta {s['delta']}, eta {s['eta']}, alpha {s['alpha']}, SPA beta: {betas}; one pass, "
         "test-then-train; a zero score counts as " + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",

@@ -109,6 +109,78 @@ def test_dask_process_cluster_equals_threads_bit_for_bit(data_dir, dask_client, 
     assert not dask_client.who_has()
 
 
+def test_dask_rounds_send_each_resample_once_and_fit_per_kernel_tasks(data_dir, dask_client, monkeypatch):
+    """Large problems run one task per (pair, kernel) fit; a round's resamples are scattered once
+    (not carried by every task), and the model equals the serial one bit for bit."""
+    from omkl_dist.distributed import mkboost as dmk
+    from omkl_dist.distributed.mkboost import DaskExecutor
+
+    Xtr, ytr, Xte, _ = split("ionosphere", 240, seed=4, data_dir=data_dir)
+    monkeypatch.setattr(dmk, "BATCH_BELOW_ROWS", 0)  # the per-kernel tasks of a big fit, on small data
+    scattered, submitted = [], []
+    real_scatter, real_map = dask_client.scatter, dask_client.map
+
+    def scatter(data, **kwargs):
+        scattered.append(type(data[0]).__name__)
+        return real_scatter(data, **kwargs)
+
+    def submit_map(func, batches, **kwargs):
+        submitted.append(len(batches))
+        return real_map(func, batches, **kwargs)
+
+    monkeypatch.setattr(dask_client, "scatter", scatter)
+    monkeypatch.setattr(dask_client, "map", submit_map)
+    params = {"variant": "D1", "n_trials": 4, "random_state": 2}
+    dask = MKBoost(**params, executor=DaskExecutor(dask_client)).fit(Xtr, ytr)
+    rounds = int(dask.n_trials_[0])
+    assert scattered == ["SharedData"] + ["TrialSamples"] * rounds
+    assert submitted == [len(POOL)] * rounds
+    serial = MKBoost(**params).fit(Xtr, ytr)
+    assert np.array_equal(dask.decision_function(Xte), serial.decision_function(Xte))
+    assert not dask_client.who_has()
+    with pytest.raises(ValueError, match="tasks_per_thread must be None or an integer >= 1, got 0"):
+        MKBoost(n_trials=1, executor=DaskExecutor(dask_client, tasks_per_thread=0)).fit(Xtr, ytr)
+
+
+# ----------------------------------------------------------------------------- memory and normalisation
+def test_no_block_spans_the_training_set_twice(monkeypatch):
+    """Fitting computes resample Grams and row blocks against support vectors only: no kernel block
+    has more columns than a resample has rows (a full N × N Gram would have N)."""
+    from omkl_dist.kernels import KernelPool
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=400) > 0, 1, -1)
+    shapes = []
+    real = KernelPool.from_parts
+
+    def recording(self, parts, **kwargs):
+        out = real(self, parts, **kwargs)
+        shapes.append(out.shape[1:])
+        return out
+
+    monkeypatch.setattr(KernelPool, "from_parts", recording)
+    MKBoost(n_trials=3, ratio=0.2, random_state=0).fit(X, y)
+    resample = round(0.2 * len(y))
+    assert shapes and max(cols for _, cols in shapes) <= resample
+    assert max(rows for rows, _ in shapes) == len(y)  # the evaluation blocks do cover every training row
+
+
+def test_normalised_kernels_predict_what_they_trained():
+    """With normalised kernels, prediction uses the normalised values (it once used the raw ones,
+    turning a 6 % training error into 50 %): after one trial, the training error of predict is
+    the trial's error under the uniform D_1."""
+    rng = np.random.default_rng(1)
+    X = 3.0 * rng.normal(size=(300, 4)) + 1.0
+    y = np.where(X[:, 0] * X[:, 1] > 1.0, 1, -1)
+    for kernels in ("polynomial(p=2)+norm", "polynomial:1,3+norm"):
+        model = MKBoost(n_trials=1, kernels=kernels, random_state=0).fit(X, y)
+        assert np.mean(model.predict(X) != y) == pytest.approx(model.trial_errors_[0][0], abs=1e-12)
+    raw = MKBoost(n_trials=1, kernels="polynomial(p=2)", random_state=0).fit(X, y)
+    normed = MKBoost(n_trials=1, kernels="polynomial(p=2)+norm", random_state=0).fit(X, y)
+    assert not np.array_equal(raw.decision_function(X), normed.decision_function(X))
+
+
 # ----------------------------------------------------------------------------- bad input
 @pytest.fixture(scope="module")
 def small(binary_sets):
@@ -213,8 +285,8 @@ def test_worse_than_chance_first_trial_raises(small, monkeypatch):
     X, y, _, _ = small
     real = mkb.fit_kernel_task
 
-    def inverted(shared, task):
-        fit = real(shared, task)
+    def inverted(shared, trial, task):
+        fit = real(shared, trial, task)
         return mkb.KernelFit(fit.pair, fit.kernel, fit.support, fit.dual_coef, fit.intercept,
                              -fit.predictions, fit.seconds)
 

@@ -309,7 +309,10 @@ def kernel_decisions(pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of:
         chunk = X[start:start + step]
         parts = sub.products(chunk, sv)
         for single, g, c in zip(singles, groups, coefs, strict=True):
-            K = single.from_parts(parts)[0]
+            K = single.from_parts(parts)
+            if single.rescaled:  # from_parts gives raw values; normalised kernels are scaled here
+                single.normalize_block(K, chunk, sv)
+            K = K[0]
             check_gram(owner, K, single[0].name)
             # Sparse (n_g × n_sv) times dense (n_sv × chunk): only the SVMs' own support vectors count.
             out[start:start + step, g] = np.asarray(c @ K.T).T + intercept[g]

@@ -54,8 +54,8 @@ from ._batch import (
     resolve_seed,
 )
 
-__all__ = ["MKBoost", "TaskRunner", "SerialRunner", "ThreadRunner", "SharedData", "KernelTask", "KernelFit",
-           "fit_kernel_task", "draw_resample", "svm_sign", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR",
+__all__ = ["MKBoost", "TaskRunner", "SerialRunner", "ThreadRunner", "SharedData", "TrialSamples", "KernelTask",
+           "KernelFit", "fit_kernel_task", "draw_resample", "svm_sign", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR",
            "TIE_TOLERANCE"]
 
 VARIANTS = ("D1", "D2", "S1", "S2")
@@ -74,13 +74,15 @@ class TaskRunner(Protocol):
     """What :class:`MKBoost` needs from an executor (``executor=`` parameter).
 
     ``share(data)`` is called once per fit with the read-only :class:`SharedData` and returns a
-    handle; ``map(fn, handle, items)`` returns ``[fn(data, item) for item in items]`` in order
-    (possibly in parallel, elsewhere); ``release(handle)`` is called when the fit ends.
+    handle; ``map(fn, handle, trial, items)`` returns ``[fn(data, trial, item) for item in items]``
+    in order (possibly in parallel, elsewhere), where ``trial`` is the round's :class:`TrialSamples`,
+    common to all its items (a runner sends it once per round, not with every item);
+    ``release(handle)`` is called when the fit ends.
     """
 
     def share(self, data: Any) -> Any: ...
 
-    def map(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list: ...
+    def map(self, fn: Callable[[Any, Any, Any], Any], shared: Any, trial: Any, items: Sequence) -> list: ...
 
     def release(self, shared: Any) -> None: ...
 
@@ -91,12 +93,12 @@ class SerialRunner:
     def share(self, data):
         return data
 
-    def map(self, fn, shared, items):
+    def map(self, fn, shared, trial, items):
         # A task's blocks are small: numba's thread pool costs more to wake than it saves.
         previous = numba.get_num_threads()
         numba.set_num_threads(1)
         try:
-            return [fn(shared, item) for item in items]
+            return [fn(shared, trial, item) for item in items]
         finally:
             numba.set_num_threads(previous)
 
@@ -140,9 +142,9 @@ class ThreadRunner:
         check_int("ThreadRunner", "max_workers", self.max_workers)
         return data, ThreadPoolExecutor(self.max_workers, initializer=_one_numba_thread)
 
-    def map(self, fn, shared, items):
+    def map(self, fn, shared, trial, items):
         data, pool = shared
-        return list(pool.map(functools.partial(fn, data), items))
+        return list(pool.map(functools.partial(fn, data, trial), items))
 
     def release(self, shared):
         shared[1].shutdown(wait=True)
@@ -166,8 +168,8 @@ class _FuturesRunner:
     def share(self, data):
         return data
 
-    def map(self, fn, shared, items):
-        return list(self.executor.map(functools.partial(fn, shared), items))
+    def map(self, fn, shared, trial, items):
+        return list(self.executor.map(functools.partial(fn, shared, trial), items))
 
     def release(self, shared):
         pass
@@ -198,20 +200,27 @@ class SharedData:
 
 
 @dataclass(frozen=True, eq=False)
+class TrialSamples:
+    """One boosting round's resamples: ``samples[p]`` are positions (with repeats) in pair p's rows,
+    None for a pair that has stopped. Shared by all of the round's tasks."""
+
+    samples: tuple
+
+
+@dataclass(frozen=True, eq=False)
 class KernelTask:
-    """Train kernel ``kernel`` on positions ``sample`` (with repeats) of pair ``pair``'s rows."""
+    """Train kernel ``kernel`` on pair ``pair``'s resample of the round."""
 
     pair: int
     kernel: int
-    sample: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
 class KernelFit:
     """What a task returns: the SVM's small parts and its ±1 predictions on all the pair's rows.
 
-    ``support`` indexes ``sample`` (positions in the resample); ``dual_coef[s]`` is ``y α`` of
-    support vector s; ``seconds`` is (Gram block, SVM fit, evaluation on the training set).
+    ``support`` indexes the resample (positions in it); ``dual_coef[s]`` is ``y α`` of support
+    vector s; ``seconds`` is (resample Gram, SVM fit, evaluation on the training set).
     """
 
     pair: int
@@ -223,25 +232,31 @@ class KernelFit:
     seconds: tuple
 
 
-def fit_kernel_task(shared: SharedData, task: KernelTask) -> KernelFit:
-    """Fit one kernel's SVM on a weighted resample and predict every training row (pure).
+def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -> KernelFit:
+    """Fit one kernel's SVM on the round's weighted resample and predict every training row (pure).
 
-    The Gram block ``K = κ(X, X[sample])`` (all rows × resample) is computed once, on the
-    resample's distinct rows only (a weighted resample repeats rows), and reused: the training
-    Gram is its rows ``sample`` (duplicated rows are fine for a precomputed-kernel SVC).
+    Only two kinds of kernel blocks are computed, so memory stays O(n² + block) for N training
+    rows and a resample of n: the resample's Gram matrix, on its distinct rows only (a weighted
+    resample repeats rows; duplicates are fine for a precomputed-kernel SVC), and the training
+    rows against the SVM's support vectors, a block of rows at a time (:func:`kernel_decisions`).
     Predictions follow :func:`svm_sign`.
     """
     t0 = time.perf_counter()
     X, y = shared.X[task.pair], shared.y[task.pair]
-    spec = shared.kernels[task.kernel]
-    distinct, position = np.unique(task.sample, return_inverse=True)
-    K = KernelPool((spec,)).evaluate(X, X[distinct])[0][:, position]
-    check_gram("MKBoost", K, spec.name)
+    sample = trial.samples[task.pair]
+    pool = KernelPool((shared.kernels[task.kernel],))
+    distinct, position = np.unique(sample, return_inverse=True)
+    rows = X[distinct]
+    gram = pool.evaluate(rows)[0]
+    check_gram("MKBoost", gram, pool[0].name)
+    K = gram[np.ix_(position, position)]
     t1 = time.perf_counter()
-    svm = SVC(kernel="precomputed", C=shared.C).fit(K[task.sample], y[task.sample])
+    svm = SVC(kernel="precomputed", C=shared.C).fit(K, y[sample])
     t2 = time.perf_counter()
     dual_coef, intercept = svm.dual_coef_[0].copy(), float(svm.intercept_[0])
-    predictions = svm_sign(svm.decision_function(K), svm_scale(dual_coef, intercept)).astype(np.int8)
+    decision = kernel_decisions(pool, X, rows[position[svm.support_]], np.zeros(1, dtype=np.int64),
+                                sparse.csr_matrix(dual_coef[None, :]), np.array([intercept]), "MKBoost")[:, 0]
+    predictions = svm_sign(decision, svm_scale(dual_coef, intercept)).astype(np.int8)
     t3 = time.perf_counter()
     return KernelFit(task.pair, task.kernel, svm.support_.astype(np.int64), dual_coef, intercept, predictions,
                      (t1 - t0, t2 - t1, t3 - t2))
@@ -477,7 +492,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         """Trial t of every still-active pair: draw, fit all their kernels in one map, update."""
         n_kernels = len(p["pool"])
         stochastic = p["variant"][0] == "S"
-        tasks, samples = [], {}
+        tasks, samples = [], [None] * len(states)
         for index, state in enumerate(states):
             if state.stop is not None:
                 continue
@@ -487,8 +502,8 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
             state.forced += forced
             chosen = np.flatnonzero(rng.random(n_kernels) < state.S) if stochastic else np.arange(n_kernels)
             samples[index] = sample
-            tasks += [KernelTask(index, int(j), sample) for j in chosen]
-        fits = runner.map(fit_kernel_task, handle, tasks)
+            tasks += [KernelTask(index, int(j)) for j in chosen]
+        fits = runner.map(fit_kernel_task, handle, TrialSamples(tuple(samples)), tasks)
         by_pair: dict[int, list[KernelFit]] = {}
         for fit in fits:
             by_pair.setdefault(fit.pair, []).append(fit)

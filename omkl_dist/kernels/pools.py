@@ -311,11 +311,13 @@ class KernelPool(Sequence):
         """
         K = self.from_parts(self.products(A, B, sqdist=sqdist), out=out)
         if self.rescaled:
-            self._normalize(K, A, B)
+            self.normalize_block(K, A, B)
         return K
 
-    def _normalize(self, K, A, B) -> None:
-        """Divide the normalised kernels' matrices by sqrt(κ(a, a) κ(b, b)) (0 for zero rows)."""
+    def normalize_block(self, K, A, B=None) -> None:
+        """Divide, in place, the normalised kernels' matrices in ``K`` (``(m, nA, nB)``, raw values
+        between the rows of ``A`` and ``B``, e.g. from :meth:`from_parts`) by sqrt(κ(a, a) κ(b, b)),
+        giving 0 for zero rows. The other kernels' matrices are left as they are."""
         rows = [k for k, s in enumerate(self._specs) if s.rescaled]
         sub = KernelPool(self._specs[k].normalized(False) for k in rows)
         ra = _inverse_sqrt(sub.evaluate_diag(A))
