@@ -103,6 +103,8 @@ def _format_block(block) -> list[str]:
                          f"(paper's best kernel: {block['paper_best_kernel'] or 'not reported'})")
         if row.get("duplicate"):
             notes.append(f"{row['label']}: same runs and paper numbers as above, not counted again")
+        if row.get("explanation"):
+            notes.append(f"{row['label']} flagged: {row['explanation']}")
     widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
 
     def line(cells):
@@ -134,8 +136,9 @@ def _bomkl_header(report: dict) -> list[str]:
         f"gamma {s['gamma']}, delta {s['delta']}, eta {s['eta']}, alpha {s['alpha']}, SPA beta: {betas}; one pass, "
         "test-then-train; a zero score counts as " + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",
-        "#SV: total over the 16 component classifiers; Perceptron(*) picks its kernel on the first 10 % of the "
-        "stream (the paper's with foresight); time: ours (numba) vs the paper's C++ (no std printed there)",
+        "#SV: total over the 16 component classifiers; Perceptron(*) uses the kernel whose Perceptron makes the "
+        "fewest mistakes on the first permutation (the paper's search with foresight, section 4.3); time: ours "
+        "(numba) vs the paper's C++ (no std printed there)",
     ]
     if s.get("baseline_budget"):
         budgets = ", ".join(f"{k} {v}" for k, v in s["baseline_budget"].items())
