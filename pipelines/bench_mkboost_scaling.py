@@ -114,21 +114,12 @@ def fit_row(split, config: str, n_trials: int, executor, seed: int = 0) -> tuple
 
 
 def gridsearch_row(split) -> dict:
-    """``GridSearchCV(SVC(C=50))`` over the 17 kernels (rbf γ = 1/(2σ²), σ = 2^-6..2^7; poly (x·z)^p)."""
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.svm import SVC
+    """:func:`~omkl_dist.pipelines.bench_mkboost.grid_search_17_kernels` on the split, with its peak memory."""
+    from .bench_mkboost import grid_search_17_kernels
 
     X_train, y_train, X_test, y_test = split
-    grid = [{"kernel": ["rbf"], "gamma": [1.0 / (2.0 * 2.0 ** (2 * e)) for e in range(-6, 8)]},
-            {"kernel": ["poly"], "degree": [1, 2, 3], "gamma": [1.0], "coef0": [0.0]}]
-    search = GridSearchCV(SVC(C=50.0), grid, cv=5, n_jobs=1)
     with PeakRSS() as peak:
-        t0 = time.perf_counter()
-        search.fit(X_train, y_train)
-        seconds = time.perf_counter() - t0
-    best = search.best_params_
-    kernel = (f"gaussian(sigma={(1.0 / (2.0 * best['gamma'])) ** 0.5:g})" if best["kernel"] == "rbf"
-              else f"polynomial(p={best['degree']})")
+        search, seconds, kernel = grid_search_17_kernels(X_train, y_train)
     return {"n_train": len(y_train), "config": "gridsearch", "seconds": seconds, "best_kernel": kernel,
             "svm_fits": 17 * 5 + 1, "peak_rss_mb": peak.own, "accuracy": float(search.score(X_test, y_test))}
 
