@@ -262,3 +262,16 @@ def test_budget_baselines_run_in_table2(data_dir, monkeypatch):
     assert "B = 124 support vectors per kernel" in text
     for label in ("RBP", "Forgetron", "BOGD", "BPAS"):
         assert re.search(rf"^{label}\s+\d+\.\d\d ± \d+\.\d\d", text, re.M), label
+
+
+@pytest.mark.data
+def test_susy_size_study_runs_on_real_and_generated_rows(data_dir):
+    from omkl_dist.pipelines.study_susy import markdown, run_susy_study
+
+    result = run_susy_study(None, permutations=1, susy_sizes=(3000,), synth_sizes=(3000, 6000), data_dir=data_dir)
+    real, short, longer = result["rows"]
+    assert (real["data"], real["rows"], short["rows"], longer["rows"]) == ("SUSY subsample", 3000, 3000, 6000)
+    for row in result["rows"]:
+        assert 0 < row["n_support"] <= 16 * row["rows"] and 0.0 <= row["mistake_rate"] <= 100.0
+    assert longer["n_support"] > short["n_support"]  # at beta = 300 the SVs grow with the stream
+    assert "| paper: UCI SUSY subsample | 1,000,000 | 10 | 34.57 ± 0.36 |" in markdown(result)
