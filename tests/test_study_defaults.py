@@ -17,6 +17,12 @@ def invoke(*args):
     return CliRunner().invoke(main, ["study", "defaults", *map(str, args)], catch_exceptions=False)
 
 
+#: what one run's JSONL record holds (the report reads its mistakes, support vectors and times)
+RECORD_FIELDS = {"algorithm", "block_size", "code", "created", "dataset", "kernel_spec", "kernels", "max_rows",
+                 "mistake_rate", "mistakes", "n", "n_classes", "n_features", "n_support", "permutation",
+                 "rows_available", "scale_rows", "scaling", "seconds", "seed", "wall_seconds"}
+
+
 def _lines(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -31,7 +37,7 @@ def test_tiny_study_writes_resumes_and_reports(data_dir, tmp_path):
     assert len(records) == 2 * 2 * 6 * 2 and not any("error" in r for r in records)
     assert {r["n"] for r in records} == {200} and {r["max_rows"] for r in records} == {200}
     assert {(r["scaling"], r["kernels"]) for r in records} == {(s, f) for s in sd.SCALINGS for f in sd.FORMS}
-    assert all("seconds" in r and 0 <= r["mistake_rate"] < 1 for r in records)  # (times: recorded, not judged)
+    assert all(set(r) == RECORD_FIELDS and 0 <= r["mistake_rate"] < 1 for r in records)
     assert {r["n_classes"] for r in records if r["dataset"] == "glass"} == {6}
     # the same run, computed twice, gives the same mistakes
     assert len({(sd.run_key(r), r["mistakes"]) for r in records}) == len(records)
