@@ -39,7 +39,7 @@ airflow-env: $(STAMP)
 	$(BIN)/python tests/airflow_env.py
 
 bench: $(STAMP)
-	$(BIN)/python -m omkl_dist.pipelines.bench
+	$(BIN)/python -m benchmarks.bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -449,7 +449,7 @@ def reproduce():
                    "omkc-ss, or omkc for the four variants (default: all).")
 @click.option("--scaling", type=click.Choice(["none", "minmax", "minmax-sym", "standard", "paper"]), default="paper",
               show_default=True, help="Feature scaling fitted on the whole dataset; minmax = [0,1], minmax-sym = "
-                                      "[-1,1], paper = the per-dataset choice of omkl_dist.evaluation.reproduce.")
+                                      "[-1,1], paper = the per-dataset choice of omkl_dist.reproduction.omkc.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Permutation r is default_rng([seed, r]).permutation(n).")
 @click.option("--ties", type=click.Choice(["mistake", "positive"]), default="mistake", show_default=True,

@@ -1,6 +1,6 @@
 """``omkl fit``: train a batch multiple-kernel classifier on a random split and report test accuracy.
 
-The split and scaling are the MKBoost paper's protocol (:mod:`omkl_dist.evaluation.reproduce_mkboost`):
+The split and scaling are the MKBoost paper's protocol (:mod:`omkl_dist.reproduction.mkboost`):
 ``--seed S`` uses run 0's split of seed S, the scaler is fitted on the training rows only.
 MKBoost's per-kernel fits run serially, on ``--threads`` local threads, or on a Dask cluster
 (``--scheduler ADDR``); SimpleMKL and Lp-MKL always run in this process.
@@ -54,7 +54,7 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
             kernels: str = "mkboost17", scheduler: str | None = None, threads: int = 1, timeout: float = 10.0,
             data_dir=None, label_column=None, positive_class=None) -> dict:
     """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able report."""
-    from omkl_dist.evaluation.reproduce_mkboost import make_model, prepare_split, run_seed, split_indices
+    from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
     from omkl_dist.storage.views import is_multiview, read_views
 

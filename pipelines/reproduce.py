@@ -7,14 +7,9 @@ import textwrap
 
 from tqdm import tqdm
 
-from omkl_dist.evaluation.paper_omkc import IMPLEMENTED
-from omkl_dist.evaluation.reproduce import (
-    reproduce_bomkl,
-    reproduce_omkc,
-    resolve_algorithms,
-    resolve_bomkl,
-    resolve_datasets,
-)
+from omkl_dist.reproduction.bomkl import reproduce_bomkl, resolve_bomkl
+from omkl_dist.reproduction.omkc import reproduce_omkc, resolve_algorithms, resolve_datasets
+from omkl_dist.reproduction.tables.omkc import IMPLEMENTED
 from omkl_dist.storage.outputs import JSON_REPORT, check_output, write_json_report
 
 
@@ -38,8 +33,8 @@ def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, sca
 def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, seed: int = 0, ties: str = "mistake",
                         scaling: str = "paper", show_progress: bool = True, out=None) -> dict:
     """``omkl reproduce bomkl``: the BOMKL paper's Tables 1/2, with a progress bar, optional JSON file."""
-    from omkl_dist.evaluation.paper_bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED
-    from omkl_dist.evaluation.paper_bomkl import TABLE_ALGORITHMS, TABLES
+    from omkl_dist.reproduction.tables.bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED
+    from omkl_dist.reproduction.tables.bomkl import TABLE_ALGORITHMS, TABLES
 
     datasets, algorithms = split_names(datasets), split_names(algorithms)
     names, algos = resolve_bomkl(datasets, algorithms)
@@ -175,7 +170,7 @@ def _format_report_body(report: dict, lines: list[str]) -> str:
         if block.get("table") != table:
             table = block.get("table")
             if table is not None:
-                from omkl_dist.evaluation.paper_bomkl import TABLE_TITLES
+                from omkl_dist.reproduction.tables.bomkl import TABLE_TITLES
                 lines += [f"#### {TABLE_TITLES[table]}", ""]
         lines += _format_block(block)
         lines.append("")
@@ -201,11 +196,11 @@ def run_reproduce_om2(*, permutations: int, datasets=None, seed: int = 0, ties: 
                       study_permutations: int = 5, study_datasets=None, plot=None, show_progress: bool = True,
                       out=None) -> dict:
     """``omkl reproduce om2``: the OM-2 rows of the OMKC paper's Tables 3/4 (beside OMKC(D,D), the
-    paper's comparison), then the multi-class study (:mod:`omkl_dist.evaluation.multiclass_study`)
+    paper's comparison), then the multi-class study (:mod:`omkl_dist.reproduction.om2`)
     with its plot written to ``plot``."""
-    from omkl_dist.evaluation.multiclass_study import ALGORITHMS as STUDY_ALGORITHMS
-    from omkl_dist.evaluation.multiclass_study import DATASETS as STUDY_DATASETS
-    from omkl_dist.evaluation.multiclass_study import plot_study, run_study
+    from omkl_dist.reproduction.om2 import ALGORITHMS as STUDY_ALGORITHMS
+    from omkl_dist.reproduction.om2 import DATASETS as STUDY_DATASETS
+    from omkl_dist.reproduction.om2 import plot_study, run_study
     from omkl_dist.storage.outputs import PLOT, write_plot
 
     if plot is not None:
@@ -246,7 +241,7 @@ def format_om2_report(report: dict) -> str:
     lines = [
         "OM-2 reproduction -- the OM-2 rows of Hoi et al. (2013), Tables 3 and 4, beside OMKC(D,D)",
         f"{s['permutations']} permutation(s), seed {s['seed']}, scaling {s['scaling']}, kernels {s['kernels']}, "
-        f"OM-2 with p = {s['om2_p']} (the OM-2 paper's best; see omkl_dist.evaluation.reproduce) and Algorithm 1's "
+        f"OM-2 with p = {s['om2_p']} (the OM-2 paper's best; see omkl_dist.reproduction.omkc) and Algorithm 1's "
         "exact norm; one pass, test-then-train; a zero score counts as "
         + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",

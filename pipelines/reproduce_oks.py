@@ -8,8 +8,8 @@ import textwrap
 
 from tqdm import tqdm
 
-from omkl_dist.evaluation import reproduce_oks as study
-from omkl_dist.evaluation.paper_oks import ALGORITHMS, TABLES
+from omkl_dist.reproduction import oks as study
+from omkl_dist.reproduction.tables.oks import ALGORITHMS, TABLES
 from omkl_dist.storage.outputs import JSON_REPORT, check_output, write_json_report
 
 STUDIES = ("mfeat", "testbed")

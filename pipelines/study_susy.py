@@ -28,7 +28,8 @@ BETA = 300.0
 
 
 def _spa(X, y, random_state: int) -> dict:
-    from omkl_dist.evaluation.reproduce import make_bomkl_model, run_once
+    from omkl_dist.reproduction.bomkl import make_bomkl_model
+    from omkl_dist.reproduction.omkc import run_once
 
     return run_once("spa", X, y, random_state=random_state,
                     factory=lambda algorithm, seed: make_bomkl_model(algorithm, seed, spa_beta=BETA))
@@ -37,7 +38,7 @@ def _spa(X, y, random_state: int) -> dict:
 def run_susy_study(out="benchmarks/results/susy-size-study.json", *, permutations: int = 3, susy_sizes=SUSY_SIZES,
                    synth_sizes=SYNTH_SIZES, data_dir=None) -> dict:
     """Run the study, write ``out`` (None: do not write) and return the rows."""
-    from omkl_dist.evaluation.reproduce import load_bomkl_dataset
+    from omkl_dist.reproduction.bomkl import load_bomkl_dataset
     from omkl_dist.storage.synth import iter_blocks
 
     rows = []

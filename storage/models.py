@@ -1,4 +1,4 @@
-"""Model store: a model's full state as a zarr group of arrays + JSON metadata (DESIGN §7).
+"""Model store: a model's full state as a zarr group of arrays + JSON metadata (docs/design.md, "The store").
 
 ::
 

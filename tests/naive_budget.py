@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from omkl_dist.core.randomness import uniforms
+from omkl_dist.randomness import uniforms
 
 from naive_omkc import kernel_column
 

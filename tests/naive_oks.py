@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from omkl_dist.core.randomness import uniforms
+from omkl_dist.randomness import uniforms
 
 import naive_kernels
 

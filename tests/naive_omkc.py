@@ -3,7 +3,7 @@
 No numba, no blocks, no shared pool: each kernel keeps its own list of support vectors and
 coefficients; ``f_i(x) = Σ_s α_s κ_i(x_s, x)`` is evaluated directly with ``‖x_s − x‖²``.
 Random numbers are the library's per-(seed, block, kernel) uniform streams (the definition of the
-randomness, DESIGN §4). Weights are renormalised by their max after each update (the paper's
+randomness, docs/design.md, "Randomness"). Weights are renormalised by their max after each update (the paper's
 q = w / max w; θ = w / Σ w is invariant to that scaling), which avoids underflow.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from omkl_dist.core.randomness import uniforms
+from omkl_dist.randomness import uniforms
 
 
 def kernel_column(spec, S, x):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from omkl_dist.core.randomness import uniforms
+from omkl_dist.randomness import uniforms
 
 from naive_omkc import kernel_column
 

@@ -24,14 +24,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from omkl_dist.core import _scores
-from omkl_dist.core._blas import fixed_shape_dots
-from omkl_dist.core._pairs import CANCEL, overwrite_exact_columns, pair_matrix, pair_values
-from omkl_dist.core._scores import block_gram, pool_scores
-from omkl_dist.core._vexp import _ZERO_ABOVE, vexp_neg
-from omkl_dist.core.pool import SVPool
-from omkl_dist.core.program import MAX_CHAIN, compile_program
 from omkl_dist.kernels import make_pool
+from omkl_dist.scoring import _scores
+from omkl_dist.scoring._blas import fixed_shape_dots
+from omkl_dist.scoring._pairs import CANCEL, overwrite_exact_columns, pair_matrix, pair_values
+from omkl_dist.scoring._scores import block_gram, pool_scores
+from omkl_dist.scoring._vexp import _ZERO_ABOVE, vexp_neg
+from omkl_dist.scoring.pool import SVPool
+from omkl_dist.scoring.program import MAX_CHAIN, compile_program
 from omkl_dist.storage import read_dataset, resolve_dataset
 
 from naive_kernels import naive_pool

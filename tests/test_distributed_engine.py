@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omkl_dist.algorithms.registry import make_estimator
-from omkl_dist.core.program import compile_program
 from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.partition import partition_kernels, row_ranges
 from omkl_dist.distributed.shard import KernelShard
@@ -26,6 +25,7 @@ from omkl_dist.engine.local import LocalEngine, segmenting
 from omkl_dist.engine.protocol import Rule, engine_class
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
+from omkl_dist.scoring.program import compile_program
 from omkl_dist.storage import ingest, open_stream
 from omkl_dist.storage.stream import load_arrays
 

@@ -696,7 +696,7 @@ def test_feature_group_names_and_resolution():
         make_pool("linear@3:3")
     with pytest.raises(ValueError, match="needs non-negative features"):
         make_pool("achi2@0:2").evaluate(-np.ones((2, 3)))
-    from omkl_dist.core.program import compile_program
+    from omkl_dist.scoring.program import compile_program
 
     assert compile_program(make_pool("linear@0:2")).direct  # the online scan sums it over its columns
     with pytest.raises(ValueError, match="feature group 'hist', whose columns are not known"):

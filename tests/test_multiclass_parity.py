@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms import OM2, OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
-from omkl_dist.core.randomness import block_uniforms
 from omkl_dist.kernels import make_pool
+from omkl_dist.randomness import block_uniforms
 
 import naive_omkc as naive_module
 from naive_multiclass import (

@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
-from omkl_dist.core.randomness import block_uniforms, uniforms
 from omkl_dist.kernels import make_pool
+from omkl_dist.randomness import block_uniforms, uniforms
 from omkl_dist.storage import read_dataset
 
 import naive_omkc as naive_module
@@ -502,7 +502,7 @@ def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, ch
 def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
     """Integer data (here a1a's binary rows) skips the fixed-order dot products: BLAS is exact for
     it in any order, so κ(a, z) − κ(a, z) is still exactly 0 however the rows fall into blocks."""
-    from omkl_dist.core.pool import blas_dots_exact, integral_bound
+    from omkl_dist.scoring.pool import blas_dots_exact, integral_bound
 
     X = read_dataset(data_dir / "a1a/a1a.csv.gz").X
     assert blas_dots_exact(integral_bound(X), integral_bound(X), X.shape[1])

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omkl_dist.core.randomness import block_uniforms, uniforms
+from omkl_dist.randomness import block_uniforms, uniforms
 
 WORD = 2**32 - 1
 

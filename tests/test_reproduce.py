@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist.evaluation import reproduce as rp
-from omkl_dist.evaluation.paper_omkc import ALGORITHM_LABELS, ALGORITHMS, DATASETS, IMPLEMENTED, PAPER
 from omkl_dist.pipelines.cli import main
+from omkl_dist.reproduction import omkc as rp
+from omkl_dist.reproduction.tables.omkc import ALGORITHM_LABELS, ALGORITHMS, DATASETS, IMPLEMENTED, PAPER
 
 # -- the transcribed tables ---------------------------------------------------------------------------
 

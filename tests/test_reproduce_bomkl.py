@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist.evaluation import reproduce as rp
-from omkl_dist.evaluation.paper_bomkl import (
+from omkl_dist.kernels import make_pool
+from omkl_dist.pipelines.cli import main
+from omkl_dist.reproduction import bomkl as rp
+from omkl_dist.reproduction import omkc
+from omkl_dist.reproduction.tables.bomkl import (
     ALGORITHM_LABELS,
     BASELINE_BUDGET,
     BUDGET_BASELINES,
@@ -23,8 +26,6 @@ from omkl_dist.evaluation.paper_bomkl import (
     TABLE_ALGORITHMS,
     TABLES,
 )
-from omkl_dist.kernels import make_pool
-from omkl_dist.pipelines.cli import main
 
 # -- the transcribed tables ---------------------------------------------------------------------------
 
@@ -145,7 +146,7 @@ def test_resolve_and_models():
 
 
 def test_flags_are_explained_from_the_data_or_the_transcribed_notes():
-    from omkl_dist.evaluation.paper_bomkl import FLAG_NOTES, PAPER_SCALING
+    from omkl_dist.reproduction.tables.bomkl import FLAG_NOTES, PAPER_SCALING
 
     assert set(PAPER_SCALING) == set(DATASETS) and set(PAPER_SCALING.values()) == {"none"}
     ijcnn1 = TABLES[("table2", "ijcnn1")].mistake
@@ -229,7 +230,7 @@ def test_duplicate_rows_are_counted_once():
     row = {"ours": {}, "deviation_pp": 1.5, "flagged": True}
     report = {"datasets": [{"substitute": False, "rows": [dict(row)]},
                            {"substitute": False, "rows": [dict(row, duplicate=True)]}]}
-    s = rp.summarize(report)
+    s = omkc.summarize(report)
     assert s["rows_compared"] == 1 and s["flagged"] == 1
 
 
@@ -243,7 +244,7 @@ def test_budget_baselines_run_in_table2(data_dir, monkeypatch):
 
     def small(name, scaling="paper", data_dir=None):
         data, perms = load(name, scaling, data_dir=data_dir)
-        return rp.PreparedData(data.paper_name, data.registry, data.file, data.X[:400], data.y[:400], data.scaling,
+        return omkc.PreparedData(data.paper_name, data.registry, data.file, data.X[:400], data.y[:400], data.scaling,
                                data.repair_note), perms
 
     monkeypatch.setattr(rp, "load_bomkl_dataset", small)

@@ -1,6 +1,6 @@
 """scipy.sparse input (CSR, CSC, sparse arrays) gives every estimator the model of its dense rows,
 on a9a and w7a (binary 0/1 features, 123 and 300 columns). The shared-pool online learners (OMKC,
-SPA, OM-2, the Perceptrons) keep the rows sparse (omkl_dist.core.rows: integer dot products
+SPA, OM-2, the Perceptrons) keep the rows sparse (omkl_dist.scoring.rows: integer dot products
 summed over the non-zeros are exact, so bit for bit the dense model); the budget learners, OKS and
 the batch estimators densify (refusing a dense form that cannot fit in memory)."""
 

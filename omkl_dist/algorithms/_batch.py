@@ -17,8 +17,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ..core.rows import as_csr
 from ..kernels import KernelPool
+from ..scoring.rows import as_csr
 
 # Rows of new data evaluated at once against the support vectors: bounds a kernel block to
 # about 32 MB whatever the test-set size.

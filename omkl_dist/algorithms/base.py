@@ -21,11 +21,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
-from ..core.program import compile_program
-from ..core.rows import is_sparse
 from ..engine.local import LocalEngine, segmenting
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
+from ..scoring.program import compile_program
+from ..scoring.rows import is_sparse
 from ._batch import AcceptsSparse, check_csr, check_X, check_y
 
 
@@ -154,7 +154,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
                            n_classes=self._class_columns(), sparse=self.sparse_rows_, **self._engine_params())
 
     def _takes_sparse_rows(self) -> bool:
-        """Whether ``scipy.sparse`` X is learnt from as sparse rows (:mod:`omkl_dist.core.rows`):
+        """Whether ``scipy.sparse`` X is learnt from as sparse rows (:mod:`omkl_dist.scoring.rows`):
         the shared-pool engine with dot-product and gaussian kernels on all columns. Other
         estimators (and kernels) densify it."""
         return compile_program(make_pool(self._kernel_spec())).fast is not None

@@ -21,9 +21,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import column_or_1d
 
-from ..core.program import compile_program
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
+from ..scoring.program import compile_program
 from ._batch import AcceptsSparse, check_X, resolve_seed
 from .base import OnlineKernelClassifier, check_positive_int
 

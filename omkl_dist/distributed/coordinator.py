@@ -1,4 +1,5 @@
-"""Coordinator: the model's weights, the round schedule, metrics and checkpoint timing (DESIGN §5).
+"""Coordinator: the model's weights, the round schedule, metrics and checkpoint timing
+(docs/design.md, "A cluster run").
 
 Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: one block, or
 for SPA whole blocks, growing up to 16,384 rows, see :func:`~omkl_dist.engine.local.segmenting`) the

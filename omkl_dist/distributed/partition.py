@@ -13,7 +13,7 @@ def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[t
     """Contiguous ranges of a round's ``n`` rows, one per shard: about ``lead_share`` of them (default
     an equal share) for the first shard, the rest split evenly; boundaries at multiples of 8 and no
     range of a single row. Any split gives every row the same bits (the BLAS products of the pool
-    scan are taken in calls of one shape, :mod:`omkl_dist.core._blas`). Short rounds go whole to
+    scan are taken in calls of one shape, :mod:`omkl_dist.scoring._blas`). Short rounds go whole to
     the first shard."""
     if n_shards == 1 or n < 16 * n_shards:
         return [(0, n)] + [(n, n)] * (n_shards - 1)

@@ -1,4 +1,4 @@
-"""KernelShard: one worker's part of a distributed online model (DESIGN §5).
+"""KernelShard: one worker's part of a distributed online model (docs/design.md, "A cluster run").
 
 A shard owns the *learning* of some kernels: it computes their decision values and decides their
 updates. It keeps a copy of the whole support-vector pool (every shard appends the same rows with
@@ -21,11 +21,11 @@ import time
 
 import numpy as np
 
-from ..core.program import compile_program
-from ..core.rows import sqnorms
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..preprocessing import Scaler
+from ..scoring.program import compile_program
+from ..scoring.rows import sqnorms
 
 # how long the first shard of a row-split round waits for another shard's scores before giving up
 SCORES_TIMEOUT = 600.0

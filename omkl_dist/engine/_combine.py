@@ -1,4 +1,4 @@
-"""The combiner half of the block recurrences, replayed from per-kernel outcomes (DESIGN §5).
+"""The combiner half of the block recurrences, replayed from per-kernel outcomes (docs/design.md, "A cluster run").
 
 In the distributed engine's kernel-split rounds each shard runs :func:`._recurrence.omkc_block`
 for its own kernels and returns their decision values ``F`` and which kernels updated. The

@@ -1,5 +1,5 @@
-"""The per-instance recurrences inside one block (DESIGN §3, step 2): Perceptron+Hedge (OMKC and
-its baselines) and SPA+Hedge (budget OMKC).
+"""The per-instance recurrences inside one block (docs/design.md, "Block-exact online learning"):
+Perceptron+Hedge (OMKC and its baselines) and SPA+Hedge (budget OMKC).
 
 Scores against the pool as it was at the block start come in as ``F_old``; the contribution of
 instances added earlier in the same block is added here from the block's own kernel matrix ``G``
@@ -23,10 +23,10 @@ from ..combiners.hedge import (
     hedge_update,
     weighted_vote,
 )
-from ..core._scores import gram_column
-from ..core.rows import transposed
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hedge_loss, hinge, spa_coef
+from ..scoring._scores import gram_column
+from ..scoring.rows import transposed
 from ._multiclass import spa_mc_rows
 
 
@@ -181,8 +181,8 @@ class SPASegment:
     the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
     is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds
     κ_k(x_t, x_t).
-    ``fast`` carries the evaluation flags of :func:`~omkl_dist.core._scores.fast_flags` and the
-    rows' normalisation factors and flags (:func:`~omkl_dist.core.program.kernel_scales`); only the
+    ``fast`` carries the evaluation flags of :func:`~omkl_dist.scoring._scores.fast_flags` and the
+    rows' normalisation factors and flags (:func:`~omkl_dist.scoring.program.kernel_scales`); only the
     kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
     mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
 

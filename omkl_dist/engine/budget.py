@@ -1,5 +1,6 @@
 """BudgetEngine: the budget baselines of the Budget-OMKL paper (RBP, Forgetron, BOGD, BPAS) as per-kernel
-learners with budget B each, combined by Hedge, run block-exactly (DESIGN §3) and shardable by kernel.
+learners with budget B each, combined by Hedge, run block-exactly
+(docs/design.md, "Block-exact online learning") and shardable by kernel.
 
 Two halves, called separately by the distributed engine:
 
@@ -32,7 +33,7 @@ rows that become support vectors inside the block get their column of the block'
 :mod:`omkl_dist.learners._budget`). Results equal instance-by-instance processing (same mistakes,
 decision values to rounding) for any block size and any chunking of the input. Randomness (RBP's
 and BOGD's removals) is one uniform per instance and kernel from
-:func:`omkl_dist.core.randomness.uniforms`, keyed by (seed, global block, kernel id), so a shard owning
+:func:`omkl_dist.randomness.uniforms`, keyed by (seed, global block, kernel id), so a shard owning
 some kernel ids regenerates exactly its numbers.
 """
 
@@ -42,10 +43,6 @@ import numpy as np
 from numba import njit, prange
 
 from ..combiners.hedge import hedge_loss_update, weighted_vote
-from ..core.pool import blas_dots_exact, integral_bound, writable
-from ..core.program import CHI2, LAPLACE, KernelProgram, compile_program
-from ..core.randomness import uniforms
-from ..core.rows import dense_rows
 from ..kernels import make_pool
 from ..learners._budget import (
     BOGD,
@@ -65,6 +62,10 @@ from ..learners.bogd import bogd_mc_step, bogd_step
 from ..learners.bpas import bpas_mc_step, bpas_step
 from ..learners.forgetron import forgetron_mc_step, forgetron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
+from ..randomness import uniforms
+from ..scoring.pool import blas_dots_exact, integral_bound, writable
+from ..scoring.program import CHI2, LAPLACE, KernelProgram, compile_program
+from ..scoring.rows import dense_rows
 from ._multiclass import rival, weighted_class_scores
 from .local import Rounds, segmenting
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..combiners.hedge import OM2, SD, SPA, SS, STOCHASTIC
-from ..core._blas import fixed_shape_dots
-from ..core._pairs import overwrite_exact_columns
-from ..core._scores import block_gram, fast_flags, pool_scores
-from ..core.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
-from ..core.program import ACHI2, LINEAR, POLY, kernel_scales
-from ..core.randomness import uniforms
-from ..core.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
+from ..randomness import uniforms
+from ..scoring._blas import fixed_shape_dots
+from ..scoring._pairs import overwrite_exact_columns
+from ..scoring._scores import block_gram, fast_flags, pool_scores
+from ..scoring.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
+from ..scoring.program import ACHI2, LINEAR, POLY, kernel_scales
+from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
@@ -139,7 +139,7 @@ class LocalEngine:
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
     sparse : bool
-        Keep the rows as CSR (wide sparse data, :mod:`omkl_dist.core.rows`); dot-product and
+        Keep the rows as CSR (wide sparse data, :mod:`omkl_dist.scoring.rows`); dot-product and
         gaussian kernels only. :meth:`learn`, :meth:`kernel_scores` and :meth:`kernel_round` take
         rows dense or sparse and convert them (:meth:`rows`); the segment-level methods a shard
         calls take rows already converted (a shard converts what it reads once).
@@ -202,7 +202,7 @@ class LocalEngine:
 
     @property
     def sparse(self) -> bool:
-        """Whether the model keeps its rows as CSR (:mod:`omkl_dist.core.rows`)."""
+        """Whether the model keeps its rows as CSR (:mod:`omkl_dist.scoring.rows`)."""
         return self.pool.sparse
 
     def rows(self, X):
@@ -252,7 +252,7 @@ class LocalEngine:
         """Every kernel's decision values on rows ``lo:hi`` of a segment against the pool as it
         is (no update): a shard's part of a round. Which dot products are taken in fixed order
         is decided on the whole segment, so the rows get the bits they get in :meth:`run_segment`
-        (BLAS products are taken in calls of one shape, :mod:`omkl_dist.core._blas`)."""
+        (BLAS products are taken in calls of one shape, :mod:`omkl_dist.scoring._blas`)."""
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
     def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment:

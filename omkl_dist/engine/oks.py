@@ -7,7 +7,7 @@ weights it has reached, reuses the speculative score when the draw agrees and co
 does not, and adds the block's own support vectors. The model is the naive one-row-at-a-time run's
 bit for bit, for any block size; the block size only fixes which random stream a row's draw comes
 from (``U[t]``, the (t mod B)-th uniform of the stream seeded by (seed, t // B, 0), see
-:mod:`omkl_dist.core.randomness`), so the same seed and block size give the same model.
+:mod:`omkl_dist.randomness`), so the same seed and block size give the same model.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import math
 
 import numpy as np
 
-from ..core.pool import writable
-from ..core.randomness import uniforms
-from ..core.rows import dense_rows
 from ..learners import oks as _oks
+from ..randomness import uniforms
+from ..scoring.pool import writable
+from ..scoring.rows import dense_rows
 from .local import Rounds
 
 ALGORITHMS = {"classification": _oks.MISTAKE, "general": _oks.GENERAL}
@@ -51,7 +51,7 @@ class OKSEngine:
 
     Parameters
     ----------
-    program : the compiled kernels (:func:`~omkl_dist.core.program.compile_program` of a pool with
+    program : the compiled kernels (:func:`~omkl_dist.scoring.program.compile_program` of a pool with
         every feature group resolved)
     n_features : columns of a row
     n_classes : coefficient columns per support vector (1: binary ±1 labels or regression; K:

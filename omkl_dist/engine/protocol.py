@@ -71,7 +71,7 @@ class Engine(Protocol):
 
     def rows(self, X):
         """``X`` (dense or ``scipy.sparse``) as this engine keeps rows: a dense array, or CSR for an
-        engine on sparse rows (:mod:`omkl_dist.core.rows`)."""
+        engine on sparse rows (:mod:`omkl_dist.scoring.rows`)."""
 
     def state(self) -> tuple[dict, dict]:
         """The full state: (numeric arrays, JSON-able scalars)."""

@@ -1,4 +1,4 @@
-"""Progressive (prequential) evaluation, experiment protocols and paper-table reproduction."""
+"""Progressive (prequential) evaluation and drift monitoring of a stream's mistakes."""
 
 from .progressive import Trace, progressive_score
 

@@ -1,5 +1,5 @@
 """Shared machinery of the budget learners (RBP, Forgetron, BOGD, BPAS): a fixed-capacity support-vector
-buffer per kernel and the block-exact kernel values (DESIGN §3, step 3).
+buffer per kernel and the block-exact kernel values (docs/design.md, "Block-exact online learning").
 
 Buffer of one kernel (capacity B). Slot j holds a support vector with *unscaled* coefficient ``a_j``;
 its coefficient in the classifier is ``s · a_j`` with the kernel's scale factor ``s``, so shrinking
@@ -31,9 +31,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..core._pairs import CANCEL, direct_sqdist
-from ..core._vexp import _ZERO_ABOVE, vexp_neg_n
-from ..core.program import CHI2, GAUSS, LINEAR, POLY
+from ..scoring._pairs import CANCEL, direct_sqdist
+from ..scoring._vexp import _ZERO_ABOVE, vexp_neg_n
+from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
 
 # learner codes
 RBP, FORGETRON, BOGD, BPAS = 0, 1, 2, 3

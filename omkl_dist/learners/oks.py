@@ -27,8 +27,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..core._pairs import view_value
-from ..core.program import ACHI2, CHI2, GAUSS, LAPLACE, LINEAR, POLY
+from ..scoring._pairs import view_value
+from ..scoring.program import ACHI2, CHI2, GAUSS, LAPLACE, LINEAR, POLY
 
 KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,
               "achi2": ACHI2}

@@ -5,7 +5,7 @@ Kernel Perceptron with at most B support vectors: on a mistake ``y f(x) <= 0``, 
 full, remove a support vector chosen uniformly at random, then add ``y κ(x, ·)``.
 
 Random removal: one uniform ``u = U[t, k]`` per instance and kernel from
-:func:`omkl_dist.core.randomness.uniforms` (stream of (seed, global block, kernel id)); the removed
+:func:`omkl_dist.randomness.uniforms` (stream of (seed, global block, kernel id)); the removed
 support vector is the one in slot ``int(u B)`` (see :mod:`._budget`: a new support vector takes the
 slot of the one it replaces, so the slot order is a fixed, reproducible order of the B support
 vectors and ``int(u B)`` is uniform over them).

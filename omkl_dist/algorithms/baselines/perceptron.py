@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ...core.program import compile_program
 from ...engine.protocol import Rule
 from ...kernels import make_pool
+from ...scoring.program import compile_program
 from ..base import OnlineKernelClassifier, check_positive_int
 
 

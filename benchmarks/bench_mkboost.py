@@ -32,7 +32,7 @@ N_TRIALS = 20
 
 
 def _data(name: str, seed: int):
-    from omkl_dist.evaluation.reproduce_mkboost import load_dataset, prepare_split, split_indices
+    from omkl_dist.reproduction.mkboost import load_dataset, prepare_split, split_indices
 
     data = load_dataset(name)
     train, test = split_indices(len(data.y), 0.5, seed, 0)

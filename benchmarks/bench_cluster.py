@@ -23,14 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.bench import OKS_ROWS
 from omkl_dist.cluster.local import connect, down, up
+from omkl_dist.pipelines.run import run_job
+from omkl_dist.pipelines.submit import submit_job
 from omkl_dist.storage import ingest
 from omkl_dist.storage.datadir import data_dir
 from omkl_dist.storage.synth import synthesize
-
-from .bench import OKS_ROWS
-from .run import run_job
-from .submit import submit_job
 
 SWEEP = (256, 1024, 4096, 16384)
 SWEEP_ALGOS = (("SPA (beta 3)", "spa", {}, None), ("OMKC (S,S)", "omkc", {"update": "S", "combination": "S"}, 50_000))

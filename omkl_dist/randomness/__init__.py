@@ -1,4 +1,4 @@
-"""Random numbers that survive distribution and restarts (DESIGN §4).
+"""Random numbers that survive distribution and restarts (docs/design.md).
 
 Every stochastic decision of instance t for kernel k uses ``U[t, k]``, the (t mod B)-th draw of the
 uniform stream seeded by ``(seed, t // B, k)``. A shard owning kernel k, a resumed job or the

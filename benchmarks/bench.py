@@ -212,7 +212,7 @@ def main(argv=None) -> None:
     for name in filter(None, args.cases.split(",")):  # --cases "": only the cluster/MKBoost parts
         if name not in CASES:
             parser.error(f"unknown case {name!r}; choose from {', '.join(CASES)}")
-        out = subprocess.run([sys.executable, "-m", "omkl_dist.pipelines.bench", "--one", name, "--block-size",
+        out = subprocess.run([sys.executable, "-m", "benchmarks.bench", "--one", name, "--block-size",
                               str(args.block_size), "--scaling", args.scaling],
                              check=True, capture_output=True, text=True).stdout
         result = json.loads(out.strip().splitlines()[-1])
@@ -222,35 +222,35 @@ def main(argv=None) -> None:
     synth = run_synth_rss()
     (RESULTS / "synth-1m.json").write_text(json.dumps(synth, indent=2) + "\n")
     print(f"synth 1,000,000 x 18: {synth['seconds']:.2f} s, peak RSS {synth['peak_rss_mb']:.0f} MB", flush=True)
-    from .bench_cluster import markdown as cluster_markdown
-    from .bench_cluster import run_cluster_bench
+    from benchmarks.bench_cluster import markdown as cluster_markdown
+    from benchmarks.bench_cluster import run_cluster_bench
 
     if not args.skip_cluster:
         only = None if args.cluster_cases is None else set(filter(None, args.cluster_cases.split(",")))
         run_cluster_bench(RESULTS, log=lambda msg: print(msg, flush=True), only=only)
-    from .bench_mkboost import format_markdown as mkboost_markdown
-    from .bench_mkboost import run_mkboost_bench
+    from benchmarks.bench_mkboost import format_markdown as mkboost_markdown
+    from benchmarks.bench_mkboost import run_mkboost_bench
 
     if not args.skip_mkboost:
         run_mkboost_bench(RESULTS)
-    from .bench_mkboost_scaling import markdown as mkboost_scaling_markdown
-    from .bench_mkboost_scaling import run_scaling_bench
+    from benchmarks.bench_mkboost_scaling import markdown as mkboost_scaling_markdown
+    from benchmarks.bench_mkboost_scaling import run_scaling_bench
 
     if not args.skip_mkboost_scaling:
         run_scaling_bench(RESULTS, log=lambda msg: print(msg, flush=True))
-    from .bench_retrain import markdown as retrain_markdown
-    from .bench_retrain import run_retrain_bench
+    from benchmarks.bench_retrain import markdown as retrain_markdown
+    from benchmarks.bench_retrain import run_retrain_bench
 
     if not args.skip_retrain:
         run_retrain_bench(RESULTS, log=lambda msg: print(msg, flush=True))
-    from .bench_sparse import markdown as sparse_markdown
-    from .bench_sparse import run_sparse_bench
+    from benchmarks.bench_sparse import markdown as sparse_markdown
+    from benchmarks.bench_sparse import run_sparse_bench
 
     if not args.skip_sparse:
         run_sparse_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
-        from .study_defaults import benchmarks_section
+        from omkl_dist.pipelines.study_defaults import benchmarks_section
 
         sections.append(["", benchmarks_section(json.loads((RESULTS / "study-defaults.json").read_text()))])
     if (RESULTS / "sparse.json").is_file():

@@ -28,8 +28,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..algorithms import OM2, OMKC, SPA, PerceptronStar
-from ..storage import read_dataset, resolve_dataset
+from omkl_dist.algorithms import OM2, OMKC, SPA, PerceptronStar
+from omkl_dist.storage import read_dataset, resolve_dataset
 
 #: (label, registry file) of the study's datasets, smallest first
 DATASETS = {

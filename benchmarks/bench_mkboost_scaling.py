@@ -114,8 +114,8 @@ def fit_row(split, config: str, n_trials: int, executor, seed: int = 0) -> tuple
 
 
 def gridsearch_row(split) -> dict:
-    """:func:`~omkl_dist.pipelines.bench_mkboost.grid_search_17_kernels` on the split, with its peak memory."""
-    from .bench_mkboost import grid_search_17_kernels
+    """:func:`~benchmarks.bench_mkboost.grid_search_17_kernels` on the split, with its peak memory."""
+    from benchmarks.bench_mkboost import grid_search_17_kernels
 
     X_train, y_train, X_test, y_test = split
     with PeakRSS() as peak:

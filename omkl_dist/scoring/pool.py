@@ -2,7 +2,8 @@
 
 Rows ``X[:n]`` hold the instances, ``sq[:n]`` their squared norms and ``alpha[:n, k]`` the
 coefficient of that instance in kernel k's classifier (0 where kernel k did not keep it). One pool
-for all kernels means one dot-product matrix per block serves every kernel (DESIGN §3).
+for all kernels means one dot-product matrix per block serves every kernel
+(docs/design.md, "Block-exact online learning").
 
 Multi-class models (``n_classes`` K > 1) keep one coefficient per kernel *and class*: column
 ``k·K + c`` is kernel k's coefficient for class c (a multi-class update touches two classes, so a

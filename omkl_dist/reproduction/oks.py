@@ -25,12 +25,13 @@ import time
 
 import numpy as np
 
-from ..algorithms.mkl import SimpleMKL
-from ..algorithms.om2 import OM2
-from ..algorithms.selectors import OKSSVM, OM1, SOMSVM, AlSVM, MuSVM, MuTron
-from ..kernels import KernelPool, make_pool
-from ..kernels.specs import ChiSquare, Gaussian, Linear, Polynomial
-from .paper_oks import ALGORITHMS
+from omkl_dist.algorithms.mkl import SimpleMKL
+from omkl_dist.algorithms.om2 import OM2
+from omkl_dist.algorithms.selectors import OKSSVM, OM1, SOMSVM, AlSVM, MuSVM, MuTron
+from omkl_dist.kernels import KernelPool, make_pool
+from omkl_dist.kernels.specs import ChiSquare, Gaussian, Linear, Polynomial
+
+from .tables.oks import ALGORITHMS
 
 MFEAT_TASKS = {"digit 6 vs 9": (6, 9), "digit 3 vs 8": (3, 8), "digit 1 vs 7": (1, 7), "10 digits": None}
 TESTBED = ("ionosphere", "sonar", "wdbc", "australian", "german.numer")
@@ -135,7 +136,7 @@ def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progr
 
 
 def _sipmkl(X, y, Xt, yt, pool) -> dict:
-    from ..algorithms.selectors._common import validation_split
+    from omkl_dist.algorithms.selectors._common import validation_split
 
     t0 = time.perf_counter()
     train, val = validation_split(len(X), 0)
@@ -225,8 +226,8 @@ def regression_study(seed: int = 0) -> dict:
     from sklearn.datasets import load_diabetes
     from sklearn.kernel_ridge import KernelRidge
 
-    from ..algorithms.oks import OKSRegressor
-    from ..algorithms.selectors._common import validation_split
+    from omkl_dist.algorithms.oks import OKSRegressor
+    from omkl_dist.algorithms.selectors._common import validation_split
 
     X, y = load_diabetes(return_X_y=True)
     order = np.random.default_rng([seed, 51]).permutation(len(y))

@@ -1,6 +1,6 @@
 """Reproduce the MKBoost paper's Tables 2 and 3: accuracy ± std and training time per dataset.
 
-Protocol (:mod:`omkl_dist.evaluation.paper_mkboost`): for run r, the split is
+Protocol (:mod:`omkl_dist.reproduction.tables.mkboost`): for run r, the split is
 ``default_rng([seed, r]).permutation(n)`` -- the first ``round(test_size · n)`` rows are the test
 set, the rest the training set -- the scaler is fitted on the training rows only, and every
 algorithm gets ``random_state = SeedSequence([seed, r]).generate_state(1)[0]``. Time is the
@@ -20,11 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algorithms.mkboost import MKBoost
-from ..algorithms.mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL
-from ..preprocessing import Scaler
-from . import paper_mkboost as paper
+from omkl_dist.algorithms.mkboost import MKBoost
+from omkl_dist.algorithms.mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL
+from omkl_dist.preprocessing import Scaler
+
 from ._names import pick_names
+from .tables import mkboost as paper
 
 __all__ = ["reproduce_mkboost", "load_dataset", "split_indices", "prepare_split", "make_model", "run_once",
            "resolve_datasets", "resolve_algorithms", "flag_deviation", "SCALINGS"]
@@ -79,7 +80,7 @@ def resolve_algorithms(names=None) -> list[str]:
 
 # ----------------------------------------------------------------------------- data and protocol
 def load_dataset(paper_name: str, data_dir=None) -> LoadedData:
-    """Our stand-in for a paper dataset (binarised where :data:`paper_mkboost.DATASETS` says so)."""
+    """Our stand-in for a paper dataset (binarised where :data:`tables.mkboost.DATASETS` says so)."""
     from omkl_dist.storage import read_dataset, resolve_dataset
 
     source = paper.DATASETS[paper_name]

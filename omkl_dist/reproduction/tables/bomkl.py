@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omkl_dist.evaluation.paper_omkc import Cell
+from omkl_dist.reproduction.tables.omkc import Cell
 
 __all__ = ["ALGORITHM_LABELS", "BASELINE_BUDGET", "BUDGET_BASELINES", "DATASETS", "FLAG_NOTES", "IMPLEMENTED",
            "NOT_IMPLEMENTED_NOTE", "PAPER_SCALING", "TABLES", "TABLE_ALGORITHMS", "TABLE_TITLES", "BomklDataset",

@@ -1,0 +1,1 @@
+"""The papers' published numbers, transcribed (one module per paper), with our stand-in datasets."""
