@@ -97,6 +97,10 @@ class _Writer:
             raise ValueError(f"writing rows {lo}:{hi} past the declared {self.n_rows} rows")
         return lo, hi
 
+    def append(self, X: Any, y: ArrayLike) -> None:
+        """Add the rows of ``X`` and their labels ``y`` (each layout stores them its own way)."""
+        raise NotImplementedError
+
     def _layout_meta(self) -> dict[str, Any]:
         return {}
 

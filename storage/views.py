@@ -29,7 +29,7 @@ from .registry import load_manifest
 
 _ROLE_RE = re.compile(r"view '([^']+)'")
 #: Views: ``{view name: file}``, a folder of data files or a registry name.
-ViewSource: TypeAlias = "str | os.PathLike[str] | dict[str, str | os.PathLike[str]]"
+ViewSource: TypeAlias = "str | os.PathLike[str] | dict[str, str] | dict[str, Path]"
 
 
 def format_groups(groups: Mapping[str, Iterable[int]]) -> dict[str, str]:
