@@ -52,7 +52,7 @@ _DIR_ENTRIES = {
 }
 _MAX_REPORT_BYTES = 512 * 2**20  # a JSON report of ours is far smaller; a bigger file is not one
 #: A command's inputs and other outputs, as (label, path) pairs; a None path is skipped.
-Inputs: TypeAlias = Iterable[tuple[str, PathArg | None]]
+Inputs: TypeAlias = "Iterable[tuple[str, PathArg | None]]"
 
 
 class OutputBusy(DataError):
