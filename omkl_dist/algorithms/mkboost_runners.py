@@ -22,11 +22,13 @@ __all__ = ["TaskRunner", "SerialRunner", "ThreadRunner", "as_runner"]
 
 @runtime_checkable
 class TaskRunner(Protocol):
-    """What :class:`MKBoost` needs from an executor (``executor=`` parameter).
+    """What :class:`~omkl_dist.algorithms.mkboost.MKBoost` needs from an executor (``executor=`` parameter).
 
-    ``share(data)`` is called once per fit with the read-only :class:`SharedData` and returns a
+    ``share(data)`` is called once per fit with the read-only
+    :class:`~omkl_dist.algorithms.mkboost_tasks.SharedData` and returns a
     handle; ``map(fn, handle, trial, items)`` returns ``[fn(data, trial, item) for item in items]``
-    in order (possibly in parallel, elsewhere), where ``trial`` is the round's :class:`TrialSamples`,
+    in order (possibly in parallel, elsewhere), where ``trial`` is the round's
+    :class:`~omkl_dist.algorithms.mkboost_tasks.TrialSamples`,
     common to all its items (a runner sends it once per round, not with every item);
     ``release(handle)`` is called when the fit ends.
     """

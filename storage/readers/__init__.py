@@ -28,6 +28,10 @@ In error messages ``row`` is the 1-based line number in the (decompressed) text 
 be opened in an editor at that line; for ``.mat`` files it is the 1-based data row. ``column``
 is the 1-based field position in the line (the label is a column too), with its header name
 when there is one; for LIBSVM it is the 1-based feature index (label errors name no column).
+
+Modules: one per format (:mod:`.libsvm`, :mod:`.delimited` for dense/CSV/TSV text, :mod:`.mat`,
+:mod:`.parquet`), :mod:`.textio` (bytes in: gzip, lines), :mod:`.detect` (which format a file is),
+:mod:`.dataset` (the records) and :mod:`.dispatch` (:func:`read_dataset`).
 """
 
 from .dataset import FORMATS, SPARSE_MIN_FEATURES, Dataset
