@@ -14,7 +14,7 @@ Per size (1k, 5k, 10k, 20k), MKBoost-D1 (17 kernels, ratio 0.2, C = 50) with ``S
 trials runs
 
 * ``serial`` -- every per-kernel task in this process;
-* ``threads`` -- :class:`~omkl_dist.algorithms.mkboost.ThreadRunner` with 2 threads;
+* ``threads`` -- :class:`~omkl_dist.algorithms.mkboost_runners.ThreadRunner` with 2 threads;
 * ``dask-1`` / ``dask-2`` -- :class:`~omkl_dist.distributed.mkboost.DaskExecutor` on a
   ``local_cluster`` of 1 or 2 single-threaded worker processes (start-up excluded, warmed up);
 
@@ -134,7 +134,8 @@ def run_scaling_bench(out_dir="benchmarks/results", *, sizes=SIZES, n_trials: in
     """Run the benchmark, write ``<out_dir>/mkboost-scaling.json`` and return its content."""
     from distributed import Client
 
-    from omkl_dist.algorithms.mkboost import MKBoost, ThreadRunner
+    from omkl_dist.algorithms.mkboost import MKBoost
+    from omkl_dist.algorithms.mkboost_runners import ThreadRunner
     from omkl_dist.distributed.mkboost import DaskExecutor, local_cluster
 
     splits = {n: load_split(n) for n in sorted({*sizes, headline[0]})}

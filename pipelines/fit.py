@@ -42,7 +42,7 @@ def executor_for(scheduler: str | None, threads: int, timeout: float = 10.0):
         finally:
             client.close()
     elif threads > 1:
-        from omkl_dist.algorithms.mkboost import ThreadRunner
+        from omkl_dist.algorithms.mkboost_runners import ThreadRunner
 
         yield ThreadRunner(threads)
     else:

@@ -10,7 +10,8 @@ from __future__ import annotations
 class DataError(ValueError):
     """Bad input data: unreadable, malformed or inconsistent with what was asked for."""
 
-    def __init__(self, problem: str, *, path=None, row=None, column=None, fix: str | None = None):
+    def __init__(self, problem: str, *, path: object = None, row: object = None, column: object = None,
+                 fix: str | None = None) -> None:
         where = []
         if path is not None:
             where.append(f"{path}")

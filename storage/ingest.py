@@ -15,10 +15,14 @@ never the source file or a folder holding it (:mod:`omkl_dist.storage.outputs`).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
+import zarr
 
 from .errors import DataError
 from .labels import canonical, encode_labels
@@ -28,6 +32,7 @@ from .layout import (
     FEATURES_CSR,
     LAYOUTS,
     RESTORE,
+    CsrFeatures,
     check_dtype,
     layout_of,
     open_features,
@@ -36,9 +41,9 @@ from .layout import (
     read_chunk,
     read_meta,
 )
-from .location import location
-from .outputs import DATASET, atomic_output, check_output
-from .readers import read_dataset
+from .location import Location, PathArg, location
+from .outputs import DATASET, Inputs, atomic_output, check_output
+from .readers import Dataset, read_dataset
 from .registry import resolve_dataset
 from .tables import is_table_source, open_table
 
@@ -51,10 +56,12 @@ INGEST_LAYOUTS = ("auto", *LAYOUTS)
 _READER_SPARSE = {"auto": None, "dense": False, "csr": True}
 
 
-def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", classes=None,
-           n_classes: int | None = None, fmt: str | None = None, overwrite: bool = False,
-           data_dir=None, n_features: int | None = None, label_column=None, positive_class=None,
-           features=None, views: bool = False, feature_groups=None, layout: str = "auto") -> dict:
+def ingest(source: Any, out: PathArg, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64",
+           classes: Iterable[Any] | None = None, n_classes: int | None = None, fmt: str | None = None,
+           overwrite: bool = False, data_dir: str | os.PathLike[str] | None = None, n_features: int | None = None,
+           label_column: str | int | None = None, positive_class: object = None,
+           features: Iterable[str] | str | None = None, views: bool = False,
+           feature_groups: Mapping[str, str | Iterable[int]] | None = None, layout: str = "auto") -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
@@ -133,7 +140,7 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features,
                       label_column=label_column, positive_class=positive_class, sparse=_READER_SPARSE[layout])
-    meta = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
+    meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if feature_groups is not None:
         from .views import checked_groups, format_groups
 
@@ -142,7 +149,8 @@ def ingest(source, out, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "f
                           layout=layout)
 
 
-def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta, layout="auto") -> dict:
+def _write_dataset(ds: Dataset, out: PathArg, *, chunk_rows: int, dtype: str, overwrite: bool, inputs: Inputs,
+                   meta: Mapping[str, Any], layout: str = "auto") -> dict[str, Any]:
     """Write the parsed dataset ``ds`` with ``meta`` (plus what ``ds`` says of itself), in ``layout``
     ("auto": csr when ``ds.X`` is sparse). Chunks are converted one at a time, never the whole matrix."""
     if layout == "auto":
@@ -163,12 +171,13 @@ def _write_dataset(ds, out, *, chunk_rows, dtype, overwrite, inputs, meta, layou
         return writer.close(meta)
 
 
-def _ingest_table(source, out, *, chunk_rows, dtype, classes, n_classes, overwrite, label_column, positive_class,
-                  features, layout="dense") -> dict:
+def _ingest_table(source: Any, out: PathArg, *, chunk_rows: int, dtype: str, classes: Iterable[Any] | None,
+                  n_classes: int | None, overwrite: bool, label_column: str | int | None, positive_class: object,
+                  features: Iterable[str] | str | None, layout: str = "dense") -> dict[str, Any]:
     """:func:`ingest` of a table: its label column read first (for the label map), then its
     feature columns in batches of ``chunk_rows`` rows straight into the dataset's chunks."""
     is_path = isinstance(source, (str, Path))
-    inputs = [("source", Path(source))] if is_path else []
+    inputs: list[tuple[str, PathArg | None]] = [("source", Path(source))] if is_path else []
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
     table = open_table(source, label_column=label_column, features=features)
     y, label_map = encode_labels(table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class,
@@ -187,7 +196,7 @@ def _ingest_table(source, out, *, chunk_rows, dtype, classes, n_classes, overwri
         return writer.close(meta)
 
 
-def dataset_info(directory) -> dict:
+def dataset_info(directory: PathArg) -> dict[str, Any]:
     """Metadata of a dataset directory, checked against the arrays it describes.
 
     Raises
@@ -212,7 +221,7 @@ def dataset_info(directory) -> dict:
     return meta
 
 
-def verify_dataset(directory) -> dict:
+def verify_dataset(directory: PathArg) -> dict[str, Any]:
     """Full check of a dataset directory: :func:`dataset_info`, then every chunk read and compared
     with its checksums (features and labels). Returns the metadata; raises DataError naming the
     first damaged chunk."""
@@ -223,7 +232,7 @@ def verify_dataset(directory) -> dict:
     return meta
 
 
-def format_info(meta: dict) -> str:
+def format_info(meta: Mapping[str, Any]) -> str:
     """A human summary of dataset metadata (as returned by :func:`ingest` or :func:`dataset_info`)."""
     n_rows, chunk_rows = meta.get("n_rows"), meta.get("chunk_rows")
     counts = meta.get("class_counts") or {}
@@ -246,11 +255,13 @@ def format_info(meta: dict) -> str:
     return "\n".join(lines)
 
 
-def _layout_line(meta: dict) -> str:
+def _layout_line(meta: Mapping[str, Any]) -> str:
     """"dense", or "csr" with the non-zero count and the density (what the csr layout saves)."""
     if layout_of(meta) != "csr":
         return f"{layout_of(meta)} ({FEATURES})"
-    nnz, n_rows, n_features = meta.get("nnz"), meta.get("n_rows"), meta.get("n_features")
+    nnz: Any = meta.get("nnz")
+    n_rows: Any = meta.get("n_rows")
+    n_features: Any = meta.get("n_features")
     line = f"csr ({FEATURES_CSR}), {_num(nnz)} non-zeros"
     if all(isinstance(v, int) for v in (nnz, n_rows, n_features)) and n_rows * n_features > 0:
         line += f", density {100 * nnz / (n_rows * n_features):.4f} %"
@@ -259,17 +270,17 @@ def _layout_line(meta: dict) -> str:
     return line
 
 
-def _num(value) -> str:
+def _num(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def _check_chunk_rows(chunk_rows) -> int:
+def _check_chunk_rows(chunk_rows: object) -> int:
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     return int(chunk_rows)
 
 
-def _check_fits_dtype(X, dtype: str, path) -> None:
+def _check_fits_dtype(X: Any, dtype: str, path: object) -> None:
     """float32 storage must not turn large values into inf."""
     if dtype != "float32" or X.size == 0:
         return
@@ -281,7 +292,7 @@ def _check_fits_dtype(X, dtype: str, path) -> None:
                         fix="ingest with dtype float64 (--dtype float64) or rescale the feature")
 
 
-def _too_big(X, limit: float):
+def _too_big(X: Any, limit: float | np.floating[Any]) -> tuple[float, int, int] | None:
     """The first ``(value, row, column)`` of ``X`` (dense or sparse) above ``limit`` in magnitude."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -296,7 +307,7 @@ def _too_big(X, limit: float):
     return float(X[row, col]), row, col
 
 
-def _check_arrays(directory: Path, meta: dict) -> None:
+def _check_arrays(directory: Location, meta: Mapping[str, Any]) -> None:
     if layout_of(meta) == "csr":
         _check_csr(directory, meta)
     else:
@@ -304,8 +315,8 @@ def _check_arrays(directory: Path, meta: dict) -> None:
     _check_label_rows(directory, meta)
 
 
-def _check_dense(directory: Path, meta: dict) -> None:
-    features = open_features(directory, meta)
+def _check_dense(directory: Location, meta: Mapping[str, Any]) -> None:
+    features = cast("zarr.Array[Any]", open_features(directory, meta))  # the dense layout's
     expected = (meta["n_rows"], meta["n_features"])
     if tuple(features.shape) != expected:
         raise DataError(f"features.zarr has shape {tuple(features.shape)} but meta.json says {expected}",
@@ -326,10 +337,10 @@ def _check_dense(directory: Path, meta: dict) -> None:
                         path=directory / "features.zarr", fix=RESTORE)
 
 
-def _check_csr(directory: Path, meta: dict) -> None:
+def _check_csr(directory: Location, meta: Mapping[str, Any]) -> None:
     """features.csr agrees with meta.json, and every row chunk's folder is there (one listing; the
     files inside are checked when a chunk is read)."""
-    features = open_features(directory, meta)
+    features = cast(CsrFeatures, open_features(directory, meta))  # the csr layout's
     attrs = features.attrs
     for key in ("n_rows", "n_features", "chunk_rows", "dtype", "index_dtype"):
         if attrs.get(key) != meta[key]:
@@ -344,14 +355,15 @@ def _check_csr(directory: Path, meta: dict) -> None:
                         path=directory / FEATURES_CSR / str(missing[0]), fix=RESTORE)
 
 
-def _check_checksum_count(directory: Path, meta: dict, n_chunks: int, parts=("features", "labels")) -> None:
+def _check_checksum_count(directory: Location, meta: Mapping[str, Any], n_chunks: int,
+                          parts: tuple[str, ...] = ("features", "labels")) -> None:
     sums = meta["checksums"]
     if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in parts):
         raise DataError(f"meta.json's checksums do not list one per chunk ({n_chunks})",
                         path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
 
 
-def _check_label_rows(directory: Path, meta: dict) -> None:
+def _check_label_rows(directory: Location, meta: Mapping[str, Any]) -> None:
     try:
         n_labels = open_labels(directory).metadata.num_rows
     except Exception as exc:  # pyarrow's errors name no file
@@ -362,7 +374,7 @@ def _check_label_rows(directory: Path, meta: dict) -> None:
                         path=directory, fix="re-ingest the dataset with --overwrite")
 
 
-def _check_labels_meta(directory: Path, meta: dict) -> None:
+def _check_labels_meta(directory: Location, meta: Mapping[str, Any]) -> None:
     internals = sorted(pair[1] for pair in meta["label_map"])
     k = meta["n_classes"]
     want = [-1, 1] if k == 2 else list(range(k))

@@ -8,13 +8,16 @@ round-trips through JSON and can be re-applied to a matching test split.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import DataError
 
 
-def canonical(value) -> str:
+def canonical(value: Any) -> str:
     """Canonical string of an original label: integral floats lose their ``.0``."""
     if isinstance(value, (bytes, np.bytes_)):
         value = value.decode()
@@ -30,14 +33,15 @@ def canonical(value) -> str:
     return repr(f)
 
 
-def _sort_key(label: str):
+def _sort_key(label: str) -> tuple[int, float, str]:
     try:
         return (0, float(label), label)
     except ValueError:
         return (1, 0.0, label)
 
 
-def build_label_map(originals, *, n_classes: int | None = None, path=None, positive_class=None) -> list[list]:
+def build_label_map(originals: Iterable[Any], *, n_classes: int | None = None, path: object = None,
+                    positive_class: object = None) -> list[list[Any]]:
     """Build the original->internal map for the given distinct original labels.
 
     ``originals`` are the declared classes (``--classes``) or the classes found in the data.
@@ -73,7 +77,7 @@ def build_label_map(originals, *, n_classes: int | None = None, path=None, posit
     return [[lab, i] for i, lab in enumerate(labels)]
 
 
-def apply_label_map(y_raw, label_map, *, path=None) -> np.ndarray:
+def apply_label_map(y_raw: ArrayLike, label_map: Iterable[list[Any]], *, path: object = None) -> NDArray[np.int64]:
     """Map original labels to internal integer labels; unknown labels are an error."""
     lookup = {orig: internal for orig, internal in label_map}
     keys = [canonical(v) for v in np.asarray(y_raw).ravel()]
@@ -91,7 +95,9 @@ def apply_label_map(y_raw, label_map, *, path=None) -> np.ndarray:
     return out
 
 
-def encode_labels(y_raw, *, classes=None, n_classes=None, positive_class=None, path=None, line_of=lambda i: i + 1):
+def encode_labels(y_raw: ArrayLike, *, classes: Iterable[Any] | None = None, n_classes: int | None = None,
+                  positive_class: object = None, path: object = None,
+                  line_of: Callable[[int], int] = lambda i: i + 1) -> tuple[NDArray[np.int64], list[list[Any]]]:
     """Original labels -> ``(internal int64 labels, label map)``, canonicalising each distinct value
     once (not once per row); ``line_of`` maps a row index to the row named in errors."""
     y_raw = np.asarray(y_raw)
@@ -113,7 +119,7 @@ def encode_labels(y_raw, *, classes=None, n_classes=None, positive_class=None, p
     return mapped[inverse.ravel()], label_map
 
 
-def resolve_label_column(spec, names, width: int, path=None) -> int:
+def resolve_label_column(spec: str | int, names: list[str] | None, width: int, path: object = None) -> int:
     """The 0-based column of ``spec``: ``"first"``, ``"last"``, an index (negative from the end,
     also as text) or a header name (exact, else case-insensitive)."""
     text = str(spec).strip()

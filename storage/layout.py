@@ -38,16 +38,20 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 import zarr
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import DataError
-from .location import is_remote, location
+from .location import Location, PathArg, is_remote, location
 from .outputs import uninterrupted
 
 SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
@@ -72,19 +76,20 @@ class _Writer:
     """What both layouts' writers share: labels as parquet row groups, the per-chunk checksums and
     ``meta.json``. Subclasses store the features and add each finished chunk's two digests."""
 
-    def __init__(self, directory, *, n_rows: int, n_features: int, chunk_rows: int, dtype: str):
+    def __init__(self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int, chunk_rows: int,
+                 dtype: str) -> None:
         if chunk_rows < 1:
             raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows}")
         self.directory = Path(directory)
         self.n_rows, self.n_features = int(n_rows), int(n_features)
         self.chunk_rows, self.dtype = int(chunk_rows), check_dtype(dtype)
         self.rows_written = 0
-        self._digests = {"features": [], "labels": []}
+        self._digests: dict[str, list[Any]] = {"features": [], "labels": []}  # per chunk: hex digests
 
-    def _open_labels(self):
+    def _open_labels(self) -> None:
         self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
 
-    def _check_block(self, X, y) -> tuple[int, int]:
+    def _check_block(self, X: Any, y: NDArray[np.int64]) -> tuple[int, int]:
         if X.ndim != 2 or X.shape[1] != self.n_features or len(y) != X.shape[0]:
             raise ValueError(f"block shape {X.shape} / {y.shape} does not match ({self.n_features} features)")
         lo, hi = self.rows_written, self.rows_written + X.shape[0]
@@ -92,10 +97,14 @@ class _Writer:
             raise ValueError(f"writing rows {lo}:{hi} past the declared {self.n_rows} rows")
         return lo, hi
 
-    def _layout_meta(self) -> dict:
+    def append(self, X: Any, y: ArrayLike) -> None:
+        """Add the rows of ``X`` and their labels ``y`` (each layout stores them its own way)."""
+        raise NotImplementedError
+
+    def _layout_meta(self) -> dict[str, Any]:
         return {}
 
-    def close(self, meta: dict) -> dict:
+    def close(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         """Finish the files and write ``meta.json``; returns the full metadata written."""
         with uninterrupted():
             self._labels.close()
@@ -123,8 +132,8 @@ class DatasetWriter(_Writer):
     Memory stays bounded by the block being written: zarr gets the rows, parquet a row group.
     """
 
-    def __init__(self, directory, *, n_rows: int, n_features: int, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                 dtype: str = "float64"):
+    def __init__(self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64") -> None:
         super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
             self._features = zarr.create_array(
@@ -139,7 +148,7 @@ class DatasetWriter(_Writer):
             self._open_labels()
         self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
-    def append(self, X, y: np.ndarray) -> None:
+    def append(self, X: Any, y: ArrayLike) -> None:
         """Write the rows of ``X`` (an array, or a sparse matrix of at most a few chunks, densified)."""
         X = X.toarray() if sp.issparse(X) else np.asarray(X)
         y = np.asarray(y, dtype=np.int64)
@@ -151,7 +160,7 @@ class DatasetWriter(_Writer):
         self._hash_rows(X, y, lo)
         self.rows_written = hi
 
-    def _hash_rows(self, X, y, lo):
+    def _hash_rows(self, X: NDArray[Any], y: NDArray[np.int64], lo: int) -> None:
         """Feed rows [lo, lo + len(X)) to the checksums of the chunks they fall in."""
         pos = 0
         while pos < len(X):
@@ -174,23 +183,24 @@ class CsrDatasetWriter(_Writer):
     too (``--layout csr`` on dense input) and converted a block at a time.
     """
 
-    def __init__(self, directory, *, n_rows: int, n_features: int, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                 dtype: str = "float64"):
+    def __init__(self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64") -> None:
         super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
         self.index_dtype = index_dtype(self.n_features)
         self._digests["csr_parts"] = []
         self.nnz = 0
-        self._held, self._held_rows = [], 0
+        self._held: list[tuple[sp.csr_matrix, NDArray[np.int64]]] = []  # rows of the chunk being filled
+        self._held_rows = 0
         with uninterrupted():
             self._root = zarr.open_group(str(self.directory / FEATURES_CSR), mode="w-", zarr_format=3,
                                          attributes=self._attributes())
             self._open_labels()
 
-    def _attributes(self) -> dict:
+    def _attributes(self) -> dict[str, Any]:
         return {"layout": "csr", "n_rows": self.n_rows, "n_features": self.n_features,
                 "chunk_rows": self.chunk_rows, "dtype": self.dtype, "index_dtype": self.index_dtype}
 
-    def append(self, X, y: np.ndarray) -> None:
+    def append(self, X: Any, y: ArrayLike) -> None:
         """Add the rows of ``X`` (sparse or dense); full chunks are written as they complete."""
         X = canonical_csr(X, self.dtype)
         y = np.asarray(y, dtype=np.int64)
@@ -226,11 +236,11 @@ class CsrDatasetWriter(_Writer):
         self.nnz += len(parts[2])
         self._held, self._held_rows = [], 0
 
-    def _layout_meta(self) -> dict:
+    def _layout_meta(self) -> dict[str, Any]:
         return {"layout": "csr", "nnz": int(self.nnz), "index_dtype": self.index_dtype}
 
 
-def open_writer(directory, *, layout: str = "dense", **kwargs) -> _Writer:
+def open_writer(directory: str | os.PathLike[str], *, layout: str = "dense", **kwargs: Any) -> _Writer:
     """The writer of ``layout`` ("dense" or "csr")."""
     return (CsrDatasetWriter if check_layout(layout) == "csr" else DatasetWriter)(directory, **kwargs)
 
@@ -241,16 +251,16 @@ def check_layout(layout: str) -> str:
     return layout
 
 
-def layout_of(meta: dict) -> str:
+def layout_of(meta: Mapping[str, Any]) -> str:
     """A dataset's layout: ``meta["layout"]``, "dense" when absent (every dataset written before csr)."""
-    return meta.get("layout", "dense")
+    return str(meta.get("layout", "dense"))
 
 
 def index_dtype(n_features: int) -> str:
     return "int32" if n_features <= np.iinfo(np.int32).max else "int64"
 
 
-def canonical_csr(X, dtype="float64") -> sp.csr_matrix:
+def canonical_csr(X: Any, dtype: str = "float64") -> sp.csr_matrix:
     """``X`` (sparse or dense) as a canonical ``csr_matrix`` of ``dtype``: sorted column indices, no
     duplicates, no stored zeros -- the one form whose bytes (and so checksums) a matrix has."""
     X = sp.csr_matrix(X, dtype=dtype)
@@ -263,7 +273,8 @@ def canonical_csr(X, dtype="float64") -> sp.csr_matrix:
     return X
 
 
-def csr_parts(X, index_dtype_: str, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def csr_parts(X: sp.csr_matrix, index_dtype_: str, dtype: str
+              ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[Any]]:
     """The stored triple of a chunk: row pointers relative to its first row (int64), column indices
     and values, each little-endian in its stored type."""
     indptr = np.ascontiguousarray(X.indptr - X.indptr[0], dtype="<i8")
@@ -273,7 +284,7 @@ def csr_parts(X, index_dtype_: str, dtype: str) -> tuple[np.ndarray, np.ndarray,
     return indptr, indices, data
 
 
-def csr_digest(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> tuple[str, list[str]]:
+def csr_digest(indptr: NDArray[Any], indices: NDArray[Any], data: NDArray[Any]) -> tuple[str, list[str]]:
     """A chunk's features checksum and its parts' (row pointers, indices, values; little-endian):
     the chunk's is the sha256 of the three part digests, so the content is hashed once."""
     parts = [hashlib.sha256(np.ascontiguousarray(part, dtype=part.dtype.newbyteorder("<")).tobytes()).hexdigest()
@@ -281,13 +292,13 @@ def csr_digest(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> tup
     return hashlib.sha256("".join(parts).encode()).hexdigest(), parts
 
 
-def meta_digest(meta: dict) -> str:
+def meta_digest(meta: Mapping[str, Any]) -> str:
     """sha256 of meta.json's content other than itself (canonical JSON)."""
     body = {k: v for k, v in meta.items() if k != "meta_sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def read_meta(directory) -> dict:
+def read_meta(directory: PathArg) -> dict[str, Any]:
     """Metadata of an ingested dataset directory, with a clear error when it is not one."""
     directory = location(directory)
     meta_path = directory / META
@@ -299,7 +310,7 @@ def read_meta(directory) -> dict:
             fix="create it with `omkl data ingest FILE --out DIR` or `omkl data synth ... --out DIR`",
         )
     try:
-        meta = json.loads(meta_path.read_text())
+        meta: dict[str, Any] = json.loads(meta_path.read_text())
     except json.JSONDecodeError as exc:
         raise DataError(f"meta.json is not valid JSON ({exc})", path=meta_path,
                         fix="re-ingest the dataset with --overwrite") from None
@@ -321,9 +332,9 @@ class CsrFeatures:
     chunk, features) -- so a stream treats both layouts alike until it reads a chunk.
     """
 
-    def __init__(self, path, group):
+    def __init__(self, path: Location, group: zarr.Group) -> None:
         self.path, self.group = path, group
-        attrs = dict(group.attrs)
+        attrs: dict[str, Any] = dict(group.attrs)
         self.attrs = attrs
         n_rows, n_features = int(attrs.get("n_rows", -1)), int(attrs.get("n_features", -1))
         self.shape = (n_rows, n_features)
@@ -331,21 +342,25 @@ class CsrFeatures:
         self.index_dtype = str(attrs.get("index_dtype", "int32"))
         self.chunks = (min(int(attrs.get("chunk_rows", 1)), max(n_rows, 1)), max(n_features, 1))
 
-    def chunk_names(self) -> set:
+    def chunk_names(self) -> set[str]:
         """Names of the row-chunk folders present (one listing, not one request per chunk)."""
         return {entry.name for entry in self.path.iterdir() if entry.name.isdigit()}
 
-    def read_part(self, c: int, name: str) -> np.ndarray:
+    def read_part(self, c: int, name: str) -> NDArray[Any]:
         """One stored array (``indptr``, ``indices`` or ``data``) of chunk ``c``, unchecked."""
-        return np.ascontiguousarray(self.group[f"{c}/{name}"][:])
+        return np.ascontiguousarray(self._array(c, name)[:])
 
-    def missing_files(self, c: int) -> list:
+    def _array(self, c: int, name: str) -> zarr.Array[Any]:
+        # each part of a chunk is written as an array (CsrDatasetWriter._write_chunk)
+        return cast("zarr.Array[Any]", self.group[f"{c}/{name}"])
+
+    def missing_files(self, c: int) -> list[Location]:
         """Chunk files of chunk ``c`` that should exist and do not (an array of 0 values has none)."""
-        missing = []
+        missing: list[Location] = []
         for name in CSR_PARTS:
             part = self.path / str(c) / name
             try:
-                size = self.group[f"{c}/{name}"].shape[0]
+                size = self._array(c, name).shape[0]
             except Exception:  # noqa: BLE001 - the array itself is gone or unreadable
                 missing.append(part)
                 continue
@@ -354,7 +369,11 @@ class CsrFeatures:
         return missing
 
 
-def open_features(directory, meta: dict | None = None):
+#: A dataset's features, read-only: the zarr array of a dense dataset, or CsrFeatures.
+Features: TypeAlias = "zarr.Array[Any] | CsrFeatures"
+
+
+def open_features(directory: PathArg, meta: Mapping[str, Any] | None = None) -> Features:
     """The features, read-only: the zarr array of a dense dataset, a :class:`CsrFeatures` of a csr
     one. The layout is ``meta``'s, or the one on disk when no metadata is given."""
     directory = location(directory)
@@ -375,7 +394,8 @@ def open_features(directory, meta: dict | None = None):
                         fix=RESTORE) from None
 
 
-def read_chunk(directory, features, meta: dict, c: int):
+def read_chunk(directory: PathArg, features: Features, meta: Mapping[str, Any], c: int
+               ) -> tuple[NDArray[Any] | sp.csr_matrix, NDArray[np.int64]]:
     """Chunk ``c`` as ``(X in the stored dtype, y int64)``, checked against its checksums. ``X`` is
     an ndarray for a dense dataset, a canonical ``scipy.sparse.csr_matrix`` for a csr one.
 
@@ -391,10 +411,10 @@ def read_chunk(directory, features, meta: dict, c: int):
     fix = RESTORE + "; `omkl data verify DIR` checks every chunk"
     sums = meta["checksums"]
     if layout_of(meta) == "csr":
-        X = _read_csr_chunk(features, meta, c, hi - lo, where, fix)
+        X = _read_csr_chunk(cast(CsrFeatures, features), meta, c, hi - lo, where, fix)
     else:
         try:
-            X = np.ascontiguousarray(features[lo:hi])
+            X = np.ascontiguousarray(cast("zarr.Array[Any]", features)[lo:hi])
         except Exception as exc:  # zarr/codec errors name no file
             raise DataError(f"{where} of the features cannot be read ({type(exc).__name__}: {exc})",
                             path=directory / FEATURES, fix=fix) from None
@@ -411,11 +431,12 @@ def read_chunk(directory, features, meta: dict, c: int):
     return X, y
 
 
-def _read_csr_chunk(features: CsrFeatures, meta: dict, c: int, rows: int, where: str, fix: str) -> sp.csr_matrix:
+def _read_csr_chunk(features: CsrFeatures, meta: Mapping[str, Any], c: int, rows: int, where: str,
+                    fix: str) -> sp.csr_matrix:
     """Chunk ``c`` of a csr dataset, its triple checked against the chunk's checksum before a matrix
     is built from it (so a damaged chunk never reaches scipy). A missing chunk file reads as zeros
     in zarr: the checksum catches it, and the message names the file."""
-    parts = []
+    parts: list[NDArray[Any]] = []
     for name in CSR_PARTS:
         try:
             parts.append(features.read_part(c, name))
@@ -438,20 +459,21 @@ def _read_csr_chunk(features: CsrFeatures, meta: dict, c: int, rows: int, where:
     return sp.csr_matrix((data, indices, indptr), shape=(rows, int(meta["n_features"])), copy=False)
 
 
-def open_labels(directory) -> pq.ParquetFile:
+def open_labels(directory: PathArg) -> pq.ParquetFile:
     """The labels' parquet file (its row groups are read on demand)."""
     path = location(directory) / LABELS
     return pq.ParquetFile(path.open("rb") if is_remote(path) else str(path))
 
 
-def read_labels(directory, start: int = 0, stop: int | None = None) -> np.ndarray:
+def read_labels(directory: PathArg, start: int = 0, stop: int | None = None) -> NDArray[np.int64]:
     """Internal labels of rows [start, stop), read from parquet row groups (not the whole file)."""
     pf = open_labels(directory)
     n = pf.metadata.num_rows
     stop = n if stop is None else min(stop, n)
     if start >= stop:
         return np.empty(0, dtype=np.int64)
-    parts, offset = [], 0
+    parts: list[NDArray[Any]] = []
+    offset = 0
     for g in range(pf.num_row_groups):
         g_rows = pf.metadata.row_group(g).num_rows
         g_lo, g_hi = offset, offset + g_rows

@@ -15,18 +15,29 @@ complete dataset or model.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias, TypeGuard
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+    from upath import UPath
+
+#: A local folder or file, or a remote (fsspec) one.
+Location: TypeAlias = "Path | UPath"
+#: What names a location: a path or URL string, a path, or a location.
+PathArg: TypeAlias = "str | os.PathLike[str] | Location"
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def is_url(value) -> bool:
+def is_url(value: object) -> TypeGuard[str]:
     """Whether ``value`` names a remote (fsspec) location; ``file://`` URLs are local."""
     return isinstance(value, str) and bool(_URL.match(value)) and not value.startswith("file://")
 
 
-def location(value):
+def location(value: PathArg) -> Location:
     """A :class:`~pathlib.Path` for a local path (or ``file://`` URL), an :class:`upath.UPath` for
     any other URL; a location is returned unchanged."""
     if is_remote(value):
@@ -45,19 +56,19 @@ def location(value):
     return Path(value)
 
 
-def is_remote(value) -> bool:
+def is_remote(value: object) -> TypeIs[UPath]:
     """Whether ``value`` is a remote location object (a UPath that is not a local path)."""
     return not isinstance(value, (str, Path)) and hasattr(value, "fs") and hasattr(value, "protocol")
 
 
-def text(loc) -> str:
+def text(loc: PathArg) -> str:
     """The location as a string: a URL for remote locations, the resolved absolute path of local ones
     (what a worker on the same machine, or with the same shared folder, opens)."""
     loc = location(loc)
     return str(loc) if is_remote(loc) else str(loc.expanduser().resolve())
 
 
-def remove_tree(loc) -> None:
+def remove_tree(loc: Location) -> None:
     """Delete a folder (or prefix) and everything in it; nothing if it does not exist."""
     if is_remote(loc):
         if loc.exists():
@@ -68,7 +79,7 @@ def remove_tree(loc) -> None:
     shutil.rmtree(loc, ignore_errors=True)
 
 
-def upload_output(local: Path, remote, marker: str) -> None:
+def upload_output(local: Path, remote: UPath, marker: str) -> None:
     """Put the finished local folder ``local`` at ``remote``: an existing output there loses its marker
     first and its other entries next; the new entries go up with the marker last."""
     fs, root = remote.fs, remote.path.rstrip("/")

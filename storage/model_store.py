@@ -28,7 +28,9 @@ import re
 import secrets
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import DataError
 from .models import MODEL_META, read_state
@@ -62,7 +64,7 @@ class ModelStore:
     ([], {})
     """
 
-    def __init__(self, root, name: str, *, lock_timeout: float = 30.0):
+    def __init__(self, root: str | os.PathLike[str], name: str, *, lock_timeout: float = 30.0) -> None:
         if "://" in str(root):
             raise DataError("a model store is a local folder (it needs file locks and atomic renames)", path=root,
                             fix="give a local path; copy versions to object storage with your own tools")
@@ -87,12 +89,12 @@ class ModelStore:
             return []
         return sorted(int(e.name) for e in os.scandir(folder) if e.name.isdigit() and e.is_dir())
 
-    def refs(self) -> dict:
+    def refs(self) -> dict[str, Any]:
         path = self.dir / REFS
         if not path.exists():
             return {"aliases": {}, "last_version": 0}
         try:
-            refs = json.loads(path.read_text())
+            refs: dict[str, Any] = json.loads(path.read_text())
             ok = (isinstance(refs.get("aliases"), dict) and isinstance(refs.get("last_version"), int)
                   and all(isinstance(v, int) for v in refs["aliases"].values()))
         except (OSError, ValueError, AttributeError):
@@ -102,13 +104,13 @@ class ModelStore:
                             fix=f"restore it from a backup; the aliases' history is in {EVENTS}")
         return refs
 
-    def aliases(self) -> dict:
+    def aliases(self) -> dict[str, int]:
         return dict(self.refs()["aliases"])
 
     def path(self, version: int) -> Path:
         return self.dir / VERSIONS / str(int(version))
 
-    def resolve(self, ref) -> int:
+    def resolve(self, ref: str | int) -> int:
         """The version a reference names: an alias (``champion``), a number, or ``v3``."""
         text = str(ref)
         number = text[1:] if text[:1] == "v" and text[1:].isdigit() else text
@@ -128,20 +130,21 @@ class ModelStore:
                             fix="point it at an existing version with `omkl models promote`")
         return version
 
-    def info(self, version: int) -> dict:
+    def info(self, version: int) -> dict[str, Any]:
         """A version's model.json (its lineage, metrics, parameters), without reading its arrays."""
         path = self.path(version) / MODEL_META
         try:
-            return json.loads(path.read_text())
+            info: dict[str, Any] = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise DataError(f"version {version}'s {MODEL_META} cannot be read ({exc})", path=path,
                             fix="`omkl models verify` lists damaged versions") from None
+        return info
 
-    def events(self) -> list[dict]:
+    def events(self) -> list[dict[str, Any]]:
         path = self.dir / EVENTS
         if not path.exists():
             return []
-        out = []
+        out: list[dict[str, Any]] = []
         lines = path.read_text().splitlines()
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -177,7 +180,7 @@ class ModelStore:
 
     # --- writing -----------------------------------------------------------------------------
     @contextlib.contextmanager
-    def lock(self):
+    def lock(self) -> Iterator[None]:
         """Hold the store's writer lock (waiting up to ``lock_timeout`` s); sweep dead writers' staging."""
         self.dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
@@ -234,8 +237,8 @@ class ModelStore:
         if versions and versions[-1] > refs["last_version"]:
             self._write_refs({**refs, "last_version": versions[-1]})
 
-    def publish(self, staged: Path, *, reason: str, promote: bool = False, expect_champion=None,
-                key: str | None = None) -> dict:
+    def publish(self, staged: Path, *, reason: str, promote: bool = False, expect_champion: int | None = None,
+                key: str | None = None) -> dict[str, Any]:
         """Move the complete saved model ``staged`` into the next version number (under the lock).
 
         ``promote``: make it the champion -- only if the champion is still ``expect_champion`` (the
@@ -262,7 +265,7 @@ class ModelStore:
             return {"version": version, "promoted": promoted, "existing": False,
                     "champion": version if promoted else current}
 
-    def promote(self, ref, alias: str = CHAMPION, *, reason: str = "by hand") -> dict:
+    def promote(self, ref: str | int, alias: str = CHAMPION, *, reason: str = "by hand") -> dict[str, Any]:
         """Point ``alias`` at version ``ref``; returns ``{"alias", "version", "previous"}``."""
         if not _ALIAS.fullmatch(alias):
             raise DataError(f"alias {alias!r} is not valid", path=self.dir,
@@ -274,7 +277,7 @@ class ModelStore:
             self._set_alias(refs, alias, version, event="promote" if alias == CHAMPION else "alias", reason=reason)
             return {"alias": alias, "version": version, "previous": previous}
 
-    def rollback(self, *, reason: str = "by hand") -> dict:
+    def rollback(self, *, reason: str = "by hand") -> dict[str, Any]:
         """Make the previous champion (per the log) the champion again; returns ``{"from", "to"}``."""
         with self.lock():
             history = self.champion_history()
@@ -311,12 +314,13 @@ class ModelStore:
                 self._log("cleanup", versions=doomed, kept=sorted(pinned | newest))
             return doomed
 
-    def verify(self) -> dict:
+    def verify(self) -> dict[str, Any]:
         """Re-check every version (every array's sha256, model.json's hash), the aliases and the log.
 
         Returns ``{"versions": {N: "ok" | problem}, "problems": [...]}``; nothing is changed.
         """
-        problems, results = [], {}
+        problems: list[str] = []
+        results: dict[int, str] = {}
         for version in self.versions():
             try:
                 read_state(self.path(version), memory_limit=2**62)
@@ -343,13 +347,14 @@ class ModelStore:
         return {"versions": results, "problems": problems}
 
     # --- internals (call under the lock) ------------------------------------------------------
-    def _set_alias(self, refs: dict, alias: str, version: int, *, event: str, reason: str, previous=None) -> None:
+    def _set_alias(self, refs: dict[str, Any], alias: str, version: int, *, event: str, reason: str,
+                   previous: int | None = None) -> None:
         before = refs["aliases"].get(alias) if previous is None else previous
         refs["aliases"][alias] = version
         self._write_refs(refs)
         self._log(event, alias=alias, version=version, previous=before, reason=reason)
 
-    def _write_refs(self, refs: dict) -> None:
+    def _write_refs(self, refs: dict[str, Any]) -> None:
         tmp = self.dir / f".{REFS}.tmp-{os.getpid()}"
         with open(tmp, "w") as fh:
             json.dump(refs, fh, indent=1, sort_keys=True)
@@ -359,7 +364,7 @@ class ModelStore:
         os.replace(tmp, self.dir / REFS)
         _fsync_dir(self.dir)
 
-    def _log(self, event: str, **fields) -> None:
+    def _log(self, event: str, **fields: Any) -> None:
         record = {"event": event, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pid": os.getpid(), **fields}
         with open(self.dir / EVENTS, "a") as fh:
             fh.write(json.dumps(record, sort_keys=True) + "\n")

@@ -17,27 +17,29 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from pathlib import Path
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import zarr
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import DataError
 from .layout import meta_digest
-from .location import location
-from .outputs import MODEL, atomic_output, uninterrupted
+from .location import Location, PathArg, location
+from .outputs import MODEL, Inputs, atomic_output, uninterrupted
 
 MODEL_SCHEMA_VERSION = 2  # 2: meta_sha256 covers model.json
 STATE = "state.zarr"
 MODEL_META = "model.json"
 
 
-def _digest(a: np.ndarray) -> str:
+def _digest(a: NDArray[Any]) -> str:
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
-def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False, inputs=(),
-                option: str = "--model-out") -> Path:
+def write_state(directory: PathArg, arrays: Mapping[str, ArrayLike], meta: Mapping[str, Any], *,
+                overwrite: bool = False, inputs: Inputs = (), option: str = "--model-out") -> Location:
     """Write ``arrays`` (name -> numeric ndarray) and JSON-able ``meta`` to ``directory``.
 
     ``inputs``: (label, path) pairs the directory must not be, lie in or contain (see
@@ -46,7 +48,7 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False,
     with atomic_output(directory, kind=MODEL, overwrite=overwrite, inputs=inputs, option=option) as tmp:
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
             group = zarr.open_group(str(tmp / STATE), mode="w")
-        index = {}
+        index: dict[str, dict[str, Any]] = {}
         for name, value in arrays.items():
             a = np.asarray(value)
             if a.dtype.kind not in "biuf":
@@ -55,9 +57,10 @@ def write_state(directory, arrays: dict, meta: dict, *, overwrite: bool = False,
                 raise TypeError(f"state array {name!r} is a scalar; store scalars in the metadata")
             with uninterrupted():
                 # one chunk per array: model state is read whole; empty dimensions still need chunk >= 1
-                group.create_array(name, shape=a.shape, dtype=a.dtype, chunks=tuple(max(n, 1) for n in a.shape))
+                array = group.create_array(name, shape=a.shape, dtype=a.dtype,
+                                           chunks=tuple(max(n, 1) for n in a.shape))
                 if a.size:
-                    group[name][...] = a
+                    array[...] = a
             index[name] = {"dtype": str(a.dtype), "shape": list(a.shape), "sha256": _digest(a)}
         full = {"schema_version": MODEL_SCHEMA_VERSION, "kind": "model", **meta, "arrays": index}
         full["meta_sha256"] = meta_digest(full)
@@ -69,7 +72,8 @@ MODEL_DAMAGED = "the model directory is damaged; restore it from a copy or retra
 _NUMERIC_KINDS = "biuf"
 
 
-def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dict]:
+def read_state(directory: PathArg, *, memory_limit: int | None = None
+               ) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
     """Read back ``(arrays, meta)``; anything missing, malformed, too large or not matching its
     checksum is a DataError naming the file and the array.
 
@@ -81,7 +85,7 @@ def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dic
         raise DataError("not a saved model (needs model.json and state.zarr)", path=directory,
                         fix="save one with `omkl run ... --model-out DIR` or omkl_dist's save_model")
     try:
-        meta = json.loads(meta_path.read_text())
+        meta: Any = json.loads(meta_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"model.json is not valid JSON ({exc})", path=meta_path, fix=MODEL_DAMAGED) from None
     if not isinstance(meta, dict):
@@ -96,7 +100,7 @@ def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dic
     except Exception as exc:  # zarr's errors name no file
         raise DataError(f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE,
                         fix=MODEL_DAMAGED) from None
-    arrays = {}
+    arrays: dict[str, NDArray[Any]] = {}
     for name, (shape, dtype, digest) in index.items():
         arrays[name] = _read_array(group, name, shape, dtype, digest, directory / STATE)
     if meta.get("meta_sha256") != meta_digest(meta):
@@ -105,12 +109,14 @@ def read_state(directory, *, memory_limit: int | None = None) -> tuple[dict, dic
     return arrays, meta
 
 
-def _check_index(index, meta_path: Path, memory_limit) -> dict:
+def _check_index(index: object, meta_path: Location, memory_limit: int | None
+                 ) -> dict[str, tuple[tuple[int, ...], np.dtype[Any], str]]:
     """model.json's ``arrays`` as {name: (shape, dtype, sha256)}, each entry checked, and the whole
     small enough to read."""
     if not isinstance(index, dict):
         raise DataError("model.json has no 'arrays' object", path=meta_path, fix=MODEL_DAMAGED)
-    out, total = {}, 0
+    out: dict[str, tuple[tuple[int, ...], np.dtype[Any], str]] = {}
+    total = 0
     for name, info in index.items():
         try:
             shape = tuple(info["shape"])
@@ -139,7 +145,8 @@ def _available_memory() -> int:
     return int(psutil.virtual_memory().available)
 
 
-def _read_array(group, name, shape, dtype, digest, where: Path) -> np.ndarray:
+def _read_array(group: zarr.Group, name: str, shape: tuple[int, ...], dtype: np.dtype[Any], digest: str,
+                where: Location) -> NDArray[Any]:
     if math.prod(shape) == 0:
         a = np.zeros(shape, dtype=dtype)
     else:
@@ -156,7 +163,7 @@ def _read_array(group, name, shape, dtype, digest, where: Path) -> np.ndarray:
                             f"{getattr(stored, 'dtype', '?')}, model.json says {shape} {dtype}", path=where,
                             fix=MODEL_DAMAGED)
         try:
-            a = np.asarray(stored[...])
+            a = np.asarray(stored[...])  # type: ignore[index]  # a Group (no shape) was refused above
         except Exception as exc:  # codec errors (e.g. a truncated chunk) name no file
             raise DataError(f"state array {name!r} cannot be read ({type(exc).__name__}: {exc})", path=where,
                             fix=MODEL_DAMAGED) from None

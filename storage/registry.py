@@ -14,17 +14,21 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from .datadir import data_dir as _default_data_dir
 from .errors import DataError
 
 MANIFEST = "MANIFEST.json"
+#: ``MANIFEST.json``: per file (path relative to the data folder), its JSON description.
+Manifest: TypeAlias = dict[str, dict[str, Any]]
 # Extensions peeled off a file name to make its short alias ("cod-rna.train.dense.txt" -> "cod-rna.train").
 _DATA_EXTENSIONS = (".txt", ".csv", ".tsv", ".mat", ".libsvm", ".dense", ".data")
 
 
-def load_manifest(data_dir=None) -> dict:
+def load_manifest(data_dir: str | os.PathLike[str] | None = None) -> Manifest:
     """``MANIFEST.json`` of the data folder, keyed by relative file path."""
     folder = Path(data_dir) if data_dir is not None else _default_data_dir()
     path = folder / MANIFEST
@@ -32,7 +36,7 @@ def load_manifest(data_dir=None) -> dict:
         raise DataError("no MANIFEST.json: not a datasets folder", path=folder,
                         fix="set OMKL_DATA_DIR (or --data-dir) to the folder holding MANIFEST.json")
     try:
-        manifest = json.loads(path.read_text())
+        manifest: Any = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise DataError(f"MANIFEST.json is not valid JSON ({exc})", path=path,
                         fix="restore MANIFEST.json from the shared datasets") from None
@@ -42,7 +46,7 @@ def load_manifest(data_dir=None) -> dict:
     return manifest
 
 
-def list_datasets(data_dir=None, verify: bool = True) -> list[dict]:
+def list_datasets(data_dir: str | os.PathLike[str] | None = None, verify: bool = True) -> list[dict[str, Any]]:
     """Describe every file of the registry.
 
     Parameters
@@ -84,7 +88,7 @@ def list_datasets(data_dir=None, verify: bool = True) -> list[dict]:
     return rows
 
 
-def resolve_dataset(name_or_path, data_dir=None) -> Path:
+def resolve_dataset(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None) -> Path:
     """The file a dataset name, ``name/file``, file alias or path refers to.
 
     Parameters
@@ -127,10 +131,10 @@ def resolve_dataset(name_or_path, data_dir=None) -> Path:
     return path
 
 
-def aliases(manifest: dict) -> dict:
+def aliases(manifest: Manifest) -> dict[str, str]:
     """Every accepted name -> manifest key (names and ``name/file`` win over stem aliases)."""
     table = {key: key for key in manifest}
-    by_alias: dict[str, set] = {}
+    by_alias: dict[str, set[str]] = {}
     for key, entry in manifest.items():
         name = entry.get("name", key.split("/")[0])
         for alias in _stem_aliases(Path(key).name):
@@ -144,12 +148,12 @@ def aliases(manifest: dict) -> dict:
     return table
 
 
-def _lookup(manifest: dict, text: str):
+def _lookup(manifest: Manifest, text: str) -> str | None:
     table = aliases(manifest)
     return table.get(text.strip().rstrip("/"))
 
 
-def _default_file(manifest: dict, name: str) -> str:
+def _default_file(manifest: Manifest, name: str | None) -> str:
     """The file a bare dataset name means: its training split, else its first file."""
     keys = [k for k, e in manifest.items() if e.get("name", k.split("/")[0]) == name]
     for key in keys:
@@ -167,14 +171,14 @@ def _stem_aliases(filename: str) -> list[str]:
     return out
 
 
-def _unknown(text: str, manifest: dict) -> DataError:
+def _unknown(text: str, manifest: Manifest) -> DataError:
     close = difflib.get_close_matches(text, sorted(aliases(manifest)), n=5, cutoff=0.6)
     hint = f" (close matches: {', '.join(repr(c) for c in close)})" if close else ""
     return DataError(f"no such file or registered dataset {text!r}{hint}",
                      fix="run `omkl data list` to see the registered datasets, or give the path of an existing file")
 
 
-def _check(path: Path, expected, verify: bool) -> str:
+def _check(path: Path, expected: object, verify: bool) -> str:
     if not path.is_file():
         return "missing"
     if not verify:

@@ -10,12 +10,19 @@ never densifies a chunk.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeAlias
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from .ingest import dataset_info
 from .layout import layout_of, open_features, read_chunk
-from .location import location
+from .location import PathArg, location
+
+#: Rows as ``(X float64, y int64)``: X an ndarray, or a csr_matrix for a dataset in the csr layout.
+Block: TypeAlias = tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[np.int64]]
 
 
 class Stream:
@@ -57,8 +64,8 @@ class Stream:
     ...     model.partial_fit(X, y)
     """
 
-    def __init__(self, directory, block_size: int = 1024, *, shuffle: bool = False, seed=None, start: int = 0,
-                 stop: int | None = None):
+    def __init__(self, directory: PathArg, block_size: int = 1024, *, shuffle: bool = False,
+                 seed: int | Sequence[int] | None = None, start: int = 0, stop: int | None = None) -> None:
         self.directory = location(directory)
         self.block_size = _positive_int(block_size, "block_size")
         self.meta = dataset_info(self.directory)
@@ -85,8 +92,9 @@ class Stream:
         return int(self.meta["n_classes"])
 
     @property
-    def label_map(self) -> list:
-        return self.meta["label_map"]
+    def label_map(self) -> list[list[Any]]:
+        label_map: list[list[Any]] = self.meta["label_map"]
+        return label_map
 
     def __len__(self) -> int:
         """Number of blocks one pass yields."""
@@ -96,8 +104,9 @@ class Stream:
         return (f"Stream({str(self.directory)!r}, rows {self.start}:{self.stop}, block_size={self.block_size}, "
                 f"shuffle={self.shuffle}, seed={self.seed!r})")
 
-    def __iter__(self):
-        pieces, have = [], 0
+    def __iter__(self) -> Iterator[Block]:
+        pieces: list[Block] = []
+        have = 0
         for X, y in self._chunks():
             pos = 0
             while pos < len(y):
@@ -116,7 +125,7 @@ class Stream:
         empty = sp.csr_matrix((0, self.n_features)) if self.sparse else np.empty((0, 0))
         return RowCursor(self._chunks(skip=_row_index(offset, "offset", self.n_rows)), empty=empty)
 
-    def _chunks(self, skip: int = 0):
+    def _chunks(self, skip: int = 0) -> Iterator[Block]:
         """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order, without
         the first ``skip`` rows of that order."""
         rng = np.random.default_rng(self.seed) if self.shuffle else None
@@ -147,17 +156,18 @@ class Stream:
 class RowCursor:
     """Consecutive rows of a stream, ``take(n)`` at a time (one storage chunk in memory)."""
 
-    def __init__(self, chunks, empty=None):
+    def __init__(self, chunks: Iterator[Block], empty: NDArray[np.float64] | sp.csr_matrix | None = None) -> None:
         self._chunks = chunks
         self._empty = np.empty((0, 0)) if empty is None else empty  # the rows of an exhausted stream
-        self._X = self._y = None
+        self._X: NDArray[np.float64] | sp.csr_matrix | None = None
+        self._y: NDArray[np.int64] | None = None
         self._pos = 0
 
-    def take(self, n: int):
+    def take(self, n: int) -> Block:
         """The next ``n`` rows as ``(X, y)``; fewer only at the end of the stream."""
-        pieces = []
+        pieces: list[Block] = []
         while n > 0:
-            if self._X is None or self._pos == len(self._y):
+            if self._X is None or self._y is None or self._pos == len(self._y):  # (X and y are set together)
                 nxt = next(self._chunks, None)
                 if nxt is None:
                     break
@@ -171,8 +181,8 @@ class RowCursor:
         return _join(pieces)
 
 
-def open_stream(directory, block_size: int = 1024, *, shuffle: bool = False, seed=None, start: int = 0,
-                stop: int | None = None) -> Stream:
+def open_stream(directory: PathArg, block_size: int = 1024, *, shuffle: bool = False,
+                seed: int | Sequence[int] | None = None, start: int = 0, stop: int | None = None) -> Stream:
     """Open a dataset directory as a :class:`Stream` of ``(X_block, y_block)``.
 
     See :class:`Stream` for the parameters and the shuffle semantics.
@@ -187,7 +197,7 @@ def open_stream(directory, block_size: int = 1024, *, shuffle: bool = False, see
     return Stream(directory, block_size, shuffle=shuffle, seed=seed, start=start, stop=stop)
 
 
-def load_arrays(directory):
+def load_arrays(directory: PathArg) -> tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[np.int64], dict[str, Any]]:
     """Load a whole (small) dataset: ``(X float64 (n, d), y int64 (n,), meta)``; ``X`` is a
     ``scipy.sparse.csr_matrix`` for a csr dataset.
 
@@ -204,14 +214,14 @@ def load_arrays(directory):
     return X, y, meta
 
 
-def _float64(X):
+def _float64(X: Any) -> NDArray[np.float64] | sp.csr_matrix:
     """A chunk's rows as float64: an ndarray (no copy when already one), or a csr_matrix."""
     if sp.issparse(X):
         return X if X.dtype == np.float64 else X.astype(np.float64)
     return np.asarray(X, dtype=np.float64)
 
 
-def _join(pieces):
+def _join(pieces: list[Block]) -> Block:
     if len(pieces) == 1:
         X, y = pieces[0]
         return (X if sp.issparse(X) else np.ascontiguousarray(X)), np.ascontiguousarray(y)
@@ -220,13 +230,13 @@ def _join(pieces):
     return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
 
 
-def _positive_int(value, name: str) -> int:
+def _positive_int(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
-def _row_index(value, name: str, total: int) -> int:
+def _row_index(value: object, name: str, total: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= total:
         raise ValueError(f"{name} must be an integer in [0, {total}], got {value!r}")
     return int(value)

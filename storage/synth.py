@@ -70,10 +70,13 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 
 from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype
 from .outputs import DATASET, atomic_output
@@ -97,13 +100,13 @@ _FORMULA = ("z = P x; g(x) = (||z||^2 - k)/sqrt(2k) + cos_weight*sqrt(2/m)*sum_j
             " - offset; y_clean = sign(g) (+1 at 0); y = -y_clean with probability noise, independently of x")
 
 
-def _check_int(name: str, value, minimum: int) -> int:
+def _check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
-def _check_noise(noise) -> float:
+def _check_noise(noise: float) -> float:
     ok = isinstance(noise, numbers.Real) and not isinstance(noise, bool)
     if not ok or not (0.0 <= float(noise) < 0.5):  # also rejects NaN
         raise ValueError(f"noise must be a float in [0, 0.5) (a flip probability below 1/2), got {noise!r}")
@@ -114,7 +117,7 @@ def _block_rows(features: int) -> int:
     return min(MAX_BLOCK_ROWS, max(1, BLOCK_VALUES // features))
 
 
-def generator_params(seed: int, features: int, noise: float = 0.05) -> dict:
+def generator_params(seed: int, features: int, noise: float = 0.05) -> dict[str, Any]:
     """Parameters of the generative model for ``(seed, features)``, as a JSON-able dict.
 
     Parameters
@@ -180,17 +183,18 @@ def generator_params(seed: int, features: int, noise: float = 0.05) -> dict:
     return params
 
 
-def _score_latent(z: np.ndarray, params: dict) -> np.ndarray:
+def _score_latent(z: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     k = int(params["latent_dim"])
     m = int(params["n_cos"])
     freqs = np.asarray(params["frequencies"], dtype=np.float64)
     signs = np.asarray(params["signs"], dtype=np.float64)
     quad = (np.einsum("ij,ij->i", z, z) - k) / math.sqrt(2 * k)
     waves = np.cos(z @ freqs.T) @ signs
-    return quad + float(params["cos_weight"]) * math.sqrt(2.0 / m) * waves - float(params["offset"])
+    g: np.ndarray = quad + float(params["cos_weight"]) * math.sqrt(2.0 / m) * waves - float(params["offset"])
+    return g
 
 
-def score(X, generator: dict) -> np.ndarray:
+def score(X: ArrayLike, generator: dict[str, Any]) -> np.ndarray:
     """The score ``g(x)`` of each row of ``X`` under a generator's parameters.
 
     Parameters
@@ -219,7 +223,7 @@ def score(X, generator: dict) -> np.ndarray:
     return _score_latent(X @ projection.T, generator)
 
 
-def clean_labels(X, generator: dict) -> np.ndarray:
+def clean_labels(X: ArrayLike, generator: dict[str, Any]) -> np.ndarray:
     """Noise-free labels ``sign(g(x))`` in {-1, +1} (``+1`` where ``g = 0``), as int64.
 
     Examples
@@ -232,7 +236,7 @@ def clean_labels(X, generator: dict) -> np.ndarray:
 
 
 def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
-                generator: dict | None = None, first_row: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                generator: dict[str, Any] | None = None, first_row: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield the stream as ``(X, y)`` generation blocks (float64 features, int64 labels in {-1, +1}).
 
     Memory is one block (at most ``block_rows`` rows). ``generator`` may pass precomputed
@@ -271,12 +275,15 @@ def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
         yield X[cut:], y[cut:]
 
 
-def _rechunk(blocks, size: int):
+def _rechunk(blocks: Iterable[tuple[NDArray[Any], NDArray[Any]]], size: int
+             ) -> Iterator[tuple[NDArray[Any], NDArray[Any]]]:
     """Regroup ``(X, y)`` blocks into pieces of exactly ``size`` rows (the last may be shorter).
 
     Writes then line up with zarr chunks, so no chunk is read back and rewritten.
     """
-    xs, ys, held = [], [], 0
+    xs: list[NDArray[Any]] = []
+    ys: list[NDArray[Any]] = []
+    held = 0
     for X, y in blocks:
         start = 0
         while start < len(X):
@@ -292,9 +299,9 @@ def _rechunk(blocks, size: int):
         yield (xs[0], ys[0]) if len(xs) == 1 else (np.concatenate(xs), np.concatenate(ys))
 
 
-def synthesize(out, *, rows: int, features: int, seed: int = 0, noise: float = 0.05,
+def synthesize(out: str | os.PathLike[str], *, rows: int, features: int, seed: int = 0, noise: float = 0.05,
                chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", overwrite: bool = False,
-               first_row: int = 0) -> dict:
+               first_row: int = 0) -> dict[str, Any]:
     """Write a generated labelled binary stream to ``out`` (features.zarr, labels.parquet, meta.json).
 
     The model is described in the module docstring. Rows are generated and written one block at a
@@ -402,7 +409,7 @@ _SPARSE_FORMULA = ("rows: length k ~ round(lognormal(log(density*d) - sigma^2/2,
                    "by popularity, N(0,1) weights); y = -y_clean with probability noise, independently of x")
 
 
-def _check_density(density, features: int) -> float:
+def _check_density(density: float, features: int) -> float:
     ok = isinstance(density, numbers.Real) and not isinstance(density, bool)
     if not ok or not (0.0 < float(density) <= 1.0) or float(density) * features < 1.0:
         raise ValueError(f"density must be a float in (0, 1] giving at least one non-zero per row "
@@ -411,7 +418,7 @@ def _check_density(density, features: int) -> float:
 
 
 def sparse_generator_params(seed: int = 0, features: int = RCV1_FEATURES, density: float = RCV1_DENSITY,
-                            noise: float = 0.05) -> dict:
+                            noise: float = 0.05) -> dict[str, Any]:
     """The JSON-able description of the rcv1-shaped generator for ``(seed, features, density)``.
 
     The popularity order, the hidden weights and the label offset are re-derived from these by
@@ -441,7 +448,7 @@ def sparse_generator_params(seed: int = 0, features: int = RCV1_FEATURES, densit
 class _SparseModel:
     """The arrays behind :func:`sparse_generator_params`: popularity, idf and the hidden model."""
 
-    def __init__(self, params: dict):
+    def __init__(self, params: dict[str, Any]):
         self.params = params
         self.d = d = int(params["features"])
         self.mean_nnz = float(params["density"]) * d
@@ -463,7 +470,7 @@ class _SparseModel:
         pilot, _ = self.rows([int(params["seed"]), _PILOT], _SPARSE_PILOT_ROWS)
         self.offset = float(np.median(pilot @ self.w))
 
-    def rows(self, key: list, n: int):
+    def rows(self, key: list[int], n: int) -> tuple[sp.csr_matrix, NDArray[np.int64]]:
         """``n`` L2-normalised tf-idf rows drawn from ``default_rng([*key, part])`` as a canonical
         CSR matrix, and their clean labels."""
         lengths_rng, terms_rng, counts_rng = (np.random.default_rng([*key, part])
@@ -479,7 +486,8 @@ class _SparseModel:
         X.data /= np.repeat(norms, np.diff(X.indptr))
         return X, np.where(X @ self.w - self.offset >= 0.0, 1, -1).astype(np.int64)
 
-    def _distinct_columns(self, rng, lengths):
+    def _distinct_columns(self, rng: np.random.Generator, lengths: NDArray[np.int64]
+                          ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Per row, ``length`` distinct columns drawn by popularity: draws with replacement (a few
         more than needed), the first ``length`` distinct ones kept, sorted (row-major)."""
         extra = lengths + np.ceil(0.25 * lengths).astype(np.int64) + 4
@@ -495,7 +503,8 @@ class _SparseModel:
 
 
 def iter_sparse_blocks(*, rows: int, features: int = RCV1_FEATURES, density: float = RCV1_DENSITY, seed: int = 0,
-                       noise: float = 0.05, params: dict | None = None):
+                       noise: float = 0.05, params: dict[str, Any] | None = None
+                       ) -> Iterator[tuple[sp.csr_matrix, NDArray[np.int64]]]:
     """Yield the rcv1-shaped stream as ``(X, y)`` blocks: canonical float64 CSR matrices of at most
     ``SPARSE_BLOCK_ROWS`` rows (memory: one block) and int64 labels in {-1, +1}.
 
@@ -521,8 +530,9 @@ def iter_sparse_blocks(*, rows: int, features: int = RCV1_FEATURES, density: flo
         yield X, y
 
 
-def write_sparse_libsvm(out, *, rows: int, features: int = RCV1_FEATURES, density: float = RCV1_DENSITY,
-                        seed: int = 0, noise: float = 0.05, overwrite: bool = False) -> dict:
+def write_sparse_libsvm(out: str | os.PathLike[str], *, rows: int, features: int = RCV1_FEATURES,
+                        density: float = RCV1_DENSITY, seed: int = 0, noise: float = 0.05,
+                        overwrite: bool = False) -> dict[str, Any]:
     """Write an rcv1-shaped LIBSVM file: wide (default 47,236 features), sparse (default 0.16 %,
     ~76 non-zeros per row), positive tf-idf-like values with L2-normalised rows, and +-1 labels of a
     sparse hidden linear model flipped with probability ``noise`` (the Bayes error).
@@ -578,17 +588,17 @@ def write_sparse_libsvm(out, *, rows: int, features: int = RCV1_FEATURES, densit
             "bayes_error": params["noise"], "sha256": sha, "generator": params}
 
 
-def _libsvm_text(X, y) -> str:
+def _libsvm_text(X: sp.csr_matrix, y: NDArray[np.int64]) -> str:
     """Rows as LIBSVM lines: ``label index:value ...`` with 1-based indices, 6 significant digits."""
     cols, vals, ptr = (X.indices + 1).tolist(), X.data.tolist(), X.indptr.tolist()
-    lines = []
+    lines: list[str] = []
     for i, label in enumerate(y.tolist()):
         a, b = ptr[i], ptr[i + 1]
         lines.append(("1" if label > 0 else "-1") + "".join(f" {c}:{v:.6g}" for c, v in zip(cols[a:b], vals[a:b])))
     return "\n".join(lines) + "\n"
 
 
-def _file_sha256(path) -> str:
+def _file_sha256(path: str | os.PathLike[str]) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for piece in iter(lambda: fh.read(1 << 20), b""):

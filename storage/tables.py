@@ -10,10 +10,13 @@ nested column, or a missing value, is an error naming the column (and the row).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import DataError
 from .labels import resolve_label_column
@@ -23,7 +26,7 @@ _LABEL_NAMES = ("label", "y", "target", "class")
 PARQUET_MAGIC = b"PAR1"
 
 
-def is_table_source(source) -> bool:
+def is_table_source(source: object) -> bool:
     """A pyarrow Table, a pandas DataFrame, a parquet file or a folder holding parquet files."""
     if _in_memory(source) is not None:
         return True
@@ -41,7 +44,7 @@ def is_table_source(source) -> bool:
         return False
 
 
-def _in_memory(source):
+def _in_memory(source: object) -> Any:
     """``source`` as a pyarrow Table when it is one (or a pandas DataFrame), else None."""
     import pyarrow as pa
 
@@ -56,9 +59,9 @@ def _in_memory(source):
 class TableSource:
     """The chosen columns of a table, read batch by batch (never whole)."""
 
-    dataset: object  # pyarrow.dataset.Dataset
+    dataset: Any  # pyarrow.dataset.Dataset (pyarrow has no type information)
     label: str
-    features: list
+    features: list[str]
     where: str  # for messages: the path, or "the table"
     sha256: str
 
@@ -66,9 +69,10 @@ class TableSource:
     def n_rows(self) -> int:
         return int(self.dataset.count_rows())
 
-    def labels(self) -> np.ndarray:
+    def labels(self) -> NDArray[Any]:
         """The label column (the only one read), as numbers or strings."""
-        parts, offset = [], 0
+        parts: list[NDArray[Any]] = []
+        offset = 0
         for batch in self.dataset.to_batches(columns=[self.label], batch_size=BATCH_ROWS):
             column = batch.column(0)
             if column.null_count:
@@ -82,7 +86,7 @@ class TableSource:
         values = np.concatenate(parts)
         return values.astype(str) if values.dtype.kind == "O" else values
 
-    def batches(self, rows: int = BATCH_ROWS):
+    def batches(self, rows: int = BATCH_ROWS) -> Iterator[tuple[NDArray[np.float64], int]]:
         """``(X float64, first row)`` per batch of at most ``rows`` rows, in order."""
         offset = 0
         for batch in self.dataset.to_batches(columns=self.features, batch_size=rows):
@@ -101,7 +105,8 @@ class TableSource:
             offset += batch.num_rows
 
 
-def open_table(source, *, label_column=None, features=None) -> TableSource:
+def open_table(source: object, *, label_column: str | int | None = None,
+               features: Iterable[str] | str | None = None) -> TableSource:
     """Open ``source`` (see :func:`is_table_source`) with its label and feature columns checked.
 
     Raises
@@ -117,7 +122,7 @@ def open_table(source, *, label_column=None, features=None) -> TableSource:
         dataset, where = pads.dataset(table), "the table"
         digest = _table_digest(table)
     else:
-        path = Path(source)
+        path = Path(source)  # type: ignore[arg-type]  # is_table_source said: a str or Path
         if not path.exists():
             raise DataError("no such file or folder", path=path, fix="check the path")
         try:
@@ -147,13 +152,13 @@ def open_table(source, *, label_column=None, features=None) -> TableSource:
     return TableSource(dataset, label, chosen, where, digest)
 
 
-def _numeric(kind) -> bool:
+def _numeric(kind: Any) -> bool:
     import pyarrow.types as pat
 
-    return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_boolean(kind) or pat.is_decimal(kind)
+    return bool(pat.is_integer(kind) or pat.is_floating(kind) or pat.is_boolean(kind) or pat.is_decimal(kind))
 
 
-def _label_name(label_column, names, where) -> str:
+def _label_name(label_column: str | int | None, names: list[str], where: str) -> str:
     if label_column is not None:
         return names[resolve_label_column(label_column, names, len(names), where)]
     found = [n for n in names if n.lower() in _LABEL_NAMES]
@@ -163,7 +168,7 @@ def _label_name(label_column, names, where) -> str:
     return found[0]
 
 
-def _files_digest(files) -> str:
+def _files_digest(files: Iterable[str]) -> str:
     h = hashlib.sha256()
     for name in sorted(files):
         h.update(Path(name).name.encode())
@@ -173,7 +178,7 @@ def _files_digest(files) -> str:
     return h.hexdigest()
 
 
-def _table_digest(table) -> str:
+def _table_digest(table: Any) -> str:
     import pyarrow as pa
 
     sink = pa.BufferOutputStream()

@@ -13,32 +13,40 @@ agree row by row as classes (the same internal codes: ``mfeat``'s pixel file lab
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from .errors import DataError
 from .readers import Dataset, read_dataset
+from .readers.dataset import FeatureMatrix
 from .registry import load_manifest
 
 _ROLE_RE = re.compile(r"view '([^']+)'")
+#: Views: ``{view name: file}``, a folder of data files or a registry name.
+ViewSource: TypeAlias = "str | os.PathLike[str] | dict[str, str] | dict[str, Path]"
 
 
-def format_groups(groups: dict) -> dict:
+def format_groups(groups: Mapping[str, Iterable[int]]) -> dict[str, str]:
     """``{name: column indices}`` → ``{name: "lo:hi,..."}`` (the meta form)."""
     from omkl_dist.kernels.specs import format_columns
 
     return {name: format_columns(tuple(cols)) for name, cols in groups.items()}
 
 
-def checked_groups(groups: dict, n_features: int, path) -> dict:
+def checked_groups(groups: Mapping[str, str | Iterable[int]], n_features: int, path: object
+                   ) -> dict[str, tuple[int, ...]]:
     """``{name: column indices or "lo:hi" text}`` checked against the data's width: names valid,
     columns within it, no column in two groups. Returns ``{name: column indices}``."""
     from omkl_dist.kernels.specs import check_columns, check_group_name, parse_columns
 
-    out, owner = {}, {}
+    out: dict[str, tuple[int, ...]] = {}
+    owner: dict[int, str] = {}
     try:
         for name, cols in groups.items():
             check_group_name(name)
@@ -60,7 +68,7 @@ def checked_groups(groups: dict, n_features: int, path) -> dict:
     return out
 
 
-def feature_groups(meta: dict) -> dict | None:
+def feature_groups(meta: Mapping[str, Any]) -> dict[str, tuple[int, ...]] | None:
     """The feature groups a dataset's meta records, ``{name: column indices}``, or None."""
     from omkl_dist.kernels.specs import parse_columns
 
@@ -70,7 +78,7 @@ def feature_groups(meta: dict) -> dict | None:
     return {name: parse_columns(text, context=f"feature group {name!r} in meta.json") for name, text in groups.items()}
 
 
-def is_multiview(source, *, data_dir=None) -> bool:
+def is_multiview(source: object, *, data_dir: str | os.PathLike[str] | None = None) -> bool:
     """Whether ``source`` names a registry dataset made of views (``mfeat``); files, folders and
     other names are not (a folder of views must be read with :func:`read_views` explicitly)."""
     if not isinstance(source, str) or Path(source).expanduser().exists():
@@ -82,7 +90,7 @@ def is_multiview(source, *, data_dir=None) -> bool:
     return len(entries) > 1 and all(_ROLE_RE.search(str(e.get("role", ""))) for e in entries)
 
 
-def view_files(source, *, data_dir=None) -> dict[str, Path]:
+def view_files(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:
     """The view files of ``source`` by view name (see the module notes)."""
     if isinstance(source, dict):
         return {str(name): Path(path) for name, path in source.items()}
@@ -96,7 +104,7 @@ def view_files(source, *, data_dir=None) -> dict[str, Path]:
     if not entries:
         raise DataError(f"{source!r} is neither a folder of view files nor a dataset name in the registry",
                         path=root, fix="give a folder, a registry name such as 'mfeat', or {view: file}")
-    named = {}
+    named: dict[str, Path] = {}
     for key, entry in sorted(entries.items()):
         match = _ROLE_RE.search(str(entry.get("role", "")))
         if match is None:
@@ -130,7 +138,8 @@ def _common_prefix(words: list[str]) -> str:
     return first[:n]
 
 
-def read_views(source, *, data_dir=None, label_column=None) -> tuple[Dataset, dict]:
+def read_views(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = None,
+               label_column: str | int | None = None) -> tuple[Dataset, dict[str, tuple[int, ...]]]:
     """Read the views of ``source`` side by side: ``(dataset, {view name: column indices})``.
 
     Examples
@@ -143,8 +152,12 @@ def read_views(source, *, data_dir=None, label_column=None) -> tuple[Dataset, di
     if len(files) < 2:
         raise DataError(f"a multi-view dataset needs at least two views, got {sorted(files)}", path=str(source),
                         fix="give two or more aligned files")
-    parts, groups, names, digests, start = [], {}, [], [], 0
-    first = None
+    parts: list[FeatureMatrix] = []
+    groups: dict[str, tuple[int, ...]] = {}
+    names: list[str] = []
+    digests: list[str] = []
+    start = 0
+    first: Dataset | None = None
     for name, path in files.items():
         ds = read_dataset(path, label_column=label_column, sparse=False)  # views are stacked densely
         if first is None:
@@ -163,6 +176,7 @@ def read_views(source, *, data_dir=None, label_column=None) -> tuple[Dataset, di
         names.extend(f"{name}:{f}" for f in (ds.feature_names or range(ds.n_features)))
         start += ds.n_features
     X = np.ascontiguousarray(np.hstack(parts))
+    assert first is not None  # two views or more were read
     merged = replace(first, X=X, fmt="views", path=Path(str(source)) if not isinstance(source, dict) else Path("."),
                      sha256=_combined_digest(digests),
                      feature_names=names)

@@ -14,7 +14,8 @@ import pytest
 from sklearn.base import clone
 
 from omkl_dist.algorithms import mkboost as mkb
-from omkl_dist.algorithms.mkboost import MKBoost, ThreadRunner, draw_resample
+from omkl_dist.algorithms.mkboost import MKBoost, draw_resample
+from omkl_dist.algorithms.mkboost_runners import ThreadRunner
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset, resolve_dataset

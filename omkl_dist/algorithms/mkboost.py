@@ -11,36 +11,26 @@ Then ``α_t = ½ ln((1-ε_t)/ε_t)``, ``D_{t+1}(i) ∝ D_t(i)·exp(-α_t y_i h_t
 ``S_{t+1}(j) = S_t(j)·β^{ε_t^j}`` for the trained kernels, then ``S_{t+1} /= max S_{t+1}``. The
 model is ``sign(Σ_t α_t h_t(x))``.
 
-Parallel execution goes through a tiny protocol, :class:`TaskRunner`: ``share`` makes the training
-data available to tasks once per fit, ``map`` runs the pure :func:`fit_kernel_task` over one trial's
-kernels and returns only predictions and the SVMs' small parts. :class:`SerialRunner` and
-:class:`ThreadRunner` live here; the Dask runner is :class:`omkl_dist.distributed.mkboost.DaskExecutor`.
+The resamples, errors and weights are drawn and updated here, in the calling process; the per-kernel
+SVM fits are tasks (:mod:`omkl_dist.algorithms.mkboost_tasks`) run by a
+:class:`~omkl_dist.algorithms.mkboost_runners.TaskRunner` (:mod:`omkl_dist.algorithms.mkboost_runners`:
+serial, threads; :class:`omkl_dist.distributed.mkboost.DaskExecutor`: a Dask cluster).
 """
 
 from __future__ import annotations
 
-import functools
-import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import numba
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from ..kernels import KernelPool, make_pool
+from ..kernels import make_pool
 from ._batch import (
     AcceptsSparse,
     BatchState,
     OneVsOneVote,
     check_choice,
-    check_gram,
     check_int,
     check_kernel_overflow,
     check_real,
@@ -53,223 +43,16 @@ from ._batch import (
     pair_problem,
     resolve_seed,
 )
+from .mkboost_runners import as_runner
+from .mkboost_tasks import KernelFit, KernelTask, SharedData, TrialSamples, fit_kernel_task, svm_scale, svm_sign
 
-__all__ = ["MKBoost", "TaskRunner", "SerialRunner", "ThreadRunner", "SharedData", "TrialSamples", "KernelTask",
-           "KernelFit", "fit_kernel_task", "draw_resample", "svm_sign", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR",
-           "TIE_TOLERANCE"]
+__all__ = ["MKBoost", "draw_resample", "boost_alpha", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR"]
 
 VARIANTS = ("D1", "D2", "S1", "S2")
 #: Extra draws from a trial's stream when a resample lacks a class, before one example is added.
 RESAMPLE_RETRIES = 10
 #: Errors are clipped to [EPSILON_FLOOR, 1 - EPSILON_FLOOR] before the log (α stays finite, ≈ 11.5).
 EPSILON_FLOOR = 1e-10
-#: An SVM decision value f with |f| <= TIE_TOLERANCE · (|b| + Σ|y α|) is a tie (predicts +1): it is
-#: rounding noise, e.g. a narrow gaussian far from every support vector with an intercept of 0.
-TIE_TOLERANCE = 1e-10
-
-
-# ============================================================================ executors
-@runtime_checkable
-class TaskRunner(Protocol):
-    """What :class:`MKBoost` needs from an executor (``executor=`` parameter).
-
-    ``share(data)`` is called once per fit with the read-only :class:`SharedData` and returns a
-    handle; ``map(fn, handle, trial, items)`` returns ``[fn(data, trial, item) for item in items]``
-    in order (possibly in parallel, elsewhere), where ``trial`` is the round's :class:`TrialSamples`,
-    common to all its items (a runner sends it once per round, not with every item);
-    ``release(handle)`` is called when the fit ends.
-    """
-
-    def share(self, data: Any) -> Any: ...
-
-    def map(self, fn: Callable[[Any, Any, Any], Any], shared: Any, trial: Any, items: Sequence) -> list: ...
-
-    def release(self, shared: Any) -> None: ...
-
-
-class SerialRunner:
-    """Run the tasks one after another in the calling thread (the default)."""
-
-    def share(self, data):
-        return data
-
-    def map(self, fn, shared, trial, items):
-        # A task's blocks are small: numba's thread pool costs more to wake than it saves.
-        previous = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            return [fn(shared, trial, item) for item in items]
-        finally:
-            numba.set_num_threads(previous)
-
-    def release(self, shared):
-        pass
-
-    def __repr__(self):
-        return "SerialRunner()"
-
-    def __eq__(self, other):
-        return type(other) is SerialRunner
-
-    def __hash__(self):
-        return hash(SerialRunner)
-
-
-def _one_numba_thread():
-    # Thread-local in numba: each worker thread runs its compiled loops alone, so k threads use
-    # k cores instead of k × (numba's pool).
-    numba.set_num_threads(1)
-
-
-class ThreadRunner:
-    """Run the tasks on a pool of ``max_workers`` threads (libsvm and numba release the GIL).
-
-    The pool lives from ``share`` to ``release``, i.e. one fit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(80, 2)); y = np.where(X[:, 0] > 0, 1, -1)
-    >>> MKBoost(n_trials=3, random_state=0, executor=ThreadRunner(2)).fit(X, y).score(X, y) > 0.9
-    True
-    """
-
-    def __init__(self, max_workers: int = 2):
-        self.max_workers = max_workers
-
-    def share(self, data):
-        check_int("ThreadRunner", "max_workers", self.max_workers)
-        return data, ThreadPoolExecutor(self.max_workers, initializer=_one_numba_thread)
-
-    def map(self, fn, shared, trial, items):
-        data, pool = shared
-        return list(pool.map(functools.partial(fn, data, trial), items))
-
-    def release(self, shared):
-        shared[1].shutdown(wait=True)
-
-    def __repr__(self):
-        return f"ThreadRunner(max_workers={self.max_workers})"
-
-    def __eq__(self, other):  # a value: clone()'s deep copy compares equal
-        return type(other) is ThreadRunner and other.max_workers == self.max_workers
-
-    def __hash__(self):
-        return hash((ThreadRunner, self.max_workers))
-
-
-class _FuturesRunner:
-    """Adapter for a user's ``concurrent.futures.Executor``."""
-
-    def __init__(self, executor: Executor):
-        self.executor = executor
-
-    def share(self, data):
-        return data
-
-    def map(self, fn, shared, trial, items):
-        return list(self.executor.map(functools.partial(fn, shared, trial), items))
-
-    def release(self, shared):
-        pass
-
-
-def as_runner(executor) -> TaskRunner:
-    """The :class:`TaskRunner` for an ``executor`` parameter value."""
-    if executor is None:
-        return SerialRunner()
-    if isinstance(executor, TaskRunner):
-        return executor
-    if isinstance(executor, Executor):
-        return _FuturesRunner(executor)
-    raise ValueError("MKBoost: executor must be None (serial), a TaskRunner (share/map/release, e.g. ThreadRunner(2) "
-                     f"or omkl_dist.distributed.mkboost.DaskExecutor(client)) or a concurrent.futures.Executor, "
-                     f"got {executor!r}")
-
-
-# ============================================================================ per-kernel task
-@dataclass(frozen=True, eq=False)
-class SharedData:
-    """Read-only data of one fit, shared once: per one-vs-one pair its rows' features and ±1 labels."""
-
-    X: tuple
-    y: tuple
-    kernels: KernelPool
-    C: float
-
-
-@dataclass(frozen=True, eq=False)
-class TrialSamples:
-    """One boosting round's resamples: ``samples[p]`` are positions (with repeats) in pair p's rows,
-    None for a pair that has stopped. Shared by all of the round's tasks."""
-
-    samples: tuple
-
-
-@dataclass(frozen=True, eq=False)
-class KernelTask:
-    """Train kernel ``kernel`` on pair ``pair``'s resample of the round."""
-
-    pair: int
-    kernel: int
-
-
-@dataclass(frozen=True, eq=False)
-class KernelFit:
-    """What a task returns: the SVM's small parts and its ±1 predictions on all the pair's rows.
-
-    ``support`` indexes the resample (positions in it); ``dual_coef[s]`` is ``y α`` of support
-    vector s; ``seconds`` is (resample Gram, SVM fit, evaluation on the training set).
-    """
-
-    pair: int
-    kernel: int
-    support: np.ndarray
-    dual_coef: np.ndarray
-    intercept: float
-    predictions: np.ndarray
-    seconds: tuple
-
-
-def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -> KernelFit:
-    """Fit one kernel's SVM on the round's weighted resample and predict every training row (pure).
-
-    Only two kinds of kernel blocks are computed, so memory stays O(n² + block) for N training
-    rows and a resample of n: the resample's Gram matrix, on its distinct rows only (a weighted
-    resample repeats rows; duplicates are fine for a precomputed-kernel SVC), and the training
-    rows against the SVM's support vectors, a block of rows at a time (:func:`kernel_decisions`).
-    Predictions follow :func:`svm_sign`.
-    """
-    t0 = time.perf_counter()
-    X, y = shared.X[task.pair], shared.y[task.pair]
-    sample = trial.samples[task.pair]
-    pool = KernelPool((shared.kernels[task.kernel],))
-    distinct, position = np.unique(sample, return_inverse=True)
-    rows = X[distinct]
-    gram = pool.evaluate(rows)[0]
-    check_gram("MKBoost", gram, pool[0].name)
-    K = gram[np.ix_(position, position)]
-    t1 = time.perf_counter()
-    svm = SVC(kernel="precomputed", C=shared.C).fit(K, y[sample])
-    t2 = time.perf_counter()
-    dual_coef, intercept = svm.dual_coef_[0].copy(), float(svm.intercept_[0])
-    decision = kernel_decisions(pool, X, rows[position[svm.support_]], np.zeros(1, dtype=np.int64),
-                                sparse.csr_matrix(dual_coef[None, :]), np.array([intercept]), "MKBoost")[:, 0]
-    predictions = svm_sign(decision, svm_scale(dual_coef, intercept)).astype(np.int8)
-    t3 = time.perf_counter()
-    return KernelFit(task.pair, task.kernel, svm.support_.astype(np.int64), dual_coef, intercept, predictions,
-                     (t1 - t0, t2 - t1, t3 - t2))
-
-
-def svm_scale(dual_coef: np.ndarray, intercept: float) -> float:
-    """|b| + Σ|y α|: the size of the terms an SVM decision value is summed from."""
-    return abs(intercept) + float(np.abs(dual_coef).sum())
-
-
-def svm_sign(decision: np.ndarray, scale) -> np.ndarray:
-    """±1 of SVM decision values; |f| <= TIE_TOLERANCE · scale counts as 0, and sign(0) = +1."""
-    return np.where(decision >= -TIE_TOLERANCE * np.asarray(scale), 1.0, -1.0)
 
 
 # ============================================================================ boosting pieces

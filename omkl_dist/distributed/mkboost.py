@@ -1,11 +1,11 @@
 """MKBoost on Dask: a boosting trial's per-kernel SVM fits run as parallel Dask tasks.
 
-:class:`DaskExecutor` implements :class:`omkl_dist.algorithms.mkboost.TaskRunner` on a client the
+:class:`DaskExecutor` implements :class:`omkl_dist.algorithms.mkboost_runners.TaskRunner` on a client the
 caller passes in (never a global one):
 
 * ``share`` scatters the fit's training data (per one-vs-one pair: rows and labels, plus the
   kernel pool and C) to every worker once, with ``broadcast=True``;
-* ``map`` scatters the round's resamples (:class:`~omkl_dist.algorithms.mkboost.TrialSamples`) to
+* ``map`` scatters the round's resamples (:class:`~omkl_dist.algorithms.mkboost_tasks.TrialSamples`) to
   every worker once and runs the round's (pair, kernel) fits as Dask tasks -- batched, about
   ``tasks_per_thread`` tasks per worker thread, since on small data a single SVM fit (milliseconds)
   is too small to pay a task's scheduling cost -- each item naming only its pair and kernel and

@@ -26,11 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from ..combiners import hedge
+
+if TYPE_CHECKING:
+    from ..scoring.program import KernelProgram
+    from .local import Rounds
 
 
 class Rule(IntEnum):
@@ -63,42 +67,42 @@ class Engine(Protocol):
     kernel_ids: np.ndarray
     kernel_mistakes: np.ndarray
 
-    def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
+    def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict[str, Any]:
         """Predict each row, then learn from it: ``mistakes``, ``score`` (and ``F``)."""
 
     def kernel_scores(self, X: np.ndarray) -> np.ndarray:
         """Per-kernel (per-class) decision values of the current model."""
 
-    def rows(self, X):
+    def rows(self, X: Any) -> Any:
         """``X`` (dense or ``scipy.sparse``) as this engine keeps rows: a dense array, or CSR for an
         engine on sparse rows (:mod:`omkl_dist.scoring.rows`)."""
 
-    def state(self) -> tuple[dict, dict]:
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The full state: (numeric arrays, JSON-able scalars)."""
 
     @classmethod
-    def from_state(cls, program, arrays: dict, scalars: dict) -> Engine:
+    def from_state(cls, program: KernelProgram, arrays: dict[str, np.ndarray], scalars: dict[str, Any]) -> Engine:
         """The engine that continues exactly where :meth:`state` was taken."""
 
     # --- distribution ----------------------------------------------------------------------
     @staticmethod
-    def splits_rows(scalars: dict) -> bool:
+    def splits_rows(scalars: dict[str, Any]) -> bool:
         """Whether a job's rounds are split by rows (one shard runs the whole recurrence) rather
         than by kernels (each shard learns its kernels, the coordinator replays the combiner)."""
 
     @staticmethod
-    def rounds(scalars: dict, program):
+    def rounds(scalars: dict[str, Any], program: KernelProgram) -> Rounds:
         """The :class:`~.local.Rounds` of a job: where its rounds (the in-process segments) end."""
 
     def shard_part(self, positions: np.ndarray) -> Engine:
         """What a kernel shard owning kernel ``positions`` keeps of this engine."""
 
-    def model_part(self):
+    def model_part(self) -> object:
         """What this shard contributes to :meth:`gather`."""
 
     @classmethod
-    def gather(cls, combiner: dict, scalars: dict, part_of: Callable[[int], object],
-               n_shards: int) -> tuple[dict, dict]:
+    def gather(cls, combiner: dict[str, np.ndarray], scalars: dict[str, Any], part_of: Callable[[int], object],
+               n_shards: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The whole state from the coordinator's ``combiner`` arrays and counters (in
         ``scalars``) and shard ``i``'s :meth:`model_part` (``part_of(i)``)."""
 
@@ -107,13 +111,13 @@ class KernelSplit(Engine, Protocol):
     """An engine whose rounds may be split by kernels (:meth:`Engine.splits_rows` False): the
     shared-pool and budget engines."""
 
-    def kernel_round(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, act: np.ndarray) -> dict:
+    def kernel_round(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, act: np.ndarray) -> dict[str, Any]:
         """A shard's part of a kernel-split round over rows (X, y) with the model's weights ``w``:
         its kernels' decision values ``F`` and what :meth:`replay_round` needs."""
 
     @staticmethod
-    def replay_round(combiner: dict, scalars: dict, y: np.ndarray, parts: Sequence[np.ndarray],
-                     outs: Sequence[dict], g: int) -> tuple[np.ndarray, object]:
+    def replay_round(combiner: dict[str, np.ndarray], scalars: dict[str, Any], y: np.ndarray,
+                     parts: Sequence[np.ndarray], outs: Sequence[dict[str, Any]], g: int) -> tuple[np.ndarray, object]:
         """Replay the combiner over a kernel-split round starting at instance ``g`` (updates the
         ``combiner`` arrays in place); returns the rows' mistakes and what the shards must apply
         before the next round (or None)."""
@@ -130,18 +134,18 @@ class RowSplit(Engine, Protocol):
         """A shard's part of a row-split round: rows ``lo:hi`` scored against the model as it is,
         ``(hi - lo, score_width)``."""
 
-    def learn_scored(self, X: np.ndarray, xsq: np.ndarray, y: np.ndarray, scores: np.ndarray) -> tuple:
+    def learn_scored(self, X: np.ndarray, xsq: np.ndarray, y: np.ndarray, scores: np.ndarray) -> tuple[Any, ...]:
         """The recurrence over a row-split round given every row's :meth:`score_rows`:
         ``(scores, score, mistakes, coef)``, what :meth:`learned_update` makes the round's update of."""
 
-    def learned_update(self, coef):
+    def learned_update(self, coef: Any) -> Any:
         """What the other shards apply (:meth:`apply_update`) after a row-split round."""
 
-    def apply_update(self, X: np.ndarray, xsq: np.ndarray, update) -> None:
+    def apply_update(self, X: np.ndarray, xsq: np.ndarray, update: Any) -> None:
         """Take a round's update (its rows ``X``, their squared norms ``xsq``)."""
 
 
-def engine_class(scalars: dict) -> type:
+def engine_class(scalars: dict[str, Any]) -> type[Engine]:
     """The engine class a saved state belongs to (``scalars["engine"]``; states from before the
     budget engine have none: the in-process engine)."""
     from .budget import BudgetEngine

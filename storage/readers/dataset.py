@@ -1,0 +1,85 @@
+"""The in-memory dataset record, and what each format's parser hands back to :func:`read_dataset`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet")
+# LIBSVM (and sparse .mat) data at least this wide stay sparse: densifying rcv1-like data (47,236
+# features, 0.16 % non-zero) would take ~600 times the memory of its values.
+SPARSE_MIN_FEATURES = 10_000
+
+#: Features as read: a dense array, or a scipy.sparse matrix for wide sparse data.
+FeatureMatrix: TypeAlias = NDArray[np.float64] | sp.csr_matrix
+
+
+@dataclass
+class Dataset:
+    """A labelled dataset held in memory.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64, C-contiguous, or scipy.sparse.csr_matrix
+        Features; a ``csr_matrix`` (float64, canonical: sorted indices, no duplicates, no stored
+        zeros) for wide sparse files, see :data:`SPARSE_MIN_FEATURES`.
+    y : ndarray of shape (n_rows,), int64
+        Internal labels: -1/+1 for binary data, 0..K-1 for K > 2 classes.
+    label_map : list of [str, int]
+        ``[original, internal]`` pairs; originals are canonical strings (see
+        :func:`omkl_dist.storage.labels.canonical`).
+    fmt : str
+        The format the file was read as (one of :data:`FORMATS`).
+    path : Path
+        The file read.
+    sha256 : str
+        Hex SHA-256 of the file bytes as stored (before decompression).
+    permutations : ndarray of shape (n_permutations, n_rows), int64, or None
+        0-based row permutations shipped with some ``.mat`` files (``ID_all``/``ID_list``).
+    feature_names : list of str or None
+        Header names of the feature columns for files with a header.
+    """
+
+    X: FeatureMatrix
+    y: NDArray[np.int64]
+    label_map: list[list[Any]]
+    fmt: str
+    path: Path
+    sha256: str
+    permutations: NDArray[np.int64] | None = None
+    feature_names: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.label_map)
+
+    @property
+    def class_counts(self) -> dict[str, int]:
+        """Rows per class, keyed by the canonical original label (declared classes included)."""
+        return {original: int(np.count_nonzero(self.y == internal)) for original, internal in self.label_map}
+
+
+@dataclass
+class ParsedFile:
+    """A parser's result: features, raw labels, and how to name a file row or column in an error."""
+
+    X: FeatureMatrix
+    y_raw: NDArray[Any]
+    line_of: Callable[[int], int]  # data row index (0-based) -> 1-based file row for messages
+    column_of: Callable[[int], object]  # feature index (0-based) -> column description for messages
+    permutations: NDArray[np.int64] | None = None
+    feature_names: list[str] | None = None

@@ -1,0 +1,225 @@
+"""Delimited text: whitespace-separated (``dense``), CSV and TSV, with or without a header row."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import DataError
+from ..labels import resolve_label_column
+from .dataset import ParsedFile
+from .detect import split_header
+from .textio import empty_file_error, first_lines, is_number, show_bytes, text_lines
+
+_LABEL_COLUMN_NAMES = ("target",)
+_DELIMITER_NAMES: dict[str | None, str] = {",": "','", "\t": "tab", ";": "';'", "|": "'|'", None: "whitespace"}
+
+
+def read_dense(content: bytes, path: Path, label_column: str | int | None = None) -> ParsedFile:
+    lines = first_lines(content, 2)
+    skip = 1 if len(lines) == 2 and _is_shape_line(lines[0], lines[1], content, path) else 0
+    return _read_delimited(content, path, delimiter=None, header=False, skip=skip, label_column=label_column)
+
+
+def read_csv(content: bytes, path: Path, label_column: str | int | None = None) -> ParsedFile:
+    return _read_delimited(content, path, delimiter=",", header=False, label_column=label_column)
+
+
+def read_csv_header(content: bytes, path: Path, label_column: str | int | None = None) -> ParsedFile:
+    return _read_delimited(content, path, delimiter=",", header=True, label_column=label_column)
+
+
+def read_tsv_header(content: bytes, path: Path, label_column: str | int | None = None) -> ParsedFile:
+    return _read_delimited(content, path, delimiter="\t", header=True, label_column=label_column)
+
+
+def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> bool:
+    """True for a leading ``"N D"`` line stating the rows and features that follow.
+
+    A shape line whose row count disagrees with the file is an error: the file was most likely
+    cut short (or extended) after it was written.
+    """
+    fields = first.split()
+    if len(fields) != 2 or not all(f.isdigit() for f in fields):
+        return False
+    n_rows, n_features = (int(f) for f in fields)
+    width = len(second.split())
+    if width == 2 or width not in (n_features, n_features + 1):
+        return False
+    found = sum(1 for _ in text_lines(content)) - 1
+    if found != n_rows:
+        raise DataError(f"the first line declares {n_rows} rows x {n_features} features but {found} data rows "
+                        "follow", path=path, row=1,
+                        fix="the file is probably truncated: re-copy it (or delete line 1 if the count is stale)")
+    return True
+
+
+def _split(line: bytes, delimiter: str | None) -> list[bytes]:
+    return line.split() if delimiter is None else line.split(delimiter.encode())
+
+
+def _read_delimited(content: bytes, path: Path, *, delimiter: str | None, header: bool, skip: int = 0,
+                    label_column: str | int | None = None) -> ParsedFile:
+    """Parse label + numeric features with numpy's C reader; diagnose in Python only on failure."""
+    body, first_number = _drop_leading_lines(content, skip)
+    first = first_lines(body, 1)
+    if not first:
+        raise empty_file_error(path)
+    names: list[str] | None = None
+    if header:
+        assert delimiter is not None  # the formats with a header are comma or tab separated
+        names = split_header(first[0], delimiter)
+        if len(names) < 2:
+            raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
+        body, first_number = _drop_leading_lines(body, 1, first_number)
+        if not body.strip():
+            raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
+    width = len(names) if names is not None else len(_split(first[0], delimiter))
+    if width < 2:
+        raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
+    label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width,
+                                                                                       path)
+    y_raw: NDArray[Any]
+    try:
+        table = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=delimiter, comments=None,
+                           quotechar='"' if delimiter else None, ndmin=2)
+        y_raw = table[:, label_col]
+    except ValueError as exc:
+        numeric_labels = _diagnose_delimited(body, first_number, path, delimiter, width, label_col, names,
+                                             chosen=label_column is not None)
+        if numeric_labels:
+            raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
+        table, y_raw = _read_string_labels(body, delimiter, width, label_col)
+    if table.shape[1] != width:  # every data row agrees, but not with the header
+        raise DataError(f"the header names {width} columns but the data rows have {table.shape[1]}", path=path,
+                        row=first_number, fix="give every column a name in the header (or drop the extra values)")
+    X = np.delete(table, label_col, axis=1)
+    feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
+    return ParsedFile(X=X, y_raw=y_raw, line_of=_data_line_mapper(body, first_number, delimiter),
+                      column_of=_column_namer(label_col, names), feature_names=feature_names)
+
+
+def _read_string_labels(body: bytes, delimiter: str | None, width: int, label_col: int
+                        ) -> tuple[NDArray[np.float64], NDArray[np.str_]]:
+    """Second pass for files whose labels are words (``g``/``b``): features numeric, labels str."""
+    quote = '"' if delimiter else None
+    feature_cols = [i for i in range(width) if i != label_col]
+    X = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=delimiter, comments=None, quotechar=quote,
+                   usecols=feature_cols, ndmin=2)
+    y = np.loadtxt(io.BytesIO(body), dtype=str, delimiter=delimiter, comments=None, quotechar=quote,
+                   usecols=[label_col], ndmin=1)
+    table = np.zeros((len(X), width), dtype=np.float64)
+    table[:, feature_cols] = X
+    return table, np.char.strip(y)
+
+
+def _label_column(names: list[str] | None) -> int:
+    if names:
+        lowered = [n.lower() for n in names]
+        for candidate in _LABEL_COLUMN_NAMES:
+            if candidate in lowered:
+                return lowered.index(candidate)
+    return 0
+
+
+def _column_namer(label_col: int, names: list[str] | None) -> Callable[[int], str]:
+    def column_of(j: int) -> str:
+        file_col = j + (1 if j >= label_col else 0)
+        return f"{file_col + 1} ({names[file_col]!r})" if names else str(file_col + 1)
+
+    return column_of
+
+
+def _drop_leading_lines(content: bytes, n_nonblank: int, first_number: int = 1) -> tuple[bytes, int]:
+    """Drop leading blank lines and then ``n_nonblank`` lines (a header or a shape line).
+
+    Returns the rest and the file line number of its first line.
+    """
+    pos, dropped, number = 0, 0, first_number
+    while pos < len(content):
+        end = content.find(b"\n", pos)
+        end = len(content) if end < 0 else end + 1
+        if content[pos:end].strip():
+            if dropped == n_nonblank:
+                break
+            dropped += 1
+        pos, number = end, number + 1
+    return content[pos:], number
+
+
+def _data_line_mapper(body: bytes, first_number: int, delimiter: str | None) -> Callable[[int], int]:
+    """Map a data-row index to its file line number; computed lazily (only errors need it)."""
+    cache: list[list[int]] = []
+
+    def line_of(i: int) -> int:
+        if not cache:
+            cache.append([n for n, _ in text_lines(body, first_number=first_number, delimiter=delimiter)])
+        return cache[0][i]
+
+    return line_of
+
+
+def _wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int) -> DataError:
+    expected = _DELIMITER_NAMES[delimiter]
+    found = [d for d in (",", "\t", ";", "|") if d != delimiter and d.encode() in line]
+    if found:
+        seen = _DELIMITER_NAMES[found[0]]
+        hint = {",": "csv or csv_header", "\t": "tsv_header (or dense if it has no header)"}.get(
+            found[0], f"re-save it with {expected} separators")
+        return DataError(f"expected delimiter {expected} but the line has none; it looks {seen}-separated",
+                         path=path, row=row, fix=f"read it as {hint} (fmt=..., --format)")
+    return DataError(f"only one field (expected delimiter {expected}); a row needs a label and at least one feature",
+                     path=path, row=row, fix="check the delimiter and the format (fmt=..., --format)")
+
+
+def _diagnose_delimited(body: bytes, first_number: int, path: Path, delimiter: str | None, width: int,
+                        label_col: int, names: list[str] | None, chosen: bool = False) -> bool:
+    """Find the first bad row (ragged, non-numeric feature, empty field) and raise a DataError.
+
+    Returns whether every label is numeric when no feature problem is found, so the caller
+    knows whether word labels explain numpy's failure.
+    """
+    numeric_labels = True
+    column_of = _column_namer(label_col, names)
+    reference: int | None = None
+    for number, line in text_lines(body, first_number=first_number, delimiter=delimiter):
+        if not line.strip():
+            raise DataError("line of only spaces inside the data", path=path, row=number, fix="delete the line")
+        fields = _split(line, delimiter)
+        if len(fields) != width:
+            _raise_ragged(line, delimiter, path, number, len(fields), width, reference, names)
+        reference = reference or number
+        for i, raw in enumerate(fields):
+            value = raw.strip().strip(b'"')
+            if i == label_col:
+                numeric_labels = numeric_labels and is_number(value)
+                if not value:
+                    raise DataError("empty label", path=path, row=number, column=i + 1, fix="fill in or drop the row")
+                continue
+            if not is_number(value):
+                problem = "empty field (missing value)" if not value else f"non-numeric value {show_bytes(value)}"
+                fix = "features must be numbers: correct the value, impute it, or drop the row"
+                if value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
+                    where = "first" if i == 0 else "last"
+                    fix = (f"if the {where} column holds the labels, pass --label-column {where} "
+                           f"(label_column={where!r}); otherwise " + fix)
+                elif value and not chosen:
+                    fix = f"if column {i + 1} holds the labels, pass --label-column {i}; otherwise " + fix
+                if number == first_number and names is None:
+                    fix += "; if this line is a header, read the file as csv_header/tsv_header (fmt=...)"
+                raise DataError(problem, path=path, row=number, column=column_of(i - (i > label_col)), fix=fix)
+    return numeric_labels
+
+
+def _raise_ragged(line: bytes, delimiter: str | None, path: Path, number: int, got: int, width: int,
+                  reference: int | None, names: list[str] | None) -> NoReturn:
+    if got == 1 and delimiter is not None:
+        raise _wrong_delimiter(line, delimiter, path, row=number)
+    like = " (as in the header)" if names else f" (as in row {reference})" if reference else ""
+    raise DataError(f"ragged row: {got} fields, expected {width}{like}", path=path, row=number,
+                    fix="every row needs the label and all features; fix or drop the row")

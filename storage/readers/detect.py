@@ -1,0 +1,114 @@
+"""Which format a file is in: the name given (:func:`check_format`) or one guessed from its content.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from pathlib import Path
+
+from ..errors import DataError
+from .dataset import FORMATS
+from .textio import empty_file_error, first_lines, is_number
+
+# Names used elsewhere (MANIFEST.json, other tools) for the same formats.
+_FORMAT_ALIASES = {"dense_ws": "dense", "svmlight": "libsvm"}
+_SNIFF_LINES = 20
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
+    """Guess the format of decompressed ``content`` read from ``path``.
+
+    Rules, in order:
+
+    1. content starting ``MATLAB`` (v5/v7.3 header), an HDF5 signature, or a name ending in
+       ``.mat`` (before any ``.gz``) -> ``"mat"``;
+    2. NUL bytes in the first 4 KiB -> error (binary file of unknown kind);
+    3. among the first 20 non-blank lines, one whose second whitespace token looks like
+       ``index:value`` -> ``"libsvm"``;
+    4. first non-blank line contains a tab -> ``"tsv_header"`` if it is a header (see below),
+       else ``"dense"`` (tabs are whitespace);
+    5. first non-blank line contains a comma -> ``"csv_header"`` if it is a header, else ``"csv"``;
+    6. otherwise -> ``"dense"``.
+
+    A first line is a header when one of its fields is not a number (a numeric row that merely
+    mixes tabs and spaces is not), or when its fields are the consecutive integers
+    ``0, 1, 2, ...`` (at least three) -- the column names pandas writes for an unnamed frame, as in
+    ``a1a.csv`` -- and the second line is not.
+    """
+    path = Path(path)
+    if is_hdf5(content) or content.startswith(b"MATLAB") or _stem_suffix(path) == ".mat":
+        return "mat"
+    if b"\x00" in content[:4096]:
+        raise DataError("binary content that is not a MATLAB .mat file", path=path,
+                        fix=f"convert it to one of the supported formats {FORMATS}")
+    lines = first_lines(content, _SNIFF_LINES)
+    if not lines:
+        raise empty_file_error(path)
+    if any(_looks_libsvm(line) for line in lines):
+        return "libsvm"
+    first = lines[0]
+    second = lines[1] if len(lines) > 1 else None
+    if b"\t" in first:
+        return "tsv_header" if _is_header(first, second, "\t") else "dense"
+    if b"," in first:
+        return "csv_header" if _is_header(first, second, ",") else "csv"
+    return "dense"
+
+
+def check_format(fmt: str, path: object) -> str:
+    fmt = _FORMAT_ALIASES.get(fmt, fmt)
+    if fmt not in FORMATS:
+        raise DataError(f"unknown format {fmt!r}", path=path, fix=f"use one of {', '.join(FORMATS)} or omit it")
+    return fmt
+
+
+def _stem_suffix(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return Path(name).suffix
+
+
+def is_hdf5(content: bytes) -> bool:
+    # MATLAB v7.3 files are HDF5 with a 512-byte text header before the HDF5 signature.
+    return content.startswith(_HDF5_SIGNATURE) or content[512:520] == _HDF5_SIGNATURE or \
+        content.startswith(b"MATLAB 7.3")
+
+
+_LIBSVM_TOKEN = re.compile(rb"^\d+:\S*$")
+
+
+def _looks_libsvm(line: bytes) -> bool:
+    tokens = line.split()
+    return len(tokens) > 1 and bool(_LIBSVM_TOKEN.match(tokens[1]))
+
+
+def _is_consecutive_ints(fields: list[str]) -> bool:
+    try:
+        ints = [int(f) for f in fields]
+    except ValueError:
+        return False
+    return len(ints) >= 3 and ints == list(range(len(ints)))
+
+
+def split_header(line: bytes, delimiter: str) -> list[str]:
+    return [f.strip() for f in next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter))]
+
+
+def _is_header(first: bytes, second: bytes | None, delimiter: str) -> bool:
+    fields = split_header(first, delimiter)
+    if all(is_number(f) for f in fields):
+        return _is_consecutive_ints(fields) and (
+            second is None or not _is_consecutive_ints(split_header(second, delimiter)))
+    # A numeric row that mixes tabs and spaces is dense text, not a header.
+    if delimiter == "\t" and all(is_number(t) for t in first.split()):
+        return False
+    if second is None:
+        return True
+    below = split_header(second, delimiter)
+    # A header names columns that hold numbers below it; a first row whose words stand where the
+    # next row has words too (word labels such as yes/no or g/h) is data.
+    return len(below) != len(fields) or any(not is_number(a) and is_number(b) for a, b in zip(fields, below))

@@ -1,0 +1,139 @@
+"""The entry point: read any supported file into a :class:`Dataset`, handing the parsing to the format's module."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataError
+from ..labels import encode_labels
+from ..tables import is_table_source
+from .dataset import Dataset, FeatureMatrix, ParsedFile
+from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header
+from .detect import check_format, detect_format
+from .libsvm import read_libsvm
+from .mat import read_mat
+from .parquet import read_table
+from .textio import decompress, read_bytes
+
+_DELIMITED = ("dense", "csv", "csv_header", "tsv_header")
+# the parser of each format; the delimited ones also take label_column=, libsvm n_features= and sparse=
+_READERS: dict[str, Callable[..., ParsedFile]] = {
+    "libsvm": read_libsvm,
+    "dense": read_dense,
+    "csv": read_csv,
+    "csv_header": read_csv_header,
+    "tsv_header": read_tsv_header,
+    "mat": read_mat,
+}
+
+
+def read_dataset(path: str | os.PathLike[str], *, fmt: str | None = None, classes: Iterable[Any] | None = None,
+                 n_classes: int | None = None, n_features: int | None = None,
+                 label_column: str | int | None = None, positive_class: object = None,
+                 features: list[str] | str | None = None, sparse: bool | None = None) -> Dataset:
+    """Read a labelled dataset file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, gzip-compressed or plain; or a parquet file or folder of parquet files.
+    fmt : str, optional
+        One of ``"libsvm"``, ``"dense"``, ``"csv"``, ``"csv_header"``, ``"tsv_header"``,
+        ``"mat"``, ``"parquet"``. Detected from name and content when omitted (see
+        :func:`detect_format`; parquet by its magic bytes, its suffix or a folder of such files).
+    classes : sequence, optional
+        Declared original classes, e.g. ``["-1", "1"]``. Needed for a one-class split (such as
+        a test file holding only positives) so its labels map like the training split's.
+    n_classes : int, optional
+        Expected number of classes; data with more classes is refused.
+    n_features : int, optional
+        The feature count. LIBSVM: indices above it are an error and rows using fewer features
+        get zero columns (default: the largest index). Other formats: must equal their columns.
+    label_column : str or int, optional
+        CSV/TSV/dense text: the column holding the labels -- ``"first"``, ``"last"``, a 0-based
+        index (negative counts from the end) or a header name. Default: a header column named
+        ``target``, else the first column.
+    positive_class : str or number, optional
+        Binary data: the original label that becomes +1 (default: the larger of the two in
+        numeric, then lexical, order).
+    features : list of str or str, optional
+        Parquet: the feature columns (default: every column but the label; each must be numeric).
+    sparse : bool, optional
+        LIBSVM and sparse ``.mat`` data: return ``X`` as a ``csr_matrix`` (True) or densified
+        (False, refused when the dense matrix cannot fit). Default: sparse exactly when the data
+        has at least :data:`SPARSE_MIN_FEATURES` features. Other formats are always dense.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DataError
+        The file is missing, empty, truncated, malformed or its labels don't fit the request.
+    """
+    path = Path(path)
+    if fmt == "parquet" or (fmt is None and is_table_source(path)):
+        return read_table(path, classes=classes, n_classes=n_classes, label_column=label_column,
+                          positive_class=positive_class, features=features)
+    if features is not None:
+        raise DataError("feature columns are chosen for parquet tables only", path=path, fix="drop --features")
+    stored = read_bytes(path)
+    sha = hashlib.sha256(stored).hexdigest()
+    content = decompress(stored, path)
+    fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
+    if label_column is not None and fmt not in _DELIMITED:
+        raise DataError(f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
+                        path=path, fix="drop --label-column (LIBSVM and .mat files say where their labels are)")
+    if fmt == "libsvm":
+        parsed = read_libsvm(content, path, n_features=n_features, sparse=sparse)
+    elif fmt in _DELIMITED:
+        parsed = _READERS[fmt](content, path, label_column=label_column)
+    elif fmt == "mat":
+        parsed = read_mat(content, path, sparse=sparse)
+    else:
+        parsed = _READERS[fmt](content, path)
+        if n_features is not None and parsed.X.shape[1] != n_features:
+            raise DataError(f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
+                            path=path, fix="drop --n-features (it is for LIBSVM files) or correct it")
+    _check_finite(parsed, path)
+    y, label_map = encode_labels(parsed.y_raw, classes=classes, n_classes=n_classes, positive_class=positive_class,
+                                 path=path, line_of=parsed.line_of)
+    X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
+    return Dataset(X=X, y=y, label_map=label_map, fmt=fmt, path=path, sha256=sha, permutations=parsed.permutations,
+                   feature_names=parsed.feature_names)
+
+
+def _canonical_csr(X: FeatureMatrix) -> sp.csr_matrix:
+    """A float64 csr_matrix with sorted indices, no duplicates and no stored zeros (``3:0`` in a
+    LIBSVM row is not a non-zero): the form the csr layout stores and streams back."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X
+
+
+def _check_finite(parsed: ParsedFile, path: Path) -> None:
+    if sp.issparse(parsed.X):
+        X = sp.csr_matrix(parsed.X)
+        bad = np.flatnonzero(~np.isfinite(X.data))
+        if not len(bad):
+            return
+        row, col = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1, int(X.indices[bad[0]])
+        value = float(X.data[bad[0]])
+    else:
+        finite = np.isfinite(parsed.X)
+        if finite.all():
+            return
+        row = int(np.flatnonzero(~finite.all(axis=1))[0])
+        col = int(np.flatnonzero(~finite[row])[0])
+        value = float(parsed.X[row, col])
+    raise DataError(f"non-finite feature value {value!r}", path=path, row=parsed.line_of(row),
+                    column=parsed.column_of(col), fix="impute or drop missing/infinite values before ingesting")

@@ -1,0 +1,97 @@
+"""Bytes in: read a file, undo its gzip, and the line helpers every text format's parser uses.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import DataError
+
+# Other compressions we recognise only to give a useful error.
+_OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd"}
+
+
+def read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise DataError("no such file", path=path, fix="check the path, or give a registry name (`omkl data list`)")
+    if path.is_dir():
+        raise DataError("is a directory, not a data file", path=path,
+                        fix="give the data file inside it (an ingested dataset is opened with open_stream)")
+    data = path.read_bytes()
+    if not data:
+        raise empty_file_error(path)
+    return data
+
+
+def empty_file_error(path: object) -> DataError:
+    return DataError("empty file: no data rows", path=path, fix="check the file was copied or exported completely")
+
+
+def decompress(stored: bytes, path: Path) -> bytes:
+    """Gunzip when the gzip magic bytes are present; refuse other compressions clearly."""
+    if stored[:2] == b"\x1f\x8b":
+        try:
+            content = gzip.decompress(stored)
+        except EOFError:
+            raise DataError("truncated gzip file: the compressed stream ends before its end marker", path=path,
+                            fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage") from None
+        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+            raise DataError(f"corrupt gzip file ({exc})", path=path,
+                            fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage") from None
+        if not content.strip():
+            raise empty_file_error(path)
+        return _strip_bom(content)
+    for magic, name in _OTHER_MAGIC.items():
+        if stored.startswith(magic):
+            raise DataError(f"{name}-compressed file; only gzip is read", path=path,
+                            fix="decompress it, or re-compress it with gzip")
+    if not stored.strip():
+        raise empty_file_error(path)
+    return _strip_bom(stored)
+
+
+def _strip_bom(content: bytes) -> bytes:
+    """Drop a UTF-8 byte-order mark (spreadsheet exports write one): it would make the first row's
+    first field non-numeric, so the row would be taken for a header and lost."""
+    return content[len(codecs.BOM_UTF8):] if content.startswith(codecs.BOM_UTF8) else content
+
+
+def first_lines(content: bytes, n: int) -> list[bytes]:
+    out: list[bytes] = []
+    for line in io.BytesIO(content):
+        if line.strip():
+            out.append(line.rstrip(b"\r\n"))
+            if len(out) == n:
+                break
+    return out
+
+
+def text_lines(content: bytes, *, first_number: int = 1, delimiter: str | None = None
+               ) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, line)`` for the lines numpy's reader treats as rows.
+
+    numpy skips empty lines; with whitespace as the delimiter it also skips lines of spaces,
+    while with ``,`` or tab such a line is a (bad) row, so it is yielded for the diagnosis.
+    """
+    for number, line in enumerate(content.split(b"\n"), start=first_number):
+        line = line.rstrip(b"\r")
+        if (line.strip() if delimiter is None else line):
+            yield number, line
+
+
+def is_number(text: str | bytes) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def show_bytes(value: bytes, limit: int = 40) -> str:
+    text = value.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
