@@ -28,7 +28,7 @@ _ROLE_RE = re.compile(r"view '([^']+)'")
 
 def format_groups(groups: dict) -> dict:
     """``{name: column indices}`` → ``{name: "lo:hi,..."}`` (the meta form)."""
-    from omkl_dist.kernels.specs import format_columns
+    from omkl_dist.kernels.grammar import format_columns
 
     return {name: format_columns(tuple(cols)) for name, cols in groups.items()}
 
@@ -36,7 +36,7 @@ def format_groups(groups: dict) -> dict:
 def checked_groups(groups: dict, n_features: int, path) -> dict:
     """``{name: column indices or "lo:hi" text}`` checked against the data's width: names valid,
     columns within it, no column in two groups. Returns ``{name: column indices}``."""
-    from omkl_dist.kernels.specs import check_columns, check_group_name, parse_columns
+    from omkl_dist.kernels.grammar import check_columns, check_group_name, parse_columns
 
     out, owner = {}, {}
     try:
@@ -62,7 +62,7 @@ def checked_groups(groups: dict, n_features: int, path) -> dict:
 
 def feature_groups(meta: dict) -> dict | None:
     """The feature groups a dataset's meta records, ``{name: column indices}``, or None."""
-    from omkl_dist.kernels.specs import parse_columns
+    from omkl_dist.kernels.grammar import parse_columns
 
     groups = meta.get("feature_groups")
     if groups is None:
