@@ -55,6 +55,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from omkl_dist._validation import Satisfies, StrOptions, check_array, check_param, validate_params
+
 __all__ = ["METHODS", "Scaler"]
 
 METHODS = ("none", "minmax", "standard")
@@ -65,55 +67,15 @@ _FORMAT_VERSION = 1
 _STATE_ARRAYS = {"none": (), "minmax": ("min_", "max_"), "standard": ("mean_", "m2_")}
 
 
-def _check_method(method) -> str:
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    return method
-
-
-def _check_range(feature_range) -> tuple[float, float]:
+def _feature_range(feature_range) -> tuple[float, float] | None:
+    """``(lo, hi)`` as floats; None when it is not a pair of numbers."""
     try:
         lo, hi = (float(v) for v in feature_range)
     except (TypeError, ValueError):
-        raise ValueError(f"feature_range must be a pair (lo, hi) of numbers, got {feature_range!r}") from None
+        return None
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"feature_range must satisfy lo < hi (both finite), got {feature_range!r}")
+        raise ValueError(f"Scaler: feature_range must satisfy lo < hi (both finite), got {feature_range!r}")
     return lo, hi
-
-
-def _as_2d_finite(X, what: str, row_offset: int = 0):
-    """X as a 2-D float64 array (no copy when already one), or a canonical float64 CSR matrix for
-    sparse input; NaN/inf are reported by position."""
-    if sp.issparse(X):
-        return _as_csr_finite(X, what, row_offset)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"{what}: expected a 2-D array (n_samples, n_features), got shape {X.shape}")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise ValueError(
-            f"{what}: X contains {float(X[r, c])} at row {row_offset + int(r)}, column {int(c)} (0-based); "
-            "remove or impute non-finite values before scaling"
-        )
-    return X
-
-
-def _as_csr_finite(X, what: str, row_offset: int = 0) -> sp.csr_matrix:
-    """A sparse X as a float64 csr_matrix without duplicate entries (the per-column counts of the
-    statistics need one entry per row and column); no copy when it already is one."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    bad = np.flatnonzero(~np.isfinite(X.data))
-    if len(bad):
-        r = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
-        raise ValueError(
-            f"{what}: X contains {float(X.data[bad[0]])} at row {row_offset + r}, column {int(X.indices[bad[0]])} "
-            "(0-based); remove or impute non-finite values before scaling"
-        )
-    return X
 
 
 def _sparse_min_max(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -190,6 +152,11 @@ class Scaler:
     True
     """
 
+    _parameter_constraints = {
+        "method": [StrOptions(METHODS)],
+        "feature_range": [Satisfies(_feature_range, "a pair (lo, hi) of numbers")],
+    }
+
     def __init__(self, method: str = "none", feature_range: tuple[float, float] = (0.0, 1.0)):
         self.method = method
         self.feature_range = feature_range
@@ -218,7 +185,7 @@ class Scaler:
         Scaler
             ``self``.
         """
-        _check_method(self.method)
+        validate_params(self, ["method"])
         self._reset()
         return self.partial_fit(X)
 
@@ -240,16 +207,18 @@ class Scaler:
         ValueError
             Invalid parameters, a frozen scaler, a feature-count mismatch or non-finite values.
         """
-        method = _check_method(self.method)
+        method = validate_params(self, ["method"])["method"]
         if method == "minmax":
-            _check_range(self.feature_range)
+            validate_params(self, ["feature_range"])
         if getattr(self, "frozen_", False):
             raise ValueError(
                 f"this Scaler is frozen (fitted on the first {self.n_seen_} rows); "
                 "call fit() to start over instead of partial_fit()"
             )
         fitted = hasattr(self, "n_features_in_")
-        X = _as_2d_finite(X, "partial_fit", row_offset=self.n_seen_ if fitted else 0)
+        # sparse X stays CSR (never densified); row numbers in messages count from the stream's start
+        X = check_array(X, owner="Scaler.partial_fit", sparse="csr", non_empty=False, contiguous=False,
+                        row_offset=self.n_seen_ if fitted else 0)
         if fitted and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
                              f"{self.n_features_in_} features")
@@ -321,7 +290,7 @@ class Scaler:
         """
         if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
             raise ValueError(f"n_rows must be an integer >= 1, got {n_rows!r}")
-        _check_method(self.method)
+        validate_params(self, ["method"])
         self._reset()
         needed = int(n_rows)
         held = []  # rows not yet folded in: statistics are merged in pieces of PREFIX_PIECE rows
@@ -356,7 +325,7 @@ class Scaler:
     def _derive(self) -> None:
         """Recompute ``scale_`` (and ``var_``, or minmax's affine map ``x * _mul + _add``)."""
         if self.method == "minmax":
-            lo, hi = _check_range(self.feature_range)
+            lo, hi = validate_params(self, ["feature_range"])["feature_range"]
             span = self.max_ - self.min_
             const = span == 0.0
             self.scale_ = np.where(const, 1.0, span)
@@ -422,7 +391,7 @@ class Scaler:
             sparse X with a scaling that does not keep zeros at zero.
         """
         self._check_fitted("transform")
-        X = _as_2d_finite(X, "transform")
+        X = check_array(X, owner="Scaler.transform", sparse="csr", non_empty=False, contiguous=False, row_offset=0)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
                              f"{self.n_features_in_} features")
@@ -501,8 +470,9 @@ class Scaler:
         if d.get("version") != _FORMAT_VERSION:
             raise ValueError(f"Scaler format version {d.get('version')!r} is not supported "
                              f"(this omkl-dist reads {_FORMAT_VERSION})")
-        method = _check_method(d.get("method"))
-        feature_range = _check_range(d.get("feature_range", (0.0, 1.0)))
+        method = check_param("Scaler", "method", d.get("method"), cls._parameter_constraints["method"])
+        feature_range = check_param("Scaler", "feature_range", d.get("feature_range", (0.0, 1.0)),
+                                    cls._parameter_constraints["feature_range"])
         s = cls(method=method, feature_range=feature_range)
         if not d.get("fitted"):
             return s

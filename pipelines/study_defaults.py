@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from omkl_dist._validation import did_you_mean
 from omkl_dist.defaults import SCALE_ROWS  # the scaler's window: the first rows of each permuted stream
 
 MAX_ROWS = 3_000  # rows of each permutation a run learns (default of --max-rows)
@@ -83,7 +84,7 @@ def kernel_param(algorithm: str) -> tuple[str, str]:
     """(parameter name, unnormalised default spec) of a study algorithm's kernels: its default pool
     (or for the Perceptron its default single kernel) without its ``+norm`` -- the papers' kernels."""
     from omkl_dist.algorithms.registry import ALGORITHMS
-    from omkl_dist.kernels.specs import strip_norm
+    from omkl_dist.kernels.grammar import strip_norm
 
     params = ALGORITHMS[STUDY_ALGORITHMS[algorithm][0]]().get_params()
     name = "kernel" if "kernel" in params else "kernels"
@@ -99,15 +100,13 @@ def normalized_spec(spec: str) -> str:
 
 def resolve_names(text, known: list[str], what: str) -> list[str]:
     """Comma-separated ``text`` as names of ``known`` (all when None), each once, in ``known``'s order."""
-    import difflib
-
     if text is None:
         return list(known)
     names = [part.strip() for part in str(text).split(",") if part.strip()]
     for name in names:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            hint = did_you_mean(name, known, quote=False)
+            hint = f" ({hint})" if hint else ""
             raise ValueError(f"unknown {what} {name!r}{hint}; choose from {', '.join(known)}")
     if not names:
         raise ValueError(f"no {what} given; choose from {', '.join(known)}")

@@ -7,12 +7,13 @@ round-trips through JSON and can be re-applied to a matching test split.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from omkl_dist._validation import did_you_mean
 
 from .errors import DataError
 
@@ -140,8 +141,8 @@ def resolve_label_column(spec: str | int, names: list[str] | None, width: int, p
             return names.index(text)
         if text.lower() in lowered:
             return lowered.index(text.lower())
-        near = difflib.get_close_matches(text, names, n=3)
-        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else f"; the columns are {names}"
+        hint = did_you_mean(text, names)
+        hint = f"; {hint}" if hint else f"; the columns are {names}"
         raise DataError(f"no column named {text!r}{hint}", path=path, fix="name a header column (--label-column)")
     raise DataError(f"the file has no header, so no column is named {text!r}", path=path,
                     fix="pass first, last or a 0-based column index (--label-column)")

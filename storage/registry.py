@@ -11,12 +11,13 @@ Each file in the manifest can be addressed in three ways:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any, TypeAlias
+
+from omkl_dist._validation import close_matches
 
 from .datadir import data_dir as _default_data_dir
 from .errors import DataError
@@ -172,7 +173,7 @@ def _stem_aliases(filename: str) -> list[str]:
 
 
 def _unknown(text: str, manifest: Manifest) -> DataError:
-    close = difflib.get_close_matches(text, sorted(aliases(manifest)), n=5, cutoff=0.6)
+    close = close_matches(text, sorted(aliases(manifest)), n=5)
     hint = f" (close matches: {', '.join(repr(c) for c in close)})" if close else ""
     return DataError(f"no such file or registered dataset {text!r}{hint}",
                      fix="run `omkl data list` to see the registered datasets, or give the path of an existing file")

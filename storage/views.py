@@ -34,7 +34,7 @@ ViewSource: TypeAlias = "str | os.PathLike[str] | dict[str, str] | dict[str, Pat
 
 def format_groups(groups: Mapping[str, Iterable[int]]) -> dict[str, str]:
     """``{name: column indices}`` → ``{name: "lo:hi,..."}`` (the meta form)."""
-    from omkl_dist.kernels.specs import format_columns
+    from omkl_dist.kernels.grammar import format_columns
 
     return {name: format_columns(tuple(cols)) for name, cols in groups.items()}
 
@@ -43,7 +43,7 @@ def checked_groups(groups: Mapping[str, str | Iterable[int]], n_features: int, p
                    ) -> dict[str, tuple[int, ...]]:
     """``{name: column indices or "lo:hi" text}`` checked against the data's width: names valid,
     columns within it, no column in two groups. Returns ``{name: column indices}``."""
-    from omkl_dist.kernels.specs import check_columns, check_group_name, parse_columns
+    from omkl_dist.kernels.grammar import check_columns, check_group_name, parse_columns
 
     out: dict[str, tuple[int, ...]] = {}
     owner: dict[int, str] = {}
@@ -70,7 +70,7 @@ def checked_groups(groups: Mapping[str, str | Iterable[int]], n_features: int, p
 
 def feature_groups(meta: Mapping[str, Any]) -> dict[str, tuple[int, ...]] | None:
     """The feature groups a dataset's meta records, ``{name: column indices}``, or None."""
-    from omkl_dist.kernels.specs import parse_columns
+    from omkl_dist.kernels.grammar import parse_columns
 
     groups = meta.get("feature_groups")
     if groups is None:

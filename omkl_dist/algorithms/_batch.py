@@ -1,197 +1,40 @@
 """Shared helpers of the batch multiple-kernel classifiers (MKBoost, SimpleMKL, Lp-MKL).
 
-Parameter and input checks with messages that name the parameter, the allowed values and the value
-received; label coding; one-vs-one pairs and their vote; a guard against kernels whose Gram values
-overflow; and evaluation of many precomputed-kernel SVMs on new rows through one shared set of
-support vectors.
+One-vs-one pairs and their vote; a guard against kernels whose Gram values overflow; and evaluation
+of many precomputed-kernel SVMs on new rows through one shared set of support vectors. Parameter,
+input and label checks are :mod:`omkl_dist._validation`'s.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy import sparse
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import column_or_1d
 
-from ..kernels import KernelPool
-from ..scoring.rows import as_csr
+from .._validation import Satisfies
+from ..kernels import KernelPool, make_pool
 
 # Rows of new data evaluated at once against the support vectors: bounds a kernel block to
 # about 32 MB whatever the test-set size.
 _PREDICT_CELLS = 1 << 22
 
 
-# ----------------------------------------------------------------------------- parameters
-def check_choice(owner: str, name: str, value, allowed) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{owner}: {name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
-    return value
-
-
-def check_int(owner: str, name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{owner}: {name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def check_real(owner: str, name: str, value, *, low: float, high: float = math.inf,
-               low_open: bool = True, high_open: bool = True) -> float:
-    """A real number in the interval given by ``low``/``high`` and the open/closed flags."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
-    if ok:
-        v = float(value)
-        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ValueError(f"{owner}: {name} must be a finite real number in {interval}, got {value!r}")
-    return float(value)
-
-
-def resolve_seed(owner: str, random_state) -> int:
-    """``random_state`` as a non-negative int; ``None`` draws a fresh one from the OS."""
-    if random_state is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ValueError(f"{owner}: random_state must be None or a non-negative integer, got {random_state!r}")
-    return int(random_state)
-
-
 # ----------------------------------------------------------------------------- inputs
-def densified(owner: str, X):
-    """A ``scipy.sparse`` matrix or array (CSR, CSC, COO, ...) as a dense float64 array -- the
-    kernels here compute on dense rows, so the results equal the dense input's -- refusing one
-    whose dense form cannot fit in memory; anything else is returned as it is."""
-    if not sparse.issparse(X):
-        return X
-    if X.ndim != 2:
-        raise ValueError(f"{owner}: X must be 2-D (n_samples, n_features), got a sparse array of shape {X.shape}")
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"{owner}: X must be numeric, got a sparse matrix of dtype {X.dtype}")
-    import psutil
-
-    need = X.shape[0] * X.shape[1] * 8
-    available = psutil.virtual_memory().available
-    if need > available // 2:
-        raise ValueError(f"{owner}: this sparse X of shape {X.shape} needs {need / 2**30:.1f} GiB as dense rows, more "
-                         f"than half of the {available / 2**30:.1f} GiB available; pass it in row blocks "
-                         "(partial_fit) or stream it from an ingested dataset")
-    return X.toarray().astype(np.float64, copy=False)
+KERNEL_SPEC = Satisfies(make_pool, "a kernel pool spec (e.g. 'omkc16' or 'gaussian:0.5,1;linear')")
+"""The parameter constraint of ``kernels``: what :func:`~omkl_dist.kernels.make_pool` reads (its
+message names an unknown kernel and its close matches)."""
 
 
 class AcceptsSparse:
-    """scikit-learn's tag for estimators that take ``scipy.sparse`` X (densified, see :func:`densified`)."""
+    """scikit-learn's tag for estimators that take ``scipy.sparse`` X (densified, or kept as CSR rows:
+    :func:`~omkl_dist._validation.check_array`)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def check_X(owner: str, X, n_features: int | None = None) -> np.ndarray:
-    """``X`` (dense, or ``scipy.sparse``: :func:`densified`) as a fresh-or-shared C-contiguous
-    float64 2-D array with finite values (never modified); with ``n_features``, of that width.
-    The one input check of every estimator here, online and batch: its messages name the problem,
-    where it is and the fix, and contain the phrases scikit-learn's own checks look for."""
-    X = densified(owner, X)
-    try:
-        X = np.asarray(X)
-        if X.dtype.kind == "c":
-            raise ValueError("Complex data not supported; pass real-valued features")
-        X = X.astype(np.float64, copy=False)
-    except (TypeError, ValueError) as exc:  # the exception type scikit-learn's check_array raises
-        raise type(exc)(f"{owner}: X must be numeric ({exc})") from None
-    if X.ndim != 2:
-        raise ValueError(f"{owner}: X must be a 2-D array (n_samples, n_features), got shape {X.shape}; "
-                         "Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
-    if X.shape[0] == 0:
-        raise ValueError(f"{owner}: X is empty (0 rows, shape {X.shape}); pass at least one instance")
-    if X.shape[1] == 0:
-        raise ValueError(f"{owner}: X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
-                         "pass at least one feature column")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise ValueError(f"{owner}: X contains NaN or inf (first at row {r}, column {c}: {X[r, c]}); "
-                         "impute or drop those rows first")
-    if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
-                         "input (it was fitted with those); pass the same columns (or fit again to start over)")
-    return np.ascontiguousarray(X)
-
-
-def check_csr(owner: str, X, n_features: int | None = None):
-    """``scipy.sparse`` X as a canonical float64 CSR matrix (sorted indices, duplicates summed) for
-    the estimators that keep rows sparse, with :func:`check_X`'s checks on its stored values."""
-    if X.ndim != 2:
-        raise ValueError(f"{owner}: X must be 2-D (n_samples, n_features), got a sparse array of shape {X.shape}")
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"{owner}: X must be numeric, got a sparse matrix of dtype {X.dtype}")
-    X = as_csr(X)
-    if X.shape[0] == 0:
-        raise ValueError(f"{owner}: X is empty (0 rows, shape {X.shape}); pass at least one instance")
-    if X.shape[1] == 0:
-        raise ValueError(f"{owner}: X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
-                         "pass at least one feature column")
-    bad = np.flatnonzero(~np.isfinite(X.data))
-    if len(bad):
-        r = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
-        raise ValueError(f"{owner}: X contains NaN or inf (first at row {r}, column {X.indices[bad[0]]}: "
-                         f"{X.data[bad[0]]}); impute or drop those rows first")
-    if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
-                         "input (it was fitted with those); pass the same columns (or fit again to start over)")
-    return X
-
-
-def check_y(owner: str, y, n_rows: int, *, first: bool = True) -> np.ndarray:
-    """``y`` as a 1-D array of ``n_rows`` labels. A column vector is taken as 1-D with
-    scikit-learn's ``DataConversionWarning``; on the ``first`` call of a fit, a continuous
-    (regression) target is refused."""
-    if y is None:
-        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = column_or_1d(y, warn=True)
-    if y.ndim != 1 or len(y) != n_rows:
-        raise ValueError(f"{owner}: y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError(f"{owner}: y contains NaN or inf; every row needs a label")
-    if first:
-        check_classification_targets(y)  # "Unknown label type: continuous ..." for a regression target
-    return y
-
-
-def encode_labels(owner: str, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes_, y as indices into classes_)``; at least two classes are required."""
-    y = check_y(owner, y, n_rows)
-    classes, codes = np.unique(y, return_inverse=True)
-    if len(classes) < 2:
-        raise ValueError(f"{owner}: y has {len(classes)} class(es) {classes.tolist()}; a classifier needs at "
-                         "least two")
-    return classes, codes.astype(np.int64)
-
-
-def check_sample_weight(owner: str, sample_weight, codes: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Non-negative finite weights, not all zero and not zero on a whole class (``None``: all ones)."""
-    n = len(codes)
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"{owner}: sample_weight must have shape ({n},), got {w.shape}")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"{owner}: sample_weight must be finite and >= 0, got min {np.nanmin(w)!r}")
-    if not w.any():
-        raise ValueError(f"{owner}: sample_weight is all zero; boosting needs a distribution with positive mass")
-    for k, label in enumerate(classes):
-        if not w[codes == k].any():
-            raise ValueError(f"{owner}: sample_weight is zero on every example of class {label!r}; "
-                             "drop the class or give it positive weight")
-    return w
 
 
 def check_kernel_overflow(owner: str, pool: KernelPool, X: np.ndarray) -> None:
@@ -347,8 +190,6 @@ class BatchState:
 
     @classmethod
     def from_state(cls, arrays: dict, meta: dict):
-        from ..kernels import make_pool
-
         if meta.get("algorithm") != cls.__name__:
             raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
         model = cls(**meta["params"])

@@ -14,53 +14,40 @@ class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
 
 from __future__ import annotations
 
-import math
-import numbers
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
+from .._validation import Interval, check_array, check_nonnegative, check_param, check_y, resolve_seed, validate_params
 from ..engine.local import LocalEngine, segmenting
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
-from ._batch import AcceptsSparse, check_csr, check_X, check_y
+from ._batch import KERNEL_SPEC, AcceptsSparse
 
-
-def check_unit_interval(name, value, *, closed_right=False):
-    ok = isinstance(value, numbers.Real) and 0.0 < value and (value <= 1.0 if closed_right else value < 1.0)
-    if not ok:
-        interval = "(0, 1]" if closed_right else "(0, 1)"
-        raise ValueError(f"{name} must be a float in {interval}, got {value!r}")
-    return float(value)
-
-
-def check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def check_positive_finite(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+SEED = [None, Interval(Integral, 0, None, closed="left")]
 
 
 class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
-    """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and parameter checks."""
+    """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and ``_parameter_constraints``
+    (what each ``__init__`` parameter may be, see :func:`~omkl_dist._validation.validate_params`)."""
 
     # whether the estimator uses the multi-class model for two classes too
     _always_multiclass = False
+
+    _parameter_constraints: dict = {"kernels": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
 
     # --- hooks -------------------------------------------------------------------------------
     def _kernel_spec(self):
         return self.kernels
 
     def _check_params(self) -> None:
-        check_positive_int("block_size", self.block_size)
+        """The declared constraints; estimators with rules between parameters add them after."""
+        validate_params(self)
 
     def _rule(self) -> int:
         raise NotImplementedError
@@ -72,7 +59,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         """Rows per ``partial_fit`` call (valid before fitting) that leave the model of a single
         call -- and of a cluster run -- bit for bit: calls that end at multiples of it end at the
         end of a round (:func:`~omkl_dist.engine.local.segmenting`)."""
-        check_positive_int("block_size", self.block_size)
+        validate_params(self, ["block_size"])
         return segmenting(self._rule(), compile_program(make_pool(self._kernel_spec())), self.block_size).window
 
     # --- learning ----------------------------------------------------------------------------
@@ -112,7 +99,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         (kept sparse where the estimator can, see :attr:`sparse_rows_`). Returns the estimator."""
         self._reset()
         self._check_params()
-        check_positive_int("n_features", n_features)
+        check_param(type(self).__name__, "n_features", n_features, [POSITIVE_INT])
         self.n_features_in_ = int(n_features)
         self.sparse_rows_ = bool(sparse) and self._takes_sparse_rows()
         self._set_classes(np.unique(np.asarray(classes)))
@@ -140,12 +127,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _start(self, n_features: int, n_rows: int) -> None:
         self.kernel_pool_ = make_pool(self._kernel_spec())
-        seed = getattr(self, "random_state", 0)  # deterministic estimators (OM-2) take no seed
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
-        elif not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"random_state must be None or a non-negative integer, got {seed!r}")
-        self.seed_ = int(seed)
+        # deterministic estimators (OM-2) take no seed
+        self.seed_ = resolve_seed(type(self).__name__, getattr(self, "random_state", 0))
         self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
 
     def _new_engine(self, program, n_features: int):
@@ -245,24 +228,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         """X checked; ``scipy.sparse`` X stays sparse (CSR) for a model that keeps sparse rows
         (decided on the first call: :attr:`sparse_rows_`), else it is densified."""
         name = type(self).__name__
-        n_features = None if first else self.n_features_in_
-        if is_sparse(X) and (self._takes_sparse_rows() if first else self.sparse_rows_):
-            X = check_csr(name, X, n_features)
-        else:
-            X = check_X(name, X, n_features)
+        keep_csr = is_sparse(X) and (self._takes_sparse_rows() if first else self.sparse_rows_)
+        X = check_array(X, owner=name, n_features=None if first else self.n_features_in_,
+                        sparse="csr" if keep_csr else "densify")
         if first:
             self.n_features_in_ = X.shape[1]
             self.sparse_rows_ = is_sparse(X)
         if not is_sparse(X) and X.min() < 0.0:
             for spec in make_pool(self._kernel_spec()):
                 if spec.family in ("chi2", "achi2"):
-                    cols = list(range(X.shape[1]) if spec.columns is None else spec.columns)
-                    negative = np.argwhere(X[:, cols] < 0.0)
-                    if len(negative):
-                        r, c = negative[0][0], cols[negative[0][1]]
-                        raise ValueError(f"{name}: {spec.name} needs non-negative features, X has a negative value at "
-                                         f"row {r}, column {c} ({X[r, c]}); scale to [0, 1] (Scaler('minmax')) or "
-                                         "drop the chi-square kernels")
+                    check_nonnegative(X, spec.name, owner=name, columns=spec.columns)
         return X
 
     def _set_classes(self, found) -> None:

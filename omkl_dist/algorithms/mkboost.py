@@ -19,29 +19,34 @@ serial, threads; :class:`omkl_dist.distributed.mkboost.DaskExecutor`: a Dask clu
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from threadpoolctl import threadpool_limits
 
-from ..kernels import make_pool
+from .._validation import (
+    Interval,
+    Satisfies,
+    StrOptions,
+    check_array,
+    check_sample_weight,
+    encode_labels,
+    resolve_seed,
+    validate_params,
+)
 from ._batch import (
+    KERNEL_SPEC,
     AcceptsSparse,
     BatchState,
     OneVsOneVote,
-    check_choice,
-    check_int,
     check_kernel_overflow,
-    check_real,
-    check_sample_weight,
-    check_X,
     compact_support,
-    encode_labels,
     kernel_decisions,
     ovo_pairs,
     pair_problem,
-    resolve_seed,
 )
 from .mkboost_runners import as_runner
 from .mkboost_tasks import KernelFit, KernelTask, SharedData, TrialSamples, fit_kernel_task, svm_scale, svm_sign
@@ -217,18 +222,24 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         return state
 
     # ------------------------------------------------------------------ fitting
+    _parameter_constraints = {
+        "variant": [StrOptions(VARIANTS)],
+        "n_trials": [Interval(Integral, 1, None, closed="left")],
+        "ratio": [Interval(Real, 0, 1, closed="right")],
+        "beta": [Interval(Real, 0, 1, closed="right")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "kernels": [KERNEL_SPEC],
+        "random_state": [None, Interval(Integral, 0, None, closed="left")],
+        "executor": [Satisfies(as_runner, "a task runner")],  # as_runner's message says which
+    }
+
     def _check_params(self) -> dict:
-        name = type(self).__name__
-        return {
-            "variant": check_choice(name, "variant", self.variant, VARIANTS),
-            "n_trials": check_int(name, "n_trials", self.n_trials),
-            "ratio": check_real(name, "ratio", self.ratio, low=0.0, high=1.0, high_open=False),
-            "beta": check_real(name, "beta", self.beta, low=0.0, high=1.0, high_open=False),
-            "C": check_real(name, "C", self.C, low=0.0),
-            "pool": make_pool(self.kernels),
-            "seed": resolve_seed(name, self.random_state),
-            "runner": as_runner(self.executor),
-        }
+        """The parameters, validated and converted (``kernels`` as a pool, ``executor`` as a runner,
+        ``random_state`` as a seed)."""
+        p = validate_params(self)
+        p["pool"], p["runner"] = p.pop("kernels"), p.pop("executor")
+        p["seed"] = resolve_seed(type(self).__name__, p.pop("random_state"))
+        return p
 
     def fit(self, X, y, sample_weight=None):
         """Boost on (X, y); ``sample_weight`` (optional) is the initial distribution D_1 (normalised).
@@ -241,7 +252,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         """
         p = self._check_params()
         name = type(self).__name__
-        X = check_X(name, X)
+        X = check_array(X, owner=name)
         classes, codes = encode_labels(name, y, X.shape[0])
         weights = check_sample_weight(name, sample_weight, codes, classes)
         pool = p["pool"]
@@ -374,7 +385,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         """Σ_t α_t h_t(x) per one-vs-one pair, shape (n, n_pairs)."""
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        X = check_X(type(self).__name__, X, self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
         dec = kernel_decisions(self.kernel_pool_, X, self.support_vectors_, self.svm_kernel_, self.dual_coef_,
                                self.intercept_, type(self).__name__)
         h = svm_sign(dec, self.svm_scale_)

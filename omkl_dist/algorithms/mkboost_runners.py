@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from numbers import Integral
 from typing import Any, Protocol, runtime_checkable
 
 import numba
 
-from ._batch import check_int
+from .._validation import Interval, check_param
 
 __all__ = ["TaskRunner", "SerialRunner", "ThreadRunner", "as_runner"]
 
@@ -93,7 +94,7 @@ class ThreadRunner:
         self.max_workers = max_workers
 
     def share(self, data):
-        check_int("ThreadRunner", "max_workers", self.max_workers)
+        check_param("ThreadRunner", "max_workers", self.max_workers, [Interval(Integral, 1, None, closed="left")])
         return data, ThreadPoolExecutor(self.max_workers, initializer=_one_numba_thread)
 
     def map(self, fn, shared, trial, items):

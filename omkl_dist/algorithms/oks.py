@@ -13,19 +13,20 @@ The compiled loops are in :mod:`omkl_dist.learners.oks`, the engine in :mod:`omk
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import column_or_1d
 
+from .._validation import Interval, Satisfies, StrOptions, check_array, resolve_seed, validate_params
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
 from ..scoring.program import compile_program
-from ._batch import AcceptsSparse, check_X, resolve_seed
-from .base import OnlineKernelClassifier, check_positive_int
+from ._batch import KERNEL_SPEC, AcceptsSparse
+from .base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
 CLASSIFIER_LOSSES = ("mistake", "hinge", "logistic")
 PREDICTIONS = ("selected", "sampled")
@@ -33,8 +34,40 @@ LAMBDA_GRID = tuple(2.0 ** e for e in range(-10, 11))
 VALIDATION_FRACTION = 0.1
 
 
+UNIT = Interval(Real, 0, 1, closed="right")
+POSITIVE = Interval(Real, 0, None, closed="neither")
+
+
+def _deltas(delta) -> list[float] | None:
+    """δ, or δ per epoch, as a list of floats in (0, 1]; None when it is not one (δ = 1 samples
+    uniformly: with the default η = 0 the weights then never move)."""
+    deltas = [delta] if isinstance(delta, Real) else delta
+    if isinstance(deltas, str) or not isinstance(deltas, Sequence) or not deltas:
+        return None
+    values = [UNIT.convert(d) for d in deltas]
+    return None if None in values else values
+
+
+def _lam(lam):
+    """λ: a positive finite number, or "validation"."""
+    return lam if isinstance(lam, str) and lam == "validation" else POSITIVE.convert(lam)
+
+
 class _OKSMixin:
     """What the OKS classifier and regressor share: parameters, epochs, λ on validation, output."""
+
+    _parameter_constraints = {
+        "kernels": [KERNEL_SPEC],
+        "lam": [Satisfies(_lam, "a positive number or 'validation' (the paper's choice over 2^-10..2^10 on a 10% "
+                                "split)")],
+        "delta": [Satisfies(_deltas, "a float in (0, 1] or a list of them (one per epoch, the last repeated; the "
+                                     "paper's is [0.5, 0.2])")],
+        "eta": [None, Interval(Real, 0, None, closed="left")],  # None: Theorem 3's sqrt(2(1-δ) ln m / (m T))
+        "n_epochs": [POSITIVE_INT],
+        "prediction": [StrOptions(PREDICTIONS)],
+        "block_size": [POSITIVE_INT],
+        "random_state": SEED,
+    }
 
     def _pool(self):
         pool = make_pool(self.kernels)
@@ -43,34 +76,12 @@ class _OKSMixin:
     def _kernel_spec(self):
         return self._pool()
 
-    def _deltas(self) -> list[float]:
-        deltas = [self.delta] if isinstance(self.delta, numbers.Real) else self.delta
-        if isinstance(deltas, str) or not isinstance(deltas, Sequence) or not deltas or not all(
-                isinstance(d, numbers.Real) and not isinstance(d, bool) and 0.0 < d <= 1.0 for d in deltas):
-            # δ = 1 samples uniformly (with the default η = 0 the weights then never move)
-            raise ValueError(f"{type(self).__name__}: delta must be a float in (0, 1] or a list of them (one per epoch,"
-                             f" the last repeated; the paper's is [0.5, 0.2]), got {self.delta!r}")
-        return [float(d) for d in deltas]
-
-    def _check_oks_params(self) -> None:
-        name = type(self).__name__
-        self._deltas()
-        if self.eta is not None and (isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real)
-                                     or not 0.0 <= self.eta < float("inf")):
-            raise ValueError(f"{name}: eta must be None (Theorem 3's sqrt(2(1-δ) ln m / (m T))) or a number >= 0, "
-                             f"got {self.eta!r}")
-        if not (self.lam == "validation" or (isinstance(self.lam, numbers.Real) and not isinstance(self.lam, bool)
-                                             and 0.0 < self.lam < float("inf"))):
-            raise ValueError(f"{name}: lam must be a positive number or 'validation' (the paper's choice over "
-                             f"2^-10..2^10 on a 10% split), got {self.lam!r}")
-        if self.prediction not in PREDICTIONS:
-            raise ValueError(f"{name}: prediction must be one of {list(PREDICTIONS)}, got {self.prediction!r}")
-        check_positive_int("n_epochs", self.n_epochs)
-        check_positive_int("block_size", self.block_size)
-        self._pool()  # an unknown kernel or feature group fails here
+    def _check_params(self) -> None:
+        validate_params(self)
+        self._pool()  # an unknown feature group fails here
 
     def _epoch_settings(self, epoch: int, horizon: int) -> tuple[float, float]:
-        deltas = self._deltas()
+        deltas = _deltas(self.delta)
         delta = deltas[min(epoch, len(deltas) - 1)]
         eta = default_eta(len(self.kernel_pool_), delta, horizon) if self.eta is None else float(self.eta)
         return delta, eta
@@ -101,7 +112,7 @@ class _OKSMixin:
     def _validation_lam(self, X, y, fit_one, score) -> float:
         """The paper's λ: train on 90 % for every λ of the grid, keep the best on the other 10 %
         (the first best: the smallest λ among ties)."""
-        rng = np.random.default_rng([0 if self.random_state is None else int(self.random_state), 7])
+        rng = np.random.default_rng([resolve_seed(type(self).__name__, self.random_state, default=0), 7])
         order = rng.permutation(len(X))
         n_val = max(1, int(round(VALIDATION_FRACTION * len(X))))
         val, train = order[:n_val], order[n_val:]
@@ -201,11 +212,9 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self.block_size = block_size
         self.random_state = random_state
 
-    def _check_params(self):
-        if self.loss not in CLASSIFIER_LOSSES:
-            raise ValueError(f"OKS: loss must be one of {list(CLASSIFIER_LOSSES)} (squared loss: OKSRegressor), got "
-                             f"{self.loss!r}")
-        self._check_oks_params()
+    _parameter_constraints = {**_OKSMixin._parameter_constraints,
+                              "loss": [StrOptions(CLASSIFIER_LOSSES, note="squared loss: OKSRegressor")],
+                              "horizon": [None, POSITIVE_INT]}
 
     def _takes_sparse_rows(self) -> bool:
         return False  # OKS's engine keeps dense support vectors: sparse X is densified
@@ -216,13 +225,13 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     def feed_rows(self) -> int:
         """Any split of a stream into calls gives the same model; whole blocks are the cheapest."""
-        check_positive_int("block_size", self.block_size)
+        validate_params(self, ["block_size"])
         return self.block_size
 
     def _start(self, n_features: int, n_rows: int, lam=None) -> None:
         lam = self.lam if lam is None else lam
         if self.horizon is not None:
-            n_rows = check_positive_int("horizon", self.horizon)
+            n_rows = validate_params(self, ["horizon"])["horizon"]
         if lam == "validation":
             raise ValueError("OKS: lam='validation' picks λ on a split of the whole training set, which fit has and "
                              "partial_fit (a stream) does not; give lam a number to learn from a stream")
@@ -292,8 +301,8 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         """Learn in ``n_epochs`` passes; with lam="validation" λ minimises the validation MSE."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        self._check_oks_params()
-        X = check_X(type(self).__name__, X, None)
+        self._check_params()
+        X = check_array(X, owner=type(self).__name__)
         if y is None:
             raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
         y = column_or_1d(y, warn=True).astype(np.float64)
@@ -317,5 +326,5 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         """The predicting kernel's f(x)."""
         if not hasattr(self, "engine_"):
             raise NotFittedError("this OKSRegressor is not fitted yet; call fit first")
-        X = check_X(type(self).__name__, X, self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
         return self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]

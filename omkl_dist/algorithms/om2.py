@@ -8,13 +8,15 @@ positive multi-class hinge loss, not only on mistakes (see :func:`~omkl_dist.eng
 from __future__ import annotations
 
 import math
-import numbers
+from numbers import Real
 
 import numpy as np
 
+from .._validation import Interval, StrOptions
 from ..engine.protocol import Rule
 from ..kernels import make_pool
-from .base import OnlineKernelClassifier, check_positive_int
+from ._batch import KERNEL_SPEC
+from .base import POSITIVE_INT, OnlineKernelClassifier
 
 NORMS = ("exact", "bound")
 
@@ -77,14 +79,9 @@ class OM2(OnlineKernelClassifier):
         self.n_epochs = n_epochs
         self.block_size = block_size
 
-    def _check_params(self):
-        if self.p is not None and (isinstance(self.p, bool) or not isinstance(self.p, numbers.Real)
-                                   or not 1.0 < self.p <= 2.0):
-            raise ValueError(f"p must be None (Corollary 1's choice) or a float in (1, 2], got {self.p!r}")
-        if self.norm not in NORMS:
-            raise ValueError(f"norm must be one of {list(NORMS)}, got {self.norm!r}")
-        check_positive_int("n_epochs", self.n_epochs)
-        check_positive_int("block_size", self.block_size)
+    # p None: Corollary 1's choice (default_p)
+    _parameter_constraints = {"kernels": [KERNEL_SPEC], "p": [None, Interval(Real, 1, 2, closed="right")],
+                              "norm": [StrOptions(NORMS)], "n_epochs": [POSITIVE_INT], "block_size": [POSITIVE_INT]}
 
     def _rule(self):
         return Rule.OM2

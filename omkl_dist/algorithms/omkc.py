@@ -7,11 +7,14 @@ deterministic (D) or stochastic (S) kernel selection: (D,D) = Algorithm 1, (D,S)
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
+from .._validation import Interval, StrOptions
 from ..combiners.hedge import VARIANTS
 from ..engine.protocol import Rule
-from .base import OnlineKernelClassifier, check_positive_int, check_unit_interval
+from .base import OnlineKernelClassifier
 
 
 class OMKC(OnlineKernelClassifier):
@@ -68,18 +71,19 @@ class OMKC(OnlineKernelClassifier):
         self.block_sync = block_sync
         self.random_state = random_state
 
+    _parameter_constraints = {
+        **OnlineKernelClassifier._parameter_constraints,
+        "update": [StrOptions({"D": "deterministic", "S": "stochastic"})],
+        "combination": [StrOptions({"D": "deterministic", "S": "stochastic", "U": "uniform"})],
+        "beta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="right")],
+    }
+
     def _check_params(self):
-        if self.update not in ("D", "S"):
-            raise ValueError(f"update must be 'D' (deterministic) or 'S' (stochastic), got {self.update!r}")
-        if self.combination not in ("D", "S", "U"):
-            raise ValueError("combination must be 'D' (deterministic), 'S' (stochastic) or 'U' (uniform), "
-                             f"got {self.combination!r}")
+        super()._check_params()
         if self.combination == "U" and self.update != "D":
             raise ValueError("combination='U' (fixed uniform weights) needs update='D': with uniform weights "
                              f"every kernel is always selected; got update={self.update!r}")
-        check_unit_interval("beta", self.beta)
-        check_unit_interval("delta", self.delta, closed_right=True)
-        check_positive_int("block_size", self.block_size)
 
     def _rule(self):
         return Rule(VARIANTS[(self.update, self.combination)])

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
-
+from .._validation import did_you_mean
 from .baselines.bogd import BOGD
 from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
@@ -45,8 +44,8 @@ def make_estimator(algo: str, **params):
     try:
         cls = ALGORITHMS[algo]
     except KeyError:
-        close = difflib.get_close_matches(algo, ALGORITHMS, n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        hint = did_you_mean(algo, ALGORITHMS, quote=False)
+        hint = f" ({hint})" if hint else ""
         raise ValueError(f"unknown algorithm {algo!r}{hint}; choose one of {sorted(ALGORITHMS)}") from None
     accepted = cls().get_params()
     given = {k: v for k, v in params.items() if v is not None}

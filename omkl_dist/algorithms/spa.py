@@ -13,10 +13,16 @@ sampling by that pair's hinge loss (:func:`~omkl_dist.engine._multiclass.spa_mc_
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
+from .._validation import Interval, StrOptions
 from ..engine.protocol import Rule
-from .base import OnlineKernelClassifier, check_positive_finite, check_positive_int, check_unit_interval
+from .base import POSITIVE_INT, OnlineKernelClassifier
+
+UNIT_OPEN = Interval(Real, 0, 1, closed="neither")
+POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
 class SPA(OnlineKernelClassifier):
@@ -75,22 +81,23 @@ class SPA(OnlineKernelClassifier):
         self.block_sync = block_sync
         self.random_state = random_state
 
+    _parameter_constraints = {
+        **OnlineKernelClassifier._parameter_constraints,
+        "gamma": [UNIT_OPEN],
+        "hedge_loss": [StrOptions(HEDGE_LOSSES)],
+        "delta": [UNIT_OPEN],
+        "eta": [POSITIVE],
+        "alpha": [POSITIVE],
+        "beta": [POSITIVE],
+        "budget": [None, POSITIVE_INT],
+        "expected_instances": [None, POSITIVE_INT],
+    }
+
     def _check_params(self):
-        check_unit_interval("gamma", self.gamma)
-        if self.hedge_loss not in self.HEDGE_LOSSES:
-            raise ValueError(f"hedge_loss must be one of {', '.join(map(repr, self.HEDGE_LOSSES))}, "
-                             f"got {self.hedge_loss!r}")
-        check_unit_interval("delta", self.delta)
-        check_positive_int("block_size", self.block_size)
-        for name in ("eta", "alpha", "beta"):
-            check_positive_finite(name, getattr(self, name))
+        super()._check_params()
         if self.beta < self.alpha:
             raise ValueError(f"beta must be >= alpha (the sampling probability min(alpha, loss)/beta must stay "
                              f"<= 1), got alpha={self.alpha!r}, beta={self.beta!r}")
-        if self.budget is not None:
-            check_positive_int("budget", self.budget)
-        if self.expected_instances is not None:
-            check_positive_int("expected_instances", self.expected_instances)
 
     def _rule(self):
         return Rule.SPA

@@ -46,29 +46,33 @@ The L1 and chi-square matrices are always summed directly and have no such cance
 
 from __future__ import annotations
 
-import math
-import re
 import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from omkl_dist._validation import check_array, check_nonnegative
 from omkl_dist.kernels import _numba
+from omkl_dist.kernels.grammar import (
+    NORM_SUFFIX,
+    format_number,
+    format_values,
+    parse_values,
+    parse_view,
+    split_item,
+    split_runs,
+    two_to,
+)
 from omkl_dist.kernels.specs import (
     ChiSquare,
     Gaussian,
     KernelSpec,
     Polynomial,
-    check_matrix,
-    check_nonnegative,
-    format_number,
     kind_class,
     make_spec,
-    parse_number,
     parse_spec,
-    parse_view,
-    strip_norm,
+    register_pool_class,
 )
 
 __all__ = ["PairwiseParts", "KernelPool", "NAMED_POOLS", "make_pool"]
@@ -332,7 +336,7 @@ class KernelPool(Sequence):
         1 for gaussian, laplacian and chi2; ``‖x‖^(2p)`` for polynomial (``‖x‖²`` for linear), ``Σ x``
         for achi2 (each on the kernel's view).
         """
-        X = check_matrix(X, "X")
+        X = check_array(X, sparse="refuse", non_empty=False)
         self._check_resolved()
         out = self._output((len(self), X.shape[0]), out)
         out[...] = 1.0
@@ -345,7 +349,7 @@ class KernelPool(Sequence):
             Xv = self._view(columns, X)
             for family in _NONNEGATIVE:
                 if family in families:
-                    check_nonnegative(Xv, self._first_name(family, columns), "X")
+                    check_nonnegative(Xv, self._first_name(family, columns))
             if "achi2" in families:
                 out[families["achi2"][0]] = Xv.sum(axis=1)
             if "dot" in families:
@@ -362,10 +366,10 @@ class KernelPool(Sequence):
         """
         if sqdist not in ("gemm", "direct"):
             raise ValueError(f"sqdist must be 'gemm' or 'direct', got {sqdist!r}")
-        A = check_matrix(A, "A")
+        A = check_array(A, name="A", sparse="refuse", non_empty=False)
         self._check_resolved()
         same = B is None or B is A
-        B = A if same else check_matrix(B, "B")
+        B = A if same else check_array(B, name="B", sparse="refuse", non_empty=False)
         if A.shape[1] != B.shape[1]:
             raise ValueError(
                 f"A and B must have the same number of features, got {A.shape[1]} and {B.shape[1]}"
@@ -384,9 +388,9 @@ class KernelPool(Sequence):
         """The base matrices the families ``needs`` take between the views ``A`` and ``B``."""
         for family in _NONNEGATIVE:
             if family in needs:
-                check_nonnegative(A, self._first_name(family, columns), "A")
+                check_nonnegative(A, self._first_name(family, columns), name="A")
                 if not same:
-                    check_nonnegative(B, self._first_name(family, columns), "B")
+                    check_nonnegative(B, self._first_name(family, columns), name="B")
         shape = (A.shape[0], B.shape[0])
         size, d = shape[0] * shape[1], A.shape[1]
         parts = {}
@@ -525,43 +529,13 @@ class KernelPool(Sequence):
 
 
 # ----------------------------------------------------------------------------- text form
-def _power_of_two(x) -> int | None:
-    """Exponent e if ``x == 2**e`` exactly, else None."""
-    if not isinstance(x, float) or x <= 0.0:
-        return None
-    mantissa, exp = math.frexp(x)
-    return exp - 1 if mantissa == 0.5 else None
-
-
-def _format_values(values: list) -> list[str]:
-    """Numbers as text, with runs of ≥3 consecutive powers of two as ``2^a..2^b``."""
-    exps = [_power_of_two(v) for v in values]
-    texts, i = [], 0
-    while i < len(values):
-        j = i
-        if exps[i] is not None:
-            step = None
-            while j + 1 < len(values) and exps[j + 1] is not None:
-                diff = exps[j + 1] - exps[j]
-                if diff not in (1, -1) or (step is not None and diff != step):
-                    break
-                step, j = diff, j + 1
-        if j - i >= 2:
-            texts.append(f"2^{exps[i]}..2^{exps[j]}")
-            i = j + 1
-        else:
-            texts.append(format_number(values[i]))
-            i += 1
-    return texts
-
-
 def _format_run(run: list[KernelSpec]) -> str:
     kind, view = run[0].kind, run[0].view
-    at = ("+norm" if run[0].normalize else "") + (f"@{view}" if view else "")
+    at = (NORM_SUFFIX if run[0].normalize else "") + (f"@{view}" if view else "")
     if run[0].param is None:
         return ";".join(kind + at for _ in run)
     values = [spec.value for spec in run]
-    texts = [format_number(v) for v in values] if kind == "polynomial" else _format_values(values)
+    texts = [format_number(v) for v in values] if kind == "polynomial" else format_values(values)
     return f"{kind}:{','.join(texts)}{at}"
 
 
@@ -572,50 +546,11 @@ def _inverse_sqrt(values: np.ndarray) -> np.ndarray:
     return out
 
 
-_INT_RE = re.compile(r"^\s*[+-]?\d+\s*$")
-_POW_RE = re.compile(r"^\s*2\s*\^\s*([+-]?\d+)\s*$")
-_MAX_RANGE = 1024
-
-
-def _two_to(exponent: int) -> float:
-    return math.ldexp(1.0, exponent)
-
-
-def _parse_values(text: str, item: str) -> list[float]:
-    values = []
-    for piece in text.split(","):
-        if not piece.strip():
-            raise ValueError(f"empty value in {item!r}; write e.g. gaussian:0.5,1,2")
-        if ".." not in piece:
-            values.append(parse_number(piece, context=f"pool item {item!r}"))
-            continue
-        lo, _, hi = piece.partition("..")
-        pow_lo, pow_hi = _POW_RE.match(lo), _POW_RE.match(hi)
-        if pow_lo and pow_hi:
-            a, b, as_value = int(pow_lo.group(1)), int(pow_hi.group(1)), _two_to
-        elif _INT_RE.match(lo) and _INT_RE.match(hi):
-            a, b, as_value = int(lo), int(hi), float
-        else:
-            raise ValueError(
-                f"cannot read range {piece.strip()!r} in {item!r}: both ends must be powers of two "
-                "(2^-6..2^6, one power of two per step) or both integers (1..3)"
-            )
-        if abs(b - a) >= _MAX_RANGE:
-            raise ValueError(f"range {piece.strip()!r} in {item!r} gives {abs(b - a) + 1} kernels")
-        step = 1 if b >= a else -1
-        values.extend(as_value(e) for e in range(a, b + step, step))
-    return values
-
-
-_KIND_START_RE = re.compile(r"^\s*[A-Za-z]")
-
-
 def _parse_item(item: str) -> list[KernelSpec]:
     """One ``;``-separated item: kernels, optionally ``@ view`` for all of them."""
-    body, at, view = item.rpartition("@") if "@" in item else (item, "", "")
-    body, normalize = strip_norm(body)  # "poly:1,2,3+norm", "omkc16+norm": every kernel of the item
+    body, normalize, view = split_item(item)
     specs = [spec.normalized() if normalize else spec for spec in _parse_kernels(body, item)]
-    if at:
+    if view is not None:
         where = parse_view(view, context=f"pool item {item.strip()!r}")
         return [spec.on_columns(**where) for spec in specs]
     return specs
@@ -631,13 +566,7 @@ def _parse_kernels(body: str, item: str) -> list[KernelSpec]:
         return list(NAMED_POOLS[word.lower()])
     if "(" in word:
         return [parse_spec(word)]
-    runs: list[str] = []
-    for piece in word.split(","):
-        if runs and not _KIND_START_RE.match(piece):
-            runs[-1] += "," + piece
-        else:
-            runs.append(piece)
-    return [spec for run in runs for spec in _parse_run(run.strip(), item)]
+    return [spec for run in split_runs(word) for spec in _parse_run(run, item)]
 
 
 def _parse_run(word: str, item: str) -> list[KernelSpec]:
@@ -651,7 +580,7 @@ def _parse_run(word: str, item: str) -> list[KernelSpec]:
         return [make_spec(cls)]
     if cls.param is None:
         raise ValueError(f"{cls.kind} takes no parameter, got {item!r}; write just {cls.kind!r}")
-    return [make_spec(cls, v) for v in _parse_values(values, item)]
+    return [make_spec(cls, v) for v in parse_values(values, item)]
 
 
 def make_pool(spec, normalize: bool | None = None) -> KernelPool:
@@ -720,7 +649,7 @@ def make_pool(spec, normalize: bool | None = None) -> KernelPool:
 
 
 def _ladder(lo: int, hi: int) -> list[Gaussian]:
-    return [Gaussian(_two_to(e)) for e in range(lo, hi + 1)]
+    return [Gaussian(two_to(e)) for e in range(lo, hi + 1)]
 
 
 NAMED_POOLS: types.MappingProxyType[str, KernelPool] = types.MappingProxyType(
@@ -732,3 +661,5 @@ NAMED_POOLS: types.MappingProxyType[str, KernelPool] = types.MappingProxyType(
     }
 )
 """Named pools accepted by :func:`make_pool`."""
+
+register_pool_class(KernelPool)  # what KernelSpec.evaluate uses

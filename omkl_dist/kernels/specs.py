@@ -43,14 +43,24 @@ In text a view follows the kernel after ``@``: ``chi2(gamma=1)@fourier`` (a name
 
 from __future__ import annotations
 
-import difflib
-import math
-import numbers
-import re
 from dataclasses import dataclass, field, fields, replace
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+
+from omkl_dist._validation import Interval, check_array, check_nonnegative, check_param, did_you_mean
+from omkl_dist.kernels.grammar import (
+    NORM_SUFFIX,
+    check_columns,
+    check_group_name,
+    format_columns,
+    format_number,
+    parse_number,
+    parse_view,
+    read_call,
+    strip_norm,
+)
 
 __all__ = [
     "KernelSpec",
@@ -65,148 +75,20 @@ __all__ = [
 ]
 
 
-# ----------------------------------------------------------------------------- numbers
-def format_number(x: float) -> str:
-    """Shortest text that reads back as exactly ``x`` (``repr``), without a trailing ``.0``."""
-    text = repr(float(x)) if not isinstance(x, numbers.Integral) else str(int(x))
-    return text[:-2] if text.endswith(".0") else text
+# The pool class, which evaluates kernels: omkl_dist.kernels.pools builds on this module and registers
+# KernelPool here when it is imported (the package imports it), so this module never imports it.
+_pool_class = None
 
 
-_POWER_RE = re.compile(r"^\s*2\s*\^\s*([+-]?\d+)\s*$")
+def register_pool_class(cls) -> None:
+    """Make ``cls`` (:class:`~omkl_dist.kernels.pools.KernelPool`) what :meth:`KernelSpec.evaluate` uses."""
+    global _pool_class
+    _pool_class = cls
 
 
-def parse_number(text: str, *, context: str) -> float:
-    """Read ``"0.5"``, ``"1e-3"`` or ``"2^-6"`` (a power of two with an integer exponent)."""
-    match = _POWER_RE.match(text)
-    if match:
-        return math.ldexp(1.0, int(match.group(1)))
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(
-            f"{context}: cannot read {text.strip()!r} as a number; write e.g. 0.5, 1e-3 or 2^-6"
-        ) from None
-
-
-def _positive_real(value, *, kind: str, param: str, example: str) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if ok:
-        value = float(value)
-        ok = math.isfinite(value) and value > 0.0
-    if not ok:
-        raise ValueError(
-            f"{kind}: {param} must be a finite real number > 0 (e.g. {example}), got {value!r}"
-        )
-    return value
-
-
-def _positive_int(value, *, kind: str, param: str) -> int:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if ok and not isinstance(value, numbers.Integral):
-        ok = math.isfinite(float(value)) and float(value).is_integer()
-    if ok:
-        value = int(value)
-        ok = value >= 1
-    if not ok:
-        raise ValueError(
-            f"{kind}: {param} must be a positive integer (1, 2, 3, ...), got {value!r}"
-        )
-    return value
-
-
-# ----------------------------------------------------------------------------- input checks
-def check_matrix(X, what: str = "X") -> np.ndarray:
-    """Return ``X`` as a C-contiguous 2-D float64 array, or raise a message saying how to fix it."""
-    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
-        raise TypeError(
-            f"{what} is a sparse matrix; the kernel layer works on dense rows: "
-            f"pass {what}.toarray()"
-        )
-    arr = np.ascontiguousarray(X, dtype=np.float64)
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{what} must be 2-D (n_samples, n_features), got shape {arr.shape}; "
-            "for a single point use x.reshape(1, -1)"
-        )
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{what} contains NaN or infinite values; kernels need finite features")
-    return arr
-
-
-def check_nonnegative(X: np.ndarray, kernel: str, what: str = "X") -> None:
-    """Raise if ``X`` has a negative entry (the chi-square kernel is undefined there)."""
-    if X.size and X.min() < 0.0:
-        row, col = np.unravel_index(int(np.argmin(X)), X.shape)
-        raise ValueError(
-            f"{kernel} needs non-negative features but {what}[{row}, {col}] = {X[row, col]!r}; "
-            "rescale the features to [0, 1] (e.g. sklearn MinMaxScaler) "
-            "or use a pool without chi2 kernels"
-        )
-
-
-# ----------------------------------------------------------------------------- views
-_GROUP_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
-_RANGE_RE = re.compile(r"^\s*(\d+)\s*(?::\s*(\d+)\s*)?$")
-
-
-def check_group_name(name, *, context: str = "feature group") -> str:
-    """A feature group's name: a letter or ``_`` then letters, digits, ``_``, ``.`` or ``-``."""
-    if not isinstance(name, str) or not _GROUP_RE.match(name):
-        raise ValueError(f"{context}: {name!r} is not a feature group name; use letters, digits, '_', '.' "
-                         "and '-', starting with a letter (e.g. 'fourier')")
-    return name
-
-
-def check_columns(columns, *, context: str = "columns") -> tuple[int, ...]:
-    """Sorted distinct non-negative column indices as a tuple (at least one)."""
-    try:
-        values = [int(c) for c in columns]
-        exact = all(int(c) == c for c in columns)
-    except (TypeError, ValueError):
-        raise ValueError(f"{context}: columns must be integers, got {columns!r}") from None
-    if not exact or not values or min(values) < 0:
-        raise ValueError(f"{context}: columns must be at least one non-negative integer index, got {columns!r}")
-    return tuple(sorted(set(values)))
-
-
-def format_columns(columns: tuple[int, ...]) -> str:
-    """Columns as half-open ranges, ``"0:76,80"`` for 0..75 and 80."""
-    parts, start = [], 0
-    while start < len(columns):
-        stop = start
-        while stop + 1 < len(columns) and columns[stop + 1] == columns[stop] + 1:
-            stop += 1
-        lo, hi = columns[start], columns[stop] + 1
-        parts.append(str(lo) if hi == lo + 1 else f"{lo}:{hi}")
-        start = stop + 1
-    return ",".join(parts)
-
-
-def parse_columns(text: str, *, context: str) -> tuple[int, ...]:
-    """Read ``"0:76,80"`` (half-open ranges and single indices) into column indices."""
-    columns = []
-    for piece in text.split(","):
-        match = _RANGE_RE.match(piece)
-        if not match:
-            raise ValueError(f"{context}: cannot read column range {piece.strip()!r}; write e.g. 0:76 (columns 0 to "
-                             "75) or 0:76,80")
-        lo = int(match.group(1))
-        hi = int(match.group(2)) if match.group(2) is not None else lo + 1
-        if hi <= lo:
-            raise ValueError(f"{context}: column range {piece.strip()!r} is empty (the end is exclusive)")
-        columns.extend(range(lo, hi))
-    return check_columns(columns, context=context)
-
-
-def parse_view(text: str, *, context: str) -> dict:
-    """``"fourier"``, ``"0:76"`` or ``"fourier=0:76"`` → ``{"group": ..., "columns": ...}``."""
-    name, sep, ranges = text.strip().partition("=")
-    if sep:
-        return {"group": check_group_name(name.strip(), context=context),
-                "columns": parse_columns(ranges, context=context)}
-    if _GROUP_RE.match(name):
-        return {"group": name, "columns": None}
-    return {"group": None, "columns": parse_columns(name, context=context)}
+def _positive_param(kind: str, param: str, value, example: str) -> float:
+    return check_param(kind, param, value, [Interval(Real, 0, None, closed="neither")],
+                       hint=f" (> 0, e.g. {example})")
 
 
 # ----------------------------------------------------------------------------- specs
@@ -318,7 +200,7 @@ class KernelSpec:
 
     def diag(self, X) -> np.ndarray:
         """κ(x, x) for every row of ``X``, shape ``(n,)`` (normalised: 1, or 0 for a zero row)."""
-        X = self.view_of(check_matrix(X))
+        X = self.view_of(check_array(X, sparse="refuse", non_empty=False))
         if self.family in ("chi2", "achi2"):
             check_nonnegative(X, self.name)
         if self.family == "dot":
@@ -334,9 +216,7 @@ class KernelSpec:
 
         Same code path as a one-kernel :class:`~omkl_dist.kernels.pools.KernelPool`.
         """
-        from omkl_dist.kernels.pools import KernelPool  # pools imports specs
-
-        return KernelPool((self,)).evaluate(A, B, sqdist=sqdist)[0]
+        return _pool_class((self,)).evaluate(A, B, sqdist=sqdist)[0]
 
 
 @dataclass(frozen=True, repr=False)
@@ -385,7 +265,9 @@ class Polynomial(KernelSpec):
     param: ClassVar[str] = "p"
 
     def __post_init__(self):
-        object.__setattr__(self, "p", _positive_int(self.p, kind=self.kind, param="p"))
+        p = check_param(self.kind, "p", self.p, [Interval(Integral, 1, None, closed="left", whole_floats=True)],
+                        hint=" (1, 2, 3, ...)")
+        object.__setattr__(self, "p", p)
         super().__post_init__()
 
     @property
@@ -420,7 +302,7 @@ class Gaussian(KernelSpec):
     param: ClassVar[str] = "sigma"
 
     def __post_init__(self):
-        sigma = _positive_real(self.sigma, kind=self.kind, param="sigma", example="0.5 or 2**-3")
+        sigma = _positive_param(self.kind, "sigma", self.sigma, "0.5 or 2**-3")
         object.__setattr__(self, "sigma", sigma)
         super().__post_init__()
 
@@ -453,7 +335,7 @@ class Laplacian(KernelSpec):
     param: ClassVar[str] = "sigma"
 
     def __post_init__(self):
-        sigma = _positive_real(self.sigma, kind=self.kind, param="sigma", example="0.5 or 2")
+        sigma = _positive_param(self.kind, "sigma", self.sigma, "0.5 or 2")
         object.__setattr__(self, "sigma", sigma)
         super().__post_init__()
 
@@ -490,7 +372,7 @@ class ChiSquare(KernelSpec):
     param: ClassVar[str] = "gamma"
 
     def __post_init__(self):
-        gamma = _positive_real(self.gamma, kind=self.kind, param="gamma", example="1 or 0.5")
+        gamma = _positive_param(self.kind, "gamma", self.gamma, "1 or 0.5")
         object.__setattr__(self, "gamma", gamma)
         super().__post_init__()
 
@@ -544,9 +426,8 @@ def unknown_name_error(word: str, extra: dict[str, list[str]] | None = None) -> 
     """A ValueError for an unknown kernel (or pool) name, listing valid names and close matches."""
     groups = {"kernels": sorted(KERNEL_KINDS), "aliases": sorted(ALIASES)}
     groups.update(extra or {})
-    every = [name for names in groups.values() for name in names]
-    close = difflib.get_close_matches(word.lower(), every, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    hint = did_you_mean(word.lower(), [name for names in groups.values() for name in names])
+    hint = f"; {hint}" if hint else ""
     listing = "; ".join(f"{group}: {', '.join(names)}" for group, names in groups.items() if names)
     return ValueError(f"unknown kernel name {word!r}{hint} (valid {listing})")
 
@@ -574,20 +455,6 @@ def make_spec(cls: type[KernelSpec], value=None) -> KernelSpec:
     return cls(**{cls.param: value})
 
 
-NORM_SUFFIX = "+norm"  # the text of a normalised kernel: polynomial(p=2)+norm, poly:1,2,3+norm, omkc16+norm
-
-
-def strip_norm(text: str) -> tuple[str, bool]:
-    """``(text without a trailing +norm, whether it had one)``."""
-    body = text.rstrip()
-    if body.lower().endswith(NORM_SUFFIX):
-        return body[: -len(NORM_SUFFIX)], True
-    return text, False
-
-
-_CALL_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\(\s*(.*?)\s*\))?\s*$")
-
-
 def parse_spec(text: str) -> KernelSpec:
     """Read one kernel from its name, e.g. ``"gaussian(sigma=0.5)"``, ``"poly(p=2)"``, ``"linear"``.
 
@@ -609,14 +476,14 @@ def parse_spec(text: str) -> KernelSpec:
     text, normalize = strip_norm(text)
     if normalize:
         return parse_spec(text).normalized()
-    match = _CALL_RE.match(text)
-    if not match:
+    call = read_call(text)
+    if call is None:
         raise ValueError(
             f"cannot read kernel {text!r}; write e.g. 'gaussian(sigma=0.5)', 'polynomial(p=2)' "
             "or 'linear'"
         )
-    cls = kind_class(match.group(1))
-    args = match.group(2)
+    kind, args = call
+    cls = kind_class(kind)
     if not args:
         return make_spec(cls)
     key, sep, raw = args.rpartition("=")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+from omkl_dist._validation import did_you_mean
 
 
 def pick_names(names, lookup: dict, order: list, what: str, *, groups=None, suggest=None, choices=None) -> list:
@@ -21,8 +21,8 @@ def pick_names(names, lookup: dict, order: list, what: str, *, groups=None, sugg
             continue
         keys = groups.get(name) or ([lookup[name]] if name in lookup else None)
         if keys is None:
-            close = difflib.get_close_matches(name, list(suggest if suggest is not None else [*lookup, *groups]), n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            hint = did_you_mean(name, suggest if suggest is not None else [*lookup, *groups], quote=False)
+            hint = f" ({hint})" if hint else ""
             raise ValueError(f"unknown {what} {raw!r}{hint}; choose from {choices or ', '.join(order)}")
         out += [k for k in keys if k not in out]
     if not out:

@@ -10,26 +10,28 @@ on :class:`~omkl_dist.engine.budget.BudgetEngine`.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
+from ..._validation import Interval, validate_params
 from ...engine.budget import BudgetEngine
-from ..base import OnlineKernelClassifier, check_positive_finite, check_positive_int, check_unit_interval
+from ..base import POSITIVE_INT, OnlineKernelClassifier
+
+# the parameters of every budget baseline; those with a step size add ``ETA``
+CONSTRAINTS = {**OnlineKernelClassifier._parameter_constraints, "budget": [POSITIVE_INT],
+               "gamma": [Interval(Real, 0, 1, closed="neither")]}
+ETA = [Interval(Real, 0, None, closed="neither")]
 
 
 class BudgetBaseline(OnlineKernelClassifier):
     """Budget baseline estimators: subclasses set ``_learner`` and their ``__init__`` parameters."""
 
     _learner = None  # "rbp", "forgetron", "bogd" or "bpas"
-
-    def _check_params(self):
-        check_positive_int("budget", self.budget)
-        check_unit_interval("gamma", self.gamma)
-        check_positive_int("block_size", self.block_size)
-        if hasattr(self, "eta"):
-            check_positive_finite("eta", self.eta)
+    _parameter_constraints = CONSTRAINTS
 
     def feed_rows(self) -> int:
-        check_positive_int("block_size", self.block_size)
+        validate_params(self, ["block_size"])
         return int(self.block_size)  # the budget engine's rounds are its blocks
 
     def _engine_params(self) -> dict:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-import numbers
+from numbers import Real
 
-from ..base import check_positive_finite
-from ._budget import BudgetBaseline
+from ..._validation import Interval
+from ._budget import CONSTRAINTS, ETA, BudgetBaseline
 
 
 class BOGD(BudgetBaseline):
@@ -64,12 +63,10 @@ class BOGD(BudgetBaseline):
         self.block_size = block_size
         self.random_state = random_state
 
+    _parameter_constraints = {**CONSTRAINTS, "eta": ETA, "lam": [Interval(Real, 0, None, closed="left")]}
+
     def _check_params(self):
         super()._check_params()
-        lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (lam >= 0 and math.isfinite(lam)):
-            raise ValueError(f"lam must be a finite number >= 0 (with eta * lam < 1), got {lam!r}")
-        eta = check_positive_finite("eta", self.eta)
-        if eta * lam >= 1.0:
+        if self.eta * self.lam >= 1.0:
             raise ValueError(f"lam must satisfy eta * lam < 1 (the shrink factor 1 - eta * lam must stay positive), "
-                             f"got lam={lam!r} with eta={self.eta!r}")
+                             f"got lam={self.lam!r} with eta={self.eta!r}")

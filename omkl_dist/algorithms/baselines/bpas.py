@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._budget import BudgetBaseline
+from ._budget import CONSTRAINTS, ETA, BudgetBaseline
 
 
 class BPAS(BudgetBaseline):
@@ -46,6 +46,7 @@ class BPAS(BudgetBaseline):
     """
 
     _learner = "bpas"
+    _parameter_constraints = {**CONSTRAINTS, "eta": ETA}
 
     def __init__(self, kernels="omkc16+norm", budget=100, gamma=0.99, eta=0.1, block_size=256, random_state=None):
         self.kernels = kernels

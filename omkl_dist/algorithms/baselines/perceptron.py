@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
 
+from ..._validation import Interval
 from ...engine.protocol import Rule
 from ...kernels import make_pool
 from ...scoring.program import compile_program
-from ..base import OnlineKernelClassifier, check_positive_int
+from .._batch import KERNEL_SPEC
+from ..base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
 
 class KernelPerceptron(OnlineKernelClassifier):
@@ -24,6 +27,8 @@ class KernelPerceptron(OnlineKernelClassifier):
     >>> KernelPerceptron(kernel="linear").fit(X, y).mistakes_ < 40
     True
     """
+
+    _parameter_constraints = {"kernel": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
 
     def __init__(self, kernel="linear+norm", block_size=256, random_state=None):
         self.kernel = kernel
@@ -101,13 +106,9 @@ class PerceptronStar(OnlineKernelClassifier):
         self.block_size = block_size
         self.random_state = random_state
 
-    def _check_params(self):
-        check_positive_int("block_size", self.block_size)
-        if self.validation_size is not None:
-            check_positive_int("validation_size", self.validation_size)
-        elif (isinstance(self.validation_fraction, bool) or not isinstance(self.validation_fraction, float | int)
-              or not 0 < self.validation_fraction <= 1):
-            raise ValueError(f"validation_fraction must be in (0, 1], got {self.validation_fraction!r}")
+    _parameter_constraints = {**OnlineKernelClassifier._parameter_constraints,
+                              "validation_fraction": [Interval(Real, 0, 1, closed="right")],
+                              "validation_size": [None, POSITIVE_INT]}
 
     def _rule(self):
         return Rule.LEADER

@@ -9,25 +9,23 @@ from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
-from ...kernels import KernelPool, make_pool
+from ..._validation import Interval, StrOptions, check_array, encode_labels, validate_params
+from ...kernels import KernelPool
 from .._batch import (
+    KERNEL_SPEC,
     AcceptsSparse,
     BatchState,
     OneVsOneVote,
-    check_choice,
     check_gram,
-    check_int,
     check_kernel_overflow,
-    check_real,
-    check_X,
     compact_support,
-    encode_labels,
     ovo_pairs,
     pair_problem,
 )
@@ -35,6 +33,7 @@ from .._batch import (
 # Weights below this are set to 0 and the rest renormalised (the SimpleMKL toolbox's numerical precision).
 WEIGHT_PRECISION = 1e-8
 NORMALIZATIONS = ("trace", "diagonal", "none")
+POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
 def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
@@ -96,17 +95,21 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
                      "kernel_counts_", "n_iter_", "duality_gap_", "objective_")
     _STATE_JSON = ("stop_reasons_",)
 
+    _parameter_constraints = {
+        "C": [POSITIVE],
+        "kernels": [KERNEL_SPEC],
+        "kernel_normalization": [StrOptions(NORMALIZATIONS)],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [POSITIVE],
+        "tol_weights": [Interval(Real, 0, None, closed="left")],
+        "svm_tol": [POSITIVE],
+    }
+
     def _check_params(self) -> dict:
-        name = type(self).__name__
-        return {
-            "C": check_real(name, "C", self.C, low=0.0),
-            "pool": make_pool(self.kernels),
-            "max_iter": check_int(name, "max_iter", self.max_iter),
-            "tol": check_real(name, "tol", self.tol, low=0.0),
-            "tol_weights": check_real(name, "tol_weights", self.tol_weights, low=0.0, low_open=False),
-            "svm_tol": check_real(name, "svm_tol", self.svm_tol, low=0.0),
-            "normalization": check_choice(name, "kernel_normalization", self.kernel_normalization, NORMALIZATIONS),
-        }
+        """The parameters, validated and converted (``kernels`` as a pool)."""
+        p = validate_params(self)
+        p["pool"], p["normalization"] = p.pop("kernels"), p.pop("kernel_normalization")
+        return p
 
     @abstractmethod
     def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict) -> Solution:
@@ -123,7 +126,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         """
         p = self._check_params()
         name = type(self).__name__
-        X = check_X(name, X)
+        X = check_array(X, owner=name)
         classes, codes = encode_labels(name, y, X.shape[0])
         pool: KernelPool = p["pool"]
         check_kernel_overflow(name, pool, X)
@@ -162,7 +165,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         name = type(self).__name__
-        X = check_X(name, X, self.n_features_in_)
+        X = check_array(X, owner=name, n_features=self.n_features_in_)
         used = np.flatnonzero(self.pair_weights_.any(axis=0))
         sub = KernelPool([self.kernel_pool_[int(m)] for m in used])
         scores = np.tile(self.intercept_, (X.shape[0], 1))

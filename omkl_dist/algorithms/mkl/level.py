@@ -15,10 +15,12 @@ Algorithm 1):
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from scipy.optimize import linprog, minimize
 
-from .._batch import check_real
+from ..._validation import Interval
 from ._base import BatchMKL, Solution, clean_weights, solve_svm
 
 __all__ = ["MKLLevel"]
@@ -102,10 +104,7 @@ class MKLLevel(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
 
-    def _check_params(self) -> dict:
-        params = super()._check_params()
-        params["level"] = check_real(type(self).__name__, "level", self.level, low=0.0, high=1.0)
-        return params
+    _parameter_constraints = {**BatchMKL._parameter_constraints, "level": [Interval(Real, 0, 1, closed="neither")]}
 
     def _solve(self, grams, y, params) -> Solution:
         M = len(grams)

@@ -10,9 +10,11 @@ which lie on the unit p-sphere. The two steps alternate. MKBoost's paper uses p 
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
-from .._batch import check_real
+from ..._validation import Interval
 from ._base import BatchMKL, Solution, solve_svm
 
 __all__ = ["LpMKL"]
@@ -88,10 +90,7 @@ class LpMKL(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
 
-    def _check_params(self) -> dict:
-        params = super()._check_params()
-        params["p"] = check_real(type(self).__name__, "p", self.p, low=1.0)
-        return params
+    _parameter_constraints = {**BatchMKL._parameter_constraints, "p": [Interval(Real, 1, None, closed="neither")]}
 
     def _solve(self, grams, y, params) -> Solution:
         p, M = params["p"], len(grams)

@@ -7,9 +7,11 @@ over ``d ≥ 0, Σ d_m = 1``; its gradient is ``∂J/∂d_m = -½ (yα)ᵀ K_m (
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
-from .._batch import check_real
+from ..._validation import Interval
 from ._base import BatchMKL, Solution, clean_weights, solve_svm
 
 __all__ = ["SimpleMKL"]
@@ -103,11 +105,8 @@ class SimpleMKL(BatchMKL):
         self.svm_tol = svm_tol
         self.line_search_tol = line_search_tol
 
-    def _check_params(self) -> dict:
-        p = super()._check_params()
-        p["line_search_tol"] = check_real(type(self).__name__, "line_search_tol", self.line_search_tol,
-                                          low=0.0, high=1.0)
-        return p
+    _parameter_constraints = {**BatchMKL._parameter_constraints,
+                              "line_search_tol": [Interval(Real, 0, 1, closed="neither")]}
 
     def _solve(self, grams, y, p) -> Solution:
         M = len(grams)

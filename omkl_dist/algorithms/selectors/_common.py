@@ -15,8 +15,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
+from ..._validation import check_array, resolve_seed
 from ...kernels import KernelPool, make_pool
-from .._batch import AcceptsSparse, check_X
+from .._batch import AcceptsSparse
 
 C_GRID = tuple(2.0 ** e for e in range(-10, 11))
 VALIDATION_FRACTION = 0.1
@@ -86,7 +87,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     def fit(self, X, y):
-        X = check_X(type(self).__name__, X)
+        X = check_array(X, owner=type(self).__name__)
         y = np.asarray(y)
         if y.shape != (len(X),):
             raise ValueError(f"{type(self).__name__}: y must have one label per row of X ({len(X)}), got {y.shape}")
@@ -95,8 +96,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__}: y has {len(self.classes_)} class; a classifier needs two")
         self.kernel_pool_ = self._pool()
         self.n_features_in_ = X.shape[1]
-        seed = 0 if self.random_state is None else int(self.random_state)
-        train, val = validation_split(len(X), seed)
+        train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         t0 = time.perf_counter()
         self.selected_kernel_ = int(self._select(X, y, train, val))
         t1 = time.perf_counter()
@@ -113,12 +113,12 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         self._check_fitted()
-        X = check_X(type(self).__name__, X, self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
         return self.svm_.decision_function(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
 
     def predict(self, X):
         self._check_fitted()
-        X = check_X(type(self).__name__, X, self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
         return self.svm_.predict(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
 
     def _check_fitted(self):

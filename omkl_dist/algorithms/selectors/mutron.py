@@ -14,6 +14,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from ..._validation import check_array, resolve_seed
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..baselines.perceptron import KernelPerceptron
@@ -44,10 +45,10 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         t0 = time.perf_counter()
-        X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
+        X, y = check_array(X, owner=type(self).__name__), np.asarray(y)
         pool = make_pool(self.kernels)
         self.kernel_pool_ = pool.with_groups(self.feature_groups) if pool.has_views else pool
-        train, val = validation_split(len(X), 0 if self.random_state is None else int(self.random_state))
+        train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         classes = np.unique(y)
         every = OMKC(kernels=self.kernel_pool_, update="D", combination="U", block_size=self.block_size)
         every.fit(X[train], y[train])

@@ -11,6 +11,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from ..._validation import check_array, resolve_seed
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..omkc import OMKC
@@ -62,8 +63,8 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         t0 = time.perf_counter()
-        X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
-        train, val = validation_split(len(X), 0 if self.random_state is None else int(self.random_state))
+        X, y = check_array(X, owner=type(self).__name__), np.asarray(y)
+        train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         scores = [self._learn(beta, X[train], y[train]).score(X[val], y[val]) for beta in self.betas]
         self.validation_scores_ = dict(zip(self.betas, scores, strict=True))
         self.beta_ = self.betas[int(np.argmax(scores))]

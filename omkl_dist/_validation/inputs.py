@@ -1,0 +1,210 @@
+"""The one input check: feature matrices (dense and ``scipy.sparse``), labels and sample weights.
+
+Every estimator, the kernel layer and the Scaler check their ``X`` with :func:`check_array`. Its
+messages name the problem, where it is (row and column, 0-based) and the fix, and contain the
+phrases scikit-learn's own checks look for ("X has n features, but ... is expecting m features as
+input", "Reshape your data", "Complex data not supported"). Only numpy, scipy and scikit-learn's
+public utilities are imported, so the kernel layer and the Scaler stay light.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
+__all__ = ["canonical_csr", "check_array", "check_nonnegative", "check_y", "encode_labels", "check_sample_weight"]
+
+# what check_array does with scipy.sparse input
+SPARSE_MODES = ("refuse", "densify", "csr")
+
+
+def _prefix(owner: str | None) -> str:
+    return f"{owner}: " if owner else ""
+
+
+def canonical_csr(X) -> sp.csr_matrix:
+    """A sparse ``X`` as a float64 CSR matrix with sorted indices and no duplicate entries (the
+    per-row and per-column sums need one entry per cell); no copy when it already is one."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()  # also sorts the indices
+    return X
+
+
+def _check_sparse_form(X, owner: str | None, name: str) -> None:
+    if X.ndim != 2:
+        raise ValueError(f"{_prefix(owner)}{name} must be 2-D (n_samples, n_features), got a sparse array of shape "
+                         f"{X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{_prefix(owner)}{name} must be numeric, got a sparse matrix of dtype {X.dtype}")
+
+
+def _densified(X, owner: str | None, name: str) -> np.ndarray:
+    """A sparse matrix as dense float64 rows -- the kernels compute on dense rows, so the results equal
+    the dense input's -- refusing one whose dense form cannot fit in memory."""
+    _check_sparse_form(X, owner, name)
+    import psutil
+
+    need = X.shape[0] * X.shape[1] * 8
+    available = psutil.virtual_memory().available
+    if need > available // 2:
+        raise ValueError(f"{_prefix(owner)}this sparse {name} of shape {X.shape} needs {need / 2**30:.1f} GiB as dense "
+                         f"rows, more than half of the {available / 2**30:.1f} GiB available; pass it in row blocks "
+                         "(partial_fit) or stream it from an ingested dataset")
+    return X.toarray().astype(np.float64, copy=False)
+
+
+def _as_float_array(X, owner: str | None, name: str) -> np.ndarray:
+    try:
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported; pass real-valued features")
+        return X.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as exc:  # the exception type scikit-learn's check_array raises
+        raise type(exc)(f"{_prefix(owner)}{name} must be numeric ({exc})") from None
+
+
+def _refuse_non_finite(owner: str | None, name: str, value: float, row: int, column: int, stream: bool) -> None:
+    if stream:  # a block of a stream: the value and its row in the stream
+        raise ValueError(f"{_prefix(owner)}{name} contains {value} at row {row}, column {column} (0-based); remove or "
+                         "impute non-finite values first")
+    raise ValueError(f"{_prefix(owner)}{name} contains NaN or inf (first at row {row}, column {column}: {value}); "
+                     "impute or drop those rows first")
+
+
+def check_array(X, *, owner: str | None = None, name: str = "X", n_features: int | None = None,
+                sparse: str = "densify", non_empty: bool = True, contiguous: bool = True,
+                row_offset: int | None = None):
+    """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
+
+    Parameters
+    ----------
+    owner : str, optional
+        Who checks (an estimator's class name): the messages start with it.
+    name : str
+        What the messages call the matrix ("X", "A", ...).
+    n_features : int, optional
+        The expected number of columns (a fitted model's ``n_features_in_``).
+    sparse : {"refuse", "densify", "csr"}
+        ``scipy.sparse`` input: a ``TypeError`` (the kernel layer works on dense rows), dense
+        float64 rows (refused when they cannot fit in memory), or a canonical float64 CSR matrix
+        (:func:`canonical_csr`, never densified).
+    non_empty : bool
+        Refuse 0 rows or 0 columns.
+    contiguous : bool
+        Return a C-contiguous array (a copy only when ``X`` is not one already).
+    row_offset : int, optional
+        ``X`` is a block of a stream that starts at this row: a message names a non-finite value
+        and its row in the stream.
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix
+        float64; ``X`` itself (never modified) when it already is what is asked for.
+    """
+    if sparse not in SPARSE_MODES:
+        raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
+    if sp.issparse(X):
+        if sparse == "refuse":
+            raise TypeError(f"{_prefix(owner)}{name} is a sparse matrix; the kernel layer works on dense rows: pass "
+                            f"{name}.toarray()")
+        if sparse == "densify":
+            X = _densified(X, owner, name)
+        else:
+            _check_sparse_form(X, owner, name)
+            X = canonical_csr(X)
+    if not sp.issparse(X):
+        X = _as_float_array(X, owner, name)
+        if X.ndim != 2:
+            raise ValueError(f"{_prefix(owner)}{name} must be a 2-D array (n_samples, n_features), got shape {X.shape} "
+                             "(expected a 2-D array); Reshape your data: X.reshape(-1, 1) for one feature, "
+                             "X.reshape(1, -1) for one sample")
+    if non_empty and X.shape[0] == 0:
+        raise ValueError(f"{_prefix(owner)}{name} is empty (0 rows, shape {X.shape}); pass at least one instance")
+    if non_empty and X.shape[1] == 0:
+        raise ValueError(f"{_prefix(owner)}{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
+                         "pass at least one feature column")
+    if sp.issparse(X):
+        bad = np.flatnonzero(~np.isfinite(X.data))
+        if len(bad):
+            row = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
+            _refuse_non_finite(owner, name, float(X.data[bad[0]]), (row_offset or 0) + row, int(X.indices[bad[0]]),
+                               row_offset is not None)
+    else:
+        finite = np.isfinite(X)
+        if not finite.all():
+            row, column = np.argwhere(~finite)[0]
+            _refuse_non_finite(owner, name, float(X[row, column]), (row_offset or 0) + int(row), int(column),
+                               row_offset is not None)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{_prefix(owner)}{name} has {X.shape[1]} features, but {owner} is expecting {n_features} "
+                         "features as input (it was fitted with those); pass the same columns (or fit again to start "
+                         "over)")
+    if contiguous and not sp.issparse(X):
+        return np.ascontiguousarray(X)
+    return X
+
+
+def check_nonnegative(X: np.ndarray, kernel: str, *, owner: str | None = None, name: str = "X",
+                      columns=None) -> None:
+    """Refuse a negative feature for kernel ``kernel`` (the chi-square kernels are undefined there),
+    naming the first one (row-major); ``columns``: the columns the kernel sees (default: all)."""
+    if not X.size or X.min() >= 0.0:
+        return
+    cols = list(range(X.shape[1])) if columns is None else list(columns)
+    negative = np.argwhere(X[:, cols] < 0.0)
+    if len(negative):
+        row, column = int(negative[0][0]), cols[negative[0][1]]
+        raise ValueError(f"{_prefix(owner)}{kernel} needs non-negative features, {name} has a negative value at row "
+                         f"{row}, column {column} ({float(X[row, column])!r}); scale to [0, 1] (Scaler('minmax') or "
+                         "sklearn's MinMaxScaler) or drop the chi-square kernels")
+
+
+def check_y(owner: str, y, n_rows: int, *, first: bool = True) -> np.ndarray:
+    """``y`` as a 1-D array of ``n_rows`` labels. A column vector is taken as 1-D with
+    scikit-learn's ``DataConversionWarning``; on the ``first`` call of a fit, a continuous
+    (regression) target is refused."""
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    if y.ndim != 1 or len(y) != n_rows:
+        raise ValueError(f"{owner}: y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"{owner}: y contains NaN or inf; every row needs a label")
+    if first:
+        check_classification_targets(y)  # "Unknown label type: continuous ..." for a regression target
+    return y
+
+
+def encode_labels(owner: str, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes_, y as indices into classes_)``; at least two classes are required."""
+    y = check_y(owner, y, n_rows)
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"{owner}: y has {len(classes)} class(es) {classes.tolist()}; a classifier needs at "
+                         "least two")
+    return classes, codes.astype(np.int64)
+
+
+def check_sample_weight(owner: str, sample_weight, codes: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Non-negative finite weights, not all zero and not zero on a whole class (``None``: all ones)."""
+    n = len(codes)
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"{owner}: sample_weight must have shape ({n},), got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"{owner}: sample_weight must be finite and >= 0, got min {np.nanmin(w)!r}")
+    if not w.any():
+        raise ValueError(f"{owner}: sample_weight is all zero; boosting needs a distribution with positive mass")
+    for k, label in enumerate(classes):
+        if not w[codes == k].any():
+            raise ValueError(f"{owner}: sample_weight is zero on every example of class {label!r}; "
+                             "drop the class or give it positive weight")
+    return w
