@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from omkl_dist import _numba_cache
-from omkl_dist.scoring import _scores
+from omkl_dist.scoring import scan as _scores
 
 
 def test_kernels_are_cached_under_the_sources_digest():
