@@ -7,10 +7,11 @@ built incrementally, gaussians along their chains) and its score one reassociate
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from .rows import n_rows, rows_sqdist
-from .values import CANCEL, chain_buffers, chain_values
+from .values import CANCEL, chain_values
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -50,7 +51,10 @@ def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
     B = n_rows(Xb)
     n = n_rows(P)
     for t in prange(B):
-        d2, cur, xg, scratch = chain_buffers(n)
+        d2 = np.empty(n)
+        cur = np.empty(n)
+        xg = np.empty(n)
+        scratch = np.empty(n)
         for k in chain_values(plan, plan.dot_on, plan.g_on, plan.g_need, dots[t], d2, cur, xg, scratch):
             if k < 0:
                 row_sqdist(Xb, t, P, xsq[t], psq, dots[t], d2)

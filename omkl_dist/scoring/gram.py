@@ -14,7 +14,7 @@ from ._dense import row_sqdist
 from ._pairs import program_values
 from .program import dot_gauss_plan
 from .rows import later_dots, n_rows, rows_sqdist
-from .values import CANCEL, chain_buffers, chain_values
+from .values import CANCEL, chain_values
 
 
 def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None,
@@ -45,7 +45,10 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
     B = n_rows(Xb)
     n = B
     for t in prange(B):
-        d2, cur, xg, scratch = chain_buffers(n)
+        d2 = np.empty(n)
+        cur = np.empty(n)
+        xg = np.empty(n)
+        scratch = np.empty(n)
         for k in chain_values(plan, plan.dot_on, plan.g_on, plan.g_need, XXt[t], d2, cur, xg, scratch):
             if k < 0:
                 row_sqdist(Xb, t, Xb, xsq[t], xsq, XXt[t], d2)
@@ -86,8 +89,12 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
     n = B - s - 1
     if n <= 0:
         return
-    q = np.zeros(n)
-    d2, cur, xg, scratch = chain_buffers(n)
+    q = np.empty(n)
+    cur = np.empty(n)
+    d2 = np.empty(n)
+    xg = np.empty(n)
+    scratch = np.empty(n)
+    q[:] = 0.0
     later_dots(Xb, XbT, s, q)
     g_on = plan.g_on & want[g_idx]
     need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from ._vexp import _ZERO_ABOVE, vexp_neg
@@ -102,12 +101,6 @@ def _gauss_next(anchor, g, d2, cur, xg, scratch):
     else:
         for s in range(cur.shape[0]):
             cur[s] = fourth_power(cur[s])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def chain_buffers(n):
-    """``(d2, cur, xg, scratch)``: the work arrays of :func:`chain_values` over n pairs."""
-    return np.empty(n), np.empty(n), np.empty(n), np.empty(n)
 
 
 # Not cached: numba registers a generator's implementation only when it compiles it, so a caller
