@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .rows import n_rows, rows_sqdist
-from .values import CANCEL, chain_values
+from .values import CANCEL, gauss_next, power_up
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -48,6 +48,7 @@ def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
     (:func:`.program.kernel_scales`; 1.0 for an unnormalised kernel, which leaves the bits as they
     are), the support vectors' factors being folded into ``alphaT``.
     """
+    dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     B = n_rows(Xb)
     n = n_rows(P)
     for t in prange(B):
@@ -55,9 +56,20 @@ def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
         cur = np.empty(n)
         xg = np.empty(n)
         scratch = np.empty(n)
-        for k in chain_values(plan, plan.dot_on, plan.g_on, plan.g_need, dots[t], d2, cur, xg, scratch):
-            if k < 0:
-                row_sqdist(Xb, t, P, xsq[t], psq, dots[t], d2)
-                continue
-            for c in range(k * K, k * K + K):
-                out[t, c] += xscale[t, c] * weighted_sum(alphaT[c], cur)
+        dot_row = dots[t]
+        cur[:] = dot_row
+        deg = 1
+        for j in range(dot_idx.shape[0]):
+            if dot_on[j]:
+                deg = power_up(cur, dot_row, deg, dot_deg[j])
+                for c in range(dot_idx[j] * K, dot_idx[j] * K + K):
+                    out[t, c] += xscale[t, c] * weighted_sum(alphaT[c], cur)
+        if not g_need.any():
+            continue
+        row_sqdist(Xb, t, P, xsq[t], psq, dot_row, d2)
+        for j in range(g_idx.shape[0]):
+            if g_need[j]:
+                gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+            if g_on[j]:
+                for c in range(g_idx[j] * K, g_idx[j] * K + K):
+                    out[t, c] += xscale[t, c] * weighted_sum(alphaT[c], cur)

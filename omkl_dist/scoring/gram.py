@@ -14,7 +14,7 @@ from ._dense import row_sqdist
 from ._pairs import program_values
 from .program import dot_gauss_plan
 from .rows import later_dots, n_rows, rows_sqdist
-from .values import CANCEL, chain_values
+from .values import CANCEL, gauss_next, power_up
 
 
 def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None,
@@ -42,6 +42,7 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
     Full rows rather than the triangle the recurrence reads: uniform work per row vectorises and
     balances across threads better than rows of growing length.
     """
+    dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     B = n_rows(Xb)
     n = B
     for t in prange(B):
@@ -49,11 +50,21 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
         cur = np.empty(n)
         xg = np.empty(n)
         scratch = np.empty(n)
-        for k in chain_values(plan, plan.dot_on, plan.g_on, plan.g_need, XXt[t], d2, cur, xg, scratch):
-            if k < 0:
-                row_sqdist(Xb, t, Xb, xsq[t], xsq, XXt[t], d2)
-            else:
-                G[k, t, :] = cur
+        dot_row = XXt[t]
+        cur[:] = dot_row
+        deg = 1
+        for j in range(dot_idx.shape[0]):
+            if dot_on[j]:
+                deg = power_up(cur, dot_row, deg, dot_deg[j])
+                G[dot_idx[j], t, :] = cur
+        if not g_need.any():
+            continue
+        row_sqdist(Xb, t, Xb, xsq[t], xsq, dot_row, d2)
+        for j in range(g_idx.shape[0]):
+            if g_need[j]:
+                gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+            if g_on[j]:
+                G[g_idx[j], t, :] = cur
     return G
 
 
@@ -84,7 +95,7 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
     contiguously. ``Xb`` may be dense or :class:`.rows.CSRRows` (:func:`.rows.later_dots`). A
     normalised kernel (``norm[k]``) gets its values times ``scale[t, k]·scale[s, k]``
     (:func:`.program.kernel_scales` of the block's rows; only dot-product kernels change)."""
-    g_idx, g_anchor = plan.g_idx, plan.g_anchor
+    dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     B = n_rows(Xb)
     n = B - s - 1
     if n <= 0:
@@ -96,19 +107,30 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
     scratch = np.empty(n)
     q[:] = 0.0
     later_dots(Xb, XbT, s, q)
-    g_on = plan.g_on & want[g_idx]
+    cur[:] = q
+    deg = 1
+    for j in range(dot_idx.shape[0]):
+        if dot_on[j] and want[dot_idx[j]]:  # powers built in the same order whichever are skipped
+            deg = power_up(cur, q, deg, dot_deg[j])
+            k = dot_idx[j]
+            if norm[k]:
+                for i in range(n):
+                    col[k, s + 1 + i] = cur[i] * scale[s + 1 + i, k] * scale[s, k]
+            else:
+                col[k, s + 1:] = cur
     need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors
     for j in range(g_idx.shape[0] - 1, -1, -1):
-        need[j] = plan.g_need[j] and (g_on[j] or (j + 1 < g_idx.shape[0] and need[j + 1] and not g_anchor[j + 1]))
-    for k in chain_values(plan, plan.dot_on & want[plan.dot_idx], g_on, need, q, d2, cur, xg, scratch):
-        if k < 0:
-            for i in range(n):
-                t = s + 1 + i
-                d2[i] = xsq[t] + xsq[s] - 2.0 * q[i]
-                if d2[i] < CANCEL * (xsq[t] + xsq[s]):
-                    d2[i] = rows_sqdist(Xb, t, Xb, s)
-        elif norm[k]:
-            for i in range(n):
-                col[k, s + 1 + i] = cur[i] * scale[s + 1 + i, k] * scale[s, k]
-        else:
-            col[k, s + 1:] = cur
+        need[j] = g_need[j] and ((g_on[j] and want[g_idx[j]]) or (j + 1 < g_idx.shape[0] and need[j + 1]
+                                                                   and not g_anchor[j + 1]))
+    if not need.any():
+        return
+    for i in range(n):
+        t = s + 1 + i
+        d2[i] = xsq[t] + xsq[s] - 2.0 * q[i]
+        if d2[i] < CANCEL * (xsq[t] + xsq[s]):
+            d2[i] = rows_sqdist(Xb, t, Xb, s)
+    for j in range(g_idx.shape[0]):
+        if need[j]:
+            gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+        if need[j] and g_on[j] and want[g_idx[j]]:
+            col[g_idx[j], s + 1:] = cur

@@ -81,7 +81,7 @@ def exp_neg(x):
 
 
 @njit(cache=True, nogil=True)
-def _power_up(cur, dot_row, deg, target):
+def power_up(cur, dot_row, deg, target):
     """``cur`` holds ``dot_row**deg``; raise it to ``dot_row**target`` by repeated multiplication."""
     while deg < target:
         for s in range(cur.shape[0]):
@@ -91,7 +91,7 @@ def _power_up(cur, dot_row, deg, target):
 
 
 @njit(cache=True, nogil=True)
-def _gauss_next(anchor, g, d2, cur, xg, scratch):
+def gauss_next(anchor, g, d2, cur, xg, scratch):
     """Replace ``cur`` by the next gaussian's values in a chain: ``exp(-g·d2)`` at a chain anchor,
     else the previous (twice as wide) gaussian's values to the 4th power."""
     if anchor:
@@ -101,33 +101,6 @@ def _gauss_next(anchor, g, d2, cur, xg, scratch):
     else:
         for s in range(cur.shape[0]):
             cur[s] = fourth_power(cur[s])
-
-
-# Not cached: numba registers a generator's implementation only when it compiles it, so a caller
-# compiled in a process that loaded the generator from the cache fails (KeyError in lowering); the
-# callers' own cache entries hold its machine code.
-@njit(nogil=True)
-def chain_values(plan, dot_on, g_on, g_need, dot_row, d2, cur, xg, scratch):
-    """Walk one row's dot-product kernels and gaussians (``plan``: a :class:`.program.DotGaussPlan`)
-    kernel after kernel, vectorised over the row's pairs: yields each scored kernel's index once
-    ``cur`` holds its values. Dot-product kernels come by degree, powers of ``dot_row`` built
-    incrementally (the same order whichever are skipped); then, if some gaussian is needed
-    (``g_need``), a -1 (the caller fills ``d2``, the pairs' squared distances) and the gaussians
-    widest first along their chains (:func:`_gauss_next`). Scored: ``dot_on``, ``g_on``."""
-    cur[:] = dot_row
-    deg = 1
-    for j in range(plan.dot_idx.shape[0]):
-        if dot_on[j]:
-            deg = _power_up(cur, dot_row, deg, plan.dot_deg[j])
-            yield plan.dot_idx[j]
-    if not g_need.any():
-        return
-    yield -1
-    for j in range(plan.g_idx.shape[0]):
-        if g_need[j]:
-            _gauss_next(plan.g_anchor[j], plan.g_param[j], d2, cur, xg, scratch)
-        if g_on[j]:
-            yield plan.g_idx[j]
 
 
 @njit(cache=True, nogil=True, inline="always")
