@@ -25,13 +25,15 @@ from hypothesis import strategies as st
 from numba import njit
 
 from omkl_dist.kernels import make_pool
-from omkl_dist.scoring import _scores
+from omkl_dist.scoring import scan as _scores
 from omkl_dist.scoring._blas import fixed_shape_dots
-from omkl_dist.scoring._pairs import CANCEL, overwrite_exact_columns, pair_matrix, pair_values
-from omkl_dist.scoring._scores import block_gram, pool_scores
+from omkl_dist.scoring._pairs import overwrite_exact_columns, pair_matrix, pair_values
 from omkl_dist.scoring._vexp import _ZERO_ABOVE, vexp_neg
+from omkl_dist.scoring.gram import block_gram
 from omkl_dist.scoring.pool import SVPool
 from omkl_dist.scoring.program import MAX_CHAIN, compile_program
+from omkl_dist.scoring.scan import pool_scores
+from omkl_dist.scoring.values import CANCEL
 from omkl_dist.storage import read_dataset, resolve_dataset
 
 from naive_kernels import naive_pool

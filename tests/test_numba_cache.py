@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from omkl_dist import _numba_cache
-from omkl_dist.scoring import _scores
+from omkl_dist.scoring import scan as _scores
 
 
 def test_kernels_are_cached_under_the_sources_digest():
@@ -26,7 +26,7 @@ def test_digest_changes_when_an_inlined_helper_changes(tmp_path, monkeypatch):
     monkeypatch.setattr(_numba_cache, "ROOT", copy)
     before = _numba_cache.sources_digest()
     assert before == _numba_cache.sources_digest()  # deterministic
-    helper = copy / "core" / "_vexp.py"
+    helper = copy / "scoring" / "_vexp.py"
     helper.write_text(helper.read_text() + "\n# changed\n")
     assert _numba_cache.sources_digest() != before
 

@@ -21,7 +21,7 @@ from numba import njit
 
 from ..combiners.hedge import DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_update
 from ..learners.spa import spa_coef
-from ..scoring._scores import gram_column
+from ..scoring.gram import gram_column
 
 
 @njit(cache=True, nogil=True)
@@ -306,8 +306,7 @@ def spa_mc_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsyn
         hedge_loss_update(logw, discounts, log_gamma, w)
         if any_coef:
             if lazy:
-                gram_column(Xb, XbT, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6],
-                            fast[7], want, fast[8], fast[9])
+                gram_column(Xb, XbT, xsq, t, col, fast[0], want, fast[1], fast[2])
             for k in range(m):
                 if want[k]:
                     for c in (yt, rivals[k]):

@@ -25,7 +25,7 @@ from ..combiners.hedge import (
 )
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hedge_loss, hinge, spa_coef
-from ..scoring._scores import gram_column
+from ..scoring.gram import gram_column
 from ..scoring.rows import transposed
 from ._multiclass import spa_mc_rows
 
@@ -155,8 +155,7 @@ def _spa_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsync,
         hedge_loss_update(logw, discounts, log_gamma, w)
         if any_coef:
             if lazy:
-                gram_column(Xb, XbT, xsq, t, col, fast[0], fast[1], fast[2], fast[3], fast[4], fast[5], fast[6],
-                            fast[7], coef[t] != 0.0, fast[8], fast[9])
+                gram_column(Xb, XbT, xsq, t, col, fast[0], coef[t] != 0.0, fast[1], fast[2])
             for k in range(m):
                 c = coef[t, k]
                 if c != 0.0:
@@ -181,7 +180,7 @@ class SPASegment:
     the later rows are computed when it becomes a support vector (:func:`gram_column`) and ``G``
     is not read; otherwise ``G[k, t, s]`` comes complete from :func:`block_gram`. ``kxx`` holds
     κ_k(x_t, x_t).
-    ``fast`` carries the evaluation flags of :func:`~omkl_dist.scoring._scores.fast_flags` and the
+    ``fast`` carries the evaluation plan of :func:`~omkl_dist.scoring.program.dot_gauss_plan` and the
     rows' normalisation factors and flags (:func:`~omkl_dist.scoring.program.kernel_scales`); only the
     kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
     mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
@@ -194,7 +193,7 @@ class SPASegment:
     def __init__(self, y, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
                  log_gamma, delta, alpha, beta, eta, hedge_mistake, act, n_classes=1):
         n, m, K = len(y), len(w), int(n_classes)
-        self.lazy = fast[0].shape[0] + fast[2].shape[0] > 0
+        self.lazy = fast[0].dot_idx.shape[0] + fast[0].g_idx.shape[0] > 0
         self.args = (y, G, Xb, transposed(Xb) if self.lazy else Xb, xsq, kxx, fast, self.lazy, U, logw,
                      w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta,
                      hedge_mistake, np.isin(np.arange(m), act))

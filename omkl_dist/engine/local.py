@@ -18,10 +18,11 @@ from ..combiners.hedge import OM2, SD, SPA, SS, STOCHASTIC
 from ..randomness import uniforms
 from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
-from ..scoring._scores import block_gram, fast_flags, pool_scores
+from ..scoring.gram import block_gram
 from ..scoring.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
-from ..scoring.program import ACHI2, LINEAR, POLY, kernel_scales
+from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, dot_gauss_plan, kernel_scales
 from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
+from ..scoring.scan import pool_scores
 from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
@@ -29,9 +30,9 @@ from ._recurrence import SPASegment, omkc_block
 # the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))
 # an empty dot/gaussian program: tells SPASegment that G is complete (no lazy columns to fill)
-_NO_FAST = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0, np.bool_),
-            np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty((0, 0)),
-            np.empty(0, np.bool_))
+_NO_FAST = (DotGaussPlan(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0),
+                         np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_)),
+            np.empty((0, 0)), np.empty(0, np.bool_))
 
 
 def _lazy_row_keys(Xs):
@@ -332,7 +333,7 @@ class LocalEngine:
         return kernel_scales(self.program, Xs, xsq) if self.program.norm.any() else np.empty((0, 0))
 
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
-        fast = (*fast_flags(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
+        fast = (dot_gauss_plan(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
         return SPASegment(ys, G, as_rows(Xs), xsq, diag_values(self.program, xsq, Xs), fast, U, self.logw, self.w,
                           self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma),

@@ -21,6 +21,8 @@ import types
 
 from numba import njit, prange
 
+from ..scoring.values import dot_power
+
 # cache=True: the parallel functions take seconds to compile; cached machine code makes the
 # second process (tests, Dask workers on the same machine) start at once.
 _JIT = {"parallel": True, "cache": True, "nogil": True, "fastmath": False}
@@ -129,8 +131,8 @@ def _exp_neg_scaled(D, scales, slots, out):
 def _powers_from_dot(dot, degrees, slots, out):
     """``out[slots[k]] = dot ** degrees[k]`` for every k (linear is degree 1).
 
-    Integer powers by repeated multiplication: exact for degree 1 and within (p−1) roundings
-    otherwise, with no call to ``pow``.
+    Integer powers by repeated multiplication (:func:`omkl_dist.scoring.values.dot_power`, the
+    online paths' arithmetic): exact for degree 1 and within (p−1) roundings otherwise, no ``pow``.
     """
     n_a, n_b = dot.shape
     m = degrees.shape[0]
@@ -139,11 +141,7 @@ def _powers_from_dot(dot, degrees, slots, out):
             p = degrees[k]
             s = slots[k]
             for j in range(n_b):
-                x = dot[i, j]
-                r = x
-                for _ in range(p - 1):
-                    r *= x
-                out[s, i, j] = r
+                out[s, i, j] = dot_power(dot[i, j], p)
     return out
 
 

@@ -26,14 +26,12 @@ are evaluated with it, so a shard owning a few kernels computes the same bits as
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
-from ..scoring._pairs import CANCEL, direct_sqdist
-from ..scoring._vexp import _ZERO_ABOVE, vexp_neg_n
+from ..scoring._vexp import vexp_neg_n
 from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
+from ..scoring.values import dot_power, exp_neg, l1_chi2, norm_factor, pair_sqdist
 
 # learner codes
 RBP, FORGETRON, BOGD, BPAS = 0, 1, 2, 3
@@ -77,31 +75,11 @@ def fixed_dots(A, BT, counts, out):
 
 
 # --------------------------------------------------------------------------- kernel values
-@njit(cache=True)
-def _l1_chi(A, i, B, j, want_chi):
-    acc = 0.0
-    for c in range(A.shape[1]):
-        diff = A[i, c] - B[j, c]
-        if want_chi:
-            s = A[i, c] + B[j, c]
-            if s != 0.0:
-                acc += diff * diff / s
-        else:
-            acc += abs(diff)
-    return acc
-
-
+# (the arithmetic of omkl_dist.scoring.values, vectorised over one row's buffer)
 @njit(cache=True, inline="always")
-def norm_factor(kind, param, sq):
-    """κ(x, x)^(-1/2) of a dot-product kernel, (x·x)^(-p/2) (0 for a zero row): a normalised
-    kernel's value is κ(a, b)·factor(a)·factor(b)."""
-    if sq <= 0.0:
-        return 0.0
-    r = 1.0 / math.sqrt(sq)
-    v = r
-    for _ in range((1 if kind == LINEAR else int(param)) - 1):
-        v *= r
-    return v
+def _degree(kind, param):
+    """The power of a dot-product kernel's dot product: 1 for linear, p for polynomial."""
+    return 1 if kind == LINEAR else int(param)
 
 
 @njit(cache=True)
@@ -109,7 +87,7 @@ def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, 
     """``out[q] = κ(A[i], B[lo + q])`` for q < n, from their dot products ``dots[q]`` and squared norms.
 
     Linear/polynomial: the dot product to the power p by repeated multiplication (``norm``: times
-    both rows' :func:`norm_factor`, the normalised kernel). Gaussian:
+    both rows' :func:`.values.norm_factor`, the normalised kernel). Gaussian:
     ``exp(-(‖a‖² + ‖b‖² - 2 a·b) / 2σ²)``, the squared distance summed directly when the expression
     cancels (below ``CANCEL (‖a‖² + ‖b‖²)``). Laplacian and chi-square: direct sums per pair.
     """
@@ -119,25 +97,21 @@ def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, 
     elif kind == POLY:
         p = int(param)
         for q in range(n):
-            v = dots[q]
-            for _ in range(p - 1):
-                v *= dots[q]
-            out[q] = v
+            out[q] = dot_power(dots[q], p)
     elif kind == GAUSS:
         for q in range(n):
-            d2 = asq + bsq[lo + q] - 2.0 * dots[q]
-            if d2 < CANCEL * (asq + bsq[lo + q]):
-                d2 = direct_sqdist(A, i, B, lo + q)
-            work[q] = d2 * param
+            work[q] = pair_sqdist(asq, bsq[lo + q], dots[q], A, i, B, lo + q) * param
         vexp_neg_n(work, out, scratch, n)
     else:  # LAPLACE, CHI2
+        chi2 = kind == CHI2
         for q in range(n):
-            x = _l1_chi(A, i, B, lo + q, kind == CHI2) * param
-            out[q] = 0.0 if x > _ZERO_ABOVE else math.exp(-x)
+            l1, chi = l1_chi2(A, i, B, lo + q, not chi2, chi2)
+            out[q] = exp_neg((chi if chi2 else l1) * param)
     if norm and (kind == LINEAR or kind == POLY):
-        fa = norm_factor(kind, param, asq)
+        p = _degree(kind, param)
+        fa = norm_factor(p, asq)
         for q in range(n):
-            out[q] *= fa * norm_factor(kind, param, bsq[lo + q])
+            out[q] *= fa * norm_factor(p, bsq[lo + q])
 
 
 @njit(cache=True)
@@ -148,10 +122,7 @@ def self_kernel(kind, param, norm, sq):
     if kind == LINEAR:
         return sq
     if kind == POLY:
-        v = sq
-        for _ in range(int(param) - 1):
-            v *= sq
-        return v
+        return dot_power(sq, int(param))
     return 1.0
 
 

@@ -1,6 +1,6 @@
 """njit evaluation of all kernels of a program for one pair of instances.
 
-Bit-for-bit the same arithmetic as the vectorised pool scan in :mod:`._scores` (same distance
+Bit-for-bit the same arithmetic as the vectorised pool scan in :mod:`.scan` (same distance
 expression, same direct recomputation near cancellation, same exp, same power chains), so the
 same pair gives the same kernel value whichever path computes it. That keeps exact cancellations
 exact: duplicate rows with opposite labels sum to 0.0 on every path, as in the reference.
@@ -8,40 +8,12 @@ exact: duplicate rows with opposite labels sum to 0.0 on every path, as in the r
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
-from ._vexp import _ZERO_ABOVE, vexp_neg
+from ._vexp import vexp_neg
 from .program import ACHI2, GAUSS, LAPLACE, LINEAR, POLY
-
-CANCEL = 1e-3  # recompute ‖a−b‖² directly when it is below CANCEL·(‖a‖²+‖b‖²)
-
-
-@njit(cache=True, nogil=True)
-def direct_sqdist(A, i, B, j):
-    """‖A[i] − B[j]‖² summed in feature order (no fast-math: identical on every path)."""
-    acc = 0.0
-    for c in range(A.shape[1]):
-        diff = A[i, c] - B[j, c]
-        acc += diff * diff
-    return acc
-
-
-@njit(cache=True, nogil=True)
-def _l1_chi2(A, i, B, j, need_l1, need_chi2):
-    l1 = 0.0
-    chi = 0.0
-    for c in range(A.shape[1]):
-        diff = A[i, c] - B[j, c]
-        if need_l1:
-            l1 += abs(diff)
-        if need_chi2:
-            s = A[i, c] + B[j, c]
-            if s != 0.0:
-                chi += diff * diff / s
-    return l1, chi
+from .values import dot_power, exp_neg, fourth_power, l1_chi2, pair_sqdist
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -97,12 +69,8 @@ def view_value(kind, param, x, z, cols, c0, c1):
     if kind == LINEAR or kind == ACHI2:
         return s
     if kind == POLY:
-        v = s
-        for _ in range(int(param) - 1):
-            v *= s
-        return v
-    e = param * s
-    return 0.0 if e > _ZERO_ABOVE else math.exp(-e)
+        return dot_power(s, int(param))
+    return exp_neg(param * s)
 
 
 @njit(cache=True, nogil=True)
@@ -114,49 +82,47 @@ def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, ne
         for k in range(kinds.shape[0]):
             out[k] = view_value(kinds[k], param[k], A[i], B[j], vcols, vptr[k], vptr[k + 1])
         return
-    d2 = asq + bsq - 2.0 * dot
-    if d2 < CANCEL * (asq + bsq):
-        d2 = direct_sqdist(A, i, B, j)
+    d2 = pair_sqdist(asq, bsq, dot, A, i, B, j)
     l1 = 0.0
     chi = 0.0
     if need_l1 or need_chi2:
-        l1, chi = _l1_chi2(A, i, B, j, need_l1, need_chi2)
+        l1, chi = l1_chi2(A, i, B, j, need_l1, need_chi2)
     for idx in range(order.shape[0]):
         k = order[idx]
         kind = kinds[k]
         if kind == LINEAR:
             out[k] = dot
         elif kind == POLY:
-            v = dot
-            for _ in range(int(param[k]) - 1):
-                v *= dot
-            out[k] = v
+            out[k] = dot_power(dot, int(param[k]))
         elif kind == GAUSS:
             if src[k] >= 0:
-                v = out[src[k]] * out[src[k]]
-                out[k] = v * v
+                out[k] = fourth_power(out[src[k]])
             else:
                 work[0] = d2 * param[k]
                 vexp_neg(work[0:1], work[1:2], work[2:3])
                 out[k] = work[1]
         elif kind == LAPLACE:
-            x = l1 * param[k]
-            out[k] = 0.0 if x > _ZERO_ABOVE else math.exp(-x)
+            out[k] = exp_neg(l1 * param[k])
         else:  # CHI2
-            x = chi * param[k]
-            out[k] = 0.0 if x > _ZERO_ABOVE else math.exp(-x)
+            out[k] = exp_neg(chi * param[k])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def program_values(A, i, B, j, dot, asq, bsq, prog, out, work):
+    """:func:`pair_values` with the program as one record (:meth:`.program.KernelProgram.pair_record`)."""
+    pair_values(A, i, B, j, dot, asq, bsq, prog.kinds, prog.param, prog.src, prog.order, prog.need_l1,
+                prog.need_chi2, prog.direct, prog.vcols, prog.vptr, out, work)
 
 
 def pair_matrix(A, B, program):
     """All kernels between rows of A and B as (m, nA, nB) through the njit pair path (for tests)."""
     return _pair_matrix(np.ascontiguousarray(A, dtype=np.float64), np.ascontiguousarray(B, dtype=np.float64),
-                        program.kinds, program.param, program.src, program.order,
-                        program.need_l1, program.need_chi2, program.direct, program.vcols, program.vptr)
+                        program.pair_record())
 
 
 @njit(cache=True, nogil=True)
-def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr):
-    m = kinds.shape[0]
+def _pair_matrix(A, B, prog):
+    m = prog.kinds.shape[0]
     out = np.empty((m, A.shape[0], B.shape[0]))
     vals = np.empty(m)
     work = np.empty(3)
@@ -165,8 +131,7 @@ def _pair_matrix(A, B, kinds, param, src, order, need_l1, need_chi2, direct, vco
     dots = A @ B.T
     for i in range(A.shape[0]):
         for j in range(B.shape[0]):
-            pair_values(A, i, B, j, dots[i, j], asq[i], bsq[j], kinds, param, src, order, need_l1, need_chi2,
-                        direct, vcols, vptr, vals, work)
+            program_values(A, i, B, j, dots[i, j], asq[i], bsq[j], prog, vals, work)
             out[:, i, j] = vals
     return out
 

@@ -59,7 +59,7 @@ class SVPool:
         self.int_bound = 0.0  # max |x| over the pool if every value is an integer, else inf
         self.n = 0
         self._rows_by_key: dict[int, list[int]] = {}
-        self.tile_layouts: dict = {}  # the pool scan's per-tile layouts (core/_scores.py), rebuilt on demand
+        self.tile_layouts: dict = {}  # the pool scan's per-tile layouts (scoring/scan.py), rebuilt on demand
 
     @property
     def n_features(self) -> int:

@@ -12,11 +12,50 @@ Each squaring multiplies the relative rounding error by at most ~4, so chains ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 LINEAR, POLY, GAUSS, LAPLACE, CHI2, ACHI2 = 0, 1, 2, 3, 4, 5
 MAX_CHAIN = 5
+
+
+# Records the compiled loops take (numba passes a namedtuple of arrays as one typed argument). They
+# are built in Python once per call from a program, never stored in it: a saved program stays as it was.
+class PairProgram(NamedTuple):
+    """Every kernel of a program, evaluated per pair (:func:`._pairs.pair_values`)."""
+
+    kinds: np.ndarray
+    param: np.ndarray
+    src: np.ndarray
+    order: np.ndarray
+    need_l1: bool
+    need_chi2: bool
+    direct: bool
+    vcols: np.ndarray
+    vptr: np.ndarray
+
+
+class DotGaussPlan(NamedTuple):
+    """The dot-product kernels (sorted by degree) and gaussians (widest first) of a program, and which
+    of them to evaluate (:func:`dot_gauss_plan`)."""
+
+    dot_idx: np.ndarray   # int64: kernel index of each dot-product kernel
+    dot_deg: np.ndarray   # int64: its degree (1: linear)
+    g_idx: np.ndarray     # int64: kernel index of each gaussian
+    g_param: np.ndarray   # float64: its 1/(2σ²)
+    g_anchor: np.ndarray  # bool: an exp here, else the previous gaussian's values to the 4th power
+    dot_on: np.ndarray    # bool: dot-product kernel scored
+    g_on: np.ndarray      # bool: gaussian scored
+    g_need: np.ndarray    # bool: gaussian computed (scored, or a chain predecessor of a scored one)
+
+
+class SparsePlan(NamedTuple):
+    """Per kernel (or per (kernel, class) column) for the sparse scans (:mod:`._sparse`)."""
+
+    deg: np.ndarray           # int64: degree of a dot-product kernel, 0 for a gaussian
+    anchor_param: np.ndarray  # float64: the gaussian's chain anchor's 1/(2σ²)
+    steps: np.ndarray         # int64: double squarings from the anchor
 
 
 @dataclass(frozen=True)
@@ -44,6 +83,35 @@ class KernelProgram:
     @property
     def m(self) -> int:
         return len(self.kinds)
+
+    def pair_record(self) -> PairProgram:
+        """The program as the per-pair evaluator's record."""
+        return PairProgram(self.kinds, self.param, self.src, self.order, self.need_l1, self.need_chi2, self.direct,
+                           self.vcols, self.vptr)
+
+    def sparse_plan(self, n_classes: int = 1) -> SparsePlan:
+        """``sparse`` as a record, each entry repeated per class: the sparse scans see each (kernel,
+        class) column as a kernel of its own."""
+        if n_classes == 1:
+            return SparsePlan(*self.sparse)
+        return SparsePlan(*(np.repeat(a, n_classes) for a in self.sparse))
+
+
+def dot_gauss_plan(program: KernelProgram, active=None) -> DotGaussPlan:
+    """``program.fast`` plus which of its kernels to evaluate (``dot_on``, ``g_on``, ``g_need``).
+
+    ``active`` (bool per kernel, default all) lets a shard that owns some kernels evaluate only
+    those, with exactly the arithmetic of the full program: a gaussian is the 4th power of the
+    previous (twice as wide) one within a chain, so the chain members before an active gaussian
+    are still computed (``g_need``), just not scored.
+    """
+    dot_idx, _, g_idx, _, g_anchor = program.fast
+    active = np.ones(program.m, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
+    g_on = active[g_idx]
+    g_need = g_on.copy()
+    for j in range(len(g_idx) - 2, -1, -1):  # a needed non-anchor needs its predecessor
+        g_need[j] |= g_need[j + 1] and not g_anchor[j + 1]
+    return DotGaussPlan(*program.fast, active[dot_idx].copy(), g_on, g_need)
 
 
 _KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from numba import njit, prange, types
 from numba.extending import overload
 
-from ._pairs import direct_sqdist
+from .values import direct_sqdist
 
 
 class CSRRows(namedtuple("CSRRows", ["indptr", "indices", "data", "n_rows", "n_cols"])):
@@ -170,7 +170,7 @@ def csr_dots(A, BT, out):
 @njit(cache=True, nogil=True)
 def _csr_sqdist(A, i, B, j):
     """‖A[i] − B[j]‖² over the union of the two rows' features in feature order: the terms the
-    dense :func:`._pairs.direct_sqdist` adds, without its zeros (which change no sum)."""
+    dense :func:`.values.direct_sqdist` adds, without its zeros (which change no sum)."""
     a, a_end = A.indptr[i], A.indptr[i + 1]
     b, b_end = B.indptr[j], B.indptr[j + 1]
     acc = 0.0
