@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..combiners.hedge import VARIANTS
+from ..combiners.codes import VARIANTS
 from ..engine.protocol import Rule
 from .base import OnlineKernelClassifier, check_positive_int, check_unit_interval
 

@@ -112,18 +112,23 @@ def _shrink(h, ah, scale, Q, M, norm2, entry, acc, acc_lo, acc_blk, acc_lo_blk):
 
 
 @njit(cache=True)
-def forgetron_step(t, y, f, kxx, budget, used, head, scale, Q, M, coef, a_blk, entry, acc, acc_lo, acc_blk,
-                   acc_lo_blk, Krow, Gc):
-    """One instance for one kernel; returns ``(loss, used, head, scale, Q, M, added)``.
+def forgetron_step(t, y, f, kxx, hp, state, slots, accs, values):
+    """One instance for one kernel; ``state`` is ``(used, head, scale, Q, M)``; returns ``(loss, state,
+    added)``.
 
-    ``coef``/``a_blk`` hold unscaled coefficients (coefficient = scale · a); ``acc + acc_lo`` (buffer
-    slots) and ``acc_blk + acc_lo_blk`` (block rows) the double-double accumulators of f' at each
-    support vector, in the same unscaled units.
+    The slots' coefficients are unscaled (coefficient = scale · a); ``accs``
+    (:class:`~.records.Accumulators`) holds the double-double accumulators of f' at each support
+    vector, in the same unscaled units.
     """
+    used, head, scale, Q, M = state
+    budget = hp.budget
+    coef, a_blk, entry = slots
+    acc, acc_lo, acc_blk, acc_lo_blk = accs
+    Krow, Gc = values.Krow, values.Gc
     if y * f > 0.0:
-        return 0.0, used, head, scale, Q, M, False
+        return 0.0, (used, head, scale, Q, M), False
     if kxx <= 0.0:
-        return 1.0, used, head, scale, Q, M, False
+        return 1.0, (used, head, scale, Q, M), False
     M += 1
     a = y / scale
     for j in range(used):  # f' = f + y κ(x_t, ·) at every current support vector
@@ -132,7 +137,7 @@ def forgetron_step(t, y, f, kxx, budget, used, head, scale, Q, M, coef, a_blk, e
         place(used, t, a, coef, a_blk, entry)
         acc_blk[t] = a * kxx
         acc_lo_blk[t] = 0.0
-        return 1.0, used + 1, head, scale, Q, M, True
+        return 1.0, (used + 1, head, scale, Q, M), True
     r = head
     # a_r has the sign of y_r: σ_r = s |a_r|, σ_r y_r f'(x_r) = s² a_r acc_r
     scale, Q = _shrink(r, slot_coef(r, coef, a_blk, entry), scale, Q, M, 1.0, entry, acc, acc_lo, acc_blk,
@@ -141,7 +146,7 @@ def forgetron_step(t, y, f, kxx, budget, used, head, scale, Q, M, coef, a_blk, e
     acc_blk[t] = a * kxx
     acc_lo_blk[t] = 0.0
     head = head + 1 if head + 1 < budget else 0
-    return 1.0, used, head, scale, Q, M, True
+    return 1.0, (used, head, scale, Q, M), True
 
 
 @njit(cache=True, inline="always")
@@ -157,14 +162,18 @@ def _pair_of(arr, off, K):
 
 
 @njit(cache=True)
-def forgetron_mc_step(t, y, r, margin, kxx, budget, used, head, scale, Q, M, K, coef, a_blk, entry, acc, acc_lo,
-                      acc_blk, acc_lo_blk, Krow, Gc):
-    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, used, head, scale, Q, M,
-    added)``. Accumulators hold ``⟨f', ψ_j⟩`` per slot, unscaled."""
+def forgetron_mc_step(t, y, r, margin, kxx, hp, state, slots, accs, values):
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, state, added)`` as
+    :func:`forgetron_step`. Accumulators hold ``⟨f', ψ_j⟩`` per slot, unscaled."""
+    used, head, scale, Q, M = state
+    budget, K = hp.budget, hp.n_classes
+    coef, a_blk, entry = slots
+    acc, acc_lo, acc_blk, acc_lo_blk = accs
+    Krow, Gc = values.Krow, values.Gc
     if margin > 0.0:
-        return 0.0, used, head, scale, Q, M, False
+        return 0.0, (used, head, scale, Q, M), False
     if kxx <= 0.0:
-        return 1.0, used, head, scale, Q, M, False
+        return 1.0, (used, head, scale, Q, M), False
     M += 1
     a = 1.0 / scale
     for j in range(used):  # f' = f + ψ_t: ⟨ψ_t, ψ_j⟩ = κ(x_t, x_j) ⟨e_y − e_r, e_yj − e_rj⟩
@@ -177,7 +186,7 @@ def forgetron_mc_step(t, y, r, margin, kxx, budget, used, head, scale, Q, M, K, 
         place_pair(used, t, K, a, y, r, coef, a_blk, entry)
         acc_blk[t] = (2.0 * a) * kxx
         acc_lo_blk[t] = 0.0
-        return 1.0, used + 1, head, scale, Q, M, True
+        return 1.0, (used + 1, head, scale, Q, M), True
     h = head
     arr, off = slot_row(h, K, coef, a_blk, entry)
     # σ_h = s a_h with a_h its positive coefficient, σ_h ⟨f', ψ_h⟩ = s² a_h acc_h
@@ -187,4 +196,4 @@ def forgetron_mc_step(t, y, r, margin, kxx, budget, used, head, scale, Q, M, K, 
     acc_blk[t] = (2.0 * a) * kxx
     acc_lo_blk[t] = 0.0
     head = h + 1 if h + 1 < budget else 0
-    return 1.0, used, head, scale, Q, M, True
+    return 1.0, (used, head, scale, Q, M), True
