@@ -49,29 +49,24 @@ def weighted_class_scores(w, f, out):
         out[c] = s
 
 
+@njit(cache=True)
+def weights_from_log(logw, w):
+    """``logw -= max; w = exp(logw)``: the normalisation every Hedge-loss update ends with."""
+    top = -np.inf
+    for k in range(logw.shape[0]):
+        if logw[k] > top:
+            top = logw[k]
+    for k in range(logw.shape[0]):
+        logw[k] -= top
+        w[k] = np.exp(logw[k])
+
+
 @njit(cache=True, nogil=True)
 def hedge_loss_update(logw, losses, log_gamma, w):
     """w_k <- w_k * gamma**loss_k for every kernel, in log space, then ``w = exp(logw - max logw)`` (max 1)."""
-    top = -np.inf
     for k in range(logw.shape[0]):
         logw[k] += losses[k] * log_gamma
-        if logw[k] > top:
-            top = logw[k]
-    for k in range(logw.shape[0]):
-        logw[k] -= top
-        w[k] = np.exp(logw[k])
-
-
-@njit(cache=True)
-def weights_from_log(logw, w):
-    """``logw -= max; w = exp(logw)``: the normalisation :func:`hedge_loss_update` ends with."""
-    top = -np.inf
-    for k in range(logw.shape[0]):
-        if logw[k] > top:
-            top = logw[k]
-    for k in range(logw.shape[0]):
-        logw[k] -= top
-        w[k] = np.exp(logw[k])
+    weights_from_log(logw, w)
 
 
 @njit(cache=True)
