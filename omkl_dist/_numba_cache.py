@@ -1,7 +1,7 @@
 """numba's on-disk cache, keyed by this package's sources.
 
 numba checks a cached function against its own source file only, not against the functions it
-inlined from other modules (every kernel here inlines helpers such as ``core._vexp``): after an
+inlined from other modules (every kernel here inlines helpers such as ``scoring._vexp``): after an
 edit, or an upgrade in place that leaves old cache files behind, a stale kernel could be loaded
 and compute with the old arithmetic. So the cache lives in a directory named after a hash of
 every module of the package: ``omkl_dist/__pycache__/numba-<hash>``, or that name under

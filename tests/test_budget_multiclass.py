@@ -16,7 +16,8 @@ import pytest
 from sklearn.base import clone
 
 from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron
-from omkl_dist.engine.budget import BudgetEngine, combine
+from omkl_dist.combiners.hedge_loss import combine
+from omkl_dist.engine.budget import BudgetEngine
 from omkl_dist.kernels import make_pool
 
 from naive_budget import naive_budget_mc

@@ -11,7 +11,8 @@ from sklearn.base import clone
 
 from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron
 from omkl_dist.algorithms.registry import make_estimator
-from omkl_dist.engine.budget import BudgetEngine, combine_step
+from omkl_dist.combiners.hedge_loss import combine_step
+from omkl_dist.engine.budget import BudgetEngine
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset

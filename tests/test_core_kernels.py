@@ -1,11 +1,11 @@
 """The njit kernel core against the kernel layer and the naive formulas.
 
-* ``core._pairs.pair_matrix`` (the per-pair evaluator), ``core._scores.block_gram`` (the kernel
-  matrix of one block, the engine's intra-block path) and ``core._scores.pool_scores`` (the scan
+* ``scoring._pairs.pair_matrix`` (the per-pair evaluator), ``scoring.gram.block_gram`` (the kernel
+  matrix of one block, the engine's intra-block path) and ``scoring.scan.pool_scores`` (the scan
   of a block against the SV pool, dense or sparse per kernel) against
   ``KernelPool.evaluate(..., sqdist="direct")`` and the exactly summed formulas of
   ``tests/naive_kernels.py``, with an error bound derived per kernel kind (see ``_bound``);
-* ``core._vexp.vexp_neg`` against ``np.exp`` (≤ 2 ulp in the normal range, the same zeros,
+* ``scoring._vexp.vexp_neg`` against ``np.exp`` (≤ 2 ulp in the normal range, the same zeros,
   subnormals within one unit, position independence), on a grid and as a hypothesis property;
 * bit-identity of the two njit paths for the same pairs (given the same dot products and squared
   norms), including exact duplicates, near-duplicates and a pool scan cut into several tiles.
@@ -84,7 +84,7 @@ def _pool_and_data(data_dir, pool_name, dataset):
 
 @njit(cache=True)
 def _numba_sq(A):
-    # the squared norms exactly as ``core._pairs.pair_matrix`` computes them (same expression)
+    # the squared norms exactly as ``scoring._pairs.pair_matrix`` computes them (same expression)
     return (A * A).sum(axis=1)
 
 
@@ -217,8 +217,8 @@ def _scan_single_values(A, B, program, xsq, psq, **scan_options):
 
 def _scan_dots(A, B, s0, tile):
     """The dot products the pool scan uses for one tile: ``A @ P.T`` in BLAS calls of one shape
-    (``core/_blas.py``), with the columns of rows that repeat in the pool recomputed in fixed
-    feature order (see ``core/pool.py``)."""
+    (``scoring/_blas.py``), with the columns of rows that repeat in the pool recomputed in fixed
+    feature order (see ``scoring/pool.py``)."""
     dots = fixed_shape_dots(A, B[s0:s0 + tile])
     exact = _pool_of(B, np.ones((len(B), 1))).exact
     cols = np.flatnonzero(exact[s0:s0 + tile]) + s0
@@ -406,7 +406,7 @@ def test_single_row_blocks_match_multi_row_blocks_on_integer_data(data_dir):
 def test_single_row_blocks_match_multi_row_blocks_on_real_valued_data(data_dir):
     """For real-valued rows BLAS may round a dot product differently with the shape of the call
     (a matrix-vector product, a small-matrix kernel, an edge kernel), so the scan takes its BLAS
-    products in calls of one shape (core/_blas.py): a row scored alone or in a block gets the
+    products in calls of one shape (scoring/_blas.py): a row scored alone or in a block gets the
     same bits -- what lets a shard score part of a round for the in-process engine's model."""
     for name in ("ionosphere", "australian"):
         whole, rows = _whole_block_and_row_by_row(*_pool_and_data(data_dir, "omkc16", name))

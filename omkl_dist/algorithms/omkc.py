@@ -12,7 +12,7 @@ from numbers import Real
 import numpy as np
 
 from .._validation import Interval, StrOptions
-from ..combiners.hedge import VARIANTS
+from ..combiners.codes import VARIANTS
 from ..engine.protocol import Rule
 from .base import OnlineKernelClassifier
 

@@ -1,4 +1,5 @@
-"""Hedge combination of kernel classifiers, as in OMKC Algorithms 1-4 (Hoi et al.).
+"""Hedge combination of kernel classifiers, as in OMKC Algorithms 1-4 (Hoi et al.): weights discounted
+by ``beta`` on the kernels that erred and were updated.
 
 Weights are kept renormalised so that ``max_k w_k == 1`` after every update: then
 ``q_k = w_k / max_j w_j`` is ``w_k`` itself, and 10^6 instances never underflow the leading weight
@@ -8,20 +9,10 @@ Weights are kept renormalised so that ``max_k w_k == 1`` after every update: the
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-# combination / update rules, one code per OMKC variant and per Perceptron baseline
-DD, DS, SD, SS, UNIFORM, LEADER, SPA, DU, OM2 = 0, 1, 2, 3, 4, 5, 6, 7, 8
-# DU: OMKC(U) of the budget-OMKC paper, every kernel updated on its own mistakes, fixed uniform vote;
-# OM2: OM-2's p-norm multi-class update (not a Hedge rule: its kernel factors come from ‖θ_j‖)
-VARIANTS = {("D", "D"): DD, ("D", "S"): DS, ("S", "D"): SD, ("S", "S"): SS, ("D", "U"): DU}
-STOCHASTIC = (DS, SD, SS, SPA)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def sgn(v):
-    return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+from .codes import DD, DS, SD
+from .votes import sgn, vote_of
 
 
 @njit(cache=True, nogil=True)
@@ -33,11 +24,7 @@ def hedge_score(rule, f, w, u, p_weights, delta, penalise):
     """
     m = f.shape[0]
     score = 0.0
-    if rule == DU:  # uniform vote theta = 1/m, weights never change
-        for k in range(m):
-            score += sgn(f[k]) / m
-            penalise[k] = True
-    elif rule == DD:  # Algorithm 1: theta = w / sum(w)
+    if rule == DD:  # Algorithm 1: theta = w / sum(w)
         total = 0.0
         for k in range(m):
             total += w[k]
@@ -60,16 +47,26 @@ def hedge_score(rule, f, w, u, p_weights, delta, penalise):
     return score
 
 
-@njit(cache=True, nogil=True, inline="always")
-def weighted_vote(w, f):
-    """Σ θ_k f_k with θ = w / Σ w: the real-valued combined score of SPA and the budget baselines."""
+@njit(cache=True, nogil=True)
+def hedge_class_votes(rule, f, w, u, p_weights, delta, penalise, votes):
+    """Multi-class :func:`hedge_score`: each kernel's weight goes to its predicted class
+    (:func:`~.votes.vote_of`) in place of ``sgn f_k``; ``f`` (m, K), ``votes`` (K) starts at 0."""
+    m = f.shape[0]
     total = 0.0
-    for k in range(w.shape[0]):
+    for k in range(m):
         total += w[k]
-    s = 0.0
-    for k in range(w.shape[0]):
-        s += (w[k] / total) * f[k]
-    return s
+    for k in range(m):
+        v = vote_of(f[k])
+        if rule == DD:
+            weight, penalise[k] = w[k] / total, True
+        elif rule == DS:
+            weight, penalise[k] = (1.0 if u[k] < w[k] else 0.0), True
+        else:  # SD, SS: p = (1-δ) q + δ/m selects the kernels to update
+            picked = u[k] < (1.0 - delta) * p_weights[k] + delta / m
+            penalise[k] = picked
+            weight = w[k] if (rule == SD or picked) else 0.0
+        if v >= 0:
+            votes[v] += weight
 
 
 @njit(cache=True, nogil=True)
@@ -87,17 +84,3 @@ def hedge_update(w, updated, beta):
                 top = w[k]
         for k in range(w.shape[0]):
             w[k] /= top
-
-
-@njit(cache=True, nogil=True)
-def hedge_loss_update(logw, losses, log_gamma, w):
-    """w_k <- w_k * gamma**loss_k for every kernel, in log space (losses can be large: the hinge
-    loss of a polynomial kernel on raw data), then ``w = exp(logw - max logw)`` (max 1)."""
-    top = -np.inf
-    for k in range(logw.shape[0]):
-        logw[k] += losses[k] * log_gamma
-        if logw[k] > top:
-            top = logw[k]
-    for k in range(logw.shape[0]):
-        logw[k] -= top
-        w[k] = np.exp(logw[k])

@@ -15,15 +15,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, SD, SS, hedge_update
+from ..combiners.codes import discounts_weights
+from ..combiners.dispatch import combined_score
+from ..combiners.hedge import hedge_update
 from ..learners.perceptron import perceptron_mistake
-from ._recurrence import combined_score
 
 
 @njit(cache=True, nogil=True)
-def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta):
+def omkc_combine(y, F, updated, U, state, params):
     """Hedge over rows whose per-kernel scores ``F`` and update flags are known; returns
-    ``(score, mistakes)`` and mutates ``w``, ``wsync``, ``kmistakes`` as :func:`omkc_block` does."""
+    ``(score, mistakes)`` and mutates the weight state (:class:`~.records.HedgeState`) as
+    :func:`._recurrence.omkc_block` does under the same :class:`~.records.OMKCParams`."""
+    rule, t0, block_size, block_sync, beta, delta = params
+    w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n, m = F.shape
     score = np.empty(n)
     mistakes = np.zeros(n, dtype=np.bool_)
@@ -44,6 +48,6 @@ def omkc_combine(rule, y, F, updated, U, w, wsync, kmistakes, t0, block_size, bl
             if z[k]:
                 kmistakes[k] += 1
             penalise[k] = updated[t, k]
-        if rule == DD or rule == DS or rule == SD or rule == SS:
+        if discounts_weights(rule):
             hedge_update(w, penalise, beta)
     return score, mistakes

@@ -19,7 +19,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import DD, DS, DU, LEADER, SD, SS, UNIFORM, hedge_loss_update, hedge_update
+from ..combiners.codes import UNIFORM, discounts_weights
+from ..combiners.dispatch import combined_votes
+from ..combiners.hedge import hedge_update
+from ..combiners.hedge_loss import hedge_loss_update, weighted_class_scores
+from ..combiners.votes import rival
 from ..learners.spa import spa_coef
 from ..scoring.gram import gram_column
 
@@ -51,89 +55,10 @@ def _segment_arrays(n, m, K, act):
             np.empty(n, dtype=np.int64), np.empty((m, K)), on)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def rival(scores, y):
-    """The highest-scoring class other than ``y`` (the first on ties)."""
-    best = -1
-    for c in range(scores.shape[0]):
-        if c != y and (best < 0 or scores[c] > scores[best]):
-            best = c
-    return best
-
-
-@njit(cache=True, nogil=True, inline="always")
-def weighted_class_scores(w, f, out):
-    """``out[c] = Σ_k (w_k / Σ w) f[k, c]``: the Hedge combination of the kernels' class scores f (m, K)."""
-    total = 0.0
-    for k in range(f.shape[0]):
-        total += w[k]
-    for c in range(f.shape[1]):
-        s = 0.0
-        for k in range(f.shape[0]):
-            s += (w[k] / total) * f[k, c]
-        out[c] = s
-
-
-@njit(cache=True, nogil=True, inline="always")
-def vote_of(scores):
-    """The class a classifier predicts: its unique highest score, or -1 (abstains) on a tie."""
-    top = 0
-    for c in range(1, scores.shape[0]):
-        if scores[c] > scores[top]:
-            top = c
-    for c in range(scores.shape[0]):
-        if c != top and scores[c] == scores[top]:
-            return -1
-    return top
-
-
 @njit(cache=True, nogil=True)
-def _combined_votes(rule, f, w, u, p_weights, delta, kmistakes, penalise, votes):
-    """The combined class scores of one instance (``votes``) and which kernels may update
-    (``penalise``): :func:`~omkl_dist.combiners.hedge.hedge_score` with each kernel's vote for its
-    predicted class in place of ``sgn f_k``. Perceptron(u) and the leader rule put the deciding
-    classifier's own scores in ``votes``."""
-    m, K = f.shape
-    votes[:] = 0.0
-    if rule == UNIFORM:  # the average kernel's Perceptron: its scores are the mean of the kernels'
-        for k in range(m):
-            penalise[k] = True
-            for c in range(K):
-                votes[c] += f[k, c]
-        for c in range(K):
-            votes[c] /= m
-        return
-    if rule == LEADER:
-        best = 0
-        for k in range(1, m):
-            if kmistakes[k] < kmistakes[best]:
-                best = k
-        for k in range(m):
-            penalise[k] = True
-        votes[:] = f[best]
-        return
-    total = 0.0
-    for k in range(m):
-        total += w[k]
-    for k in range(m):
-        v = vote_of(f[k])
-        if rule == DU:
-            weight, penalise[k] = 1.0 / m, True
-        elif rule == DD:
-            weight, penalise[k] = w[k] / total, True
-        elif rule == DS:
-            weight, penalise[k] = (1.0 if u[k] < w[k] else 0.0), True
-        else:  # SD, SS: p = (1-δ) q + δ/m selects the kernels to update
-            picked = u[k] < (1.0 - delta) * p_weights[k] + delta / m
-            penalise[k] = picked
-            weight = w[k] if (rule == SD or picked) else 0.0
-        if v >= 0:
-            votes[v] += weight
-
-
-@njit(cache=True, nogil=True)
-def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta, act, K):
-    """Multi-class OMKC and its Perceptron baselines over one segment (see :func:`omkc_block`).
+def omkc_mc_block(y, F_old, G, U, state, params, act, K):
+    """Multi-class OMKC and its Perceptron baselines over one segment (see :func:`omkc_block`; the
+    records :class:`~.records.HedgeState` and :class:`~.records.OMKCParams`).
 
     Each kernel is a multi-class Perceptron (Crammer & Singer 2003, the max-score update): when
     ``f_k(y) <= f_k(rival)`` it errs, and if selected for update adds +1 on the true class and -1
@@ -145,6 +70,8 @@ def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, blo
     update, ``votes`` (n, K) the combined class scores, the combined prediction's mistakes and
     ``coef`` (n, m·K).
     """
+    rule, t0, block_size, block_sync, beta, delta = params
+    w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n = y.shape[0]
     m = F_old.shape[1] // K
     F, votes, mistakes, coef, added, f, on = _segment_arrays(n, m, K, act)
@@ -158,7 +85,7 @@ def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, blo
         for k in range(m):
             for c in range(K):
                 F[t, k * K + c] = f[k, c]
-        _combined_votes(rule, f, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise, votes[t])
+        combined_votes(rule, f, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise, votes[t])
         shared = rival(votes[t], yt)  # Perceptron(u): the average kernel's rival, for every kernel
         mistakes[t] = votes[t, yt] <= votes[t, shared]
         any_coef = False
@@ -173,7 +100,7 @@ def omkc_mc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, blo
                 coef[t, k * K + other] = -1.0
                 any_coef = True
             penalise[k] = updated
-        if rule == DD or rule == DS or rule == SD or rule == SS:
+        if discounts_weights(rule):
             hedge_update(w, penalise, beta)
         if any_coef:
             added[n_added] = t
@@ -261,8 +188,7 @@ def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
 
 
 @njit(cache=True, nogil=True)
-def spa_mc_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsync, kmistakes, t0, block_size,
-                block_sync, log_gamma, delta, alpha, beta, eta, hedge_mistake, on, Fk, col, F, score, mistakes, coef):
+def spa_mc_rows(a, F_part, rows, fast, lazy, state, params, out):
     """Rows ``a : a + len(F_part)`` of multi-class SPA over a segment (the binary
     :func:`~._recurrence._spa_rows` with class scores): each kernel is a multi-class
     passive-aggressive learner (Crammer et al. 2006, the max-score multi-class PA) with the rival
@@ -271,6 +197,10 @@ def spa_mc_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsyn
     ‖φ(x, y) − φ(x, r)‖² = 2κ(x, x), as +τ on y and −τ on r. Hedge discounts by the hinge loss (or
     by mistakes, ``hedge_mistake``); the combined class scores are Σ θ_k f_k(x, c), θ = w / Σ w.
     ``Fk`` (m, K, n) holds the segment's own terms; ``F``, ``coef`` (n, m·K), ``score`` (n, K)."""
+    y, G, Xb, XbT, xsq, kxx, U, on = rows
+    logw, w, wsync, kmistakes = state
+    t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta, hedge_mistake = params
+    Fk, col, F, score, mistakes, coef = out
     n = y.shape[0]
     m, K = Fk.shape[0], Fk.shape[1]
     f = np.empty((m, K))

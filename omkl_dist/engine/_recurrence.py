@@ -11,23 +11,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.hedge import (
-    DD,
-    DS,
-    LEADER,
-    SD,
-    SS,
-    UNIFORM,
-    hedge_loss_update,
-    hedge_score,
-    hedge_update,
-    weighted_vote,
-)
+from ..combiners.codes import discounts_weights
+from ..combiners.dispatch import combined_score
+from ..combiners.hedge import hedge_update
+from ..combiners.hedge_loss import hedge_loss, hedge_loss_update, weighted_vote
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
-from ..learners.spa import hedge_loss, hinge, spa_coef
+from ..learners.spa import hinge, spa_coef
 from ..scoring.gram import gram_column
 from ..scoring.rows import transposed
 from ._multiclass import spa_mc_rows
+from .records import HedgeState, SPAOutputs, SPAParams, SPARows
 
 
 @njit(cache=True, nogil=True)
@@ -43,36 +36,10 @@ def scores_at(t, F_old, G, coef, added, n_added, act, f):
             f[k] += coef[s, k] * G[k, t, s]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def combined_score(rule, yt, f, z, w, u, p_weights, delta, kmistakes, penalise):
-    """The OMKC-family combined score of one instance; sets which kernels may update
-    (``penalise``) and, for Perceptron(u), every kernel's mistake flag ``z`` to the average
-    kernel's. Shared by the in-process recurrence and the coordinator's replay."""
-    m = f.shape[0]
-    if rule == UNIFORM:  # one Perceptron on the average kernel (1/m) Σ κ_k
-        total = 0.0
-        for k in range(m):
-            total += f[k]
-        s_t = total / m
-        zu = perceptron_mistake(yt, s_t)
-        for k in range(m):
-            z[k] = zu
-            penalise[k] = True
-        return s_t
-    if rule == LEADER:  # independent Perceptrons; the one with fewest mistakes so far predicts
-        best = 0
-        for k in range(1, m):
-            if kmistakes[k] < kmistakes[best]:
-                best = k
-        for k in range(m):
-            penalise[k] = True
-        return f[best]
-    return hedge_score(rule, f, w, u, p_weights, delta, penalise)
-
-
 @njit(cache=True, nogil=True)
-def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_sync, beta, delta, act):
-    """Process rows of one block in order; mutates the weight state ``w``, ``wsync``, ``kmistakes``.
+def omkc_block(y, F_old, G, U, state, params, act):
+    """Process rows of one block in order; mutates the weight state (:class:`~.records.HedgeState`:
+    ``w``, ``wsync``, ``kmistakes``) under the rule and scalars ``params`` (:class:`~.records.OMKCParams`).
 
     Only the kernels ``act`` learn (a shard's kernels; all of them in-process): the others keep
     zero coefficients and their combined score and weights are not meaningful.
@@ -80,6 +47,8 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
     Returns ``(F, score, mistakes, coef)``: per-kernel decision values before the update, the
     combined score, whether the combined prediction erred, and each row's coefficient per kernel.
     """
+    rule, t0, block_size, block_sync, beta, delta = params
+    w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n = y.shape[0]
     m = F_old.shape[1]
     F = np.empty((n, m))
@@ -112,7 +81,7 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
             coef[t, k] = c
             penalise[k] = c != 0.0
             any_coef = any_coef or c != 0.0
-        if rule == DD or rule == DS or rule == SD or rule == SS:
+        if discounts_weights(rule):
             hedge_update(w, penalise, beta)
         if any_coef:
             added[n_added] = t
@@ -121,10 +90,14 @@ def omkc_block(rule, y, F_old, G, U, w, wsync, kmistakes, t0, block_size, block_
 
 
 @njit(cache=True, nogil=True)
-def _spa_rows(a, F_part, y, G, Xb, XbT, xsq, kxx, fast, lazy, U, logw, w, wsync, kmistakes, t0, block_size,
-              block_sync, log_gamma, delta, alpha, beta, eta, hedge_mistake, on, Fk, col, F, score, mistakes, coef):
-    """Rows ``a : a + len(F_part)`` of SPA's recurrence over a segment (see :class:`SPASegment`);
-    mutates the weight state and the segment's arrays ``Fk``, ``F``, ``score``, ``mistakes``, ``coef``."""
+def _spa_rows(a, F_part, rows, fast, lazy, state, params, out):
+    """Rows ``a : a + len(F_part)`` of SPA's recurrence over a segment (see :class:`SPASegment`; the
+    records :class:`~.records.SPARows`, :class:`~.records.HedgeState`, :class:`~.records.SPAParams`,
+    :class:`~.records.SPAOutputs`); mutates the weight state and the segment's outputs."""
+    y, G, Xb, XbT, xsq, kxx, U, on = rows
+    logw, w, wsync, kmistakes = state
+    t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta, hedge_mistake = params
+    Fk, col, F, score, mistakes, coef = out
     n = y.shape[0]
     m = Fk.shape[0]
     f = np.empty(m)
@@ -183,38 +156,37 @@ class SPASegment:
     ``fast`` carries the evaluation plan of :func:`~omkl_dist.scoring.program.dot_gauss_plan` and the
     rows' normalisation factors and flags (:func:`~omkl_dist.scoring.program.kernel_scales`); only the
     kernels ``act`` learn (see :func:`omkc_block`). ``hedge_mistake``: discount the weights by
-    mistakes instead of hinge losses (:func:`~omkl_dist.learners.spa.hedge_loss`).
+    mistakes instead of hinge losses (:func:`~omkl_dist.combiners.hedge_loss.hedge_loss`).
 
     A row's score is its score against the pool plus the sum of the segment's earlier support
     vectors' terms (added to the later rows at once, in the order rows are added), so it has the
     same bits however the pool scores are fed.
     """
 
-    def __init__(self, y, G, Xb, xsq, kxx, fast, U, logw, w, wsync, kmistakes, t0, block_size, block_sync,
-                 log_gamma, delta, alpha, beta, eta, hedge_mistake, act, n_classes=1):
-        n, m, K = len(y), len(w), int(n_classes)
+    def __init__(self, y, G, Xb, xsq, kxx, fast, U, state: HedgeState, params: SPAParams, act, n_classes=1):
+        n, m, K = len(y), len(state.w), int(n_classes)
         self.lazy = fast[0].dot_idx.shape[0] + fast[0].g_idx.shape[0] > 0
-        self.args = (y, G, Xb, transposed(Xb) if self.lazy else Xb, xsq, kxx, fast, self.lazy, U, logw,
-                     w, wsync, kmistakes, t0, block_size, block_sync, log_gamma, delta, alpha, beta, eta,
-                     hedge_mistake, np.isin(np.arange(m), act))
+        self.fast, self.state, self.params = fast, state, params
+        self.rows = SPARows(y, G, Xb, transposed(Xb) if self.lazy else Xb, xsq, kxx, U, np.isin(np.arange(m), act))
         # multi-class (K > 1): a learner per kernel with class scores (:func:`.._multiclass.spa_mc_rows`)
-        self.rows = _spa_rows if K == 1 else spa_mc_rows
-        self.Fk = np.zeros((m, n) if K == 1 else (m, K, n))  # the segment's own terms of f_k(x_t) so far
-        self.col = np.empty((m, n if self.lazy else 0))  # a new support vector's kernel values (lazy)
-        self.F, self.score = np.empty((n, m * K)), np.empty(n if K == 1 else (n, K))
-        self.mistakes, self.coef = np.zeros(n, dtype=np.bool_), np.zeros((n, m * K))
+        self.recurrence = _spa_rows if K == 1 else spa_mc_rows
+        self.out = SPAOutputs(
+            np.zeros((m, n) if K == 1 else (m, K, n)),  # Fk: the segment's own terms of f_k(x_t) so far
+            np.empty((m, n if self.lazy else 0)),  # col: a new support vector's kernel values (lazy)
+            np.empty((n, m * K)), np.empty(n if K == 1 else (n, K)), np.zeros(n, dtype=np.bool_),
+            np.zeros((n, m * K)))
         self.done = 0
 
     def feed(self, F_part) -> None:
         """Run the recurrence over the next ``len(F_part)`` rows, given their scores against the pool."""
         F_part = np.ascontiguousarray(F_part, dtype=np.float64)
-        if self.done + len(F_part) > len(self.score):
-            raise ValueError(f"{self.done + len(F_part)} rows fed to a segment of {len(self.score)}")
-        self.rows(self.done, F_part, *self.args, self.Fk, self.col, self.F, self.score, self.mistakes, self.coef)
+        if self.done + len(F_part) > len(self.out.score):
+            raise ValueError(f"{self.done + len(F_part)} rows fed to a segment of {len(self.out.score)}")
+        self.recurrence(self.done, F_part, self.rows, self.fast, self.lazy, self.state, self.params, self.out)
         self.done += len(F_part)
 
     def result(self):
         """``(F, score, mistakes, coef)`` of the whole segment (see :func:`omkc_block`)."""
-        if self.done != len(self.score):
-            raise RuntimeError(f"only {self.done} of the segment's {len(self.score)} rows were fed")
-        return self.F, self.score, self.mistakes, self.coef
+        if self.done != len(self.out.score):
+            raise RuntimeError(f"only {self.done} of the segment's {len(self.out.score)} rows were fed")
+        return self.out.F, self.out.score, self.out.mistakes, self.out.coef

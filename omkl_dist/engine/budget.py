@@ -9,15 +9,17 @@ Two halves, called separately by the distributed engine:
   coefficients, instance indices, a scale factor), independent of every other kernel. It returns the
   decision values before each update, ``F`` (n, m_own), and the per-kernel quantity the combiner
   discounts by, ``loss`` (n, m_own).
-* :func:`combine_step` replays the Hedge combiner over those rows (numba, updates the weights in place):
-  prediction ``sign(Σ_k θ_k f_k(x))`` with θ = w / Σ w, then ``w_k ← w_k γ^{loss_k}`` with weights kept
-  as log-weights, ``w = exp(logw − max logw)`` (:func:`omkl_dist.combiners.hedge.hedge_loss_update`).
+* :func:`~omkl_dist.combiners.hedge_loss.combine_step` replays the Hedge combiner over those rows (numba,
+  updates the weights in place): prediction ``sign(Σ_k θ_k f_k(x))`` with θ = w / Σ w, then
+  ``w_k ← w_k γ^{loss_k}`` with weights kept as log-weights, ``w = exp(logw − max logw)``
+  (:func:`omkl_dist.combiners.hedge_loss.hedge_loss_update`).
 
 Multi-class (``n_classes`` K > 1, labels 0..K−1): every learner follows its multi-class rule (each
 learner's module says which and from where); a support vector holds K coefficients, ``F`` has a
 column per (kernel, class), the per-kernel loss is the mistake indicator ``f_k(x, y) <= f_k(x, r)``
 (r the highest-scoring other class) or the multi-class hinge loss ``[1 − f_k(x, y) + f_k(x, r)]_+``, and
-:func:`combine_step_mc` predicts the class with the highest ``Σ_k θ_k f_k(x, c)``.
+:func:`~omkl_dist.combiners.hedge_loss.combine_step_mc` predicts the class with the highest
+``Σ_k θ_k f_k(x, c)``.
 
 The combination is not in the paper, which only says the baselines are "plugged into the same
 multi-kernel framework"; we use the deterministic update (every kernel's learner sees every
@@ -40,36 +42,20 @@ some kernel ids regenerates exactly its numbers.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
-from ..combiners.hedge import hedge_loss_update, weighted_vote
+from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners._budget import (
-    BOGD,
-    FORGETRON,
-    LEARNER_CODES,
-    MSUM_SIZE,
-    RBP,
-    fixed_dots,
-    gram_column,
-    kernel_values,
-    msum_add,
-    msum_value,
-    row_sq,
-    self_kernel,
-)
-from ..learners.bogd import bogd_mc_step, bogd_step
-from ..learners.bpas import bpas_mc_step, bpas_step
-from ..learners.forgetron import forgetron_mc_step, forgetron_step
-from ..learners.rbp import rbp_mc_step, rbp_step
+from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_sq
+from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring.pool import blas_dots_exact, integral_bound, writable
 from ..scoring.program import CHI2, LAPLACE, KernelProgram, compile_program
 from ..scoring.rows import dense_rows
-from ._multiclass import rival, weighted_class_scores
+from ._budget_loops import budget_block, budget_scores
 from .local import Rounds, segmenting
+from .records import BudgetBuffers, BudgetKernels, BudgetRows
 
-__all__ = ["BudgetEngine", "combine", "combine_step", "combine_step_mc", "LEARNERS"]
+__all__ = ["BudgetEngine", "LEARNERS"]
 
 LEARNERS = tuple(LEARNER_CODES)
 
@@ -77,221 +63,6 @@ LEARNERS = tuple(LEARNER_CODES)
 # and the in-block Gram (S × S per kernel). Segments never cross a global block boundary, and any
 # segmentation gives the same result.
 MAX_SEGMENT = 512
-# Decision values: a rounded sum of n terms is within n·1.1e-16·Σ|terms| of the exact sum, so when
-# |sum| > 1e-3 Σ|terms| it is accurate to ~1e-10 relative (n <= 1000) and its sign certain; below
-# that (duplicated support vectors with opposite coefficients cancelling) the terms are summed
-# exactly, so the sign and value are the true ones, not rounding noise.
-_CANCELLED = 1e-3
-# a kernel's scale factor is folded into its coefficients when it leaves [1e-100, 1e100]
-_SCALE_LO, _SCALE_HI = 1e-100, 1e100
-
-
-@njit(cache=True, inline="always")
-def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
-    """Σ_j a_j[c] κ(x_j, x_t) over the slots (unscaled), summed exactly when the terms cancel."""
-    fb = 0.0
-    fabs = 0.0
-    for j in range(n_used):
-        r = entry[j]
-        v = ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t]
-        fb += v
-        fabs += abs(v)
-    if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
-        n_parts = 0
-        for j in range(n_used):
-            r = entry[j]
-            n_parts = msum_add(parts, n_parts, ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t])
-        fb = msum_value(parts, n_parts)
-    return fb
-
-
-@njit(cache=True)
-def _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kind, param, norm, budget, eta, lam, g, K,
-                  sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L):
-    """Kernel k's learner over the rows of one segment; updates its buffer and writes its scores
-    ``F[:, k K : (k + 1) K]`` and ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one
-    coefficient per slot); K > 1: their multi-class rules (labels 0..K−1, K coefficients per slot)."""
-    n = y.shape[0]
-    used0 = used[k]
-    s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
-    width = max(n, used0, 1)
-    Krow = np.empty(max(used0, 1))
-    work = np.empty(width)
-    scratch = np.empty(width)
-    Gc = np.empty((n, n))
-    a_blk = np.zeros(n * K)
-    kxx_blk = np.zeros(n)
-    acc_blk = np.zeros(n)
-    acc_lo_blk = np.zeros(n)
-    entry = np.full(budget, -1, dtype=np.int64)
-    parts = np.empty(MSUM_SIZE)
-    fc = np.empty(K)  # one row's class scores
-    row = np.empty(K)  # BPAS's scratch
-    ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
-    for t in range(n):
-        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
-        for c in range(K):
-            fc[c] = s * _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts)
-            F[t, k * K + c] = fc[c]
-        kxx = self_kernel(kind, param, norm, xsq[t])
-        if K == 1:
-            yt = y[t]
-            f = fc[0]
-            if yt * f <= 0.0:
-                kmistakes[k] += 1
-            if learner == RBP:
-                loss, n_used, new = rbp_step(t, yt, f, kxx, U[t, k], budget, n_used, ck, a_blk, entry)
-            elif learner == FORGETRON:
-                loss, n_used, hd, s, q, mk, new = forgetron_step(t, yt, f, kxx, budget, n_used, hd, s, q, mk, ck,
-                                                                 a_blk, entry, acck, acclk, acc_blk, acc_lo_blk, Krow,
-                                                                 Gc)
-            elif learner == BOGD:
-                loss, n_used, s, new = bogd_step(t, yt, f, kxx, U[t, k], budget, n_used, s, eta, lam, ck, a_blk,
-                                                 entry)
-            else:
-                loss, n_used, new = bpas_step(t, yt, f, kxx, budget, n_used, eta, ck, a_blk, entry, kxxk, kxx_blk,
-                                              Krow, Gc)
-        else:
-            yt = int(y[t])
-            r = rival(fc, yt)
-            margin = fc[yt] - fc[r]
-            if margin <= 0.0:
-                kmistakes[k] += 1
-            if learner == RBP:
-                loss, n_used, new = rbp_mc_step(t, yt, r, margin, kxx, U[t, k], budget, n_used, K, ck, a_blk, entry)
-            elif learner == FORGETRON:
-                loss, n_used, hd, s, q, mk, new = forgetron_mc_step(t, yt, r, margin, kxx, budget, n_used, hd, s, q,
-                                                                    mk, K, ck, a_blk, entry, acck, acclk, acc_blk,
-                                                                    acc_lo_blk, Krow, Gc)
-            elif learner == BOGD:
-                loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], budget, n_used, s, eta, lam, K,
-                                                    ck, a_blk, entry)
-            else:
-                loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, budget, n_used, eta, K, ck, a_blk, entry,
-                                                 kxxk, kxx_blk, Krow, Gc, row)
-        L[t, k] = loss
-        if new:
-            kxx_blk[t] = kxx
-            gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
-        if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
-            for j in range(n_used):
-                r = entry[j]
-                if r < 0:
-                    for c in range(K):
-                        ck[j * K + c] *= s
-                    acck[j] *= s
-                    acclk[j] *= s
-                else:
-                    for c in range(K):
-                        a_blk[r * K + c] *= s
-                    acc_blk[r] *= s
-                    acc_lo_blk[r] *= s
-            s = 1.0
-    for j in range(n_used):  # the block rows still holding a slot become buffer rows
-        r = entry[j]
-        if r >= 0:
-            SV[j, :] = Xb[r]
-            svsq[j] = xsq[r]
-            for c in range(K):
-                ck[j * K + c] = a_blk[r * K + c]
-            sv_index[k, j] = g + r
-            kxxk[j] = kxx_blk[r]
-            acck[j] = acc_blk[r]
-            acclk[j] = acc_lo_blk[r]
-    scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
-
-
-@njit(cache=True, parallel=True)
-def _budget_block(learner, y, Xb, xsq, D, XXt, U, kinds, param, norm, budget, eta, lam, g, K,
-                  sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L):
-    for k in prange(kinds.shape[0]):
-        _kernel_block(learner, k, y, Xb, xsq, D, XXt, U, kinds[k], param[k], norm[k], budget, eta, lam, g, K,
-                      sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, F, L)
-
-
-@njit(cache=True, parallel=True)
-def _scores(Xb, xsq, D, kinds, param, norm, K, sv_X, sv_sq, coef, scale, used, out):
-    """``out[t, k K + c] = f_k(x_t, c)``: the (class) decision values of the current model (no update)."""
-    m = kinds.shape[0]
-    width = max(D.shape[2], 1)
-    for t in prange(Xb.shape[0]):
-        vals = np.empty(width)
-        work = np.empty(width)
-        scratch = np.empty(width)
-        parts = np.empty(MSUM_SIZE)
-        for k in range(m):
-            n = used[k]
-            kernel_values(kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work,
-                          scratch)
-            for c in range(K):
-                acc = 0.0
-                aabs = 0.0
-                for j in range(n):
-                    v = coef[k, j * K + c] * vals[j]
-                    acc += v
-                    aabs += abs(v)
-                if abs(acc) <= _CANCELLED * aabs:
-                    n_parts = 0
-                    for j in range(n):
-                        n_parts = msum_add(parts, n_parts, coef[k, j * K + c] * vals[j])
-                    acc = msum_value(parts, n_parts)
-                out[t, k * K + c] = scale[k] * acc
-
-
-@njit(cache=True)
-def combine_step(y, F, loss, logw, w, log_gamma):
-    """Replay the Hedge combiner over rows; updates ``logw`` and ``w`` in place.
-
-    Row t: score ``Σ_k (w_k / Σ w) F[t, k]``, a mistake when ``y_t · score <= 0``, then
-    ``logw_k += loss[t, k] · log γ`` and ``w = exp(logw − max logw)``. Returns ``(score, mistakes)``.
-    """
-    n = F.shape[0]
-    score = np.empty(n)
-    mistakes = np.zeros(n, dtype=np.bool_)
-    for t in range(n):
-        s_t = weighted_vote(w, F[t])
-        score[t] = s_t
-        mistakes[t] = y[t] * s_t <= 0.0
-        hedge_loss_update(logw, loss[t], log_gamma, w)
-    return score, mistakes
-
-
-@njit(cache=True)
-def combine_step_mc(y, F, loss, logw, w, log_gamma, K):
-    """Multi-class :func:`combine_step`: ``F`` (n, m K) class scores, ``y`` class indices. Row t: class
-    scores ``Σ_k (w_k / Σ w) F[t, k K + c]``, a mistake when the true class does not score above every
-    other (:func:`~._multiclass.rival`), then the Hedge update. Returns ``(scores (n, K), mistakes)``."""
-    n = F.shape[0]
-    m = F.shape[1] // K
-    score = np.empty((n, K))
-    mistakes = np.zeros(n, dtype=np.bool_)
-    for t in range(n):
-        weighted_class_scores(w, F[t].reshape((m, K)), score[t])
-        yt = int(y[t])
-        mistakes[t] = score[t, yt] <= score[t, rival(score[t], yt)]
-        hedge_loss_update(logw, loss[t], log_gamma, w)
-    return score, mistakes
-
-
-def combine(y, F, loss, logw, w, gamma, n_classes):
-    """Replay the Hedge combiner over rows (binary :func:`combine_step` or :func:`combine_step_mc`);
-    updates ``logw`` and ``w`` in place and returns ``(score, mistakes)``."""
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    if n_classes == 1:
-        return combine_step(y, F, loss, logw, w, np.log(gamma))
-    return combine_step_mc(y, np.ascontiguousarray(F), loss, logw, w, np.log(gamma), n_classes)
-
-
-@njit(cache=True)
-def _weights_from_log(logw, w):
-    """``logw -= max; w = exp(logw)``: the normalisation :func:`hedge_loss_update` ends with."""
-    top = -np.inf
-    for k in range(logw.shape[0]):
-        if logw[k] > top:
-            top = logw[k]
-    for k in range(logw.shape[0]):
-        logw[k] -= top
-        w[k] = np.exp(logw[k])
 
 
 def _program_from(kinds, param, norm) -> KernelProgram:
@@ -457,6 +228,8 @@ class BudgetEngine:
             raise ValueError(f"kernel_step: X must be ({n}, {self.n_features}), got {X.shape}")
         F, L = np.empty((n, m * K)), np.empty((n, m))
         code = LEARNER_CODES[self.learner]
+        hp = BudgetParams(code, self.budget, self.eta, self.lam, K)
+        kernels, buffers = self._kernels(), self.buffers()
         pos = 0
         while pos < n:
             gs = self.n_seen
@@ -472,15 +245,20 @@ class BudgetEngine:
             else:
                 U = np.zeros((ns, m))
             Fs, Ls = np.empty((ns, m * K)), np.empty((ns, m))
-            _budget_block(code, ys, Xs, xsq, D, XXt, U, self.program.kinds, self.program.param, self.program.norm,
-                          self.budget,
-                          self.eta, self.lam, gs, K, self.sv_X, self.sv_sq, self.sv_coef, self.sv_index, self.sv_kxx,
-                          self.sv_acc, self.sv_acc_lo, self.scale, self.n_used, self.head, self.forget_Q, self.forget_M,
-                          self.kernel_mistakes, Fs, Ls)
+            budget_block(BudgetRows(ys, Xs, xsq, D, XXt, U, gs), kernels, hp, buffers, Fs, Ls)
             F[pos:end], L[pos:end] = Fs, Ls
             self.n_seen += ns
             pos = end
         return {"F": F, "loss": L}
+
+    def _kernels(self) -> BudgetKernels:
+        return BudgetKernels(self.program.kinds, self.program.param, self.program.norm)
+
+    def buffers(self) -> BudgetBuffers:
+        """The per-kernel buffers and counters as the compiled loops take them (the arrays themselves)."""
+        return BudgetBuffers(self.sv_X, self.sv_sq, self.sv_coef, self.sv_index, self.sv_kxx, self.sv_acc,
+                             self.sv_acc_lo, self.scale, self.n_used, self.head, self.forget_Q, self.forget_M,
+                             self.kernel_mistakes)
 
     def _dots(self, Xs, exact_blas):
         """Dot products of the rows with every kernel's buffer, ``D[t, k, j]`` (n, m, max used), and
@@ -496,7 +274,7 @@ class BudgetEngine:
     rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
 
     def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
-        """Predict-then-update over rows of X: :meth:`kernel_step` then :func:`combine`.
+        """Predict-then-update over rows of X: :meth:`kernel_step` then :func:`~omkl_dist.combiners.hedge_loss.combine`.
 
         Returns ``mistakes`` (bool per row), ``score`` (combined score; multi-class (n, K) class scores)
         and, with ``keep_scores``, ``F`` (per-kernel decision values before each update), as
@@ -520,9 +298,7 @@ class BudgetEngine:
             exact = blas_dots_exact(max(integral_bound(Xs), self.int_bound), self.int_bound, Xs.shape[1])
             D, _ = self._dots_only(Xs, exact)
             part = np.empty((len(Xs), self.m * K))
-            _scores(Xs, row_sq(Xs), D, self.program.kinds, self.program.param, self.program.norm, K, self.sv_X,
-                    self.sv_sq,
-                    self.sv_coef, self.scale, self.n_used, part)
+            budget_scores(Xs, row_sq(Xs), D, self._kernels(), K, self.buffers(), part)
             out[lo: lo + len(Xs)] = part
         return out if K == 1 else out.reshape(len(X), self.m, K)
 
@@ -566,8 +342,8 @@ class BudgetEngine:
 
     @staticmethod
     def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
-        """:func:`combine` over the shards' class scores and losses (kernel k's K columns at
-        ``k K .. k K + K − 1``); nothing for the shards to apply."""
+        """:func:`~omkl_dist.combiners.hedge_loss.combine` over the shards' class scores and losses (kernel
+        k's K columns at ``k K .. k K + K − 1``); nothing for the shards to apply."""
         n, m, K = len(y), len(combiner["w"]), int(scalars.get("n_classes", 1))
         F, loss = np.empty((n, m * K)), np.empty((n, m))
         for part, out in zip(parts, outs):
@@ -666,9 +442,9 @@ class BudgetEngine:
             out.logw = np.array(logw, dtype=np.float64)
             if w is None:
                 out.w = np.empty_like(out.logw)
-                _weights_from_log(out.logw, out.w)
+                weights_from_log(out.logw, out.w)
         elif w is None:
-            _weights_from_log(out.logw, out.w)
+            weights_from_log(out.logw, out.w)
         if w is not None:
             out.w = np.array(w, dtype=np.float64)
         if out.logw.shape != (out.m,) or out.w.shape != (out.m,):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..combiners.hedge import OM2, SD, SPA, SS, STOCHASTIC
+from ..combiners.codes import OM2, SD, SPA, SS, STOCHASTIC
 from ..randomness import uniforms
 from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
@@ -26,6 +26,7 @@ from ..scoring.scan import pool_scores
 from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
+from .records import HedgeState, OMKCParams, SPAParams
 
 # the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))
@@ -123,7 +124,7 @@ class LocalEngine:
     program : KernelProgram
     n_features : int
     rule : int
-        Combination/update rule code from :mod:`omkl_dist.combiners.hedge`.
+        Combination/update rule code from :mod:`omkl_dist.combiners.codes`.
     beta, delta : float
         Hedge discount and sampling smoothing (OMKC family).
     gamma, alpha, spa_beta, eta, delta : float
@@ -285,7 +286,7 @@ class LocalEngine:
 
     def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
         """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
-        are taken in fixed order unless the data are integers (BLAS exact), see core/pool.py;
+        are taken in fixed order unless the data are integers (BLAS exact), see scoring/pool.py;
         returns ``(F, exact_blas)``."""
         exact_blas = self._exact_blas(Xs)
         F_old = pool_scores(Xs[rows], xsq[rows], self.pool, self.program, blas_exact=exact_blas, active=active,
@@ -322,11 +323,13 @@ class LocalEngine:
             return segment.result()
         n, m = len(ys), self.program.m
         U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
+        params = OMKCParams(self.rule, g, self.block_size, self.block_sync, self.beta, self.delta)
         if self.multiclass:
-            return omkc_mc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g,
-                                 self.block_size, self.block_sync, self.beta, self.delta, act, self.n_classes)
-        return omkc_block(self.rule, ys, F_old, G, U, self.w, self.wsync, self.kernel_mistakes, g, self.block_size,
-                          self.block_sync, self.beta, self.delta, act)
+            return omkc_mc_block(ys, F_old, G, U, self._hedge_state(), params, act, self.n_classes)
+        return omkc_block(ys, F_old, G, U, self._hedge_state(), params, act)
+
+    def _hedge_state(self) -> HedgeState:
+        return HedgeState(self.logw, self.w, self.wsync, self.kernel_mistakes)
 
     def _scales(self, Xs, xsq):
         """The rows' normalisation factors (n, m) if some kernel is normalised, else an empty array."""
@@ -335,9 +338,10 @@ class LocalEngine:
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
         fast = (dot_gauss_plan(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
-        return SPASegment(ys, G, as_rows(Xs), xsq, diag_values(self.program, xsq, Xs), fast, U, self.logw, self.w,
-                          self.wsync, self.kernel_mistakes, g, self.block_size, self.block_sync, np.log(self.gamma),
-                          self.delta, self.alpha, self.spa_beta, self.eta, self.hedge_mistake, act, self.n_classes)
+        params = SPAParams(g, self.block_size, self.block_sync, np.log(self.gamma), self.delta, self.alpha,
+                           self.spa_beta, self.eta, self.hedge_mistake)
+        return SPASegment(ys, G, as_rows(Xs), xsq, diag_values(self.program, xsq, Xs), fast, U, self._hedge_state(),
+                          params, act, self.n_classes)
 
     def _uniforms(self, g, n, act, active, draws):
         """The segment's uniforms; a shard draws only its kernels' streams (1.0 never selects the others)."""
@@ -484,9 +488,10 @@ class LocalEngine:
         rule, block_size = int(scalars["rule"]), int(scalars["block_size"])
         U = (uniforms(int(scalars["seed"]), g, g + n, combiner["kernel_ids"], block_size) if rule in STOCHASTIC
              else np.empty((n, m)))
-        _, mistakes = omkc_combine(rule, y, F, coef != 0.0, U, combiner["w"], combiner["wsync"],
-                                   combiner["kernel_mistakes"], g, block_size, bool(scalars["block_sync"]),
-                                   float(scalars["beta"]), float(scalars["delta"]))
+        state = HedgeState(np.empty(0), combiner["w"], combiner["wsync"], combiner["kernel_mistakes"])
+        params = OMKCParams(rule, g, block_size, bool(scalars["block_sync"]), float(scalars["beta"]),
+                            float(scalars["delta"]))
+        _, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return mistakes, (kept, coef[kept])
 

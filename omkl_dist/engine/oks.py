@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..learners import oks as _oks
+from ..learners.records import Expansions, KernelViews, OKSParams, OKSRows, OKSTrace
 from ..randomness import uniforms
 from ..scoring.pool import writable
 from ..scoring.rows import dense_rows
@@ -154,23 +155,22 @@ class OKSEngine:
         g = (self.n_seen if start is None else start) + lo
         Xr = np.ascontiguousarray(X[lo:hi], dtype=np.float64)
         guess, pre = np.empty(hi - lo, dtype=np.int64), np.empty((hi - lo, self.K))
-        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self.kinds, self.param, self.norm,
-                       self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk, guess, pre)
+        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self._views(), self._store(), guess,
+                       pre)
         return np.column_stack([guess.astype(np.float64), pre])
 
     def _recurrence(self, Xb, yb, guess_pre, g, out) -> None:
         """The sequential pass over one block from global row g, given the speculative pass."""
         self._reserve(len(Xb))
         first_row = self.n_rows
-        self.n_rows = _oks.oks_block(
-            np.ascontiguousarray(Xb, dtype=np.float64), np.ascontiguousarray(yb, dtype=np.float64),
-            self._uniforms(g, len(Xb)), guess_pre[:, 0].astype(np.int64), np.ascontiguousarray(guess_pre[:, 1:]),
-            self.logw, self.delta, self.eta, self.lam, ALGORITHMS[self.algorithm],
-            _oks.LOSS_CODES.get(self.loss, _oks.HINGE),  # Algorithm 2 ("mistake") has no loss function
-            self.kinds, self.param, self.norm, self.cols, self.col_ptr, self.P, self.coef, self.kidx, self.nk,
-            self.n_rows,
-            out["kernel"], out["mistakes"], out["loss"], out["scores"], out["support"], self.kernel_mistakes,
-            self.kernel_updates)
+        rows = OKSRows(np.ascontiguousarray(Xb, dtype=np.float64), np.ascontiguousarray(yb, dtype=np.float64),
+                       self._uniforms(g, len(Xb)), guess_pre[:, 0].astype(np.int64),
+                       np.ascontiguousarray(guess_pre[:, 1:]))
+        params = OKSParams(self.delta, self.eta, self.lam, ALGORITHMS[self.algorithm],
+                           _oks.LOSS_CODES.get(self.loss, _oks.HINGE))  # Algorithm 2 ("mistake") has no loss function
+        trace = OKSTrace(out["kernel"], out["mistakes"], out["loss"], out["scores"], out["support"],
+                         self.kernel_mistakes, self.kernel_updates)
+        self.n_rows = _oks.oks_block(rows, self.logw, params, self._views(), self._store(), self.n_rows, trace)
         if not (np.isfinite(self.logw).any() and np.isfinite(out["scores"]).all()):
             raise OverflowError(f"OKS diverged: a score or every weight stopped being finite by row {g + len(Xb)} "
                                 f"(λ = {self.lam:g}); lower the step lam (or scale the targets)")
@@ -185,10 +185,16 @@ class OKSEngine:
         out = np.empty((len(X), len(kernels), self.K))
         part = np.empty((len(X), self.K))
         for j, k in enumerate(kernels):
-            _oks.kernel_block_scores(X, int(k), self.kinds, self.param, self.norm, self.cols, self.col_ptr, self.P,
-                                     self.coef, self.kidx, self.nk, part)
+            _oks.kernel_block_scores(X, int(k), self._views(), self._store(), part)
             out[:, j] = part
         return out[:, :, 0] if self.K == 1 else out
+
+    def _views(self) -> KernelViews:
+        return KernelViews(self.kinds, self.param, self.norm, self.cols, self.col_ptr)
+
+    def _store(self) -> Expansions:
+        """The support-vector store as it is now (``_reserve`` may reallocate it)."""
+        return Expansions(self.P, self.coef, self.kidx, self.nk)
 
     def __setstate__(self, state):
         self.__dict__.update(writable(state))  # unpickled arrays may be read-only (joblib memory-maps them)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
-from ..combiners import hedge
+from ..combiners import codes
 
 if TYPE_CHECKING:
     from ..scoring.program import KernelProgram
@@ -41,15 +41,15 @@ class Rule(IntEnum):
     """The update/combination rules of :class:`~.local.LocalEngine` (saved states and the compiled
     loops hold their integer values)."""
 
-    DD = hedge.DD  #: OMKC (D,D): deterministic update and combination
-    DS = hedge.DS  #: OMKC (D,S): deterministic update, stochastic combination
-    SD = hedge.SD  #: OMKC (S,D): stochastic update, deterministic combination
-    SS = hedge.SS  #: OMKC (S,S)
-    UNIFORM = hedge.UNIFORM  #: Perceptron(u): every kernel, equal fixed weights
-    LEADER = hedge.LEADER  #: Perceptron(*): the kernel with the fewest mistakes
-    SPA = hedge.SPA  #: budget OMKC with stochastic passive-aggressive updates
-    DU = hedge.DU  #: deterministic update, uniform combination (the kernel Perceptron)
-    OM2 = hedge.OM2  #: OM-2, the p-norm multi-class learner
+    DD = codes.DD  #: OMKC (D,D): deterministic update and combination
+    DS = codes.DS  #: OMKC (D,S): deterministic update, stochastic combination
+    SD = codes.SD  #: OMKC (S,D): stochastic update, deterministic combination
+    SS = codes.SS  #: OMKC (S,S)
+    UNIFORM = codes.UNIFORM  #: Perceptron(u): every kernel, equal fixed weights
+    LEADER = codes.LEADER  #: Perceptron(*): the kernel with the fewest mistakes
+    SPA = codes.SPA  #: budget OMKC with stochastic passive-aggressive updates
+    DU = codes.DU  #: deterministic update, uniform combination (the kernel Perceptron)
+    OM2 = codes.OM2  #: OM-2, the p-norm multi-class learner
 
     @property
     def stochastic(self) -> bool:

@@ -29,12 +29,13 @@ from ._budget import free_or_random_slot, hinge, place, place_pair
 
 
 @njit(cache=True)
-def bogd_step(t, y, f, kxx, u, budget, used, scale, eta, lam, coef, a_blk, entry):
-    """One instance for one kernel; returns ``(hinge loss, used, scale, added)``."""
+def bogd_step(t, y, f, kxx, u, hp, used, scale, slots):
+    """One instance for one kernel (:class:`~.records.BudgetParams` ``hp``); returns ``(hinge loss, used,
+    scale, added)``."""
     loss = hinge(y, f)
-    j, used, scale = _step_slot(loss, kxx, u, budget, used, scale, eta, lam)
+    j, used, scale = _step_slot(loss, kxx, u, hp.budget, used, scale, hp.eta, hp.lam)
     if j >= 0:
-        place(j, t, eta * y / scale, coef, a_blk, entry)
+        place(j, t, hp.eta * y / scale, slots.coef, slots.a_blk, slots.entry)
     return loss, used, scale, j >= 0
 
 
@@ -55,11 +56,11 @@ def _step_slot(loss, kxx, u, budget, used, scale, eta, lam):
 
 
 @njit(cache=True)
-def bogd_mc_step(t, y, r, margin, kxx, u, budget, used, scale, eta, lam, K, coef, a_blk, entry):
+def bogd_mc_step(t, y, r, margin, kxx, u, hp, used, scale, slots):
     """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, scale,
     added)``."""
     loss = hinge(1.0, margin)
-    j, used, scale = _step_slot(loss, kxx, u, budget, used, scale, eta, lam)
+    j, used, scale = _step_slot(loss, kxx, u, hp.budget, used, scale, hp.eta, hp.lam)
     if j >= 0:
-        place_pair(j, t, K, eta / scale, y, r, coef, a_blk, entry)
+        place_pair(j, t, hp.n_classes, hp.eta / scale, y, r, slots.coef, slots.a_blk, slots.entry)
     return loss, used, scale, j >= 0

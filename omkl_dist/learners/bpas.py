@@ -28,9 +28,11 @@ from ._budget import clear_slot, hinge, place, place_pair, slot_coef, slot_row, 
 
 
 @njit(cache=True)
-def _least_degradation(t, kxx, budget, K, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc):
+def _least_degradation(t, kxx, budget, K, slots, values):
     """``(slot, κ(x_slot, x_t))`` of the support vector whose removal degrades the weights least,
     ``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (K coefficients per slot; the first on ties)."""
+    coef, a_blk, entry = slots
+    Krow, Gc, kxx_buf, kxx_blk = values
     best = 0
     best_deg = 0.0
     best_k = 0.0
@@ -48,8 +50,13 @@ def _least_degradation(t, kxx, budget, K, coef, a_blk, entry, kxx_buf, kxx_blk, 
 
 
 @njit(cache=True)
-def bpas_step(t, y, f, kxx, budget, used, C, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc):
-    """One instance for one kernel; returns ``(hinge loss, used, added)`` (BPA-S never rescales)."""
+def bpas_step(t, y, f, kxx, hp, used, slots, values):
+    """One instance for one kernel (:class:`~.records.BudgetParams` ``hp``, C = ``hp.eta``; its
+    :class:`~.records.Slots` and :class:`~.records.BlockValues`); returns ``(hinge loss, used, added)``
+    (BPA-S never rescales)."""
+    budget, C = hp.budget, hp.eta
+    coef, a_blk, entry = slots
+    kxx_blk = values.kxx_blk
     loss = hinge(y, f)
     if loss <= 0.0 or kxx <= 0.0:
         return loss, used, False
@@ -61,7 +68,7 @@ def bpas_step(t, y, f, kxx, budget, used, C, coef, a_blk, entry, kxx_buf, kxx_bl
         place(used, t, a, coef, a_blk, entry)
         kxx_blk[t] = kxx
         return loss, used + 1, True
-    best, best_k = _least_degradation(t, kxx, budget, 1, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc)
+    best, best_k = _least_degradation(t, kxx, budget, 1, slots, values)
     a += slot_coef(best, coef, a_blk, entry) * best_k / kxx
     place(best, t, a, coef, a_blk, entry)
     kxx_blk[t] = kxx
@@ -69,9 +76,12 @@ def bpas_step(t, y, f, kxx, budget, used, C, coef, a_blk, entry, kxx_buf, kxx_bl
 
 
 @njit(cache=True)
-def bpas_mc_step(t, y, r, margin, kxx, budget, used, C, K, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc, row):
+def bpas_mc_step(t, y, r, margin, kxx, hp, used, slots, values, row):
     """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, added)``.
     ``row`` (K) is scratch for the removed support vector's coefficients."""
+    budget, C, K = hp.budget, hp.eta, hp.n_classes
+    coef, a_blk, entry = slots
+    kxx_blk = values.kxx_blk
     loss = hinge(1.0, margin)
     if loss <= 0.0 or kxx <= 0.0:
         return loss, used, False
@@ -82,7 +92,7 @@ def bpas_mc_step(t, y, r, margin, kxx, budget, used, C, K, coef, a_blk, entry, k
         place_pair(used, t, K, tau, y, r, coef, a_blk, entry)
         kxx_blk[t] = kxx
         return loss, used + 1, True
-    best, best_k = _least_degradation(t, kxx, budget, K, coef, a_blk, entry, kxx_buf, kxx_blk, Krow, Gc)
+    best, best_k = _least_degradation(t, kxx, budget, K, slots, values)
     arr, off = slot_row(best, K, coef, a_blk, entry)
     for c in range(K):
         row[c] = arr[off + c] * best_k / kxx

@@ -92,18 +92,19 @@ def _two_sum_into(hi, lo, j, v):
 
 
 @njit(cache=True, inline="always")
-def _accumulate(j, v, entry, acc, acc_lo, acc_blk, acc_lo_blk):
-    """Add v to slot j's accumulator (buffer slot or block row)."""
+def _accumulate(j, v, entry, accs):
+    """Add v to slot j's accumulator (buffer slot or block row; :class:`~.records.Accumulators`)."""
     r = entry[j]
     if r < 0:
-        _two_sum_into(acc, acc_lo, j, v)
+        _two_sum_into(accs.acc, accs.acc_lo, j, v)
     else:
-        _two_sum_into(acc_blk, acc_lo_blk, r, v)
+        _two_sum_into(accs.acc_blk, accs.acc_lo_blk, r, v)
 
 
 @njit(cache=True, inline="always")
-def _shrink(h, ah, scale, Q, M, norm2, entry, acc, acc_lo, acc_blk, acc_lo_blk):
+def _shrink(h, ah, scale, Q, M, norm2, entry, accs):
     """Removing slot h (unscaled coefficient ``ah``, accumulator ``⟨f', ψ_h⟩ / s``): ``(s φ, Q + Ψ)``."""
+    acc, acc_lo, acc_blk, acc_lo_blk = accs
     acc_h = acc[h] + acc_lo[h] if entry[h] < 0 else acc_blk[entry[h]] + acc_lo_blk[entry[h]]
     sigma = scale * abs(ah)
     sigma_mu = scale * scale * ah * acc_h
@@ -112,36 +113,40 @@ def _shrink(h, ah, scale, Q, M, norm2, entry, acc, acc_lo, acc_blk, acc_lo_blk):
 
 
 @njit(cache=True)
-def forgetron_step(t, y, f, kxx, budget, used, head, scale, Q, M, coef, a_blk, entry, acc, acc_lo, acc_blk,
-                   acc_lo_blk, Krow, Gc):
-    """One instance for one kernel; returns ``(loss, used, head, scale, Q, M, added)``.
+def forgetron_step(t, y, f, kxx, hp, state, slots, accs, values):
+    """One instance for one kernel; ``state`` is ``(used, head, scale, Q, M)``; returns ``(loss, state,
+    added)``.
 
-    ``coef``/``a_blk`` hold unscaled coefficients (coefficient = scale · a); ``acc + acc_lo`` (buffer
-    slots) and ``acc_blk + acc_lo_blk`` (block rows) the double-double accumulators of f' at each
-    support vector, in the same unscaled units.
+    The slots' coefficients are unscaled (coefficient = scale · a); ``accs``
+    (:class:`~.records.Accumulators`) holds the double-double accumulators of f' at each support
+    vector, in the same unscaled units.
     """
+    used, head, scale, Q, M = state
+    budget = hp.budget
+    coef, a_blk, entry = slots
+    acc_blk, acc_lo_blk = accs.acc_blk, accs.acc_lo_blk
+    Krow, Gc = values.Krow, values.Gc
     if y * f > 0.0:
-        return 0.0, used, head, scale, Q, M, False
+        return 0.0, (used, head, scale, Q, M), False
     if kxx <= 0.0:
-        return 1.0, used, head, scale, Q, M, False
+        return 1.0, (used, head, scale, Q, M), False
     M += 1
     a = y / scale
     for j in range(used):  # f' = f + y κ(x_t, ·) at every current support vector
-        _accumulate(j, a * slot_value(j, t, Krow, Gc, entry), entry, acc, acc_lo, acc_blk, acc_lo_blk)
+        _accumulate(j, a * slot_value(j, t, Krow, Gc, entry), entry, accs)
     if used < budget:
         place(used, t, a, coef, a_blk, entry)
         acc_blk[t] = a * kxx
         acc_lo_blk[t] = 0.0
-        return 1.0, used + 1, head, scale, Q, M, True
+        return 1.0, (used + 1, head, scale, Q, M), True
     r = head
     # a_r has the sign of y_r: σ_r = s |a_r|, σ_r y_r f'(x_r) = s² a_r acc_r
-    scale, Q = _shrink(r, slot_coef(r, coef, a_blk, entry), scale, Q, M, 1.0, entry, acc, acc_lo, acc_blk,
-                       acc_lo_blk)
+    scale, Q = _shrink(r, slot_coef(r, coef, a_blk, entry), scale, Q, M, 1.0, entry, accs)
     place(r, t, a, coef, a_blk, entry)
     acc_blk[t] = a * kxx
     acc_lo_blk[t] = 0.0
     head = head + 1 if head + 1 < budget else 0
-    return 1.0, used, head, scale, Q, M, True
+    return 1.0, (used, head, scale, Q, M), True
 
 
 @njit(cache=True, inline="always")
@@ -157,14 +162,18 @@ def _pair_of(arr, off, K):
 
 
 @njit(cache=True)
-def forgetron_mc_step(t, y, r, margin, kxx, budget, used, head, scale, Q, M, K, coef, a_blk, entry, acc, acc_lo,
-                      acc_blk, acc_lo_blk, Krow, Gc):
-    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, used, head, scale, Q, M,
-    added)``. Accumulators hold ``⟨f', ψ_j⟩`` per slot, unscaled."""
+def forgetron_mc_step(t, y, r, margin, kxx, hp, state, slots, accs, values):
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, state, added)`` as
+    :func:`forgetron_step`. Accumulators hold ``⟨f', ψ_j⟩`` per slot, unscaled."""
+    used, head, scale, Q, M = state
+    budget, K = hp.budget, hp.n_classes
+    coef, a_blk, entry = slots
+    acc_blk, acc_lo_blk = accs.acc_blk, accs.acc_lo_blk
+    Krow, Gc = values.Krow, values.Gc
     if margin > 0.0:
-        return 0.0, used, head, scale, Q, M, False
+        return 0.0, (used, head, scale, Q, M), False
     if kxx <= 0.0:
-        return 1.0, used, head, scale, Q, M, False
+        return 1.0, (used, head, scale, Q, M), False
     M += 1
     a = 1.0 / scale
     for j in range(used):  # f' = f + ψ_t: ⟨ψ_t, ψ_j⟩ = κ(x_t, x_j) ⟨e_y − e_r, e_yj − e_rj⟩
@@ -172,19 +181,18 @@ def forgetron_mc_step(t, y, r, margin, kxx, budget, used, head, scale, Q, M, K, 
         yj, rj = _pair_of(arr, off, K)
         weight = int(y == yj) - int(y == rj) - int(r == yj) + int(r == rj)
         if weight != 0:
-            _accumulate(j, (a * weight) * slot_value(j, t, Krow, Gc, entry), entry, acc, acc_lo, acc_blk, acc_lo_blk)
+            _accumulate(j, (a * weight) * slot_value(j, t, Krow, Gc, entry), entry, accs)
     if used < budget:
         place_pair(used, t, K, a, y, r, coef, a_blk, entry)
         acc_blk[t] = (2.0 * a) * kxx
         acc_lo_blk[t] = 0.0
-        return 1.0, used + 1, head, scale, Q, M, True
+        return 1.0, (used + 1, head, scale, Q, M), True
     h = head
     arr, off = slot_row(h, K, coef, a_blk, entry)
     # σ_h = s a_h with a_h its positive coefficient, σ_h ⟨f', ψ_h⟩ = s² a_h acc_h
-    scale, Q = _shrink(h, arr[off + _pair_of(arr, off, K)[0]], scale, Q, M, 2.0, entry, acc, acc_lo, acc_blk,
-                       acc_lo_blk)
+    scale, Q = _shrink(h, arr[off + _pair_of(arr, off, K)[0]], scale, Q, M, 2.0, entry, accs)
     place_pair(h, t, K, a, y, r, coef, a_blk, entry)
     acc_blk[t] = (2.0 * a) * kxx
     acc_lo_blk[t] = 0.0
     head = h + 1 if h + 1 < budget else 0
-    return 1.0, used, head, scale, Q, M, True
+    return 1.0, (used, head, scale, Q, M), True

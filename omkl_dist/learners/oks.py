@@ -39,10 +39,11 @@ LOSS_CODES = {"hinge": HINGE, "logistic": LOGISTIC, "squared": SQUARED}
 
 
 @njit(cache=True, nogil=True, inline="always")
-def row_factor(k, x, kinds, param, norm, cols, col_ptr):
+def row_factor(k, x, views):
     """κ_k(x, x)^(-1/2) for a normalised kernel k (0 for a zero self-value), else 1. A normalised
     kernel's value is κ_k(x, z)·factor(x)·factor(z); a support vector's factor is folded into its
     coefficients when it is stored (:func:`oks_block`)."""
+    kinds, param, norm, cols, col_ptr = views
     if not norm[k]:
         return 1.0
     self_value = view_value(kinds[k], param[k], x, x, cols, col_ptr[k], col_ptr[k + 1])
@@ -50,10 +51,13 @@ def row_factor(k, x, kinds, param, norm, cols, col_ptr):
 
 
 @njit(cache=True, nogil=True)
-def add_scores(k, x, lo, hi, kinds, param, norm, cols, col_ptr, P, coef, kidx, acc):
-    """``acc[c] += Σ coef[r, c] κ_k(x, P[r])`` over kernel k's support vectors ``lo..hi-1``."""
+def add_scores(k, x, lo, hi, views, store, acc):
+    """``acc[c] += Σ coef[r, c] κ_k(x, P[r])`` over kernel k's support vectors ``lo..hi-1``
+    (:class:`~.records.KernelViews`, :class:`~.records.Expansions`)."""
+    kinds, param, norm, cols, col_ptr = views
+    P, coef, kidx = store.P, store.coef, store.kidx
     K = acc.shape[0]
-    rx = row_factor(k, x, kinds, param, norm, cols, col_ptr)
+    rx = row_factor(k, x, views)
     for j in range(lo, hi):
         r = kidx[k, j]
         v = view_value(kinds[k], param[k], x, P[r], cols, col_ptr[k], col_ptr[k + 1]) * rx
@@ -84,13 +88,15 @@ ROWS_PER_PASS = 32  # rows scored together against one kernel: each support vect
 
 
 @njit(cache=True, nogil=True)
-def _add_scores_rows(k, X, rows, lo, hi, kinds, param, norm, cols, col_ptr, P, coef, kidx, out):
+def _add_scores_rows(k, X, rows, lo, hi, views, store, out):
     """:func:`add_scores` for several rows at once (``out[i] += ...`` for i in ``rows``): each
     support vector is loaded once for all of them; every row's sum runs in the same order as alone."""
+    kinds, param, norm, cols, col_ptr = views
+    P, coef, kidx = store.P, store.coef, store.kidx
     K = out.shape[1]
     rx = np.empty(X.shape[0])
     for i in rows:
-        rx[i] = row_factor(k, X[i], kinds, param, norm, cols, col_ptr)
+        rx[i] = row_factor(k, X[i], views)
     for j in range(lo, hi):
         r = kidx[k, j]
         z = P[r]
@@ -114,7 +120,7 @@ def _passes(kernel_of_row):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _score_passes(X, kernel_of_row, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, out):
+def _score_passes(X, kernel_of_row, views, store, out):
     """``out[t] = f_k(X[t])`` (K class columns) for each row's kernel ``kernel_of_row[t]``, over every
     support vector the kernel has; passes of rows of one kernel in parallel."""
     order, starts = _passes(kernel_of_row)
@@ -123,7 +129,7 @@ def _score_passes(X, kernel_of_row, kinds, param, norm, cols, col_ptr, P, coef, 
         k = kernel_of_row[rows[0]]
         for i in rows:
             out[i, :] = 0.0
-        _add_scores_rows(k, X, rows, 0, nk[k], kinds, param, norm, cols, col_ptr, P, coef, kidx, out)
+        _add_scores_rows(k, X, rows, 0, store.nk[k], views, store, out)
 
 
 @njit(cache=True, nogil=True)
@@ -133,7 +139,7 @@ def _guesses(U, logw, delta, guess):
         guess[t] = _sample(logw, delta, U[t], p)
 
 
-def speculate(X, U, logw, delta, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, guess, pre):
+def speculate(X, U, logw, delta, views, store, guess, pre):
     """For every row of a block: the kernel its uniform draws under the block's first weights
     (``guess``) and that kernel's score over its support vectors from before the block (``pre``).
 
@@ -142,7 +148,7 @@ def speculate(X, U, logw, delta, kinds, param, norm, cols, col_ptr, P, coef, kid
     past ``U[t]`` (then the score is computed there, by the same sums: the same bits)."""
     _guesses(U, logw, delta, guess)
     if len(guess):
-        _score_passes(X, guess, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, pre)
+        _score_passes(X, guess, views, store, pre)
 
 
 @njit(cache=True, nogil=True)
@@ -204,13 +210,19 @@ def _loss_step(algo, loss, f, y, K, step):
 
 
 @njit(cache=True, nogil=True)
-def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, param, norm, cols, col_ptr,
-              P, coef, kidx, nk, n_rows, picked, wrong, losses, scores, support, kernel_mistakes, kernel_updates):
-    """Run OKS over one block in order; returns the number of rows in ``P`` after it.
+def oks_block(rows, logw, params, views, store, n_rows, trace):
+    """Run OKS over one block in order (:class:`~.records.OKSRows`, :class:`~.records.OKSParams`,
+    :class:`~.records.KernelViews`, :class:`~.records.Expansions`); returns the number of rows in
+    ``P`` after it.
 
     ``P``/``coef``/``kidx`` must have room for one more support vector per row of the block.
-    Per row it records the kernel drawn (``picked``), whether that kernel erred (``wrong``), its
-    loss, its scores before the update and whether the row became a support vector (``support``)."""
+    Per row it records (:class:`~.records.OKSTrace`) the kernel drawn (``picked``), whether that
+    kernel erred (``wrong``), its loss, its scores before the update and whether the row became a
+    support vector (``support``)."""
+    X, y, U, guess, pre = rows
+    delta, eta, lam, algo, loss = params
+    P, coef, kidx, nk = store
+    picked, wrong, losses, scores, support, kernel_mistakes, kernel_updates = trace
     m = logw.shape[0]
     K = coef.shape[1]
     p = np.empty(m)
@@ -223,8 +235,8 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
             f[:] = pre[t]
         else:
             f[:] = 0.0
-            add_scores(i, X[t], 0, start[i], kinds, param, norm, cols, col_ptr, P, coef, kidx, f)
-        add_scores(i, X[t], start[i], nk[i], kinds, param, norm, cols, col_ptr, P, coef, kidx, f)
+            add_scores(i, X[t], 0, start[i], views, store, f)
+        add_scores(i, X[t], start[i], nk[i], views, store, f)
         value, err = _loss_step(algo, loss, f, y[t], K, step)
         picked[t] = i
         wrong[t] = err
@@ -235,7 +247,7 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
         logw[i] -= eta * value / p[i]
         support[t] = np.any(step != 0.0)
         if support[t]:
-            scale = lam / p[i] * row_factor(i, X[t], kinds, param, norm, cols, col_ptr)
+            scale = lam / p[i] * row_factor(i, X[t], views)
             P[n_rows, :] = X[t]
             for c in range(K):
                 coef[n_rows, c] = scale * step[c]
@@ -246,8 +258,7 @@ def oks_block(X, y, U, guess, pre, logw, delta, eta, lam, algo, loss, kinds, par
     return n_rows
 
 
-def kernel_block_scores(X, k, kinds, param, norm, cols, col_ptr, P, coef, kidx, nk, out):
+def kernel_block_scores(X, k, views, store, out):
     """``out[t] = f_k(X[t])`` for every row (K class columns), parallel over passes of rows."""
     if len(X):
-        _score_passes(X, np.full(len(X), k, dtype=np.int64), kinds, param, norm, cols, col_ptr, P, coef, kidx, nk,
-                      out)
+        _score_passes(X, np.full(len(X), k, dtype=np.int64), views, store, out)

@@ -28,8 +28,9 @@ from ._budget import free_or_random_slot, place, place_pair
 
 
 @njit(cache=True)
-def rbp_step(t, y, f, kxx, u, budget, used, coef, a_blk, entry):
-    """One instance (block row t, label y, decision value f) for one kernel.
+def rbp_step(t, y, f, kxx, u, hp, used, slots):
+    """One instance (block row t, label y, decision value f) for one kernel (hyper-parameters ``hp``,
+    :class:`~.records.BudgetParams`; its :class:`~.records.Slots`).
 
     Returns ``(loss, used, added)``: the Hedge loss (mistake indicator 1/0), the slots in use and
     whether row t became a support vector (coefficient y; RBP never rescales).
@@ -38,19 +39,19 @@ def rbp_step(t, y, f, kxx, u, budget, used, coef, a_blk, entry):
         return 0.0, used, False
     if kxx <= 0.0:
         return 1.0, used, False
-    j, used = free_or_random_slot(u, budget, used)
-    place(j, t, y, coef, a_blk, entry)
+    j, used = free_or_random_slot(u, hp.budget, used)
+    place(j, t, y, slots.coef, slots.a_blk, slots.entry)
     return 1.0, used, True
 
 
 @njit(cache=True)
-def rbp_mc_step(t, y, r, margin, kxx, u, budget, used, K, coef, a_blk, entry):
+def rbp_mc_step(t, y, r, margin, kxx, u, hp, used, slots):
     """Multi-class: block row t with label y, rival r and margin ``f(x, y) − f(x, r)``; returns
     ``(loss, used, added)`` (the new support vector: +1 on y, −1 on r)."""
     if margin > 0.0:
         return 0.0, used, False
     if kxx <= 0.0:
         return 1.0, used, False
-    j, used = free_or_random_slot(u, budget, used)
-    place_pair(j, t, K, 1.0, y, r, coef, a_blk, entry)
+    j, used = free_or_random_slot(u, hp.budget, used)
+    place_pair(j, t, hp.n_classes, 1.0, y, r, slots.coef, slots.a_blk, slots.entry)
     return 1.0, used, True

@@ -2,7 +2,8 @@
 
 If the kernel is selected for update (c = 1), an instance with hinge loss ℓ becomes a support
 vector with probability ρ = min(α, ℓ)/β, and then gets ``τ = min(η / ρ, ℓ / κ(x, x))``: an
-unbiased estimate of the PA update with at most α/β of the instances kept in expectation.
+unbiased estimate of the PA update with at most α/β of the instances kept in expectation. The Hedge
+weights' discount is :func:`omkl_dist.combiners.hedge_loss.hedge_loss`.
 """
 
 from __future__ import annotations
@@ -14,16 +15,6 @@ from numba import njit
 def hinge(y, f):
     v = 1.0 - y * f
     return v if v > 0.0 else 0.0
-
-
-@njit(cache=True, inline="always")
-def hedge_loss(y, f, loss, mistake_only):
-    """The loss that discounts a kernel's Hedge weight: its hinge loss (Algorithm 1), or with
-    ``mistake_only`` 1 when it misclassifies and 0 otherwise (OMKC's Hedge; what the authors'
-    C++ tool's mistake rates are consistent with, see the ``hedge_loss`` parameter of SPA)."""
-    if mistake_only:
-        return 1.0 if y * f <= 0.0 else 0.0
-    return loss
 
 
 @njit(cache=True, inline="always")

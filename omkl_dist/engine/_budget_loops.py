@@ -1,0 +1,194 @@
+"""The budget engine's compiled loops: per kernel, its learner over a segment's rows (block-exact, see
+:mod:`omkl_dist.learners._budget`), and the current model's decision values.
+
+They take the records of :mod:`.records` (the segment's rows, the kernels, the engine's buffers) and
+:class:`~omkl_dist.learners.records.BudgetParams`, built once per call by
+:class:`~omkl_dist.engine.budget.BudgetEngine`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..combiners.votes import rival
+from ..learners._budget import (
+    BOGD,
+    FORGETRON,
+    MSUM_SIZE,
+    RBP,
+    gram_column,
+    kernel_values,
+    msum_add,
+    msum_value,
+    self_kernel,
+)
+from ..learners.bogd import bogd_mc_step, bogd_step
+from ..learners.bpas import bpas_mc_step, bpas_step
+from ..learners.forgetron import forgetron_mc_step, forgetron_step
+from ..learners.rbp import rbp_mc_step, rbp_step
+from ..learners.records import Accumulators, BlockValues, Slots
+
+# Decision values: a rounded sum of n terms is within n·1.1e-16·Σ|terms| of the exact sum, so when
+# |sum| > 1e-3 Σ|terms| it is accurate to ~1e-10 relative (n <= 1000) and its sign certain; below
+# that (duplicated support vectors with opposite coefficients cancelling) the terms are summed
+# exactly, so the sign and value are the true ones, not rounding noise.
+_CANCELLED = 1e-3
+# a kernel's scale factor is folded into its coefficients when it leaves [1e-100, 1e100]
+_SCALE_LO, _SCALE_HI = 1e-100, 1e100
+
+
+@njit(cache=True, inline="always")
+def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
+    """Σ_j a_j[c] κ(x_j, x_t) over the slots (unscaled), summed exactly when the terms cancel."""
+    fb = 0.0
+    fabs = 0.0
+    for j in range(n_used):
+        r = entry[j]
+        v = ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t]
+        fb += v
+        fabs += abs(v)
+    if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
+        n_parts = 0
+        for j in range(n_used):
+            r = entry[j]
+            n_parts = msum_add(parts, n_parts, ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t])
+        fb = msum_value(parts, n_parts)
+    return fb
+
+
+@njit(cache=True)
+def _kernel_block(k, rows, kernels, hp, buffers, F, L):
+    """Kernel k's learner over the rows of one segment (:class:`~.records.BudgetRows`); updates its
+    buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
+    ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
+    multi-class rules (labels 0..K−1, K coefficients per slot)."""
+    y, Xb, xsq, D, XXt, U, g = rows
+    kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
+    learner, budget, K = hp.learner, hp.budget, hp.n_classes
+    sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes = buffers
+    n = y.shape[0]
+    used0 = used[k]
+    s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
+    width = max(n, used0, 1)
+    Krow = np.empty(max(used0, 1))
+    work = np.empty(width)
+    scratch = np.empty(width)
+    Gc = np.empty((n, n))
+    a_blk = np.zeros(n * K)
+    kxx_blk = np.zeros(n)
+    acc_blk = np.zeros(n)
+    acc_lo_blk = np.zeros(n)
+    entry = np.full(budget, -1, dtype=np.int64)
+    parts = np.empty(MSUM_SIZE)
+    fc = np.empty(K)  # one row's class scores
+    row = np.empty(K)  # BPAS's scratch
+    ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
+    slots = Slots(ck, a_blk, entry)
+    values = BlockValues(Krow, Gc, kxxk, kxx_blk)
+    accs = Accumulators(acck, acclk, acc_blk, acc_lo_blk)
+    for t in range(n):
+        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
+        for c in range(K):
+            fc[c] = s * _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts)
+            F[t, k * K + c] = fc[c]
+        kxx = self_kernel(kind, param, norm, xsq[t])
+        if K == 1:
+            yt = y[t]
+            f = fc[0]
+            if yt * f <= 0.0:
+                kmistakes[k] += 1
+            if learner == RBP:
+                loss, n_used, new = rbp_step(t, yt, f, kxx, U[t, k], hp, n_used, slots)
+            elif learner == FORGETRON:
+                loss, state, new = forgetron_step(t, yt, f, kxx, hp, (n_used, hd, s, q, mk), slots, accs, values)
+                n_used, hd, s, q, mk = state
+            elif learner == BOGD:
+                loss, n_used, s, new = bogd_step(t, yt, f, kxx, U[t, k], hp, n_used, s, slots)
+            else:
+                loss, n_used, new = bpas_step(t, yt, f, kxx, hp, n_used, slots, values)
+        else:
+            yt = int(y[t])
+            r = rival(fc, yt)
+            margin = fc[yt] - fc[r]
+            if margin <= 0.0:
+                kmistakes[k] += 1
+            if learner == RBP:
+                loss, n_used, new = rbp_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, slots)
+            elif learner == FORGETRON:
+                loss, state, new = forgetron_mc_step(t, yt, r, margin, kxx, hp, (n_used, hd, s, q, mk), slots, accs,
+                                                     values)
+                n_used, hd, s, q, mk = state
+            elif learner == BOGD:
+                loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, s, slots)
+            else:
+                loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row)
+        L[t, k] = loss
+        if new:
+            kxx_blk[t] = kxx
+            gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
+        if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
+            for j in range(n_used):
+                r = entry[j]
+                if r < 0:
+                    for c in range(K):
+                        ck[j * K + c] *= s
+                    acck[j] *= s
+                    acclk[j] *= s
+                else:
+                    for c in range(K):
+                        a_blk[r * K + c] *= s
+                    acc_blk[r] *= s
+                    acc_lo_blk[r] *= s
+            s = 1.0
+    for j in range(n_used):  # the block rows still holding a slot become buffer rows
+        r = entry[j]
+        if r >= 0:
+            SV[j, :] = Xb[r]
+            svsq[j] = xsq[r]
+            for c in range(K):
+                ck[j * K + c] = a_blk[r * K + c]
+            sv_index[k, j] = g + r
+            kxxk[j] = kxx_blk[r]
+            acck[j] = acc_blk[r]
+            acclk[j] = acc_lo_blk[r]
+    scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
+
+
+@njit(cache=True, parallel=True)
+def budget_block(rows, kernels, hp, buffers, F, L):
+    """Every kernel's learner over one segment (:func:`_kernel_block`), the kernels in parallel."""
+    for k in prange(kernels.kinds.shape[0]):
+        _kernel_block(k, rows, kernels, hp, buffers, F, L)
+
+
+@njit(cache=True, parallel=True)
+def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
+    """``out[t, k K + c] = f_k(x_t, c)``: the (class) decision values of the current model (no update);
+    ``D`` the rows' dot products with the buffers."""
+    kinds, param, norm = kernels
+    sv_X, sv_sq, coef, scale, used = buffers.sv_X, buffers.sv_sq, buffers.coef, buffers.scale, buffers.used
+    m = kinds.shape[0]
+    width = max(D.shape[2], 1)
+    for t in prange(Xb.shape[0]):
+        vals = np.empty(width)
+        work = np.empty(width)
+        scratch = np.empty(width)
+        parts = np.empty(MSUM_SIZE)
+        for k in range(m):
+            n = used[k]
+            kernel_values(kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work,
+                          scratch)
+            for c in range(K):
+                acc = 0.0
+                aabs = 0.0
+                for j in range(n):
+                    v = coef[k, j * K + c] * vals[j]
+                    acc += v
+                    aabs += abs(v)
+                if abs(acc) <= _CANCELLED * aabs:
+                    n_parts = 0
+                    for j in range(n):
+                        n_parts = msum_add(parts, n_parts, coef[k, j * K + c] * vals[j])
+                    acc = msum_value(parts, n_parts)
+                out[t, k * K + c] = scale[k] * acc

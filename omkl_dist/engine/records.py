@@ -1,0 +1,117 @@
+"""The small typed records the compiled recurrences take in place of long argument lists.
+
+Each is a :class:`typing.NamedTuple` (numba passes it to an njit function as one argument and
+reads its fields like local variables), built once per call in Python. Arrays in a record are
+mutated in place where the loop says so; scalars are read only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+class HedgeState(NamedTuple):
+    """A combiner's weight state: log-weights (SPA), weights, their block-start snapshot
+    (block-sync mode) and each kernel's mistake count. Mutated by the recurrences."""
+
+    logw: np.ndarray
+    w: np.ndarray
+    wsync: np.ndarray
+    kmistakes: np.ndarray
+
+
+class OMKCParams(NamedTuple):
+    """The OMKC family's rule (:mod:`omkl_dist.combiners.codes`) and scalars over one segment starting at
+    global instance ``t0``."""
+
+    rule: int
+    t0: int
+    block_size: int
+    block_sync: bool
+    beta: float
+    delta: float
+
+
+class SPAParams(NamedTuple):
+    """SPA's scalars over one segment starting at global instance ``t0`` (see :class:`~._recurrence.SPASegment`)."""
+
+    t0: int
+    block_size: int
+    block_sync: bool
+    log_gamma: float
+    delta: float
+    alpha: float
+    beta: float
+    eta: float
+    hedge_mistake: bool
+
+
+class SPARows(NamedTuple):
+    """A segment's rows as SPA's recurrence reads them: labels, the in-block kernel values ``G`` (unless
+    computed lazily), the rows (dense or :class:`~omkl_dist.scoring.rows.CSRRows`) and their transpose,
+    squared norms, self kernel values ``kxx`` (m, n), uniforms ``U`` (n, m, 2) and the learning kernels'
+    mask ``on``."""
+
+    y: np.ndarray
+    G: np.ndarray
+    Xb: Any
+    XbT: Any
+    xsq: np.ndarray
+    kxx: np.ndarray
+    U: np.ndarray
+    on: np.ndarray
+
+
+class SPAOutputs(NamedTuple):
+    """What SPA's recurrence writes over a segment: the segment's own terms of each score ``Fk``, a new
+    support vector's kernel values ``col`` (lazy), per-kernel scores ``F``, combined ``score``,
+    ``mistakes`` and ``coef``."""
+
+    Fk: np.ndarray
+    col: np.ndarray
+    F: np.ndarray
+    score: np.ndarray
+    mistakes: np.ndarray
+    coef: np.ndarray
+
+
+class BudgetRows(NamedTuple):
+    """A budget-engine segment: labels, rows, squared norms, dot products with the buffers ``D`` (n, m, B)
+    and among the rows ``XXt`` (n, n), uniforms ``U`` (n, m), and the global index ``g`` of its first row."""
+
+    y: np.ndarray
+    Xb: np.ndarray
+    xsq: np.ndarray
+    D: np.ndarray
+    XXt: np.ndarray
+    U: np.ndarray
+    g: int
+
+
+class BudgetKernels(NamedTuple):
+    """The kernels of a budget engine, each evaluated on its own: kind codes, parameters, normalised flags."""
+
+    kinds: np.ndarray
+    param: np.ndarray
+    norm: np.ndarray
+
+
+class BudgetBuffers(NamedTuple):
+    """The budget engine's per-kernel buffers and counters (see
+    :meth:`~omkl_dist.engine.budget.BudgetEngine.buffers`), mutated by the block loop."""
+
+    sv_X: np.ndarray
+    sv_sq: np.ndarray
+    coef: np.ndarray
+    sv_index: np.ndarray
+    sv_kxx: np.ndarray
+    acc: np.ndarray
+    acc_lo: np.ndarray
+    scale: np.ndarray
+    used: np.ndarray
+    head: np.ndarray
+    Q: np.ndarray
+    M: np.ndarray
+    kmistakes: np.ndarray

@@ -1,0 +1,104 @@
+"""The typed records the budget learners' compiled steps take (one argument each in numba).
+
+Built once per call of the block loop (:mod:`omkl_dist.engine._budget_loops`), not per instance.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class BudgetParams(NamedTuple):
+    """A budget learner's hyper-parameters: its code (:data:`~._budget.LEARNER_CODES`), the budget B,
+    the step / aggressiveness η, BOGD's regularisation λ and the number of classes K (1: binary)."""
+
+    learner: int
+    budget: int
+    eta: float
+    lam: float
+    n_classes: int
+
+
+class Slots(NamedTuple):
+    """One kernel's slots inside a block (see :mod:`._budget`): the buffer's unscaled coefficients, the
+    block rows', and which block row each slot refers to (-1: a buffer row)."""
+
+    coef: np.ndarray
+    a_blk: np.ndarray
+    entry: np.ndarray
+
+
+class BlockValues(NamedTuple):
+    """The kernel values a step reads: row t's with the buffer rows (``Krow``), the block's own Gram
+    columns (``Gc[r, t]``), and the self values κ(x, x) of the buffer rows and of the block rows."""
+
+    Krow: np.ndarray
+    Gc: np.ndarray
+    kxx_buf: np.ndarray
+    kxx_blk: np.ndarray
+
+
+class Accumulators(NamedTuple):
+    """The Forgetron's double-double accumulators of f' at each support vector: buffer slots
+    (``acc + acc_lo``) and block rows (``acc_blk + acc_lo_blk``), unscaled."""
+
+    acc: np.ndarray
+    acc_lo: np.ndarray
+    acc_blk: np.ndarray
+    acc_lo_blk: np.ndarray
+
+
+class KernelViews(NamedTuple):
+    """OKS's kernels: kind codes, parameters, normalised flags, and each kernel's view of the columns
+    (``cols[col_ptr[k]:col_ptr[k + 1]]``; an empty range: every column)."""
+
+    kinds: np.ndarray
+    param: np.ndarray
+    norm: np.ndarray
+    cols: np.ndarray
+    col_ptr: np.ndarray
+
+
+class Expansions(NamedTuple):
+    """OKS's support vectors: the shared row store ``P``, their coefficients (one column per class),
+    kernel k's rows ``kidx[k, :nk[k]]`` in the order they were added."""
+
+    P: np.ndarray
+    coef: np.ndarray
+    kidx: np.ndarray
+    nk: np.ndarray
+
+
+class OKSParams(NamedTuple):
+    """OKS's scalars: exploration δ, weight step η, predictor step λ, algorithm and loss codes."""
+
+    delta: float
+    eta: float
+    lam: float
+    algo: int
+    loss: int
+
+
+class OKSRows(NamedTuple):
+    """A block's rows, labels, uniforms, and the speculative pass's draws and scores (:func:`~.oks.speculate`)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    U: np.ndarray
+    guess: np.ndarray
+    pre: np.ndarray
+
+
+class OKSTrace(NamedTuple):
+    """What OKS records per row of a block (the kernel drawn, its mistake, loss, scores, whether the row
+    became a support vector) and per kernel (mistakes, updates; accumulated)."""
+
+    picked: np.ndarray
+    wrong: np.ndarray
+    losses: np.ndarray
+    scores: np.ndarray
+    support: np.ndarray
+    kernel_mistakes: np.ndarray
+    kernel_updates: np.ndarray
