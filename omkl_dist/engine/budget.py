@@ -21,8 +21,9 @@ column per (kernel, class), the per-kernel loss is the mistake indicator ``f_k(x
 :func:`~omkl_dist.combiners.hedge_loss.combine_step_mc` predicts the class with the highest
 ``Σ_k θ_k f_k(x, c)``.
 
-The combination is not in the paper, which only says the baselines are "plugged into the same
-multi-kernel framework"; we use the deterministic update (every kernel's learner sees every
+The combination is not in the paper, which only describes them as "multiple kernel classification
+algorithms whose component classifiers are updated by budget kernel learning algorithms" (section
+4.3); we use the deterministic update (every kernel's learner sees every
 instance) and the deterministic Hedge combination, with the loss each learner's family suggests:
 the mistake indicator ``z_k = [y f_k(x) <= 0]`` for the Perceptron-type RBP and Forgetron (like
 OMKC(D,D), Hoi et al. 2013), the hinge loss for the gradient/PA-type BOGD and BPAS (like SPA).
