@@ -29,41 +29,88 @@ OKS_ROWS = 200_000
 # mistake rates match the C++ tool's
 _CXX = {"codrna": (13.16, 12.15), "a9a": (25.10, 16.77), "ijcnn1": (139.3, 3.14), "susy": (7.53, 22.91)}
 CXX = {f"spa{variant}-{data}": ref for data, ref in _CXX.items() for variant in ("", "-mistake")}
-_SPA_DATA = {"codrna": ["codrna/cod-rna.train.dense.txt.gz"], "a9a": ["a9a/a9a.gz"],
-             "ijcnn1": ["ijcnn1/ijcnn1_all.dense.txt.gz"], "susy": ["susy/SUSY_30k.mat.gz"]}
+_SPA_DATA = {
+    "codrna": ["codrna/cod-rna.train.dense.txt.gz"],
+    "a9a": ["a9a/a9a.gz"],
+    "ijcnn1": ["ijcnn1/ijcnn1_all.dense.txt.gz"],
+    "susy": ["susy/SUSY_30k.mat.gz"],
+}
 CASES = {
-    "omkc-dd-a9a": ("omkc", {"update": "D", "combination": "D"}, ["a9a/a9a.gz", "a9a/a9a.t.gz"],
-                    "a9a + a9a.t = 48,842 x 123; paper's Matlab/C++: 1171.6 s"),
-    "omkc-ss-a9a": ("omkc", {"update": "S", "combination": "S"}, ["a9a/a9a.gz", "a9a/a9a.t.gz"],
-                    "a9a + a9a.t = 48,842 x 123"),
-    "omkc-dd-codrna": ("omkc", {"update": "D", "combination": "D"}, ["codrna/cod-rna.train.dense.txt.gz"],
-                       "cod-rna training split, 59,535 x 8"),
-    "omkc-ss-codrna": ("omkc", {"update": "S", "combination": "S"}, ["codrna/cod-rna.train.dense.txt.gz"],
-                       "cod-rna training split, 59,535 x 8"),
-    "spa-codrna": ("spa", {}, ["codrna/cod-rna.train.dense.txt.gz"],
-                   "cod-rna training split, 59,535 x 8; C++ BOMKL SPA: 13.16 s, 12.15 %"),
+    "omkc-dd-a9a": (
+        "omkc",
+        {"update": "D", "combination": "D"},
+        ["a9a/a9a.gz", "a9a/a9a.t.gz"],
+        "a9a + a9a.t = 48,842 x 123; paper's Matlab/C++: 1171.6 s",
+    ),
+    "omkc-ss-a9a": (
+        "omkc",
+        {"update": "S", "combination": "S"},
+        ["a9a/a9a.gz", "a9a/a9a.t.gz"],
+        "a9a + a9a.t = 48,842 x 123",
+    ),
+    "omkc-dd-codrna": (
+        "omkc",
+        {"update": "D", "combination": "D"},
+        ["codrna/cod-rna.train.dense.txt.gz"],
+        "cod-rna training split, 59,535 x 8",
+    ),
+    "omkc-ss-codrna": (
+        "omkc",
+        {"update": "S", "combination": "S"},
+        ["codrna/cod-rna.train.dense.txt.gz"],
+        "cod-rna training split, 59,535 x 8",
+    ),
+    "spa-codrna": (
+        "spa",
+        {},
+        ["codrna/cod-rna.train.dense.txt.gz"],
+        "cod-rna training split, 59,535 x 8; C++ BOMKL SPA: 13.16 s, 12.15 %",
+    ),
     "spa-a9a": ("spa", {}, ["a9a/a9a.gz"], "a9a train split, 32,561 x 123; C++ BOMKL SPA: 25.10 s, 16.77 %"),
     "spa-a9a-all": ("spa", {}, ["a9a/a9a.gz", "a9a/a9a.t.gz"], "a9a + a9a.t = 48,842 x 123"),
-    "spa-ijcnn1": ("spa", {}, ["ijcnn1/ijcnn1_all.dense.txt.gz"],
-                   "ijcnn1, 141,691 x 22; C++ BOMKL SPA: 139.3 s, 3.14 %"),
-    "spa-susy": ("spa", {}, ["susy/SUSY_30k.mat.gz"],
-                 "SUSY 30,000-row subsample x 18, beta 3; C++ BOMKL SPA: 7.53 s, 22.91 %"),
-    **{f"spa-mistake-{data}": ("spa", {"hedge_loss": "mistake"}, files, "as above, hedge_loss='mistake'")
-       for data, files in _SPA_DATA.items()},
+    "spa-ijcnn1": (
+        "spa",
+        {},
+        ["ijcnn1/ijcnn1_all.dense.txt.gz"],
+        "ijcnn1, 141,691 x 22; C++ BOMKL SPA: 139.3 s, 3.14 %",
+    ),
+    "spa-susy": (
+        "spa",
+        {},
+        ["susy/SUSY_30k.mat.gz"],
+        "SUSY 30,000-row subsample x 18, beta 3; C++ BOMKL SPA: 7.53 s, 22.91 %",
+    ),
+    **{
+        f"spa-mistake-{data}": ("spa", {"hedge_loss": "mistake"}, files, "as above, hedge_loss='mistake'")
+        for data, files in _SPA_DATA.items()
+    },
     # None: a generated 1,000,000 x 18 stream (seed 0), written to zarr and streamed back, block 1024
     "spa-synth1m": ("spa", {"beta": 300.0}, None, "generated 1,000,000 x 18 stream read from zarr, beta 300"),
     # (OKS keeps every mistaken row, no budget: its cost per row grows with the stream)
-    "oks-synth1m": ("oks", {"horizon": 1_000_000}, None,
-                    "generated 1,000,000 x 18 stream read from zarr; omkc16, Algorithm 2, one pass, no budget"),
+    "oks-synth1m": (
+        "oks",
+        {"horizon": 1_000_000},
+        None,
+        "generated 1,000,000 x 18 stream read from zarr; omkc16, Algorithm 2, one pass, no budget",
+    ),
     # "stream:N": the first N rows of that stream (also the cluster comparison's OKS job)
-    "oks-synth200k": ("oks", {"horizon": OKS_ROWS}, f"stream:{OKS_ROWS}",
-                      f"the same stream's first {OKS_ROWS:,} rows; omkc16, Algorithm 2, one pass"),
+    "oks-synth200k": (
+        "oks",
+        {"horizon": OKS_ROWS},
+        f"stream:{OKS_ROWS}",
+        f"the same stream's first {OKS_ROWS:,} rows; omkc16, Algorithm 2, one pass",
+    ),
     # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see _classification
-    **{f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
-       for k in (2, 10, 26) for case, algo, params in (("om2", "om2", {}),
-                                                      ("omkc-ss", "omkc", {"update": "S", "combination": "S"}),
-                                                      ("omkc-dd", "omkc", {"update": "D", "combination": "D"}),
-                                                      ("bpas", "bpas", {"budget": 100}))},
+    **{
+        f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
+        for k in (2, 10, 26)
+        for case, algo, params in (
+            ("om2", "om2", {}),
+            ("omkc-ss", "omkc", {"update": "S", "combination": "S"}),
+            ("omkc-dd", "omkc", {"update": "D", "combination": "D"}),
+            ("bpas", "bpas", {"budget": 100}),
+        )
+    },
 }
 
 
@@ -87,8 +134,16 @@ def _classification(n_classes: int):
 
     from omkl_dist.preprocessing import Scaler
 
-    X, y = make_classification(n_samples=15_000, n_features=16, n_informative=12, n_redundant=0, n_classes=n_classes,
-                               n_clusters_per_class=1, class_sep=2.0, random_state=0)
+    X, y = make_classification(
+        n_samples=15_000,
+        n_features=16,
+        n_informative=12,
+        n_redundant=0,
+        n_classes=n_classes,
+        n_clusters_per_class=1,
+        class_sep=2.0,
+        random_state=0,
+    )
     return Scaler("standard").fit_transform(X), y
 
 
@@ -116,10 +171,20 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
 
 def _result(name, algo, params, data, note, features, scaling, block_size, summary, load_seconds) -> dict:
     return {
-        "case": name, "algo": algo, "params": params, "data": data, "note": note, "rows": summary["n"],
-        "features": features, "scaling": scaling, "block_size": block_size, "seed": 0,
-        "mistake_rate": summary["mistake_rate"], "n_support_total": summary["n_support"]["total"],
-        "seconds": summary["seconds"], "instances_per_second": summary["instances_per_second"],
+        "case": name,
+        "algo": algo,
+        "params": params,
+        "data": data,
+        "note": note,
+        "rows": summary["n"],
+        "features": features,
+        "scaling": scaling,
+        "block_size": block_size,
+        "seed": 0,
+        "mistake_rate": summary["mistake_rate"],
+        "n_support_total": summary["n_support"]["total"],
+        "seconds": summary["seconds"],
+        "instances_per_second": summary["instances_per_second"],
         "load_seconds": load_seconds,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
@@ -129,8 +194,12 @@ def _result(name, algo, params, data, note, features, scaling, block_size, summa
 
 def run_synth_rss() -> dict:
     """``omkl data synth``'s generator at 1,000,000 x 18, in a child process (benchmarks/synth_rss.py)."""
-    out = subprocess.run([sys.executable, "benchmarks/synth_rss.py", "--rows", "1000000", "--features", "18"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "benchmarks/synth_rss.py", "--rows", "1000000", "--features", "18"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -173,7 +242,8 @@ def write_markdown(results: list[dict], synth: dict | None = None, sections=()) 
         lines.append(
             f"| {r['case']} | {r['note']} | {r['rows']:,} × {r['features']} | {r['scaling']} | {r['block_size']} | "
             f"{100 * r['mistake_rate']:.2f} | {cxx_mistakes if cxx_mistakes else '-'} | {r['n_support_total']:,} | "
-            f"{r['seconds']:.2f} | {r['instances_per_second']:,.0f} | {speedup} | {r['peak_rss_mb']:.0f} |")
+            f"{r['seconds']:.2f} | {r['instances_per_second']:,.0f} | {speedup} | {r['peak_rss_mb']:.0f} |"
+        )
     if synth is not None:
         lines += [
             "",
@@ -196,13 +266,19 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling", default="none", choices=["none", "minmax", "standard"])
     parser.add_argument("--skip-cluster", action="store_true", help="Skip the Dask engine benchmarks.")
     parser.add_argument("--skip-mkboost", action="store_true", help="Skip the MKBoost benchmark.")
-    parser.add_argument("--skip-mkboost-scaling", action="store_true",
-                        help="Skip the MKBoost-at-scale benchmark (ijcnn1, 1k-20k rows; about 40 minutes).")
+    parser.add_argument(
+        "--skip-mkboost-scaling",
+        action="store_true",
+        help="Skip the MKBoost-at-scale benchmark (ijcnn1, 1k-20k rows; about 40 minutes).",
+    )
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
-    parser.add_argument("--cluster-cases", default=None,
-                        help="Comma-separated cluster comparisons to (re)measure, e.g. oks (default: all, and the "
-                             "block-size sweep); the others keep their last results.")
+    parser.add_argument(
+        "--cluster-cases",
+        default=None,
+        help="Comma-separated cluster comparisons to (re)measure, e.g. oks (default: all, and the "
+        "block-size sweep); the others keep their last results.",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: run one case, print JSON
     args = parser.parse_args(argv)
     if args.one:
@@ -212,13 +288,29 @@ def main(argv=None) -> None:
     for name in filter(None, args.cases.split(",")):  # --cases "": only the cluster/MKBoost parts
         if name not in CASES:
             parser.error(f"unknown case {name!r}; choose from {', '.join(CASES)}")
-        out = subprocess.run([sys.executable, "-m", "benchmarks.bench", "--one", name, "--block-size",
-                              str(args.block_size), "--scaling", args.scaling],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.bench",
+                "--one",
+                name,
+                "--block-size",
+                str(args.block_size),
+                "--scaling",
+                args.scaling,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         result = json.loads(out.strip().splitlines()[-1])
         (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
-        print(f"{name}: {result['seconds']:.1f} s, {result['instances_per_second']:,.0f} inst/s, "
-              f"mistakes {100 * result['mistake_rate']:.2f} %, peak RSS {result['peak_rss_mb']:.0f} MB", flush=True)
+        print(
+            f"{name}: {result['seconds']:.1f} s, {result['instances_per_second']:,.0f} inst/s, "
+            f"mistakes {100 * result['mistake_rate']:.2f} %, peak RSS {result['peak_rss_mb']:.0f} MB",
+            flush=True,
+        )
     synth = run_synth_rss()
     (RESULTS / "synth-1m.json").write_text(json.dumps(synth, indent=2) + "\n")
     print(f"synth 1,000,000 x 18: {synth['seconds']:.2f} s, peak RSS {synth['peak_rss_mb']:.0f} MB", flush=True)
@@ -261,9 +353,15 @@ def main(argv=None) -> None:
         sections.append(cluster_markdown(json.loads((RESULTS / "cluster.json").read_text())))
     if (RESULTS / "mkboost.json").is_file():
         mk = json.loads((RESULTS / "mkboost.json").read_text())
-        sections.append(["", f"## MKBoost-D{mk['variant'][-1]} on Dask (T = {mk['n_trials']}, ratio {mk['ratio']}, "
-                             f"C {mk['C']}, {mk['kernels']}; 50/50 split, standardised)", "",
-                         mkboost_markdown(mk["rows"], mk.get("cluster_startup_s"))])
+        sections.append(
+            [
+                "",
+                f"## MKBoost-D{mk['variant'][-1]} on Dask (T = {mk['n_trials']}, ratio {mk['ratio']}, "
+                f"C {mk['C']}, {mk['kernels']}; 50/50 split, standardised)",
+                "",
+                mkboost_markdown(mk["rows"], mk.get("cluster_startup_s")),
+            ]
+        )
     if (RESULTS / "mkboost-scaling.json").is_file():
         sections.append(mkboost_scaling_markdown(json.loads((RESULTS / "mkboost-scaling.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]

@@ -37,26 +37,65 @@ SWEEP_ALGOS = (("SPA (beta 3)", "spa", {}, None), ("OMKC (S,S)", "omkc", {"updat
 
 def _local(algo, data, params, block_size, block_sync, limit=None) -> dict:
     params = {**params, "block_sync": True} if block_sync else params
-    run_job(algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=2000,
-            show_progress=False)  # warm-up: numba's kernels loaded
-    r = run_job(algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=limit,
-                show_progress=False)
-    return {"engine": "local" + (" (block-sync)" if block_sync else ""), "block_size": block_size,
-            "seconds": r["seconds"], "instances_per_second": r["instances_per_second"],
-            "load_seconds": r["load_seconds"], "mistake_rate": r["mistake_rate"], "n_support": r["n_support"]["total"]}
+    run_job(
+        algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=2000, show_progress=False
+    )  # warm-up: numba's kernels loaded
+    r = run_job(
+        algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=limit, show_progress=False
+    )
+    return {
+        "engine": "local" + (" (block-sync)" if block_sync else ""),
+        "block_size": block_size,
+        "seconds": r["seconds"],
+        "instances_per_second": r["instances_per_second"],
+        "load_seconds": r["load_seconds"],
+        "mistake_rate": r["mistake_rate"],
+        "n_support": r["n_support"]["total"],
+    }
 
 
 def _dask(client, algo, data, params, block_size, out_dir, workers, limit=None) -> dict:
-    submit_job(client, algo, data, out_dir / "warm", params=params, block_size=block_size, seed=0, limit=2000,
-               checkpoint_every=0, overwrite=True, show_progress=False)
-    r = submit_job(client, algo, data, out_dir / "model", params=params, block_size=block_size, seed=0,
-                   limit=limit, checkpoint_every=0, overwrite=True, show_progress=False)
-    return {"engine": f"dask {workers} worker(s)", "block_size": block_size, "seconds": r["seconds"],
-            "instances_per_second": r["instances_per_second"], "mistake_rate": r["mistake_rate"],
-            "n_support": r["n_support"]["total"], "shards": r["shards"], "rounds": r["rounds"],
-            "shard_compute_seconds": r["shard_compute_seconds"], "shard_io_seconds": r["shard_io_seconds"],
-            "coordinator_ms_per_round": r["coordinator_ms_per_round"],
-            "overhead_ms_per_round": r["overhead_ms_per_round"], "lead_wait_seconds": r["lead_wait_seconds"]}
+    submit_job(
+        client,
+        algo,
+        data,
+        out_dir / "warm",
+        params=params,
+        block_size=block_size,
+        seed=0,
+        limit=2000,
+        checkpoint_every=0,
+        overwrite=True,
+        show_progress=False,
+    )
+    r = submit_job(
+        client,
+        algo,
+        data,
+        out_dir / "model",
+        params=params,
+        block_size=block_size,
+        seed=0,
+        limit=limit,
+        checkpoint_every=0,
+        overwrite=True,
+        show_progress=False,
+    )
+    return {
+        "engine": f"dask {workers} worker(s)",
+        "block_size": block_size,
+        "seconds": r["seconds"],
+        "instances_per_second": r["instances_per_second"],
+        "mistake_rate": r["mistake_rate"],
+        "n_support": r["n_support"]["total"],
+        "shards": r["shards"],
+        "rounds": r["rounds"],
+        "shard_compute_seconds": r["shard_compute_seconds"],
+        "shard_io_seconds": r["shard_io_seconds"],
+        "coordinator_ms_per_round": r["coordinator_ms_per_round"],
+        "overhead_ms_per_round": r["overhead_ms_per_round"],
+        "lead_wait_seconds": r["lead_wait_seconds"],
+    }
 
 
 def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print, only=None) -> dict:
@@ -75,14 +114,38 @@ def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print, only=No
         synthesize(stream200k, rows=200_000, features=4, seed=0, noise=0.01)
         spa1m = ("SPA, generated 1,000,000 x 18, beta 300", "spa", stream1m, {"beta": 300.0})
         # key -> (case, algo, data, params, block, local block-sync: as the cluster samples, rows (None: all))
-        every = {"spa-1024": (*spa1m, 1024, False, None), "spa-8192": (*spa1m, 8192, False, None),
-                 "spa-16384": (*spa1m, 16384, False, None),
-                 "omkc-dd-a9a": ("OMKC (D,D), a9a + a9a.t 48,842 x 123", "omkc", a9a,
-                                 {"update": "D", "combination": "D"}, 1024, False, None),
-                 "omkc-ss-demo": ("OMKC (S,S), generated 200,000 x 4 (the demo's job)", "omkc", stream200k,
-                                  {"update": "S", "combination": "S"}, 1024, False, None),
-                 "oks": (f"OKS (Algorithm 2, omkc16), generated 1,000,000 x 18, first {OKS_ROWS:,} rows", "oks",
-                         stream1m, {}, 1024, False, OKS_ROWS)}
+        every = {
+            "spa-1024": (*spa1m, 1024, False, None),
+            "spa-8192": (*spa1m, 8192, False, None),
+            "spa-16384": (*spa1m, 16384, False, None),
+            "omkc-dd-a9a": (
+                "OMKC (D,D), a9a + a9a.t 48,842 x 123",
+                "omkc",
+                a9a,
+                {"update": "D", "combination": "D"},
+                1024,
+                False,
+                None,
+            ),
+            "omkc-ss-demo": (
+                "OMKC (S,S), generated 200,000 x 4 (the demo's job)",
+                "omkc",
+                stream200k,
+                {"update": "S", "combination": "S"},
+                1024,
+                False,
+                None,
+            ),
+            "oks": (
+                f"OKS (Algorithm 2, omkc16), generated 1,000,000 x 18, first {OKS_ROWS:,} rows",
+                "oks",
+                stream1m,
+                {},
+                1024,
+                False,
+                OKS_ROWS,
+            ),
+        }
         keys = [k for k in every if only is None or k in only]
         cases = [every[k] for k in keys]
         rows = [[_local(algo, data, params, block, sync, limit)] for _, algo, data, params, block, sync, limit in cases]
@@ -107,9 +170,10 @@ def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print, only=No
         kept = [comp for comp in out["comparisons"] if comp["case"] not in measured]
         out["comparisons"] = kept + list(measured.values())
         if only is None:
-            out["sweep_reference"] = [{"algorithm": label, **_local(algo, stream200k, params, 1024, False,
-                                                                    limit=limit)}
-                                      for label, algo, params, limit in SWEEP_ALGOS]
+            out["sweep_reference"] = [
+                {"algorithm": label, **_local(algo, stream200k, params, 1024, False, limit=limit)}
+                for label, algo, params, limit in SWEEP_ALGOS
+            ]
     (results_dir / "cluster.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
@@ -126,17 +190,22 @@ def _concat(files, out):
 
 
 def markdown(result: dict) -> list[str]:
-    lines = ["", "## Dask engine vs in-process engine", "",
-             "Same job, same stream order and block size; the models are bit-identical (tested). `local` is the",
-             "in-process engine with numba's default threads; `dask N` runs N worker processes with one thread",
-             "each. `local` seconds are its learning time; it reads the stream apart (`+ reading`), while the",
-             "dask seconds are the whole job's wall time, the shards' reading included: `vs local` compares",
-             "with the learning time alone, `vs local with reading` with both. Per round: coordinator = its",
-             "own combining work; overhead = round wall time minus the slowest shard's work (messages,",
-             "scheduling, and for SPA the first shard's wait for the others' scores).", "",
-             "| case | block | engine | seconds | instances/s | vs local | vs local with reading | rounds | "
-             "shard compute s | coordinator ms/round | overhead ms/round | mistake % |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        "## Dask engine vs in-process engine",
+        "",
+        "Same job, same stream order and block size; the models are bit-identical (tested). `local` is the",
+        "in-process engine with numba's default threads; `dask N` runs N worker processes with one thread",
+        "each. `local` seconds are its learning time; it reads the stream apart (`+ reading`), while the",
+        "dask seconds are the whole job's wall time, the shards' reading included: `vs local` compares",
+        "with the learning time alone, `vs local with reading` with both. Per round: coordinator = its",
+        "own combining work; overhead = round wall time minus the slowest shard's work (messages,",
+        "scheduling, and for SPA the first shard's wait for the others' scores).",
+        "",
+        "| case | block | engine | seconds | instances/s | vs local | vs local with reading | rounds | "
+        "shard compute s | coordinator ms/round | overhead ms/round | mistake % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for comp in result["comparisons"]:
         local = comp["runs"][0]
         with_reading = local["seconds"] + local["load_seconds"]
@@ -144,25 +213,37 @@ def markdown(result: dict) -> list[str]:
             shard = ", ".join(f"{s:.1f}" for s in r.get("shard_compute_seconds", [])) or "-"
             coord = f"{r['coordinator_ms_per_round']:.2f}" if "coordinator_ms_per_round" in r else "-"
             over = f"{r['overhead_ms_per_round']:.1f}" if "overhead_ms_per_round" in r else "-"
-            seconds = (f"{r['seconds']:.1f} (+{r['load_seconds']:.1f} reading)" if "load_seconds" in r
-                       else f"{r['seconds']:.1f}")
+            seconds = (
+                f"{r['seconds']:.1f} (+{r['load_seconds']:.1f} reading)"
+                if "load_seconds" in r
+                else f"{r['seconds']:.1f}"
+            )
             vs_reading = "-" if r is local else f"{with_reading / r['seconds']:.2f}x"
-            lines.append(f"| {comp['case']} | {r['block_size']} | {r['engine']} | {seconds} | "
-                         f"{r['instances_per_second']:,.0f} | {local['seconds'] / r['seconds']:.2f}x | "
-                         f"{vs_reading} | {r.get('rounds', '-')} | {shard} | {coord} | {over} | "
-                         f"{100 * r['mistake_rate']:.2f} |")
-    lines += ["", "Block-size sweep on a generated 200,000 x 4 stream (noise 0.01), 2 workers. SPA's rounds are",
-              "whole blocks, about an eighth of the rows seen so far (up to 16,384 rows); OMKC (S,S) (first",
-              "50,000 rows) has rounds of one block of at most 1,024 rows. Both sample with the current",
-              "weights, as in-process (row-split rounds). `sequential` is the in-process engine, block 1024.",
-              "",
-              "| algorithm | block | seconds | instances/s | rounds | overhead ms/round | mistake % | #SV |",
-              "|---|---|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {comp['case']} | {r['block_size']} | {r['engine']} | {seconds} | "
+                f"{r['instances_per_second']:,.0f} | {local['seconds'] / r['seconds']:.2f}x | "
+                f"{vs_reading} | {r.get('rounds', '-')} | {shard} | {coord} | {over} | "
+                f"{100 * r['mistake_rate']:.2f} |"
+            )
+    lines += [
+        "",
+        "Block-size sweep on a generated 200,000 x 4 stream (noise 0.01), 2 workers. SPA's rounds are",
+        "whole blocks, about an eighth of the rows seen so far (up to 16,384 rows); OMKC (S,S) (first",
+        "50,000 rows) has rounds of one block of at most 1,024 rows. Both sample with the current",
+        "weights, as in-process (row-split rounds). `sequential` is the in-process engine, block 1024.",
+        "",
+        "| algorithm | block | seconds | instances/s | rounds | overhead ms/round | mistake % | #SV |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for ref in result["sweep_reference"]:
-        lines.append(f"| {ref['algorithm']} | sequential | {ref['seconds']:.1f} | {ref['instances_per_second']:,.0f} | "
-                     f"- | - | {100 * ref['mistake_rate']:.2f} | {ref['n_support']:,} |")
+        lines.append(
+            f"| {ref['algorithm']} | sequential | {ref['seconds']:.1f} | {ref['instances_per_second']:,.0f} | "
+            f"- | - | {100 * ref['mistake_rate']:.2f} | {ref['n_support']:,} |"
+        )
         for r in (r for r in result["sweep"] if r["algorithm"] == ref["algorithm"]):
-            lines.append(f"| {r['algorithm']} | {r['block_size']} | {r['seconds']:.1f} | "
-                         f"{r['instances_per_second']:,.0f} | {r['rounds']} | {r['overhead_ms_per_round']:.1f} | "
-                         f"{100 * r['mistake_rate']:.2f} | {r['n_support']:,} |")
+            lines.append(
+                f"| {r['algorithm']} | {r['block_size']} | {r['seconds']:.1f} | "
+                f"{r['instances_per_second']:,.0f} | {r['rounds']} | {r['overhead_ms_per_round']:.1f} | "
+                f"{100 * r['mistake_rate']:.2f} | {r['n_support']:,} |"
+            )
     return lines

@@ -49,10 +49,20 @@ def _mkboost_row(name, split, config, workers, n_trials, executor, seed):
     seconds = time.perf_counter() - t0
     tasks = model.task_seconds_
     task_total = sum(tasks.values())
-    row = {"dataset": name, "n_train": int(len(y_train)), "config": config, "workers": workers, "T": n_trials,
-           "seconds": seconds, "accuracy": float(model.score(X_test, y_test)), "gram_s": tasks["gram"],
-           "svm_fit_s": tasks["fit"], "evaluate_s": tasks["evaluate"], "task_s": task_total,
-           "overhead_s": max(0.0, seconds - task_total / workers)}
+    row = {
+        "dataset": name,
+        "n_train": int(len(y_train)),
+        "config": config,
+        "workers": workers,
+        "T": n_trials,
+        "seconds": seconds,
+        "accuracy": float(model.score(X_test, y_test)),
+        "gram_s": tasks["gram"],
+        "svm_fit_s": tasks["fit"],
+        "evaluate_s": tasks["evaluate"],
+        "task_s": task_total,
+        "overhead_s": max(0.0, seconds - task_total / workers),
+    }
     return row, model
 
 
@@ -62,28 +72,42 @@ def grid_search_17_kernels(X_train, y_train):
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
 
-    grid = [{"kernel": ["rbf"], "gamma": [1.0 / (2.0 * 2.0 ** (2 * e)) for e in range(-6, 8)]},
-            {"kernel": ["poly"], "degree": [1, 2, 3], "gamma": [1.0], "coef0": [0.0]}]
+    grid = [
+        {"kernel": ["rbf"], "gamma": [1.0 / (2.0 * 2.0 ** (2 * e)) for e in range(-6, 8)]},
+        {"kernel": ["poly"], "degree": [1, 2, 3], "gamma": [1.0], "coef0": [0.0]},
+    ]
     search = GridSearchCV(SVC(C=50.0), grid, cv=5, n_jobs=1)
     t0 = time.perf_counter()
     search.fit(X_train, y_train)
     seconds = time.perf_counter() - t0
     best = search.best_params_
-    kernel = (f"gaussian(sigma={(1.0 / (2.0 * best['gamma'])) ** 0.5:g})" if best["kernel"] == "rbf"
-              else f"polynomial(p={best['degree']})")
+    kernel = (
+        f"gaussian(sigma={(1.0 / (2.0 * best['gamma'])) ** 0.5:g})"
+        if best["kernel"] == "rbf"
+        else f"polynomial(p={best['degree']})"
+    )
     return search, seconds, kernel
 
 
 def _gridsearch_row(name, split):
     X_train, y_train, X_test, y_test = split
     search, seconds, kernel = grid_search_17_kernels(X_train, y_train)
-    return {"dataset": name, "n_train": int(len(y_train)), "config": "gridsearch", "workers": 1, "T": None,
-            "seconds": seconds, "accuracy": float(search.score(X_test, y_test)), "best_kernel": kernel,
-            "svm_fits": 17 * 5 + 1}
+    return {
+        "dataset": name,
+        "n_train": int(len(y_train)),
+        "config": "gridsearch",
+        "workers": 1,
+        "T": None,
+        "seconds": seconds,
+        "accuracy": float(search.score(X_test, y_test)),
+        "best_kernel": kernel,
+        "svm_fits": 17 * 5 + 1,
+    }
 
 
-def run_mkboost_bench(out_dir="benchmarks/results", *, datasets=DATASETS, n_trials: int = N_TRIALS,
-                      seed: int = 0) -> list[dict]:
+def run_mkboost_bench(
+    out_dir="benchmarks/results", *, datasets=DATASETS, n_trials: int = N_TRIALS, seed: int = 0
+) -> list[dict]:
     """Run the benchmark, write ``<out_dir>/mkboost.json``, print a markdown table, return the rows."""
     from distributed import Client
 
@@ -105,18 +129,26 @@ def run_mkboost_bench(out_dir="benchmarks/results", *, datasets=DATASETS, n_tria
                 row, model = _mkboost_row(name, splits[name], f"dask-{workers}", workers, n_trials, executor, seed)
                 X_test = splits[name][2]
                 row["identical_to_serial"] = bool(
-                    np.array_equal(model.decision_function(X_test), models[name].decision_function(X_test)))
+                    np.array_equal(model.decision_function(X_test), models[name].decision_function(X_test))
+                )
                 rows.append(row)
     for name in datasets:
         rows.append(_gridsearch_row(name, splits[name]))
     serial = {r["dataset"]: r["seconds"] for r in rows if r["config"] == "serial"}
     for r in rows:
         r["speedup_vs_serial"] = serial[r["dataset"]] / r["seconds"]
-    rows.sort(key=lambda r: (datasets.index(r["dataset"]), ["serial", "dask-1", "dask-2", "gridsearch"].index(
-        r["config"])))
+    rows.sort(
+        key=lambda r: (datasets.index(r["dataset"]), ["serial", "dask-1", "dask-2", "gridsearch"].index(r["config"]))
+    )
     result = {
-        "benchmark": "mkboost", "variant": "D1", "n_trials": n_trials, "ratio": 0.2, "C": 50.0, "kernels": "mkboost17",
-        "seed": seed, "cluster_startup_s": {str(k): v for k, v in startup.items()},
+        "benchmark": "mkboost",
+        "variant": "D1",
+        "n_trials": n_trials,
+        "ratio": 0.2,
+        "C": 50.0,
+        "kernels": "mkboost17",
+        "seed": seed,
+        "cluster_startup_s": {str(k): v for k, v in startup.items()},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "rows": rows,
     }
@@ -129,8 +161,10 @@ def run_mkboost_bench(out_dir="benchmarks/results", *, datasets=DATASETS, n_tria
 
 def format_markdown(rows: list[dict], startup: dict | None = None) -> str:
     """The rows as a markdown table (MKBoost time split into Gram / SVM fit / evaluation / overhead)."""
-    head = ("| dataset | N train | config | T | fit s | × serial | Gram s | SVM fit s | eval s | overhead s "
-            "| test acc |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    head = (
+        "| dataset | N train | config | T | fit s | × serial | Gram s | SVM fit s | eval s | overhead s "
+        "| test acc |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
     lines = [head]
     for r in rows:
         if r["config"] == "gridsearch":
@@ -139,12 +173,15 @@ def format_markdown(rows: list[dict], startup: dict | None = None) -> str:
         else:
             parts = tuple(f"{r[k]:.2f}" for k in ("gram_s", "svm_fit_s", "evaluate_s", "overhead_s"))
             config = r["config"] + ("" if r.get("identical_to_serial", True) else " (NOT identical)")
-        lines.append(f"| {r['dataset']} | {r['n_train']} | {config} | {r['T'] or '-'} | {r['seconds']:.2f} | "
-                     f"{r['speedup_vs_serial']:.2f} | {' | '.join(parts)} | {r['accuracy']:.4f} |")
+        lines.append(
+            f"| {r['dataset']} | {r['n_train']} | {config} | {r['T'] or '-'} | {r['seconds']:.2f} | "
+            f"{r['speedup_vs_serial']:.2f} | {' | '.join(parts)} | {r['accuracy']:.4f} |"
+        )
     if startup:
         lines.append("")
-        lines.append("Cluster start-up (excluded above): " + ", ".join(f"{k} worker(s) {v:.1f} s"
-                                                                       for k, v in startup.items()))
+        lines.append(
+            "Cluster start-up (excluded above): " + ", ".join(f"{k} worker(s) {v:.1f} s" for k, v in startup.items())
+        )
     return "\n".join(lines)
 
 

@@ -88,7 +88,7 @@ def load_split(size: int, seed: int = 0):
     ds = read_dataset(resolve_dataset(DATASET))
     X, y = np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y)
     order = np.random.default_rng(seed).permutation(len(y))
-    test, train = order[:TEST_ROWS], order[TEST_ROWS:TEST_ROWS + size]
+    test, train = order[:TEST_ROWS], order[TEST_ROWS : TEST_ROWS + size]
     if len(train) < size:
         raise ValueError(f"{DATASET} has {len(y)} rows: too few for {size} training rows and {TEST_ROWS} test rows")
     scaler = Scaler("minmax").fit(X[train])
@@ -105,12 +105,20 @@ def fit_row(split, config: str, n_trials: int, executor, seed: int = 0) -> tuple
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
-    return {"n_train": len(y_train), "config": config, "T": n_trials, "trials_kept": int(model.n_trials_[0]),
-            "seconds": seconds, "seconds_per_trial": seconds / int(model.n_trials_[0]),
-            "task_seconds": model.task_seconds_, "peak_rss_mb": peak.own, "start_rss_mb": peak.start,
-            "peak_worker_rss_mb": peak.child if config.startswith("dask") else None,
-            "n_support_vectors": len(model.support_vectors_),
-            "accuracy": float(model.score(X_test, y_test))}, model
+    return {
+        "n_train": len(y_train),
+        "config": config,
+        "T": n_trials,
+        "trials_kept": int(model.n_trials_[0]),
+        "seconds": seconds,
+        "seconds_per_trial": seconds / int(model.n_trials_[0]),
+        "task_seconds": model.task_seconds_,
+        "peak_rss_mb": peak.own,
+        "start_rss_mb": peak.start,
+        "peak_worker_rss_mb": peak.child if config.startswith("dask") else None,
+        "n_support_vectors": len(model.support_vectors_),
+        "accuracy": float(model.score(X_test, y_test)),
+    }, model
 
 
 def gridsearch_row(split) -> dict:
@@ -120,17 +128,30 @@ def gridsearch_row(split) -> dict:
     X_train, y_train, X_test, y_test = split
     with PeakRSS() as peak:
         search, seconds, kernel = grid_search_17_kernels(X_train, y_train)
-    return {"n_train": len(y_train), "config": "gridsearch", "seconds": seconds, "best_kernel": kernel,
-            "svm_fits": 17 * 5 + 1, "peak_rss_mb": peak.own, "accuracy": float(search.score(X_test, y_test))}
+    return {
+        "n_train": len(y_train),
+        "config": "gridsearch",
+        "seconds": seconds,
+        "best_kernel": kernel,
+        "svm_fits": 17 * 5 + 1,
+        "peak_rss_mb": peak.own,
+        "accuracy": float(search.score(X_test, y_test)),
+    }
 
 
 def _decisions_equal(model, reference, X_test) -> bool:
     return bool(np.array_equal(model.decision_function(X_test), reference.decision_function(X_test)))
 
 
-def run_scaling_bench(out_dir="benchmarks/results", *, sizes=SIZES, n_trials: int = SCALING_TRIALS,
-                      headline=(HEADLINE_SIZE, HEADLINE_TRIALS), gridsearch_max: int = GRIDSEARCH_MAX_ROWS,
-                      log=print) -> dict:
+def run_scaling_bench(
+    out_dir="benchmarks/results",
+    *,
+    sizes=SIZES,
+    n_trials: int = SCALING_TRIALS,
+    headline=(HEADLINE_SIZE, HEADLINE_TRIALS),
+    gridsearch_max: int = GRIDSEARCH_MAX_ROWS,
+    log=print,
+) -> dict:
     """Run the benchmark, write ``<out_dir>/mkboost-scaling.json`` and return its content."""
     from distributed import Client
 
@@ -147,9 +168,11 @@ def run_scaling_bench(out_dir="benchmarks/results", *, sizes=SIZES, n_trials: in
         if reference is not None:
             row["identical_to_serial"] = _decisions_equal(model, reference, splits[row["n_train"]][2])
         rows.append(row)
-        log(f"  {row['config']:8s} N={row['n_train']:>6,} T={row['T']:>3}: {row['seconds']:8.2f} s, "
-            f"peak {row['peak_rss_mb']:.0f} MB" + (f" (worker {row['peak_worker_rss_mb']:.0f} MB)"
-                                                   if row.get("peak_worker_rss_mb") else ""))
+        log(
+            f"  {row['config']:8s} N={row['n_train']:>6,} T={row['T']:>3}: {row['seconds']:8.2f} s, "
+            f"peak {row['peak_rss_mb']:.0f} MB"
+            + (f" (worker {row['peak_worker_rss_mb']:.0f} MB)" if row.get("peak_worker_rss_mb") else "")
+        )
 
     runs = [(n, n_trials) for n in sizes] + [headline]
     for n, trials in runs:
@@ -175,8 +198,15 @@ def run_scaling_bench(out_dir="benchmarks/results", *, sizes=SIZES, n_trials: in
         if r["config"] != "gridsearch":
             r["speedup_vs_serial"] = serial[r["n_train"], r["T"]] / r["seconds"]
     result = {
-        "benchmark": "mkboost-scaling", "dataset": DATASET, "test_rows": TEST_ROWS, "scaling": "minmax",
-        "variant": "D1", "ratio": 0.2, "C": 50.0, "kernels": "mkboost17", "n_trials": n_trials,
+        "benchmark": "mkboost-scaling",
+        "dataset": DATASET,
+        "test_rows": TEST_ROWS,
+        "scaling": "minmax",
+        "variant": "D1",
+        "ratio": 0.2,
+        "C": 50.0,
+        "kernels": "mkboost17",
+        "n_trials": n_trials,
         "headline": {"n_train": headline[0], "T": headline[1]},
         "cluster_startup_s": {str(k): v for k, v in startup.items()},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
@@ -192,49 +222,80 @@ def markdown(result: dict) -> list[str]:
     """The BENCHMARKS.md section: the headline, then time and speed-up against the training-set size."""
     rows = result["rows"]
     head = result["headline"]
-    lines = ["", f"## MKBoost-D1 at scale on Dask ({result['dataset']}, [0, 1] features, 17 kernels, ratio "
-                 f"{result['ratio']}, C {result['C']}; test set {result['test_rows']:,} rows)", ""]
+    lines = [
+        "",
+        f"## MKBoost-D1 at scale on Dask ({result['dataset']}, [0, 1] features, 17 kernels, ratio "
+        f"{result['ratio']}, C {result['C']}; test set {result['test_rows']:,} rows)",
+        "",
+    ]
     top = [r for r in rows if r["n_train"] == head["n_train"] and r.get("T") == head["T"]]
     by = {r["config"]: r for r in top}
     if "serial" in by and "dask-2" in by:
         same = "identical" if by["dask-2"].get("identical_to_serial") else "NOT identical"
-        lines.append(f"**N = {head['n_train']:,}, T = {head['T']}: dask-2 {by['dask-2']['seconds']:.1f} s vs serial "
-                     f"{by['serial']['seconds']:.1f} s: speed-up {by['dask-2']['speedup_vs_serial']:.2f}×, "
-                     f"{same} decision values.**")
+        lines.append(
+            f"**N = {head['n_train']:,}, T = {head['T']}: dask-2 {by['dask-2']['seconds']:.1f} s vs serial "
+            f"{by['serial']['seconds']:.1f} s: speed-up {by['dask-2']['speedup_vs_serial']:.2f}×, "
+            f"{same} decision values.**"
+        )
         lines.append("")
-    lines += ["| N train | config | T | fit s | s / trial | × serial | peak RSS MB: client (+ during fit) / worker "
-              "| #SV | test acc | = serial |", "|---:|---|---:|---:|---:|---:|---|---:|---:|---|"]
-    for r in sorted((r for r in rows if r["config"] != "gridsearch"),
-                    key=lambda r: (r["T"] == head["T"], r["n_train"], CONFIGS.index(r["config"]))):
+    lines += [
+        "| N train | config | T | fit s | s / trial | × serial | peak RSS MB: client (+ during fit) / worker "
+        "| #SV | test acc | = serial |",
+        "|---:|---|---:|---:|---:|---:|---|---:|---:|---|",
+    ]
+    for r in sorted(
+        (r for r in rows if r["config"] != "gridsearch"),
+        key=lambda r: (r["T"] == head["T"], r["n_train"], CONFIGS.index(r["config"])),
+    ):
         memory = f"{r['peak_rss_mb']:.0f} (+{r['peak_rss_mb'] - r['start_rss_mb']:.0f})"
         if r.get("peak_worker_rss_mb"):
             memory += f" / {r['peak_worker_rss_mb']:.0f}"
         same = "-" if r["config"] == "serial" else ("yes" if r.get("identical_to_serial") else "NO")
-        lines.append(f"| {r['n_train']:,} | {r['config']} | {r['T']} | {r['seconds']:.1f} | "
-                     f"{r['seconds_per_trial']:.2f} | {r['speedup_vs_serial']:.2f} | {memory} | "
-                     f"{r['n_support_vectors']:,} | {r['accuracy']:.4f} | {same} |")
+        lines.append(
+            f"| {r['n_train']:,} | {r['config']} | {r['T']} | {r['seconds']:.1f} | "
+            f"{r['seconds_per_trial']:.2f} | {r['speedup_vs_serial']:.2f} | {memory} | "
+            f"{r['n_support_vectors']:,} | {r['accuracy']:.4f} | {same} |"
+        )
     grid = [r for r in rows if r["config"] == "gridsearch"]
     if grid:
-        lines += ["", "GridSearchCV(SVC(C=50)) over the same 17 kernels, 5-fold, refit (one process):", "",
-                  "| N train | fit s | best kernel | peak RSS MB | test acc |", "|---:|---:|---|---:|---:|"]
-        lines += [f"| {r['n_train']:,} | {r['seconds']:.1f} | {r['best_kernel']} | {r['peak_rss_mb']:.0f} | "
-                  f"{r['accuracy']:.4f} |" for r in grid]
-    lines += ["", "Why [0, 1] features here, not the small-data section's standardisation: on standardised ijcnn1 "
-              "(and cod-rna) libsvm needs ~10^8 iterations for the polynomial kernels at C = 50 -- one "
-              "polynomial(p=2) SVM on a 2,000-row resample took 103 s, against 0.04 s on [0, 1] features -- so a "
-              "trial would last as long as its slowest SVM whatever the number of workers."]
+        lines += [
+            "",
+            "GridSearchCV(SVC(C=50)) over the same 17 kernels, 5-fold, refit (one process):",
+            "",
+            "| N train | fit s | best kernel | peak RSS MB | test acc |",
+            "|---:|---:|---|---:|---:|",
+        ]
+        lines += [
+            f"| {r['n_train']:,} | {r['seconds']:.1f} | {r['best_kernel']} | {r['peak_rss_mb']:.0f} | "
+            f"{r['accuracy']:.4f} |"
+            for r in grid
+        ]
+    lines += [
+        "",
+        "Why [0, 1] features here, not the small-data section's standardisation: on standardised ijcnn1 "
+        "(and cod-rna) libsvm needs ~10^8 iterations for the polynomial kernels at C = 50 -- one "
+        "polynomial(p=2) SVM on a 2,000-row resample took 103 s, against 0.04 s on [0, 1] features -- so a "
+        "trial would last as long as its slowest SVM whatever the number of workers.",
+    ]
     grid_at = {r["n_train"]: r for r in grid}
     if head["n_train"] in grid_at and "serial" in by and "dask-2" in by:
         g, serial, dask = grid_at[head["n_train"]], by["serial"], by["dask-2"]
-        lines += ["", f"At N = {head['n_train']:,}, GridSearchCV picks one kernel in {g['seconds']:.0f} s (test "
-                      f"accuracy {g['accuracy']:.4f}); MKBoost-D1 with T = {head['T']} takes {serial['seconds']:.0f} s "
-                      f"serially and {dask['seconds']:.0f} s on two workers (test accuracy {dask['accuracy']:.4f}). "
-                      "On this data one well-chosen kernel is as accurate and cheaper; MKBoost's cost is T × 17 SVM "
-                      "fits plus their evaluation on every training row."]
-    lines += ["", "Cluster start-up (excluded above): " + ", ".join(
-        f"{k} worker(s) {v:.1f} s" for k, v in result["cluster_startup_s"].items()) + ". Timings are of this "
+        lines += [
+            "",
+            f"At N = {head['n_train']:,}, GridSearchCV picks one kernel in {g['seconds']:.0f} s (test "
+            f"accuracy {g['accuracy']:.4f}); MKBoost-D1 with T = {head['T']} takes {serial['seconds']:.0f} s "
+            f"serially and {dask['seconds']:.0f} s on two workers (test accuracy {dask['accuracy']:.4f}). "
+            "On this data one well-chosen kernel is as accurate and cheaper; MKBoost's cost is T × 17 SVM "
+            "fits plus their evaluation on every training row.",
+        ]
+    lines += [
+        "",
+        "Cluster start-up (excluded above): "
+        + ", ".join(f"{k} worker(s) {v:.1f} s" for k, v in result["cluster_startup_s"].items())
+        + ". Timings are of this "
         "machine (2 cores) only; every model's per-trial resample is scattered once per round, and no "
-        "N × N Gram matrix is formed (resample Grams and row blocks against support vectors only)."]
+        "N × N Gram matrix is formed (resample Grams and row blocks against support vectors only).",
+    ]
     return lines
 
 

@@ -63,9 +63,19 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="omkl-synth-rss-") as tmp:
         out = Path(tmp) / "stream"
         proc = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(out), str(args.rows), str(args.features),
-             str(args.chunk_rows), args.dtype],
-            check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-c",
+                _CHILD,
+                str(out),
+                str(args.rows),
+                str(args.features),
+                str(args.chunk_rows),
+                args.dtype,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
         seconds = json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
         peak = _children_peak_mb()

@@ -58,15 +58,25 @@ def _tls_args(tls_dir) -> list[str]:
     return ["--tls-ca-file", str(f["ca"]), "--tls-cert", str(f["cert"]), "--tls-key", str(f["key"])]
 
 
-def up(run_dir=DEFAULT_RUN_DIR, *, workers: int = 2, threads: int = 1, memory_limit: str = "auto", tls_dir=None,
-       port: int = 0, timeout: float = 60.0) -> dict:
+def up(
+    run_dir=DEFAULT_RUN_DIR,
+    *,
+    workers: int = 2,
+    threads: int = 1,
+    memory_limit: str = "auto",
+    tls_dir=None,
+    port: int = 0,
+    timeout: float = 60.0,
+) -> dict:
     """Start the scheduler and ``workers`` worker processes; return the cluster state."""
     run_dir = Path(run_dir).resolve()
     if (run_dir / STATE).is_file():
         old = read_state(run_dir)
         if any(process_alive(p) for p in _all_pids(old)):
-            raise FileExistsError(f"a cluster is already running from {run_dir} ({old['scheduler_address']}); "
-                                  "stop it with `omkl cluster down` or use another --run-dir")
+            raise FileExistsError(
+                f"a cluster is already running from {run_dir} ({old['scheduler_address']}); "
+                "stop it with `omkl cluster down` or use another --run-dir"
+            )
     run_dir.mkdir(parents=True, exist_ok=True)
     tls_dir = None if tls_dir is None else str(Path(tls_dir).resolve())
     sched_file = run_dir / "scheduler.json"
@@ -74,23 +84,68 @@ def up(run_dir=DEFAULT_RUN_DIR, *, workers: int = 2, threads: int = 1, memory_li
     dask, env = _dask_executable(), _env(threads)
     protocol = ["--protocol", "tls"] if tls_dir else []
     procs = {"scheduler": None, "workers": []}
-    state = {"run_dir": str(run_dir), "tls_dir": tls_dir, "workers": workers, "threads": threads,
-             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pids": procs}
+    state = {
+        "run_dir": str(run_dir),
+        "tls_dir": tls_dir,
+        "workers": workers,
+        "threads": threads,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "pids": procs,
+    }
     try:
-        procs["scheduler"] = _spawn([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), *protocol,
-                                     "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(sched_file),
-                                     *_tls_args(tls_dir)], run_dir / "scheduler.log", env)
+        procs["scheduler"] = _spawn(
+            [
+                dask,
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *protocol,
+                "--dashboard-address",
+                "127.0.0.1:0",
+                "--scheduler-file",
+                str(sched_file),
+                *_tls_args(tls_dir),
+            ],
+            run_dir / "scheduler.log",
+            env,
+        )
         info = _wait_for_file(sched_file, procs["scheduler"], timeout, run_dir / "scheduler.log")
         state["scheduler_address"] = info["address"]
         dash = info.get("services", {}).get("dashboard")
         state["dashboard"] = f"http://127.0.0.1:{dash}/status" if dash else None
         for i in range(workers):
-            procs["workers"].append(_spawn(
-                [dask, "worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", *protocol,
-                 "--dashboard-address", "127.0.0.1:0",  # its HTTP server too: nothing listens beyond loopback
-                 "--nthreads", str(threads), "--nworkers", "1", "--name", f"omkl-w{i}", "--memory-limit",
-                 memory_limit, "--local-directory", str(run_dir / f"w{i}"), "--death-timeout", "60",
-                 *_tls_args(tls_dir)], run_dir / f"worker-{i}.log", env))
+            procs["workers"].append(
+                _spawn(
+                    [
+                        dask,
+                        "worker",
+                        "--scheduler-file",
+                        str(sched_file),
+                        "--host",
+                        "127.0.0.1",
+                        *protocol,
+                        "--dashboard-address",
+                        "127.0.0.1:0",  # its HTTP server too: nothing listens beyond loopback
+                        "--nthreads",
+                        str(threads),
+                        "--nworkers",
+                        "1",
+                        "--name",
+                        f"omkl-w{i}",
+                        "--memory-limit",
+                        memory_limit,
+                        "--local-directory",
+                        str(run_dir / f"w{i}"),
+                        "--death-timeout",
+                        "60",
+                        *_tls_args(tls_dir),
+                    ],
+                    run_dir / f"worker-{i}.log",
+                    env,
+                )
+            )
         _write_state(run_dir, state)
         with connect(state["scheduler_address"], tls_dir=tls_dir, timeout=timeout) as client:
             client.wait_for_workers(workers, timeout=timeout)
@@ -103,8 +158,9 @@ def up(run_dir=DEFAULT_RUN_DIR, *, workers: int = 2, threads: int = 1, memory_li
 
 def _spawn(cmd, log_path, env) -> int:
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
     return proc.pid
 
 
@@ -142,21 +198,34 @@ def connect(address, *, tls_dir=None, timeout: float = 10.0):
     try:
         return Client(address, timeout=timeout, security=security(tls_dir))
     except (OSError, TimeoutError) as exc:
-        raise ConnectionError(f"no Dask scheduler answered at {address} within {timeout:g} s ({exc}); start one "
-                              "with `omkl cluster up` or check the address (and --tls-dir for a TLS cluster)") from None
+        raise ConnectionError(
+            f"no Dask scheduler answered at {address} within {timeout:g} s ({exc}); start one "
+            "with `omkl cluster up` or check the address (and --tls-dir for a TLS cluster)"
+        ) from None
 
 
 def status(run_dir=DEFAULT_RUN_DIR, timeout: float = 5.0) -> dict:
     """Processes alive and the workers the scheduler knows."""
     state = read_state(run_dir)
-    out = {"scheduler_address": state.get("scheduler_address"), "dashboard": state.get("dashboard"),
-           "processes": {str(p): process_alive(p) for p in _all_pids(state)}, "workers": []}
+    out = {
+        "scheduler_address": state.get("scheduler_address"),
+        "dashboard": state.get("dashboard"),
+        "processes": {str(p): process_alive(p) for p in _all_pids(state)},
+        "workers": [],
+    }
     try:
         with connect(state["scheduler_address"], tls_dir=state.get("tls_dir"), timeout=timeout) as client:
             info = client.scheduler_info()["workers"]
-            out["workers"] = [{"address": a, "name": w.get("name"), "nthreads": w.get("nthreads"),
-                               "memory_limit": w.get("memory_limit"), "pid": w.get("pid")}
-                              for a, w in sorted(info.items())]
+            out["workers"] = [
+                {
+                    "address": a,
+                    "name": w.get("name"),
+                    "nthreads": w.get("nthreads"),
+                    "memory_limit": w.get("memory_limit"),
+                    "pid": w.get("pid"),
+                }
+                for a, w in sorted(info.items())
+            ]
             out["reachable"] = True
     except (ConnectionError, KeyError):
         out["reachable"] = False

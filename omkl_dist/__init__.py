@@ -9,10 +9,22 @@ from ._numba_cache import use_versioned_cache
 use_versioned_cache()  # before any njit kernel is defined (see _numba_cache)
 
 _ESTIMATORS = {
-    "OMKC": "algorithms", "OM2": "algorithms", "KernelPerceptron": "algorithms", "PerceptronU": "algorithms",
-    "PerceptronStar": "algorithms", "SPA": "algorithms", "RBP": "algorithms", "Forgetron": "algorithms",
-    "BOGD": "algorithms", "BPAS": "algorithms", "MKBoost": "algorithms.mkboost", "SimpleMKL": "algorithms.mkl",
-    "LpMKL": "algorithms.mkl", "MKLSILP": "algorithms.mkl", "MKLLevel": "algorithms.mkl", "OKS": "algorithms",
+    "OMKC": "algorithms",
+    "OM2": "algorithms",
+    "KernelPerceptron": "algorithms",
+    "PerceptronU": "algorithms",
+    "PerceptronStar": "algorithms",
+    "SPA": "algorithms",
+    "RBP": "algorithms",
+    "Forgetron": "algorithms",
+    "BOGD": "algorithms",
+    "BPAS": "algorithms",
+    "MKBoost": "algorithms.mkboost",
+    "SimpleMKL": "algorithms.mkl",
+    "LpMKL": "algorithms.mkl",
+    "MKLSILP": "algorithms.mkl",
+    "MKLLevel": "algorithms.mkl",
+    "OKS": "algorithms",
     "OKSRegressor": "algorithms",
 }
 __all__ = sorted(_ESTIMATORS)

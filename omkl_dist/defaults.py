@@ -32,12 +32,18 @@ class Settings:
 
     def describe(self) -> str:
         """One line for a report."""
-        scaling = ("raw features" if self.scaling == "none"
-                   else f"{self.scaling} scaling fitted on the first {self.scale_rows:,} rows")
+        scaling = (
+            "raw features"
+            if self.scaling == "none"
+            else f"{self.scaling} scaling fitted on the first {self.scale_rows:,} rows"
+        )
         kernels = {True: "normalised kernels", False: "unnormalised kernels", None: "kernels as given"}
-        where = {"defaults": "the defaults of docs/defaults.md; --paper-settings for the papers'",
-                 "defaults-sparse": "the defaults of docs/defaults.md, unscaled: scaling would densify sparse rows",
-                 "paper": "the papers' settings (--paper-settings)", "given": "as chosen"}
+        where = {
+            "defaults": "the defaults of docs/defaults.md; --paper-settings for the papers'",
+            "defaults-sparse": "the defaults of docs/defaults.md, unscaled: scaling would densify sparse rows",
+            "paper": "the papers' settings (--paper-settings)",
+            "given": "as chosen",
+        }
         return f"{scaling}, {kernels[self.normalize_kernels]} ({where[self.origin]})"
 
     def for_sparse_rows(self) -> Settings:
@@ -50,23 +56,35 @@ class Settings:
 
     def as_dict(self) -> dict:
         """JSON-able, with the report line (``describe``)."""
-        return {"scaling": self.scaling, "normalize_kernels": self.normalize_kernels, "scale_rows": self.scale_rows,
-                "origin": self.origin, "describe": self.describe()}
+        return {
+            "scaling": self.scaling,
+            "normalize_kernels": self.normalize_kernels,
+            "scale_rows": self.scale_rows,
+            "origin": self.origin,
+            "describe": self.describe(),
+        }
 
 
-def resolve_settings(*, scaling: str | None = None, normalize_kernels: bool | None = None, paper: bool = False,
-                     scale_rows: int | None = None, kernels_given: bool = False) -> Settings:
+def resolve_settings(
+    *,
+    scaling: str | None = None,
+    normalize_kernels: bool | None = None,
+    paper: bool = False,
+    scale_rows: int | None = None,
+    kernels_given: bool = False,
+) -> Settings:
     """The settings of a job: what was asked, the study's defaults for the rest, or (``paper``)
     raw features and unnormalised kernels. With ``kernels_given`` and no explicit choice, the
     kernels are taken as written (a ``+norm`` suffix normalises them)."""
     rows = SCALE_ROWS if scale_rows is None else int(scale_rows)
     if paper:
         if scaling not in (None, "none") or normalize_kernels:
-            raise ValueError("--paper-settings means raw features and unnormalised kernels: drop --scaling / "
-                             "--normalize-kernels, or --paper-settings")
+            raise ValueError(
+                "--paper-settings means raw features and unnormalised kernels: drop --scaling / "
+                "--normalize-kernels, or --paper-settings"
+            )
         return Settings("none", False, rows, "paper")
     chosen = scaling is not None or normalize_kernels is not None
     if normalize_kernels is None and not kernels_given:
         normalize_kernels = NORMALIZE_KERNELS
-    return Settings(SCALING if scaling is None else scaling, normalize_kernels, rows,
-                    "given" if chosen else "defaults")
+    return Settings(SCALING if scaling is None else scaling, normalize_kernels, rows, "given" if chosen else "defaults")

@@ -12,8 +12,16 @@ from omkl_dist.storage.models import MODEL_DAMAGED, read_state, write_state
 _BY_CLASS = {cls.__name__: cls for cls in [*ALGORITHMS.values(), *BATCH_ALGORITHMS.values()]}
 
 
-def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: dict | None = None,
-               overwrite: bool = False, inputs=(), option: str = "--model-out"):
+def save_model(
+    model,
+    directory,
+    *,
+    scaler: Scaler | None = None,
+    extra_meta: dict | None = None,
+    overwrite: bool = False,
+    inputs=(),
+    option: str = "--model-out",
+):
     """Write ``model`` (and the scaler its inputs need) atomically to ``directory``; ``overwrite``
     replaces only an earlier saved model, and ``inputs`` are (label, path) pairs it must keep clear
     of (see :func:`omkl_dist.storage.outputs.check_output`)."""
@@ -26,8 +34,10 @@ def save_model(model, directory, *, scaler: Scaler | None = None, extra_meta: di
             arrays[f"scaler_{key}"] = value
         else:
             scaler_meta[key] = value
-    meta["scaler"] = {"scalars": scaler_meta,
-                      "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)]}
+    meta["scaler"] = {
+        "scalars": scaler_meta,
+        "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)],
+    }
     meta.update(extra_meta or {})
     return write_state(directory, arrays, meta, overwrite=overwrite, inputs=inputs, option=option)
 
@@ -38,8 +48,11 @@ def load_model(directory):
     try:
         cls = _BY_CLASS[meta["algorithm"]]
     except (KeyError, TypeError):
-        raise DataError(f"unknown algorithm {meta.get('algorithm')!r} in the saved model", path=directory,
-                        fix=f"this omkl-dist knows {sorted(_BY_CLASS)}") from None
+        raise DataError(
+            f"unknown algorithm {meta.get('algorithm')!r} in the saved model",
+            path=directory,
+            fix=f"this omkl-dist knows {sorted(_BY_CLASS)}",
+        ) from None
     try:
         scaler_dict = dict(meta["scaler"]["scalars"])
         scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
@@ -48,5 +61,8 @@ def load_model(directory):
         # a model.json that passed its hash but lacks or mistypes a field (edited, hash recomputed)
         # surfaces here, inside the estimator's own reconstruction
         detail = f"missing entry {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
-        raise DataError(f"the saved model does not describe a valid {meta['algorithm']} ({detail})",
-                        path=directory, fix=MODEL_DAMAGED) from None
+        raise DataError(
+            f"the saved model does not describe a valid {meta['algorithm']} ({detail})",
+            path=directory,
+            fix=MODEL_DAMAGED,
+        ) from None

@@ -110,6 +110,7 @@ def _stack(pieces):
 # rows per statistics merge in :meth:`Scaler.fit_prefix` (the Chan merge's bits depend on the pieces)
 PREFIX_PIECE = 4096
 
+
 class Scaler:
     """Per-feature scaling: ``"none"``, ``"minmax"`` (to ``feature_range``) or ``"standard"``.
 
@@ -168,8 +169,19 @@ class Scaler:
     # -- fitting ---------------------------------------------------------------------------------
 
     def _reset(self) -> None:
-        for name in ("n_features_in_", "n_seen_", "min_", "max_", "mean_", "m2_", "var_", "scale_",
-                     "frozen_", "_mul", "_add"):
+        for name in (
+            "n_features_in_",
+            "n_seen_",
+            "min_",
+            "max_",
+            "mean_",
+            "m2_",
+            "var_",
+            "scale_",
+            "frozen_",
+            "_mul",
+            "_add",
+        ):
             self.__dict__.pop(name, None)
 
     def fit(self, X) -> "Scaler":
@@ -217,11 +229,18 @@ class Scaler:
             )
         fitted = hasattr(self, "n_features_in_")
         # sparse X stays CSR (never densified); row numbers in messages count from the stream's start
-        X = check_array(X, owner="Scaler.partial_fit", sparse="csr", non_empty=False, contiguous=False,
-                        row_offset=self.n_seen_ if fitted else 0)
+        X = check_array(
+            X,
+            owner="Scaler.partial_fit",
+            sparse="csr",
+            non_empty=False,
+            contiguous=False,
+            row_offset=self.n_seen_ if fitted else 0,
+        )
         if fitted and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
-                             f"{self.n_features_in_} features")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but this Scaler was fitted with {self.n_features_in_} features"
+            )
         n_b, d = X.shape
         if not fitted:
             if n_b == 0:
@@ -306,7 +325,7 @@ class Scaler:
                 rows = _stack(held) if len(held) > 1 else held[0]
                 cut = _n_rows(rows) if needed == 0 else _n_rows(rows) - _n_rows(rows) % PREFIX_PIECE
                 for lo in range(0, cut, PREFIX_PIECE):  # fixed pieces: the same bits for any block size
-                    self.partial_fit(rows[lo:min(lo + PREFIX_PIECE, cut)])
+                    self.partial_fit(rows[lo : min(lo + PREFIX_PIECE, cut)])
                 held = [rows[cut:]]
             if needed == 0:
                 return self.freeze()
@@ -341,8 +360,9 @@ class Scaler:
 
     def _check_fitted(self, what: str) -> None:
         if not hasattr(self, "n_features_in_"):
-            raise ValueError(f"this Scaler is not fitted yet; call fit(), partial_fit() or fit_prefix() "
-                             f"before {what}()")
+            raise ValueError(
+                f"this Scaler is not fitted yet; call fit(), partial_fit() or fit_prefix() before {what}()"
+            )
 
     def check_sparse_transform(self) -> None:
         """Check that :meth:`transform` keeps 0 at 0 in every column, as a sparse X needs.
@@ -393,8 +413,9 @@ class Scaler:
         self._check_fitted("transform")
         X = check_array(X, owner="Scaler.transform", sparse="csr", non_empty=False, contiguous=False, row_offset=0)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but this Scaler was fitted with "
-                             f"{self.n_features_in_} features")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but this Scaler was fitted with {self.n_features_in_} features"
+            )
         if sp.issparse(X):
             return self._transform_sparse(X)
         if self.method == "none":
@@ -468,11 +489,13 @@ class Scaler:
         if not isinstance(d, dict) or d.get("format") != _FORMAT:
             raise ValueError(f"not a serialised Scaler (expected format {_FORMAT!r})")
         if d.get("version") != _FORMAT_VERSION:
-            raise ValueError(f"Scaler format version {d.get('version')!r} is not supported "
-                             f"(this omkl-dist reads {_FORMAT_VERSION})")
+            raise ValueError(
+                f"Scaler format version {d.get('version')!r} is not supported (this omkl-dist reads {_FORMAT_VERSION})"
+            )
         method = check_param("Scaler", "method", d.get("method"), cls._parameter_constraints["method"])
-        feature_range = check_param("Scaler", "feature_range", d.get("feature_range", (0.0, 1.0)),
-                                    cls._parameter_constraints["feature_range"])
+        feature_range = check_param(
+            "Scaler", "feature_range", d.get("feature_range", (0.0, 1.0)), cls._parameter_constraints["feature_range"]
+        )
         s = cls(method=method, feature_range=feature_range)
         if not d.get("fitted"):
             return s
@@ -486,8 +509,9 @@ class Scaler:
             raise ValueError(f"serialised Scaler has n_features_in_={n_features}, n_seen_={n_seen}; both must be >= 1")
         for name, arr in arrays.items():
             if arr.shape != (n_features,) or not np.isfinite(arr).all():
-                raise ValueError(f"serialised Scaler field {name!r} must be {n_features} finite values, "
-                                 f"got shape {arr.shape}")
+                raise ValueError(
+                    f"serialised Scaler field {name!r} must be {n_features} finite values, got shape {arr.shape}"
+                )
         s.n_features_in_, s.n_seen_ = n_features, n_seen
         for name, arr in arrays.items():
             setattr(s, name, arr)

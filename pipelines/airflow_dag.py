@@ -60,9 +60,11 @@ with DAG(
     )
     retrain = BashOperator(
         task_id="retrain",
-        bash_command=(f"{OMKL} retrain --store {STORE} --model {MODEL} "
-                      "--data \"{{ ti.xcom_pull(task_ids='ingest') }}\" "
-                      f"--report-dir {REPORTS} --quiet {RETRAIN_ARGS}"),
+        bash_command=(
+            f"{OMKL} retrain --store {STORE} --model {MODEL} "
+            "--data \"{{ ti.xcom_pull(task_ids='ingest') }}\" "
+            f"--report-dir {REPORTS} --quiet {RETRAIN_ARGS}"
+        ),
     )
     report = BashOperator(
         task_id="report",

@@ -10,25 +10,40 @@ from omkl_dist.storage.outputs import OutputBusy
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
 # how a data file's columns are read (ingest, run, fit, and submit/retrain of a file)
-LABEL_COLUMN_OPTION = click.option("--label-column", default=None,
-                                   help="CSV/TSV/text: the label column -- first, last, a 0-based index or a header "
-                                        "name (default: a header column named target, else the first).")
-FEATURES_OPTION = click.option("--features", default=None,
-                               help="Parquet: comma-separated feature columns (default: every column but the label).")
+LABEL_COLUMN_OPTION = click.option(
+    "--label-column",
+    default=None,
+    help="CSV/TSV/text: the label column -- first, last, a 0-based index or a header "
+    "name (default: a header column named target, else the first).",
+)
+FEATURES_OPTION = click.option(
+    "--features", default=None, help="Parquet: comma-separated feature columns (default: every column but the label)."
+)
 
 
 def settings_options(command):
     """``--scaling``, ``--normalize-kernels/--raw-kernels`` and ``--paper-settings``: what a job
     does with its features and kernels when not told is the study's choice (docs/defaults.md)."""
     options = [
-        click.option("--scaling", type=click.Choice(["none", "minmax", "standard"]), default=None,
-                     help="Feature scaling fitted on the stream's first rows (--scale-rows). Default: the study's "
-                          "choice (docs/defaults.md); none with --paper-settings."),
-        click.option("--normalize-kernels/--raw-kernels", "normalize_kernels", default=None,
-                     help="Normalise every kernel, k(x,z)/sqrt(k(x,x)k(z,z)), or not. Default: the study's choice for "
-                          "the default pool (docs/defaults.md); a --kernels pool as written (+norm suffixes)."),
-        click.option("--paper-settings", is_flag=True,
-                     help="The papers' settings: raw features and unnormalised kernels (what omkl reproduce uses)."),
+        click.option(
+            "--scaling",
+            type=click.Choice(["none", "minmax", "standard"]),
+            default=None,
+            help="Feature scaling fitted on the stream's first rows (--scale-rows). Default: the study's "
+            "choice (docs/defaults.md); none with --paper-settings.",
+        ),
+        click.option(
+            "--normalize-kernels/--raw-kernels",
+            "normalize_kernels",
+            default=None,
+            help="Normalise every kernel, k(x,z)/sqrt(k(x,x)k(z,z)), or not. Default: the study's choice for "
+            "the default pool (docs/defaults.md); a --kernels pool as written (+norm suffixes).",
+        ),
+        click.option(
+            "--paper-settings",
+            is_flag=True,
+            help="The papers' settings: raw features and unnormalised kernels (what omkl reproduce uses).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -39,12 +54,18 @@ def job_settings(kwargs: dict, *, kernels_given: bool, scale_rows=None):
     """The :class:`omkl_dist.defaults.Settings` of a command's options (taken out of ``kwargs``)."""
     from omkl_dist.defaults import resolve_settings
 
-    return resolve_settings(scaling=kwargs.pop("scaling"), normalize_kernels=kwargs.pop("normalize_kernels"),
-                            paper=kwargs.pop("paper_settings"), scale_rows=scale_rows, kernels_given=kernels_given)
+    return resolve_settings(
+        scaling=kwargs.pop("scaling"),
+        normalize_kernels=kwargs.pop("normalize_kernels"),
+        paper=kwargs.pop("paper_settings"),
+        scale_rows=scale_rows,
+        kernels_given=kernels_given,
+    )
 
 
-POSITIVE_CLASS_OPTION = click.option("--positive-class", default=None,
-                                     help="Binary data: the original label that becomes +1 (default: the larger one).")
+POSITIVE_CLASS_OPTION = click.option(
+    "--positive-class", default=None, help="Binary data: the original label that becomes +1 (default: the larger one)."
+)
 
 
 class CommandGroup(click.Group):

@@ -23,8 +23,14 @@ from .cli_base import (
     settings_options,
 )
 
-_STORE = click.option("--store", envvar="OMKL_STORE", required=True, show_envvar=True,
-                      type=click.Path(path_type=Path), help="The model store's folder.")
+_STORE = click.option(
+    "--store",
+    envvar="OMKL_STORE",
+    required=True,
+    show_envvar=True,
+    type=click.Path(path_type=Path),
+    help="The model store's folder.",
+)
 
 
 def _parse_params(pairs) -> dict:
@@ -69,10 +75,18 @@ def models_list(store, name, as_json):
     for version in s.versions():
         lineage = s.info(version).get("lineage", {})
         gate = lineage.get("gate", {})
-        rows.append({"version": version, "aliases": sorted(a for a, v in aliases.items() if v == version),
-                     "parent": lineage.get("parent"), "algo": lineage.get("algo"),
-                     "rows": lineage.get("window", {}).get("rows"), "holdout_mistake_rate": gate.get("challenger"),
-                     "champion_mistake_rate": gate.get("champion"), "created": lineage.get("created")})
+        rows.append(
+            {
+                "version": version,
+                "aliases": sorted(a for a, v in aliases.items() if v == version),
+                "parent": lineage.get("parent"),
+                "algo": lineage.get("algo"),
+                "rows": lineage.get("window", {}).get("rows"),
+                "holdout_mistake_rate": gate.get("challenger"),
+                "champion_mistake_rate": gate.get("champion"),
+                "created": lineage.get("created"),
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows))
         return
@@ -81,8 +95,10 @@ def models_list(store, name, as_json):
     for r in rows:
         rate = "" if r["holdout_mistake_rate"] is None else f"{100 * r['holdout_mistake_rate']:.2f} %"
         vs = "" if r["champion_mistake_rate"] is None else f" (champion {100 * r['champion_mistake_rate']:.2f} %)"
-        click.echo(f"v{r['version']:<4} {','.join(r['aliases']) or '-':<20} parent {str(r['parent']):<5} "
-                   f"{r['algo'] or '?':<10} rows {r['rows']}  held-out {rate}{vs}  {r['created'] or ''}")
+        click.echo(
+            f"v{r['version']:<4} {','.join(r['aliases']) or '-':<20} parent {str(r['parent']):<5} "
+            f"{r['algo'] or '?':<10} rows {r['rows']}  held-out {rate}{vs}  {r['created'] or ''}"
+        )
 
 
 @models.command("show")
@@ -94,8 +110,17 @@ def models_show(store, name, ref):
     s = _store(store, name)
     version = s.resolve(ref)
     info = s.info(version)
-    click.echo(json.dumps({"version": version, "path": str(s.path(version)), "algorithm": info.get("algorithm"),
-                           "lineage": info.get("lineage")}, indent=1))
+    click.echo(
+        json.dumps(
+            {
+                "version": version,
+                "path": str(s.path(version)),
+                "algorithm": info.get("algorithm"),
+                "lineage": info.get("lineage"),
+            },
+            indent=1,
+        )
+    )
 
 
 @models.command("import")
@@ -137,8 +162,12 @@ def models_rollback(store, name, lock_timeout):
 @models.command("gc")
 @_STORE
 @click.argument("name")
-@click.option("--keep", required=True, type=click.IntRange(min=0),
-              help="Keep the newest N versions (and every version an alias points at).")
+@click.option(
+    "--keep",
+    required=True,
+    type=click.IntRange(min=0),
+    help="Keep the newest N versions (and every version an alias points at).",
+)
 @click.option("--lock-timeout", default=30.0, show_default=True, type=float)
 def models_gc(store, name, keep, lock_timeout):
     """Delete old versions; never one an alias points at."""
@@ -158,8 +187,11 @@ def models_verify(store, name):
     if result["problems"]:
         for problem in result["problems"]:
             click.echo(f"problem: {problem}", err=True)
-        raise DataError(f"{len(result['problems'])} problem(s) in model {name!r}", path=s.dir,
-                        fix="restore the damaged versions from a backup, or delete them and retrain")
+        raise DataError(
+            f"{len(result['problems'])} problem(s) in model {name!r}",
+            path=s.dir,
+            fix="restore the damaged versions from a backup, or delete them and retrain",
+        )
     click.echo(f"model {name!r}: {len(result['versions'])} version(s) verified, aliases and event log consistent")
 
 
@@ -167,43 +199,113 @@ def models_verify(store, name):
 @click.command("retrain")
 @_STORE
 @click.option("--model", "name", required=True, help="The model's name in the store.")
-@click.option("--data", required=True,
-              help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
-                   "STORE/NAME/windows/<content digest> first (reused when the same file comes again).")
+@click.option(
+    "--data",
+    required=True,
+    help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
+    "STORE/NAME/windows/<content digest> first (reused when the same file comes again).",
+)
 @click.option("--rows", default=None, help="Only these rows of it, START:STOP (default: all).")
 @click.option("--partition", default=None, help="Only the I-th of N equal parts of it, I/N (0-based).")
-@click.option("--algo", default=None, help="First version: the algorithm (online: omkc, spa, oks, ...; batch: mkboost, "
-                                           "simplemkl, lpmkl). Later versions keep the champion's.")
-@click.option("--param", "param_pairs", multiple=True,
-              help="KEY=VALUE, repeatable: the algorithm's parameters (first version; batch refits may change them).")
+@click.option(
+    "--algo",
+    default=None,
+    help="First version: the algorithm (online: omkc, spa, oks, ...; batch: mkboost, "
+    "simplemkl, lpmkl). Later versions keep the champion's.",
+)
+@click.option(
+    "--param",
+    "param_pairs",
+    multiple=True,
+    help="KEY=VALUE, repeatable: the algorithm's parameters (first version; batch refits may change them).",
+)
 @click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @settings_options  # (a first version's; every later version keeps the champion's scaler and kernels)
-@click.option("--holdout", default=0.2, show_default=True, type=float,
-              help="Share of the window (its tail) held out to gate the challenger against the champion.")
-@click.option("--gate", default=0.0, show_default=True, type=float,
-              help="Promote if the challenger's held-out mistake rate <= the champion's + this tolerance.")
-@click.option("--when", type=click.Choice(["always", "drift"]), default="always", show_default=True,
-              help="drift: retrain only if a Page-Hinkley test signals drift in the champion's mistakes.")
-@click.option("--drift-threshold", default=50.0, show_default=True, type=float,
-              help="Page-Hinkley lambda: the accumulated excess of mistakes that signals drift (smaller: sooner, "
-                   "more false alarms).")
-@click.option("--drift-delta", default=0.005, show_default=True, type=float,
-              help="Page-Hinkley delta: a rise of the mistake rate tolerated as no drift.")
-@click.option("--scheduler", default=None,
-              help="Dask scheduler address: learn on the cluster (online models; MKBoost's per-kernel SVMs).")
-@click.option("--report-dir", type=click.Path(path_type=Path), default=None,
-              help="Where to write report.json and the plots (default STORE/NAME/reports/vN).")
+@click.option(
+    "--holdout",
+    default=0.2,
+    show_default=True,
+    type=float,
+    help="Share of the window (its tail) held out to gate the challenger against the champion.",
+)
+@click.option(
+    "--gate",
+    default=0.0,
+    show_default=True,
+    type=float,
+    help="Promote if the challenger's held-out mistake rate <= the champion's + this tolerance.",
+)
+@click.option(
+    "--when",
+    type=click.Choice(["always", "drift"]),
+    default="always",
+    show_default=True,
+    help="drift: retrain only if a Page-Hinkley test signals drift in the champion's mistakes.",
+)
+@click.option(
+    "--drift-threshold",
+    default=50.0,
+    show_default=True,
+    type=float,
+    help="Page-Hinkley lambda: the accumulated excess of mistakes that signals drift (smaller: sooner, "
+    "more false alarms).",
+)
+@click.option(
+    "--drift-delta",
+    default=0.005,
+    show_default=True,
+    type=float,
+    help="Page-Hinkley delta: a rise of the mistake rate tolerated as no drift.",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler address: learn on the cluster (online models; MKBoost's per-kernel SVMs).",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write report.json and the plots (default STORE/NAME/reports/vN).",
+)
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
-@click.option("--lock-timeout", default=30.0, show_default=True, type=float,
-              help="Seconds to wait for the store's lock before exiting 75.")
+@click.option(
+    "--lock-timeout",
+    default=30.0,
+    show_default=True,
+    type=float,
+    help="Seconds to wait for the store's lock before exiting 75.",
+)
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_size, seed, holdout, gate, when,
-                drift_threshold, drift_delta, scheduler, report_dir, no_plots, lock_timeout, label_column,
-                positive_class, features, quiet, **kwargs):
+def retrain_cmd(
+    store,
+    name,
+    data,
+    rows,
+    partition,
+    algo,
+    param_pairs,
+    block_size,
+    seed,
+    holdout,
+    gate,
+    when,
+    drift_threshold,
+    drift_delta,
+    scheduler,
+    report_dir,
+    no_plots,
+    lock_timeout,
+    label_column,
+    positive_class,
+    features,
+    quiet,
+    **kwargs,
+):
     """Continue the champion on a new window (or refit a batch model), gate it, publish it.
 
     The last line printed is one JSON object; its "status" says what happened: promoted, kept (the
@@ -217,12 +319,28 @@ def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_siz
     try:
         params = _parse_params(param_pairs)
         settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
-        summary = retrain(store, name, data, rows=rows, partition=partition, algo=algo,
-                          params=params, block_size=block_size, seed=seed, settings=settings,
-                          holdout=holdout, gate=gate, when=when, scheduler=scheduler, report_dir=report_dir,
-                          plots=not no_plots, lock_timeout=lock_timeout, show_progress=not quiet,
-                          drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
-                          labels={"label_column": label_column, "positive_class": positive_class, "features": features})
+        summary = retrain(
+            store,
+            name,
+            data,
+            rows=rows,
+            partition=partition,
+            algo=algo,
+            params=params,
+            block_size=block_size,
+            seed=seed,
+            settings=settings,
+            holdout=holdout,
+            gate=gate,
+            when=when,
+            scheduler=scheduler,
+            report_dir=report_dir,
+            plots=not no_plots,
+            lock_timeout=lock_timeout,
+            show_progress=not quiet,
+            drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
+            labels={"label_column": label_column, "positive_class": positive_class, "features": features},
+        )
     except OutputBusy as exc:  # one JSON line per run, also when it could not run (the scheduler's log)
         click.echo(json.dumps({"status": "busy", "exit": EXIT_BUSY, "model": name, "error": str(exc)}))
         raise
@@ -235,20 +353,38 @@ def retrain_cmd(store, name, data, rows, partition, algo, param_pairs, block_siz
 
 # ------------------------------------------------------------------------------------------------ predict
 @click.command("predict")
-@click.option("--store", envvar="OMKL_STORE", type=click.Path(path_type=Path), default=None, show_envvar=True,
-              help="The model store (with --model).")
+@click.option(
+    "--store",
+    envvar="OMKL_STORE",
+    type=click.Path(path_type=Path),
+    default=None,
+    show_envvar=True,
+    help="The model store (with --model).",
+)
 @click.option("--model", "name", default=None, help="The model's name in the store.")
 @click.option("--version", "ref", default="champion", show_default=True, help="An alias or a version number.")
-@click.option("--model-dir", type=click.Path(path_type=Path), default=None,
-              help="Or: a saved model folder (omkl run --model-out, omkl submit --out).")
+@click.option(
+    "--model-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Or: a saved model folder (omkl run --model-out, omkl submit --out).",
+)
 @click.option("--data", required=True, help="An ingested dataset, a data file or a registry name.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="The parquet file to write.")
-@click.option("--block-rows", default=16_384, show_default=True, type=click.IntRange(min=1),
-              help="Rows predicted and written at a time (bounds the memory).")
+@click.option(
+    "--block-rows",
+    default=16_384,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rows predicted and written at a time (bounds the memory).",
+)
 @click.option("--scheduler", default=None, help="Dask scheduler address: predict the blocks on the cluster.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing predictions file.")
-@click.option("--label-column", default=None,
-              help="A CSV/TSV/text file: its label column -- first, last, a 0-based index or a header name.")
+@click.option(
+    "--label-column",
+    default=None,
+    help="A CSV/TSV/text file: its label column -- first, last, a 0-based index or a header name.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):
     """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
@@ -264,15 +400,25 @@ def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, o
         model_dir, made_by = s.path(version), {"store": str(s.root), "model": name, "version": version}
     else:
         made_by = {"model_dir": str(model_dir), "version": None}
-    result = predict(model_dir, data, out, made_by=made_by, block_rows=block_rows, scheduler=scheduler,
-                     overwrite=overwrite, label_column=label_column)
+    result = predict(
+        model_dir,
+        data,
+        out,
+        made_by=made_by,
+        block_rows=block_rows,
+        scheduler=scheduler,
+        overwrite=overwrite,
+        label_column=label_column,
+    )
     if as_json:
         click.echo(json.dumps(result))
         return
     who = f"{name} v{made_by['version']}" if name else str(model_dir)
     accuracy = "" if result["accuracy"] is None else f", accuracy on the data's labels {100 * result['accuracy']:.2f} %"
-    click.echo(f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.1f} s "
-               f"({result['rows_per_second']:,.0f} rows/s{accuracy})")
+    click.echo(
+        f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.1f} s "
+        f"({result['rows_per_second']:,.0f} rows/s{accuracy})"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ report
@@ -298,12 +444,22 @@ def report_cmd(source, store, name, ref, out):
             version = s.resolve(ref)
             saved = s.dir / "reports" / f"v{version}" / "report.json"
             if not saved.is_file():
-                raise DataError(f"version {version} has no saved report", path=saved,
-                                fix="versions made by omkl retrain have one; draw the history without --version")
+                raise DataError(
+                    f"version {version} has no saved report",
+                    path=saved,
+                    fix="versions made by omkl retrain have one; draw the history without --version",
+                )
             document = load_document(saved)
         else:
-            document = {"kind": "retrain", "summary": {"model": name}, "window": [0, 0], "split": None, "alarms": [],
-                        "curves": {}, "history": version_history(s)}
+            document = {
+                "kind": "retrain",
+                "summary": {"model": name},
+                "window": [0, 0],
+                "split": None,
+                "alarms": [],
+                "curves": {},
+                "history": version_history(s),
+            }
         document["history"] = version_history(s)
     folder = write_report(document, out)
     plots = json.loads((folder / "report.json").read_text())["plots"]
@@ -319,21 +475,43 @@ def schedule():
 @schedule.command("cron")
 @_STORE
 @click.option("--model", "name", required=True)
-@click.option("--source", required=True,
-              help="Where each day's window arrives, with {date} for the day (YYYY-MM-DD): a data file or an "
-                   "ingested dataset, e.g. /data/incoming/{date}.csv.")
-@click.option("--work", required=True, type=click.Path(path_type=Path),
-              help="Folder for the ingested windows, the lock and the logs.")
+@click.option(
+    "--source",
+    required=True,
+    help="Where each day's window arrives, with {date} for the day (YYYY-MM-DD): a data file or an "
+    "ingested dataset, e.g. /data/incoming/{date}.csv.",
+)
+@click.option(
+    "--work",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Folder for the ingested windows, the lock and the logs.",
+)
 @click.option("--at", "at", default="30 2 * * *", show_default=True, help="The cron schedule (5 fields).")
-@click.option("--days-back", default=1, show_default=True, type=click.IntRange(min=0),
-              help="The window is the day this many days before the run (1: yesterday's data).")
+@click.option(
+    "--days-back",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="The window is the day this many days before the run (1: yesterday's data).",
+)
 @click.option("--retrain-args", default="", help="Further retrain options, e.g. '--gate 0.005 --when drift'.")
 def schedule_cron(store, name, source, work, at, days_back, retrain_args):
     """Print a crontab line: flock against overlaps, one JSON line per run appended to WORK/runs.jsonl."""
     from .schedule import cron_line
 
-    click.echo(cron_line(store=store, name=name, source=source, work=work, at=at, days_back=days_back,
-                         retrain_args=retrain_args, omkl=os.environ.get("OMKL_BIN")))
+    click.echo(
+        cron_line(
+            store=store,
+            name=name,
+            source=source,
+            work=work,
+            at=at,
+            days_back=days_back,
+            retrain_args=retrain_args,
+            omkl=os.environ.get("OMKL_BIN"),
+        )
+    )
 
 
 @schedule.command("ingest")

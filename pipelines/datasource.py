@@ -59,9 +59,11 @@ def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
     wide, narrow = varying[np.argmax(width[varying])], varying[np.argmin(width[varying])]
     if width[wide] < ratio * width[narrow]:
         return None
-    return (f"raw feature ranges differ {width[wide] / width[narrow]:,.0f}-fold (feature {wide + 1} spans "
-            f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
-            "the widest features; try --scaling standard (the default without --paper-settings) or minmax")
+    return (
+        f"raw feature ranges differ {width[wide] / width[narrow]:,.0f}-fold (feature {wide + 1} spans "
+        f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
+        "the widest features; try --scaling standard (the default without --paper-settings) or minmax"
+    )
 
 
 class _ArrayBlocks:
@@ -72,7 +74,7 @@ class _ArrayBlocks:
 
     def __iter__(self):
         for lo in range(0, len(self.y), self.rows):
-            yield self.X[lo: lo + self.rows], self.y[lo: lo + self.rows]
+            yield self.X[lo : lo + self.rows], self.y[lo : lo + self.rows]
 
 
 def is_ingested(path) -> bool:
@@ -82,8 +84,10 @@ def is_ingested(path) -> bool:
 
 def _no_label_options(data, labels: dict) -> None:
     if labels:
-        raise ValueError(f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
-                         "drop --label-column/--positive-class/--features (or re-ingest with them)")
+        raise ValueError(
+            f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
+            "drop --label-column/--positive-class/--features (or re-ingest with them)"
+        )
 
 
 def ingested_source(data, *, under, labels: dict | None = None):
@@ -118,9 +122,18 @@ def _source_digest(source: Path, labels: dict) -> str:
     return h.hexdigest()[:16]
 
 
-def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True, scaling: str = "none",
-                  scale_rows: int | None = None, limit: int | None = None, labels: dict | None = None,
-                  sparse_scaling: str | None = None) -> JobData:
+def load_job_data(
+    data: str,
+    *,
+    feed_rows: int,
+    seed: int,
+    permute: bool = True,
+    scaling: str = "none",
+    scale_rows: int | None = None,
+    limit: int | None = None,
+    labels: dict | None = None,
+    sparse_scaling: str | None = None,
+) -> JobData:
     """Open ``data`` for an online job, fed ``feed_rows`` rows at a time; ``sparse_scaling``: the
     scaling instead of ``scaling`` if the rows are sparse (:meth:`omkl_dist.defaults.Settings.for_sparse_rows`).
 
@@ -135,8 +148,7 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
     path = location(data)  # a URL (object storage) names an ingested dataset
     if is_ingested(path):
         _no_label_options(data, labels)
-        stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed,
-                             stop=limit)
+        stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed, stop=limit)
         if stream.sparse and sparse_scaling is not None:
             scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or SCALE_ROWS)
@@ -148,9 +160,18 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
             ranges = Scaler("minmax").fit_prefix(stream, prefix)
             spans = (ranges.min_, ranges.max_)
         blocks = _Transformed(stream, scaler)
-        return JobData(blocks, stream.n_rows if limit is None else min(limit, stream.n_rows), stream.n_features,
-                       path.name, scaler, time.perf_counter() - t0, stream.label_map, spans,
-                       feature_groups(stream.meta), sparse=stream.sparse)
+        return JobData(
+            blocks,
+            stream.n_rows if limit is None else min(limit, stream.n_rows),
+            stream.n_features,
+            path.name,
+            scaler,
+            time.perf_counter() - t0,
+            stream.label_map,
+            spans,
+            feature_groups(stream.meta),
+            sparse=stream.sparse,
+        )
     groups = None
     if is_multiview(data):
         ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
@@ -170,8 +191,18 @@ def load_job_data(data: str, *, feed_rows: int, seed: int, permute: bool = True,
         scaler.check_sparse_transform()
     spans = _spans(head) if scaling == "none" else None
     X = scaler.transform(X)
-    return JobData(_ArrayBlocks(X, y, feed_rows), len(y), X.shape[1], Path(str(ds.path)).name, scaler,
-                   time.perf_counter() - t0, ds.label_map, spans, groups, sparse=sp.issparse(X))
+    return JobData(
+        _ArrayBlocks(X, y, feed_rows),
+        len(y),
+        X.shape[1],
+        Path(str(ds.path)).name,
+        scaler,
+        time.perf_counter() - t0,
+        ds.label_map,
+        spans,
+        groups,
+        sparse=sp.issparse(X),
+    )
 
 
 def _spans(X) -> tuple:

@@ -55,8 +55,10 @@ def main() -> None:
     t0 = time.perf_counter()
     if OUT.exists():  # only a folder an earlier demo made (it holds the marker) is removed
         if not (OUT / MARKER).is_file():
-            raise SystemExit(f"error: {OUT.absolute()} exists and was not made by `make demo`; move it away "
-                             "(the demo writes its output there)")
+            raise SystemExit(
+                f"error: {OUT.absolute()} exists and was not made by `make demo`; move it away "
+                "(the demo writes its output there)"
+            )
         shutil.rmtree(OUT)
     OUT.mkdir()
     (OUT / MARKER).write_text("made by `make demo`; the next demo replaces this folder\n")
@@ -66,8 +68,10 @@ def main() -> None:
 
     run_dir = OUT / "cluster"
     state = up(run_dir, workers=2, threads=1)
-    print(f"\ncluster up: scheduler {state['scheduler_address']}, dashboard {state['dashboard']}, "
-          f"2 worker processes x 1 thread (logs in {run_dir})")
+    print(
+        f"\ncluster up: scheduler {state['scheduler_address']}, dashboard {state['dashboard']}, "
+        f"2 worker processes x 1 thread (logs in {run_dir})"
+    )
     try:
         stream = OUT / "stream200k"
         synthesize(stream, rows=ROWS, features=FEATURES, seed=0, noise=NOISE, chunk_rows=65_536)
@@ -75,24 +79,49 @@ def main() -> None:
         rows = []
         with connect(state["scheduler_address"]) as client:
             for name, algo, params in JOBS:
-                report = submit_job(client, algo, stream, OUT / f"model-{algo}", params=params, block_size=1024,
-                                    seed=0, checkpoint_every=50)
+                report = submit_job(
+                    client,
+                    algo,
+                    stream,
+                    OUT / f"model-{algo}",
+                    params=params,
+                    block_size=1024,
+                    seed=0,
+                    checkpoint_every=50,
+                )
                 rows.append((name, report))
     finally:
         down(run_dir)
         print("cluster down: scheduler and workers stopped")
     print("the same jobs in-process (omkl run), for comparison")
-    local = [run_job(algo, str(stream), params=params, block_size=1024, seed=0, scaling="none", trace_out=None,
-                     show_progress=True) for _, algo, params in JOBS]
-    print(f"\n{ROWS:,} instances, one pass test-then-train, block 1024, seed 0, raw features: on the 2-worker "
-          "cluster and in-process")
-    print(f"  {'algorithm':<18} {'mistake %':>9} {'in-proc.':>9} {'#SV':>8} {'seconds':>8} {'in-proc.':>8} "
-          f"{'inst/s':>8} {'ms/round':>8}  model")
+    local = [
+        run_job(
+            algo,
+            str(stream),
+            params=params,
+            block_size=1024,
+            seed=0,
+            scaling="none",
+            trace_out=None,
+            show_progress=True,
+        )
+        for _, algo, params in JOBS
+    ]
+    print(
+        f"\n{ROWS:,} instances, one pass test-then-train, block 1024, seed 0, raw features: on the 2-worker "
+        "cluster and in-process"
+    )
+    print(
+        f"  {'algorithm':<18} {'mistake %':>9} {'in-proc.':>9} {'#SV':>8} {'seconds':>8} {'in-proc.':>8} "
+        f"{'inst/s':>8} {'ms/round':>8}  model"
+    )
     for (name, r), here in zip(rows, local):
         same = "" if (r["mistakes"], r["n_support"]) == (here["mistakes"], here["n_support"]) else "  DIFFERS"
-        print(f"  {name:<18} {100 * r['mistake_rate']:>9.2f} {100 * here['mistake_rate']:>9.2f} "
-              f"{r['n_support']['total']:>8d} {r['seconds']:>8.1f} {here['seconds']:>8.1f} "
-              f"{r['instances_per_second']:>8.0f} {r['overhead_ms_per_round']:>8.1f}  {r['model_path']}{same}")
+        print(
+            f"  {name:<18} {100 * r['mistake_rate']:>9.2f} {100 * here['mistake_rate']:>9.2f} "
+            f"{r['n_support']['total']:>8d} {r['seconds']:>8.1f} {here['seconds']:>8.1f} "
+            f"{r['instances_per_second']:>8.0f} {r['overhead_ms_per_round']:>8.1f}  {r['model_path']}{same}"
+        )
     print("  (the cluster runs the sequential algorithm: the same mistakes and support vectors as in-process;")
     print("   ms/round: time per round not spent computing on the slowest shard: messages, reading, combining)")
     _scheduled_windows(OUT / "model-spa")
@@ -111,10 +140,12 @@ def _scheduled_windows(model_dir: Path) -> None:
         synthesize(window, rows=WINDOW, features=FEATURES, seed=0, noise=NOISE, first_row=first_row)
         s = retrain(store, "spa", window)
         gate, drift = s["gate"], s["drift"]
-        print(f"  night {night}: rows {first_row:,}..{first_row + WINDOW:,} of the stream -> v{s['version']} "
-              f"{s['status']}; held-out mistakes {100 * gate['challenger']:.2f} % vs champion "
-              f"{100 * gate['champion']:.2f} %; drift alarms {len(drift['alarms'])}; "
-              f"{s['train']['instances_per_second']:,.0f} inst/s")
+        print(
+            f"  night {night}: rows {first_row:,}..{first_row + WINDOW:,} of the stream -> v{s['version']} "
+            f"{s['status']}; held-out mistakes {100 * gate['challenger']:.2f} % vs champion "
+            f"{100 * gate['champion']:.2f} %; drift alarms {len(drift['alarms'])}; "
+            f"{s['train']['instances_per_second']:,.0f} inst/s"
+        )
         print(f"           report + plots: {s['report']}")
 
 

@@ -25,9 +25,11 @@ def connect_scheduler(address: str, timeout: float = 10.0):
     try:
         return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"cannot reach a Dask scheduler at {address!r} within {timeout:g} s ({exc}); start one with "
-                         "`dask scheduler` and `dask worker ADDR` (or `omkl cluster up`) and pass its address, "
-                         "e.g. tcp://127.0.0.1:8786") from None
+        raise ValueError(
+            f"cannot reach a Dask scheduler at {address!r} within {timeout:g} s ({exc}); start one with "
+            "`dask scheduler` and `dask worker ADDR` (or `omkl cluster up`) and pass its address, "
+            "e.g. tcp://127.0.0.1:8786"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -49,10 +51,26 @@ def executor_for(scheduler: str | None, threads: int, timeout: float = 10.0):
         yield None
 
 
-def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5, seed: int = 0,
-            scaling: str = "standard", n_trials: int = 100, ratio: float = 0.2, beta: float = 2**-5, C: float = 50.0,
-            kernels: str = "mkboost17", scheduler: str | None = None, threads: int = 1, timeout: float = 10.0,
-            data_dir=None, label_column=None, positive_class=None) -> dict:
+def run_fit(
+    algo: str,
+    data: str,
+    *,
+    variant: str = "D1",
+    test_size: float = 0.5,
+    seed: int = 0,
+    scaling: str = "standard",
+    n_trials: int = 100,
+    ratio: float = 0.2,
+    beta: float = 2**-5,
+    C: float = 50.0,
+    kernels: str = "mkboost17",
+    scheduler: str | None = None,
+    threads: int = 1,
+    timeout: float = 10.0,
+    data_dir=None,
+    label_column=None,
+    positive_class=None,
+) -> dict:
     """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able report."""
     from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
@@ -72,28 +90,55 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     X_train, y_train, X_test, y_test = prepare_split(X, np.asarray(ds.y), train, test, scaling)
     clipped = _clip_for_chi2(X_test, kernels, scaling)
     if algo in SELECTORS:
-        report = _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, seed=seed,
-                               scaling=scaling, test_size=test_size, kernels=kernels, scheduler=scheduler,
-                               timeout=timeout)
+        report = _fit_selector(
+            algo,
+            data,
+            path,
+            ds,
+            X_train,
+            y_train,
+            X_test,
+            y_test,
+            groups,
+            seed=seed,
+            scaling=scaling,
+            test_size=test_size,
+            kernels=kernels,
+            scheduler=scheduler,
+            timeout=timeout,
+        )
         return {**report, **({"clipped": clipped} if clipped else {})}
     key = f"mkboost-{variant.lower()}" if algo == "mkboost" else _MKL_KEYS[algo]
     labels = dict((internal, original) for original, internal in ds.label_map)
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
-        model = make_model(key, run_seed(seed, 0), n_trials=n_trials, ratio=ratio, beta=beta, C=C, kernels=kernels,
-                           executor=executor)
+        model = make_model(
+            key, run_seed(seed, 0), n_trials=n_trials, ratio=ratio, beta=beta, C=C, kernels=kernels, executor=executor
+        )
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     accuracy = float(np.mean(model.predict(X_test) == y_test))
     report = {
-        "algo": algo, "variant": variant if algo == "mkboost" else None, "data": str(data), "file": str(path),
-        "n_train": int(len(train)), "n_test": int(len(test)), "n_features": int(X.shape[1]),
-        "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()], "test_size": test_size,
-        "seed": seed, "scaling": scaling, "C": C, "kernels": kernels,
-        "executor": ("dask " + scheduler) if (scheduler and algo == "mkboost") else
-                    (f"threads x{threads}" if algo == "mkboost" and threads > 1 else "serial"),
-        "accuracy": accuracy, "seconds": seconds, "predict_seconds": time.perf_counter() - t1,
+        "algo": algo,
+        "variant": variant if algo == "mkboost" else None,
+        "data": str(data),
+        "file": str(path),
+        "n_train": int(len(train)),
+        "n_test": int(len(test)),
+        "n_features": int(X.shape[1]),
+        "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()],
+        "test_size": test_size,
+        "seed": seed,
+        "scaling": scaling,
+        "C": C,
+        "kernels": kernels,
+        "executor": ("dask " + scheduler)
+        if (scheduler and algo == "mkboost")
+        else (f"threads x{threads}" if algo == "mkboost" and threads > 1 else "serial"),
+        "accuracy": accuracy,
+        "seconds": seconds,
+        "predict_seconds": time.perf_counter() - t1,
         "kernel_counts": {n: int(c) for n, c in zip(model.kernel_names_, model.kernel_counts_, strict=True)},
     }
     if scheduler and algo != "mkboost":
@@ -103,16 +148,23 @@ def run_fit(algo: str, data: str, *, variant: str = "D1", test_size: float = 0.5
     if algo == "mkboost":
         names = model.kernel_names_
         report.update(
-            n_trials=n_trials, ratio=ratio, beta=beta,
-            trials_run=model.n_trials_.tolist(), stop_reasons=model.stop_reasons_,
+            n_trials=n_trials,
+            ratio=ratio,
+            beta=beta,
+            trials_run=model.n_trials_.tolist(),
+            stop_reasons=model.stop_reasons_,
             pairs=[[report["classes"][i], report["classes"][j]] for i, j in model.pairs_],
             trial_kernels=[[[names[k] for k in ks] for ks in pair] for pair in model.trial_kernels_],
-            alphas=[a.tolist() for a in model.alphas_], task_seconds=model.task_seconds_,
+            alphas=[a.tolist() for a in model.alphas_],
+            task_seconds=model.task_seconds_,
         )
     else:
-        report.update(weights=dict(zip(model.kernel_names_, model.weights_.tolist(), strict=True)),
-                      n_iter=model.n_iter_.tolist(), duality_gap=model.duality_gap_.tolist(),
-                      stop_reasons=model.stop_reasons_)
+        report.update(
+            weights=dict(zip(model.kernel_names_, model.weights_.tolist(), strict=True)),
+            n_iter=model.n_iter_.tolist(),
+            duality_gap=model.duality_gap_.tolist(),
+            stop_reasons=model.stop_reasons_,
+        )
     return report
 
 
@@ -128,8 +180,24 @@ def _clip_for_chi2(X_test, kernels, scaling) -> str | None:
     return f"{below} test feature value(s) below the training minimum clipped to 0 for the chi-square kernels"
 
 
-def _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups, *, seed, scaling, test_size, kernels,
-                  scheduler, timeout) -> dict:
+def _fit_selector(
+    algo,
+    data,
+    path,
+    ds,
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    groups,
+    *,
+    seed,
+    scaling,
+    test_size,
+    kernels,
+    scheduler,
+    timeout,
+) -> dict:
     """A kernel selector of the OKS paper's comparison: which kernel, its C, the test accuracy."""
     from omkl_dist.algorithms import selectors
 
@@ -146,15 +214,29 @@ def _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups
     t1 = time.perf_counter()
     accuracy = float(np.mean(model.predict(X_test) == y_test))
     labels = dict((internal, original) for original, internal in ds.label_map)
-    report = {"algo": algo, "variant": None, "data": str(data), "file": str(path), "n_train": int(len(y_train)),
-              "n_test": int(len(y_test)), "n_features": int(X_train.shape[1]),
-              "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()], "test_size": test_size,
-              "seed": seed, "scaling": scaling, "kernels": kernels,
-              "executor": ("dask " + scheduler) if (scheduler and algo == "musvm") else "serial",
-              "accuracy": accuracy, "seconds": seconds, "predict_seconds": time.perf_counter() - t1,
-              "selected_kernel": model.selected_kernel_name_, "C": model.C_,
-              "validation_accuracy": model.validation_accuracy_, "selection_seconds": model.selection_seconds_,
-              "svm_seconds": model.svm_seconds_}
+    report = {
+        "algo": algo,
+        "variant": None,
+        "data": str(data),
+        "file": str(path),
+        "n_train": int(len(y_train)),
+        "n_test": int(len(y_test)),
+        "n_features": int(X_train.shape[1]),
+        "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()],
+        "test_size": test_size,
+        "seed": seed,
+        "scaling": scaling,
+        "kernels": kernels,
+        "executor": ("dask " + scheduler) if (scheduler and algo == "musvm") else "serial",
+        "accuracy": accuracy,
+        "seconds": seconds,
+        "predict_seconds": time.perf_counter() - t1,
+        "selected_kernel": model.selected_kernel_name_,
+        "C": model.C_,
+        "validation_accuracy": model.validation_accuracy_,
+        "selection_seconds": model.selection_seconds_,
+        "svm_seconds": model.svm_seconds_,
+    }
     if scheduler and algo != "musvm":
         report["note"] = f"--scheduler ignored: {algo} runs in this process"
     names = list(model.kernel_pool_.names)
@@ -169,35 +251,44 @@ def _fit_selector(algo, data, path, ds, X_train, y_train, X_test, y_test, groups
 def format_fit_report(report: dict) -> str:
     """Human-readable summary of :func:`run_fit`'s report."""
     algo = report["algo"] + (f"-{report['variant']}" if report.get("variant") else "")
-    lines = [f"{algo} on {report['data']} ({report['n_train']} train / {report['n_test']} test rows, "
-             f"{report['n_features']} features, {len(report['classes'])} classes, scaling {report['scaling']}, "
-             f"seed {report['seed']}, {report['executor']})",
-             f"test accuracy {report['accuracy']:.4f}   fit {report['seconds']:.2f} s   predict "
-             f"{report['predict_seconds']:.2f} s"]
+    lines = [
+        f"{algo} on {report['data']} ({report['n_train']} train / {report['n_test']} test rows, "
+        f"{report['n_features']} features, {len(report['classes'])} classes, scaling {report['scaling']}, "
+        f"seed {report['seed']}, {report['executor']})",
+        f"test accuracy {report['accuracy']:.4f}   fit {report['seconds']:.2f} s   predict "
+        f"{report['predict_seconds']:.2f} s",
+    ]
     if "note" in report:
         lines.append(report["note"])
     if "clipped" in report:
         lines.append(report["clipped"])
     if "selected_kernel" in report:
         what = {"musvm": "validation accuracy", "alsvm": "centred alignment"}.get(report["algo"], "kernel weight")
-        lines.append(f"selected kernel {report['selected_kernel']}  C {report['C']:g}  (validation accuracy "
-                     f"{report['validation_accuracy']:.4f}; selection {report['selection_seconds']:.2f} s, SVM "
-                     f"{report['svm_seconds']:.2f} s)")
+        lines.append(
+            f"selected kernel {report['selected_kernel']}  C {report['C']:g}  (validation accuracy "
+            f"{report['validation_accuracy']:.4f}; selection {report['selection_seconds']:.2f} s, SVM "
+            f"{report['svm_seconds']:.2f} s)"
+        )
         lines.append(f"per kernel ({what}, best 5):")
         for name, v in sorted(report["per_kernel"].items(), key=lambda kv: -kv[1])[:5]:
             lines.append(f"  {name:<40} {v:.4f}")
         return "\n".join(lines)
     if report["algo"] == "mkboost":
-        lines.append(f"trials run per pair: {report['trials_run']}"
-                     + "".join(f"; stopped: {r}" for r in report["stop_reasons"] if r))
+        lines.append(
+            f"trials run per pair: {report['trials_run']}"
+            + "".join(f"; stopped: {r}" for r in report["stop_reasons"] if r)
+        )
         lines.append("kernel used in h_t (trials, all pairs):")
         for name, count in sorted(report["kernel_counts"].items(), key=lambda kv: -kv[1]):
             if count:
                 lines.append(f"  {name:<26} {count}")
         if len(report["pairs"]) == 1:
             chosen = [" + ".join(ks) if len(ks) == 1 else f"{len(ks)} kernels" for ks in report["trial_kernels"][0]]
-            lines.append("per trial: " + ", ".join(f"{t + 1}:{c}" for t, c in enumerate(chosen[:20]))
-                         + (" ..." if len(chosen) > 20 else ""))
+            lines.append(
+                "per trial: "
+                + ", ".join(f"{t + 1}:{c}" for t, c in enumerate(chosen[:20]))
+                + (" ..." if len(chosen) > 20 else "")
+            )
     else:
         lines.append(f"iterations {report['n_iter']}, stopped on {report['stop_reasons']}")
         lines.append("kernel weights (mean over pairs):")

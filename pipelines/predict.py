@@ -79,27 +79,51 @@ def _source(data, block_rows: int, label_column=None):
 
         return stream.n_rows, stream.label_map, blocks()
     ds = read_dataset(resolve_dataset(str(data)), label_column=label_column)
-    return len(ds.y), ds.label_map, ((lo, ds.X[lo:lo + block_rows], ds.y[lo:lo + block_rows])
-                                     for lo in range(0, len(ds.y), block_rows))
+    return (
+        len(ds.y),
+        ds.label_map,
+        ((lo, ds.X[lo : lo + block_rows], ds.y[lo : lo + block_rows]) for lo in range(0, len(ds.y), block_rows)),
+    )
 
 
-def predict(model_dir, data, out, *, made_by: dict, block_rows: int = BLOCK_ROWS, scheduler=None,
-            overwrite: bool = False, inputs=(), label_column=None) -> dict:
+def predict(
+    model_dir,
+    data,
+    out,
+    *,
+    made_by: dict,
+    block_rows: int = BLOCK_ROWS,
+    scheduler=None,
+    overwrite: bool = False,
+    inputs=(),
+    label_column=None,
+) -> dict:
     """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``."""
     from omkl_dist.persistence import load_model
 
     if block_rows < 1:
         raise ValueError(f"--block-rows must be >= 1, got {block_rows}")
-    out = check_output(out, PREDICTIONS, overwrite=overwrite, option="--out",
-                       inputs=[("data", location(data)), ("model", model_dir), *inputs])
+    out = check_output(
+        out,
+        PREDICTIONS,
+        overwrite=overwrite,
+        option="--out",
+        inputs=[("data", location(data)), ("model", model_dir), *inputs],
+    )
     model, scaler, meta = load_model(model_dir)
     labels = model_labels(meta, model.classes_)
     n_rows, data_map, blocks = _source(data, block_rows, label_column)
     coded = sorted((int(internal), str(original)) for original, internal in data_map)
     truth_codes = np.array([c for c, _ in coded], dtype=np.int64)
     truth_names = np.array([name for _, name in coded], dtype=object)
-    record = {**made_by, "model_meta_sha256": meta["meta_sha256"], "algorithm": meta["algorithm"],
-              "data": text(location(data)), "n_rows": n_rows, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    record = {
+        **made_by,
+        "model_meta_sha256": meta["meta_sha256"],
+        "algorithm": meta["algorithm"],
+        "data": text(location(data)),
+        "n_rows": n_rows,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     fields = [("row", pa.int64()), ("label", pa.string()), ("decision", pa.float64())]
     if len(labels) > 2:
         fields += [(f"decision_{name}", pa.float64()) for name in labels]
@@ -110,22 +134,34 @@ def predict(model_dir, data, out, *, made_by: dict, block_rows: int = BLOCK_ROWS
     label_array = np.asarray(labels, dtype=object)
     with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
         with pq.ParquetWriter(str(tmp), schema) as writer:
-            results = (_on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows) if scheduler else
-                       ((lo, {**predict_block(model, scaler, X), "y": y}) for lo, X, y in blocks))
+            results = (
+                _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows)
+                if scheduler
+                else ((lo, {**predict_block(model, scaler, X), "y": y}) for lo, X, y in blocks)
+            )
             for lo, result in results:
                 predicted = label_array[result["index"]]
                 true = truth_names[np.searchsorted(truth_codes, result["y"])]
                 correct += int(np.sum(predicted == true))
-                columns = {"row": np.arange(lo, lo + len(predicted), dtype=np.int64), "label": predicted,
-                           "decision": result["decision"]}
+                columns = {
+                    "row": np.arange(lo, lo + len(predicted), dtype=np.int64),
+                    "label": predicted,
+                    "decision": result["decision"],
+                }
                 if "scores" in result:
                     columns.update({f"decision_{name}": result["scores"][:, k] for k, name in enumerate(labels)})
                 columns["true_label"] = true
                 writer.write_table(pa.table(columns, schema=schema))
     seconds = time.perf_counter() - t0
-    return {**made_by, "out": str(out), "rows": n_rows, "accuracy": correct / n_rows if n_rows else None,
-            "seconds": seconds, "rows_per_second": n_rows / seconds if seconds > 0 else None,
-            "where": f"dask {scheduler}" if scheduler else "in-process"}
+    return {
+        **made_by,
+        "out": str(out),
+        "rows": n_rows,
+        "accuracy": correct / n_rows if n_rows else None,
+        "seconds": seconds,
+        "rows_per_second": n_rows / seconds if seconds > 0 else None,
+        "where": f"dask {scheduler}" if scheduler else "in-process",
+    }
 
 
 def _on_cluster(scheduler: str, model_dir, meta: dict, data, n_rows: int, block_rows: int, in_flight: int = 8):
@@ -135,13 +171,27 @@ def _on_cluster(scheduler: str, model_dir, meta: dict, data, n_rows: int, block_
 
     path = location(data)
     if not (is_url(data) or (path.is_dir() and (path / META).is_file())):
-        raise ValueError("predicting on a cluster reads an ingested dataset on the workers; ingest the file first "
-                         "(omkl data ingest FILE --out DIR) or drop --scheduler")
+        raise ValueError(
+            "predicting on a cluster reads an ingested dataset on the workers; ingest the file first "
+            "(omkl data ingest FILE --out DIR) or drop --scheduler"
+        )
     pending = deque()
     with connect(scheduler) as client:
         for lo in range(0, n_rows, block_rows):
-            pending.append((lo, client.submit(predict_task, text(location(model_dir)), meta["meta_sha256"], text(path),
-                                              lo, min(lo + block_rows, n_rows), pure=False)))
+            pending.append(
+                (
+                    lo,
+                    client.submit(
+                        predict_task,
+                        text(location(model_dir)),
+                        meta["meta_sha256"],
+                        text(path),
+                        lo,
+                        min(lo + block_rows, n_rows),
+                        pure=False,
+                    ),
+                )
+            )
             if len(pending) >= in_flight:
                 first, future = pending.popleft()
                 yield first, future.result()

@@ -46,8 +46,15 @@ def retrain_report(summary: dict, watch: dict, fit, store) -> dict:
     if watch["mistakes"] is not None:
         rows, rate = _thin(np.arange(start + 1, stop + 1), _running(watch["mistakes"]))
         curves["champion"] = {"rows": rows, "rate": rate, "label": f"champion v{summary['parent']} (not learning)"}
-    doc = {"kind": "retrain", "summary": summary, "window": [start, stop], "split": split,
-           "alarms": watch["drift"]["alarms"], "curves": curves, "history": version_history(store)}
+    doc = {
+        "kind": "retrain",
+        "summary": summary,
+        "window": [start, stop],
+        "split": split,
+        "alarms": watch["drift"]["alarms"],
+        "curves": curves,
+        "history": version_history(store),
+    }
     if fit is not None:
         held = np.asarray(fit["holdout"])
         trace = fit["trace"]
@@ -64,8 +71,11 @@ def retrain_report(summary: dict, watch: dict, fit, store) -> dict:
         else:  # batch: the refitted model on the tail only
             rows, rate = split + np.arange(1, len(held) + 1), _running(held)
         if trace is not None:
-            doc["trace"] = {k: trace[k] for k in ("n_seen", "n_support", "weights", "instances_per_second",
-                                                  "kernel_names") if k in trace}
+            doc["trace"] = {
+                k: trace[k]
+                for k in ("n_seen", "n_support", "weights", "instances_per_second", "kernel_names")
+                if k in trace
+            }
             doc["n_before"] = int(fit["model"].n_samples_seen_) - int(trace["n_seen"][-1]) if trace["n_seen"] else 0
             doc["budget"] = budget_line(fit["model"])
         rows, rate = _thin(rows, rate)
@@ -77,10 +87,17 @@ def run_report(document: dict) -> dict:
     """The report document of ``omkl run``'s trace file (``{"report": ..., "trace": ...}``)."""
     trace, report = document["trace"], document.get("report", {})
     rows, rate = _thin(trace["n_seen"], trace["mistake_rate"])
-    return {"kind": "run", "summary": report, "window": [0, trace["n_seen"][-1] if trace["n_seen"] else 0],
-            "split": None, "alarms": [], "n_before": 0, "history": [],
-            "curves": {"run": {"rows": rows, "rate": rate, "label": f"{report.get('algo', 'model')} (prequential)"}},
-            "trace": {k: trace[k] for k in ("n_seen", "n_support", "weights", "instances_per_second", "kernel_names")}}
+    return {
+        "kind": "run",
+        "summary": report,
+        "window": [0, trace["n_seen"][-1] if trace["n_seen"] else 0],
+        "split": None,
+        "alarms": [],
+        "n_before": 0,
+        "history": [],
+        "curves": {"run": {"rows": rows, "rate": rate, "label": f"{report.get('algo', 'model')} (prequential)"}},
+        "trace": {k: trace[k] for k in ("n_seen", "n_support", "weights", "instances_per_second", "kernel_names")},
+    }
 
 
 def version_history(store) -> list:
@@ -90,9 +107,16 @@ def version_history(store) -> list:
     for version in store.versions():
         lineage = store.info(version).get("lineage", {})
         gate = lineage.get("gate", {})
-        out.append({"version": version, "parent": lineage.get("parent"), "challenger": gate.get("challenger"),
-                    "champion": gate.get("champion"), "promoted": version in promoted,
-                    "rows": lineage.get("window", {}).get("rows")})
+        out.append(
+            {
+                "version": version,
+                "parent": lineage.get("parent"),
+                "challenger": gate.get("challenger"),
+                "champion": gate.get("champion"),
+                "promoted": version in promoted,
+                "rows": lineage.get("window", {}).get("rows"),
+            }
+        )
     rollbacks = [e["version"] for e in store.events() if e.get("event") == "rollback"]
     return [*out, *({"rollback_to": v} for v in rollbacks)]
 
@@ -113,14 +137,20 @@ def load_document(path) -> dict:
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read a report ({exc})", path=path,
-                        fix="give a retrain's report.json or a trace from `omkl run --trace-out`") from None
+        raise DataError(
+            f"cannot read a report ({exc})",
+            path=path,
+            fix="give a retrain's report.json or a trace from `omkl run --trace-out`",
+        ) from None
     if isinstance(document, dict) and document.get("kind") in ("retrain", "run"):
         return document
     if isinstance(document, dict) and isinstance(document.get("trace"), dict) and "n_seen" in document["trace"]:
         return run_report(document)
-    raise DataError("not a report: neither a retrain's report.json nor a run trace", path=path,
-                    fix="give a retrain's report.json or a trace from `omkl run --trace-out`")
+    raise DataError(
+        "not a report: neither a retrain's report.json nor a run trace",
+        path=path,
+        fix="give a retrain's report.json or a trace from `omkl run --trace-out`",
+    )
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -138,17 +168,24 @@ def render(document: dict, folder) -> list[str]:
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise RuntimeError("the report's plots need matplotlib: pip install 'omkl-dist[plots]' (or pass --no-plots)"
-                           ) from None
+        raise RuntimeError(
+            "the report's plots need matplotlib: pip install 'omkl-dist[plots]' (or pass --no-plots)"
+        ) from None
     folder = Path(folder)
-    drawers = [("mistakes.png", _mistakes), ("support.png", _support), ("weights.png", _weights),
-               ("speed.png", _speed), ("history.png", _history)]
+    drawers = [
+        ("mistakes.png", _mistakes),
+        ("support.png", _support),
+        ("weights.png", _weights),
+        ("speed.png", _speed),
+        ("history.png", _history),
+    ]
     written = []
     for name, draw in drawers:
         fig = Figure(figsize=(8, 4.5), layout="constrained")
         if draw(fig.add_subplot(), document):
-            write_plot(folder / name, lambda path, fig=fig: fig.savefig(path, format="png", dpi=110),
-                       option="--report-dir")
+            write_plot(
+                folder / name, lambda path, fig=fig: fig.savefig(path, format="png", dpi=110), option="--report-dir"
+            )
             written.append(name)
     return written
 
@@ -214,15 +251,26 @@ def _support(ax, document) -> bool:
     if budget and "slope" in budget:
         bound = budget["slope"] * (document.get("n_before", 0) + np.asarray(trace["n_seen"]))
         far = bound[-1] > sv.max() * 1.3
-        ax.plot(x, bound, color="k", ls="--", lw=1,
-                label=budget["label"] + (f" (above the plot: {bound[-1]:,.0f} at the end)" if far else ""))
+        ax.plot(
+            x,
+            bound,
+            color="k",
+            ls="--",
+            lw=1,
+            label=budget["label"] + (f" (above the plot: {bound[-1]:,.0f} at the end)" if far else ""),
+        )
     elif budget and "cap" in budget:
         ax.axhline(budget["cap"], color="k", ls="--", lw=1, label=budget["label"])
     if budget:  # the axis follows the support vectors; a far-off bound is cut at the top
         ax.set_ylim(0, max(sv.max() * 1.3, budget.get("cap", 0) * 1.1, 1))
     more = f" (the {TOP_KERNELS} largest of {len(names)})" if len(names) > TOP_KERNELS else ""
-    return _label_axes(ax, document, f"support vectors per kernel{more}", "support vectors",
-                       legend={"fontsize": 7, "ncol": 2, "loc": "upper left"})
+    return _label_axes(
+        ax,
+        document,
+        f"support vectors per kernel{more}",
+        "support vectors",
+        legend={"fontsize": 7, "ncol": 2, "loc": "upper left"},
+    )
 
 
 def _weights(ax, document) -> bool:
@@ -238,9 +286,13 @@ def _weights(ax, document) -> bool:
         ax.plot(x, w[:, k], lw=1.3, label=names[k], **_markers(x))
     rest = len(names) - len(shown)
     ax.set_ylim(-0.02, 1.02)  # (a weight of exactly 1 would hide under the frame)
-    return _label_axes(ax, document, "kernel weights (normalised)"
-                       + (f"; {rest} other kernel(s) never above 0.001" if rest else ""), "weight",
-                       legend={"fontsize": 7, "ncol": 2, "loc": "upper left"})
+    return _label_axes(
+        ax,
+        document,
+        "kernel weights (normalised)" + (f"; {rest} other kernel(s) never above 0.001" if rest else ""),
+        "weight",
+        legend={"fontsize": 7, "ncol": 2, "loc": "upper left"},
+    )
 
 
 def _speed(ax, document) -> bool:
@@ -262,8 +314,15 @@ def _history(ax, document) -> bool:
     promoted = np.array([h["promoted"] for h in versions])
     ax.plot(v, challenger, color="0.6", lw=1)
     ax.scatter(v[promoted], challenger[promoted], color="tab:green", zorder=3, s=40, label="version (promoted)")
-    ax.scatter(v[~promoted], challenger[~promoted], color="tab:red", marker="x", zorder=3, s=40,
-               label="version (kept out by the gate)")
+    ax.scatter(
+        v[~promoted],
+        challenger[~promoted],
+        color="tab:red",
+        marker="x",
+        zorder=3,
+        s=40,
+        label="version (kept out by the gate)",
+    )
     ax.scatter(v, champion, color="tab:blue", marker="_", s=160, zorder=2, label="its champion, same held-out rows")
     for i, h in enumerate(h for h in document["history"] if "rollback_to" in h):
         ax.axvline(h["rollback_to"], color="tab:purple", ls=":", label="rolled back to" if i == 0 else None)

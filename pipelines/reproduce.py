@@ -19,19 +19,48 @@ def split_names(text):
     return [part for part in (p.strip() for p in text.split(",")) if part]
 
 
-def run_reproduce_omkc(*, permutations: int, datasets=None, algorithms=None, scaling: str = "paper", seed: int = 0,
-                       ties: str = "mistake", show_progress: bool = True, out=None) -> dict:
+def run_reproduce_omkc(
+    *,
+    permutations: int,
+    datasets=None,
+    algorithms=None,
+    scaling: str = "paper",
+    seed: int = 0,
+    ties: str = "mistake",
+    show_progress: bool = True,
+    out=None,
+) -> dict:
     """Run the reproduction (with a progress bar on stderr) and optionally write the report to ``out``."""
     datasets, algorithms = split_names(datasets), split_names(algorithms)
     run_names, _ = resolve_datasets(datasets)
     runnable = [a for a in resolve_algorithms(algorithms) if a in IMPLEMENTED]
     total = len(run_names) * len(runnable) * permutations
-    return run_with_bar(reproduce_omkc, total, "reproduce omkc", show_progress, out, datasets, algorithms,
-                         permutations=permutations, seed=seed, scaling=scaling, ties=ties)
+    return run_with_bar(
+        reproduce_omkc,
+        total,
+        "reproduce omkc",
+        show_progress,
+        out,
+        datasets,
+        algorithms,
+        permutations=permutations,
+        seed=seed,
+        scaling=scaling,
+        ties=ties,
+    )
 
 
-def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, seed: int = 0, ties: str = "mistake",
-                        scaling: str = "paper", show_progress: bool = True, out=None) -> dict:
+def run_reproduce_bomkl(
+    *,
+    permutations: int,
+    datasets=None,
+    algorithms=None,
+    seed: int = 0,
+    ties: str = "mistake",
+    scaling: str = "paper",
+    show_progress: bool = True,
+    out=None,
+) -> dict:
     """``omkl reproduce bomkl``: the BOMKL paper's Tables 1/2, with a progress bar, optional JSON file."""
     from omkl_dist.reproduction.tables.bomkl import IMPLEMENTED as BOMKL_IMPLEMENTED
     from omkl_dist.reproduction.tables.bomkl import TABLE_ALGORITHMS, TABLES
@@ -42,8 +71,19 @@ def run_reproduce_bomkl(*, permutations: int, datasets=None, algorithms=None, se
     for name in names:
         needed = {a for (t, n) in TABLES if n == name for a in TABLE_ALGORITHMS[t]}
         total += sum(a in needed and a in BOMKL_IMPLEMENTED for a in algos) * permutations
-    return run_with_bar(reproduce_bomkl, total, "reproduce bomkl", show_progress, out, datasets, algorithms,
-                         permutations=permutations, seed=seed, ties=ties, scaling=scaling)
+    return run_with_bar(
+        reproduce_bomkl,
+        total,
+        "reproduce bomkl",
+        show_progress,
+        out,
+        datasets,
+        algorithms,
+        permutations=permutations,
+        seed=seed,
+        ties=ties,
+        scaling=scaling,
+    )
 
 
 def run_with_bar(fn, total, desc, show_progress, out, datasets, algorithms, **kwargs) -> dict:
@@ -73,8 +113,16 @@ def _num(value, digits):
     return f"{value:.{digits}f}"
 
 
-_HEADER = ("algorithm", "ours mistake %", "paper mistake %", "flag", "ours #SV", "paper #SV", "ours time s",
-           "paper time s")
+_HEADER = (
+    "algorithm",
+    "ours mistake %",
+    "paper mistake %",
+    "flag",
+    "ours #SV",
+    "paper #SV",
+    "ours time s",
+    "paper time s",
+)
 _ALIGN = ("<", ">", ">", "<", ">", ">", ">", ">")
 
 
@@ -84,18 +132,39 @@ def _format_block(block) -> list[str]:
     for row in block["rows"]:
         paper = row["paper"]
         if row["ours"] is None:
-            rows.append((row["label"], "n/a", _pm(paper["mistake_rate"]), "-", "n/a",
-                         _num(paper["n_support"]["mean"], 1), "n/a", _num(paper["seconds"]["mean"], 3)))
+            rows.append(
+                (
+                    row["label"],
+                    "n/a",
+                    _pm(paper["mistake_rate"]),
+                    "-",
+                    "n/a",
+                    _num(paper["n_support"]["mean"], 1),
+                    "n/a",
+                    _num(paper["seconds"]["mean"], 3),
+                )
+            )
             notes.append(f"{row['label']}: ours: {row['note']}")
             continue
         ours = row["ours"]
         flag = f"{'FLAG' if row['flagged'] else 'ok'} {row['deviation_pp']:+.2f}"
-        rows.append((row["label"], _pm(ours["mistake_rate"]), _pm(paper["mistake_rate"]), flag,
-                     _num(ours["n_support"]["mean"], 1), _num(paper["n_support"]["mean"], 1),
-                     _num(ours["seconds"]["mean"], 3), _num(paper["seconds"]["mean"], 3)))
+        rows.append(
+            (
+                row["label"],
+                _pm(ours["mistake_rate"]),
+                _pm(paper["mistake_rate"]),
+                flag,
+                _num(ours["n_support"]["mean"], 1),
+                _num(paper["n_support"]["mean"], 1),
+                _num(ours["seconds"]["mean"], 3),
+                _num(paper["seconds"]["mean"], 3),
+            )
+        )
         if "best_kernel" in ours:
-            notes.append(f"{row['label']} picked {ours['best_kernel']} most often "
-                         f"(paper's best kernel: {block['paper_best_kernel'] or 'not reported'})")
+            notes.append(
+                f"{row['label']} picked {ours['best_kernel']} most often "
+                f"(paper's best kernel: {block['paper_best_kernel'] or 'not reported'})"
+            )
         if row.get("duplicate"):
             notes.append(f"{row['label']}: same runs and paper numbers as above, not counted again")
         if row.get("explanation"):
@@ -106,15 +175,18 @@ def _format_block(block) -> list[str]:
         return "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, _ALIGN, widths)).rstrip()
 
     sub = " [SUBSTITUTE dataset]" if block["substitute"] else ""
-    title = (f"== {block['paper_name']} (paper n={block['paper_n']} d={block['paper_d']}) -- ours: "
-             f"{block['registry']} = {block['file']}, n={block['n']} d={block['d']}, scaling {block['scaling']}{sub}")
+    title = (
+        f"== {block['paper_name']} (paper n={block['paper_n']} d={block['paper_d']}) -- ours: "
+        f"{block['registry']} = {block['file']}, n={block['n']} d={block['d']}, scaling {block['scaling']}{sub}"
+    )
     out = [title, *textwrap.wrap(block["note"], 110, initial_indent="   ", subsequent_indent="   ")]
     if block.get("repair"):
         out.append(f"   repair: {block['repair']}")
     if block.get("baseline_budget"):
         b = block["baseline_budget"]
-        out.append(f"   budget baselines: B = {b} support vectors per kernel (16 B = {16 * b}, the paper's #SV for "
-                   "them)")
+        out.append(
+            f"   budget baselines: B = {b} support vectors per kernel (16 B = {16 * b}, the paper's #SV for them)"
+        )
     out += [line(_HEADER), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     out += [f"   {n}" for n in notes]
@@ -127,7 +199,8 @@ def _bomkl_header(report: dict) -> list[str]:
     lines = [
         "BOMKL reproduction -- Budget Online Multiple Kernel Learning (SPA), Tables 1 and 2",
         f"{s['permutations']} permutation(s) (paper: 10), seed {s['seed']}, scaling {s.get('scaling', 'none')} "
-        "(per dataset in its title), kernels " f"{s['kernels']}; "
+        "(per dataset in its title), kernels "
+        f"{s['kernels']}; "
         f"gamma {s['gamma']}, delta {s['delta']}, eta {s['eta']}, alpha {s['alpha']}, SPA beta: {betas}; one pass, "
         "test-then-train; a zero score counts as " + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",
@@ -141,7 +214,8 @@ def _bomkl_header(report: dict) -> list[str]:
             f"budget baselines RBP/Forgetron/BOGD/BPAS: budget B per kernel = paper SPA #SV / 16 ({budgets}); "
             "each kernel's learner sees every instance, Hedge gamma 0.99 discounted by each kernel's mistakes "
             f"(RBP, Forgetron) or hinge loss (BOGD, BPAS); eta {s['eta']}; BOGD lambda {s.get('bogd_lambda', '?')} "
-            "(T = instances; the paper gives none)")
+            "(T = instances; the paper gives none)"
+        )
     lines.append("")
     return lines
 
@@ -154,8 +228,7 @@ def format_reproduce_report(report: dict) -> str:
         "OMKC reproduction -- Hoi et al. (2013), Tables 3 and 4",
         f"{s['permutations']} permutation(s), seed {s['seed']}, scaling {s['scaling']}, kernels {s['kernels']}, "
         f"beta {s['beta']}, delta {s['delta']}, OM-2 p {s.get('om2_p', '-')}; one pass, test-then-train; a zero "
-        "score counts as "
-        + ("a mistake" if s["ties"] == "mistake" else "+1"),
+        "score counts as " + ("a mistake" if s["ties"] == "mistake" else "+1"),
         f"flag: {s['flag_rule']} (mistake rate only)",
         "#SV: Perceptron(u) counts its one shared SV set; OMKC(D,S)/(S,S) the expected SVs of the stochastic "
         "combination; time: ours (numba) vs the paper's Matlab",
@@ -171,6 +244,7 @@ def _format_report_body(report: dict, lines: list[str]) -> str:
             table = block.get("table")
             if table is not None:
                 from omkl_dist.reproduction.tables.bomkl import TABLE_TITLES
+
                 lines += [f"#### {TABLE_TITLES[table]}", ""]
         lines += _format_block(block)
         lines.append("")
@@ -181,20 +255,37 @@ def _format_report_body(report: dict, lines: list[str]) -> str:
     lines.append(
         f"flagged rows: {sm['flagged']} of {sm['rows_compared']} compared "
         f"({sm['flagged_same_data']} of {sm['rows_compared_same_data']} on the paper's own datasets"
-        + (f"; {sm['flagged_substitute']} of {sm['rows_compared'] - sm['rows_compared_same_data']} on substitute "
-           f"datasets {'/'.join(subs)}" if subs else "") + ")")
+        + (
+            f"; {sm['flagged_substitute']} of {sm['rows_compared'] - sm['rows_compared_same_data']} on substitute "
+            f"datasets {'/'.join(subs)}"
+            if subs
+            else ""
+        )
+        + ")"
+    )
     if sm["mean_abs_deviation_pp"] is not None:
-        lines.append(f"mean |ours - paper| mistake rate: {sm['mean_abs_deviation_pp']:.2f} points "
-                     f"({sm['mean_abs_deviation_same_data_pp'] or 0.0:.2f} on the paper's own datasets)")
+        lines.append(
+            f"mean |ours - paper| mistake rate: {sm['mean_abs_deviation_pp']:.2f} points "
+            f"({sm['mean_abs_deviation_same_data_pp'] or 0.0:.2f} on the paper's own datasets)"
+        )
     lines.append(f"total time: {sm['total_seconds']:.1f} s")
     if "out" in report:
         lines.append(f"report written to {report['out']}")
     return "\n".join(lines)
 
 
-def run_reproduce_om2(*, permutations: int, datasets=None, seed: int = 0, ties: str = "mistake",
-                      study_permutations: int = 5, study_datasets=None, plot=None, show_progress: bool = True,
-                      out=None) -> dict:
+def run_reproduce_om2(
+    *,
+    permutations: int,
+    datasets=None,
+    seed: int = 0,
+    ties: str = "mistake",
+    study_permutations: int = 5,
+    study_datasets=None,
+    plot=None,
+    show_progress: bool = True,
+    out=None,
+) -> dict:
     """``omkl reproduce om2``: the OM-2 rows of the OMKC paper's Tables 3/4 (beside OMKC(D,D), the
     paper's comparison), then the multi-class study (:mod:`omkl_dist.reproduction.om2`)
     with its plot written to ``plot``."""
@@ -211,10 +302,12 @@ def run_reproduce_om2(*, permutations: int, datasets=None, seed: int = 0, ties: 
     datasets, study_datasets = split_names(datasets), split_names(study_datasets)
     run_names, _ = resolve_datasets(datasets)
     study_names = study_datasets or list(STUDY_DATASETS)
-    total = (len(run_names) * len(algorithms) * permutations
-             + len(study_names) * len(STUDY_ALGORITHMS) * study_permutations)
-    bar = tqdm(total=total, unit="run", desc="reproduce om2", disable=not show_progress, file=sys.stderr,
-               dynamic_ncols=True)
+    total = (
+        len(run_names) * len(algorithms) * permutations + len(study_names) * len(STUDY_ALGORITHMS) * study_permutations
+    )
+    bar = tqdm(
+        total=total, unit="run", desc="reproduce om2", disable=not show_progress, file=sys.stderr, dynamic_ncols=True
+    )
 
     def step(text):
         bar.set_postfix_str(text, refresh=False)
@@ -250,18 +343,33 @@ def format_om2_report(report: dict) -> str:
     ]
     body = _format_report_body(tables, lines).splitlines()
     st = study["settings"]
-    body += ["", f"Multi-class study -- online mistake rate of one pass ({st['permutations']} random orders, "
-                 f"seed {st['seed']}, features {st['scaling']}, kernels {st['kernels']})", ""]
+    body += [
+        "",
+        f"Multi-class study -- online mistake rate of one pass ({st['permutations']} random orders, "
+        f"seed {st['seed']}, features {st['scaling']}, kernels {st['kernels']})",
+        "",
+    ]
     header = ("dataset", "n x d", "K", "algorithm", "mistake %", "#SV", "seconds")
     rows = []
     for block in study["datasets"]:
         for row in block["rows"]:
-            rows.append((block["dataset"], f"{block['n']} x {block['d']}", str(block["classes"]), row["label"],
-                         _pm(row["final"]), _num(row["n_support"], 0), _num(row["seconds"], 2)))
+            rows.append(
+                (
+                    block["dataset"],
+                    f"{block['n']} x {block['d']}",
+                    str(block["classes"]),
+                    row["label"],
+                    _pm(row["final"]),
+                    _num(row["n_support"], 0),
+                    _num(row["seconds"], 2),
+                )
+            )
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     body += ["  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip() for r in [header, *rows]]
-    body.append("(mistake rate at 20 points of the stream per dataset and algorithm: the JSON report's "
-                "study.datasets[].rows[].mistake_rate)")
+    body.append(
+        "(mistake rate at 20 points of the stream per dataset and algorithm: the JSON report's "
+        "study.datasets[].rows[].mistake_rate)"
+    )
     if "plot" in report:
         body.append(f"plot written to {report['plot']}")
     if "out" in report:

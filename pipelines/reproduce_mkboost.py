@@ -12,17 +12,39 @@ from .fit import executor_for
 from .reproduce import run_with_bar, split_names
 
 
-def run_reproduce_mkboost(*, runs: int = paper.RUNS, datasets=None, algorithms=None, seed: int = 0,
-                          n_trials: int = paper.N_TRIALS, scaling: str = paper.SCALING, scheduler: str | None = None,
-                          threads: int = 1, timeout: float = 10.0, show_progress: bool = True, out=None) -> dict:
+def run_reproduce_mkboost(
+    *,
+    runs: int = paper.RUNS,
+    datasets=None,
+    algorithms=None,
+    seed: int = 0,
+    n_trials: int = paper.N_TRIALS,
+    scaling: str = paper.SCALING,
+    scheduler: str | None = None,
+    threads: int = 1,
+    timeout: float = 10.0,
+    show_progress: bool = True,
+    out=None,
+) -> dict:
     """Run the reproduction with a progress bar on stderr; optionally write the report (JSON) to ``out``."""
     datasets, algorithms = split_names(datasets), split_names(algorithms)
     names, _ = resolve_datasets(datasets)
     runnable = [a for a in resolve_algorithms(algorithms) if a in paper.IMPLEMENTED]
     with executor_for(scheduler, threads, timeout) as executor:
-        return run_with_bar(reproduce_mkboost, len(names) * len(runnable) * runs, "reproduce mkboost",
-                             show_progress, out, datasets, algorithms, runs=runs, seed=seed, n_trials=n_trials,
-                             scaling=scaling, executor=executor)
+        return run_with_bar(
+            reproduce_mkboost,
+            len(names) * len(runnable) * runs,
+            "reproduce mkboost",
+            show_progress,
+            out,
+            datasets,
+            algorithms,
+            runs=runs,
+            seed=seed,
+            n_trials=n_trials,
+            scaling=scaling,
+            executor=executor,
+        )
 
 
 _HEADER = ("algorithm", "ours accuracy", "paper accuracy", "flag", "ours time s", "paper time s")
@@ -39,8 +61,16 @@ def _block(block: dict, n_kernels: int) -> list[str]:
             continue
         acc, secs = row["ours"]["accuracy"], row["ours"]["seconds"]
         flag = f"{'FLAG' if row['flagged'] else 'ok'} {100 * row['deviation']:+.2f}"
-        rows.append((row["label"], f"{acc['mean']:.4f} ± {acc['std']:.4f}", paper_acc, flag, f"{secs['mean']:.3f}",
-                     f"{p['seconds']:.3f}"))
+        rows.append(
+            (
+                row["label"],
+                f"{acc['mean']:.4f} ± {acc['std']:.4f}",
+                paper_acc,
+                flag,
+                f"{secs['mean']:.3f}",
+                f"{p['seconds']:.3f}",
+            )
+        )
         counts = row["ours"]["kernel_counts"]
         if row["algorithm"] in ("mkboost-d1", "mkboost-s1") and counts:
             total = sum(counts.values())
@@ -52,17 +82,21 @@ def _block(block: dict, n_kernels: int) -> list[str]:
         elif counts and len(counts) == n_kernels and len(set(counts.values())) == 1:
             notes.append(f"{row['label']}: all {n_kernels} kernels have a non-zero weight in every pair and run")
         elif counts:
-            notes.append(f"{row['label']}: kernels with weight > 0 (pairs x runs): "
-                         + ", ".join(f"{n} {c}" for n, c in list(counts.items())[:4]))
+            notes.append(
+                f"{row['label']}: kernels with weight > 0 (pairs x runs): "
+                + ", ".join(f"{n} {c}" for n, c in list(counts.items())[:4])
+            )
     widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
 
     def line(cells):
         return "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, _ALIGN, widths, strict=True)).rstrip()
 
     sub = " [SUBSTITUTE]" if block["substitute"] else ""
-    title = (f"== {block['paper_key']} {block['paper_name']} (paper: {block['paper_classes']} classes, "
-             f"N={block['paper_n']}, D={block['paper_d']}) -- ours: {block['file']}, {block['classes']} classes, "
-             f"N={block['n']}, D={block['d']}{sub}")
+    title = (
+        f"== {block['paper_key']} {block['paper_name']} (paper: {block['paper_classes']} classes, "
+        f"N={block['paper_n']}, D={block['paper_d']}) -- ours: {block['file']}, {block['classes']} classes, "
+        f"N={block['n']}, D={block['d']}{sub}"
+    )
     out = [title, *textwrap.wrap(block["note"], 110, initial_indent="   ", subsequent_indent="   ")]
     out += [line(_HEADER), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     return out + [f"   {n}" for n in notes]
@@ -87,11 +121,15 @@ def format_mkboost_report(report: dict) -> str:
     for skipped in report["skipped"]:
         lines.append(f"skipped {skipped['paper_key']} {skipped['paper_name']}: {skipped['note']}")
     sm = report["summary"]
-    lines.append(f"flagged rows: {sm['flagged']} of {sm['rows_compared']} compared "
-                 f"({sm['flagged_same_data']} of {sm['rows_compared_same_data']} on the paper's own data)")
+    lines.append(
+        f"flagged rows: {sm['flagged']} of {sm['rows_compared']} compared "
+        f"({sm['flagged_same_data']} of {sm['rows_compared_same_data']} on the paper's own data)"
+    )
     if sm["mean_abs_deviation"] is not None:
-        lines.append(f"mean |ours - paper| accuracy: {100 * sm['mean_abs_deviation']:.2f} points "
-                     f"({100 * (sm['mean_abs_deviation_same_data'] or 0.0):.2f} on the paper's own data)")
+        lines.append(
+            f"mean |ours - paper| accuracy: {100 * sm['mean_abs_deviation']:.2f} points "
+            f"({100 * (sm['mean_abs_deviation_same_data'] or 0.0):.2f} on the paper's own data)"
+        )
     lines.append(f"total time: {sm['total_seconds']:.1f} s")
     if "out" in report:
         lines.append(f"report written to {report['out']}")

@@ -15,8 +15,9 @@ from omkl_dist.storage.outputs import JSON_REPORT, check_output, write_json_repo
 STUDIES = ("mfeat", "testbed")
 
 
-def run_reproduce_oks(*, studies=None, seeds: int = 5, tasks=None, algorithms=None, data_dir=None,
-                      show_progress: bool = True, out=None) -> dict:
+def run_reproduce_oks(
+    *, studies=None, seeds: int = 5, tasks=None, algorithms=None, data_dir=None, show_progress: bool = True, out=None
+) -> dict:
     """Run the stand-in studies (progress bar on stderr); the report holds the paper's tables too.
     ``studies``/``algorithms`` None: all of them."""
     studies, algorithms = studies or STUDIES, algorithms or ALGORITHMS
@@ -24,8 +25,9 @@ def run_reproduce_oks(*, studies=None, seeds: int = 5, tasks=None, algorithms=No
         check_output(out, JSON_REPORT, overwrite=True)  # before the work, not after
     unknown = sorted(set(studies) - set(STUDIES)) + sorted(set(algorithms) - set(ALGORITHMS))
     if unknown:
-        raise ValueError(f"unknown study or algorithm {unknown}; studies: {list(STUDIES)}, algorithms: "
-                         f"{list(ALGORITHMS)}")
+        raise ValueError(
+            f"unknown study or algorithm {unknown}; studies: {list(STUDIES)}, algorithms: {list(ALGORITHMS)}"
+        )
     bar = tqdm(unit="step", desc="reproduce oks", disable=not show_progress, file=sys.stderr, dynamic_ncols=True)
 
     def step(text):
@@ -33,12 +35,18 @@ def run_reproduce_oks(*, studies=None, seeds: int = 5, tasks=None, algorithms=No
         bar.update(1)
 
     try:
-        results = [study.run_study(name, seeds=seeds, tasks=tasks, algorithms=algorithms, data_dir=data_dir,
-                                   progress=step) for name in studies]
+        results = [
+            study.run_study(name, seeds=seeds, tasks=tasks, algorithms=algorithms, data_dir=data_dir, progress=step)
+            for name in studies
+        ]
     finally:
         bar.close()
-    report = {"paper": {title: table for title, table in TABLES.items()}, "studies": results, "protocol": study.__doc__,
-              "regression": study.regression_study()}
+    report = {
+        "paper": {title: table for title, table in TABLES.items()},
+        "studies": results,
+        "protocol": study.__doc__,
+        "regression": study.regression_study(),
+    }
     if out is not None:
         write_json_report(out, report)
         report["out"] = str(out)
@@ -47,27 +55,35 @@ def run_reproduce_oks(*, studies=None, seeds: int = 5, tasks=None, algorithms=No
 
 def _table(rows, header) -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in [header, ["-" * w for w in widths], *rows]]
+    return [
+        "  ".join(f"{str(c):<{w}}" for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, ["-" * w for w in widths], *rows]
+    ]
 
 
 def _paper_block(title, table) -> list[str]:
     lines = [f"== paper, {title}"]
     for task, cells in table.items():
-        rows = [(a, cells[a][0], f"{cells[a][1]:.4f}" + (f" ± {cells[a][2]:.4f}" if cells[a][2] else ""), cells[a][3])
-                for a in ALGORITHMS]
+        rows = [
+            (a, cells[a][0], f"{cells[a][1]:.4f}" + (f" ± {cells[a][2]:.4f}" if cells[a][2] else ""), cells[a][3])
+            for a in ALGORITHMS
+        ]
         lines += [f"  {task}"] + ["    " + line for line in _table(rows, ("algorithm", "RT", "ACC", "opt-K"))]
     return lines
 
 
 def _ours_block(result) -> list[str]:
-    name = {"mfeat": "mfeat (6 views x {linear, poly 2, chi2, gaussian} = 24 kernels)",
-            "testbed": "OMKC testbed, binary datasets, omkc16 pool (16 kernels)"}[result["study"]]
+    name = {
+        "mfeat": "mfeat (6 views x {linear, poly 2, chi2, gaussian} = 24 kernels)",
+        "testbed": "OMKC testbed, binary datasets, omkc16 pool (16 kernels)",
+    }[result["study"]]
     lines = [f"== ours, {name}; {result['seeds']} seed(s) for SOM-SVM and OKS-SVM"]
     for task, cells in result["tasks"].items():
         size = result["sizes"][task]
-        lines.append(f"  {task} (train {size['train']}, test {size['test']}, {size['classes']} classes, "
-                     f"{size['kernels']} kernels)")
+        lines.append(
+            f"  {task} (train {size['train']}, test {size['test']}, {size['classes']} classes, "
+            f"{size['kernels']} kernels)"
+        )
         rows = []
         for a in ALGORITHMS:
             if a not in cells:
@@ -89,9 +105,12 @@ def _ours_block(result) -> list[str]:
 
 
 def format_oks_report(report: dict) -> str:
-    lines = ["OKS reproduction -- Online Kernel Selection (Yang et al., AAAI 2012), Tables 1 and 2",
-             "Pascal07 and Corel5k with INRIA features are not available here: the paper's tables are printed as "
-             "transcribed, and the same study runs on mfeat's six views and on the OMKC testbed.", ""]
+    lines = [
+        "OKS reproduction -- Online Kernel Selection (Yang et al., AAAI 2012), Tables 1 and 2",
+        "Pascal07 and Corel5k with INRIA features are not available here: the paper's tables are printed as "
+        "transcribed, and the same study runs on mfeat's six views and on the OMKC testbed.",
+        "",
+    ]
     lines += textwrap.wrap(" ".join(study.__doc__.split("Protocol", 1)[1].split()), 110)
     lines.append("")
     for title, table in report["paper"].items():
@@ -101,19 +120,24 @@ def format_oks_report(report: dict) -> str:
     reg = report.get("regression")
     if reg:
         o, k, m = reg["oks"], reg["kernel_ridge"], reg["mean_predictor"]
-        lines += [f"== OKS regression (Algorithm 1, squared loss) on {reg['data']}, {reg['train']} train / "
-                  f"{reg['test']} test rows, standardised on the training half",
-                  f"  OKS ({o['pool']}, lambda {o['lam']:g} on validation): test MSE {o['mse']:.1f}, selected "
-                  f"{o['selected_kernel']} (weight {o['weights'][o['selected_kernel']]:.2f}), {o['seconds']:.2f} s; "
-                  f"its best kernel in hindsight: {min(o['per_kernel_mse'], key=o['per_kernel_mse'].get)} "
-                  f"{min(o['per_kernel_mse'].values()):.1f}",
-                  f"  kernel ridge (rbf, gamma {k['gamma']:g}, alpha {k['alpha']:g} on validation): test MSE "
-                  f"{k['mse']:.1f}, {k['seconds']:.2f} s",
-                  f"  predicting the training mean: test MSE {m['mse']:.1f}", ""]
-    lines.append("Differences from the paper: other data (digits, UCI sets, not image categories), so accuracies and "
-                 "kernel ids are not comparable cell by cell; our times are seconds on 2 cores for a few hundred to "
-                 "a thousand training rows (the paper's: hours in Matlab/LibSVM for 1,200-3,400 rows); the claims "
-                 "are the comparable part.")
+        lines += [
+            f"== OKS regression (Algorithm 1, squared loss) on {reg['data']}, {reg['train']} train / "
+            f"{reg['test']} test rows, standardised on the training half",
+            f"  OKS ({o['pool']}, lambda {o['lam']:g} on validation): test MSE {o['mse']:.1f}, selected "
+            f"{o['selected_kernel']} (weight {o['weights'][o['selected_kernel']]:.2f}), {o['seconds']:.2f} s; "
+            f"its best kernel in hindsight: {min(o['per_kernel_mse'], key=o['per_kernel_mse'].get)} "
+            f"{min(o['per_kernel_mse'].values()):.1f}",
+            f"  kernel ridge (rbf, gamma {k['gamma']:g}, alpha {k['alpha']:g} on validation): test MSE "
+            f"{k['mse']:.1f}, {k['seconds']:.2f} s",
+            f"  predicting the training mean: test MSE {m['mse']:.1f}",
+            "",
+        ]
+    lines.append(
+        "Differences from the paper: other data (digits, UCI sets, not image categories), so accuracies and "
+        "kernel ids are not comparable cell by cell; our times are seconds on 2 cores for a few hundred to "
+        "a thousand training rows (the paper's: hours in Matlab/LibSVM for 1,200-3,400 rows); the claims "
+        "are the comparable part."
+    )
     if "out" in report:
         lines.append(f"report: {report['out']}")
     return "\n".join(lines)

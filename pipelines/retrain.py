@@ -67,8 +67,10 @@ def _kind(algo: str) -> str:
         return "online"
     if algo in BATCH_ALGORITHMS:
         return "batch"
-    raise ValueError(f"unknown --algo {algo!r}; choose an online one ({', '.join(sorted(ALGORITHMS))}) or a batch "
-                     f"one ({', '.join(sorted(BATCH_ALGORITHMS))})")
+    raise ValueError(
+        f"unknown --algo {algo!r}; choose an online one ({', '.join(sorted(ALGORITHMS))}) or a batch "
+        f"one ({', '.join(sorted(BATCH_ALGORITHMS))})"
+    )
 
 
 def _algo_of(meta: dict) -> str:
@@ -79,9 +81,30 @@ def _algo_of(meta: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ the job
-def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None, params=None, block_size=256,
-            seed=0, scaling="none", holdout=0.2, gate=0.0, when="always", scheduler=None, report_dir=None,
-            plots=True, lock_timeout=30.0, drift=None, show_progress=False, labels=None, settings=None) -> dict:
+def retrain(
+    store_root,
+    name: str,
+    data,
+    *,
+    rows=None,
+    partition=None,
+    algo=None,
+    params=None,
+    block_size=256,
+    seed=0,
+    scaling="none",
+    holdout=0.2,
+    gate=0.0,
+    when="always",
+    scheduler=None,
+    report_dir=None,
+    plots=True,
+    lock_timeout=30.0,
+    drift=None,
+    show_progress=False,
+    labels=None,
+    settings=None,
+) -> dict:
     """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
     ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
     ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first. ``settings``
@@ -103,45 +126,99 @@ def retrain(store_root, name: str, data, *, rows=None, partition=None, algo=None
     setting = _setting(champion, algo, params or {}, block_size, seed, scaling)
     _check_window(window, champion)
     key, window_key = _keys(champion, window, setting, holdout)
-    summary = {"model": name, "store": str(store.root), "window": window.describe(), "key": key,
-               "window_key": window_key, "parent": champion["version"] if champion else None}
+    summary = {
+        "model": name,
+        "store": str(store.root),
+        "window": window.describe(),
+        "key": key,
+        "window_key": window_key,
+        "parent": champion["version"] if champion else None,
+    }
     found = _done_before(store, champion, key, window_key)
     if found is not None:  # the same run was done: return its version, train nothing
-        return {**summary, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION),
-                "seconds": time.perf_counter() - t0}
+        return {
+            **summary,
+            "status": "exists",
+            "version": found,
+            "champion": store.aliases().get(CHAMPION),
+            "seconds": time.perf_counter() - t0,
+        }
     watch = _watch(champion, window, detector)
     if when == "drift" and champion is not None and not watch["alarms"]:
-        summary.update(status="skipped", reason="no drift signalled on the window", drift=watch["drift"],
-                       champion=champion["version"], seconds=time.perf_counter() - t0)
+        summary.update(
+            status="skipped",
+            reason="no drift signalled on the window",
+            drift=watch["drift"],
+            champion=champion["version"],
+            seconds=time.perf_counter() - t0,
+        )
         _write_report(store, summary, watch, None, report_dir, plots, f"skipped-{window.sha256()[:12]}")
         return summary
     fit = _train(champion, window, setting, scheduler, show_progress)
     challenger_mistakes = _mistakes(fit["model"], fit["scaler"], window, window.split, window.stop)
     decision = _gate(watch, challenger_mistakes, gate)
-    lineage = {**summary, "packages": package_versions(), "code": code_version(), "algo": setting["algo"],
-               "params": setting["params"], "seed": setting["seed"],
-               "block_size": setting["block_size"], "scaling": setting["scaling"], "holdout": holdout,
-               "label_map": window.label_map, "gate": decision, "drift": watch["drift"],
-               "metrics": {"holdout_mistake_rate": decision["challenger"], "train": fit["metrics"]},
-               "where": fit["where"], "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    lineage = {
+        **summary,
+        "packages": package_versions(),
+        "code": code_version(),
+        "algo": setting["algo"],
+        "params": setting["params"],
+        "seed": setting["seed"],
+        "block_size": setting["block_size"],
+        "scaling": setting["scaling"],
+        "holdout": holdout,
+        "label_map": window.label_map,
+        "gate": decision,
+        "drift": watch["drift"],
+        "metrics": {"holdout_mistake_rate": decision["challenger"], "train": fit["metrics"]},
+        "where": fit["where"],
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     staged = store.staging_dir()
     try:
-        save_model(fit["model"], staged / "model", scaler=fit["scaler"], extra_meta={"lineage": lineage},
-                   option="the model store's staging folder")
-        published = store.publish(staged / "model", reason=decision["decision"], promote=decision["promote"],
-                                  expect_champion=summary["parent"], key=key)
+        save_model(
+            fit["model"],
+            staged / "model",
+            scaler=fit["scaler"],
+            extra_meta={"lineage": lineage},
+            option="the model store's staging folder",
+        )
+        published = store.publish(
+            staged / "model",
+            reason=decision["decision"],
+            promote=decision["promote"],
+            expect_champion=summary["parent"],
+            key=key,
+        )
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     status = "exists" if published["existing"] else ("promoted" if published["promoted"] else "kept")
     if decision["promote"] and not published["promoted"] and not published["existing"]:
-        decision = {**decision, "decision": f"not promoted: the champion changed to version {published['champion']} "
-                                            "while this one trained (it stays a non-champion version)"}
-    summary.update(status=status, version=published["version"], champion=published["champion"], gate=decision,
-                   drift=watch["drift"], train=fit["metrics"], where=fit["where"],
-                   seconds=time.perf_counter() - t0)
+        decision = {
+            **decision,
+            "decision": f"not promoted: the champion changed to version {published['champion']} "
+            "while this one trained (it stays a non-champion version)",
+        }
+    summary.update(
+        status=status,
+        version=published["version"],
+        champion=published["champion"],
+        gate=decision,
+        drift=watch["drift"],
+        train=fit["metrics"],
+        where=fit["where"],
+        seconds=time.perf_counter() - t0,
+    )
     if not published["existing"]:
-        summary["report"] = _write_report(store, summary, watch, {**fit, "holdout": challenger_mistakes},
-                                          report_dir, plots, f"v{published['version']}")
+        summary["report"] = _write_report(
+            store,
+            summary,
+            watch,
+            {**fit, "holdout": challenger_mistakes},
+            report_dir,
+            plots,
+            f"v{published['version']}",
+        )
     return summary
 
 
@@ -153,10 +230,19 @@ def _load_champion(store: ModelStore):
     model, scaler, meta = load_model(path)  # every array's hash checked: an edited version is refused here
     lineage = meta.get("lineage") or {}
     if not lineage:
-        raise DataError("the champion has no lineage (it was not made by omkl retrain)", path=path,
-                        fix="promote a version made by omkl retrain")
-    return {"version": version, "model": model, "scaler": scaler, "meta": meta, "lineage": lineage,
-            "meta_sha256": meta["meta_sha256"]}
+        raise DataError(
+            "the champion has no lineage (it was not made by omkl retrain)",
+            path=path,
+            fix="promote a version made by omkl retrain",
+        )
+    return {
+        "version": version,
+        "model": model,
+        "scaler": scaler,
+        "meta": meta,
+        "lineage": lineage,
+        "meta_sha256": meta["meta_sha256"],
+    }
 
 
 def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
@@ -164,23 +250,40 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
     them), or ``algo`` and ``params`` on a first run or a batch refit."""
     if champion is None:
         if algo is None:
-            raise ValueError("the store has no champion for this model yet: give --algo (and its --param) for the "
-                             "first version")
+            raise ValueError(
+                "the store has no champion for this model yet: give --algo (and its --param) for the first version"
+            )
         kind = _kind(algo)
-        return {"algo": algo, "kind": kind, "params": dict(params), "block_size": block_size, "seed": seed,
-                "scaling": scaling}
+        return {
+            "algo": algo,
+            "kind": kind,
+            "params": dict(params),
+            "block_size": block_size,
+            "seed": seed,
+            "scaling": scaling,
+        }
     lineage = champion["lineage"]
     own = lineage["algo"]
     if algo is not None and algo != own:
-        raise ValueError(f"the champion is a {own} model; --algo {algo} cannot continue it (give no --algo, or "
-                         "publish under another model name)")
+        raise ValueError(
+            f"the champion is a {own} model; --algo {algo} cannot continue it (give no --algo, or "
+            "publish under another model name)"
+        )
     kind = _kind(own)
     if kind == "online" and params and any(lineage["params"].get(k) != v for k, v in params.items()):
-        raise ValueError(f"an online model continues with its own parameters {lineage['params']}; --param "
-                         f"{params} differs (publish under another model name to start afresh)")
+        raise ValueError(
+            f"an online model continues with its own parameters {lineage['params']}; --param "
+            f"{params} differs (publish under another model name to start afresh)"
+        )
     merged = {**lineage["params"], **params} if kind == "batch" else lineage["params"]
-    return {"algo": own, "kind": kind, "params": merged, "block_size": lineage["block_size"], "seed": lineage["seed"],
-            "scaling": lineage["scaling"]}
+    return {
+        "algo": own,
+        "kind": kind,
+        "params": merged,
+        "block_size": lineage["block_size"],
+        "seed": lineage["seed"],
+        "scaling": lineage["scaling"],
+    }
 
 
 def _check_window(window: Window, champion) -> None:
@@ -190,25 +293,37 @@ def _check_window(window: Window, champion) -> None:
     lineage = champion["lineage"]
     want = int(champion["model"].n_features_in_)
     if int(window.meta["n_features"]) != want:
-        raise DataError(f"the window has {window.meta['n_features']} features, the champion (version "
-                        f"{champion['version']}) {want}: nothing was published", path=window.data,
-                        fix="give a window of the same table (the same columns, in order)")
+        raise DataError(
+            f"the window has {window.meta['n_features']} features, the champion (version "
+            f"{champion['version']}) {want}: nothing was published",
+            path=window.data,
+            fix="give a window of the same table (the same columns, in order)",
+        )
     known = {json.dumps(original): internal for original, internal in lineage["label_map"]}
     for original, internal in window.label_map:
         if known.get(json.dumps(original)) != internal:
-            raise DataError(f"the window's label {original!r} (coded {internal}) is not one of the champion's labels "
-                            f"{[o for o, _ in lineage['label_map']]} with the same coding: nothing was published",
-                            path=window.data,
-                            fix="ingest the window with the champion's classes (omkl data ingest --classes ...), or "
-                                "start a new model name for a new label set")
+            raise DataError(
+                f"the window's label {original!r} (coded {internal}) is not one of the champion's labels "
+                f"{[o for o, _ in lineage['label_map']]} with the same coding: nothing was published",
+                path=window.data,
+                fix="ingest the window with the champion's classes (omkl data ingest --classes ...), or "
+                "start a new model name for a new label set",
+            )
 
 
 def _keys(champion, window: Window, setting: dict, holdout: float) -> tuple[str, str]:
     """``(key, window_key)``: the retrain's identity -- the parent and the window key -- and the
     window key alone: the data, the settings and the code."""
-    body = {"data": window.sha256(), "algo": setting["algo"], "params": setting["params"], "seed": setting["seed"],
-            "block_size": setting["block_size"], "scaling": setting["scaling"], "holdout": holdout,
-            "code": code_version()}
+    body = {
+        "data": window.sha256(),
+        "algo": setting["algo"],
+        "params": setting["params"],
+        "seed": setting["seed"],
+        "block_size": setting["block_size"],
+        "scaling": setting["scaling"],
+        "holdout": holdout,
+        "code": code_version(),
+    }
     window_key = _digest(body)
     parent = None if champion is None else [champion["version"], champion["meta_sha256"]]
     return _digest({"parent": parent, "window": window_key}), window_key
@@ -235,8 +350,11 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     model, scaler, meta = load_model(model_dir)  # every hash checked
     if not meta.get("label_map"):
-        raise DataError("the saved model does not record its label map (saved by an older omkl-dist)",
-                        path=model_dir, fix="save it again with this version (omkl run --model-out / omkl submit)")
+        raise DataError(
+            "the saved model does not record its label map (saved by an older omkl-dist)",
+            path=model_dir,
+            fix="save it again with this version (omkl run --model-out / omkl submit)",
+        )
     key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:
@@ -244,22 +362,46 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     params = {k: v for k, v in meta["params"].items() if k not in ("block_size", "random_state", "feature_groups")}
     trained = meta.get("trained_on") or {}
     champion = store.aliases().get(CHAMPION)
-    lineage = {"model": name, "key": key, "parent": None, "imported_from": str(model_dir),
-               "window": {"source": trained.get("data"), "rows": [0, int(getattr(model, "n_samples_seen_", 0))],
-                          "sha256": None},
-               "packages": package_versions(), "code": code_version(), "algo": _algo_of(meta), "params": params,
-               "seed": int(meta.get("engine", {}).get("seed", trained.get("seed", 0))),
-               "block_size": meta["params"].get("block_size"), "scaling": scaler.method,
-               "label_map": meta["label_map"], "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-               "gate": {"metric": "holdout mistake rate", "champion": None, "challenger": None,
-                        "promote": promote, "decision": "imported" + (" and promoted" if promote else "")}}
+    lineage = {
+        "model": name,
+        "key": key,
+        "parent": None,
+        "imported_from": str(model_dir),
+        "window": {
+            "source": trained.get("data"),
+            "rows": [0, int(getattr(model, "n_samples_seen_", 0))],
+            "sha256": None,
+        },
+        "packages": package_versions(),
+        "code": code_version(),
+        "algo": _algo_of(meta),
+        "params": params,
+        "seed": int(meta.get("engine", {}).get("seed", trained.get("seed", 0))),
+        "block_size": meta["params"].get("block_size"),
+        "scaling": scaler.method,
+        "label_map": meta["label_map"],
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "gate": {
+            "metric": "holdout mistake rate",
+            "champion": None,
+            "challenger": None,
+            "promote": promote,
+            "decision": "imported" + (" and promoted" if promote else ""),
+        },
+    }
     staged = store.staging_dir()
     try:
-        save_model(model, staged / "model", scaler=scaler,
-                   extra_meta={k: v for k, v in meta.items() if k in ("trained_on", "report", "label_map")}
-                   | {"lineage": lineage}, option="the model store's staging folder")
-        published = store.publish(staged / "model", reason=lineage["gate"]["decision"], promote=promote,
-                                  expect_champion=champion, key=key)
+        save_model(
+            model,
+            staged / "model",
+            scaler=scaler,
+            extra_meta={k: v for k, v in meta.items() if k in ("trained_on", "report", "label_map")}
+            | {"lineage": lineage},
+            option="the model store's staging folder",
+        )
+        published = store.publish(
+            staged / "model", reason=lineage["gate"]["decision"], promote=promote, expect_champion=champion, key=key
+        )
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     return {"model": name, "status": "exists" if published["existing"] else "imported", **published}
@@ -277,30 +419,57 @@ def _mistakes(model, scaler, window: Window, lo: int, hi: int) -> np.ndarray:
 def _watch(champion, window: Window, detector) -> dict:
     """The champion's mistakes over the window and the drift test on them."""
     if champion is None:
-        return {"mistakes": None, "alarms": [], "drift": {**detector.to_dict(), "alarms": [], "checked_rows": 0,
-                                                           "note": "no champion yet: nothing to watch"}}
+        return {
+            "mistakes": None,
+            "alarms": [],
+            "drift": {
+                **detector.to_dict(),
+                "alarms": [],
+                "checked_rows": 0,
+                "note": "no champion yet: nothing to watch",
+            },
+        }
     mistakes = _mistakes(champion["model"], champion["scaler"], window, window.start, window.stop)
     # against the rate the champion showed on its own gate's held-out rows, when it has one
     reference = (champion["lineage"].get("gate") or {}).get("challenger")
     alarms = [window.start + int(i) for i in detector.alarms(mistakes, reference=reference)]
-    return {"mistakes": mistakes, "alarms": alarms,
-            "drift": {**detector.to_dict(), "alarms": alarms, "checked_rows": len(mistakes), "reference": reference,
-                      "champion_mistake_rate": float(mistakes.mean())}}
+    return {
+        "mistakes": mistakes,
+        "alarms": alarms,
+        "drift": {
+            **detector.to_dict(),
+            "alarms": alarms,
+            "checked_rows": len(mistakes),
+            "reference": reference,
+            "champion_mistake_rate": float(mistakes.mean()),
+        },
+    }
 
 
 def _gate(watch, challenger_mistakes: np.ndarray, tolerance: float) -> dict:
     challenger = float(challenger_mistakes.mean())
     if watch["mistakes"] is None:
-        return {"metric": "holdout mistake rate", "champion": None, "challenger": challenger,
-                "tolerance": tolerance, "promote": True, "decision": "first version: published and promoted"}
+        return {
+            "metric": "holdout mistake rate",
+            "champion": None,
+            "challenger": challenger,
+            "tolerance": tolerance,
+            "promote": True,
+            "decision": "first version: published and promoted",
+        }
     held = len(challenger_mistakes)
     champion = float(watch["mistakes"][-held:].mean())  # the same tail rows
     promote = challenger <= champion + tolerance
     verdict = "promoted" if promote else "kept the champion"
-    return {"metric": "holdout mistake rate", "champion": champion, "challenger": challenger, "tolerance": tolerance,
-            "promote": promote,
-            "decision": f"{verdict}: challenger {100 * challenger:.2f} % vs champion {100 * champion:.2f} % "
-                        f"+ tolerance {100 * tolerance:.2f} pt on {held} held-out rows"}
+    return {
+        "metric": "holdout mistake rate",
+        "champion": champion,
+        "challenger": challenger,
+        "tolerance": tolerance,
+        "promote": promote,
+        "decision": f"{verdict}: challenger {100 * challenger:.2f} % vs champion {100 * champion:.2f} % "
+        f"+ tolerance {100 * tolerance:.2f} pt on {held} held-out rows",
+    }
 
 
 def _train(champion, window: Window, setting: dict, scheduler, show_progress) -> dict:
@@ -314,9 +483,14 @@ def _train(champion, window: Window, setting: dict, scheduler, show_progress) ->
 def _fresh_online(window: Window, setting: dict):
     from .run import make_stream_estimator
 
-    return make_stream_estimator(setting["algo"], setting["params"], n_rows=window.split - window.start,
-                                 block_size=setting["block_size"], seed=setting["seed"],
-                                 feature_groups=feature_groups(window.meta))
+    return make_stream_estimator(
+        setting["algo"],
+        setting["params"],
+        n_rows=window.split - window.start,
+        block_size=setting["block_size"],
+        seed=setting["seed"],
+        feature_groups=feature_groups(window.meta),
+    )
 
 
 def _first_scaler(window: Window, setting: dict) -> Scaler:
@@ -339,14 +513,23 @@ def _continue_here(champion, window: Window, setting: dict, show_progress) -> di
     try:
         # fed whole rounds at a time, cut where the model's life is at a multiple of ``feed`` rows:
         # the model a single run and a cluster run of the same rows give, bit for bit
-        trace = progressive_score(model, window.blocks(window.start, window.split, feed, scaler,
-                                                       first=feed - seen % feed),
-                                  classes=classes, progress=bar.update,
-                                  on_outcome=lambda outcome: mistakes.append(outcome["mistakes"]))
+        trace = progressive_score(
+            model,
+            window.blocks(window.start, window.split, feed, scaler, first=feed - seen % feed),
+            classes=classes,
+            progress=bar.update,
+            on_outcome=lambda outcome: mistakes.append(outcome["mistakes"]),
+        )
     finally:
         bar.close()
-    return {"model": model, "scaler": scaler, "trace": trace.to_dict(), "metrics": _online_metrics(trace.summary()),
-            "head_mistakes": np.concatenate(mistakes), "where": "in-process"}
+    return {
+        "model": model,
+        "scaler": scaler,
+        "trace": trace.to_dict(),
+        "metrics": _online_metrics(trace.summary()),
+        "head_mistakes": np.concatenate(mistakes),
+        "where": "in-process",
+    }
 
 
 def _continue_on_cluster(champion, window: Window, setting: dict, scheduler: str, show_progress) -> dict:
@@ -360,20 +543,42 @@ def _continue_on_cluster(champion, window: Window, setting: dict, scheduler: str
     n0 = int(model.n_samples_seen_) if warm else 0
     history = []
     with connect(scheduler) as client:
-        fit = DaskEngine(client).fit(model, window.data, permute=False, start=window.start,
-                                     limit=window.split - window.start, warm_start=warm, scaler=scaler,
-                                     on_progress=lambda p: history.append((p["n_seen"] - n0, p["n_mistakes"])))
+        fit = DaskEngine(client).fit(
+            model,
+            window.data,
+            permute=False,
+            start=window.start,
+            limit=window.split - window.start,
+            warm_start=warm,
+            scaler=scaler,
+            on_progress=lambda p: history.append((p["n_seen"] - n0, p["n_mistakes"])),
+        )
     model = fit.model
     n, mistakes = int(model.n_samples_seen_) - n0, int(model.mistakes_) - (history[0][1] if history else 0)
-    summary = {"n": n, "mistakes": mistakes, "mistake_rate": mistakes / max(n, 1), "seconds": fit.seconds,
-               "instances_per_second": n / fit.seconds if fit.seconds > 0 else None,
-               "n_support": {"total": int(model.n_support_.sum()),
-                             "per_kernel": dict(zip(model.active_kernel_names_, model.n_support_.tolist()))}}
-    trace = {"n_seen": [h[0] for h in history[1:]],
-             "mistake_rate": [(m - history[0][1]) / max(s, 1) for s, m in history[1:]],
-             "kernel_names": list(model.active_kernel_names_), "summary": summary}
-    return {"model": model, "scaler": fit.scaler, "trace": trace, "metrics": _online_metrics(summary),
-            "where": f"dask {scheduler} ({fit.n_workers} workers)"}
+    summary = {
+        "n": n,
+        "mistakes": mistakes,
+        "mistake_rate": mistakes / max(n, 1),
+        "seconds": fit.seconds,
+        "instances_per_second": n / fit.seconds if fit.seconds > 0 else None,
+        "n_support": {
+            "total": int(model.n_support_.sum()),
+            "per_kernel": dict(zip(model.active_kernel_names_, model.n_support_.tolist())),
+        },
+    }
+    trace = {
+        "n_seen": [h[0] for h in history[1:]],
+        "mistake_rate": [(m - history[0][1]) / max(s, 1) for s, m in history[1:]],
+        "kernel_names": list(model.active_kernel_names_),
+        "summary": summary,
+    }
+    return {
+        "model": model,
+        "scaler": fit.scaler,
+        "trace": trace,
+        "metrics": _online_metrics(summary),
+        "where": f"dask {scheduler} ({fit.n_workers} workers)",
+    }
 
 
 def _online_metrics(summary: dict) -> dict:
@@ -404,10 +609,18 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
     if on_cluster:
         model.set_params(executor=None)  # a handle on the cluster, not part of the model
     seconds = time.perf_counter() - t0
-    where = (f"dask {scheduler} (per-kernel SVMs)" if on_cluster else
-             "in-process" + (f" ({setting['algo']} has no cluster part)" if scheduler else ""))
-    return {"model": model, "scaler": scaler, "trace": None, "where": where,
-            "metrics": {"n": int(len(y)), "seconds": seconds, "instances_per_second": len(y) / seconds}}
+    where = (
+        f"dask {scheduler} (per-kernel SVMs)"
+        if on_cluster
+        else "in-process" + (f" ({setting['algo']} has no cluster part)" if scheduler else "")
+    )
+    return {
+        "model": model,
+        "scaler": scaler,
+        "trace": None,
+        "where": where,
+        "metrics": {"n": int(len(y)), "seconds": seconds, "instances_per_second": len(y) / seconds},
+    }
 
 
 def _bar(total, desc, show):

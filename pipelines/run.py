@@ -53,9 +53,24 @@ def kernel_settings(algo: str, params: dict, settings) -> dict:
     return {**params, key: make_pool(spec, normalize=settings.normalize_kernels).to_spec_string()}
 
 
-def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, scaling: str,
-            scale_rows=None, permute=True, limit=None, trace_out=None, model_out=None, overwrite=False,
-            show_progress=True, labels=None, settings=None) -> dict:
+def run_job(
+    algo: str,
+    data: str,
+    *,
+    params: dict,
+    block_size: int,
+    seed: int,
+    scaling: str,
+    scale_rows=None,
+    permute=True,
+    limit=None,
+    trace_out=None,
+    model_out=None,
+    overwrite=False,
+    show_progress=True,
+    labels=None,
+    settings=None,
+) -> dict:
     """Run ``algo`` test-then-train over ``data`` and return the JSON-able report.
 
     ``settings`` (:func:`omkl_dist.defaults.resolve_settings`): the scaling and kernel
@@ -74,21 +89,41 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     feed = make_estimator(algo, block_size=block_size, random_state=seed, **params).feed_rows()
     source = _data_path(data)
     if model_out is not None:
-        check_output(model_out, MODEL, overwrite=overwrite, inputs=[("data", source), ("trace file", trace_out)],
-                     option="--model-out")
+        check_output(
+            model_out,
+            MODEL,
+            overwrite=overwrite,
+            inputs=[("data", source), ("trace file", trace_out)],
+            option="--model-out",
+        )
     if trace_out is not None:
         check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
-    job = load_job_data(data, feed_rows=feed, seed=seed, permute=permute, scaling=scaling,
-                        scale_rows=scale_rows, limit=limit, labels=labels,
-                        sparse_scaling=None if settings is None else settings.for_sparse_rows().scaling)
+    job = load_job_data(
+        data,
+        feed_rows=feed,
+        seed=seed,
+        permute=permute,
+        scaling=scaling,
+        scale_rows=scale_rows,
+        limit=limit,
+        labels=labels,
+        sparse_scaling=None if settings is None else settings.for_sparse_rows().scaling,
+    )
     if settings is not None and job.sparse:
         settings = settings.for_sparse_rows()
     scaling = job.scaler.method
-    model = make_stream_estimator(algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed,
-                                  feature_groups=job.feature_groups)
+    model = make_stream_estimator(
+        algo, params, n_rows=job.n_rows, block_size=block_size, seed=seed, feature_groups=job.feature_groups
+    )
     advice = scaling_advice(job.spans, scaling)  # said once, in the report
-    bar = tqdm(total=job.n_rows, unit="inst", desc=f"{algo} on {job.name}", disable=not show_progress,
-               file=sys.stderr, dynamic_ncols=True)
+    bar = tqdm(
+        total=job.n_rows,
+        unit="inst",
+        desc=f"{algo} on {job.name}",
+        disable=not show_progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
     try:
         trace = progressive_score(model, job.blocks, classes=job.classes, progress=bar.update)
     finally:
@@ -96,8 +131,9 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     summary = trace.summary()
     report = {
         "algo": algo,
-        "params": {k: v for k, v in model.get_params().items()
-                   if k not in ("random_state", "block_size", "feature_groups")},
+        "params": {
+            k: v for k, v in model.get_params().items() if k not in ("random_state", "block_size", "feature_groups")
+        },
         "data": data,
         "dataset": job.name,
         **summary,
@@ -119,13 +155,23 @@ def run_job(algo: str, data: str, *, params: dict, block_size: int, seed: int, s
     if model_out is not None:
         from omkl_dist.persistence import save_model
 
-        save_model(model, model_out, scaler=job.scaler, overwrite=overwrite, inputs=[("data", source)],
-                   extra_meta={"trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")},
-                               "settings": report["settings"], "label_map": [list(pair) for pair in job.label_map]})
+        save_model(
+            model,
+            model_out,
+            scaler=job.scaler,
+            overwrite=overwrite,
+            inputs=[("data", source)],
+            extra_meta={
+                "trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")},
+                "settings": report["settings"],
+                "label_map": [list(pair) for pair in job.label_map],
+            },
+        )
         report["model_path"] = str(model_out)
     if trace_out is not None:
-        write_json_report(trace_out, {"report": report, "trace": trace.to_dict()}, inputs=[("data", source)],
-                          option="--trace-out")
+        write_json_report(
+            trace_out, {"report": report, "trace": trace.to_dict()}, inputs=[("data", source)], option="--trace-out"
+        )
         report["trace_path"] = str(trace_out)
     return report
 
@@ -165,14 +211,19 @@ def format_report(report: dict) -> str:
         lines.append(f"  settings         {report['settings']['describe']}")
     if "selected_kernel" in report:
         top = sorted(report["kernel_weights"].items(), key=lambda item: -item[1])[:3]
-        lines.append(f"  selected kernel  {report['selected_kernel']}  (weights: "
-                     + ", ".join(f"{name} {weight:.3f}" for name, weight in top) + ")")
+        lines.append(
+            f"  selected kernel  {report['selected_kernel']}  (weights: "
+            + ", ".join(f"{name} {weight:.3f}" for name, weight in top)
+            + ")"
+        )
     if "advice" in report:
         lines.append(f"  note             {report['advice']}")
     if "budget_capped" in report:
         capped = report["budget_capped"]
-        lines.append(f"  budget           {capped['used']} (asked {capped['asked']}: capped at the stream's length, "
-                     "which it can never exceed)")
+        lines.append(
+            f"  budget           {capped['used']} (asked {capped['asked']}: capped at the stream's length, "
+            "which it can never exceed)"
+        )
     if "model_path" in report:
         lines.append(f"  model            {report['model_path']}")
     if "trace_path" in report:

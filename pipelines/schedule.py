@@ -40,8 +40,17 @@ def _omkl() -> str:
     return str(found) if found.exists() else (shutil.which("omkl") or "omkl")
 
 
-def cron_line(*, store, name: str, source: str, work, at: str = "30 2 * * *", days_back: int = 1,
-              retrain_args: str = "", omkl: str | None = None) -> str:
+def cron_line(
+    *,
+    store,
+    name: str,
+    source: str,
+    work,
+    at: str = "30 2 * * *",
+    days_back: int = 1,
+    retrain_args: str = "",
+    omkl: str | None = None,
+) -> str:
     """The crontab line of a nightly retrain of ``name`` on the window ``source`` of the day before."""
     fields = at.split()
     if len(fields) != 5:
@@ -53,16 +62,32 @@ def cron_line(*, store, name: str, source: str, work, at: str = "30 2 * * *", da
     omkl = omkl or _omkl()
     # cron gives % a meaning of its own (a newline) unless escaped; sh drops the backslash again
     day = f"$(date -u -d '{days_back} day ago' +\\%F)"
-    command = " ".join([
-        "mkdir -p", shlex.quote(str(work)), "&&",
-        "flock -n -E 75", shlex.quote(str(work / ".omkl-schedule.lock")),
-        shlex.quote(omkl), "schedule window",
-        "--store", shlex.quote(str(store)), "--model", shlex.quote(name),
-        "--source", shlex.quote(source.replace("%", "\\%")), "--work", shlex.quote(str(work)),
-        "--date", f'"{day}"',
-        *(["--retrain-args", shlex.quote(retrain_args.replace("%", "\\%"))] if retrain_args else []),
-        ">>", shlex.quote(str(work / "runs.jsonl")), "2>>", shlex.quote(str(work / "runs.err")),
-    ])
+    command = " ".join(
+        [
+            "mkdir -p",
+            shlex.quote(str(work)),
+            "&&",
+            "flock -n -E 75",
+            shlex.quote(str(work / ".omkl-schedule.lock")),
+            shlex.quote(omkl),
+            "schedule window",
+            "--store",
+            shlex.quote(str(store)),
+            "--model",
+            shlex.quote(name),
+            "--source",
+            shlex.quote(source.replace("%", "\\%")),
+            "--work",
+            shlex.quote(str(work)),
+            "--date",
+            f'"{day}"',
+            *(["--retrain-args", shlex.quote(retrain_args.replace("%", "\\%"))] if retrain_args else []),
+            ">>",
+            shlex.quote(str(work / "runs.jsonl")),
+            "2>>",
+            shlex.quote(str(work / "runs.err")),
+        ]
+    )
     return " ".join(fields) + " " + command
 
 
@@ -73,8 +98,20 @@ def run_window(*, store, name: str, source: str, work, day: str, retrain_args: s
         data = ingest_window(source, work, day)
     except (DataError, ValueError, OSError) as exc:
         return {**base, "status": "error", "exit": EXIT_BAD_INPUT, "error": str(exc)}, EXIT_BAD_INPUT
-    command = [sys.executable, "-m", "omkl_dist.pipelines.cli", "retrain", "--store", str(store), "--model", name,
-               "--data", str(data), "--quiet", *shlex.split(retrain_args)]
+    command = [
+        sys.executable,
+        "-m",
+        "omkl_dist.pipelines.cli",
+        "retrain",
+        "--store",
+        str(store),
+        "--model",
+        name,
+        "--data",
+        str(data),
+        "--quiet",
+        *shlex.split(retrain_args),
+    ]
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     lines = done.stdout.strip().splitlines()
     try:
@@ -94,8 +131,11 @@ def ingest_window(source: str, work, day: str) -> Path:
     day = _day(day)
     source = Path(source.replace("{date}", day)).expanduser()
     if not source.exists():
-        raise DataError("the day's window has not arrived", path=source,
-                        fix="deliver the file (or ingested dataset) before the run, or rerun the day later")
+        raise DataError(
+            "the day's window has not arrived",
+            path=source,
+            fix="deliver the file (or ingested dataset) before the run, or rerun the day later",
+        )
     if source.is_dir() and (source / META).is_file():
         return source.absolute()
     out = Path(work).expanduser().absolute() / "windows" / day

@@ -69,7 +69,7 @@ STUDY_ALGORITHMS = {
 
 SKIP_RULE = (
     "One stream per dataset name of MANIFEST.json, the one `omkl run --data NAME` reads: the name's training "
-    "split (the file whose role starts with \"train\"), else its only or first file; a multi-view name (mfeat) "
+    'split (the file whose role starts with "train"), else its only or first file; a multi-view name (mfeat) '
     "is read as all its views side by side. The other files of a name are skipped -- test splits (a9a.t, "
     "madelon.t, splice.test, svmguide1.test, svmguide3.t) so that no dataset counts twice, and a second copy "
     "of the same data (satimage's PMLB file beside its LIBSVM training split). A file with fewer than two "
@@ -131,9 +131,18 @@ class StudyData:
 MAGIC_ROWS, MAGIC_SEED, MAGIC_NOISE, MAGIC_G = 19_020, 1904, 0.08, 0.65
 # UCI MAGIC gamma telescope's ten features: (name, offset, scale) of the latent standard normals,
 # so that the raw ranges differ as in the original (fLength ~10..300, fConc ~0..1, fAsym ~ +-500)
-_MAGIC_FEATURES = (("fLength", 0.0, 53.0), ("fWidth", 0.0, 22.0), ("fSize", 2.8, 0.47), ("fConc", 0.38, 0.18),
-                   ("fConc1", 0.21, 0.11), ("fAsym", -4.0, 59.0), ("fM3Long", 11.0, 51.0), ("fM3Trans", 0.25, 21.0),
-                   ("fAlpha", 0.0, 26.0), ("fDist", 193.0, 75.0))
+_MAGIC_FEATURES = (
+    ("fLength", 0.0, 53.0),
+    ("fWidth", 0.0, 22.0),
+    ("fSize", 2.8, 0.47),
+    ("fConc", 0.38, 0.18),
+    ("fConc1", 0.21, 0.11),
+    ("fAsym", -4.0, 59.0),
+    ("fM3Long", 11.0, 51.0),
+    ("fM3Trans", 0.25, 21.0),
+    ("fAlpha", 0.0, 26.0),
+    ("fDist", 193.0, 75.0),
+)
 
 
 def magic04_shaped() -> StudyData:
@@ -174,14 +183,24 @@ def letters_shaped() -> StudyData:
     unscaled kernel sees mostly the widest features."""
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=LETTERS_ROWS, n_features=LETTERS_FEATURES, n_informative=12, n_redundant=0,
-                               n_classes=LETTERS_CLASSES, n_clusters_per_class=1, class_sep=2.0, random_state=0)
+    X, y = make_classification(
+        n_samples=LETTERS_ROWS,
+        n_features=LETTERS_FEATURES,
+        n_informative=12,
+        n_redundant=0,
+        n_classes=LETTERS_CLASSES,
+        n_clusters_per_class=1,
+        class_sep=2.0,
+        random_state=0,
+    )
     X = X * 10 ** np.random.default_rng(LETTERS_SCALE_SEED).uniform(-1, 2, LETTERS_FEATURES)
     return StudyData("letters-shaped", "generated", X, y.astype(np.int64), list(range(LETTERS_CLASSES)))
 
 
-GENERATED = {"magic04-shaped": (magic04_shaped, MAGIC_ROWS, len(_MAGIC_FEATURES), 2),
-             "letters-shaped": (letters_shaped, LETTERS_ROWS, LETTERS_FEATURES, LETTERS_CLASSES)}
+GENERATED = {
+    "magic04-shaped": (magic04_shaped, MAGIC_ROWS, len(_MAGIC_FEATURES), 2),
+    "letters-shaped": (letters_shaped, LETTERS_ROWS, LETTERS_FEATURES, LETTERS_CLASSES),
+}
 
 
 def plan_datasets(data_dir=None) -> tuple[list[dict], list[dict]]:
@@ -196,8 +215,15 @@ def plan_datasets(data_dir=None) -> tuple[list[dict], list[dict]]:
     chosen, skipped = [], []
     for name, files in by_name.items():
         if is_multiview(name, data_dir=data_dir):
-            chosen.append({"name": name, "source": f"{len(files)} views side by side", "rows": files[0]["rows"],
-                           "features": sum(f["features"] for f in files), "classes": files[0]["classes"]})
+            chosen.append(
+                {
+                    "name": name,
+                    "source": f"{len(files)} views side by side",
+                    "rows": files[0]["rows"],
+                    "features": sum(f["features"] for f in files),
+                    "classes": files[0]["classes"],
+                }
+            )
             continue
         default = next(f for f in files if f["default"])
         for f in files:
@@ -206,10 +232,19 @@ def plan_datasets(data_dir=None) -> tuple[list[dict], list[dict]]:
             elif (f["classes"] or 0) < 2:
                 skipped.append({"file": f["file"], "why": "fewer than two classes: not a classification task"})
             else:
-                chosen.append({"name": name, "source": f["file"], "rows": f["rows"], "features": f["features"],
-                               "classes": f["classes"]})
-    chosen += [{"name": name, "source": "generated", "rows": rows, "features": d, "classes": k}
-               for name, (_, rows, d, k) in GENERATED.items()]
+                chosen.append(
+                    {
+                        "name": name,
+                        "source": f["file"],
+                        "rows": f["rows"],
+                        "features": f["features"],
+                        "classes": f["classes"],
+                    }
+                )
+    chosen += [
+        {"name": name, "source": "generated", "rows": rows, "features": d, "classes": k}
+        for name, (_, rows, d, k) in GENERATED.items()
+    ]
     return chosen, skipped
 
 
@@ -233,8 +268,9 @@ def load_data(name: str) -> StudyData:
     else:
         ds = read_dataset(resolve_dataset(name))
     classes = sorted(internal for _, internal in ds.label_map)
-    return StudyData(name, Path(str(ds.path)).name, np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y), classes,
-                     groups)
+    return StudyData(
+        name, Path(str(ds.path)).name, np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y), classes, groups
+    )
 
 
 def permuted_stream(data: StudyData, permutation: int, max_rows: int, scaling: str):
@@ -252,8 +288,14 @@ def permuted_stream(data: StudyData, permutation: int, max_rows: int, scaling: s
 
 def run_key(record: dict) -> tuple:
     """What makes two runs the same measurement (a resumed study skips a run with a done key)."""
-    return (record["algorithm"], record["dataset"], record["scaling"], record["kernels"], record["permutation"],
-            record["max_rows"])
+    return (
+        record["algorithm"],
+        record["dataset"],
+        record["scaling"],
+        record["kernels"],
+        record["permutation"],
+        record["max_rows"],
+    )
 
 
 @lru_cache(maxsize=1)
@@ -271,11 +313,19 @@ def run_task(task: dict) -> dict:
     t0 = time.perf_counter()
     base = {**task, "seed": SEED, "scale_rows": SCALE_ROWS, "block_size": BLOCK_SIZE, "code": code_version()}
     try:
-        return {**base, **_learn(task), "wall_seconds": time.perf_counter() - t0,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        return {
+            **base,
+            **_learn(task),
+            "wall_seconds": time.perf_counter() - t0,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
     except Exception as exc:  # noqa: BLE001 -- recorded, shown in the report, retried on resume
-        return {**base, "error": f"{type(exc).__name__}: {exc}", "wall_seconds": time.perf_counter() - t0,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        return {
+            **base,
+            "error": f"{type(exc).__name__}: {exc}",
+            "wall_seconds": time.perf_counter() - t0,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
 
 
 def _learn(task: dict) -> dict:
@@ -288,15 +338,23 @@ def _learn(task: dict) -> dict:
     algo, params = STUDY_ALGORITHMS[task["algorithm"]]
     name, default = kernel_param(task["algorithm"])
     params = {**params, name: task["kernel_spec"] or default}
-    model = make_stream_estimator(algo, params, n_rows=len(y), block_size=BLOCK_SIZE, seed=task["permutation"],
-                                  feature_groups=data.groups)
+    model = make_stream_estimator(
+        algo, params, n_rows=len(y), block_size=BLOCK_SIZE, seed=task["permutation"], feature_groups=data.groups
+    )
     rows = model.feed_rows()
-    blocks = [(X[lo: lo + rows], y[lo: lo + rows]) for lo in range(0, len(y), rows)]
+    blocks = [(X[lo : lo + rows], y[lo : lo + rows]) for lo in range(0, len(y), rows)]
     summary = progressive_score(model, blocks, classes=data.classes).summary()
-    return {"kernel_spec": params[name], "n": summary["n"], "rows_available": len(data.y),
-            "n_features": int(X.shape[1]), "n_classes": len(data.classes), "mistakes": summary["mistakes"],
-            "mistake_rate": summary["mistake_rate"], "seconds": summary["seconds"],
-            "n_support": summary["n_support"]["total"]}
+    return {
+        "kernel_spec": params[name],
+        "n": summary["n"],
+        "rows_available": len(data.y),
+        "n_features": int(X.shape[1]),
+        "n_classes": len(data.classes),
+        "mistakes": summary["mistakes"],
+        "mistake_rate": summary["mistake_rate"],
+        "seconds": summary["seconds"],
+        "n_support": summary["n_support"]["total"],
+    }
 
 
 @contextmanager
@@ -332,8 +390,9 @@ def warm(specs: list) -> None:
             for scaling in SCALINGS:
                 data = StudyData("warm-up", "generated", X, y, sorted(set(y.tolist())))
                 Xs, ys = permuted_stream(data, 0, len(y), scaling)
-                model = make_stream_estimator(algo, {**params, name: spec or default}, n_rows=len(ys),
-                                              block_size=BLOCK_SIZE, seed=0)
+                model = make_stream_estimator(
+                    algo, {**params, name: spec or default}, n_rows=len(ys), block_size=BLOCK_SIZE, seed=0
+                )
                 progressive_score(model, [(Xs[:32], ys[:32]), (Xs[32:], ys[32:])], classes=data.classes)
 
 
@@ -377,15 +436,33 @@ def plan_runs(algorithms, datasets, permutations: int, max_rows: int, norm_specs
     for dataset in datasets:
         for algorithm in algorithms:
             for form in FORMS:
-                tasks += [{"algorithm": algorithm, "dataset": dataset, "scaling": scaling, "kernels": form,
-                           "kernel_spec": norm_specs[algorithm] if form == "norm" else None, "permutation": p,
-                           "max_rows": max_rows}
-                          for scaling in SCALINGS for p in range(permutations)]
+                tasks += [
+                    {
+                        "algorithm": algorithm,
+                        "dataset": dataset,
+                        "scaling": scaling,
+                        "kernels": form,
+                        "kernel_spec": norm_specs[algorithm] if form == "norm" else None,
+                        "permutation": p,
+                        "max_rows": max_rows,
+                    }
+                    for scaling in SCALINGS
+                    for p in range(permutations)
+                ]
     return tasks
 
 
-def run_study(*, algorithms=None, datasets=None, permutations: int = PERMUTATIONS, max_rows: int = MAX_ROWS,
-              workers: int = WORKERS, results=RESULTS, log=None, warn=None) -> dict:
+def run_study(
+    *,
+    algorithms=None,
+    datasets=None,
+    permutations: int = PERMUTATIONS,
+    max_rows: int = MAX_ROWS,
+    workers: int = WORKERS,
+    results=RESULTS,
+    log=None,
+    warn=None,
+) -> dict:
     """Run the grid's missing runs, appending each record to ``results`` as it finishes.
 
     Returns ``{"planned", "done_before", "ran", "errors", "wall_seconds"}``. ``log``
@@ -402,12 +479,19 @@ def run_study(*, algorithms=None, datasets=None, permutations: int = PERMUTATION
     planned = plan_runs(algorithms, datasets, permutations, max_rows, norm_specs)
     todo = [t for t in planned if run_key(t) not in done]
     specs = [(a, None) for a in algorithms] + list(norm_specs.items())
-    log(f"study defaults: {len(planned)} runs planned, {len(planned) - len(todo)} already in {results}, "
-        f"{len(todo)} to run on {workers} worker(s)")
+    log(
+        f"study defaults: {len(planned)} runs planned, {len(planned) - len(todo)} already in {results}, "
+        f"{len(todo)} to run on {workers} worker(s)"
+    )
     t0 = time.perf_counter()
     errors = _execute(todo, specs, workers, Path(results), _Progress(len(todo), log, t0))
-    return {"planned": len(planned), "done_before": len(planned) - len(todo), "ran": len(todo), "errors": errors,
-            "wall_seconds": time.perf_counter() - t0}
+    return {
+        "planned": len(planned),
+        "done_before": len(planned) - len(todo),
+        "ran": len(todo),
+        "errors": errors,
+        "wall_seconds": time.perf_counter() - t0,
+    }
 
 
 class _Progress:
@@ -426,10 +510,15 @@ class _Progress:
         elapsed = now - self.t0
         per_run = (now - self.first) / (self.done - 1) if self.done > 1 else None
         rest = "" if per_run is None else f", ~{_clock(per_run * (self.total - self.done))} left"
-        what = (f"{record['algorithm']} {record['dataset']} {record['scaling']}"
-                f"{'+norm' if record['kernels'] == 'norm' else ''} p{record['permutation']}: ")
-        what += (f"error {record['error'][:80]}" if "error" in record else
-                 f"{100 * record['mistake_rate']:.2f} % in {record['seconds']:.2f} s")
+        what = (
+            f"{record['algorithm']} {record['dataset']} {record['scaling']}"
+            f"{'+norm' if record['kernels'] == 'norm' else ''} p{record['permutation']}: "
+        )
+        what += (
+            f"error {record['error'][:80]}"
+            if "error" in record
+            else f"{100 * record['mistake_rate']:.2f} % in {record['seconds']:.2f} s"
+        )
         self.log(f"[{self.done}/{self.total} runs, {_clock(elapsed)} elapsed{rest}] {what}")
 
 
@@ -465,8 +554,9 @@ def _records(tasks: list, specs: list, workers: int):
                 yield run_task(task)
         return
     # spawn: a fork would copy this process's numba thread pool, which is not fork-safe
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker,
-                             initargs=(specs,)) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(specs,)
+    ) as pool:
         pending = {pool.submit(run_task, task) for task in tasks}
         try:
             while pending:
@@ -505,9 +595,13 @@ def _cells(records: list[dict]) -> dict:
                 cells[key][combination] = {"error": runs[0]["error"]}
                 continue
             mean, std = _mean_std([100 * r["mistake_rate"] for r in ok])
-            cells[key][combination] = {"mean": mean, "std": std, "n": len(ok),
-                                       "seconds": float(np.mean([r["seconds"] for r in ok])),
-                                       "failed": len(runs) - len(ok)}
+            cells[key][combination] = {
+                "mean": mean,
+                "std": std,
+                "n": len(ok),
+                "seconds": float(np.mean([r["seconds"] for r in ok])),
+                "failed": len(runs) - len(ok),
+            }
     return cells
 
 
@@ -531,19 +625,34 @@ def summarise(rows: dict, combinations) -> dict:
     stats = {}
     for c in combinations:
         own = [g[c] for g in gaps.values()]
-        margins = [min(v for k, v in g.items() if k != c) for g in gaps.values()
-                   if g[c] == 0 and len(combinations) > 1]
-        stats[c] = {"best": sum(v == 0 for v in own), "near": sum(v <= NEAR for v in own),
-                    "mean_margin": float(np.mean(margins)) if margins else None,
-                    "mean_gap": float(np.mean(own)) if own else None, "max_gap": max(own) if own else None}
+        margins = [min(v for k, v in g.items() if k != c) for g in gaps.values() if g[c] == 0 and len(combinations) > 1]
+        stats[c] = {
+            "best": sum(v == 0 for v in own),
+            "near": sum(v <= NEAR for v in own),
+            "mean_margin": float(np.mean(margins)) if margins else None,
+            "mean_gap": float(np.mean(own)) if own else None,
+            "max_gap": max(own) if own else None,
+        }
     if not gaps:
         return {"rows": 0, "combinations": stats, "winner": None, "losses": []}
     winner = min(combinations, key=lambda c: (-stats[c]["near"], -stats[c]["best"], stats[c]["mean_gap"]))
-    losses = [{"dataset": name, "gap": g[winner], "best": [c for c, v in g.items() if v == 0],
-               "winner_mean": rows[name][winner]["mean"], "best_mean": rows[name][winner]["mean"] - g[winner]}
-              for name, g in gaps.items() if g[winner] > LOSS]
-    return {"rows": len(gaps), "combinations": stats, "winner": winner,
-            "losses": sorted(losses, key=lambda loss: -loss["gap"])}
+    losses = [
+        {
+            "dataset": name,
+            "gap": g[winner],
+            "best": [c for c, v in g.items() if v == 0],
+            "winner_mean": rows[name][winner]["mean"],
+            "best_mean": rows[name][winner]["mean"] - g[winner],
+        }
+        for name, g in gaps.items()
+        if g[winner] > LOSS
+    ]
+    return {
+        "rows": len(gaps),
+        "combinations": stats,
+        "winner": winner,
+        "losses": sorted(losses, key=lambda loss: -loss["gap"]),
+    }
 
 
 def build_report(records: list[dict], *, max_rows: int, skipped=None, source=RESULTS) -> dict:
@@ -567,13 +676,25 @@ def build_report(records: list[dict], *, max_rows: int, skipped=None, source=RES
     ok = [r for r in records if "error" not in r]
     return {
         "source": str(source),
-        "max_rows": max_rows, "scale_rows": SCALE_ROWS, "block_size": BLOCK_SIZE, "seed": SEED, "budget": BUDGET,
-        "near": NEAR, "loss": LOSS, "combinations": measured, "algorithms": algorithms, "datasets": datasets,
+        "max_rows": max_rows,
+        "scale_rows": SCALE_ROWS,
+        "block_size": BLOCK_SIZE,
+        "seed": SEED,
+        "budget": BUDGET,
+        "near": NEAR,
+        "loss": LOSS,
+        "combinations": measured,
+        "algorithms": algorithms,
+        "datasets": datasets,
         "permutations": max((cell.get("n", 0) for row in cells.values() for cell in row.values()), default=0),
-        "skip_rule": SKIP_RULE, "skipped": list(skipped or []), "tables": tables, "summaries": summaries,
+        "skip_rule": SKIP_RULE,
+        "skipped": list(skipped or []),
+        "tables": tables,
+        "summaries": summaries,
         "overall": _overall(tables, summaries, measured),
         "errors": sorted({(r["algorithm"], r["dataset"], r["error"]) for r in records if "error" in r}),
-        "runs": len(ok), "learning_seconds": float(sum(r["seconds"] for r in ok)),
+        "runs": len(ok),
+        "learning_seconds": float(sum(r["seconds"] for r in ok)),
         "code_versions": sorted({r.get("code", "unknown") for r in records}),
         "run_seconds": float(sum(r["wall_seconds"] for r in records)),
     }
@@ -584,18 +705,29 @@ def _dataset_rows(records: list[dict]) -> list[dict]:
     out = {}
     for r in records:
         if "error" not in r and r["dataset"] not in out:
-            out[r["dataset"]] = {"name": r["dataset"], "rows": r["rows_available"], "n": r["n"],
-                                 "features": r["n_features"], "classes": r["n_classes"]}
+            out[r["dataset"]] = {
+                "name": r["dataset"],
+                "rows": r["rows_available"],
+                "n": r["n"],
+                "features": r["n_features"],
+                "classes": r["n_classes"],
+            }
     for r in records:  # a dataset whose every run failed still gets its row
-        out.setdefault(r["dataset"], {"name": r["dataset"], "rows": None, "n": None, "features": None,
-                                      "classes": None})
+        out.setdefault(r["dataset"], {"name": r["dataset"], "rows": None, "n": None, "features": None, "classes": None})
     return sorted(out.values(), key=lambda d: (d["name"] in GENERATED, d["name"]))
 
 
 def _kernel_specs(records, algorithm) -> dict:
-    return {form: sorted({r["kernel_spec"] for r in records
-                          if r["algorithm"] == algorithm and r["kernels"] == form and r.get("kernel_spec")})
-            for form in FORMS}
+    return {
+        form: sorted(
+            {
+                r["kernel_spec"]
+                for r in records
+                if r["algorithm"] == algorithm and r["kernels"] == form and r.get("kernel_spec")
+            }
+        )
+        for form in FORMS
+    }
 
 
 def _overall(tables: dict, summaries: dict, combinations) -> dict:
@@ -608,10 +740,22 @@ def _overall(tables: dict, summaries: dict, combinations) -> dict:
 
 # -- markdown -----------------------------------------------------------------------------------------
 
-_LABELS = {"omkc-dd": "OMKC (D,D)", "omkc-ds": "OMKC (D,S)", "omkc-sd": "OMKC (S,D)", "omkc-ss": "OMKC (S,S)",
-           "perceptron": "Perceptron", "perceptron-u": "Perceptron(u)", "perceptron-star": "Perceptron(*)",
-           "spa": "SPA (BOMKL)", "om2": "OM-2", "oks": "OKS", "rbp": f"RBP (B = {BUDGET})",
-           "forgetron": f"Forgetron (B = {BUDGET})", "bogd": f"BOGD (B = {BUDGET})", "bpas": f"BPAS (B = {BUDGET})"}
+_LABELS = {
+    "omkc-dd": "OMKC (D,D)",
+    "omkc-ds": "OMKC (D,S)",
+    "omkc-sd": "OMKC (S,D)",
+    "omkc-ss": "OMKC (S,S)",
+    "perceptron": "Perceptron",
+    "perceptron-u": "Perceptron(u)",
+    "perceptron-star": "Perceptron(*)",
+    "spa": "SPA (BOMKL)",
+    "om2": "OM-2",
+    "oks": "OKS",
+    "rbp": f"RBP (B = {BUDGET})",
+    "forgetron": f"Forgetron (B = {BUDGET})",
+    "bogd": f"BOGD (B = {BUDGET})",
+    "bpas": f"BPAS (B = {BUDGET})",
+}
 
 
 def _cell_text(cell, best: bool, permutations: int) -> str:
@@ -631,13 +775,18 @@ def _seconds(row: dict, form: str) -> str:
 
 def _table(report: dict, algorithm: str) -> list[str]:
     combos = report["combinations"]
-    lines = ["| dataset | " + " | ".join(combos) + " | s/run raw | s/run norm |",
-             "|---" * (len(combos) + 3) + "|"]
+    lines = ["| dataset | " + " | ".join(combos) + " | s/run raw | s/run norm |", "|---" * (len(combos) + 3) + "|"]
     for name, row in report["tables"][algorithm]["rows"].items():
         means = [row[c]["mean"] for c in combos if c in row and "mean" in row[c]]
         best = min(means) if means else None
-        cells = [_cell_text(row.get(c), best is not None and "mean" in row.get(c, {}) and row[c]["mean"] == best,
-                            report["permutations"]) for c in combos]
+        cells = [
+            _cell_text(
+                row.get(c),
+                best is not None and "mean" in row.get(c, {}) and row[c]["mean"] == best,
+                report["permutations"],
+            )
+            for c in combos
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {_seconds(row, 'raw')} | {_seconds(row, 'norm')} |")
     return lines
 
@@ -665,20 +814,30 @@ def _pts(value) -> str:
 def _losses(summary: dict) -> str:
     if summary["winner"] is None:
         return "No dataset has every combination measured yet."
-    head = (f"Most often best or within {NEAR} points: **{summary['winner']}** "
-            f"({summary['combinations'][summary['winner']]['near']} of {summary['rows']} rows).")
+    head = (
+        f"Most often best or within {NEAR} points: **{summary['winner']}** "
+        f"({summary['combinations'][summary['winner']]['near']} of {summary['rows']} rows)."
+    )
     if not summary["losses"]:
         return head + f" It never loses by more than {LOSS:g} point."
-    items = "; ".join(f"{loss['dataset']} ({loss['winner_mean']:.2f} vs {loss['best_mean']:.2f} with "
-                      f"{'/'.join(loss['best'])}, +{loss['gap']:.2f})" for loss in summary["losses"])
+    items = "; ".join(
+        f"{loss['dataset']} ({loss['winner_mean']:.2f} vs {loss['best_mean']:.2f} with "
+        f"{'/'.join(loss['best'])}, +{loss['gap']:.2f})"
+        for loss in summary["losses"]
+    )
     return head + f" It loses by more than {LOSS:g} point on {_count(len(summary['losses']), 'row')}: {items}."
 
 
 def _protocol(report: dict) -> list[str]:
-    datasets = ", ".join(f"{d['name']} ({d['n']:,} of {d['rows']:,} rows × {d['features']}, {d['classes']} classes)"
-                         if d["n"] is not None else d["name"] for d in report["datasets"])
+    datasets = ", ".join(
+        f"{d['name']} ({d['n']:,} of {d['rows']:,} rows × {d['features']}, {d['classes']} classes)"
+        if d["n"] is not None
+        else d["name"]
+        for d in report["datasets"]
+    )
     lines = [
-        "## Protocol", "",
+        "## Protocol",
+        "",
         f"- Runs: {report['runs']:,} (each test-then-train over one permuted stream: every instance is predicted "
         "before it is learned, the mistake rate is the online one).",
         f"- Rows: each permutation p of a dataset is `numpy.random.default_rng([{report['seed']}, p])`, capped at "
@@ -701,26 +860,40 @@ def _protocol(report: dict) -> list[str]:
     ]
     if report["skipped"]:
         lines.append("- Skipped files: " + "; ".join(f"{s['file']} ({s['why']})" for s in report["skipped"]) + ".")
-    lines += [f"- Summaries: a row counts when all its combinations are measured; \"best or within {report['near']}\" "
-              "counts ties; the margin is over the runner-up where a combination is the only best.", ""]
+    lines += [
+        f'- Summaries: a row counts when all its combinations are measured; "best or within {report["near"]}" '
+        "counts ties; the margin is over the runner-up where a combination is the only best.",
+        "",
+    ]
     return lines
 
 
 def format_markdown(report: dict) -> str:
     """``docs/defaults.md``: protocol, the overall summary, then per algorithm its table and summary."""
     combos = report["combinations"]
-    lines = ["# Defaults study: feature scaling × kernel normalisation", "",
-             f"Generated by `omkl study defaults` from its raw runs `{report['source']}` (not kept in the "
-             "repository: the study writes them in about 7 minutes on 2 cores, and `omkl study defaults "
-             f"--report-only --results {report['source']} --max-rows {report['max_rows']}` then regenerates "
-             "this page; the summary is `benchmarks/results/study-defaults.json`); do not edit by hand.",
-             ""]
+    lines = [
+        "# Defaults study: feature scaling × kernel normalisation",
+        "",
+        f"Generated by `omkl study defaults` from its raw runs `{report['source']}` (not kept in the "
+        "repository: the study writes them in about 7 minutes on 2 cores, and `omkl study defaults "
+        f"--report-only --results {report['source']} --max-rows {report['max_rows']}` then regenerates "
+        "this page; the summary is `benchmarks/results/study-defaults.json`); do not edit by hand.",
+        "",
+    ]
     lines += _protocol(report) + overall_markdown(report, level=2) + chosen_markdown(report)
     for a in report["algorithms"]:
         kernels = report["tables"][a]["kernels"]
         spec = ", ".join(kernels["raw"] + kernels["norm"])
-        lines += [f"## {_LABELS.get(a, a)} (`{a}`, kernels {spec})", "", *_table(report, a), "",
-                  *_summary_table(report["summaries"][a], combos), "", _losses(report["summaries"][a]), ""]
+        lines += [
+            f"## {_LABELS.get(a, a)} (`{a}`, kernels {spec})",
+            "",
+            *_table(report, a),
+            "",
+            *_summary_table(report["summaries"][a], combos),
+            "",
+            _losses(report["summaries"][a]),
+            "",
+        ]
     if report["errors"]:
         lines += ["## Failed runs", ""] + [f"- {a} on {d}: {e}" for a, d, e in report["errors"]] + [""]
     return "\n".join(lines)
@@ -729,26 +902,38 @@ def format_markdown(report: dict) -> str:
 def overall_markdown(report: dict, level: int = 2) -> list[str]:
     """The overall summary: each algorithm's most frequent winner, and all rows pooled."""
     overall, combos = report["overall"], report["combinations"]
-    lines = [f"{'#' * level} Overall", "",
-             f"| algorithm | most often best (or within {report['near']:g}) | rows | mean gap | rows it loses by > "
-             f"{report['loss']:g} point |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"{'#' * level} Overall",
+        "",
+        f"| algorithm | most often best (or within {report['near']:g}) | rows | mean gap | rows it loses by > "
+        f"{report['loss']:g} point |",
+        "|---|---|---|---|---|",
+    ]
     for a in report["algorithms"]:
         s = report["summaries"][a]
         if s["winner"] is None:
             lines.append(f"| {a} | — | 0 | — | — |")
             continue
         lost = ", ".join(f"{loss['dataset']} (+{loss['gap']:.2f})" for loss in s["losses"]) or "none"
-        lines.append(f"| {a} | {s['winner']} ({s['combinations'][s['winner']]['near']}) | {s['rows']} | "
-                     f"{_pts(s['combinations'][s['winner']]['mean_gap'])} | {lost} |")
-    lines += ["", f"All algorithms' rows pooled ({overall['rows']} algorithm × dataset rows):", "",
-              *_summary_table(overall, combos, extra=overall["winners"]), ""]
+        lines.append(
+            f"| {a} | {s['winner']} ({s['combinations'][s['winner']]['near']}) | {s['rows']} | "
+            f"{_pts(s['combinations'][s['winner']]['mean_gap'])} | {lost} |"
+        )
+    lines += [
+        "",
+        f"All algorithms' rows pooled ({overall['rows']} algorithm × dataset rows):",
+        "",
+        *_summary_table(overall, combos, extra=overall["winners"]),
+        "",
+    ]
     if overall["winner"] is not None:
         w = overall["combinations"][overall["winner"]]
-        lines += [f"Across algorithms, **{overall['winner']}** is best or within {report['near']} points most often "
-                  f"({w['near']} of {overall['rows']} rows; mean gap {w['mean_gap']:.2f}, worst {w['max_gap']:.2f} "
-                  f"points; it loses by more than {report['loss']:g} point on {_count(len(overall['losses']), 'row')})."
-                  , ""]
+        lines += [
+            f"Across algorithms, **{overall['winner']}** is best or within {report['near']} points most often "
+            f"({w['near']} of {overall['rows']} rows; mean gap {w['mean_gap']:.2f}, worst {w['max_gap']:.2f} "
+            f"points; it loses by more than {report['loss']:g} point on {_count(len(overall['losses']), 'row')}).",
+            "",
+        ]
     return lines
 
 
@@ -762,27 +947,39 @@ def chosen_markdown(report: dict) -> list[str]:
     from omkl_dist import defaults
 
     chosen = defaults.SCALING + ("+norm" if defaults.NORMALIZE_KERNELS else "")
-    lines = ["## The defaults chosen", "",
-             f"`omkl run`, `submit` and `retrain` use **{chosen}** unless told otherwise (`omkl_dist.defaults`: "
-             f"the scaler fitted on the stream's first {defaults.SCALE_ROWS:,} rows), and the online estimators "
-             "default to the normalised pool (`omkc16+norm`; the Perceptron `linear+norm`); `--paper-settings` "
-             "gives raw features and unnormalised kernels, which every `omkl reproduce` uses. Sparse rows stay "
-             "unscaled (standardising would densify them). Per algorithm, the default's gap to the best cell of "
-             "each row:", "",
-             f"| algorithm | rows within {report['near']:g} of the best | mean gap | worst gap |", "|---|---|---|---|"]
+    lines = [
+        "## The defaults chosen",
+        "",
+        f"`omkl run`, `submit` and `retrain` use **{chosen}** unless told otherwise (`omkl_dist.defaults`: "
+        f"the scaler fitted on the stream's first {defaults.SCALE_ROWS:,} rows), and the online estimators "
+        "default to the normalised pool (`omkc16+norm`; the Perceptron `linear+norm`); `--paper-settings` "
+        "gives raw features and unnormalised kernels, which every `omkl reproduce` uses. Sparse rows stay "
+        "unscaled (standardising would densify them). Per algorithm, the default's gap to the best cell of "
+        "each row:",
+        "",
+        f"| algorithm | rows within {report['near']:g} of the best | mean gap | worst gap |",
+        "|---|---|---|---|",
+    ]
     for a in report["algorithms"]:
         gaps = [g for g in (_gap(row, chosen) for row in report["tables"][a]["rows"].values()) if g is not None]
         if gaps:
             near = sum(g <= report["near"] for g in gaps)
             lines.append(f"| {a} | {near} of {len(gaps)} | {np.mean(gaps):.2f} | {max(gaps):.2f} |")
-    lines += ["", "The named rows (the measurements that asked for this study):", "",
-              "| algorithm | dataset | default | best cell | best | gap |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "The named rows (the measurements that asked for this study):",
+        "",
+        "| algorithm | dataset | default | best cell | best | gap |",
+        "|---|---|---|---|---|---|",
+    ]
     for a, d in NAMED_ROWS:
         row = report["tables"].get(a, {}).get("rows", {}).get(d)
         if row and chosen in row:
             best = min((c for c in row if row[c]["mean"] is not None), key=lambda c: row[c]["mean"])
-            lines.append(f"| {a} | {d} | {row[chosen]['mean']:.2f} % | {best} | {row[best]['mean']:.2f} % | "
-                         f"{_gap(row, chosen):.2f} |")
+            lines.append(
+                f"| {a} | {d} | {row[chosen]['mean']:.2f} % | {best} | {row[best]['mean']:.2f} % | "
+                f"{_gap(row, chosen):.2f} |"
+            )
     return lines + [""]
 
 
@@ -795,13 +992,17 @@ def _gap(row: dict, combination: str) -> float | None:
 
 def benchmarks_section(report: dict) -> str:
     """A short section for BENCHMARKS.md: what was measured, the overall summary and the total time."""
-    lines = ["## Defaults study (`omkl study defaults`, full report: docs/defaults.md)", "",
-             f"{report['runs']:,} runs: {len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets "
-             f"× {len(report['combinations'])} combinations (scaling × raw/normalised kernels) × up to "
-             f"{_count(report['permutations'], 'permutation')}, {report['max_rows']:,} rows each; learning time "
-             f"{report['learning_seconds']:,.0f} s in total ({report['run_seconds']:,.0f} s of runs including "
-             f"data preparation). Raw results: `{report['source']}`.", "",
-             *overall_markdown(report, level=3)]
+    lines = [
+        "## Defaults study (`omkl study defaults`, full report: docs/defaults.md)",
+        "",
+        f"{report['runs']:,} runs: {len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets "
+        f"× {len(report['combinations'])} combinations (scaling × raw/normalised kernels) × up to "
+        f"{_count(report['permutations'], 'permutation')}, {report['max_rows']:,} rows each; learning time "
+        f"{report['learning_seconds']:,.0f} s in total ({report['run_seconds']:,.0f} s of runs including "
+        f"data preparation). Raw results: `{report['source']}`.",
+        "",
+        *overall_markdown(report, level=3),
+    ]
     return "\n".join(lines)
 
 
@@ -831,8 +1032,10 @@ def write_report(results, doc, *, max_rows: int, warn=None) -> dict:
         raise ValueError(f"{results} holds no runs yet; run `omkl study defaults` first (without --report-only)")
     if not any(r["max_rows"] == max_rows for r in records):
         others = sorted({r["max_rows"] for r in records})
-        raise ValueError(f"{results} has no runs at --max-rows {max_rows} (it has runs at "
-                         f"{', '.join(map(str, others))}): pass --max-rows {others[0]}")
+        raise ValueError(
+            f"{results} has no runs at --max-rows {max_rows} (it has runs at "
+            f"{', '.join(map(str, others))}): pass --max-rows {others[0]}"
+        )
     try:
         _, skipped = plan_datasets()
     except ValueError:  # no registry here: the report still stands, without the skipped files
@@ -843,16 +1046,34 @@ def write_report(results, doc, *, max_rows: int, warn=None) -> dict:
     return {**report, "doc": str(doc), "summary_json": str(summary_path(results))}
 
 
-def study_defaults(*, algorithms=None, datasets=None, permutations=PERMUTATIONS, max_rows=MAX_ROWS, workers=WORKERS,
-                   results=RESULTS, doc=DOC, report_only=False, show_progress=True) -> dict:
+def study_defaults(
+    *,
+    algorithms=None,
+    datasets=None,
+    permutations=PERMUTATIONS,
+    max_rows=MAX_ROWS,
+    workers=WORKERS,
+    results=RESULTS,
+    doc=DOC,
+    report_only=False,
+    show_progress=True,
+) -> dict:
     """``omkl study defaults``: run what is missing of the grid (unless ``report_only``), then write
     the report. Returns ``{"study": run summary or None, "report": the report}``."""
     log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if show_progress else None
     warn = lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True)  # noqa: E731
     study = None
     if not report_only:
-        study = run_study(algorithms=algorithms, datasets=datasets, permutations=permutations, max_rows=max_rows,
-                          workers=workers, results=results, log=log, warn=warn)
+        study = run_study(
+            algorithms=algorithms,
+            datasets=datasets,
+            permutations=permutations,
+            max_rows=max_rows,
+            workers=workers,
+            results=results,
+            log=log,
+            warn=warn,
+        )
     return {"study": study, "report": write_report(results, doc, max_rows=max_rows, warn=warn)}
 
 
@@ -861,15 +1082,20 @@ def format_outcome(outcome: dict) -> str:
     report, study = outcome["report"], outcome["study"]
     lines = []
     if study is not None:
-        lines.append(f"ran {study['ran']:,} of {study['planned']:,} planned runs ({study['done_before']:,} already "
-                     f"done) in {_clock(study['wall_seconds'])}" + (f"; {study['errors']} failed" if study["errors"]
-                                                                     else ""))
-    lines.append(f"report: {report['doc']} and {report['summary_json']} ({report['runs']:,} runs, "
-                 f"{len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets, max-rows "
-                 f"{report['max_rows']:,}, scale window {report['scale_rows']:,} rows)")
+        lines.append(
+            f"ran {study['ran']:,} of {study['planned']:,} planned runs ({study['done_before']:,} already "
+            f"done) in {_clock(study['wall_seconds'])}" + (f"; {study['errors']} failed" if study["errors"] else "")
+        )
+    lines.append(
+        f"report: {report['doc']} and {report['summary_json']} ({report['runs']:,} runs, "
+        f"{len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets, max-rows "
+        f"{report['max_rows']:,}, scale window {report['scale_rows']:,} rows)"
+    )
     overall = report["overall"]
     if overall["winner"] is not None:
         w = overall["combinations"][overall["winner"]]
-        lines.append(f"overall: {overall['winner']} is best or within {NEAR} points on {w['near']} of "
-                     f"{overall['rows']} rows (mean gap {w['mean_gap']:.2f} points)")
+        lines.append(
+            f"overall: {overall['winner']} is best or within {NEAR} points on {w['near']} of "
+            f"{overall['rows']} rows (mean gap {w['mean_gap']:.2f} points)"
+        )
     return "\n".join(lines)

@@ -45,15 +45,27 @@ class Window:
         rows = int(self.meta["chunk_rows"])
         first, last = self.start // rows, -(-self.stop // rows)
         sums = self.meta["checksums"]
-        body = {"n_features": self.meta["n_features"], "dtype": self.meta["dtype"], "label_map": self.meta["label_map"],
-                "chunk_rows": rows, "rows": [self.start, self.stop],
-                "features": sums["features"][first:last], "labels": sums["labels"][first:last]}
+        body = {
+            "n_features": self.meta["n_features"],
+            "dtype": self.meta["dtype"],
+            "label_map": self.meta["label_map"],
+            "chunk_rows": rows,
+            "rows": [self.start, self.stop],
+            "features": sums["features"][first:last],
+            "labels": sums["labels"][first:last],
+        }
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
     def describe(self) -> dict:
-        return {"source": text(self.data), "rows": [self.start, self.stop], "n_rows": self.n_rows,
-                "train_rows": [self.start, self.split], "holdout_rows": [self.split, self.stop],
-                "sha256": self.sha256(), "dataset_sha256": self.meta.get("meta_sha256")}
+        return {
+            "source": text(self.data),
+            "rows": [self.start, self.stop],
+            "n_rows": self.n_rows,
+            "train_rows": [self.start, self.split],
+            "holdout_rows": [self.split, self.stop],
+            "sha256": self.sha256(),
+            "dataset_sha256": self.meta.get("meta_sha256"),
+        }
 
     def blocks(self, lo: int, hi: int, block_rows: int, scaler=None, *, first: int | None = None):
         """Rows ``lo:hi`` in order, ``block_rows`` at a time (the first block ``first`` rows, if
@@ -83,8 +95,11 @@ def open_window(data, *, rows: str | None = None, partition: str | None = None, 
     try:
         meta = dataset_info(path)
     except DataError as exc:
-        raise DataError(f"--data must be an ingested dataset ({exc})", path=path,
-                        fix="ingest the window first: omkl data ingest FILE --out DIR") from None
+        raise DataError(
+            f"--data must be an ingested dataset ({exc})",
+            path=path,
+            fix="ingest the window first: omkl data ingest FILE --out DIR",
+        ) from None
     total = int(meta["n_rows"])
     if rows is not None and partition is not None:
         raise ValueError("give --rows or --partition, not both")
@@ -106,6 +121,7 @@ def open_window(data, *, rows: str | None = None, partition: str | None = None, 
         raise ValueError(f"--holdout must be a share in (0, 1), got {holdout}")
     held = max(1, int(round(holdout * (stop - start))))
     if stop - start - held < 1:
-        raise ValueError(f"the window has {stop - start} row(s): too few to train on and hold out {held}; "
-                         "give a longer window")
+        raise ValueError(
+            f"the window has {stop - start} row(s): too few to train on and hold out {held}; give a longer window"
+        )
     return Window(path, meta, start, stop, held)

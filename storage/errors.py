@@ -10,8 +10,9 @@ from __future__ import annotations
 class DataError(ValueError):
     """Bad input data: unreadable, malformed or inconsistent with what was asked for."""
 
-    def __init__(self, problem: str, *, path: object = None, row: object = None, column: object = None,
-                 fix: str | None = None) -> None:
+    def __init__(
+        self, problem: str, *, path: object = None, row: object = None, column: object = None, fix: str | None = None
+    ) -> None:
         where = []
         if path is not None:
             where.append(f"{path}")
@@ -19,7 +20,7 @@ class DataError(ValueError):
             where.append(f"row {row}")
         if column is not None:
             where.append(f"column {column}")
-        msg = (": ".join([", ".join(where), problem]) if where else problem)
+        msg = ": ".join([", ".join(where), problem]) if where else problem
         if fix:
             msg += f". Fix: {fix}"
         super().__init__(msg)

@@ -47,8 +47,16 @@ from .readers import Dataset, read_dataset
 from .registry import resolve_dataset
 from .tables import is_table_source, open_table
 
-_REQUIRED = {"n_rows": int, "n_features": int, "dtype": str, "chunk_rows": int, "label_map": list,
-             "n_classes": int, "kind": str, "checksums": dict}
+_REQUIRED = {
+    "n_rows": int,
+    "n_features": int,
+    "dtype": str,
+    "chunk_rows": int,
+    "label_map": list,
+    "n_classes": int,
+    "kind": str,
+    "checksums": dict,
+}
 _REQUIRED_INGEST = {"source": str, "sha256": str, "format": str, "class_counts": dict}
 _REQUIRED_CSR = {"nnz": int, "index_dtype": str}
 INGEST_LAYOUTS = ("auto", *LAYOUTS)
@@ -56,12 +64,25 @@ INGEST_LAYOUTS = ("auto", *LAYOUTS)
 _READER_SPARSE = {"auto": None, "dense": False, "csr": True}
 
 
-def ingest(source: Any, out: PathArg, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64",
-           classes: Iterable[Any] | None = None, n_classes: int | None = None, fmt: str | None = None,
-           overwrite: bool = False, data_dir: str | os.PathLike[str] | None = None, n_features: int | None = None,
-           label_column: str | int | None = None, positive_class: object = None,
-           features: Iterable[str] | str | None = None, views: bool = False,
-           feature_groups: Mapping[str, str | Iterable[int]] | None = None, layout: str = "auto") -> dict[str, Any]:
+def ingest(
+    source: Any,
+    out: PathArg,
+    *,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    dtype: str = "float64",
+    classes: Iterable[Any] | None = None,
+    n_classes: int | None = None,
+    fmt: str | None = None,
+    overwrite: bool = False,
+    data_dir: str | os.PathLike[str] | None = None,
+    n_features: int | None = None,
+    label_column: str | int | None = None,
+    positive_class: object = None,
+    features: Iterable[str] | str | None = None,
+    views: bool = False,
+    feature_groups: Mapping[str, str | Iterable[int]] | None = None,
+    layout: str = "auto",
+) -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
 
     Parameters
@@ -118,9 +139,19 @@ def ingest(source: Any, out: PathArg, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, d
     if layout not in INGEST_LAYOUTS:
         raise ValueError(f"layout must be one of {INGEST_LAYOUTS}, got {layout!r}")
     if fmt == "parquet" or is_table_source(source):
-        return _ingest_table(source, out, chunk_rows=chunk_rows, dtype=dtype, classes=classes, n_classes=n_classes,
-                             overwrite=overwrite, label_column=label_column, positive_class=positive_class,
-                             features=features, layout="csr" if layout == "csr" else "dense")
+        return _ingest_table(
+            source,
+            out,
+            chunk_rows=chunk_rows,
+            dtype=dtype,
+            classes=classes,
+            n_classes=n_classes,
+            overwrite=overwrite,
+            label_column=label_column,
+            positive_class=positive_class,
+            features=features,
+            layout="csr" if layout == "csr" else "dense",
+        )
     if features is not None:
         raise DataError("feature columns are chosen for parquet tables only", path=source, fix="drop --features")
     if views:
@@ -130,69 +161,126 @@ def ingest(source: Any, out: PathArg, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, d
         inputs = [(f"view file {name}", path) for name, path in files.items()]
         out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
         ds, groups = read_views(files, label_column=label_column)
-        return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs,
-                              layout=layout,
-                              meta={"kind": "ingest", "source": str(source), "source_name": str(source),
-                                    "views": {name: str(Path(path).absolute()) for name, path in files.items()},
-                                    "feature_groups": format_groups(groups)})
+        return _write_dataset(
+            ds,
+            out,
+            chunk_rows=chunk_rows,
+            dtype=dtype,
+            overwrite=overwrite,
+            inputs=inputs,
+            layout=layout,
+            meta={
+                "kind": "ingest",
+                "source": str(source),
+                "source_name": str(source),
+                "views": {name: str(Path(path).absolute()) for name, path in files.items()},
+                "feature_groups": format_groups(groups),
+            },
+        )
     path = resolve_dataset(source, data_dir=data_dir)
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
-    ds = read_dataset(path, fmt=fmt, classes=classes, n_classes=n_classes, n_features=n_features,
-                      label_column=label_column, positive_class=positive_class, sparse=_READER_SPARSE[layout])
+    ds = read_dataset(
+        path,
+        fmt=fmt,
+        classes=classes,
+        n_classes=n_classes,
+        n_features=n_features,
+        label_column=label_column,
+        positive_class=positive_class,
+        sparse=_READER_SPARSE[layout],
+    )
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if feature_groups is not None:
         from .views import checked_groups, format_groups
 
         meta["feature_groups"] = format_groups(checked_groups(feature_groups, ds.n_features, path))
-    return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta,
-                          layout=layout)
+    return _write_dataset(
+        ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta, layout=layout
+    )
 
 
-def _write_dataset(ds: Dataset, out: PathArg, *, chunk_rows: int, dtype: str, overwrite: bool, inputs: Inputs,
-                   meta: Mapping[str, Any], layout: str = "auto") -> dict[str, Any]:
+def _write_dataset(
+    ds: Dataset,
+    out: PathArg,
+    *,
+    chunk_rows: int,
+    dtype: str,
+    overwrite: bool,
+    inputs: Inputs,
+    meta: Mapping[str, Any],
+    layout: str = "auto",
+) -> dict[str, Any]:
     """Write the parsed dataset ``ds`` with ``meta`` (plus what ``ds`` says of itself), in ``layout``
     ("auto": csr when ``ds.X`` is sparse). Chunks are converted one at a time, never the whole matrix."""
     if layout == "auto":
         layout = "csr" if sp.issparse(ds.X) else "dense"
     _check_fits_dtype(ds.X, dtype, ds.path)
-    meta = {**meta, "sha256": ds.sha256, "format": ds.fmt, "label_map": ds.label_map, "n_classes": ds.n_classes,
-            "class_counts": {canonical(k): v for k, v in ds.class_counts.items()}}
+    meta = {
+        **meta,
+        "sha256": ds.sha256,
+        "format": ds.fmt,
+        "label_map": ds.label_map,
+        "n_classes": ds.n_classes,
+        "class_counts": {canonical(k): v for k, v in ds.class_counts.items()},
+    }
     if ds.feature_names is not None:
         meta["feature_names"] = ds.feature_names
     if ds.permutations is not None:
         # The permutations are not copied (the source file keeps them); note that they exist.
         meta["n_permutations"] = int(ds.permutations.shape[0])
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
-        writer = open_writer(tmp, layout=layout, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows,
-                             dtype=dtype)
+        writer = open_writer(
+            tmp, layout=layout, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype
+        )
         for lo in range(0, ds.n_rows, chunk_rows):
-            writer.append(ds.X[lo:lo + chunk_rows], ds.y[lo:lo + chunk_rows])
+            writer.append(ds.X[lo : lo + chunk_rows], ds.y[lo : lo + chunk_rows])
         return writer.close(meta)
 
 
-def _ingest_table(source: Any, out: PathArg, *, chunk_rows: int, dtype: str, classes: Iterable[Any] | None,
-                  n_classes: int | None, overwrite: bool, label_column: str | int | None, positive_class: object,
-                  features: Iterable[str] | str | None, layout: str = "dense") -> dict[str, Any]:
+def _ingest_table(
+    source: Any,
+    out: PathArg,
+    *,
+    chunk_rows: int,
+    dtype: str,
+    classes: Iterable[Any] | None,
+    n_classes: int | None,
+    overwrite: bool,
+    label_column: str | int | None,
+    positive_class: object,
+    features: Iterable[str] | str | None,
+    layout: str = "dense",
+) -> dict[str, Any]:
     """:func:`ingest` of a table: its label column read first (for the label map), then its
     feature columns in batches of ``chunk_rows`` rows straight into the dataset's chunks."""
     is_path = isinstance(source, (str, Path))
     inputs: list[tuple[str, PathArg | None]] = [("source", Path(source))] if is_path else []
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
     table = open_table(source, label_column=label_column, features=features)
-    y, label_map = encode_labels(table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class,
-                                 path=table.where)
+    y, label_map = encode_labels(
+        table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=table.where
+    )
     counts = {original: int(np.count_nonzero(y == internal)) for original, internal in label_map}
-    meta = {"kind": "ingest", "source": str(Path(source).absolute()) if is_path else table.where,
-            "source_name": str(source) if is_path else type(source).__name__, "sha256": table.sha256,
-            "format": "parquet" if is_path else "table", "label_map": label_map, "n_classes": len(label_map),
-            "class_counts": counts, "feature_names": list(table.features), "label_column": table.label}
+    meta = {
+        "kind": "ingest",
+        "source": str(Path(source).absolute()) if is_path else table.where,
+        "source_name": str(source) if is_path else type(source).__name__,
+        "sha256": table.sha256,
+        "format": "parquet" if is_path else "table",
+        "label_map": label_map,
+        "n_classes": len(label_map),
+        "class_counts": counts,
+        "feature_names": list(table.features),
+        "label_column": table.label,
+    }
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
-        writer = open_writer(tmp, layout=layout, n_rows=len(y), n_features=len(table.features),
-                             chunk_rows=chunk_rows, dtype=dtype)
+        writer = open_writer(
+            tmp, layout=layout, n_rows=len(y), n_features=len(table.features), chunk_rows=chunk_rows, dtype=dtype
+        )
         for X, lo in table.batches(chunk_rows):
             _check_fits_dtype(X, dtype, table.where)
-            writer.append(X, y[lo:lo + len(X)])
+            writer.append(X, y[lo : lo + len(X)])
         return writer.close(meta)
 
 
@@ -206,16 +294,24 @@ def dataset_info(directory: PathArg) -> dict[str, Any]:
     """
     directory = location(directory)
     meta = read_meta(directory)
-    required = dict(_REQUIRED, **(_REQUIRED_INGEST if meta.get("kind") == "ingest" else {}),
-                    **(_REQUIRED_CSR if meta.get("layout") == "csr" else {}))
+    required = dict(
+        _REQUIRED,
+        **(_REQUIRED_INGEST if meta.get("kind") == "ingest" else {}),
+        **(_REQUIRED_CSR if meta.get("layout") == "csr" else {}),
+    )
     if layout_of(meta) not in LAYOUTS:
-        raise DataError(f"meta.json field 'layout' is {meta['layout']!r}, not one of {LAYOUTS}",
-                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"meta.json field 'layout' is {meta['layout']!r}, not one of {LAYOUTS}",
+            path=directory / "meta.json",
+            fix="re-ingest the dataset with --overwrite",
+        )
     for key, kind in required.items():
         if not isinstance(meta.get(key), kind):
-            raise DataError(f"meta.json field {key!r} is missing or not a {kind.__name__}",
-                            path=directory / "meta.json",
-                            fix="re-ingest the dataset with --overwrite")
+            raise DataError(
+                f"meta.json field {key!r} is missing or not a {kind.__name__}",
+                path=directory / "meta.json",
+                fix="re-ingest the dataset with --overwrite",
+            )
     _check_arrays(directory, meta)
     _check_labels_meta(directory, meta)
     return meta
@@ -236,8 +332,11 @@ def format_info(meta: Mapping[str, Any]) -> str:
     """A human summary of dataset metadata (as returned by :func:`ingest` or :func:`dataset_info`)."""
     n_rows, chunk_rows = meta.get("n_rows"), meta.get("chunk_rows")
     counts = meta.get("class_counts") or {}
-    lines = [f"rows:      {_num(n_rows)}", f"features:  {_num(meta.get('n_features'))}",
-             f"classes:   {meta.get('n_classes')}  (original -> internal: rows)"]
+    lines = [
+        f"rows:      {_num(n_rows)}",
+        f"features:  {_num(meta.get('n_features'))}",
+        f"classes:   {meta.get('n_classes')}  (original -> internal: rows)",
+    ]
     for original, internal in meta.get("label_map", []):
         count = counts.get(str(original))
         lines.append(f"  {str(original):>12} -> {internal:>2}" + (f": {_num(count)}" if count is not None else ""))
@@ -246,8 +345,12 @@ def format_info(meta: Mapping[str, Any]) -> str:
         chunking += f", {-(-n_rows // chunk_rows)} chunk(s)"
     for name, columns in (meta.get("feature_groups") or {}).items():
         lines.append(f"group:     {name} (columns {columns})")
-    lines += [f"layout:    {_layout_line(meta)}", f"dtype:     {meta.get('dtype')}", f"chunking:  {chunking}",
-              f"kind:      {meta.get('kind')}" + (f" (format {meta['format']})" if meta.get("format") else "")]
+    lines += [
+        f"layout:    {_layout_line(meta)}",
+        f"dtype:     {meta.get('dtype')}",
+        f"chunking:  {chunking}",
+        f"kind:      {meta.get('kind')}" + (f" (format {meta['format']})" if meta.get("format") else ""),
+    ]
     for key in ("source", "sha256"):
         if meta.get(key):
             lines.append(f"{key + ':':<10} {meta[key]}")
@@ -256,7 +359,7 @@ def format_info(meta: Mapping[str, Any]) -> str:
 
 
 def _layout_line(meta: Mapping[str, Any]) -> str:
-    """"dense", or "csr" with the non-zero count and the density (what the csr layout saves)."""
+    """ "dense", or "csr" with the non-zero count and the density (what the csr layout saves)."""
     if layout_of(meta) != "csr":
         return f"{layout_of(meta)} ({FEATURES})"
     nnz: Any = meta.get("nnz")
@@ -287,9 +390,11 @@ def _check_fits_dtype(X: Any, dtype: str, path: object) -> None:
     found = _too_big(X, np.finfo(np.float32).max)
     if found is not None:
         value, row, col = found
-        raise DataError(f"value {value!r} overflows float32 (data row {row + 1}, feature {col + 1})",
-                        path=path,
-                        fix="ingest with dtype float64 (--dtype float64) or rescale the feature")
+        raise DataError(
+            f"value {value!r} overflows float32 (data row {row + 1}, feature {col + 1})",
+            path=path,
+            fix="ingest with dtype float64 (--dtype float64) or rescale the feature",
+        )
 
 
 def _too_big(X: Any, limit: float | np.floating[Any]) -> tuple[float, int, int] | None:
@@ -319,22 +424,33 @@ def _check_dense(directory: Location, meta: Mapping[str, Any]) -> None:
     features = cast("zarr.Array[Any]", open_features(directory, meta))  # the dense layout's
     expected = (meta["n_rows"], meta["n_features"])
     if tuple(features.shape) != expected:
-        raise DataError(f"features.zarr has shape {tuple(features.shape)} but meta.json says {expected}",
-                        path=directory, fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"features.zarr has shape {tuple(features.shape)} but meta.json says {expected}",
+            path=directory,
+            fix="re-ingest the dataset with --overwrite",
+        )
     if str(features.dtype) != meta["dtype"]:
-        raise DataError(f"features.zarr is {features.dtype} but meta.json says {meta['dtype']}",
-                        path=directory, fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"features.zarr is {features.dtype} but meta.json says {meta['dtype']}",
+            path=directory,
+            fix="re-ingest the dataset with --overwrite",
+        )
     rows_per_chunk = min(meta["chunk_rows"], max(meta["n_rows"], 1))
     if tuple(features.chunks) != (rows_per_chunk, max(meta["n_features"], 1)):
-        raise DataError(f"features.zarr has chunks {tuple(features.chunks)} but meta.json says "
-                        f"{meta['chunk_rows']} rows per chunk", path=directory,
-                        fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"features.zarr has chunks {tuple(features.chunks)} but meta.json says {meta['chunk_rows']} rows per chunk",
+            path=directory,
+            fix="re-ingest the dataset with --overwrite",
+        )
     n_chunks = -(-meta["n_rows"] // rows_per_chunk)
     _check_checksum_count(directory, meta, n_chunks)
     stored = features.nchunks_initialized
     if stored != n_chunks:
-        raise DataError(f"{n_chunks - stored} of the {n_chunks} feature chunk files are missing",
-                        path=directory / "features.zarr", fix=RESTORE)
+        raise DataError(
+            f"{n_chunks - stored} of the {n_chunks} feature chunk files are missing",
+            path=directory / "features.zarr",
+            fix=RESTORE,
+        )
 
 
 def _check_csr(directory: Location, meta: Mapping[str, Any]) -> None:
@@ -344,34 +460,50 @@ def _check_csr(directory: Location, meta: Mapping[str, Any]) -> None:
     attrs = features.attrs
     for key in ("n_rows", "n_features", "chunk_rows", "dtype", "index_dtype"):
         if attrs.get(key) != meta[key]:
-            raise DataError(f"{FEATURES_CSR} records {key}={attrs.get(key)!r} but meta.json says {meta[key]!r}",
-                            path=directory, fix="re-ingest the dataset with --overwrite")
+            raise DataError(
+                f"{FEATURES_CSR} records {key}={attrs.get(key)!r} but meta.json says {meta[key]!r}",
+                path=directory,
+                fix="re-ingest the dataset with --overwrite",
+            )
     n_chunks = -(-meta["n_rows"] // max(meta["chunk_rows"], 1))
     _check_checksum_count(directory, meta, n_chunks, parts=("features", "labels", "csr_parts"))
     present = features.chunk_names()
     missing = [c for c in range(n_chunks) if str(c) not in present]
     if missing:
-        raise DataError(f"{len(missing)} of the {n_chunks} feature chunks are missing (chunk {missing[0]} first)",
-                        path=directory / FEATURES_CSR / str(missing[0]), fix=RESTORE)
+        raise DataError(
+            f"{len(missing)} of the {n_chunks} feature chunks are missing (chunk {missing[0]} first)",
+            path=directory / FEATURES_CSR / str(missing[0]),
+            fix=RESTORE,
+        )
 
 
-def _check_checksum_count(directory: Location, meta: Mapping[str, Any], n_chunks: int,
-                          parts: tuple[str, ...] = ("features", "labels")) -> None:
+def _check_checksum_count(
+    directory: Location, meta: Mapping[str, Any], n_chunks: int, parts: tuple[str, ...] = ("features", "labels")
+) -> None:
     sums = meta["checksums"]
     if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in parts):
-        raise DataError(f"meta.json's checksums do not list one per chunk ({n_chunks})",
-                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"meta.json's checksums do not list one per chunk ({n_chunks})",
+            path=directory / "meta.json",
+            fix="re-ingest the dataset with --overwrite",
+        )
 
 
 def _check_label_rows(directory: Location, meta: Mapping[str, Any]) -> None:
     try:
         n_labels = open_labels(directory).metadata.num_rows
     except Exception as exc:  # pyarrow's errors name no file
-        raise DataError(f"labels.parquet cannot be read ({type(exc).__name__}: {exc})",
-                        path=directory / "labels.parquet", fix=RESTORE) from None
+        raise DataError(
+            f"labels.parquet cannot be read ({type(exc).__name__}: {exc})",
+            path=directory / "labels.parquet",
+            fix=RESTORE,
+        ) from None
     if n_labels != meta["n_rows"]:
-        raise DataError(f"labels.parquet has {n_labels} rows but meta.json says {meta['n_rows']}",
-                        path=directory, fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"labels.parquet has {n_labels} rows but meta.json says {meta['n_rows']}",
+            path=directory,
+            fix="re-ingest the dataset with --overwrite",
+        )
 
 
 def _check_labels_meta(directory: Location, meta: Mapping[str, Any]) -> None:
@@ -379,9 +511,15 @@ def _check_labels_meta(directory: Location, meta: Mapping[str, Any]) -> None:
     k = meta["n_classes"]
     want = [-1, 1] if k == 2 else list(range(k))
     if len(meta["label_map"]) != k or internals != want:
-        raise DataError(f"label_map {meta['label_map']} does not match n_classes={k}", path=directory / "meta.json",
-                        fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"label_map {meta['label_map']} does not match n_classes={k}",
+            path=directory / "meta.json",
+            fix="re-ingest the dataset with --overwrite",
+        )
     counts = meta.get("class_counts")
     if counts is not None and sum(counts.values()) != meta["n_rows"]:
-        raise DataError(f"class_counts add up to {sum(counts.values())}, not n_rows={meta['n_rows']}",
-                        path=directory / "meta.json", fix="re-ingest the dataset with --overwrite")
+        raise DataError(
+            f"class_counts add up to {sum(counts.values())}, not n_rows={meta['n_rows']}",
+            path=directory / "meta.json",
+            fix="re-ingest the dataset with --overwrite",
+        )

@@ -41,8 +41,9 @@ def _sort_key(label: str) -> tuple[int, float, str]:
         return (1, 0.0, label)
 
 
-def build_label_map(originals: Iterable[Any], *, n_classes: int | None = None, path: object = None,
-                    positive_class: object = None) -> list[list[Any]]:
+def build_label_map(
+    originals: Iterable[Any], *, n_classes: int | None = None, path: object = None, positive_class: object = None
+) -> list[list[Any]]:
     """Build the original->internal map for the given distinct original labels.
 
     ``originals`` are the declared classes (``--classes``) or the classes found in the data.
@@ -54,11 +55,17 @@ def build_label_map(originals: Iterable[Any], *, n_classes: int | None = None, p
     if positive_class is not None:
         positive = canonical(positive_class)
         if k != 2:
-            raise DataError(f"a positive class is chosen for binary data; this has {k} class(es) {labels}", path=path,
-                            fix="drop --positive-class (positive_class=...)")
+            raise DataError(
+                f"a positive class is chosen for binary data; this has {k} class(es) {labels}",
+                path=path,
+                fix="drop --positive-class (positive_class=...)",
+            )
         if positive not in labels:
-            raise DataError(f"positive class {positive!r} is not one of the classes {labels}", path=path,
-                            fix="name one of them (--positive-class)")
+            raise DataError(
+                f"positive class {positive!r} is not one of the classes {labels}",
+                path=path,
+                fix="name one of them (--positive-class)",
+            )
         labels = [lab for lab in labels if lab != positive] + [positive]
     if n_classes is not None and k > n_classes:
         raise DataError(
@@ -96,26 +103,41 @@ def apply_label_map(y_raw: ArrayLike, label_map: Iterable[list[Any]], *, path: o
     return out
 
 
-def encode_labels(y_raw: ArrayLike, *, classes: Iterable[Any] | None = None, n_classes: int | None = None,
-                  positive_class: object = None, path: object = None,
-                  line_of: Callable[[int], int] = lambda i: i + 1) -> tuple[NDArray[np.int64], list[list[Any]]]:
+def encode_labels(
+    y_raw: ArrayLike,
+    *,
+    classes: Iterable[Any] | None = None,
+    n_classes: int | None = None,
+    positive_class: object = None,
+    path: object = None,
+    line_of: Callable[[int], int] = lambda i: i + 1,
+) -> tuple[NDArray[np.int64], list[list[Any]]]:
     """Original labels -> ``(internal int64 labels, label map)``, canonicalising each distinct value
     once (not once per row); ``line_of`` maps a row index to the row named in errors."""
     y_raw = np.asarray(y_raw)
     if y_raw.dtype.kind == "f" and not np.isfinite(y_raw).all():
         row = int(np.flatnonzero(~np.isfinite(y_raw))[0])
-        raise DataError(f"missing or non-finite label {float(y_raw[row])!r}", path=path, row=line_of(row),
-                        fix="fill in the label or drop the row")
+        raise DataError(
+            f"missing or non-finite label {float(y_raw[row])!r}",
+            path=path,
+            row=line_of(row),
+            fix="fill in the label or drop the row",
+        )
     uniques, inverse = np.unique(y_raw, return_inverse=True)
     keys = [canonical(u) for u in uniques]
-    label_map = build_label_map(classes if classes is not None else keys, n_classes=n_classes, path=path,
-                                positive_class=positive_class)
+    label_map = build_label_map(
+        classes if classes is not None else keys, n_classes=n_classes, path=path, positive_class=positive_class
+    )
     lookup = dict((original, internal) for original, internal in label_map)
     unknown = [i for i, k in enumerate(keys) if k not in lookup]
     if unknown:
         row = int(np.flatnonzero(inverse.ravel() == unknown[0])[0])
-        raise DataError(f"label {keys[unknown[0]]!r} is not one of the declared classes {list(lookup)}", path=path,
-                        row=line_of(row), fix="declare all classes (classes=..., --classes) or correct the label")
+        raise DataError(
+            f"label {keys[unknown[0]]!r} is not one of the declared classes {list(lookup)}",
+            path=path,
+            row=line_of(row),
+            fix="declare all classes (classes=..., --classes) or correct the label",
+        )
     mapped = np.array([lookup[k] for k in keys], dtype=np.int64)
     return mapped[inverse.ravel()], label_map
 
@@ -132,8 +154,11 @@ def resolve_label_column(spec: str | int, names: list[str] | None, width: int, p
         index = None
     if index is not None:
         if not -width <= index < width:
-            raise DataError(f"label column {index} is outside the file's {width} columns", path=path,
-                            fix=f"pass first, last, an index in 0..{width - 1} or a header name (--label-column)")
+            raise DataError(
+                f"label column {index} is outside the file's {width} columns",
+                path=path,
+                fix=f"pass first, last, an index in 0..{width - 1} or a header name (--label-column)",
+            )
         return index % width
     if names:
         lowered = [n.lower() for n in names]
@@ -144,5 +169,8 @@ def resolve_label_column(spec: str | int, names: list[str] | None, width: int, p
         hint = did_you_mean(text, names)
         hint = f"; {hint}" if hint else f"; the columns are {names}"
         raise DataError(f"no column named {text!r}{hint}", path=path, fix="name a header column (--label-column)")
-    raise DataError(f"the file has no header, so no column is named {text!r}", path=path,
-                    fix="pass first, last or a 0-based column index (--label-column)")
+    raise DataError(
+        f"the file has no header, so no column is named {text!r}",
+        path=path,
+        fix="pass first, last or a 0-based column index (--label-column)",
+    )

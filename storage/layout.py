@@ -76,8 +76,9 @@ class _Writer:
     """What both layouts' writers share: labels as parquet row groups, the per-chunk checksums and
     ``meta.json``. Subclasses store the features and add each finished chunk's two digests."""
 
-    def __init__(self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int, chunk_rows: int,
-                 dtype: str) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int, chunk_rows: int, dtype: str
+    ) -> None:
         if chunk_rows < 1:
             raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows}")
         self.directory = Path(directory)
@@ -132,8 +133,15 @@ class DatasetWriter(_Writer):
     Memory stays bounded by the block being written: zarr gets the rows, parquet a row group.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64") -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        n_rows: int,
+        n_features: int,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        dtype: str = "float64",
+    ) -> None:
         super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
             self._features = zarr.create_array(
@@ -166,8 +174,8 @@ class DatasetWriter(_Writer):
         while pos < len(X):
             take = min(len(X) - pos, self.chunk_rows - (lo + pos) % self.chunk_rows)
             hx, hy = self._open_chunk
-            hx.update(X[pos:pos + take].tobytes())
-            hy.update(np.ascontiguousarray(y[pos:pos + take], dtype="<i8").tobytes())
+            hx.update(X[pos : pos + take].tobytes())
+            hy.update(np.ascontiguousarray(y[pos : pos + take], dtype="<i8").tobytes())
             pos += take
             if (lo + pos) % self.chunk_rows == 0 or lo + pos == self.n_rows:
                 self._digests["features"].append(hx.hexdigest())
@@ -183,8 +191,15 @@ class CsrDatasetWriter(_Writer):
     too (``--layout csr`` on dense input) and converted a block at a time.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64") -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        n_rows: int,
+        n_features: int,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        dtype: str = "float64",
+    ) -> None:
         super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
         self.index_dtype = index_dtype(self.n_features)
         self._digests["csr_parts"] = []
@@ -192,13 +207,20 @@ class CsrDatasetWriter(_Writer):
         self._held: list[tuple[sp.csr_matrix, NDArray[np.int64]]] = []  # rows of the chunk being filled
         self._held_rows = 0
         with uninterrupted():
-            self._root = zarr.open_group(str(self.directory / FEATURES_CSR), mode="w-", zarr_format=3,
-                                         attributes=self._attributes())
+            self._root = zarr.open_group(
+                str(self.directory / FEATURES_CSR), mode="w-", zarr_format=3, attributes=self._attributes()
+            )
             self._open_labels()
 
     def _attributes(self) -> dict[str, Any]:
-        return {"layout": "csr", "n_rows": self.n_rows, "n_features": self.n_features,
-                "chunk_rows": self.chunk_rows, "dtype": self.dtype, "index_dtype": self.index_dtype}
+        return {
+            "layout": "csr",
+            "n_rows": self.n_rows,
+            "n_features": self.n_features,
+            "chunk_rows": self.chunk_rows,
+            "dtype": self.dtype,
+            "index_dtype": self.index_dtype,
+        }
 
     def append(self, X: Any, y: ArrayLike) -> None:
         """Add the rows of ``X`` (sparse or dense); full chunks are written as they complete."""
@@ -208,7 +230,7 @@ class CsrDatasetWriter(_Writer):
         pos = 0
         while pos < X.shape[0]:
             take = min(X.shape[0] - pos, self.chunk_rows - self._held_rows)
-            self._held.append((X[pos:pos + take], y[pos:pos + take]))
+            self._held.append((X[pos : pos + take], y[pos : pos + take]))
             self._held_rows += take
             pos += take
             if self._held_rows == self.chunk_rows or lo + pos == self.n_rows:
@@ -223,9 +245,14 @@ class CsrDatasetWriter(_Writer):
         with uninterrupted():
             group = self._root.create_group(str(c))
             for name, values in zip(CSR_PARTS, parts):
-                array = group.create_array(name, shape=values.shape, chunks=(max(len(values), 1),),
-                                           dtype=values.dtype, fill_value=0,
-                                           config={"write_empty_chunks": True})
+                array = group.create_array(
+                    name,
+                    shape=values.shape,
+                    chunks=(max(len(values), 1),),
+                    dtype=values.dtype,
+                    fill_value=0,
+                    config={"write_empty_chunks": True},
+                )
                 if len(values):
                     array[:] = values
             self._labels.write_table(pa.table({"y": y}))
@@ -273,8 +300,7 @@ def canonical_csr(X: Any, dtype: str = "float64") -> sp.csr_matrix:
     return X
 
 
-def csr_parts(X: sp.csr_matrix, index_dtype_: str, dtype: str
-              ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[Any]]:
+def csr_parts(X: sp.csr_matrix, index_dtype_: str, dtype: str) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[Any]]:
     """The stored triple of a chunk: row pointers relative to its first row (int64), column indices
     and values, each little-endian in its stored type."""
     indptr = np.ascontiguousarray(X.indptr - X.indptr[0], dtype="<i8")
@@ -287,8 +313,10 @@ def csr_parts(X: sp.csr_matrix, index_dtype_: str, dtype: str
 def csr_digest(indptr: NDArray[Any], indices: NDArray[Any], data: NDArray[Any]) -> tuple[str, list[str]]:
     """A chunk's features checksum and its parts' (row pointers, indices, values; little-endian):
     the chunk's is the sha256 of the three part digests, so the content is hashed once."""
-    parts = [hashlib.sha256(np.ascontiguousarray(part, dtype=part.dtype.newbyteorder("<")).tobytes()).hexdigest()
-             for part in (indptr, indices, data)]
+    parts = [
+        hashlib.sha256(np.ascontiguousarray(part, dtype=part.dtype.newbyteorder("<")).tobytes()).hexdigest()
+        for part in (indptr, indices, data)
+    ]
     return hashlib.sha256("".join(parts).encode()).hexdigest(), parts
 
 
@@ -312,16 +340,22 @@ def read_meta(directory: PathArg) -> dict[str, Any]:
     try:
         meta: dict[str, Any] = json.loads(meta_path.read_text())
     except json.JSONDecodeError as exc:
-        raise DataError(f"meta.json is not valid JSON ({exc})", path=meta_path,
-                        fix="re-ingest the dataset with --overwrite") from None
+        raise DataError(
+            f"meta.json is not valid JSON ({exc})", path=meta_path, fix="re-ingest the dataset with --overwrite"
+        ) from None
     if meta.get("schema_version") != SCHEMA_VERSION:
         raise DataError(
             f"dataset schema version {meta.get('schema_version')!r}, this omkl-dist reads {SCHEMA_VERSION}",
-            path=directory, fix="re-ingest the dataset with this version of omkl-dist (--overwrite)")
+            path=directory,
+            fix="re-ingest the dataset with this version of omkl-dist (--overwrite)",
+        )
     if meta.get("meta_sha256") != meta_digest(meta):
-        raise DataError("meta.json does not match its recorded hash (meta_sha256): it was edited or damaged "
-                        "after the dataset was written", path=meta_path,
-                        fix="restore meta.json from a copy, or re-ingest the dataset (--overwrite)")
+        raise DataError(
+            "meta.json does not match its recorded hash (meta_sha256): it was edited or damaged "
+            "after the dataset was written",
+            path=meta_path,
+            fix="restore meta.json from a copy, or re-ingest the dataset (--overwrite)",
+        )
     return meta
 
 
@@ -377,25 +411,31 @@ def open_features(directory: PathArg, meta: Mapping[str, Any] | None = None) -> 
     """The features, read-only: the zarr array of a dense dataset, a :class:`CsrFeatures` of a csr
     one. The layout is ``meta``'s, or the one on disk when no metadata is given."""
     directory = location(directory)
-    layout = layout_of(meta) if meta is not None else (
-        "csr" if (directory / FEATURES_CSR).exists() and not (directory / FEATURES).exists() else "dense")
+    layout = (
+        layout_of(meta)
+        if meta is not None
+        else ("csr" if (directory / FEATURES_CSR).exists() and not (directory / FEATURES).exists() else "dense")
+    )
     if layout == "csr":
         path = directory / FEATURES_CSR
         try:
             return CsrFeatures(path, zarr.open_group(str(path), mode="r", zarr_format=3))
         except Exception as exc:  # zarr's errors name no file
-            raise DataError(f"{FEATURES_CSR} cannot be opened ({type(exc).__name__}: {exc})", path=path,
-                            fix=RESTORE) from None
+            raise DataError(
+                f"{FEATURES_CSR} cannot be opened ({type(exc).__name__}: {exc})", path=path, fix=RESTORE
+            ) from None
     path = directory / FEATURES
     try:
         return zarr.open_array(str(path), mode="r")
     except Exception as exc:  # zarr's errors name no file
-        raise DataError(f"features.zarr cannot be opened ({type(exc).__name__}: {exc})", path=path,
-                        fix=RESTORE) from None
+        raise DataError(
+            f"features.zarr cannot be opened ({type(exc).__name__}: {exc})", path=path, fix=RESTORE
+        ) from None
 
 
-def read_chunk(directory: PathArg, features: Features, meta: Mapping[str, Any], c: int
-               ) -> tuple[NDArray[Any] | sp.csr_matrix, NDArray[np.int64]]:
+def read_chunk(
+    directory: PathArg, features: Features, meta: Mapping[str, Any], c: int
+) -> tuple[NDArray[Any] | sp.csr_matrix, NDArray[np.int64]]:
     """Chunk ``c`` as ``(X in the stored dtype, y int64)``, checked against its checksums. ``X`` is
     an ndarray for a dense dataset, a canonical ``scipy.sparse.csr_matrix`` for a csr one.
 
@@ -416,23 +456,31 @@ def read_chunk(directory: PathArg, features: Features, meta: Mapping[str, Any], 
         try:
             X = np.ascontiguousarray(cast("zarr.Array[Any]", features)[lo:hi])
         except Exception as exc:  # zarr/codec errors name no file
-            raise DataError(f"{where} of the features cannot be read ({type(exc).__name__}: {exc})",
-                            path=directory / FEATURES, fix=fix) from None
+            raise DataError(
+                f"{where} of the features cannot be read ({type(exc).__name__}: {exc})",
+                path=directory / FEATURES,
+                fix=fix,
+            ) from None
         if hashlib.sha256(X.tobytes()).hexdigest() != sums["features"][c]:
-            raise DataError(f"{where} of the features does not match its checksum (a chunk file is missing or "
-                            "damaged)", path=directory / FEATURES, fix=fix)
+            raise DataError(
+                f"{where} of the features does not match its checksum (a chunk file is missing or damaged)",
+                path=directory / FEATURES,
+                fix=fix,
+            )
     try:
         y = read_labels(directory, lo, hi)
     except Exception as exc:  # pyarrow errors name no row group
-        raise DataError(f"the labels of {where} cannot be read ({type(exc).__name__}: {exc})",
-                        path=directory / LABELS, fix=fix) from None
+        raise DataError(
+            f"the labels of {where} cannot be read ({type(exc).__name__}: {exc})", path=directory / LABELS, fix=fix
+        ) from None
     if hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest() != sums["labels"][c]:
         raise DataError(f"the labels of {where} do not match their checksum", path=directory / LABELS, fix=fix)
     return X, y
 
 
-def _read_csr_chunk(features: CsrFeatures, meta: Mapping[str, Any], c: int, rows: int, where: str,
-                    fix: str) -> sp.csr_matrix:
+def _read_csr_chunk(
+    features: CsrFeatures, meta: Mapping[str, Any], c: int, rows: int, where: str, fix: str
+) -> sp.csr_matrix:
     """Chunk ``c`` of a csr dataset, its triple checked against the chunk's checksum before a matrix
     is built from it (so a damaged chunk never reaches scipy). A missing chunk file reads as zeros
     in zarr: the checksum catches it, and the message names the file."""
@@ -442,19 +490,35 @@ def _read_csr_chunk(features: CsrFeatures, meta: Mapping[str, Any], c: int, rows
             parts.append(features.read_part(c, name))
         except Exception as exc:  # zarr/codec errors name no file
             missing = features.missing_files(c)
-            raise DataError(f"{where} of the features cannot be read ({name}: {type(exc).__name__}: {exc})",
-                            path=missing[0] if missing else features.path / str(c) / name, fix=fix) from None
+            raise DataError(
+                f"{where} of the features cannot be read ({name}: {type(exc).__name__}: {exc})",
+                path=missing[0] if missing else features.path / str(c) / name,
+                fix=fix,
+            ) from None
     indptr, indices, data = parts
     chunk_digest, part_digests = csr_digest(indptr, indices, data)
     if chunk_digest != meta["checksums"]["features"][c]:
         missing = features.missing_files(c)
         recorded = meta["checksums"].get("csr_parts", [])
-        changed = [name for name, now, then in zip(CSR_PARTS, part_digests, recorded[c] if c < len(recorded) else [])
-                   if now != then]
-        problem = "its file is missing" if missing else f"its {changed[0]} file is damaged" if changed else \
-            "a chunk file is damaged"
-        path = missing[0] if missing else features.path / str(c) / changed[0] / "c" / "0" if changed else \
-            features.path / str(c)
+        changed = [
+            name
+            for name, now, then in zip(CSR_PARTS, part_digests, recorded[c] if c < len(recorded) else [])
+            if now != then
+        ]
+        problem = (
+            "its file is missing"
+            if missing
+            else f"its {changed[0]} file is damaged"
+            if changed
+            else "a chunk file is damaged"
+        )
+        path = (
+            missing[0]
+            if missing
+            else features.path / str(c) / changed[0] / "c" / "0"
+            if changed
+            else features.path / str(c)
+        )
         raise DataError(f"{where} of the features does not match its checksum ({problem})", path=path, fix=fix)
     return sp.csr_matrix((data, indices, indptr), shape=(rows, int(meta["n_features"])), copy=False)
 
@@ -481,5 +545,5 @@ def read_labels(directory: PathArg, start: int = 0, stop: int | None = None) -> 
         if g_hi <= start or g_lo >= stop:
             continue
         col = pf.read_row_group(g, columns=["y"]).column("y").to_numpy()
-        parts.append(col[max(start, g_lo) - g_lo: min(stop, g_hi) - g_lo])
+        parts.append(col[max(start, g_lo) - g_lo : min(stop, g_hi) - g_lo])
     return np.concatenate(parts).astype(np.int64, copy=False)

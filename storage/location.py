@@ -44,15 +44,16 @@ def location(value: PathArg) -> Location:
         return value
     text = str(value)
     if text.startswith("file://"):
-        return Path(text[len("file://"):])
+        return Path(text[len("file://") :])
     if is_url(text):
         from upath import UPath
 
         try:
             return UPath(text)
         except (ImportError, ValueError) as exc:  # no fsspec implementation for the protocol
-            raise ValueError(f"cannot open {text}: {exc} (install the filesystem's package, e.g. s3fs for s3://)"
-                             ) from None
+            raise ValueError(
+                f"cannot open {text}: {exc} (install the filesystem's package, e.g. s3fs for s3://)"
+            ) from None
     return Path(value)
 
 

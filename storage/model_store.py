@@ -66,15 +66,24 @@ class ModelStore:
 
     def __init__(self, root: str | os.PathLike[str], name: str, *, lock_timeout: float = 30.0) -> None:
         if "://" in str(root):
-            raise DataError("a model store is a local folder (it needs file locks and atomic renames)", path=root,
-                            fix="give a local path; copy versions to object storage with your own tools")
+            raise DataError(
+                "a model store is a local folder (it needs file locks and atomic renames)",
+                path=root,
+                fix="give a local path; copy versions to object storage with your own tools",
+            )
         root = Path(root).expanduser()
         if root.exists() and not root.is_dir():
-            raise DataError("the model store path is a file, not a folder", path=root,
-                            fix="give the store's folder (it is created if missing)")
+            raise DataError(
+                "the model store path is a file, not a folder",
+                path=root,
+                fix="give the store's folder (it is created if missing)",
+            )
         if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise DataError(f"model name {name!r} is not valid", path=root,
-                            fix="use letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)")
+            raise DataError(
+                f"model name {name!r} is not valid",
+                path=root,
+                fix="use letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)",
+            )
         self.root, self.name, self.lock_timeout = root.absolute(), name, float(lock_timeout)
         self.dir = self.root / name
 
@@ -95,13 +104,19 @@ class ModelStore:
             return {"aliases": {}, "last_version": 0}
         try:
             refs: dict[str, Any] = json.loads(path.read_text())
-            ok = (isinstance(refs.get("aliases"), dict) and isinstance(refs.get("last_version"), int)
-                  and all(isinstance(v, int) for v in refs["aliases"].values()))
+            ok = (
+                isinstance(refs.get("aliases"), dict)
+                and isinstance(refs.get("last_version"), int)
+                and all(isinstance(v, int) for v in refs["aliases"].values())
+            )
         except (OSError, ValueError, AttributeError):
             ok = False
         if not ok:
-            raise DataError(f"{REFS} is damaged (it must hold 'aliases' and 'last_version')", path=path,
-                            fix=f"restore it from a backup; the aliases' history is in {EVENTS}")
+            raise DataError(
+                f"{REFS} is damaged (it must hold 'aliases' and 'last_version')",
+                path=path,
+                fix=f"restore it from a backup; the aliases' history is in {EVENTS}",
+            )
         return refs
 
     def aliases(self) -> dict[str, int]:
@@ -116,18 +131,27 @@ class ModelStore:
         number = text[1:] if text[:1] == "v" and text[1:].isdigit() else text
         if number.isdigit():
             if int(number) not in self.versions():
-                raise DataError(f"model {self.name!r} has no version {number}", path=self.dir,
-                                fix=f"choose one of {self.versions() or 'none (nothing published yet)'}")
+                raise DataError(
+                    f"model {self.name!r} has no version {number}",
+                    path=self.dir,
+                    fix=f"choose one of {self.versions() or 'none (nothing published yet)'}",
+                )
             return int(number)
         aliases = self.aliases()
         if text not in aliases:
-            raise DataError(f"model {self.name!r} has no alias {text!r}", path=self.dir,
-                            fix=f"use one of {sorted(aliases) or 'none yet'}, or a version number "
-                                f"({self.versions() or 'none published'}); `omkl models list` shows them")
+            raise DataError(
+                f"model {self.name!r} has no alias {text!r}",
+                path=self.dir,
+                fix=f"use one of {sorted(aliases) or 'none yet'}, or a version number "
+                f"({self.versions() or 'none published'}); `omkl models list` shows them",
+            )
         version = aliases[text]
         if version not in self.versions():
-            raise DataError(f"alias {text!r} points at version {version}, which is missing", path=self.dir,
-                            fix="point it at an existing version with `omkl models promote`")
+            raise DataError(
+                f"alias {text!r} points at version {version}, which is missing",
+                path=self.dir,
+                fix="point it at an existing version with `omkl models promote`",
+            )
         return version
 
     def info(self, version: int) -> dict[str, Any]:
@@ -136,8 +160,11 @@ class ModelStore:
         try:
             info: dict[str, Any] = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            raise DataError(f"version {version}'s {MODEL_META} cannot be read ({exc})", path=path,
-                            fix="`omkl models verify` lists damaged versions") from None
+            raise DataError(
+                f"version {version}'s {MODEL_META} cannot be read ({exc})",
+                path=path,
+                fix="`omkl models verify` lists damaged versions",
+            ) from None
         return info
 
     def events(self) -> list[dict[str, Any]]:
@@ -154,8 +181,11 @@ class ModelStore:
             except ValueError:
                 if number == len(lines):
                     continue  # a last line cut short by a crash: the event never happened
-                raise DataError(f"line {number} of {EVENTS} is not JSON", path=path,
-                                fix="restore the log from a backup or remove the damaged line") from None
+                raise DataError(
+                    f"line {number} of {EVENTS} is not JSON",
+                    path=path,
+                    fix="restore the log from a backup or remove the damaged line",
+                ) from None
         return out
 
     def find(self, key: str) -> int | None:
@@ -194,9 +224,11 @@ class ModelStore:
                     if exc.errno not in (errno.EAGAIN, errno.EACCES):
                         raise
                     if time.monotonic() >= deadline:
-                        raise StoreLocked(f"the model store is locked by another writer for more than "
-                                          f"{self.lock_timeout:g} s", path=self.dir,
-                                          fix="try again later (exit 75), or raise --lock-timeout") from None
+                        raise StoreLocked(
+                            f"the model store is locked by another writer for more than {self.lock_timeout:g} s",
+                            path=self.dir,
+                            fix="try again later (exit 75), or raise --lock-timeout",
+                        ) from None
                     time.sleep(0.05)
             self._sweep_staging()
             self._repair()
@@ -237,8 +269,15 @@ class ModelStore:
         if versions and versions[-1] > refs["last_version"]:
             self._write_refs({**refs, "last_version": versions[-1]})
 
-    def publish(self, staged: Path, *, reason: str, promote: bool = False, expect_champion: int | None = None,
-                key: str | None = None) -> dict[str, Any]:
+    def publish(
+        self,
+        staged: Path,
+        *,
+        reason: str,
+        promote: bool = False,
+        expect_champion: int | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
         """Move the complete saved model ``staged`` into the next version number (under the lock).
 
         ``promote``: make it the champion -- only if the champion is still ``expect_champion`` (the
@@ -262,14 +301,21 @@ class ModelStore:
             promoted = promote and current == expect_champion
             if promoted:
                 self._set_alias(refs, CHAMPION, version, event="promote", reason=reason)
-            return {"version": version, "promoted": promoted, "existing": False,
-                    "champion": version if promoted else current}
+            return {
+                "version": version,
+                "promoted": promoted,
+                "existing": False,
+                "champion": version if promoted else current,
+            }
 
     def promote(self, ref: str | int, alias: str = CHAMPION, *, reason: str = "by hand") -> dict[str, Any]:
         """Point ``alias`` at version ``ref``; returns ``{"alias", "version", "previous"}``."""
         if not _ALIAS.fullmatch(alias):
-            raise DataError(f"alias {alias!r} is not valid", path=self.dir,
-                            fix="use letters, digits, '_' and '-', starting with a letter")
+            raise DataError(
+                f"alias {alias!r} is not valid",
+                path=self.dir,
+                fix="use letters, digits, '_' and '-', starting with a letter",
+            )
         with self.lock():
             version = self.resolve(ref)
             refs = self.refs()
@@ -284,13 +330,19 @@ class ModelStore:
             refs = self.refs()
             current = refs["aliases"].get(CHAMPION)
             if len(history) < 2:
-                raise DataError(f"model {self.name!r} has no earlier champion to roll back to (champions so far: "
-                                f"{history or 'none'})", path=self.dir,
-                                fix="promote a version by number instead (`omkl models promote`)")
+                raise DataError(
+                    f"model {self.name!r} has no earlier champion to roll back to (champions so far: "
+                    f"{history or 'none'})",
+                    path=self.dir,
+                    fix="promote a version by number instead (`omkl models promote`)",
+                )
             target = history[-2]
             if target not in self.versions():
-                raise DataError(f"the previous champion, version {target}, was deleted", path=self.dir,
-                                fix=f"promote one of {self.versions()} by number")
+                raise DataError(
+                    f"the previous champion, version {target}, was deleted",
+                    path=self.dir,
+                    fix=f"promote one of {self.versions()} by number",
+                )
             self._set_alias(refs, CHAMPION, target, event="rollback", reason=reason, previous=current)
             return {"from": current, "to": target}
 
@@ -347,8 +399,9 @@ class ModelStore:
         return {"versions": results, "problems": problems}
 
     # --- internals (call under the lock) ------------------------------------------------------
-    def _set_alias(self, refs: dict[str, Any], alias: str, version: int, *, event: str, reason: str,
-                   previous: int | None = None) -> None:
+    def _set_alias(
+        self, refs: dict[str, Any], alias: str, version: int, *, event: str, reason: str, previous: int | None = None
+    ) -> None:
         before = refs["aliases"].get(alias) if previous is None else previous
         refs["aliases"][alias] = version
         self._write_refs(refs)

@@ -38,8 +38,15 @@ def _digest(a: NDArray[Any]) -> str:
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
-def write_state(directory: PathArg, arrays: Mapping[str, ArrayLike], meta: Mapping[str, Any], *,
-                overwrite: bool = False, inputs: Inputs = (), option: str = "--model-out") -> Location:
+def write_state(
+    directory: PathArg,
+    arrays: Mapping[str, ArrayLike],
+    meta: Mapping[str, Any],
+    *,
+    overwrite: bool = False,
+    inputs: Inputs = (),
+    option: str = "--model-out",
+) -> Location:
     """Write ``arrays`` (name -> numeric ndarray) and JSON-able ``meta`` to ``directory``.
 
     ``inputs``: (label, path) pairs the directory must not be, lie in or contain (see
@@ -57,8 +64,7 @@ def write_state(directory: PathArg, arrays: Mapping[str, ArrayLike], meta: Mappi
                 raise TypeError(f"state array {name!r} is a scalar; store scalars in the metadata")
             with uninterrupted():
                 # one chunk per array: model state is read whole; empty dimensions still need chunk >= 1
-                array = group.create_array(name, shape=a.shape, dtype=a.dtype,
-                                           chunks=tuple(max(n, 1) for n in a.shape))
+                array = group.create_array(name, shape=a.shape, dtype=a.dtype, chunks=tuple(max(n, 1) for n in a.shape))
                 if a.size:
                     array[...] = a
             index[name] = {"dtype": str(a.dtype), "shape": list(a.shape), "sha256": _digest(a)}
@@ -72,8 +78,9 @@ MODEL_DAMAGED = "the model directory is damaged; restore it from a copy or retra
 _NUMERIC_KINDS = "biuf"
 
 
-def read_state(directory: PathArg, *, memory_limit: int | None = None
-               ) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
+def read_state(
+    directory: PathArg, *, memory_limit: int | None = None
+) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
     """Read back ``(arrays, meta)``; anything missing, malformed, too large or not matching its
     checksum is a DataError naming the file and the array.
 
@@ -82,8 +89,11 @@ def read_state(directory: PathArg, *, memory_limit: int | None = None
     directory = location(directory)
     meta_path = directory / MODEL_META
     if not meta_path.is_file() or not (directory / STATE).is_dir():
-        raise DataError("not a saved model (needs model.json and state.zarr)", path=directory,
-                        fix="save one with `omkl run ... --model-out DIR` or omkl_dist's save_model")
+        raise DataError(
+            "not a saved model (needs model.json and state.zarr)",
+            path=directory,
+            fix="save one with `omkl run ... --model-out DIR` or omkl_dist's save_model",
+        )
     try:
         meta: Any = json.loads(meta_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -92,25 +102,34 @@ def read_state(directory: PathArg, *, memory_limit: int | None = None
         raise DataError("model.json does not hold a JSON object", path=meta_path, fix=MODEL_DAMAGED)
     version = meta.get("schema_version")
     if version != MODEL_SCHEMA_VERSION:
-        raise DataError(f"model schema version {version!r}, this omkl-dist reads {MODEL_SCHEMA_VERSION}",
-                        path=directory, fix="load it with the omkl-dist version that wrote it, or retrain")
+        raise DataError(
+            f"model schema version {version!r}, this omkl-dist reads {MODEL_SCHEMA_VERSION}",
+            path=directory,
+            fix="load it with the omkl-dist version that wrote it, or retrain",
+        )
     index = _check_index(meta.get("arrays"), meta_path, memory_limit)
     try:
         group = zarr.open_group(str(directory / STATE), mode="r")
     except Exception as exc:  # zarr's errors name no file
-        raise DataError(f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE,
-                        fix=MODEL_DAMAGED) from None
+        raise DataError(
+            f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE, fix=MODEL_DAMAGED
+        ) from None
     arrays: dict[str, NDArray[Any]] = {}
     for name, (shape, dtype, digest) in index.items():
         arrays[name] = _read_array(group, name, shape, dtype, digest, directory / STATE)
     if meta.get("meta_sha256") != meta_digest(meta):
-        raise DataError("model.json does not match its recorded hash (meta_sha256): it was edited or damaged "
-                        "after the model was saved", path=meta_path, fix=MODEL_DAMAGED)
+        raise DataError(
+            "model.json does not match its recorded hash (meta_sha256): it was edited or damaged "
+            "after the model was saved",
+            path=meta_path,
+            fix=MODEL_DAMAGED,
+        )
     return arrays, meta
 
 
-def _check_index(index: object, meta_path: Location, memory_limit: int | None
-                 ) -> dict[str, tuple[tuple[int, ...], np.dtype[Any], str]]:
+def _check_index(
+    index: object, meta_path: Location, memory_limit: int | None
+) -> dict[str, tuple[tuple[int, ...], np.dtype[Any], str]]:
     """model.json's ``arrays`` as {name: (shape, dtype, sha256)}, each entry checked, and the whole
     small enough to read."""
     if not isinstance(index, dict):
@@ -122,20 +141,30 @@ def _check_index(index: object, meta_path: Location, memory_limit: int | None
             shape = tuple(info["shape"])
             dtype = np.dtype(info["dtype"])
             digest = info["sha256"]
-            ok = (all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
-                  and dtype.kind in _NUMERIC_KINDS and isinstance(digest, str))
+            ok = (
+                all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+                and dtype.kind in _NUMERIC_KINDS
+                and isinstance(digest, str)
+            )
         except (KeyError, TypeError, ValueError):
             ok = False
         if not ok:
-            raise DataError(f"model.json's entry for state array {name!r} is malformed (needs a non-negative "
-                            "integer shape, a numeric dtype and a sha256)", path=meta_path, fix=MODEL_DAMAGED)
+            raise DataError(
+                f"model.json's entry for state array {name!r} is malformed (needs a non-negative "
+                "integer shape, a numeric dtype and a sha256)",
+                path=meta_path,
+                fix=MODEL_DAMAGED,
+            )
         out[name] = (shape, dtype, digest)
         total += math.prod(shape) * dtype.itemsize
     limit = _available_memory() if memory_limit is None else int(memory_limit)
     if total > limit:
-        raise DataError(f"the model's arrays would take {total / 2**30:.1f} GiB, more than the {limit / 2**30:.1f} "
-                        "GiB of memory available", path=meta_path,
-                        fix="load it on a machine with more memory; if the model is small, model.json is damaged")
+        raise DataError(
+            f"the model's arrays would take {total / 2**30:.1f} GiB, more than the {limit / 2**30:.1f} "
+            "GiB of memory available",
+            path=meta_path,
+            fix="load it on a machine with more memory; if the model is small, model.json is damaged",
+        )
     return out
 
 
@@ -145,8 +174,9 @@ def _available_memory() -> int:
     return int(psutil.virtual_memory().available)
 
 
-def _read_array(group: zarr.Group, name: str, shape: tuple[int, ...], dtype: np.dtype[Any], digest: str,
-                where: Location) -> NDArray[Any]:
+def _read_array(
+    group: zarr.Group, name: str, shape: tuple[int, ...], dtype: np.dtype[Any], digest: str, where: Location
+) -> NDArray[Any]:
     if math.prod(shape) == 0:
         a = np.zeros(shape, dtype=dtype)
     else:
@@ -155,18 +185,23 @@ def _read_array(group: zarr.Group, name: str, shape: tuple[int, ...], dtype: np.
         except KeyError:
             raise DataError(f"state array {name!r} is missing", path=where, fix=MODEL_DAMAGED) from None
         except Exception as exc:
-            raise DataError(f"state array {name!r} cannot be opened ({type(exc).__name__}: {exc})", path=where,
-                            fix=MODEL_DAMAGED) from None
+            raise DataError(
+                f"state array {name!r} cannot be opened ({type(exc).__name__}: {exc})", path=where, fix=MODEL_DAMAGED
+            ) from None
         if tuple(getattr(stored, "shape", ())) != shape or getattr(stored, "dtype", None) != dtype:
             # checked before reading: a shape edited in zarr.json must not allocate anything
-            raise DataError(f"state array {name!r} is stored as {getattr(stored, 'shape', '?')} "
-                            f"{getattr(stored, 'dtype', '?')}, model.json says {shape} {dtype}", path=where,
-                            fix=MODEL_DAMAGED)
+            raise DataError(
+                f"state array {name!r} is stored as {getattr(stored, 'shape', '?')} "
+                f"{getattr(stored, 'dtype', '?')}, model.json says {shape} {dtype}",
+                path=where,
+                fix=MODEL_DAMAGED,
+            )
         try:
             a = np.asarray(stored[...])  # type: ignore[index]  # a Group (no shape) was refused above
         except Exception as exc:  # codec errors (e.g. a truncated chunk) name no file
-            raise DataError(f"state array {name!r} cannot be read ({type(exc).__name__}: {exc})", path=where,
-                            fix=MODEL_DAMAGED) from None
+            raise DataError(
+                f"state array {name!r} cannot be read ({type(exc).__name__}: {exc})", path=where, fix=MODEL_DAMAGED
+            ) from None
     if _digest(a) != digest:
         raise DataError(f"state array {name!r} does not match its checksum", path=where, fix=MODEL_DAMAGED)
     return a

@@ -34,16 +34,23 @@ def load_manifest(data_dir: str | os.PathLike[str] | None = None) -> Manifest:
     folder = Path(data_dir) if data_dir is not None else _default_data_dir()
     path = folder / MANIFEST
     if not path.is_file():
-        raise DataError("no MANIFEST.json: not a datasets folder", path=folder,
-                        fix="set OMKL_DATA_DIR (or --data-dir) to the folder holding MANIFEST.json")
+        raise DataError(
+            "no MANIFEST.json: not a datasets folder",
+            path=folder,
+            fix="set OMKL_DATA_DIR (or --data-dir) to the folder holding MANIFEST.json",
+        )
     try:
         manifest: Any = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise DataError(f"MANIFEST.json is not valid JSON ({exc})", path=path,
-                        fix="restore MANIFEST.json from the shared datasets") from None
+        raise DataError(
+            f"MANIFEST.json is not valid JSON ({exc})", path=path, fix="restore MANIFEST.json from the shared datasets"
+        ) from None
     if not isinstance(manifest, dict):
-        raise DataError("MANIFEST.json must be an object keyed by file path", path=path,
-                        fix="restore MANIFEST.json from the shared datasets")
+        raise DataError(
+            "MANIFEST.json must be an object keyed by file path",
+            path=path,
+            fix="restore MANIFEST.json from the shared datasets",
+        )
     return manifest
 
 
@@ -73,19 +80,21 @@ def list_datasets(data_dir: str | os.PathLike[str] | None = None, verify: bool =
     for key in sorted(manifest, key=lambda k: (manifest[k].get("name", ""), k)):
         entry = manifest[key]
         path = folder / key
-        rows.append({
-            "name": entry.get("name", key.split("/")[0]),
-            "file": key,
-            "path": str(path),
-            "role": entry.get("role", ""),
-            "format": entry.get("fmt"),
-            "rows": entry.get("rows"),
-            "features": entry.get("features"),
-            "classes": entry.get("n_classes", len(entry.get("class_counts", {}))),
-            "class_counts": entry.get("class_counts", {}),
-            "default": key in defaults,
-            "sha256": _check(path, entry.get("sha256_gz"), verify),
-        })
+        rows.append(
+            {
+                "name": entry.get("name", key.split("/")[0]),
+                "file": key,
+                "path": str(path),
+                "role": entry.get("role", ""),
+                "format": entry.get("fmt"),
+                "rows": entry.get("rows"),
+                "features": entry.get("features"),
+                "classes": entry.get("n_classes", len(entry.get("class_counts", {}))),
+                "class_counts": entry.get("class_counts", {}),
+                "default": key in defaults,
+                "sha256": _check(path, entry.get("sha256_gz"), verify),
+            }
+        )
     return rows
 
 
@@ -118,8 +127,11 @@ def resolve_dataset(name_or_path: str | os.PathLike[str], data_dir: str | os.Pat
     except DataError:
         if candidate.exists():  # e.g. a directory: let the reader say what is wrong with it
             return Path(name_or_path)
-        raise DataError(f"no such file, and no datasets registry to look {text!r} up in", path=folder,
-                        fix="check the path, or set OMKL_DATA_DIR to the folder holding MANIFEST.json") from None
+        raise DataError(
+            f"no such file, and no datasets registry to look {text!r} up in",
+            path=folder,
+            fix="check the path, or set OMKL_DATA_DIR to the folder holding MANIFEST.json",
+        ) from None
     key = _lookup(manifest, text)
     if key is None:
         if candidate.exists():
@@ -127,8 +139,11 @@ def resolve_dataset(name_or_path: str | os.PathLike[str], data_dir: str | os.Pat
         raise _unknown(text, manifest)
     path = folder / key
     if not path.is_file():
-        raise DataError(f"{text!r} is registered in MANIFEST.json but its file is missing", path=path,
-                        fix="restore the datasets folder, or point OMKL_DATA_DIR at a complete copy")
+        raise DataError(
+            f"{text!r} is registered in MANIFEST.json but its file is missing",
+            path=path,
+            fix="restore the datasets folder, or point OMKL_DATA_DIR at a complete copy",
+        )
     return path
 
 
@@ -142,8 +157,7 @@ def aliases(manifest: Manifest) -> dict[str, str]:
             by_alias.setdefault(alias, set()).add(key)
             by_alias.setdefault(f"{name}/{alias}", set()).add(key)
     # An alias two files share would be a guess: leave it out (they stay reachable as name/file).
-    table.update({alias: next(iter(keys)) for alias, keys in by_alias.items()
-                  if len(keys) == 1 and alias not in table})
+    table.update({alias: next(iter(keys)) for alias, keys in by_alias.items() if len(keys) == 1 and alias not in table})
     for name in {e.get("name", k.split("/")[0]) for k, e in manifest.items()}:
         table[name] = _default_file(manifest, name)
     return table
@@ -175,8 +189,10 @@ def _stem_aliases(filename: str) -> list[str]:
 def _unknown(text: str, manifest: Manifest) -> DataError:
     close = close_matches(text, sorted(aliases(manifest)), n=5)
     hint = f" (close matches: {', '.join(repr(c) for c in close)})" if close else ""
-    return DataError(f"no such file or registered dataset {text!r}{hint}",
-                     fix="run `omkl data list` to see the registered datasets, or give the path of an existing file")
+    return DataError(
+        f"no such file or registered dataset {text!r}{hint}",
+        fix="run `omkl data list` to see the registered datasets, or give the path of an existing file",
+    )
 
 
 def _check(path: Path, expected: object, verify: bool) -> str:

@@ -64,8 +64,16 @@ class Stream:
     ...     model.partial_fit(X, y)
     """
 
-    def __init__(self, directory: PathArg, block_size: int = 1024, *, shuffle: bool = False,
-                 seed: int | Sequence[int] | None = None, start: int = 0, stop: int | None = None) -> None:
+    def __init__(
+        self,
+        directory: PathArg,
+        block_size: int = 1024,
+        *,
+        shuffle: bool = False,
+        seed: int | Sequence[int] | None = None,
+        start: int = 0,
+        stop: int | None = None,
+    ) -> None:
         self.directory = location(directory)
         self.block_size = _positive_int(block_size, "block_size")
         self.meta = dataset_info(self.directory)
@@ -101,8 +109,10 @@ class Stream:
         return -(-self.n_rows // self.block_size)
 
     def __repr__(self) -> str:
-        return (f"Stream({str(self.directory)!r}, rows {self.start}:{self.stop}, block_size={self.block_size}, "
-                f"shuffle={self.shuffle}, seed={self.seed!r})")
+        return (
+            f"Stream({str(self.directory)!r}, rows {self.start}:{self.stop}, block_size={self.block_size}, "
+            f"shuffle={self.shuffle}, seed={self.seed!r})"
+        )
 
     def __iter__(self) -> Iterator[Block]:
         pieces: list[Block] = []
@@ -111,7 +121,7 @@ class Stream:
             pos = 0
             while pos < len(y):
                 take = min(self.block_size - have, len(y) - pos)
-                pieces.append((X[pos:pos + take], y[pos:pos + take]))
+                pieces.append((X[pos : pos + take], y[pos : pos + take]))
                 have, pos = have + take, pos + take
                 if have == self.block_size:
                     yield _join(pieces)
@@ -145,7 +155,7 @@ class Stream:
                 continue
             X, y = read_chunk(self.directory, self._features, self.meta, int(c))  # checked against its checksums
             c0 = int(c) * self.chunk_rows
-            X, y = _float64(X[lo - c0:hi - c0]), y[lo - c0:hi - c0]
+            X, y = _float64(X[lo - c0 : hi - c0]), y[lo - c0 : hi - c0]
             if perm is not None:
                 X, y = X[perm], y[perm]
             if skip:
@@ -173,7 +183,7 @@ class RowCursor:
                     break
                 (self._X, self._y), self._pos = nxt, 0
             k = min(n, len(self._y) - self._pos)
-            pieces.append((self._X[self._pos:self._pos + k], self._y[self._pos:self._pos + k]))
+            pieces.append((self._X[self._pos : self._pos + k], self._y[self._pos : self._pos + k]))
             self._pos += k
             n -= k
         if not pieces:
@@ -181,8 +191,15 @@ class RowCursor:
         return _join(pieces)
 
 
-def open_stream(directory: PathArg, block_size: int = 1024, *, shuffle: bool = False,
-                seed: int | Sequence[int] | None = None, start: int = 0, stop: int | None = None) -> Stream:
+def open_stream(
+    directory: PathArg,
+    block_size: int = 1024,
+    *,
+    shuffle: bool = False,
+    seed: int | Sequence[int] | None = None,
+    start: int = 0,
+    stop: int | None = None,
+) -> Stream:
     """Open a dataset directory as a :class:`Stream` of ``(X_block, y_block)``.
 
     See :class:`Stream` for the parameters and the shuffle semantics.

@@ -81,8 +81,18 @@ from numpy.typing import ArrayLike, NDArray
 from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype
 from .outputs import DATASET, atomic_output
 
-__all__ = ["GENERATOR_NAME", "generator_params", "score", "clean_labels", "iter_blocks", "synthesize",
-           "SPARSE_GENERATOR_NAME", "sparse_generator_params", "iter_sparse_blocks", "write_sparse_libsvm"]
+__all__ = [
+    "GENERATOR_NAME",
+    "generator_params",
+    "score",
+    "clean_labels",
+    "iter_blocks",
+    "synthesize",
+    "SPARSE_GENERATOR_NAME",
+    "sparse_generator_params",
+    "iter_sparse_blocks",
+    "write_sparse_libsvm",
+]
 
 GENERATOR_NAME = "omkl-synth-v1"
 LATENT_DIM = 3
@@ -96,8 +106,10 @@ BLOCK_VALUES = 1 << 21  # float64 values per generation block: 16 MiB, whatever 
 # Independent random streams, keyed after the seed, so adding rows never shifts earlier draws.
 _PARAMS, _FEATURES, _FLIPS, _PILOT = 0, 1, 2, 3
 
-_FORMULA = ("z = P x; g(x) = (||z||^2 - k)/sqrt(2k) + cos_weight*sqrt(2/m)*sum_j signs_j*cos(frequencies_j . z)"
-            " - offset; y_clean = sign(g) (+1 at 0); y = -y_clean with probability noise, independently of x")
+_FORMULA = (
+    "z = P x; g(x) = (||z||^2 - k)/sqrt(2k) + cos_weight*sqrt(2/m)*sum_j signs_j*cos(frequencies_j . z)"
+    " - offset; y_clean = sign(g) (+1 at 0); y = -y_clean with probability noise, independently of x"
+)
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
@@ -170,9 +182,8 @@ def generator_params(seed: int, features: int, noise: float = 0.05) -> dict[str,
         "block_rows": _block_rows(features),
         "seeding": {
             "params": "default_rng([seed, 0]): standard_normal((d, k)) -> QR -> projection; "
-                      "standard_normal((m, k)) / length_scale -> frequencies; choice([-1, 1], m) -> signs",
-            "offset": "median of g (offset 0) over default_rng([seed, 3]).standard_normal((pilot_rows, k)) "
-                      "taken as z",
+            "standard_normal((m, k)) / length_scale -> frequencies; choice([-1, 1], m) -> signs",
+            "offset": "median of g (offset 0) over default_rng([seed, 3]).standard_normal((pilot_rows, k)) taken as z",
             "features": "block b (rows b*block_rows ...): default_rng([seed, 1, b]).standard_normal((n_b, d))",
             "flips": "block b: default_rng([seed, 2, b]).random(n_b) < noise",
         },
@@ -235,8 +246,15 @@ def clean_labels(X: ArrayLike, generator: dict[str, Any]) -> np.ndarray:
     return np.where(score(X, generator) >= 0.0, 1, -1).astype(np.int64)
 
 
-def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
-                generator: dict[str, Any] | None = None, first_row: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def iter_blocks(
+    *,
+    rows: int,
+    features: int,
+    seed: int = 0,
+    noise: float = 0.05,
+    generator: dict[str, Any] | None = None,
+    first_row: int = 0,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield the stream as ``(X, y)`` generation blocks (float64 features, int64 labels in {-1, +1}).
 
     Memory is one block (at most ``block_rows`` rows). ``generator`` may pass precomputed
@@ -257,8 +275,10 @@ def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
     if generator is None:
         params = generator_params(seed, features, noise)
     elif (generator.get("seed"), generator.get("features")) != (seed, features):
-        raise ValueError(f"generator was built for seed={generator.get('seed')!r}, "
-                         f"features={generator.get('features')!r}, not seed={seed}, features={features}")
+        raise ValueError(
+            f"generator was built for seed={generator.get('seed')!r}, "
+            f"features={generator.get('features')!r}, not seed={seed}, features={features}"
+        )
     else:
         params = generator
     first_row = _check_int("first_row", first_row, 0)
@@ -275,8 +295,9 @@ def iter_blocks(*, rows: int, features: int, seed: int = 0, noise: float = 0.05,
         yield X[cut:], y[cut:]
 
 
-def _rechunk(blocks: Iterable[tuple[NDArray[Any], NDArray[Any]]], size: int
-             ) -> Iterator[tuple[NDArray[Any], NDArray[Any]]]:
+def _rechunk(
+    blocks: Iterable[tuple[NDArray[Any], NDArray[Any]]], size: int
+) -> Iterator[tuple[NDArray[Any], NDArray[Any]]]:
     """Regroup ``(X, y)`` blocks into pieces of exactly ``size`` rows (the last may be shorter).
 
     Writes then line up with zarr chunks, so no chunk is read back and rewritten.
@@ -288,8 +309,8 @@ def _rechunk(blocks: Iterable[tuple[NDArray[Any], NDArray[Any]]], size: int
         start = 0
         while start < len(X):
             take = min(size - held, len(X) - start)
-            xs.append(X[start:start + take])
-            ys.append(y[start:start + take])
+            xs.append(X[start : start + take])
+            ys.append(y[start : start + take])
             held += take
             start += take
             if held == size:
@@ -299,9 +320,18 @@ def _rechunk(blocks: Iterable[tuple[NDArray[Any], NDArray[Any]]], size: int
         yield (xs[0], ys[0]) if len(xs) == 1 else (np.concatenate(xs), np.concatenate(ys))
 
 
-def synthesize(out: str | os.PathLike[str], *, rows: int, features: int, seed: int = 0, noise: float = 0.05,
-               chunk_rows: int = DEFAULT_CHUNK_ROWS, dtype: str = "float64", overwrite: bool = False,
-               first_row: int = 0) -> dict[str, Any]:
+def synthesize(
+    out: str | os.PathLike[str],
+    *,
+    rows: int,
+    features: int,
+    seed: int = 0,
+    noise: float = 0.05,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    dtype: str = "float64",
+    overwrite: bool = False,
+    first_row: int = 0,
+) -> dict[str, Any]:
     """Write a generated labelled binary stream to ``out`` (features.zarr, labels.parquet, meta.json).
 
     The model is described in the module docstring. Rows are generated and written one block at a
@@ -364,8 +394,9 @@ def synthesize(out: str | os.PathLike[str], *, rows: int, features: int, seed: i
     n_pos = 0
     with atomic_output(out, kind=DATASET, overwrite=overwrite) as tmp:
         writer = DatasetWriter(tmp, n_rows=rows, n_features=features, chunk_rows=chunk_rows, dtype=dtype)
-        blocks = iter_blocks(rows=rows, features=features, seed=seed, noise=noise, generator=params,
-                             first_row=first_row)
+        blocks = iter_blocks(
+            rows=rows, features=features, seed=seed, noise=noise, generator=params, first_row=first_row
+        )
         for X, y in _rechunk(blocks, chunk_rows):
             rec = np.empty(len(X), dtype=record)
             rec["x"] = X
@@ -373,19 +404,21 @@ def synthesize(out: str | os.PathLike[str], *, rows: int, features: int, seed: i
             digest.update(rec.tobytes())
             writer.append(X, y)
             n_pos += int(np.count_nonzero(y == 1))
-        meta = writer.close({
-            "kind": "synth",
-            "format": "synth",
-            "source": f"synth:seed={seed},rows={rows},features={features},noise={noise!r}"
-                      + (f",first_row={first_row}" if first_row else ""),
-            "sha256": digest.hexdigest(),
-            "sha256_of": f"row by row: features as little-endian {dtype} then label as little-endian int64",
-            "label_map": [["-1", -1], ["1", 1]],
-            "n_classes": 2,
-            "class_counts": {"-1": rows - n_pos, "1": n_pos},
-            "generator": params,
-            "bayes_error": noise,
-        })
+        meta = writer.close(
+            {
+                "kind": "synth",
+                "format": "synth",
+                "source": f"synth:seed={seed},rows={rows},features={features},noise={noise!r}"
+                + (f",first_row={first_row}" if first_row else ""),
+                "sha256": digest.hexdigest(),
+                "sha256_of": f"row by row: features as little-endian {dtype} then label as little-endian int64",
+                "label_map": [["-1", -1], ["1", 1]],
+                "n_classes": 2,
+                "class_counts": {"-1": rows - n_pos, "1": n_pos},
+                "generator": params,
+                "bayes_error": noise,
+            }
+        )
     return meta
 
 
@@ -402,23 +435,28 @@ INFORMATIVE = 0.02  # fraction of the columns the hidden linear model uses
 _SPARSE_PILOT_ROWS = 8192
 _LENGTHS, _TERMS, _COUNTS = 0, 1, 2  # sub-streams of a row block's generator
 
-_SPARSE_FORMULA = ("rows: length k ~ round(lognormal(log(density*d) - sigma^2/2, sigma)) clipped to [1, d]; k distinct "
-                   "columns drawn by Zipf popularity p_j ~ 1/(rank_j + offset)^exponent; value = (1 + log count) * "
-                   "log(1/q_j) with count ~ geometric(0.6) and q_j = min(1, density*d*p_j); rows L2-normalised. "
-                   "labels: y_clean = sign(w . x - offset_w) (+1 at 0) for a sparse w (INFORMATIVE*d columns drawn "
-                   "by popularity, N(0,1) weights); y = -y_clean with probability noise, independently of x")
+_SPARSE_FORMULA = (
+    "rows: length k ~ round(lognormal(log(density*d) - sigma^2/2, sigma)) clipped to [1, d]; k distinct "
+    "columns drawn by Zipf popularity p_j ~ 1/(rank_j + offset)^exponent; value = (1 + log count) * "
+    "log(1/q_j) with count ~ geometric(0.6) and q_j = min(1, density*d*p_j); rows L2-normalised. "
+    "labels: y_clean = sign(w . x - offset_w) (+1 at 0) for a sparse w (INFORMATIVE*d columns drawn "
+    "by popularity, N(0,1) weights); y = -y_clean with probability noise, independently of x"
+)
 
 
 def _check_density(density: float, features: int) -> float:
     ok = isinstance(density, numbers.Real) and not isinstance(density, bool)
     if not ok or not (0.0 < float(density) <= 1.0) or float(density) * features < 1.0:
-        raise ValueError(f"density must be a float in (0, 1] giving at least one non-zero per row "
-                         f"(density * features >= 1), got {density!r} for {features} features")
+        raise ValueError(
+            f"density must be a float in (0, 1] giving at least one non-zero per row "
+            f"(density * features >= 1), got {density!r} for {features} features"
+        )
     return float(density)
 
 
-def sparse_generator_params(seed: int = 0, features: int = RCV1_FEATURES, density: float = RCV1_DENSITY,
-                            noise: float = 0.05) -> dict[str, Any]:
+def sparse_generator_params(
+    seed: int = 0, features: int = RCV1_FEATURES, density: float = RCV1_DENSITY, noise: float = 0.05
+) -> dict[str, Any]:
     """The JSON-able description of the rcv1-shaped generator for ``(seed, features, density)``.
 
     The popularity order, the hidden weights and the label offset are re-derived from these by
@@ -432,17 +470,28 @@ def sparse_generator_params(seed: int = 0, features: int = RCV1_FEATURES, densit
     """
     seed = _check_int("seed", seed, 0)
     features = _check_int("features", features, 1)
-    return {"name": SPARSE_GENERATOR_NAME, "formula": _SPARSE_FORMULA, "seed": seed, "features": features,
-            "density": _check_density(density, features), "noise": _check_noise(noise),
-            "mean_row_nnz": round(float(density) * features, 6), "zipf_exponent": ZIPF_EXPONENT,
-            "zipf_offset": ZIPF_OFFSET, "length_sigma": LENGTH_SIGMA,
-            "informative": max(1, round(INFORMATIVE * features)), "block_rows": SPARSE_BLOCK_ROWS,
-            "seeding": {"model": "default_rng([seed, 0]): permutation(d) -> popularity order (the most popular "
-                                 "column is the last, so the file is d wide); choice(d, informative, p) -> "
-                                 "columns of w; standard_normal -> weights",
-                        "rows": "block b: default_rng([seed, 1, b, part]) for lengths, columns, counts",
-                        "flips": "block b: default_rng([seed, 2, b]).random(n_b) < noise",
-                        "offset": f"median of w . x over {_SPARSE_PILOT_ROWS} rows of default_rng([seed, 3, part])"}}
+    return {
+        "name": SPARSE_GENERATOR_NAME,
+        "formula": _SPARSE_FORMULA,
+        "seed": seed,
+        "features": features,
+        "density": _check_density(density, features),
+        "noise": _check_noise(noise),
+        "mean_row_nnz": round(float(density) * features, 6),
+        "zipf_exponent": ZIPF_EXPONENT,
+        "zipf_offset": ZIPF_OFFSET,
+        "length_sigma": LENGTH_SIGMA,
+        "informative": max(1, round(INFORMATIVE * features)),
+        "block_rows": SPARSE_BLOCK_ROWS,
+        "seeding": {
+            "model": "default_rng([seed, 0]): permutation(d) -> popularity order (the most popular "
+            "column is the last, so the file is d wide); choice(d, informative, p) -> "
+            "columns of w; standard_normal -> weights",
+            "rows": "block b: default_rng([seed, 1, b, part]) for lengths, columns, counts",
+            "flips": "block b: default_rng([seed, 2, b]).random(n_b) < noise",
+            "offset": f"median of w . x over {_SPARSE_PILOT_ROWS} rows of default_rng([seed, 3, part])",
+        },
+    }
 
 
 class _SparseModel:
@@ -473,10 +522,11 @@ class _SparseModel:
     def rows(self, key: list[int], n: int) -> tuple[sp.csr_matrix, NDArray[np.int64]]:
         """``n`` L2-normalised tf-idf rows drawn from ``default_rng([*key, part])`` as a canonical
         CSR matrix, and their clean labels."""
-        lengths_rng, terms_rng, counts_rng = (np.random.default_rng([*key, part])
-                                              for part in (_LENGTHS, _TERMS, _COUNTS))
+        lengths_rng, terms_rng, counts_rng = (
+            np.random.default_rng([*key, part]) for part in (_LENGTHS, _TERMS, _COUNTS)
+        )
         sigma = float(self.params["length_sigma"])
-        lengths = np.rint(lengths_rng.lognormal(math.log(self.mean_nnz) - sigma ** 2 / 2, sigma, n))
+        lengths = np.rint(lengths_rng.lognormal(math.log(self.mean_nnz) - sigma**2 / 2, sigma, n))
         lengths = np.clip(lengths, 1, self.d).astype(np.int64)
         rows, cols = self._distinct_columns(terms_rng, lengths)
         values = (1.0 + np.log(counts_rng.geometric(0.6, len(cols)))) * self.idf[cols]
@@ -486,8 +536,9 @@ class _SparseModel:
         X.data /= np.repeat(norms, np.diff(X.indptr))
         return X, np.where(X @ self.w - self.offset >= 0.0, 1, -1).astype(np.int64)
 
-    def _distinct_columns(self, rng: np.random.Generator, lengths: NDArray[np.int64]
-                          ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def _distinct_columns(
+        self, rng: np.random.Generator, lengths: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Per row, ``length`` distinct columns drawn by popularity: draws with replacement (a few
         more than needed), the first ``length`` distinct ones kept, sorted (row-major)."""
         extra = lengths + np.ceil(0.25 * lengths).astype(np.int64) + 4
@@ -502,9 +553,15 @@ class _SparseModel:
         return cand_rows[keep][order], cand_cols[keep][order]
 
 
-def iter_sparse_blocks(*, rows: int, features: int = RCV1_FEATURES, density: float = RCV1_DENSITY, seed: int = 0,
-                       noise: float = 0.05, params: dict[str, Any] | None = None
-                       ) -> Iterator[tuple[sp.csr_matrix, NDArray[np.int64]]]:
+def iter_sparse_blocks(
+    *,
+    rows: int,
+    features: int = RCV1_FEATURES,
+    density: float = RCV1_DENSITY,
+    seed: int = 0,
+    noise: float = 0.05,
+    params: dict[str, Any] | None = None,
+) -> Iterator[tuple[sp.csr_matrix, NDArray[np.int64]]]:
     """Yield the rcv1-shaped stream as ``(X, y)`` blocks: canonical float64 CSR matrices of at most
     ``SPARSE_BLOCK_ROWS`` rows (memory: one block) and int64 labels in {-1, +1}.
 
@@ -530,9 +587,16 @@ def iter_sparse_blocks(*, rows: int, features: int = RCV1_FEATURES, density: flo
         yield X, y
 
 
-def write_sparse_libsvm(out: str | os.PathLike[str], *, rows: int, features: int = RCV1_FEATURES,
-                        density: float = RCV1_DENSITY, seed: int = 0, noise: float = 0.05,
-                        overwrite: bool = False) -> dict[str, Any]:
+def write_sparse_libsvm(
+    out: str | os.PathLike[str],
+    *,
+    rows: int,
+    features: int = RCV1_FEATURES,
+    density: float = RCV1_DENSITY,
+    seed: int = 0,
+    noise: float = 0.05,
+    overwrite: bool = False,
+) -> dict[str, Any]:
     """Write an rcv1-shaped LIBSVM file: wide (default 47,236 features), sparse (default 0.16 %,
     ~76 non-zeros per row), positive tf-idf-like values with L2-normalised rows, and +-1 labels of a
     sparse hidden linear model flipped with probability ``noise`` (the Bayes error).
@@ -570,8 +634,10 @@ def write_sparse_libsvm(out: str | os.PathLike[str], *, rows: int, features: int
 
     rows = _check_int("rows", rows, 1)
     params = sparse_generator_params(seed, features, density, noise)
-    header = (f"# {SPARSE_GENERATOR_NAME} seed={params['seed']} rows={rows} features={params['features']} "
-              f"density={params['density']!r} noise={params['noise']!r}\n")
+    header = (
+        f"# {SPARSE_GENERATOR_NAME} seed={params['seed']} rows={rows} features={params['features']} "
+        f"density={params['density']!r} noise={params['noise']!r}\n"
+    )
     nnz = n_pos = 0
     with atomic_output(out, kind=SYNTH_LIBSVM, overwrite=overwrite, folder=False) as tmp:
         with open(tmp, "xb") as raw:
@@ -583,9 +649,17 @@ def write_sparse_libsvm(out: str | os.PathLike[str], *, rows: int, features: int
             if fh is not raw:
                 fh.close()
         sha = _file_sha256(tmp)
-    return {"path": str(out), "rows": rows, "features": params["features"], "nnz": nnz,
-            "density": nnz / (rows * params["features"]), "class_counts": {"-1": rows - n_pos, "1": n_pos},
-            "bayes_error": params["noise"], "sha256": sha, "generator": params}
+    return {
+        "path": str(out),
+        "rows": rows,
+        "features": params["features"],
+        "nnz": nnz,
+        "density": nnz / (rows * params["features"]),
+        "class_counts": {"-1": rows - n_pos, "1": n_pos},
+        "bayes_error": params["noise"],
+        "sha256": sha,
+        "generator": params,
+    }
 
 
 def _libsvm_text(X: sp.csr_matrix, y: NDArray[np.int64]) -> str:

@@ -77,8 +77,12 @@ class TableSource:
             column = batch.column(0)
             if column.null_count:
                 row = offset + int(np.flatnonzero(np.asarray(column.is_null()))[0])
-                raise DataError(f"missing label in column {self.label!r}", path=self.where, row=row + 1,
-                                fix="fill in the label or drop the row")
+                raise DataError(
+                    f"missing label in column {self.label!r}",
+                    path=self.where,
+                    row=row + 1,
+                    fix="fill in the label or drop the row",
+                )
             parts.append(column.to_numpy(zero_copy_only=False))
             offset += len(column)
         if not parts:
@@ -94,19 +98,28 @@ class TableSource:
             for j, column in enumerate(batch.columns):
                 if column.null_count:
                     row = offset + int(np.flatnonzero(np.asarray(column.is_null()))[0])
-                    raise DataError(f"missing value in feature column {self.features[j]!r}", path=self.where,
-                                    row=row + 1, fix="impute it or drop the row before ingesting")
+                    raise DataError(
+                        f"missing value in feature column {self.features[j]!r}",
+                        path=self.where,
+                        row=row + 1,
+                        fix="impute it or drop the row before ingesting",
+                    )
                 X[:, j] = column.to_numpy(zero_copy_only=False)
             if not np.isfinite(X).all():
                 r, c = np.argwhere(~np.isfinite(X))[0]
-                raise DataError(f"non-finite value {X[r, c]!r} in feature column {self.features[c]!r}",
-                                path=self.where, row=offset + int(r) + 1, fix="impute or drop it before ingesting")
+                raise DataError(
+                    f"non-finite value {X[r, c]!r} in feature column {self.features[c]!r}",
+                    path=self.where,
+                    row=offset + int(r) + 1,
+                    fix="impute or drop it before ingesting",
+                )
             yield X, offset
             offset += batch.num_rows
 
 
-def open_table(source: object, *, label_column: str | int | None = None,
-               features: Iterable[str] | str | None = None) -> TableSource:
+def open_table(
+    source: object, *, label_column: str | int | None = None, features: Iterable[str] | str | None = None
+) -> TableSource:
     """Open ``source`` (see :func:`is_table_source`) with its label and feature columns checked.
 
     Raises
@@ -128,8 +141,11 @@ def open_table(source: object, *, label_column: str | int | None = None,
         try:
             dataset = pads.dataset(str(path), format="parquet", partitioning="hive")
         except Exception as exc:  # pyarrow's errors name no file
-            raise DataError(f"not readable as parquet ({type(exc).__name__}: {exc})", path=path,
-                            fix="check the file is parquet (a folder: that it holds only parquet files)") from None
+            raise DataError(
+                f"not readable as parquet ({type(exc).__name__}: {exc})",
+                path=path,
+                fix="check the file is parquet (a folder: that it holds only parquet files)",
+            ) from None
         where, digest = str(path), _files_digest(dataset.files)
     names = list(dataset.schema.names)
     label = _label_name(label_column, names, where)
@@ -137,18 +153,25 @@ def open_table(source: object, *, label_column: str | int | None = None,
     chosen = [n for n in names if n != label] if chosen is None else list(chosen)
     unknown = [n for n in chosen if n not in names]
     if unknown:
-        raise DataError(f"no feature column named {unknown[0]!r}; the columns are {names}", path=where,
-                        fix="name existing columns (--features a,b,c)")
+        raise DataError(
+            f"no feature column named {unknown[0]!r}; the columns are {names}",
+            path=where,
+            fix="name existing columns (--features a,b,c)",
+        )
     if label in chosen:
-        raise DataError(f"the label column {label!r} is also listed as a feature", path=where,
-                        fix="drop it from --features")
+        raise DataError(
+            f"the label column {label!r} is also listed as a feature", path=where, fix="drop it from --features"
+        )
     if not chosen:
         raise DataError("no feature columns besides the label", path=where, fix="name them (--features a,b,c)")
     for name in chosen:
         kind = dataset.schema.field(name).type
         if not _numeric(kind):
-            raise DataError(f"feature column {name!r} is {kind}, not numeric", path=where,
-                            fix="convert or encode it, or leave it out by naming the others (--features a,b,c)")
+            raise DataError(
+                f"feature column {name!r} is {kind}, not numeric",
+                path=where,
+                fix="convert or encode it, or leave it out by naming the others (--features a,b,c)",
+            )
     return TableSource(dataset, label, chosen, where, digest)
 
 
@@ -163,8 +186,11 @@ def _label_name(label_column: str | int | None, names: list[str], where: str) ->
         return names[resolve_label_column(label_column, names, len(names), where)]
     found = [n for n in names if n.lower() in _LABEL_NAMES]
     if len(found) != 1:
-        raise DataError(f"which column holds the labels? the columns are {names}", path=where,
-                        fix="name it (--label-column NAME, label_column=...)")
+        raise DataError(
+            f"which column holds the labels? the columns are {names}",
+            path=where,
+            fix="name it (--label-column NAME, label_column=...)",
+        )
     return found[0]
 
 

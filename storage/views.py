@@ -39,8 +39,9 @@ def format_groups(groups: Mapping[str, Iterable[int]]) -> dict[str, str]:
     return {name: format_columns(tuple(cols)) for name, cols in groups.items()}
 
 
-def checked_groups(groups: Mapping[str, str | Iterable[int]], n_features: int, path: object
-                   ) -> dict[str, tuple[int, ...]]:
+def checked_groups(
+    groups: Mapping[str, str | Iterable[int]], n_features: int, path: object
+) -> dict[str, tuple[int, ...]]:
     """``{name: column indices or "lo:hi" text}`` checked against the data's width: names valid,
     columns within it, no column in two groups. Returns ``{name: column indices}``."""
     from omkl_dist.kernels.grammar import check_columns, check_group_name, parse_columns
@@ -51,19 +52,27 @@ def checked_groups(groups: Mapping[str, str | Iterable[int]], n_features: int, p
         for name, cols in groups.items():
             check_group_name(name)
             context = f"feature group {name!r}"
-            out[name] = parse_columns(cols, context=context) if isinstance(cols, str) else check_columns(
-                cols, context=context)
+            out[name] = (
+                parse_columns(cols, context=context) if isinstance(cols, str) else check_columns(cols, context=context)
+            )
     except ValueError as exc:
-        raise DataError(str(exc), path=path, fix="write groups as name=lo:hi, e.g. fourier=0:76;zernike=76:123") \
-            from None
+        raise DataError(
+            str(exc), path=path, fix="write groups as name=lo:hi, e.g. fourier=0:76;zernike=76:123"
+        ) from None
     for name, cols in out.items():
         if cols[-1] >= n_features:
-            raise DataError(f"feature group {name!r} names column {cols[-1]}, but the data has {n_features} columns",
-                            path=path, fix="give columns 0..n_features-1 (ranges are half-open: 0:76 is 0..75)")
+            raise DataError(
+                f"feature group {name!r} names column {cols[-1]}, but the data has {n_features} columns",
+                path=path,
+                fix="give columns 0..n_features-1 (ranges are half-open: 0:76 is 0..75)",
+            )
         for c in cols:
             if c in owner:
-                raise DataError(f"column {c} is in feature groups {owner[c]!r} and {name!r}", path=path,
-                                fix="give each column to one group")
+                raise DataError(
+                    f"column {c} is in feature groups {owner[c]!r} and {name!r}",
+                    path=path,
+                    fix="give each column to one group",
+                )
             owner[c] = name
     return out
 
@@ -102,14 +111,20 @@ def view_files(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = 
     root = Path(data_dir) if data_dir is not None else _data_root()
     entries = {key: e for key, e in manifest.items() if e.get("name") == str(source)}
     if not entries:
-        raise DataError(f"{source!r} is neither a folder of view files nor a dataset name in the registry",
-                        path=root, fix="give a folder, a registry name such as 'mfeat', or {view: file}")
+        raise DataError(
+            f"{source!r} is neither a folder of view files nor a dataset name in the registry",
+            path=root,
+            fix="give a folder, a registry name such as 'mfeat', or {view: file}",
+        )
     named: dict[str, Path] = {}
     for key, entry in sorted(entries.items()):
         match = _ROLE_RE.search(str(entry.get("role", "")))
         if match is None:
-            raise DataError(f"dataset {source!r} has a file that is not a view ({key}: role "
-                            f"{entry.get('role')!r})", path=root, fix="name the view files: {view: file}")
+            raise DataError(
+                f"dataset {source!r} has a file that is not a view ({key}: role {entry.get('role')!r})",
+                path=root,
+                fix="name the view files: {view: file}",
+            )
         named[match.group(1)] = root / key
     return named
 
@@ -122,8 +137,11 @@ def _data_root() -> Path:
 
 def _named_by_stem(files: list[Path], folder: Path) -> dict[str, Path]:
     if len(files) < 2:
-        raise DataError(f"a multi-view dataset needs at least two view files, found {len(files)}", path=folder,
-                        fix="put one file per view in the folder")
+        raise DataError(
+            f"a multi-view dataset needs at least two view files, found {len(files)}",
+            path=folder,
+            fix="put one file per view in the folder",
+        )
     stems = [f.name.split(".")[0] for f in files]
     prefix = len(_common_prefix(stems))
     names = [stem[prefix:] or stem for stem in stems]
@@ -138,8 +156,9 @@ def _common_prefix(words: list[str]) -> str:
     return first[:n]
 
 
-def read_views(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = None,
-               label_column: str | int | None = None) -> tuple[Dataset, dict[str, tuple[int, ...]]]:
+def read_views(
+    source: ViewSource, *, data_dir: str | os.PathLike[str] | None = None, label_column: str | int | None = None
+) -> tuple[Dataset, dict[str, tuple[int, ...]]]:
     """Read the views of ``source`` side by side: ``(dataset, {view name: column indices})``.
 
     Examples
@@ -150,8 +169,11 @@ def read_views(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = 
     """
     files = view_files(source, data_dir=data_dir)
     if len(files) < 2:
-        raise DataError(f"a multi-view dataset needs at least two views, got {sorted(files)}", path=str(source),
-                        fix="give two or more aligned files")
+        raise DataError(
+            f"a multi-view dataset needs at least two views, got {sorted(files)}",
+            path=str(source),
+            fix="give two or more aligned files",
+        )
     parts: list[FeatureMatrix] = []
     groups: dict[str, tuple[int, ...]] = {}
     names: list[str] = []
@@ -163,13 +185,19 @@ def read_views(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = 
         if first is None:
             first = ds
         elif ds.n_rows != first.n_rows:
-            raise DataError(f"view {name!r} has {ds.n_rows} rows, the first view {first.n_rows}: the views are not "
-                            "aligned", path=path, fix="give files with row i the same object in every view")
+            raise DataError(
+                f"view {name!r} has {ds.n_rows} rows, the first view {first.n_rows}: the views are not aligned",
+                path=path,
+                fix="give files with row i the same object in every view",
+            )
         elif ds.n_classes != first.n_classes or not np.array_equal(ds.y, first.y):
             row = int(np.argmax(ds.y != first.y)) if ds.n_classes == first.n_classes else 0
-            raise DataError(f"view {name!r} labels row {row} as class code {ds.y[row]}, the first view as "
-                            f"{first.y[row]}: the views are not aligned", path=path,
-                            fix="give files whose rows are in the same order")
+            raise DataError(
+                f"view {name!r} labels row {row} as class code {ds.y[row]}, the first view as "
+                f"{first.y[row]}: the views are not aligned",
+                path=path,
+                fix="give files whose rows are in the same order",
+            )
         parts.append(ds.X)
         digests.append(f"{name}={ds.sha256}")
         groups[name] = tuple(range(start, start + ds.n_features))
@@ -177,9 +205,14 @@ def read_views(source: ViewSource, *, data_dir: str | os.PathLike[str] | None = 
         start += ds.n_features
     X = np.ascontiguousarray(np.hstack(parts))
     assert first is not None  # two views or more were read
-    merged = replace(first, X=X, fmt="views", path=Path(str(source)) if not isinstance(source, dict) else Path("."),
-                     sha256=_combined_digest(digests),
-                     feature_names=names)
+    merged = replace(
+        first,
+        X=X,
+        fmt="views",
+        path=Path(str(source)) if not isinstance(source, dict) else Path("."),
+        sha256=_combined_digest(digests),
+        feature_names=names,
+    )
     return merged, groups
 
 

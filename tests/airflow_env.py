@@ -32,9 +32,11 @@ def ensure() -> tuple[Path | None, str]:
             return venv, ""
         shutil.rmtree(venv, ignore_errors=True)
         base = getattr(sys, "_base_executable", sys.executable)
-        steps = [[base, "-m", "venv", str(venv)],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"apache-airflow=={AIRFLOW}"],
-                 [str(venv / "bin" / "airflow"), "version"]]
+        steps = [
+            [base, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"apache-airflow=={AIRFLOW}"],
+            [str(venv / "bin" / "airflow"), "version"],
+        ]
         for step in steps:
             proc = subprocess.run(step, capture_output=True, text=True, timeout=1800)
             if proc.returncode != 0:

@@ -55,6 +55,7 @@ def _forgetron_psi(lam, mu_phi, norm2):
 
 def _forgetron_phi(sigma, mu, Q, M, norm2=1.0):
     """max{φ ∈ (0, 1] : Ψ(φσ, φμ) + Q <= 15/32 M}."""
+
     def g(phi):
         return _forgetron_psi(phi * sigma, phi * mu, norm2) + Q - 15.0 / 32.0 * M
 
@@ -108,7 +109,8 @@ def naive_budget(X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, 
                     r = int(np.argmin(S))  # the oldest support vector
                     xr = X[S[r]]
                     f_prime_r = _dot(c, kernel_column(spec, X[S], xr)) + yt * float(
-                        kernel_column(spec, x[None, :], xr)[0])
+                        kernel_column(spec, x[None, :], xr)[0]
+                    )
                     sigma, mu = abs(c[r]), y[S[r]] * f_prime_r
                     phi = _forgetron_phi(sigma, mu, Q[i], M[i])
                     lam_r = phi * sigma
@@ -155,8 +157,7 @@ def _rival(scores, y):
     return max(others, key=lambda c: (scores[c], -c))
 
 
-def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, seed=0,
-                    block_size=256):
+def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, seed=0, block_size=256):
     """The multi-class rules of the four learners (labels 0..K−1), one instance at a time.
 
     Kernel i's class scores ``f_i(x, c) = Σ_s c_s[c] κ_i(x_s, x)``; the rival r of y is its highest-scoring
@@ -178,8 +179,12 @@ def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=
     coef = [[] for _ in range(m)]
     Q, M = np.zeros(m), np.zeros(m)
     logw = np.zeros(m)
-    out = {"mistakes": np.zeros(T, bool), "F": np.zeros((T, m * K)), "loss": np.zeros((T, m)),
-           "kernel_mistakes": np.zeros(m, dtype=np.int64)}
+    out = {
+        "mistakes": np.zeros(T, bool),
+        "F": np.zeros((T, m * K)),
+        "loss": np.zeros((T, m)),
+        "kernel_mistakes": np.zeros(m, dtype=np.int64),
+    }
     for t in range(T):
         x, yt = X[t], int(y[t])
         w = np.exp(logw - logw.max())
@@ -246,8 +251,9 @@ def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=
                     c.append(alpha)
                 else:
                     k_jt = kernel_column(spec, X[S], x)
-                    degradation = [sum(v * v for v in c[j]) * (_kxx(spec, X[S[j]]) - k_jt[j] * k_jt[j] / kxx)
-                                   for j in range(B)]
+                    degradation = [
+                        sum(v * v for v in c[j]) * (_kxx(spec, X[S[j]]) - k_jt[j] * k_jt[j] / kxx) for j in range(B)
+                    ]
                     best = int(np.argmin(degradation))  # the first on ties
                     alpha = alpha + c[best] * k_jt[best] / kxx
                     S[best], c[best] = t, alpha

@@ -55,8 +55,8 @@ def svm_predict(svm, K):
 def naive_mkboost(X, y, specs, *, variant, n_trials, ratio, beta, C, seed, pair=0):
     """Boost on (X, y ±1); returns a dict with the trials (α_t, kernels, α_t^j, ε_t, the SVMs)."""
     N, M = len(y), len(specs)
-    D = np.full(N, 1.0 / N)                       # D_1(i) = 1/N
-    S = np.ones(M)                                # S_1(j) = 1
+    D = np.full(N, 1.0 / N)  # D_1(i) = 1/N
+    S = np.ones(M)  # S_1(j) = 1
     n = max(2, int(round(ratio * N)))
     trials = []
     for t in range(n_trials):
@@ -104,9 +104,15 @@ def naive_mkboost(X, y, specs, *, variant, n_trials, ratio, beta, C, seed, pair=
         if eps_t >= 0.5:
             break
         alpha_t = half_log_odds(eps_t)
-        trials.append({"alpha": alpha_t, "error": eps_t, "kernels": tuple(members),
-                       "kernel_alphas": np.array([member_alpha[j] for j in members]),
-                       "svms": [(specs[j], X[idx], svms[j], member_alpha[j]) for j in members]})
+        trials.append(
+            {
+                "alpha": alpha_t,
+                "error": eps_t,
+                "kernels": tuple(members),
+                "kernel_alphas": np.array([member_alpha[j] for j in members]),
+                "svms": [(specs[j], X[idx], svms[j], member_alpha[j]) for j in members],
+            }
+        )
         if eps_t == 0.0:
             break
         D = D * np.exp(-alpha_t * y * h_t)

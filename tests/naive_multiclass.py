@@ -56,8 +56,9 @@ def _pm(K, y, r, step=1.0):
     return coef
 
 
-def naive_omkc_mc(X, y, K, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256,
-                  block_sync=False):
+def naive_omkc_mc(
+    X, y, K, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256, block_sync=False
+):
     """Multi-class OMKC Algorithms 1-4 (and "U"). Returns (mistakes, votes, F (T, m, K), SV lists, w)."""
     m, T = len(specs), len(y)
     learners = [_Expansion(s, X, K) for s in specs]
@@ -159,7 +160,7 @@ def naive_om2(X, y, K, specs, *, p, bounded_norm=False, n_epochs=1):
         updates = 0
         for t in range(T):
             norms = np.sqrt(np.maximum(theta_sqnorms(), 0.0))
-            group = np.sum(norms ** q) ** (1.0 / q)
+            group = np.sum(norms**q) ** (1.0 / q)
             alpha = np.zeros(F_) if group == 0 else (norms / group) ** (q - 2.0) / q
             r = np.array([raw(j, t) for j in range(F_)])
             s = alpha @ r
@@ -183,7 +184,7 @@ def naive_om2(X, y, K, specs, *, p, bounded_norm=False, n_epochs=1):
         if updates == 0:
             break
     norms = np.sqrt(np.maximum(theta_sqnorms(), 0.0))
-    group = np.sum(norms ** q) ** (1.0 / q)
+    group = np.sum(norms**q) ** (1.0 / q)
     alpha = np.zeros(F_) if group == 0 else (norms / group) ** (q - 2.0) / q
     return np.array(mistakes), np.array(scores), np.array(etas), rows, alpha
 
@@ -193,8 +194,22 @@ def corollary_p(n_kernels):
     return q / (q - 1.0) if q > 2.0 else 2.0
 
 
-def naive_spa_mc(X, y, K, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, seed=0, block_size=256,
-                 block_sync=False, hedge_loss="hinge"):
+def naive_spa_mc(
+    X,
+    y,
+    K,
+    specs,
+    *,
+    gamma=0.99,
+    delta=0.001,
+    eta=0.1,
+    alpha=1.0,
+    beta=3.0,
+    seed=0,
+    block_size=256,
+    block_sync=False,
+    hedge_loss="hinge",
+):
     """SPA (Budget OMKC, Algorithm 1) with a multi-class passive-aggressive learner per kernel:
     rival r, margin f(y) − f(r), loss |1 − margin|_+; selected with p = (1 − δ) w / max w + δ, kept
     with ρ = min(α, ℓ)/β, then +τ on y and −τ on r with τ = min(η/ρ, ℓ / (2 κ(x, x))) (the squared
@@ -219,7 +234,7 @@ def naive_spa_mc(X, y, K, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0,
             loss = max(0.0, 1.0 - margin)
             if u[i, 0] < (1 - delta) * pw[i] / pw.max() + delta and loss > 0:
                 rho = min(alpha, loss) / beta
-                kxx = float(kernel_column(specs[i], X[t:t + 1], X[t])[0])
+                kxx = float(kernel_column(specs[i], X[t : t + 1], X[t])[0])
                 if u[i, 1] < rho and kxx > 0:
                     learners[i].add(t, _pm(K, y[t], r, min(eta / rho, loss / (2.0 * kxx))))
             discount = loss if hedge_loss == "hinge" else float(margin <= 0)

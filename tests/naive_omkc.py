@@ -62,8 +62,7 @@ class _KernelPerceptrons:
         self.coef[i].append(c)
 
 
-def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256,
-               block_sync=False):
+def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256, block_sync=False):
     """OMKC Algorithms 1-4 (and OMKC(U): combination "U"). Returns (mistakes bool array, scores, F,
     support-vector index lists, w)."""
     m, T = len(specs), len(y)

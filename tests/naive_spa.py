@@ -15,8 +15,21 @@ from omkl_dist.randomness import uniforms
 from naive_omkc import kernel_column
 
 
-def naive_spa(X, y, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, seed=0, block_size=256,
-              block_sync=False, hedge_loss="hinge"):
+def naive_spa(
+    X,
+    y,
+    specs,
+    *,
+    gamma=0.99,
+    delta=0.001,
+    eta=0.1,
+    alpha=1.0,
+    beta=3.0,
+    seed=0,
+    block_size=256,
+    block_sync=False,
+    hedge_loss="hinge",
+):
     T, m = len(y), len(specs)
     sv = [[] for _ in range(m)]
     coef = [[] for _ in range(m)]
@@ -28,8 +41,9 @@ def naive_spa(X, y, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=
         if t % block_size == 0:
             wsync = w.copy()
         u = uniforms(seed, t, t + 1, range(m), block_size, draws=2)[0]
-        f = np.array([float(np.dot(coef[i], kernel_column(specs[i], X[sv[i]], X[t]))) if sv[i] else 0.0
-                      for i in range(m)])
+        f = np.array(
+            [float(np.dot(coef[i], kernel_column(specs[i], X[sv[i]], X[t]))) if sv[i] else 0.0 for i in range(m)]
+        )
         F[t] = f
         theta = w / w.sum()
         mistakes[t] = y[t] * float(np.dot(theta, f)) <= 0
@@ -40,7 +54,7 @@ def naive_spa(X, y, specs, *, gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=
             if u[i, 0] < p and loss > 0:
                 rho = min(alpha, loss) / beta
                 z = u[i, 1] < rho
-                kxx = float(kernel_column(specs[i], X[t:t + 1], X[t])[0])
+                kxx = float(kernel_column(specs[i], X[t : t + 1], X[t])[0])
                 if z and kxx > 0:
                     tau = min(eta / rho, loss / kxx)
                     sv[i].append(t)

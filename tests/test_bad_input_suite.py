@@ -30,15 +30,36 @@ from omkl_dist.storage import DataError, ingest, read_dataset, verify_dataset
 from omkl_dist.storage.synth import synthesize
 
 CASES = {"readers": 0, "estimators": 0, "cli": 0}
-SETTINGS = settings(max_examples=200, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # --------------------------------------------------------------------------------------------
 # file contents
 
 _NUMBER = st.one_of(st.integers(-5, 5).map(str), st.floats(-1e3, 1e3, allow_nan=False).map(lambda v: f"{v:.3f}"))
-_BAD_TOKEN = st.sampled_from(["nan", "inf", "-inf", "1e400", "", "abc", "1,5", "0x1F", "--1", "1.2.3", "\u00e9",
-                              '"quoted"', "NULL", " ", "1e-400"])
+_BAD_TOKEN = st.sampled_from(
+    [
+        "nan",
+        "inf",
+        "-inf",
+        "1e400",
+        "",
+        "abc",
+        "1,5",
+        "0x1F",
+        "--1",
+        "1.2.3",
+        "\u00e9",
+        '"quoted"',
+        "NULL",
+        " ",
+        "1e-400",
+    ]
+)
 _TOKEN = st.one_of(_NUMBER, _NUMBER, _NUMBER, _BAD_TOKEN)
 
 
@@ -47,8 +68,9 @@ def delimited_text(draw):
     sep = draw(st.sampled_from([",", "\t", " ", ";"]))
     width = draw(st.integers(1, 5))
     rows = draw(st.lists(st.lists(_TOKEN, min_size=max(width - 1, 1), max_size=width + 1), min_size=0, max_size=8))
-    labels = draw(st.lists(st.sampled_from(["1", "-1", "0", "2", "yes", "no", "g", ""]), min_size=len(rows),
-                           max_size=len(rows)))
+    labels = draw(
+        st.lists(st.sampled_from(["1", "-1", "0", "2", "yes", "no", "g", ""]), min_size=len(rows), max_size=len(rows))
+    )
     lines = [sep.join([lab, *row]) for lab, row in zip(labels, rows)]
     if draw(st.booleans()):
         lines.insert(0, sep.join(["label", *[f"f{i}" for i in range(width)]]))
@@ -63,8 +85,11 @@ def libsvm_text(draw):
         tokens = []
         for _ in range(draw(st.integers(0, 4))):
             # small indices, wide ones (the sparse csr path from 10,000 features on), overflowing ones
-            index = draw(st.one_of(st.integers(-2, 12), st.integers(9_990, 60_000),
-                                   st.sampled_from([10**9, 10**12, 2**31, 2**63])))
+            index = draw(
+                st.one_of(
+                    st.integers(-2, 12), st.integers(9_990, 60_000), st.sampled_from([10**9, 10**12, 2**31, 2**63])
+                )
+            )
             value = draw(st.one_of(_NUMBER, _NUMBER, _TOKEN))
             sep = draw(st.sampled_from([":", ":", ":", ":", "=", "::"]))
             tokens.append(f"{index}{sep}{value}")
@@ -74,8 +99,11 @@ def libsvm_text(draw):
 
 @st.composite
 def file_bytes(draw):
-    kind = draw(st.sampled_from(["csv", "libsvm", "libsvm", "random", "gzip", "truncated-gzip", "latin1", "utf16",
-                                 "mat", "empty", "bom"]))
+    kind = draw(
+        st.sampled_from(
+            ["csv", "libsvm", "libsvm", "random", "gzip", "truncated-gzip", "latin1", "utf16", "mat", "empty", "bom"]
+        )
+    )
     if kind == "random":
         return kind, draw(st.binary(min_size=0, max_size=200))
     if kind == "empty":
@@ -102,8 +130,11 @@ def file_bytes(draw):
 
 
 def _tree_digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +166,19 @@ def _ingest_case(root: Path, name: str, content: bytes, options: dict):
 
 
 @SETTINGS
-@given(case=file_bytes(), options=st.fixed_dictionaries({}, optional={
-    "n_classes": st.integers(2, 3), "label_column": st.sampled_from(["first", "last", "1", "-1", "f0", "nope"]),
-    "positive_class": st.sampled_from(["1", "yes", "zzz"]), "chunk_rows": st.integers(1, 4),
-    "layout": st.sampled_from(["auto", "dense", "csr"])}))
+@given(
+    case=file_bytes(),
+    options=st.fixed_dictionaries(
+        {},
+        optional={
+            "n_classes": st.integers(2, 3),
+            "label_column": st.sampled_from(["first", "last", "1", "-1", "f0", "nope"]),
+            "positive_class": st.sampled_from(["1", "yes", "zzz"]),
+            "chunk_rows": st.integers(1, 4),
+            "layout": st.sampled_from(["auto", "dense", "csr"]),
+        },
+    ),
+)
 def test_generated_files_end_in_data_or_a_data_error(existing, case, options):
     kind, content = case
     name = {"gzip": "x.csv.gz", "truncated-gzip": "x.csv.gz", "mat": "x.mat"}.get(kind, "x.txt")
@@ -146,16 +186,24 @@ def test_generated_files_end_in_data_or_a_data_error(existing, case, options):
 
 
 @SETTINGS
-@given(columns=st.lists(st.sampled_from(["float", "int", "bool", "string", "null-float", "nan", "label-null"]),
-                        min_size=1, max_size=4),
-       rows=st.integers(0, 6), label=st.sampled_from([None, "y", "c0", "missing", "last"]))
+@given(
+    columns=st.lists(
+        st.sampled_from(["float", "int", "bool", "string", "null-float", "nan", "label-null"]), min_size=1, max_size=4
+    ),
+    rows=st.integers(0, 6),
+    label=st.sampled_from([None, "y", "c0", "missing", "last"]),
+)
 def test_generated_parquet_tables(existing, columns, rows, label):
     rng = np.random.default_rng(rows)
     data = {"y": pa.array(rng.choice(["a", "b"], size=rows))}
     for i, kind in enumerate(columns):
-        values = {"float": rng.normal(size=rows), "int": rng.integers(-3, 3, size=rows),
-                  "bool": rng.random(rows) > 0.5, "string": rng.choice(["u", "v"], size=rows),
-                  "nan": np.full(rows, np.nan)}.get(kind)
+        values = {
+            "float": rng.normal(size=rows),
+            "int": rng.integers(-3, 3, size=rows),
+            "bool": rng.random(rows) > 0.5,
+            "string": rng.choice(["u", "v"], size=rows),
+            "nan": np.full(rows, np.nan),
+        }.get(kind)
         if kind == "null-float":
             values = pa.array([None] + [1.0] * (rows - 1)) if rows else pa.array([], type=pa.float64())
         if kind == "label-null":
@@ -170,12 +218,18 @@ def test_generated_parquet_tables(existing, columns, rows, label):
 # --------------------------------------------------------------------------------------------
 # estimators
 
+
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # 1e308 features: dot products overflow
 @SETTINGS
-@given(shape=st.tuples(st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from([0.0, np.nan, np.inf, 1e308]),
-       dtype=st.sampled_from(["float64", "float32", "int64", "object", "str", "bool"]),
-       labels=st.sampled_from(["two", "one", "three", "short", "2d", "nan"]), later=st.integers(1, 4),
-       cls=st.sampled_from([OMKC, SPA]), sparse=st.booleans())
+@given(
+    shape=st.tuples(st.integers(0, 5), st.integers(0, 3)),
+    fill=st.sampled_from([0.0, np.nan, np.inf, 1e308]),
+    dtype=st.sampled_from(["float64", "float32", "int64", "object", "str", "bool"]),
+    labels=st.sampled_from(["two", "one", "three", "short", "2d", "nan"]),
+    later=st.integers(1, 4),
+    cls=st.sampled_from([OMKC, SPA]),
+    sparse=st.booleans(),
+)
 def test_generated_estimator_inputs_end_in_a_model_or_a_value_error(shape, fill, dtype, labels, later, cls, sparse):
     n, d = shape
     X = np.random.default_rng(n * 7 + d).normal(size=(n, d))
@@ -185,8 +239,14 @@ def test_generated_estimator_inputs_end_in_a_model_or_a_value_error(shape, fill,
         X = X.astype(str) if dtype == "str" else X.astype(dtype)
     if sparse and dtype not in ("str", "object") and X.ndim == 2:
         X = scipy.sparse.csr_matrix(X)  # kept sparse (a model on sparse rows) or refused as the dense X is
-    y = {"two": np.arange(n) % 2, "one": np.zeros(n), "three": np.arange(n) % 3, "short": np.arange(max(n - 1, 0)) % 2,
-         "2d": np.zeros((n, 2)), "nan": np.full(n, np.nan)}[labels]
+    y = {
+        "two": np.arange(n) % 2,
+        "one": np.zeros(n),
+        "three": np.arange(n) % 3,
+        "short": np.arange(max(n - 1, 0)) % 2,
+        "2d": np.zeros((n, 2)),
+        "nan": np.full(n, np.nan),
+    }[labels]
     model = cls(kernels="gaussian:1", block_size=2, random_state=0)
     try:
         model.fit(X, y)
@@ -220,8 +280,11 @@ def small_csv(tmp_path_factory):
 
 
 @SETTINGS
-@given(algo=st.sampled_from(["omkc", "spa", "bpas", "perceptron-star", "nope"]),
-       chosen=st.dictionaries(st.sampled_from(sorted(_OPTIONS)), st.just(None), max_size=3), data=st.data())
+@given(
+    algo=st.sampled_from(["omkc", "spa", "bpas", "perceptron-star", "nope"]),
+    chosen=st.dictionaries(st.sampled_from(sorted(_OPTIONS)), st.just(None), max_size=3),
+    data=st.data(),
+)
 def test_generated_cli_parameters_exit_cleanly(small_csv, algo, chosen, data):
     args = ["run", "--algo", algo, "--data", str(small_csv), "--quiet", "--trace-out", str(small_csv.parent / "t.json")]
     for option in chosen:

@@ -39,8 +39,9 @@ def load(data_dir, name, n_rows=N_ROWS):
 
 
 def _engine(X, K, learner, budget, **kw):
-    return BudgetEngine("omkc16", X.shape[1], learner=learner, budget=budget, seed=SEED, block_size=BLOCK,
-                        lam=LAM, n_classes=K, **kw)
+    return BudgetEngine(
+        "omkc16", X.shape[1], learner=learner, budget=budget, seed=SEED, block_size=BLOCK, lam=LAM, n_classes=K, **kw
+    )
 
 
 @pytest.mark.parametrize("learner", LEARNERS)

@@ -78,8 +78,7 @@ ILL_CONDITIONED = {("german.numer/german.mat.gz", "none", "forgetron"): 1e-3}
 def test_block_engine_matches_naive_reference(data_dir, file, scaling, budget, learner, block_size):
     X, y = _data(file, scaling)
     ref = _reference(file, scaling, learner, budget, block_size if learner in RANDOM else 0)
-    engine = BudgetEngine("omkc16", X.shape[1], learner=learner, budget=budget, seed=7, block_size=block_size,
-                          lam=LAM)
+    engine = BudgetEngine("omkc16", X.shape[1], learner=learner, budget=budget, seed=7, block_size=block_size, lam=LAM)
     out = engine.learn(X, y, keep_scores=True)
     _assert_matches(engine, out, ref, rtol=ILL_CONDITIONED.get((file, scaling, learner), 1e-9))
     assert engine.n_mistakes == int(ref["mistakes"].sum())
@@ -169,8 +168,7 @@ def test_chunking_and_block_size(data_dir, learner):
     np.testing.assert_array_equal(chunked.decision_function(X), whole.decision_function(X))
     other = clone(est).set_params(block_size=7).fit(X, y)
     if learner in RANDOM:  # random streams are per (seed, block, kernel): another block size, other draws
-        assert other.mistakes_ != whole.mistakes_ or not np.array_equal(other.engine_.sv_index,
-                                                                         whole.engine_.sv_index)
+        assert other.mistakes_ != whole.mistakes_ or not np.array_equal(other.engine_.sv_index, whole.engine_.sv_index)
     else:
         _state_equal(other.engine_, whole.engine_, ignore=("block_size",))
 
@@ -200,8 +198,7 @@ def test_kernel_scores_are_the_next_decision_values(data_dir, learner):
     e = BudgetEngine("omkc16", X.shape[1], learner=learner, budget=6, seed=1, block_size=64, lam=LAM)
     e.learn(X[:120], y[:120])
     scores = e.kernel_scores(X[120:121])
-    np.testing.assert_allclose(e.learn(X[120:121], y[120:121], keep_scores=True)["F"], scores, rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(e.learn(X[120:121], y[120:121], keep_scores=True)["F"], scores, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("learner", LEARNERS)
@@ -217,13 +214,16 @@ def test_zero_norm_instances_with_polynomial_kernels(learner):
         assert np.isfinite(coef).all() and not np.any(np.all(X[index] == 0, axis=1))
 
 
-@pytest.mark.parametrize(("cls", "params", "match"), [
-    (RBP, {"budget": 0}, r"budget must be a positive integer, got 0"),
-    (Forgetron, {"gamma": 1.0}, r"gamma must be a float in \(0, 1\), got 1.0"),
-    (BPAS, {"eta": 0.0}, r"eta must be a positive finite number, got 0.0"),
-    (BOGD, {"lam": -0.1}, r"lam must be a finite number >= 0"),
-    (BOGD, {"lam": 20.0}, r"eta \* lam < 1.*lam=20.0"),
-])
+@pytest.mark.parametrize(
+    ("cls", "params", "match"),
+    [
+        (RBP, {"budget": 0}, r"budget must be a positive integer, got 0"),
+        (Forgetron, {"gamma": 1.0}, r"gamma must be a float in \(0, 1\), got 1.0"),
+        (BPAS, {"eta": 0.0}, r"eta must be a positive finite number, got 0.0"),
+        (BOGD, {"lam": -0.1}, r"lam must be a finite number >= 0"),
+        (BOGD, {"lam": 20.0}, r"eta \* lam < 1.*lam=20.0"),
+    ],
+)
 def test_bad_parameters_name_the_rule_and_the_value(cls, params, match):
     with pytest.raises(ValueError, match=match):
         cls(**params).fit(np.eye(4), [1, -1, 1, -1])
@@ -245,9 +245,29 @@ def test_cli_run_passes_the_budget(data_dir, tmp_path):
 
     from omkl_dist.pipelines.cli import main
 
-    res = CliRunner().invoke(main, ["run", "--algo", "bogd", "--data", "australian", "--budget", "7", "--lam", "0.001",
-                                    "--limit", "150", "--kernels", "gaussian:0.5,1", "--trace-out",
-                                    str(tmp_path / "t.json"), "--quiet", "--json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--algo",
+            "bogd",
+            "--data",
+            "australian",
+            "--budget",
+            "7",
+            "--lam",
+            "0.001",
+            "--limit",
+            "150",
+            "--kernels",
+            "gaussian:0.5,1",
+            "--trace-out",
+            str(tmp_path / "t.json"),
+            "--quiet",
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
     assert report["params"]["budget"] == 7 and report["params"]["lam"] == 0.001

@@ -58,13 +58,37 @@ def test_list_checks_every_file(data_dir):
 def test_synth_and_run_json_on_ingested_stream(tmp_path):
     out = tmp_path / "s"
     assert invoke("data", "synth", "--rows", 3000, "--features", 4, "--seed", 1, "--out", out).exit_code == 0
-    res = invoke("run", "--algo", "omkc", "--update", "S", "--combination", "S", "--data", out, "--kernels",
-                 "poly:1;gaussian:0.5,1,2", "--scaling", "standard", "--json", "--quiet",
-                 "--trace-out", tmp_path / "trace.json")
+    res = invoke(
+        "run",
+        "--algo",
+        "omkc",
+        "--update",
+        "S",
+        "--combination",
+        "S",
+        "--data",
+        out,
+        "--kernels",
+        "poly:1;gaussian:0.5,1,2",
+        "--scaling",
+        "standard",
+        "--json",
+        "--quiet",
+        "--trace-out",
+        tmp_path / "trace.json",
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
-    for key in ("mistake_rate", "n_support", "seconds", "load_seconds", "instances_per_second", "block_size",
-                "seed", "scaling"):
+    for key in (
+        "mistake_rate",
+        "n_support",
+        "seconds",
+        "load_seconds",
+        "instances_per_second",
+        "block_size",
+        "seed",
+        "scaling",
+    ):
         assert key in report
     assert report["n"] == 3000 and 0 < report["mistake_rate"] < 0.5
     assert report["n_support"]["total"] == sum(report["n_support"]["per_kernel"].values())
@@ -84,9 +108,29 @@ def test_run_bad_options_exit_2(data_dir, tmp_path):
 def test_run_spa_with_its_parameters(tmp_path):
     out = tmp_path / "s"
     assert invoke("data", "synth", "--rows", 2000, "--features", 5, "--seed", 2, "--out", out).exit_code == 0
-    res = invoke("run", "--algo", "spa", "--data", out, "--budget", 40, "--gamma", 0.95, "--eta", 0.2,
-                 "--kernels", "gaussian:0.5,1,2", "--scaling", "standard", "--json", "--quiet",
-                 "--trace-out", tmp_path / "t.json", "--model-out", tmp_path / "model")
+    res = invoke(
+        "run",
+        "--algo",
+        "spa",
+        "--data",
+        out,
+        "--budget",
+        40,
+        "--gamma",
+        0.95,
+        "--eta",
+        0.2,
+        "--kernels",
+        "gaussian:0.5,1,2",
+        "--scaling",
+        "standard",
+        "--json",
+        "--quiet",
+        "--trace-out",
+        tmp_path / "t.json",
+        "--model-out",
+        tmp_path / "model",
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
     assert report["params"]["budget"] == 40 and report["params"]["gamma"] == 0.95
@@ -117,8 +161,21 @@ def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir
     row with the mistakes off its diagonal, and the saved model predicts the four original labels."""
     from omkl_dist.persistence import load_model
 
-    res = invoke("run", "--algo", algo, "--data", "vehicle", "--scaling", "minmax", "--json", "--quiet",
-                 "--trace-out", tmp_path / "trace.json", "--model-out", tmp_path / "model")
+    res = invoke(
+        "run",
+        "--algo",
+        algo,
+        "--data",
+        "vehicle",
+        "--scaling",
+        "minmax",
+        "--json",
+        "--quiet",
+        "--trace-out",
+        tmp_path / "trace.json",
+        "--model-out",
+        tmp_path / "model",
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
     trace = json.loads((tmp_path / "trace.json").read_text())["trace"]

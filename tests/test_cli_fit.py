@@ -18,8 +18,9 @@ def invoke(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
-@pytest.mark.parametrize("algo,extra", [("mkboost", ["--variant", "S1", "--trials", "4"]), ("simplemkl", []),
-                                        ("lpmkl", [])])
+@pytest.mark.parametrize(
+    "algo,extra", [("mkboost", ["--variant", "S1", "--trials", "4"]), ("simplemkl", []), ("lpmkl", [])]
+)
 def test_fit_json_report(data_dir, algo, extra):
     res = invoke("fit", "--algo", algo, "--data", "ionosphere", "--test-size", 0.5, "--seed", 3, "--json", *extra)
     assert res.exit_code == 0, res.output
@@ -49,15 +50,28 @@ def test_fit_bad_input(data_dir):
     assert res.exit_code == 2 and "nosuchdataset" in res.output
     res = invoke("fit", "--algo", "mkboost", "--data", "ionosphere", "--ratio", "1.5")
     assert res.exit_code == 2 and "ratio" in res.output and "1.5" in res.output
-    res = invoke("fit", "--algo", "mkboost", "--data", "ionosphere", "--scheduler", "tcp://127.0.0.1:9",
-                 "--timeout", "1")
+    res = invoke(
+        "fit", "--algo", "mkboost", "--data", "ionosphere", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"
+    )
     assert res.exit_code == 2 and "cannot reach a Dask scheduler" in res.output
 
 
 def test_reproduce_mkboost_one_run(data_dir, tmp_path):
     out = tmp_path / "report.json"
-    res = invoke("reproduce", "mkboost", "--runs", 1, "--datasets", "ionosphere,monks1", "--trials", 3, "--quiet",
-                 "--out", out, "--json")
+    res = invoke(
+        "reproduce",
+        "mkboost",
+        "--runs",
+        1,
+        "--datasets",
+        "ionosphere,monks1",
+        "--trials",
+        3,
+        "--quiet",
+        "--out",
+        out,
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
     assert json.loads(out.read_text())["summary"] == report["summary"]
@@ -95,8 +109,22 @@ def test_paper_tables_transcribed_consistently():
 @pytest.mark.parametrize("algo", ["oks-svm", "musvm", "alsvm"])
 def test_fit_kernel_selectors_on_views(data_dir, algo):
     """The OKS paper's selectors from the command line, on mfeat's views (feature-group kernels)."""
-    res = invoke("fit", "--algo", algo, "--data", "mfeat", "--scaling", "minmax", "--test-size", 0.8, "--seed", 2,
-                 "--kernels", "linear,chi2,gaussian:2 @ fourier; linear,gaussian:1 @ zernike", "--json")
+    res = invoke(
+        "fit",
+        "--algo",
+        algo,
+        "--data",
+        "mfeat",
+        "--scaling",
+        "minmax",
+        "--test-size",
+        0.8,
+        "--seed",
+        2,
+        "--kernels",
+        "linear,chi2,gaussian:2 @ fourier; linear,gaussian:1 @ zernike",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
     assert report["selected_kernel"] in report["per_kernel"] and report["accuracy"] > 0.5

@@ -32,11 +32,21 @@ ROWS, BLOCK, SEED = 1600, 160, 5
 WORKERS = 3
 RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks")  # also resumed with resume=True (job.json, scaler, history)
 CASES = [
-    ("omkc", {"update": "D", "combination": "D"}), ("omkc", {"update": "D", "combination": "S"}),
-    ("omkc", {"update": "S", "combination": "D"}), ("omkc", {"update": "S", "combination": "S"}),
-    ("perceptron", {"kernel": "gaussian:1"}), ("perceptron-u", {}), ("perceptron-star", {}), ("spa", {}), ("om2", {}),
-    ("rbp", {"budget": 30}), ("forgetron", {"budget": 30}), ("bogd", {"budget": 30}), ("bpas", {"budget": 30}),
-    ("oks", {}), ("oks", {"loss": "hinge", "kernels": "gaussian:0.5,1 @ 0:3; linear,laplacian:1 @ 2:5"}),
+    ("omkc", {"update": "D", "combination": "D"}),
+    ("omkc", {"update": "D", "combination": "S"}),
+    ("omkc", {"update": "S", "combination": "D"}),
+    ("omkc", {"update": "S", "combination": "S"}),
+    ("perceptron", {"kernel": "gaussian:1"}),
+    ("perceptron-u", {}),
+    ("perceptron-star", {}),
+    ("spa", {}),
+    ("om2", {}),
+    ("rbp", {"budget": 30}),
+    ("forgetron", {"budget": 30}),
+    ("bogd", {"budget": 30}),
+    ("bpas", {"budget": 30}),
+    ("oks", {}),
+    ("oks", {"loss": "hinge", "kernels": "gaussian:0.5,1 @ 0:3; linear,laplacian:1 @ 2:5"}),
     # normalised kernels: SPA's lazy in-block columns on the row-split rounds, a budget learner's on kernel shards
     ("spa", {"kernels": "gaussian:0.5,1;poly:2+norm;linear+norm"}),
     ("bpas", {"budget": 30, "kernels": "gaussian:0.5,1;poly:2+norm;linear+norm"}),
@@ -48,9 +58,16 @@ KERNELS = "gaussian:0.5,1,2;poly:2;linear"
 def cluster():  # a fresh one per test: a test takes one of its workers down
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
-                      worker_dashboard_address="127.0.0.1:0") as local, \
-            Client(local) as client:
+    with (
+        LocalCluster(
+            n_workers=WORKERS,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        ) as local,
+        Client(local) as client,
+    ):
         yield local, client
 
 
@@ -83,8 +100,17 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
 
     local, client = cluster
     params = params if algo == "perceptron" else {"kernels": KERNELS, **params}
-    run_job(algo, str(stored), params=params, block_size=BLOCK, seed=SEED, scaling="minmax",
-            model_out=tmp_path / "local", trace_out=tmp_path / "trace.json", show_progress=False)
+    run_job(
+        algo,
+        str(stored),
+        params=params,
+        block_size=BLOCK,
+        seed=SEED,
+        scaling="minmax",
+        model_out=tmp_path / "local",
+        trace_out=tmp_path / "trace.json",
+        show_progress=False,
+    )
     reference = _arrays(load_model(tmp_path / "local")[0])
 
     def estimator():
@@ -108,15 +134,21 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     checkpoints = sorted(ckpt.glob("ckpt-*"))
     for later in checkpoints[1:]:  # back to the earliest kept checkpoint, as if the job had died there
         shutil.rmtree(later)
-    resumed = engine.fit(estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, resume=True,
-                         keep_checkpoints=False)  # the same engine, a new job: on the 2 workers left
+    resumed = engine.fit(
+        estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, resume=True, keep_checkpoints=False
+    )  # the same engine, a new job: on the 2 workers left
     assert 0 < resumed.resumed_from < ROWS and resumed.failures == [] and resumed.n_workers == WORKERS - 1
     _assert_same(resumed.model, reference)
     assert not ckpt.exists()
 
 
-WIDE_CASES = [("spa", {}), ("omkc", {"update": "S", "combination": "S"}), ("omkc", {"update": "D", "combination": "D"}),
-              ("om2", {}), ("bpas", {"budget": 30})]
+WIDE_CASES = [
+    ("spa", {}),
+    ("omkc", {"update": "S", "combination": "S"}),
+    ("omkc", {"update": "D", "combination": "D"}),
+    ("om2", {}),
+    ("bpas", {"budget": 30}),
+]
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +163,9 @@ def wide(tmp_path_factory):
     return folder / "csr"
 
 
-@pytest.mark.parametrize(("algo", "params"), WIDE_CASES, ids=[a + "".join(f"-{v}" for v in p.values())
-                                                                for a, p in WIDE_CASES])
+@pytest.mark.parametrize(
+    ("algo", "params"), WIDE_CASES, ids=[a + "".join(f"-{v}" for v in p.values()) for a, p in WIDE_CASES]
+)
 def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tmp_path, algo, params):
     """Shards read CSR blocks and the shared-pool models keep sparse support vectors there too (the
     budget learners densify each block): the cluster's model is the sequential run's bit for bit."""
@@ -141,10 +174,20 @@ def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tm
 
     _, client = cluster
     params = {"kernels": KERNELS, **params}
-    run_job(algo, str(wide), params=params, block_size=BLOCK, seed=SEED, scaling="none", model_out=tmp_path / "local",
-            trace_out=tmp_path / "trace.json", show_progress=False)
+    run_job(
+        algo,
+        str(wide),
+        params=params,
+        block_size=BLOCK,
+        seed=SEED,
+        scaling="none",
+        model_out=tmp_path / "local",
+        trace_out=tmp_path / "trace.json",
+        show_progress=False,
+    )
     local = load_model(tmp_path / "local")[0]
     assert local.sparse_rows_ == (algo != "bpas")
-    fit = DaskEngine(client).fit(make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide,
-                                 seed=SEED)
+    fit = DaskEngine(client).fit(
+        make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED
+    )
     _assert_same(fit.model, _arrays(local))

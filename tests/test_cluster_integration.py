@@ -65,8 +65,22 @@ def local_model(stream, tmp_path_factory):
     """The in-process engine's model for the same job (SPA samples with the current weights on a
     cluster too: one shard runs its whole recurrence)."""
     out = tmp_path_factory.mktemp("local") / "model"
-    omkl("run", "--algo", "spa", "--data", stream, "--block-size", 1024, "--seed", 3, "--quiet",
-         "--model-out", out, "--trace-out", out.parent / "trace.json")
+    omkl(
+        "run",
+        "--algo",
+        "spa",
+        "--data",
+        stream,
+        "--block-size",
+        1024,
+        "--seed",
+        3,
+        "--quiet",
+        "--model-out",
+        out,
+        "--trace-out",
+        out.parent / "trace.json",
+    )
     return read_model(out)
 
 
@@ -80,8 +94,9 @@ def assert_same_model(path, reference):
 
 
 def _submit(cluster, stream, out, *extra, check=True):
-    return omkl("submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out, *JOB, *extra,
-                check=check)
+    return omkl(
+        "submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out, *JOB, *extra, check=check
+    )
 
 
 def test_status_lists_two_real_worker_processes(cluster):
@@ -116,9 +131,23 @@ def _wait_for_checkpoint(directory, proc, timeout=120):
 
 
 def _start_submit(cluster, stream, out, *extra):
-    return subprocess.Popen([*OMKL, "submit", "--scheduler", cluster["scheduler_address"], "--data", str(stream),
-                             "--out", str(out), *JOB, *map(str, extra)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            *OMKL,
+            "submit",
+            "--scheduler",
+            cluster["scheduler_address"],
+            "--data",
+            str(stream),
+            "--out",
+            str(out),
+            *JOB,
+            *map(str, extra),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _kill_a_worker(cluster, which="shard"):
@@ -164,8 +193,24 @@ def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path
     _wait_for_checkpoint(str(out) + ".checkpoints", proc)
     proc.kill()
     proc.communicate()
-    res = omkl("submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out,
-               "--algo", "omkc", "--block-size", 1024, "--seed", 3, "--quiet", "--resume", check=False)
+    res = omkl(
+        "submit",
+        "--scheduler",
+        cluster["scheduler_address"],
+        "--data",
+        stream,
+        "--out",
+        out,
+        "--algo",
+        "omkc",
+        "--block-size",
+        1024,
+        "--seed",
+        3,
+        "--quiet",
+        "--resume",
+        check=False,
+    )
     assert res.returncode == 2
     assert "belong to another job" in res.stderr
     assert "algorithm: checkpoint has 'SPA', this command 'OMKC'" in res.stderr
@@ -186,8 +231,20 @@ def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(clust
 
 
 def test_unreachable_scheduler_is_a_clear_error_not_a_hang(stream, tmp_path):
-    res = omkl("submit", "--scheduler", "tcp://127.0.0.1:9", "--timeout", 2, "--data", stream, "--out",
-               tmp_path / "m", *JOB, check=False, timeout=60)
+    res = omkl(
+        "submit",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--timeout",
+        2,
+        "--data",
+        stream,
+        "--out",
+        tmp_path / "m",
+        *JOB,
+        check=False,
+        timeout=60,
+    )
     assert res.returncode == 2
     assert "no Dask scheduler answered at tcp://127.0.0.1:9" in res.stderr and "omkl cluster up" in res.stderr
 
@@ -217,8 +274,9 @@ def test_every_cluster_process_listens_on_loopback_only(cluster):
     for proc in psutil.process_iter():
         try:
             if os.getpgid(proc.pid) in groups:
-                listening[proc.pid] = [c.laddr for c in proc.net_connections(kind="inet")
-                                       if c.status == psutil.CONN_LISTEN]
+                listening[proc.pid] = [
+                    c.laddr for c in proc.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN
+                ]
         except (psutil.Error, ProcessLookupError):
             continue
     addresses = [addr for found in listening.values() for addr in found]
@@ -239,8 +297,22 @@ def test_tls_cluster_accepts_only_certified_clients(stream, tmp_path):
         omkl("cluster", "certs", "--out", tmp_path / "other")
         with pytest.raises(ConnectionError, match="no Dask scheduler answered"):
             connect(address, tls_dir=tmp_path / "other", timeout=3).close()  # another CA: the handshake fails
-        report = json.loads(omkl("submit", "--scheduler", address, "--tls-dir", certs, "--data", stream, "--out",
-                                 tmp_path / "model", "--limit", 3000, *JOB).stdout.splitlines()[-1])
+        report = json.loads(
+            omkl(
+                "submit",
+                "--scheduler",
+                address,
+                "--tls-dir",
+                certs,
+                "--data",
+                stream,
+                "--out",
+                tmp_path / "model",
+                "--limit",
+                3000,
+                *JOB,
+            ).stdout.splitlines()[-1]
+        )
         assert report["n"] == 3000 and report["workers"] == 1
     finally:
         omkl("cluster", "down", "--run-dir", run_dir)
@@ -255,9 +327,10 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
 
 
 # (every algorithm and option: test_cluster_every_algorithm.py, test_distributed_engine.py in-process)
-@pytest.mark.parametrize(("algo", "extra", "local_extra"), [
-    ("bpas", ["--budget", 40], []),
-    ("omkc", ["--update", "S", "--combination", "S"], [])])  # sequential sampling, as in-process
+@pytest.mark.parametrize(
+    ("algo", "extra", "local_extra"),
+    [("bpas", ["--budget", 40], []), ("omkc", ["--update", "S", "--combination", "S"], [])],
+)  # sequential sampling, as in-process
 def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra, local_extra):
     common = ["--algo", algo, *extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
     omkl("run", *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
@@ -272,16 +345,46 @@ def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, 
 def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, tmp_path):
     """OMKC (S,S)'s row-split rounds (the first shard runs the recurrence): a killed coordinator
     worker and a killed client resumed later both end in the sequential in-process model."""
-    job = ["--algo", "omkc", "--update", "S", "--combination", "S", "--block-size", 512, "--seed", 4,
-           "--limit", 24_000, "--quiet", "--json"]
+    job = [
+        "--algo",
+        "omkc",
+        "--update",
+        "S",
+        "--combination",
+        "S",
+        "--block-size",
+        512,
+        "--seed",
+        4,
+        "--limit",
+        24_000,
+        "--quiet",
+        "--json",
+    ]
     omkl("run", *job, "--data", stream, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
     job = [str(a) for a in job]
     local = read_model(tmp_path / "local")
 
     def start(out, *extra):
-        return subprocess.Popen([*OMKL, "submit", "--scheduler", cluster["scheduler_address"], "--data", str(stream),
-                                 "--out", str(out), *job, "--checkpoint-every", "3", *extra],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [
+                *OMKL,
+                "submit",
+                "--scheduler",
+                cluster["scheduler_address"],
+                "--data",
+                str(stream),
+                "--out",
+                str(out),
+                *job,
+                "--checkpoint-every",
+                "3",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     proc = start(tmp_path / "killed", "--keep-checkpoints")
     _wait_for_checkpoint(str(tmp_path / "killed") + ".checkpoints", proc)
@@ -311,8 +414,16 @@ def letters(tmp_path_factory):
 
     from omkl_dist.storage import ingest
 
-    X, y = make_classification(n_samples=3000, n_features=16, n_informative=12, n_redundant=0, n_classes=26,
-                               n_clusters_per_class=1, class_sep=2.0, random_state=0)
+    X, y = make_classification(
+        n_samples=3000,
+        n_features=16,
+        n_informative=12,
+        n_redundant=0,
+        n_classes=26,
+        n_clusters_per_class=1,
+        class_sep=2.0,
+        random_state=0,
+    )
     table = pa.table({**{f"f{j}": X[:, j] for j in range(16)}, "target": [chr(ord("a") + c) for c in y]})
     out = tmp_path_factory.mktemp("data") / "letters"
     ingest(table, out, chunk_rows=1000)
@@ -322,15 +433,19 @@ def letters(tmp_path_factory):
 # (every algorithm, multi-class included, also runs on an in-process cluster with a lost worker:
 # test_cluster_every_algorithm.py, test_distributed_engine.py; here the real processes, one of each
 # round kind: OM-2 and multi-class OMKC split rows, BPAS kernels)
-@pytest.mark.parametrize("algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "bpas", "--budget", 100]],
-                         ids=["om2", "omkc-DD", "bpas"])
+@pytest.mark.parametrize(
+    "algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "bpas", "--budget", 100]], ids=["om2", "omkc-DD", "bpas"]
+)
 def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path, algo):
     """26 classes: the cluster's model (row-split rounds, the first shard running the in-process
     multi-class recurrence; the budget baselines' kernels on their shards, the coordinator replaying
     the multi-class combiner) is the in-process one, bit for bit."""
     common = [*algo, "--data", letters, "--block-size", 256, "--seed", 1, "--scaling", "standard", "--quiet"]
-    report = json.loads(omkl("run", *common, "--json", "--model-out", tmp_path / "local",
-                             "--trace-out", tmp_path / "trace.json").stdout.strip().splitlines()[-1])
+    report = json.loads(
+        omkl("run", *common, "--json", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     omkl("submit", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
     assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
     arrays, meta = read_model(tmp_path / "local")
@@ -347,13 +462,32 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
     import pyarrow.parquet as pq
 
     here, there = tmp_path / "here", tmp_path / "there"
-    omkl("retrain", "--store", here, "--model", "m", "--data", stream, "--rows", "0:16000", "--algo", "spa",
-         "--block-size", 1024, "--seed", 3, "--quiet")
+    omkl(
+        "retrain",
+        "--store",
+        here,
+        "--model",
+        "m",
+        "--data",
+        stream,
+        "--rows",
+        "0:16000",
+        "--algo",
+        "spa",
+        "--block-size",
+        1024,
+        "--seed",
+        3,
+        "--quiet",
+    )
     shutil.copytree(here, there)
     window = ("--data", stream, "--rows", "16000:40000", "--quiet", "--no-plots")
     local = json.loads(omkl("retrain", "--store", here, "--model", "m", *window).stdout.splitlines()[-1])
-    remote = json.loads(omkl("retrain", "--store", there, "--model", "m", *window, "--scheduler",
-                             cluster["scheduler_address"]).stdout.splitlines()[-1])
+    remote = json.loads(
+        omkl(
+            "retrain", "--store", there, "--model", "m", *window, "--scheduler", cluster["scheduler_address"]
+        ).stdout.splitlines()[-1]
+    )
     assert remote["where"].startswith("dask ") and local["where"] == "in-process"
     assert (local["version"], remote["version"]) == (2, 2) and local["gate"] == remote["gate"]
     assert remote["train"]["mistakes"] == local["train"]["mistakes"]
@@ -367,14 +501,30 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
     # a batch model's refit: MKBoost's per-kernel SVMs as tasks on the workers, the same model
     boosted = []
     mkboost = ("--algo", "mkboost", "--param", "n_trials=3", "--param", "kernels=poly:1;gaussian:1")
-    for store, extra in ((tmp_path / "mk-here", ()),
-                         (tmp_path / "mk-there", ("--scheduler", cluster["scheduler_address"]))):
-        out = omkl("retrain", "--store", store, "--model", "mk", "--data", stream, "--rows", "0:400", *mkboost,
-                   "--quiet", "--no-plots", *extra).stdout
+    for store, extra in (
+        (tmp_path / "mk-here", ()),
+        (tmp_path / "mk-there", ("--scheduler", cluster["scheduler_address"])),
+    ):
+        out = omkl(
+            "retrain",
+            "--store",
+            store,
+            "--model",
+            "mk",
+            "--data",
+            stream,
+            "--rows",
+            "0:400",
+            *mkboost,
+            "--quiet",
+            "--no-plots",
+            *extra,
+        ).stdout
         boosted.append(json.loads(out.splitlines()[-1]))
     assert boosted[1]["where"].startswith("dask ") and boosted[0]["gate"] == boosted[1]["gate"]
-    (there_arrays, _), (here_arrays, _) = (read_model(tmp_path / side / "mk" / "versions" / "1")
-                                           for side in ("mk-there", "mk-here"))
+    (there_arrays, _), (here_arrays, _) = (
+        read_model(tmp_path / side / "mk" / "versions" / "1") for side in ("mk-there", "mk-here")
+    )
     assert sorted(there_arrays) == sorted(here_arrays)
     for name, value in here_arrays.items():
         np.testing.assert_array_equal(there_arrays[name], value, err_msg=name)
@@ -390,8 +540,20 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     table.write_text("".join(",".join(f"{v:.17g}" for v in row) + f",{w}\n" for row, w in zip(X, words)))
     out = tmp_path / "remote"
     common = ["--algo", "omkc", "--update", "S", "--combination", "S", "--block-size", 256, "--seed", 1, "--quiet"]
-    submit = ["submit", "--scheduler", cluster["scheduler_address"], "--data", table, "--label-column", "last",
-              "--positive-class", "yes", "--out", out, *common]
+    submit = [
+        "submit",
+        "--scheduler",
+        cluster["scheduler_address"],
+        "--data",
+        table,
+        "--label-column",
+        "last",
+        "--positive-class",
+        "yes",
+        "--out",
+        out,
+        *common,
+    ]
     omkl(*submit)
     (ingested,) = (tmp_path / "remote.data").iterdir()
     assert json.loads((ingested / "meta.json").read_text())["label_map"] == [["no", -1], ["yes", 1]]

@@ -39,8 +39,8 @@ from omkl_dist.storage import read_dataset, resolve_dataset
 from naive_kernels import naive_pool
 
 EPS = np.finfo(np.float64).eps
-TINY = np.finfo(np.float64).tiny       # smallest normal double
-DENORM = np.nextafter(0.0, 1.0)         # one unit in the subnormal range (4.9e-324)
+TINY = np.finfo(np.float64).tiny  # smallest normal double
+DENORM = np.nextafter(0.0, 1.0)  # one unit in the subnormal range (4.9e-324)
 
 POOLS = {
     "omkc16": "omkc16",
@@ -143,8 +143,10 @@ def _assert_within(K, K_ref, bound, what):
     bad = err > bound
     if bad.any():
         k, i, j = np.argwhere(bad)[0]
-        raise AssertionError(f"{what}: {bad.sum()} values out of bound; first kernel {k} pair ({i}, {j}): "
-                             f"{K[k, i, j]!r} vs {K_ref[k, i, j]!r} (err {err[k, i, j]:.3g} > {bound[k, i, j]:.3g})")
+        raise AssertionError(
+            f"{what}: {bad.sum()} values out of bound; first kernel {k} pair ({i}, {j}): "
+            f"{K[k, i, j]!r} vs {K_ref[k, i, j]!r} (err {err[k, i, j]:.3g} > {bound[k, i, j]:.3g})"
+        )
 
 
 # --------------------------------------------------------------------------- pair path
@@ -154,7 +156,7 @@ def test_pair_path_matches_kernel_layer_and_naive(data_dir, pool_name, dataset):
     pool, A, B = _pool_and_data(data_dir, pool_name, dataset)
     program = compile_program(pool)
     K = pair_matrix(A, B, program)
-    K_naive = naive_pool(pool, A, B)     # exactly summed formulas (math.fsum)
+    K_naive = naive_pool(pool, A, B)  # exactly summed formulas (math.fsum)
     K_layer = pool.evaluate(A, B, sqdist="direct")
     assert K.shape == K_naive.shape == (len(pool), len(A), len(B))
     bound = _bound(pool, program, A, B, K_naive)
@@ -219,9 +221,9 @@ def _scan_dots(A, B, s0, tile):
     """The dot products the pool scan uses for one tile: ``A @ P.T`` in BLAS calls of one shape
     (``scoring/_blas.py``), with the columns of rows that repeat in the pool recomputed in fixed
     feature order (see ``scoring/pool.py``)."""
-    dots = fixed_shape_dots(A, B[s0:s0 + tile])
+    dots = fixed_shape_dots(A, B[s0 : s0 + tile])
     exact = _pool_of(B, np.ones((len(B), 1))).exact
-    cols = np.flatnonzero(exact[s0:s0 + tile]) + s0
+    cols = np.flatnonzero(exact[s0 : s0 + tile]) + s0
     if len(cols):
         overwrite_exact_columns(A, B, cols, s0, dots)
     return dots
@@ -236,9 +238,26 @@ def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
         dots = _scan_dots(A, B, s0, tile)
         for t in range(len(A)):
             for j in range(dots.shape[1]):
-                pair_values(A, t, B, s0 + j, dots[t, j], xsq[t], psq[s0 + j], program.kinds, program.param,
-                            program.src, program.order, program.need_l1, program.need_chi2, program.direct,
-                            program.vcols, program.vptr, vals, work)
+                pair_values(
+                    A,
+                    t,
+                    B,
+                    s0 + j,
+                    dots[t, j],
+                    xsq[t],
+                    psq[s0 + j],
+                    program.kinds,
+                    program.param,
+                    program.src,
+                    program.order,
+                    program.need_l1,
+                    program.need_chi2,
+                    program.direct,
+                    program.vcols,
+                    program.vptr,
+                    vals,
+                    work,
+                )
                 out[:, t, s0 + j] = vals
     return out
 
@@ -287,8 +306,12 @@ def _direct_values(A, B, program):
 # the pool scan has a dense kernel-major loop and, for pools of dot/gaussian kernels, a sparse
 # per-kernel loop over the non-zero coefficients (taken below SPARSE_DENSITY); force each in turn
 SCANS = {"dense": 0.0, "sparse": 2.0}
-SCAN_CASES = [pytest.param(p, scan, id=f"{p}-{scan}") for p in POOLS for scan in SCANS
-              if scan == "dense" or compile_program(make_pool(POOLS[p])).sparse is not None]
+SCAN_CASES = [
+    pytest.param(p, scan, id=f"{p}-{scan}")
+    for p in POOLS
+    for scan in SCANS
+    if scan == "dense" or compile_program(make_pool(POOLS[p])).sparse is not None
+]
 
 
 @pytest.mark.parametrize("tile", [_scores.TILE, 5])
@@ -305,12 +328,12 @@ def test_pool_scan_bit_identical_to_pair_path(data_dir, monkeypatch, pool_name, 
     program = compile_program(pool)
     xsq, psq = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
     direct = scan == "sparse" and A.shape[1] <= _scores.DIRECT_DOT_FEATURES
-    K_pair = (_direct_values(A, B, program) if direct
-              else _pair_values_with_scan_dots(A, B, program, xsq, psq, tile))
+    K_pair = _direct_values(A, B, program) if direct else _pair_values_with_scan_dots(A, B, program, xsq, psq, tile)
     K_scan = _scan_single_values(A, B, program, xsq, psq)
     mismatch = K_pair != K_scan
-    assert not mismatch.any(), (f"{mismatch.sum()} values differ; first (kernel, t, s) = "
-                                f"{tuple(np.argwhere(mismatch)[0])}")
+    assert not mismatch.any(), (
+        f"{mismatch.sum()} values differ; first (kernel, t, s) = {tuple(np.argwhere(mismatch)[0])}"
+    )
     # the duplicates in the pool give bit-identical columns, so ±1 coefficients cancel exactly
     assert (K_scan[:, :, 11] == K_scan[:, :, 12]).all()
     alpha = np.zeros((len(B), program.m))
@@ -391,7 +414,7 @@ def _whole_block_and_row_by_row(pool, A, B):
     sv = _pool_of(B, alpha)
     xsq = np.einsum("ij,ij->i", A, A)
     whole = pool_scores(A, xsq, sv, program)
-    rows = np.vstack([pool_scores(A[t:t + 1], xsq[t:t + 1], sv, program) for t in range(len(A))])
+    rows = np.vstack([pool_scores(A[t : t + 1], xsq[t : t + 1], sv, program) for t in range(len(A))])
     return whole, rows
 
 
@@ -457,8 +480,7 @@ def test_direct_scan_skips_only_exact_zeros(data_dir):
         lo, hi = layout.ptr[k], layout.ptr[k + 1]
         assert (np.diff(keys[lo:hi]) >= 0).all()
         for t in range(len(A)):
-            a, b = _scores._live_range(keys, lo, hi, A[t, key], anchor_param[k],
-                                       _scores.ZERO_ARG / 4.0 ** steps[k])
+            a, b = _scores._live_range(keys, lo, hi, A[t, key], anchor_param[k], _scores.ZERO_ARG / 4.0 ** steps[k])
             outside = np.r_[layout.nz_s[lo:a], layout.nz_s[b:hi]]
             assert (K[k, t, outside] == 0.0).all(), (k, t)
             skipped, total = skipped + len(outside), total + hi - lo
@@ -467,7 +489,7 @@ def test_direct_scan_skips_only_exact_zeros(data_dir):
     whole = pool_scores(A, xsq, sv, program)
     perm = rng.permutation(len(A))
     assert (pool_scores(A[perm], xsq[perm], sv, program) == whole[perm]).all()
-    singles = np.vstack([pool_scores(A[t:t + 1], xsq[t:t + 1], sv, program) for t in range(len(A))])
+    singles = np.vstack([pool_scores(A[t : t + 1], xsq[t : t + 1], sv, program) for t in range(len(A))])
     assert (singles == whole).all()
     K_naive = naive_pool(pool, A, B)
     bound = _bound(pool, program, A, B, K_naive)
@@ -524,15 +546,33 @@ def _check_vexp(x):
 def test_vexp_grid():
     ln2 = np.log(2.0)
     k = np.arange(0, 1076)
-    x = np.concatenate([
-        np.linspace(0.0, 708.5, 200_001),                 # normal results
-        np.linspace(708.3, 746.0, 50_001),                # normal → subnormal → 0
-        np.geomspace(1e-300, 2.0, 5_001),                 # tiny arguments (result ≈ 1 - x)
-        (k[:, None] + np.array([-0.5, -1e-12, 0.0, 1e-12, 0.5])).ravel() * ln2,  # reduction edges
-        [0.0, DENORM, TINY, EPS, 0.5, 1.0, 708.3964185322641, 708.4, 709.78,
-         np.nextafter(_ZERO_ABOVE, 0.0), _ZERO_ABOVE, np.nextafter(_ZERO_ABOVE, np.inf),
-         746.0, 1e3, 1e10, 1e300, np.inf],
-    ])
+    x = np.concatenate(
+        [
+            np.linspace(0.0, 708.5, 200_001),  # normal results
+            np.linspace(708.3, 746.0, 50_001),  # normal → subnormal → 0
+            np.geomspace(1e-300, 2.0, 5_001),  # tiny arguments (result ≈ 1 - x)
+            (k[:, None] + np.array([-0.5, -1e-12, 0.0, 1e-12, 0.5])).ravel() * ln2,  # reduction edges
+            [
+                0.0,
+                DENORM,
+                TINY,
+                EPS,
+                0.5,
+                1.0,
+                708.3964185322641,
+                708.4,
+                709.78,
+                np.nextafter(_ZERO_ABOVE, 0.0),
+                _ZERO_ABOVE,
+                np.nextafter(_ZERO_ABOVE, np.inf),
+                746.0,
+                1e3,
+                1e10,
+                1e300,
+                np.inf,
+            ],
+        ]
+    )
     x = np.abs(x)
     out = _check_vexp(x)
     assert _vexp(np.array([0.0]))[0] == 1.0
@@ -544,9 +584,10 @@ def test_vexp_grid():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.floats(min_value=0.0, max_value=800.0, allow_nan=False, allow_infinity=False),
-                min_size=1, max_size=40),
-       st.integers(min_value=0, max_value=9))
+@given(
+    st.lists(st.floats(min_value=0.0, max_value=800.0, allow_nan=False, allow_infinity=False), min_size=1, max_size=40),
+    st.integers(min_value=0, max_value=9),
+)
 def test_vexp_property(values, pad):
     """Against np.exp for any arguments, and each value independent of its position in the
     vector (the SIMD body and the scalar tail compute the same bits)."""

@@ -19,7 +19,11 @@ from omkl_cli import last_json, omkl
 def test_settings_resolve_the_studys_defaults_the_papers_or_what_was_asked():
     default = resolve_settings()
     assert (default.scaling, default.normalize_kernels, default.scale_rows, default.origin) == (
-        SCALING, NORMALIZE_KERNELS, SCALE_ROWS, "defaults")
+        SCALING,
+        NORMALIZE_KERNELS,
+        SCALE_ROWS,
+        "defaults",
+    )
     paper = resolve_settings(paper=True)
     assert (paper.scaling, paper.normalize_kernels, paper.origin) == ("none", False, "paper")
     assert resolve_settings(scaling="standard").origin == "given"
@@ -44,11 +48,27 @@ def wide_scales(tmp_path_factory):
 
 
 def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scales, tmp_path):
-    report = last_json(omkl("run", "--algo", "spa", "--data", wide_scales, "--json", "--quiet", "--model-out",
-                            tmp_path / "m", "--trace-out", tmp_path / "t.json"))
+    report = last_json(
+        omkl(
+            "run",
+            "--algo",
+            "spa",
+            "--data",
+            wide_scales,
+            "--json",
+            "--quiet",
+            "--model-out",
+            tmp_path / "m",
+            "--trace-out",
+            tmp_path / "t.json",
+        )
+    )
     settings = report["settings"]
     assert (settings["scaling"], settings["normalize_kernels"], settings["origin"]) == (
-        SCALING, NORMALIZE_KERNELS, "defaults")
+        SCALING,
+        NORMALIZE_KERNELS,
+        "defaults",
+    )
     assert ("+norm" in report["params"]["kernels"]) == NORMALIZE_KERNELS and report["scaling"] == SCALING
     model, scaler, meta = load_model(tmp_path / "m")
     assert meta["settings"]["scaling"] == SCALING and scaler.method == SCALING
@@ -59,8 +79,18 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
 
 
 def test_paper_settings_are_raw_features_and_unnormalised_kernels(wide_scales, tmp_path):
-    common = ["--algo", "omkc", "--data", wide_scales, "--limit", 3000, "--json", "--quiet", "--trace-out",
-              tmp_path / "t.json"]
+    common = [
+        "--algo",
+        "omkc",
+        "--data",
+        wide_scales,
+        "--limit",
+        3000,
+        "--json",
+        "--quiet",
+        "--trace-out",
+        tmp_path / "t.json",
+    ]
     paper = last_json(omkl("run", *common, "--paper-settings"))
     assert paper["scaling"] == "none" and paper["settings"]["origin"] == "paper"
     assert "+norm" not in paper["params"]["kernels"]
@@ -86,8 +116,22 @@ def test_the_scaler_passes_later_values_through_its_affine_map_never_nan():
 
 def test_retrain_and_the_study_report_record_the_settings(wide_scales, tmp_path):
     store = tmp_path / "store"
-    first = last_json(omkl("retrain", "--store", store, "--model", "m", "--data", wide_scales, "--label-column",
-                           "first", "--algo", "spa", "--quiet"))
+    first = last_json(
+        omkl(
+            "retrain",
+            "--store",
+            store,
+            "--model",
+            "m",
+            "--data",
+            wide_scales,
+            "--label-column",
+            "first",
+            "--algo",
+            "spa",
+            "--quiet",
+        )
+    )
     assert first["status"] == "promoted"
     model_json = json.loads((store / "m" / "versions" / "1" / "model.json").read_text())
     assert model_json["lineage"]["scaling"] == SCALING

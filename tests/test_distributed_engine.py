@@ -75,22 +75,37 @@ def _local_model(algo, params, X, y, block_size, seed):
     return model, out["mistakes"]
 
 
-def _sharded(algo, params, directory, scaler, n, block_size, seed, n_shards, shuffle, rounds_per_call=3,
-             classes=(-1, 1)):
+def _sharded(
+    algo, params, directory, scaler, n, block_size, seed, n_shards, shuffle, rounds_per_call=3, classes=(-1, 1)
+):
     template = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     template.initialize(scaler.n_features_in_, classes, n_rows=n)
     assert not hasattr(template, "validation_size_") or template.validation_size_ == params["validation_size"]
     arrays, scalars = template.engine_.state()
-    job = {"data": str(directory), "shuffle": shuffle, "seed": seed, "limit": None,
-           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict(),
-           "classes": template.classes_.tolist()}
+    job = {
+        "data": str(directory),
+        "shuffle": shuffle,
+        "seed": seed,
+        "limit": None,
+        "kernel_pool": template.kernel_pool_.to_spec_string(),
+        "scaler": scaler.to_dict(),
+        "classes": template.classes_.tolist(),
+    }
     program, rule = template.engine_.program, Rule(scalars["rule"]) if "rule" in scalars else None
     split_rows = engine_class(scalars).splits_rows(scalars)  # as DaskEngine decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
-    coord = Coordinator(shards, parts, arrays, scalars, n, checkpoint_every=4,
-                        keep_best_at=getattr(template, "validation_size_", None), split_rows=split_rows,
-                        round_ends=segmenting(rule, program, block_size))
+    coord = Coordinator(
+        shards,
+        parts,
+        arrays,
+        scalars,
+        n,
+        checkpoint_every=4,
+        keep_best_at=getattr(template, "validation_size_", None),
+        split_rows=split_rows,
+        round_ends=segmenting(rule, program, block_size),
+    )
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
         pass
     return coord, shards
@@ -112,8 +127,12 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
     assert (state["n_seen"], state["n_mistakes"]) == (e.n_seen, e.n_mistakes)
     assert state["history"][-1] == (len(y), int(local_mistakes.sum()))
     if algo in BUDGET:  # each shard holds its kernels' buffers: merged, they are the local engine's
-        merged = type(e).merge([s.model_part() for s in shards], logw=state["arrays"]["logw"],
-                               w=state["arrays"]["w"], n_mistakes=state["n_mistakes"])
+        merged = type(e).merge(
+            [s.model_part() for s in shards],
+            logw=state["arrays"]["logw"],
+            w=state["arrays"]["w"],
+            n_mistakes=state["n_mistakes"],
+        )
         ours, ref = merged.state()[0], e.state()[0]
         for name, value in ref.items():
             np.testing.assert_array_equal(ours[name], value, err_msg=name)
@@ -125,9 +144,11 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
             np.testing.assert_array_equal(shard.model_part()[name], value, err_msg=name)
 
 
-@pytest.mark.parametrize(("algo", "params"),
-                         [("spa", {"block_sync": True}), ("omkc", {"update": "S", "combination": "S"})],
-                         ids=["spa", "omkc-SS"])
+@pytest.mark.parametrize(
+    ("algo", "params"),
+    [("spa", {"block_sync": True}), ("omkc", {"update": "S", "combination": "S"})],
+    ids=["spa", "omkc-SS"],
+)
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards, algo, params):
     """The first shard's share of a SPA round follows the shards' timing; any share gives the same
@@ -157,8 +178,9 @@ def test_first_shard_draws_each_next_rounds_uniforms_ahead(stored, monkeypatch):
         return draw(self, *args)
 
     monkeypatch.setattr(LocalEngine, "_uniforms", counted)
-    coord, _ = _sharded("spa", {"block_sync": True}, stored, Scaler("none").fit(X[:1]), len(y), 100, 0, 2,
-                        shuffle=False)
+    coord, _ = _sharded(
+        "spa", {"block_sync": True}, stored, Scaler("none").fit(X[:1]), len(y), 100, 0, 2, shuffle=False
+    )
     assert coord.rounds == 7 and drawn == [False] + [True] * (coord.rounds - 1)
 
 
@@ -176,12 +198,25 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
     template = make_estimator("spa", block_size=100, random_state=0, block_sync=True)
     template.initialize(X.shape[1], [-1, 1], n_rows=len(y))
     arrays, scalars = template.engine_.state()
-    job = {"data": str(stored), "shuffle": False, "seed": 0, "limit": None,
-           "kernel_pool": template.kernel_pool_.to_spec_string(), "scaler": Scaler("none").fit(X[:1]).to_dict(),
-           "classes": [-1, 1]}
+    job = {
+        "data": str(stored),
+        "shuffle": False,
+        "seed": 0,
+        "limit": None,
+        "kernel_pool": template.kernel_pool_.to_spec_string(),
+        "scaler": Scaler("none").fit(X[:1]).to_dict(),
+        "classes": [-1, 1],
+    }
     shard = KernelShard(job, np.arange(16), {"arrays": arrays, "scalars": scalars})
-    coord = Coordinator([shard], [np.arange(16)], arrays, scalars, len(y), checkpoint_every=5,
-                        round_ends=segmenting(template.engine_.rule, template.engine_.program, 100))
+    coord = Coordinator(
+        [shard],
+        [np.arange(16)],
+        arrays,
+        scalars,
+        len(y),
+        checkpoint_every=5,
+        round_ends=segmenting(template.engine_.rule, template.engine_.program, 100),
+    )
     first = asyncio.run(coord.run_rounds(100))
     assert first["checkpoint_due"] and first["n_seen"] == 900 and not first["done"]  # 3 x 1 block, 2 x 3
     shard.model_part()  # the last round is applied when run_rounds returns
@@ -203,8 +238,7 @@ def test_partition_keeps_chains_together_and_uniform_whole():
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(1, 20000), n_shards=st.integers(1, 4),
-       lead_share=st.one_of(st.none(), st.floats(0.0, 1.0)))
+@given(n=st.integers(1, 20000), n_shards=st.integers(1, 4), lead_share=st.one_of(st.none(), st.floats(0.0, 1.0)))
 def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share):
     ranges = row_ranges(n, n_shards, lead_share)
     assert len(ranges) == n_shards and ranges[0][0] == 0 and ranges[-1][1] == n
@@ -263,14 +297,20 @@ def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):
     rows = fed.feed_rows()
     assert rows == 300
     for lo in range(0, len(y), rows):
-        fed.partial_fit(X[lo:lo + rows], y[lo:lo + rows], classes=[-1, 1])
+        fed.partial_fit(X[lo : lo + rows], y[lo : lo + rows], classes=[-1, 1])
     for name, value in whole.engine_.state()[0].items():
         np.testing.assert_array_equal(fed.engine_.state()[0][name], value, err_msg=name)
 
 
-MULTICLASS_CASES = [("omkc", {}), ("omkc", {"update": "S", "combination": "S"}), ("om2", {}),
-                    ("perceptron-u", {}), ("perceptron-star", {"validation_size": 250}), ("spa", {}),
-                    ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"})] + [(algo, {"budget": 25}) for algo in BUDGET]
+MULTICLASS_CASES = [
+    ("omkc", {}),
+    ("omkc", {"update": "S", "combination": "S"}),
+    ("om2", {}),
+    ("perceptron-u", {}),
+    ("perceptron-star", {"validation_size": 250}),
+    ("spa", {}),
+    ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"}),
+] + [(algo, {"budget": 25}) for algo in BUDGET]
 
 
 @pytest.fixture(scope="module")
@@ -295,13 +335,18 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
     scaler = Scaler("minmax").fit(X[:300])
     model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     mistakes = model.progressive_partial_fit(scaler.transform(X), y, classes=classes)["mistakes"]
-    coord, shards = _sharded(algo, params, stored_multiclass, scaler, len(y), block_size, seed, 2, shuffle=True,
-                             classes=classes)
+    coord, shards = _sharded(
+        algo, params, stored_multiclass, scaler, len(y), block_size, seed, 2, shuffle=True, classes=classes
+    )
     state, e = coord.state(), model.engine_
     assert state["history"][-1] == (len(y), int(mistakes.sum())) and e.n_classes == 7
     if algo in BUDGET:
-        merged = type(e).merge([s.model_part() for s in shards], logw=state["arrays"]["logw"],
-                               w=state["arrays"]["w"], n_mistakes=state["n_mistakes"])
+        merged = type(e).merge(
+            [s.model_part() for s in shards],
+            logw=state["arrays"]["logw"],
+            w=state["arrays"]["w"],
+            n_mistakes=state["n_mistakes"],
+        )
         for name, value in e.state()[0].items():
             np.testing.assert_array_equal(merged.state()[0][name], value, err_msg=name)
         return
@@ -327,10 +372,16 @@ def test_every_engine_implements_its_protocols():
         return names | set(Engine.__annotations__) | set(getattr(protocol, "__annotations__", {}))
 
     program = compile_program(make_pool("gaussian:1;linear"))
-    engines = [(LocalEngine(program, 3, rule=Rule.DD, seed=0, block_size=8, block_sync=False), (KernelSplit, RowSplit)),
-               (BudgetEngine("gaussian:1;linear", 3, learner="bpas", budget=4, seed=0, block_size=8), (KernelSplit,)),
-               (OKSEngine(program, 3, n_classes=1, algorithm="classification", loss="mistake", lam=1.0, seed=0,
-                          block_size=8), (RowSplit,))]
+    engines = [
+        (LocalEngine(program, 3, rule=Rule.DD, seed=0, block_size=8, block_sync=False), (KernelSplit, RowSplit)),
+        (BudgetEngine("gaussian:1;linear", 3, learner="bpas", budget=4, seed=0, block_size=8), (KernelSplit,)),
+        (
+            OKSEngine(
+                program, 3, n_classes=1, algorithm="classification", loss="mistake", lam=1.0, seed=0, block_size=8
+            ),
+            (RowSplit,),
+        ),
+    ]
     for engine, protocols in engines:
         for protocol in (Engine, *protocols):
             missing = sorted(name for name in members(protocol) if not hasattr(engine, name))

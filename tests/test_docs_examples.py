@@ -47,8 +47,13 @@ def test_the_readmes_python_blocks_run(codrna_like, tmp_path, monkeypatch):
     blocks = readme_blocks()
     assert len(blocks) >= 3 and all("data/codrna" in b or "mfeat" in b for b in blocks)
     monkeypatch.chdir(tmp_path)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
-                      worker_dashboard_address="127.0.0.1:0") as cluster:
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+    ) as cluster:
         for block in blocks:
             code = block.replace('"data/codrna"', repr(str(codrna_like)))
             code = code.replace('"tcp://127.0.0.1:8786"', repr(cluster.scheduler_address))

@@ -50,8 +50,17 @@ ESTIMATORS = [
     ("BOGD", BOGD(budget=10, block_size=40, random_state=0), True),
     ("BPAS", BPAS(budget=10, block_size=40, random_state=0), False),
     ("OKS", OKS(kernels="omkc16", n_epochs=1, block_size=40, random_state=0), True),  # fit = one online pass
-    ("OKS-hinge", OKS(kernels="linear;gaussian:1 @ 0:20; laplacian:1 @ 20:34", loss="hinge", n_epochs=1, block_size=40,
-                      random_state=0), True),
+    (
+        "OKS-hinge",
+        OKS(
+            kernels="linear;gaussian:1 @ 0:20; laplacian:1 @ 20:34",
+            loss="hinge",
+            n_epochs=1,
+            block_size=40,
+            random_state=0,
+        ),
+        True,
+    ),
 ]
 PARAMS = [pytest.param(est, stochastic, id=name) for name, est, stochastic in ESTIMATORS]
 ONLY_EST = [pytest.param(est, id=name) for name, est, _ in ESTIMATORS]
@@ -77,8 +86,11 @@ INVALID_PARAMS = {
     "horizon": [0, -1, 2.5],
 }
 # estimator-specific invalid values where the shared list does not apply (SPA's beta only needs >= alpha)
-INVALID_OVERRIDES = {(SPA, "beta"): [0.5, -1.0, "3"], (OKS, "eta"): [-1.0, float("inf"), "0.1"],
-                     (OKS, "lam"): [0.0, -1.0, float("nan"), "0.1"]}
+INVALID_OVERRIDES = {
+    (SPA, "beta"): [0.5, -1.0, "3"],
+    (OKS, "eta"): [-1.0, float("inf"), "0.1"],
+    (OKS, "lam"): [0.0, -1.0, float("nan"), "0.1"],
+}
 # other parameters an invalid value needs to take effect
 INVALID_CONTEXT = {"validation_fraction": {"validation_size": None}}
 MESSAGE_NAMES = {"kernels": "kernel", "kernel": "kernel"}
@@ -103,8 +115,12 @@ def data(data_dir):
 
 
 def _state(model, X):
-    return (model.mistakes_, tuple(model.n_support_.tolist()), tuple(model.kernel_mistakes_.tolist()),
-            model.decision_function(X).tobytes())
+    return (
+        model.mistakes_,
+        tuple(model.n_support_.tolist()),
+        tuple(model.kernel_mistakes_.tolist()),
+        model.decision_function(X).tobytes(),
+    )
 
 
 # --------------------------------------------------------------------------- the list itself
@@ -166,7 +182,7 @@ def test_seeding(data, est, stochastic):
     outcomes = {seed: _state(clone(est).set_params(random_state=seed).fit(X, y), X) for seed in range(5)}
     if stochastic:  # five seeds all giving the same run would mean the seed is ignored
         assert len(set(outcomes.values())) > 1
-    else:           # deterministic algorithms do not depend on the seed at all
+    else:  # deterministic algorithms do not depend on the seed at all
         assert len(set(outcomes.values())) == 1
     # an unseeded run records the seed it drew, which replays it
     free = clone(est).set_params(random_state=None).fit(X, y)
@@ -223,7 +239,7 @@ def test_input_layouts_give_the_same_model(data, est):
 def test_init_stores_params_only(est):
     params = est.get_params(deep=False)
     fresh = type(est)(**params)
-    assert vars(fresh) == params                  # nothing computed, nothing renamed
+    assert vars(fresh) == params  # nothing computed, nothing renamed
     assert fresh.get_params() == params
     assert fresh.set_params(block_size=7) is fresh and fresh.block_size == 7
     assert type(est)().get_params().keys() == params.keys()
@@ -234,15 +250,15 @@ def test_invalid_params_raise_at_fit_naming_the_parameter(data, est, param, valu
     X, y = data
     params = dict(est.get_params(), **INVALID_CONTEXT.get(param, {}))
     params[param] = value
-    model = type(est)(**params)                   # accepted by __init__ ...
+    model = type(est)(**params)  # accepted by __init__ ...
     assert model.get_params()[param] is value
-    with pytest.raises(ValueError) as info:       # ... rejected by fit
+    with pytest.raises(ValueError) as info:  # ... rejected by fit
         model.fit(X[:40], y[:40])
     message = str(info.value)
     assert MESSAGE_NAMES.get(param, param) in message
     if isinstance(value, str) and param in MESSAGE_NAMES and value != "omkc16":
         assert value.split(";")[-1] in message
-    assert not hasattr(model, "engine_")          # nothing half-built
+    assert not hasattr(model, "engine_")  # nothing half-built
     model.set_params(**{param: est.get_params()[param]})
     valid = clone(est).set_params(**INVALID_CONTEXT.get(param, {}))
     assert _state(model.fit(X[:40], y[:40]), X) == _state(valid.fit(X[:40], y[:40]), X)

@@ -164,11 +164,13 @@ def test_dataset_info_rejects_non_dataset_and_tampering(tmp_path, csv_file):
     out = tmp_path / "ds"
     ingest(csv_file, out)
     meta = json.loads((out / "meta.json").read_text())
-    for field, value, match in [("n_rows", 11, r"shape \(10, 3\) but meta.json says \(11, 3\)"),
-                                ("n_classes", 3, "does not match n_classes=3"),
-                                ("class_counts", {"-1": 1, "1": 1}, "add up to 2"),
-                                ("sha256", None, "'sha256' is missing"),
-                                ("dtype", "float32", "is float64 but meta.json says float32")]:
+    for field, value, match in [
+        ("n_rows", 11, r"shape \(10, 3\) but meta.json says \(11, 3\)"),
+        ("n_classes", 3, "does not match n_classes=3"),
+        ("class_counts", {"-1": 1, "1": 1}, "add up to 2"),
+        ("sha256", None, "'sha256' is missing"),
+        ("dtype", "float32", "is float64 but meta.json says float32"),
+    ]:
         edited = {**meta, field: value}
         (out / "meta.json").write_text(json.dumps(edited))
         with pytest.raises(DataError, match="does not match its recorded hash"):  # any hand edit
@@ -182,8 +184,18 @@ def test_dataset_info_rejects_non_dataset_and_tampering(tmp_path, csv_file):
 def test_format_info_summary(tmp_path, csv_file):
     meta = ingest(csv_file, tmp_path / "ds", chunk_rows=4)
     text = format_info(meta)
-    for expected in ["rows:      10", "features:  3", "classes:   2", "-1 -> -1: 6", "1 ->  1: 4",
-                     "dtype:     float64", "4 rows per chunk, 3 chunk(s)", "format csv", str(csv_file.absolute()),
-                     meta["sha256"], meta["created"]]:
+    for expected in [
+        "rows:      10",
+        "features:  3",
+        "classes:   2",
+        "-1 -> -1: 6",
+        "1 ->  1: 4",
+        "dtype:     float64",
+        "4 rows per chunk, 3 chunk(s)",
+        "format csv",
+        str(csv_file.absolute()),
+        meta["sha256"],
+        meta["created"],
+    ]:
         assert expected in text, (expected, text)
     assert format_info({"n_rows": 5, "kind": "synth"})  # partial metadata (other writers) still prints

@@ -80,9 +80,7 @@ def assert_kernel_close(got, want, slack=0.0, rtol=RTOL, atol=ATOL):
     err = np.abs(got - want)
     bound = np.broadcast_to(bound, err.shape)
     worst = np.unravel_index(np.argmax(err - bound), err.shape)
-    assert (err <= bound).all(), (
-        f"at {worst}: got {got[worst]!r}, want {want[worst]!r}, allowed error {bound[worst]!r}"
-    )
+    assert (err <= bound).all(), f"at {worst}: got {got[worst]!r}, want {want[worst]!r}, allowed error {bound[worst]!r}"
 
 
 def rng(seed=0):
@@ -391,9 +389,7 @@ def test_gemm_sqdist_bound_and_direct_path():
     assert (np.abs(gemm - exact) <= SQDIST_C * EPS * norms).all()
     assert (np.abs(direct - exact) <= 8 * EPS * exact).all()
     assert (np.abs(gemm - exact) > 1e-3 * exact).any()  # the bound is not vacuous here
-    assert_kernel_close(
-        pool.evaluate(A, B, sqdist="direct")[0], naive.gaussian(A, B, 2**-6), rtol=1e-13
-    )
+    assert_kernel_close(pool.evaluate(A, B, sqdist="direct")[0], naive.gaussian(A, B, 2**-6), rtol=1e-13)
 
 
 def test_gram_matrix_is_symmetric_with_exact_diagonal(fourclass):
@@ -418,9 +414,7 @@ def test_evaluate_equals_per_kernel_evaluation():
 def test_parallel_and_serial_builds_agree():
     g = rng(5)
     A, B = g.uniform(0, 1, size=(300, 8)), g.uniform(0, 1, size=(120, 8))
-    assert (
-        A.shape[0] * B.shape[0] >= _PARALLEL_MIN_WORK
-    )  # the whole block takes the parallel builds
+    assert A.shape[0] * B.shape[0] >= _PARALLEL_MIN_WORK  # the whole block takes the parallel builds
     D, dot = np.empty((300, 120)), A @ B.T
     sq_a, sq_b = (A * A).sum(1), (B * B).sum(1)
     scales, slots = np.array([0.5, 2.0]), np.array([1, 0])
@@ -436,16 +430,12 @@ def test_parallel_and_serial_builds_agree():
     }
     assert set(calls) == set(_numba.SERIAL)
     for name, call in calls.items():
-        np.testing.assert_array_equal(
-            call(getattr(_numba, name)), call(_numba.SERIAL[name]), err_msg=name
-        )
+        np.testing.assert_array_equal(call(getattr(_numba, name)), call(_numba.SERIAL[name]), err_msg=name)
     # Through the pool: one row takes the serial builds; distance-based kernels agree bit for bit
     # (dot-based ones may not, as BLAS sums a 1-row product in another order).
     pool = make_pool("gaussian:2^-2..2^1;laplacian:0.5,2;chi2:0.5,2")
     K = pool.evaluate(A, B, sqdist="direct")
-    rows = np.concatenate(
-        [pool.evaluate(A[i : i + 1], B, sqdist="direct") for i in range(3)], axis=1
-    )
+    rows = np.concatenate([pool.evaluate(A[i : i + 1], B, sqdist="direct") for i in range(3)], axis=1)
     np.testing.assert_array_equal(K[:, :3], rows)
 
 
@@ -497,9 +487,7 @@ def test_from_products_matches_evaluate():
     k1 = pool.from_products(x @ B.T, (x * x).sum(1), (B * B).sum(1))
     np.testing.assert_allclose(k1[:, 0], K[:, 0], rtol=1e-12, atol=1e-14)
     # A dot-only pool ignores the norms.
-    np.testing.assert_array_equal(
-        make_pool("linear").from_products(A @ B.T, None, None)[0], A @ B.T
-    )
+    np.testing.assert_array_equal(make_pool("linear").from_products(A @ B.T, None, None)[0], A @ B.T)
 
 
 def test_from_parts_reuses_products():
@@ -530,9 +518,7 @@ def test_from_parts_reuses_products():
             "parts.sqdist is missing",
         ),
         (
-            lambda p: p.from_parts(
-                PairwiseParts(dot=np.ones((2, 2)), sqdist=np.ones((2, 3)), l1=np.ones((2, 2)))
-            ),
+            lambda p: p.from_parts(PairwiseParts(dot=np.ones((2, 2)), sqdist=np.ones((2, 3)), l1=np.ones((2, 2)))),
             ValueError,
             "expected a 2-D",
         ),
@@ -664,8 +650,9 @@ def test_feature_group_kernels_match_naive_on_their_columns(same):
     Bref = A if same else B
     for k, spec in enumerate(pool):
         assert_kernel_close(K[k], naive.naive_kernel(spec, A, Bref), gemm_slack(spec, A, Bref))
-    np.testing.assert_allclose(pool.evaluate_diag(A), np.stack([np.diag(naive.naive_kernel(s, A, A)) for s in pool]),
-                               rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(
+        pool.evaluate_diag(A), np.stack([np.diag(naive.naive_kernel(s, A, A)) for s in pool]), rtol=1e-13, atol=1e-13
+    )
 
 
 def test_feature_group_parts_serve_sub_pools():

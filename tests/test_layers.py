@@ -9,8 +9,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # repository folder -> import name (pyproject's package-dir table; benchmarks/ is not installed)
-FOLDERS = {"omkl_dist": "omkl_dist", "storage": "omkl_dist.storage", "pipelines": "omkl_dist.pipelines",
-           "cluster": "omkl_dist.cluster", "benchmarks": "benchmarks"}
+FOLDERS = {
+    "omkl_dist": "omkl_dist",
+    "storage": "omkl_dist.storage",
+    "pipelines": "omkl_dist.pipelines",
+    "cluster": "omkl_dist.cluster",
+    "benchmarks": "benchmarks",
+}
 
 
 def layer_table() -> dict[str, int]:
@@ -54,7 +59,7 @@ def imported(module: str, path: Path):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
+            base = package[: len(package) - node.level + 1] if node.level else []
             target = ".".join([*base, node.module] if node.module else base)
             yield target
             if node.module is None or node.level:  # `from . import x`: x may be a module
@@ -64,8 +69,9 @@ def imported(module: str, path: Path):
 def test_table_lists_every_folder_and_module():
     table = layer_table()
     units = {unit_of(m) for m, _ in modules()} - {"omkl_dist"}
-    units |= {f"omkl_dist.{p.name}" for p in (ROOT / "omkl_dist").iterdir()
-              if p.is_dir() and (p / "__init__.py").exists()}
+    units |= {
+        f"omkl_dist.{p.name}" for p in (ROOT / "omkl_dist").iterdir() if p.is_dir() and (p / "__init__.py").exists()
+    }
     assert units - set(table) == set(), "folders/modules missing from the layer table of docs/design.md"
     assert set(table) - units - {"omkl_dist"} == set(), "the layer table names folders/modules that do not exist"
 

@@ -30,7 +30,7 @@ def split(name, n, seed=0, data_dir=None):
     """n random rows of a registry dataset, halved, standardised on the training half."""
     ds = read_dataset(resolve_dataset(name, data_dir=data_dir))
     order = np.random.default_rng(seed).permutation(len(ds.y))[:n]
-    tr, te = order[: n // 2], order[n // 2:]
+    tr, te = order[: n // 2], order[n // 2 :]
     scaler = Scaler("standard").fit(ds.X[tr])
     return scaler.transform(ds.X[tr]), ds.y[tr], scaler.transform(ds.X[te]), ds.y[te]
 
@@ -41,8 +41,11 @@ def binary_sets(data_dir):
 
 
 # ----------------------------------------------------------------------------- fast = naive
-CASES = [("ionosphere", v) for v in ("D1", "D2", "S1", "S2")] + [("wdbc", v) for v in ("D1", "D2", "S2")] + \
-        [("german.numer", v) for v in ("D1", "S1")]
+CASES = (
+    [("ionosphere", v) for v in ("D1", "D2", "S1", "S2")]
+    + [("wdbc", v) for v in ("D1", "D2", "S2")]
+    + [("german.numer", v) for v in ("D1", "S1")]
+)
 
 
 @pytest.mark.parametrize("name,variant", CASES)
@@ -189,11 +192,27 @@ def small(binary_sets):
     return Xtr[:80], ytr[:80], Xte[:40], yte[:40]
 
 
-@pytest.mark.parametrize("param,value", [
-    ("variant", "D3"), ("variant", "d1"), ("n_trials", 0), ("n_trials", 2.5), ("n_trials", True),
-    ("ratio", 0.0), ("ratio", 1.5), ("ratio", -0.1), ("beta", 0.0), ("beta", 1.2), ("C", 0.0), ("C", -1.0),
-    ("C", float("inf")), ("random_state", -1), ("random_state", "seed"), ("executor", "threads"),
-])
+@pytest.mark.parametrize(
+    "param,value",
+    [
+        ("variant", "D3"),
+        ("variant", "d1"),
+        ("n_trials", 0),
+        ("n_trials", 2.5),
+        ("n_trials", True),
+        ("ratio", 0.0),
+        ("ratio", 1.5),
+        ("ratio", -0.1),
+        ("beta", 0.0),
+        ("beta", 1.2),
+        ("C", 0.0),
+        ("C", -1.0),
+        ("C", float("inf")),
+        ("random_state", -1),
+        ("random_state", "seed"),
+        ("executor", "threads"),
+    ],
+)
 def test_invalid_parameters_name_parameter_and_value(small, param, value):
     X, y, _, _ = small
     model = MKBoost(**{param: value})
@@ -288,8 +307,9 @@ def test_worse_than_chance_first_trial_raises(small, monkeypatch):
 
     def inverted(shared, trial, task):
         fit = real(shared, trial, task)
-        return mkb.KernelFit(fit.pair, fit.kernel, fit.support, fit.dual_coef, fit.intercept,
-                             -fit.predictions, fit.seconds)
+        return mkb.KernelFit(
+            fit.pair, fit.kernel, fit.support, fit.dual_coef, fit.intercept, -fit.predictions, fit.seconds
+        )
 
     monkeypatch.setattr(mkb, "fit_kernel_task", inverted)
     with pytest.raises(ValueError, match=">= 0.5"):
@@ -313,8 +333,16 @@ def test_estimator_contract(small):
     weights0 = weights.copy()
     model = MKBoost(variant="S2", n_trials=3, random_state=5, executor=ThreadRunner(2))
     assert clone(model).get_params() == model.get_params()
-    assert set(model.get_params()) == {"variant", "n_trials", "ratio", "beta", "C", "kernels", "random_state",
-                                       "executor"}
+    assert set(model.get_params()) == {
+        "variant",
+        "n_trials",
+        "ratio",
+        "beta",
+        "C",
+        "kernels",
+        "random_state",
+        "executor",
+    }
     model.fit(X, labels, sample_weight=weights)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(labels, labels0)

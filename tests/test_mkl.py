@@ -37,8 +37,11 @@ def iono(data_dir):
 @pytest.fixture(scope="module")
 def fitted(iono):
     Xtr, ytr, _, _ = iono
-    return {(cls.__name__, norm): cls(kernel_normalization=norm).fit(Xtr, ytr)
-            for cls in (SimpleMKL, LpMKL) for norm in ("trace", "diagonal")}
+    return {
+        (cls.__name__, norm): cls(kernel_normalization=norm).fit(Xtr, ytr)
+        for cls in (SimpleMKL, LpMKL)
+        for norm in ("trace", "diagonal")
+    }
 
 
 def test_simplemkl_weights_on_simplex_and_converged(fitted):
@@ -81,8 +84,10 @@ def test_closed_form_update_and_descent_direction():
 def test_accuracy_against_best_single_kernel(iono, fitted):
     Xtr, ytr, Xte, yte = iono
     pool = make_pool("mkboost17")
-    single = [SVC(kernel="precomputed", C=50.0).fit(K, ytr).score(pool[m].evaluate(Xte, Xtr), yte)
-              for m, K in enumerate(pool.evaluate(Xtr))]
+    single = [
+        SVC(kernel="precomputed", C=50.0).fit(K, ytr).score(pool[m].evaluate(Xte, Xtr), yte)
+        for m, K in enumerate(pool.evaluate(Xtr))
+    ]
     best = max(single)
     for key, model in fitted.items():
         acc = model.score(Xte, yte)
@@ -129,12 +134,26 @@ def test_multiclass_one_vs_one(data_dir, cls):
         np.testing.assert_allclose(np.linalg.norm(model.pair_weights_, axis=1), 1.0)
 
 
-@pytest.mark.parametrize("cls,param,value", [
-    (SimpleMKL, "C", 0.0), (SimpleMKL, "max_iter", 0), (SimpleMKL, "tol", -1.0), (SimpleMKL, "tol_weights", -1.0),
-    (SimpleMKL, "svm_tol", 0.0), (SimpleMKL, "line_search_tol", 1.0), (SimpleMKL, "kernel_normalization", "l2"),
-    (LpMKL, "p", 1.0), (LpMKL, "p", 0.5), (LpMKL, "C", -2.0), (LpMKL, "kernel_normalization", None),
-    (MKLSILP, "C", 0.0), (MKLSILP, "tol", -1.0), (MKLLevel, "level", 1.0), (MKLLevel, "max_iter", 0),
-])
+@pytest.mark.parametrize(
+    "cls,param,value",
+    [
+        (SimpleMKL, "C", 0.0),
+        (SimpleMKL, "max_iter", 0),
+        (SimpleMKL, "tol", -1.0),
+        (SimpleMKL, "tol_weights", -1.0),
+        (SimpleMKL, "svm_tol", 0.0),
+        (SimpleMKL, "line_search_tol", 1.0),
+        (SimpleMKL, "kernel_normalization", "l2"),
+        (LpMKL, "p", 1.0),
+        (LpMKL, "p", 0.5),
+        (LpMKL, "C", -2.0),
+        (LpMKL, "kernel_normalization", None),
+        (MKLSILP, "C", 0.0),
+        (MKLSILP, "tol", -1.0),
+        (MKLLevel, "level", 1.0),
+        (MKLLevel, "max_iter", 0),
+    ],
+)
 def test_invalid_parameters(iono, cls, param, value):
     Xtr, ytr, _, _ = iono
     model = cls(**{param: value})

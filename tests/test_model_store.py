@@ -27,8 +27,13 @@ def _model(seed: int):
 def _publish(store: ModelStore, seed: int, promote: bool = True) -> int:
     staged = store.staging_dir()
     save_model(_model(seed), staged / "model", extra_meta={"lineage": {"key": f"k{seed}"}})
-    done = store.publish(staged / "model", reason="test", promote=promote,
-                         expect_champion=store.aliases().get("champion"), key=f"k{seed}")
+    done = store.publish(
+        staged / "model",
+        reason="test",
+        promote=promote,
+        expect_champion=store.aliases().get("champion"),
+        key=f"k{seed}",
+    )
     shutil.rmtree(staged, ignore_errors=True)
     return done["version"]
 

@@ -41,8 +41,14 @@ OMKC16 = list(make_pool("omkc16"))
 # dna's binary features give many exactly equal sums of kernel values, whose order no float summation
 # resolves (see test_omkc_parity.py); "+jitter" multiplies every entry by its own 1 + 1e-3·u
 DATASETS = ["glass", "vehicle+minmax", "segment+minmax", "dna+jitter"]
-OMKC_VARIANTS = {"DD": ("D", "D", False), "DS": ("D", "S", False), "SD": ("S", "D", False),
-                 "SS": ("S", "S", False), "U": ("D", "U", False), "SS-sync": ("S", "S", True)}
+OMKC_VARIANTS = {
+    "DD": ("D", "D", False),
+    "DS": ("D", "S", False),
+    "SD": ("S", "D", False),
+    "SS": ("S", "S", False),
+    "U": ("D", "U", False),
+    "SS-sync": ("S", "S", True),
+}
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,12 +59,16 @@ def _block(seed, block, m, block_size, draws):
 @pytest.fixture(autouse=True)
 def _fast_naive_uniforms(monkeypatch):
     """The library's uniforms with each (seed, block) drawn once (the naive code asks per row)."""
+
     def cached(seed, start, stop, kernels, block_size, draws=1):
         m = len(list(kernels))
-        return np.array([_block(seed, t // block_size, m, block_size, draws)[t % block_size]
-                         for t in range(start, stop)])
+        return np.array(
+            [_block(seed, t // block_size, m, block_size, draws)[t % block_size] for t in range(start, stop)]
+        )
+
     monkeypatch.setattr(naive_module, "uniforms", cached)
     import naive_multiclass
+
     monkeypatch.setattr(naive_multiclass, "uniforms", cached)
 
 
@@ -85,11 +95,13 @@ def _support_rows(model):
 def test_multiclass_omkc_matches_naive(data_dir, dataset, variant):
     X, y, K = load(data_dir, dataset)
     update, combination, sync = OMKC_VARIANTS[variant]
-    model = OMKC(update=update, combination=combination, kernels="omkc16", block_size=BLOCK, block_sync=sync,
-                 random_state=SEED)
+    model = OMKC(
+        update=update, combination=combination, kernels="omkc16", block_size=BLOCK, block_sync=sync, random_state=SEED
+    )
     out = model.progressive_partial_fit(X, y, classes=np.arange(K), keep_scores=True)
-    mk, votes, F, sv, w = naive_omkc_mc(X, y, K, OMKC16, update=update, combination=combination, seed=SEED,
-                                        block_size=BLOCK, block_sync=sync)
+    mk, votes, F, sv, w = naive_omkc_mc(
+        X, y, K, OMKC16, update=update, combination=combination, seed=SEED, block_size=BLOCK, block_sync=sync
+    )
     np.testing.assert_array_equal(out["mistakes"], mk)
     rows = np.array(sorted(set().union(*sv)), dtype=np.int64)  # pool rows: the kept stream rows in order
     np.testing.assert_array_equal(model.to_state()[0]["pool_X"], X[rows])
@@ -101,8 +113,13 @@ def test_multiclass_omkc_matches_naive(data_dir, dataset, variant):
     assert 0 < model.mistakes_ < len(y)
 
 
-SPA_CASES = [("glass", {}), ("vehicle+minmax", {"hedge_loss": "mistake"}), ("segment+minmax", {"block_sync": True}),
-             ("dna+jitter", {}), ("vehicle+minmax", {"kernels": "gaussian:0.5,2;laplacian:1"})]  # no lazy Gram
+SPA_CASES = [
+    ("glass", {}),
+    ("vehicle+minmax", {"hedge_loss": "mistake"}),
+    ("segment+minmax", {"block_sync": True}),
+    ("dna+jitter", {}),
+    ("vehicle+minmax", {"kernels": "gaussian:0.5,2;laplacian:1"}),
+]  # no lazy Gram
 
 
 @pytest.mark.parametrize("dataset,params", SPA_CASES, ids=[f"{d}-{p}" for d, p in SPA_CASES])
@@ -111,9 +128,17 @@ def test_multiclass_spa_matches_naive(data_dir, dataset, params):
     specs = list(make_pool(params.get("kernels", "omkc16")))
     model = SPA(**{"kernels": "omkc16", **params}, block_size=BLOCK, random_state=SEED, beta=1.5)
     out = model.progressive_partial_fit(X, y, classes=np.arange(K), keep_scores=True)
-    mk, F, sv, w = naive_spa_mc(X, y, K, specs, beta=1.5, seed=SEED, block_size=BLOCK,
-                                block_sync=params.get("block_sync", False),
-                                hedge_loss=params.get("hedge_loss", "hinge"))
+    mk, F, sv, w = naive_spa_mc(
+        X,
+        y,
+        K,
+        specs,
+        beta=1.5,
+        seed=SEED,
+        block_size=BLOCK,
+        block_sync=params.get("block_sync", False),
+        hedge_loss=params.get("hedge_loss", "hinge"),
+    )
     np.testing.assert_array_equal(out["mistakes"], mk)
     rows = np.array(sorted(set().union(*sv)), dtype=np.int64)
     np.testing.assert_array_equal(model.to_state()[0]["pool_X"], X[rows])
@@ -141,8 +166,13 @@ def test_multiclass_perceptron_baselines_match_naive(data_dir, dataset):
     np.testing.assert_array_equal(out["mistakes"], mk)
 
 
-OM2_CASES = [("glass", "exact", 1), ("vehicle+minmax", "exact", 2), ("segment+minmax", "bound", 1),
-             ("dna+jitter", "exact", 1), ("australian+minmax", "exact", 1)]
+OM2_CASES = [
+    ("glass", "exact", 1),
+    ("vehicle+minmax", "exact", 2),
+    ("segment+minmax", "bound", 1),
+    ("dna+jitter", "exact", 1),
+    ("australian+minmax", "exact", 1),
+]
 
 
 @pytest.mark.parametrize("dataset,norm,epochs", OM2_CASES, ids=[f"{d}-{n}-{e}" for d, n, e in OM2_CASES])
@@ -152,8 +182,9 @@ def test_om2_matches_naive(data_dir, dataset, norm, epochs):
     outcomes = []
     for _ in range(epochs):
         outcomes.append(model.progressive_partial_fit(X, y))
-    mk, scores, etas, rows, alpha = naive_om2(X, y, K, OMKC16, p=corollary_p(16), bounded_norm=norm == "bound",
-                                              n_epochs=epochs)
+    mk, scores, etas, rows, alpha = naive_om2(
+        X, y, K, OMKC16, p=corollary_p(16), bounded_norm=norm == "bound", n_epochs=epochs
+    )
     np.testing.assert_array_equal(np.concatenate([o["mistakes"] for o in outcomes]), mk)
     got = np.concatenate([o["score"] for o in outcomes])
     np.testing.assert_allclose(got, scores, rtol=1e-9, atol=1e-9 * _scale(scores))
@@ -171,9 +202,12 @@ def test_om2_fit_stops_after_an_epoch_without_updates(data_dir):
     assert (model.predict(X) == y).all()
 
 
-MODELS = {"OM2": lambda b: OM2(block_size=b), "OMKC-DD": lambda b: OMKC(block_size=b),
-          "OMKC-SS": lambda b: OMKC(update="S", combination="S", block_size=b, random_state=3),
-          "SPA": lambda b: SPA(block_size=b, random_state=3)}
+MODELS = {
+    "OM2": lambda b: OM2(block_size=b),
+    "OMKC-DD": lambda b: OMKC(block_size=b),
+    "OMKC-SS": lambda b: OMKC(update="S", combination="S", block_size=b, random_state=3),
+    "SPA": lambda b: SPA(block_size=b, random_state=3),
+}
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -188,9 +222,11 @@ def test_multiclass_decisions_do_not_depend_on_blocks_or_calls(data_dir, name):
     np.testing.assert_allclose(np.vstack([cut["score"], rest["score"]]), single["score"], rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("make", [lambda: OM2(block_size=32), lambda: OMKC(update="S", combination="S",
-                                                                             block_size=32, random_state=1)],
-                         ids=["OM2", "OMKC-SS"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: OM2(block_size=32), lambda: OMKC(update="S", combination="S", block_size=32, random_state=1)],
+    ids=["OM2", "OMKC-SS"],
+)
 def test_saved_multiclass_model_continues_exactly(data_dir, make):
     X, y, K = load(data_dir, "segment+minmax")
     whole = make().fit(X, y)

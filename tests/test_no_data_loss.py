@@ -38,8 +38,11 @@ def invoke(*args):
 
 def snapshot(root: Path) -> dict:
     """Every file under ``root`` with its sha256: compared before and after a refused command."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def hidden(folder: Path) -> list[str]:
@@ -75,8 +78,22 @@ def test_submit_refuses_a_checkpoint_dir_holding_other_files(tmp_path, dataset):
     before = snapshot(tmp_path)
     for extra in ([], ["--overwrite"], ["--resume"]):
         # the scheduler address is never reached: outputs are checked first
-        res = invoke("submit", "--scheduler", "tcp://127.0.0.1:9", "--algo", "spa", "--data", dataset,
-                     "--out", tmp_path / "model", "--checkpoint-dir", ckpt, "--timeout", 0.5, *extra)
+        res = invoke(
+            "submit",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "--algo",
+            "spa",
+            "--data",
+            dataset,
+            "--out",
+            tmp_path / "model",
+            "--checkpoint-dir",
+            ckpt,
+            "--timeout",
+            0.5,
+            *extra,
+        )
         assert res.exit_code == 2, res.output
         assert str(ckpt) in res.output
         assert snapshot(tmp_path) == before
@@ -84,11 +101,28 @@ def test_submit_refuses_a_checkpoint_dir_holding_other_files(tmp_path, dataset):
 
 def test_submit_refuses_the_dataset_as_checkpoint_dir_or_output(tmp_path, dataset):
     before = snapshot(dataset)
-    for option, target in [("--checkpoint-dir", dataset), ("--checkpoint-dir", dataset / "features.zarr"),
-                           ("--out", dataset), ("--out", dataset / "model")]:
+    for option, target in [
+        ("--checkpoint-dir", dataset),
+        ("--checkpoint-dir", dataset / "features.zarr"),
+        ("--out", dataset),
+        ("--out", dataset / "model"),
+    ]:
         args = ["--out", tmp_path / "model"] if option == "--checkpoint-dir" else []
-        res = invoke("submit", "--scheduler", "tcp://127.0.0.1:9", "--algo", "spa", "--data", dataset,
-                     option, target, "--timeout", 0.5, "--overwrite", *args)
+        res = invoke(
+            "submit",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "--algo",
+            "spa",
+            "--data",
+            dataset,
+            option,
+            target,
+            "--timeout",
+            0.5,
+            "--overwrite",
+            *args,
+        )
         assert res.exit_code == 2, res.output
         assert "dataset" in res.output and "would destroy it" in res.output, res.output
     assert snapshot(dataset) == before
@@ -189,8 +223,7 @@ def test_run_checks_its_outputs_before_learning(tmp_path, csv_file):
     (tmp_path / "m" / "draft.txt").write_text("mine")
     (tmp_path / "file").write_text("x")
     for args in (["--model-out", tmp_path / "m"], ["--model-out", tmp_path / "file" / "m"]):
-        res = invoke("run", "--algo", "omkc", "--data", csv_file, "--quiet", "--trace-out", tmp_path / "t.json",
-                     *args)
+        res = invoke("run", "--algo", "omkc", "--data", csv_file, "--quiet", "--trace-out", tmp_path / "t.json", *args)
         assert res.exit_code == 2, res.output
         assert not (tmp_path / "t.json").exists()  # refused before any learning (the trace comes last)
     assert "is a file, not a folder" in res.output
@@ -208,8 +241,11 @@ def test_deleted_chunk_is_an_error_never_zeros(tmp_path, dataset):
     _chunk_files(dataset)[1].unlink()
     with pytest.raises(DataError, match="1 of the 4 feature chunk files are missing"):
         dataset_info(dataset)
-    for args in (["data", "info", dataset], ["data", "verify", dataset],
-                 ["run", "--algo", "spa", "--data", dataset, "--quiet", "--trace-out", tmp_path / "t.json"]):
+    for args in (
+        ["data", "info", dataset],
+        ["data", "verify", dataset],
+        ["run", "--algo", "spa", "--data", dataset, "--quiet", "--trace-out", tmp_path / "t.json"],
+    ):
         res = invoke(*args)
         assert res.exit_code == 2 and "missing" in res.output, res.output
 
@@ -288,8 +324,17 @@ def test_budget_beyond_the_stream_is_capped_with_the_same_model(tmp_path, csv_fi
         b = roomy.progressive_partial_fit(X, y)["mistakes"]
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(capped.decision_function(X), roomy.decision_function(X))
-    base = ["run", "--data", csv_file, "--quiet", "--json", "--kernels", "gaussian:1,2", "--trace-out",
-            tmp_path / "t.json"]
+    base = [
+        "run",
+        "--data",
+        csv_file,
+        "--quiet",
+        "--json",
+        "--kernels",
+        "gaussian:1,2",
+        "--trace-out",
+        tmp_path / "t.json",
+    ]
     for algo in ("rbp", "bpas"):
         res = invoke(*base, "--algo", algo, "--budget", 10**12)
         assert res.exit_code == 0, res.output
@@ -331,8 +376,9 @@ def test_model_claiming_a_huge_shape_is_refused_before_reading(saved_model):
         load_model(saved_model)
 
 
-@pytest.mark.parametrize("edit", ["drop-params", "drop-arrays", "arrays-not-dict", "bad-entry", "drop-engine",
-                                  "list", "drop-array"])
+@pytest.mark.parametrize(
+    "edit", ["drop-params", "drop-arrays", "arrays-not-dict", "bad-entry", "drop-engine", "list", "drop-array"]
+)
 def test_model_with_missing_or_malformed_entries_is_a_data_error(saved_model, edit):
     model_json = saved_model / "model.json"
     meta = json.loads(model_json.read_text())
@@ -397,15 +443,26 @@ def big_csv(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command,signum,code", [("synth", signal.SIGTERM, 143), ("synth", signal.SIGINT, 130),
-                                                 ("ingest", signal.SIGINT, 130), ("ingest", signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    "command,signum,code",
+    [
+        ("synth", signal.SIGTERM, 143),
+        ("synth", signal.SIGINT, 130),
+        ("ingest", signal.SIGINT, 130),
+        ("ingest", signal.SIGTERM, 143),
+    ],
+)
 def test_signal_during_a_write_leaves_nothing_behind(tmp_path, big_csv, command, signum, code):
     for attempt, delay in enumerate((0.0, 0.0, 0.01, 0.1, 0.4)):  # right after the folder appears, and later
         out = tmp_path / f"s{attempt}"
-        args = (["data", "synth", "--rows", 2_000_000, "--features", 4, "--chunk-rows", 5_000] if command == "synth"
-                else ["data", "ingest", big_csv, "--chunk-rows", 250])  # 1,200 chunks: seconds of writing
-        proc = subprocess.Popen(_omkl(*args, "--out", out), cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        args = (
+            ["data", "synth", "--rows", 2_000_000, "--features", 4, "--chunk-rows", 5_000]
+            if command == "synth"
+            else ["data", "ingest", big_csv, "--chunk-rows", 250]
+        )  # 1,200 chunks: seconds of writing
+        proc = subprocess.Popen(
+            _omkl(*args, "--out", out), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         try:
             assert _wait_for_temp(tmp_path, out.name, proc), "the write never started"
             time.sleep(delay)
@@ -419,8 +476,9 @@ def test_signal_during_a_write_leaves_nothing_behind(tmp_path, big_csv, command,
 
 
 def test_stale_leftovers_of_a_dead_writer_are_swept(tmp_path, dataset):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     (tmp_path / f".ds.tmp-{dead}-abcd1234").mkdir()
     (tmp_path / f".ds.tmp-{dead}-abcd1234" / "junk").write_text("x")
     os.replace(dataset, tmp_path / f".ds.old-{dead}")  # killed between the two renames of an overwrite
@@ -454,9 +512,16 @@ def test_concurrent_overwrites_end_complete_or_busy(tmp_path):
     out = tmp_path / "ds"
     synthesize(out, rows=10, features=3)
     for round_ in range(3):
-        procs = [subprocess.Popen(_omkl("data", "synth", "--rows", 200_000, "--features", 3, "--seed", seed,
-                                        "--out", out, "--overwrite"), cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True) for seed in (1, 2, 3)]
+        procs = [
+            subprocess.Popen(
+                _omkl("data", "synth", "--rows", 200_000, "--features", 3, "--seed", seed, "--out", out, "--overwrite"),
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for seed in (1, 2, 3)
+        ]
         results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
         for code, err in results:
             assert code == 0 or (code == 75 and err.startswith("busy: ")), (code, err)
@@ -492,9 +557,15 @@ def test_no_pickle_eval_exec_or_shell_on_any_path():
     import re
 
     root = Path(__file__).resolve().parents[1]
-    pattern = re.compile(r"^\s*(import pickle|from pickle|import dill|.*\beval\(|.*\bexec\(|.*shell=True|"
-                         r".*pickle\.loads?\(|.*allow_pickle=True)")
-    found = [f"{path.relative_to(root)}:{n}" for folder in ("omkl_dist", "storage", "pipelines", "cluster")
-             for path in (root / folder).rglob("*.py")
-             for n, line in enumerate(path.read_text().splitlines(), 1) if pattern.match(line)]
+    pattern = re.compile(
+        r"^\s*(import pickle|from pickle|import dill|.*\beval\(|.*\bexec\(|.*shell=True|"
+        r".*pickle\.loads?\(|.*allow_pickle=True)"
+    )
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for folder in ("omkl_dist", "storage", "pipelines", "cluster")
+        for path in (root / folder).rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.match(line)
+    ]
     assert not found, found

@@ -130,15 +130,26 @@ def test_oks_with_normalised_kernels_matches_the_naive_algorithm(data_dir):
     the coefficient (one product per score instead of a pass over the vector's features)."""
     X, y = _german(data_dir, 200)
     X = np.abs(X)  # (achi2 needs non-negative features)
-    model = OKS(kernels="poly:1,2+norm;gaussian:2^4,2^8;achi2+norm", loss="hinge", lam=0.5, block_size=40,
-                random_state=3)
+    model = OKS(
+        kernels="poly:1,2+norm;gaussian:2^4,2^8;achi2+norm", loss="hinge", lam=0.5, block_size=40, random_state=3
+    )
     model.initialize(X.shape[1], np.unique(y), n_rows=len(X))
     y_coded = np.where(y > 0, 1.0, -1.0)
     epochs = [(0.5, default_eta(5, 0.5, len(X)))]
     model.engine_.delta, model.engine_.eta = epochs[0]
     out = model.engine_.learn(X, y_coded)
-    logw, svs, picked, wrong = naive_oks(X, y_coded, model.kernel_pool_, K=1, algorithm="general", loss="hinge",
-                                         lam=0.5, epochs=epochs, seed=3, block_size=40)
+    logw, svs, picked, wrong = naive_oks(
+        X,
+        y_coded,
+        model.kernel_pool_,
+        K=1,
+        algorithm="general",
+        loss="hinge",
+        lam=0.5,
+        epochs=epochs,
+        seed=3,
+        block_size=40,
+    )
     np.testing.assert_array_equal(out["kernel"], picked)
     np.testing.assert_array_equal(out["mistakes"], wrong)
     np.testing.assert_allclose(model.engine_.logw, logw, rtol=1e-9, atol=1e-12)
@@ -148,7 +159,7 @@ def test_oks_with_normalised_kernels_matches_the_naive_algorithm(data_dir):
         assert len(ours) == len(svs[k])
         for (xa, ca), (xb, cb) in zip(ours, svs[k], strict=True):
             raw_self_value = naive_kernel(spec.normalized(False), xa[None, :], xa[None, :])[0, 0]
-            factor = raw_self_value ** -0.5 if spec.rescaled else 1.0
+            factor = raw_self_value**-0.5 if spec.rescaled else 1.0
             np.testing.assert_array_equal(xa, xb)
             np.testing.assert_allclose(ca, cb * factor, rtol=1e-8)
 

@@ -34,6 +34,7 @@ def test_digest_changes_when_an_inlined_helper_changes(tmp_path, monkeypatch):
 def test_worker_processes_use_the_same_directory():
     """A child process inherits the directory and does not nest another one inside it."""
     code = "import omkl_dist, numba; print(numba.config.CACHE_DIR)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=os.environ.copy()).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ.copy()
+    ).stdout.strip()
     assert out == os.environ["NUMBA_CACHE_DIR"]

@@ -35,10 +35,17 @@ def s3():
     """A moto S3 server on 127.0.0.1 with one bucket; this process and its children find it through
     the AWS_* variables (as workers on other machines would find a real endpoint)."""
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    env = {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+    }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
@@ -127,15 +134,45 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
     url = f"{s3['url']}/data/job"
     synthesize(url, rows=4000, features=5, seed=9, chunk_rows=1000)
     params = {"update": "S", "combination": "S", "kernels": "gaussian:0.5,1,2;poly:2"}
-    omkl("run", "--algo", "omkc", "--update", "S", "--combination", "S", "--kernels", params["kernels"],
-         "--block-size", 256, "--seed", 2, "--scaling", "minmax", "--quiet", "--data", url,
-         "--model-out", f"{s3['url']}/models/local")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
-                      worker_dashboard_address="127.0.0.1:0") as cluster, \
-            Client(cluster) as client:
+    omkl(
+        "run",
+        "--algo",
+        "omkc",
+        "--update",
+        "S",
+        "--combination",
+        "S",
+        "--kernels",
+        params["kernels"],
+        "--block-size",
+        256,
+        "--seed",
+        2,
+        "--scaling",
+        "minmax",
+        "--quiet",
+        "--data",
+        url,
+        "--model-out",
+        f"{s3['url']}/models/local",
+    )
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         fit = DaskEngine(client, checkpoint_every=3).fit(
-            make_stream_estimator("omkc", params, n_rows=4000, block_size=256, seed=2), url, scaling="minmax",
-            seed=2, checkpoint_dir=f"{s3['url']}/models/remote.checkpoints")
+            make_stream_estimator("omkc", params, n_rows=4000, block_size=256, seed=2),
+            url,
+            scaling="minmax",
+            seed=2,
+            checkpoint_dir=f"{s3['url']}/models/remote.checkpoints",
+        )
     save_model(fit.model, f"{s3['url']}/models/remote", scaler=fit.scaler)
     assert fit.model.n_samples_seen_ == 4000 and fit.n_workers == 2
     checkpoints = [p.rsplit("/", 1)[-1] for p in s3["fs"].ls(f"{BUCKET}/models/remote.checkpoints")]

@@ -21,8 +21,10 @@ VIEWS = "linear,gaussian:2^-1,2^0,chi2 @ a=0:7; achi2,poly:2,gaussian:1 @ b=7:14
 def engine_svs(model):
     """The engine's support vectors per kernel, in the order they were added: [(x, coefficients)]."""
     arrays, _ = model.engine_.state()
-    return [[(arrays["sv"][r], arrays["coef"][r]) for r in np.flatnonzero(arrays["owner"] == k)]
-            for k in range(len(model.kernel_pool_))]
+    return [
+        [(arrays["sv"][r], arrays["coef"][r]) for r in np.flatnonzero(arrays["owner"] == k)]
+        for k in range(len(model.kernel_pool_))
+    ]
 
 
 def check_parity(model, X, y_coded, *, K, algorithm, loss, epochs, pool):
@@ -30,9 +32,18 @@ def check_parity(model, X, y_coded, *, K, algorithm, loss, epochs, pool):
     for delta, eta in epochs:  # the same epochs through the engine, recording each row's draw
         model.engine_.delta, model.engine_.eta = delta, eta
         outcome_rows.append(model.engine_.learn(X, y_coded))
-    logw, svs, picked, wrong = naive_oks(X, y_coded, pool, K=K, algorithm=algorithm, loss=loss,
-                                         lam=model.engine_.lam, epochs=epochs, seed=model.seed_,
-                                         block_size=model.block_size)
+    logw, svs, picked, wrong = naive_oks(
+        X,
+        y_coded,
+        pool,
+        K=K,
+        algorithm=algorithm,
+        loss=loss,
+        lam=model.engine_.lam,
+        epochs=epochs,
+        seed=model.seed_,
+        block_size=model.block_size,
+    )
     np.testing.assert_array_equal(np.concatenate([o["kernel"] for o in outcome_rows]), picked)
     np.testing.assert_array_equal(np.concatenate([o["mistakes"] for o in outcome_rows]), wrong)
     np.testing.assert_allclose(model.engine_.logw, logw, rtol=1e-9, atol=1e-12)
@@ -46,14 +57,17 @@ def check_parity(model, X, y_coded, *, K, algorithm, loss, epochs, pool):
     return picked
 
 
-@pytest.mark.parametrize("name, loss, kernels, block", [
-    ("ionosphere", "mistake", POOL.replace(";chi2:1;achi2", ""), 64),
-    ("australian+minmax", "hinge", POOL, 50),
-    ("australian+minmax", "logistic", VIEWS, 256),
-    ("glass+minmax", "mistake", POOL, 32),
-    ("glass+minmax", "hinge", VIEWS.replace("7:14", "7:9"), 100),
-    ("vehicle+minmax", "logistic", POOL, 64),
-])
+@pytest.mark.parametrize(
+    "name, loss, kernels, block",
+    [
+        ("ionosphere", "mistake", POOL.replace(";chi2:1;achi2", ""), 64),
+        ("australian+minmax", "hinge", POOL, 50),
+        ("australian+minmax", "logistic", VIEWS, 256),
+        ("glass+minmax", "mistake", POOL, 32),
+        ("glass+minmax", "hinge", VIEWS.replace("7:14", "7:9"), 100),
+        ("vehicle+minmax", "logistic", POOL, 64),
+    ],
+)
 def test_block_engine_equals_naive_reference(data_dir, name, loss, kernels, block):
     X, y = subset(data_dir, name, 300)
     algorithm = "classification" if loss == "mistake" else "general"
@@ -62,8 +76,9 @@ def test_block_engine_equals_naive_reference(data_dir, name, loss, kernels, bloc
     y_coded = model._encode_labels(y, None, first=False, n_rows=len(X))
     m = len(model.kernel_pool_)
     epochs = [(0.5, default_eta(m, 0.5, len(X))), (0.2, 0.05)]
-    picked = check_parity(model, X, y_coded, K=model.engine_.K, algorithm=algorithm, loss=loss, epochs=epochs,
-                          pool=model.kernel_pool_)
+    picked = check_parity(
+        model, X, y_coded, K=model.engine_.K, algorithm=algorithm, loss=loss, epochs=epochs, pool=model.kernel_pool_
+    )
     assert len(set(picked.tolist())) > 1  # the draws do move between kernels
 
 
@@ -73,8 +88,9 @@ def test_regression_equals_naive_reference():
     model = OKSRegressor(kernels="linear;gaussian:2^-2..2^1", lam=0.05, n_epochs=1, block_size=40).fit(X, y)
     pool = model.kernel_pool_
     delta, eta = 0.5, default_eta(len(pool), 0.5, len(X))
-    logw, svs, _, _ = naive_oks(X, y, pool, K=1, algorithm="general", loss="squared", lam=0.05, epochs=[(delta, eta)],
-                                seed=0, block_size=40)
+    logw, svs, _, _ = naive_oks(
+        X, y, pool, K=1, algorithm="general", loss="squared", lam=0.05, epochs=[(delta, eta)], seed=0, block_size=40
+    )
     np.testing.assert_allclose(model.engine_.logw, logw, rtol=1e-10)
     assert [len(s) for s in svs] == model.n_support_.tolist()
 
@@ -89,8 +105,9 @@ def test_fit_runs_the_papers_protocol_and_predicts_with_the_selected_kernel(data
     np.testing.assert_array_equal(scores, model.engine_.kernel_scores(X, [model.selected_kernel_])[:, 0])
     assert model.score(X, y) > 0.7  # a Perceptron on australian; the majority class is 0.55
     sampled = OKS(kernels=POOL, random_state=1, prediction="sampled").fit(X, y)
-    np.testing.assert_array_equal(sampled.decision_function(X),
-                                  sampled.engine_.kernel_scores(X, [sampled.sampled_kernel_])[:, 0])
+    np.testing.assert_array_equal(
+        sampled.decision_function(X), sampled.engine_.kernel_scores(X, [sampled.sampled_kernel_])[:, 0]
+    )
 
 
 def test_stream_calls_give_the_model_of_one_call_and_resume_from_state(data_dir):
@@ -126,19 +143,22 @@ def test_regression_against_kernel_ridge_on_diabetes():
     mse_mean = np.mean((ya.mean() - yb) ** 2)
     mse_krr = np.mean((krr.predict(Xb) - yb) ** 2)
     assert mse_oks < 0.8 * mse_mean  # learns something real
-    assert mse_oks < 1.5 * mse_krr   # and is within reach of the batch baseline
+    assert mse_oks < 1.5 * mse_krr  # and is within reach of the batch baseline
 
 
-@pytest.mark.parametrize("params, needle", [
-    ({"delta": 1.5}, "delta must be a float in"),
-    ({"delta": [0.5, 0.0]}, "delta must be a float in"),
-    ({"delta": []}, "delta must be a float in"),
-    ({"eta": -1}, "eta must be None"),
-    ({"lam": 0}, "lam must be a positive number or 'validation'"),
-    ({"prediction": "best"}, "prediction must be one of"),
-    ({"loss": "squared"}, "OKSRegressor"),
-    ({"kernels": "linear @ nowhere"}, "not among the data's feature groups"),
-])
+@pytest.mark.parametrize(
+    "params, needle",
+    [
+        ({"delta": 1.5}, "delta must be a float in"),
+        ({"delta": [0.5, 0.0]}, "delta must be a float in"),
+        ({"delta": []}, "delta must be a float in"),
+        ({"eta": -1}, "eta must be None"),
+        ({"lam": 0}, "lam must be a positive number or 'validation'"),
+        ({"prediction": "best"}, "prediction must be one of"),
+        ({"loss": "squared"}, "OKSRegressor"),
+        ({"kernels": "linear @ nowhere"}, "not among the data's feature groups"),
+    ],
+)
 def test_bad_parameters_are_named(params, needle):
     X, y = np.random.default_rng(0).uniform(size=(20, 3)), np.arange(20) % 2
     with pytest.raises(ValueError, match=needle):
@@ -161,8 +181,9 @@ def test_bad_input_is_named():
 
 def test_feature_groups_parameter_resolves_named_groups(data_dir):
     X, y = subset(data_dir, "australian+minmax", 150)
-    named = OKS(kernels="linear,chi2 @ a; gaussian:1 @ b", feature_groups={"a": range(7), "b": range(7, 14)},
-                random_state=2).fit(X, y)
+    named = OKS(
+        kernels="linear,chi2 @ a; gaussian:1 @ b", feature_groups={"a": range(7), "b": range(7, 14)}, random_state=2
+    ).fit(X, y)
     written = OKS(kernels="linear,chi2 @ a=0:7; gaussian:1 @ b=7:14", random_state=2).fit(X, y)
     np.testing.assert_array_equal(named.kernel_weights_, written.kernel_weights_)
     assert make_pool(named.to_state()[1]["kernel_pool"]) == written.kernel_pool_

@@ -35,10 +35,10 @@ from naive_omkc import naive_omkc, naive_perceptron_star, naive_perceptron_u
 from parity_data import subset
 
 N_ROWS = 250
-SHORT = 48            # rows for runs with blocks of one instance (per-block overhead dominates)
-SEED = 91157          # a non-trivial seed of the random streams
-BLOCK = 64            # several blocks per run (and a partial last one: 250 = 3·64 + 58)
-VALIDATION = 60       # Perceptron(*) validation prefix
+SHORT = 48  # rows for runs with blocks of one instance (per-block overhead dominates)
+SEED = 91157  # a non-trivial seed of the random streams
+BLOCK = 64  # several blocks per run (and a partial last one: 250 = 3·64 + 58)
+VALIDATION = 60  # Perceptron(*) validation prefix
 RTOL = 1e-9
 OMKC16 = list(make_pool("omkc16"))
 
@@ -47,8 +47,20 @@ OMKC16 = list(make_pool("omkc16"))
 # "+jitter" multiplies every entry by its own 1 + 1e-3·u: integer-valued files (german.numer, a1a)
 # have many exactly equal distances, hence sums whose sign no float summation order resolves (see
 # ``first_divergence``); the jittered copies keep the data but not those exact ties.
-DATASETS = ["australian", "fourclass", "svmguide3", "ionosphere", "diabetes", "breast-cancer",
-            "german.numer", "a1a", "australian+minmax", "diabetes+minmax", "german.numer+jitter", "a1a+jitter"]
+DATASETS = [
+    "australian",
+    "fourclass",
+    "svmguide3",
+    "ionosphere",
+    "diabetes",
+    "breast-cancer",
+    "german.numer",
+    "a1a",
+    "australian+minmax",
+    "diabetes+minmax",
+    "german.numer+jitter",
+    "a1a+jitter",
+]
 
 VARIANTS = {
     "OMKC-DD": dict(kind="omkc", update="D", combination="D", block_sync=False),
@@ -64,10 +76,21 @@ VARIANTS = {
     "PerceptronStar": dict(kind="star"),
 }
 SYNC_DATASETS = ["australian", "ionosphere", "german.numer", "a1a+jitter"]  # block-sync variants: fewer
-PARITY_CASES = [pytest.param(d, v, id=f"{d}-{v}") for d in DATASETS for v in VARIANTS
-                if not v.endswith("-sync") or d in SYNC_DATASETS]
-DETERMINISTIC_UPDATE = ["OMKC-DD", "OMKC-DS", "OMKC-U", "Perceptron-linear", "Perceptron-gaussian", "PerceptronU",
-                        "PerceptronStar"]
+PARITY_CASES = [
+    pytest.param(d, v, id=f"{d}-{v}")
+    for d in DATASETS
+    for v in VARIANTS
+    if not v.endswith("-sync") or d in SYNC_DATASETS
+]
+DETERMINISTIC_UPDATE = [
+    "OMKC-DD",
+    "OMKC-DS",
+    "OMKC-U",
+    "Perceptron-linear",
+    "Perceptron-gaussian",
+    "PerceptronU",
+    "PerceptronStar",
+]
 
 
 # --------------------------------------------------------------------------- randomness
@@ -83,8 +106,9 @@ def _cached_uniforms(seed, start, stop, kernels, block_size):
     the naive reference asks for one row at a time and spent 60% of its time re-seeding."""
     kernels = list(kernels)
     assert kernels == list(range(len(kernels)))
-    return np.array([_block(seed, t // block_size, len(kernels), block_size)[t % block_size]
-                     for t in range(start, stop)]).reshape(stop - start, len(kernels))
+    return np.array(
+        [_block(seed, t // block_size, len(kernels), block_size)[t % block_size] for t in range(start, stop)]
+    ).reshape(stop - start, len(kernels))
 
 
 @pytest.fixture(autouse=True)
@@ -94,8 +118,9 @@ def _fast_naive_uniforms(monkeypatch):
 
 def test_cached_uniforms_are_the_library_streams():
     for start, stop, bs in [(0, 1, 64), (63, 130, 64), (5, 6, 1), (0, 300, 7)]:
-        np.testing.assert_array_equal(_cached_uniforms(SEED, start, stop, range(16), bs),
-                                      uniforms(SEED, start, stop, range(16), bs))
+        np.testing.assert_array_equal(
+            _cached_uniforms(SEED, start, stop, range(16), bs), uniforms(SEED, start, stop, range(16), bs)
+        )
 
 
 # --------------------------------------------------------------------------- data
@@ -151,8 +176,14 @@ def specs_of(variant, data):
 def make_estimator(variant, data, *, block_size=BLOCK, seed=SEED, **over):
     v = dict(VARIANTS[variant], **over)
     if v["kind"] == "omkc":
-        return OMKC(update=v["update"], combination=v["combination"], kernels="omkc16", block_size=block_size,
-                    block_sync=v["block_sync"], random_state=seed)
+        return OMKC(
+            update=v["update"],
+            combination=v["combination"],
+            kernels="omkc16",
+            block_size=block_size,
+            block_sync=v["block_sync"],
+            random_state=seed,
+        )
     if v["kind"] == "kp":
         return KernelPerceptron(kernel=specs_of(variant, data)[0].name, block_size=block_size, random_state=seed)
     if v["kind"] == "pu":
@@ -181,8 +212,16 @@ def reference(variant, data):
     specs = specs_of(variant, data)
     ref = {}
     if v["kind"] == "omkc":
-        mk, sc, F, sv, w = naive_omkc(X, y, specs, update=v["update"], combination=v["combination"], seed=SEED,
-                                      block_size=BLOCK, block_sync=v["block_sync"])
+        mk, sc, F, sv, w = naive_omkc(
+            X,
+            y,
+            specs,
+            update=v["update"],
+            combination=v["combination"],
+            seed=SEED,
+            block_size=BLOCK,
+            block_sync=v["block_sync"],
+        )
         ref.update(F=F, w=w)
     elif v["kind"] in ("kp", "pu"):
         mk, sc, sv_one = naive_perceptron_u(X, y, specs)
@@ -201,8 +240,11 @@ def run_fast(variant, data, **kw):
     if VARIANTS[variant]["kind"] == "star" and len(data.y) > VALIDATION:  # F before / after the choice
         first = model.progressive_partial_fit(data.X[:VALIDATION], data.y[:VALIDATION], keep_scores=True)
         rest = model.progressive_partial_fit(data.X[VALIDATION:], data.y[VALIDATION:], keep_scores=True)
-        out = {"mistakes": np.concatenate([first["mistakes"], rest["mistakes"]]),
-               "score": np.concatenate([first["score"], rest["score"]]), "F": (first["F"], rest["F"])}
+        out = {
+            "mistakes": np.concatenate([first["mistakes"], rest["mistakes"]]),
+            "score": np.concatenate([first["score"], rest["score"]]),
+            "F": (first["F"], rest["F"]),
+        }
     else:
         out = model.progressive_partial_fit(data.X, data.y, keep_scores=True)
     return model, out
@@ -230,8 +272,10 @@ def assert_scores_close(F, F_ref, scale, what):
     bad = err > tol
     if bad.any():
         t, k = np.argwhere(bad)[0]
-        raise AssertionError(f"{what}: {bad.sum()} values differ beyond the scale-aware tolerance; first at row "
-                             f"{t}, kernel {k}: {F[t, k]!r} vs {F_ref[t, k]!r} (scale {scale[t, k]:.3g})")
+        raise AssertionError(
+            f"{what}: {bad.sum()} values differ beyond the scale-aware tolerance; first at row "
+            f"{t}, kernel {k}: {F[t, k]!r} vs {F_ref[t, k]!r} (scale {scale[t, k]:.3g})"
+        )
 
 
 def assert_same_support(model, data, sv_ref, kernels):
@@ -283,8 +327,10 @@ def first_divergence(variant, data, out, ref):
     near_tie = (np.abs(F[t]) <= tol) & (np.abs(F_ref[t]) <= tol)
     if kind in ("omkc", "star"):
         differs = (y[t] * F[t] <= 0) != (y[t] * F_ref[t] <= 0)
-        assert near_tie[differs].all(), (f"row {t}: kernels {np.flatnonzero(differs & ~near_tie)} decide "
-                                         f"differently and are no numerical tie: {F[t]} vs {F_ref[t]}")
+        assert near_tie[differs].all(), (
+            f"row {t}: kernels {np.flatnonzero(differs & ~near_tie)} decide "
+            f"differently and are no numerical tie: {F[t]} vs {F_ref[t]}"
+        )
         if not differs.any() and kind == "star":  # the vote is the leading kernel's sign: F_ref is
             # recomputed after the run (naive_sums), the reference decided on its own np.dot sum, and
             # both straddle 0 only at a numerical tie (seen on a1a with AVX-512 summation)
@@ -293,7 +339,10 @@ def first_divergence(variant, data, out, ref):
             # score is a numerical tie voting differently (sgn 0 vs ±1; both count it a mistake)
             vote_flip = (near_tie & (np.sign(F[t]) != np.sign(F_ref[t]))).any()
             assert vote_flip or (abs(out["score"][t]) <= 1e-12 and abs(ref["score"][t]) <= 1e-12), (
-                t, out["score"][t], ref["score"][t])
+                t,
+                out["score"][t],
+                ref["score"][t],
+            )
     else:  # one Perceptron on the mean kernel (or on its only kernel)
         tol = RTOL * scale[t].mean()
         assert abs(out["score"][t]) <= tol and abs(ref["score"][t]) <= tol, (t, out["score"][t], ref["score"][t])
@@ -393,8 +442,9 @@ def assert_same_model(a, b):
     np.testing.assert_array_equal(pa.alpha[: pa.n], pb.alpha[: pb.n])
 
 
-@pytest.mark.parametrize(("dataset", "variant"),
-                         [("ionosphere", v) for v in VARIANTS] + [("australian", v) for v in VARIANTS if "OMKC" in v])
+@pytest.mark.parametrize(
+    ("dataset", "variant"), [("ionosphere", v) for v in VARIANTS] + [("australian", v) for v in VARIANTS if "OMKC" in v]
+)
 def test_chunking_does_not_change_results(data_dir, dataset, variant):
     data = load(data_dir, dataset)
     whole = make_estimator(variant, data).fit(data.X, data.y)
@@ -406,8 +456,7 @@ def test_chunking_does_not_change_results(data_dir, dataset, variant):
     assert parts.mistakes_ == whole.mistakes_
     assert_same_model(parts, whole)
     probe = data.X[::7]
-    np.testing.assert_allclose(parts.decision_function(probe), whole.decision_function(probe), rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(parts.decision_function(probe), whole.decision_function(probe), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("variant", DETERMINISTIC_UPDATE)
@@ -462,9 +511,9 @@ def _dup_streams(data_dir):
 
 ARRANGEMENTS = [
     # how the four instances a, a, a, z fall into blocks (block_size) and partial_fit calls (chunks)
-    pytest.param(1, [4], id="all-in-pool"),           # z scanned against a pool holding a, a
+    pytest.param(1, [4], id="all-in-pool"),  # z scanned against a pool holding a, a
     pytest.param(3, [4], id="pool-then-z"),
-    pytest.param(BLOCK, [4], id="one-block"),         # everything inside one block: the pair path
+    pytest.param(BLOCK, [4], id="one-block"),  # everything inside one block: the pair path
     pytest.param(BLOCK, [3, 1], id="calls-3+1"),
     pytest.param(BLOCK, [1, 1, 1, 1], id="calls-1+1+1+1"),
     # first a in the pool, second a in the block of z: one value comes from the pool scan, the
@@ -483,17 +532,23 @@ def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, ch
         model = OMKC("D", "D", kernels="omkc16", block_size=block_size, random_state=SEED)
         F, mistakes, pos = [], [], 0
         for size in chunks:
-            out = model.progressive_partial_fit(X[pos:pos + size], y[pos:pos + size], classes=[-1, 1],
-                                                keep_scores=True)
+            out = model.progressive_partial_fit(
+                X[pos : pos + size], y[pos : pos + size], classes=[-1, 1], keep_scores=True
+            )
             F.append(out["F"])
             mistakes.append(out["mistakes"])
             pos += size
         F, mistakes = np.concatenate(F), np.concatenate(mistakes)
-        mk_ref, _, F_ref, sv_ref, w_ref = naive_omkc(X, y.astype(float), OMKC16, update="D", combination="D",
-                                                     seed=SEED, block_size=block_size)
+        mk_ref, _, F_ref, sv_ref, w_ref = naive_omkc(
+            X, y.astype(float), OMKC16, update="D", combination="D", seed=SEED, block_size=block_size
+        )
         assert (F_ref[3] == 0.0).all()  # the reference cancels exactly
-        if (F[3] != 0.0).any() or (mistakes != mk_ref).any() or \
-                [len(s) for s in sv_ref] != model.n_support_.tolist() or (model.engine_.w != w_ref).any():
+        if (
+            (F[3] != 0.0).any()
+            or (mistakes != mk_ref).any()
+            or [len(s) for s in sv_ref] != model.n_support_.tolist()
+            or (model.engine_.w != w_ref).any()
+        ):
             failures.append((name, np.flatnonzero(F[3]).tolist(), mistakes.tolist(), mk_ref.tolist()))
     assert not failures, f"{len(failures)} of {len(_dup_streams(data_dir))} streams: {failures[:3]}"
 
@@ -510,13 +565,19 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
         a, z = X[i], X[i + 1]
         Xs, y = np.vstack([a, a, a, z]), np.array([1.0, 1.0, -1.0, 1.0])
         out = OMKC("D", "D", kernels="omkc16", block_size=block_size).progressive_partial_fit(
-            Xs, y, classes=[-1, 1], keep_scores=True)
+            Xs, y, classes=[-1, 1], keep_scores=True
+        )
         assert (out["F"][3] == 0.0).all()
 
 
-@pytest.mark.parametrize("make", [lambda: OMKC("S", "S", block_size=700, block_sync=True, random_state=4),
-                                  lambda: OMKC("D", "D", block_size=700),
-                                  lambda: SPA(block_size=700, random_state=4)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OMKC("S", "S", block_size=700, block_sync=True, random_state=4),
+        lambda: OMKC("D", "D", block_size=700),
+        lambda: SPA(block_size=700, random_state=4),
+    ],
+)
 def test_long_blocks_are_segmented_without_changing_results(data_dir, monkeypatch, make):
     """Blocks longer than the engine's segment are processed in pieces (bounded memory for large
     block sizes); randomness and block-sync snapshots follow the global blocks, so nothing changes."""

@@ -21,6 +21,7 @@ TOP_LEVEL_OTHERS = ("storage", "pipelines", "cluster")
 
 pytestmark = pytest.mark.slow  # builds a wheel; the second test installs it with its dependencies
 
+
 def _run(cmd, **kw):
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
@@ -53,7 +54,8 @@ def _dummy_distribution(path: Path) -> Path:
     (path / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "dummy-storage-pipelines"\nversion = "1.0"\n'
-        '[tool.setuptools]\npackages = ["storage", "pipelines"]\n')
+        '[tool.setuptools]\npackages = ["storage", "pipelines"]\n'
+    )
     return path
 
 
@@ -63,26 +65,51 @@ def test_installed_wheel_coexists_with_top_level_storage_and_pipelines(wheel, tm
     _run([sys.executable, "-m", "venv", venv], timeout=300)
     python, omkl = venv / "bin" / "python", venv / "bin" / "omkl"
     _run([python, "-m", "pip", "install", "--quiet", wheel], timeout=900)  # with its dependencies
-    _run([python, "-m", "pip", "install", "--quiet", _dummy_distribution(tmp_path / "dummy")],
-         timeout=300)
+    _run([python, "-m", "pip", "install", "--quiet", _dummy_distribution(tmp_path / "dummy")], timeout=300)
     work = tmp_path / "work"  # away from the checkout: nothing of the repository is on sys.path
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
-    check = ("import storage, pipelines, omkl_dist.storage, omkl_dist.pipelines.cli, omkl_dist.cluster.local; "
-             "assert storage.OWNER == 'dummy-storage' and pipelines.OWNER == 'dummy-pipelines'; "
-             "import importlib.util as u; assert u.find_spec('cluster') is None; "
-             "print(omkl_dist.storage.__file__)")
+    check = (
+        "import storage, pipelines, omkl_dist.storage, omkl_dist.pipelines.cli, omkl_dist.cluster.local; "
+        "assert storage.OWNER == 'dummy-storage' and pipelines.OWNER == 'dummy-pipelines'; "
+        "import importlib.util as u; assert u.find_spec('cluster') is None; "
+        "print(omkl_dist.storage.__file__)"
+    )
     where = _run([python, "-c", check], cwd=work, env=env).stdout.strip()
     assert where.startswith(str(venv)) and "site-packages/omkl_dist/storage" in where
     _run([omkl, "data", "synth", "--rows", 6000, "--features", 4, "--out", "d"], cwd=work, env=env)
-    report = json.loads(_run([omkl, "run", "--algo", "spa", "--data", "d", "--quiet", "--json", "--model-out", "local"],
-                             cwd=work, env=env).stdout.splitlines()[-1])
+    report = json.loads(
+        _run(
+            [omkl, "run", "--algo", "spa", "--data", "d", "--quiet", "--json", "--model-out", "local"],
+            cwd=work,
+            env=env,
+        ).stdout.splitlines()[-1]
+    )
     assert report["n"] == 6000
     up = _run([omkl, "cluster", "up", "--run-dir", "c", "--workers", 2], cwd=work, env=env, timeout=180)
     try:
         address = next(line.split()[1] for line in up.stdout.splitlines() if line.startswith("scheduler"))
-        job = _run([omkl, "submit", "--scheduler", address, "--algo", "spa", "--data", "d", "--out", "m",
-                    "--block-size", 256, "--quiet", "--json"], cwd=work, env=env, timeout=300)
+        job = _run(
+            [
+                omkl,
+                "submit",
+                "--scheduler",
+                address,
+                "--algo",
+                "spa",
+                "--data",
+                "d",
+                "--out",
+                "m",
+                "--block-size",
+                256,
+                "--quiet",
+                "--json",
+            ],
+            cwd=work,
+            env=env,
+            timeout=300,
+        )
         submitted = json.loads(job.stdout.splitlines()[-1])
     finally:
         _run([omkl, "cluster", "down", "--run-dir", "c"], cwd=work, env=env, timeout=120)

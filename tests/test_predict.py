@@ -32,8 +32,22 @@ def stored(tmp_path_factory):
 
 def test_predictions_of_a_store_version(stored, tmp_path):
     out = tmp_path / "pred.parquet"
-    result = json.loads(omkl("predict", "--store", stored / "store", "--model", "m", "--data", stored / "stream",
-                             "--out", out, "--block-rows", 8000, "--json").stdout)
+    result = json.loads(
+        omkl(
+            "predict",
+            "--store",
+            stored / "store",
+            "--model",
+            "m",
+            "--data",
+            stored / "stream",
+            "--out",
+            out,
+            "--block-rows",
+            8000,
+            "--json",
+        ).stdout
+    )
     assert result["rows"] == 50_000 and result["version"] == 1
     table = pq.read_table(out)
     assert table.column_names == ["row", "label", "decision", "true_label"]
@@ -51,11 +65,27 @@ def test_predictions_of_a_store_version(stored, tmp_path):
     assert (table["true_label"].to_numpy(zero_copy_only=False) == y.astype(str)).all()
     assert result["accuracy"] == pytest.approx(np.mean(labels == y.astype(str)))
     # the same from the model folder itself; an existing output needs --overwrite
-    again = omkl("predict", "--model-dir", ModelStore(stored / "store", "m").path(1), "--data", stored / "stream",
-                 "--out", out, check=False)
+    again = omkl(
+        "predict",
+        "--model-dir",
+        ModelStore(stored / "store", "m").path(1),
+        "--data",
+        stored / "stream",
+        "--out",
+        out,
+        check=False,
+    )
     assert again.returncode == 2 and "--overwrite" in again.stderr
-    omkl("predict", "--model-dir", ModelStore(stored / "store", "m").path(1), "--data", stored / "stream", "--out",
-         out, "--overwrite")
+    omkl(
+        "predict",
+        "--model-dir",
+        ModelStore(stored / "store", "m").path(1),
+        "--data",
+        stored / "stream",
+        "--out",
+        out,
+        "--overwrite",
+    )
     np.testing.assert_array_equal(pq.read_table(out)["decision"].to_numpy(), decision)
 
 
@@ -65,13 +95,33 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
     names = np.array(["cat", "dog", "emu"])[np.argmax(X @ rng.normal(size=(3, 3)), axis=1)]
     data = tmp_path / "animals.csv"
     data.write_text("".join(f"{a:.17g},{b:.17g},{c:.17g},{n}\n" for n, (a, b, c) in zip(names, X)))
-    omkl("run", "--algo", "om2", "--data", data, "--label-column", "last", "--model-out", tmp_path / "model",
-         "--quiet", "--no-permute", "--trace-out", tmp_path / "trace.json")
+    omkl(
+        "run",
+        "--algo",
+        "om2",
+        "--data",
+        data,
+        "--label-column",
+        "last",
+        "--model-out",
+        tmp_path / "model",
+        "--quiet",
+        "--no-permute",
+        "--trace-out",
+        tmp_path / "trace.json",
+    )
     out = tmp_path / "p.parquet"
     omkl("predict", "--model-dir", tmp_path / "model", "--data", data, "--label-column", "last", "--out", out)
     table = pq.read_table(out)
-    assert table.column_names == ["row", "label", "decision", "decision_cat", "decision_dog", "decision_emu",
-                                  "true_label"]
+    assert table.column_names == [
+        "row",
+        "label",
+        "decision",
+        "decision_cat",
+        "decision_dog",
+        "decision_emu",
+        "true_label",
+    ]
     scores = np.column_stack([table[f"decision_{k}"].to_numpy() for k in ("cat", "dog", "emu")])
     assert (table["label"].to_numpy(zero_copy_only=False) == np.array(["cat", "dog", "emu"])[scores.argmax(1)]).all()
     np.testing.assert_array_equal(table["decision"].to_numpy(), scores.max(axis=1))
@@ -82,18 +132,51 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
 
 def test_bad_inputs(stored, tmp_path):
     store = stored / "store"
-    proc = omkl("predict", "--store", store, "--model", "m", "--version", "canary", "--data", stored / "stream",
-                "--out", tmp_path / "p.parquet", check=False)
+    proc = omkl(
+        "predict",
+        "--store",
+        store,
+        "--model",
+        "m",
+        "--version",
+        "canary",
+        "--data",
+        stored / "stream",
+        "--out",
+        tmp_path / "p.parquet",
+        check=False,
+    )
     assert proc.returncode == 2 and "no alias 'canary'" in proc.stderr
     mine = tmp_path / "mine.parquet"
     mine.write_text("a user's file")
-    proc = omkl("predict", "--store", store, "--model", "m", "--data", stored / "stream", "--out", mine, "--overwrite",
-                check=False)
+    proc = omkl(
+        "predict",
+        "--store",
+        store,
+        "--model",
+        "m",
+        "--data",
+        stored / "stream",
+        "--out",
+        mine,
+        "--overwrite",
+        check=False,
+    )
     assert proc.returncode == 2 and "not a predictions file of omkl-dist" in proc.stderr
     assert mine.read_text() == "a user's file"
     synthesize(tmp_path / "wide", rows=100, features=6, seed=0)
-    proc = omkl("predict", "--store", store, "--model", "m", "--data", tmp_path / "wide", "--out",
-                tmp_path / "w.parquet", check=False)
+    proc = omkl(
+        "predict",
+        "--store",
+        store,
+        "--model",
+        "m",
+        "--data",
+        tmp_path / "wide",
+        "--out",
+        tmp_path / "w.parquet",
+        check=False,
+    )
     assert proc.returncode == 2 and "6 features" in proc.stderr and not (tmp_path / "w.parquet").exists()
     # a model written by a future omkl-dist (an unknown schema version) is refused, not misread
     future = tmp_path / "future"
@@ -104,22 +187,44 @@ def test_bad_inputs(stored, tmp_path):
     meta["schema_version"] = 99
     meta["meta_sha256"] = meta_digest(meta)
     (future / "model.json").write_text(json.dumps(meta))
-    proc = omkl("predict", "--model-dir", future, "--data", stored / "stream", "--out", tmp_path / "f.parquet",
-                check=False)
+    proc = omkl(
+        "predict", "--model-dir", future, "--data", stored / "stream", "--out", tmp_path / "f.parquet", check=False
+    )
     assert proc.returncode == 2 and "model schema version 99, this omkl-dist reads 2" in proc.stderr
 
 
 def test_memory_stays_bounded_by_the_block(stored, tmp_path):
     """Peak memory of the predicting process, measured by the kernel (ru_maxrss), for 50,000 rows
     and for the same rows in small blocks: the block, not the data, sets it."""
-    script = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
-              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    script = (
+        "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
     peak = {}
     for rows in (1_000, 50_000):
         out = tmp_path / f"p{rows}.parquet"
-        proc = subprocess.run([sys.executable, "-c", script, *OMKL, "predict", "--store", str(stored / "store"),
-                               "--model", "m", "--data", str(stored / "stream"), "--out", str(out), "--block-rows",
-                               str(rows)], capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                script,
+                *OMKL,
+                "predict",
+                "--store",
+                str(stored / "store"),
+                "--model",
+                "m",
+                "--data",
+                str(stored / "stream"),
+                "--out",
+                str(out),
+                "--block-rows",
+                str(rows),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         peak[rows] = int(proc.stdout.split()[-1]) * 1024
     assert peak[1_000] < 1 << 30
     assert peak[1_000] < peak[50_000]

@@ -92,8 +92,11 @@ def test_none_is_a_float64_copy():
 @pytest.mark.parametrize("method", METHODS)
 def test_transform_never_mutates_and_returns_float64(method):
     rng = np.random.default_rng(1)
-    for X in (rng.normal(size=(40, 3)), rng.normal(size=(40, 3)).astype(np.float32),
-              np.asfortranarray(rng.normal(size=(40, 3)))):
+    for X in (
+        rng.normal(size=(40, 3)),
+        rng.normal(size=(40, 3)).astype(np.float32),
+        np.asfortranarray(rng.normal(size=(40, 3))),
+    ):
         before = X.copy()
         s = Scaler(method).fit(X)
         s.partial_fit(X)
@@ -142,7 +145,7 @@ def test_fit_prefix_uses_only_the_prefix():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(1_000, 3))
     y = np.ones(1_000)
-    blocks = ((X[i:i + 128], y[i:i + 128]) for i in range(0, 1_000, 128))
+    blocks = ((X[i : i + 128], y[i : i + 128]) for i in range(0, 1_000, 128))
     s = Scaler("standard").fit_prefix(blocks, 300)
     ref = Scaler("standard").fit(X[:300])
     np.testing.assert_allclose(s.mean_, ref.mean_, rtol=1e-12)
@@ -215,7 +218,7 @@ def test_sparse_input_fits_like_dense_and_transforms_only_when_zeros_stay_zero()
     assert sp.issparse(out) and out.format == "csr" and out.nnz == positive.nnz
     np.testing.assert_array_equal(out.toarray(), s.transform(positive.toarray()))
     assert sp.issparse(Scaler("none").fit(X).transform(X)) and Scaler("none").fit(X).transform(X) is not X
-    blocks = [(X[i:i + 37], None) for i in range(0, 400, 37)]
+    blocks = [(X[i : i + 37], None) for i in range(0, 400, 37)]
     prefix = Scaler("minmax").fit_prefix(blocks, 300)
     np.testing.assert_array_equal(prefix.min_, dense[:300].min(axis=0))
     bad = X.copy()
@@ -229,15 +232,15 @@ def test_init_stores_params_only():
     assert vars(s) == {"method": "whatever", "feature_range": "nonsense"}
 
 
-_blocks = st.lists(
-    st.integers(min_value=1, max_value=40), min_size=1, max_size=8
-).flatmap(lambda sizes: st.tuples(
-    st.just(sizes),
-    st.integers(min_value=1, max_value=4),
-    st.integers(min_value=0, max_value=2**32 - 1),
-    st.floats(min_value=-1e6, max_value=1e6),
-    st.floats(min_value=1e-3, max_value=1e3),
-))
+_blocks = st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=8).flatmap(
+    lambda sizes: st.tuples(
+        st.just(sizes),
+        st.integers(min_value=1, max_value=4),
+        st.integers(min_value=0, max_value=2**32 - 1),
+        st.floats(min_value=-1e6, max_value=1e6),
+        st.floats(min_value=1e-3, max_value=1e3),
+    )
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -261,13 +264,16 @@ def test_blockwise_merge_property(case):
             # degrades with |loc| / spread: each deviation carries ~eps |loc|. For well-scaled data
             # (|loc| ~ spread) this is the ~1e-12 relative agreement the merge promises.
             np.testing.assert_allclose(parts.mean_, whole.mean_, rtol=1e-12, atol=8 * eps * (abs(loc) + spread))
-            np.testing.assert_allclose(parts.m2_, whole.m2_, rtol=1e-12,
-                                       atol=16 * eps * n * spread * (abs(loc) + spread))
+            np.testing.assert_allclose(
+                parts.m2_, whole.m2_, rtol=1e-12, atol=16 * eps * n * spread * (abs(loc) + spread)
+            )
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.integers(min_value=1, max_value=60), min_size=2, max_size=10),
-       st.integers(min_value=0, max_value=2**32 - 1))
+@given(
+    st.lists(st.integers(min_value=1, max_value=60), min_size=2, max_size=10),
+    st.integers(min_value=0, max_value=2**32 - 1),
+)
 def test_blockwise_merge_well_scaled_to_1e12(sizes, seed):
     X = np.random.default_rng(seed).normal(2.0, 3.0, size=(sum(sizes), 3))
     whole = Scaler("standard").fit(X)
@@ -284,7 +290,9 @@ def test_fit_prefix_gives_the_same_bits_for_any_block_size(method):
     """A job (blocks of its round size) and a cluster run (blocks of 4,096) fit the scaler on the
     same prefix: the statistics must not depend on how the stream is cut."""
     X = np.random.default_rng(3).normal(loc=5.0, scale=3.0, size=(10_000, 4))
-    fitted = [Scaler(method).fit_prefix([X[lo:lo + size] for lo in range(0, len(X), size)], 9_000)
-              for size in (7, 1024, 4096, 10_000)]
+    fitted = [
+        Scaler(method).fit_prefix([X[lo : lo + size] for lo in range(0, len(X), size)], 9_000)
+        for size in (7, 1024, 4096, 10_000)
+    ]
     for other in fitted[1:]:
         assert other.transform(X).tobytes() == fitted[0].transform(X).tobytes()

@@ -18,10 +18,13 @@ def _numpy_streams(seed, block, kernels, block_size, draws):
 
 
 @settings(max_examples=200, deadline=None)
-@given(seed=st.one_of(st.integers(0, 20), st.integers(0, WORD), st.integers(WORD + 1, 2**70)),
-       block=st.one_of(st.integers(0, 5000), st.integers(0, WORD)),
-       kernels=st.lists(st.integers(0, 64), min_size=1, max_size=5),
-       block_size=st.integers(1, 300), draws=st.sampled_from([1, 2]))
+@given(
+    seed=st.one_of(st.integers(0, 20), st.integers(0, WORD), st.integers(WORD + 1, 2**70)),
+    block=st.one_of(st.integers(0, 5000), st.integers(0, WORD)),
+    kernels=st.lists(st.integers(0, 64), min_size=1, max_size=5),
+    block_size=st.integers(1, 300),
+    draws=st.sampled_from([1, 2]),
+)
 def test_block_uniforms_are_numpys_streams(seed, block, kernels, block_size, draws):
     """Bit for bit, including keys past 32 bits (numpy's own path) and both draw layouts."""
     got = block_uniforms(seed, block, kernels, block_size, draws)

@@ -202,8 +202,11 @@ def test_other_compression_is_named(tmp_path):
         read_dataset(write(tmp_path, "d.bz2", bz2.compress(dense_text().encode())))
 
 
-@pytest.mark.parametrize("content", [b"", b"   \n\n", gzip.compress(b"", mtime=0), gzip.compress(b"\n\n", mtime=0)],
-                         ids=["empty", "blank-lines", "gzip-empty", "gzip-blank-lines"])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"   \n\n", gzip.compress(b"", mtime=0), gzip.compress(b"\n\n", mtime=0)],
+    ids=["empty", "blank-lines", "gzip-empty", "gzip-blank-lines"],
+)
 def test_empty_file(tmp_path, content):
     with pytest.raises(DataError, match="empty file"):
         read_dataset(write(tmp_path, "e.txt", content))
@@ -259,8 +262,10 @@ def test_empty_field(tmp_path):
         read_dataset(write(tmp_path, "e.csv", "1,2,3\n-1,4,\n"))
 
 
-@pytest.mark.parametrize("name, text, row, got, expected",
-                         [("r.csv", "1,2,3\n-1,4,5\n1,6\n", 3, 2, 3), ("r.txt", "1 2 3\n\n-1 4 5 6\n", 3, 4, 3)])
+@pytest.mark.parametrize(
+    "name, text, row, got, expected",
+    [("r.csv", "1,2,3\n-1,4,5\n1,6\n", 3, 2, 3), ("r.txt", "1 2 3\n\n-1 4 5 6\n", 3, 4, 3)],
+)
 def test_ragged_rows(tmp_path, name, text, row, got, expected):
     with pytest.raises(DataError, match=rf"row {row}: ragged row: {got} fields, expected {expected} \(as in row 1\)"):
         read_dataset(write(tmp_path, name, text))

@@ -24,8 +24,12 @@ MULTI_FILE_TRAINING = {
 @pytest.fixture
 def toy_dir(tmp_path):
     """A registry: toy (test listed first, then train), solo, a tampered file and a missing one."""
-    files = {"toy/toy.t.gz": b"1 1:1\n", "toy/toy.train.csv.gz": b"1,2\n-1,3\n", "solo/solo.dense.txt.gz": b"1 2\n",
-             "bad/bad.gz": b"1 2\n"}
+    files = {
+        "toy/toy.t.gz": b"1 1:1\n",
+        "toy/toy.train.csv.gz": b"1,2\n-1,3\n",
+        "solo/solo.dense.txt.gz": b"1 2\n",
+        "bad/bad.gz": b"1 2\n",
+    }
     manifest = {}
     for key, raw in files.items():
         path = tmp_path / key
@@ -33,9 +37,17 @@ def toy_dir(tmp_path):
         path.write_bytes(gzip.compress(raw))
         name = key.split("/")[0]
         role = {"toy/toy.t.gz": "test (1)", "toy/toy.train.csv.gz": "train (2)"}.get(key, "")
-        manifest[key] = {"name": name, "file": key, "role": role, "rows": 1, "features": 1, "n_classes": 2,
-                         "class_counts": {"1": 1}, "fmt": "libsvm",
-                         "sha256_gz": hashlib.sha256(path.read_bytes()).hexdigest()}
+        manifest[key] = {
+            "name": name,
+            "file": key,
+            "role": role,
+            "rows": 1,
+            "features": 1,
+            "n_classes": 2,
+            "class_counts": {"1": 1},
+            "fmt": "libsvm",
+            "sha256_gz": hashlib.sha256(path.read_bytes()).hexdigest(),
+        }
     manifest["gone/gone.gz"] = dict(manifest["solo/solo.dense.txt.gz"], name="gone", file="gone/gone.gz")
     (tmp_path / "bad" / "bad.gz").write_bytes(gzip.compress(b"tampered\n"))
     (tmp_path / "MANIFEST.json").write_text(json.dumps(manifest))
@@ -45,8 +57,13 @@ def toy_dir(tmp_path):
 def test_list_with_verification(toy_dir):
     rows = list_datasets(toy_dir)
     status = {r["file"]: r["sha256"] for r in rows}
-    assert status == {"bad/bad.gz": "mismatch", "gone/gone.gz": "missing", "solo/solo.dense.txt.gz": "ok",
-                      "toy/toy.t.gz": "ok", "toy/toy.train.csv.gz": "ok"}
+    assert status == {
+        "bad/bad.gz": "mismatch",
+        "gone/gone.gz": "missing",
+        "solo/solo.dense.txt.gz": "ok",
+        "toy/toy.t.gz": "ok",
+        "toy/toy.train.csv.gz": "ok",
+    }
     toy = [r for r in rows if r["name"] == "toy"]
     assert [r["file"] for r in toy] == ["toy/toy.t.gz", "toy/toy.train.csv.gz"]
     assert [r["default"] for r in toy] == [False, True]
@@ -125,11 +142,18 @@ def test_real_multi_file_names_resolve_to_training_split(data_dir, name, key):
     assert resolve_dataset(name, data_dir=data_dir) == data_dir / key
 
 
-@pytest.mark.parametrize("name, key", [("codrna", "codrna/cod-rna.train.dense.txt.gz"), ("a9a.t", "a9a/a9a.t.gz"),
-                                       ("a9a/a9a.t.gz", "a9a/a9a.t.gz"), ("madelon.t", "madelon/madelon.t.gz"),
-                                       ("splice.test", "splice/splice.test.csv.gz"),
-                                       ("pmlb_satimage", "satimage/pmlb_satimage.tsv.gz"),
-                                       ("german.numer", "german.numer/german.mat.gz")])
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("codrna", "codrna/cod-rna.train.dense.txt.gz"),
+        ("a9a.t", "a9a/a9a.t.gz"),
+        ("a9a/a9a.t.gz", "a9a/a9a.t.gz"),
+        ("madelon.t", "madelon/madelon.t.gz"),
+        ("splice.test", "splice/splice.test.csv.gz"),
+        ("pmlb_satimage", "satimage/pmlb_satimage.tsv.gz"),
+        ("german.numer", "german.numer/german.mat.gz"),
+    ],
+)
 def test_real_names_and_aliases(data_dir, name, key):
     assert resolve_dataset(name, data_dir=data_dir) == data_dir / key
 

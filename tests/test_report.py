@@ -15,13 +15,24 @@ from omkl_cli import omkl
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("r")
     synthesize(root / "stream", rows=30_000, features=4, seed=3, noise=0.02, chunk_rows=5000)
-    omkl("run", "--algo", "spa", "--data", root / "stream", "--block-size", 512, "--quiet", "--trace-out",
-         root / "trace.json", "--model-out", root / "model")
+    omkl(
+        "run",
+        "--algo",
+        "spa",
+        "--data",
+        root / "stream",
+        "--block-size",
+        512,
+        "--quiet",
+        "--trace-out",
+        root / "trace.json",
+        "--model-out",
+        root / "model",
+    )
     return root
 
 
@@ -46,8 +57,11 @@ def test_import_a_saved_model_then_promote_rollback_and_gc_by_command(run, tmp_p
     assert (again["status"], again["version"]) == ("exists", 1)
     # the imported champion continues on a new window like any other
     synthesize(tmp_path / "next", rows=10_000, features=4, seed=3, noise=0.02, first_row=30_000)
-    retrained = json.loads(omkl("retrain", "--store", store, "--model", "spa", "--data", tmp_path / "next",
-                                "--quiet").stdout.splitlines()[-1])
+    retrained = json.loads(
+        omkl("retrain", "--store", store, "--model", "spa", "--data", tmp_path / "next", "--quiet").stdout.splitlines()[
+            -1
+        ]
+    )
     assert retrained["version"] == 2 and retrained["parent"] == 1
     shown = json.loads(omkl("models", "show", "--store", store, "spa", "2").stdout)
     assert shown["lineage"]["parent"] == 1 and shown["algorithm"] == "SPA"

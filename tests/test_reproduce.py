@@ -18,8 +18,23 @@ from omkl_dist.reproduction.tables.omkc import ALGORITHM_LABELS, ALGORITHMS, DAT
 
 
 def test_paper_tables_are_well_formed():
-    assert list(PAPER) == ["ionosphere", "votes84", "wdbc", "breast", "australian", "diabetes", "fourclass",
-                           "splice", "dorothea", "svmguide3", "svmguide1", "a3a", "spambase", "mushrooms", "w5a"]
+    assert list(PAPER) == [
+        "ionosphere",
+        "votes84",
+        "wdbc",
+        "breast",
+        "australian",
+        "diabetes",
+        "fourclass",
+        "splice",
+        "dorothea",
+        "svmguide3",
+        "svmguide1",
+        "a3a",
+        "spambase",
+        "mushrooms",
+        "w5a",
+    ]
     assert set(DATASETS) == set(PAPER)
     assert set(ALGORITHM_LABELS) == set(ALGORITHMS)
     assert set(IMPLEMENTED) == set(ALGORITHMS)
@@ -74,10 +89,14 @@ def _parse_paper_block(block, columns):
 @pytest.mark.data
 def test_transcription_matches_the_paper_text(data_dir):
     text = _paper_text(data_dir)
-    t3 = _parse_paper_block(text[text.index("Algorithm\tPerceptron\tPerceptron (u)"):text.index("## 5.2")],
-                            ["perceptron", "perceptron-u", "perceptron-star", "om2", "omkc-dd"])
-    t4 = _parse_paper_block(text[text.index("Algorithm\tOM-2\tOMKC"):text.index("Fig. 2:")],
-                            ["om2", "omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss"])
+    t3 = _parse_paper_block(
+        text[text.index("Algorithm\tPerceptron\tPerceptron (u)") : text.index("## 5.2")],
+        ["perceptron", "perceptron-u", "perceptron-star", "om2", "omkc-dd"],
+    )
+    t4 = _parse_paper_block(
+        text[text.index("Algorithm\tOM-2\tOMKC") : text.index("Fig. 2:")],
+        ["om2", "omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss"],
+    )
     assert list(t3) == list(PAPER) == list(t4)
     for name, ds in PAPER.items():
         assert (ds.n, ds.d) == (t3[name]["n"], t3[name]["d"])
@@ -91,17 +110,20 @@ def test_transcription_matches_the_paper_text(data_dir):
 # -- the flagging rule -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("ours, mean, std, flagged", [
-    (16.07, 16.07, 1.42, False),      # identical
-    (18.90, 16.07, 1.42, False),      # 2.83 <= 2 * 1.42
-    (18.92, 16.07, 1.42, True),       # 2.85 > 2.84
-    (13.22, 16.07, 1.42, True),       # below the paper, same rule
-    (1.30, 0.32, 0.04, False),        # 0.98: the 1-point floor, not 2 * 0.04, applies
-    (1.33, 0.32, 0.04, True),         # 1.01 > 1.0
-    (5.0, 4.0, 0.5, False),           # exactly at the floor: not flagged (strict inequality)
-    (37.0, 22.07, 6.77, True),        # 14.93 > 13.54
-    (35.0, 22.07, 6.77, False),       # 12.93 <= 13.54
-])
+@pytest.mark.parametrize(
+    "ours, mean, std, flagged",
+    [
+        (16.07, 16.07, 1.42, False),  # identical
+        (18.90, 16.07, 1.42, False),  # 2.83 <= 2 * 1.42
+        (18.92, 16.07, 1.42, True),  # 2.85 > 2.84
+        (13.22, 16.07, 1.42, True),  # below the paper, same rule
+        (1.30, 0.32, 0.04, False),  # 0.98: the 1-point floor, not 2 * 0.04, applies
+        (1.33, 0.32, 0.04, True),  # 1.01 > 1.0
+        (5.0, 4.0, 0.5, False),  # exactly at the floor: not flagged (strict inequality)
+        (37.0, 22.07, 6.77, True),  # 14.93 > 13.54
+        (35.0, 22.07, 6.77, False),  # 12.93 <= 13.54
+    ],
+)
 def test_flag_rule(ours, mean, std, flagged):
     assert rp.flag_deviation(ours, mean, std) is flagged
     assert rp.tolerance(std) == max(2 * std, 1.0)
@@ -116,10 +138,12 @@ def test_summary_counts_substitutes_separately():
     def row(dev, flagged, ours=True):
         return {"ours": {} if ours else None, "deviation_pp": dev, "flagged": flagged}
 
-    report = {"datasets": [
-        {"substitute": False, "rows": [row(0.5, False), row(-3.0, True), row(None, None, ours=False)]},
-        {"substitute": True, "rows": [row(2.5, True)]},
-    ]}
+    report = {
+        "datasets": [
+            {"substitute": False, "rows": [row(0.5, False), row(-3.0, True), row(None, None, ours=False)]},
+            {"substitute": True, "rows": [row(2.5, True)]},
+        ]
+    }
     s = rp.summarize(report)
     assert (s["rows_compared"], s["rows_compared_same_data"]) == (3, 2)
     assert (s["flagged"], s["flagged_same_data"], s["flagged_substitute"]) == (2, 1, 1)
@@ -157,9 +181,9 @@ def test_models_have_the_paper_settings():
 def test_support_vector_conventions():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(120, 3))
-    y = np.where((X ** 2).sum(1) > 2.5, 1.0, -1.0)
+    y = np.where((X**2).sum(1) > 2.5, 1.0, -1.0)
     pu = rp.run_once("perceptron-u", X, y)
-    assert pu["n_support_stored"] == 16 * pu["n_support"]          # one set, stored once per kernel
+    assert pu["n_support_stored"] == 16 * pu["n_support"]  # one set, stored once per kernel
     for algorithm in ("omkc-ds", "omkc-ss"):
         r = rp.run_once(algorithm, X, y, random_state=5)
         assert 0 < r["n_support"] <= r["n_support_stored"]
@@ -170,8 +194,8 @@ def test_support_vector_conventions():
 def test_tie_rules():
     score = np.array([0.0, 0.0, 0.5, -0.5, 0.5])
     y = np.array([1.0, -1.0, 1.0, 1.0, -1.0])
-    assert rp.count_mistakes(score, y, "mistake") == 4       # both zeros, and two wrong signs
-    assert rp.count_mistakes(score, y, "positive") == 3      # the zero on a positive is right
+    assert rp.count_mistakes(score, y, "mistake") == 4  # both zeros, and two wrong signs
+    assert rp.count_mistakes(score, y, "positive") == 3  # the zero on a positive is right
     with pytest.raises(ValueError, match="ties"):
         rp.count_mistakes(score, y, "random")
 
@@ -185,7 +209,7 @@ def test_mistake_rule_matches_the_models_own_count():
         out = model.progressive_partial_fit(X, y, classes=[-1.0, 1.0])
         assert rp.count_mistakes(out["score"], y, "mistake") == int(out["mistakes"].sum()) == model.mistakes_
         r = rp.run_once(algorithm, X, y, random_state=7)
-        assert r["mistakes"] == model.mistakes_                 # same seed, same run
+        assert r["mistakes"] == model.mistakes_  # same seed, same run
         assert rp.run_once(algorithm, X, y, random_state=7, ties="positive")["mistakes"] <= r["mistakes"]
 
 
@@ -207,8 +231,8 @@ def test_scalings_fit_on_the_whole_dataset():
 def test_breast_repair_restores_the_papers_683_rows(data_dir):
     data = rp.load_paper_dataset("breast", "none", data_dir=data_dir)
     assert (data.n, data.d) == (683, 9)
-    assert set(np.unique(data.X)) <= set(range(1, 11))          # every feature is a 1..10 score again
-    assert int((data.y == 1).sum()) == 239                        # 444 benign / 239 malignant (UCI)
+    assert set(np.unique(data.X)) <= set(range(1, 11))  # every feature is a 1..10 score again
+    assert int((data.y == 1).sum()) == 239  # 444 benign / 239 malignant (UCI)
 
 
 @pytest.mark.data
@@ -221,8 +245,18 @@ def test_votes_recoding(data_dir):
 
 @pytest.mark.data
 def test_sizes_match_the_paper_where_we_have_the_same_data(data_dir):
-    for name in ("ionosphere", "votes84", "wdbc", "australian", "diabetes", "fourclass", "splice", "svmguide3",
-                 "svmguide1", "mushrooms"):
+    for name in (
+        "ionosphere",
+        "votes84",
+        "wdbc",
+        "australian",
+        "diabetes",
+        "fourclass",
+        "splice",
+        "svmguide3",
+        "svmguide1",
+        "mushrooms",
+    ):
         data = rp.load_paper_dataset(name, "paper", data_dir=data_dir)
         assert data.n == PAPER[name].n, name
 
@@ -230,8 +264,21 @@ def test_sizes_match_the_paper_where_we_have_the_same_data(data_dir):
 @pytest.mark.data
 def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
     out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["reproduce", "omkc", "--permutations", "1", "--datasets", "ionosphere,votes84",
-                                       "--quiet", "--json", "--out", str(out)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "reproduce",
+            "omkc",
+            "--permutations",
+            "1",
+            "--datasets",
+            "ionosphere,votes84",
+            "--quiet",
+            "--json",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     report = json.loads(lines[-1])
@@ -256,9 +303,25 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
 @pytest.mark.data
 def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(data_dir, tmp_path):
     plot = tmp_path / "study.png"
-    result = CliRunner().invoke(main, ["reproduce", "om2", "--permutations", "1", "--datasets", "ionosphere",
-                                       "--study-permutations", "2", "--study-datasets", "glass", "--plot", str(plot),
-                                       "--quiet", "--json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "reproduce",
+            "om2",
+            "--permutations",
+            "1",
+            "--datasets",
+            "ionosphere",
+            "--study-permutations",
+            "2",
+            "--study-datasets",
+            "glass",
+            "--plot",
+            str(plot),
+            "--quiet",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     report = json.loads(lines[-1])
@@ -268,12 +331,32 @@ def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(data_dir, tmp_pa
     assert re.search(r"^OM-2\s+\d+\.\d\d ± \d+\.\d\d\s+17\.41 ± 1\.20", text, re.M)
     study = report["study"]["datasets"][0]
     assert study["classes"] == 6 and [r["label"] for r in study["rows"]] == [
-        "OM-2", "OMKC(D,D)", "OMKC(S,S)", "SPA", "Perceptron(*)", "OM-2, gaussians"]
+        "OM-2",
+        "OMKC(D,D)",
+        "OMKC(S,S)",
+        "SPA",
+        "Perceptron(*)",
+        "OM-2, gaussians",
+    ]
     for row in study["rows"]:
         assert len(row["mistake_rate"]) == len(row["n_seen"]) and row["n_seen"][-1] == 214
         assert 0 < row["final"]["mean"] < 100 and row["mistake_rate"][-1] == pytest.approx(row["final"]["mean"])
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"plot written to {plot}" in text
     (tmp_path / "notes.txt").write_text("mine")  # a file that is not a PNG is never replaced by the plot
-    refused = CliRunner().invoke(main, ["reproduce", "om2", "--permutations", "1", "--datasets", "ionosphere",
-                                        "--study-datasets", "glass", "--plot", str(tmp_path / "notes.txt"), "--quiet"])
+    refused = CliRunner().invoke(
+        main,
+        [
+            "reproduce",
+            "om2",
+            "--permutations",
+            "1",
+            "--datasets",
+            "ionosphere",
+            "--study-datasets",
+            "glass",
+            "--plot",
+            str(tmp_path / "notes.txt"),
+            "--quiet",
+        ],
+    )
     assert refused.exit_code != 0 and (tmp_path / "notes.txt").read_text() == "mine"

@@ -31,8 +31,16 @@ from omkl_dist.reproduction.tables.bomkl import (
 
 
 def test_paper_tables_are_well_formed():
-    assert list(TABLES) == [("table1", "german"), ("table1", "svmguide3"), ("table1", "madelon"), ("table1", "a9a"),
-                            ("table2", "a9a"), ("table2", "ijcnn1"), ("table2", "codrna"), ("table2", "SUSY")]
+    assert list(TABLES) == [
+        ("table1", "german"),
+        ("table1", "svmguide3"),
+        ("table1", "madelon"),
+        ("table1", "a9a"),
+        ("table2", "a9a"),
+        ("table2", "ijcnn1"),
+        ("table2", "codrna"),
+        ("table2", "SUSY"),
+    ]
     assert set(ALGORITHM_LABELS) == {a for algos in TABLE_ALGORITHMS.values() for a in algos}
     assert set(IMPLEMENTED) | set(NOT_IMPLEMENTED_NOTE) == set(ALGORITHM_LABELS)
     assert not set(IMPLEMENTED) & set(NOT_IMPLEMENTED_NOTE)
@@ -51,7 +59,9 @@ def test_paper_tables_are_well_formed():
     assert TABLES[("table1", "a9a")].sv["spa"] == TABLES[("table2", "a9a")].sv["spa"]
     # spot checks
     assert (TABLES[("table1", "german")].mistake["spa"].mean, TABLES[("table1", "german")].mistake["spa"].std) == (
-        30.19, 0.29)
+        30.19,
+        0.29,
+    )
     assert (TABLES[("table2", "codrna")].sv["spa"].mean, TABLES[("table2", "codrna")].sv["spa"].std) == (12631, 196.5)
     assert TABLES[("table2", "SUSY")].time["bpas"].mean == 167.6
     assert SPA_BETA["SUSY"] == 300.0 and all(v == 3.0 for k, v in SPA_BETA.items() if k != "SUSY")
@@ -79,7 +89,7 @@ def _paper_text(data_dir):
 
 def _parse_paper_table(text, start, end, labels):
     """``{dataset: {algorithm: [(m, ms), (sv, svs), t] * 2 datasets per line}}`` from the markdown table."""
-    block = text[text.index(start):text.index(end)]
+    block = text[text.index(start) : text.index(end)]
     out, pair = {}, None
     by_label = {v: k for k, v in labels.items()}
     by_label["BOMKC(SPA)"] = "spa"
@@ -130,7 +140,14 @@ def test_resolve_and_models():
         rp.resolve_bomkl(None, ["bpass-x"])
     spa = rp.make_bomkl_model("spa", 1, spa_beta=300.0)
     assert (spa.gamma, spa.delta, spa.eta, spa.alpha, spa.beta, spa.budget, spa.kernels) == (
-        0.99, 0.001, 0.1, 1.0, 300.0, None, "omkc16")
+        0.99,
+        0.001,
+        0.1,
+        1.0,
+        300.0,
+        None,
+        "omkc16",
+    )
     dd, sd = rp.make_bomkl_model("omkc-dd"), rp.make_bomkl_model("omkc-sd")
     assert (dd.update, dd.combination, dd.beta, dd.delta) == ("D", "D", 0.99, 0.001)
     assert (sd.update, sd.combination) == ("S", "D")
@@ -153,7 +170,8 @@ def test_flags_are_explained_from_the_data_or_the_transcribed_notes():
     # the paper's BOGD/BPAS on ijcnn1 sit on its positive rate, 9.708 %: a majority-class classifier
     for algorithm in ("bogd", "bpas"):
         assert "always predicting the majority class (9.708 % here)" in rp.explain_bomkl_flag(
-            "ijcnn1", algorithm, ijcnn1[algorithm], 100 * 4853 / 49990)
+            "ijcnn1", algorithm, ijcnn1[algorithm], 100 * 4853 / 49990
+        )
     assert rp.explain_bomkl_flag("ijcnn1", "rbp", ijcnn1["rbp"], 100 * 4853 / 49990) == "not explained"
     madelon = TABLES[("table1", "madelon")].mistake
     assert "majority class" in rp.explain_bomkl_flag("madelon", "omkc-u", madelon["omkc-u"], 50.0)
@@ -199,16 +217,32 @@ def test_german_uses_the_authors_permutations(data_dir):
 @pytest.mark.data
 def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
     out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["reproduce", "bomkl", "--permutations", "1", "--datasets", "german,svmguide3",
-                                       "--algorithms", "spa,perceptron-star,omkc-u", "--quiet", "--json",
-                                       "--out", str(out)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "reproduce",
+            "bomkl",
+            "--permutations",
+            "1",
+            "--datasets",
+            "german,svmguide3",
+            "--algorithms",
+            "spa,perceptron-star,omkc-u",
+            "--quiet",
+            "--json",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     report = json.loads(lines[-1])
     assert report["experiment"] == "bomkl"
     assert json.loads(out.read_text())["summary"]["rows_compared"] == 6
-    assert [(b["table"], b["paper_name"]) for b in report["datasets"]] == [("table1", "german"),
-                                                                           ("table1", "svmguide3")]
+    assert [(b["table"], b["paper_name"]) for b in report["datasets"]] == [
+        ("table1", "german"),
+        ("table1", "svmguide3"),
+    ]
     assert report["datasets"][0]["permutations_from_file"] == 1
     for block in report["datasets"]:
         assert [r["algorithm"] for r in block["rows"]] == ["perceptron-star", "omkc-u", "spa"]
@@ -228,8 +262,12 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
 
 def test_duplicate_rows_are_counted_once():
     row = {"ours": {}, "deviation_pp": 1.5, "flagged": True}
-    report = {"datasets": [{"substitute": False, "rows": [dict(row)]},
-                           {"substitute": False, "rows": [dict(row, duplicate=True)]}]}
+    report = {
+        "datasets": [
+            {"substitute": False, "rows": [dict(row)]},
+            {"substitute": False, "rows": [dict(row, duplicate=True)]},
+        ]
+    }
     s = omkc.summarize(report)
     assert s["rows_compared"] == 1 and s["flagged"] == 1
 
@@ -244,8 +282,9 @@ def test_budget_baselines_run_in_table2(data_dir, monkeypatch):
 
     def small(name, scaling="paper", data_dir=None):
         data, perms = load(name, scaling, data_dir=data_dir)
-        return omkc.PreparedData(data.paper_name, data.registry, data.file, data.X[:400], data.y[:400], data.scaling,
-                               data.repair_note), perms
+        return omkc.PreparedData(
+            data.paper_name, data.registry, data.file, data.X[:400], data.y[:400], data.scaling, data.repair_note
+        ), perms
 
     monkeypatch.setattr(rp, "load_bomkl_dataset", small)
     report = rp.reproduce_bomkl(["SUSY"], list(BUDGET_BASELINES), permutations=1, warm_up=False)

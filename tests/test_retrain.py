@@ -26,12 +26,11 @@ from omkl_cli import OMKL, last_json, omkl
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-
-
 def csv_window(path, *, rows, first_row, noisy_head=0, labels=("-1", "1"), features=4, seed=0):
     """A window of the synth stream as a CSV file (the head's labels replaced by coin flips)."""
-    X, y = map(np.concatenate, zip(*iter_blocks(rows=rows, features=features, seed=seed, noise=0.01,
-                                                first_row=first_row)))
+    X, y = map(
+        np.concatenate, zip(*iter_blocks(rows=rows, features=features, seed=seed, noise=0.01, first_row=first_row))
+    )
     y = y.copy()
     y[:noisy_head] = np.where(np.random.default_rng(first_row).random(noisy_head) < 0.5, -1, 1)
     names = np.where(y > 0, labels[1], labels[0])
@@ -50,11 +49,28 @@ def stream200k(tmp_path_factory):
 
 def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k, tmp_path):
     store = tmp_path / "store"
-    first = last_json(omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows", "0:100000",
-                           "--algo", "spa", "--block-size", 1024, "--quiet"))
+    first = last_json(
+        omkl(
+            "retrain",
+            "--store",
+            store,
+            "--model",
+            "spa",
+            "--data",
+            stream200k,
+            "--rows",
+            "0:100000",
+            "--algo",
+            "spa",
+            "--block-size",
+            1024,
+            "--quiet",
+        )
+    )
     assert (first["status"], first["version"], first["champion"]) == ("promoted", 1, 1)
-    second = last_json(omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows",
-                            "100000:200000", "--quiet"))
+    second = last_json(
+        omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows", "100000:200000", "--quiet")
+    )
     assert second["status"] in ("promoted", "kept") and second["version"] == 2 and second["parent"] == 1
     gate = second["gate"]
     assert (gate["challenger"] <= gate["champion"]) == (second["status"] == "promoted")
@@ -72,8 +88,9 @@ def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k,
     for name in ("mistakes.png", "support.png", "weights.png", "speed.png", "history.png"):
         assert (report / name).read_bytes()[:8] == PNG, name
     # a rerun of the same window returns the same version and trains nothing
-    again = last_json(omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows",
-                           "100000:200000", "--quiet"))
+    again = last_json(
+        omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows", "100000:200000", "--quiet")
+    )
     assert (again["status"], again["version"]) == ("exists", 2)
     assert ModelStore(store, "spa").versions() == [1, 2]
     listing = omkl("models", "list", "--store", store, "spa").stdout
@@ -88,8 +105,10 @@ def small(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("algo, params", [("omkc", {"update": "S", "combination": "S"}), ("spa", {}),
-                                          ("om2", {}), ("oks", {}), ("bpas", {"budget": 40})])
+@pytest.mark.parametrize(
+    "algo, params",
+    [("omkc", {"update": "S", "combination": "S"}), ("spa", {}), ("om2", {}), ("oks", {}), ("bpas", {"budget": 40})],
+)
 def test_a_retrain_continues_the_champions_exact_state(small, tmp_path, algo, params):
     store = tmp_path / "store"
     retrain(store, "m", small, rows="0:3000", algo=algo, params=params, block_size=64, seed=4)
@@ -142,8 +161,9 @@ def test_batch_models_are_refitted_per_window(tmp_path):
     ingest(csv_window(tmp_path / "a.csv", rows=300, first_row=0), tmp_path / "a")
     ingest(csv_window(tmp_path / "b.csv", rows=300, first_row=300), tmp_path / "b")
     store = tmp_path / "store"
-    first = retrain(store, "mk", tmp_path / "a", algo="simplemkl", params={"kernels": "poly:1,2;gaussian:1"},
-                    scaling="standard")
+    first = retrain(
+        store, "mk", tmp_path / "a", algo="simplemkl", params={"kernels": "poly:1,2;gaussian:1"}, scaling="standard"
+    )
     second = retrain(store, "mk", tmp_path / "b", params={"C": 10.0})
     assert first["status"] == "promoted" and second["version"] == 2
     model, scaler, meta = load_model(ModelStore(store, "mk").path(2))
@@ -191,8 +211,21 @@ def test_a_locked_store_exits_75_with_a_json_line(tmp_path):
     fd = os.open(store.dir / LOCK, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        proc = omkl("retrain", "--store", store.root, "--model", "m", "--data", tmp_path / "a", "--algo", "perceptron",
-                    "--lock-timeout", "0.3", "--quiet", check=False)
+        proc = omkl(
+            "retrain",
+            "--store",
+            store.root,
+            "--model",
+            "m",
+            "--data",
+            tmp_path / "a",
+            "--algo",
+            "perceptron",
+            "--lock-timeout",
+            "0.3",
+            "--quiet",
+            check=False,
+        )
     finally:
         os.close(fd)
     assert proc.returncode == 75 and "try again later" in proc.stderr
@@ -204,9 +237,23 @@ def test_sigkill_while_writing_leaves_no_half_version(tmp_path):
     ingest(csv_window(tmp_path / "a.csv", rows=6000, first_row=0), tmp_path / "a")
     store = ModelStore(tmp_path / "store", "m")
     staging = store.dir / "staging"
-    proc = subprocess.Popen([*OMKL, "retrain", "--store", str(store.root), "--model", "m", "--data",
-                             str(tmp_path / "a"), "--algo", "omkc", "--quiet"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            *OMKL,
+            "retrain",
+            "--store",
+            str(store.root),
+            "--model",
+            "m",
+            "--data",
+            str(tmp_path / "a"),
+            "--algo",
+            "omkc",
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while not (staging.is_dir() and any(staging.iterdir())) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.001)
@@ -214,8 +261,9 @@ def test_sigkill_while_writing_leaves_no_half_version(tmp_path):
     proc.wait()
     assert any(staging.iterdir()), "the retrain ended before it was killed mid-write"
     assert store.versions() == [] and store.verify()["problems"] == []
-    again = last_json(omkl("retrain", "--store", store.root, "--model", "m", "--data", tmp_path / "a", "--algo", "omkc",
-                           "--quiet"))
+    again = last_json(
+        omkl("retrain", "--store", store.root, "--model", "m", "--data", tmp_path / "a", "--algo", "omkc", "--quiet")
+    )
     assert again["status"] == "promoted" and store.versions() == [1]
     assert not any(staging.iterdir())  # the dead writer's folder was swept
     assert store.verify()["problems"] == []
@@ -224,9 +272,31 @@ def test_sigkill_while_writing_leaves_no_half_version(tmp_path):
 def test_eight_retrains_at_once_on_one_store(tmp_path):
     ingest(csv_window(tmp_path / "a.csv", rows=8000, first_row=0), tmp_path / "a")
     root = tmp_path / "store"
-    procs = [subprocess.Popen([*OMKL, "retrain", "--store", str(root), "--model", "m", "--data", str(tmp_path / "a"),
-                               "--partition", f"{i}/8", "--algo", "perceptron-u", "--lock-timeout", "5", "--quiet"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [
+                *OMKL,
+                "retrain",
+                "--store",
+                str(root),
+                "--model",
+                "m",
+                "--data",
+                str(tmp_path / "a"),
+                "--partition",
+                f"{i}/8",
+                "--algo",
+                "perceptron-u",
+                "--lock-timeout",
+                "5",
+                "--quiet",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(8)
+    ]
     outcomes = [(p.wait(timeout=300), p.stdout.read()) for p in procs]
     for code, out in outcomes:
         assert code in (0, 75), out
@@ -248,11 +318,24 @@ def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
     (label options part of the digest) and a rerun on the same file reuses it and finds its version."""
     day = tmp_path / "day.csv"
     X, y = map(np.concatenate, zip(*iter_blocks(rows=3000, features=4, seed=0, noise=0.01)))
-    day.write_text("".join(",".join(f"{v:.17g}" for v in row) + ("," + ("yes" if t > 0 else "no")) + "\n"
-                           for row, t in zip(X, y)))
+    day.write_text(
+        "".join(",".join(f"{v:.17g}" for v in row) + ("," + ("yes" if t > 0 else "no")) + "\n" for row, t in zip(X, y))
+    )
     store = tmp_path / "store"
-    args = ("retrain", "--store", store, "--model", "m", "--data", day, "--label-column", "last", "--positive-class",
-            "yes", "--quiet")
+    args = (
+        "retrain",
+        "--store",
+        store,
+        "--model",
+        "m",
+        "--data",
+        day,
+        "--label-column",
+        "last",
+        "--positive-class",
+        "yes",
+        "--quiet",
+    )
     first = last_json(omkl(*args, "--algo", "spa"))
     windows = sorted((store / "m" / "windows").iterdir())
     assert first["status"] == "promoted" and len(windows) == 1 and first["window"]["source"] == str(windows[0])
@@ -261,6 +344,17 @@ def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
     assert again["status"] == "exists" and sorted((store / "m" / "windows").iterdir()) == windows
     words_last = omkl("retrain", "--store", store, "--model", "m", "--data", day, "--quiet", check=False)
     assert words_last.returncode == 2 and "--label-column last" in words_last.stderr
-    on_ingested = omkl("retrain", "--store", store, "--model", "m", "--data", windows[0], "--label-column", "last",
-                       "--quiet", check=False)
+    on_ingested = omkl(
+        "retrain",
+        "--store",
+        store,
+        "--model",
+        "m",
+        "--data",
+        windows[0],
+        "--label-column",
+        "last",
+        "--quiet",
+        check=False,
+    )
     assert on_ingested.returncode == 2 and "chosen at ingest" in on_ingested.stderr

@@ -64,11 +64,14 @@ class _Recorder:
                 recorder.edges.append((self.task_id, other.task_id))
                 return other
 
-        self.modules = {"airflow": types.ModuleType("airflow"), "airflow.sdk": types.ModuleType("airflow.sdk"),
-                        "airflow.providers": types.ModuleType("airflow.providers"),
-                        "airflow.providers.standard": types.ModuleType("airflow.providers.standard"),
-                        "airflow.providers.standard.operators": types.ModuleType("x"),
-                        "airflow.providers.standard.operators.bash": types.ModuleType("y")}
+        self.modules = {
+            "airflow": types.ModuleType("airflow"),
+            "airflow.sdk": types.ModuleType("airflow.sdk"),
+            "airflow.providers": types.ModuleType("airflow.providers"),
+            "airflow.providers.standard": types.ModuleType("airflow.providers.standard"),
+            "airflow.providers.standard.operators": types.ModuleType("x"),
+            "airflow.providers.standard.operators.bash": types.ModuleType("y"),
+        }
         self.modules["airflow.sdk"].DAG = DAG
         self.modules["airflow.providers.standard.operators.bash"].BashOperator = BashOperator
 
@@ -111,10 +114,17 @@ def test_the_dag_runs_for_real_in_airflow(tmp_path):
     dags.mkdir()
     shutil.copy(DAG_FILE, dags / "omkl_retrain.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV"))}
-    env.update(AIRFLOW_HOME=str(tmp_path / "airflow"), AIRFLOW__CORE__DAGS_FOLDER=str(dags),
-               AIRFLOW__CORE__LOAD_EXAMPLES="False", OMKL_BIN=str(OMKL_BIN), OMKL_STORE=str(tmp_path / "store"),
-               OMKL_MODEL="nightly", OMKL_SOURCE=str(tmp_path / "incoming" / "{date}.csv"),
-               OMKL_WORK=str(tmp_path / "work"), OMKL_RETRAIN_ARGS="--algo perceptron-u --block-size 64")
+    env.update(
+        AIRFLOW_HOME=str(tmp_path / "airflow"),
+        AIRFLOW__CORE__DAGS_FOLDER=str(dags),
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+        OMKL_BIN=str(OMKL_BIN),
+        OMKL_STORE=str(tmp_path / "store"),
+        OMKL_MODEL="nightly",
+        OMKL_SOURCE=str(tmp_path / "incoming" / "{date}.csv"),
+        OMKL_WORK=str(tmp_path / "work"),
+        OMKL_RETRAIN_ARGS="--algo perceptron-u --block-size 64",
+    )
     airflow = str(venv / "bin" / "airflow")
 
     def run(*args):
@@ -123,9 +133,12 @@ def test_the_dag_runs_for_real_in_airflow(tmp_path):
         return proc
 
     run(airflow, "db", "migrate")
-    loaded = run(str(venv / "bin" / "python"), "-c",
-                 f"from airflow.dag_processing.dagbag import DagBag; b = DagBag({str(dags)!r}); "
-                 "print(b.import_errors); print(sorted(b.dag_ids))")
+    loaded = run(
+        str(venv / "bin" / "python"),
+        "-c",
+        f"from airflow.dag_processing.dagbag import DagBag; b = DagBag({str(dags)!r}); "
+        "print(b.import_errors); print(sorted(b.dag_ids))",
+    )
     assert loaded.stdout.splitlines()[-2:] == ["{}", "['omkl_retrain']"]
     done = run(airflow, "dags", "test", "omkl_retrain", day)
     assert "state=success" in done.stdout + done.stderr
@@ -139,10 +152,29 @@ def test_the_dag_runs_for_real_in_airflow(tmp_path):
 # ------------------------------------------------------------------------------------------------ cron
 def test_the_cron_line_runs_under_sh(tmp_path):
     work, store = tmp_path / "work", tmp_path / "store"
-    line = subprocess.run([*OMKL, "schedule", "cron", "--store", str(store), "--model", "nightly", "--source",
-                           str(tmp_path / "in" / "{date}.csv"), "--work", str(work), "--at", "15 3 * * *",
-                           "--retrain-args", "--algo perceptron-u --block-size 64"],
-                          capture_output=True, text=True, check=True, env={**os.environ, "OMKL_BIN": str(OMKL_BIN)})
+    line = subprocess.run(
+        [
+            *OMKL,
+            "schedule",
+            "cron",
+            "--store",
+            str(store),
+            "--model",
+            "nightly",
+            "--source",
+            str(tmp_path / "in" / "{date}.csv"),
+            "--work",
+            str(work),
+            "--at",
+            "15 3 * * *",
+            "--retrain-args",
+            "--algo perceptron-u --block-size 64",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "OMKL_BIN": str(OMKL_BIN)},
+    )
     entry = line.stdout.strip()
     fields = entry.split(" ", 5)
     assert fields[:5] == ["15", "3", "*", "*", "*"] and "flock -n -E 75" in entry and "\\%F" in entry

@@ -38,9 +38,16 @@ def test_musvm_picks_the_best_validated_kernel_in_process_and_on_dask(data):
     np.testing.assert_array_equal(model.predict(Xt), svm.predict(gram(chosen, Xt, X)))
     from dask.distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
-                      worker_dashboard_address="127.0.0.1:0") as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         on_dask = MuSVM(kernels=POOL, random_state=3, client=client).fit(X, y)
     np.testing.assert_array_equal(on_dask.validation_scores_, model.validation_scores_)
     assert on_dask.selected_kernel_ == model.selected_kernel_
@@ -93,8 +100,7 @@ def test_mutron_and_om1(data):
 def test_reproduce_oks_prints_the_papers_tables_and_checks_claims(data_dir):
     from omkl_dist.pipelines.reproduce_oks import format_oks_report, run_reproduce_oks
 
-    report = run_reproduce_oks(studies=["testbed"], tasks=["sonar"], seeds=2, data_dir=data_dir,
-                               show_progress=False)
+    report = run_reproduce_oks(studies=["testbed"], tasks=["sonar"], seeds=2, data_dir=data_dir, show_progress=False)
     text = format_oks_report(report)
     assert "animal vs vehicle (n=3434)" in text and "0.8675 ± 0.0155" in text  # the paper's Table 1
     cells = report["studies"][0]["tasks"]["sonar"]

@@ -59,10 +59,15 @@ ESTIMATORS = [
 # MKBoost learns each trial on a weighted *resample* (the paper's boosting by sampling): sample_weight
 # sets the distribution the rows are drawn from, so weight 2 is not the same draw as a repeated row
 # (equal in expectation only) -- the property these two checks test does not hold for sampling.
-SAMPLING = ("MKBoost trains each boosting trial on a random weighted resample: equal to repeated rows in expectation "
-            "only")
-EXPECTED_FAILURES = {"MKBoost": {"check_sample_weight_equivalence_on_dense_data": SAMPLING,
-                                 "check_sample_weight_equivalence_on_sparse_data": SAMPLING}}
+SAMPLING = (
+    "MKBoost trains each boosting trial on a random weighted resample: equal to repeated rows in expectation only"
+)
+EXPECTED_FAILURES = {
+    "MKBoost": {
+        "check_sample_weight_equivalence_on_dense_data": SAMPLING,
+        "check_sample_weight_equivalence_on_sparse_data": SAMPLING,
+    }
+}
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILURES.get(type(est).__name__, {}))

@@ -69,10 +69,17 @@ def test_budget_sets_beta_and_bounds_support_vectors(data_dir):
     assert model.n_support_.max() <= 3 * 30  # expectation ≤ 30 per kernel; allow sampling noise
 
 
-@pytest.mark.parametrize(("param", "value", "match"), [
-    ("beta", 0.5, "beta must be >= alpha"), ("gamma", 1.0, "gamma"), ("delta", 0.0, "delta"),
-    ("eta", -1.0, "eta"), ("alpha", 0.0, "alpha"), ("budget", 0, "budget"),
-])
+@pytest.mark.parametrize(
+    ("param", "value", "match"),
+    [
+        ("beta", 0.5, "beta must be >= alpha"),
+        ("gamma", 1.0, "gamma"),
+        ("delta", 0.0, "delta"),
+        ("eta", -1.0, "eta"),
+        ("alpha", 0.0, "alpha"),
+        ("budget", 0, "budget"),
+    ],
+)
 def test_bad_parameters(param, value, match):
     X, y = np.eye(4), np.array([1, -1, 1, -1])
     with pytest.raises(ValueError, match=match):

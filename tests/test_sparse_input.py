@@ -25,10 +25,14 @@ def binary_sparse(request, data_dir):
     return X, y
 
 
-ONLINE = {"SPA": lambda: SPA(random_state=0), "OMKC-SS": lambda: OMKC(update="S", combination="S", random_state=0),
-          "OMKC-DD": lambda: OMKC(random_state=0), "PerceptronU": lambda: PerceptronU(),
-          "PerceptronStar": lambda: PerceptronStar(validation_fraction=0.2),
-          "BPAS": lambda: BPAS(budget=50, random_state=0)}
+ONLINE = {
+    "SPA": lambda: SPA(random_state=0),
+    "OMKC-SS": lambda: OMKC(update="S", combination="S", random_state=0),
+    "OMKC-DD": lambda: OMKC(random_state=0),
+    "PerceptronU": lambda: PerceptronU(),
+    "PerceptronStar": lambda: PerceptronStar(validation_fraction=0.2),
+    "BPAS": lambda: BPAS(budget=50, random_state=0),
+}
 
 
 @pytest.mark.parametrize("make", list(ONLINE.values()), ids=list(ONLINE))
@@ -69,9 +73,11 @@ def test_sparse_input_is_tagged_and_bad_sparse_input_is_clear():
         OMKC().fit(sp.csr_matrix(np.eye(5)), [0, 1, 0, 1, 0]).predict(sp.csr_matrix(np.eye(4)))
 
 
-@pytest.mark.parametrize("make", [lambda: OM2(), lambda: SPA(random_state=0),
-                                  lambda: OMKC(update="S", combination="D", random_state=0)],
-                         ids=["OM2", "SPA", "OMKC-SD"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: OM2(), lambda: SPA(random_state=0), lambda: OMKC(update="S", combination="D", random_state=0)],
+    ids=["OM2", "SPA", "OMKC-SD"],
+)
 def test_multiclass_models_keep_sparse_rows_as_dense(binary_sparse, make):
     """Three classes (from the labels and one binary feature): the multi-class recurrences read
     sparse rows as the binary ones do."""

@@ -46,13 +46,20 @@ def invoke(*args):
 
 def same_csr(A, B) -> bool:
     """Equal as canonical CSR matrices: shape, row pointers, column indices and values, bit for bit."""
-    return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr) and np.array_equal(A.indices, B.indices)
-            and np.array_equal(A.data, B.data))
+    return (
+        A.shape == B.shape
+        and np.array_equal(A.indptr, B.indptr)
+        and np.array_equal(A.indices, B.indices)
+        and np.array_equal(A.data, B.data)
+    )
 
 
 def tree_digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -150,6 +157,7 @@ def test_row_range_across_chunk_boundaries(wide):
 
 def _row_ids(X, reference) -> np.ndarray:
     """Each row of X as its row number in ``reference`` (rows identified by their content)."""
+
     def key(M, i):
         a, b = M.indptr[i], M.indptr[i + 1]
         return M.indices[a:b].tobytes() + M.data[a:b].tobytes()
@@ -292,8 +300,7 @@ BAD_WIDE = {
     "float32 overflow": ([*_GOOD, _wide_line(-1, [(5, "1e39")])], {"dtype": "float32"}, "overflows float32"),
     "unsorted indices": ([*_GOOD, _wide_line(1, [(12_000, 1), (4, 1)])], {}, "not strictly increasing"),
     "bad token": ([*_GOOD, "1 10001:0.5 oops"], {}, "is not `index:value`"),
-    "one class": ([_wide_line(1, [(3, 1), (12_000, 1)])], {"n_classes": 2, "classes": ["-1", "1", "2"]},
-                  "classes"),
+    "one class": ([_wide_line(1, [(3, 1), (12_000, 1)])], {"n_classes": 2, "classes": ["-1", "1", "2"]}, "classes"),
 }
 
 
@@ -408,8 +415,20 @@ def test_job_data_delivers_csr_blocks(wide, source):
 
 
 def test_run_refuses_standard_scaling_of_a_sparse_stream(wide, tmp_path):
-    res = invoke("run", "--algo", "perceptron", "--data", wide["dir"], "--scaling", "standard", "--limit", 300,
-                 "--quiet", "--trace-out", tmp_path / "t.json")
+    res = invoke(
+        "run",
+        "--algo",
+        "perceptron",
+        "--data",
+        wide["dir"],
+        "--scaling",
+        "standard",
+        "--limit",
+        300,
+        "--quiet",
+        "--trace-out",
+        tmp_path / "t.json",
+    )
     assert res.exit_code == 2 and "--scaling none" in res.output and "densify" in res.output, res.output
 
 
@@ -437,8 +456,22 @@ def test_generator_is_rcv1_shaped_deterministic_and_learnable(wide, tmp_path):
 
 def test_synth_command_writes_the_libsvm_file(tmp_path):
     out = tmp_path / "wide.svm.gz"
-    res = invoke("data", "synth", "--shape", "rcv1", "--rows", 300, "--features", 20_000, "--density", 0.004,
-                 "--seed", 3, "--out", out)
+    res = invoke(
+        "data",
+        "synth",
+        "--shape",
+        "rcv1",
+        "--rows",
+        300,
+        "--features",
+        20_000,
+        "--density",
+        0.004,
+        "--seed",
+        3,
+        "--out",
+        out,
+    )
     assert res.exit_code == 0 and "300 x 20,000 rcv1-shaped LIBSVM file" in res.output, res.output
     ds = read_dataset(out)
     assert isinstance(ds.X, sp.csr_matrix) and ds.X.shape == (300, 20_000) and 60 < ds.X.nnz / 300 < 90

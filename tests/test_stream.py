@@ -134,8 +134,10 @@ def test_bad_block_size(dataset, block_size):
         open_stream(dataset, block_size=block_size)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"start": -1}, "start"), ({"stop": N + 1}, "stop"),
-                                           ({"start": 20, "stop": 10}, "must not exceed")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"start": -1}, "start"), ({"stop": N + 1}, "stop"), ({"start": 20, "stop": 10}, "must not exceed")],
+)
 def test_bad_row_range(dataset, kwargs, match):
     with pytest.raises(ValueError, match=match):
         open_stream(dataset, **kwargs)
@@ -150,7 +152,7 @@ def test_float32_dataset_streams_float64(tmp_path, dataset):
     src = tmp_path / "f.txt"
     src.write_text("1 0.1 0.2\n-1 0.3 0.4\n")
     ingest(src, tmp_path / "ds", dtype="float32")
-    (X, y), = list(open_stream(tmp_path / "ds", block_size=10))
+    ((X, y),) = list(open_stream(tmp_path / "ds", block_size=10))
     assert X.dtype == np.float64 and y.tolist() == [1, -1]
     np.testing.assert_allclose(X, [[0.1, 0.2], [0.3, 0.4]], rtol=1e-6)
 

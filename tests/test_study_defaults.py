@@ -18,9 +18,29 @@ def invoke(*args):
 
 
 #: what one run's JSONL record holds (the report reads its mistakes, support vectors and times)
-RECORD_FIELDS = {"algorithm", "block_size", "code", "created", "dataset", "kernel_spec", "kernels", "max_rows",
-                 "mistake_rate", "mistakes", "n", "n_classes", "n_features", "n_support", "permutation",
-                 "rows_available", "scale_rows", "scaling", "seconds", "seed", "wall_seconds"}
+RECORD_FIELDS = {
+    "algorithm",
+    "block_size",
+    "code",
+    "created",
+    "dataset",
+    "kernel_spec",
+    "kernels",
+    "max_rows",
+    "mistake_rate",
+    "mistakes",
+    "n",
+    "n_classes",
+    "n_features",
+    "n_support",
+    "permutation",
+    "rows_available",
+    "scale_rows",
+    "scaling",
+    "seconds",
+    "seed",
+    "wall_seconds",
+}
 
 
 def _lines(path):
@@ -29,8 +49,21 @@ def _lines(path):
 
 def test_tiny_study_writes_resumes_and_reports(data_dir, tmp_path):
     results, doc = tmp_path / "study.jsonl", tmp_path / "defaults.md"
-    common = ("--algorithms", "perceptron,omkc-dd", "--datasets", "glass,fourclass", "--max-rows", 200,
-              "--workers", 1, "--results", results, "--doc", doc, "--quiet")
+    common = (
+        "--algorithms",
+        "perceptron,omkc-dd",
+        "--datasets",
+        "glass,fourclass",
+        "--max-rows",
+        200,
+        "--workers",
+        1,
+        "--results",
+        results,
+        "--doc",
+        doc,
+        "--quiet",
+    )
     res = invoke(*common, "--permutations", 2)
     assert res.exit_code == 0, res.output
     records = _lines(results)
@@ -69,8 +102,23 @@ def test_tiny_study_writes_resumes_and_reports(data_dir, tmp_path):
 
 def test_a_cut_short_line_is_done_again(data_dir, tmp_path):
     results = tmp_path / "r.jsonl"
-    args = ("--algorithms", "perceptron", "--datasets", "fourclass", "--permutations", 1, "--max-rows", 50,
-            "--workers", 1, "--results", results, "--doc", tmp_path / "d.md", "--quiet")
+    args = (
+        "--algorithms",
+        "perceptron",
+        "--datasets",
+        "fourclass",
+        "--permutations",
+        1,
+        "--max-rows",
+        50,
+        "--workers",
+        1,
+        "--results",
+        results,
+        "--doc",
+        tmp_path / "d.md",
+        "--quiet",
+    )
     assert invoke(*args).exit_code == 0
     lines = results.read_text().splitlines()
     results.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])  # killed mid-write
@@ -82,25 +130,45 @@ def test_a_cut_short_line_is_done_again(data_dir, tmp_path):
 
 def test_worker_processes(data_dir, tmp_path):
     results = tmp_path / "r.jsonl"
-    res = invoke("--algorithms", "perceptron", "--datasets", "magic04-shaped", "--permutations", 2, "--max-rows", 60,
-                 "--workers", 2, "--results", results, "--doc", tmp_path / "d.md")
+    res = invoke(
+        "--algorithms",
+        "perceptron",
+        "--datasets",
+        "magic04-shaped",
+        "--permutations",
+        2,
+        "--max-rows",
+        60,
+        "--workers",
+        2,
+        "--results",
+        results,
+        "--doc",
+        tmp_path / "d.md",
+    )
     assert res.exit_code == 0, res.output
     assert len(_lines(results)) == 12 and "[12/12 runs" in res.output
     with sd.single_threaded():  # the same runs in this process: the same mistakes
-        again = sd.run_task({k: _lines(results)[0][k] for k in ("algorithm", "dataset", "scaling", "kernels",
-                                                                 "kernel_spec", "permutation", "max_rows")})
+        again = sd.run_task(
+            {
+                k: _lines(results)[0][k]
+                for k in ("algorithm", "dataset", "scaling", "kernels", "kernel_spec", "permutation", "max_rows")
+            }
+        )
     assert again["mistakes"] == _lines(results)[0]["mistakes"]
 
 
 def test_bad_options_exit_2_with_one_line(data_dir, tmp_path):
     base = ("--results", tmp_path / "r.jsonl", "--doc", tmp_path / "d.md", "--quiet")
-    cases = [(("--algorithms", "omkcc"), "unknown algorithm 'omkcc' (did you mean"),
-             (("--datasets", "fourclas"), "unknown dataset 'fourclas' (did you mean fourclass"),
-             (("--datasets", " , "), "no dataset given"),
-             (("--report-only",), "holds no runs yet"),
-             (("--report-only", "--workers", 1), "--workers: nothing runs with --report-only"),
-             (("--permutations", 0), "--permutations"),
-             (("--max-rows", -3), "--max-rows")]
+    cases = [
+        (("--algorithms", "omkcc"), "unknown algorithm 'omkcc' (did you mean"),
+        (("--datasets", "fourclas"), "unknown dataset 'fourclas' (did you mean fourclass"),
+        (("--datasets", " , "), "no dataset given"),
+        (("--report-only",), "holds no runs yet"),
+        (("--report-only", "--workers", 1), "--workers: nothing runs with --report-only"),
+        (("--permutations", 0), "--permutations"),
+        (("--max-rows", -3), "--max-rows"),
+    ]
     for args, message in cases:
         res = invoke(*args, *base)
         assert res.exit_code == 2 and message in res.output, (args, res.output)
@@ -117,32 +185,61 @@ def test_bad_options_exit_2_with_one_line(data_dir, tmp_path):
 
 def _record(algorithm, dataset, combination, rate, permutation=0, seconds=0.01):
     scaling, _, norm = combination.partition("+")
-    return {"algorithm": algorithm, "dataset": dataset, "scaling": scaling, "kernels": "norm" if norm else "raw",
-            "kernel_spec": "omkc16" + ("+norm" if norm else ""), "permutation": permutation, "max_rows": 200,
-            "n": 200, "rows_available": 500, "n_features": 4, "n_classes": 2, "mistakes": int(2 * rate),
-            "mistake_rate": rate / 100, "seconds": seconds, "wall_seconds": 2 * seconds, "n_support": 5}
+    return {
+        "algorithm": algorithm,
+        "dataset": dataset,
+        "scaling": scaling,
+        "kernels": "norm" if norm else "raw",
+        "kernel_spec": "omkc16" + ("+norm" if norm else ""),
+        "permutation": permutation,
+        "max_rows": 200,
+        "n": 200,
+        "rows_available": 500,
+        "n_features": 4,
+        "n_classes": 2,
+        "mistakes": int(2 * rate),
+        "mistake_rate": rate / 100,
+        "seconds": seconds,
+        "wall_seconds": 2 * seconds,
+        "n_support": 5,
+    }
 
 
 def _study(rates: dict) -> list:
     """{dataset: {combination: (rate of permutation 0, rate of permutation 1)}} -> records."""
-    return [_record("omkc-dd", d, c, r, p) for d, row in rates.items() for c, pair in row.items()
-            for p, r in enumerate(pair)]
+    return [
+        _record("omkc-dd", d, c, r, p)
+        for d, row in rates.items()
+        for c, pair in row.items()
+        for p, r in enumerate(pair)
+    ]
 
 
 def test_report_counts_wins_margins_and_losses():
-    minmax_wins = {"none": (20, 22), "minmax": (10, 12), "standard": (10.2, 12.2), "none+norm": (30, 30),
-                   "minmax+norm": (15, 15), "standard+norm": (16, 16)}
-    report = sd.build_report(_study({
-        "a": minmax_wins,
-        "b": {**minmax_wins, "standard": (13, 15)},                  # minmax best by 2 points
-        "c": {**minmax_wins, "standard+norm": (5, 5)},               # minmax loses by 6 points
-    }), max_rows=200)
+    minmax_wins = {
+        "none": (20, 22),
+        "minmax": (10, 12),
+        "standard": (10.2, 12.2),
+        "none+norm": (30, 30),
+        "minmax+norm": (15, 15),
+        "standard+norm": (16, 16),
+    }
+    report = sd.build_report(
+        _study(
+            {
+                "a": minmax_wins,
+                "b": {**minmax_wins, "standard": (13, 15)},  # minmax best by 2 points
+                "c": {**minmax_wins, "standard+norm": (5, 5)},  # minmax loses by 6 points
+            }
+        ),
+        max_rows=200,
+    )
     s = report["summaries"]["omkc-dd"]
     assert s["rows"] == 3 and s["winner"] == "minmax"
     mm, st = s["combinations"]["minmax"], s["combinations"]["standard"]
     assert (mm["best"], mm["near"]) == (2, 2) and mm["mean_margin"] == pytest.approx((0.2 + 3.0) / 2)
     assert mm["mean_gap"] == pytest.approx(6 / 3) and mm["max_gap"] == pytest.approx(6)
-    assert (st["best"], st["near"]) == (0, 1)                       # within 0.5 on a only
+    assert (st["best"], st["near"]) == (0, 1)  # within 0.5 on a only
     assert [(loss["dataset"], loss["best"]) for loss in s["losses"]] == [("c", ["standard+norm"])]
     assert s["losses"][0]["gap"] == pytest.approx(6)
     text = sd.format_markdown(report)

@@ -38,8 +38,19 @@ def test_labels_in_the_last_column_as_words(magic, tmp_path):
     assert res.exit_code == 2
     assert f"row 1, column 11: non-numeric value '{labels[0]}'" in res.output
     assert "if the last column holds the labels, pass --label-column last" in res.output
-    res = invoke("run", "--algo", "spa", "--data", path, "--label-column", "last", "--quiet", "--json",
-                 "--trace-out", tmp_path / "t.json")
+    res = invoke(
+        "run",
+        "--algo",
+        "spa",
+        "--data",
+        path,
+        "--label-column",
+        "last",
+        "--quiet",
+        "--json",
+        "--trace-out",
+        tmp_path / "t.json",
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.splitlines()[-1])
     assert report["n"] == 2000 and 0 < report["mistake_rate"] < 0.5 and report["instances_per_second"] > 0
@@ -105,8 +116,20 @@ def _table(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4))
     species = np.where(X[:, 0] + X[:, 1] ** 2 > 0.8, "setosa", "virginica")
-    return pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2].astype(np.float32), "d": (X[:, 3] > 0),
-                     "species": species, "comment": ["free text"] * n}), X, species
+    return (
+        pa.table(
+            {
+                "a": X[:, 0],
+                "b": X[:, 1],
+                "c": X[:, 2].astype(np.float32),
+                "d": (X[:, 3] > 0),
+                "species": species,
+                "comment": ["free text"] * n,
+            }
+        ),
+        X,
+        species,
+    )
 
 
 def test_parquet_with_string_labels_ingests_in_batches_and_runs(tmp_path, monkeypatch):
@@ -124,8 +147,19 @@ def test_parquet_with_string_labels_ingests_in_batches_and_runs(tmp_path, monkey
             yield X_part, lo
 
     monkeypatch.setattr(tables_module.TableSource, "batches", recording)
-    res = invoke("data", "ingest", path, "--out", tmp_path / "ds", "--label-column", "species", "--features",
-                 "a,b,c,d", "--chunk-rows", 1000)
+    res = invoke(
+        "data",
+        "ingest",
+        path,
+        "--out",
+        tmp_path / "ds",
+        "--label-column",
+        "species",
+        "--features",
+        "a,b,c,d",
+        "--chunk-rows",
+        1000,
+    )
     assert res.exit_code == 0, res.output
     assert sizes and max(sizes) <= 1000 and sum(sizes) == 3000  # never the whole table at once
     Xs, y, meta = load_arrays(tmp_path / "ds")
@@ -134,12 +168,26 @@ def test_parquet_with_string_labels_ingests_in_batches_and_runs(tmp_path, monkey
     np.testing.assert_array_equal(y, np.where(species == "virginica", 1, -1))
     assert meta["feature_names"] == ["a", "b", "c", "d"] and meta["label_column"] == "species"
     assert meta["format"] == "parquet" and meta["label_map"] == [["setosa", -1], ["virginica", 1]]
-    res = invoke("run", "--algo", "spa", "--data", tmp_path / "ds", "--quiet", "--json", "--trace-out",
-                 tmp_path / "t.json")
+    res = invoke(
+        "run", "--algo", "spa", "--data", tmp_path / "ds", "--quiet", "--json", "--trace-out", tmp_path / "t.json"
+    )
     assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["n"] == 3000
     # the same file run directly, columns chosen on the command line
-    res = invoke("run", "--algo", "spa", "--data", path, "--label-column", "species", "--features", "a,b,c,d",
-                 "--quiet", "--json", "--trace-out", tmp_path / "t2.json")
+    res = invoke(
+        "run",
+        "--algo",
+        "spa",
+        "--data",
+        path,
+        "--label-column",
+        "species",
+        "--features",
+        "a,b,c,d",
+        "--quiet",
+        "--json",
+        "--trace-out",
+        tmp_path / "t2.json",
+    )
     assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["n"] == 3000
 
 
@@ -201,12 +249,24 @@ def test_run_notes_features_of_very_different_ranges_once(tmp_path):
     X = np.column_stack([rng.uniform(-766, 1000, 400), rng.uniform(0, 1, 400)])  # cod-rna's first feature
     path = tmp_path / "wide.csv"
     path.write_text("".join(f"{1 if a > 0 else -1},{a:.3f},{b:.5f}\n" for a, b in X))
-    res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet",
-                 "--paper-settings")  # raw features
+    res = invoke(
+        "run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--paper-settings"
+    )  # raw features
     assert res.exit_code == 0 and res.output.count("try --scaling standard") == 1, res.output
     assert "feature 1 spans -76" in res.output
-    res = invoke("run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--json",
-                 "--scaling", "minmax")
+    res = invoke(
+        "run",
+        "--algo",
+        "spa",
+        "--data",
+        path,
+        "--trace-out",
+        tmp_path / "t.json",
+        "--quiet",
+        "--json",
+        "--scaling",
+        "minmax",
+    )
     assert "advice" not in json.loads(res.output.splitlines()[-1])
 
 

@@ -34,8 +34,7 @@ def test_omkc_on_views_matches_naive(mfeat, update, combination):
     specs = list(make_pool(MFEAT_POOL).with_groups(groups))
     model = OMKC(kernels=specs, update=update, combination=combination, block_size=BLOCK, random_state=SEED)
     out = model.progressive_partial_fit(X, y, classes=np.arange(10), keep_scores=True)
-    mk, _, F, _, w = naive_omkc_mc(X, y, 10, specs, update=update, combination=combination, seed=SEED,
-                                   block_size=BLOCK)
+    mk, _, F, _, w = naive_omkc_mc(X, y, 10, specs, update=update, combination=combination, seed=SEED, block_size=BLOCK)
     np.testing.assert_array_equal(out["mistakes"], mk)
     np.testing.assert_allclose(out["F"], F, rtol=0, atol=1e-9 * max(1.0, np.abs(F).max()))
     assert (model.engine_.w == w).all()

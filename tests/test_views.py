@@ -47,8 +47,16 @@ def test_run_on_ingested_views_uses_their_groups(tmp_path, data_dir):
     from omkl_dist.pipelines.run import run_job
 
     ingest("mfeat", tmp_path / "mf", views=True, data_dir=data_dir, chunk_rows=500)
-    report = run_job("oks", str(tmp_path / "mf"), params={"kernels": "linear,gaussian:1 @ fourier; chi2 @ zernike"},
-                     block_size=128, seed=0, scaling="minmax", limit=600, show_progress=False)
+    report = run_job(
+        "oks",
+        str(tmp_path / "mf"),
+        params={"kernels": "linear,gaussian:1 @ fourier; chi2 @ zernike"},
+        block_size=128,
+        seed=0,
+        scaling="minmax",
+        limit=600,
+        show_progress=False,
+    )
     assert report["selected_kernel"] in report["kernel_weights"]
     assert all("@fourier=216:292" in name or "@zernike=602:649" in name for name in report["kernel_weights"])
 

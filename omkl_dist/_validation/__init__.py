@@ -14,7 +14,19 @@ from .names import close_matches, did_you_mean
 from .params import Interval, Satisfies, StrOptions, check_param, describe, resolve_seed, validate_params
 
 __all__ = [
-    "canonical_csr", "check_array", "check_nonnegative", "check_sample_weight", "check_y", "encode_labels",
-    "close_matches", "did_you_mean",
-    "Interval", "Satisfies", "StrOptions", "check_param", "describe", "resolve_seed", "validate_params",
+    "canonical_csr",
+    "check_array",
+    "check_nonnegative",
+    "check_sample_weight",
+    "check_y",
+    "encode_labels",
+    "close_matches",
+    "did_you_mean",
+    "Interval",
+    "Satisfies",
+    "StrOptions",
+    "check_param",
+    "describe",
+    "resolve_seed",
+    "validate_params",
 ]

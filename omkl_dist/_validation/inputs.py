@@ -36,8 +36,9 @@ def canonical_csr(X) -> sp.csr_matrix:
 
 def _check_sparse_form(X, owner: str | None, name: str) -> None:
     if X.ndim != 2:
-        raise ValueError(f"{_prefix(owner)}{name} must be 2-D (n_samples, n_features), got a sparse array of shape "
-                         f"{X.shape}")
+        raise ValueError(
+            f"{_prefix(owner)}{name} must be 2-D (n_samples, n_features), got a sparse array of shape {X.shape}"
+        )
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{_prefix(owner)}{name} must be numeric, got a sparse matrix of dtype {X.dtype}")
 
@@ -51,9 +52,11 @@ def _densified(X, owner: str | None, name: str) -> np.ndarray:
     need = X.shape[0] * X.shape[1] * 8
     available = psutil.virtual_memory().available
     if need > available // 2:
-        raise ValueError(f"{_prefix(owner)}this sparse {name} of shape {X.shape} needs {need / 2**30:.1f} GiB as dense "
-                         f"rows, more than half of the {available / 2**30:.1f} GiB available; pass it in row blocks "
-                         "(partial_fit) or stream it from an ingested dataset")
+        raise ValueError(
+            f"{_prefix(owner)}this sparse {name} of shape {X.shape} needs {need / 2**30:.1f} GiB as dense "
+            f"rows, more than half of the {available / 2**30:.1f} GiB available; pass it in row blocks "
+            "(partial_fit) or stream it from an ingested dataset"
+        )
     return X.toarray().astype(np.float64, copy=False)
 
 
@@ -69,15 +72,27 @@ def _as_float_array(X, owner: str | None, name: str) -> np.ndarray:
 
 def _refuse_non_finite(owner: str | None, name: str, value: float, row: int, column: int, stream: bool) -> None:
     if stream:  # a block of a stream: the value and its row in the stream
-        raise ValueError(f"{_prefix(owner)}{name} contains {value} at row {row}, column {column} (0-based); remove or "
-                         "impute non-finite values first")
-    raise ValueError(f"{_prefix(owner)}{name} contains NaN or inf (first at row {row}, column {column}: {value}); "
-                     "impute or drop those rows first")
+        raise ValueError(
+            f"{_prefix(owner)}{name} contains {value} at row {row}, column {column} (0-based); remove or "
+            "impute non-finite values first"
+        )
+    raise ValueError(
+        f"{_prefix(owner)}{name} contains NaN or inf (first at row {row}, column {column}: {value}); "
+        "impute or drop those rows first"
+    )
 
 
-def check_array(X, *, owner: str | None = None, name: str = "X", n_features: int | None = None,
-                sparse: str = "densify", non_empty: bool = True, contiguous: bool = True,
-                row_offset: int | None = None):
+def check_array(
+    X,
+    *,
+    owner: str | None = None,
+    name: str = "X",
+    n_features: int | None = None,
+    sparse: str = "densify",
+    non_empty: bool = True,
+    contiguous: bool = True,
+    row_offset: int | None = None,
+):
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
     Parameters
@@ -109,8 +124,10 @@ def check_array(X, *, owner: str | None = None, name: str = "X", n_features: int
         raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
     if sp.issparse(X):
         if sparse == "refuse":
-            raise TypeError(f"{_prefix(owner)}{name} is a sparse matrix; the kernel layer works on dense rows: pass "
-                            f"{name}.toarray()")
+            raise TypeError(
+                f"{_prefix(owner)}{name} is a sparse matrix; the kernel layer works on dense rows: pass "
+                f"{name}.toarray()"
+            )
         if sparse == "densify":
             X = _densified(X, owner, name)
         else:
@@ -119,37 +136,49 @@ def check_array(X, *, owner: str | None = None, name: str = "X", n_features: int
     if not sp.issparse(X):
         X = _as_float_array(X, owner, name)
         if X.ndim != 2:
-            raise ValueError(f"{_prefix(owner)}{name} must be a 2-D array (n_samples, n_features), got shape {X.shape} "
-                             "(expected a 2-D array); Reshape your data: X.reshape(-1, 1) for one feature, "
-                             "X.reshape(1, -1) for one sample")
+            raise ValueError(
+                f"{_prefix(owner)}{name} must be a 2-D array (n_samples, n_features), got shape {X.shape} "
+                "(expected a 2-D array); Reshape your data: X.reshape(-1, 1) for one feature, "
+                "X.reshape(1, -1) for one sample"
+            )
     if non_empty and X.shape[0] == 0:
         raise ValueError(f"{_prefix(owner)}{name} is empty (0 rows, shape {X.shape}); pass at least one instance")
     if non_empty and X.shape[1] == 0:
-        raise ValueError(f"{_prefix(owner)}{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
-                         "pass at least one feature column")
+        raise ValueError(
+            f"{_prefix(owner)}{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; "
+            "pass at least one feature column"
+        )
     if sp.issparse(X):
         bad = np.flatnonzero(~np.isfinite(X.data))
         if len(bad):
             row = int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
-            _refuse_non_finite(owner, name, float(X.data[bad[0]]), (row_offset or 0) + row, int(X.indices[bad[0]]),
-                               row_offset is not None)
+            _refuse_non_finite(
+                owner,
+                name,
+                float(X.data[bad[0]]),
+                (row_offset or 0) + row,
+                int(X.indices[bad[0]]),
+                row_offset is not None,
+            )
     else:
         finite = np.isfinite(X)
         if not finite.all():
             row, column = np.argwhere(~finite)[0]
-            _refuse_non_finite(owner, name, float(X[row, column]), (row_offset or 0) + int(row), int(column),
-                               row_offset is not None)
+            _refuse_non_finite(
+                owner, name, float(X[row, column]), (row_offset or 0) + int(row), int(column), row_offset is not None
+            )
     if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{_prefix(owner)}{name} has {X.shape[1]} features, but {owner} is expecting {n_features} "
-                         "features as input (it was fitted with those); pass the same columns (or fit again to start "
-                         "over)")
+        raise ValueError(
+            f"{_prefix(owner)}{name} has {X.shape[1]} features, but {owner} is expecting {n_features} "
+            "features as input (it was fitted with those); pass the same columns (or fit again to start "
+            "over)"
+        )
     if contiguous and not sp.issparse(X):
         return np.ascontiguousarray(X)
     return X
 
 
-def check_nonnegative(X: np.ndarray, kernel: str, *, owner: str | None = None, name: str = "X",
-                      columns=None) -> None:
+def check_nonnegative(X: np.ndarray, kernel: str, *, owner: str | None = None, name: str = "X", columns=None) -> None:
     """Refuse a negative feature for kernel ``kernel`` (the chi-square kernels are undefined there),
     naming the first one (row-major); ``columns``: the columns the kernel sees (default: all)."""
     if not X.size or X.min() >= 0.0:
@@ -158,9 +187,11 @@ def check_nonnegative(X: np.ndarray, kernel: str, *, owner: str | None = None, n
     negative = np.argwhere(X[:, cols] < 0.0)
     if len(negative):
         row, column = int(negative[0][0]), cols[negative[0][1]]
-        raise ValueError(f"{_prefix(owner)}{kernel} needs non-negative features, {name} has a negative value at row "
-                         f"{row}, column {column} ({float(X[row, column])!r}); scale to [0, 1] (Scaler('minmax') or "
-                         "sklearn's MinMaxScaler) or drop the chi-square kernels")
+        raise ValueError(
+            f"{_prefix(owner)}{kernel} needs non-negative features, {name} has a negative value at row "
+            f"{row}, column {column} ({float(X[row, column])!r}); scale to [0, 1] (Scaler('minmax') or "
+            "sklearn's MinMaxScaler) or drop the chi-square kernels"
+        )
 
 
 def check_y(owner: str, y, n_rows: int, *, first: bool = True) -> np.ndarray:
@@ -186,8 +217,7 @@ def encode_labels(owner: str, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     y = check_y(owner, y, n_rows)
     classes, codes = np.unique(y, return_inverse=True)
     if len(classes) < 2:
-        raise ValueError(f"{owner}: y has {len(classes)} class(es) {classes.tolist()}; a classifier needs at "
-                         "least two")
+        raise ValueError(f"{owner}: y has {len(classes)} class(es) {classes.tolist()}; a classifier needs at least two")
     return classes, codes.astype(np.int64)
 
 
@@ -205,6 +235,8 @@ def check_sample_weight(owner: str, sample_weight, codes: np.ndarray, classes: n
         raise ValueError(f"{owner}: sample_weight is all zero; boosting needs a distribution with positive mass")
     for k, label in enumerate(classes):
         if not w[codes == k].any():
-            raise ValueError(f"{owner}: sample_weight is zero on every example of class {label!r}; "
-                             "drop the class or give it positive weight")
+            raise ValueError(
+                f"{owner}: sample_weight is zero on every example of class {label!r}; "
+                "drop the class or give it positive weight"
+            )
     return w

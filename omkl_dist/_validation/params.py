@@ -39,8 +39,10 @@ class Interval:
 
     def __init__(self, type, left, right, *, closed: str, whole_floats: bool = False):
         if type not in (Integral, Real) or closed not in ("left", "right", "both", "neither"):
-            raise ValueError(f"Interval({type!r}, closed={closed!r}): type must be Integral or Real, closed one of "
-                             "'left', 'right', 'both', 'neither'")
+            raise ValueError(
+                f"Interval({type!r}, closed={closed!r}): type must be Integral or Real, closed one of "
+                "'left', 'right', 'both', 'neither'"
+            )
         self.type, self.left, self.right, self.closed, self.whole_floats = type, left, right, closed, whole_floats
 
     def convert(self, value):
@@ -58,8 +60,9 @@ class Interval:
                 return None
         if self.left is not None and not (value >= self.left if self.closed in ("left", "both") else value > self.left):
             return None
-        if self.right is not None and not (value <= self.right if self.closed in ("right", "both")
-                                           else value < self.right):
+        if self.right is not None and not (
+            value <= self.right if self.closed in ("right", "both") else value < self.right
+        ):
             return None
         return value
 
@@ -70,8 +73,10 @@ class Interval:
         if self.type is Real and self.right is None and self.left == 0 and not left_closed:
             return "a positive finite number"
         if self.left is not None and self.right is not None:
-            interval = (f"{'[' if left_closed else '('}{_number(self.left)}, {_number(self.right)}"
-                        f"{']' if right_closed else ')'}")
+            interval = (
+                f"{'[' if left_closed else '('}{_number(self.left)}, {_number(self.right)}"
+                f"{']' if right_closed else ')'}"
+            )
             return f"{'an integer' if self.type is Integral else 'a float'} in {interval}"
         kind = "an integer" if self.type is Integral else "a finite number"
         if self.left is not None:
@@ -144,8 +149,10 @@ def validate_params(estimator, names=None) -> dict:
     those); return them converted, by name."""
     owner = type(estimator).__name__
     constraints = estimator._parameter_constraints
-    return {name: check_param(owner, name, getattr(estimator, name), constraints[name])
-            for name in (constraints if names is None else names)}
+    return {
+        name: check_param(owner, name, getattr(estimator, name), constraints[name])
+        for name in (constraints if names is None else names)
+    }
 
 
 def resolve_seed(owner: str, random_state, *, default: int | None = None) -> int:

@@ -10,5 +10,17 @@ from .om2 import OM2
 from .omkc import OMKC
 from .spa import SPA
 
-__all__ = ["OMKC", "OM2", "KernelPerceptron", "PerceptronU", "PerceptronStar", "SPA", "RBP", "Forgetron", "BOGD",
-           "BPAS", "OKS", "OKSRegressor"]
+__all__ = [
+    "OMKC",
+    "OM2",
+    "KernelPerceptron",
+    "PerceptronU",
+    "PerceptronStar",
+    "SPA",
+    "RBP",
+    "Forgetron",
+    "BOGD",
+    "BPAS",
+    "OKS",
+    "OKSRegressor",
+]

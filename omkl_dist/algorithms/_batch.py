@@ -47,18 +47,24 @@ def check_kernel_overflow(owner: str, pool: KernelPool, X: np.ndarray) -> None:
     sq_max = np.einsum("ij,ij->i", X, X).max()  # an np.float64: overflow gives inf, not OverflowError
     with np.errstate(over="ignore"):
         if not math.isfinite(4.0 * sq_max):
-            raise ValueError(f"{owner}: squared row norms of X overflow (max {sq_max!r}); every kernel would give "
-                             "NaN/inf Gram values -- standardise the features (Scaler('standard'))")
+            raise ValueError(
+                f"{owner}: squared row norms of X overflow (max {sq_max!r}); every kernel would give "
+                "NaN/inf Gram values -- standardise the features (Scaler('standard'))"
+            )
         for spec in pool:
             if spec.family == "dot" and not math.isfinite(sq_max ** int(spec.coef)):
-                raise ValueError(f"{owner}: kernel {spec.name} overflows on X (max ‖x‖^{2 * int(spec.coef)} = "
-                                 "inf); standardise the features or drop that kernel")
+                raise ValueError(
+                    f"{owner}: kernel {spec.name} overflows on X (max ‖x‖^{2 * int(spec.coef)} = "
+                    "inf); standardise the features or drop that kernel"
+                )
 
 
 def check_gram(owner: str, K: np.ndarray, kernel_name: str) -> None:
     if not np.isfinite(K).all():
-        raise ValueError(f"{owner}: kernel {kernel_name} gives NaN/inf Gram values on these features; "
-                         "standardise the features or drop that kernel")
+        raise ValueError(
+            f"{owner}: kernel {kernel_name} gives NaN/inf Gram values on these features; "
+            "standardise the features or drop that kernel"
+        )
 
 
 # ----------------------------------------------------------------------------- one-vs-one
@@ -133,8 +139,9 @@ def compact_support(parts: list[tuple[np.ndarray, np.ndarray]], n_train: int):
     return rows, coef
 
 
-def kernel_decisions(pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of: np.ndarray, coef,
-                     intercept: np.ndarray, owner: str) -> np.ndarray:
+def kernel_decisions(
+    pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of: np.ndarray, coef, intercept: np.ndarray, owner: str
+) -> np.ndarray:
     """Decision values ``(n, n_svm)`` of SVMs that share the support-vector rows ``sv``.
 
     SVM s uses kernel ``kernel_of[s]`` and row s of the CSR ``coef`` (over the rows of ``sv``).
@@ -149,7 +156,7 @@ def kernel_decisions(pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of:
     coefs = [coef[g] for g in groups]
     step = max(1, _PREDICT_CELLS // max(1, len(sv)))
     for start in range(0, X.shape[0], step):
-        chunk = X[start:start + step]
+        chunk = X[start : start + step]
         parts = sub.products(chunk, sv)
         for single, g, c in zip(singles, groups, coefs, strict=True):
             K = single.from_parts(parts)
@@ -158,7 +165,7 @@ def kernel_decisions(pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of:
             K = K[0]
             check_gram(owner, K, single[0].name)
             # Sparse (n_g × n_sv) times dense (n_sv × chunk): only the SVMs' own support vectors count.
-            out[start:start + step, g] = np.asarray(c @ K.T).T + intercept[g]
+            out[start : start + step, g] = np.asarray(c @ K.T).T + intercept[g]
     return out
 
 
@@ -177,15 +184,22 @@ class BatchState:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         coef = self.dual_coef_.tocsr()
         arrays = {name: np.asarray(getattr(self, name)) for name in self._STATE_ARRAYS}
-        arrays.update(coef_data=coef.data, coef_indices=coef.indices.astype(np.int64),
-                      coef_indptr=coef.indptr.astype(np.int64))
+        arrays.update(
+            coef_data=coef.data, coef_indices=coef.indices.astype(np.int64), coef_indptr=coef.indptr.astype(np.int64)
+        )
         params = {k: v for k, v in self.get_params().items() if k != "executor"}  # a compute handle, not state
         params["kernels"] = self.kernel_pool_.to_spec_string()
-        meta = {"algorithm": type(self).__name__, "params": params, "classes": self.classes_.tolist(),
-                "classes_dtype": self.classes_.dtype.str, "n_features_in": int(self.n_features_in_),
-                "kernel_pool": self.kernel_pool_.to_spec_string(), "coef_shape": list(coef.shape),
-                "pairs": [list(map(int, p)) for p in self.pairs_],
-                "learned": {name: getattr(self, name) for name in self._STATE_JSON}}
+        meta = {
+            "algorithm": type(self).__name__,
+            "params": params,
+            "classes": self.classes_.tolist(),
+            "classes_dtype": self.classes_.dtype.str,
+            "n_features_in": int(self.n_features_in_),
+            "kernel_pool": self.kernel_pool_.to_spec_string(),
+            "coef_shape": list(coef.shape),
+            "pairs": [list(map(int, p)) for p in self.pairs_],
+            "learned": {name: getattr(self, name) for name in self._STATE_JSON},
+        }
         return arrays, meta
 
     @classmethod
@@ -198,8 +212,9 @@ class BatchState:
         model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
         model.n_features_in_ = int(meta["n_features_in"])
         model.pairs_ = [tuple(p) for p in meta["pairs"]]
-        model.dual_coef_ = sparse.csr_matrix((arrays["coef_data"], arrays["coef_indices"], arrays["coef_indptr"]),
-                                             shape=tuple(meta["coef_shape"]))
+        model.dual_coef_ = sparse.csr_matrix(
+            (arrays["coef_data"], arrays["coef_indices"], arrays["coef_indptr"]), shape=tuple(meta["coef_shape"])
+        )
         for name in cls._STATE_ARRAYS:
             setattr(model, name, arrays[name])
         for name, value in meta["learned"].items():

@@ -133,8 +133,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _new_engine(self, program, n_features: int):
         """A fresh engine for this estimator's parameters (estimators on another engine override it)."""
-        return LocalEngine(program, n_features, rule=self._rule(), seed=self.seed_, block_size=self.block_size,
-                           n_classes=self._class_columns(), sparse=self.sparse_rows_, **self._engine_params())
+        return LocalEngine(
+            program,
+            n_features,
+            rule=self._rule(),
+            seed=self.seed_,
+            block_size=self.block_size,
+            n_classes=self._class_columns(),
+            sparse=self.sparse_rows_,
+            **self._engine_params(),
+        )
 
     def _takes_sparse_rows(self) -> bool:
         """Whether ``scipy.sparse`` X is learnt from as sparse rows (:mod:`omkl_dist.scoring.rows`):
@@ -171,10 +179,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             if key in params:
                 params[key] = make_pool(params[key]).to_spec_string()
         classes = self.classes_.tolist()
-        meta = {"algorithm": type(self).__name__, "params": params, "classes": classes,
-                "classes_dtype": self.classes_.dtype.str, "n_features_in": int(self.n_features_in_),
-                "kernel_pool": self.kernel_pool_.to_spec_string(), "engine": scalars,
-                "extra": self._extra_state()}
+        meta = {
+            "algorithm": type(self).__name__,
+            "params": params,
+            "classes": classes,
+            "classes_dtype": self.classes_.dtype.str,
+            "n_features_in": int(self.n_features_in_),
+            "kernel_pool": self.kernel_pool_.to_spec_string(),
+            "engine": scalars,
+            "extra": self._extra_state(),
+        }
         return arrays, meta
 
     @classmethod
@@ -229,8 +243,9 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         (decided on the first call: :attr:`sparse_rows_`), else it is densified."""
         name = type(self).__name__
         keep_csr = is_sparse(X) and (self._takes_sparse_rows() if first else self.sparse_rows_)
-        X = check_array(X, owner=name, n_features=None if first else self.n_features_in_,
-                        sparse="csr" if keep_csr else "densify")
+        X = check_array(
+            X, owner=name, n_features=None if first else self.n_features_in_, sparse="csr" if keep_csr else "densify"
+        )
         if first:
             self.n_features_in_ = X.shape[1]
             self.sparse_rows_ = is_sparse(X)
@@ -242,8 +257,10 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _set_classes(self, found) -> None:
         if len(found) < 2:
-            raise ValueError(f"{type(self).__name__}: y has {len(found)} class {found.tolist()}; a classifier needs at "
-                             "least two (pass classes=[...] listing every class for a first batch with fewer)")
+            raise ValueError(
+                f"{type(self).__name__}: y has {len(found)} class {found.tolist()}; a classifier needs at "
+                "least two (pass classes=[...] listing every class for a first batch with fewer)"
+            )
         self.classes_ = found
 
     def _encode_labels(self, y, classes, *, first, n_rows):
@@ -255,8 +272,10 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         if not known.all():
             bad = y[~known][0]
             bad = bad.item() if isinstance(bad, np.generic) else bad
-            raise ValueError(f"{name}: label {bad!r} is not one of the classes {self.classes_.tolist()} "
-                             "seen in the first partial_fit call")
+            raise ValueError(
+                f"{name}: label {bad!r} is not one of the classes {self.classes_.tolist()} "
+                "seen in the first partial_fit call"
+            )
         if self._class_columns() > 1:  # class indices
             return np.searchsorted(self.classes_, y).astype(np.float64)
         return np.where(y == self.classes_[1], 1.0, -1.0)

@@ -199,12 +199,31 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
     True
     """
 
-    _STATE_ARRAYS = ("support_vectors_", "intercept_", "svm_scale_", "svm_kernel_", "svm_weight_", "svm_trial_",
-                     "trial_alpha_", "trial_pair_", "kernel_counts_", "n_trials_")
+    _STATE_ARRAYS = (
+        "support_vectors_",
+        "intercept_",
+        "svm_scale_",
+        "svm_kernel_",
+        "svm_weight_",
+        "svm_trial_",
+        "trial_alpha_",
+        "trial_pair_",
+        "kernel_counts_",
+        "n_trials_",
+    )
     _STATE_JSON = ("seed_", "stop_reasons_")
 
-    def __init__(self, variant="D1", n_trials=100, ratio=0.2, beta=2**-5, C=50.0, kernels="mkboost17",
-                 random_state=None, executor=None):
+    def __init__(
+        self,
+        variant="D1",
+        n_trials=100,
+        ratio=0.2,
+        beta=2**-5,
+        C=50.0,
+        kernels="mkboost17",
+        random_state=None,
+        executor=None,
+    ):
         self.variant = variant
         self.n_trials = n_trials
         self.ratio = ratio
@@ -276,9 +295,11 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
             runner.release(handle)
         for pair, state in zip(pairs, states, strict=True):
             if not state.trials:
-                raise ValueError(f"{name}: on classes {classes[pair[0]]!r} vs {classes[pair[1]]!r} the first trial's "
-                                 f"classifier has weighted error >= 0.5 ({state.stop}); boosting cannot start -- "
-                                 "check the labels and features or use more kernels")
+                raise ValueError(
+                    f"{name}: on classes {classes[pair[0]]!r} vs {classes[pair[1]]!r} the first trial's "
+                    f"classifier has weighted error >= 0.5 ({state.stop}); boosting cannot start -- "
+                    "check the labels and features or use more kernels"
+                )
         self._publish(X, classes, pairs, states, pool, p, seconds)
         return self
 
@@ -333,12 +354,26 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         alpha = boost_alpha(error)
         row_errors = np.full(len(state.S), np.nan)
         row_errors[kernels] = errors
-        state.trials.append({
-            "alpha": alpha, "error": float(error), "kernels": tuple(int(kernels[m]) for m in members),
-            "kernel_alphas": member_alphas, "kernel_errors": row_errors, "sampled": kernels,
-            "svms": [(int(fits[m].kernel), state.rows[sample[fits[m].support]], fits[m].dual_coef,
-                      fits[m].intercept, svm_scale(fits[m].dual_coef, fits[m].intercept)) for m in members],
-        })
+        state.trials.append(
+            {
+                "alpha": alpha,
+                "error": float(error),
+                "kernels": tuple(int(kernels[m]) for m in members),
+                "kernel_alphas": member_alphas,
+                "kernel_errors": row_errors,
+                "sampled": kernels,
+                "svms": [
+                    (
+                        int(fits[m].kernel),
+                        state.rows[sample[fits[m].support]],
+                        fits[m].dual_coef,
+                        fits[m].intercept,
+                        svm_scale(fits[m].dual_coef, fits[m].intercept),
+                    )
+                    for m in members
+                ],
+            }
+        )
         if error == 0.0:
             state.stop = f"trial {len(state.trials)}: weighted error 0 (perfect on the training set)"
             return
@@ -357,8 +392,9 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         self.trial_errors_ = [np.array([tr["error"] for tr in s.trials]) for s in states]
         self.trial_kernels_ = [[tr["kernels"] for tr in s.trials] for s in states]
         self.kernel_alphas_ = [[tr["kernel_alphas"] for tr in s.trials] for s in states]
-        self.kernel_errors_ = [np.array([tr["kernel_errors"] for tr in s.trials]).reshape(-1, n_kernels)
-                               for s in states]
+        self.kernel_errors_ = [
+            np.array([tr["kernel_errors"] for tr in s.trials]).reshape(-1, n_kernels) for s in states
+        ]
         used = [k for s in states for tr in s.trials for k in tr["kernels"]]
         trained = np.concatenate([tr["sampled"] for s in states for tr in s.trials])
         self.kernel_counts_ = np.bincount(np.asarray(used, dtype=np.int64), minlength=n_kernels)
@@ -386,13 +422,20 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
-        dec = kernel_decisions(self.kernel_pool_, X, self.support_vectors_, self.svm_kernel_, self.dual_coef_,
-                               self.intercept_, type(self).__name__)
+        dec = kernel_decisions(
+            self.kernel_pool_,
+            X,
+            self.support_vectors_,
+            self.svm_kernel_,
+            self.dual_coef_,
+            self.intercept_,
+            type(self).__name__,
+        )
         h = svm_sign(dec, self.svm_scale_)
         n_trials, n_svm = len(self.trial_alpha_), len(self.svm_kernel_)
         vote = sparse.csr_matrix((self.svm_weight_, (self.svm_trial_, np.arange(n_svm))), shape=(n_trials, n_svm))
         h_trial = np.where(np.asarray(vote @ h.T).T >= 0.0, 1.0, -1.0)
-        combine = sparse.csr_matrix((self.trial_alpha_, (self.trial_pair_, np.arange(n_trials))),
-                                    shape=(len(self.pairs_), n_trials))
+        combine = sparse.csr_matrix(
+            (self.trial_alpha_, (self.trial_pair_, np.arange(n_trials))), shape=(len(self.pairs_), n_trials)
+        )
         return np.asarray(combine @ h_trial.T).T
-

@@ -138,6 +138,8 @@ def as_runner(executor) -> TaskRunner:
         return executor
     if isinstance(executor, Executor):
         return _FuturesRunner(executor)
-    raise ValueError("MKBoost: executor must be None (serial), a TaskRunner (share/map/release, e.g. ThreadRunner(2) "
-                     f"or omkl_dist.distributed.mkboost.DaskExecutor(client)) or a concurrent.futures.Executor, "
-                     f"got {executor!r}")
+    raise ValueError(
+        "MKBoost: executor must be None (serial), a TaskRunner (share/map/release, e.g. ThreadRunner(2) "
+        f"or omkl_dist.distributed.mkboost.DaskExecutor(client)) or a concurrent.futures.Executor, "
+        f"got {executor!r}"
+    )

@@ -17,8 +17,16 @@ from sklearn.svm import SVC
 from ..kernels import KernelPool
 from ._batch import check_gram, kernel_decisions
 
-__all__ = ["SharedData", "TrialSamples", "KernelTask", "KernelFit", "fit_kernel_task", "svm_scale", "svm_sign",
-           "TIE_TOLERANCE"]
+__all__ = [
+    "SharedData",
+    "TrialSamples",
+    "KernelTask",
+    "KernelFit",
+    "fit_kernel_task",
+    "svm_scale",
+    "svm_sign",
+    "TIE_TOLERANCE",
+]
 
 #: An SVM decision value f with |f| <= TIE_TOLERANCE · (|b| + Σ|y α|) is a tie (predicts +1): it is
 #: rounding noise, e.g. a narrow gaussian far from every support vector with an intercept of 0.
@@ -90,12 +98,26 @@ def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -
     svm = SVC(kernel="precomputed", C=shared.C).fit(K, y[sample])
     t2 = time.perf_counter()
     dual_coef, intercept = svm.dual_coef_[0].copy(), float(svm.intercept_[0])
-    decision = kernel_decisions(pool, X, rows[position[svm.support_]], np.zeros(1, dtype=np.int64),
-                                sparse.csr_matrix(dual_coef[None, :]), np.array([intercept]), "MKBoost")[:, 0]
+    decision = kernel_decisions(
+        pool,
+        X,
+        rows[position[svm.support_]],
+        np.zeros(1, dtype=np.int64),
+        sparse.csr_matrix(dual_coef[None, :]),
+        np.array([intercept]),
+        "MKBoost",
+    )[:, 0]
     predictions = svm_sign(decision, svm_scale(dual_coef, intercept)).astype(np.int8)
     t3 = time.perf_counter()
-    return KernelFit(task.pair, task.kernel, svm.support_.astype(np.int64), dual_coef, intercept, predictions,
-                     (t1 - t0, t2 - t1, t3 - t2))
+    return KernelFit(
+        task.pair,
+        task.kernel,
+        svm.support_.astype(np.int64),
+        dual_coef,
+        intercept,
+        predictions,
+        (t1 - t0, t2 - t1, t3 - t2),
+    )
 
 
 def svm_scale(dual_coef: np.ndarray, intercept: float) -> float:

@@ -30,7 +30,7 @@ from .base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
 CLASSIFIER_LOSSES = ("mistake", "hinge", "logistic")
 PREDICTIONS = ("selected", "sampled")
-LAMBDA_GRID = tuple(2.0 ** e for e in range(-10, 11))
+LAMBDA_GRID = tuple(2.0**e for e in range(-10, 11))
 VALIDATION_FRACTION = 0.1
 
 
@@ -58,10 +58,15 @@ class _OKSMixin:
 
     _parameter_constraints = {
         "kernels": [KERNEL_SPEC],
-        "lam": [Satisfies(_lam, "a positive number or 'validation' (the paper's choice over 2^-10..2^10 on a 10% "
-                                "split)")],
-        "delta": [Satisfies(_deltas, "a float in (0, 1] or a list of them (one per epoch, the last repeated; the "
-                                     "paper's is [0.5, 0.2])")],
+        "lam": [
+            Satisfies(_lam, "a positive number or 'validation' (the paper's choice over 2^-10..2^10 on a 10% split)")
+        ],
+        "delta": [
+            Satisfies(
+                _deltas,
+                "a float in (0, 1] or a list of them (one per epoch, the last repeated; the paper's is [0.5, 0.2])",
+            )
+        ],
         "eta": [None, Interval(Real, 0, None, closed="left")],  # None: Theorem 3's sqrt(2(1-δ) ln m / (m T))
         "n_epochs": [POSITIVE_INT],
         "prediction": [StrOptions(PREDICTIONS)],
@@ -90,9 +95,18 @@ class _OKSMixin:
         self.horizon_ = int(n_rows)
         self.lam_ = float(lam)
         delta, eta = self._epoch_settings(0, n_rows)
-        return OKSEngine(compile_program(self.kernel_pool_), n_features, n_classes=n_classes, algorithm=algorithm,
-                         loss=loss, lam=lam,
-                         seed=self.seed_, block_size=self.block_size, delta=delta, eta=eta)
+        return OKSEngine(
+            compile_program(self.kernel_pool_),
+            n_features,
+            n_classes=n_classes,
+            algorithm=algorithm,
+            loss=loss,
+            lam=lam,
+            seed=self.seed_,
+            block_size=self.block_size,
+            delta=delta,
+            eta=eta,
+        )
 
     def _epochs(self, X, y_coded) -> None:
         """Run ``n_epochs`` passes from a fresh engine; the first pass's settings are the engine's."""
@@ -198,8 +212,20 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     ('gaussian(sigma=0.0625)', 0.95)
     """
 
-    def __init__(self, kernels="omkc16+norm", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
-                 horizon=None, n_epochs=2, prediction="selected", block_size=256, random_state=0):
+    def __init__(
+        self,
+        kernels="omkc16+norm",
+        feature_groups=None,
+        loss="mistake",
+        lam=1.0,
+        delta=(0.5, 0.2),
+        eta=None,
+        horizon=None,
+        n_epochs=2,
+        prediction="selected",
+        block_size=256,
+        random_state=0,
+    ):
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.loss = loss
@@ -212,9 +238,11 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self.block_size = block_size
         self.random_state = random_state
 
-    _parameter_constraints = {**_OKSMixin._parameter_constraints,
-                              "loss": [StrOptions(CLASSIFIER_LOSSES, note="squared loss: OKSRegressor")],
-                              "horizon": [None, POSITIVE_INT]}
+    _parameter_constraints = {
+        **_OKSMixin._parameter_constraints,
+        "loss": [StrOptions(CLASSIFIER_LOSSES, note="squared loss: OKSRegressor")],
+        "horizon": [None, POSITIVE_INT],
+    }
 
     def _takes_sparse_rows(self) -> bool:
         return False  # OKS's engine keeps dense support vectors: sparse X is densified
@@ -233,12 +261,20 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         if self.horizon is not None:
             n_rows = validate_params(self, ["horizon"])["horizon"]
         if lam == "validation":
-            raise ValueError("OKS: lam='validation' picks λ on a split of the whole training set, which fit has and "
-                             "partial_fit (a stream) does not; give lam a number to learn from a stream")
+            raise ValueError(
+                "OKS: lam='validation' picks λ on a split of the whole training set, which fit has and "
+                "partial_fit (a stream) does not; give lam a number to learn from a stream"
+            )
         self.kernel_pool_ = self._pool()
         self.seed_ = resolve_seed("OKS", self.random_state)
-        self.engine_ = self._oks_engine(n_features, n_rows, n_classes=self._class_columns(),
-                                        algorithm=self._algorithm, loss=self.loss, lam=float(lam))
+        self.engine_ = self._oks_engine(
+            n_features,
+            n_rows,
+            n_classes=self._class_columns(),
+            algorithm=self._algorithm,
+            loss=self.loss,
+            lam=float(lam),
+        )
 
     @classmethod
     def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
@@ -253,8 +289,12 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         if lam == "validation":
             lam = 1.0  # Algorithm 2: λ scales every predictor alike, no decision depends on it
             if self._algorithm == "general":
-                lam = self._validation_lam(X, np.asarray(y), lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
-                                           lambda model, Xv, yv: model.score(Xv, yv))
+                lam = self._validation_lam(
+                    X,
+                    np.asarray(y),
+                    lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
+                    lambda model, Xv, yv: model.score(Xv, yv),
+                )
         y_coded = self._encode_labels(y, None, first=True, n_rows=len(X))
         self._start(X.shape[1], len(X), lam=lam)
         self._epochs(X, y_coded)
@@ -285,8 +325,18 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
     ('gaussian(sigma=0.5)', True)
     """
 
-    def __init__(self, kernels="omkc16+norm", feature_groups=None, lam=1.0, delta=(0.5, 0.2), eta=None, n_epochs=2,
-                 prediction="selected", block_size=256, random_state=0):
+    def __init__(
+        self,
+        kernels="omkc16+norm",
+        feature_groups=None,
+        lam=1.0,
+        delta=(0.5, 0.2),
+        eta=None,
+        n_epochs=2,
+        prediction="selected",
+        block_size=256,
+        random_state=0,
+    ):
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.lam = lam
@@ -307,17 +357,22 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
             raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
         y = column_or_1d(y, warn=True).astype(np.float64)
         if y.shape != (len(X),) or not np.isfinite(y).all():
-            raise ValueError(f"OKSRegressor: y must be {len(X)} finite numbers (one per row of X), got shape {y.shape}"
-                             + ("" if y.shape != (len(X),) else " with NaN or inf"))
+            raise ValueError(
+                f"OKSRegressor: y must be {len(X)} finite numbers (one per row of X), got shape {y.shape}"
+                + ("" if y.shape != (len(X),) else " with NaN or inf")
+            )
         self.seed_ = resolve_seed(type(self).__name__, self.random_state)
         lam = self.lam
         if lam == "validation":
-            lam = self._validation_lam(X, y, lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
-                                       lambda model, Xv, yv: -np.mean((model.predict(Xv) - yv) ** 2))
+            lam = self._validation_lam(
+                X,
+                y,
+                lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
+                lambda model, Xv, yv: -np.mean((model.predict(Xv) - yv) ** 2),
+            )
         self.n_features_in_ = X.shape[1]
         self.kernel_pool_ = self._pool()
-        self.engine_ = self._oks_engine(X.shape[1], len(X), n_classes=1, algorithm="general", loss="squared",
-                                        lam=lam)
+        self.engine_ = self._oks_engine(X.shape[1], len(X), n_classes=1, algorithm="general", loss="squared", lam=lam)
         self._epochs(X, y)
         self._publish()
         return self

@@ -80,16 +80,26 @@ class OM2(OnlineKernelClassifier):
         self.block_size = block_size
 
     # p None: Corollary 1's choice (default_p)
-    _parameter_constraints = {"kernels": [KERNEL_SPEC], "p": [None, Interval(Real, 1, 2, closed="right")],
-                              "norm": [StrOptions(NORMS)], "n_epochs": [POSITIVE_INT], "block_size": [POSITIVE_INT]}
+    _parameter_constraints = {
+        "kernels": [KERNEL_SPEC],
+        "p": [None, Interval(Real, 1, 2, closed="right")],
+        "norm": [StrOptions(NORMS)],
+        "n_epochs": [POSITIVE_INT],
+        "block_size": [POSITIVE_INT],
+    }
 
     def _rule(self):
         return Rule.OM2
 
     def _engine_params(self):
         p = default_p(len(make_pool(self._kernel_spec()))) if self.p is None else float(self.p)
-        return {"beta": 1.0, "delta": 1.0, "block_sync": False, "q": p / (p - 1.0),
-                "bounded_norm": self.norm == "bound"}
+        return {
+            "beta": 1.0,
+            "delta": 1.0,
+            "block_sync": False,
+            "q": p / (p - 1.0),
+            "bounded_norm": self.norm == "bound",
+        }
 
     def fit(self, X, y):
         """Learn from (X, y) in up to ``n_epochs`` online passes, starting from scratch."""

@@ -60,8 +60,17 @@ class OMKC(OnlineKernelClassifier):
     True
     """
 
-    def __init__(self, update="D", combination="D", kernels="omkc16+norm", beta=0.8, delta=0.01, block_size=256,
-                 block_sync=False, random_state=None):
+    def __init__(
+        self,
+        update="D",
+        combination="D",
+        kernels="omkc16+norm",
+        beta=0.8,
+        delta=0.01,
+        block_size=256,
+        block_sync=False,
+        random_state=None,
+    ):
         self.update = update
         self.combination = combination
         self.kernels = kernels
@@ -82,8 +91,10 @@ class OMKC(OnlineKernelClassifier):
     def _check_params(self):
         super()._check_params()
         if self.combination == "U" and self.update != "D":
-            raise ValueError("combination='U' (fixed uniform weights) needs update='D': with uniform weights "
-                             f"every kernel is always selected; got update={self.update!r}")
+            raise ValueError(
+                "combination='U' (fixed uniform weights) needs update='D': with uniform weights "
+                f"every kernel is always selected; got update={self.update!r}"
+            )
 
     def _rule(self):
         return Rule(VARIANTS[(self.update, self.combination)])

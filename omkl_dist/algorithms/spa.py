@@ -66,8 +66,21 @@ class SPA(OnlineKernelClassifier):
 
     HEDGE_LOSSES = ("hinge", "mistake")
 
-    def __init__(self, kernels="omkc16+norm", gamma=0.99, delta=0.001, eta=0.1, alpha=1.0, beta=3.0, budget=None,
-                 expected_instances=None, block_size=256, block_sync=False, random_state=None, hedge_loss="hinge"):
+    def __init__(
+        self,
+        kernels="omkc16+norm",
+        gamma=0.99,
+        delta=0.001,
+        eta=0.1,
+        alpha=1.0,
+        beta=3.0,
+        budget=None,
+        expected_instances=None,
+        block_size=256,
+        block_sync=False,
+        random_state=None,
+        hedge_loss="hinge",
+    ):
         self.kernels = kernels
         self.gamma = gamma
         self.hedge_loss = hedge_loss
@@ -96,22 +109,33 @@ class SPA(OnlineKernelClassifier):
     def _check_params(self):
         super()._check_params()
         if self.beta < self.alpha:
-            raise ValueError(f"beta must be >= alpha (the sampling probability min(alpha, loss)/beta must stay "
-                             f"<= 1), got alpha={self.alpha!r}, beta={self.beta!r}")
+            raise ValueError(
+                f"beta must be >= alpha (the sampling probability min(alpha, loss)/beta must stay "
+                f"<= 1), got alpha={self.alpha!r}, beta={self.beta!r}"
+            )
 
     def _rule(self):
         return Rule.SPA
 
     def _start(self, n_features, n_rows):
         horizon = n_rows if self.expected_instances is None else self.expected_instances
-        self.beta_ = (float(self.beta) if self.budget is None
-                      else max(float(self.alpha), float(self.alpha) * horizon / self.budget))
+        self.beta_ = (
+            float(self.beta)
+            if self.budget is None
+            else max(float(self.alpha), float(self.alpha) * horizon / self.budget)
+        )
         super()._start(n_features, n_rows)
 
     def _engine_params(self):
-        return {"gamma": float(self.gamma), "delta": float(self.delta), "alpha": float(self.alpha),
-                "spa_beta": self.beta_, "eta": float(self.eta), "block_sync": bool(self.block_sync),
-                "hedge_mistake": self.hedge_loss == "mistake"}
+        return {
+            "gamma": float(self.gamma),
+            "delta": float(self.delta),
+            "alpha": float(self.alpha),
+            "spa_beta": self.beta_,
+            "eta": float(self.eta),
+            "block_sync": bool(self.block_sync),
+            "hedge_mistake": self.hedge_loss == "mistake",
+        }
 
     def _extra_state(self):
         return {"beta": self.beta_}

@@ -25,9 +25,17 @@ def job_description(model, data, *, seed, scaling, permute, limit, n_rows) -> di
     """What identifies a job (an initialised estimator over a dataset): a resume must match it exactly."""
     _, meta = model.to_state()
     params = json.loads(json.dumps(meta["params"]))  # as job.json holds them (a tuple reads back as a list)
-    return {"schema": CHECKPOINT_SCHEMA, "algorithm": meta["algorithm"], "params": params,
-            "data": text(data), "seed": seed, "scaling": scaling, "permute": permute, "limit": limit,
-            "n_rows": n_rows}
+    return {
+        "schema": CHECKPOINT_SCHEMA,
+        "algorithm": meta["algorithm"],
+        "params": params,
+        "data": text(data),
+        "seed": seed,
+        "scaling": scaling,
+        "permute": permute,
+        "limit": limit,
+        "n_rows": n_rows,
+    }
 
 
 def _differences(old: dict, new: dict, prefix: str = "") -> list:
@@ -67,22 +75,34 @@ class CheckpointStore:
             recorded.write_text(json.dumps(job, indent=2, sort_keys=True) + "\n")
             return None
         if not recorded.is_file():
-            raise DataError("nothing to resume: no job.json", path=self.dir,
-                            fix="run the job without --resume (or point --checkpoint-dir at the job's checkpoints)")
+            raise DataError(
+                "nothing to resume: no job.json",
+                path=self.dir,
+                fix="run the job without --resume (or point --checkpoint-dir at the job's checkpoints)",
+            )
         try:
             old = json.loads(recorded.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"job.json is not valid JSON ({exc})", path=recorded,
-                            fix="restore it from a copy, or start over without --resume (--overwrite)") from None
+            raise DataError(
+                f"job.json is not valid JSON ({exc})",
+                path=recorded,
+                fix="restore it from a copy, or start over without --resume (--overwrite)",
+            ) from None
         if not isinstance(old, dict) or old.get("schema") != CHECKPOINT_SCHEMA:
             found = old.get("schema") if isinstance(old, dict) else None
-            raise DataError(f"checkpoint schema {found!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
-                            path=recorded, fix="resume with the omkl-dist version that wrote it, or start over")
+            raise DataError(
+                f"checkpoint schema {found!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
+                path=recorded,
+                fix="resume with the omkl-dist version that wrote it, or start over",
+            )
         diff = _differences(old, job)
         if diff:
             detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in diff)
-            raise DataError(f"the checkpoints belong to another job ({detail})", path=self.dir,
-                            fix="repeat the original command with --resume, or start over without --resume")
+            raise DataError(
+                f"the checkpoints belong to another job ({detail})",
+                path=self.dir,
+                fix="repeat the original command with --resume, or start over without --resume",
+            )
         return self.latest()
 
     def latest(self):
@@ -94,8 +114,14 @@ class CheckpointStore:
 
     def write(self, model, scaler, n_seen: int, history, job: dict):
         path = self.dir / f"ckpt-{n_seen:012d}"
-        save_model(model, path, scaler=scaler, overwrite=True, option="--checkpoint-dir",
-                   extra_meta={"job": job, "history": [list(h) for h in history]})
+        save_model(
+            model,
+            path,
+            scaler=scaler,
+            overwrite=True,
+            option="--checkpoint-dir",
+            extra_meta={"job": job, "history": [list(h) for h in history]},
+        )
         for old in self._checkpoints()[:-KEEP_CHECKPOINTS]:
             remove_tree(old)
         return path

@@ -102,8 +102,20 @@ class Coordinator:
         (:func:`~omkl_dist.engine.local.segmenting`), so rounds end where its segments do.
     """
 
-    def __init__(self, shards, parts, arrays: dict, scalars: dict, n_rows: int, checkpoint_every: int = 0,
-                 history=None, keep_best_at=None, split_rows=False, *, round_ends):
+    def __init__(
+        self,
+        shards,
+        parts,
+        arrays: dict,
+        scalars: dict,
+        n_rows: int,
+        checkpoint_every: int = 0,
+        history=None,
+        keep_best_at=None,
+        split_rows=False,
+        *,
+        round_ends,
+    ):
         self.shards = list(shards)
         self.split_rows, self.round_ends = bool(split_rows), round_ends
         self._lead = _in_process(self.shards[0])
@@ -114,8 +126,10 @@ class Coordinator:
         self.scalars = dict(scalars)
         # the combiner's state: what the coordinator owns of the engine's (a model saved before OM-2
         # has no ‖θ_j‖²: zeros)
-        self.combiner = {name: np.zeros(len(arrays["w"])) if name == "sqnorm" and name not in arrays
-                         else np.array(arrays[name]) for name in self.engine.COMBINER_ARRAYS}
+        self.combiner = {
+            name: np.zeros(len(arrays["w"])) if name == "sqnorm" and name not in arrays else np.array(arrays[name])
+            for name in self.engine.COMBINER_ARRAYS
+        }
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
@@ -126,9 +140,15 @@ class Coordinator:
         self._awaited = []  # the scores the first shard's thread waits for in a row-split round
         self.lead_share = 1.0 / len(self.shards)  # of a row-split round's rows, for the first shard
         self.rounds = 0
-        self.timing = {"rounds": 0, "round_s": 0.0, "combine_s": 0.0, "shard_s": [0.0] * len(self.shards),
-                       "shard_io_s": [0.0] * len(self.shards), "slowest_shard_s": 0.0,
-                       "lead_wait_s": 0.0}
+        self.timing = {
+            "rounds": 0,
+            "round_s": 0.0,
+            "combine_s": 0.0,
+            "shard_s": [0.0] * len(self.shards),
+            "shard_io_s": [0.0] * len(self.shards),
+            "slowest_shard_s": 0.0,
+            "lead_wait_s": 0.0,
+        }
 
     # --- the round loop ----------------------------------------------------------------------
     async def run_rounds(self, max_rounds: int) -> dict:
@@ -175,15 +195,21 @@ class Coordinator:
     async def _round_kernels(self, n, next_n):
         """Every shard learns its kernels over the round; the combiner is replayed here."""
         g, w = self.n_seen, self.combiner["w"].copy()
-        calls = [self._call(i, "step", {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep,
-                                        "next_n": next_n})
-                 for i in range(len(self.shards))]
+        calls = [
+            self._call(
+                i,
+                "step",
+                {"n": n, "w": w, "append": self.pending, "labels": i == 0, "keep": self.keep, "next_n": next_n},
+            )
+            for i in range(len(self.shards))
+        ]
         self.keep = None
         outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
         self._time_shards(outs)
-        mistakes, self.pending = self.engine.replay_round(self.combiner, self.scalars, outs[0]["y"], self.parts, outs,
-                                                          g)
+        mistakes, self.pending = self.engine.replay_round(
+            self.combiner, self.scalars, outs[0]["y"], self.parts, outs, g
+        )
         return mistakes, t_combine
 
     async def _round_rows(self, n, next_n):
@@ -191,8 +217,10 @@ class Coordinator:
         this process) runs the recurrence over the whole round, starting on its own rows while
         the others' are still being scored (it holds the weights: they are copied here)."""
         ranges = row_ranges(n, len(self.shards), self.lead_share)
-        requests = [{"n": n, "lo": lo, "hi": hi, "append": self.pending, "keep": self.keep, "next_n": next_n}
-                    for lo, hi in ranges]
+        requests = [
+            {"n": n, "lo": lo, "hi": hi, "append": self.pending, "keep": self.keep, "next_n": next_n}
+            for lo, hi in ranges
+        ]
         self.keep = None
         scores = [concurrent.futures.Future() for _ in requests[1:]]  # handed to the first shard's thread
         self._awaited = scores
@@ -259,12 +287,21 @@ class Coordinator:
 
     # --- reporting ---------------------------------------------------------------------------
     def progress(self) -> dict:
-        return {"n_seen": self.n_seen, "n_mistakes": self.n_mistakes, "n_rows": self.n_rows,
-                "done": self.n_seen >= self.n_rows, "timing": dict(self.timing)}
+        return {
+            "n_seen": self.n_seen,
+            "n_mistakes": self.n_mistakes,
+            "n_rows": self.n_rows,
+            "done": self.n_seen >= self.n_rows,
+            "timing": dict(self.timing),
+        }
 
     def state(self) -> dict:
         """The combiner state (arrays) and counters, for a checkpoint or the final model."""
         if self.pending is not None:
             raise RuntimeError("state() between rounds only (the last round is not applied yet)")
-        return {"arrays": {name: value.copy() for name, value in self.combiner.items()},
-                "n_seen": self.n_seen, "n_mistakes": self.n_mistakes, "history": list(self.history)}
+        return {
+            "arrays": {name: value.copy() for name, value in self.combiner.items()},
+            "n_seen": self.n_seen,
+            "n_mistakes": self.n_mistakes,
+            "history": list(self.history),
+        }

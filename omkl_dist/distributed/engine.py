@@ -60,8 +60,17 @@ class DaskEngine:
     >>> result.model.mistakes_, result.scaler  # doctest: +SKIP
     """
 
-    def __init__(self, client, *, n_shards=None, checkpoint_every: int = 0, max_retries: int = 3,
-                 rounds_per_call: int = 16, call_timeout: float = 600.0, worker_timeout: float = 120.0):
+    def __init__(
+        self,
+        client,
+        *,
+        n_shards=None,
+        checkpoint_every: int = 0,
+        max_retries: int = 3,
+        rounds_per_call: int = 16,
+        call_timeout: float = 600.0,
+        worker_timeout: float = 120.0,
+    ):
         self.client = client
         self.job = None
         self.n_shards = n_shards
@@ -82,8 +91,9 @@ class DaskEngine:
 
         return fit_on_cluster(self, model, dataset, **options)
 
-    def run(self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None,
-            keep_best_at=None) -> dict:
+    def run(
+        self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, keep_best_at=None
+    ) -> dict:
         """Learn until row ``n_rows`` of the stream.
 
         ``job``: what every shard needs to read and learn (see :class:`KernelShard`). ``start``:
@@ -108,9 +118,10 @@ class DaskEngine:
                 restore = self._last_checkpoint or restore
                 if len(self.failures) > self.max_retries:
                     where = restore.get("checkpoint", "the start (no checkpoint written yet)")
-                    raise WorkerLost(f"gave up after {len(self.failures)} worker failures (last: {self.failures[-1]}); "
-                                     f"the last good checkpoint is {where}: fix the cluster and rerun with --resume"
-                                     ) from exc
+                    raise WorkerLost(
+                        f"gave up after {len(self.failures)} worker failures (last: {self.failures[-1]}); "
+                        f"the last good checkpoint is {where}: fix the cluster and rerun with --resume"
+                    ) from exc
                 self._wait_for_workers(expected_workers)
 
     # --- one attempt: actors from ``start`` until done or a failure -------------------------
@@ -127,20 +138,46 @@ class DaskEngine:
         rule = Rule(scalars["rule"]) if "rule" in scalars else None  # (the budget and OKS engines have none)
         engine = engine_class(scalars)
         split_rows = engine.splits_rows(scalars)
-        parts = ([np.arange(program.m)] * n_shards if split_rows  # every shard scores with all kernels
-                 else partition_kernels(program, rule, n_shards))
+        parts = (
+            [np.arange(program.m)] * n_shards
+            if split_rows  # every shard scores with all kernels
+            else partition_kernels(program, rule, n_shards)
+        )
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
         futures, coord = [], None
         try:
-            futures = [self.client.submit(KernelShard, self.job, part, shard_state, actor=True,
-                                          workers=[workers[i % len(workers)]], pure=False)
-                       for i, part in enumerate(parts)]
+            futures = [
+                self.client.submit(
+                    KernelShard,
+                    self.job,
+                    part,
+                    shard_state,
+                    actor=True,
+                    workers=[workers[i % len(workers)]],
+                    pure=False,
+                )
+                for i, part in enumerate(parts)
+            ]
             shards = [f.result(timeout=self.call_timeout) for f in futures]
             # on shard 0's worker: the coordinator calls that shard directly
-            futures.append(self.client.submit(Coordinator, shards, parts, arrays, scalars, n_rows,
-                                              self.checkpoint_every, history, keep_best_at, split_rows,
-                                              round_ends=engine.rounds(scalars, program),
-                                              actor=True, workers=[workers[0]], pure=False))
+            futures.append(
+                self.client.submit(
+                    Coordinator,
+                    shards,
+                    parts,
+                    arrays,
+                    scalars,
+                    n_rows,
+                    self.checkpoint_every,
+                    history,
+                    keep_best_at,
+                    split_rows,
+                    round_ends=engine.rounds(scalars, program),
+                    actor=True,
+                    workers=[workers[0]],
+                    pure=False,
+                )
+            )
             coord = futures[-1].result(timeout=self.call_timeout)
             while True:
                 progress = self._wait(coord.run_rounds(self.rounds_per_call))
@@ -149,8 +186,12 @@ class DaskEngine:
                 if progress["done"] or (progress["checkpoint_due"] and on_checkpoint is not None):
                     state = self._collect(coord, shards, scalars)
                     if progress["done"]:
-                        return {**state, "timing": progress["timing"], "failures": list(self.failures),
-                                "n_shards": len(parts)}
+                        return {
+                            **state,
+                            "timing": progress["timing"],
+                            "failures": list(self.failures),
+                            "n_shards": len(parts),
+                        }
                     path = on_checkpoint(state["arrays"], state["scalars"], state["history"])
                     self._last_checkpoint = {"checkpoint": str(path), "history": state["history"]}
         except BaseException:
@@ -176,7 +217,8 @@ class DaskEngine:
         cstate = coord.state().result(timeout=self.call_timeout)
         scalars = {**scalars, "n_seen": cstate["n_seen"], "n_mistakes": cstate["n_mistakes"]}
         arrays, scalars = engine_class(scalars).gather(
-            cstate["arrays"], scalars, lambda i: shards[i].model_part().result(timeout=self.call_timeout), len(shards))
+            cstate["arrays"], scalars, lambda i: shards[i].model_part().result(timeout=self.call_timeout), len(shards)
+        )
         return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}
 
     # --- failures ----------------------------------------------------------------------------
@@ -218,4 +260,3 @@ class DaskEngine:
             time.sleep(0.5)
         if len(self._current_workers()) == 0:
             raise WorkerLost(f"no workers came back within {self.worker_timeout:.0f} s")
-

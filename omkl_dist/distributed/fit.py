@@ -51,10 +51,24 @@ class ClusterFit:
     checkpoint_dir: object = None
 
 
-def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bool = True, seed: int = 0,
-                   limit: int | None = None, start: int = 0, warm_start: bool = False, scaler: Scaler | None = None,
-                   checkpoint_dir=None, resume: bool = False, overwrite: bool = False,
-                   keep_checkpoints: bool = True, on_progress=None) -> ClusterFit:
+def fit_on_cluster(
+    engine,
+    model,
+    dataset,
+    *,
+    scaling: str = "none",
+    permute: bool = True,
+    seed: int = 0,
+    limit: int | None = None,
+    start: int = 0,
+    warm_start: bool = False,
+    scaler: Scaler | None = None,
+    checkpoint_dir=None,
+    resume: bool = False,
+    overwrite: bool = False,
+    keep_checkpoints: bool = True,
+    on_progress=None,
+) -> ClusterFit:
     """Learn ``model`` over ``dataset`` (an ingested dataset directory the workers can read).
 
     Parameters
@@ -104,37 +118,64 @@ def fit_on_cluster(engine, model, dataset, *, scaling: str = "none", permute: bo
         n_start, mistakes_start = int(ckpt_meta["engine"]["n_seen"]), int(ckpt_meta["engine"]["n_mistakes"])
     else:
         if scaler is None:
-            scaler = _fit_scaler(engine.client, dataset, scaling, permute, seed, int(start),
-                                 None if limit is None else stop, n_features)
+            scaler = _fit_scaler(
+                engine.client, dataset, scaling, permute, seed, int(start), None if limit is None else stop, n_features
+            )
         arrays, scalars = model.engine_.state()
         begin = {"arrays": arrays, "scalars": scalars}
         n_start, mistakes_start = int(scalars["n_seen"]), int(scalars["n_mistakes"])
-    shard_job = {"data": text(dataset), "shuffle": permute, "seed": seed, "limit": None if limit is None else stop,
-                 "start": int(start), "offset": offset,
-                 "kernel_pool": model.kernel_pool_.to_spec_string(), "scaler": scaler.to_dict(), "classes": classes}
+    shard_job = {
+        "data": text(dataset),
+        "shuffle": permute,
+        "seed": seed,
+        "limit": None if limit is None else stop,
+        "start": int(start),
+        "offset": offset,
+        "kernel_pool": model.kernel_pool_.to_spec_string(),
+        "scaler": scaler.to_dict(),
+        "classes": classes,
+    }
 
     def on_checkpoint(arrays, scalars, history):
         return store.write(model.set_engine_state(arrays, scalars), scaler, int(scalars["n_seen"]), history, job)
 
     def progress(p):
         if on_progress is not None:
-            on_progress({"n_seen": int(p["n_seen"]), "n_mistakes": int(p["n_mistakes"]), "n_rows": n_rows,
-                         "done": bool(p["done"])})
+            on_progress(
+                {
+                    "n_seen": int(p["n_seen"]),
+                    "n_mistakes": int(p["n_mistakes"]),
+                    "n_rows": n_rows,
+                    "done": bool(p["done"]),
+                }
+            )
 
     progress({"n_seen": n_start, "n_mistakes": mistakes_start, "done": n_start >= n_rows})
     t0 = time.perf_counter()
-    result = engine.run(shard_job, begin, n_rows, on_progress=progress,
-                        on_checkpoint=on_checkpoint if store is not None else None,
-                        keep_best_at=getattr(model, "validation_size_", None))
+    result = engine.run(
+        shard_job,
+        begin,
+        n_rows,
+        on_progress=progress,
+        on_checkpoint=on_checkpoint if store is not None else None,
+        keep_best_at=getattr(model, "validation_size_", None),
+    )
     seconds = time.perf_counter() - t0
     model.set_engine_state(result["arrays"], result["scalars"])
     if store is not None and not keep_checkpoints:
         store.clear()
-    return ClusterFit(model=model, scaler=scaler, resumed_from=n_start - offset, seconds=seconds,
-                      timing=result["timing"], failures=result["failures"], n_workers=engine.n_workers,
-                      n_shards=result["n_shards"],
-                      history=[tuple(h) for h in result["history"]],
-                      checkpoint_dir=store.dir if store is not None else None)
+    return ClusterFit(
+        model=model,
+        scaler=scaler,
+        resumed_from=n_start - offset,
+        seconds=seconds,
+        timing=result["timing"],
+        failures=result["failures"],
+        n_workers=engine.n_workers,
+        n_shards=result["n_shards"],
+        history=[tuple(h) for h in result["history"]],
+        checkpoint_dir=store.dir if store is not None else None,
+    )
 
 
 def check_continues(model, n_features: int, classes, dataset) -> None:
@@ -144,20 +185,25 @@ def check_continues(model, n_features: int, classes, dataset) -> None:
     if not hasattr(model, "engine_"):
         raise ValueError("warm_start=True needs a fitted model (fit it, or load a saved one)")
     if int(model.n_features_in_) != n_features:
-        raise DataError(f"the dataset has {n_features} features, the model was trained on {model.n_features_in_}",
-                        path=dataset, fix="give data with the model's features (the same columns, in order)")
+        raise DataError(
+            f"the dataset has {n_features} features, the model was trained on {model.n_features_in_}",
+            path=dataset,
+            fix="give data with the model's features (the same columns, in order)",
+        )
     known = [c.item() if hasattr(c, "item") else c for c in model.classes_]
     if not set(classes) <= set(known):
-        raise DataError(f"the dataset's classes {sorted(classes)} are not among the model's {known}", path=dataset,
-                        fix="a model keeps its classes: train a new one for new classes")
+        raise DataError(
+            f"the dataset's classes {sorted(classes)} are not among the model's {known}",
+            path=dataset,
+            fix="a model keeps its classes: train a new one for new classes",
+        )
 
 
 def _fit_scaler(client, data, scaling, permute, seed, start, stop, n_features) -> Scaler:
     """Fit the scaler on a prefix of the stream, on a worker (no feature data to the client)."""
     if scaling == "none":
         return Scaler("none").fit(np.zeros((1, n_features)))
-    stats = client.submit(fit_scaler_task, text(data), scaling, permute, seed, stop, start,
-                          pure=False).result()
+    stats = client.submit(fit_scaler_task, text(data), scaling, permute, seed, stop, start, pure=False).result()
     return Scaler.from_dict(stats)
 
 

@@ -83,8 +83,9 @@ class DaskExecutor:
         if not isinstance(self.client, Client):
             raise ValueError(f"DaskExecutor: client must be a distributed.Client, got {self.client!r}")
         per_thread = self.tasks_per_thread
-        if per_thread is not None and (isinstance(per_thread, bool) or not isinstance(per_thread, int)
-                                       or per_thread < 1):
+        if per_thread is not None and (
+            isinstance(per_thread, bool) or not isinstance(per_thread, int) or per_thread < 1
+        ):
             raise ValueError(f"DaskExecutor: tasks_per_thread must be None or an integer >= 1, got {per_thread!r}")
         threads = sum(self.client.nthreads().values())
         if threads == 0:
@@ -104,8 +105,14 @@ class DaskExecutor:
         try:
             n_tasks = len(items) if n_tasks is None else min(n_tasks, len(items))
             batches = [list(b) for b in np.array_split(np.arange(len(items)), n_tasks) if len(b)]
-            futures = self.client.map(_run_batch, [[items[i] for i in b] for b in batches], fn=fn, shared=future,
-                                      trial=trial_future, pure=False)
+            futures = self.client.map(
+                _run_batch,
+                [[items[i] for i in b] for b in batches],
+                fn=fn,
+                shared=future,
+                trial=trial_future,
+                pure=False,
+            )
             return [result for batch in self.client.gather(futures) for result in batch]
         finally:
             trial_future.release()
@@ -134,8 +141,14 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> 
     # every Gram block a task allocates is mapped and page-faulted afresh: measured 13-20 % slower
     # MKBoost tasks than in the client process. Workers keep glibc's adaptive default instead.
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    environ.update({"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-                    "NUMBA_NUM_THREADS": threads})
+    environ.update(
+        {
+            "OMP_NUM_THREADS": threads,
+            "OPENBLAS_NUM_THREADS": threads,
+            "MKL_NUM_THREADS": threads,
+            "NUMBA_NUM_THREADS": threads,
+        }
+    )
     kwargs.setdefault("dashboard_address", "127.0.0.1:0")
     kwargs.setdefault("worker_dashboard_address", "127.0.0.1:0")
     saved = {name: os.environ.get(name) for name in environ}

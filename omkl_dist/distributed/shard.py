@@ -73,8 +73,9 @@ class KernelShard:
         # labels as the engine takes them: ±1 (binary model) or class indices (multi-class model; a
         # binary dataset's internal labels are ±1, e.g. for OM-2)
         self.classes = np.asarray(job["classes"]) if self.engine.n_classes > 1 else None
-        stream = open_stream(job["data"], shuffle=job["shuffle"], seed=job["seed"], start=job.get("start", 0),
-                             stop=job["limit"])
+        stream = open_stream(
+            job["data"], shuffle=job["shuffle"], seed=job["seed"], start=job.get("start", 0), stop=job["limit"]
+        )
         # the engine counts rows over the model's life; a warm start's stream begins at row ``offset``
         offset = int(job.get("offset", 0))
         self.cursor = stream.cursor(self.engine.n_seen - offset)
@@ -134,8 +135,10 @@ class KernelShard:
     def _take(self, n):
         X, y = self.cursor.take(n)
         if len(y) != n:
-            raise RuntimeError(f"the stream ended after {self._rows_read + len(y)} rows, the job expected "
-                               f"{self._rows_read + n}: was the dataset changed while the job ran?")
+            raise RuntimeError(
+                f"the stream ended after {self._rows_read + len(y)} rows, the job expected "
+                f"{self._rows_read + n}: was the dataset changed while the job ran?"
+            )
         self._rows_read += n
         y = np.searchsorted(self.classes, y) if self.classes is not None else y
         return self.engine.rows(self.scaler.transform(X)), y.astype(np.float64)
@@ -188,10 +191,16 @@ class KernelShard:
             feed(F)
         _, _, mistakes, coef = finish()
         e.n_seen += len(y)
-        return {"mistakes": mistakes, "update": e.learned_update(coef),
-                "arrays": {name: np.array(getattr(e, name), copy=True) for name in e.COMBINER_ARRAYS},
-                "seconds": part["seconds"] + time.perf_counter() - t0 - wait, "io_seconds": part["io_seconds"],
-                "wait_seconds": wait, "ready_at": ready, "score_seconds": part["seconds"]}
+        return {
+            "mistakes": mistakes,
+            "update": e.learned_update(coef),
+            "arrays": {name: np.array(getattr(e, name), copy=True) for name in e.COMBINER_ARRAYS},
+            "seconds": part["seconds"] + time.perf_counter() - t0 - wait,
+            "io_seconds": part["io_seconds"],
+            "wait_seconds": wait,
+            "ready_at": ready,
+            "score_seconds": part["seconds"],
+        }
 
     def _uniforms(self, g, n):
         """The round's uniforms if drawn ahead (else None: the engine draws them)."""

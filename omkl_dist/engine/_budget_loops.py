@@ -116,8 +116,9 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
             if learner == RBP:
                 loss, n_used, new = rbp_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, slots)
             elif learner == FORGETRON:
-                loss, state, new = forgetron_mc_step(t, yt, r, margin, kxx, hp, (n_used, hd, s, q, mk), slots, accs,
-                                                     values)
+                loss, state, new = forgetron_mc_step(
+                    t, yt, r, margin, kxx, hp, (n_used, hd, s, q, mk), slots, accs, values
+                )
                 n_used, hd, s, q, mk = state
             elif learner == BOGD:
                 loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, s, slots)
@@ -177,8 +178,9 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
         parts = np.empty(MSUM_SIZE)
         for k in range(m):
             n = used[k]
-            kernel_values(kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work,
-                          scratch)
+            kernel_values(
+                kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
+            )
             for c in range(K):
                 acc = 0.0
                 aabs = 0.0

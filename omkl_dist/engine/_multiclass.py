@@ -51,8 +51,15 @@ def _segment_arrays(n, m, K, act):
     work arrays: rows added so far, one row's scores (m, K), the learning kernels' mask."""
     on = np.zeros(m, dtype=np.bool_)
     on[act] = True
-    return (np.empty((n, m * K)), np.empty((n, K)), np.zeros(n, dtype=np.bool_), np.zeros((n, m * K)),
-            np.empty(n, dtype=np.int64), np.empty((m, K)), on)
+    return (
+        np.empty((n, m * K)),
+        np.empty((n, K)),
+        np.zeros(n, dtype=np.bool_),
+        np.zeros((n, m * K)),
+        np.empty(n, dtype=np.int64),
+        np.empty((m, K)),
+        on,
+    )
 
 
 @njit(cache=True, nogil=True)

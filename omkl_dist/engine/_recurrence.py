@@ -173,8 +173,11 @@ class SPASegment:
         self.out = SPAOutputs(
             np.zeros((m, n) if K == 1 else (m, K, n)),  # Fk: the segment's own terms of f_k(x_t) so far
             np.empty((m, n if self.lazy else 0)),  # col: a new support vector's kernel values (lazy)
-            np.empty((n, m * K)), np.empty(n if K == 1 else (n, K)), np.zeros(n, dtype=np.bool_),
-            np.zeros((n, m * K)))
+            np.empty((n, m * K)),
+            np.empty(n if K == 1 else (n, K)),
+            np.zeros(n, dtype=np.bool_),
+            np.zeros((n, m * K)),
+        )
         self.done = 0
 
     def feed(self, F_part) -> None:

@@ -71,9 +71,15 @@ def _program_from(kinds, param, norm) -> KernelProgram:
     kinds = np.asarray(kinds, dtype=np.int64).copy()
     param = np.asarray(param, dtype=np.float64).copy()
     m = len(kinds)
-    return KernelProgram(kinds, param, np.full(m, -1, dtype=np.int64), np.arange(m, dtype=np.int64),
-                         bool((kinds == LAPLACE).any()), bool((kinds == CHI2).any()),
-                         norm=np.asarray(norm, dtype=np.bool_).copy())
+    return KernelProgram(
+        kinds,
+        param,
+        np.full(m, -1, dtype=np.int64),
+        np.arange(m, dtype=np.int64),
+        bool((kinds == LAPLACE).any()),
+        bool((kinds == CHI2).any()),
+        norm=np.asarray(norm, dtype=np.bool_).copy(),
+    )
 
 
 def _as_program(program_or_pool) -> KernelProgram:
@@ -90,10 +96,12 @@ def _check_fits_in_memory(m: int, budget: int, d: int, n_classes: int = 1) -> No
     need = m * budget * (d + n_classes + 7) * 8
     available = psutil.virtual_memory().available
     if need > available // 2:
-        raise ValueError(f"budget={budget:,} support vectors for each of {m} kernels on {d} features needs "
-                         f"{need / 2**30:,.1f} GiB, more than half of the {available / 2**30:.1f} GiB of memory "
-                         "available; a budget above the number of instances is never reached, so use at most that "
-                         "many (`omkl run`/`submit` cap it at the stream's length)")
+        raise ValueError(
+            f"budget={budget:,} support vectors for each of {m} kernels on {d} features needs "
+            f"{need / 2**30:,.1f} GiB, more than half of the {available / 2**30:.1f} GiB of memory "
+            "available; a budget above the number of instances is never reached, so use at most that "
+            "many (`omkl run`/`submit` cap it at the stream's length)"
+        )
 
 
 class BudgetEngine:
@@ -146,20 +154,51 @@ class BudgetEngine:
     """
 
     SCALARS = ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_classes", "n_seen", "n_mistakes")
-    KERNEL_ARRAYS = ("kernel_ids", "w", "logw", "kernel_mistakes", "sv_X", "sv_sq", "sv_coef", "sv_index", "sv_kxx",
-                     "sv_acc", "sv_acc_lo", "scale", "n_used", "head", "forget_Q", "forget_M")
+    KERNEL_ARRAYS = (
+        "kernel_ids",
+        "w",
+        "logw",
+        "kernel_mistakes",
+        "sv_X",
+        "sv_sq",
+        "sv_coef",
+        "sv_index",
+        "sv_kxx",
+        "sv_acc",
+        "sv_acc_lo",
+        "scale",
+        "n_used",
+        "head",
+        "forget_Q",
+        "forget_M",
+    )
 
-    def __init__(self, program_or_pool, n_features, *, learner, budget, seed, block_size, kernel_ids=None, eta=0.1,
-                 lam=0.0, gamma=0.99, n_classes=1):
+    def __init__(
+        self,
+        program_or_pool,
+        n_features,
+        *,
+        learner,
+        budget,
+        seed,
+        block_size,
+        kernel_ids=None,
+        eta=0.1,
+        lam=0.0,
+        gamma=0.99,
+        n_classes=1,
+    ):
         if learner not in LEARNER_CODES:
             raise ValueError(f"learner must be one of {list(LEARNER_CODES)}, got {learner!r}")
         if int(budget) < 1:
             raise ValueError(f"budget must be a positive integer, got {budget!r}")
         self.program = _as_program(program_or_pool)
         if self.program.direct:
-            raise ValueError("the budget baselines (RBP, Forgetron, BOGD, BPAS) evaluate kernels on every column and "
-                             "have no additive chi-square kernel: use a pool without feature groups and achi2, or OKS "
-                             "/ OMKC / OM-2 for kernels on feature groups")
+            raise ValueError(
+                "the budget baselines (RBP, Forgetron, BOGD, BPAS) evaluate kernels on every column and "
+                "have no additive chi-square kernel: use a pool without feature groups and achi2, or OKS "
+                "/ OMKC / OM-2 for kernels on feature groups"
+            )
         self.learner = str(learner)
         self.budget, self.seed, self.block_size = int(budget), int(seed), int(block_size)
         self.eta, self.lam, self.gamma = float(eta), float(lam), float(gamma)
@@ -207,7 +246,7 @@ class BudgetEngine:
         """Kernel ``position``'s support vectors in slot order: (global instance indices, coefficients);
         multi-class: coefficients (n_support, K)."""
         c, K = int(self.n_used[position]), self.n_classes
-        coef = self.scale[position] * self.sv_coef[position, :c * K]
+        coef = self.scale[position] * self.sv_coef[position, : c * K]
         return self.sv_index[position, :c].copy(), coef if K == 1 else coef.reshape(c, K)
 
     # ------------------------------------------------------------------ the two halves
@@ -220,8 +259,10 @@ class BudgetEngine:
         Advances ``n_seen``; ``g`` must equal it (the rows continue this engine's stream).
         """
         if int(g) != self.n_seen:
-            raise ValueError(f"kernel_step: rows start at global instance {g}, but this engine has seen "
-                             f"{self.n_seen}; pass the rows that continue its stream")
+            raise ValueError(
+                f"kernel_step: rows start at global instance {g}, but this engine has seen "
+                f"{self.n_seen}; pass the rows that continue its stream"
+            )
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64)
         n, m, K = len(y), self.m, self.n_classes
@@ -257,9 +298,21 @@ class BudgetEngine:
 
     def buffers(self) -> BudgetBuffers:
         """The per-kernel buffers and counters as the compiled loops take them (the arrays themselves)."""
-        return BudgetBuffers(self.sv_X, self.sv_sq, self.sv_coef, self.sv_index, self.sv_kxx, self.sv_acc,
-                             self.sv_acc_lo, self.scale, self.n_used, self.head, self.forget_Q, self.forget_M,
-                             self.kernel_mistakes)
+        return BudgetBuffers(
+            self.sv_X,
+            self.sv_sq,
+            self.sv_coef,
+            self.sv_index,
+            self.sv_kxx,
+            self.sv_acc,
+            self.sv_acc_lo,
+            self.scale,
+            self.n_used,
+            self.head,
+            self.forget_Q,
+            self.forget_M,
+            self.kernel_mistakes,
+        )
 
     def _dots(self, Xs, exact_blas):
         """Dot products of the rows with every kernel's buffer, ``D[t, k, j]`` (n, m, max used), and
@@ -295,12 +348,12 @@ class BudgetEngine:
         K = self.n_classes
         out = np.empty((len(X), self.m * K))
         for lo in range(0, len(X), chunk):
-            Xs = X[lo: lo + chunk]
+            Xs = X[lo : lo + chunk]
             exact = blas_dots_exact(max(integral_bound(Xs), self.int_bound), self.int_bound, Xs.shape[1])
             D, _ = self._dots_only(Xs, exact)
             part = np.empty((len(Xs), self.m * K))
             budget_scores(Xs, row_sq(Xs), D, self._kernels(), K, self.buffers(), part)
-            out[lo: lo + len(Xs)] = part
+            out[lo : lo + len(Xs)] = part
         return out if K == 1 else out.reshape(len(X), self.m, K)
 
     def _dots_only(self, Xs, exact_blas):
@@ -356,8 +409,12 @@ class BudgetEngine:
     @classmethod
     def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
         """The shards' kernels merged, with the coordinator's Hedge weights and counters."""
-        merged = cls.merge([part_of(i) for i in range(n_shards)], logw=combiner["logw"], w=combiner["w"],
-                           n_mistakes=scalars["n_mistakes"])
+        merged = cls.merge(
+            [part_of(i) for i in range(n_shards)],
+            logw=combiner["logw"],
+            w=combiner["w"],
+            n_mistakes=scalars["n_mistakes"],
+        )
         return merged.state()
 
     # ------------------------------------------------------------------ state, shards
@@ -379,10 +436,19 @@ class BudgetEngine:
         program = _as_program(program)
         if sv_X.shape[0] != program.m:
             raise ValueError(f"state has {sv_X.shape[0]} kernels, the program {program.m}")
-        engine = cls(program, sv_X.shape[2], learner=scalars["learner"], budget=scalars["budget"],
-                     seed=scalars["seed"], block_size=scalars["block_size"], kernel_ids=arrays["kernel_ids"],
-                     eta=scalars["eta"], lam=scalars["lam"], gamma=scalars["gamma"],
-                     n_classes=scalars.get("n_classes", 1))  # (models saved before multi-class: binary)
+        engine = cls(
+            program,
+            sv_X.shape[2],
+            learner=scalars["learner"],
+            budget=scalars["budget"],
+            seed=scalars["seed"],
+            block_size=scalars["block_size"],
+            kernel_ids=arrays["kernel_ids"],
+            eta=scalars["eta"],
+            lam=scalars["lam"],
+            gamma=scalars["gamma"],
+            n_classes=scalars.get("n_classes", 1),
+        )  # (models saved before multi-class: binary)
         for name in cls.KERNEL_ARRAYS:
             current = getattr(engine, name)
             value = np.array(arrays[name], dtype=current.dtype)
@@ -400,11 +466,19 @@ class BudgetEngine:
         pos = np.asarray(positions, dtype=np.int64).reshape(-1)
         if len(pos) == 0 or len(np.unique(pos)) != len(pos) or pos.min() < 0 or pos.max() >= self.m:
             raise ValueError(f"positions must be distinct kernel positions in [0, {self.m}), got {pos.tolist()}")
-        part = BudgetEngine(_program_from(self.program.kinds[pos], self.program.param[pos], self.program.norm[pos]),
-                            self.n_features,
-                            learner=self.learner, budget=self.budget, seed=self.seed, block_size=self.block_size,
-                            kernel_ids=self.kernel_ids[pos], eta=self.eta, lam=self.lam, gamma=self.gamma,
-                            n_classes=self.n_classes)
+        part = BudgetEngine(
+            _program_from(self.program.kinds[pos], self.program.param[pos], self.program.norm[pos]),
+            self.n_features,
+            learner=self.learner,
+            budget=self.budget,
+            seed=self.seed,
+            block_size=self.block_size,
+            kernel_ids=self.kernel_ids[pos],
+            eta=self.eta,
+            lam=self.lam,
+            gamma=self.gamma,
+            n_classes=self.n_classes,
+        )
         for name in self.KERNEL_ARRAYS:
             setattr(part, name, np.ascontiguousarray(getattr(self, name)[pos]))
         part.int_bound, part.n_seen, part.n_mistakes = self.int_bound, self.n_seen, self.n_mistakes
@@ -422,11 +496,22 @@ class BudgetEngine:
             raise ValueError("merge needs at least one part")
         first = parts[0]
         for p in parts[1:]:
-            for name in ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_classes", "n_seen",
-                         "n_features"):
+            for name in (
+                "learner",
+                "budget",
+                "seed",
+                "block_size",
+                "eta",
+                "lam",
+                "gamma",
+                "n_classes",
+                "n_seen",
+                "n_features",
+            ):
                 if getattr(p, name) != getattr(first, name):
-                    raise ValueError(f"cannot merge engines with different {name}: {getattr(first, name)!r} vs "
-                                     f"{getattr(p, name)!r}")
+                    raise ValueError(
+                        f"cannot merge engines with different {name}: {getattr(first, name)!r} vs {getattr(p, name)!r}"
+                    )
         ids = np.concatenate([p.kernel_ids for p in parts])
         if len(np.unique(ids)) != len(ids):
             raise ValueError(f"parts share kernel ids: {sorted(ids.tolist())}")
@@ -434,9 +519,19 @@ class BudgetEngine:
         kinds = np.concatenate([p.program.kinds for p in parts])[order]
         param = np.concatenate([p.program.param for p in parts])[order]
         norm = np.concatenate([p.program.norm for p in parts])[order]
-        out = cls(_program_from(kinds, param, norm), first.n_features, learner=first.learner, budget=first.budget,
-                  seed=first.seed, block_size=first.block_size, kernel_ids=ids[order], eta=first.eta, lam=first.lam,
-                  gamma=first.gamma, n_classes=first.n_classes)
+        out = cls(
+            _program_from(kinds, param, norm),
+            first.n_features,
+            learner=first.learner,
+            budget=first.budget,
+            seed=first.seed,
+            block_size=first.block_size,
+            kernel_ids=ids[order],
+            eta=first.eta,
+            lam=first.lam,
+            gamma=first.gamma,
+            n_classes=first.n_classes,
+        )
         for name in cls.KERNEL_ARRAYS:
             setattr(out, name, np.ascontiguousarray(np.concatenate([getattr(p, name) for p in parts])[order]))
         if logw is not None:

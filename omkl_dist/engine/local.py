@@ -31,9 +31,20 @@ from .records import HedgeState, OMKCParams, SPAParams
 # the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))
 # an empty dot/gaussian program: tells SPASegment that G is complete (no lazy columns to fill)
-_NO_FAST = (DotGaussPlan(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0),
-                         np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_), np.empty(0, np.bool_)),
-            np.empty((0, 0)), np.empty(0, np.bool_))
+_NO_FAST = (
+    DotGaussPlan(
+        np.empty(0, np.int64),
+        np.empty(0, np.int64),
+        np.empty(0, np.int64),
+        np.empty(0),
+        np.empty(0, np.bool_),
+        np.empty(0, np.bool_),
+        np.empty(0, np.bool_),
+        np.empty(0, np.bool_),
+    ),
+    np.empty((0, 0)),
+    np.empty(0, np.bool_),
+)
 
 
 def _lazy_row_keys(Xs):
@@ -149,12 +160,32 @@ class LocalEngine:
 
     HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "n_classes", "q", "bounded_norm")
 
-    def __init__(self, program, n_features, *, rule, seed, block_size, block_sync, beta=1.0, delta=1.0, gamma=1.0,
-                 alpha=1.0, spa_beta=1.0, eta=1.0, hedge_mistake=False, n_classes=1, q=2.0, bounded_norm=False,
-                 sparse=False):
+    def __init__(
+        self,
+        program,
+        n_features,
+        *,
+        rule,
+        seed,
+        block_size,
+        block_sync,
+        beta=1.0,
+        delta=1.0,
+        gamma=1.0,
+        alpha=1.0,
+        spa_beta=1.0,
+        eta=1.0,
+        hedge_mistake=False,
+        n_classes=1,
+        q=2.0,
+        bounded_norm=False,
+        sparse=False,
+    ):
         if sparse and program.fast is None:
-            raise ValueError("sparse rows need a pool of dot-product and gaussian kernels (linear, polynomial, "
-                             "gaussian) on all columns; densify X for the others")
+            raise ValueError(
+                "sparse rows need a pool of dot-product and gaussian kernels (linear, polynomial, "
+                "gaussian) on all columns; densify X for the others"
+            )
         self.program = program
         self.rule = int(rule)
         self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
@@ -289,8 +320,15 @@ class LocalEngine:
         are taken in fixed order unless the data are integers (BLAS exact), see scoring/pool.py;
         returns ``(F, exact_blas)``."""
         exact_blas = self._exact_blas(Xs)
-        F_old = pool_scores(Xs[rows], xsq[rows], self.pool, self.program, blas_exact=exact_blas, active=active,
-                            extra_exact=None if exact_blas else lambda: self.pool.rows_matching(block_keys()))
+        F_old = pool_scores(
+            Xs[rows],
+            xsq[rows],
+            self.pool,
+            self.program,
+            blas_exact=exact_blas,
+            active=active,
+            extra_exact=None if exact_blas else lambda: self.pool.rows_matching(block_keys()),
+        )
         return F_old, exact_blas
 
     def _segment_kernels(self, Xs, xsq, active=None):
@@ -308,15 +346,31 @@ class LocalEngine:
             XXt = sparse_dots(Xs, Xs)
         else:
             XXt = Xs @ Xs.T if exact_blas else self._block_dots(Xs, block_keys())
-        G = block_gram(as_rows(Xs), xsq, XXt, self.program, active, out=self._work_buffer(self.program.m, len(xsq)),
-                       scale=self._scales(Xs, xsq))
+        G = block_gram(
+            as_rows(Xs),
+            xsq,
+            XXt,
+            self.program,
+            active,
+            out=self._work_buffer(self.program.m, len(xsq)),
+            scale=self._scales(Xs, xsq),
+        )
         return G, False
 
     def _recurrence(self, ys, F_old, G, lazy, Xs, xsq, g, act, active):
         """Run the learner/combiner recurrence over a segment starting at global instance g."""
         if self.rule == OM2:
-            return om2_block(ys, F_old, G, diag_values(self.program, xsq, Xs), self.sqnorm, self.q, self.bounded_norm,
-                             act, self.n_classes)
+            return om2_block(
+                ys,
+                F_old,
+                G,
+                diag_values(self.program, xsq, Xs),
+                self.sqnorm,
+                self.q,
+                self.bounded_norm,
+                act,
+                self.n_classes,
+            )
         if self.rule == SPA:
             segment = self._spa_segment(ys, G, lazy, Xs, xsq, g, act, active)
             segment.feed(F_old)
@@ -338,10 +392,30 @@ class LocalEngine:
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
         fast = (dot_gauss_plan(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
-        params = SPAParams(g, self.block_size, self.block_sync, np.log(self.gamma), self.delta, self.alpha,
-                           self.spa_beta, self.eta, self.hedge_mistake)
-        return SPASegment(ys, G, as_rows(Xs), xsq, diag_values(self.program, xsq, Xs), fast, U, self._hedge_state(),
-                          params, act, self.n_classes)
+        params = SPAParams(
+            g,
+            self.block_size,
+            self.block_sync,
+            np.log(self.gamma),
+            self.delta,
+            self.alpha,
+            self.spa_beta,
+            self.eta,
+            self.hedge_mistake,
+        )
+        return SPASegment(
+            ys,
+            G,
+            as_rows(Xs),
+            xsq,
+            diag_values(self.program, xsq, Xs),
+            fast,
+            U,
+            self._hedge_state(),
+            params,
+            act,
+            self.n_classes,
+        )
 
     def _uniforms(self, g, n, act, active, draws):
         """The segment's uniforms; a shard draws only its kernels' streams (1.0 never selects the others)."""
@@ -383,11 +457,18 @@ class LocalEngine:
         X = self.rows(X)
         parts = []
         for lo in range(0, X.shape[0], chunk):
-            Xs = X[lo: lo + chunk]
+            Xs = X[lo : lo + chunk]
             exact_blas = self.sparse or blas_dots_exact(integral_bound(Xs), self.pool.int_bound, Xs.shape[1])
-            parts.append(pool_scores(Xs, sqnorms(Xs), self.pool, self.program,
-                                     extra_exact=None if exact_blas else self.pool.rows_matching(row_keys(Xs)),
-                                     blas_exact=exact_blas))
+            parts.append(
+                pool_scores(
+                    Xs,
+                    sqnorms(Xs),
+                    self.pool,
+                    self.program,
+                    extra_exact=None if exact_blas else self.pool.rows_matching(row_keys(Xs)),
+                    blas_exact=exact_blas,
+                )
+            )
         F = np.concatenate(parts) if parts else np.empty((0, self.program.m * self.n_classes))
         return F.reshape(len(F), self.program.m, self.n_classes) if self.multiclass else F
 
@@ -401,21 +482,36 @@ class LocalEngine:
         """Full learning state as (numeric arrays, JSON-able scalars)."""
         arrays = {name: getattr(self, name).copy() for name in self.ARRAYS}
         arrays.update(self.pool.state())
-        scalars = {"rule": self.rule, "seed": self.seed, "block_size": self.block_size,
-                   "block_sync": self.block_sync, "n_seen": self.n_seen, "n_mistakes": self.n_mistakes,
-                   **{name: getattr(self, name) for name in self.HYPER}}
+        scalars = {
+            "rule": self.rule,
+            "seed": self.seed,
+            "block_size": self.block_size,
+            "block_sync": self.block_sync,
+            "n_seen": self.n_seen,
+            "n_mistakes": self.n_mistakes,
+            **{name: getattr(self, name) for name in self.HYPER},
+        }
         return arrays, scalars
 
     @classmethod
     def from_state(cls, program, arrays: dict, scalars: dict) -> "LocalEngine":
         """Rebuild an engine that continues exactly where :meth:`state` was taken."""
         rows = pool_rows(arrays)
-        engine = cls(program, rows.shape[1], rule=scalars["rule"], seed=scalars["seed"],
-                     block_size=scalars["block_size"], block_sync=scalars["block_sync"], sparse=is_sparse(rows),
-                     **{name: scalars[name] for name in cls.HYPER if name in scalars})  # older models lack newer ones
+        engine = cls(
+            program,
+            rows.shape[1],
+            rule=scalars["rule"],
+            seed=scalars["seed"],
+            block_size=scalars["block_size"],
+            block_sync=scalars["block_sync"],
+            sparse=is_sparse(rows),
+            **{name: scalars[name] for name in cls.HYPER if name in scalars},
+        )  # older models lack newer ones
         if arrays["pool_alpha"].shape[1] != program.m * engine.n_classes:
-            raise ValueError(f"state has {arrays['pool_alpha'].shape[1]} coefficient columns, the program "
-                             f"{program.m} kernels of {engine.n_classes} class column(s)")
+            raise ValueError(
+                f"state has {arrays['pool_alpha'].shape[1]} coefficient columns, the program "
+                f"{program.m} kernels of {engine.n_classes} class column(s)"
+            )
         engine.pool = SVPool.from_state(arrays, engine.n_classes)
         for name in cls.ARRAYS:
             if name != "sqnorm" or name in arrays:  # models saved before OM-2 have no ‖θ_j‖² (zeros)
@@ -486,11 +582,15 @@ class LocalEngine:
             F[:, part] = out["F"]
             coef[np.ix_(out["rows"], part)] = out["coef"]
         rule, block_size = int(scalars["rule"]), int(scalars["block_size"])
-        U = (uniforms(int(scalars["seed"]), g, g + n, combiner["kernel_ids"], block_size) if rule in STOCHASTIC
-             else np.empty((n, m)))
+        U = (
+            uniforms(int(scalars["seed"]), g, g + n, combiner["kernel_ids"], block_size)
+            if rule in STOCHASTIC
+            else np.empty((n, m))
+        )
         state = HedgeState(np.empty(0), combiner["w"], combiner["wsync"], combiner["kernel_mistakes"])
-        params = OMKCParams(rule, g, block_size, bool(scalars["block_sync"]), float(scalars["beta"]),
-                            float(scalars["delta"]))
+        params = OMKCParams(
+            rule, g, block_size, bool(scalars["block_sync"]), float(scalars["beta"]), float(scalars["delta"])
+        )
         _, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return mistakes, (kept, coef[kept])

@@ -43,8 +43,13 @@ def kernel_columns(program) -> tuple[np.ndarray, np.ndarray]:
 
 def _outputs(n: int, K: int) -> dict:
     """What the recurrence records per row."""
-    return {"kernel": np.empty(n, dtype=np.int64), "mistakes": np.empty(n, dtype=np.bool_), "loss": np.empty(n),
-            "scores": np.empty((n, K)), "support": np.empty(n, dtype=np.bool_)}
+    return {
+        "kernel": np.empty(n, dtype=np.int64),
+        "mistakes": np.empty(n, dtype=np.bool_),
+        "loss": np.empty(n),
+        "scores": np.empty((n, K)),
+        "support": np.empty(n, dtype=np.bool_),
+    }
 
 
 class OKSEngine:
@@ -68,8 +73,7 @@ class OKSEngine:
     COMBINER_ARRAYS = ("w", "logw", "kernel_mistakes", "kernel_updates", "kernel_ids")
     ENGINE = "oks"
 
-    def __init__(self, program, n_features, *, n_classes, algorithm, loss, lam, seed, block_size, delta=0.5,
-                 eta=0.0):
+    def __init__(self, program, n_features, *, n_classes, algorithm, loss, lam, seed, block_size, delta=0.5, eta=0.0):
         self.program = program
         self.n_features = int(n_features)
         self.K = int(n_classes)
@@ -113,13 +117,13 @@ class OKSEngine:
         need = self.n_rows + rows
         if need > len(self.P):
             cap = max(need, 2 * len(self.P), 1024)
-            self.P = np.concatenate([self.P[:self.n_rows], np.empty((cap - self.n_rows, self.n_features))])
-            self.coef = np.concatenate([self.coef[:self.n_rows], np.empty((cap - self.n_rows, self.K))])
+            self.P = np.concatenate([self.P[: self.n_rows], np.empty((cap - self.n_rows, self.n_features))])
+            self.coef = np.concatenate([self.coef[: self.n_rows], np.empty((cap - self.n_rows, self.K))])
         need_k = int(self.nk.max(initial=0)) + rows
         if need_k > self.kidx.shape[1]:
             cap = max(need_k, 2 * self.kidx.shape[1], 1024)
             grown = np.zeros((len(self.nk), cap), dtype=np.int64)
-            grown[:, :self.kidx.shape[1]] = self.kidx
+            grown[:, : self.kidx.shape[1]] = self.kidx
             self.kidx = grown
 
     rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
@@ -155,25 +159,38 @@ class OKSEngine:
         g = (self.n_seen if start is None else start) + lo
         Xr = np.ascontiguousarray(X[lo:hi], dtype=np.float64)
         guess, pre = np.empty(hi - lo, dtype=np.int64), np.empty((hi - lo, self.K))
-        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self._views(), self._store(), guess,
-                       pre)
+        _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self._views(), self._store(), guess, pre)
         return np.column_stack([guess.astype(np.float64), pre])
 
     def _recurrence(self, Xb, yb, guess_pre, g, out) -> None:
         """The sequential pass over one block from global row g, given the speculative pass."""
         self._reserve(len(Xb))
         first_row = self.n_rows
-        rows = OKSRows(np.ascontiguousarray(Xb, dtype=np.float64), np.ascontiguousarray(yb, dtype=np.float64),
-                       self._uniforms(g, len(Xb)), guess_pre[:, 0].astype(np.int64),
-                       np.ascontiguousarray(guess_pre[:, 1:]))
-        params = OKSParams(self.delta, self.eta, self.lam, ALGORITHMS[self.algorithm],
-                           _oks.LOSS_CODES.get(self.loss, _oks.HINGE))  # Algorithm 2 ("mistake") has no loss function
-        trace = OKSTrace(out["kernel"], out["mistakes"], out["loss"], out["scores"], out["support"],
-                         self.kernel_mistakes, self.kernel_updates)
+        rows = OKSRows(
+            np.ascontiguousarray(Xb, dtype=np.float64),
+            np.ascontiguousarray(yb, dtype=np.float64),
+            self._uniforms(g, len(Xb)),
+            guess_pre[:, 0].astype(np.int64),
+            np.ascontiguousarray(guess_pre[:, 1:]),
+        )
+        params = OKSParams(
+            self.delta, self.eta, self.lam, ALGORITHMS[self.algorithm], _oks.LOSS_CODES.get(self.loss, _oks.HINGE)
+        )  # Algorithm 2 ("mistake") has no loss function
+        trace = OKSTrace(
+            out["kernel"],
+            out["mistakes"],
+            out["loss"],
+            out["scores"],
+            out["support"],
+            self.kernel_mistakes,
+            self.kernel_updates,
+        )
         self.n_rows = _oks.oks_block(rows, self.logw, params, self._views(), self._store(), self.n_rows, trace)
         if not (np.isfinite(self.logw).any() and np.isfinite(out["scores"]).all()):
-            raise OverflowError(f"OKS diverged: a score or every weight stopped being finite by row {g + len(Xb)} "
-                                f"(λ = {self.lam:g}); lower the step lam (or scale the targets)")
+            raise OverflowError(
+                f"OKS diverged: a score or every weight stopped being finite by row {g + len(Xb)} "
+                f"(λ = {self.lam:g}); lower the step lam (or scale the targets)"
+            )
         self._added = first_row  # the block's support vectors are the store's rows from here on
 
     # --- prediction ------------------------------------------------------------------------
@@ -205,35 +222,67 @@ class OKSEngine:
         (the per-kernel lists are rebuilt from it: rows are stored in the order they came)."""
         owner = np.empty(self.n_rows, dtype=np.int64)
         for k in range(len(self.nk)):
-            owner[self.kidx[k, :self.nk[k]]] = k
-        arrays = {"sv": self.P[:self.n_rows].copy(), "coef": self.coef[:self.n_rows].copy(), "owner": owner,
-                  "w": self.q, "logw": self.logw.copy(), "kernel_mistakes": self.kernel_mistakes.copy(),
-                  "kernel_updates": self.kernel_updates.copy(), "kernel_ids": self.kernel_ids.copy()}
-        scalars = {"engine": self.ENGINE, "n_features": self.n_features, "n_classes": self.K,
-                   "algorithm": self.algorithm, "loss": self.loss, "lam": self.lam, "seed": self.seed,
-                   "block_size": self.block_size, "delta": self.delta, "eta": self.eta, "n_seen": self.n_seen,
-                   "n_mistakes": self.n_mistakes}
+            owner[self.kidx[k, : self.nk[k]]] = k
+        arrays = {
+            "sv": self.P[: self.n_rows].copy(),
+            "coef": self.coef[: self.n_rows].copy(),
+            "owner": owner,
+            "w": self.q,
+            "logw": self.logw.copy(),
+            "kernel_mistakes": self.kernel_mistakes.copy(),
+            "kernel_updates": self.kernel_updates.copy(),
+            "kernel_ids": self.kernel_ids.copy(),
+        }
+        scalars = {
+            "engine": self.ENGINE,
+            "n_features": self.n_features,
+            "n_classes": self.K,
+            "algorithm": self.algorithm,
+            "loss": self.loss,
+            "lam": self.lam,
+            "seed": self.seed,
+            "block_size": self.block_size,
+            "delta": self.delta,
+            "eta": self.eta,
+            "n_seen": self.n_seen,
+            "n_mistakes": self.n_mistakes,
+        }
         return arrays, scalars
 
     @classmethod
     def from_state(cls, program, arrays: dict, scalars: dict) -> OKSEngine:
-        e = cls(program, scalars["n_features"], n_classes=scalars["n_classes"], algorithm=scalars["algorithm"],
-                loss=scalars["loss"], lam=scalars["lam"], seed=scalars["seed"], block_size=scalars["block_size"],
-                delta=scalars["delta"], eta=scalars["eta"])
+        e = cls(
+            program,
+            scalars["n_features"],
+            n_classes=scalars["n_classes"],
+            algorithm=scalars["algorithm"],
+            loss=scalars["loss"],
+            lam=scalars["lam"],
+            seed=scalars["seed"],
+            block_size=scalars["block_size"],
+            delta=scalars["delta"],
+            eta=scalars["eta"],
+        )
         m = program.m
         owner = np.asarray(arrays["owner"], dtype=np.int64)
         sv, coef = np.asarray(arrays["sv"], dtype=np.float64), np.asarray(arrays["coef"], dtype=np.float64)
-        if sv.shape != (len(owner), e.n_features) or coef.shape != (len(owner), e.K) or (
-                len(owner) and (owner.min() < 0 or owner.max() >= m)) or np.shape(arrays["logw"]) != (m,):
-            raise ValueError(f"the OKS state's arrays do not fit together (sv {sv.shape}, coef {coef.shape}, "
-                             f"{len(owner)} owners, {m} kernels)")
+        if (
+            sv.shape != (len(owner), e.n_features)
+            or coef.shape != (len(owner), e.K)
+            or (len(owner) and (owner.min() < 0 or owner.max() >= m))
+            or np.shape(arrays["logw"]) != (m,)
+        ):
+            raise ValueError(
+                f"the OKS state's arrays do not fit together (sv {sv.shape}, coef {coef.shape}, "
+                f"{len(owner)} owners, {m} kernels)"
+            )
         e.n_rows = len(owner)
         e.P, e.coef = sv.copy(), coef.copy()
         e.nk = np.bincount(owner, minlength=m).astype(np.int64)
         e.kidx = np.zeros((m, max(int(e.nk.max(initial=0)), 1)), dtype=np.int64)
         for k in range(m):
             rows = np.flatnonzero(owner == k)
-            e.kidx[k, :len(rows)] = rows
+            e.kidx[k, : len(rows)] = rows
         e.logw = np.asarray(arrays["logw"], dtype=np.float64).copy()
         e.kernel_mistakes = np.asarray(arrays["kernel_mistakes"], dtype=np.int64).copy()
         e.kernel_updates = np.asarray(arrays["kernel_updates"], dtype=np.int64).copy()
@@ -277,7 +326,7 @@ class OKSEngine:
         coef = np.zeros((n, 1 + self.K))
         rows = np.flatnonzero(out["support"])  # in order: the store's rows from _added on
         coef[rows, 0] = out["kernel"][rows] + 1
-        coef[rows, 1:] = self.coef[self._added:self.n_rows]
+        coef[rows, 1:] = self.coef[self._added : self.n_rows]
         scores = out["scores"]
         return scores, scores[:, 0] if self.K == 1 else scores, out["mistakes"], coef
 
@@ -285,8 +334,14 @@ class OKSEngine:
         """What every other shard applies after a round: the new support vectors, the weights and
         counters, and where the round ended."""
         rows = np.flatnonzero(coef[:, 0] > 0)
-        return (rows, coef[rows], self.logw.copy(), self.kernel_mistakes.copy(), self.kernel_updates.copy(),
-                self.n_seen)
+        return (
+            rows,
+            coef[rows],
+            self.logw.copy(),
+            self.kernel_mistakes.copy(),
+            self.kernel_updates.copy(),
+            self.n_seen,
+        )
 
     def apply_update(self, X, xsq, update) -> None:
         """Take another shard's round (nothing if this engine ran it itself)."""

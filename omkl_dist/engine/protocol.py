@@ -101,8 +101,9 @@ class Engine(Protocol):
         """What this shard contributes to :meth:`gather`."""
 
     @classmethod
-    def gather(cls, combiner: dict[str, np.ndarray], scalars: dict[str, Any], part_of: Callable[[int], object],
-               n_shards: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def gather(
+        cls, combiner: dict[str, np.ndarray], scalars: dict[str, Any], part_of: Callable[[int], object], n_shards: int
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The whole state from the coordinator's ``combiner`` arrays and counters (in
         ``scalars``) and shard ``i``'s :meth:`model_part` (``part_of(i)``)."""
 
@@ -116,8 +117,14 @@ class KernelSplit(Engine, Protocol):
         its kernels' decision values ``F`` and what :meth:`replay_round` needs."""
 
     @staticmethod
-    def replay_round(combiner: dict[str, np.ndarray], scalars: dict[str, Any], y: np.ndarray,
-                     parts: Sequence[np.ndarray], outs: Sequence[dict[str, Any]], g: int) -> tuple[np.ndarray, object]:
+    def replay_round(
+        combiner: dict[str, np.ndarray],
+        scalars: dict[str, Any],
+        y: np.ndarray,
+        parts: Sequence[np.ndarray],
+        outs: Sequence[dict[str, Any]],
+        g: int,
+    ) -> tuple[np.ndarray, object]:
         """Replay the combiner over a kernel-split round starting at instance ``g`` (updates the
         ``combiner`` arrays in place); returns the rows' mistakes and what the shards must apply
         before the next round (or None)."""

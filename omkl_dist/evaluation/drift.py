@@ -74,8 +74,13 @@ class PageHinkley:
             raise ValueError("PageHinkley: values must be a 1-D array of finite numbers (e.g. 0/1 mistakes)")
         if reference is not None and not np.isfinite(reference):
             raise ValueError(f"PageHinkley: reference must be a finite mean or None, got {reference!r}")
-        return _page_hinkley(x, float(self.delta), float(self.threshold), int(self.min_instances),
-                             np.nan if reference is None else float(reference))
+        return _page_hinkley(
+            x,
+            float(self.delta),
+            float(self.threshold),
+            int(self.min_instances),
+            np.nan if reference is None else float(reference),
+        )
 
     def check(self) -> "PageHinkley":
         """Raise a ValueError naming a parameter out of its range; returns the detector."""
@@ -88,5 +93,9 @@ class PageHinkley:
         return self
 
     def to_dict(self) -> dict:
-        return {"test": "page-hinkley", "delta": self.delta, "threshold": self.threshold,
-                "min_instances": self.min_instances}
+        return {
+            "test": "page-hinkley",
+            "delta": self.delta,
+            "threshold": self.threshold,
+            "min_instances": self.min_instances,
+        }

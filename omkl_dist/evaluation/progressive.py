@@ -21,8 +21,8 @@ class Trace:
 
     n_seen: list = field(default_factory=list)
     mistake_rate: list = field(default_factory=list)
-    n_support: list = field(default_factory=list)      # per kernel, at each checkpoint
-    weights: list = field(default_factory=list)        # kernel weights, at each checkpoint
+    n_support: list = field(default_factory=list)  # per kernel, at each checkpoint
+    weights: list = field(default_factory=list)  # kernel weights, at each checkpoint
     seconds: list = field(default_factory=list)
     instances_per_second: list = field(default_factory=list)
     mistakes: int = 0

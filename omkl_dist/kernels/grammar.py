@@ -20,9 +20,24 @@ import math
 import numbers
 import re
 
-__all__ = ["NORM_SUFFIX", "format_number", "parse_number", "check_group_name", "check_columns", "format_columns",
-           "parse_columns", "parse_view", "strip_norm", "read_call", "split_item", "split_runs", "parse_values",
-           "format_values", "power_of_two", "two_to"]
+__all__ = [
+    "NORM_SUFFIX",
+    "format_number",
+    "parse_number",
+    "check_group_name",
+    "check_columns",
+    "format_columns",
+    "parse_columns",
+    "parse_view",
+    "strip_norm",
+    "read_call",
+    "split_item",
+    "split_runs",
+    "parse_values",
+    "format_values",
+    "power_of_two",
+    "two_to",
+]
 
 NORM_SUFFIX = "+norm"  # the text of a normalised kernel: polynomial(p=2)+norm, poly:1,2,3+norm, omkc16+norm
 
@@ -52,9 +67,7 @@ def parse_number(text: str, *, context: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(
-            f"{context}: cannot read {text.strip()!r} as a number; write e.g. 0.5, 1e-3 or 2^-6"
-        ) from None
+        raise ValueError(f"{context}: cannot read {text.strip()!r} as a number; write e.g. 0.5, 1e-3 or 2^-6") from None
 
 
 def power_of_two(x) -> int | None:
@@ -122,8 +135,10 @@ _RANGE_RE = re.compile(r"^\s*(\d+)\s*(?::\s*(\d+)\s*)?$")
 def check_group_name(name, *, context: str = "feature group") -> str:
     """A feature group's name: a letter or ``_`` then letters, digits, ``_``, ``.`` or ``-``."""
     if not isinstance(name, str) or not _GROUP_RE.match(name):
-        raise ValueError(f"{context}: {name!r} is not a feature group name; use letters, digits, '_', '.' "
-                         "and '-', starting with a letter (e.g. 'fourier')")
+        raise ValueError(
+            f"{context}: {name!r} is not a feature group name; use letters, digits, '_', '.' "
+            "and '-', starting with a letter (e.g. 'fourier')"
+        )
     return name
 
 
@@ -158,8 +173,9 @@ def parse_columns(text: str, *, context: str) -> tuple[int, ...]:
     for piece in text.split(","):
         match = _RANGE_RE.match(piece)
         if not match:
-            raise ValueError(f"{context}: cannot read column range {piece.strip()!r}; write e.g. 0:76 (columns 0 to "
-                             "75) or 0:76,80")
+            raise ValueError(
+                f"{context}: cannot read column range {piece.strip()!r}; write e.g. 0:76 (columns 0 to 75) or 0:76,80"
+            )
         lo = int(match.group(1))
         hi = int(match.group(2)) if match.group(2) is not None else lo + 1
         if hi <= lo:
@@ -172,8 +188,10 @@ def parse_view(text: str, *, context: str) -> dict:
     """``"fourier"``, ``"0:76"`` or ``"fourier=0:76"`` → ``{"group": ..., "columns": ...}``."""
     name, sep, ranges = text.strip().partition("=")
     if sep:
-        return {"group": check_group_name(name.strip(), context=context),
-                "columns": parse_columns(ranges, context=context)}
+        return {
+            "group": check_group_name(name.strip(), context=context),
+            "columns": parse_columns(ranges, context=context),
+        }
     if _GROUP_RE.match(name):
         return {"group": name, "columns": None}
     return {"group": None, "columns": parse_columns(name, context=context)}

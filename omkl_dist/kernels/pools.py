@@ -143,8 +143,7 @@ class KernelPool(Sequence):
         for pos, spec in enumerate(specs):
             if not isinstance(spec, KernelSpec):
                 raise TypeError(
-                    f"KernelPool takes KernelSpec objects, got {spec!r} at position {pos}; "
-                    "use make_pool() for strings"
+                    f"KernelPool takes KernelSpec objects, got {spec!r} at position {pos}; use make_pool() for strings"
                 )
             if spec.family not in _FAMILIES:
                 raise ValueError(
@@ -266,9 +265,11 @@ class KernelPool(Sequence):
             if spec.group is not None and spec.columns is None:
                 if feature_groups is None or spec.group not in feature_groups:
                     known = sorted(feature_groups or {})
-                    raise ValueError(f"kernel {spec.name} sees feature group {spec.group!r}, which is not among the "
-                                     f"data's feature groups {known}; name one of those, or give the columns "
-                                     f"(@{spec.group}=0:10)")
+                    raise ValueError(
+                        f"kernel {spec.name} sees feature group {spec.group!r}, which is not among the "
+                        f"data's feature groups {known}; name one of those, or give the columns "
+                        f"(@{spec.group}=0:10)"
+                    )
                 spec = spec.on_columns(feature_groups[spec.group])
             specs.append(spec)
         return KernelPool(specs)
@@ -371,9 +372,7 @@ class KernelPool(Sequence):
         same = B is None or B is A
         B = A if same else check_array(B, name="B", sparse="refuse", non_empty=False)
         if A.shape[1] != B.shape[1]:
-            raise ValueError(
-                f"A and B must have the same number of features, got {A.shape[1]} and {B.shape[1]}"
-            )
+            raise ValueError(f"A and B must have the same number of features, got {A.shape[1]} and {B.shape[1]}")
         views = {}
         for columns, families in self._plan.items():
             Av = self._view(columns, A)
@@ -477,8 +476,10 @@ class KernelPool(Sequence):
         True
         """
         if self.has_views:
-            raise ValueError("from_products takes the products of every column; this pool has kernels on feature "
-                             f"groups ({', '.join(s.name for s in self._specs if s.view)}): use evaluate(A, B)")
+            raise ValueError(
+                "from_products takes the products of every column; this pool has kernels on feature "
+                f"groups ({', '.join(s.name for s in self._specs if s.view)}): use evaluate(A, B)"
+            )
         extra = self.needs - {"dot", "sqdist"}
         if extra:
             bad = [s.name for s in self._specs if s.family in extra]
@@ -638,14 +639,9 @@ def make_pool(spec, normalize: bool | None = None) -> KernelPool:
             if isinstance(element, (str, KernelSpec, KernelPool)):
                 specs.extend(make_pool(element))
             else:
-                raise TypeError(
-                    f"pool elements must be kernel specs or strings, got {type(element).__name__}"
-                )
+                raise TypeError(f"pool elements must be kernel specs or strings, got {type(element).__name__}")
         return KernelPool(specs)
-    raise TypeError(
-        f"make_pool takes a pool name, spec string, KernelSpec(s) or KernelPool, "
-        f"got {type(spec).__name__}"
-    )
+    raise TypeError(f"make_pool takes a pool name, spec string, KernelSpec(s) or KernelPool, got {type(spec).__name__}")
 
 
 def _ladder(lo: int, hi: int) -> list[Gaussian]:

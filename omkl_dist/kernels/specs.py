@@ -87,8 +87,7 @@ def register_pool_class(cls) -> None:
 
 
 def _positive_param(kind: str, param: str, value, example: str) -> float:
-    return check_param(kind, param, value, [Interval(Real, 0, None, closed="neither")],
-                       hint=f" (> 0, e.g. {example})")
+    return check_param(kind, param, value, [Interval(Real, 0, None, closed="neither")], hint=f" (> 0, e.g. {example})")
 
 
 # ----------------------------------------------------------------------------- specs
@@ -265,8 +264,13 @@ class Polynomial(KernelSpec):
     param: ClassVar[str] = "p"
 
     def __post_init__(self):
-        p = check_param(self.kind, "p", self.p, [Interval(Integral, 1, None, closed="left", whole_floats=True)],
-                        hint=" (1, 2, 3, ...)")
+        p = check_param(
+            self.kind,
+            "p",
+            self.p,
+            [Interval(Integral, 1, None, closed="left", whole_floats=True)],
+            hint=" (1, 2, 3, ...)",
+        )
         object.__setattr__(self, "p", p)
         super().__post_init__()
 
@@ -449,8 +453,7 @@ def make_spec(cls: type[KernelSpec], value=None) -> KernelSpec:
         return cls()
     if value is None:
         raise ValueError(
-            f"{cls.kind} needs its parameter {cls.param}, e.g. {cls.kind}({cls.param}=1) "
-            f"or {cls.kind}:1,2"
+            f"{cls.kind} needs its parameter {cls.param}, e.g. {cls.kind}({cls.param}=1) or {cls.kind}:1,2"
         )
     return cls(**{cls.param: value})
 
@@ -479,8 +482,7 @@ def parse_spec(text: str) -> KernelSpec:
     call = read_call(text)
     if call is None:
         raise ValueError(
-            f"cannot read kernel {text!r}; write e.g. 'gaussian(sigma=0.5)', 'polynomial(p=2)' "
-            "or 'linear'"
+            f"cannot read kernel {text!r}; write e.g. 'gaussian(sigma=0.5)', 'polynomial(p=2)' or 'linear'"
         )
     kind, args = call
     cls = kind_class(kind)

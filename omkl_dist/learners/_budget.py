@@ -133,7 +133,7 @@ def gram_column(kind, param, norm, XXt, xsq, Xb, s, Gc, work, scratch):
     n = Xb.shape[0] - s - 1
     if n <= 0:
         return
-    kernel_values(kind, param, norm, XXt[s, s + 1:], xsq[s], s, Xb, xsq, s + 1, Xb, n, Gc[s, s + 1:], work, scratch)
+    kernel_values(kind, param, norm, XXt[s, s + 1 :], xsq[s], s, Xb, xsq, s + 1, Xb, n, Gc[s, s + 1 :], work, scratch)
 
 
 # --------------------------------------------------------------------------- slots

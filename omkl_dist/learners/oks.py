@@ -30,8 +30,14 @@ from numba import njit, prange
 from ..scoring._pairs import view_value
 from ..scoring.program import ACHI2, CHI2, GAUSS, LAPLACE, LINEAR, POLY
 
-KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,
-              "achi2": ACHI2}
+KIND_CODES = {
+    "linear": LINEAR,
+    "polynomial": POLY,
+    "gaussian": GAUSS,
+    "laplacian": LAPLACE,
+    "chi2": CHI2,
+    "achi2": ACHI2,
+}
 # algorithms and losses
 MISTAKE, GENERAL = 0, 1
 HINGE, LOGISTIC, SQUARED = 0, 1, 2
@@ -125,7 +131,7 @@ def _score_passes(X, kernel_of_row, views, store, out):
     support vector the kernel has; passes of rows of one kernel in parallel."""
     order, starts = _passes(kernel_of_row)
     for q in prange(starts.shape[0] - 1):
-        rows = order[starts[q]:starts[q + 1]]
+        rows = order[starts[q] : starts[q + 1]]
         k = kernel_of_row[rows[0]]
         for i in rows:
             out[i, :] = 0.0

@@ -39,4 +39,4 @@ def uniforms(seed: int, start: int, stop: int, kernels, block_size: int, draws: 
     parts = [block_uniforms(seed, b, kernels, block_size, draws) for b in range(first, last + 1)]
     full = np.concatenate(parts) if len(parts) > 1 else parts[0]
     offset = first * block_size
-    return full[start - offset: stop - offset]
+    return full[start - offset : stop - offset]

@@ -38,8 +38,14 @@ from omkl_dist.reproduction.omkc import (
 )
 from omkl_dist.reproduction.tables.bomkl import IMPLEMENTED as IMPLEMENTED_BOMKL
 
-__all__ = ["explain_bomkl_flag", "foresight_kernel", "load_bomkl_dataset", "make_bomkl_model", "reproduce_bomkl",
-           "resolve_bomkl"]
+__all__ = [
+    "explain_bomkl_flag",
+    "foresight_kernel",
+    "load_bomkl_dataset",
+    "make_bomkl_model",
+    "reproduce_bomkl",
+    "resolve_bomkl",
+]
 
 BOMKL_GAMMA = 0.99
 BOMKL_DELTA = 0.001
@@ -59,8 +65,15 @@ def foresight_kernel(X: np.ndarray, y: np.ndarray) -> str:
     return model.active_kernel_names_[int(np.argmin(model.kernel_mistakes_))]
 
 
-def make_bomkl_model(algorithm: str, random_state: int = 0, *, spa_beta: float = 3.0, budget: int = 100,
-                     n_rows: int | None = None, perceptron_kernel: str | None = None):
+def make_bomkl_model(
+    algorithm: str,
+    random_state: int = 0,
+    *,
+    spa_beta: float = 3.0,
+    budget: int = 100,
+    n_rows: int | None = None,
+    perceptron_kernel: str | None = None,
+):
     """A fresh estimator for a BOMKL table algorithm key with the paper's settings.
 
     ``budget``: support vectors per kernel of the budget baselines (the runner passes the dataset's
@@ -72,11 +85,25 @@ def make_bomkl_model(algorithm: str, random_state: int = 0, *, spa_beta: float =
     from omkl_dist.reproduction.tables.bomkl import NOT_IMPLEMENTED_NOTE as BOMKL_NA
 
     if algorithm == "spa":
-        return SPA(kernels=KERNELS, gamma=BOMKL_GAMMA, delta=BOMKL_DELTA, eta=BOMKL_ETA, alpha=BOMKL_ALPHA,
-                   beta=spa_beta, budget=None, random_state=random_state)
+        return SPA(
+            kernels=KERNELS,
+            gamma=BOMKL_GAMMA,
+            delta=BOMKL_DELTA,
+            eta=BOMKL_ETA,
+            alpha=BOMKL_ALPHA,
+            beta=spa_beta,
+            budget=None,
+            random_state=random_state,
+        )
     if algorithm in ("omkc-dd", "omkc-sd"):
-        return OMKC(update=algorithm[-2].upper(), combination="D", kernels=KERNELS, beta=BOMKL_GAMMA,
-                    delta=BOMKL_DELTA, random_state=random_state)
+        return OMKC(
+            update=algorithm[-2].upper(),
+            combination="D",
+            kernels=KERNELS,
+            beta=BOMKL_GAMMA,
+            delta=BOMKL_DELTA,
+            random_state=random_state,
+        )
     if algorithm == "omkc-u":  # every kernel's Perceptron learns on its own mistakes; fixed uniform vote
         return OMKC(update="D", combination="U", kernels=KERNELS, random_state=random_state)
     if algorithm == "perceptron-star":
@@ -89,8 +116,9 @@ def make_bomkl_model(algorithm: str, random_state: int = 0, *, spa_beta: float =
         return Forgetron(kernels=KERNELS, budget=budget, gamma=BOMKL_GAMMA, random_state=random_state)
     if algorithm == "bogd":
         extra = {} if n_rows is None else {"lam": bogd_lambda(n_rows)}
-        return BOGD(kernels=KERNELS, budget=budget, gamma=BOMKL_GAMMA, eta=BOMKL_ETA, random_state=random_state,
-                    **extra)
+        return BOGD(
+            kernels=KERNELS, budget=budget, gamma=BOMKL_GAMMA, eta=BOMKL_ETA, random_state=random_state, **extra
+        )
     if algorithm == "bpas":
         return BPAS(kernels=KERNELS, budget=budget, gamma=BOMKL_GAMMA, eta=BOMKL_ETA, random_state=random_state)
     if algorithm in BOMKL_NA:
@@ -118,8 +146,16 @@ def resolve_bomkl(datasets=None, algorithms=None) -> tuple[list[str], list[str]]
     else:
         aliases = {k: k for k in all_algos}
         aliases.update({v.lower(): k for k, v in LABELS.items()})
-        aliases.update({"dd": "omkc-dd", "sd": "omkc-sd", "omkc(d,d)": "omkc-dd", "omkc(s,d)": "omkc-sd",
-                        "perceptron-*": "perceptron-star", "bomkc(spa)": "spa"})
+        aliases.update(
+            {
+                "dd": "omkc-dd",
+                "sd": "omkc-sd",
+                "omkc(d,d)": "omkc-dd",
+                "omkc(s,d)": "omkc-sd",
+                "perceptron-*": "perceptron-star",
+                "bomkc(spa)": "spa",
+            }
+        )
         algos = pick_names(algorithms, aliases, all_algos, "algorithm", suggest=all_algos)
     return names, algos
 
@@ -141,7 +177,7 @@ def load_bomkl_dataset(paper_name: str, scaling: str = "paper", data_dir=None):
         raise ValueError(f"{paper_name}: expected two classes, {path.name} has {ds.n_classes}")
     X, y, perms, note = ds.X, np.asarray(ds.y, dtype=np.float64), ds.permutations, None
     if source.rows is not None:
-        X, y, perms = X[:source.rows], y[:source.rows], None
+        X, y, perms = X[: source.rows], y[: source.rows], None
         note = f"first {source.rows} of {ds.X.shape[0]} rows"
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     return PreparedData(paper_name, source.registry, path.name, scale_features(X, method), y, method, note), perms
@@ -154,15 +190,26 @@ def explain_bomkl_flag(name: str, algorithm: str, paper_cell, constant_rate: flo
     from omkl_dist.reproduction.tables.bomkl import FLAG_NOTES
 
     if abs(paper_cell.mean - constant_rate) <= max(paper_cell.std or 0.0, 0.05):
-        return (f"the paper's {paper_cell.mean:.2f} ± {paper_cell.std:.2f} is, within its standard deviation, "
-                f"the mistake rate of always predicting the majority class ({constant_rate:.3f} % here): that run "
-                "learned next to nothing on this dataset; ours learns")
+        return (
+            f"the paper's {paper_cell.mean:.2f} ± {paper_cell.std:.2f} is, within its standard deviation, "
+            f"the mistake rate of always predicting the majority class ({constant_rate:.3f} % here): that run "
+            "learned next to nothing on this dataset; ours learns"
+        )
     return FLAG_NOTES.get((name, algorithm), "not explained")
 
 
-def reproduce_bomkl(datasets=None, algorithms=None, *, permutations: int = 10, seed: int = 0, ties: str = "mistake",
-                    scaling: str = "paper", data_dir=None, progress: Callable[[str], None] | None = None,
-                    warm_up: bool = True) -> dict:
+def reproduce_bomkl(
+    datasets=None,
+    algorithms=None,
+    *,
+    permutations: int = 10,
+    seed: int = 0,
+    ties: str = "mistake",
+    scaling: str = "paper",
+    data_dir=None,
+    progress: Callable[[str], None] | None = None,
+    warm_up: bool = True,
+) -> dict:
     """Run the BOMKL paper's Table 1/2 protocol and compare with the paper; return a JSON-able report.
 
     Every selected dataset is loaded once and every implemented algorithm it needs (over both tables)
@@ -205,8 +252,11 @@ def reproduce_bomkl(datasets=None, algorithms=None, *, permutations: int = 10, s
         budget = BASELINE_BUDGET.get(name)
         best = None
         if "perceptron-star" in runnable:
-            first = np.asarray(perms[0]) if perms is not None and len(perms) else \
-                np.random.default_rng([int(seed), 0]).permutation(data.n)
+            first = (
+                np.asarray(perms[0])
+                if perms is not None and len(perms)
+                else np.random.default_rng([int(seed), 0]).permutation(data.n)
+            )
             best = foresight_kernel(data.X[first], data.y[first])
 
         def factory(algorithm, random_state, _beta=beta, _budget=budget, _n=data.n, _best=best):
@@ -214,8 +264,23 @@ def reproduce_bomkl(datasets=None, algorithms=None, *, permutations: int = 10, s
                 return make_bomkl_model(algorithm, random_state, budget=_budget, n_rows=_n)
             return make_bomkl_model(algorithm, random_state, spa_beta=_beta, perceptron_kernel=_best)
 
-        runs = run_permutations(name, data.X, data.y, runnable, LABELS, permutations=permutations, seed=seed,
-                                 ties=ties, progress=progress, factory=factory, orders=perms) if runnable else {}
+        runs = (
+            run_permutations(
+                name,
+                data.X,
+                data.y,
+                runnable,
+                LABELS,
+                permutations=permutations,
+                seed=seed,
+                ties=ties,
+                progress=progress,
+                factory=factory,
+                orders=perms,
+            )
+            if runnable
+            else {}
+        )
         for run in runs.get("perceptron-star", []):
             run["best_kernel"] = best
         n_own = 0 if perms is None else min(permutations, len(perms))
@@ -223,8 +288,9 @@ def reproduce_bomkl(datasets=None, algorithms=None, *, permutations: int = 10, s
             paper = TABLES[(table, name)]
             rows = []
             for algorithm in (a for a in TABLE_ALGORITHMS[table] if a in needed):
-                row = comparison_row(algorithm, LABELS[algorithm], paper, runs.get(algorithm),
-                                      BOMKL_NA.get(algorithm, "not implemented"))
+                row = comparison_row(
+                    algorithm, LABELS[algorithm], paper, runs.get(algorithm), BOMKL_NA.get(algorithm, "not implemented")
+                )
                 if row["ours"] is not None:
                     row["duplicate"] = (name, algorithm) in seen
                     seen.add((name, algorithm))
@@ -232,27 +298,50 @@ def reproduce_bomkl(datasets=None, algorithms=None, *, permutations: int = 10, s
                     row["explanation"] = explain_bomkl_flag(name, algorithm, paper.mistake[algorithm], constant)
                 rows.append(row)
             stats, source = PAPER_DATASETS[name], SOURCES[name]
-            blocks.append({
-                "table": table, "paper_name": name, "registry": data.registry, "file": data.file, "n": data.n,
-                "d": data.d, "paper_n": stats.n, "paper_d": stats.d, "paper_best_kernel": None,
-                "scaling": data.scaling, "substitute": source.substitute, "note": source.note,
-                "repair": data.repair_note, "spa_beta": beta,
-                "baseline_budget": budget if table == "table2" else None,
-                "permutations_from_file": n_own, "constant_mistake_rate": constant, "rows": rows,
-            })
+            blocks.append(
+                {
+                    "table": table,
+                    "paper_name": name,
+                    "registry": data.registry,
+                    "file": data.file,
+                    "n": data.n,
+                    "d": data.d,
+                    "paper_n": stats.n,
+                    "paper_d": stats.d,
+                    "paper_best_kernel": None,
+                    "scaling": data.scaling,
+                    "substitute": source.substitute,
+                    "note": source.note,
+                    "repair": data.repair_note,
+                    "spa_beta": beta,
+                    "baseline_budget": budget if table == "table2" else None,
+                    "permutations_from_file": n_own,
+                    "constant_mistake_rate": constant,
+                    "rows": rows,
+                }
+            )
     report = {
         "experiment": "bomkl",
-        "settings": {"permutations": int(permutations), "seed": int(seed), "scaling": scaling, "ties": ties,
-                     "gamma": BOMKL_GAMMA, "delta": BOMKL_DELTA, "eta": BOMKL_ETA, "alpha": BOMKL_ALPHA,
-                     "spa_beta": {n: SPA_BETA[n] for n in names}, "kernels": KERNELS,
-                     "baseline_budget": {n: BASELINE_BUDGET[n] for n in names if n in BASELINE_BUDGET},
-                     "bogd_lambda": "1/T^2",
-                     "validation_fraction": VALIDATION_FRACTION, "min_tolerance_pp": MIN_TOLERANCE_PP,
-                     "flag_rule": "|ours_mean - paper_mean| > max(2 * paper_std, 1.0) percentage points"},
+        "settings": {
+            "permutations": int(permutations),
+            "seed": int(seed),
+            "scaling": scaling,
+            "ties": ties,
+            "gamma": BOMKL_GAMMA,
+            "delta": BOMKL_DELTA,
+            "eta": BOMKL_ETA,
+            "alpha": BOMKL_ALPHA,
+            "spa_beta": {n: SPA_BETA[n] for n in names},
+            "kernels": KERNELS,
+            "baseline_budget": {n: BASELINE_BUDGET[n] for n in names if n in BASELINE_BUDGET},
+            "bogd_lambda": "1/T^2",
+            "validation_fraction": VALIDATION_FRACTION,
+            "min_tolerance_pp": MIN_TOLERANCE_PP,
+            "flag_rule": "|ours_mean - paper_mean| > max(2 * paper_std, 1.0) percentage points",
+        },
         "datasets": blocks,
         "skipped": [],
     }
     report["summary"] = summarize(report)
     report["summary"]["total_seconds"] = time.perf_counter() - started
     return report
-

@@ -27,15 +27,36 @@ from omkl_dist.preprocessing import Scaler
 from ._names import pick_names
 from .tables import mkboost as paper
 
-__all__ = ["reproduce_mkboost", "load_dataset", "split_indices", "prepare_split", "make_model", "run_once",
-           "resolve_datasets", "resolve_algorithms", "flag_deviation", "SCALINGS"]
+__all__ = [
+    "reproduce_mkboost",
+    "load_dataset",
+    "split_indices",
+    "prepare_split",
+    "make_model",
+    "run_once",
+    "resolve_datasets",
+    "resolve_algorithms",
+    "flag_deviation",
+    "SCALINGS",
+]
 
 SCALINGS = ("standard", "minmax", "none")
 MIN_TOLERANCE = 0.01
 
-_ALIASES = {"d1": "mkboost-d1", "d2": "mkboost-d2", "s1": "mkboost-s1", "s2": "mkboost-s2",
-            "simplemkl": "mkl-sd", "mkl-sd": "mkl-sd", "sd": "mkl-sd", "lpmkl": "lp-mkl", "lp-mkl": "lp-mkl",
-            "silp": "mkl-silp", "level": "mkl-level", "mkboost": None}
+_ALIASES = {
+    "d1": "mkboost-d1",
+    "d2": "mkboost-d2",
+    "s1": "mkboost-s1",
+    "s2": "mkboost-s2",
+    "simplemkl": "mkl-sd",
+    "mkl-sd": "mkl-sd",
+    "sd": "mkl-sd",
+    "lpmkl": "lp-mkl",
+    "lp-mkl": "lp-mkl",
+    "silp": "mkl-silp",
+    "level": "mkl-level",
+    "mkboost": None,
+}
 
 
 @dataclass(frozen=True)
@@ -73,9 +94,14 @@ def resolve_algorithms(names=None) -> list[str]:
     lookup = {k: k for k in paper.ALGORITHMS}
     lookup.update({v.lower(): k for k, v in paper.ALGORITHM_LABELS.items()})
     lookup.update({k: v for k, v in _ALIASES.items() if v})
-    return pick_names(names, lookup, list(paper.ALGORITHMS), "algorithm",
-                      groups={"mkboost": ["mkboost-d1", "mkboost-d2", "mkboost-s1", "mkboost-s2"]},
-                      choices=f"{', '.join(paper.ALGORITHMS)}, d1, d2, s1, s2, mkboost, simplemkl, lpmkl")
+    return pick_names(
+        names,
+        lookup,
+        list(paper.ALGORITHMS),
+        "algorithm",
+        groups={"mkboost": ["mkboost-d1", "mkboost-d2", "mkboost-s1", "mkboost-s2"]},
+        choices=f"{', '.join(paper.ALGORITHMS)}, d1, d2, s1, s2, mkboost, simplemkl, lpmkl",
+    )
 
 
 # ----------------------------------------------------------------------------- data and protocol
@@ -121,12 +147,29 @@ def run_seed(seed: int, run: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(run)]).generate_state(1)[0])
 
 
-def make_model(algorithm: str, random_state: int = 0, *, n_trials: int = paper.N_TRIALS, ratio: float = paper.RATIO,
-               beta: float = paper.BETA, C: float = paper.C, kernels=paper.KERNELS, executor=None):
+def make_model(
+    algorithm: str,
+    random_state: int = 0,
+    *,
+    n_trials: int = paper.N_TRIALS,
+    ratio: float = paper.RATIO,
+    beta: float = paper.BETA,
+    C: float = paper.C,
+    kernels=paper.KERNELS,
+    executor=None,
+):
     """A fresh estimator for a paper algorithm key with the given (default: the paper's) settings."""
     if algorithm.startswith("mkboost-"):
-        return MKBoost(variant=algorithm[-2:].upper(), n_trials=n_trials, ratio=ratio, beta=beta, C=C,
-                       kernels=kernels, random_state=random_state, executor=executor)
+        return MKBoost(
+            variant=algorithm[-2:].upper(),
+            n_trials=n_trials,
+            ratio=ratio,
+            beta=beta,
+            C=C,
+            kernels=kernels,
+            random_state=random_state,
+            executor=executor,
+        )
     if algorithm == "mkl-sd":
         return SimpleMKL(C=C, kernels=kernels)
     if algorithm == "mkl-silp":
@@ -177,8 +220,11 @@ def _mean_std(values) -> dict:
 
 
 def _row(algorithm: str, cell, runs) -> dict:
-    row = {"algorithm": algorithm, "label": paper.ALGORITHM_LABELS[algorithm],
-           "paper": {"accuracy": cell.accuracy, "std": cell.std, "seconds": cell.seconds}}
+    row = {
+        "algorithm": algorithm,
+        "label": paper.ALGORITHM_LABELS[algorithm],
+        "paper": {"accuracy": cell.accuracy, "std": cell.std, "seconds": cell.seconds},
+    }
     if runs is None:
         row.update(ours=None, note="not run", deviation=None, flagged=None)
         return row
@@ -186,8 +232,12 @@ def _row(algorithm: str, cell, runs) -> dict:
     for r in runs:
         for name, c in r["kernel_counts"].items():
             counts[name] = counts.get(name, 0) + c
-    ours = {"accuracy": _mean_std([r["accuracy"] for r in runs]), "seconds": _mean_std([r["seconds"] for r in runs]),
-            "kernel_counts": dict(sorted(counts.items(), key=lambda kv: -kv[1])), "runs": runs}
+    ours = {
+        "accuracy": _mean_std([r["accuracy"] for r in runs]),
+        "seconds": _mean_std([r["seconds"] for r in runs]),
+        "kernel_counts": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
+        "runs": runs,
+    }
     if runs and "trials" in runs[0]:
         ours["trials"] = int(sum(r["trials"] for r in runs))
     mean = ours["accuracy"]["mean"]
@@ -196,11 +246,24 @@ def _row(algorithm: str, cell, runs) -> dict:
 
 
 # ----------------------------------------------------------------------------- the reproduction
-def reproduce_mkboost(datasets=None, algorithms=None, *, runs: int = paper.RUNS, seed: int = 0,
-                      n_trials: int = paper.N_TRIALS, ratio: float = paper.RATIO, beta: float = paper.BETA,
-                      C: float = paper.C, kernels=paper.KERNELS, test_size: float = paper.TEST_SIZE,
-                      scaling: str = paper.SCALING, executor=None, data_dir=None,
-                      progress: Callable[[str], None] | None = None, warm_up: bool = True) -> dict:
+def reproduce_mkboost(
+    datasets=None,
+    algorithms=None,
+    *,
+    runs: int = paper.RUNS,
+    seed: int = 0,
+    n_trials: int = paper.N_TRIALS,
+    ratio: float = paper.RATIO,
+    beta: float = paper.BETA,
+    C: float = paper.C,
+    kernels=paper.KERNELS,
+    test_size: float = paper.TEST_SIZE,
+    scaling: str = paper.SCALING,
+    executor=None,
+    data_dir=None,
+    progress: Callable[[str], None] | None = None,
+    warm_up: bool = True,
+) -> dict:
     """Run the Table 2/3 protocol and compare with the paper; return a JSON-able report.
 
     Parameters
@@ -245,21 +308,38 @@ def reproduce_mkboost(datasets=None, algorithms=None, *, runs: int = paper.RUNS,
                 results[algorithm].append(run_once(model, *split))
                 if progress is not None:
                     progress(f"{name} {paper.ALGORITHM_LABELS[algorithm]} #{r + 1}")
-        blocks.append({
-            "paper_name": name, "paper_key": table.key, "paper_n": table.n, "paper_d": table.d,
-            "paper_classes": table.n_classes, "registry": data.registry, "file": data.file,
-            "n": int(len(data.y)), "d": int(data.X.shape[1]), "classes": int(len(np.unique(data.y))),
-            "substitute": paper.DATASETS[name].substitute, "note": data.note,
-            "rows": [_row(a, table.cells[a], results.get(a)) for a in algos],
-        })
+        blocks.append(
+            {
+                "paper_name": name,
+                "paper_key": table.key,
+                "paper_n": table.n,
+                "paper_d": table.d,
+                "paper_classes": table.n_classes,
+                "registry": data.registry,
+                "file": data.file,
+                "n": int(len(data.y)),
+                "d": int(data.X.shape[1]),
+                "classes": int(len(np.unique(data.y))),
+                "substitute": paper.DATASETS[name].substitute,
+                "note": data.note,
+                "rows": [_row(a, table.cells[a], results.get(a)) for a in algos],
+            }
+        )
     report = {
         "experiment": "mkboost",
-        "settings": {"runs": int(runs), "seed": int(seed), "test_size": test_size, "scaling": scaling,
-                     "executor": repr(executor) if executor is not None else "serial", **settings,
-                     "flag_rule": "|ours - paper| > max(2 * paper_std, 0.01) accuracy"},
+        "settings": {
+            "runs": int(runs),
+            "seed": int(seed),
+            "test_size": test_size,
+            "scaling": scaling,
+            "executor": repr(executor) if executor is not None else "serial",
+            **settings,
+            "flag_rule": "|ours - paper| > max(2 * paper_std, 0.01) accuracy",
+        },
         "datasets": blocks,
-        "skipped": [{"paper_name": k, "paper_key": paper.PAPER[k].key, "note": paper.DATASETS[k].note}
-                    for k in skip_names],
+        "skipped": [
+            {"paper_name": k, "paper_key": paper.PAPER[k].key, "note": paper.DATASETS[k].note} for k in skip_names
+        ],
     }
     report["summary"] = _summary(blocks)
     report["summary"]["total_seconds"] = time.perf_counter() - started

@@ -36,8 +36,8 @@ from .tables.oks import ALGORITHMS
 MFEAT_TASKS = {"digit 6 vs 9": (6, 9), "digit 3 vs 8": (3, 8), "digit 1 vs 7": (1, 7), "10 digits": None}
 TESTBED = ("ionosphere", "sonar", "wdbc", "australian", "german.numer")
 SIPMKL_C = (0.25, 4.0, 64.0)
-CLOSE_ACCURACY = 0.02   # "close" accuracy: within 2 points
-FEW_BEST = 5            # "among the best few": within MuSVM's top 5 by validation accuracy
+CLOSE_ACCURACY = 0.02  # "close" accuracy: within 2 points
+FEW_BEST = 5  # "among the best few": within MuSVM's top 5 by validation accuracy
 
 
 def stratified_half(y: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -65,8 +65,12 @@ def view_pool(X_train: np.ndarray, groups: dict) -> KernelPool:
         view = {"columns": tuple(cols), "group": name}
         parts = KernelPool((Gaussian(1.0, **view), ChiSquare(1.0, **view))).products(X_train).views[tuple(cols)]
         mean_sq, mean_chi = float(parts.sqdist.mean()), float(parts.chi2.mean())
-        specs += [Linear(**view), Polynomial(2, **view), ChiSquare(1.0 / max(mean_chi, 1e-12), **view),
-                  Gaussian(float(np.sqrt(max(mean_sq, 1e-12) / 2.0)), **view)]
+        specs += [
+            Linear(**view),
+            Polynomial(2, **view),
+            ChiSquare(1.0 / max(mean_chi, 1e-12), **view),
+            Gaussian(float(np.sqrt(max(mean_sq, 1e-12) / 2.0)), **view),
+        ]
     return KernelPool(specs)
 
 
@@ -77,8 +81,7 @@ def _timed(make, X, y, Xt, yt):
     return model, seconds, float(np.mean(model.predict(Xt) == yt))
 
 
-def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progress=None,
-             warm_up: bool = True) -> dict:
+def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progress=None, warm_up: bool = True) -> dict:
     """Every algorithm of the paper's tables on one train/test task: RT, ACC, opt-K (1-based).
     ``warm_up``: first run them on a few rows, so that no RT includes numba's compile time (a study
     needs it once, before its first task)."""
@@ -95,8 +98,13 @@ def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progr
     if "MuSVM" in algorithms:
         model, rt, acc = _timed(lambda: MuSVM(kernels=pool), X, y, Xt, yt)
         ranking = (np.argsort(-model.validation_scores_, kind="stable") + 1).tolist()
-        out["MuSVM"] = {"rt": rt, "acc": acc, "opt_k": [model.selected_kernel_ + 1], "ranking": ranking,
-                        "validation": model.validation_scores_.tolist()}
+        out["MuSVM"] = {
+            "rt": rt,
+            "acc": acc,
+            "opt_k": [model.selected_kernel_ + 1],
+            "ranking": ranking,
+            "validation": model.validation_scores_.tolist(),
+        }
         note("MuSVM")
     if "AlSVM" in algorithms:
         model, rt, acc = _timed(lambda: AlSVM(kernels=pool), X, y, Xt, yt)
@@ -117,8 +125,10 @@ def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progr
     if "SIPMKL" in algorithms:
         out["SIPMKL"] = _sipmkl(X, y, Xt, yt, pool)
         note("SIPMKL")
-    for name, make in (("SOM-SVM", lambda s: SOMSVM(kernels=pool, random_state=s)),
-                       ("OKS-SVM", lambda s: OKSSVM(kernels=pool, random_state=s))):
+    for name, make in (
+        ("SOM-SVM", lambda s: SOMSVM(kernels=pool, random_state=s)),
+        ("OKS-SVM", lambda s: OKSSVM(kernels=pool, random_state=s)),
+    ):
         if name not in algorithms:
             continue
         runs = []
@@ -126,10 +136,14 @@ def run_task(X, y, Xt, yt, pool, *, seeds: int = 5, algorithms=ALGORITHMS, progr
             model, rt, acc = _timed(lambda: make(seed), X, y, Xt, yt)
             runs.append((model.selection_seconds_, model.svm_seconds_, acc, model.selected_kernel_ + 1))
         accs = [r[2] for r in runs]
-        out[name] = {"rt": float(np.mean([r[0] + r[1] for r in runs])),
-                     "rt_select": float(np.mean([r[0] for r in runs])),
-                     "rt_svm": float(np.mean([r[1] for r in runs])), "acc": float(np.mean(accs)),
-                     "acc_std": float(np.std(accs)), "opt_k": [r[3] for r in runs]}
+        out[name] = {
+            "rt": float(np.mean([r[0] + r[1] for r in runs])),
+            "rt_select": float(np.mean([r[0] for r in runs])),
+            "rt_svm": float(np.mean([r[1] for r in runs])),
+            "acc": float(np.mean(accs)),
+            "acc_std": float(np.std(accs)),
+            "opt_k": [r[3] for r in runs],
+        }
         note(name)
     out["_kernel_ids"] = ids
     return out
@@ -140,13 +154,16 @@ def _sipmkl(X, y, Xt, yt, pool) -> dict:
 
     t0 = time.perf_counter()
     train, val = validation_split(len(X), 0)
-    scores = [SimpleMKL(kernels=pool, C=C, max_iter=30).fit(X[train], y[train]).score(X[val], y[val])
-              for C in SIPMKL_C]
+    scores = [SimpleMKL(kernels=pool, C=C, max_iter=30).fit(X[train], y[train]).score(X[val], y[val]) for C in SIPMKL_C]
     C = SIPMKL_C[int(np.argmax(scores))]
     model = SimpleMKL(kernels=pool, C=C, max_iter=30).fit(X, y)
     rt = time.perf_counter() - t0
-    return {"rt": rt, "acc": float(np.mean(model.predict(Xt) == yt)), "opt_k": [int(np.argmax(model.weights_)) + 1],
-            "C": C}
+    return {
+        "rt": rt,
+        "acc": float(np.mean(model.predict(Xt) == yt)),
+        "opt_k": [int(np.argmax(model.weights_)) + 1],
+        "C": C,
+    }
 
 
 def mfeat_tasks(data_dir=None, tasks=None):
@@ -173,8 +190,14 @@ def testbed_tasks(data_dir=None, tasks=None):
             continue
         ds = read_dataset(resolve_dataset(name, data_dir=data_dir))
         train, test = stratified_half(ds.y)
-        yield (name, minmax(ds.X[train], ds.X[train]), ds.y[train], minmax(ds.X[train], ds.X[test]), ds.y[test],
-               make_pool("omkc16"))
+        yield (
+            name,
+            minmax(ds.X[train], ds.X[train]),
+            ds.y[train],
+            minmax(ds.X[train], ds.X[test]),
+            ds.y[test],
+            make_pool("omkc16"),
+        )
 
 
 def check_claims(results: dict) -> list[dict]:
@@ -195,24 +218,37 @@ def check_claims(results: dict) -> list[dict]:
             stable.append((task, oks["acc_std"], som["acc_std"], len(set(oks["opt_k"])), len(set(som["opt_k"]))))
     if close:
         holds = all(abs(d) <= CLOSE_ACCURACY for _, d in close) and all(x < 1.0 for _, x in cheap)
-        claims.append({"claim": f"OKS-SVM's accuracy is close to MuSVM's (within {CLOSE_ACCURACY:.0%}) at a fraction "
-                                "of its time",
-                       "holds": holds,
-                       "evidence": "; ".join(f"{t}: {d:+.3f} acc, {x:.2f}x time" for (t, d), (_, x)
-                                             in zip(close, cheap, strict=True))})
+        claims.append(
+            {
+                "claim": f"OKS-SVM's accuracy is close to MuSVM's (within {CLOSE_ACCURACY:.0%}) at a fraction "
+                "of its time",
+                "holds": holds,
+                "evidence": "; ".join(
+                    f"{t}: {d:+.3f} acc, {x:.2f}x time" for (t, d), (_, x) in zip(close, cheap, strict=True)
+                ),
+            }
+        )
     if stable:
         holds = all(o <= s and do <= ds for _, o, s, do, ds in stable)
-        claims.append({"claim": "OKS selects more stably than SOM (smaller std of accuracy, fewer distinct kernels "
-                                "over the seeds)",
-                       "holds": holds,
-                       "evidence": "; ".join(f"{t}: std {o:.4f} vs {s:.4f}, {do} vs {ds} distinct ids"
-                                             for t, o, s, do, ds in stable)})
+        claims.append(
+            {
+                "claim": "OKS selects more stably than SOM (smaller std of accuracy, fewer distinct kernels "
+                "over the seeds)",
+                "holds": holds,
+                "evidence": "; ".join(
+                    f"{t}: std {o:.4f} vs {s:.4f}, {do} vs {ds} distinct ids" for t, o, s, do, ds in stable
+                ),
+            }
+        )
     if few:
         holds = all(max(ranks) <= FEW_BEST for _, ranks in few)
-        claims.append({"claim": f"OKS's chosen kernel is among the best {FEW_BEST} of MuSVM's ranking (validation "
-                                "accuracy)",
-                       "holds": holds,
-                       "evidence": "; ".join(f"{t}: ranks {ranks}" for t, ranks in few)})
+        claims.append(
+            {
+                "claim": f"OKS's chosen kernel is among the best {FEW_BEST} of MuSVM's ranking (validation accuracy)",
+                "holds": holds,
+                "evidence": "; ".join(f"{t}: ranks {ranks}" for t, ranks in few),
+            }
+        )
     return claims
 
 
@@ -231,7 +267,7 @@ def regression_study(seed: int = 0) -> dict:
 
     X, y = load_diabetes(return_X_y=True)
     order = np.random.default_rng([seed, 51]).permutation(len(y))
-    train, test = order[: len(y) // 2], order[len(y) // 2:]
+    train, test = order[: len(y) // 2], order[len(y) // 2 :]
     mu, sd = X[train].mean(axis=0), X[train].std(axis=0)
     Xs = (X - mu) / sd
     y_mu, y_sd = y[train].mean(), y[train].std()
@@ -242,9 +278,17 @@ def regression_study(seed: int = 0) -> dict:
     t_oks = time.perf_counter() - t0
     fit, val = validation_split(len(train), seed)
     t0 = time.perf_counter()
-    grid = [(g, a) for g in (2.0 ** e for e in range(-8, 3)) for a in (1e-3, 1e-2, 1e-1, 1.0, 10.0)]
-    errors = [np.mean((KernelRidge(kernel="rbf", gamma=g, alpha=a).fit(Xs[train][fit], ys[train][fit])
-                       .predict(Xs[train][val]) - ys[train][val]) ** 2) for g, a in grid]
+    grid = [(g, a) for g in (2.0**e for e in range(-8, 3)) for a in (1e-3, 1e-2, 1e-1, 1.0, 10.0)]
+    errors = [
+        np.mean(
+            (
+                KernelRidge(kernel="rbf", gamma=g, alpha=a).fit(Xs[train][fit], ys[train][fit]).predict(Xs[train][val])
+                - ys[train][val]
+            )
+            ** 2
+        )
+        for g, a in grid
+    ]
     gamma, alpha = grid[int(np.argmin(errors))]
     krr = KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha).fit(Xs[train], ys[train])
     t_krr = time.perf_counter() - t0
@@ -252,14 +296,24 @@ def regression_study(seed: int = 0) -> dict:
     def mse(pred_scaled):
         return float(np.mean((pred_scaled * y_sd + y_mu - y[test]) ** 2))
 
-    return {"data": "diabetes (442 x 10, scikit-learn)", "train": len(train), "test": len(test),
-            "oks": {"pool": pool, "mse": mse(oks.predict(Xs[test])), "seconds": t_oks, "lam": oks.lam_,
-                    "selected_kernel": oks.selected_kernel_name_,
-                    "weights": dict(zip(oks.kernel_pool_.names, map(float, oks.kernel_weights_), strict=True)),
-                    "per_kernel_mse": dict(zip(oks.kernel_pool_.names,
-                                               (mse(f) for f in oks.engine_.kernel_scores(Xs[test]).T), strict=True))},
-            "kernel_ridge": {"mse": mse(krr.predict(Xs[test])), "seconds": t_krr, "gamma": gamma, "alpha": alpha},
-            "mean_predictor": {"mse": float(np.mean((y_mu - y[test]) ** 2))}}
+    return {
+        "data": "diabetes (442 x 10, scikit-learn)",
+        "train": len(train),
+        "test": len(test),
+        "oks": {
+            "pool": pool,
+            "mse": mse(oks.predict(Xs[test])),
+            "seconds": t_oks,
+            "lam": oks.lam_,
+            "selected_kernel": oks.selected_kernel_name_,
+            "weights": dict(zip(oks.kernel_pool_.names, map(float, oks.kernel_weights_), strict=True)),
+            "per_kernel_mse": dict(
+                zip(oks.kernel_pool_.names, (mse(f) for f in oks.engine_.kernel_scores(Xs[test]).T), strict=True)
+            ),
+        },
+        "kernel_ridge": {"mse": mse(krr.predict(Xs[test])), "seconds": t_krr, "gamma": gamma, "alpha": alpha},
+        "mean_predictor": {"mse": float(np.mean((y_mu - y[test]) ** 2))},
+    }
 
 
 def run_study(study: str, *, seeds: int = 5, tasks=None, algorithms=ALGORITHMS, data_dir=None, progress=None) -> dict:
@@ -267,8 +321,17 @@ def run_study(study: str, *, seeds: int = 5, tasks=None, algorithms=ALGORITHMS, 
     source = mfeat_tasks(data_dir, tasks) if study == "mfeat" else testbed_tasks(data_dir, tasks)
     results, sizes = {}, {}
     for name, X, y, Xt, yt, pool in source:
-        results[name] = run_task(X, y, Xt, yt, pool, seeds=seeds, algorithms=algorithms, warm_up=not results,
-                                 progress=None if progress is None else (lambda a, n=name: progress(f"{n}: {a}")))
+        results[name] = run_task(
+            X,
+            y,
+            Xt,
+            yt,
+            pool,
+            seeds=seeds,
+            algorithms=algorithms,
+            warm_up=not results,
+            progress=None if progress is None else (lambda a, n=name: progress(f"{n}: {a}")),
+        )
         sizes[name] = {"train": len(y), "test": len(yt), "kernels": len(pool), "classes": len(np.unique(y))}
         results[name]["_kernels"] = list(pool.names)
     return {"study": study, "tasks": results, "sizes": sizes, "claims": check_claims(results), "seeds": seeds}

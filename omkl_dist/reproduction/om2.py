@@ -33,8 +33,12 @@ from omkl_dist.storage import read_dataset, resolve_dataset
 
 #: (label, registry file) of the study's datasets, smallest first
 DATASETS = {
-    "glass": "glass", "vehicle": "vehicle", "dna": "dna", "mfeat": "mfeat/pmlb_mfeat_factors.tsv.gz",
-    "segment": "segment", "satimage": "satimage/satimage.mat.gz",
+    "glass": "glass",
+    "vehicle": "vehicle",
+    "dna": "dna",
+    "mfeat": "mfeat/pmlb_mfeat_factors.tsv.gz",
+    "segment": "segment",
+    "satimage": "satimage/satimage.mat.gz",
 }
 ALGORITHMS = {
     "om2": ("OM-2", lambda seed: OM2(kernels="omkc16")),
@@ -57,8 +61,15 @@ def load(name: str, data_dir=None):
     return np.ascontiguousarray(X), y, classes
 
 
-def run_study(datasets=None, algorithms=None, *, permutations: int = 5, seed: int = 0, data_dir=None,
-              progress: Callable[[str], None] | None = None) -> dict:
+def run_study(
+    datasets=None,
+    algorithms=None,
+    *,
+    permutations: int = 5,
+    seed: int = 0,
+    data_dir=None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     """Run every algorithm over every dataset's orders; returns a JSON-able report with, per
     dataset and algorithm, the mean curve (``n_seen``, ``mistake_rate`` in percent), the final
     mistake rate (mean ± std), support vectors (OM-2: its rows, which every kernel shares; the
@@ -92,17 +103,34 @@ def run_study(datasets=None, algorithms=None, *, permutations: int = 5, seed: in
                 svs.append(int(model.n_support_.max() if algo.startswith("om2") else model.n_support_.sum()))
                 if progress is not None:
                     progress(f"{name} {label} #{r + 1}")
-            rows.append({"algorithm": algo, "label": label, "n_seen": points.tolist(),
-                         "mistake_rate": np.mean(curves, axis=0).tolist(),
-                         "final": {"mean": float(np.mean(finals)), "std": float(np.std(finals, ddof=1))
-                                   if len(finals) > 1 else 0.0},
-                         "n_support": float(np.mean(svs)), "seconds": float(np.mean(seconds))})
-        blocks.append({"dataset": name, "n": int(len(y)), "d": int(X.shape[1]), "classes": int(len(classes)),
-                       "rows": rows})
-    return {"experiment": "om2-multiclass", "settings": {"permutations": int(permutations), "seed": int(seed),
-                                                         "scaling": "minmax [0, 1]", "kernels": "omkc16",
-                                                         "points": POINTS},
-            "datasets": blocks}
+            rows.append(
+                {
+                    "algorithm": algo,
+                    "label": label,
+                    "n_seen": points.tolist(),
+                    "mistake_rate": np.mean(curves, axis=0).tolist(),
+                    "final": {
+                        "mean": float(np.mean(finals)),
+                        "std": float(np.std(finals, ddof=1)) if len(finals) > 1 else 0.0,
+                    },
+                    "n_support": float(np.mean(svs)),
+                    "seconds": float(np.mean(seconds)),
+                }
+            )
+        blocks.append(
+            {"dataset": name, "n": int(len(y)), "d": int(X.shape[1]), "classes": int(len(classes)), "rows": rows}
+        )
+    return {
+        "experiment": "om2-multiclass",
+        "settings": {
+            "permutations": int(permutations),
+            "seed": int(seed),
+            "scaling": "minmax [0, 1]",
+            "kernels": "omkc16",
+            "points": POINTS,
+        },
+        "datasets": blocks,
+    }
 
 
 def plot_study(report: dict, path) -> None:
@@ -125,7 +153,7 @@ def plot_study(report: dict, path) -> None:
         ax.set_xlabel("instances seen")
         ax.set_ylabel("online mistake rate (%)")
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(blocks):]:
+    for ax in axes.ravel()[len(blocks) :]:
         ax.set_visible(False)
     axes.ravel()[0].legend(fontsize=8)
     fig.suptitle(f"Average online training error ({report['settings']['permutations']} random orders)")

@@ -28,10 +28,29 @@ from omkl_dist.reproduction._names import pick_names
 from omkl_dist.reproduction.tables.omkc import ALGORITHM_LABELS, ALGORITHMS, DATASETS, IMPLEMENTED, PAPER
 
 __all__ = [
-    "BETA", "DELTA", "KERNELS", "MIN_TOLERANCE_PP", "PAPER_SCALING", "SCALINGS", "TIE_RULES", "PreparedData",
-    "count_mistakes", "flag_deviation", "load_paper_dataset", "make_model", "reproduce_omkc", "resolve_algorithms",
-    "resolve_datasets", "run_once", "scale_features", "summarize", "support_vector_count", "tolerance",
-    "comparison_row", "run_permutations", "warm_up_kernels",
+    "BETA",
+    "DELTA",
+    "KERNELS",
+    "MIN_TOLERANCE_PP",
+    "PAPER_SCALING",
+    "SCALINGS",
+    "TIE_RULES",
+    "PreparedData",
+    "count_mistakes",
+    "flag_deviation",
+    "load_paper_dataset",
+    "make_model",
+    "reproduce_omkc",
+    "resolve_algorithms",
+    "resolve_datasets",
+    "run_once",
+    "scale_features",
+    "summarize",
+    "support_vector_count",
+    "tolerance",
+    "comparison_row",
+    "run_permutations",
+    "warm_up_kernels",
 ]
 
 BETA = 0.8
@@ -53,7 +72,6 @@ TIE_RULES = ("mistake", "positive")
 PAPER_SCALING = {name: "none" for name in PAPER}
 
 
-
 # -- selection --------------------------------------------------------------------------------------
 
 _DATASET_ALIASES = {src.registry: name for name, src in DATASETS.items() if src.registry}
@@ -70,8 +88,14 @@ def resolve_datasets(names=None) -> tuple[list[str], list[str]]:
         wanted = list(PAPER)
     else:
         choices = sorted(set(PAPER) | set(_DATASET_ALIASES))
-        wanted = pick_names(names, {**{k: k for k in PAPER}, **_DATASET_ALIASES}, list(PAPER), "dataset",
-                            suggest=choices, choices=", ".join(choices))
+        wanted = pick_names(
+            names,
+            {**{k: k for k in PAPER}, **_DATASET_ALIASES},
+            list(PAPER),
+            "dataset",
+            suggest=choices,
+            choices=", ".join(choices),
+        )
     run = [k for k in wanted if DATASETS[k].registry is not None]
     skip = [k for k in wanted if DATASETS[k].registry is None]
     return run, skip
@@ -83,14 +107,30 @@ def resolve_algorithms(names=None) -> list[str]:
         return list(ALGORITHMS)
     aliases = {k: k for k in ALGORITHMS}
     aliases.update({v.lower(): k for k, v in ALGORITHM_LABELS.items()})
-    aliases.update({"dd": "omkc-dd", "ds": "omkc-ds", "sd": "omkc-sd", "ss": "omkc-ss", "om-2": "om2",
-                    "perceptron-*": "perceptron-star", "perceptron(*)": "perceptron-star"})
-    return pick_names(names, aliases, list(ALGORITHMS), "algorithm",
-                      groups={"omkc": ["omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss"]}, suggest=list(ALGORITHMS),
-                      choices=f"{', '.join(ALGORITHMS)} (or 'omkc' for the four OMKC variants)")
+    aliases.update(
+        {
+            "dd": "omkc-dd",
+            "ds": "omkc-ds",
+            "sd": "omkc-sd",
+            "ss": "omkc-ss",
+            "om-2": "om2",
+            "perceptron-*": "perceptron-star",
+            "perceptron(*)": "perceptron-star",
+        }
+    )
+    return pick_names(
+        names,
+        aliases,
+        list(ALGORITHMS),
+        "algorithm",
+        groups={"omkc": ["omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss"]},
+        suggest=list(ALGORITHMS),
+        choices=f"{', '.join(ALGORITHMS)} (or 'omkc' for the four OMKC variants)",
+    )
 
 
 # -- data ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class PreparedData:
@@ -122,8 +162,10 @@ def _repair_breast(ds):
     """Decode PMLB's label-encoded Bare_Nuclei and drop the 16 rows where it is missing (699 -> 683)."""
     names = list(ds.feature_names or [])
     if "Bare_Nuclei" not in names:
-        raise ValueError("breast-cancer: expected PMLB's breast_w file with a 'Bare_Nuclei' column; "
-                         "the data file changed, update reproduce._repair_breast")
+        raise ValueError(
+            "breast-cancer: expected PMLB's breast_w file with a 'Bare_Nuclei' column; "
+            "the data file changed, update reproduce._repair_breast"
+        )
     col = names.index("Bare_Nuclei")
     codes = ds.X[:, col]
     if not np.array_equal(codes, np.round(codes)) or codes.min() < 0 or codes.max() > _BARE_NUCLEI_MISSING:
@@ -139,8 +181,9 @@ def _repair_votes(ds):
     """Recode PMLB's vote codes (0 = '?', 1 = 'n', 2 = 'y') as n = -1, ? = 0, y = +1."""
     codes = ds.X
     if not np.isin(codes, (0.0, 1.0, 2.0)).all():
-        raise ValueError("votes84: expected PMLB's 0/1/2 vote codes; the data file changed, update "
-                         "reproduce._repair_votes")
+        raise ValueError(
+            "votes84: expected PMLB's 0/1/2 vote codes; the data file changed, update reproduce._repair_votes"
+        )
     X = np.select([codes == 2.0, codes == 1.0], [1.0, -1.0], 0.0)
     return X, ds.y, "votes recoded n = -1, ? = 0, y = +1 (PMLB: ? = 0, n = 1, y = 2)"
 
@@ -178,11 +221,13 @@ def load_paper_dataset(paper_name: str, scaling: str = "paper", data_dir=None) -
     if source.repair is not None:
         X, y, note = _REPAIRS[source.repair](ds)
     method = PAPER_SCALING[paper_name] if scaling == "paper" else scaling
-    return PreparedData(paper_name, source.registry, path.name, scale_features(X, method),
-                        np.asarray(y, dtype=np.float64), method, note)
+    return PreparedData(
+        paper_name, source.registry, path.name, scale_features(X, method), np.asarray(y, dtype=np.float64), method, note
+    )
 
 
 # -- one run ------------------------------------------------------------------------------------------
+
 
 def make_model(algorithm: str, random_state: int = 0):
     """A fresh estimator for an algorithm key with the paper's settings."""
@@ -194,8 +239,9 @@ def make_model(algorithm: str, random_state: int = 0):
         return PerceptronStar(kernels=KERNELS, validation_fraction=VALIDATION_FRACTION, random_state=random_state)
     if algorithm.startswith("omkc-") and algorithm in ALGORITHMS:
         update, combination = algorithm[-2].upper(), algorithm[-1].upper()
-        return OMKC(update=update, combination=combination, kernels=KERNELS, beta=BETA, delta=DELTA,
-                    random_state=random_state)
+        return OMKC(
+            update=update, combination=combination, kernels=KERNELS, beta=BETA, delta=DELTA, random_state=random_state
+        )
     if algorithm == "om2":  # one pass, Algorithm 1's exact norm
         return OM2(kernels=KERNELS, p=OM2_P)
     raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(IMPLEMENTED)}")
@@ -230,8 +276,15 @@ def count_mistakes(score: np.ndarray, y: np.ndarray, ties: str = "mistake") -> i
     raise ValueError(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
 
 
-def run_once(algorithm: str, X: np.ndarray, y: np.ndarray, *, random_state: int = 0, ties: str = "mistake",
-             factory: Callable | None = None) -> dict:
+def run_once(
+    algorithm: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    random_state: int = 0,
+    ties: str = "mistake",
+    factory: Callable | None = None,
+) -> dict:
     """One test-then-train pass of ``algorithm`` over (X, y) in the given order.
 
     The whole array goes to one ``progressive_partial_fit`` call (what :func:`progressive_score`
@@ -270,6 +323,7 @@ def warm_up_kernels(algorithms, factory=None) -> None:
 
 # -- comparison -----------------------------------------------------------------------------------------
 
+
 def tolerance(paper_std: float, min_pp: float = MIN_TOLERANCE_PP) -> float:
     """Allowed |ours - paper| in percentage points: ``max(2 * paper_std, min_pp)``."""
     return max(2.0 * float(paper_std), float(min_pp))
@@ -295,8 +349,9 @@ def _cell(c) -> dict:
     return {"mean": c.mean, "std": c.std}
 
 
-def run_permutations(name, X, y, algorithms, labels, *, permutations, seed, ties, progress=None, factory=None,
-                      orders=None) -> dict:
+def run_permutations(
+    name, X, y, algorithms, labels, *, permutations, seed, ties, progress=None, factory=None, orders=None
+) -> dict:
     """``algorithm -> [run_once result per permutation]``; permutation ``r`` is ``orders[r]`` when given
     (e.g. a dataset's own permutations), else ``default_rng([seed, r]).permutation(n)``."""
     runs = {a: [] for a in algorithms}
@@ -321,21 +376,26 @@ def comparison_row(algorithm, label, paper, rs, note) -> dict:
         "algorithm": algorithm,
         "label": label,
         "implemented": rs is not None,
-        "paper": {"mistake_rate": _cell(paper.mistake[algorithm]), "n_support": _cell(paper.sv[algorithm]),
-                  "seconds": _cell(paper.time[algorithm])},
+        "paper": {
+            "mistake_rate": _cell(paper.mistake[algorithm]),
+            "n_support": _cell(paper.sv[algorithm]),
+            "seconds": _cell(paper.time[algorithm]),
+        },
         "tolerance_pp": tolerance(paper.mistake[algorithm].std),
     }
     if rs is not None:
-        ours = {key: _mean_std([x[key] for x in rs]) for key in ("mistake_rate", "n_support",
-                                                                  "n_support_stored", "seconds")}
+        ours = {
+            key: _mean_std([x[key] for x in rs]) for key in ("mistake_rate", "n_support", "n_support_stored", "seconds")
+        }
         if algorithm == "perceptron-star":
             kernels = [x["best_kernel"] for x in rs]
             ours["best_kernel"] = max(set(kernels), key=kernels.count)
         ours["runs"] = [{k: v for k, v in x.items() if v is not None} for x in rs]
         row["ours"] = ours
         row["deviation_pp"] = ours["mistake_rate"]["mean"] - paper.mistake[algorithm].mean
-        row["flagged"] = flag_deviation(ours["mistake_rate"]["mean"], paper.mistake[algorithm].mean,
-                                        paper.mistake[algorithm].std)
+        row["flagged"] = flag_deviation(
+            ours["mistake_rate"]["mean"], paper.mistake[algorithm].mean, paper.mistake[algorithm].std
+        )
     else:
         row["ours"] = None
         row["note"] = note
@@ -344,9 +404,18 @@ def comparison_row(algorithm, label, paper, rs, note) -> dict:
     return row
 
 
-def reproduce_omkc(datasets=None, algorithms=None, *, permutations: int = 20, seed: int = 0, scaling: str = "paper",
-                   ties: str = "mistake", data_dir=None, progress: Callable[[str], None] | None = None,
-                   warm_up: bool = True) -> dict:
+def reproduce_omkc(
+    datasets=None,
+    algorithms=None,
+    *,
+    permutations: int = 20,
+    seed: int = 0,
+    scaling: str = "paper",
+    ties: str = "mistake",
+    data_dir=None,
+    progress: Callable[[str], None] | None = None,
+    warm_up: bool = True,
+) -> dict:
     """Run the Table 3/4 protocol and compare with the paper; return a JSON-able report.
 
     Parameters
@@ -390,23 +459,53 @@ def reproduce_omkc(datasets=None, algorithms=None, *, permutations: int = 20, se
     for name in run_names:
         data = load_paper_dataset(name, scaling, data_dir=data_dir)
         source, paper = DATASETS[name], PAPER[name]
-        runs = run_permutations(name, data.X, data.y, runnable, ALGORITHM_LABELS, permutations=permutations,
-                                 seed=seed, ties=ties, progress=progress)
-        rows = [comparison_row(algorithm, ALGORITHM_LABELS[algorithm], paper, runs.get(algorithm), "not run")
-                for algorithm in algos]
-        blocks.append({
-            "paper_name": name, "registry": data.registry, "file": data.file, "n": data.n, "d": data.d,
-            "paper_n": paper.n, "paper_d": paper.d, "paper_best_kernel": paper.best_kernel,
-            "scaling": data.scaling, "substitute": source.substitute, "note": source.note,
-            "repair": data.repair_note, "rows": rows,
-        })
+        runs = run_permutations(
+            name,
+            data.X,
+            data.y,
+            runnable,
+            ALGORITHM_LABELS,
+            permutations=permutations,
+            seed=seed,
+            ties=ties,
+            progress=progress,
+        )
+        rows = [
+            comparison_row(algorithm, ALGORITHM_LABELS[algorithm], paper, runs.get(algorithm), "not run")
+            for algorithm in algos
+        ]
+        blocks.append(
+            {
+                "paper_name": name,
+                "registry": data.registry,
+                "file": data.file,
+                "n": data.n,
+                "d": data.d,
+                "paper_n": paper.n,
+                "paper_d": paper.d,
+                "paper_best_kernel": paper.best_kernel,
+                "scaling": data.scaling,
+                "substitute": source.substitute,
+                "note": source.note,
+                "repair": data.repair_note,
+                "rows": rows,
+            }
+        )
     report = {
         "experiment": "omkc",
-        "settings": {"permutations": int(permutations), "seed": int(seed), "scaling": scaling, "ties": ties,
-                     "beta": BETA, "delta": DELTA, "kernels": KERNELS, "validation_fraction": VALIDATION_FRACTION,
-                     "om2_p": OM2_P,
-                     "min_tolerance_pp": MIN_TOLERANCE_PP,
-                     "flag_rule": "|ours_mean - paper_mean| > max(2 * paper_std, 1.0) percentage points"},
+        "settings": {
+            "permutations": int(permutations),
+            "seed": int(seed),
+            "scaling": scaling,
+            "ties": ties,
+            "beta": BETA,
+            "delta": DELTA,
+            "kernels": KERNELS,
+            "validation_fraction": VALIDATION_FRACTION,
+            "om2_p": OM2_P,
+            "min_tolerance_pp": MIN_TOLERANCE_PP,
+            "flag_rule": "|ours_mean - paper_mean| > max(2 * paper_std, 1.0) percentage points",
+        },
         "datasets": blocks,
         "skipped": [{"paper_name": k, "note": DATASETS[k].note} for k in skip_names],
     }

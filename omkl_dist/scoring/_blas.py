@@ -54,7 +54,7 @@ def fixed_shape_dots(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None
         if r1 - r0 < BLAS_ROWS:
             rows = _scratch("a", (BLAS_ROWS, d))
             rows[: r1 - r0] = A[r0:r1]
-            rows[r1 - r0:] = 0.0
+            rows[r1 - r0 :] = 0.0
         if rows.shape[0] == r1 - r0 and m_pad == m:
             np.matmul(rows, BT, out=out[r0:r1])
         else:

@@ -74,8 +74,9 @@ def view_value(kind, param, x, z, cols, c0, c1):
 
 
 @njit(cache=True, nogil=True)
-def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr, out,
-                work):
+def pair_values(
+    A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr, out, work
+):
     """Fill ``out[k] = κ_k(A[i], B[j])`` for every kernel k; ``work`` is a (3,) float64 buffer.
     A ``direct`` program sums every kernel over its own columns (:func:`view_value`)."""
     if direct:
@@ -110,14 +111,33 @@ def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, ne
 @njit(cache=True, nogil=True, inline="always")
 def program_values(A, i, B, j, dot, asq, bsq, prog, out, work):
     """:func:`pair_values` with the program as one record (:meth:`.program.KernelProgram.pair_record`)."""
-    pair_values(A, i, B, j, dot, asq, bsq, prog.kinds, prog.param, prog.src, prog.order, prog.need_l1,
-                prog.need_chi2, prog.direct, prog.vcols, prog.vptr, out, work)
+    pair_values(
+        A,
+        i,
+        B,
+        j,
+        dot,
+        asq,
+        bsq,
+        prog.kinds,
+        prog.param,
+        prog.src,
+        prog.order,
+        prog.need_l1,
+        prog.need_chi2,
+        prog.direct,
+        prog.vcols,
+        prog.vptr,
+        out,
+        work,
+    )
 
 
 def pair_matrix(A, B, program):
     """All kernels between rows of A and B as (m, nA, nB) through the njit pair path (for tests)."""
-    return _pair_matrix(np.ascontiguousarray(A, dtype=np.float64), np.ascontiguousarray(B, dtype=np.float64),
-                        program.pair_record())
+    return _pair_matrix(
+        np.ascontiguousarray(A, dtype=np.float64), np.ascontiguousarray(B, dtype=np.float64), program.pair_record()
+    )
 
 
 @njit(cache=True, nogil=True)

@@ -17,8 +17,9 @@ from .rows import later_dots, n_rows, rows_sqdist
 from .values import CANCEL, gauss_next, power_up
 
 
-def block_gram(Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None,
-               scale=None) -> np.ndarray:
+def block_gram(
+    Xb: np.ndarray, xsq: np.ndarray, XXt: np.ndarray, program, active=None, out=None, scale=None
+) -> np.ndarray:
     """Kernel values between rows of one block (lower triangle), (m, B, B); with ``active`` only
     those kernels' slices are set. ``out``: a C-contiguous (m, B, B) array to fill (reusing one
     saves the page faults of a fresh allocation, which cost more than the arithmetic). ``scale``:
@@ -117,11 +118,12 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
                 for i in range(n):
                     col[k, s + 1 + i] = cur[i] * scale[s + 1 + i, k] * scale[s, k]
             else:
-                col[k, s + 1:] = cur
+                col[k, s + 1 :] = cur
     need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors
     for j in range(g_idx.shape[0] - 1, -1, -1):
-        need[j] = g_need[j] and ((g_on[j] and want[g_idx[j]]) or (j + 1 < g_idx.shape[0] and need[j + 1]
-                                                                   and not g_anchor[j + 1]))
+        need[j] = g_need[j] and (
+            (g_on[j] and want[g_idx[j]]) or (j + 1 < g_idx.shape[0] and need[j + 1] and not g_anchor[j + 1])
+        )
     if not need.any():
         return
     for i in range(n):
@@ -133,4 +135,4 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
         if need[j]:
             gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
         if need[j] and g_on[j] and want[g_idx[j]]:
-            col[g_idx[j], s + 1:] = cur
+            col[g_idx[j], s + 1 :] = cur

@@ -48,8 +48,7 @@ def row_keys(X: np.ndarray) -> list[int]:
 class SVPool:
     """Growable pool of support vectors with ``n_classes`` coefficient columns per kernel."""
 
-    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256, n_classes: int = 1,
-                 sparse: bool = False):
+    def __init__(self, n_features: int, n_kernels: int, capacity: int = 256, n_classes: int = 1, sparse: bool = False):
         self.sparse = bool(sparse)
         self.X = SparseRowStore(n_features, capacity) if self.sparse else np.zeros((capacity, n_features))
         self.sq = np.zeros(capacity)
@@ -87,14 +86,14 @@ class SVPool:
         if k == 0:
             return
         self._reserve(k)
-        self.sq[self.n: self.n + k] = sq
-        self.alpha[self.n: self.n + k] = alpha
+        self.sq[self.n : self.n + k] = sq
+        self.alpha[self.n : self.n + k] = alpha
         self.int_bound = max(self.int_bound, integral_bound(X))
         if self.sparse:  # no row keys: sparse dot products are summed in one fixed order anyway
             self.X.append(X)
             self.n += k
             return
-        self.X[self.n: self.n + k] = X
+        self.X[self.n : self.n + k] = X
         for i, key in enumerate(row_keys(X)):
             rows = self._rows_by_key.setdefault(key, [])
             rows.append(self.n + i)
@@ -145,15 +144,25 @@ class SVPool:
         if not self.sparse:
             return {"pool_X": self.X[: self.n].copy(), **arrays}
         X = self.X.csr()
-        return {"pool_X_indptr": X.indptr, "pool_X_indices": X.indices, "pool_X_data": X.data,
-                "pool_X_shape": np.array(X.shape, dtype=np.int64), **arrays}
+        return {
+            "pool_X_indptr": X.indptr,
+            "pool_X_indices": X.indices,
+            "pool_X_data": X.data,
+            "pool_X_shape": np.array(X.shape, dtype=np.int64),
+            **arrays,
+        }
 
     @classmethod
     def from_state(cls, state: dict, n_classes: int = 1) -> "SVPool":
         X = pool_rows(state)
         alpha = np.asarray(state["pool_alpha"], dtype=np.float64)
-        pool = cls(X.shape[1], alpha.shape[1] // n_classes, capacity=max(X.shape[0], 1), n_classes=n_classes,
-                   sparse=sp.issparse(X))
+        pool = cls(
+            X.shape[1],
+            alpha.shape[1] // n_classes,
+            capacity=max(X.shape[0], 1),
+            n_classes=n_classes,
+            sparse=sp.issparse(X),
+        )
         pool.append(X, np.asarray(state["pool_sq"], dtype=np.float64), alpha)
         return pool
 
@@ -163,5 +172,11 @@ def pool_rows(state: dict):
     if "pool_X" in state:
         return np.asarray(state["pool_X"], dtype=np.float64)
     shape = tuple(int(v) for v in state["pool_X_shape"])
-    return sp.csr_matrix((np.asarray(state["pool_X_data"], dtype=np.float64), np.asarray(state["pool_X_indices"]),
-                          np.asarray(state["pool_X_indptr"])), shape=shape)
+    return sp.csr_matrix(
+        (
+            np.asarray(state["pool_X_data"], dtype=np.float64),
+            np.asarray(state["pool_X_indices"]),
+            np.asarray(state["pool_X_indptr"]),
+        ),
+        shape=shape,
+    )

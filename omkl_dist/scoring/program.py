@@ -40,30 +40,30 @@ class DotGaussPlan(NamedTuple):
     """The dot-product kernels (sorted by degree) and gaussians (widest first) of a program, and which
     of them to evaluate (:func:`dot_gauss_plan`)."""
 
-    dot_idx: np.ndarray   # int64: kernel index of each dot-product kernel
-    dot_deg: np.ndarray   # int64: its degree (1: linear)
-    g_idx: np.ndarray     # int64: kernel index of each gaussian
-    g_param: np.ndarray   # float64: its 1/(2σ²)
+    dot_idx: np.ndarray  # int64: kernel index of each dot-product kernel
+    dot_deg: np.ndarray  # int64: its degree (1: linear)
+    g_idx: np.ndarray  # int64: kernel index of each gaussian
+    g_param: np.ndarray  # float64: its 1/(2σ²)
     g_anchor: np.ndarray  # bool: an exp here, else the previous gaussian's values to the 4th power
-    dot_on: np.ndarray    # bool: dot-product kernel scored
-    g_on: np.ndarray      # bool: gaussian scored
-    g_need: np.ndarray    # bool: gaussian computed (scored, or a chain predecessor of a scored one)
+    dot_on: np.ndarray  # bool: dot-product kernel scored
+    g_on: np.ndarray  # bool: gaussian scored
+    g_need: np.ndarray  # bool: gaussian computed (scored, or a chain predecessor of a scored one)
 
 
 class SparsePlan(NamedTuple):
     """Per kernel (or per (kernel, class) column) for the sparse scans (:mod:`._sparse`)."""
 
-    deg: np.ndarray           # int64: degree of a dot-product kernel, 0 for a gaussian
+    deg: np.ndarray  # int64: degree of a dot-product kernel, 0 for a gaussian
     anchor_param: np.ndarray  # float64: the gaussian's chain anchor's 1/(2σ²)
-    steps: np.ndarray         # int64: double squarings from the anchor
+    steps: np.ndarray  # int64: double squarings from the anchor
 
 
 @dataclass(frozen=True)
 class KernelProgram:
-    kinds: np.ndarray   # int64 (m,): LINEAR..CHI2
-    param: np.ndarray   # float64 (m,): degree, 1/(2σ²), 1/σ or γ
-    src: np.ndarray     # int64 (m,): gaussian computed as src's value**4, or -1 (direct)
-    order: np.ndarray   # int64 (m,): evaluation order (sources before dependants)
+    kinds: np.ndarray  # int64 (m,): LINEAR..CHI2
+    param: np.ndarray  # float64 (m,): degree, 1/(2σ²), 1/σ or γ
+    src: np.ndarray  # int64 (m,): gaussian computed as src's value**4, or -1 (direct)
+    order: np.ndarray  # int64 (m,): evaluation order (sources before dependants)
     need_l1: bool
     need_chi2: bool
     # arguments of the specialised dot+gaussian scorer, or None if the pool needs the general one:
@@ -86,8 +86,17 @@ class KernelProgram:
 
     def pair_record(self) -> PairProgram:
         """The program as the per-pair evaluator's record."""
-        return PairProgram(self.kinds, self.param, self.src, self.order, self.need_l1, self.need_chi2, self.direct,
-                           self.vcols, self.vptr)
+        return PairProgram(
+            self.kinds,
+            self.param,
+            self.src,
+            self.order,
+            self.need_l1,
+            self.need_chi2,
+            self.direct,
+            self.vcols,
+            self.vptr,
+        )
 
     def sparse_plan(self, n_classes: int = 1) -> SparsePlan:
         """``sparse`` as a record, each entry repeated per class: the sparse scans see each (kernel,
@@ -114,8 +123,14 @@ def dot_gauss_plan(program: KernelProgram, active=None) -> DotGaussPlan:
     return DotGaussPlan(*program.fast, active[dot_idx].copy(), g_on, g_need)
 
 
-_KIND_CODES = {"linear": LINEAR, "polynomial": POLY, "gaussian": GAUSS, "laplacian": LAPLACE, "chi2": CHI2,
-               "achi2": ACHI2}
+_KIND_CODES = {
+    "linear": LINEAR,
+    "polynomial": POLY,
+    "gaussian": GAUSS,
+    "laplacian": LAPLACE,
+    "chi2": CHI2,
+    "achi2": ACHI2,
+}
 
 
 def _spec_kind(spec):
@@ -124,8 +139,10 @@ def _spec_kind(spec):
     try:
         return _KIND_CODES[spec.kind]
     except (AttributeError, KeyError):
-        raise ValueError(f"kernel {spec!r} has no shared-pool online evaluator; allowed kinds: "
-                         f"{sorted(_KIND_CODES)} (OKS and the batch estimators take every kind)") from None
+        raise ValueError(
+            f"kernel {spec!r} has no shared-pool online evaluator; allowed kinds: "
+            f"{sorted(_KIND_CODES)} (OKS and the batch estimators take every kind)"
+        ) from None
 
 
 def compile_program(pool) -> KernelProgram:
@@ -160,17 +177,22 @@ def compile_program(pool) -> KernelProgram:
     if not (need_l1 or need_chi2):
         degree = {k: 1 if kinds[k] == LINEAR else int(param[k]) for k in range(m) if kinds[k] in (LINEAR, POLY)}
         dots = sorted(degree, key=lambda k: degree[k])
-        fast = (np.array(dots, dtype=np.int64), np.array([degree[k] for k in dots], dtype=np.int64),
-                np.array(gauss, dtype=np.int64), param[gauss].copy(),
-                np.array([src[k] < 0 for k in gauss], dtype=np.bool_))
+        fast = (
+            np.array(dots, dtype=np.int64),
+            np.array([degree[k] for k in dots], dtype=np.int64),
+            np.array(gauss, dtype=np.int64),
+            param[gauss].copy(),
+            np.array([src[k] < 0 for k in gauss], dtype=np.bool_),
+        )
     sparse = None
     if fast is not None:
         anchor_param, steps = param.copy(), np.zeros(m, dtype=np.int64)
         for k in gauss:
             if src[k] >= 0:
                 anchor_param[k], steps[k] = anchor_param[src[k]], steps[src[k]] + 1
-        deg = np.array([1 if kinds[k] == LINEAR else (int(param[k]) if kinds[k] == POLY else 0) for k in range(m)],
-                       dtype=np.int64)
+        deg = np.array(
+            [1 if kinds[k] == LINEAR else (int(param[k]) if kinds[k] == POLY else 0) for k in range(m)], dtype=np.int64
+        )
         sparse = (deg, anchor_param, steps)
     return KernelProgram(kinds, param, src, order, need_l1, need_chi2, fast, sparse, norm=norm)
 
@@ -184,9 +206,18 @@ def _direct_program(specs, kinds, param, norm) -> KernelProgram:
             vcols.extend(spec.columns)
         vptr.append(len(vcols))
     m = len(specs)
-    return KernelProgram(kinds, param, np.full(m, -1, dtype=np.int64), np.arange(m, dtype=np.int64),
-                         bool((kinds == LAPLACE).any()), bool((kinds == CHI2).any()), direct=True,
-                         vcols=np.array(vcols, dtype=np.int64), vptr=np.array(vptr, dtype=np.int64), norm=norm)
+    return KernelProgram(
+        kinds,
+        param,
+        np.full(m, -1, dtype=np.int64),
+        np.arange(m, dtype=np.int64),
+        bool((kinds == LAPLACE).any()),
+        bool((kinds == CHI2).any()),
+        direct=True,
+        vcols=np.array(vcols, dtype=np.int64),
+        vptr=np.array(vptr, dtype=np.int64),
+        norm=norm,
+    )
 
 
 def kernel_scales(program: KernelProgram, X, xsq) -> np.ndarray:

@@ -39,6 +39,8 @@ class CSRRows(namedtuple("CSRRows", ["indptr", "indices", "data", "n_rows", "n_c
     @property
     def shape(self) -> tuple[int, int]:
         return self.n_rows, self.n_cols
+
+
 _END = 1 << 62  # past every feature index (merges of two rows' features)
 COUNTING_WIDTH = 1 << 22  # up to this many features, rows are read by feature through a counting sort
 
@@ -64,14 +66,20 @@ def as_rows(X):
     if not sp.issparse(X):
         return X
     X = as_csr(X)
-    return CSRRows(X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int64, copy=False), X.data,
-                   int(X.shape[0]), int(X.shape[1]))
+    return CSRRows(
+        X.indptr.astype(np.int64, copy=False),
+        X.indices.astype(np.int64, copy=False),
+        X.data,
+        int(X.shape[0]),
+        int(X.shape[1]),
+    )
 
 
 class FeatureColumns(namedtuple("FeatureColumns", ["features", "indptr", "indices", "data", "n_rows", "n_cols"])):
     """Sparse rows read by feature: the features that occur (ascending), and for the i-th of
     them its rows ``indices[indptr[i]:indptr[i + 1]]`` (ascending) and values. Only occurring
     features are listed, so its size does not grow with the width of the data."""
+
     __slots__ = ()
 
 
@@ -94,8 +102,14 @@ def transposed(X):
         T = sp.csr_matrix((X.data, compact.ravel(), X.indptr), shape=(X.shape[0], len(features))).T.tocsr()
         T.sort_indices()
         indptr = T.indptr
-    return FeatureColumns(features.astype(np.int64), indptr.astype(np.int64), T.indices.astype(np.int64), T.data,
-                          int(X.shape[0]), int(X.shape[1]))
+    return FeatureColumns(
+        features.astype(np.int64),
+        indptr.astype(np.int64),
+        T.indices.astype(np.int64),
+        T.data,
+        int(X.shape[0]),
+        int(X.shape[1]),
+    )
 
 
 def dense_rows(X) -> np.ndarray:
@@ -221,7 +235,7 @@ def _dense_later_dots(Xb, XbT, s, q):
         b = Xb[s, f]
         if b == 0.0:  # adds only zeros (sparse data: most features): the same sums without them
             continue
-        xf = XbT[f, s + 1:]
+        xf = XbT[f, s + 1 :]
         for i in range(q.shape[0]):
             q[i] += xf[i] * b
 
@@ -279,17 +293,18 @@ class SparseRowStore:
         if nnz + X.nnz > len(self.data):
             self.indices = _grown(self.indices, nnz + X.nnz, nnz)
             self.data = _grown(self.data, nnz + X.nnz, nnz)
-        self.indptr[self.n + 1: self.n + k + 1] = X.indptr[1:] + nnz
-        self.indices[nnz: nnz + X.nnz] = X.indices
-        self.data[nnz: nnz + X.nnz] = X.data
+        self.indptr[self.n + 1 : self.n + k + 1] = X.indptr[1:] + nnz
+        self.indices[nnz : nnz + X.nnz] = X.indices
+        self.data[nnz : nnz + X.nnz] = X.data
         self.n += k
 
     def rows(self, lo: int = 0, hi: int | None = None) -> CSRRows:
         """Rows ``lo:hi`` as :class:`CSRRows` (views of the stored features)."""
         hi = self.n if hi is None else hi
         start, stop = self.indptr[lo], self.indptr[hi]
-        return CSRRows(self.indptr[lo: hi + 1] - start, self.indices[start:stop], self.data[start:stop],
-                       hi - lo, self.n_features)
+        return CSRRows(
+            self.indptr[lo : hi + 1] - start, self.indices[start:stop], self.data[start:stop], hi - lo, self.n_features
+        )
 
     def csr(self, lo: int = 0, hi: int | None = None) -> sp.csr_matrix:
         """Rows ``lo:hi`` as a scipy CSR matrix (a copy)."""

@@ -72,8 +72,9 @@ def _tile_layout(pool, s0, s1, program) -> TileLayout:
     return layout
 
 
-def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None,
-                blas_exact: bool = False, active=None) -> np.ndarray:
+def pool_scores(
+    Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None, blas_exact: bool = False, active=None
+) -> np.ndarray:
     """Decision values of every kernel's classifier on the block, from the pool as it is now.
 
     ``active`` (bool per kernel, default all): score only those kernels (a shard's), with the
@@ -139,8 +140,18 @@ def pool_scores(Xb: np.ndarray, xsq: np.ndarray, pool, program, extra_exact=None
             elif program.fast is not None:
                 accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, plan, K, sc, oc)
             else:
-                accumulate_general(Xc, xc, P, psq, tile.coefficients(pool, s0, s1, transpose=False), dots,
-                                    program.pair_record(), K, sc, oc)
+                accumulate_general(
+                    Xc,
+                    xc,
+                    P,
+                    psq,
+                    tile.coefficients(pool, s0, s1, transpose=False),
+                    dots,
+                    program.pair_record(),
+                    K,
+                    sc,
+                    oc,
+                )
     return out
 
 
@@ -255,8 +266,7 @@ def _accumulate_sparse_direct(Xb, PT, csc, plan, key, xscale, out):
             for r in range(nr):
                 a, b = klo, khi
                 if gauss and key >= 0 and klo < khi:
-                    a, b = _live_range(PT[key], klo, khi, Xb[t0 + r, key], anchor_param[k],
-                                       ZERO_ARG / 4.0 ** steps[k])
+                    a, b = _live_range(PT[key], klo, khi, Xb[t0 + r, key], anchor_param[k], ZERO_ARG / 4.0 ** steps[k])
                 live[r, 0], live[r, 1] = a, b
                 ua, ub = min(ua, a), max(ub, b)
             for lo in range(klo, khi, C):  # chunks at fixed places: a row's sums do not depend on the others
@@ -310,5 +320,5 @@ def _accumulate_sparse_direct(Xb, PT, csc, plan, key, xscale, out):
                 for r in range(nr):
                     a, b = max(ca, live[r, 0]), min(cb, live[r, 1])
                     if a < b:
-                        sparse_values(dots[r, a - ca:b - ca], ev, scratch, b - a, deg[k], anchor_param[k], steps[k])
-                        out[t0 + r, k] += xscale[t0 + r, k] * weighted_sum(coefs[a:b], ev[:b - a])
+                        sparse_values(dots[r, a - ca : b - ca], ev, scratch, b - a, deg[k], anchor_param[k], steps[k])
+                        out[t0 + r, k] += xscale[t0 + r, k] * weighted_sum(coefs[a:b], ev[: b - a])

@@ -19,8 +19,8 @@ class TileCSC(NamedTuple):
     """A tile's non-zero coefficients, kernel (or (kernel, class) column) after kernel: column k's
     are ``coefs[ptr[k]:ptr[k + 1]]``, of the tile rows ``rows[ptr[k]:ptr[k + 1]]``."""
 
-    ptr: np.ndarray    # int64 (columns + 1,)
-    rows: np.ndarray   # int64 (nnz,)
+    ptr: np.ndarray  # int64 (columns + 1,)
+    rows: np.ndarray  # int64 (nnz,)
     coefs: np.ndarray  # float64 (nnz,)
 
 
@@ -89,11 +89,11 @@ class TileLayout:
             rows = pool.X.csr(s0, s1) if pool.sparse else pool.X[s0:s1]
             self.scales = kernel_scales(program, rows, pool.sq[s0:s1])
         if self.sparse:
-            by_key = (not pool.sparse and pool.n_features <= direct_features
-                      and bool((program.sparse[0] == 0).any()))
+            by_key = not pool.sparse and pool.n_features <= direct_features and bool((program.sparse[0] == 0).any())
             max_nnz = sparse_limit(pool, s1 - s0, density)
             self.ptr, self.nz_k, self.nz_s, self.coefs, self.sort_feature = tile_csc(
-                pool.alpha[s0:s1], _NO_ROWS if pool.sparse else pool.X[s0:s1], max_nnz, by_key)
+                pool.alpha[s0:s1], _NO_ROWS if pool.sparse else pool.X[s0:s1], max_nnz, by_key
+            )
             self.sparse = self.ptr[-1] < max_nnz
             if self.sparse and self.scales is not None:  # a support vector's factor R(s) in its coefficient
                 self.coefs = self.coefs * self.scales[self.nz_s, self.nz_k // pool.n_classes]

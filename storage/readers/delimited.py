@@ -53,9 +53,12 @@ def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> b
         return False
     found = sum(1 for _ in text_lines(content)) - 1
     if found != n_rows:
-        raise DataError(f"the first line declares {n_rows} rows x {n_features} features but {found} data rows "
-                        "follow", path=path, row=1,
-                        fix="the file is probably truncated: re-copy it (or delete line 1 if the count is stale)")
+        raise DataError(
+            f"the first line declares {n_rows} rows x {n_features} features but {found} data rows follow",
+            path=path,
+            row=1,
+            fix="the file is probably truncated: re-copy it (or delete line 1 if the count is stale)",
+        )
     return True
 
 
@@ -63,8 +66,15 @@ def _split(line: bytes, delimiter: str | None) -> list[bytes]:
     return line.split() if delimiter is None else line.split(delimiter.encode())
 
 
-def _read_delimited(content: bytes, path: Path, *, delimiter: str | None, header: bool, skip: int = 0,
-                    label_column: str | int | None = None) -> ParsedFile:
+def _read_delimited(
+    content: bytes,
+    path: Path,
+    *,
+    delimiter: str | None,
+    header: bool,
+    skip: int = 0,
+    label_column: str | int | None = None,
+) -> ParsedFile:
     """Parse label + numeric features with numpy's C reader; diagnose in Python only on failure."""
     body, first_number = _drop_leading_lines(content, skip)
     first = first_lines(body, 1)
@@ -82,37 +92,61 @@ def _read_delimited(content: bytes, path: Path, *, delimiter: str | None, header
     width = len(names) if names is not None else len(_split(first[0], delimiter))
     if width < 2:
         raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
-    label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width,
-                                                                                       path)
+    label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
     y_raw: NDArray[Any]
     try:
-        table = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=delimiter, comments=None,
-                           quotechar='"' if delimiter else None, ndmin=2)
+        table = np.loadtxt(
+            io.BytesIO(body),
+            dtype=np.float64,
+            delimiter=delimiter,
+            comments=None,
+            quotechar='"' if delimiter else None,
+            ndmin=2,
+        )
         y_raw = table[:, label_col]
     except ValueError as exc:
-        numeric_labels = _diagnose_delimited(body, first_number, path, delimiter, width, label_col, names,
-                                             chosen=label_column is not None)
+        numeric_labels = _diagnose_delimited(
+            body, first_number, path, delimiter, width, label_col, names, chosen=label_column is not None
+        )
         if numeric_labels:
             raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
         table, y_raw = _read_string_labels(body, delimiter, width, label_col)
     if table.shape[1] != width:  # every data row agrees, but not with the header
-        raise DataError(f"the header names {width} columns but the data rows have {table.shape[1]}", path=path,
-                        row=first_number, fix="give every column a name in the header (or drop the extra values)")
+        raise DataError(
+            f"the header names {width} columns but the data rows have {table.shape[1]}",
+            path=path,
+            row=first_number,
+            fix="give every column a name in the header (or drop the extra values)",
+        )
     X = np.delete(table, label_col, axis=1)
     feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
-    return ParsedFile(X=X, y_raw=y_raw, line_of=_data_line_mapper(body, first_number, delimiter),
-                      column_of=_column_namer(label_col, names), feature_names=feature_names)
+    return ParsedFile(
+        X=X,
+        y_raw=y_raw,
+        line_of=_data_line_mapper(body, first_number, delimiter),
+        column_of=_column_namer(label_col, names),
+        feature_names=feature_names,
+    )
 
 
-def _read_string_labels(body: bytes, delimiter: str | None, width: int, label_col: int
-                        ) -> tuple[NDArray[np.float64], NDArray[np.str_]]:
+def _read_string_labels(
+    body: bytes, delimiter: str | None, width: int, label_col: int
+) -> tuple[NDArray[np.float64], NDArray[np.str_]]:
     """Second pass for files whose labels are words (``g``/``b``): features numeric, labels str."""
     quote = '"' if delimiter else None
     feature_cols = [i for i in range(width) if i != label_col]
-    X = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=delimiter, comments=None, quotechar=quote,
-                   usecols=feature_cols, ndmin=2)
-    y = np.loadtxt(io.BytesIO(body), dtype=str, delimiter=delimiter, comments=None, quotechar=quote,
-                   usecols=[label_col], ndmin=1)
+    X = np.loadtxt(
+        io.BytesIO(body),
+        dtype=np.float64,
+        delimiter=delimiter,
+        comments=None,
+        quotechar=quote,
+        usecols=feature_cols,
+        ndmin=2,
+    )
+    y = np.loadtxt(
+        io.BytesIO(body), dtype=str, delimiter=delimiter, comments=None, quotechar=quote, usecols=[label_col], ndmin=1
+    )
     table = np.zeros((len(X), width), dtype=np.float64)
     table[:, feature_cols] = X
     return table, np.char.strip(y)
@@ -170,15 +204,32 @@ def _wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int) -
     if found:
         seen = _DELIMITER_NAMES[found[0]]
         hint = {",": "csv or csv_header", "\t": "tsv_header (or dense if it has no header)"}.get(
-            found[0], f"re-save it with {expected} separators")
-        return DataError(f"expected delimiter {expected} but the line has none; it looks {seen}-separated",
-                         path=path, row=row, fix=f"read it as {hint} (fmt=..., --format)")
-    return DataError(f"only one field (expected delimiter {expected}); a row needs a label and at least one feature",
-                     path=path, row=row, fix="check the delimiter and the format (fmt=..., --format)")
+            found[0], f"re-save it with {expected} separators"
+        )
+        return DataError(
+            f"expected delimiter {expected} but the line has none; it looks {seen}-separated",
+            path=path,
+            row=row,
+            fix=f"read it as {hint} (fmt=..., --format)",
+        )
+    return DataError(
+        f"only one field (expected delimiter {expected}); a row needs a label and at least one feature",
+        path=path,
+        row=row,
+        fix="check the delimiter and the format (fmt=..., --format)",
+    )
 
 
-def _diagnose_delimited(body: bytes, first_number: int, path: Path, delimiter: str | None, width: int,
-                        label_col: int, names: list[str] | None, chosen: bool = False) -> bool:
+def _diagnose_delimited(
+    body: bytes,
+    first_number: int,
+    path: Path,
+    delimiter: str | None,
+    width: int,
+    label_col: int,
+    names: list[str] | None,
+    chosen: bool = False,
+) -> bool:
     """Find the first bad row (ragged, non-numeric feature, empty field) and raise a DataError.
 
     Returns whether every label is numeric when no feature problem is found, so the caller
@@ -206,8 +257,10 @@ def _diagnose_delimited(body: bytes, first_number: int, path: Path, delimiter: s
                 fix = "features must be numbers: correct the value, impute it, or drop the row"
                 if value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
                     where = "first" if i == 0 else "last"
-                    fix = (f"if the {where} column holds the labels, pass --label-column {where} "
-                           f"(label_column={where!r}); otherwise " + fix)
+                    fix = (
+                        f"if the {where} column holds the labels, pass --label-column {where} "
+                        f"(label_column={where!r}); otherwise " + fix
+                    )
                 elif value and not chosen:
                     fix = f"if column {i + 1} holds the labels, pass --label-column {i}; otherwise " + fix
                 if number == first_number and names is None:
@@ -216,10 +269,22 @@ def _diagnose_delimited(body: bytes, first_number: int, path: Path, delimiter: s
     return numeric_labels
 
 
-def _raise_ragged(line: bytes, delimiter: str | None, path: Path, number: int, got: int, width: int,
-                  reference: int | None, names: list[str] | None) -> NoReturn:
+def _raise_ragged(
+    line: bytes,
+    delimiter: str | None,
+    path: Path,
+    number: int,
+    got: int,
+    width: int,
+    reference: int | None,
+    names: list[str] | None,
+) -> NoReturn:
     if got == 1 and delimiter is not None:
         raise _wrong_delimiter(line, delimiter, path, row=number)
     like = " (as in the header)" if names else f" (as in row {reference})" if reference else ""
-    raise DataError(f"ragged row: {got} fields, expected {width}{like}", path=path, row=number,
-                    fix="every row needs the label and all features; fix or drop the row")
+    raise DataError(
+        f"ragged row: {got} fields, expected {width}{like}",
+        path=path,
+        row=number,
+        fix="every row needs the label and all features; fix or drop the row",
+    )

@@ -1,5 +1,4 @@
-"""Which format a file is in: the name given (:func:`check_format`) or one guessed from its content.
-"""
+"""Which format a file is in: the name given (:func:`check_format`) or one guessed from its content."""
 
 from __future__ import annotations
 
@@ -42,8 +41,11 @@ def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
     if is_hdf5(content) or content.startswith(b"MATLAB") or _stem_suffix(path) == ".mat":
         return "mat"
     if b"\x00" in content[:4096]:
-        raise DataError("binary content that is not a MATLAB .mat file", path=path,
-                        fix=f"convert it to one of the supported formats {FORMATS}")
+        raise DataError(
+            "binary content that is not a MATLAB .mat file",
+            path=path,
+            fix=f"convert it to one of the supported formats {FORMATS}",
+        )
     lines = first_lines(content, _SNIFF_LINES)
     if not lines:
         raise empty_file_error(path)
@@ -74,8 +76,9 @@ def _stem_suffix(path: Path) -> str:
 
 def is_hdf5(content: bytes) -> bool:
     # MATLAB v7.3 files are HDF5 with a 512-byte text header before the HDF5 signature.
-    return content.startswith(_HDF5_SIGNATURE) or content[512:520] == _HDF5_SIGNATURE or \
-        content.startswith(b"MATLAB 7.3")
+    return (
+        content.startswith(_HDF5_SIGNATURE) or content[512:520] == _HDF5_SIGNATURE or content.startswith(b"MATLAB 7.3")
+    )
 
 
 _LIBSVM_TOKEN = re.compile(rb"^\d+:\S*$")
@@ -102,7 +105,8 @@ def _is_header(first: bytes, second: bytes | None, delimiter: str) -> bool:
     fields = split_header(first, delimiter)
     if all(is_number(f) for f in fields):
         return _is_consecutive_ints(fields) and (
-            second is None or not _is_consecutive_ints(split_header(second, delimiter)))
+            second is None or not _is_consecutive_ints(split_header(second, delimiter))
+        )
     # A numeric row that mixes tabs and spaces is dense text, not a header.
     if delimiter == "\t" and all(is_number(t) for t in first.split()):
         return False

@@ -34,10 +34,18 @@ _READERS: dict[str, Callable[..., ParsedFile]] = {
 }
 
 
-def read_dataset(path: str | os.PathLike[str], *, fmt: str | None = None, classes: Iterable[Any] | None = None,
-                 n_classes: int | None = None, n_features: int | None = None,
-                 label_column: str | int | None = None, positive_class: object = None,
-                 features: list[str] | str | None = None, sparse: bool | None = None) -> Dataset:
+def read_dataset(
+    path: str | os.PathLike[str],
+    *,
+    fmt: str | None = None,
+    classes: Iterable[Any] | None = None,
+    n_classes: int | None = None,
+    n_features: int | None = None,
+    label_column: str | int | None = None,
+    positive_class: object = None,
+    features: list[str] | str | None = None,
+    sparse: bool | None = None,
+) -> Dataset:
     """Read a labelled dataset file.
 
     Parameters
@@ -81,8 +89,14 @@ def read_dataset(path: str | os.PathLike[str], *, fmt: str | None = None, classe
     """
     path = Path(path)
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
-        return read_table(path, classes=classes, n_classes=n_classes, label_column=label_column,
-                          positive_class=positive_class, features=features)
+        return read_table(
+            path,
+            classes=classes,
+            n_classes=n_classes,
+            label_column=label_column,
+            positive_class=positive_class,
+            features=features,
+        )
     if features is not None:
         raise DataError("feature columns are chosen for parquet tables only", path=path, fix="drop --features")
     stored = read_bytes(path)
@@ -90,8 +104,11 @@ def read_dataset(path: str | os.PathLike[str], *, fmt: str | None = None, classe
     content = decompress(stored, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
     if label_column is not None and fmt not in _DELIMITED:
-        raise DataError(f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
-                        path=path, fix="drop --label-column (LIBSVM and .mat files say where their labels are)")
+        raise DataError(
+            f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
+            path=path,
+            fix="drop --label-column (LIBSVM and .mat files say where their labels are)",
+        )
     if fmt == "libsvm":
         parsed = read_libsvm(content, path, n_features=n_features, sparse=sparse)
     elif fmt in _DELIMITED:
@@ -101,14 +118,31 @@ def read_dataset(path: str | os.PathLike[str], *, fmt: str | None = None, classe
     else:
         parsed = _READERS[fmt](content, path)
         if n_features is not None and parsed.X.shape[1] != n_features:
-            raise DataError(f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
-                            path=path, fix="drop --n-features (it is for LIBSVM files) or correct it")
+            raise DataError(
+                f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
+                path=path,
+                fix="drop --n-features (it is for LIBSVM files) or correct it",
+            )
     _check_finite(parsed, path)
-    y, label_map = encode_labels(parsed.y_raw, classes=classes, n_classes=n_classes, positive_class=positive_class,
-                                 path=path, line_of=parsed.line_of)
+    y, label_map = encode_labels(
+        parsed.y_raw,
+        classes=classes,
+        n_classes=n_classes,
+        positive_class=positive_class,
+        path=path,
+        line_of=parsed.line_of,
+    )
     X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
-    return Dataset(X=X, y=y, label_map=label_map, fmt=fmt, path=path, sha256=sha, permutations=parsed.permutations,
-                   feature_names=parsed.feature_names)
+    return Dataset(
+        X=X,
+        y=y,
+        label_map=label_map,
+        fmt=fmt,
+        path=path,
+        sha256=sha,
+        permutations=parsed.permutations,
+        feature_names=parsed.feature_names,
+    )
 
 
 def _canonical_csr(X: FeatureMatrix) -> sp.csr_matrix:
@@ -135,5 +169,10 @@ def _check_finite(parsed: ParsedFile, path: Path) -> None:
         row = int(np.flatnonzero(~finite.all(axis=1))[0])
         col = int(np.flatnonzero(~finite[row])[0])
         value = float(parsed.X[row, col])
-    raise DataError(f"non-finite feature value {value!r}", path=path, row=parsed.line_of(row),
-                    column=parsed.column_of(col), fix="impute or drop missing/infinite values before ingesting")
+    raise DataError(
+        f"non-finite feature value {value!r}",
+        path=path,
+        row=parsed.line_of(row),
+        column=parsed.column_of(col),
+        fix="impute or drop missing/infinite values before ingesting",
+    )

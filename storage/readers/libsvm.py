@@ -27,8 +27,11 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
         X, y = load_svmlight_file(io.BytesIO(content), zero_based=False)
     except (ValueError, OverflowError) as exc:
         _diagnose_libsvm(content, path)
-        raise DataError(f"could not parse LIBSVM data ({exc})", path=path,
-                        fix="check the file is `label index:value ...` with 1-based sorted indices") from None
+        raise DataError(
+            f"could not parse LIBSVM data ({exc})",
+            path=path,
+            fix="check the file is `label index:value ...` with 1-based sorted indices",
+        ) from None
     if X.shape[0] == 0:
         raise empty_file_error(path)
     line_of = _libsvm_line_mapper(content)
@@ -40,8 +43,13 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
         worst = int(rows[int(np.argmax(row_max))])
         top = int(row_max.max())
         if top > width:
-            raise DataError(f"feature index {top} is above n_features={width}", path=path, row=line_of(worst),
-                            column=top, fix="correct the index, or raise --n-features")
+            raise DataError(
+                f"feature index {top} is above n_features={width}",
+                path=path,
+                row=line_of(worst),
+                column=top,
+                fix="correct the index, or raise --n-features",
+            )
         if keep_sparse and n_features is None and top >= SPARSE_MIN_FEATURES:
             _check_stray_index(row_max, top, X.shape[0], line_of(worst), path)
         elif not keep_sparse:
@@ -50,7 +58,7 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
         X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
         return ParsedFile(X=X, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
     dense = np.zeros((X.shape[0], width))
-    dense[:, :X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
+    dense[:, : X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
     return ParsedFile(X=dense, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
 
 
@@ -65,12 +73,17 @@ def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen
     available = psutil.virtual_memory().available
     if need > available // 2 or (need > _SPARSE_REFUSAL_BYTES and fill < 0.01):
         layout = "--layout csr (or auto)" if chosen else "--layout csr"
-        raise DataError(f"feature index {top} makes the dense feature matrix {X.shape[0]:,} x {width:,} = "
-                        f"{need / 2**30:.1f} GiB ({100 * fill:.4f} % non-zero; {available / 2**30:.1f} GiB of memory "
-                        "available)", path=path, row=row, column=top,
-                        fix="check that index for a typo; pass --n-features with the true feature count to have "
-                            f"indices above it reported; if the data really is this wide and sparse, ingest it "
-                            f"with {layout}, which stores and streams only the non-zeros (read_dataset: sparse=True)")
+        raise DataError(
+            f"feature index {top} makes the dense feature matrix {X.shape[0]:,} x {width:,} = "
+            f"{need / 2**30:.1f} GiB ({100 * fill:.4f} % non-zero; {available / 2**30:.1f} GiB of memory "
+            "available)",
+            path=path,
+            row=row,
+            column=top,
+            fix="check that index for a typo; pass --n-features with the true feature count to have "
+            f"indices above it reported; if the data really is this wide and sparse, ingest it "
+            f"with {layout}, which stores and streams only the non-zeros (read_dataset: sparse=True)",
+        )
 
 
 def _check_stray_index(row_max: NDArray[np.int64], top: int, n_rows: int, row: int, path: Path) -> None:
@@ -84,9 +97,13 @@ def _check_stray_index(row_max: NDArray[np.int64], top: int, n_rows: int, row: i
     others = np.delete(row_max, int(np.argmax(row_max)))
     second = int(others.max()) if len(others) else 0
     if top > _STRAY_RATIO * max(second, 1):
-        raise DataError(f"feature index {top} is far above the largest index of every other row ({second}): "
-                        "most likely a typo", path=path, row=row, column=top,
-                        fix=f"correct the index; if it is right, pass --n-features {top} (or the true feature count)")
+        raise DataError(
+            f"feature index {top} is far above the largest index of every other row ({second}): most likely a typo",
+            path=path,
+            row=row,
+            column=top,
+            fix=f"correct the index; if it is right, pass --n-features {top} (or the true feature count)",
+        )
 
 
 def _libsvm_line_mapper(content: bytes) -> Callable[[int], int]:
@@ -107,26 +124,53 @@ def _diagnose_libsvm(content: bytes, path: Path) -> None:
         if not tokens:
             continue
         if not is_number(tokens[0]):
-            raise DataError(f"label {show_bytes(tokens[0])} is not a number", path=path, row=number,
-                            fix="LIBSVM labels must be numeric; fix the value or convert the file to CSV")
+            raise DataError(
+                f"label {show_bytes(tokens[0])} is not a number",
+                path=path,
+                row=number,
+                fix="LIBSVM labels must be numeric; fix the value or convert the file to CSV",
+            )
         previous = 0
         for token in tokens[1:]:
             index, sep, value = token.partition(b":")
             if not sep or not index.isdigit():
-                raise DataError(f"token {show_bytes(token)} is not `index:value`", path=path, row=number,
-                                fix="LIBSVM rows are `label index:value ...`; if this is dense text pass fmt='dense'")
+                raise DataError(
+                    f"token {show_bytes(token)} is not `index:value`",
+                    path=path,
+                    row=number,
+                    fix="LIBSVM rows are `label index:value ...`; if this is dense text pass fmt='dense'",
+                )
             column = int(index)
             if column > _MAX_LIBSVM_INDEX:
-                raise DataError(f"feature index {column} is too large (at most {_MAX_LIBSVM_INDEX:,})", path=path,
-                                row=number, column=column,
-                                fix="check that index for a typo; LIBSVM indices are 1..n_features")
+                raise DataError(
+                    f"feature index {column} is too large (at most {_MAX_LIBSVM_INDEX:,})",
+                    path=path,
+                    row=number,
+                    column=column,
+                    fix="check that index for a typo; LIBSVM indices are 1..n_features",
+                )
             if int(index) < 1:
-                raise DataError("feature index 0 in a 1-based LIBSVM file", path=path, row=number, column=column,
-                                fix="shift indices by +1 (LIBSVM indices start at 1)")
+                raise DataError(
+                    "feature index 0 in a 1-based LIBSVM file",
+                    path=path,
+                    row=number,
+                    column=column,
+                    fix="shift indices by +1 (LIBSVM indices start at 1)",
+                )
             if int(index) <= previous:
-                raise DataError(f"feature indices not strictly increasing ({previous} then {int(index)})", path=path,
-                                row=number, column=column, fix="sort the index:value pairs and remove duplicates")
+                raise DataError(
+                    f"feature indices not strictly increasing ({previous} then {int(index)})",
+                    path=path,
+                    row=number,
+                    column=column,
+                    fix="sort the index:value pairs and remove duplicates",
+                )
             if not is_number(value):
-                raise DataError(f"value {show_bytes(value)} is not a number", path=path, row=number, column=column,
-                                fix="correct or remove the value")
+                raise DataError(
+                    f"value {show_bytes(value)} is not a number",
+                    path=path,
+                    row=number,
+                    column=column,
+                    fix="correct or remove the value",
+                )
             previous = int(index)

@@ -29,8 +29,11 @@ def read_mat(content: bytes, path: Path, sparse: bool | None = None) -> ParsedFi
     except NotImplementedError:  # scipy's answer to v7.3
         raise _v73(path) from None
     except Exception as exc:  # scipy raises many kinds for damaged files
-        raise DataError(f"unreadable .mat file ({type(exc).__name__}: {exc})", path=path,
-                        fix="re-save it from MATLAB/Octave with `save -v7 FILE X y`") from None
+        raise DataError(
+            f"unreadable .mat file ({type(exc).__name__}: {exc})",
+            path=path,
+            fix="re-save it from MATLAB/Octave with `save -v7 FILE X y`",
+        ) from None
     found = {k.lower(): k for k in variables if not k.startswith("__")}
     if "x" in found and "y" in found:
         X, y = variables[found["x"]], variables[found["y"]]
@@ -40,34 +43,52 @@ def read_mat(content: bytes, path: Path, sparse: bool | None = None) -> ParsedFi
         y = np.asarray(y).ravel()
         X = X if scipy.sparse.issparse(X) else np.asarray(X)
         if X.ndim != 2 or X.shape[0] != y.shape[0]:
-            raise DataError(f"X has shape {X.shape} but y has {y.shape[0]} labels", path=path,
-                            fix="store X as rows x features with one label per row in y")
+            raise DataError(
+                f"X has shape {X.shape} but y has {y.shape[0]} labels",
+                path=path,
+                fix="store X as rows x features with one label per row in y",
+            )
     elif "data" in found:
         data = variables[found["data"]]
         data = data.toarray() if scipy.sparse.issparse(data) else np.asarray(data)
         if data.ndim != 2 or data.shape[1] < 2:
-            raise DataError(f"variable data has shape {data.shape}; expected the label plus features", path=path,
-                            fix="store data as rows x (1 + features) with the label in column 1")
+            raise DataError(
+                f"variable data has shape {data.shape}; expected the label plus features",
+                path=path,
+                fix="store data as rows x (1 + features) with the label in column 1",
+            )
         X, y = data[:, 1:], data[:, 0]
     else:
-        raise DataError(f"no X and y (or data) variables; found {sorted(found.values())}", path=path,
-                        fix="save the features as X (rows x features) and labels as y, or a single `data` "
-                            "matrix with the label in column 1")
+        raise DataError(
+            f"no X and y (or data) variables; found {sorted(found.values())}",
+            path=path,
+            fix="save the features as X (rows x features) and labels as y, or a single `data` "
+            "matrix with the label in column 1",
+        )
     if X.shape[0] == 0:
         raise empty_file_error(path)
     if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
         raise DataError(f"features are of type {X.dtype}, not numbers", path=path, fix="store numeric features")
-    return ParsedFile(X=X.astype(np.float64), y_raw=np.asarray(y), line_of=lambda i: i + 1,
-                   column_of=lambda j: str(j + 1), permutations=_permutations(variables, found, X.shape[0], path))
+    return ParsedFile(
+        X=X.astype(np.float64),
+        y_raw=np.asarray(y),
+        line_of=lambda i: i + 1,
+        column_of=lambda j: str(j + 1),
+        permutations=_permutations(variables, found, X.shape[0], path),
+    )
 
 
 def _v73(path: Path) -> DataError:
-    return DataError("MATLAB v7.3 (HDF5) file; reading it needs h5py", path=path,
-                     fix="re-save it as v5/v7 in MATLAB/Octave (`save -v7 FILE X y`) or convert it to CSV")
+    return DataError(
+        "MATLAB v7.3 (HDF5) file; reading it needs h5py",
+        path=path,
+        fix="re-save it as v5/v7 in MATLAB/Octave (`save -v7 FILE X y`) or convert it to CSV",
+    )
 
 
-def _permutations(variables: dict[str, Any], found: dict[str, str], n_rows: int, path: Path
-                  ) -> NDArray[np.int64] | None:
+def _permutations(
+    variables: dict[str, Any], found: dict[str, str], n_rows: int, path: Path
+) -> NDArray[np.int64] | None:
     """Permutation matrices as 0-based (n_permutations, n_rows) rows; odd ones are skipped."""
     for name in _PERMUTATION_VARS:
         if name not in found:

@@ -13,12 +13,27 @@ from ..tables import open_table
 from .dataset import Dataset
 
 
-def read_table(path: Path, *, classes: Iterable[Any] | None, n_classes: int | None, label_column: str | int | None,
-               positive_class: object, features: list[str] | str | None) -> Dataset:
+def read_table(
+    path: Path,
+    *,
+    classes: Iterable[Any] | None,
+    n_classes: int | None,
+    label_column: str | int | None,
+    positive_class: object,
+    features: list[str] | str | None,
+) -> Dataset:
     """A parquet file or folder, read in row batches into one in-memory dataset."""
     table = open_table(path, label_column=label_column, features=features)
-    y, label_map = encode_labels(table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class,
-                                 path=path)
+    y, label_map = encode_labels(
+        table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=path
+    )
     X = np.concatenate([X for X, _ in table.batches()]) if len(y) else np.empty((0, len(table.features)))
-    return Dataset(X=np.ascontiguousarray(X), y=y, label_map=label_map, fmt="parquet", path=path, sha256=table.sha256,
-                   feature_names=list(table.features))
+    return Dataset(
+        X=np.ascontiguousarray(X),
+        y=y,
+        label_map=label_map,
+        fmt="parquet",
+        path=path,
+        sha256=table.sha256,
+        feature_names=list(table.features),
+    )

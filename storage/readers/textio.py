@@ -1,5 +1,4 @@
-"""Bytes in: read a file, undo its gzip, and the line helpers every text format's parser uses.
-"""
+"""Bytes in: read a file, undo its gzip, and the line helpers every text format's parser uses."""
 
 from __future__ import annotations
 
@@ -20,8 +19,11 @@ def read_bytes(path: Path) -> bytes:
     if not path.exists():
         raise DataError("no such file", path=path, fix="check the path, or give a registry name (`omkl data list`)")
     if path.is_dir():
-        raise DataError("is a directory, not a data file", path=path,
-                        fix="give the data file inside it (an ingested dataset is opened with open_stream)")
+        raise DataError(
+            "is a directory, not a data file",
+            path=path,
+            fix="give the data file inside it (an ingested dataset is opened with open_stream)",
+        )
     data = path.read_bytes()
     if not data:
         raise empty_file_error(path)
@@ -38,18 +40,27 @@ def decompress(stored: bytes, path: Path) -> bytes:
         try:
             content = gzip.decompress(stored)
         except EOFError:
-            raise DataError("truncated gzip file: the compressed stream ends before its end marker", path=path,
-                            fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage") from None
+            raise DataError(
+                "truncated gzip file: the compressed stream ends before its end marker",
+                path=path,
+                fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage",
+            ) from None
         except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-            raise DataError(f"corrupt gzip file ({exc})", path=path,
-                            fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage") from None
+            raise DataError(
+                f"corrupt gzip file ({exc})",
+                path=path,
+                fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage",
+            ) from None
         if not content.strip():
             raise empty_file_error(path)
         return _strip_bom(content)
     for magic, name in _OTHER_MAGIC.items():
         if stored.startswith(magic):
-            raise DataError(f"{name}-compressed file; only gzip is read", path=path,
-                            fix="decompress it, or re-compress it with gzip")
+            raise DataError(
+                f"{name}-compressed file; only gzip is read",
+                path=path,
+                fix="decompress it, or re-compress it with gzip",
+            )
     if not stored.strip():
         raise empty_file_error(path)
     return _strip_bom(stored)
@@ -58,7 +69,7 @@ def decompress(stored: bytes, path: Path) -> bytes:
 def _strip_bom(content: bytes) -> bytes:
     """Drop a UTF-8 byte-order mark (spreadsheet exports write one): it would make the first row's
     first field non-numeric, so the row would be taken for a header and lost."""
-    return content[len(codecs.BOM_UTF8):] if content.startswith(codecs.BOM_UTF8) else content
+    return content[len(codecs.BOM_UTF8) :] if content.startswith(codecs.BOM_UTF8) else content
 
 
 def first_lines(content: bytes, n: int) -> list[bytes]:
@@ -71,8 +82,7 @@ def first_lines(content: bytes, n: int) -> list[bytes]:
     return out
 
 
-def text_lines(content: bytes, *, first_number: int = 1, delimiter: str | None = None
-               ) -> Iterator[tuple[int, bytes]]:
+def text_lines(content: bytes, *, first_number: int = 1, delimiter: str | None = None) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line)`` for the lines numpy's reader treats as rows.
 
     numpy skips empty lines; with whitespace as the delimiter it also skips lines of spaces,
@@ -80,7 +90,7 @@ def text_lines(content: bytes, *, first_number: int = 1, delimiter: str | None =
     """
     for number, line in enumerate(content.split(b"\n"), start=first_number):
         line = line.rstrip(b"\r")
-        if (line.strip() if delimiter is None else line):
+        if line.strip() if delimiter is None else line:
             yield number, line
 
 

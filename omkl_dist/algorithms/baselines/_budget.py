@@ -19,8 +19,11 @@ from ...engine.budget import BudgetEngine
 from ..base import POSITIVE_INT, OnlineKernelClassifier
 
 # the parameters of every budget baseline; those with a step size add ``ETA``
-CONSTRAINTS = {**OnlineKernelClassifier._parameter_constraints, "budget": [POSITIVE_INT],
-               "gamma": [Interval(Real, 0, 1, closed="neither")]}
+CONSTRAINTS = {
+    **OnlineKernelClassifier._parameter_constraints,
+    "budget": [POSITIVE_INT],
+    "gamma": [Interval(Real, 0, 1, closed="neither")],
+}
 ETA = [Interval(Real, 0, None, closed="neither")]
 
 
@@ -35,15 +38,26 @@ class BudgetBaseline(OnlineKernelClassifier):
         return int(self.block_size)  # the budget engine's rounds are its blocks
 
     def _engine_params(self) -> dict:
-        return {"eta": float(getattr(self, "eta", 0.1)), "lam": float(getattr(self, "lam", 0.0)),
-                "gamma": float(self.gamma)}
+        return {
+            "eta": float(getattr(self, "eta", 0.1)),
+            "lam": float(getattr(self, "lam", 0.0)),
+            "gamma": float(self.gamma),
+        }
 
     def _takes_sparse_rows(self) -> bool:
         return False  # the budget learners keep dense support vectors: sparse X is densified
 
     def _new_engine(self, program, n_features):
-        return BudgetEngine(program, n_features, learner=self._learner, budget=int(self.budget), seed=self.seed_,
-                            block_size=int(self.block_size), n_classes=self._class_columns(), **self._engine_params())
+        return BudgetEngine(
+            program,
+            n_features,
+            learner=self._learner,
+            budget=int(self.budget),
+            seed=self.seed_,
+            block_size=int(self.block_size),
+            n_classes=self._class_columns(),
+            **self._engine_params(),
+        )
 
     def _combine(self, F):
         w = self.engine_.w

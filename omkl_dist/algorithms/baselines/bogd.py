@@ -53,8 +53,9 @@ class BOGD(BudgetBaseline):
 
     _learner = "bogd"
 
-    def __init__(self, kernels="omkc16+norm", budget=100, gamma=0.99, eta=0.1, lam=1e-4, block_size=256,
-                 random_state=None):
+    def __init__(
+        self, kernels="omkc16+norm", budget=100, gamma=0.99, eta=0.1, lam=1e-4, block_size=256, random_state=None
+    ):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
@@ -68,5 +69,7 @@ class BOGD(BudgetBaseline):
     def _check_params(self):
         super()._check_params()
         if self.eta * self.lam >= 1.0:
-            raise ValueError(f"lam must satisfy eta * lam < 1 (the shrink factor 1 - eta * lam must stay positive), "
-                             f"got lam={self.lam!r} with eta={self.eta!r}")
+            raise ValueError(
+                f"lam must satisfy eta * lam < 1 (the shrink factor 1 - eta * lam must stay positive), "
+                f"got lam={self.lam!r} with eta={self.eta!r}"
+            )

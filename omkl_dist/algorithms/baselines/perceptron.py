@@ -98,25 +98,31 @@ class PerceptronStar(OnlineKernelClassifier):
     'gaussian(sigma=1)'
     """
 
-    def __init__(self, kernels="omkc16+norm", validation_fraction=0.1, validation_size=None, block_size=256,
-                 random_state=None):
+    def __init__(
+        self, kernels="omkc16+norm", validation_fraction=0.1, validation_size=None, block_size=256, random_state=None
+    ):
         self.kernels = kernels
         self.validation_fraction = validation_fraction
         self.validation_size = validation_size
         self.block_size = block_size
         self.random_state = random_state
 
-    _parameter_constraints = {**OnlineKernelClassifier._parameter_constraints,
-                              "validation_fraction": [Interval(Real, 0, 1, closed="right")],
-                              "validation_size": [None, POSITIVE_INT]}
+    _parameter_constraints = {
+        **OnlineKernelClassifier._parameter_constraints,
+        "validation_fraction": [Interval(Real, 0, 1, closed="right")],
+        "validation_size": [None, POSITIVE_INT],
+    }
 
     def _rule(self):
         return Rule.LEADER
 
     def _start(self, n_features, n_rows):
         super()._start(n_features, n_rows)
-        self.validation_size_ = (int(self.validation_size) if self.validation_size is not None
-                                 else max(1, math.ceil(self.validation_fraction * n_rows)))
+        self.validation_size_ = (
+            int(self.validation_size)
+            if self.validation_size is not None
+            else max(1, math.ceil(self.validation_fraction * n_rows))
+        )
 
     def _learn(self, X, y_pm, keep_scores):
         e = self.engine_

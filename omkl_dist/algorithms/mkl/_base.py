@@ -91,8 +91,17 @@ class Solution:
 class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class; subclasses set ``__init__`` parameters and implement ``_solve``."""
 
-    _STATE_ARRAYS = ("support_vectors_", "intercept_", "pair_weights_", "kernel_scales_", "weights_",
-                     "kernel_counts_", "n_iter_", "duality_gap_", "objective_")
+    _STATE_ARRAYS = (
+        "support_vectors_",
+        "intercept_",
+        "pair_weights_",
+        "kernel_scales_",
+        "weights_",
+        "kernel_counts_",
+        "n_iter_",
+        "duality_gap_",
+        "objective_",
+    )
     _STATE_JSON = ("stop_reasons_",)
 
     _parameter_constraints = {
@@ -171,12 +180,12 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         scores = np.tile(self.intercept_, (X.shape[0], 1))
         step = max(1, (1 << 22) // max(1, len(self.support_vectors_) * len(used)))
         for start in range(0, X.shape[0], step):
-            K = sub.evaluate(X[start:start + step], self.support_vectors_)
+            K = sub.evaluate(X[start : start + step], self.support_vectors_)
             for m, spec in enumerate(sub):
                 check_gram(name, K[m], spec.name)
                 # (n_pairs × n_sv sparse) @ (n_sv × chunk): every pair's SVM on kernel m at once
                 factor = self.pair_weights_[:, used[m]] * self.kernel_scales_[:, used[m]]
-                scores[start:start + step] += np.asarray(self.dual_coef_ @ K[m].T).T * factor
+                scores[start : start + step] += np.asarray(self.dual_coef_ @ K[m].T).T * factor
         return scores
 
 

@@ -33,8 +33,15 @@ def model_minimum(values: np.ndarray, grads: np.ndarray, points: np.ndarray) -> 
     cost = np.append(np.zeros(M), 1.0)
     A_ub = np.hstack([grads, -np.ones((T, 1))])  # grads[i]·β − z <= grads[i]·points[i] − values[i]
     b_ub = np.einsum("ij,ij->i", grads, points) - values
-    result = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=np.append(np.ones(M), 0.0)[None, :], b_eq=[1.0],
-                     bounds=[(0.0, None)] * M + [(None, None)], method="highs")
+    result = linprog(
+        cost,
+        A_ub=A_ub,
+        b_ub=b_ub,
+        A_eq=np.append(np.ones(M), 0.0)[None, :],
+        b_eq=[1.0],
+        bounds=[(0.0, None)] * M + [(None, None)],
+        method="highs",
+    )
     if result.status != 0:
         raise RuntimeError(f"MKL-Level: the cutting-plane LP failed ({result.message})")
     return float(result.x[-1]), np.maximum(result.x[:M], 0.0)
@@ -44,11 +51,19 @@ def level_projection(beta: np.ndarray, level: float, values, grads, points, star
     """The point of the simplex nearest ``beta`` whose cutting-plane model is at most ``level``
     (a QP; ``start``: a feasible point, the model's minimiser)."""
     offsets = values - np.einsum("ij,ij->i", grads, points)
-    constraints = [{"type": "ineq", "fun": lambda b: level - (offsets + grads @ b), "jac": lambda b: -grads},
-                   {"type": "eq", "fun": lambda b: b.sum() - 1.0, "jac": lambda b: np.ones((1, len(b)))}]
-    result = minimize(lambda b: 0.5 * np.sum((b - beta) ** 2), start, jac=lambda b: b - beta, method="SLSQP",
-                      bounds=[(0.0, None)] * len(beta), constraints=constraints,
-                      options={"ftol": 1e-12, "maxiter": 200})
+    constraints = [
+        {"type": "ineq", "fun": lambda b: level - (offsets + grads @ b), "jac": lambda b: -grads},
+        {"type": "eq", "fun": lambda b: b.sum() - 1.0, "jac": lambda b: np.ones((1, len(b)))},
+    ]
+    result = minimize(
+        lambda b: 0.5 * np.sum((b - beta) ** 2),
+        start,
+        jac=lambda b: b - beta,
+        method="SLSQP",
+        bounds=[(0.0, None)] * len(beta),
+        constraints=constraints,
+        options={"ftol": 1e-12, "maxiter": 200},
+    )
     return np.maximum(result.x, 0.0) if result.success else start
 
 
@@ -93,8 +108,17 @@ class MKLLevel(BatchMKL):
     (1.0, True)
     """
 
-    def __init__(self, C=50.0, kernels="mkboost17", kernel_normalization="trace", level=0.9, max_iter=100, tol=0.01,
-                 tol_weights=1e-5, svm_tol=1e-3):
+    def __init__(
+        self,
+        C=50.0,
+        kernels="mkboost17",
+        kernel_normalization="trace",
+        level=0.9,
+        max_iter=100,
+        tol=0.01,
+        tol_weights=1e-5,
+        svm_tol=1e-3,
+    ):
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
@@ -126,8 +150,9 @@ class MKLLevel(BatchMKL):
             if gap <= params["tol"]:
                 reason, n_iter = "gap", it + 1
                 break
-            new = clean_weights(level_projection(beta, params["level"] * up + (1.0 - params["level"]) * low,
-                                                 V, G, P, start))
+            new = clean_weights(
+                level_projection(beta, params["level"] * up + (1.0 - params["level"]) * low, V, G, P, start)
+            )
             change = float(np.abs(new - beta).max())
             beta = new
             if change <= params["tol_weights"]:

@@ -79,8 +79,17 @@ class LpMKL(BatchMKL):
     True
     """
 
-    def __init__(self, p=2.0, C=50.0, kernels="mkboost17", kernel_normalization="trace", max_iter=100, tol=0.01,
-                 tol_weights=1e-4, svm_tol=1e-3):
+    def __init__(
+        self,
+        p=2.0,
+        C=50.0,
+        kernels="mkboost17",
+        kernel_normalization="trace",
+        max_iter=100,
+        tol=0.01,
+        tol_weights=1e-4,
+        svm_tol=1e-3,
+    ):
         self.p = p
         self.C = C
         self.kernel_normalization = kernel_normalization

@@ -27,8 +27,15 @@ def silp_step(S: np.ndarray) -> tuple[np.ndarray, float]:
     cost[-1] = -1.0  # minimise -θ
     A_ub = np.hstack([-S, np.ones((T, 1))])  # θ - S[t]·β <= 0
     A_eq = np.append(np.ones(M), 0.0)[None, :]
-    result = linprog(cost, A_ub=A_ub, b_ub=np.zeros(T), A_eq=A_eq, b_eq=[1.0],
-                     bounds=[(0.0, None)] * M + [(None, None)], method="highs")
+    result = linprog(
+        cost,
+        A_ub=A_ub,
+        b_ub=np.zeros(T),
+        A_eq=A_eq,
+        b_eq=[1.0],
+        bounds=[(0.0, None)] * M + [(None, None)],
+        method="highs",
+    )
     if result.status != 0:
         raise RuntimeError(f"MKL-SILP: the master LP failed ({result.message})")
     return np.maximum(result.x[:M], 0.0), float(result.x[-1])
@@ -72,8 +79,16 @@ class MKLSILP(BatchMKL):
     (1.0, True)
     """
 
-    def __init__(self, C=50.0, kernels="mkboost17", kernel_normalization="trace", max_iter=100, tol=0.01,
-                 tol_weights=1e-5, svm_tol=1e-3):
+    def __init__(
+        self,
+        C=50.0,
+        kernels="mkboost17",
+        kernel_normalization="trace",
+        max_iter=100,
+        tol=0.01,
+        tol_weights=1e-5,
+        svm_tol=1e-3,
+    ):
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization

@@ -94,8 +94,17 @@ class SimpleMKL(BatchMKL):
     True
     """
 
-    def __init__(self, C=50.0, kernels="mkboost17", kernel_normalization="trace", max_iter=100, tol=0.01,
-                 tol_weights=1e-4, svm_tol=1e-3, line_search_tol=0.05):
+    def __init__(
+        self,
+        C=50.0,
+        kernels="mkboost17",
+        kernel_normalization="trace",
+        max_iter=100,
+        tol=0.01,
+        tol_weights=1e-4,
+        svm_tol=1e-3,
+        line_search_tol=0.05,
+    ):
         self.C = C
         self.kernel_normalization = kernel_normalization
         self.kernels = kernels
@@ -105,8 +114,10 @@ class SimpleMKL(BatchMKL):
         self.svm_tol = svm_tol
         self.line_search_tol = line_search_tol
 
-    _parameter_constraints = {**BatchMKL._parameter_constraints,
-                              "line_search_tol": [Interval(Real, 0, 1, closed="neither")]}
+    _parameter_constraints = {
+        **BatchMKL._parameter_constraints,
+        "line_search_tol": [Interval(Real, 0, 1, closed="neither")],
+    }
 
     def _solve(self, grams, y, p) -> Solution:
         M = len(grams)

@@ -19,7 +19,7 @@ from ..._validation import check_array, resolve_seed
 from ...kernels import KernelPool, make_pool
 from .._batch import AcceptsSparse
 
-C_GRID = tuple(2.0 ** e for e in range(-10, 11))
+C_GRID = tuple(2.0**e for e in range(-10, 11))
 VALIDATION_FRACTION = 0.1
 
 

@@ -14,8 +14,11 @@ from ._common import SingleKernelSVM, gram
 def centred_alignment(K: np.ndarray, y) -> float:
     """Centred alignment of the Gram matrix ``K`` with the labels ``y``."""
     classes = np.unique(y)
-    Y = (np.asarray(y) == classes[1]).astype(float)[:, None] * 2 - 1 if len(classes) == 2 else (
-        (np.asarray(y)[:, None] == classes[None, :]).astype(float))
+    Y = (
+        (np.asarray(y) == classes[1]).astype(float)[:, None] * 2 - 1
+        if len(classes) == 2
+        else ((np.asarray(y)[:, None] == classes[None, :]).astype(float))
+    )
     Kc, target = _centred(K), _centred(Y @ Y.T)
     norm = np.linalg.norm(Kc) * np.linalg.norm(target)
     return float(np.sum(Kc * target) / norm) if norm > 0 else 0.0

@@ -23,8 +23,18 @@ class OKSSVM(SingleKernelSVM):
     True
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, loss="mistake", lam=1.0, delta=(0.5, 0.2), eta=None,
-                 n_epochs=2, block_size=256, random_state=0):
+    def __init__(
+        self,
+        kernels="omkc16",
+        feature_groups=None,
+        loss="mistake",
+        lam=1.0,
+        delta=(0.5, 0.2),
+        eta=None,
+        n_epochs=2,
+        block_size=256,
+        random_state=0,
+    ):
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.loss = loss
@@ -36,9 +46,16 @@ class OKSSVM(SingleKernelSVM):
         self.random_state = random_state
 
     def _select(self, X, y, train, val) -> int:
-        self.selector_ = OKS(kernels=self.kernel_pool_, loss=self.loss, lam=self.lam, delta=self.delta, eta=self.eta,
-                             n_epochs=self.n_epochs, block_size=self.block_size,
-                             random_state=self.random_state).fit(X, y)
+        self.selector_ = OKS(
+            kernels=self.kernel_pool_,
+            loss=self.loss,
+            lam=self.lam,
+            delta=self.delta,
+            eta=self.eta,
+            n_epochs=self.n_epochs,
+            block_size=self.block_size,
+            random_state=self.random_state,
+        ).fit(X, y)
         return self.selector_.selected_kernel_
 
 
@@ -50,8 +67,9 @@ class SOMSVM(SingleKernelSVM):
     :class:`~._common.SingleKernelSVM`.
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, betas=BETA_GRID, n_epochs=2, block_size=256,
-                 random_state=0):
+    def __init__(
+        self, kernels="omkc16", feature_groups=None, betas=BETA_GRID, n_epochs=2, block_size=256, random_state=0
+    ):
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.betas = betas
@@ -60,6 +78,11 @@ class SOMSVM(SingleKernelSVM):
         self.random_state = random_state
 
     def _select(self, X, y, train, val) -> int:
-        self.selector_ = SOM(kernels=self.kernel_pool_, betas=self.betas, n_epochs=self.n_epochs,
-                             block_size=self.block_size, random_state=self.random_state).fit(X, y)
+        self.selector_ = SOM(
+            kernels=self.kernel_pool_,
+            betas=self.betas,
+            n_epochs=self.n_epochs,
+            block_size=self.block_size,
+            random_state=self.random_state,
+        ).fit(X, y)
         return self.selector_.selected_kernel_

@@ -37,8 +37,17 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
     selected_kernel_, selected_kernel_name_, classes_, fit_seconds_
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, update="D", combination="D", n_epochs=1,
-                 betas=BETA_GRID, block_size=256, random_state=0):
+    def __init__(
+        self,
+        kernels="omkc16",
+        feature_groups=None,
+        update="D",
+        combination="D",
+        n_epochs=1,
+        betas=BETA_GRID,
+        block_size=256,
+        random_state=0,
+    ):
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.update = update
@@ -51,8 +60,14 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _omkc(self, beta) -> OMKC:
         pool = make_pool(self.kernels)
         pool = pool.with_groups(self.feature_groups) if pool.has_views else pool
-        return OMKC(kernels=pool, update=self.update, combination=self.combination, beta=beta,
-                    block_size=self.block_size, random_state=self.random_state)
+        return OMKC(
+            kernels=pool,
+            update=self.update,
+            combination=self.combination,
+            beta=beta,
+            block_size=self.block_size,
+            random_state=self.random_state,
+        )
 
     def _learn(self, beta, X, y) -> OMKC:
         model = self._omkc(beta)
@@ -90,10 +105,19 @@ class OM1(TunedOMKC):
     True
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, n_epochs=1, betas=BETA_GRID, block_size=256,
-                 random_state=0):
-        super().__init__(kernels=kernels, feature_groups=feature_groups, update="D", combination="D",
-                         n_epochs=n_epochs, betas=betas, block_size=block_size, random_state=random_state)
+    def __init__(
+        self, kernels="omkc16", feature_groups=None, n_epochs=1, betas=BETA_GRID, block_size=256, random_state=0
+    ):
+        super().__init__(
+            kernels=kernels,
+            feature_groups=feature_groups,
+            update="D",
+            combination="D",
+            n_epochs=n_epochs,
+            betas=betas,
+            block_size=block_size,
+            random_state=random_state,
+        )
 
 
 class SOM(TunedOMKC):
@@ -108,7 +132,16 @@ class SOM(TunedOMKC):
     True
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, n_epochs=2, betas=BETA_GRID, block_size=256,
-                 random_state=0):
-        super().__init__(kernels=kernels, feature_groups=feature_groups, update="S", combination="S",
-                         n_epochs=n_epochs, betas=betas, block_size=block_size, random_state=random_state)
+    def __init__(
+        self, kernels="omkc16", feature_groups=None, n_epochs=2, betas=BETA_GRID, block_size=256, random_state=0
+    ):
+        super().__init__(
+            kernels=kernels,
+            feature_groups=feature_groups,
+            update="S",
+            combination="S",
+            n_epochs=n_epochs,
+            betas=betas,
+            block_size=block_size,
+            random_state=random_state,
+        )

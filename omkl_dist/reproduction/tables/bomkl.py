@@ -31,9 +31,24 @@ from dataclasses import dataclass
 
 from omkl_dist.reproduction.tables.omkc import Cell
 
-__all__ = ["ALGORITHM_LABELS", "BASELINE_BUDGET", "BUDGET_BASELINES", "DATASETS", "FLAG_NOTES", "IMPLEMENTED",
-           "NOT_IMPLEMENTED_NOTE", "PAPER_SCALING", "TABLES", "TABLE_ALGORITHMS", "TABLE_TITLES", "BomklDataset",
-           "BomklSource", "Cell", "PaperBlock", "SPA_BETA"]
+__all__ = [
+    "ALGORITHM_LABELS",
+    "BASELINE_BUDGET",
+    "BUDGET_BASELINES",
+    "DATASETS",
+    "FLAG_NOTES",
+    "IMPLEMENTED",
+    "NOT_IMPLEMENTED_NOTE",
+    "PAPER_SCALING",
+    "TABLES",
+    "TABLE_ALGORITHMS",
+    "TABLE_TITLES",
+    "BomklDataset",
+    "BomklSource",
+    "Cell",
+    "PaperBlock",
+    "SPA_BETA",
+]
 
 #: Algorithm keys per table, in the paper's row order.
 TABLE_ALGORITHMS = {
@@ -68,8 +83,7 @@ NOT_IMPLEMENTED_NOTE: dict[str, str] = {}
 BUDGET_BASELINES = ("rbp", "forgetron", "bogd", "bpas")
 
 #: SPA's β per paper dataset (section 4.4: 3 on the first 8 datasets, 300 on the million-row SUSY).
-SPA_BETA = {"german": 3.0, "svmguide3": 3.0, "madelon": 3.0, "a9a": 3.0, "ijcnn1": 3.0, "codrna": 3.0,
-            "SUSY": 300.0}
+SPA_BETA = {"german": 3.0, "svmguide3": 3.0, "madelon": 3.0, "a9a": 3.0, "ijcnn1": 3.0, "codrna": 3.0, "SUSY": 300.0}
 
 
 @dataclass(frozen=True)
@@ -196,27 +210,39 @@ PAPER_DATASETS = {
 #: paper dataset name -> :class:`BomklSource` (what we run instead, and why).
 DATASETS: dict[str, BomklSource] = {
     "german": BomklSource(
-        "german.numer", "LIBSVM german.numer (unscaled), 1,000 x 24 -- same data as the paper; the file carries "
-        "the authors' 20 random permutations (ID_all), we use its first ones."),
-    "svmguide3": BomklSource(
-        "svmguide3", "LIBSVM svmguide3 training split, 1,243 x 21 -- same data as the paper."),
-    "madelon": BomklSource(
-        "madelon", "MADELON training split, 2,000 x 500 -- the paper's T = 2,000."),
+        "german.numer",
+        "LIBSVM german.numer (unscaled), 1,000 x 24 -- same data as the paper; the file carries "
+        "the authors' 20 random permutations (ID_all), we use its first ones.",
+    ),
+    "svmguide3": BomklSource("svmguide3", "LIBSVM svmguide3 training split, 1,243 x 21 -- same data as the paper."),
+    "madelon": BomklSource("madelon", "MADELON training split, 2,000 x 500 -- the paper's T = 2,000."),
     "a9a": BomklSource(
-        "a9a", "LIBSVM a9a training split only, 32,561 x 123; the paper's T = 48,842 is train + test (Adult). "
-        "Subset of the paper's rows.", substitute=True),
+        "a9a",
+        "LIBSVM a9a training split only, 32,561 x 123; the paper's T = 48,842 is train + test (Adult). "
+        "Subset of the paper's rows.",
+        substitute=True,
+    ),
     "ijcnn1": BomklSource(
-        "ijcnn1", "LIBSVM ijcnn1: the first 49,990 rows of ijcnn1_all (= the training split, verified in "
-        "SOURCES.md) -- the paper's T = 49,990.", rows=49990),
+        "ijcnn1",
+        "LIBSVM ijcnn1: the first 49,990 rows of ijcnn1_all (= the training split, verified in "
+        "SOURCES.md) -- the paper's T = 49,990.",
+        rows=49990,
+    ),
     "codrna": BomklSource(
-        "codrna", "cod-rna: only the 59,535-row LIBSVM training split is available; the paper's T = 271,617 "
-        "(the cod-rna test split). Different rows of the same problem.", substitute=True),
+        "codrna",
+        "cod-rna: only the 59,535-row LIBSVM training split is available; the paper's T = 271,617 "
+        "(the cod-rna test split). Different rows of the same problem.",
+        substitute=True,
+    ),
     "SUSY": BomklSource(
-        "susy", "SUSY: only a 30,000-row subsample (raw features) is available; the paper used a 1,000,000-row "
+        "susy",
+        "SUSY: only a 30,000-row subsample (raw features) is available; the paper used a 1,000,000-row "
         "subsample of UCI SUSY, with beta = 300. We keep beta = 300, so SPA stores far fewer SVs than the "
         "paper's 1,979: at most T/300 per kernel. On a generated 18-feature stream SPA goes from 301 SVs and 44.1 % "
         "mistakes at 30,000 rows to 1,772 SVs and 29.8 % at 1,000,000 (docs/reproduction.md, "
-        "python -m omkl_dist.pipelines.study_susy).", substitute=True),
+        "python -m omkl_dist.pipelines.study_susy).",
+        substitute=True,
+    ),
 }
 
 
@@ -231,7 +257,8 @@ FLAG_NOTES: dict[tuple[str, str], str] = {
     ("german", "perceptron-star"): (
         "measured over the file's 10 permutations (the authors' ID_all), raw features: the best fixed kernel's "
         "Perceptron averages 35.12 % (gaussian sigma = 8; sigma = 16 35.30 %, sigma = 4 35.88 %), single permutations "
-        "reach 32.6 % at best -- no kernel chosen in advance gives the paper's 32.07 ± 0.90 on average."),
+        "reach 32.6 % at best -- no kernel chosen in advance gives the paper's 32.07 ± 0.90 on average."
+    ),
     ("madelon", "spa"): (
         "measured on raw madelon, permutation 0: the gaussians with sigma <= 16 give exactly 0 between distinct rows "
         "(exp underflow at squared distances ~1e5-1e6), so their classifiers never score; the sigma = 64 component "
@@ -239,11 +266,13 @@ FLAG_NOTES: dict[tuple[str, str], str] = {
         "voting with sigma = 64. Ours does not: passive-aggressive steps keep the polynomial components' scores O(1) "
         "with hinge losses as small as the gaussians' (~1 each), so Hedge keeps all weights within 0.04-0.07 and the "
         "polynomial scores, far above the gaussians' e^-12-sized ones, decide the vote (hedge_loss='mistake' puts "
-        "weight 0.54 on sigma = 32 but still votes at chance, 49.1 %); no scaling reproduces it (47.3-50.6 %)."),
+        "weight 0.54 on sigma = 32 but still votes at chance, 49.1 %); no scaling reproduces it (47.3-50.6 %)."
+    ),
 }
 
 
 #: Budget per kernel of the Table 2 baselines: the paper sets 16 B ≈ SPA's #SV (section 4.4); its
 #: printed baseline #SV is exactly 16 B (a9a 7088 = 16 x 443, ijcnn1 5648, codrna 12624, SUSY 1984).
-BASELINE_BUDGET: dict[str, int] = {name: int(round(block.sv["spa"].mean / 16))
-                                   for (table, name), block in TABLES.items() if table == "table2"}
+BASELINE_BUDGET: dict[str, int] = {
+    name: int(round(block.sv["spa"].mean / 16)) for (table, name), block in TABLES.items() if table == "table2"
+}

@@ -24,8 +24,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "IMPLEMENTED", "DATASETS", "PAPER", "Cell", "PaperDataset",
-           "DataSource", "TEST_SIZE", "C", "N_TRIALS", "RATIO", "BETA", "KERNELS", "RUNS", "SCALING"]
+__all__ = [
+    "ALGORITHMS",
+    "ALGORITHM_LABELS",
+    "IMPLEMENTED",
+    "DATASETS",
+    "PAPER",
+    "Cell",
+    "PaperDataset",
+    "DataSource",
+    "TEST_SIZE",
+    "C",
+    "N_TRIALS",
+    "RATIO",
+    "BETA",
+    "KERNELS",
+    "RUNS",
+    "SCALING",
+]
 
 TEST_SIZE = 0.5
 C = 50.0
@@ -39,8 +55,14 @@ SCALING = "standard"
 #: Algorithm keys in the paper's column order (Table 2, then Table 3's stochastic variants).
 ALGORITHMS = ("mkboost-d1", "mkboost-d2", "mkboost-s1", "mkboost-s2", "mkl-sd", "mkl-silp", "mkl-level", "lp-mkl")
 ALGORITHM_LABELS = {
-    "mkboost-d1": "MKBoost-D1", "mkboost-d2": "MKBoost-D2", "mkboost-s1": "MKBoost-S1", "mkboost-s2": "MKBoost-S2",
-    "mkl-sd": "MKL-SD (SimpleMKL)", "mkl-silp": "MKL-SILP", "mkl-level": "MKL-Level", "lp-mkl": "Lp-MKL (p=2)",
+    "mkboost-d1": "MKBoost-D1",
+    "mkboost-d2": "MKBoost-D2",
+    "mkboost-s1": "MKBoost-S1",
+    "mkboost-s2": "MKBoost-S2",
+    "mkl-sd": "MKL-SD (SimpleMKL)",
+    "mkl-silp": "MKL-SILP",
+    "mkl-level": "MKL-Level",
+    "lp-mkl": "Lp-MKL (p=2)",
 }
 IMPLEMENTED = ALGORITHMS
 
@@ -85,9 +107,12 @@ DATASETS = {
     "balance-scale": DataSource(None, "not among our datasets (UCI balance-scale without class B, 576 x 4)"),
     "german.numer": DataSource("german.numer", "LIBSVM german.numer, 1000 x 24, the paper's data"),
     "glass": DataSource(
-        "glass", "the paper's binary glass (2 classes, 10 features) is undocumented; ours is LIBSVM glass.scale "
+        "glass",
+        "the paper's binary glass (2 classes, 10 features) is undocumented; ours is LIBSVM glass.scale "
         "(6 classes, 9 features) binarised as window (UCI types 1-3) vs non-window (types 5-7)",
-        substitute=True, positive=("1", "2", "3")),
+        substitute=True,
+        positive=("1", "2", "3"),
+    ),
     "ionosphere": DataSource("ionosphere", "UCI ionosphere via PMLB, 351 x 34, the paper's data"),
     "monks1": DataSource(None, "not among our datasets (UCI MONK's problem 1, 556 x 6)"),
     "sonar": DataSource("sonar", "UCI sonar via PMLB, 208 x 60, the paper's data"),

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "DATASETS", "PAPER", "DataSource", "PaperDataset", "Cell",
-           "IMPLEMENTED"]
+__all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "DATASETS", "PAPER", "DataSource", "PaperDataset", "Cell", "IMPLEMENTED"]
 
 #: Algorithm keys in the paper's column order (Table 3 then the rest of Table 4).
 ALGORITHMS = ("perceptron", "perceptron-u", "perceptron-star", "om2", "omkc-dd", "omkc-ds", "omkc-sd", "omkc-ss")
@@ -62,8 +61,8 @@ class PaperDataset:
     d: int
     best_kernel: str
     mistake: dict  # algorithm -> Cell, mistake rate in percent
-    sv: dict       # algorithm -> Cell, number of support vectors
-    time: dict     # algorithm -> Cell, seconds
+    sv: dict  # algorithm -> Cell, number of support vectors
+    time: dict  # algorithm -> Cell, seconds
 
 
 @dataclass(frozen=True)
@@ -249,44 +248,60 @@ PAPER: dict[str, PaperDataset] = _parse(_TABLE)
 
 #: paper dataset name -> :class:`DataSource` (what we run instead, and why).
 DATASETS: dict[str, DataSource] = {
-    "ionosphere": DataSource(
-        "ionosphere", "UCI ionosphere via PMLB, 351 x 34 -- same data as the paper."),
+    "ionosphere": DataSource("ionosphere", "UCI ionosphere via PMLB, 351 x 34 -- same data as the paper."),
     "votes84": DataSource(
-        "votes84", "UCI house-votes-84 via PMLB, 435 x 16 -- same rows. PMLB label-encodes each vote as "
+        "votes84",
+        "UCI house-votes-84 via PMLB, 435 x 16 -- same rows. PMLB label-encodes each vote as "
         "0 = '?', 1 = 'n', 2 = 'y'; we recode it as n = -1, ? = 0, y = +1 (the paper does not state its "
-        "coding; this one matches its numbers best).", repair="votes-signed"),
-    "wdbc": DataSource(
-        "wdbc", "UCI WDBC via PMLB, 569 x 30 -- same data as the paper."),
+        "coding; this one matches its numbers best).",
+        repair="votes-signed",
+    ),
+    "wdbc": DataSource("wdbc", "UCI WDBC via PMLB, 569 x 30 -- same data as the paper."),
     "breast": DataSource(
-        "breast-cancer", "UCI breast-cancer-wisconsin via PMLB has 699 rows; PMLB label-encoded "
+        "breast-cancer",
+        "UCI breast-cancer-wisconsin via PMLB has 699 rows; PMLB label-encoded "
         "Bare_Nuclei as text (codes 0..10 = '1','10','2',...,'9','?'). We decode it and drop the 16 "
         "rows with a missing value: 683 x 9, the paper's size (= LIBSVM breast-cancer without its "
-        "sample-ID column).", repair="breast-missing"),
-    "australian": DataSource(
-        "australian", "LIBSVM australian (unscaled), 690 x 14 -- same data as the paper."),
+        "sample-ID column).",
+        repair="breast-missing",
+    ),
+    "australian": DataSource("australian", "LIBSVM australian (unscaled), 690 x 14 -- same data as the paper."),
     "diabetes": DataSource(
-        "diabetes", "UCI Pima diabetes via PMLB, 768 x 8 -- same data (Table 2 of the paper says 9 "
-        "dimensions, Table 3 says 8)."),
+        "diabetes",
+        "UCI Pima diabetes via PMLB, 768 x 8 -- same data (Table 2 of the paper says 9 dimensions, Table 3 says 8).",
+    ),
     "fourclass": DataSource(
-        "fourclass", "LIBSVM fourclass_scale, 862 x 2: the [-1, 1]-scaled copy; the unscaled LIBSVM "
-        "fourclass is not among our datasets."),
+        "fourclass",
+        "LIBSVM fourclass_scale, 862 x 2: the [-1, 1]-scaled copy; the unscaled LIBSVM "
+        "fourclass is not among our datasets.",
+    ),
     "splice": DataSource(
-        "splice", "LIBSVM splice training split (splice.train, 1,000 x 60) -- matches the paper's "
-        "n = 1000; the 2,175-row test split is not used."),
+        "splice",
+        "LIBSVM splice training split (splice.train, 1,000 x 60) -- matches the paper's "
+        "n = 1000; the 2,175-row test split is not used.",
+    ),
     "dorothea": DataSource(None, "not available (KDD Cup 2001 dorothea is not in the datasets folder)."),
     "svmguide3": DataSource(
-        "svmguide3", "LIBSVM svmguide3 training split, 1,243 x 21 -- matches the paper's n = 1243. The "
+        "svmguide3",
+        "LIBSVM svmguide3 training split, 1,243 x 21 -- matches the paper's n = 1243. The "
         "paper lists 22 dimensions, this dense conversion has 21 columns (if the missing one is a "
-        "feature that is zero in every row, no kernel value changes)."),
+        "feature that is zero in every row, no kernel value changes).",
+    ),
     "svmguide1": DataSource(
-        "svmguide1", "LIBSVM svmguide1 training split (unscaled), 3,089 x 4 -- matches the paper's n."),
+        "svmguide1", "LIBSVM svmguide1 training split (unscaled), 3,089 x 4 -- matches the paper's n."
+    ),
     "a3a": DataSource(
-        "a1a", "a3a is not available: a1a (1,605 x 123, a smaller subset of the same Adult data "
-        "with the same 123 binary features) stands in.", substitute=True),
+        "a1a",
+        "a3a is not available: a1a (1,605 x 123, a smaller subset of the same Adult data "
+        "with the same 123 binary features) stands in.",
+        substitute=True,
+    ),
     "spambase": DataSource(None, "not available (UCI spambase is not in the datasets folder)."),
-    "mushrooms": DataSource(
-        "mushrooms", "LIBSVM mushrooms, 8,124 x 112 -- same data as the paper."),
+    "mushrooms": DataSource("mushrooms", "LIBSVM mushrooms, 8,124 x 112 -- same data as the paper."),
     "w5a": DataSource(
-        "w1a", "w5a (9,888 rows) is not available: w1a (2,477 x 300, a smaller subset of the same "
-        "web-page data with the same 300 binary features) stands in.", substitute=True),
+        "w1a",
+        "w5a (9,888 rows) is not available: w1a (2,477 x 300, a smaller subset of the same "
+        "web-page data with the same 300 binary features) stands in.",
+        substitute=True,
+    ),
 }
