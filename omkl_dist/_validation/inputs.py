@@ -77,7 +77,7 @@ def _refuse_non_finite(owner: str | None, name: str, value: float, row: int, col
 
 def check_array(X, *, owner: str | None = None, name: str = "X", n_features: int | None = None,
                 sparse: str = "densify", non_empty: bool = True, contiguous: bool = True,
-                row_offset: int | None = None):
+                row_offset: int | None = None) -> np.ndarray | sp.csr_matrix:
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
     Parameters
