@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..kernels import KernelPool
     from ..scoring.program import KernelProgram
     from ._batch import KernelSpecLike, Rows
+
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 SEED = [None, Interval(Integral, 0, None, closed="left")]
 
@@ -167,8 +168,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         K = len(self.classes_)
         return K if (K > 2 or self._always_multiclass) else 1
 
-    def _learn(self, X: Rows, y_pm
-: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
+    def _learn(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
         outcome: dict[str, NDArray[Any]] = self.engine_.learn(X, y_pm, keep_scores=keep_scores)
         return outcome
 
