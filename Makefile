@@ -29,10 +29,10 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not data and not cluster and not slow"
 
-# ruff's pyflakes, pycodestyle and import-order rules ([tool.ruff] in pyproject.toml), then mypy
-# (strict on storage/ and the engine interface; files and flags in [tool.mypy])
+# ruff's lint rules and its formatter (line length 120), then mypy (strict on the estimators, storage and
+# the engine interface; [tool.ruff] and [tool.mypy] in pyproject.toml). CI runs it first.
 lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/mypy
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 # Apache Airflow (pinned) in its own cached virtual environment, for the DAG's real run in the tests
 # (the test creates it too when missing; CI creates it first so the suite's time is the tests' own)

@@ -92,7 +92,7 @@ def check_array(
     non_empty: bool = True,
     contiguous: bool = True,
     row_offset: int | None = None,
-):
+) -> np.ndarray | sp.csr_matrix:
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
     Parameters

@@ -22,6 +22,7 @@ import math
 import numbers
 from collections.abc import Callable
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class Interval:
             )
         self.type, self.left, self.right, self.closed, self.whole_floats = type, left, right, closed, whole_floats
 
-    def convert(self, value):
+    def convert(self, value: Any) -> Any:
         """The value as ``int``/``float``, or ``None`` when it is not in the interval."""
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             return None
@@ -94,7 +95,7 @@ class StrOptions:
         self.options = dict(options) if isinstance(options, dict) else dict.fromkeys(options, "")
         self.note = note  # said after the list, e.g. where another option lives
 
-    def convert(self, value):
+    def convert(self, value: Any) -> Any:
         return value if isinstance(value, str) and value in self.options else None
 
     def __str__(self) -> str:
@@ -113,7 +114,7 @@ class Satisfies:
     def __init__(self, convert: Callable, description: str):
         self._convert, self.description = convert, description
 
-    def convert(self, value):
+    def convert(self, value: Any) -> Any:
         try:
             return self._convert(value)
         except TypeError:

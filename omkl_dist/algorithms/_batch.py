@@ -8,6 +8,8 @@ input and label checks are :mod:`omkl_dist._validation`'s.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
 
 import numpy as np
 from scipy import sparse
@@ -15,6 +17,16 @@ from sklearn.exceptions import NotFittedError
 
 from .._validation import Satisfies
 from ..kernels import KernelPool, make_pool
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from scipy.sparse import csr_matrix
+
+    # Rows as the engines and estimators keep them once checked: dense float64, or CSR for a model on
+    # sparse rows (scipy ships no type information: the CSR half is Any to the type checker).
+    Rows: TypeAlias = "NDArray[np.float64] | csr_matrix"
+    # What ``kernels`` may be: a pool spec string, a list of kernel specs, or a pool (see make_pool).
+    KernelSpecLike: TypeAlias = "str | Sequence[Any] | KernelPool"
 
 # Rows of new data evaluated at once against the support vectors: bounds a kernel block to
 # about 32 MB whatever the test-set size.
@@ -31,8 +43,9 @@ class AcceptsSparse:
     """scikit-learn's tag for estimators that take ``scipy.sparse`` X (densified, or kept as CSR rows:
     :func:`~omkl_dist._validation.check_array`)."""
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+    def __sklearn_tags__(self) -> Any:
+        # the estimator's other base (scikit-learn's BaseEstimator, untyped) defines it
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.sparse = True
         return tags
 
@@ -79,7 +92,7 @@ def pair_problem(codes: np.ndarray, pair: tuple[int, int]) -> tuple[np.ndarray, 
     return rows, np.where(codes[rows] == pair[1], 1.0, -1.0)
 
 
-def ovo_decision(scores: np.ndarray, pairs, n_classes: int) -> np.ndarray:
+def ovo_decision(scores: np.ndarray, pairs: Sequence[tuple[int, int]], n_classes: int) -> np.ndarray:
     """Votes plus bounded summed confidences, as scikit-learn's one-vs-one decision function.
 
     A pair (i, j) votes for j when its score is >= 0, else for i; its score is added to j's and
@@ -100,7 +113,14 @@ class OneVsOneVote:
     """``decision_function``/``predict`` of a classifier made of one binary model per class pair;
     the class provides ``_pair_scores(X)`` (n × pairs), ``pairs_`` and ``classes_``."""
 
-    def decision_function(self, X):
+    classes_: NDArray[Any]
+    pairs_: list[tuple[int, int]]
+
+    if TYPE_CHECKING:  # provided by the class it is mixed into (declared for the type checker only)
+
+        def _pair_scores(self, X: ArrayLike) -> NDArray[np.float64]: ...
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Binary: the pair's score (positive means ``classes_[1]``). Multi-class: (n, n_classes)
         one-vs-one votes plus confidences, as ``OneVsOneClassifier.decision_function``."""
         scores = self._pair_scores(X)
@@ -108,16 +128,17 @@ class OneVsOneVote:
             return scores[:, 0]
         return ovo_decision(scores, self.pairs_, len(self.classes_))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Class labels (a zero binary score predicts ``classes_[1]``)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores >= 0.0).astype(np.int64)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        labels: NDArray[Any] = self.classes_[np.argmax(scores, axis=1)]
+        return labels
 
 
 # ----------------------------------------------------------------------------- support vectors
-def compact_support(parts: list[tuple[np.ndarray, np.ndarray]], n_train: int):
+def compact_support(parts: list[tuple[np.ndarray, np.ndarray]], n_train: int) -> tuple[np.ndarray, csr_matrix]:
     """Merge many SVMs' (training row ids, coefficients) into one support-vector set.
 
     Returns ``(rows, coef)``: the sorted distinct training rows used by any SVM, and a CSR matrix
@@ -140,7 +161,13 @@ def compact_support(parts: list[tuple[np.ndarray, np.ndarray]], n_train: int):
 
 
 def kernel_decisions(
-    pool: KernelPool, X: np.ndarray, sv: np.ndarray, kernel_of: np.ndarray, coef, intercept: np.ndarray, owner: str
+    pool: KernelPool,
+    X: np.ndarray,
+    sv: np.ndarray,
+    kernel_of: np.ndarray,
+    coef: csr_matrix,
+    intercept: np.ndarray,
+    owner: str,
 ) -> np.ndarray:
     """Decision values ``(n, n_svm)`` of SVMs that share the support-vector rows ``sv``.
 
@@ -176,10 +203,22 @@ class BatchState:
     arrays in ``_STATE_ARRAYS`` and its JSON-able learned attributes in ``_STATE_JSON``; every model
     also has ``classes_``, ``pairs_``, ``n_features_in_``, ``kernel_pool_`` and the CSR ``dual_coef_``."""
 
-    _STATE_ARRAYS: tuple = ()
-    _STATE_JSON: tuple = ()
+    _STATE_ARRAYS: ClassVar[tuple[str, ...]] = ()
+    _STATE_JSON: ClassVar[tuple[str, ...]] = ()
 
-    def to_state(self) -> tuple[dict, dict]:
+    # learned attributes every batch model has, and scikit-learn's get_params (BaseEstimator's)
+    classes_: NDArray[Any]
+    pairs_: list[tuple[int, int]]
+    n_features_in_: int
+    kernel_pool_: KernelPool
+    kernel_names_: tuple[str, ...]
+    dual_coef_: csr_matrix
+
+    if TYPE_CHECKING:  # scikit-learn's BaseEstimator provides it at run time
+
+        def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+
+    def to_state(self) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         coef = self.dual_coef_.tocsr()
@@ -203,7 +242,7 @@ class BatchState:
         return arrays, meta
 
     @classmethod
-    def from_state(cls, arrays: dict, meta: dict):
+    def from_state(cls, arrays: dict[str, NDArray[Any]], meta: dict[str, Any]) -> Self:
         if meta.get("algorithm") != cls.__name__:
             raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
         model = cls(**meta["params"])

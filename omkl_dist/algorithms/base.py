@@ -15,6 +15,7 @@ class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
 from __future__ import annotations
 
 from numbers import Integral
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -28,6 +29,13 @@ from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
 from ._batch import KERNEL_SPEC, AcceptsSparse
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ..kernels import KernelPool
+    from ..scoring.program import KernelProgram
+    from ._batch import KernelSpecLike, Rows
+
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 SEED = [None, Interval(Integral, 0, None, closed="left")]
 
@@ -39,10 +47,24 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     # whether the estimator uses the multi-class model for two classes too
     _always_multiclass = False
 
-    _parameter_constraints: dict = {"kernels": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
+    # parameters every subclass's ``__init__`` stores, and the learned state (declared for the type checker)
+    kernels: KernelSpecLike
+    block_size: int
+    engine_: Any  # LocalEngine, OKSEngine or BudgetEngine: n_support() etc. are beyond the Engine protocol
+    kernel_pool_: KernelPool
+    classes_: NDArray[Any]
+    n_features_in_: int
+    seed_: int
+    sparse_rows_: bool
+
+    _parameter_constraints: dict[str, Any] = {
+        "kernels": [KERNEL_SPEC],
+        "block_size": [POSITIVE_INT],
+        "random_state": SEED,
+    }
 
     # --- hooks -------------------------------------------------------------------------------
-    def _kernel_spec(self):
+    def _kernel_spec(self) -> KernelSpecLike:
         return self.kernels
 
     def _check_params(self) -> None:
@@ -52,7 +74,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _rule(self) -> int:
         raise NotImplementedError
 
-    def _engine_params(self) -> dict:
+    def _engine_params(self) -> dict[str, Any]:
         return {"beta": 1.0, "delta": 1.0, "block_sync": False}
 
     def feed_rows(self) -> int:
@@ -63,17 +85,19 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return segmenting(self._rule(), compile_program(make_pool(self._kernel_spec())), self.block_size).window
 
     # --- learning ----------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn from (X, y) in one online pass, starting from scratch."""
         self._reset()
         return self.partial_fit(X, y)
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
         """Continue the online pass with rows of (X, y) in order."""
         self.progressive_partial_fit(X, y, classes=classes)
         return self
 
-    def progressive_partial_fit(self, X, y, classes=None, *, keep_scores: bool = False) -> dict:
+    def progressive_partial_fit(
+        self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None, *, keep_scores: bool = False
+    ) -> dict[str, NDArray[Any]]:
         """Predict each row, then learn from it; return the online outcome per row.
 
         Returns a dict with ``mistakes`` (bool per row), ``score`` (combined score) and, when
@@ -90,7 +114,9 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self._publish()
         return outcome
 
-    def initialize(self, n_features: int, classes, n_rows: int | None = None, *, sparse: bool = False):
+    def initialize(
+        self, n_features: int, classes: ArrayLike, n_rows: int | None = None, *, sparse: bool = False
+    ) -> Self:
         """Start a fresh, untrained model for rows of ``n_features`` features and the given classes,
         without data: what a job that learns elsewhere (a Dask cluster, see
         :class:`omkl_dist.distributed.DaskEngine`) starts from. ``n_rows``: the length of the stream
@@ -107,7 +133,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self._publish()
         return self
 
-    def set_engine_state(self, arrays: dict, scalars: dict):
+    def set_engine_state(self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Self:
         """Continue from an engine state (``engine_.state()`` of this model or of a run of it
         elsewhere, e.g. a cluster's): the learned attributes follow it. Returns the estimator."""
         self._check_fitted()
@@ -116,7 +142,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return self
 
     @classmethod
-    def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
+    def _engine_from(cls, kernel_pool: KernelPool, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Any:
         """The engine of a state: its program holds the kernels still in the model (``kernel_ids``)."""
         active = make_pool([kernel_pool[int(i)] for i in arrays["kernel_ids"]])
         return engine_class(scalars).from_state(compile_program(active), arrays, scalars)
@@ -131,7 +157,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.seed_ = resolve_seed(type(self).__name__, getattr(self, "random_state", 0))
         self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
 
-    def _new_engine(self, program, n_features: int):
+    def _new_engine(self, program: KernelProgram, n_features: int) -> Any:
         """A fresh engine for this estimator's parameters (estimators on another engine override it)."""
         return LocalEngine(
             program,
@@ -155,8 +181,9 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         K = len(self.classes_)
         return K if (K > 2 or self._always_multiclass) else 1
 
-    def _learn(self, X, y_pm, keep_scores):
-        return self.engine_.learn(X, y_pm, keep_scores=keep_scores)
+    def _learn(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
+        outcome: dict[str, NDArray[Any]] = self.engine_.learn(X, y_pm, keep_scores=keep_scores)
+        return outcome
 
     def _publish(self) -> None:
         e = self.engine_
@@ -170,11 +197,11 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.active_kernel_names_ = [names[i] for i in e.kernel_ids]
 
     # --- persistence (no pickle: numeric arrays + JSON, see storage.models) ------------------
-    def to_state(self) -> tuple[dict, dict]:
+    def to_state(self) -> tuple[dict[str, NDArray[Any]], dict[str, Any]]:
         """The fitted model as ``(arrays, meta)``: numeric arrays and JSON-able metadata."""
         self._check_fitted()
         arrays, scalars = self.engine_.state()
-        params = self.get_params()
+        params: dict[str, Any] = self.get_params()
         for key in ("kernels", "kernel"):
             if key in params:
                 params[key] = make_pool(params[key]).to_spec_string()
@@ -192,7 +219,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return arrays, meta
 
     @classmethod
-    def from_state(cls, arrays: dict, meta: dict):
+    def from_state(cls, arrays: dict[str, NDArray[Any]], meta: dict[str, Any]) -> Self:
         """Rebuild a fitted model from :meth:`to_state` output; it continues learning exactly."""
         if meta.get("algorithm") != cls.__name__:
             raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
@@ -206,14 +233,14 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         model._publish()
         return model
 
-    def _extra_state(self) -> dict:
+    def _extra_state(self) -> dict[str, Any]:
         return {}
 
-    def _restore_extra(self, extra: dict) -> None:
+    def _restore_extra(self, extra: dict[str, Any]) -> None:
         pass
 
     # --- prediction --------------------------------------------------------------------------
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Combined score, (n,): positive means ``classes_[1]``; for K > 2 classes the combined
         class scores, (n, K)."""
         self._check_fitted()
@@ -223,22 +250,25 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def _combine(self, F):
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         """Combined scores from per-kernel ones: (n, m) -> (n,), multi-class (n, m, K) -> (n, K)."""
         raise NotImplementedError
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         scores = self.decision_function(X)
+        labels: NDArray[Any]
         if scores.ndim == 2:
-            return self.classes_[np.argmax(scores, axis=1)]
-        return np.where(scores >= 0.0, self.classes_[1], self.classes_[0])
+            labels = self.classes_[np.argmax(scores, axis=1)]
+        else:
+            labels = np.where(scores >= 0.0, self.classes_[1], self.classes_[0])
+        return labels
 
     # --- validation --------------------------------------------------------------------------
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         if not hasattr(self, "engine_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first")
 
-    def _check_X(self, X, *, first):
+    def _check_X(self, X: ArrayLike, *, first: bool) -> Rows:
         """X checked; ``scipy.sparse`` X stays sparse (CSR) for a model that keeps sparse rows
         (decided on the first call: :attr:`sparse_rows_`), else it is densified."""
         name = type(self).__name__
@@ -255,7 +285,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
                     check_nonnegative(X, spec.name, owner=name, columns=spec.columns)
         return X
 
-    def _set_classes(self, found) -> None:
+    def _set_classes(self, found: NDArray[Any]) -> None:
         if len(found) < 2:
             raise ValueError(
                 f"{type(self).__name__}: y has {len(found)} class {found.tolist()}; a classifier needs at "
@@ -263,7 +293,9 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             )
         self.classes_ = found
 
-    def _encode_labels(self, y, classes, *, first, n_rows):
+    def _encode_labels(
+        self, y: ArrayLike, classes: ArrayLike | None, *, first: bool, n_rows: int
+    ) -> NDArray[np.float64]:
         name = type(self).__name__
         y = check_y(name, y, n_rows, first=first)
         if first:

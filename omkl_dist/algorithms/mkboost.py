@@ -20,6 +20,7 @@ serial, threads; :class:`omkl_dist.distributed.mkboost.DaskExecutor`: a Dask clu
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
 from scipy import sparse
@@ -51,6 +52,15 @@ from ._batch import (
 from .mkboost_runners import as_runner
 from .mkboost_tasks import KernelFit, KernelTask, SharedData, TrialSamples, fit_kernel_task, svm_scale, svm_sign
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from numpy.typing import ArrayLike
+
+    from ..kernels import KernelPool
+    from ._batch import KernelSpecLike
+    from .mkboost_runners import TaskRunner
+
 __all__ = ["MKBoost", "draw_resample", "boost_alpha", "VARIANTS", "RESAMPLE_RETRIES", "EPSILON_FLOOR"]
 
 VARIANTS = ("D1", "D2", "S1", "S2")
@@ -81,18 +91,19 @@ def draw_resample(rng: np.random.Generator, D: np.ndarray, n: int, y: np.ndarray
 def boost_alpha(error: float) -> float:
     """½ ln((1-ε)/ε) with ε clipped to [EPSILON_FLOOR, 1 - EPSILON_FLOOR]."""
     e = min(max(float(error), EPSILON_FLOOR), 1.0 - EPSILON_FLOOR)
-    return 0.5 * np.log((1.0 - e) / e)
+    alpha: float = 0.5 * np.log((1.0 - e) / e)
+    return alpha
 
 
 class _PairState:
     """One binary (one-vs-one) boosting problem: its rows, distributions and kept trials."""
 
-    def __init__(self, rows, y, weights, n_kernels, ratio):
+    def __init__(self, rows: np.ndarray, y: np.ndarray, weights: np.ndarray, n_kernels: int, ratio: float) -> None:
         self.rows, self.y = rows, y
         self.D = weights / weights.sum()
         self.S = np.ones(n_kernels)
         self.n = max(2, int(round(ratio * len(rows))))
-        self.trials: list[dict] = []
+        self.trials: list[dict[str, Any]] = []
         self.stop: str | None = None
         self.retries = 0
         self.forced = 0
@@ -215,15 +226,15 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
 
     def __init__(
         self,
-        variant="D1",
-        n_trials=100,
-        ratio=0.2,
-        beta=2**-5,
-        C=50.0,
-        kernels="mkboost17",
-        random_state=None,
-        executor=None,
-    ):
+        variant: str = "D1",
+        n_trials: int = 100,
+        ratio: float = 0.2,
+        beta: float = 2**-5,
+        C: float = 50.0,
+        kernels: KernelSpecLike = "mkboost17",
+        random_state: int | None = None,
+        executor: TaskRunner | Executor | None = None,
+    ) -> None:
         self.variant = variant
         self.n_trials = n_trials
         self.ratio = ratio
@@ -234,14 +245,14 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         self.executor = executor
 
     # ------------------------------------------------------------------ pickling
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         # The executor is a handle on compute resources (threads, a Dask client), not model state.
         state = dict(super().__getstate__())  # a copy: object.__getstate__ returns __dict__ itself
         state["executor"] = None
         return state
 
     # ------------------------------------------------------------------ fitting
-    _parameter_constraints = {
+    _parameter_constraints: dict[str, Any] = {
         "variant": [StrOptions(VARIANTS)],
         "n_trials": [Interval(Integral, 1, None, closed="left")],
         "ratio": [Interval(Real, 0, 1, closed="right")],
@@ -252,7 +263,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         "executor": [Satisfies(as_runner, "a task runner")],  # as_runner's message says which
     }
 
-    def _check_params(self) -> dict:
+    def _check_params(self) -> dict[str, Any]:
         """The parameters, validated and converted (``kernels`` as a pool, ``executor`` as a runner,
         ``random_state`` as a seed)."""
         p = validate_params(self)
@@ -260,7 +271,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         p["seed"] = resolve_seed(type(self).__name__, p.pop("random_state"))
         return p
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Boost on (X, y); ``sample_weight`` (optional) is the initial distribution D_1 (normalised).
 
         Raises
@@ -277,7 +288,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         pool = p["pool"]
         check_kernel_overflow(name, pool, X)
         pairs = ovo_pairs(len(classes))
-        states = []
+        states: list[_PairState] = []
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             states.append(_PairState(rows, y_pm, weights[rows], len(pool), p["ratio"]))
@@ -303,11 +314,14 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         self._publish(X, classes, pairs, states, pool, p, seconds)
         return self
 
-    def _round(self, t, states, runner, handle, p) -> np.ndarray:
+    def _round(
+        self, t: int, states: list[_PairState], runner: TaskRunner, handle: Any, p: dict[str, Any]
+    ) -> np.ndarray:
         """Trial t of every still-active pair: draw, fit all their kernels in one map, update."""
         n_kernels = len(p["pool"])
         stochastic = p["variant"][0] == "S"
-        tasks, samples = [], [None] * len(states)
+        tasks: list[KernelTask] = []
+        samples: list[np.ndarray | None] = [None] * len(states)
         for index, state in enumerate(states):
             if state.stop is not None:
                 continue
@@ -323,11 +337,12 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         for fit in fits:
             by_pair.setdefault(fit.pair, []).append(fit)
         for index, pair_fits in by_pair.items():
-            self._boost(states[index], pair_fits, samples[index], p)
-        return np.sum([fit.seconds for fit in fits], axis=0) if fits else np.zeros(3)
+            self._boost(states[index], pair_fits, cast(np.ndarray, samples[index]), p)  # drawn: the pair has fits
+        seconds: np.ndarray = np.sum([fit.seconds for fit in fits], axis=0) if fits else np.zeros(3)
+        return seconds
 
     @staticmethod
-    def _boost(state: _PairState, fits: list[KernelFit], sample: np.ndarray, p: dict) -> None:
+    def _boost(state: _PairState, fits: list[KernelFit], sample: np.ndarray, p: dict[str, Any]) -> None:
         """Algorithms 1-4, lines after the kernel loop: errors, h_t, α_t, D_{t+1}, S_{t+1}."""
         D, y = state.D, state.y
         kernels = np.array([f.kernel for f in fits])
@@ -380,7 +395,16 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         state.D = D * np.where(h == y, np.exp(-alpha), np.exp(alpha))
         state.D /= state.D.sum()
 
-    def _publish(self, X, classes, pairs, states, pool, p, seconds) -> None:
+    def _publish(
+        self,
+        X: np.ndarray,
+        classes: np.ndarray,
+        pairs: list[tuple[int, int]],
+        states: list[_PairState],
+        pool: KernelPool,
+        p: dict[str, Any],
+        seconds: np.ndarray,
+    ) -> None:
         n_kernels = len(pool)
         self.classes_ = classes
         self.pairs_ = pairs
@@ -417,7 +441,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         self.task_seconds_ = dict(zip(("gram", "fit", "evaluate"), map(float, seconds), strict=True))
 
     # ------------------------------------------------------------------ prediction
-    def _pair_scores(self, X) -> np.ndarray:
+    def _pair_scores(self, X: ArrayLike) -> np.ndarray:
         """Σ_t α_t h_t(x) per one-vs-one pair, shape (n, n_pairs)."""
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
@@ -438,4 +462,5 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         combine = sparse.csr_matrix(
             (self.trial_alpha_, (self.trial_pair_, np.arange(n_trials))), shape=(len(self.pairs_), n_trials)
         )
-        return np.asarray(combine @ h_trial.T).T
+        scores: np.ndarray = np.asarray(combine @ h_trial.T).T
+        return scores

@@ -36,7 +36,7 @@ class TaskRunner(Protocol):
 
     def share(self, data: Any) -> Any: ...
 
-    def map(self, fn: Callable[[Any, Any, Any], Any], shared: Any, trial: Any, items: Sequence) -> list: ...
+    def map(self, fn: Callable[[Any, Any, Any], Any], shared: Any, trial: Any, items: Sequence[Any]) -> list[Any]: ...
 
     def release(self, shared: Any) -> None: ...
 
@@ -44,10 +44,10 @@ class TaskRunner(Protocol):
 class SerialRunner:
     """Run the tasks one after another in the calling thread (the default)."""
 
-    def share(self, data):
+    def share(self, data: Any) -> Any:
         return data
 
-    def map(self, fn, shared, trial, items):
+    def map(self, fn: Callable[[Any, Any, Any], Any], shared: Any, trial: Any, items: Sequence[Any]) -> list[Any]:
         # A task's blocks are small: numba's thread pool costs more to wake than it saves.
         previous = numba.get_num_threads()
         numba.set_num_threads(1)
@@ -56,20 +56,20 @@ class SerialRunner:
         finally:
             numba.set_num_threads(previous)
 
-    def release(self, shared):
+    def release(self, shared: Any) -> None:
         pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "SerialRunner()"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(other) is SerialRunner
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(SerialRunner)
 
 
-def _one_numba_thread():
+def _one_numba_thread() -> None:
     # Thread-local in numba: each worker thread runs its compiled loops alone, so k threads use
     # k cores instead of k × (numba's pool).
     numba.set_num_threads(1)
@@ -90,47 +90,53 @@ class ThreadRunner:
     True
     """
 
-    def __init__(self, max_workers: int = 2):
+    def __init__(self, max_workers: int = 2) -> None:
         self.max_workers = max_workers
 
-    def share(self, data):
+    def share(self, data: Any) -> tuple[Any, ThreadPoolExecutor]:
         check_param("ThreadRunner", "max_workers", self.max_workers, [Interval(Integral, 1, None, closed="left")])
         return data, ThreadPoolExecutor(self.max_workers, initializer=_one_numba_thread)
 
-    def map(self, fn, shared, trial, items):
+    def map(
+        self,
+        fn: Callable[[Any, Any, Any], Any],
+        shared: tuple[Any, ThreadPoolExecutor],
+        trial: Any,
+        items: Sequence[Any],
+    ) -> list[Any]:
         data, pool = shared
         return list(pool.map(functools.partial(fn, data, trial), items))
 
-    def release(self, shared):
+    def release(self, shared: tuple[Any, ThreadPoolExecutor]) -> None:
         shared[1].shutdown(wait=True)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ThreadRunner(max_workers={self.max_workers})"
 
-    def __eq__(self, other):  # a value: clone()'s deep copy compares equal
+    def __eq__(self, other: object) -> bool:  # a value: clone()'s deep copy compares equal
         return type(other) is ThreadRunner and other.max_workers == self.max_workers
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((ThreadRunner, self.max_workers))
 
 
 class _FuturesRunner:
     """Adapter for a user's ``concurrent.futures.Executor``."""
 
-    def __init__(self, executor: Executor):
+    def __init__(self, executor: Executor) -> None:
         self.executor = executor
 
-    def share(self, data):
+    def share(self, data: Any) -> Any:
         return data
 
-    def map(self, fn, shared, trial, items):
+    def map(self, fn: Callable[[Any, Any, Any], Any], shared: Any, trial: Any, items: Sequence[Any]) -> list[Any]:
         return list(self.executor.map(functools.partial(fn, shared, trial), items))
 
-    def release(self, shared):
+    def release(self, shared: Any) -> None:
         pass
 
 
-def as_runner(executor) -> TaskRunner:
+def as_runner(executor: TaskRunner | Executor | None) -> TaskRunner:
     """The :class:`TaskRunner` for an ``executor`` parameter value."""
     if executor is None:
         return SerialRunner()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import sparse
@@ -37,8 +38,8 @@ TIE_TOLERANCE = 1e-10
 class SharedData:
     """Read-only data of one fit, shared once: per one-vs-one pair its rows' features and ±1 labels."""
 
-    X: tuple
-    y: tuple
+    X: tuple[np.ndarray, ...]
+    y: tuple[np.ndarray, ...]
     kernels: KernelPool
     C: float
 
@@ -48,7 +49,7 @@ class TrialSamples:
     """One boosting round's resamples: ``samples[p]`` are positions (with repeats) in pair p's rows,
     None for a pair that has stopped. Shared by all of the round's tasks."""
 
-    samples: tuple
+    samples: tuple[np.ndarray | None, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +74,7 @@ class KernelFit:
     dual_coef: np.ndarray
     intercept: float
     predictions: np.ndarray
-    seconds: tuple
+    seconds: tuple[float, float, float]
 
 
 def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -> KernelFit:
@@ -87,7 +88,7 @@ def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -
     """
     t0 = time.perf_counter()
     X, y = shared.X[task.pair], shared.y[task.pair]
-    sample = trial.samples[task.pair]
+    sample = cast(np.ndarray, trial.samples[task.pair])  # tasks are only made for pairs still running
     pool = KernelPool((shared.kernels[task.kernel],))
     distinct, position = np.unique(sample, return_inverse=True)
     rows = X[distinct]
@@ -125,6 +126,6 @@ def svm_scale(dual_coef: np.ndarray, intercept: float) -> float:
     return abs(intercept) + float(np.abs(dual_coef).sum())
 
 
-def svm_sign(decision: np.ndarray, scale) -> np.ndarray:
+def svm_sign(decision: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
     """±1 of SVM decision values; |f| <= TIE_TOLERANCE · scale counts as 0, and sign(0) = +1."""
     return np.where(decision >= -TIE_TOLERANCE * np.asarray(scale), 1.0, -1.0)

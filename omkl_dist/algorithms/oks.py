@@ -13,8 +13,9 @@ The compiled loops are in :mod:`omkl_dist.learners.oks`, the engine in :mod:`omk
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Real
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -28,6 +29,12 @@ from ..scoring.program import compile_program
 from ._batch import KERNEL_SPEC, AcceptsSparse
 from .base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ..kernels import KernelPool
+    from ._batch import KernelSpecLike
+
 CLASSIFIER_LOSSES = ("mistake", "hinge", "logistic")
 PREDICTIONS = ("selected", "sampled")
 LAMBDA_GRID = tuple(2.0**e for e in range(-10, 11))
@@ -38,7 +45,7 @@ UNIT = Interval(Real, 0, 1, closed="right")
 POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
-def _deltas(delta) -> list[float] | None:
+def _deltas(delta: object) -> list[float] | None:
     """δ, or δ per epoch, as a list of floats in (0, 1]; None when it is not one (δ = 1 samples
     uniformly: with the default η = 0 the weights then never move)."""
     deltas = [delta] if isinstance(delta, Real) else delta
@@ -48,7 +55,7 @@ def _deltas(delta) -> list[float] | None:
     return None if None in values else values
 
 
-def _lam(lam):
+def _lam(lam: object) -> float | str | None:
     """λ: a positive finite number, or "validation"."""
     return lam if isinstance(lam, str) and lam == "validation" else POSITIVE.convert(lam)
 
@@ -56,7 +63,27 @@ def _lam(lam):
 class _OKSMixin:
     """What the OKS classifier and regressor share: parameters, epochs, λ on validation, output."""
 
-    _parameter_constraints = {
+    # parameters (both estimators' ``__init__`` store them) and learned state, for the type checker
+    kernels: KernelSpecLike
+    feature_groups: dict[str, Any] | None
+    lam: float | str
+    delta: float | Sequence[float]
+    eta: float | None
+    n_epochs: int
+    prediction: str
+    block_size: int
+    random_state: int | None
+    kernel_pool_: KernelPool
+    seed_: int
+    engine_: Any  # an OKSEngine (Any as on OnlineKernelClassifier, which OKS also derives from)
+    selected_kernel_: int
+    sampled_kernel_: int
+
+    if TYPE_CHECKING:  # scikit-learn's BaseEstimator provides it at run time
+
+        def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+
+    _parameter_constraints: dict[str, Any] = {
         "kernels": [KERNEL_SPEC],
         "lam": [
             Satisfies(_lam, "a positive number or 'validation' (the paper's choice over 2^-10..2^10 on a 10% split)")
@@ -74,11 +101,11 @@ class _OKSMixin:
         "random_state": SEED,
     }
 
-    def _pool(self):
+    def _pool(self) -> KernelPool:
         pool = make_pool(self.kernels)
         return pool.with_groups(self.feature_groups) if pool.has_views else pool
 
-    def _kernel_spec(self):
+    def _kernel_spec(self) -> KernelPool:
         return self._pool()
 
     def _check_params(self) -> None:
@@ -86,12 +113,14 @@ class _OKSMixin:
         self._pool()  # an unknown feature group fails here
 
     def _epoch_settings(self, epoch: int, horizon: int) -> tuple[float, float]:
-        deltas = _deltas(self.delta)
+        deltas = cast("list[float]", _deltas(self.delta))  # a valid δ (checked by _check_params)
         delta = deltas[min(epoch, len(deltas) - 1)]
         eta = default_eta(len(self.kernel_pool_), delta, horizon) if self.eta is None else float(self.eta)
         return delta, eta
 
-    def _oks_engine(self, n_features: int, n_rows: int, *, n_classes: int, algorithm: str, loss: str, lam: float):
+    def _oks_engine(
+        self, n_features: int, n_rows: int, *, n_classes: int, algorithm: str, loss: str, lam: float
+    ) -> OKSEngine:
         self.horizon_ = int(n_rows)
         self.lam_ = float(lam)
         delta, eta = self._epoch_settings(0, n_rows)
@@ -108,9 +137,10 @@ class _OKSMixin:
             eta=eta,
         )
 
-    def _epochs(self, X, y_coded) -> None:
+    def _epochs(self, X: NDArray[np.float64], y_coded: NDArray[np.float64]) -> None:
         """Run ``n_epochs`` passes from a fresh engine; the first pass's settings are the engine's."""
-        mistakes, losses = [], []
+        mistakes: list[int] = []
+        losses: list[float] = []
         for epoch in range(self.n_epochs):
             self.engine_.delta, self.engine_.eta = self._epoch_settings(epoch, len(X))
             outcome = self.engine_.learn(X, y_coded)
@@ -119,18 +149,24 @@ class _OKSMixin:
         self.epoch_mistakes_, self.epoch_losses_ = mistakes, losses
         self.n_epochs_ = self.n_epochs
 
-    def _copy_with(self, lam):
+    def _copy_with(self, lam: float) -> Self:
         """This estimator's parameters with another λ (a validation candidate)."""
         return type(self)(**{**self.get_params(), "lam": lam})
 
-    def _validation_lam(self, X, y, fit_one, score) -> float:
+    def _validation_lam(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[Any],
+        fit_one: Callable[[float, NDArray[np.float64], NDArray[Any]], Any],
+        score: Callable[[Any, NDArray[np.float64], NDArray[Any]], float],
+    ) -> float:
         """The paper's λ: train on 90 % for every λ of the grid, keep the best on the other 10 %
         (the first best: the smallest λ among ties)."""
         rng = np.random.default_rng([resolve_seed(type(self).__name__, self.random_state, default=0), 7])
         order = rng.permutation(len(X))
         n_val = max(1, int(round(VALIDATION_FRACTION * len(X))))
         val, train = order[:n_val], order[n_val:]
-        results = []
+        results: list[float] = []
         for lam in LAMBDA_GRID:
             try:
                 results.append(score(fit_one(lam, X[train], y[train]), X[val], y[val]))
@@ -141,7 +177,7 @@ class _OKSMixin:
 
     def _publish(self) -> None:
         e = self.engine_
-        q = e.q
+        q: NDArray[np.float64] = e.q
         self.kernel_weights_ = q
         self.weights_ = q
         self.selected_kernel_ = int(np.argmax(q))
@@ -214,18 +250,18 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     def __init__(
         self,
-        kernels="omkc16+norm",
-        feature_groups=None,
-        loss="mistake",
-        lam=1.0,
-        delta=(0.5, 0.2),
-        eta=None,
-        horizon=None,
-        n_epochs=2,
-        prediction="selected",
-        block_size=256,
-        random_state=0,
-    ):
+        kernels: KernelSpecLike = "omkc16+norm",
+        feature_groups: dict[str, Any] | None = None,
+        loss: str = "mistake",
+        lam: float | str = 1.0,
+        delta: float | Sequence[float] = (0.5, 0.2),
+        eta: float | None = None,
+        horizon: int | None = None,
+        n_epochs: int = 2,
+        prediction: str = "selected",
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.loss = loss
@@ -238,7 +274,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self.block_size = block_size
         self.random_state = random_state
 
-    _parameter_constraints = {
+    _parameter_constraints: dict[str, Any] = {
         **_OKSMixin._parameter_constraints,
         "loss": [StrOptions(CLASSIFIER_LOSSES, note="squared loss: OKSRegressor")],
         "horizon": [None, POSITIVE_INT],
@@ -256,7 +292,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         validate_params(self, ["block_size"])
         return self.block_size
 
-    def _start(self, n_features: int, n_rows: int, lam=None) -> None:
+    def _start(self, n_features: int, n_rows: int, lam: float | str | None = None) -> None:
         lam = self.lam if lam is None else lam
         if self.horizon is not None:
             n_rows = validate_params(self, ["horizon"])["horizon"]
@@ -277,10 +313,10 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         )
 
     @classmethod
-    def _engine_from(cls, kernel_pool, arrays: dict, scalars: dict):
+    def _engine_from(cls, kernel_pool: KernelPool, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Any:
         return OKSEngine.from_state(compile_program(kernel_pool), arrays, scalars)
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn in ``n_epochs`` passes (δ per epoch); with lam="validation" λ comes first."""
         self._reset()
         self._check_params()
@@ -301,12 +337,13 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self._publish()
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """The predicting kernel's scores: (n,) for two classes (positive: ``classes_[1]``), else
         (n, K)."""
         self._check_fitted()
         X = self._check_X(X, first=False)
-        return self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
+        scores: NDArray[np.float64] = self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
+        return scores
 
 
 class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
@@ -327,16 +364,16 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        kernels="omkc16+norm",
-        feature_groups=None,
-        lam=1.0,
-        delta=(0.5, 0.2),
-        eta=None,
-        n_epochs=2,
-        prediction="selected",
-        block_size=256,
-        random_state=0,
-    ):
+        kernels: KernelSpecLike = "omkc16+norm",
+        feature_groups: dict[str, Any] | None = None,
+        lam: float | str = 1.0,
+        delta: float | Sequence[float] = (0.5, 0.2),
+        eta: float | None = None,
+        n_epochs: int = 2,
+        prediction: str = "selected",
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.lam = lam
@@ -347,7 +384,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         self.block_size = block_size
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike | None) -> Self:
         """Learn in ``n_epochs`` passes; with lam="validation" λ minimises the validation MSE."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
@@ -355,31 +392,34 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         X = check_array(X, owner=type(self).__name__)
         if y is None:
             raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
-        y = column_or_1d(y, warn=True).astype(np.float64)
-        if y.shape != (len(X),) or not np.isfinite(y).all():
+        target: NDArray[np.float64] = column_or_1d(y, warn=True).astype(np.float64)
+        if target.shape != (len(X),) or not np.isfinite(target).all():
             raise ValueError(
-                f"OKSRegressor: y must be {len(X)} finite numbers (one per row of X), got shape {y.shape}"
-                + ("" if y.shape != (len(X),) else " with NaN or inf")
+                f"OKSRegressor: y must be {len(X)} finite numbers (one per row of X), got shape "
+                f"{target.shape}" + ("" if target.shape != (len(X),) else " with NaN or inf")
             )
         self.seed_ = resolve_seed(type(self).__name__, self.random_state)
         lam = self.lam
         if lam == "validation":
             lam = self._validation_lam(
                 X,
-                y,
+                target,
                 lambda value, Xt, yt: self._copy_with(value).fit(Xt, yt),
                 lambda model, Xv, yv: -np.mean((model.predict(Xv) - yv) ** 2),
             )
         self.n_features_in_ = X.shape[1]
         self.kernel_pool_ = self._pool()
-        self.engine_ = self._oks_engine(X.shape[1], len(X), n_classes=1, algorithm="general", loss="squared", lam=lam)
-        self._epochs(X, y)
+        self.engine_ = self._oks_engine(
+            X.shape[1], len(X), n_classes=1, algorithm="general", loss="squared", lam=cast(float, lam)
+        )  # a number: "validation" was resolved above
+        self._epochs(X, target)
         self._publish()
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """The predicting kernel's f(x)."""
         if not hasattr(self, "engine_"):
             raise NotFittedError("this OKSRegressor is not fitted yet; call fit first")
         X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
-        return self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
+        values: NDArray[np.float64] = self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
+        return values

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -17,6 +18,11 @@ from ..engine.protocol import Rule
 from ..kernels import make_pool
 from ._batch import KERNEL_SPEC
 from .base import POSITIVE_INT, OnlineKernelClassifier
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._batch import KernelSpecLike
 
 NORMS = ("exact", "bound")
 
@@ -72,7 +78,14 @@ class OM2(OnlineKernelClassifier):
 
     _always_multiclass = True
 
-    def __init__(self, kernels="omkc16+norm", p=None, norm="exact", n_epochs=1, block_size=256):
+    def __init__(
+        self,
+        kernels: KernelSpecLike = "omkc16+norm",
+        p: float | None = None,
+        norm: str = "exact",
+        n_epochs: int = 1,
+        block_size: int = 256,
+    ) -> None:
         self.kernels = kernels
         self.p = p
         self.norm = norm
@@ -88,10 +101,10 @@ class OM2(OnlineKernelClassifier):
         "block_size": [POSITIVE_INT],
     }
 
-    def _rule(self):
+    def _rule(self) -> int:
         return Rule.OM2
 
-    def _engine_params(self):
+    def _engine_params(self) -> dict[str, Any]:
         p = default_p(len(make_pool(self._kernel_spec()))) if self.p is None else float(self.p)
         return {
             "beta": 1.0,
@@ -101,11 +114,12 @@ class OM2(OnlineKernelClassifier):
             "bounded_norm": self.norm == "bound",
         }
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn from (X, y) in up to ``n_epochs`` online passes, starting from scratch."""
         self._reset()
         self._check_params()
-        epoch_mistakes, rows_kept = [], 0
+        epoch_mistakes: list[int] = []
+        rows_kept = 0
         for _ in range(self.n_epochs):
             outcome = self.progressive_partial_fit(X, y)
             epoch_mistakes.append(int(outcome["mistakes"].sum()))
@@ -116,11 +130,12 @@ class OM2(OnlineKernelClassifier):
         self.n_epochs_ = len(epoch_mistakes)
         return self
 
-    def _publish(self):
+    def _publish(self) -> None:
         super()._publish()
         alpha = self.engine_.om2_factors()
         self.kernel_weights_ = alpha
         self.weights_ = alpha / alpha.sum() if alpha.sum() > 0 else np.full(len(alpha), 1.0 / len(alpha))
 
-    def _combine(self, F):
-        return np.einsum("nmk,m->nk", F, self.kernel_weights_)
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        scores: NDArray[np.float64] = np.einsum("nmk,m->nk", F, self.kernel_weights_)
+        return scores

@@ -8,6 +8,7 @@ deterministic (D) or stochastic (S) kernel selection: (D,D) = Algorithm 1, (D,S)
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +16,11 @@ from .._validation import Interval, StrOptions
 from ..combiners.codes import VARIANTS
 from ..engine.protocol import Rule
 from .base import OnlineKernelClassifier
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._batch import KernelSpecLike
 
 
 class OMKC(OnlineKernelClassifier):
@@ -62,15 +68,15 @@ class OMKC(OnlineKernelClassifier):
 
     def __init__(
         self,
-        update="D",
-        combination="D",
-        kernels="omkc16+norm",
-        beta=0.8,
-        delta=0.01,
-        block_size=256,
-        block_sync=False,
-        random_state=None,
-    ):
+        update: str = "D",
+        combination: str = "D",
+        kernels: KernelSpecLike = "omkc16+norm",
+        beta: float = 0.8,
+        delta: float = 0.01,
+        block_size: int = 256,
+        block_sync: bool = False,
+        random_state: int | None = None,
+    ) -> None:
         self.update = update
         self.combination = combination
         self.kernels = kernels
@@ -88,7 +94,7 @@ class OMKC(OnlineKernelClassifier):
         "delta": [Interval(Real, 0, 1, closed="right")],
     }
 
-    def _check_params(self):
+    def _check_params(self) -> None:
         super()._check_params()
         if self.combination == "U" and self.update != "D":
             raise ValueError(
@@ -96,18 +102,21 @@ class OMKC(OnlineKernelClassifier):
                 f"every kernel is always selected; got update={self.update!r}"
             )
 
-    def _rule(self):
+    def _rule(self) -> int:
         return Rule(VARIANTS[(self.update, self.combination)])
 
-    def _engine_params(self):
+    def _engine_params(self) -> dict[str, Any]:
         return {"beta": float(self.beta), "delta": float(self.delta), "block_sync": bool(self.block_sync)}
 
-    def _combine(self, F):
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,
         # up to a positive factor) for the other variants. No randomness at prediction time.
-        w = self.engine_.w
+        w: NDArray[np.float64] = self.engine_.w
         weights = w / w.sum() if self._rule() in (Rule.DD, Rule.DU) else w
+        scores: NDArray[np.float64]
         if F.ndim == 3:  # each kernel votes for its unique top class (abstains on a tie)
             top = F == F.max(axis=2, keepdims=True)
-            return np.einsum("nmk,m->nk", top & (top.sum(axis=2, keepdims=True) == 1), weights)
-        return np.sign(F) @ weights
+            scores = np.einsum("nmk,m->nk", top & (top.sum(axis=2, keepdims=True) == 1), weights)
+        else:
+            scores = np.sign(F) @ weights
+        return scores

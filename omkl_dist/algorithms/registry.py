@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .._validation import did_you_mean
 from .baselines.bogd import BOGD
 from .baselines.bpas import BPAS
@@ -15,7 +17,10 @@ from .om2 import OM2
 from .omkc import OMKC
 from .spa import SPA
 
-ALGORITHMS = {
+if TYPE_CHECKING:
+    from .base import OnlineKernelClassifier
+
+ALGORITHMS: dict[str, type[OnlineKernelClassifier]] = {
     "omkc": OMKC,
     "om2": OM2,
     "perceptron": KernelPerceptron,
@@ -39,7 +44,7 @@ BATCH_ALGORITHMS = {
 }
 
 
-def make_estimator(algo: str, **params):
+def make_estimator(algo: str, **params: Any) -> OnlineKernelClassifier:
     """Instantiate ``algo`` with the given parameters; ``None`` values mean "use the default"."""
     try:
         cls = ALGORITHMS[algo]

@@ -14,12 +14,18 @@ sampling by that pair's hinge loss (:func:`~omkl_dist.engine._multiclass.spa_mc_
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import Interval, StrOptions
 from ..engine.protocol import Rule
 from .base import POSITIVE_INT, OnlineKernelClassifier
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._batch import KernelSpecLike
 
 UNIT_OPEN = Interval(Real, 0, 1, closed="neither")
 POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -68,19 +74,19 @@ class SPA(OnlineKernelClassifier):
 
     def __init__(
         self,
-        kernels="omkc16+norm",
-        gamma=0.99,
-        delta=0.001,
-        eta=0.1,
-        alpha=1.0,
-        beta=3.0,
-        budget=None,
-        expected_instances=None,
-        block_size=256,
-        block_sync=False,
-        random_state=None,
-        hedge_loss="hinge",
-    ):
+        kernels: KernelSpecLike = "omkc16+norm",
+        gamma: float = 0.99,
+        delta: float = 0.001,
+        eta: float = 0.1,
+        alpha: float = 1.0,
+        beta: float = 3.0,
+        budget: int | None = None,
+        expected_instances: int | None = None,
+        block_size: int = 256,
+        block_sync: bool = False,
+        random_state: int | None = None,
+        hedge_loss: str = "hinge",
+    ) -> None:
         self.kernels = kernels
         self.gamma = gamma
         self.hedge_loss = hedge_loss
@@ -106,7 +112,7 @@ class SPA(OnlineKernelClassifier):
         "expected_instances": [None, POSITIVE_INT],
     }
 
-    def _check_params(self):
+    def _check_params(self) -> None:
         super()._check_params()
         if self.beta < self.alpha:
             raise ValueError(
@@ -114,10 +120,10 @@ class SPA(OnlineKernelClassifier):
                 f"<= 1), got alpha={self.alpha!r}, beta={self.beta!r}"
             )
 
-    def _rule(self):
+    def _rule(self) -> int:
         return Rule.SPA
 
-    def _start(self, n_features, n_rows):
+    def _start(self, n_features: int, n_rows: int) -> None:
         horizon = n_rows if self.expected_instances is None else self.expected_instances
         self.beta_ = (
             float(self.beta)
@@ -126,7 +132,7 @@ class SPA(OnlineKernelClassifier):
         )
         super()._start(n_features, n_rows)
 
-    def _engine_params(self):
+    def _engine_params(self) -> dict[str, Any]:
         return {
             "gamma": float(self.gamma),
             "delta": float(self.delta),
@@ -137,14 +143,17 @@ class SPA(OnlineKernelClassifier):
             "hedge_mistake": self.hedge_loss == "mistake",
         }
 
-    def _extra_state(self):
+    def _extra_state(self) -> dict[str, Any]:
         return {"beta": self.beta_}
 
-    def _restore_extra(self, extra):
+    def _restore_extra(self, extra: dict[str, Any]) -> None:
         self.beta_ = float(extra["beta"])
 
-    def _combine(self, F):
-        w = self.engine_.w
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        w: NDArray[np.float64] = self.engine_.w
+        scores: NDArray[np.float64]
         if F.ndim == 3:  # class scores Σ θ_k f_k(x, c)
-            return np.einsum("nmk,m->nk", F, w / w.sum())
-        return F @ (w / w.sum())
+            scores = np.einsum("nmk,m->nk", F, w / w.sum())
+        else:
+            scores = F @ (w / w.sum())
+        return scores

@@ -42,6 +42,8 @@ some kernel ids regenerates exactly its numbers.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..combiners.hedge_loss import combine, weights_from_log
@@ -55,6 +57,9 @@ from ..scoring.rows import dense_rows
 from ._budget_loops import budget_block, budget_scores
 from .local import Rounds, segmenting
 from .records import BudgetBuffers, BudgetKernels, BudgetRows
+
+if TYPE_CHECKING:
+    from ..kernels import KernelPool
 
 __all__ = ["BudgetEngine", "LEARNERS"]
 
@@ -175,19 +180,20 @@ class BudgetEngine:
 
     def __init__(
         self,
-        program_or_pool,
-        n_features,
+        program_or_pool: KernelProgram | KernelPool | str | list[Any],
+        n_features: int,
         *,
-        learner,
-        budget,
-        seed,
-        block_size,
-        kernel_ids=None,
-        eta=0.1,
-        lam=0.0,
-        gamma=0.99,
-        n_classes=1,
-    ):
+        learner: str,
+        budget: int,
+        seed: int,
+        block_size: int,
+        kernel_ids: np.ndarray | None = None,
+        eta: float = 0.1,
+        lam: float = 0.0,
+        gamma: float = 0.99,
+        n_classes: int = 1,
+    ) -> None:
+
         if learner not in LEARNER_CODES:
             raise ValueError(f"learner must be one of {list(LEARNER_CODES)}, got {learner!r}")
         if int(budget) < 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
 from .records import HedgeState, OMKCParams, SPAParams
+
+if TYPE_CHECKING:
+    from ..scoring.program import KernelProgram
 
 # the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))
@@ -162,25 +166,25 @@ class LocalEngine:
 
     def __init__(
         self,
-        program,
-        n_features,
+        program: KernelProgram,
+        n_features: int,
         *,
-        rule,
-        seed,
-        block_size,
-        block_sync,
-        beta=1.0,
-        delta=1.0,
-        gamma=1.0,
-        alpha=1.0,
-        spa_beta=1.0,
-        eta=1.0,
-        hedge_mistake=False,
-        n_classes=1,
-        q=2.0,
-        bounded_norm=False,
-        sparse=False,
-    ):
+        rule: int,
+        seed: int,
+        block_size: int,
+        block_sync: bool,
+        beta: float = 1.0,
+        delta: float = 1.0,
+        gamma: float = 1.0,
+        alpha: float = 1.0,
+        spa_beta: float = 1.0,
+        eta: float = 1.0,
+        hedge_mistake: bool = False,
+        n_classes: int = 1,
+        q: float = 2.0,
+        bounded_norm: bool = False,
+        sparse: bool = False,
+    ) -> None:
         if sparse and program.fast is None:
             raise ValueError(
                 "sparse rows need a pool of dot-product and gaussian kernels (linear, polynomial, "

@@ -13,6 +13,7 @@ from (``U[t]``, the (t mod B)-th uniform of the stream seeded by (seed, t // B, 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from ..randomness import uniforms
 from ..scoring.pool import writable
 from ..scoring.rows import dense_rows
 from .local import Rounds
+
+if TYPE_CHECKING:
+    from ..scoring.program import KernelProgram
 
 ALGORITHMS = {"classification": _oks.MISTAKE, "general": _oks.GENERAL}
 
@@ -73,7 +77,20 @@ class OKSEngine:
     COMBINER_ARRAYS = ("w", "logw", "kernel_mistakes", "kernel_updates", "kernel_ids")
     ENGINE = "oks"
 
-    def __init__(self, program, n_features, *, n_classes, algorithm, loss, lam, seed, block_size, delta=0.5, eta=0.0):
+    def __init__(
+        self,
+        program: KernelProgram,
+        n_features: int,
+        *,
+        n_classes: int,
+        algorithm: str,
+        loss: str,
+        lam: float,
+        seed: int,
+        block_size: int,
+        delta: float = 0.5,
+        eta: float = 0.0,
+    ) -> None:
         self.program = program
         self.n_features = int(n_features)
         self.K = int(n_classes)

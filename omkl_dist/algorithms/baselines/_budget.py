@@ -11,6 +11,7 @@ on :class:`~omkl_dist.engine.budget.BudgetEngine`.
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -18,8 +19,13 @@ from ..._validation import Interval, validate_params
 from ...engine.budget import BudgetEngine
 from ..base import POSITIVE_INT, OnlineKernelClassifier
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ...scoring.program import KernelProgram
+
 # the parameters of every budget baseline; those with a step size add ``ETA``
-CONSTRAINTS = {
+CONSTRAINTS: dict[str, Any] = {
     **OnlineKernelClassifier._parameter_constraints,
     "budget": [POSITIVE_INT],
     "gamma": [Interval(Real, 0, 1, closed="neither")],
@@ -30,14 +36,17 @@ ETA = [Interval(Real, 0, None, closed="neither")]
 class BudgetBaseline(OnlineKernelClassifier):
     """Budget baseline estimators: subclasses set ``_learner`` and their ``__init__`` parameters."""
 
-    _learner = None  # "rbp", "forgetron", "bogd" or "bpas"
+    _learner: str | None = None  # "rbp", "forgetron", "bogd" or "bpas"
     _parameter_constraints = CONSTRAINTS
+
+    budget: int
+    gamma: float
 
     def feed_rows(self) -> int:
         validate_params(self, ["block_size"])
         return int(self.block_size)  # the budget engine's rounds are its blocks
 
-    def _engine_params(self) -> dict:
+    def _engine_params(self) -> dict[str, Any]:
         return {
             "eta": float(getattr(self, "eta", 0.1)),
             "lam": float(getattr(self, "lam", 0.0)),
@@ -47,11 +56,12 @@ class BudgetBaseline(OnlineKernelClassifier):
     def _takes_sparse_rows(self) -> bool:
         return False  # the budget learners keep dense support vectors: sparse X is densified
 
-    def _new_engine(self, program, n_features):
+    def _new_engine(self, program: KernelProgram, n_features: int) -> BudgetEngine:
+        # cast: every concrete baseline sets _learner (BudgetEngine refuses a None)
         return BudgetEngine(
             program,
             n_features,
-            learner=self._learner,
+            learner=cast(str, self._learner),
             budget=int(self.budget),
             seed=self.seed_,
             block_size=int(self.block_size),
@@ -59,7 +69,8 @@ class BudgetBaseline(OnlineKernelClassifier):
             **self._engine_params(),
         )
 
-    def _combine(self, F):
-        w = self.engine_.w
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        w: NDArray[np.float64] = self.engine_.w
         theta = w / w.sum()
-        return F @ theta if F.ndim == 2 else np.einsum("nmc,m->nc", F, theta)
+        scores: NDArray[np.float64] = F @ theta if F.ndim == 2 else np.einsum("nmc,m->nc", F, theta)
+        return scores

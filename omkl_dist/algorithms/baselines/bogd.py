@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING
 
 from ..._validation import Interval
 from ._budget import CONSTRAINTS, ETA, BudgetBaseline
+
+if TYPE_CHECKING:
+    from .._batch import KernelSpecLike
 
 
 class BOGD(BudgetBaseline):
@@ -54,8 +58,15 @@ class BOGD(BudgetBaseline):
     _learner = "bogd"
 
     def __init__(
-        self, kernels="omkc16+norm", budget=100, gamma=0.99, eta=0.1, lam=1e-4, block_size=256, random_state=None
-    ):
+        self,
+        kernels: KernelSpecLike = "omkc16+norm",
+        budget: int = 100,
+        gamma: float = 0.99,
+        eta: float = 0.1,
+        lam: float = 1e-4,
+        block_size: int = 256,
+        random_state: int | None = None,
+    ) -> None:
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
@@ -66,7 +77,7 @@ class BOGD(BudgetBaseline):
 
     _parameter_constraints = {**CONSTRAINTS, "eta": ETA, "lam": [Interval(Real, 0, None, closed="left")]}
 
-    def _check_params(self):
+    def _check_params(self) -> None:
         super()._check_params()
         if self.eta * self.lam >= 1.0:
             raise ValueError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -13,6 +14,12 @@ from ...kernels import make_pool
 from ...scoring.program import compile_program
 from .._batch import KERNEL_SPEC
 from ..base import POSITIVE_INT, SEED, OnlineKernelClassifier
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ...kernels import KernelPool
+    from .._batch import KernelSpecLike, Rows
 
 
 class KernelPerceptron(OnlineKernelClassifier):
@@ -30,21 +37,23 @@ class KernelPerceptron(OnlineKernelClassifier):
 
     _parameter_constraints = {"kernel": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
 
-    def __init__(self, kernel="linear+norm", block_size=256, random_state=None):
+    def __init__(
+        self, kernel: KernelSpecLike = "linear+norm", block_size: int = 256, random_state: int | None = None
+    ) -> None:
         self.kernel = kernel
         self.block_size = block_size
         self.random_state = random_state
 
-    def _kernel_spec(self):
+    def _kernel_spec(self) -> KernelPool:
         pool = make_pool(self.kernel)
         if len(pool) != 1:
             raise ValueError(f"kernel must name exactly one kernel, got {len(pool)} from {self.kernel!r}")
         return pool
 
-    def _rule(self):
+    def _rule(self) -> int:
         return Rule.LEADER
 
-    def _combine(self, F):
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         return F[:, 0]
 
 
@@ -61,16 +70,19 @@ class PerceptronU(OnlineKernelClassifier):
     True
     """
 
-    def __init__(self, kernels="omkc16+norm", block_size=256, random_state=None):
+    def __init__(
+        self, kernels: KernelSpecLike = "omkc16+norm", block_size: int = 256, random_state: int | None = None
+    ) -> None:
         self.kernels = kernels
         self.block_size = block_size
         self.random_state = random_state
 
-    def _rule(self):
+    def _rule(self) -> int:
         return Rule.UNIFORM
 
-    def _combine(self, F):
-        return F.mean(axis=1)
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        scores: NDArray[np.float64] = F.mean(axis=1)
+        return scores
 
 
 class PerceptronStar(OnlineKernelClassifier):
@@ -99,8 +111,13 @@ class PerceptronStar(OnlineKernelClassifier):
     """
 
     def __init__(
-        self, kernels="omkc16+norm", validation_fraction=0.1, validation_size=None, block_size=256, random_state=None
-    ):
+        self,
+        kernels: KernelSpecLike = "omkc16+norm",
+        validation_fraction: float = 0.1,
+        validation_size: int | None = None,
+        block_size: int = 256,
+        random_state: int | None = None,
+    ) -> None:
         self.kernels = kernels
         self.validation_fraction = validation_fraction
         self.validation_size = validation_size
@@ -113,10 +130,10 @@ class PerceptronStar(OnlineKernelClassifier):
         "validation_size": [None, POSITIVE_INT],
     }
 
-    def _rule(self):
+    def _rule(self) -> int:
         return Rule.LEADER
 
-    def _start(self, n_features, n_rows):
+    def _start(self, n_features: int, n_rows: int) -> None:
         super()._start(n_features, n_rows)
         self.validation_size_ = (
             int(self.validation_size)
@@ -124,12 +141,13 @@ class PerceptronStar(OnlineKernelClassifier):
             else max(1, math.ceil(self.validation_fraction * n_rows))
         )
 
-    def _learn(self, X, y_pm, keep_scores):
+    def _learn(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
         e = self.engine_
         cut = max(0, min(len(y_pm), self.validation_size_ - e.n_seen)) if not hasattr(self, "best_kernel_") else 0
         if cut == 0:
-            return e.learn(X, y_pm, keep_scores=keep_scores)
-        first = e.learn(X[:cut], y_pm[:cut], keep_scores=keep_scores)
+            outcome: dict[str, NDArray[Any]] = e.learn(X, y_pm, keep_scores=keep_scores)
+            return outcome
+        first: dict[str, NDArray[Any]] = e.learn(X[:cut], y_pm[:cut], keep_scores=keep_scores)
         if e.n_seen >= self.validation_size_:
             best = int(np.argmin(e.kernel_mistakes))
             self.best_kernel_ = self.kernel_pool_.names[best]
@@ -142,24 +160,24 @@ class PerceptronStar(OnlineKernelClassifier):
             rest.pop("F")
         return {key: np.concatenate([first[key], rest[key]]) for key in first}
 
-    def set_engine_state(self, arrays, scalars):
+    def set_engine_state(self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Self:
         super().set_engine_state(arrays, scalars)
         if self.engine_.n_seen >= self.validation_size_:  # validation is over: the one kernel left was chosen
             self.best_kernel_ = self.kernel_pool_.names[int(self.engine_.kernel_ids[0])]
         return self
 
-    def _extra_state(self):
-        extra = {"validation_size": self.validation_size_}
+    def _extra_state(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"validation_size": self.validation_size_}
         if hasattr(self, "best_kernel_"):
             extra["best_kernel"] = self.best_kernel_
         return extra
 
-    def _restore_extra(self, extra):
+    def _restore_extra(self, extra: dict[str, Any]) -> None:
         self.validation_size_ = int(extra["validation_size"])
         if "best_kernel" in extra:
             self.best_kernel_ = extra["best_kernel"]
 
-    def _combine(self, F):
+    def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         if hasattr(self, "best_kernel_"):
             return F[:, 0]
         return F[:, int(np.argmin(self.engine_.kernel_mistakes))]

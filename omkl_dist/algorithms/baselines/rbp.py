@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._budget import BudgetBaseline
+
+if TYPE_CHECKING:
+    from .._batch import KernelSpecLike
 
 
 class RBP(BudgetBaseline):
@@ -52,7 +57,14 @@ class RBP(BudgetBaseline):
 
     _learner = "rbp"
 
-    def __init__(self, kernels="omkc16+norm", budget=100, gamma=0.99, block_size=256, random_state=None):
+    def __init__(
+        self,
+        kernels: KernelSpecLike = "omkc16+norm",
+        budget: int = 100,
+        gamma: float = 0.99,
+        block_size: int = 256,
+        random_state: int | None = None,
+    ) -> None:
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -30,6 +31,9 @@ from .._batch import (
     pair_problem,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 # Weights below this are set to 0 and the rest renormalised (the SimpleMKL toolbox's numerical precision).
 WEIGHT_PRECISION = 1e-8
 NORMALIZATIONS = ("trace", "diagonal", "none")
@@ -48,7 +52,8 @@ def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
     trace = np.einsum("mii->m", grams)
     if (trace <= 0.0).any():
         raise ValueError("a kernel has a zero trace on the training rows; use kernel_normalization='none'")
-    return (1.0 if normalization == "trace" else grams.shape[1]) / trace
+    scales: np.ndarray = (1.0 if normalization == "trace" else grams.shape[1]) / trace
+    return scales
 
 
 @dataclass
@@ -85,7 +90,7 @@ class Solution:
     n_iter: int
     gap: float
     reason: str
-    history: list = field(default_factory=list)
+    history: list[float] = field(default_factory=list)
 
 
 class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
@@ -104,7 +109,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
     )
     _STATE_JSON = ("stop_reasons_",)
 
-    _parameter_constraints = {
+    _parameter_constraints: dict[str, Any] = {
         "C": [POSITIVE],
         "kernels": [KERNEL_SPEC],
         "kernel_normalization": [StrOptions(NORMALIZATIONS)],
@@ -114,17 +119,17 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "svm_tol": [POSITIVE],
     }
 
-    def _check_params(self) -> dict:
+    def _check_params(self) -> dict[str, Any]:
         """The parameters, validated and converted (``kernels`` as a pool)."""
         p = validate_params(self)
         p["pool"], p["normalization"] = p.pop("kernels"), p.pop("kernel_normalization")
         return p
 
     @abstractmethod
-    def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict) -> Solution:
+    def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> Solution:
         """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1)."""
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn kernel weights and the SVM for each one-vs-one pair of classes.
 
         Raises
@@ -140,7 +145,9 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         pool: KernelPool = p["pool"]
         check_kernel_overflow(name, pool, X)
         pairs = ovo_pairs(len(classes))
-        solutions, parts, scales = [], [], []
+        solutions: list[Solution] = []
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        scales: list[np.ndarray] = []
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
@@ -170,7 +177,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         self.objective_history_ = [np.array(s.history) for s in solutions]
         return self
 
-    def _pair_scores(self, X) -> np.ndarray:
+    def _pair_scores(self, X: ArrayLike) -> np.ndarray:
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         name = type(self).__name__
@@ -192,4 +199,5 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
 def clean_weights(d: np.ndarray) -> np.ndarray:
     """Zero the weights below WEIGHT_PRECISION and renormalise onto the simplex."""
     d = np.where(d < WEIGHT_PRECISION, 0.0, d)
-    return d / d.sum()
+    weights: np.ndarray = d / d.sum()
+    return weights

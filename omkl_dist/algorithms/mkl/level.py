@@ -16,12 +16,16 @@ Algorithm 1):
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scipy.optimize import linprog, minimize
 
 from ..._validation import Interval
-from ._base import BatchMKL, Solution, clean_weights, solve_svm
+from ._base import BatchMKL, Solution, SVMSolution, clean_weights, solve_svm
+
+if TYPE_CHECKING:
+    from .._batch import KernelSpecLike
 
 __all__ = ["MKLLevel"]
 
@@ -47,7 +51,9 @@ def model_minimum(values: np.ndarray, grads: np.ndarray, points: np.ndarray) -> 
     return float(result.x[-1]), np.maximum(result.x[:M], 0.0)
 
 
-def level_projection(beta: np.ndarray, level: float, values, grads, points, start: np.ndarray) -> np.ndarray:
+def level_projection(
+    beta: np.ndarray, level: float, values: np.ndarray, grads: np.ndarray, points: np.ndarray, start: np.ndarray
+) -> np.ndarray:
     """The point of the simplex nearest ``beta`` whose cutting-plane model is at most ``level``
     (a QP; ``start``: a feasible point, the model's minimiser)."""
     offsets = values - np.einsum("ij,ij->i", grads, points)
@@ -110,15 +116,15 @@ class MKLLevel(BatchMKL):
 
     def __init__(
         self,
-        C=50.0,
-        kernels="mkboost17",
-        kernel_normalization="trace",
-        level=0.9,
-        max_iter=100,
-        tol=0.01,
-        tol_weights=1e-5,
-        svm_tol=1e-3,
-    ):
+        C: float = 50.0,
+        kernels: KernelSpecLike = "mkboost17",
+        kernel_normalization: str = "trace",
+        level: float = 0.9,
+        max_iter: int = 100,
+        tol: float = 0.01,
+        tol_weights: float = 1e-5,
+        svm_tol: float = 1e-3,
+    ) -> None:
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
@@ -130,11 +136,15 @@ class MKLLevel(BatchMKL):
 
     _parameter_constraints = {**BatchMKL._parameter_constraints, "level": [Interval(Real, 0, 1, closed="neither")]}
 
-    def _solve(self, grams, y, params) -> Solution:
+    def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         M = len(grams)
         beta = np.full(M, 1.0 / M)
-        points, values, grads, history = [], [], [], []
-        best, reason, n_iter, gap = None, "max_iter", params["max_iter"], np.inf
+        points: list[np.ndarray] = []
+        values: list[float] = []
+        grads: list[np.ndarray] = []
+        history: list[float] = []
+        best: tuple[np.ndarray, SVMSolution] | None = None
+        reason, n_iter, gap = "max_iter", params["max_iter"], np.inf
         for it in range(params["max_iter"]):
             sol = solve_svm(grams, beta, y, params["C"], params["svm_tol"])
             history.append(sol.objective)
@@ -158,4 +168,5 @@ class MKLLevel(BatchMKL):
             if change <= params["tol_weights"]:
                 reason, n_iter = "weight change", it + 1
                 break
-        return Solution(best[0], best[1], n_iter, float(max(gap, 0.0)), reason, history)
+        found = cast("tuple[np.ndarray, SVMSolution]", best)  # max_iter >= 1: at least one SVM was solved
+        return Solution(found[0], found[1], n_iter, float(max(gap, 0.0)), reason, history)

@@ -11,11 +11,15 @@ which lie on the unit p-sphere. The two steps alternate. MKBoost's paper uses p 
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._validation import Interval
-from ._base import BatchMKL, Solution, solve_svm
+from ._base import BatchMKL, Solution, SVMSolution, solve_svm
+
+if TYPE_CHECKING:
+    from .._batch import KernelSpecLike
 
 __all__ = ["LpMKL"]
 
@@ -24,10 +28,11 @@ def lp_update(theta: np.ndarray, g: np.ndarray, p: float) -> np.ndarray:
     """Kloft et al.'s closed-form θ from the current θ and ``g_m = (yα)ᵀ K_m (yα)``."""
     w2 = theta**2 * np.maximum(g, 0.0)  # ‖w_m‖²; g >= 0 for PSD kernels up to rounding
     num = w2 ** (1.0 / (p + 1.0))
-    return num / np.sum(w2 ** (p / (p + 1.0))) ** (1.0 / p)
+    theta_new: np.ndarray = num / np.sum(w2 ** (p / (p + 1.0))) ** (1.0 / p)
+    return theta_new
 
 
-def lp_duality_gap(sol, theta: np.ndarray, p: float) -> float:
+def lp_duality_gap(sol: SVMSolution, theta: np.ndarray, p: float) -> float:
     """Relative gap ``½ (‖g‖_{p*} - Σ θ_m g_m) / J(θ)`` with p* = p/(p-1) (≥ 0 by Hölder)."""
     p_star = p / (p - 1.0)
     dual_norm = np.sum(np.maximum(sol.g, 0.0) ** p_star) ** (1.0 / p_star)
@@ -81,15 +86,15 @@ class LpMKL(BatchMKL):
 
     def __init__(
         self,
-        p=2.0,
-        C=50.0,
-        kernels="mkboost17",
-        kernel_normalization="trace",
-        max_iter=100,
-        tol=0.01,
-        tol_weights=1e-4,
-        svm_tol=1e-3,
-    ):
+        p: float = 2.0,
+        C: float = 50.0,
+        kernels: KernelSpecLike = "mkboost17",
+        kernel_normalization: str = "trace",
+        max_iter: int = 100,
+        tol: float = 0.01,
+        tol_weights: float = 1e-4,
+        svm_tol: float = 1e-3,
+    ) -> None:
         self.p = p
         self.C = C
         self.kernel_normalization = kernel_normalization
@@ -101,7 +106,7 @@ class LpMKL(BatchMKL):
 
     _parameter_constraints = {**BatchMKL._parameter_constraints, "p": [Interval(Real, 1, None, closed="neither")]}
 
-    def _solve(self, grams, y, params) -> Solution:
+    def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         p, M = params["p"], len(grams)
         theta = np.full(M, M ** (-1.0 / p))
         sol = solve_svm(grams, theta, y, params["C"], params["svm_tol"])

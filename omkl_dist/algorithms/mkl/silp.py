@@ -11,10 +11,15 @@ satisfied: ``|1 - Σ_m β_m S_m(α) / θ| <= tol``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from scipy.optimize import linprog
 
 from ._base import BatchMKL, Solution, clean_weights, solve_svm
+
+if TYPE_CHECKING:
+    from .._batch import KernelSpecLike
 
 __all__ = ["MKLSILP"]
 
@@ -81,14 +86,14 @@ class MKLSILP(BatchMKL):
 
     def __init__(
         self,
-        C=50.0,
-        kernels="mkboost17",
-        kernel_normalization="trace",
-        max_iter=100,
-        tol=0.01,
-        tol_weights=1e-5,
-        svm_tol=1e-3,
-    ):
+        C: float = 50.0,
+        kernels: KernelSpecLike = "mkboost17",
+        kernel_normalization: str = "trace",
+        max_iter: int = 100,
+        tol: float = 0.01,
+        tol_weights: float = 1e-5,
+        svm_tol: float = 1e-3,
+    ) -> None:
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
@@ -97,10 +102,11 @@ class MKLSILP(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
 
-    def _solve(self, grams, y, params) -> Solution:
+    def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         M = len(grams)
         beta, theta = np.full(M, 1.0 / M), -np.inf
-        rows, history = [], []
+        rows: list[np.ndarray] = []
+        history: list[float] = []
         reason, n_iter, violation = "max_iter", params["max_iter"], np.inf
         for it in range(params["max_iter"] + 1):
             sol = solve_svm(grams, beta, y, params["C"], params["svm_tol"])

@@ -7,12 +7,17 @@ over ``d ≥ 0, Σ d_m = 1``; its gradient is ``∂J/∂d_m = -½ (yα)ᵀ K_m (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._validation import Interval
-from ._base import BatchMKL, Solution, clean_weights, solve_svm
+from ._base import BatchMKL, Solution, SVMSolution, clean_weights, solve_svm
+
+if TYPE_CHECKING:
+    from .._batch import KernelSpecLike
 
 __all__ = ["SimpleMKL"]
 
@@ -96,15 +101,15 @@ class SimpleMKL(BatchMKL):
 
     def __init__(
         self,
-        C=50.0,
-        kernels="mkboost17",
-        kernel_normalization="trace",
-        max_iter=100,
-        tol=0.01,
-        tol_weights=1e-4,
-        svm_tol=1e-3,
-        line_search_tol=0.05,
-    ):
+        C: float = 50.0,
+        kernels: KernelSpecLike = "mkboost17",
+        kernel_normalization: str = "trace",
+        max_iter: int = 100,
+        tol: float = 0.01,
+        tol_weights: float = 1e-4,
+        svm_tol: float = 1e-3,
+        line_search_tol: float = 0.05,
+    ) -> None:
         self.C = C
         self.kernel_normalization = kernel_normalization
         self.kernels = kernels
@@ -119,10 +124,10 @@ class SimpleMKL(BatchMKL):
         "line_search_tol": [Interval(Real, 0, 1, closed="neither")],
     }
 
-    def _solve(self, grams, y, p) -> Solution:
+    def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> Solution:
         M = len(grams)
 
-        def svm(d):
+        def svm(d: np.ndarray) -> SVMSolution:
             return solve_svm(grams, d, y, p["C"], p["svm_tol"])
 
         d = np.full(M, 1.0 / M)
@@ -148,7 +153,9 @@ class SimpleMKL(BatchMKL):
         return Solution(d, sol, n_iter, duality_gap(sol, d), reason, history)
 
     @staticmethod
-    def _step(d, D, sol, svm, line_search_tol):
+    def _step(
+        d: np.ndarray, D: np.ndarray, sol: SVMSolution, svm: Callable[[np.ndarray], SVMSolution], line_search_tol: float
+    ) -> tuple[np.ndarray, SVMSolution]:
         """Descent-direction update to the boundary, then golden-section line search (Algorithm 1)."""
         mu = int(np.argmax(d))
         while True:
@@ -172,12 +179,19 @@ class SimpleMKL(BatchMKL):
         return golden_section(d, D, gamma_max, sol, svm, line_search_tol)
 
 
-def golden_section(d, D, gamma_max, sol_0, svm, tol):
+def golden_section(
+    d: np.ndarray,
+    D: np.ndarray,
+    gamma_max: float,
+    sol_0: SVMSolution,
+    svm: Callable[[np.ndarray], SVMSolution],
+    tol: float,
+) -> tuple[np.ndarray, SVMSolution]:
     """Minimise J(d + γD) over γ ∈ (0, γ_max); returns the best point evaluated, γ = 0 included
     (J(d + γ_max D) >= J(d) is known, so the boundary itself never wins)."""
     candidates = [(sol_0.objective, 0.0, d, sol_0)]
 
-    def evaluate(gamma):
+    def evaluate(gamma: float) -> float:
         point = clean_weights(np.maximum(d + gamma * D, 0.0))
         sol = svm(point)
         candidates.append((sol.objective, gamma, point, sol))
@@ -199,6 +213,6 @@ def golden_section(d, D, gamma_max, sol_0, svm, tol):
     return point, sol
 
 
-def duality_gap(sol, d) -> float:
+def duality_gap(sol: SVMSolution, d: np.ndarray) -> float:
     """Relative MKL duality gap ``½ (max_m g_m - Σ d_m g_m) / J(d)`` (≥ 0 on the simplex)."""
     return float(0.5 * (sol.g.max() - d @ sol.g) / sol.objective)

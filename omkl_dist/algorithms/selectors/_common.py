@@ -9,6 +9,8 @@ data"; the SVM is LibSVM, here scikit-learn's ``SVC(kernel="precomputed")`` (Lib
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -18,6 +20,12 @@ from sklearn.svm import SVC
 from ..._validation import check_array, resolve_seed
 from ...kernels import KernelPool, make_pool
 from .._batch import AcceptsSparse
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ...kernels.specs import KernelSpec
+    from .._batch import KernelSpecLike
 
 C_GRID = tuple(2.0**e for e in range(-10, 11))
 VALIDATION_FRACTION = 0.1
@@ -30,12 +38,15 @@ def validation_split(n_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[n_val:]), np.sort(order[:n_val])
 
 
-def gram(spec, A, B=None) -> np.ndarray:
+def gram(spec: KernelSpec, A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
     """κ(A, B) of one kernel (on its view), (nA, nB)."""
-    return KernelPool((spec,)).evaluate(A, B)[0]
+    K: np.ndarray = KernelPool((spec,)).evaluate(A, B)[0]
+    return K
 
 
-def tune_svm(K_train: np.ndarray, y_train, K_val: np.ndarray, y_val, c_grid=C_GRID) -> tuple[float, float]:
+def tune_svm(
+    K_train: np.ndarray, y_train: np.ndarray, K_val: np.ndarray, y_val: np.ndarray, c_grid: Sequence[float] = C_GRID
+) -> tuple[float, float]:
     """(best C, its validation accuracy) of ``SVC(kernel="precomputed")`` over ``c_grid``; the
     first best (smallest C) on ties."""
     best_c, best_acc = c_grid[0], -1.0
@@ -46,7 +57,9 @@ def tune_svm(K_train: np.ndarray, y_train, K_val: np.ndarray, y_val, c_grid=C_GR
     return best_c, best_acc
 
 
-def kernel_validation_task(spec, X, y, train, val, c_grid=C_GRID) -> tuple[float, float]:
+def kernel_validation_task(
+    spec: KernelSpec, X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray, c_grid: Sequence[float] = C_GRID
+) -> tuple[float, float]:
     """One kernel's (best C, validation accuracy): a pure function, run in-process or as a Dask task."""
     K = gram(spec, X[train])
     K_val = gram(spec, X[val], X[train])
@@ -56,15 +69,19 @@ def kernel_validation_task(spec, X, y, train, val, c_grid=C_GRID) -> tuple[float
 class WrapsModel:
     """``predict``/``decision_function`` of a selector whose classifier is the fitted ``model_``."""
 
-    def decision_function(self, X):
-        self._check_fitted()
-        return self.model_.decision_function(X)
+    model_: Any  # the wrapped fitted classifier (an OMKC, a KernelPerceptron, ...)
 
-    def predict(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         self._check_fitted()
-        return self.model_.predict(X)
+        scores: NDArray[np.float64] = self.model_.decision_function(X)
+        return scores
 
-    def _check_fitted(self):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        self._check_fitted()
+        labels: NDArray[Any] = self.model_.predict(X)
+        return labels
+
+    def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
@@ -79,14 +96,25 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
     the final SVM), ``classes_``, ``svm_`` (the SVC), ``train_X_``.
     """
 
-    def _pool(self):
+    # parameters every subclass's ``__init__`` stores, and learned state (declared for the type checker)
+    kernels: KernelSpecLike
+    feature_groups: dict[str, Any] | None
+    random_state: int | None
+    kernel_pool_: KernelPool
+    classes_: NDArray[Any]
+    selected_kernel_: int
+    n_features_in_: int
+    train_X_: np.ndarray
+    svm_: Any  # a fitted sklearn.svm.SVC (scikit-learn is untyped)
+
+    def _pool(self) -> KernelPool:
         pool = make_pool(self.kernels)
         return pool.with_groups(self.feature_groups) if pool.has_views else pool
 
-    def _select(self, X, y, train, val) -> int:
+    def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         raise NotImplementedError
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         X = check_array(X, owner=type(self).__name__)
         y = np.asarray(y)
         if y.shape != (len(X),):
@@ -108,19 +136,25 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.selection_seconds_, self.svm_seconds_ = t1 - t0, time.perf_counter() - t1
         return self
 
-    def _tune(self, spec, X, y, train, val) -> tuple[float, float]:
+    def _tune(
+        self, spec: KernelSpec, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray
+    ) -> tuple[float, float]:
         return kernel_validation_task(spec, X, y, train, val)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         self._check_fitted()
         X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
-        return self.svm_.decision_function(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
+        scores: NDArray[np.float64] = self.svm_.decision_function(
+            gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_)
+        )
+        return scores
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         self._check_fitted()
         X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
-        return self.svm_.predict(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
+        labels: NDArray[Any] = self.svm_.predict(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
+        return labels
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         if not hasattr(self, "svm_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")

@@ -6,12 +6,19 @@ H = I − 11ᵀ/n, T = Y Yᵀ and Y the ±1 labels (two classes) or the one-hot 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ._common import SingleKernelSVM, gram
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
-def centred_alignment(K: np.ndarray, y) -> float:
+    from .._batch import KernelSpecLike
+
+
+def centred_alignment(K: np.ndarray, y: ArrayLike) -> float:
     """Centred alignment of the Gram matrix ``K`` with the labels ``y``."""
     classes = np.unique(y)
     Y = (
@@ -26,7 +33,8 @@ def centred_alignment(K: np.ndarray, y) -> float:
 
 def _centred(K: np.ndarray) -> np.ndarray:
     """H K H with H = I − 11ᵀ/n."""
-    return K - K.mean(axis=0, keepdims=True) - K.mean(axis=1, keepdims=True) + K.mean()
+    centred: np.ndarray = K - K.mean(axis=0, keepdims=True) - K.mean(axis=1, keepdims=True) + K.mean()
+    return centred
 
 
 class AlSVM(SingleKernelSVM):
@@ -44,11 +52,16 @@ class AlSVM(SingleKernelSVM):
     ('gaussian(sigma=1)', [0.69, 0.4, 0.83])
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, random_state=0):
+    def __init__(
+        self,
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.random_state = random_state
 
-    def _select(self, X, y, train, val) -> int:
+    def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         self.alignments_ = np.array([centred_alignment(gram(spec, X[train]), y[train]) for spec in self.kernel_pool_])
         return int(np.argmax(self.alignments_))

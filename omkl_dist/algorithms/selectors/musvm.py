@@ -4,9 +4,18 @@ Dask ``client`` they run as parallel tasks, one per kernel."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ._common import C_GRID, SingleKernelSVM, kernel_validation_task
+
+if TYPE_CHECKING:
+    from distributed import Client
+    from numpy.typing import NDArray
+
+    from ...kernels.specs import KernelSpec
+    from .._batch import KernelSpecLike
 
 
 class MuSVM(SingleKernelSVM):
@@ -35,24 +44,33 @@ class MuSVM(SingleKernelSVM):
     'linear'
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, client=None, random_state=0):
+    def __init__(
+        self,
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        client: Client | None = None,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.client = client
         self.random_state = random_state
 
-    def _select(self, X, y, train, val) -> int:
+    def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         specs = list(self.kernel_pool_)
         if self.client is None:
             results = [kernel_validation_task(spec, X, y, train, val) for spec in specs]
         else:
-            data = self.client.scatter([X, y, train, val], broadcast=True)
+            # distributed's Client.scatter/gather carry no annotations (untyped third-party calls)
+            data = self.client.scatter([X, y, train, val], broadcast=True)  # type: ignore[no-untyped-call]
             futures = [self.client.submit(kernel_validation_task, spec, *data, C_GRID, pure=False) for spec in specs]
-            results = self.client.gather(futures)
+            results = self.client.gather(futures)  # type: ignore[no-untyped-call]
         self.C_per_kernel_ = np.array([c for c, _ in results])
         self.validation_scores_ = np.array([acc for _, acc in results])
         return int(np.argmax(self.validation_scores_))
 
-    def _tune(self, spec, X, y, train, val):
+    def _tune(
+        self, spec: KernelSpec, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray
+    ) -> tuple[float, float]:
         k = self.selected_kernel_
         return float(self.C_per_kernel_[k]), float(self.validation_scores_[k])

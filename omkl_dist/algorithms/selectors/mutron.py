@@ -10,6 +10,7 @@ The paper adds a tuned step size to the Perceptron; a Perceptron's decisions do 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -20,6 +21,11 @@ from .._batch import AcceptsSparse
 from ..baselines.perceptron import KernelPerceptron
 from ..omkc import OMKC
 from ._common import WrapsModel, validation_split
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .._batch import KernelSpecLike
 
 
 class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
@@ -37,13 +43,19 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
     'gaussian(sigma=0.25)'
     """
 
-    def __init__(self, kernels="omkc16", feature_groups=None, block_size=256, random_state=0):
+    def __init__(
+        self,
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.block_size = block_size
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         t0 = time.perf_counter()
         X, y = check_array(X, owner=type(self).__name__), np.asarray(y)
         pool = make_pool(self.kernels)

@@ -3,9 +3,18 @@ with C tuned on the 10 % validation split learns on it (the OKS paper's "online+
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from ..oks import OKS
 from ._common import SingleKernelSVM
 from .tuned import BETA_GRID, SOM
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from .._batch import KernelSpecLike
 
 
 class OKSSVM(SingleKernelSVM):
@@ -25,16 +34,16 @@ class OKSSVM(SingleKernelSVM):
 
     def __init__(
         self,
-        kernels="omkc16",
-        feature_groups=None,
-        loss="mistake",
-        lam=1.0,
-        delta=(0.5, 0.2),
-        eta=None,
-        n_epochs=2,
-        block_size=256,
-        random_state=0,
-    ):
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        loss: str = "mistake",
+        lam: float | str = 1.0,
+        delta: float | Sequence[float] = (0.5, 0.2),
+        eta: float | None = None,
+        n_epochs: int = 2,
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.loss = loss
@@ -45,7 +54,7 @@ class OKSSVM(SingleKernelSVM):
         self.block_size = block_size
         self.random_state = random_state
 
-    def _select(self, X, y, train, val) -> int:
+    def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         self.selector_ = OKS(
             kernels=self.kernel_pool_,
             loss=self.loss,
@@ -68,8 +77,14 @@ class SOMSVM(SingleKernelSVM):
     """
 
     def __init__(
-        self, kernels="omkc16", feature_groups=None, betas=BETA_GRID, n_epochs=2, block_size=256, random_state=0
-    ):
+        self,
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        betas: Sequence[float] = BETA_GRID,
+        n_epochs: int = 2,
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.betas = betas
@@ -77,7 +92,7 @@ class SOMSVM(SingleKernelSVM):
         self.block_size = block_size
         self.random_state = random_state
 
-    def _select(self, X, y, train, val) -> int:
+    def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         self.selector_ = SOM(
             kernels=self.kernel_pool_,
             betas=self.betas,

@@ -7,6 +7,8 @@ The kernel they return is the one with the largest weight."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -16,6 +18,11 @@ from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..omkc import OMKC
 from ._common import WrapsModel, validation_split
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .._batch import KernelSpecLike
 
 BETA_GRID = tuple(round(0.1 + 0.04 * i, 2) for i in range(21))
 
@@ -37,17 +44,19 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
     selected_kernel_, selected_kernel_name_, classes_, fit_seconds_
     """
 
+    selected_kernel_: int
+
     def __init__(
         self,
-        kernels="omkc16",
-        feature_groups=None,
-        update="D",
-        combination="D",
-        n_epochs=1,
-        betas=BETA_GRID,
-        block_size=256,
-        random_state=0,
-    ):
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        update: str = "D",
+        combination: str = "D",
+        n_epochs: int = 1,
+        betas: Sequence[float] = BETA_GRID,
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.update = update
@@ -57,7 +66,7 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.block_size = block_size
         self.random_state = random_state
 
-    def _omkc(self, beta) -> OMKC:
+    def _omkc(self, beta: float) -> OMKC:
         pool = make_pool(self.kernels)
         pool = pool.with_groups(self.feature_groups) if pool.has_views else pool
         return OMKC(
@@ -69,14 +78,14 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
             random_state=self.random_state,
         )
 
-    def _learn(self, beta, X, y) -> OMKC:
+    def _learn(self, beta: float, X: np.ndarray, y: np.ndarray) -> OMKC:
         model = self._omkc(beta)
         classes = np.unique(y)
         for _ in range(self.n_epochs):
             model.partial_fit(X, y, classes=classes)
         return model
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         t0 = time.perf_counter()
         X, y = check_array(X, owner=type(self).__name__), np.asarray(y)
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
@@ -106,8 +115,14 @@ class OM1(TunedOMKC):
     """
 
     def __init__(
-        self, kernels="omkc16", feature_groups=None, n_epochs=1, betas=BETA_GRID, block_size=256, random_state=0
-    ):
+        self,
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        n_epochs: int = 1,
+        betas: Sequence[float] = BETA_GRID,
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         super().__init__(
             kernels=kernels,
             feature_groups=feature_groups,
@@ -133,8 +148,14 @@ class SOM(TunedOMKC):
     """
 
     def __init__(
-        self, kernels="omkc16", feature_groups=None, n_epochs=2, betas=BETA_GRID, block_size=256, random_state=0
-    ):
+        self,
+        kernels: KernelSpecLike = "omkc16",
+        feature_groups: dict[str, Any] | None = None,
+        n_epochs: int = 2,
+        betas: Sequence[float] = BETA_GRID,
+        block_size: int = 256,
+        random_state: int | None = 0,
+    ) -> None:
         super().__init__(
             kernels=kernels,
             feature_groups=feature_groups,
