@@ -24,8 +24,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
-# no real datasets, no cluster processes, nothing marked slow: ~25 s once numba's cache is warm,
-# ~100 s on a clean checkout (compiling the kernels); needs neither ../shared nor a network
+# no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests):
+# ~45 s once numba's cache is warm, ~100 s on a clean checkout (about a minute compiling the kernels,
+# whose cache lives in the checkout); needs neither ../shared nor a network
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not data and not cluster and not slow"
 

@@ -15,6 +15,9 @@ from omkl_dist.preprocessing import Scaler
 
 from omkl_cli import last_json, omkl
 
+# end to end through the `omkl` command (a Python process per call): the full suite only
+pytestmark = pytest.mark.slow
+
 
 def test_settings_resolve_the_studys_defaults_the_papers_or_what_was_asked():
     default = resolve_settings()

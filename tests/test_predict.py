@@ -21,6 +21,9 @@ from omkl_dist.storage.synth import synthesize
 
 from omkl_cli import OMKL, omkl
 
+# end to end through the `omkl` command (a Python process per call): the full suite only
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):

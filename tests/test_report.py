@@ -12,6 +12,9 @@ from omkl_dist.storage.synth import synthesize
 
 from omkl_cli import omkl
 
+# end to end through the `omkl` command (a Python process per call): the full suite only
+pytestmark = pytest.mark.slow
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -23,6 +23,9 @@ from omkl_dist.storage.synth import iter_blocks, synthesize
 
 from omkl_cli import OMKL, last_json, omkl
 
+# end to end through the `omkl` command (a Python process per call): the full suite only
+pytestmark = pytest.mark.slow
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -25,6 +25,9 @@ from omkl_dist.storage.synth import iter_blocks
 
 from airflow_env import ensure
 
+# end to end through the `omkl` command (a Python process per call): the full suite only
+pytestmark = pytest.mark.slow
+
 DAG_FILE = Path(pipelines.__file__).with_name("airflow_dag.py")
 OMKL_BIN = Path(sys.executable).with_name("omkl")
 OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
