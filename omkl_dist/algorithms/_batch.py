@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeAlias, TypeVar
 
 import numpy as np
 from scipy import sparse
@@ -197,6 +197,44 @@ def kernel_decisions(
 
 
 # ----------------------------------------------------------------------------- persistence
+
+
+class _Fitted(Protocol):
+    """What a fitted estimator's state header is made of."""
+
+    kernel_pool_: KernelPool
+    classes_: NDArray[Any]
+    n_features_in_: int
+
+
+_Model = TypeVar("_Model", bound=_Fitted)
+
+
+def state_header(model: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The metadata every saved estimator's state starts with: its class, parameters, classes, number
+    of features and kernel pool (``to_state``; read back by :func:`model_from_header`)."""
+    return {
+        "algorithm": type(model).__name__,
+        "params": params,
+        "classes": model.classes_.tolist(),
+        "classes_dtype": model.classes_.dtype.str,
+        "n_features_in": int(model.n_features_in_),
+        "kernel_pool": model.kernel_pool_.to_spec_string(),
+    }
+
+
+def model_from_header(cls: type[_Model], meta: dict[str, Any]) -> _Model:
+    """A ``cls`` with the parameters, classes, number of features and kernel pool of a
+    :func:`state_header` (``from_state``); refuses the state of another class."""
+    if meta.get("algorithm") != cls.__name__:
+        raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
+    model = cls(**meta["params"])
+    model.kernel_pool_ = make_pool(meta["kernel_pool"])
+    model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
+    model.n_features_in_ = int(meta["n_features_in"])
+    return model
+
+
 class BatchState:
     """``to_state``/``from_state`` of a fitted batch classifier: what prediction needs, as numeric
     arrays and JSON (no pickle; see :mod:`omkl_dist.storage.models`). A subclass lists its learned
@@ -229,12 +267,7 @@ class BatchState:
         params = {k: v for k, v in self.get_params().items() if k != "executor"}  # a compute handle, not state
         params["kernels"] = self.kernel_pool_.to_spec_string()
         meta = {
-            "algorithm": type(self).__name__,
-            "params": params,
-            "classes": self.classes_.tolist(),
-            "classes_dtype": self.classes_.dtype.str,
-            "n_features_in": int(self.n_features_in_),
-            "kernel_pool": self.kernel_pool_.to_spec_string(),
+            **state_header(self, params),
             "coef_shape": list(coef.shape),
             "pairs": [list(map(int, p)) for p in self.pairs_],
             "learned": {name: getattr(self, name) for name in self._STATE_JSON},
@@ -243,13 +276,8 @@ class BatchState:
 
     @classmethod
     def from_state(cls, arrays: dict[str, NDArray[Any]], meta: dict[str, Any]) -> Self:
-        if meta.get("algorithm") != cls.__name__:
-            raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
-        model = cls(**meta["params"])
-        model.kernel_pool_ = make_pool(meta["kernel_pool"])
+        model = model_from_header(cls, meta)
         model.kernel_names_ = model.kernel_pool_.names
-        model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
-        model.n_features_in_ = int(meta["n_features_in"])
         model.pairs_ = [tuple(p) for p in meta["pairs"]]
         model.dual_coef_ = sparse.csr_matrix(
             (arrays["coef_data"], arrays["coef_indices"], arrays["coef_indptr"]), shape=tuple(meta["coef_shape"])

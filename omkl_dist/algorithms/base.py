@@ -27,7 +27,7 @@ from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
-from ._batch import KERNEL_SPEC, AcceptsSparse
+from ._batch import KERNEL_SPEC, AcceptsSparse, model_from_header, state_header
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -205,14 +205,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         for key in ("kernels", "kernel"):
             if key in params:
                 params[key] = make_pool(params[key]).to_spec_string()
-        classes = self.classes_.tolist()
         meta = {
-            "algorithm": type(self).__name__,
-            "params": params,
-            "classes": classes,
-            "classes_dtype": self.classes_.dtype.str,
-            "n_features_in": int(self.n_features_in_),
-            "kernel_pool": self.kernel_pool_.to_spec_string(),
+            **state_header(self, params),
             "engine": scalars,
             "extra": self._extra_state(),
         }
@@ -221,12 +215,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     @classmethod
     def from_state(cls, arrays: dict[str, NDArray[Any]], meta: dict[str, Any]) -> Self:
         """Rebuild a fitted model from :meth:`to_state` output; it continues learning exactly."""
-        if meta.get("algorithm") != cls.__name__:
-            raise ValueError(f"state is of a {meta.get('algorithm')!r} model, not {cls.__name__}")
-        model = cls(**meta["params"])
-        model.kernel_pool_ = make_pool(meta["kernel_pool"])
-        model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
-        model.n_features_in_ = int(meta["n_features_in"])
+        model = model_from_header(cls, meta)
         model.seed_ = int(meta["engine"]["seed"])
         model.engine_ = cls._engine_from(model.kernel_pool_, arrays, meta["engine"])
         model._restore_extra(meta.get("extra", {}))

@@ -7,6 +7,8 @@ built incrementally, gaussians along their chains) and its score one reassociate
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -34,6 +36,52 @@ def row_sqdist(Xb, t, P, xt, psq, dot_row, d2):
             d2[s] = rows_sqdist(Xb, t, P, s)
 
 
+class ScoreWeights(NamedTuple):
+    """How :func:`chain_row` turns a kernel's values over the tile into scores (the pool scan):
+    ``out[t, c] += xscale[t, c] · Σ_s alphaT[c, s] κ_k(x_t, s)`` for the kernel's K class columns.
+    Read-only: arrays written inside a prange body must be passed on their own, because numba's
+    parfors do not write back through a tuple (the writes are lost)."""
+
+    alphaT: np.ndarray
+    xscale: np.ndarray
+    K: int
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit(k, t, cur, G, out, weights):
+    if G.shape[0] > 0:  # the block Gram: keep the values
+        G[k, t, :] = cur
+    else:  # the pool scan: add the kernel's scores
+        K = weights.K
+        for c in range(k * K, k * K + K):
+            out[t, c] += weights.xscale[t, c] * weighted_sum(weights.alphaT[c], cur)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def chain_row(Xb, t, P, xt, psq, dot_row, plan, work, G, out, weights):
+    """Walk row t's kernels over the tile ``P`` once, each kernel's values in turn in one vector
+    (``work``: four scratch rows of the tile's length): dot kernels by degree (:func:`.values.power_up`),
+    then the gaussians along their chains (:func:`.values.gauss_next`). Each kernel flagged on is kept
+    in ``G[k, t]`` (the block Gram) when ``G`` is not empty, else scored into ``out`` (the pool scan,
+    :class:`ScoreWeights`). The scan and the block Gram share it, so a pair gets the same bits in both."""
+    dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
+    d2, cur, xg, scratch = work[0], work[1], work[2], work[3]
+    cur[:] = dot_row
+    deg = 1
+    for j in range(dot_idx.shape[0]):
+        if dot_on[j]:
+            deg = power_up(cur, dot_row, deg, dot_deg[j])
+            _emit(dot_idx[j], t, cur, G, out, weights)
+    if not g_need.any():
+        return
+    row_sqdist(Xb, t, P, xt, psq, dot_row, d2)
+    for j in range(g_idx.shape[0]):
+        if g_need[j]:
+            gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
+        if g_on[j]:
+            _emit(g_idx[j], t, cur, G, out, weights)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
     """Kernel-major scan for dot-product kernels and gaussians.
@@ -48,28 +96,10 @@ def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
     (:func:`.program.kernel_scales`; 1.0 for an unnormalised kernel, which leaves the bits as they
     are), the support vectors' factors being folded into ``alphaT``.
     """
-    dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     B = n_rows(Xb)
     n = n_rows(P)
+    no_gram = np.empty((0, 0, 0))
+    weights = ScoreWeights(alphaT, xscale, K)
     for t in prange(B):
-        d2 = np.empty(n)
-        cur = np.empty(n)
-        xg = np.empty(n)
-        scratch = np.empty(n)
-        dot_row = dots[t]
-        cur[:] = dot_row
-        deg = 1
-        for j in range(dot_idx.shape[0]):
-            if dot_on[j]:
-                deg = power_up(cur, dot_row, deg, dot_deg[j])
-                for c in range(dot_idx[j] * K, dot_idx[j] * K + K):
-                    out[t, c] += xscale[t, c] * weighted_sum(alphaT[c], cur)
-        if not g_need.any():
-            continue
-        row_sqdist(Xb, t, P, xsq[t], psq, dot_row, d2)
-        for j in range(g_idx.shape[0]):
-            if g_need[j]:
-                gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-            if g_on[j]:
-                for c in range(g_idx[j] * K, g_idx[j] * K + K):
-                    out[t, c] += xscale[t, c] * weighted_sum(alphaT[c], cur)
+        work = np.empty((4, n))  # one per row: allocated inside the prange body, never shared
+        chain_row(Xb, t, P, xsq[t], psq, dots[t], plan, work, no_gram, out, weights)

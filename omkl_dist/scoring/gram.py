@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._dense import row_sqdist
+from ._dense import ScoreWeights, chain_row
 from ._pairs import program_values
 from .program import dot_gauss_plan
 from .rows import later_dots, n_rows, rows_sqdist
@@ -43,29 +43,12 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
     Full rows rather than the triangle the recurrence reads: uniform work per row vectorises and
     balances across threads better than rows of growing length.
     """
-    dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     B = n_rows(Xb)
-    n = B
+    no_scores = np.empty((0, 0))
+    weights = ScoreWeights(no_scores, no_scores, 1)
     for t in prange(B):
-        d2 = np.empty(n)
-        cur = np.empty(n)
-        xg = np.empty(n)
-        scratch = np.empty(n)
-        dot_row = XXt[t]
-        cur[:] = dot_row
-        deg = 1
-        for j in range(dot_idx.shape[0]):
-            if dot_on[j]:
-                deg = power_up(cur, dot_row, deg, dot_deg[j])
-                G[dot_idx[j], t, :] = cur
-        if not g_need.any():
-            continue
-        row_sqdist(Xb, t, Xb, xsq[t], xsq, dot_row, d2)
-        for j in range(g_idx.shape[0]):
-            if g_need[j]:
-                gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
-            if g_on[j]:
-                G[g_idx[j], t, :] = cur
+        work = np.empty((4, B))  # one per row: allocated inside the prange body, never shared
+        chain_row(Xb, t, Xb, xsq[t], xsq, XXt[t], plan, work, G, no_scores, weights)
     return G
 
 
