@@ -117,30 +117,29 @@ def run_fit(
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    accuracy = float(np.mean(model.predict(X_test) == y_test))
-    report = {
-        "algo": algo,
-        "variant": variant if algo == "mkboost" else None,
-        "data": str(data),
-        "file": str(path),
-        "n_train": int(len(train)),
-        "n_test": int(len(test)),
-        "n_features": int(X.shape[1]),
-        "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()],
-        "test_size": test_size,
-        "seed": seed,
-        "scaling": scaling,
-        "C": C,
-        "kernels": kernels,
-        "executor": ("dask " + scheduler)
+    executor_name = (
+        ("dask " + scheduler)
         if (scheduler and algo == "mkboost")
-        else (f"threads x{threads}" if algo == "mkboost" and threads > 1 else "serial"),
-        "accuracy": accuracy,
-        "seconds": seconds,
-        "predict_seconds": time.perf_counter() - t1,
-        "kernel_counts": {n: int(c) for n, c in zip(model.kernel_names_, model.kernel_counts_, strict=True)},
-    }
+        else (f"threads x{threads}" if algo == "mkboost" and threads > 1 else "serial")
+    )
+    report = _test_report(
+        model,
+        X_test,
+        y_test,
+        labels,
+        algo=algo,
+        variant=variant if algo == "mkboost" else None,
+        data=data,
+        path=path,
+        n_train=len(train),
+        test_size=test_size,
+        seed=seed,
+        scaling=scaling,
+        settings={"C": C, "kernels": kernels},
+        executor=executor_name,
+        seconds=seconds,
+    )
+    report["kernel_counts"] = {n: int(c) for n, c in zip(model.kernel_names_, model.kernel_counts_, strict=True)}
     if scheduler and algo != "mkboost":
         report["note"] = f"--scheduler ignored: {algo} runs in this process"
     if clipped:
@@ -211,32 +210,33 @@ def _fit_selector(
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    accuracy = float(np.mean(model.predict(X_test) == y_test))
     labels = dict((internal, original) for original, internal in ds.label_map)
-    report = {
-        "algo": algo,
-        "variant": None,
-        "data": str(data),
-        "file": str(path),
-        "n_train": int(len(y_train)),
-        "n_test": int(len(y_test)),
-        "n_features": int(X_train.shape[1]),
-        "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()],
-        "test_size": test_size,
-        "seed": seed,
-        "scaling": scaling,
-        "kernels": kernels,
-        "executor": ("dask " + scheduler) if (scheduler and algo == "musvm") else "serial",
-        "accuracy": accuracy,
-        "seconds": seconds,
-        "predict_seconds": time.perf_counter() - t1,
-        "selected_kernel": model.selected_kernel_name_,
-        "C": model.C_,
-        "validation_accuracy": model.validation_accuracy_,
-        "selection_seconds": model.selection_seconds_,
-        "svm_seconds": model.svm_seconds_,
-    }
+    report = _test_report(
+        model,
+        X_test,
+        y_test,
+        labels,
+        algo=algo,
+        variant=None,
+        data=data,
+        path=path,
+        n_train=len(y_train),
+        test_size=test_size,
+        seed=seed,
+        scaling=scaling,
+        settings={"kernels": kernels},
+        executor=("dask " + scheduler) if (scheduler and algo == "musvm") else "serial",
+        seconds=seconds,
+    )
+    report.update(
+        {
+            "selected_kernel": model.selected_kernel_name_,
+            "C": model.C_,
+            "validation_accuracy": model.validation_accuracy_,
+            "selection_seconds": model.selection_seconds_,
+            "svm_seconds": model.svm_seconds_,
+        }
+    )
     if scheduler and algo != "musvm":
         report["note"] = f"--scheduler ignored: {algo} runs in this process"
     names = list(model.kernel_pool_.names)
@@ -296,3 +296,45 @@ def format_fit_report(report: dict) -> str:
             if w > 0:
                 lines.append(f"  {name:<26} {w:.4f}")
     return "\n".join(lines)
+
+
+def _test_report(
+    model,
+    X_test,
+    y_test,
+    labels,
+    *,
+    algo,
+    variant,
+    data,
+    path,
+    n_train,
+    test_size,
+    seed,
+    scaling,
+    settings: dict,
+    executor: str,
+    seconds: float,
+) -> dict:
+    """The part of ``omkl fit``'s report every algorithm shares: the data, the split, the settings
+    (``settings``, in the report's order), the test accuracy and the times."""
+    t1 = time.perf_counter()
+    accuracy = float(np.mean(model.predict(X_test) == y_test))
+    return {
+        "algo": algo,
+        "variant": variant,
+        "data": str(data),
+        "file": str(path),
+        "n_train": int(n_train),
+        "n_test": int(len(y_test)),
+        "n_features": int(X_test.shape[1]),
+        "classes": [labels.get(c, str(c)) for c in model.classes_.tolist()],
+        "test_size": test_size,
+        "seed": seed,
+        "scaling": scaling,
+        **settings,
+        "executor": executor,
+        "accuracy": accuracy,
+        "seconds": seconds,
+        "predict_seconds": time.perf_counter() - t1,
+    }
