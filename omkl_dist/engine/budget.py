@@ -52,7 +52,7 @@ from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_sq
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring.pool import blas_dots_exact, integral_bound, writable
-from ..scoring.program import CHI2, LAPLACE, KernelProgram, compile_program
+from ..scoring.program import KernelProgram, compile_program, independent_program
 from ..scoring.rows import dense_rows
 from ._budget_loops import budget_block, budget_scores
 from .local import Rounds, segmenting
@@ -73,17 +73,10 @@ MAX_SEGMENT = 512
 
 def _program_from(kinds, param, norm) -> KernelProgram:
     """A program of independently evaluated kernels (no gaussian chains), e.g. a subset of another."""
-    kinds = np.asarray(kinds, dtype=np.int64).copy()
-    param = np.asarray(param, dtype=np.float64).copy()
-    m = len(kinds)
-    return KernelProgram(
-        kinds,
-        param,
-        np.full(m, -1, dtype=np.int64),
-        np.arange(m, dtype=np.int64),
-        bool((kinds == LAPLACE).any()),
-        bool((kinds == CHI2).any()),
-        norm=np.asarray(norm, dtype=np.bool_).copy(),
+    return independent_program(
+        np.asarray(kinds, dtype=np.int64).copy(),
+        np.asarray(param, dtype=np.float64).copy(),
+        np.asarray(norm, dtype=np.bool_).copy(),
     )
 
 

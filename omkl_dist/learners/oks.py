@@ -28,16 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..scoring._pairs import view_value
-from ..scoring.program import ACHI2, CHI2, GAUSS, LAPLACE, LINEAR, POLY
 
-KIND_CODES = {
-    "linear": LINEAR,
-    "polynomial": POLY,
-    "gaussian": GAUSS,
-    "laplacian": LAPLACE,
-    "chi2": CHI2,
-    "achi2": ACHI2,
-}
 # algorithms and losses
 MISTAKE, GENERAL = 0, 1
 HINGE, LOGISTIC, SQUARED = 0, 1, 2

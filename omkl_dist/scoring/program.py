@@ -205,7 +205,16 @@ def _direct_program(specs, kinds, param, norm) -> KernelProgram:
         if spec.columns is not None:
             vcols.extend(spec.columns)
         vptr.append(len(vcols))
-    m = len(specs)
+    return independent_program(
+        kinds, param, norm, direct=True, vcols=np.array(vcols, dtype=np.int64), vptr=np.array(vptr, dtype=np.int64)
+    )
+
+
+def independent_program(kinds, param, norm, **layout) -> KernelProgram:
+    """A program of independently evaluated kernels, in their own order, without gaussian chains (a
+    direct program, or a subset of another program's kernels); ``layout``: further
+    :class:`KernelProgram` fields (``direct``, ``vcols``, ``vptr``)."""
+    m = len(kinds)
     return KernelProgram(
         kinds,
         param,
@@ -213,10 +222,8 @@ def _direct_program(specs, kinds, param, norm) -> KernelProgram:
         np.arange(m, dtype=np.int64),
         bool((kinds == LAPLACE).any()),
         bool((kinds == CHI2).any()),
-        direct=True,
-        vcols=np.array(vcols, dtype=np.int64),
-        vptr=np.array(vptr, dtype=np.int64),
         norm=norm,
+        **layout,
     )
 
 
