@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from numba import njit, prange, types
 from numba.extending import overload
 
+from .._validation import canonical_csr
 from .values import direct_sqdist
 
 
@@ -54,11 +55,7 @@ def as_csr(X) -> sp.csr_matrix:
     """``X`` as a canonical float64 CSR matrix (sorted indices, no duplicates), copied only if needed."""
     if not sp.issparse(X):
         return sp.csr_matrix(np.asarray(X, dtype=np.float64))
-    X = sp.csr_matrix(X, dtype=np.float64)  # no copy when it already is one
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()  # also sorts the indices
-    return X
+    return canonical_csr(X)
 
 
 def as_rows(X):
