@@ -187,3 +187,20 @@ def test_feature_groups_parameter_resolves_named_groups(data_dir):
     written = OKS(kernels="linear,chi2 @ a=0:7; gaussian:1 @ b=7:14", random_state=2).fit(X, y)
     np.testing.assert_array_equal(named.kernel_weights_, written.kernel_weights_)
     assert make_pool(named.to_state()[1]["kernel_pool"]) == written.kernel_pool_
+
+
+@pytest.mark.parametrize("n, m", [(0, 1), (1, 1), (70, 3), (200, 16)])
+def test_passes_group_rows_by_kernel_stably_in_passes(n, m):
+    """The scoring passes: every row once, rows of one kernel in their order (a stable sort, as
+    ``argsort(kind="mergesort")``), a pass holding one kernel's rows and at most ROWS_PER_PASS."""
+    from omkl_dist.learners import oks as oks_loops
+
+    kernel_of_row = np.random.default_rng(n).integers(0, m, size=n)
+    order, starts = oks_loops._passes(kernel_of_row)
+    np.testing.assert_array_equal(order, np.argsort(kernel_of_row, kind="mergesort"))
+    assert starts[0] == 0 and starts[-1] == n
+    if n == 0:  # (callers skip empty blocks)
+        return
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        assert 0 < hi - lo <= oks_loops.ROWS_PER_PASS
+        assert len(set(kernel_of_row[order[lo:hi]])) == 1

@@ -160,7 +160,9 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
 def budget_block(rows, kernels, hp, buffers, F, L):
     """Every kernel's learner over one segment (:func:`_kernel_block`), the kernels in parallel."""
     for k in prange(kernels.kinds.shape[0]):
-        _kernel_block(k, rows, kernels, hp, buffers, F, L)
+        # int64: numba types a prange index int64 when it types the loop and uint64 in the parallel
+        # body, so an uncast k compiles _kernel_block (~10 s) twice
+        _kernel_block(np.int64(k), rows, kernels, hp, buffers, F, L)
 
 
 @njit(cache=True, parallel=True)

@@ -262,7 +262,7 @@ class BudgetEngine:
                 f"kernel_step: rows start at global instance {g}, but this engine has seen "
                 f"{self.n_seen}; pass the rows that continue its stream"
             )
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = dense_rows(X)
         y = np.ascontiguousarray(y, dtype=np.float64)
         n, m, K = len(y), self.m, self.n_classes
         if X.ndim != 2 or X.shape != (n, self.n_features):
@@ -343,7 +343,7 @@ class BudgetEngine:
 
     def kernel_scores(self, X: np.ndarray, chunk: int = 1024) -> np.ndarray:
         """Per-kernel decision values f_k(x) of the current model, (n, m); multi-class (n, m, K)."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = dense_rows(X)
         K = self.n_classes
         out = np.empty((len(X), self.m * K))
         for lo in range(0, len(X), chunk):

@@ -149,7 +149,7 @@ class OKSEngine:
         """Run OKS over the rows in order. Returns per row ``mistakes`` (the drawn kernel erred),
         ``score`` (its scores, (n,) or (n, K)), ``kernel`` (the index drawn) and ``loss``."""
         n = len(X)
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = dense_rows(X)
         y = np.ascontiguousarray(y, dtype=np.float64)
         out = _outputs(n, self.K)
         lo = 0
@@ -174,7 +174,7 @@ class OKSEngine:
         ``n_seen``): column 0 the kernel each row draws under the current weights, the others
         that kernel's scores against its support vectors (a shard's part of a row-split round)."""
         g = (self.n_seen if start is None else start) + lo
-        Xr = np.ascontiguousarray(X[lo:hi], dtype=np.float64)
+        Xr = dense_rows(X[lo:hi])
         guess, pre = np.empty(hi - lo, dtype=np.int64), np.empty((hi - lo, self.K))
         _oks.speculate(Xr, self._uniforms(g, hi - lo), self.logw, self.delta, self._views(), self._store(), guess, pre)
         return np.column_stack([guess.astype(np.float64), pre])
@@ -184,7 +184,7 @@ class OKSEngine:
         self._reserve(len(Xb))
         first_row = self.n_rows
         rows = OKSRows(
-            np.ascontiguousarray(Xb, dtype=np.float64),
+            dense_rows(Xb),
             np.ascontiguousarray(yb, dtype=np.float64),
             self._uniforms(g, len(Xb)),
             guess_pre[:, 0].astype(np.int64),
@@ -214,7 +214,7 @@ class OKSEngine:
     def kernel_scores(self, X: np.ndarray, kernels=None) -> np.ndarray:
         """Scores of the given kernels (default all): (n, len(kernels)) for one coefficient
         column, else (n, len(kernels), K)."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = dense_rows(X)
         kernels = range(len(self.nk)) if kernels is None else kernels
         out = np.empty((len(X), len(kernels), self.K))
         part = np.empty((len(X), self.K))

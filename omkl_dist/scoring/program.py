@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .rows import writeable
+
 LINEAR, POLY, GAUSS, LAPLACE, CHI2, ACHI2 = 0, 1, 2, 3, 4, 5
 MAX_CHAIN = 5
 
@@ -79,6 +81,17 @@ class KernelProgram:
     # bool (m,): the normalised kernels whose values normalisation changes (dot-product, additive chi2):
     # κ(x, z)·R(x)·R(z) with R = κ(x, x)^(-1/2), see kernel_scales
     norm: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+
+    def __setstate__(self, state: dict) -> None:
+        # A program unpickled with joblib's mmap_mode="r" holds read-only arrays, for which numba would
+        # compile every kernel again (see rows.writeable); its arrays are small, so copy them.
+        def own(v):
+            if isinstance(v, np.ndarray):
+                return writeable(v)
+            return tuple(own(a) for a in v) if isinstance(v, tuple) else v
+
+        for name, value in state.items():
+            object.__setattr__(self, name, own(value))
 
     @property
     def m(self) -> int:

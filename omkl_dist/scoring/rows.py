@@ -51,11 +51,23 @@ def is_sparse(X) -> bool:
     return sp.issparse(X)
 
 
+def writeable(a: np.ndarray) -> np.ndarray:
+    """``a``, or a copy of it if it is read-only (a memory-mapped X, a model loaded with ``mmap_mode="r"``).
+
+    numba compiles every kernel again for read-only arrays (a different argument type): about a minute
+    of compilation for the first read-only call, against an O(size) copy of the rows."""
+    return a if a.flags.writeable else a.copy()
+
+
 def as_csr(X) -> sp.csr_matrix:
-    """``X`` as a canonical float64 CSR matrix (sorted indices, no duplicates), copied only if needed."""
+    """``X`` as a canonical float64 CSR matrix (sorted indices, no duplicates) with writeable arrays
+    (:func:`writeable`), copied only if needed."""
     if not sp.issparse(X):
         return sp.csr_matrix(np.asarray(X, dtype=np.float64))
-    return canonical_csr(X)
+    X = canonical_csr(X)
+    if X.data.flags.writeable and X.indices.flags.writeable and X.indptr.flags.writeable:
+        return X
+    return sp.csr_matrix((writeable(X.data), writeable(X.indices), writeable(X.indptr)), shape=X.shape)
 
 
 def as_rows(X):
@@ -110,8 +122,9 @@ def transposed(X):
 
 
 def dense_rows(X) -> np.ndarray:
-    """``X`` as a dense array (sparse rows densified): engines that keep dense rows."""
-    return np.ascontiguousarray(X.toarray()) if sp.issparse(X) else X
+    """``X`` as a writeable C-contiguous float64 array (sparse rows densified): engines that keep dense
+    rows. No copy when ``X`` already is one."""
+    return np.ascontiguousarray(X.toarray()) if sp.issparse(X) else writeable(np.ascontiguousarray(X, dtype=np.float64))
 
 
 def sqnorms(X) -> np.ndarray:
