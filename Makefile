@@ -25,8 +25,9 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests):
-# ~45 s once numba's cache is warm, ~100 s on a clean checkout (about a minute compiling the kernels,
-# whose cache lives in the checkout); needs neither ../shared nor a network
+# ~45 s once numba's cache is warm, ~115 s on a clean checkout, which first compiles the kernels (~85 s of
+# compilation in one process, partly repeated by the second pytest worker; the cache lives in the
+# checkout); needs neither ../shared nor a network
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not data and not cluster and not slow"
 
