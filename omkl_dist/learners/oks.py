@@ -109,7 +109,8 @@ def _passes(kernel_of_row):
     (rows in pass order, start of each pass). The rows are grouped by a counting sort, stable like
     ``argsort(kind="mergesort")`` and linear; numba's mergesort alone took ~13 s to compile."""
     n = kernel_of_row.shape[0]
-    first = np.zeros(kernel_of_row.max() + 2 if n else 1, dtype=np.int64)  # rows before each kernel's
+    # first[k]: the place in ``order`` of kernel k's next row (first the count of rows of kernels < k)
+    first = np.zeros(kernel_of_row.max() + 2 if n else 1, dtype=np.int64)
     for i in range(n):
         first[kernel_of_row[i] + 1] += 1
     for k in range(1, first.shape[0]):
