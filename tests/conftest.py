@@ -29,11 +29,25 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.data)
 
 
-def pytest_terminal_summary(terminalreporter):
-    """Say how many generated bad-input cases ran (tests/test_bad_input_suite.py)."""
-    import sys
+def pytest_sessionfinish(session):
+    """In an xdist worker: hand this worker's bad-input case counts to the controller."""
+    from bad_input_cases import CASES
 
-    suite = sys.modules.get("test_bad_input_suite")
-    if suite is not None and any(suite.CASES.values()):
-        counts = ", ".join(f"{n} {kind}" for kind, n in suite.CASES.items())
-        terminalreporter.write_line(f"bad-input suite: {sum(suite.CASES.values())} generated cases ran ({counts})")
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["bad_input_cases"] = dict(CASES)
+
+
+def pytest_testnodedown(node, error):
+    """On the xdist controller: add up the workers' bad-input case counts."""
+    from bad_input_cases import CASES
+
+    CASES.update(getattr(node, "workeroutput", {}).get("bad_input_cases", {}))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how many generated bad-input cases ran (tests/test_bad_input*.py, tests/bad_input_cases.py)."""
+    from bad_input_cases import CASES
+
+    if sum(CASES.values()):
+        counts = ", ".join(f"{n} {kind}" for kind, n in sorted(CASES.items()))
+        terminalreporter.write_line(f"bad-input suite: {sum(CASES.values())} generated cases ran ({counts})")

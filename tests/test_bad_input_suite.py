@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import scipy.sparse
+from bad_input_cases import count
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,7 +30,6 @@ from omkl_dist.pipelines.cli import main
 from omkl_dist.storage import DataError, ingest, read_dataset, verify_dataset
 from omkl_dist.storage.synth import synthesize
 
-CASES = {"readers": 0, "estimators": 0, "cli": 0}
 SETTINGS = settings(
     max_examples=200,
     deadline=None,
@@ -162,7 +162,7 @@ def _ingest_case(root: Path, name: str, content: bytes, options: dict):
         source.unlink()
     leftovers = [p.name for p in root.iterdir() if p.name.startswith(".")]
     assert not leftovers, leftovers
-    CASES["readers"] += 1
+    count("readers")
 
 
 @SETTINGS
@@ -253,7 +253,7 @@ def test_generated_estimator_inputs_end_in_a_model_or_a_value_error(shape, fill,
         model.partial_fit(np.ones((1, later)), y[:1])  # a later call with another feature count
     except ValueError as exc:
         assert str(exc).startswith(cls.__name__) or "must" in str(exc) or "contains" in str(exc), str(exc)
-    CASES["estimators"] += 1
+    count("estimators")
 
 
 # --------------------------------------------------------------------------------------------
@@ -293,4 +293,4 @@ def test_generated_cli_parameters_exit_cleanly(small_csv, algo, chosen, data):
     assert result.exit_code in (0, 2), (args, result.exit_code, result.output, result.exception)
     if result.exit_code == 2:
         assert result.output.startswith(("error: ", "Usage: ")), (args, result.output)
-    CASES["cli"] += 1
+    count("cli")
