@@ -5,6 +5,7 @@ address that is not a Dask scheduler, `%` in a crontab line. No real cluster is 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import socket
@@ -283,3 +284,72 @@ def test_submit_timeout_must_be_positive(timeout, tmp_path):
 def test_connect_timeout_must_be_a_positive_number(timeout):
     with pytest.raises(ValueError, match="timeout must be"):
         local.connect("tcp://127.0.0.1:9", timeout=timeout)
+
+
+# ------------------------------------------------------------------------------ crontab lines
+def as_cron_runs(line: str) -> tuple[list[str], str, str]:
+    """What cron (vixie cron, cronie) makes of a crontab line: the 5 schedule fields, the command
+    given to sh, and the text given to its standard input. In the command, ``\\%`` becomes ``%``
+    and the first unescaped ``%`` ends it (the rest, with ``%`` as newlines, is standard input)."""
+    fields = line.split(None, 5)
+    command, escaped = [], False
+    for i, ch in enumerate(fields[5]):
+        if escaped:
+            if ch != "%":
+                command.append("\\")
+            command.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "%":
+            return fields[:5], "".join(command), fields[5][i + 1 :].replace("%", "\n")
+        else:
+            command.append(ch)
+    return fields[:5], "".join(command) + ("\\" if escaped else ""), ""
+
+
+@pytest.mark.parametrize(
+    "work, name, source, retrain_args",
+    [
+        ("w%y", "nightly", "/in/{date}.csv", ""),
+        ("my work/%d'x", "a%b c", "/data/in %Y/{date}.csv", "--param 'fmt=%H:%M' --gate 0.01"),
+        ("$(touch pwned)", "`id`", "/in/;rm -rf x;/{date}.csv", "--when drift"),
+    ],
+)
+def test_a_crontab_line_runs_what_was_asked_under_cron(tmp_path, work, name, source, retrain_args):
+    from omkl_dist.pipelines.schedule import cron_line
+
+    omkl = tmp_path / "bin %x" / "omkl"  # stands in for omkl: prints its arguments, one a line
+    omkl.parent.mkdir()
+    omkl.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\n")
+    omkl.chmod(0o755)
+    line = cron_line(
+        store=tmp_path / "st ore", name=name, source=source, work=tmp_path / work, retrain_args=retrain_args,
+        omkl=str(omkl),
+    )  # fmt: skip
+    assert "\n" not in line
+    fields, command, stdin = as_cron_runs(line)
+    assert fields == ["30", "2", "*", "*", "*"] and stdin == "", "an unescaped % would cut the command"
+    subprocess.run(["sh", "-c", command], check=True, cwd=tmp_path, timeout=30)
+    args = (tmp_path / work / "runs.jsonl").read_text().splitlines()
+    expected = ["schedule", "window", "--store", str(tmp_path / "st ore"), "--model", name, "--source", source]
+    assert args[: len(expected)] == expected and args[len(expected) : len(expected) + 2] == [
+        "--work",
+        str(tmp_path / work),
+    ]
+    assert (
+        args[args.index("--date") + 1] == (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=1)).isoformat()
+    )
+    assert args[args.index("--date") + 2 :] == (["--retrain-args", retrain_args] if retrain_args else [])
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    "option, value", [("at", "30 2 * * * extra"), ("at", "30 2 % * *"), ("name", "a\nb"), ("retrain_args", "x\ry")]
+)
+def test_a_crontab_line_refuses_what_cannot_be_one_line(tmp_path, option, value):
+    from omkl_dist.pipelines.schedule import cron_line
+
+    kwargs = {"store": tmp_path, "name": "m", "source": "/in/{date}.csv", "work": tmp_path, option: value}
+    with pytest.raises(ValueError, match="--at|line break"):
+        cron_line(**kwargs)
