@@ -353,3 +353,14 @@ def test_a_crontab_line_refuses_what_cannot_be_one_line(tmp_path, option, value)
     kwargs = {"store": tmp_path, "name": "m", "source": "/in/{date}.csv", "work": tmp_path, option: value}
     with pytest.raises(ValueError, match="--at|line break"):
         cron_line(**kwargs)
+
+
+def test_submit_path_options_expand_tilde(tmp_path, monkeypatch):
+    """--out, --checkpoint-dir and --data of submit name locations: ~ is the home folder."""
+    from omkl_dist.pipelines.submit import check_submit_outputs
+    from omkl_dist.storage.location import location
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    synthesize(tmp_path / "data", rows=50, features=2, seed=0)
+    assert location("~/model") == tmp_path / "model" and location("~/data") == tmp_path / "data"
+    assert check_submit_outputs("~/data", "~/model", "~/ck", overwrite=False, resume=False) == tmp_path / "ck"
