@@ -105,7 +105,7 @@ def state_problem(state) -> str | None:
         elif not check(state[key]):
             return f"{key!r} must be {expected}, got {state[key]!r:.80}"
     pids = state["pids"]
-    if not (pids.get("scheduler") is None or _is_pid(pids.get("scheduler"))):
+    if not ("scheduler" in pids and (pids["scheduler"] is None or _is_pid(pids["scheduler"]))):
         return f"pids.scheduler must be a process id or null, got {pids.get('scheduler')!r:.80}"
     if not (isinstance(pids.get("workers"), list) and all(_is_pid(p) for p in pids["workers"])):
         return f"pids.workers must be a list of process ids, got {pids.get('workers')!r:.80}"
