@@ -19,9 +19,12 @@ import sys
 import time
 from pathlib import Path
 
+from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import process_alive
 
 from . import CONFIG_PATH
+from .handshake import check_scheduler
+from .processes import TOKEN_VAR, carries_token, group_members, identity, is_ours, new_token, start_time
 from .tls import security, tls_files
 
 STATE = "cluster.json"
@@ -37,14 +40,81 @@ def _dask_executable() -> str:
 
 
 def read_state(run_dir) -> dict:
-    path = Path(run_dir) / STATE
+    """The state ``cluster up`` wrote into ``run_dir``, checked against its schema (a
+    :class:`DataError` naming the file otherwise)."""
+    path = Path(run_dir).expanduser() / STATE
     if not path.is_file():
         raise FileNotFoundError(f"no cluster state in {run_dir} (start one with `omkl cluster up --run-dir {run_dir}`)")
-    return json.loads(path.read_text())
+    try:
+        state = json.loads(path.read_text())
+    except (UnicodeDecodeError, ValueError) as exc:
+        problem = f"not JSON ({exc})"
+    else:
+        problem = state_problem(state)
+    if problem:
+        raise DataError(
+            f"not a cluster state file written by `omkl cluster up`: {problem}",
+            path=path,
+            fix="no process is signalled on its word; stop any cluster started from this folder yourself, "
+            "then delete the file (or use another --run-dir)",
+        )
+    return state
 
 
-def _env(threads: int) -> dict:
+def _is_pid(value) -> bool:
+    return type(value) is int and 1 < value < 2**31  # pid 1 is init; bool is no pid
+
+
+def _is_identity(value) -> bool:
+    return (
+        isinstance(value, dict)
+        and type(value.get("start_time")) is int
+        and isinstance(value.get("cmdline"), list)
+        and all(isinstance(arg, str) for arg in value["cmdline"])
+    )
+
+
+def _optional_text(value) -> bool:
+    return value is None or isinstance(value, str)
+
+
+# cluster.json: key -> (required, check, what it must be)
+_SCHEMA = {
+    "pids": (True, lambda v: isinstance(v, dict), "an object with scheduler and workers"),
+    "identities": (
+        True,
+        lambda v: isinstance(v, dict) and all(_is_identity(i) for i in v.values()),
+        "an object of pid -> {start_time: integer, cmdline: [strings]}",
+    ),
+    "token": (True, lambda v: isinstance(v, str) and len(v) >= 16, "a string of at least 16 characters"),
+    "run_dir": (True, lambda v: isinstance(v, str), "a string"),
+    "scheduler_address": (False, lambda v: isinstance(v, str), "a string"),
+    "dashboard": (False, _optional_text, "a string or null"),
+    "tls_dir": (False, _optional_text, "a string or null"),
+}
+
+
+def state_problem(state) -> str | None:
+    """What makes ``state`` (parsed ``cluster.json``) unusable, or None if it fits the schema."""
+    if not isinstance(state, dict):
+        return f"expected a JSON object, got {type(state).__name__}"
+    for key, (required, check, expected) in _SCHEMA.items():
+        if key not in state:
+            if required:
+                return f"the key {key!r} is missing"
+        elif not check(state[key]):
+            return f"{key!r} must be {expected}, got {state[key]!r:.80}"
+    pids = state["pids"]
+    if not ("scheduler" in pids and (pids["scheduler"] is None or _is_pid(pids["scheduler"]))):
+        return f"pids.scheduler must be a process id or null, got {pids.get('scheduler')!r:.80}"
+    if not (isinstance(pids.get("workers"), list) and all(_is_pid(p) for p in pids["workers"])):
+        return f"pids.workers must be a list of process ids, got {pids.get('workers')!r:.80}"
+    return None
+
+
+def _env(threads: int, token: str) -> dict:
     env = dict(os.environ)
+    env[TOKEN_VAR] = token  # marks every process of this cluster (see .processes)
     for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     env["DASK_CONFIG"] = str(CONFIG_PATH.parent)  # cluster/dask.yaml
@@ -69,19 +139,22 @@ def up(
     timeout: float = 60.0,
 ) -> dict:
     """Start the scheduler and ``workers`` worker processes; return the cluster state."""
-    run_dir = Path(run_dir).resolve()
+    if type(port) is not int or not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0 (any free port) or 1..65535, got {port!r}")
+    run_dir = Path(run_dir).expanduser().resolve()
     if (run_dir / STATE).is_file():
         old = read_state(run_dir)
-        if any(process_alive(p) for p in _all_pids(old)):
+        if _own_processes(old, run_dir)[0]:
             raise FileExistsError(
                 f"a cluster is already running from {run_dir} ({old['scheduler_address']}); "
                 "stop it with `omkl cluster down` or use another --run-dir"
             )
     run_dir.mkdir(parents=True, exist_ok=True)
-    tls_dir = None if tls_dir is None else str(Path(tls_dir).resolve())
+    tls_dir = None if tls_dir is None else str(Path(tls_dir).expanduser().resolve())
     sched_file = run_dir / "scheduler.json"
     sched_file.unlink(missing_ok=True)
-    dask, env = _dask_executable(), _env(threads)
+    token = new_token()
+    dask, env = _dask_executable(), _env(threads, token)
     protocol = ["--protocol", "tls"] if tls_dir else []
     procs = {"scheduler": None, "workers": []}
     state = {
@@ -91,6 +164,8 @@ def up(
         "threads": threads,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "pids": procs,
+        "identities": {},  # pid -> start time and command line: what proves a process ours at `down`
+        "token": token,
     }
     try:
         procs["scheduler"] = _spawn(
@@ -110,6 +185,7 @@ def up(
             ],
             run_dir / "scheduler.log",
             env,
+            state["identities"],
         )
         info = _wait_for_file(sched_file, procs["scheduler"], timeout, run_dir / "scheduler.log")
         state["scheduler_address"] = info["address"]
@@ -144,6 +220,7 @@ def up(
                     ],
                     run_dir / f"worker-{i}.log",
                     env,
+                    state["identities"],
                 )
             )
         _write_state(run_dir, state)
@@ -156,11 +233,14 @@ def up(
     return state
 
 
-def _spawn(cmd, log_path, env) -> int:
+def _spawn(cmd, log_path, env, identities) -> int:
+    """Start ``cmd`` in a session of its own; record its identity in ``identities`` (by pid)."""
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
             cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
         )
+    # Popen returns once the child has exec'd, so this is the dask command's own command line
+    identities[str(proc.pid)] = identity(proc.pid, wait=2.0) or {"start_time": -1, "cmdline": []}
     return proc.pid
 
 
@@ -186,18 +266,27 @@ def _write_state(run_dir, state) -> None:
 
 def _all_pids(state) -> list[int]:
     pids = state.get("pids", {})
-    return [p for p in [pids.get("scheduler"), *pids.get("workers", [])] if p]
+    return list(dict.fromkeys(p for p in [pids.get("scheduler"), *pids.get("workers", [])] if p))
 
 
 def connect(address, *, tls_dir=None, timeout: float = 10.0):
-    """A client of the scheduler at ``address``; a clear error if it does not answer in time."""
+    """A client of the scheduler at ``address``; a clear error if no Dask scheduler answers there
+    within ``timeout`` seconds (nothing listening, a silent or a non-Dask server, a TLS mismatch)."""
     from distributed import Client
 
+    if not 0 < timeout < float("inf"):
+        raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
     if str(address).startswith("tls://") and tls_dir is None:
         raise ConnectionError(f"the scheduler at {address} uses TLS: pass the certificates' directory (--tls-dir)")
+    sec = security(tls_dir)
+    deadline = time.monotonic() + timeout
     try:
-        return Client(address, timeout=timeout, security=security(tls_dir))
-    except (OSError, TimeoutError) as exc:
+        # distributed's own handshake has no deadline and trusts the sizes it is sent: look first
+        check_scheduler(
+            str(address), ssl_context=sec and sec.get_connection_args("client")["ssl_context"], timeout=timeout
+        )
+        return Client(address, timeout=max(deadline - time.monotonic(), 1.0), security=sec)
+    except (OSError, TimeoutError) as exc:  # NotAScheduler is a ConnectionError, an OSError
         raise ConnectionError(
             f"no Dask scheduler answered at {address} within {timeout:g} s ({exc}); start one "
             "with `omkl cluster up` or check the address (and --tls-dir for a TLS cluster)"
@@ -205,14 +294,21 @@ def connect(address, *, tls_dir=None, timeout: float = 10.0):
 
 
 def status(run_dir=DEFAULT_RUN_DIR, timeout: float = 5.0) -> dict:
-    """Processes alive and the workers the scheduler knows."""
+    """The recorded processes (True: running and proven ours), those whose pid another process has
+    taken since (``not_ours``), and the workers the scheduler knows (asked only if it is ours)."""
+    run_dir = Path(run_dir).expanduser()
     state = read_state(run_dir)
+    ours, _, foreign = _own_processes(state, run_dir)
     out = {
         "scheduler_address": state.get("scheduler_address"),
         "dashboard": state.get("dashboard"),
-        "processes": {str(p): process_alive(p) for p in _all_pids(state)},
+        "processes": {str(p): p in ours for p in _all_pids(state)},
+        "not_ours": foreign,
         "workers": [],
+        "reachable": False,
     }
+    if state["pids"]["scheduler"] not in ours or not state.get("scheduler_address"):
+        return out
     try:
         with connect(state["scheduler_address"], tls_dir=state.get("tls_dir"), timeout=timeout) as client:
             info = client.scheduler_info()["workers"]
@@ -228,61 +324,78 @@ def status(run_dir=DEFAULT_RUN_DIR, timeout: float = 5.0) -> dict:
             ]
             out["reachable"] = True
     except (ConnectionError, KeyError):
-        out["reachable"] = False
+        pass
     return out
 
 
 def down(run_dir=DEFAULT_RUN_DIR, timeout: float = 20.0) -> dict:
-    """Stop the cluster; returns the pids stopped and those that had to be killed (none when no
-    cluster runs from ``run_dir``: stopping twice is not an error)."""
-    if not (Path(run_dir) / STATE).is_file():
-        return {"stopped": [], "killed": []}
+    """Stop the cluster: the recorded processes proven to be the ones ``up`` started (see
+    :mod:`.processes`), never another process that has their pid now.
+
+    Returns the pids (process groups) stopped, those that needed SIGKILL, and ``not_ours``: recorded
+    pids now held by other processes, left alone. Stopping twice, or when no cluster runs from
+    ``run_dir``, is not an error.
+    """
+    run_dir = Path(run_dir).expanduser()
+    if not (run_dir / STATE).is_file():
+        return {"stopped": [], "killed": [], "not_ours": []}
     state = read_state(run_dir)
-    pids = _all_pids(state)
-    if state.get("scheduler_address") and any(process_alive(p) for p in pids):
+    groups, strays, foreign = _own_processes(state, run_dir)
+    if state["pids"]["scheduler"] in groups and state.get("scheduler_address"):
         try:
             with connect(state["scheduler_address"], tls_dir=state.get("tls_dir"), timeout=5.0) as client:
                 client.shutdown()
         except Exception:  # noqa: BLE001 - unreachable or already closing: the signals below finish the job
             pass
-    killed = _stop_groups(pids, timeout)
-    (Path(run_dir) / STATE).unlink(missing_ok=True)
-    return {"stopped": pids, "killed": killed}
+    killed = _stop(groups, strays, timeout)
+    (run_dir / STATE).unlink(missing_ok=True)
+    return {"stopped": groups + sorted(strays), "killed": killed, "not_ours": foreign}
 
 
-def _stop_groups(pids, timeout) -> list[int]:
-    """SIGTERM each process group (a worker's nanny and its worker), then SIGKILL what is left;
-    returns the groups that needed SIGKILL."""
+def _own_processes(state, run_dir) -> tuple[list[int], dict, list[int]]:
+    """What of ``state``'s processes is ours to signal: (the recorded pids proven ours, each the
+    leader of its process group; {pid: start time} of processes left in the group of a recorded
+    pid whose leader is gone, proven ours by the run's token; the recorded pids that run but are
+    not ours)."""
+    scheduler_file = Path(run_dir).expanduser().resolve() / "scheduler.json"
+    groups, strays, foreign = [], {}, []
+    for pid in _all_pids(state):
+        if is_ours(pid, state["identities"].get(str(pid)), scheduler_file):
+            groups.append(pid)
+            continue
+        if process_alive(pid):
+            foreign.append(pid)
+        for member in group_members(pid):
+            if carries_token(member, state["token"]):
+                strays[member] = start_time(member)
+    return groups, strays, foreign
+
+
+def _stop(groups, strays, timeout) -> list[int]:
+    """SIGTERM each of our process groups (a worker's nanny and its worker) and stray processes,
+    then SIGKILL what is left; returns what needed SIGKILL.
+
+    A group proven ours stays ours while it has a member: Linux does not hand out a pid that is
+    still some group's id. A stray is signalled only while its start time is the one proven.
+    """
+
+    def left():
+        return [g for g in groups if group_members(g)], [p for p, t in strays.items() if start_time(p) == t]
+
     killed = []
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-        alive = [p for p in pids if process_alive(p) or _group_alive(p)]
-        if not alive:
+        alive_groups, alive_strays = left()
+        if not alive_groups and not alive_strays:
             break
         if sig == signal.SIGKILL:
-            killed = alive
-        for p in alive:
-            try:
-                os.killpg(p, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+            killed = alive_groups + alive_strays
+        for send, targets in ((os.killpg, alive_groups), (os.kill, alive_strays)):
+            for target in targets:
+                try:
+                    send(target, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(process_alive(p) or _group_alive(p) for p in alive):
+        while time.monotonic() < deadline and any(left()):
             time.sleep(0.1)
     return killed
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` (its session's children) is still running."""
-    try:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as fh:
-                        fields = fh.read().split(")")[-1].split()
-                    if int(fields[2]) == pgid and fields[0] != "Z":
-                        return True
-                except (OSError, IndexError, ValueError):
-                    continue
-    except OSError:
-        return False
-    return False

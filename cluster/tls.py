@@ -23,7 +23,7 @@ def make_certificates(out_dir, *, hosts=("127.0.0.1", "localhost"), days: int = 
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    out = Path(out_dir)
+    out = Path(out_dir).expanduser()
     existing = [name for name in (CA, CERT, KEY) if (out / name).exists()]
     if existing:
         raise FileExistsError(f"{out} already holds {existing}; choose another directory or delete them first")
@@ -75,7 +75,7 @@ def make_certificates(out_dir, *, hosts=("127.0.0.1", "localhost"), days: int = 
 
 def tls_files(tls_dir) -> dict:
     """Paths of the three files, checked to exist."""
-    d = Path(tls_dir)
+    d = Path(tls_dir).expanduser()
     files = {"ca": d / CA, "cert": d / CERT, "key": d / KEY}
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:

@@ -7,12 +7,22 @@ and compute with the old arithmetic. So the cache lives in a directory named aft
 every module of the package: ``omkl_dist/__pycache__/numba-<hash>``, or that name under
 ``NUMBA_CACHE_DIR`` if the user set one. It is exported through the environment, so worker
 processes started from here use the same directory (and a package with other sources, another).
+
+A package installed where its user cannot write (a system or read-only install, another user's
+checkout) cannot keep its cache beside it, and numba then refuses to cache at all ("no locator
+available"). So the first of these folders that can really be written to is used: the one above,
+then ``$XDG_CACHE_HOME/omkl-dist`` (default ``~/.cache/omkl-dist``), then a private folder of
+this user's in the temporary directory (``omkl-dist-<uid>``, mode 0700, refused if another user
+owns it or can write to it: numba's cache files are pickles, loaded as code).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -27,6 +37,58 @@ def sources_digest() -> str:
     return h.hexdigest()[:16]
 
 
+def writable(folder: Path) -> bool:
+    """Whether ``folder`` exists or can be made, and a file can be created in it (tried, not
+    judged from permission bits: root may write anywhere, a read-only mount refuses even root)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def _private_temp_dir() -> Path | None:
+    """This user's own folder in the temporary directory, or None if it cannot be trusted."""
+    folder = Path(tempfile.gettempdir()) / f"omkl-dist-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+    return folder if ours else None
+
+
+def _user_cache_dir() -> Path | None:
+    """``$XDG_CACHE_HOME/omkl-dist`` or ``~/.cache/omkl-dist`` (None without a home)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    try:
+        return Path(base if base else Path.home() / ".cache") / "omkl-dist"
+    except RuntimeError:  # no home directory can be determined
+        return None
+
+
+def cache_dir_candidates(name: str, user_set: str = "") -> Iterator[Path]:
+    """Where the cache named ``name`` may go, in order of preference (found lazily: the fallbacks
+    are not even made while the first is writable)."""
+    yield Path(user_set) / name if user_set else ROOT / "__pycache__" / name
+    for locate in (_user_cache_dir, _private_temp_dir):
+        folder = locate()
+        if folder is not None:
+            yield folder / name
+
+
+def choose_cache_dir(candidates: Iterable[Path]) -> Path:
+    """The first writable of ``candidates``; the first one if none is (numba then says why)."""
+    tried = []
+    for folder in candidates:
+        if writable(folder):
+            return folder
+        tried.append(folder)
+    return tried[0]
+
+
 def use_versioned_cache() -> str:
     """Point numba's cache at the directory of these sources (before any kernel is defined)."""
     import numba
@@ -34,6 +96,6 @@ def use_versioned_cache() -> str:
     name = f"numba-{sources_digest()}"
     current = os.environ.get("NUMBA_CACHE_DIR", "")
     if Path(current).name != name:  # not yet set by this package (here or in a parent process)
-        os.environ["NUMBA_CACHE_DIR"] = str(Path(current) / name if current else ROOT / "__pycache__" / name)
+        os.environ["NUMBA_CACHE_DIR"] = str(choose_cache_dir(cache_dir_candidates(name, current)))
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
     return numba.config.CACHE_DIR

@@ -524,7 +524,9 @@ _RUN_DIR = click.option(
     help="Threads per worker (also numba's and BLAS's).",
 )
 @click.option("--memory-limit", default="auto", show_default=True, help="Per worker, e.g. 4GB.")
-@click.option("--port", default=0, show_default=True, type=click.IntRange(min=0), help="Scheduler port (0: any free).")
+@click.option(
+    "--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Scheduler port (0: any free)."
+)
 @click.option(
     "--tls-dir",
     type=click.Path(path_type=Path),
@@ -556,7 +558,8 @@ def cluster_status(run_dir, as_json):
     click.echo(f"scheduler  {info['scheduler_address']} ({'reachable' if info['reachable'] else 'NOT reachable'})")
     click.echo(f"dashboard  {info['dashboard']}")
     for pid, alive in info["processes"].items():
-        click.echo(f"process    {pid} {'running' if alive else 'gone'}")
+        gone = "gone (its pid is now another process's)" if int(pid) in info["not_ours"] else "gone"
+        click.echo(f"process    {pid} {'running' if alive else gone}")
     for w in info["workers"]:
         click.echo(f"worker     {w['name']} {w['address']} threads={w['nthreads']}")
 
@@ -568,6 +571,8 @@ def cluster_down(run_dir):
     from omkl_dist.cluster.local import down
 
     result = down(run_dir)
+    for pid in result["not_ours"]:
+        click.echo(f"left alone: pid {pid} runs another program now (not a process of this cluster)")
     if not result["stopped"]:
         click.echo(f"no cluster is running from {run_dir}")
         return
@@ -617,7 +622,13 @@ def cluster_certs(out):
 )
 @click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker).")
 @click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster.")
-@click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
+@click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds to wait for the scheduler.",
+)
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
@@ -1016,7 +1027,13 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
     type=click.IntRange(min=1),
     help="MKBoost without --scheduler: local threads for the per-kernel fits.",
 )
-@click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
+@click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds to wait for the scheduler.",
+)
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
@@ -1105,7 +1122,13 @@ def fit_cmd(
     type=click.IntRange(min=1),
     help="Local threads for MKBoost's per-kernel fits (without --scheduler).",
 )
-@click.option("--timeout", default=10.0, show_default=True, type=float, help="Seconds to wait for the scheduler.")
+@click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds to wait for the scheduler.",
+)
 @_report_options
 def reproduce_mkboost_cmd(
     runs, datasets, algorithms, seed, trials, scaling, scheduler, threads, timeout, as_json, out, quiet

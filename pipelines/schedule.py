@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -25,6 +26,9 @@ from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.layout import META
 
 from .cli_base import EXIT_BAD_INPUT
+
+# one field of a cron schedule: numbers, names (jan, mon), *, ranges, lists and steps
+_CRON_FIELD = re.compile(r"[0-9A-Za-z*,/-]+")
 
 
 def _day(day: str) -> str:
@@ -51,17 +55,23 @@ def cron_line(
     retrain_args: str = "",
     omkl: str | None = None,
 ) -> str:
-    """The crontab line of a nightly retrain of ``name`` on the window ``source`` of the day before."""
+    """The crontab line of a nightly retrain of ``name`` on the window ``source`` of the day before.
+
+    Every argument is quoted for ``sh``, and every ``%`` of the command escaped as ``\\%`` (cron
+    turns an unescaped one into a newline and removes the backslash of an escaped one)."""
     fields = at.split()
-    if len(fields) != 5:
+    if len(fields) != 5 or not all(_CRON_FIELD.fullmatch(f) for f in fields):
         raise ValueError(f"--at must be a cron schedule of 5 fields (minute hour day month weekday), got {at!r}")
     if "{date}" not in source:
         raise ValueError(f"--source must contain {{date}} (each night's window is another file), got {source!r}")
     work = Path(work).expanduser().absolute()
     store = Path(store).expanduser().absolute()
     omkl = omkl or _omkl()
-    # cron gives % a meaning of its own (a newline) unless escaped; sh drops the backslash again
-    day = f"$(date -u -d '{days_back} day ago' +\\%F)"
+    for option, value in (("--store", store), ("--model", name), ("--source", source), ("--work", work),
+                          ("--retrain-args", retrain_args), ("OMKL_BIN", omkl)):  # fmt: skip
+        if "\n" in str(value) or "\r" in str(value):
+            raise ValueError(f"{option} must not contain a line break (a crontab entry is one line), got {value!r}")
+    day = f"$(date -u -d '{days_back} day ago' +%F)"
     command = " ".join(
         [
             "mkdir -p",
@@ -76,19 +86,19 @@ def cron_line(
             "--model",
             shlex.quote(name),
             "--source",
-            shlex.quote(source.replace("%", "\\%")),
+            shlex.quote(source),
             "--work",
             shlex.quote(str(work)),
             "--date",
             f'"{day}"',
-            *(["--retrain-args", shlex.quote(retrain_args.replace("%", "\\%"))] if retrain_args else []),
+            *(["--retrain-args", shlex.quote(retrain_args)] if retrain_args else []),
             ">>",
             shlex.quote(str(work / "runs.jsonl")),
             "2>>",
             shlex.quote(str(work / "runs.err")),
         ]
     )
-    return " ".join(fields) + " " + command
+    return " ".join(fields) + " " + command.replace("%", "\\%")
 
 
 def run_window(*, store, name: str, source: str, work, day: str, retrain_args: str = "") -> tuple[dict, int]:
@@ -104,7 +114,7 @@ def run_window(*, store, name: str, source: str, work, day: str, retrain_args: s
         "omkl_dist.pipelines.cli",
         "retrain",
         "--store",
-        str(store),
+        str(Path(store).expanduser()),
         "--model",
         name,
         "--data",

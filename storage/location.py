@@ -38,8 +38,8 @@ def is_url(value: object) -> TypeGuard[str]:
 
 
 def location(value: PathArg) -> Location:
-    """A :class:`~pathlib.Path` for a local path (or ``file://`` URL), an :class:`upath.UPath` for
-    any other URL; a location is returned unchanged."""
+    """A :class:`~pathlib.Path` for a local path (``~`` expanded) or ``file://`` URL, an
+    :class:`upath.UPath` for any other URL; a location is returned unchanged."""
     if is_remote(value):
         return value
     text = str(value)
@@ -54,7 +54,7 @@ def location(value: PathArg) -> Location:
             raise ValueError(
                 f"cannot open {text}: {exc} (install the filesystem's package, e.g. s3fs for s3://)"
             ) from None
-    return Path(value)
+    return Path(value).expanduser()  # `--out '~/m'` means the home folder, never a folder named ~
 
 
 def is_remote(value: object) -> TypeIs[UPath]:

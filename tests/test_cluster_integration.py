@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omkl_dist.cluster.local import _group_alive, connect, read_state
+from omkl_dist.cluster.local import connect, read_state
+from omkl_dist.cluster.processes import group_members
 from omkl_dist.engine.local import ROUND_GROWTH, Rounds
 from omkl_dist.storage.models import read_state as read_model
 from omkl_dist.storage.outputs import process_alive
@@ -47,7 +48,7 @@ def cluster(tmp_path_factory):
     finally:
         omkl("cluster", "down", "--run-dir", run_dir)
         pids = state["pids"]["workers"] + [state["pids"]["scheduler"]]
-        assert not any(process_alive(p) or _group_alive(p) for p in pids), "a cluster process outlived `cluster down`"
+        assert not any(process_alive(p) or group_members(p) for p in pids), "a cluster process outlived `cluster down`"
         assert not (Path(run_dir) / "cluster.json").exists()
         again = omkl("cluster", "down", "--run-dir", run_dir)  # stopping twice is no error
         assert "no cluster is running" in again.stdout

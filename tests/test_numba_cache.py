@@ -8,7 +8,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from omkl_dist import _numba_cache
 from omkl_dist.scoring import scan as _scores
@@ -38,3 +41,79 @@ def test_worker_processes_use_the_same_directory():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ.copy()
     ).stdout.strip()
     assert out == os.environ["NUMBA_CACHE_DIR"]
+
+
+# ------------------------------------------------------------------------------ a read-only install
+def _read_only_install(tmp_path: Path) -> Path:
+    """A package folder whose __pycache__ cannot be written, even by root: it is a file."""
+    root = tmp_path / "site-packages" / "omkl_dist"
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "__pycache__").write_text("not a folder")
+    return root
+
+
+def test_a_package_folder_that_cannot_be_written_falls_back_to_the_user_cache(tmp_path, monkeypatch):
+    import numba
+
+    monkeypatch.setattr(_numba_cache, "ROOT", _read_only_install(tmp_path))
+    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    chosen = Path(_numba_cache.use_versioned_cache())
+    assert chosen == tmp_path / "xdg" / "omkl-dist" / f"numba-{_numba_cache.sources_digest()}"
+    assert chosen.is_dir() and os.environ["NUMBA_CACHE_DIR"] == str(chosen)
+
+
+def test_without_a_writable_home_the_cache_goes_to_a_private_temp_folder(tmp_path, monkeypatch):
+    (tmp_path / "home-is-a-file").write_text("")
+    monkeypatch.setattr(_numba_cache, "ROOT", _read_only_install(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-is-a-file" / ".cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    chosen = _numba_cache.choose_cache_dir(_numba_cache.cache_dir_candidates("numba-x"))
+    assert chosen == tmp_path / "tmp" / f"omkl-dist-{os.getuid()}" / "numba-x"
+    assert (chosen.parent.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_temp_folder_others_can_write_is_not_trusted(tmp_path, monkeypatch):
+    """numba's cache files are pickles: a folder another user can write to is never used."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    planted = tmp_path / f"omkl-dist-{os.getuid()}"
+    planted.mkdir(mode=0o777)
+    planted.chmod(0o777)
+    assert _numba_cache._private_temp_dir() is None
+    planted.rmdir()
+    planted.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir()
+    assert _numba_cache._private_temp_dir() is None
+
+
+def test_the_package_folder_stays_first_when_writable(tmp_path, monkeypatch):
+    monkeypatch.setattr(_numba_cache, "ROOT", tmp_path / "pkg")
+    chosen = _numba_cache.choose_cache_dir(_numba_cache.cache_dir_candidates("numba-x"))
+    assert chosen == tmp_path / "pkg" / "__pycache__" / "numba-x"
+
+
+def test_another_user_can_run_a_kernel(tmp_path):
+    """A real run as `nobody` of a package installed by root: kernels compile and cache."""
+    runner = shutil.which("runuser") or shutil.which("setpriv")
+    if os.getuid() != 0 or runner is None:
+        pytest.skip("needs root and runuser or setpriv to run a process as nobody")
+    as_nobody = (
+        [runner, "-u", "nobody", "--"]
+        if runner.endswith("runuser")
+        else [runner, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+    )
+    probe = subprocess.run([*as_nobody, sys.executable, "-c", "pass"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"this Python cannot be run by nobody here ({probe.stderr.strip()[:120]})")
+    code = (
+        "import numpy as np, omkl_dist, numba; from omkl_dist.algorithms import SPA; "
+        "X = np.random.default_rng(0).normal(size=(64, 3)); y = np.sign(X[:, 0]) + (X[:, 0] == 0); "
+        "SPA().fit(X, y); print(numba.config.CACHE_DIR)"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": "/nonexistent"}
+    done = subprocess.run([*as_nobody, sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "omkl-dist-" in done.stdout
