@@ -131,7 +131,7 @@ def event_problem(doc: object) -> str | None:
 
 def _marker_problem(doc: object, kind: str, name: str | None) -> str | None:
     if not isinstance(doc, dict) or doc.get("kind") != kind:
-        return f"it is not a {kind} marker"
+        return f"its kind is not {kind!r}"
     if not _is_count(doc.get("schema_version"), 1):
         return "its 'schema_version' is not an integer >= 1"
     if doc["schema_version"] > STORE_SCHEMA_VERSION:
@@ -218,7 +218,8 @@ def interrupt_pending() -> None:
 
 
 def _legacy_model_folder(folder: Path) -> bool:
-    """A model folder made before the markers existed: our entries only, and a valid refs.json or log."""
+    """A model folder made before the markers existed: our entries only, and a valid refs.json or
+    log (or, before the first publish, the writers' empty lock file)."""
     try:
         names = {e.name for e in os.scandir(folder)}
     except OSError:
@@ -230,7 +231,10 @@ def _legacy_model_folder(folder: Path) -> bool:
     if EVENTS in names and not (folder / EVENTS).is_symlink():
         with contextlib.suppress(OSError, ValueError), open(folder / EVENTS) as fh:
             return event_problem(json.loads(fh.readline())) is None
-    return False
+        return False
+    # a writer stopped before its first publish: only the empty lock file it made (and staging/)
+    lock = folder / LOCK
+    return lock.is_file() and not lock.is_symlink() and lock.stat().st_size == 0
 
 
 def _legacy_store_root(folder: Path) -> bool:
