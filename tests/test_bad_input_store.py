@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from bad_input_cases import count
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hostile_store import STEPS, first_version, signal_at_steps, stream  # noqa: F401 (fixtures)
 
 from omkl_dist.algorithms import KernelPerceptron
 from omkl_dist.persistence import save_model
@@ -202,3 +204,20 @@ def test_store_files_mutated_give_a_result_or_one_clear_error(template, tmp_path
     assert _snapshot(user) == before, (what, args)
     now = _snapshot(store_dir / "versions") if (store_dir / "versions").exists() else {}
     assert all(now.get(path) == digest for path, digest in strangers.items()), (what, args)
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(list(STEPS)), st.sampled_from([signal.SIGINT, signal.SIGTERM])),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda pair: pair[0],
+    ),
+    st.sampled_from(["0", "1"]),
+)
+def test_signals_at_steps_of_a_publish(stream, first_version, tmp_path_factory, plan, gate):  # noqa: F811
+    """One to three signals, SIGINT or SIGTERM, at steps of a retrain's publish (the gate promoting
+    or keeping): nothing changed and "interrupted", or a complete version and its status line."""
+    count("signals at each step of a publish")
+    signal_at_steps(stream, first_version, tmp_path_factory.mktemp("signals"), plan, "--gate", gate)
