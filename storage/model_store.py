@@ -37,6 +37,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import numbers
 import os
 import re
 import secrets
@@ -64,7 +65,7 @@ _VERSION_NAME = re.compile(r"[1-9][0-9]{0,17}")  # a version folder: 1, 2, ... (
 _REF_NUMBER = re.compile(r"v?([0-9]{1,18})")
 # what a writer makes in staging/: <pid>-<8 hex> (a version being built), <pid>-gc-<N>-<4 hex> (one being deleted)
 _STAGING_NAME = re.compile(r"([0-9]+)-(?:[0-9a-f]+|gc-[0-9]+-[0-9a-f]+)")
-_OWN_TEMP = re.compile(r"\.(store|refs)\.json\.tmp-[0-9]+-[0-9a-f]+")  # a marker or refs.json being written
+_OWN_TEMP = re.compile(r"\.(store|refs)\.json\.tmp-(?P<pid>[0-9]+)-[0-9a-f]+")  # a marker or refs.json being written
 _MODEL_ENTRIES = {VERSIONS, STAGING, REPORTS, WINDOWS, REFS, EVENTS, LOCK, MARKER}
 _NEVER_LINKS = (VERSIONS, STAGING, REFS, EVENTS, LOCK, MARKER)  # entries a writer opens, appends to or deletes in
 _MAX_JSON_BYTES = 64 * 2**20  # refs.json and a marker are tiny; a bigger file is not one of ours
@@ -321,7 +322,7 @@ class ModelStore:
                 path=root,
                 fix="use letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)",
             )
-        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not 0 <= lock_timeout < 1e9:
+        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, numbers.Real) or not 0 <= lock_timeout < 1e9:
             raise ValueError(f"lock_timeout must be a finite number of seconds >= 0, got {lock_timeout!r}")
         self.root, self.name, self.lock_timeout = root.absolute(), name, float(lock_timeout)
         self.dir = self.root / name
@@ -499,8 +500,8 @@ class ModelStore:
         _refuse_home(self.root, store)
         own_windows = _real(self.dir / WINDOWS)
         for label, path in inputs:
-            if path is None or "://" in str(path):
-                continue
+            if path is None or "://" in str(path) or not os.path.lexists(Path(path).expanduser()):
+                continue  # (a name the registry resolves, a URL: nothing a local store could write into)
             other = _real(path)
             if other == own_windows or own_windows in other.parents:
                 continue
@@ -526,11 +527,12 @@ class ModelStore:
     def _claim(self, folder: Path, kind: str, name: str | None, *, legacy: Any) -> None:
         if folder.is_symlink() and name is not None:
             raise _link_error(folder)
-        if folder.exists() and not folder.is_dir():
+        if os.path.lexists(folder) and not folder.is_dir():
+            what = "a broken symbolic link" if folder.is_symlink() else "a file"
             raise DataError(
-                "a file, not a folder, where the model store keeps a model",
+                f"{what}, not a folder, where the model store should be",
                 path=folder,
-                fix="move that file away, or choose another --store or model name",
+                fix="move it away, or choose another --store or model name",
             )
         folder.mkdir(parents=True, exist_ok=True)  # (a racing writer may make it too: the marker decides)
         marker = folder / MARKER
@@ -612,13 +614,17 @@ class ModelStore:
         return folder / f"{os.getpid()}-{secrets.token_hex(4)}"
 
     def _sweep_staging(self) -> None:
+        """Remove what dead writers left: their folders in ``staging/``, their temporary refs.json
+        and markers (only names of our scheme, never through a link)."""
         folder = self.dir / STAGING
-        if not folder.is_dir():
-            return
-        for entry in os.scandir(folder):
+        for entry in os.scandir(folder) if folder.is_dir() else ():
             m = _STAGING_NAME.fullmatch(entry.name)
             if m and not entry.is_symlink() and not process_alive(int(m[1])):
                 shutil.rmtree(entry.path, ignore_errors=True)
+        for entry in [*os.scandir(self.dir), *os.scandir(self.root)]:
+            m = _OWN_TEMP.fullmatch(entry.name)
+            if m and entry.is_file(follow_symlinks=False) and not process_alive(int(m["pid"])):
+                os.unlink(entry.path)
 
     def _repair(self) -> None:
         """Finish what a writer killed under the lock left: a log line cut short is dropped; a

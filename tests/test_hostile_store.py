@@ -330,3 +330,27 @@ def test_no_matplotlib_publishes_with_a_note_not_an_error(stream, first_version,
     assert proc.exit_code == 0 and line["version"] == 2, proc.output
     assert any("matplotlib is not installed" in n for n in line["notes"])
     assert (root / "m" / "reports" / "v2" / "report.json").is_file()
+
+
+def test_file_exists_errors_name_the_path(tmp_path):
+    root = tmp_path / "store"
+    _publish(ModelStore(root, "other"), 1)
+    (root / "m").write_text("a file where the model's folder would be")
+    proc = _cli("models", "import", "--store", root, "m", tmp_path / "nothing")
+    assert proc.exit_code == 2 and "Errno" not in proc.output
+    with pytest.raises(DataError, match=r"store/m: a file, not a folder"):
+        _publish(ModelStore(root, "m"), 1)
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    with pytest.raises(DataError, match=r"dangling: a broken symbolic link"):
+        _publish(ModelStore(tmp_path / "dangling", "m"), 1)
+    assert ModelStore(root, "x", lock_timeout=np.float64(1.0)).lock_timeout == 1.0
+
+
+def test_dead_writers_temporary_files_are_swept(two):
+    stale = [two.dir / ".refs.json.tmp-999999999-ab12", two.root / ".store.json.tmp-999999999-cd34"]
+    for path in stale:
+        path.write_text("{}")
+    mine = two.dir / ".refs.json.tmp-notapid"
+    mine.write_text("the user's")
+    two.promote(1)
+    assert not any(p.exists() for p in stale) and mine.exists()
