@@ -349,7 +349,10 @@ def retrain_cmd(
 
     The last line printed is one JSON object; its "status" says what happened: promoted, kept (the
     gate kept the champion), skipped (--when drift and no drift) or exists (this very retrain was
-    done before). Exit status: 0 done, 2 bad input, 75 store locked (try later), 1 anything else.
+    done before), or interrupted (Ctrl-C or SIGTERM before the version was published: nothing was).
+    A signal once the version is published lets the run finish; its "notes" say so, as they say
+    what was skipped (plots without matplotlib). Exit status: 0 done, 2 bad input, 75 store locked
+    (try later), 130/143 interrupted, 1 anything else.
     """
     from omkl_dist.evaluation.drift import PageHinkley
 

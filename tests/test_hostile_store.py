@@ -354,3 +354,15 @@ def test_dead_writers_temporary_files_are_swept(two):
     mine.write_text("the user's")
     two.promote(1)
     assert not any(p.exists() for p in stale) and mine.exists()
+
+
+@pytest.mark.parametrize("step, changed", [("_mark_legacy", False), ("_write_refs", True), ("_log", True)])
+def test_sigint_during_models_promote(two, step, changed, monkeypatch):
+    monkeypatch.setattr(ModelStore, step, _send_then(getattr(ModelStore, step), signal.SIGINT, []))
+    proc = _cli("models", "promote", "--store", two.root, "m", "1")
+    monkeypatch.undo()
+    assert two.aliases() == {"champion": 1 if changed else 2} and two.verify()["problems"] == []
+    if changed:
+        assert proc.exit_code == 0 and "champion -> v1" in proc.stdout and "SIGINT arrived after" in proc.stderr
+    else:
+        assert proc.exit_code == 130 and "interrupted" in proc.stderr
