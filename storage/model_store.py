@@ -37,7 +37,7 @@ import contextlib
 import errno
 import fcntl
 import json
-import numbers
+import math
 import os
 import re
 import secrets
@@ -45,7 +45,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -322,9 +322,13 @@ class ModelStore:
                 path=root,
                 fix="use letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)",
             )
-        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, numbers.Real) or not 0 <= lock_timeout < 1e9:
+        try:
+            timeout = math.nan if isinstance(lock_timeout, (bool, str)) else float(lock_timeout)
+        except (TypeError, ValueError):
+            timeout = math.nan
+        if not 0 <= timeout < 1e9:
             raise ValueError(f"lock_timeout must be a finite number of seconds >= 0, got {lock_timeout!r}")
-        self.root, self.name, self.lock_timeout = root.absolute(), name, float(lock_timeout)
+        self.root, self.name, self.lock_timeout = root.absolute(), name, timeout
         self.dir = self.root / name
 
     # --- reading -----------------------------------------------------------------------------
@@ -373,7 +377,7 @@ class ModelStore:
         try:
             refs: Any = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            problem = f"it cannot be read as JSON ({exc})"
+            problem: str | None = f"it cannot be read as JSON ({exc})"
             raise DataError(f"{REFS} is damaged: {problem}", path=path, fix=_DAMAGED_FIX) from None
         problem = refs_problem(refs)
         if problem:
@@ -450,7 +454,11 @@ class ModelStore:
         if not path.exists():
             return []
         out: list[dict[str, Any]] = []
-        lines = path.read_text().splitlines()
+        try:
+            lines = path.read_text().splitlines()
+        except UnicodeDecodeError:
+            raise DataError(f"{EVENTS} is not UTF-8 text", path=path, fix="restore the log from a backup") from None
+        problem: str | None
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
@@ -524,7 +532,10 @@ class ModelStore:
                 raise _link_error(self.dir / entry)
         return self.dir
 
-    def _claim(self, folder: Path, kind: str, name: str | None, *, legacy: Any) -> None:
+    def _claim(self, folder: Path, kind: str, name: str | None, *, legacy: Callable[[Path], bool]) -> None:
+        """Make ``folder`` (the store, or the model's folder when ``name``) ours: created, or claimed
+        when empty, with its marker; accepted when it has a valid marker or is a store from before
+        the markers (``legacy``); refused otherwise."""
         if folder.is_symlink() and name is not None:
             raise _link_error(folder)
         if os.path.lexists(folder) and not folder.is_dir():

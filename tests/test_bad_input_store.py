@@ -96,7 +96,7 @@ def mutation(draw):
             )
         )
         line = json.dumps(valid if draw(st.booleans()) else _mutate_value(draw, valid))
-        line = draw(st.sampled_from([line, "[1, 2]", "7", '"publish"', "{}", line[:-3]]))
+        line = draw(st.sampled_from([line, "[1, 2]", "7", '"publish"', "{}", line[:-3], "\x00\x01", "NaN"]))
         where = draw(st.sampled_from(["append", "first"]))
 
         def write_event(d, u):

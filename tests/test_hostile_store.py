@@ -188,6 +188,13 @@ def test_events_without_versions_and_damaged_lines(two):
         assert not two.verify()["problems"] == []
 
 
+def test_a_log_that_is_not_text_is_named(two):
+    with open(two.dir / EVENTS, "ab") as fh:
+        fh.write(b"\xff\xfe{}\n")
+    proc = _cli("models", "rollback", "--store", two.root, "m")
+    assert proc.exit_code == 2 and "events.jsonl: events.jsonl is not UTF-8 text" in proc.output
+
+
 @pytest.mark.parametrize("name", ["abc", "007", "-1", "1.5"])
 def test_a_strange_version_folder_is_named(two, name):
     (two.dir / "versions" / name).mkdir()
