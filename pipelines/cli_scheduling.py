@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
+import signal
 from pathlib import Path
 
 import click
 
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.outputs import OutputBusy
+from omkl_dist.storage.outputs import OutputBusy, Terminated
 
 from .cli_base import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,
+    EXIT_INTERRUPTED,
     FEATURES_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
@@ -31,6 +35,36 @@ _STORE = click.option(
     type=click.Path(path_type=Path),
     help="The model store's folder.",
 )
+
+
+def _lock_timeout(ctx, param, value):
+    """``--lock-timeout``: a finite number of seconds >= 0 (not -1, nan or inf)."""
+    if not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter(f"must be a finite number of seconds >= 0, got {value}", param=param)
+    return value
+
+
+_LOCK_TIMEOUT = click.option(
+    "--lock-timeout",
+    default=30.0,
+    show_default=True,
+    type=float,
+    callback=_lock_timeout,
+    help="Seconds to wait for the store's lock before exiting 75.",
+)
+
+
+@contextlib.contextmanager
+def _store_change():
+    """A store change made whole or not at all: a signal that arrives once it is made is reported
+    (the change stands and the command says so), one before it stops the command (exit 130)."""
+    from omkl_dist.storage.model_store import signal_arrived, signals_held
+
+    with signals_held(deliver=False):
+        yield
+        if signal_arrived() is not None:
+            name = signal.Signals(signal_arrived()).name
+            click.echo(f"note: {name} arrived after the change was made; it is complete", err=True)
 
 
 def _parse_params(pairs) -> dict:
@@ -73,15 +107,15 @@ def models_list(store, name, as_json):
     aliases = s.aliases()
     rows = []
     for version in s.versions():
-        lineage = s.info(version).get("lineage", {})
-        gate = lineage.get("gate", {})
+        lineage = s.info(version).get("lineage") or {}
+        gate = _part(lineage, "gate")
         rows.append(
             {
                 "version": version,
                 "aliases": sorted(a for a, v in aliases.items() if v == version),
                 "parent": lineage.get("parent"),
                 "algo": lineage.get("algo"),
-                "rows": lineage.get("window", {}).get("rows"),
+                "rows": _part(lineage, "window").get("rows"),
                 "holdout_mistake_rate": gate.get("challenger"),
                 "champion_mistake_rate": gate.get("champion"),
                 "created": lineage.get("created"),
@@ -99,6 +133,12 @@ def models_list(store, name, as_json):
             f"v{r['version']:<4} {','.join(r['aliases']) or '-':<20} parent {str(r['parent']):<5} "
             f"{r['algo'] or '?':<10} rows {r['rows']}  held-out {rate}{vs}  {r['created'] or ''}"
         )
+
+
+def _part(lineage: dict, key: str) -> dict:
+    """A part of a version's lineage (an object, or empty when it has none)."""
+    part = lineage.get(key)
+    return part if isinstance(part, dict) else {}
 
 
 @models.command("show")
@@ -128,13 +168,14 @@ def models_show(store, name, ref):
 @click.argument("name")
 @click.argument("model_dir", type=click.Path(path_type=Path))
 @click.option("--no-promote", is_flag=True, help="Publish it without making it the champion.")
-@click.option("--lock-timeout", default=30.0, show_default=True, type=float)
+@_LOCK_TIMEOUT
 def models_import(store, name, model_dir, no_promote, lock_timeout):
     """Publish a saved model (omkl run --model-out, omkl submit --out) as a version of NAME."""
     from .retrain import import_model
 
-    done = import_model(store, name, model_dir, promote=not no_promote, lock_timeout=lock_timeout)
-    click.echo(json.dumps(done))
+    with _store_change():
+        done = import_model(store, name, model_dir, promote=not no_promote, lock_timeout=lock_timeout)
+        click.echo(json.dumps(done))
 
 
 @models.command("promote")
@@ -142,21 +183,24 @@ def models_import(store, name, model_dir, no_promote, lock_timeout):
 @click.argument("name")
 @click.argument("ref")
 @click.option("--alias", default="champion", show_default=True, help="The alias to point at the version.")
-@click.option("--lock-timeout", default=30.0, show_default=True, type=float)
+@_LOCK_TIMEOUT
 def models_promote(store, name, ref, alias, lock_timeout):
     """Point ALIAS (default champion) at version REF."""
-    done = _store(store, name, lock_timeout).promote(ref, alias)
-    click.echo(f"{alias} -> v{done['version']} (was {'v' + str(done['previous']) if done['previous'] else 'unset'})")
+    with _store_change():
+        done = _store(store, name, lock_timeout).promote(ref, alias)
+        was = f"v{done['previous']}" if done["previous"] else "unset"
+        click.echo(f"{alias} -> v{done['version']} (was {was})")
 
 
 @models.command("rollback")
 @_STORE
 @click.argument("name")
-@click.option("--lock-timeout", default=30.0, show_default=True, type=float)
+@_LOCK_TIMEOUT
 def models_rollback(store, name, lock_timeout):
     """Make the previous champion (as the event log records) the champion again."""
-    done = _store(store, name, lock_timeout).rollback()
-    click.echo(f"champion -> v{done['to']} (rolled back from v{done['from']})")
+    with _store_change():
+        done = _store(store, name, lock_timeout).rollback()
+        click.echo(f"champion -> v{done['to']} (rolled back from v{done['from']})")
 
 
 @models.command("gc")
@@ -168,11 +212,12 @@ def models_rollback(store, name, lock_timeout):
     type=click.IntRange(min=0),
     help="Keep the newest N versions (and every version an alias points at).",
 )
-@click.option("--lock-timeout", default=30.0, show_default=True, type=float)
+@_LOCK_TIMEOUT
 def models_gc(store, name, keep, lock_timeout):
     """Delete old versions; never one an alias points at."""
-    removed = _store(store, name, lock_timeout).gc(keep)
-    click.echo(f"deleted {len(removed)} version(s){': ' + ', '.join(map(str, removed)) if removed else ''}")
+    with _store_change():
+        removed = _store(store, name, lock_timeout).gc(keep)
+        click.echo(f"deleted {len(removed)} version(s){': ' + ', '.join(map(str, removed)) if removed else ''}")
 
 
 @models.command("verify")
@@ -270,13 +315,7 @@ def models_verify(store, name):
     help="Where to write report.json and the plots (default STORE/NAME/reports/vN).",
 )
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
-@click.option(
-    "--lock-timeout",
-    default=30.0,
-    show_default=True,
-    type=float,
-    help="Seconds to wait for the store's lock before exiting 75.",
-)
+@_LOCK_TIMEOUT
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
@@ -310,7 +349,10 @@ def retrain_cmd(
 
     The last line printed is one JSON object; its "status" says what happened: promoted, kept (the
     gate kept the champion), skipped (--when drift and no drift) or exists (this very retrain was
-    done before). Exit status: 0 done, 2 bad input, 75 store locked (try later), 1 anything else.
+    done before), or interrupted (Ctrl-C or SIGTERM before the version was published: nothing was).
+    A signal once the version is published lets the run finish; its "notes" say so, as they say
+    what was skipped (plots without matplotlib). Exit status: 0 done, 2 bad input, 75 store locked
+    (try later), 130/143 interrupted, 1 anything else.
     """
     from omkl_dist.evaluation.drift import PageHinkley
 
@@ -319,7 +361,7 @@ def retrain_cmd(
     try:
         params = _parse_params(param_pairs)
         settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
-        summary = retrain(
+        retrain(
             store,
             name,
             data,
@@ -340,7 +382,12 @@ def retrain_cmd(
             show_progress=not quiet,
             drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
             labels={"label_column": label_column, "positive_class": positive_class, "features": features},
+            emit=lambda summary: click.echo(json.dumps(summary, default=str)),
         )
+    except (KeyboardInterrupt, Terminated) as exc:  # before its version was published: nothing was
+        code = EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else exc.code
+        click.echo(json.dumps({"status": "interrupted", "exit": code, "model": name, "published": False}))
+        raise
     except OutputBusy as exc:  # one JSON line per run, also when it could not run (the scheduler's log)
         click.echo(json.dumps({"status": "busy", "exit": EXIT_BUSY, "model": name, "error": str(exc)}))
         raise
@@ -348,7 +395,6 @@ def retrain_cmd(
         code = EXIT_BAD_INPUT if isinstance(exc, (DataError, ValueError, OSError, RuntimeError)) else 1
         click.echo(json.dumps({"status": "error", "exit": code, "model": name, "error": f"{exc}"}))
         raise
-    click.echo(json.dumps(summary, default=str))
 
 
 # ------------------------------------------------------------------------------------------------ predict

@@ -20,6 +20,7 @@ import hashlib
 import json
 import platform
 import shutil
+import signal
 import sys
 import time
 from importlib import metadata
@@ -32,7 +33,8 @@ from omkl_dist.evaluation.drift import PageHinkley
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.model_store import CHAMPION, REPORTS, ModelStore
+from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore, signal_arrived, signals_held
+from omkl_dist.storage.outputs import Terminated
 from omkl_dist.storage.views import feature_groups
 
 from .datasource import ingested_source
@@ -104,12 +106,15 @@ def retrain(
     show_progress=False,
     labels=None,
     settings=None,
+    emit=None,
 ) -> dict:
     """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
     ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
     ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first. ``settings``
     (:func:`omkl_dist.defaults.resolve_settings`): a first version's scaling and kernel
-    normalisation (later versions keep the champion's)."""
+    normalisation (later versions keep the champion's). ``emit(summary)`` is called with the
+    summary before it is returned -- for a published version inside the publish's critical section,
+    so the command's status line is printed even when SIGINT or SIGTERM arrives at that moment."""
     t0 = time.perf_counter()
     if when not in WHEN:
         raise ValueError(f"--when must be one of {', '.join(WHEN)}, got {when!r}")
@@ -117,7 +122,11 @@ def retrain(
         raise ValueError(f"--gate must be a tolerance >= 0 (a share of the held-out rows), got {gate}")
     detector = (drift or PageHinkley()).check()
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
-    data = ingested_source(data, labels=labels, under=store.dir / "windows")
+    store.check_inputs([("dataset", data)])
+    store.prepare()  # (a data file is ingested into the store's windows/)
+    data = ingested_source(data, labels=labels, under=store.dir / WINDOWS)
+    notes = [] if not plots or plots_available() else [PLOTS_SKIPPED]
+    plots = plots and not notes
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
     champion = _load_champion(store)
     if settings is not None and champion is None and algo is not None:
@@ -136,13 +145,17 @@ def retrain(
     }
     found = _done_before(store, champion, key, window_key)
     if found is not None:  # the same run was done: return its version, train nothing
-        return {
-            **summary,
-            "status": "exists",
-            "version": found,
-            "champion": store.aliases().get(CHAMPION),
-            "seconds": time.perf_counter() - t0,
-        }
+        return _emitted(
+            {
+                **summary,
+                "status": "exists",
+                "version": found,
+                "champion": store.aliases().get(CHAMPION),
+                "seconds": time.perf_counter() - t0,
+            },
+            emit,
+            notes,
+        )
     watch = _watch(champion, window, detector)
     if when == "drift" and champion is not None and not watch["alarms"]:
         summary.update(
@@ -153,7 +166,7 @@ def retrain(
             seconds=time.perf_counter() - t0,
         )
         _write_report(store, summary, watch, None, report_dir, plots, f"skipped-{window.sha256()[:12]}")
-        return summary
+        return _emitted(summary, emit, notes)
     fit = _train(champion, window, setting, scheduler, show_progress)
     challenger_mistakes = _mistakes(fit["model"], fit["scaler"], window, window.split, window.stop)
     decision = _gate(watch, challenger_mistakes, gate)
@@ -183,15 +196,31 @@ def retrain(
             extra_meta={"lineage": lineage},
             option="the model store's staging folder",
         )
-        published = store.publish(
-            staged / "model",
-            reason=decision["decision"],
-            promote=decision["promote"],
-            expect_champion=summary["parent"],
-            key=key,
-        )
+        # from here to the status line, one critical section: a signal before the version is
+        # renamed into place publishes nothing; after that, the run completes and says so
+        with signals_held(deliver=False):
+            published = store.publish(
+                staged / "model",
+                reason=decision["decision"],
+                promote=decision["promote"],
+                expect_champion=summary["parent"],
+                key=key,
+            )
+            summary = _published_summary(summary, published, decision, watch, fit, t0)
+            if not published["existing"]:
+                _report_after_publish(summary, store, watch, {**fit, "holdout": challenger_mistakes}, report_dir, plots)
+            if signal_arrived() is not None:
+                summary.setdefault("notes", []).append(
+                    f"{signal.Signals(signal_arrived()).name} arrived after the version was published: "
+                    "the run was completed"
+                )
+            return _emitted(summary, emit, notes)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
+
+
+def _published_summary(summary: dict, published: dict, decision: dict, watch: dict, fit: dict, t0: float) -> dict:
+    """The run's summary once its version is in the store."""
     status = "exists" if published["existing"] else ("promoted" if published["promoted"] else "kept")
     if decision["promote"] and not published["promoted"] and not published["existing"]:
         decision = {
@@ -199,26 +228,47 @@ def retrain(
             "decision": f"not promoted: the champion changed to version {published['champion']} "
             "while this one trained (it stays a non-champion version)",
         }
-    summary.update(
-        status=status,
-        version=published["version"],
-        champion=published["champion"],
-        gate=decision,
-        drift=watch["drift"],
-        train=fit["metrics"],
-        where=fit["where"],
-        seconds=time.perf_counter() - t0,
-    )
-    if not published["existing"]:
-        summary["report"] = _write_report(
-            store,
-            summary,
-            watch,
-            {**fit, "holdout": challenger_mistakes},
-            report_dir,
-            plots,
-            f"v{published['version']}",
-        )
+    return {
+        **summary,
+        "status": status,
+        "version": published["version"],
+        "champion": published["champion"],
+        "gate": decision,
+        "drift": watch["drift"],
+        "train": fit["metrics"],
+        "where": fit["where"],
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _report_after_publish(summary: dict, store: ModelStore, watch: dict, fit: dict, report_dir, plots: bool) -> None:
+    """Write the run's report into ``summary``; the version is published already, so a report that
+    cannot be written (a full disk, an interrupt) is a note on the status line, never a failure."""
+    try:
+        summary["report"] = _write_report(store, summary, watch, fit, report_dir, plots, f"v{summary['version']}")
+    except (Exception, KeyboardInterrupt, Terminated) as exc:  # noqa: BLE001 - nothing may undo a publish
+        what = "interrupted" if isinstance(exc, (KeyboardInterrupt, Terminated)) else str(exc)
+        summary.setdefault("notes", []).append(f"the report was not written ({what}); the version is published")
+
+
+PLOTS_SKIPPED = "plots skipped: matplotlib is not installed (pip install 'omkl-dist[plots]'); report.json written"
+
+
+def plots_available() -> bool:
+    """Whether the report's plots can be drawn here (matplotlib is an optional dependency)."""
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _emitted(summary: dict, emit, notes: list) -> dict:
+    """``summary`` with the run's ``notes``, given to ``emit`` first (the command's status line)."""
+    if notes or summary.get("notes"):
+        summary["notes"] = [*notes, *summary.get("notes", [])]
+    if emit is not None:
+        emit(summary)
     return summary
 
 
@@ -348,6 +398,7 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     ``name`` (its lineage read from its own metadata), and make it the champion if ``promote``.
     Importing the same saved model again returns the version it became."""
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
+    store.check_inputs([("saved model", model_dir)])
     model, scaler, meta = load_model(model_dir)  # every hash checked
     if not meta.get("label_map"):
         raise DataError(
