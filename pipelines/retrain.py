@@ -33,6 +33,7 @@ from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, ModelStore
+from omkl_dist.storage.outputs import REPORT, check_output
 from omkl_dist.storage.views import feature_groups
 
 from .datasource import ingested_source
@@ -116,6 +117,8 @@ def retrain(
     if not (np.isfinite(gate) and gate >= 0):
         raise ValueError(f"--gate must be a tolerance >= 0 (a share of the held-out rows), got {gate}")
     detector = (drift or PageHinkley()).check()
+    if report_dir is not None:  # a folder that may not receive the report is refused before the work
+        check_output(report_dir, REPORT, overwrite=True, option="--report-dir")
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     data = ingested_source(data, labels=labels, under=store.dir / "windows")
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
@@ -634,4 +637,4 @@ def _write_report(store: ModelStore, summary: dict, watch: dict, fit, report_dir
 
     target = report_dir if report_dir is not None else store.dir / REPORTS / folder
     document = retrain_report(summary, watch, fit, store)
-    return str(write_report(document, target, plots=plots))
+    return str(write_report(document, target, plots=plots, option="--report-dir"))
