@@ -351,3 +351,15 @@ def test_a_bad_trace_is_one_error_naming_the_file_and_key(tmp_path, content, key
     line = one_error_line(invoke("report", path, "--out", tmp_path / "out"))
     assert str(path) in line and key in line and "Fix:" in line, line
     assert sorted(os.listdir(tmp_path)) == ["t.json"]
+
+
+@pytest.mark.slow
+def test_a_closed_stdout_pipe_ends_quietly_like_sigpipe(tmp_path):
+    """`omkl ... | head`: the output is complete; the exit is 141 (128 + SIGPIPE), not an error line."""
+    out = tmp_path / "s"
+    command = [sys.executable, "-m", "omkl_dist.pipelines.cli", "data", "synth", "--rows", "10", "--features", "2"]
+    proc = subprocess.Popen([*command, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the command prints
+    err = proc.communicate(timeout=120)[1].decode()
+    assert proc.returncode == 128 + signal.SIGPIPE and "error" not in err, err
+    assert sorted(os.listdir(tmp_path)) == ["s"] and (out / "meta.json").is_file()
