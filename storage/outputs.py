@@ -62,7 +62,7 @@ _DIR_ENTRIES = {
     DATASET: ("meta.json", {"meta.json", "features.zarr", "features.csr", "labels.parquet"}),
     MODEL: ("model.json", {"model.json", "state.zarr"}),
     CHECKPOINTS: ("job.json", {"job.json"}),  # plus ckpt-* saved models, see _is_own_entry
-    REPORT: (REPORT_MARKER, {REPORT_MARKER}),  # plus PNG plots carrying PLOT_MARKER, see _is_own_entry
+    REPORT: (REPORT_MARKER, {REPORT_MARKER}),  # plus marked PNG plots and report folders, see _is_own_entry
 }
 _REMOTE_KINDS = (DATASET, MODEL, CHECKPOINTS)  # what may be written to object storage
 _MAX_REPORT_BYTES = 512 * 2**20  # a JSON report of ours is far smaller; a bigger file is not one
@@ -502,6 +502,8 @@ def _take_lock(lock: Path, out: Path) -> int:
         if opened is None:
             continue
         fd, created = opened
+        if created:  # the marker first: a lock file of ours is never left empty, even if we lose the race
+            os.write(fd, _LOCK_MARKER + f"pid {os.getpid()}\n".encode())
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -513,22 +515,19 @@ def _take_lock(lock: Path, out: Path) -> int:
                     fix="wait for it to finish and run again, or choose another output",
                 ) from None
             raise
-        if created:
-            os.write(fd, _LOCK_MARKER + f"pid {os.getpid()}\n".encode())
         head = os.pread(fd, len(_LOCK_MARKER), 0)
-        if head and head != _LOCK_MARKER:
-            os.close(fd)
-            raise _foreign_lock(lock, out, "it exists and holds something else")
         try:
             same = os.path.samestat(os.fstat(fd), os.lstat(lock))
         except FileNotFoundError:
             same = False
-        if head and same:
+        if head == _LOCK_MARKER and same:
             return fd
-        os.close(fd)  # removed by its holder as we opened it, or being created (empty): try again
-        if not head:
-            time.sleep(_LOCK_SETTLE_SECONDS)
-    raise _foreign_lock(lock, out, "it exists and is an empty file")
+        os.close(fd)
+        if not _LOCK_MARKER.startswith(head):
+            raise _foreign_lock(lock, out, "it exists and holds something else")
+        # removed by its holder as we opened it, or just created and its marker not written yet
+        time.sleep(_LOCK_SETTLE_SECONDS)
+    raise _foreign_lock(lock, out, "it exists and is empty (or holds a part of our marker line only)")
 
 
 @contextlib.contextmanager
