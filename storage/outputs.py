@@ -587,7 +587,7 @@ def _is_our_work_folder(entry: os.DirEntry[str], match: re.Match[str]) -> bool:
         record = json.loads((work / _WORK_MARKER).read_text())
     except (OSError, ValueError):
         return False
-    return record == _work_record(match["name"], int(match["pid"]), int(match["start"]), match["token"])
+    return bool(record == _work_record(match["name"], int(match["pid"]), int(match["start"]), match["token"]))
 
 
 def _discard_work(work: Path, out: Path) -> None:
@@ -659,7 +659,8 @@ def atomic_output(
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return
-    out = check_output(out, kind, overwrite=overwrite, inputs=inputs, option=option)  # before making any folder
+    out = Path(out).expanduser().absolute()
+    check_output(out, kind, overwrite=overwrite, inputs=inputs, option=option)  # before making any folder
     _make_parent(out, option)
     with output_lock(out), _signals_raise():
         sweep_leftovers(out)
