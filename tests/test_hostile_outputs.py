@@ -116,6 +116,18 @@ def test_report_never_replaces_a_users_png_or_folder(tmp_path, trace):
     assert tree(tmp_path) == before
 
 
+def test_retrain_refuses_a_users_report_dir_before_any_work(tmp_path):
+    from omkl_dist.pipelines.retrain import retrain
+
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    users_png(figs / "mistakes.png")
+    before = tree(tmp_path)
+    with pytest.raises(DataError, match="--report-dir exists and is a folder without omkl-dist's report.json"):
+        retrain(tmp_path / "store", "m", tmp_path / "no-data-yet", algo="spa", report_dir=figs)
+    assert tree(tmp_path) == before  # (not even the store was created)
+
+
 def test_a_report_folder_of_ours_holding_a_users_png_is_refused(tmp_path, trace):
     figs = tmp_path / "figs"
     assert invoke("report", trace, "--out", figs).exit_code == 0
