@@ -498,12 +498,13 @@ def _open_lock(lock: Path, out: Path) -> tuple[int, bool] | None:
 def _take_lock(lock: Path, out: Path) -> int:
     """An open descriptor of our lock file ``lock``, flock-ed; :class:`OutputBusy` if another holds it."""
     for _ in range(_LOCK_SETTLE_TRIES):
-        opened = _open_lock(lock, out)
+        with uninterrupted():  # a lock file of ours is never left empty by a Ctrl-C
+            opened = _open_lock(lock, out)
+            if opened is not None and opened[1]:  # created: the marker first, even if we lose the race
+                os.write(opened[0], _LOCK_MARKER + f"pid {os.getpid()}\n".encode())
         if opened is None:
             continue
-        fd, created = opened
-        if created:  # the marker first: a lock file of ours is never left empty, even if we lose the race
-            os.write(fd, _LOCK_MARKER + f"pid {os.getpid()}\n".encode())
+        fd = opened[0]
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -591,11 +592,30 @@ def _is_our_work_folder(entry: os.DirEntry[str], match: re.Match[str]) -> bool:
 
 
 def _discard_work(work: Path, out: Path) -> None:
-    """Remove a work folder; an output moved into it whose replacement never arrived goes back first."""
+    """Remove a work folder; an output moved into it whose replacement never arrived goes back first.
+
+    The marker file goes last: a removal cut short (SIGKILL, a file that would not go) leaves a
+    folder the next sweep still recognises and finishes."""
     old = work / _OLD
-    if (old.exists() or old.is_symlink()) and not (out.exists() or out.is_symlink()):
+    if _present(old) and not _present(out):
         os.replace(old, out)
-    shutil.rmtree(work, ignore_errors=True)
+    for name in (_NEW, _OLD):
+        _remove(work / name)
+    if not (_present(work / _NEW) or _present(old)):
+        (work / _WORK_MARKER).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            work.rmdir()
+
+
+def _present(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def sweep_leftovers(out: Path) -> list[str]:
@@ -614,7 +634,8 @@ def sweep_leftovers(out: Path) -> list[str]:
         if not m or m["name"] != out.name or _writer_alive(int(m["pid"]), int(m["start"])):
             continue
         if _is_our_work_folder(entry, m):
-            _discard_work(Path(entry.path), out)
+            with uninterrupted():
+                _discard_work(Path(entry.path), out)
         elif entry.is_dir(follow_symlinks=False) and not any(os.scandir(entry.path)):
             with contextlib.suppress(OSError):
                 os.rmdir(entry.path)
@@ -662,11 +683,13 @@ def atomic_output(
     out = Path(out).expanduser().absolute()
     check_output(out, kind, overwrite=overwrite, inputs=inputs, option=option)  # before making any folder
     _make_parent(out, option)
-    with output_lock(out), _signals_raise():
+    with _signals_raise(), output_lock(out):
         sweep_leftovers(out)
         check_output(out, kind, overwrite=overwrite, inputs=inputs, option=option)
-        work = _make_work_folder(out)
+        work: Path | None = None
         try:
+            with uninterrupted():  # the work folder and its marker come into being together
+                work = _make_work_folder(out)
             new = work / _NEW
             if folder:
                 new.mkdir()  # mode 0777 less the umask, like any folder the user makes
@@ -674,8 +697,9 @@ def atomic_output(
             with uninterrupted():
                 _swap_in(work, out)
         finally:
-            with uninterrupted():  # a second Ctrl-C must not cut the cleanup short
-                _discard_work(work, out)
+            if work is not None:
+                with uninterrupted():  # a second Ctrl-C must not cut the cleanup short
+                    _discard_work(work, out)
 
 
 def _swap_in(work: Path, out: Path) -> None:
