@@ -84,7 +84,7 @@ def _read_json(path: Location) -> Any:
         if size > _MAX_REPORT_BYTES:
             return None
         return json.loads(path.read_text())
-    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
+    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON, nested absurdly deep
         return None
 
 

@@ -319,6 +319,14 @@ def test_a_file_where_the_report_folder_goes_is_a_clear_error(tmp_path, trace):
     assert afile.read_text() == "mine"
 
 
+def test_a_deeply_nested_json_file_at_the_output_is_refused_not_a_recursion_error(tmp_path):
+    deep = tmp_path / "r.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataError, match="not a JSON report written by omkl-dist"):
+        write_json_report(deep, {"a": 1})
+    assert deep.read_text().startswith("[[[")
+
+
 def test_a_dangling_link_where_a_folder_goes_is_a_clear_error(tmp_path):
     (tmp_path / "gone").symlink_to(tmp_path / "missing")
     with pytest.raises(DataError, match="gone"):
