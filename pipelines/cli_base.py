@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import sys
+
 import click
 
 from omkl_dist.storage.errors import DataError
@@ -83,6 +88,14 @@ class CommandGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted: nothing half-written was kept", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError as exc:
+            if not _stdout_reader_gone():  # another pipe (a socket, a subprocess): an error like any
+                click.echo(f"error: {exc}", err=True)
+                ctx.exit(EXIT_BAD_INPUT)
+            # `omkl ... | head`: the reader left. End like a Unix tool killed by SIGPIPE, quietly;
+            # stdout goes to /dev/null so that Python's own flush at exit does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(128 + signal.SIGPIPE)
         except MemoryError:
             click.echo("error: out of memory; use a smaller input, budget or block size", err=True)
             ctx.exit(EXIT_BAD_INPUT)
@@ -90,3 +103,14 @@ class CommandGroup(click.Group):
             # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reading end was closed (poll reports POLLERR)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test runner's buffer)
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(events & select.POLLERR for _, events in poller.poll(0))

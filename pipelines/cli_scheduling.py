@@ -507,7 +507,7 @@ def report_cmd(source, store, name, ref, out):
                 "history": version_history(s),
             }
         document["history"] = version_history(s)
-    folder = write_report(document, out)
+    folder = write_report(document, out, option="--out", inputs=[("report source", source)])
     plots = json.loads((folder / "report.json").read_text())["plots"]
     click.echo(f"wrote {folder / 'report.json'} and {len(plots)} plot(s): {', '.join(plots) or 'none (no data)'}")
 

@@ -10,6 +10,12 @@ held-out split and the drift alarms marked), ``support.png`` (support vectors pe
 SPA's expected budget or a baseline's cap), ``weights.png`` (kernel weights over time),
 ``speed.png`` (instances/s) and ``history.png`` (the gate metric of every version, promotions and
 rollbacks).
+
+The report is one folder (:data:`~omkl_dist.storage.outputs.REPORT`), written whole in a work
+folder and swapped into place: ``report.json`` is its marker, every PNG carries omkl-dist's marker
+chunk, and an existing folder is replaced only if it holds nothing else. A document read back
+(:func:`load_document`) is checked against the shape the plots need first, so a truncated or
+edited file is one error naming the file and the key, never a traceback from the drawing.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.outputs import write_json_report, write_plot
+from omkl_dist.storage.outputs import REPORT, REPORT_MARKER, Inputs, atomic_output, draw_png, dump_json_report
+
+from ._report_schema import check_report_document
 
 POINTS = 600  # curves are thinned to about this many points: a report stays small for any stream
 TOP_KERNELS = 8  # the weights plot shows the kernels that ever weighed most
@@ -131,40 +139,55 @@ def budget_line(model) -> dict | None:
     return None
 
 
+_SOURCE_FIX = "give a retrain's report.json or a trace from `omkl run --trace-out`, as written"
+_MAX_DOCUMENT_BYTES = 512 * 2**20  # far above any report of ours (curves are thinned to POINTS)
+
+
 def load_document(path) -> dict:
-    """A report document from a retrain's ``report.json`` or a run's trace JSON."""
+    """A report document from a retrain's ``report.json`` or a run's trace JSON, its shape checked.
+
+    Raises
+    ------
+    DataError
+        The file cannot be read, is not (complete) JSON, or is not a report document or run trace
+        of the shape the plots need (the message names the offending key).
+    """
     path = Path(path)
     try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise DataError(
-            f"cannot read a report ({exc})",
-            path=path,
-            fix="give a retrain's report.json or a trace from `omkl run --trace-out`",
-        ) from None
-    if isinstance(document, dict) and document.get("kind") in ("retrain", "run"):
-        return document
-    if isinstance(document, dict) and isinstance(document.get("trace"), dict) and "n_seen" in document["trace"]:
-        return run_report(document)
-    raise DataError(
-        "not a report: neither a retrain's report.json nor a run trace",
-        path=path,
-        fix="give a retrain's report.json or a trace from `omkl run --trace-out`",
-    )
+        if path.stat().st_size > _MAX_DOCUMENT_BYTES:
+            raise DataError(f"{path.stat().st_size:,} bytes is far larger than any report", path=path, fix=_SOURCE_FIX)
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, cut short, not JSON, nested absurdly
+        if isinstance(exc, DataError):
+            raise
+        what = "is not complete JSON (cut short or not JSON)" if isinstance(exc, ValueError) else "cannot be read"
+        raise DataError(f"the report {what}: {exc}", path=path, fix=_SOURCE_FIX) from None
+    problem = check_report_document(document)
+    if problem is not None:
+        raise DataError(problem, path=path, fix=_SOURCE_FIX)
+    return run_report(document) if "trace" in document and "kind" not in document else document
 
 
 # ------------------------------------------------------------------------------------------------ writing
-def write_report(document: dict, folder, *, plots: bool = True) -> Path:
-    """Write ``report.json`` and (``plots``) the PNGs into ``folder``; returns the folder."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = render(document, folder) if plots else []
-    write_json_report(folder / "report.json", {**document, "plots": written}, option="--report-dir")
-    return folder
+def write_report(
+    document: dict, folder, *, plots: bool = True, option: str = "--report-dir", inputs: Inputs = ()
+) -> Path:
+    """Write the report folder ``folder``: ``report.json`` and (``plots``) the PNGs; returns it.
+
+    The folder is written whole and swapped into place; an existing one is replaced only if it is
+    a report folder of ours (see :func:`omkl_dist.storage.outputs.recognise`), an empty folder
+    may receive it, anything else is refused before drawing. ``option`` names ``folder`` in
+    messages; ``inputs``: (label, path) pairs it must not be, lie in or contain.
+    """
+    with atomic_output(folder, kind=REPORT, overwrite=True, inputs=inputs, option=option) as tmp:
+        written = render(document, tmp) if plots else []
+        dump_json_report(tmp / REPORT_MARKER, {**document, "plots": written})
+    return Path(folder)
 
 
 def render(document: dict, folder) -> list[str]:
-    """Draw every plot the document has data for into ``folder``; returns the file names."""
+    """Draw every plot the document has data for into the new folder ``folder``, each PNG marked
+    as omkl-dist's; returns the file names."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -183,9 +206,7 @@ def render(document: dict, folder) -> list[str]:
     for name, draw in drawers:
         fig = Figure(figsize=(8, 4.5), layout="constrained")
         if draw(fig.add_subplot(), document):
-            write_plot(
-                folder / name, lambda path, fig=fig: fig.savefig(path, format="png", dpi=110), option="--report-dir"
-            )
+            draw_png(folder / name, lambda path, fig=fig: fig.savefig(path, format="png", dpi=110))
             written.append(name)
     return written
 
@@ -203,14 +224,14 @@ def _mistakes(ax, document) -> bool:
         return False
     colors = {"champion": "tab:blue", "challenger": "tab:orange", "run": "tab:orange"}
     for key, curve in curves.items():
-        ax.plot(curve["rows"], 100 * np.asarray(curve["rate"]), color=colors[key], label=curve["label"], lw=1.6)
+        ax.plot(curve["rows"], 100 * np.asarray(curve["rate"]), color=colors.get(key), label=curve["label"], lw=1.6)
     if document.get("split") is not None:
         ax.axvline(document["split"], color="0.3", ls="--", lw=1, label="gate: held-out tail from here")
     for i, row in enumerate(document.get("alarms", [])):
         ax.axvline(row, color="tab:red", lw=1, alpha=0.7, label="drift alarm (Page-Hinkley)" if i == 0 else None)
     gate = document.get("summary", {}).get("gate")
     what = "running mistake rate"
-    if gate and gate.get("champion") is not None:
+    if gate and gate.get("champion") is not None and gate.get("challenger") is not None:
         what += f" (held out: challenger {100 * gate['challenger']:.2f} %, champion {100 * gate['champion']:.2f} %)"
     return _label_axes(ax, document, what, "mistakes so far, %", legend={"fontsize": 8, "loc": "best"})
 

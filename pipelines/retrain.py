@@ -34,7 +34,7 @@ from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore, signal_arrived, signals_held
-from omkl_dist.storage.outputs import Terminated
+from omkl_dist.storage.outputs import REPORT, Terminated, check_output
 from omkl_dist.storage.views import feature_groups
 
 from .datasource import ingested_source
@@ -121,6 +121,8 @@ def retrain(
     if not (np.isfinite(gate) and gate >= 0):
         raise ValueError(f"--gate must be a tolerance >= 0 (a share of the held-out rows), got {gate}")
     detector = (drift or PageHinkley()).check()
+    if report_dir is not None:  # a folder that may not receive the report is refused before the work
+        check_output(report_dir, REPORT, overwrite=True, option="--report-dir")
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     store.check_inputs([("dataset", data)])
     store.prepare()  # (a data file is ingested into the store's windows/)
@@ -685,4 +687,4 @@ def _write_report(store: ModelStore, summary: dict, watch: dict, fit, report_dir
 
     target = report_dir if report_dir is not None else store.dir / REPORTS / folder
     document = retrain_report(summary, watch, fit, store)
-    return str(write_report(document, target, plots=plots))
+    return str(write_report(document, target, plots=plots, option="--report-dir"))

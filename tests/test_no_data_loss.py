@@ -475,23 +475,42 @@ def test_signal_during_a_write_leaves_nothing_behind(tmp_path, big_csv, command,
         assert hidden(tmp_path) == [] and not out.exists(), os.listdir(tmp_path)
 
 
+# a writer of ds killed between the two renames of an overwrite: ds moved into its work folder,
+# the new dataset not yet in place (os.replace ends the process right after moving ds aside)
+_KILLED_MID_SWAP = """
+import os, sys
+from pathlib import Path
+from omkl_dist.storage.synth import synthesize
+real_replace = os.replace
+def replace(src, dst):
+    real_replace(src, dst)
+    if Path(dst).parent.name.startswith(".ds.tmp-"):
+        os._exit(9)
+os.replace = replace
+synthesize(sys.argv[1], rows=10, features=2, overwrite=True)
+"""
+
+
 def test_stale_leftovers_of_a_dead_writer_are_swept(tmp_path, dataset):
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
-    ).stdout.strip()
-    (tmp_path / f".ds.tmp-{dead}-abcd1234").mkdir()
-    (tmp_path / f".ds.tmp-{dead}-abcd1234" / "junk").write_text("x")
-    os.replace(dataset, tmp_path / f".ds.old-{dead}")  # killed between the two renames of an overwrite
-    (tmp_path / f".other.tmp-{dead}-00").mkdir()  # another output's: not ours to touch
-    before = snapshot(tmp_path / f".ds.old-{dead}")
+    before = snapshot(dataset)
+    killed = subprocess.run([sys.executable, "-c", _KILLED_MID_SWAP, str(dataset)], capture_output=True, text=True)
+    assert killed.returncode == 9, killed.stderr
+    lock, work = hidden(tmp_path)  # the kill skipped the lock's release: the next writer reuses it
+    assert not dataset.exists() and lock == ".ds.lock" and work.startswith(".ds.tmp-")
+    dead = work.split("-")[1]
+    # names like a writer's that are not its work folder: the user's, never touched
+    users = {f".ds.tmp-{dead}-abcd1234": "x", f".ds.old-{dead}": "y", f".other.tmp-{dead}-00": "z"}
+    for name, content in users.items():
+        (tmp_path / name).write_text(content)
     # the next write of ds sweeps: the moved-aside copy is put back first, so ds exists again
     with pytest.raises(FileExistsError):
         synthesize(dataset, rows=10, features=2)
     assert snapshot(dataset) == before
     verify_dataset(dataset)
-    assert hidden(tmp_path) == [f".other.tmp-{dead}-00"]
+    assert hidden(tmp_path) == sorted(users)
     synthesize(dataset, rows=10, features=2, overwrite=True)
-    assert hidden(tmp_path) == [f".other.tmp-{dead}-00"]
+    assert hidden(tmp_path) == sorted(users)
+    assert all((tmp_path / name).read_text() == content for name, content in users.items())
     assert sweep_leftovers(dataset) == []
 
 
