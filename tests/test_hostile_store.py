@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from omkl_dist.algorithms import KernelPerceptron
 from omkl_dist.persistence import save_model
+from omkl_dist.pipelines import report as report_module
 from omkl_dist.pipelines import retrain as retrain_module
 from omkl_dist.pipelines.cli import main
 from omkl_dist.pipelines.retrain import retrain
@@ -277,7 +278,7 @@ STEPS = {
     "publish logged": (ModelStore, "_log"),
     "promoted": (ModelStore, "_set_alias"),
     "report started": (retrain_module, "_write_report"),
-    "inside the report's own write": (json, "dump"),
+    "inside the report's own write": (report_module, "dump_json_report"),
     "status line": (retrain_module, "_published_summary"),
 }
 BEFORE_RENAME = list(STEPS)[:3]
