@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from .location import PathArg, is_remote, location
 
 MAX_JSON_BYTES = 256 * 2**20  # a dataset of a million chunks has a meta.json of ~300 MB: refuse before that
 MAX_JSON_DEPTH = 64  # the tool writes at most 4 levels; deeper is damage, and would exhaust the recursion limit
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _JSON_NAMES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
 
 
@@ -314,7 +316,10 @@ def _children(document: Any, schema: Schema, key: str) -> list[tuple[str, Any, S
 
 
 def _join(key: str, name: str) -> str:
-    """The key path of ``name`` inside ``key``: ``checksums.features``."""
+    """The key path of ``name`` inside ``key``: ``checksums.features``, or ``class_counts["a b"]``
+    for a name that is not a plain word (its control characters escaped: the message stays one line)."""
+    if not _PLAIN_KEY.fullmatch(name):
+        return f"{key}[{json.dumps(name)}]"
     return f"{key}.{name}" if key else name
 
 

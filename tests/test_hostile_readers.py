@@ -184,6 +184,15 @@ def saved_model(tmp_path_factory):
         (lambda m: {**m, "params": []}, "params is [] (an array), expected an object"),
         (lambda m: {**m, "scaler": {"scalars": {}}}, "scaler.arrays is missing"),
         (lambda m: [], "the document is [] (an array), expected an object"),
+        (
+            lambda m: {**m, "classes": ["a", "b"], "classes_dtype": "<U1", "label_map": [["-1", -1], ["1", 1]]},
+            "classes ['a', 'b'] are not internal labels of its label map [-1, 1]",
+        ),
+        (lambda m: {**m, "label_map": [["-1", "x"]]}, 'label_map[0][1] is "x" (a string)'),
+        (
+            lambda m: {**m, "scaler": {**m["scaler"], "scalars": {**m["scaler"]["scalars"], "fitted": False}}},
+            "its scaler is not fitted",
+        ),
     ],
 )
 def test_model_json_of_the_wrong_shape_is_one_clear_error(saved_model, tmp_path, edit, expected):
