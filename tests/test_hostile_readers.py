@@ -363,3 +363,27 @@ def test_ctrl_c_while_the_command_line_imports_is_the_interrupted_line(delay):
     assert "Traceback" not in err
     if proc.returncode != 0:  # it may have finished before the signal on a fast machine
         assert (proc.returncode, err) == (130, "interrupted: nothing half-written was kept\n")
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_decompressed_whole(tmp_path, monkeypatch):
+    import gzip
+
+    from omkl_dist.storage import read_dataset
+    from omkl_dist.storage.readers import textio
+
+    monkeypatch.setattr(textio, "memory_budget", lambda: 10_000)
+    path = tmp_path / "bomb.csv.gz"
+    path.write_bytes(gzip.compress(b"1,2\n" * 1_000_000))  # 4 MB from 10 kB
+    with pytest.raises(DataError, match="bomb.csv.gz: the file decompresses to more than 0.0 GiB, more than half"):
+        read_dataset(path)
+
+
+def test_a_file_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
+    from omkl_dist.storage import read_dataset
+    from omkl_dist.storage.readers import textio
+
+    monkeypatch.setattr(textio, "memory_budget", lambda: 100)
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"1,2\n" * 100)
+    with pytest.raises(DataError, match="big.csv: the file is 0.0 GiB, more than half the memory available"):
+        read_dataset(path)

@@ -39,10 +39,30 @@ def read_bytes(path: Path) -> bytes:
             path=path,
             fix="save the data to a file first (e.g. `cat SOURCE > data.csv`) and give that file",
         )
+    size = os.stat(path).st_size
+    if size > memory_budget():
+        raise _too_large(path, f"the file is {size / 2**30:.1f} GiB")
     data = path.read_bytes()
     if not data:
         raise empty_file_error(path)
     return data
+
+
+def memory_budget() -> int:
+    """Bytes a file's (decompressed) content may take: half the memory available now, so that its
+    parsing fits too."""
+    import psutil
+
+    return int(psutil.virtual_memory().available) // 2
+
+
+def _too_large(path: Path, what: str) -> DataError:
+    return DataError(
+        f"{what}, more than half the memory available: a text or .mat file is read whole",
+        path=path,
+        fix="convert it to parquet (read in row batches, never whole) or use a machine with more memory; "
+        "a file much larger than its data is damaged (or a compression bomb)",
+    )
 
 
 def empty_file_error(path: object) -> DataError:
@@ -52,8 +72,10 @@ def empty_file_error(path: object) -> DataError:
 def decompress(stored: bytes, path: Path) -> bytes:
     """Gunzip when the gzip magic bytes are present; refuse other compressions clearly."""
     if stored[:2] == b"\x1f\x8b":
+        budget = memory_budget()
         try:
-            content = gzip.decompress(stored)
+            with gzip.GzipFile(fileobj=io.BytesIO(stored)) as archive:
+                content = archive.read(budget + 1)  # bounded: a few MB may decompress to many GB
         except EOFError:
             raise DataError(
                 "truncated gzip file: the compressed stream ends before its end marker",
@@ -66,6 +88,8 @@ def decompress(stored: bytes, path: Path) -> bytes:
                 path=path,
                 fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage",
             ) from None
+        if len(content) > budget:
+            raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
         if not content.strip():
             raise empty_file_error(path)
         return _strip_bom(content)
