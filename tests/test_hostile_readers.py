@@ -387,3 +387,22 @@ def test_a_file_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
     path.write_bytes(b"1,2\n" * 100)
     with pytest.raises(DataError, match="big.csv: the file is 0.0 GiB, more than half the memory available"):
         read_dataset(path)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        (b"[]", "the document is [] (an array), expected an object"),
+        (b'{"a/a.csv": {"rows": "10"}}', 'a/a.csv"].rows is "10" (a string)'),
+        (b'{"a/a.csv": {"name": 5}}', 'a/a.csv"].name is 5'),
+        (b'{"a/a.csv": {"class_counts": {"1": -3}}}', "class_counts.1 is -3"),
+        (b'{"a": "\xe9"}', "byte 7 (line 1)"),
+    ],
+)
+def test_a_manifest_of_the_wrong_shape_is_one_clear_error(tmp_path, manifest, expected):
+    from omkl_dist.storage import list_datasets
+
+    (tmp_path / "MANIFEST.json").write_bytes(manifest)
+    with pytest.raises(DataError, match="MANIFEST.json") as info:
+        list_datasets(tmp_path)
+    assert expected in str(info.value) and "Fix: restore MANIFEST.json" in str(info.value)
