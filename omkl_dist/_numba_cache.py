@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -90,12 +91,16 @@ def choose_cache_dir(candidates: Iterable[Path]) -> Path:
 
 
 def use_versioned_cache() -> str:
-    """Point numba's cache at the directory of these sources (before any kernel is defined)."""
-    import numba
+    """Point numba's cache at the directory of these sources (before any kernel is defined).
 
+    numba reads ``NUMBA_CACHE_DIR`` when it is imported, so numba is not imported here (``import
+    omkl_dist`` stays light: the ``omkl`` entry point handles a Ctrl-C during the heavy imports);
+    only a numba imported before this package is told the directory directly."""
     name = f"numba-{sources_digest()}"
     current = os.environ.get("NUMBA_CACHE_DIR", "")
     if Path(current).name != name:  # not yet set by this package (here or in a parent process)
         os.environ["NUMBA_CACHE_DIR"] = str(choose_cache_dir(cache_dir_candidates(name, current)))
-    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
-    return numba.config.CACHE_DIR
+    numba = sys.modules.get("numba")
+    if numba is not None and hasattr(numba, "config"):
+        numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    return os.environ["NUMBA_CACHE_DIR"]

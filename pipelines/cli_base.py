@@ -6,11 +6,14 @@ import os
 import select
 import signal
 import sys
+import unicodedata
 
 import click
 
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import OutputBusy
+
+from .entry import INTERRUPTED
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
@@ -73,24 +76,55 @@ POSITIVE_CLASS_OPTION = click.option(
 )
 
 
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def one_line(message: object) -> str:
+    """``message`` as one line of text: control characters, line and paragraph separators and bidi
+    overrides -- which a file name, a header or an option value may carry -- are shown escaped
+    (a newline as ``\\n``), so an error is always exactly one line that no input can forge more of.
+    Backslashes are kept as they are, so escaping twice changes nothing."""
+    return "".join(_escaped(char) for char in str(message))
+
+
+def _escaped(char: str) -> str:
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if unicodedata.category(char) in ("Cc", "Zl", "Zp") or char in _BIDI_CONTROLS:
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    return char
+
+
 class CommandGroup(click.Group):
     """Turn known bad-input errors into a one-line message and exit status 2 (75 when an output is
-    being written by another process, 130 on Ctrl-C)."""
+    being written by another process, 130 on Ctrl-C). Every message is printed through
+    :func:`one_line`, click's own usage errors included."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.ClickException as exc:  # this group's own options: click prints it, in one line
+            exc.message = one_line(exc.message)
+            raise
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except click.exceptions.Exit:  # --help, --version (a RuntimeError subclass)
             raise
+        except click.ClickException as exc:  # a sub-command's usage error: click prints it, in one line
+            exc.message = one_line(exc.message)
+            raise
         except OutputBusy as exc:
-            click.echo(f"busy: {exc}", err=True)
+            click.echo(f"busy: {one_line(exc)}", err=True)
             ctx.exit(EXIT_BUSY)
         except KeyboardInterrupt:
-            click.echo("interrupted: nothing half-written was kept", err=True)
+            click.echo(INTERRUPTED, err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError as exc:
             if not _stdout_reader_gone():  # another pipe (a socket, a subprocess): an error like any
-                click.echo(f"error: {exc}", err=True)
+                click.echo(f"error: {one_line(exc)}", err=True)
                 ctx.exit(EXIT_BAD_INPUT)
             # `omkl ... | head`: the reader left. End like a Unix tool killed by SIGPIPE, quietly;
             # stdout goes to /dev/null so that Python's own flush at exit does not fail again
@@ -101,7 +135,7 @@ class CommandGroup(click.Group):
             ctx.exit(EXIT_BAD_INPUT)
         except (DataError, ValueError, OverflowError, OSError, ConnectionError, TimeoutError, RuntimeError) as exc:
             # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {one_line(exc)}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
 
 

@@ -53,6 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import DataError
 from .location import Location, PathArg, is_remote, location
 from .outputs import uninterrupted
+from .schema import Schema, array, check, integer, obj, read_json, string, tuple_of
 
 SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
 FEATURES = "features.zarr"
@@ -64,6 +65,57 @@ META = "meta.json"
 DEFAULT_CHUNK_ROWS = 65_536
 DTYPES = ("float64", "float32")
 RESTORE = "restore the dataset from a copy, or re-ingest it (--overwrite)"  # the fix for a damaged dataset
+REINGEST = "re-ingest the dataset with --overwrite"  # the fix for a meta.json that does not describe one
+MAX_COUNT = 2**48  # rows, features, non-zeros: far above any real dataset, far below int64 overflow
+_HEX64 = string(min_length=64, max_length=64)
+_COUNT = integer(minimum=0, maximum=MAX_COUNT)
+#: meta.json of every dataset (both layouts, every kind); other keys (a generator's parameters) may follow
+META_SCHEMA = obj(
+    required={
+        "schema_version": integer(),
+        "kind": string(),
+        "n_rows": _COUNT,
+        "n_features": _COUNT,
+        "dtype": string(DTYPES),
+        "chunk_rows": integer(minimum=1, maximum=MAX_COUNT),
+        "label_map": array(tuple_of(string(), integer(minimum=-1, maximum=MAX_COUNT))),
+        "n_classes": _COUNT,
+        "checksums": obj(
+            required={"algorithm": string(("sha256",)), "features": array(_HEX64), "labels": array(_HEX64)},
+            optional={"csr_parts": array(tuple_of(_HEX64, _HEX64, _HEX64))},
+        ),
+        "meta_sha256": _HEX64,
+    },
+    optional={
+        "layout": string(LAYOUTS),
+        "nnz": _COUNT,
+        "index_dtype": string(("int32", "int64")),
+        "created": string(),
+        "source": string(),
+        "source_name": string(),
+        "sha256": string(),
+        "format": string(),
+        "class_counts": obj(values=_COUNT),
+        "feature_names": array(string()),
+        "feature_groups": obj(values=string()),
+        "views": obj(values=string()),
+        "label_column": string(),
+        "n_permutations": _COUNT,
+    },
+)
+_INGEST_KEYS = ("source", "sha256", "format", "class_counts")  # what an ingested dataset also records
+_CSR_KEYS = ("nnz", "index_dtype")
+#: zarr.json attributes of features.csr (compared with meta.json's by dataset_info)
+CSR_ATTRS_SCHEMA = obj(
+    required={
+        "layout": string(("csr",)),
+        "n_rows": _COUNT,
+        "n_features": _COUNT,
+        "chunk_rows": integer(minimum=1, maximum=MAX_COUNT),
+        "dtype": string(DTYPES),
+        "index_dtype": string(("int32", "int64")),
+    }
+)
 
 
 def check_dtype(dtype: str) -> str:
@@ -327,7 +379,12 @@ def meta_digest(meta: Mapping[str, Any]) -> str:
 
 
 def read_meta(directory: PathArg) -> dict[str, Any]:
-    """Metadata of an ingested dataset directory, with a clear error when it is not one."""
+    """Metadata of an ingested dataset directory, with a clear error when it is not one.
+
+    meta.json is read bounded, its version and hash are checked, and then its content against
+    :data:`META_SCHEMA` (plus the keys its kind and layout need): every size and count in it is
+    then an integer in range, ready to be compared with the arrays it describes.
+    """
     directory = location(directory)
     meta_path = directory / META
     has_features = (directory / FEATURES).exists() or (directory / FEATURES_CSR).exists()
@@ -337,12 +394,7 @@ def read_meta(directory: PathArg) -> dict[str, Any]:
             path=directory,
             fix="create it with `omkl data ingest FILE --out DIR` or `omkl data synth ... --out DIR`",
         )
-    try:
-        meta: dict[str, Any] = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"meta.json is not valid JSON ({exc})", path=meta_path, fix="re-ingest the dataset with --overwrite"
-        ) from None
+    meta: dict[str, Any] = read_json(meta_path, fix=REINGEST, schema=obj())
     if meta.get("schema_version") != SCHEMA_VERSION:
         raise DataError(
             f"dataset schema version {meta.get('schema_version')!r}, this omkl-dist reads {SCHEMA_VERSION}",
@@ -356,7 +408,15 @@ def read_meta(directory: PathArg) -> dict[str, Any]:
             path=meta_path,
             fix="restore meta.json from a copy, or re-ingest the dataset (--overwrite)",
         )
+    check(meta, _meta_schema(meta), path=meta_path, fix=REINGEST)
     return meta
+
+
+def _meta_schema(meta: Mapping[str, Any]) -> Schema:
+    """:data:`META_SCHEMA` with the keys of ``meta``'s kind (ingest) and layout (csr) required."""
+    needed = (_INGEST_KEYS if meta.get("kind") == "ingest" else ()) + (_CSR_KEYS if meta.get("layout") == "csr" else ())
+    required = {**META_SCHEMA.required, **{key: META_SCHEMA.optional[key] for key in needed}}
+    return obj(required=required, optional=META_SCHEMA.optional)
 
 
 class CsrFeatures:
@@ -369,12 +429,13 @@ class CsrFeatures:
     def __init__(self, path: Location, group: zarr.Group) -> None:
         self.path, self.group = path, group
         attrs: dict[str, Any] = dict(group.attrs)
+        check(attrs, CSR_ATTRS_SCHEMA, path=path / "zarr.json", fix=RESTORE, key="attributes")
         self.attrs = attrs
-        n_rows, n_features = int(attrs.get("n_rows", -1)), int(attrs.get("n_features", -1))
+        n_rows, n_features = attrs["n_rows"], attrs["n_features"]
         self.shape = (n_rows, n_features)
-        self.dtype = np.dtype(attrs.get("dtype", "float64"))
-        self.index_dtype = str(attrs.get("index_dtype", "int32"))
-        self.chunks = (min(int(attrs.get("chunk_rows", 1)), max(n_rows, 1)), max(n_features, 1))
+        self.dtype = np.dtype(attrs["dtype"])
+        self.index_dtype = str(attrs["index_dtype"])
+        self.chunks = (min(attrs["chunk_rows"], max(n_rows, 1)), max(n_features, 1))
 
     def chunk_names(self) -> set[str]:
         """Names of the row-chunk folders present (one listing, not one request per chunk)."""
@@ -419,11 +480,12 @@ def open_features(directory: PathArg, meta: Mapping[str, Any] | None = None) -> 
     if layout == "csr":
         path = directory / FEATURES_CSR
         try:
-            return CsrFeatures(path, zarr.open_group(str(path), mode="r", zarr_format=3))
+            group = zarr.open_group(str(path), mode="r", zarr_format=3)
         except Exception as exc:  # zarr's errors name no file
             raise DataError(
                 f"{FEATURES_CSR} cannot be opened ({type(exc).__name__}: {exc})", path=path, fix=RESTORE
             ) from None
+        return CsrFeatures(path, group)
     path = directory / FEATURES
     try:
         return zarr.open_array(str(path), mode="r")
@@ -475,7 +537,20 @@ def read_chunk(
         ) from None
     if hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest() != sums["labels"][c]:
         raise DataError(f"the labels of {where} do not match their checksum", path=directory / LABELS, fix=fix)
+    _check_label_values(y, meta, where, directory / LABELS, fix)
     return X, y
+
+
+def _check_label_values(y: NDArray[np.int64], meta: Mapping[str, Any], where: str, path: Location, fix: str) -> None:
+    """Internal labels index per-class arrays in compiled code: each must be one of the label map's."""
+    internals = np.array([internal for _, internal in meta["label_map"]], dtype=np.int64)
+    bad = np.flatnonzero(~np.isin(y, internals))
+    if len(bad):
+        raise DataError(
+            f"the labels of {where} hold {int(y[bad[0]])}, which is not an internal label of meta.json's label_map",
+            path=path,
+            fix=fix,
+        )
 
 
 def _read_csr_chunk(
@@ -520,7 +595,25 @@ def _read_csr_chunk(
             else features.path / str(c)
         )
         raise DataError(f"{where} of the features does not match its checksum ({problem})", path=path, fix=fix)
+    _check_csr_structure(indptr, indices, data, rows, meta["n_features"], f"{where} of {features.path}", fix)
     return sp.csr_matrix((data, indices, indptr), shape=(rows, int(meta["n_features"])), copy=False)
+
+
+def _check_csr_structure(
+    indptr: NDArray[Any], indices: NDArray[Any], data: NDArray[Any], rows: int, n_features: int, where: str, fix: str
+) -> None:
+    """A chunk's triple is a CSR matrix of ``rows`` x ``n_features``: its row pointers and column
+    indices reach compiled kernels as offsets, so a chunk rewritten with matching checksums must
+    not point outside its arrays."""
+    problem = None
+    if indptr.ndim != 1 or len(indptr) != rows + 1 or indptr[0] != 0:
+        problem = f"its row pointers are not {rows + 1} offsets starting at 0"
+    elif np.any(np.diff(indptr) < 0) or indptr[-1] != len(indices) or len(indices) != len(data):
+        problem = "its row pointers do not step through its column indices and values"
+    elif len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= n_features):
+        problem = f"a column index is outside 0..{n_features - 1}"
+    if problem is not None:
+        raise DataError(f"{where} is not a valid sparse chunk ({problem})", fix=fix)
 
 
 def open_labels(directory: PathArg) -> pq.ParquetFile:

@@ -28,6 +28,7 @@ from .errors import DataError
 from .layout import meta_digest
 from .location import Location, PathArg, location
 from .outputs import MODEL, Inputs, atomic_output, uninterrupted
+from .schema import obj, read_json
 
 MODEL_SCHEMA_VERSION = 2  # 2: meta_sha256 covers model.json
 STATE = "state.zarr"
@@ -94,12 +95,7 @@ def read_state(
             path=directory,
             fix="save one with `omkl run ... --model-out DIR` or omkl_dist's save_model",
         )
-    try:
-        meta: Any = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"model.json is not valid JSON ({exc})", path=meta_path, fix=MODEL_DAMAGED) from None
-    if not isinstance(meta, dict):
-        raise DataError("model.json does not hold a JSON object", path=meta_path, fix=MODEL_DAMAGED)
+    meta: dict[str, Any] = read_json(meta_path, fix=MODEL_DAMAGED, schema=obj())  # bounded, UTF-8, an object
     version = meta.get("schema_version")
     if version != MODEL_SCHEMA_VERSION:
         raise DataError(

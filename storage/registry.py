@@ -12,7 +12,6 @@ Each file in the manifest can be addressed in three ways:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -21,12 +20,31 @@ from omkl_dist._validation import close_matches
 
 from .datadir import data_dir as _default_data_dir
 from .errors import DataError
+from .schema import integer, obj, read_json, string
 
 MANIFEST = "MANIFEST.json"
 #: ``MANIFEST.json``: per file (path relative to the data folder), its JSON description.
 Manifest: TypeAlias = dict[str, dict[str, Any]]
 # Extensions peeled off a file name to make its short alias ("cod-rna.train.dense.txt" -> "cod-rna.train").
 _DATA_EXTENSIONS = (".txt", ".csv", ".tsv", ".mat", ".libsvm", ".dense", ".data")
+
+
+_COUNT = integer(minimum=0, maximum=2**48)
+#: MANIFEST.json: an object keyed by file path; the fields the registry uses are checked, others kept
+MANIFEST_SCHEMA = obj(
+    values=obj(
+        optional={
+            "name": string(min_length=1),
+            "role": string(),
+            "fmt": string(),
+            "rows": _COUNT,
+            "features": _COUNT,
+            "n_classes": _COUNT,
+            "class_counts": obj(values=_COUNT),
+            "sha256_gz": string(),
+        }
+    )
+)
 
 
 def load_manifest(data_dir: str | os.PathLike[str] | None = None) -> Manifest:
@@ -39,18 +57,7 @@ def load_manifest(data_dir: str | os.PathLike[str] | None = None) -> Manifest:
             path=folder,
             fix="set OMKL_DATA_DIR (or --data-dir) to the folder holding MANIFEST.json",
         )
-    try:
-        manifest: Any = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"MANIFEST.json is not valid JSON ({exc})", path=path, fix="restore MANIFEST.json from the shared datasets"
-        ) from None
-    if not isinstance(manifest, dict):
-        raise DataError(
-            "MANIFEST.json must be an object keyed by file path",
-            path=path,
-            fix="restore MANIFEST.json from the shared datasets",
-        )
+    manifest: Manifest = read_json(path, fix="restore MANIFEST.json from the shared datasets", schema=MANIFEST_SCHEMA)
     return manifest
 
 

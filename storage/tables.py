@@ -37,6 +37,8 @@ def is_table_source(source: object) -> bool:
         return not (path / "meta.json").exists() and any(path.rglob("*.parquet"))
     if path.suffix == ".parquet":
         return True
+    if not path.is_file():  # a FIFO or device is not sniffed: opening one may block, reading it consumes it
+        return False
     try:
         with open(path, "rb") as fh:
             return fh.read(4) == PARQUET_MAGIC
@@ -88,7 +90,7 @@ class TableSource:
         if not parts:
             raise DataError("the table has no rows", path=self.where, fix="check the export was complete")
         values = np.concatenate(parts)
-        return values.astype(str) if values.dtype.kind == "O" else values
+        return _as_text(values, self.where, self.label) if values.dtype.kind == "O" else values
 
     def batches(self, rows: int = BATCH_ROWS) -> Iterator[tuple[NDArray[np.float64], int]]:
         """``(X float64, first row)`` per batch of at most ``rows`` rows, in order."""
@@ -211,3 +213,24 @@ def _table_digest(table: Any) -> str:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+
+def _as_text(values: NDArray[Any], where: str, column: str) -> NDArray[np.str_]:
+    """Labels of a string or binary column as str; binary labels must be UTF-8 (numpy would
+    decode them as ASCII and fail naming nothing)."""
+    try:
+        return values.astype(str)
+    except UnicodeDecodeError:
+        pass
+    texts = []
+    for row, value in enumerate(values):
+        try:
+            texts.append(value.decode("utf-8") if isinstance(value, bytes) else str(value))
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"the label in column {column!r} is {value[:20]!r}, not UTF-8 text (byte {exc.start})",
+                path=where,
+                row=row + 1,
+                fix="store the labels as UTF-8 strings or numbers",
+            ) from None
+    return np.array(texts, dtype=str)

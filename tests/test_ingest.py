@@ -168,7 +168,7 @@ def test_dataset_info_rejects_non_dataset_and_tampering(tmp_path, csv_file):
         ("n_rows", 11, r"shape \(10, 3\) but meta.json says \(11, 3\)"),
         ("n_classes", 3, "does not match n_classes=3"),
         ("class_counts", {"-1": 1, "1": 1}, "add up to 2"),
-        ("sha256", None, "'sha256' is missing"),
+        ("sha256", None, r"sha256 is null \(null\), expected a string"),
         ("dtype", "float32", "is float64 but meta.json says float32"),
     ]:
         edited = {**meta, field: value}

@@ -43,7 +43,7 @@ def test_wheel_holds_only_the_omkl_dist_package(wheel):
         assert f"omkl_dist/{sub}/__init__.py" in names
     assert "omkl_dist/cluster/dask.yaml" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "omkl = omkl_dist.pipelines.cli:main" in entry_points
+    assert "omkl = omkl_dist.pipelines.entry:main" in entry_points
 
 
 def _dummy_distribution(path: Path) -> Path:

@@ -271,7 +271,7 @@ def test_a_missing_chunk_folder_or_edited_meta_is_found_by_info(wide, tmp_path):
         dataset_info(d2)
     edited = {k: v for k, v in meta.items() if k != "nnz"}
     (d2 / "meta.json").write_text(json.dumps({**edited, "meta_sha256": meta_digest(edited)}))
-    with pytest.raises(DataError, match="field 'nnz' is missing"):
+    with pytest.raises(DataError, match="meta.json: nnz is missing"):
         dataset_info(d2)
 
 

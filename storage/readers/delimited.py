@@ -83,7 +83,7 @@ def _read_delimited(
     names: list[str] | None = None
     if header:
         assert delimiter is not None  # the formats with a header are comma or tab separated
-        names = split_header(first[0], delimiter)
+        names = split_header(first[0], delimiter, path, first_number)
         if len(names) < 2:
             raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
         body, first_number = _drop_leading_lines(body, 1, first_number)

@@ -38,7 +38,7 @@ def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
     ``a1a.csv`` -- and the second line is not.
     """
     path = Path(path)
-    if is_hdf5(content) or content.startswith(b"MATLAB") or _stem_suffix(path) == ".mat":
+    if looks_mat(path, content):
         return "mat"
     if b"\x00" in content[:4096]:
         raise DataError(
@@ -54,10 +54,15 @@ def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
     first = lines[0]
     second = lines[1] if len(lines) > 1 else None
     if b"\t" in first:
-        return "tsv_header" if _is_header(first, second, "\t") else "dense"
+        return "tsv_header" if _is_header(first, second, "\t", path) else "dense"
     if b"," in first:
-        return "csv_header" if _is_header(first, second, ",") else "csv"
+        return "csv_header" if _is_header(first, second, ",", path) else "csv"
     return "dense"
+
+
+def looks_mat(path: str | os.PathLike[str], content: bytes) -> bool:
+    """Rule 1 of :func:`detect_format`: a MATLAB file by its header, HDF5 signature or name."""
+    return is_hdf5(content) or content.startswith(b"MATLAB") or _stem_suffix(Path(path)) == ".mat"
 
 
 def check_format(fmt: str, path: object) -> str:
@@ -97,22 +102,32 @@ def _is_consecutive_ints(fields: list[str]) -> bool:
     return len(ints) >= 3 and ints == list(range(len(ints)))
 
 
-def split_header(line: bytes, delimiter: str) -> list[str]:
-    return [f.strip() for f in next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter))]
+def split_header(line: bytes, delimiter: str, path: object = None, row: int | None = None) -> list[str]:
+    """The fields of a header (or first) line, CSV quoting understood."""
+    try:
+        return [f.strip() for f in next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter))]
+    except csv.Error as exc:  # a field over csv's limit (a quote left open), a line end inside a field
+        raise DataError(
+            f"cannot split the line into fields ({exc})",
+            path=path,
+            row=row,
+            fix="check the file's delimiter and quotes; header names must be shorter than "
+            f"{csv.field_size_limit():,} characters",
+        ) from None
 
 
-def _is_header(first: bytes, second: bytes | None, delimiter: str) -> bool:
-    fields = split_header(first, delimiter)
+def _is_header(first: bytes, second: bytes | None, delimiter: str, path: Path) -> bool:
+    fields = split_header(first, delimiter, path)
     if all(is_number(f) for f in fields):
         return _is_consecutive_ints(fields) and (
-            second is None or not _is_consecutive_ints(split_header(second, delimiter))
+            second is None or not _is_consecutive_ints(split_header(second, delimiter, path))
         )
     # A numeric row that mixes tabs and spaces is dense text, not a header.
     if delimiter == "\t" and all(is_number(t) for t in first.split()):
         return False
     if second is None:
         return True
-    below = split_header(second, delimiter)
+    below = split_header(second, delimiter, path)
     # A header names columns that hold numbers below it; a first row whose words stand where the
     # next row has words too (word labels such as yes/no or g/h) is data.
     return len(below) != len(fields) or any(not is_number(a) and is_number(b) for a, b in zip(fields, below))

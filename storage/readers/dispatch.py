@@ -16,11 +16,11 @@ from ..labels import encode_labels
 from ..tables import is_table_source
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header
-from .detect import check_format, detect_format
+from .detect import check_format, detect_format, looks_mat
 from .libsvm import read_libsvm
 from .mat import read_mat
 from .parquet import read_table
-from .textio import decompress, read_bytes
+from .textio import decompress, read_bytes, text_content
 
 _DELIMITED = ("dense", "csv", "csv_header", "tsv_header")
 # the parser of each format; the delimited ones also take label_column=, libsvm n_features= and sparse=
@@ -102,6 +102,8 @@ def read_dataset(
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
     content = decompress(stored, path)
+    if fmt != "mat" and not (fmt is None and looks_mat(path, content)):
+        content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
     if label_column is not None and fmt not in _DELIMITED:
         raise DataError(

@@ -5,29 +5,64 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import os
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DataError
+from ..schema import special_file_kind
 
 # Other compressions we recognise only to give a useful error.
 _OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd"}
 
 
 def read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise DataError("no such file", path=path, fix="check the path, or give a registry name (`omkl data list`)")
-    if path.is_dir():
+    """The bytes of a regular file. A device or socket never ends (``/dev/zero``) and a FIFO can
+    be read only once while a file is sniffed, hashed and parsed: they are refused unopened."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataError(
+            "no such file", path=path, fix="check the path, or give a registry name (`omkl data list`)"
+        ) from None
+    if stat.S_ISDIR(mode):
         raise DataError(
             "is a directory, not a data file",
             path=path,
             fix="give the data file inside it (an ingested dataset is opened with open_stream)",
         )
+    if not stat.S_ISREG(mode):
+        raise DataError(
+            f"is {special_file_kind(mode)}, not a regular file: it is read more than once, and may never end",
+            path=path,
+            fix="save the data to a file first (e.g. `cat SOURCE > data.csv`) and give that file",
+        )
+    size = os.stat(path).st_size
+    if size > memory_budget():
+        raise _too_large(path, f"the file is {size / 2**30:.1f} GiB")
     data = path.read_bytes()
     if not data:
         raise empty_file_error(path)
     return data
+
+
+def memory_budget() -> int:
+    """Bytes a file's (decompressed) content may take: half the memory available now, so that its
+    parsing fits too."""
+    import psutil
+
+    return int(psutil.virtual_memory().available) // 2
+
+
+def _too_large(path: Path, what: str) -> DataError:
+    return DataError(
+        f"{what}, more than half the memory available: a text or .mat file is read whole",
+        path=path,
+        fix="convert it to parquet (read in row batches, never whole) or use a machine with more memory; "
+        "a file much larger than its data is damaged (or a compression bomb)",
+    )
 
 
 def empty_file_error(path: object) -> DataError:
@@ -37,8 +72,10 @@ def empty_file_error(path: object) -> DataError:
 def decompress(stored: bytes, path: Path) -> bytes:
     """Gunzip when the gzip magic bytes are present; refuse other compressions clearly."""
     if stored[:2] == b"\x1f\x8b":
+        budget = memory_budget()
         try:
-            content = gzip.decompress(stored)
+            with gzip.GzipFile(fileobj=io.BytesIO(stored)) as archive:
+                content = archive.read(budget + 1)  # bounded: a few MB may decompress to many GB
         except EOFError:
             raise DataError(
                 "truncated gzip file: the compressed stream ends before its end marker",
@@ -51,6 +88,8 @@ def decompress(stored: bytes, path: Path) -> bytes:
                 path=path,
                 fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage",
             ) from None
+        if len(content) > budget:
+            raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
         if not content.strip():
             raise empty_file_error(path)
         return _strip_bom(content)
@@ -70,6 +109,36 @@ def _strip_bom(content: bytes) -> bytes:
     """Drop a UTF-8 byte-order mark (spreadsheet exports write one): it would make the first row's
     first field non-numeric, so the row would be taken for a header and lost."""
     return content[len(codecs.BOM_UTF8) :] if content.startswith(codecs.BOM_UTF8) else content
+
+
+#: The longest line (or field) a text file may have: wider data than 64 MiB a line (millions of
+#: dense features) is not read as text; a longer line is damage (a binary or truncated file).
+MAX_LINE_BYTES = 64 * 2**20
+
+
+def text_content(content: bytes, path: Path) -> bytes:
+    """Decompressed text ready for the parsers: old Mac line ends (CR only) become LF, and a line
+    longer than :data:`MAX_LINE_BYTES` is refused before a parser copies it."""
+    if b"\r" in content and content.count(b"\r") != content.count(b"\r\n"):  # some CR ends a line alone
+        content = content.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    _check_line_lengths(content, path)
+    return content
+
+
+def _check_line_lengths(content: bytes, path: Path) -> None:
+    """Refuse a line over :data:`MAX_LINE_BYTES`; one search per window of that size, not per line."""
+    start = 0
+    while len(content) - start > MAX_LINE_BYTES:
+        newline = content.rfind(b"\n", start, start + MAX_LINE_BYTES + 1)
+        if newline < 0:
+            raise DataError(
+                f"the line is longer than {MAX_LINE_BYTES:,} bytes, the most a line of a text data file may hold",
+                path=path,
+                row=content.count(b"\n", 0, start) + 1,
+                fix="check that the file is complete text data (not binary, not missing its line ends); very "
+                "wide data belongs in a LIBSVM or parquet file",
+            )
+        start = newline + 1
 
 
 def first_lines(content: bytes, n: int) -> list[bytes]:

@@ -1,0 +1,25 @@
+"""The ``omkl`` console script: a Ctrl-C while the command line is still importing is a Ctrl-C too.
+
+Loading the command line imports numpy, numba, dask and more, which takes seconds; a Ctrl-C in
+that time raised KeyboardInterrupt out of an import, outside every handler, and Python printed a
+traceback. This module imports nothing heavy itself (its package ``omkl_dist`` and
+``omkl_dist.pipelines`` load light), so it can catch that and answer as every command does after
+starting: the ``interrupted`` line and exit status 130.
+"""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
+INTERRUPTED = "interrupted: nothing half-written was kept"
+
+
+def main() -> None:
+    """Run ``omkl`` (``omkl_dist.pipelines.cli:main``), an interrupted import included."""
+    try:
+        from omkl_dist.pipelines.cli import main as cli
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    cli()

@@ -1,0 +1,408 @@
+"""Hostile input files for the readers: JSON read back (meta.json, model.json) of the wrong shape,
+special files, odd encodings and line endings, and the command line's one-line error surface."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omkl_dist.storage import DataError, dataset_info, ingest
+from omkl_dist.storage.layout import meta_digest
+from omkl_dist.storage.schema import MAX_JSON_DEPTH, array, check, integer, obj, read_json, string, tuple_of
+
+
+def rewrite_json(path: Path, edit) -> None:
+    """Edit a JSON file the tool wrote and recompute its hash, as a careful hand-editor would."""
+    document = json.loads(path.read_text())
+    document = edit(document)
+    if isinstance(document, dict):
+        document["meta_sha256"] = meta_digest(document)
+    path.write_text(json.dumps(document))
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ds")
+    source = folder / "small.csv"
+    source.write_text("1,2,3\n-1,4,5\n1,6,7\n")
+    ingest(source, folder / "ds", chunk_rows=2)
+    return folder / "ds"
+
+
+def edited_dataset(small_dataset, tmp_path, edit) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(small_dataset, copy)
+    rewrite_json(copy / "meta.json", edit)
+    return copy
+
+
+# --- the schema helper -----------------------------------------------------------------------
+
+SCHEMA = obj({"n": integer(minimum=1), "pairs": array(tuple_of(string(), integer()))})
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ([], "the document is []"),
+        ({"pairs": []}, "n is missing"),
+        ({"n": True, "pairs": []}, "n is true (a boolean)"),
+        ({"n": 1.0, "pairs": []}, "n is 1.0"),
+        ({"n": 0, "pairs": []}, "n is 0"),
+        ({"n": 1, "pairs": [["a", "b"]]}, 'pairs[0][1] is "b"'),
+        ({"n": 1, "pairs": [["a"]]}, 'pairs[0] is ["a"]'),
+    ],
+)
+def test_check_names_the_file_the_key_path_and_the_fix(document, where):
+    with pytest.raises(DataError) as info:
+        check(document, SCHEMA, path="x.json", fix="write it again")
+    message = str(info.value)
+    assert message.startswith("x.json: ") and where in message and message.endswith("Fix: write it again")
+
+
+def test_check_accepts_a_matching_document():
+    check({"n": 3, "pairs": [["a", -1]], "other": {"x": [1]}}, SCHEMA, path="x.json", fix="-")
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b'{"a": "\xe9"}', "byte 7 (line 1)"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper"),
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), "nested deeper"),
+        (b'{"a": NaN}', "NaN is not a JSON number"),
+        (b'{"a": 1' + b"0" * 5000 + b"}", "not valid JSON"),
+        (b"{", "not valid JSON"),
+    ],
+)
+def test_read_json_refuses_what_the_tool_never_writes(tmp_path, content, problem):
+    path = tmp_path / "meta.json"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match="meta.json") as info:
+        read_json(path, fix="re-ingest")
+    assert problem in str(info.value)
+
+
+def test_read_json_refuses_a_device_without_reading_it():
+    with pytest.raises(DataError, match="character device, not a regular file"):
+        read_json("/dev/zero", fix="re-ingest")
+
+
+def test_read_json_refuses_a_file_over_the_limit(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"a": "x" * 200}))
+    with pytest.raises(DataError, match="larger than 100 bytes"):
+        read_json(path, fix="-", max_bytes=100)
+
+
+# --- dataset meta.json -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda m: [], "the document is [] (an array), expected an object"),
+        (lambda m: {**m, "n_rows": "3"}, 'n_rows is "3" (a string)'),
+        (lambda m: {**m, "n_rows": -1}, "n_rows is -1"),
+        (lambda m: {**m, "n_rows": 10**30}, "n_rows is 1000000000000000000000000000000"),
+        (lambda m: {**m, "n_features": True}, "n_features is true (a boolean)"),
+        (lambda m: {**m, "chunk_rows": 0}, "chunk_rows is 0"),
+        (lambda m: {**m, "n_features": 7}, "features.zarr has shape (3, 2) but meta.json says (3, 7)"),
+        (lambda m: {**m, "label_map": [["1", "x"]]}, "label_map[0][1]"),
+        (lambda m: {**m, "checksums": {**m["checksums"], "features": [1, 2]}}, "checksums.features[0] is 1"),
+        (lambda m: {k: v for k, v in m.items() if k != "dtype"}, "dtype is missing"),
+        (lambda m: {**m, "feature_names": ["a"]}, "names 1 features but says n_features=2"),
+        (lambda m: {**m, "layout": "coo"}, 'layout is "coo"'),
+    ],
+)
+def test_meta_json_of_the_wrong_shape_is_one_clear_error(small_dataset, tmp_path, edit, expected):
+    copy = edited_dataset(small_dataset, tmp_path, edit)
+    with pytest.raises(DataError) as info:
+        dataset_info(copy)
+    assert expected in str(info.value) and "Fix: re-ingest the dataset" in str(info.value)
+
+
+def test_meta_json_not_utf8_names_the_byte(small_dataset, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(small_dataset, copy)
+    (copy / "meta.json").write_bytes(b'{"schema_version": 2, "x": "\xff"}')
+    with pytest.raises(DataError, match=r"meta.json: byte 28 \(line 1\) is b'\\xff', not UTF-8"):
+        dataset_info(copy)
+
+
+def test_labels_outside_the_label_map_are_refused_before_use(small_dataset, tmp_path):
+    """labels.parquet rewritten with matching checksums: a label of 7 would index per-class arrays."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from omkl_dist.storage import open_stream
+
+    copy = tmp_path / "copy"
+    shutil.copytree(small_dataset, copy)
+    y = np.array([7, -1, 1], dtype=np.int64)
+    writer = pq.ParquetWriter(str(copy / "labels.parquet"), pa.schema([("y", pa.int64())]))
+    writer.write_table(pa.table({"y": y[:2]}))
+    writer.write_table(pa.table({"y": y[2:]}))
+    writer.close()
+    digests = [hashlib.sha256(part.astype("<i8").tobytes()).hexdigest() for part in (y[:2], y[2:])]
+    rewrite_json(copy / "meta.json", lambda m: {**m, "checksums": {**m["checksums"], "labels": digests}})
+    with pytest.raises(DataError, match="hold 7, which is not an internal label"):
+        list(open_stream(copy, block_size=2))
+
+
+# --- model.json ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    from omkl_dist.algorithms import KernelPerceptron
+    from omkl_dist.persistence import save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    folder = tmp_path_factory.mktemp("model") / "m"
+    save_model(KernelPerceptron(kernel="gaussian(sigma=1)").fit(X, y), folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda m: {**m, "classes": []}, "classes is [] (an array), expected an array of at least 2 items"),
+        (lambda m: {**m, "classes": [1, [2]]}, "classes[1] is [2]"),
+        (lambda m: {**m, "classes": [1, 1]}, "repeat a class"),
+        (lambda m: {**m, "classes": [1, 2, 3]}, "3 classes, but the state scores 1 class column(s)"),
+        (lambda m: {**m, "n_features_in": True}, "n_features_in is true (a boolean)"),
+        (lambda m: {**m, "n_features_in": 9}, "the scaler takes 3 features, the model 9"),
+        (lambda m: {**m, "params": []}, "params is [] (an array), expected an object"),
+        (lambda m: {**m, "scaler": {"scalars": {}}}, "scaler.arrays is missing"),
+        (lambda m: [], "the document is [] (an array), expected an object"),
+        (
+            lambda m: {**m, "classes": ["a", "b"], "classes_dtype": "<U1", "label_map": [["-1", -1], ["1", 1]]},
+            "classes ['a', 'b'] are not internal labels of its label map [-1, 1]",
+        ),
+        (lambda m: {**m, "label_map": [["-1", "x"]]}, 'label_map[0][1] is "x" (a string)'),
+        (
+            lambda m: {**m, "scaler": {**m["scaler"], "scalars": {**m["scaler"]["scalars"], "fitted": False}}},
+            "its scaler is not fitted",
+        ),
+    ],
+)
+def test_model_json_of_the_wrong_shape_is_one_clear_error(saved_model, tmp_path, edit, expected):
+    from omkl_dist.persistence import load_model
+
+    copy = tmp_path / "m"
+    shutil.copytree(saved_model, copy)
+    rewrite_json(copy / "model.json", edit)
+    with pytest.raises(DataError) as info:
+        load_model(copy)
+    assert expected in str(info.value) and "restore it from a copy or retrain" in str(info.value)
+
+
+def test_an_unedited_model_still_loads(saved_model):
+    from omkl_dist.persistence import load_model
+
+    model, _, _ = load_model(saved_model)
+    assert model.predict(np.zeros((2, 3))).shape == (2,)
+
+
+# --- special files, line ends, long lines, encodings -----------------------------------------
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null"])
+def test_devices_are_refused_unread(device, tmp_path):
+    from omkl_dist.storage import read_dataset
+
+    with pytest.raises(DataError, match="is a character device, not a regular file"):
+        read_dataset(device)
+    with pytest.raises(DataError, match="is a character device, not a regular file"):
+        ingest(device, tmp_path / "out")
+
+
+def test_a_fifo_is_refused_without_blocking_or_reading(tmp_path):
+    import os
+
+    from omkl_dist.storage import read_dataset
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # no writer: opening it would block forever
+    with pytest.raises(DataError, match=r"is a named pipe \(FIFO\), not a regular file"):
+        read_dataset(fifo)
+    with pytest.raises(DataError, match=r"is a named pipe \(FIFO\)"):
+        ingest(fifo, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_socket_is_refused(tmp_path):
+    import socket
+
+    from omkl_dist.storage import read_dataset
+
+    path = tmp_path / "s.csv"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        with pytest.raises(DataError, match="is a socket, not a regular file"):
+            read_dataset(path)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"1,2,3\r-1,4,5\r1,6,7\r",
+        b"a,b,target\r1,2,1\r3,4,-1\r5,6,1",
+        b"1 2 3\r-1 4 5\r1 6 7\r",
+        b"1 1:2\r-1 2:3\r1 1:1\r",
+    ],
+)
+def test_old_mac_line_ends_are_read_as_lines(tmp_path, content):
+    from omkl_dist.storage import read_dataset
+
+    path = tmp_path / "mac.txt"
+    path.write_bytes(content)
+    ds = read_dataset(path)
+    assert ds.n_rows == 3 and ds.n_classes == 2
+
+
+def test_a_line_over_the_limit_is_refused_naming_it(tmp_path, monkeypatch):
+    from omkl_dist.storage import read_dataset
+    from omkl_dist.storage.readers import textio
+
+    monkeypatch.setattr(textio, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "long.csv"
+    path.write_bytes(b"1,2\n-1,3\n1," + b"1" * 2000 + b"\n-1,4\n")
+    with pytest.raises(DataError, match=r"long.csv, row 3: the line is longer than 1,000 bytes"):
+        read_dataset(path)
+
+
+def test_a_header_field_over_csvs_limit_is_one_error(tmp_path):
+    from omkl_dist.storage import read_dataset
+
+    path = tmp_path / "wide_header.csv"
+    path.write_bytes(b"a" * 200_000 + b",b\n1,2\n-1,3\n")
+    with pytest.raises(DataError, match="cannot split the line into fields .*field larger than field limit"):
+        read_dataset(path)
+
+
+def test_binary_labels_that_are_not_utf8_name_the_row(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from omkl_dist.storage import read_dataset
+
+    path = tmp_path / "bin.parquet"
+    labels = pa.array([b"yes", b"\xe9", b"yes"], pa.binary())
+    pq.write_table(pa.table({"label": labels, "f": [1.0, 2.0, 3.0]}), path)
+    with pytest.raises(DataError, match=r"bin.parquet, row 2: the label in column 'label' is b'\\xe9', not UTF-8"):
+        read_dataset(path)
+    pq.write_table(pa.table({"label": pa.array(["é".encode(), b"n", b"n"], pa.binary()), "f": [1.0, 2.0, 3.0]}), path)
+    assert sorted(k for k, _ in read_dataset(path).label_map) == ["n", "é"]
+
+
+# --- the command line's error surface --------------------------------------------------------
+
+
+def test_an_error_is_one_line_whatever_the_file_name(tmp_path):
+    from click.testing import CliRunner
+
+    from omkl_dist.pipelines.cli import main
+
+    name = tmp_path / "bad\nerror: forged\r\x1b[2J\u2028name.csv"
+    name.write_bytes(b"\x00binary")
+    result = CliRunner().invoke(main, ["data", "ingest", str(name), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "bad\\nerror: forged\\r\\x1b[2J\\u2028name.csv" in lines[0]
+
+
+def test_a_usage_error_with_user_text_is_one_line():
+    from click.testing import CliRunner
+
+    from omkl_dist.pipelines.cli import main
+
+    result = CliRunner().invoke(main, ["data", "ingest", "x.csv", "--out", "o", "--chunk\nerror: forged"])
+    assert result.exit_code == 2
+    error_lines = [line for line in result.output.splitlines() if "forged" in line]
+    assert error_lines == [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(error_lines) == 1 and "--chunk\\nerror: forged" in error_lines[0]
+
+
+def test_one_line_escapes_only_control_characters():
+    from omkl_dist.pipelines.cli_base import one_line
+
+    assert one_line("a\tb\nc\x00d\x7fe\u202ef é \\n") == "a\\tb\\nc\\x00d\\x7fe\\u202ef é \\n"
+    assert one_line(one_line("x\ny")) == "x\\ny"
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.6, 1.2])
+def test_ctrl_c_while_the_command_line_imports_is_the_interrupted_line(delay):
+    """SIGINT shortly after start lands in the imports of numpy/numba/dask (seconds): the console
+    script (pyproject's omkl = omkl_dist.pipelines.entry:main) answers as every command does."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = "import sys; from omkl_dist.pipelines.entry import main; sys.exit(main())"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    if proc.returncode != 0:  # it may have finished before the signal on a fast machine
+        assert (proc.returncode, err) == (130, "interrupted: nothing half-written was kept\n")
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_decompressed_whole(tmp_path, monkeypatch):
+    import gzip
+
+    from omkl_dist.storage import read_dataset
+    from omkl_dist.storage.readers import textio
+
+    monkeypatch.setattr(textio, "memory_budget", lambda: 10_000)
+    path = tmp_path / "bomb.csv.gz"
+    path.write_bytes(gzip.compress(b"1,2\n" * 1_000_000))  # 4 MB from 10 kB
+    with pytest.raises(DataError, match="bomb.csv.gz: the file decompresses to more than 0.0 GiB, more than half"):
+        read_dataset(path)
+
+
+def test_a_file_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
+    from omkl_dist.storage import read_dataset
+    from omkl_dist.storage.readers import textio
+
+    monkeypatch.setattr(textio, "memory_budget", lambda: 100)
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"1,2\n" * 100)
+    with pytest.raises(DataError, match="big.csv: the file is 0.0 GiB, more than half the memory available"):
+        read_dataset(path)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        (b"[]", "the document is [] (an array), expected an object"),
+        (b'{"a/a.csv": {"rows": "10"}}', 'a/a.csv"].rows is "10" (a string)'),
+        (b'{"a/a.csv": {"name": 5}}', 'a/a.csv"].name is 5'),
+        (b'{"a/a.csv": {"class_counts": {"1": -3}}}', "class_counts.1 is -3"),
+        (b'{"a": "\xe9"}', "byte 7 (line 1)"),
+    ],
+)
+def test_a_manifest_of_the_wrong_shape_is_one_clear_error(tmp_path, manifest, expected):
+    from omkl_dist.storage import list_datasets
+
+    (tmp_path / "MANIFEST.json").write_bytes(manifest)
+    with pytest.raises(DataError, match="MANIFEST.json") as info:
+        list_datasets(tmp_path)
+    assert expected in str(info.value) and "Fix: restore MANIFEST.json" in str(info.value)
