@@ -117,3 +117,29 @@ def test_another_user_can_run_a_kernel(tmp_path):
     done = subprocess.run([*as_nobody, sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "omkl-dist-" in done.stdout
+
+
+def test_a_read_only_install_caches_in_the_users_folder(tmp_path):
+    """A real run of the package from a read-only file system (a system install, an image layer):
+    root cannot write there either, so kernels compile and cache under the user's ~/.cache."""
+    root = str(_numba_cache.ROOT)
+    mount = f"mount --bind {root} {root} && mount -o remount,ro,bind {root} {root}"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"{mount} && ! touch {root}/.w"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("needs unshare -m and mount (root in a mount namespace) to make the package read-only")
+    code = (
+        "import numpy as np, omkl_dist, numba; from omkl_dist.algorithms import SPA; "
+        "X = np.random.default_rng(0).normal(size=(64, 3)); y = np.sign(X[:, 0]) + (X[:, 0] == 0); "
+        "SPA().fit(X, y); print(numba.config.CACHE_DIR)"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["HOME"] = str(tmp_path)
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f'{mount} && exec "$0" -c "$1"', sys.executable, code],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    cache = Path(done.stdout.strip().splitlines()[-1])
+    assert cache.parent == tmp_path / ".cache" / "omkl-dist" and any(cache.rglob("*.nbi"))
