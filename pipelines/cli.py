@@ -20,6 +20,7 @@ from .cli_base import (
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     CommandGroup,
+    FiniteFloat,
     job_settings,
     settings_options,
 )
@@ -218,11 +219,11 @@ def data_list(data_dir, no_verify):
 @click.option(
     "--density",
     default=None,
-    type=click.FloatRange(0, 1, min_open=True),
+    type=FiniteFloat(0, 1, min_open=True),
     help="rcv1: fraction of non-zero features (default 0.0016, ~76 per row at 47,236 features).",
 )
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--noise", default=0.05, show_default=True, type=float, help="Label-flip rate = Bayes error.")
+@click.option("--noise", default=0.05, show_default=True, type=FiniteFloat(), help="Label-flip rate = Bayes error.")
 @click.option(
     "--out",
     "out",
@@ -352,14 +353,19 @@ def _algo_options(command):
         click.option("--kernel", default=None, help="perceptron: the single kernel (default linear)."),
         click.option(
             "--beta",
-            type=float,
+            type=FiniteFloat(),
             default=None,
             help="OMKC: Hedge discount in (0,1). SPA: support-vector sampling divisor (>= alpha).",
         ),
         click.option(
-            "--delta", type=float, default=None, help="Sampling smoothing in (0,1] (SPA, OKS: (0,1); OKS default 0.5)."
+            "--delta",
+            type=FiniteFloat(),
+            default=None,
+            help="Sampling smoothing in (0,1] (SPA, OKS: (0,1); OKS default 0.5).",
         ),
-        click.option("--gamma", type=float, default=None, help="SPA: Hedge discount per unit of loss, in (0,1)."),
+        click.option(
+            "--gamma", type=FiniteFloat(), default=None, help="SPA: Hedge discount per unit of loss, in (0,1)."
+        ),
         click.option(
             "--hedge-loss",
             type=click.Choice(["hinge", "mistake"]),
@@ -368,12 +374,12 @@ def _algo_options(command):
         ),
         click.option(
             "--eta",
-            type=float,
+            type=FiniteFloat(),
             default=None,
             help="SPA: aggressiveness (learning rate) > 0. OKS: the weights' step (default "
             "sqrt(2(1-delta) ln m / (m T)) for m kernels and T instances).",
         ),
-        click.option("--alpha", type=float, default=None, help="SPA: sampling cap, min(alpha, loss)/beta."),
+        click.option("--alpha", type=FiniteFloat(), default=None, help="SPA: sampling cap, min(alpha, loss)/beta."),
         click.option(
             "--budget",
             type=click.IntRange(min=1),
@@ -389,7 +395,7 @@ def _algo_options(command):
         ),
         click.option(
             "--lam",
-            type=float,
+            type=FiniteFloat(),
             default=None,
             help="BOGD: regulariser lambda >= 0 (eta * lam < 1). OKS: the predictors' step (default 1).",
         ),
@@ -402,7 +408,7 @@ def _algo_options(command):
         click.option(
             "--p",
             "p",
-            type=float,
+            type=FiniteFloat(),
             default=None,
             help="OM-2: the group norm's p in (1, 2] (default 2 ln F / (2 ln F - 1) for F kernels).",
         ),
@@ -626,7 +632,7 @@ def cluster_certs(out):
     "--timeout",
     default=10.0,
     show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     help="Seconds to wait for the scheduler.",
 )
 @LABEL_COLUMN_OPTION
@@ -980,7 +986,7 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
     "--test-size",
     default=0.5,
     show_default=True,
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloat(0, 1, min_open=True, max_open=True),
     help="Fraction of rows held out for testing (random split of --seed).",
 )
 @click.option(
@@ -1000,14 +1006,16 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
 @click.option(
     "--trials", default=100, show_default=True, type=click.IntRange(min=1), help="MKBoost: boosting trials T."
 )
-@click.option("--ratio", default=0.2, show_default=True, type=float, help="MKBoost: resample size / training rows.")
-@click.option("--beta", default=2**-5, show_default=True, type=float, help="MKBoost-S1/S2: sampling decay.")
+@click.option(
+    "--ratio", default=0.2, show_default=True, type=FiniteFloat(), help="MKBoost: resample size / training rows."
+)
+@click.option("--beta", default=2**-5, show_default=True, type=FiniteFloat(), help="MKBoost-S1/S2: sampling decay.")
 @click.option(
     "--C",
     "C",
     default=50.0,
     show_default=True,
-    type=float,
+    type=FiniteFloat(),
     help="SVM penalty (the selectors tune C on validation instead).",
 )
 @click.option(
@@ -1031,7 +1039,7 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
     "--timeout",
     default=10.0,
     show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     help="Seconds to wait for the scheduler.",
 )
 @LABEL_COLUMN_OPTION
@@ -1126,7 +1134,7 @@ def fit_cmd(
     "--timeout",
     default=10.0,
     show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     help="Seconds to wait for the scheduler.",
 )
 @_report_options

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import select
 import signal
@@ -69,6 +70,19 @@ def job_settings(kwargs: dict, *, kernels_given: bool, scale_rows=None):
         scale_rows=scale_rows,
         kernels_given=kernels_given,
     )
+
+
+class FiniteFloat(click.FloatRange):
+    """A number option that must be finite: click's ``float`` and ``FloatRange`` let ``nan`` and
+    ``inf`` through (nan fails no comparison), and a nan timeout or tolerance silently never fires."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 POSITIVE_CLASS_OPTION = click.option(

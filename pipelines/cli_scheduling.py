@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import signal
 from pathlib import Path
@@ -23,6 +22,7 @@ from .cli_base import (
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     CommandGroup,
+    FiniteFloat,
     job_settings,
     settings_options,
 )
@@ -37,19 +37,11 @@ _STORE = click.option(
 )
 
 
-def _lock_timeout(ctx, param, value):
-    """``--lock-timeout``: a finite number of seconds >= 0 (not -1, nan or inf)."""
-    if not (math.isfinite(value) and value >= 0):
-        raise click.BadParameter(f"must be a finite number of seconds >= 0, got {value}", param=param)
-    return value
-
-
 _LOCK_TIMEOUT = click.option(
     "--lock-timeout",
     default=30.0,
     show_default=True,
-    type=float,
-    callback=_lock_timeout,
+    type=FiniteFloat(min=0),
     help="Seconds to wait for the store's lock before exiting 75.",
 )
 
@@ -271,14 +263,14 @@ def models_verify(store, name):
     "--holdout",
     default=0.2,
     show_default=True,
-    type=float,
+    type=FiniteFloat(),
     help="Share of the window (its tail) held out to gate the challenger against the champion.",
 )
 @click.option(
     "--gate",
     default=0.0,
     show_default=True,
-    type=float,
+    type=FiniteFloat(),
     help="Promote if the challenger's held-out mistake rate <= the champion's + this tolerance.",
 )
 @click.option(
@@ -292,7 +284,7 @@ def models_verify(store, name):
     "--drift-threshold",
     default=50.0,
     show_default=True,
-    type=float,
+    type=FiniteFloat(),
     help="Page-Hinkley lambda: the accumulated excess of mistakes that signals drift (smaller: sooner, "
     "more false alarms).",
 )
@@ -300,7 +292,7 @@ def models_verify(store, name):
     "--drift-delta",
     default=0.005,
     show_default=True,
-    type=float,
+    type=FiniteFloat(),
     help="Page-Hinkley delta: a rise of the mistake rate tolerated as no drift.",
 )
 @click.option(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
+from omkl_dist.pipelines.cli_base import FiniteFloat
 from omkl_dist.storage import load_arrays, read_dataset, resolve_dataset
 
 
@@ -187,3 +189,24 @@ def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir
     X = read_dataset(resolve_dataset("vehicle")).X
     assert set(np.unique(model.predict(scaler.transform(X)))) <= set(trace["classes"])
     assert model.decision_function(scaler.transform(X[:5])).shape == (5, 4)
+
+
+def _float_options(command, path=()):
+    """(command path, option) for every number option of ``command`` and its sub-commands."""
+    for param in command.params:
+        if isinstance(param.type, (click.types.FloatParamType, click.FloatRange)):
+            yield path, param
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _float_options(sub, (*path, name))
+
+
+def test_every_number_option_refuses_nan_and_inf():
+    """click's float types accept nan and inf (a nan timeout never fires, a nan gate never passes):
+    every number option of every command is a FiniteFloat and says which option is wrong."""
+    options = list(_float_options(main))
+    assert len(options) > 15
+    for path, param in options:
+        assert isinstance(param.type, FiniteFloat), f"omkl {' '.join(path)} {param.opts[0]}"
+    for value in ("nan", "inf", "-inf"):
+        with pytest.raises(click.BadParameter, match="not a finite number"):
+            FiniteFloat().convert(value, None, None)
