@@ -153,6 +153,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _start(self, n_features: int, n_rows: int) -> None:
         self.kernel_pool_ = make_pool(self._kernel_spec())
+        self.kernel_pool_.check_width(n_features, owner=type(self).__name__)
         # deterministic estimators (OM-2) take no seed
         self.seed_ = resolve_seed(type(self).__name__, getattr(self, "random_state", 0))
         self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
@@ -218,6 +219,11 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         model = model_from_header(cls, meta)
         model.seed_ = int(meta["engine"]["seed"])
         model.engine_ = cls._engine_from(model.kernel_pool_, arrays, meta["engine"])
+        if model.engine_.n_features != model.n_features_in_:  # the rows the model would score X against
+            raise ValueError(
+                f"{cls.__name__}: the state's support vectors have {model.engine_.n_features} columns, its "
+                f"header n_features_in={model.n_features_in_}: the state is damaged; save the model again"
+            )
         model._restore_extra(meta.get("extra", {}))
         model._publish()
         return model

@@ -274,6 +274,27 @@ class KernelPool(Sequence):
             specs.append(spec)
         return KernelPool(specs)
 
+    def check_width(self, n_features: int, *, owner: str | None = None) -> None:
+        """Refuse a kernel that sees a column at or beyond ``n_features``: the width the pool is bound
+        to (the data's, or a loaded model's). Compiled code indexes rows by the view's columns, so
+        every estimator checks here before it learns or predicts.
+
+        Examples
+        --------
+        >>> make_pool("linear @ 0:3").check_width(3)  # columns 0, 1 and 2 of three
+        >>> make_pool("linear @ 0:3").check_width(2)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: kernel linear@0:3 sees column 2, but the data has 2 columns (0 to 1); ...
+        """
+        prefix = f"{owner}: " if owner else ""
+        for spec in self._specs:
+            if spec.columns is not None and spec.columns[-1] >= n_features:
+                raise ValueError(
+                    f"{prefix}kernel {spec.name} sees column {spec.columns[-1]}, but the data has {n_features} "
+                    f"columns (0 to {n_features - 1}); give columns below {n_features} (e.g. @ 0:{n_features}), "
+                    "or leave the view out to use every column"
+                )
+
     @classmethod
     def from_spec(cls, spec) -> KernelPool:
         """Same as :func:`make_pool`; reads back :meth:`to_spec_string`."""
