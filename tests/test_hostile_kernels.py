@@ -73,3 +73,17 @@ def test_the_command_line_refuses_a_view_beyond_the_columns(syn, tmp_path):
         "--trace-out", str(tmp_path / "t.json"),
     )  # fmt: skip
     assert code == 2 and "error:" in output and "sees column 200000000" in output
+
+
+def test_a_sparse_matrix_with_an_index_outside_its_shape_is_refused():
+    import scipy.sparse as sp
+
+    indices, indptr = np.array([0, 100, 2]), np.array([0, 1, 2, 3])
+    X = sp.csr_matrix((np.ones(3), indices, indptr), shape=(3, 4))  # scipy does not check the indices
+    for cls in (OMKC, OKS):
+        with pytest.raises(ValueError, match="malformed csr matrix of shape"):
+            cls(kernels="linear").fit(X, [1, -1, 1])
+    coo = sp.coo_matrix((np.ones(2), (np.array([0, 2]), np.array([0, 1]))), shape=(3, 4))
+    coo.row[1] = 7
+    with pytest.raises(ValueError, match="malformed coo matrix"):
+        OMKC(kernels="linear").fit(coo, [1, -1, 1])

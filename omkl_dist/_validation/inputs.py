@@ -41,6 +41,25 @@ def _check_sparse_form(X, owner: str | None, name: str) -> None:
         )
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{_prefix(owner)}{name} must be numeric, got a sparse matrix of dtype {X.dtype}")
+    _check_sparse_indices(X, owner, name)
+
+
+def _check_sparse_indices(X, owner: str | None, name: str) -> None:
+    """Refuse stored indices outside the shape (or a CSR/CSC ``indptr`` that is not a valid ``[0, nnz]``
+    ramp): compiled code, scipy's own included, indexes by them unchecked. scipy checks them only
+    when asked (``check_format(full_check=True)``), not when a matrix is built from arrays."""
+    try:
+        if hasattr(X, "check_format"):  # csr, csc, bsr
+            X.check_format(full_check=True)
+        elif X.format == "coo":
+            for axis, index in enumerate((X.row, X.col)):
+                if len(index) and (index.min() < 0 or index.max() >= X.shape[axis]):
+                    raise ValueError(f"axis {axis} index {index.min()}..{index.max()} outside 0..{X.shape[axis] - 1}")
+    except ValueError as exc:
+        raise ValueError(
+            f"{_prefix(owner)}{name} is a malformed {X.format} matrix of shape {X.shape} ({exc}); build it "
+            "with indices inside its shape (scipy's check_format(full_check=True) finds the bad entry)"
+        ) from None
 
 
 def _densified(X, owner: str | None, name: str) -> np.ndarray:
