@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist.algorithms import OKS, OM2, OMKC, SPA, KernelPerceptron
+from omkl_dist.algorithms import OKS, OM2, OMKC, SPA
 from omkl_dist.pipelines.cli import main
 from omkl_dist.storage.synth import synthesize
 
@@ -35,7 +35,7 @@ def run_cli(*args):
 
 # ------------------------------------------------------------------ class 1: views beyond the data
 @pytest.mark.parametrize("cls", [OMKC, OM2, SPA, OKS])
-@pytest.mark.parametrize("view", ["50:51", "0:1000", "3,4", "200000000:200000001"])
+@pytest.mark.parametrize("view", ["50:51", "0:1000", "3,4", "16777215"])
 def test_a_view_beyond_the_columns_is_refused_before_learning(cls, view):
     with pytest.raises(ValueError, match=r"sees column \d+, but the data has 4 columns"):
         cls(kernels=f"linear @ {view}").fit(X4, Y4)
@@ -67,12 +67,16 @@ def test_a_loaded_model_whose_width_differs_from_its_support_vectors_is_refused(
         OMKC.from_state(arrays, meta)
 
 
-def test_the_command_line_refuses_a_view_beyond_the_columns(syn, tmp_path):
+@pytest.mark.parametrize(
+    "view, needle",
+    [("0:1000", "sees column 999, but the data has 5 columns"), ("200000000:200000001", "column 200000000 is beyond")],
+)
+def test_the_command_line_refuses_a_view_beyond_the_columns(syn, tmp_path, view, needle):
     code, output = run_cli(
-        "run", "--quiet", "--algo", "omkc", "--data", str(syn), "--kernels", "linear @ 200000000:200000001",
+        "run", "--quiet", "--algo", "omkc", "--data", str(syn), "--kernels", f"linear @ {view}",
         "--trace-out", str(tmp_path / "t.json"),
     )  # fmt: skip
-    assert code == 2 and "error:" in output and "sees column 200000000" in output
+    assert code == 2 and "error:" in output and needle in output, output
 
 
 def test_a_sparse_matrix_with_an_index_outside_its_shape_is_refused():
@@ -87,3 +91,88 @@ def test_a_sparse_matrix_with_an_index_outside_its_shape_is_refused():
     coo.row[1] = 7
     with pytest.raises(ValueError, match="malformed coo matrix"):
         OMKC(kernels="linear").fit(coo, [1, -1, 1])
+
+
+# ------------------------------------------------------------------ class 3: kernel parameters
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("gaussian:1e-320", "sigma must be"),  # subnormal: 1/(2 sigma^2) overflows
+        ("gaussian:1e-200", "sigma must be"),  # 2 sigma^2 underflows to 0
+        ("gaussian:1e200", "sigma must be"),  # sigma^2 overflows (ERANGE)
+        ("gaussian:2^2000", "2^2000"),  # beyond the float range
+        ("gaussian:2^-5000", "2^-5000"),
+        ("gaussian:2^1000..2^1100", "2^1000..2^1100"),
+        ("gaussian:nan", "sigma must be"),
+        ("gaussian:inf", "sigma must be"),
+        ("laplacian:1e-320", "sigma must be"),
+        ("chi2:1e308", "gamma must be"),
+        ("chi2:0", "gamma must be"),
+        ("poly:1000000000", "p must be"),
+        ("poly:2^70", "p must be"),
+        ("poly:999999999999999999..999999999999999999", "p must be"),
+        ("polynomial(p=1e300)", "p must be"),
+        ("rbf(2^-99999999999999999999)", "2^-99999999999999999999"),
+    ],
+)
+def test_kernel_parameters_out_of_range_are_refused_at_parse_time(spec, needle):
+    from omkl_dist.kernels import make_pool
+
+    with pytest.raises(ValueError) as info:
+        make_pool(spec)
+    assert needle in str(info.value)
+
+
+def test_the_parameter_bounds_are_inclusive():
+    from omkl_dist.kernels import Gaussian, Laplacian, Polynomial, make_pool
+    from omkl_dist.kernels.specs import MAX_DEGREE, MAX_SCALE, MIN_SCALE
+
+    assert make_pool(f"gaussian:2^-64,2^64;poly:{MAX_DEGREE}") == make_pool(
+        [Gaussian(MIN_SCALE), Gaussian(MAX_SCALE), Polynomial(MAX_DEGREE)]
+    )
+    for bad in (lambda: Gaussian(MIN_SCALE / 2), lambda: Laplacian(MAX_SCALE * 2), lambda: Polynomial(MAX_DEGREE + 1)):
+        with pytest.raises(ValueError, match="must be"):
+            bad()
+
+
+# ------------------------------------------------------------------ class 2: unbounded work
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("gaussian:2^-500000..2^500000", "1000001 kernels"),
+        ("gaussian:" + ",".join(str(v) for v in range(1, 3000)), "at most 1024"),
+        (";".join(f"gaussian:{v}" for v in range(1, 1100)), "at most 1024"),
+        ("linear @ 0:300000000", "column"),
+        ("linear @ 99999999999999999999999", "column"),
+    ],
+)
+def test_huge_kernel_counts_and_views_are_refused_before_building_them(spec, needle):
+    import tracemalloc
+
+    from omkl_dist.kernels import make_pool
+
+    tracemalloc.start()
+    with pytest.raises(ValueError) as info:
+        make_pool(spec)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert needle in str(info.value)
+    assert peak < 64 * 2**20
+
+
+def test_a_pool_of_too_many_spec_objects_is_refused():
+    from omkl_dist.kernels import Gaussian, KernelPool
+
+    with pytest.raises(ValueError, match="at most 1024"):
+        KernelPool(Gaussian(1.0 + i / 4096) for i in range(1025))
+    with pytest.raises(ValueError, match="column"):
+        Gaussian(1.0, columns=range(10**12))
+
+
+def test_an_empty_kernel_spec_on_the_command_line_is_an_error(syn, tmp_path):
+    for option in ("--kernels", "--kernel"):
+        algo = "perceptron" if option == "--kernel" else "omkc"
+        code, output = run_cli(
+            "run", "--quiet", "--algo", algo, "--data", str(syn), option, " ", "--trace-out", str(tmp_path / "t.json")
+        )
+        assert code == 2 and "empty" in output and option in output, output
