@@ -176,3 +176,13 @@ def test_an_empty_kernel_spec_on_the_command_line_is_an_error(syn, tmp_path):
             "run", "--quiet", "--algo", algo, "--data", str(syn), option, " ", "--trace-out", str(tmp_path / "t.json")
         )
         assert code == 2 and "empty" in output and option in output, output
+
+
+# ------------------------------------------------------------------ class 4: classes re-declared
+@pytest.mark.parametrize("cls", [OMKC, OKS])
+def test_partial_fit_refuses_classes_that_differ_from_the_first_call(cls):
+    model = cls(kernels="linear").partial_fit(X4[:20], Y4[:20], classes=[-1, 1])
+    with pytest.raises(ValueError, match="classes differs from the previous call"):
+        model.partial_fit(X4[20:], Y4[20:], classes=[-1, 1, 2])
+    model.partial_fit(X4[20:], Y4[20:], classes=[1, -1])  # the same classes, in any order
+    assert model.n_samples_seen_ == 40

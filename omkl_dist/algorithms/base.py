@@ -288,6 +288,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             )
         self.classes_ = found
 
+    def _check_same_classes(self, given: NDArray[Any]) -> None:
+        """A later call's ``classes`` must list the first call's (scikit-learn's partial_fit rule): the
+        model's coefficients are laid out per class and cannot grow one."""
+        if given.shape != self.classes_.shape or not np.array_equal(given, self.classes_):
+            raise ValueError(
+                f"{type(self).__name__}: classes differs from the previous call: got {given.tolist()}, the model "
+                f"learns {self.classes_.tolist()}; pass the same classes (or none) after the first call, or fit "
+                "a new model to learn others"
+            )
+
     def _encode_labels(
         self, y: ArrayLike, classes: ArrayLike | None, *, first: bool, n_rows: int
     ) -> NDArray[np.float64]:
@@ -295,6 +305,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         y = check_y(name, y, n_rows, first=first)
         if first:
             self._set_classes(np.unique(y) if classes is None else np.unique(np.asarray(classes)))
+        elif classes is not None:
+            self._check_same_classes(np.unique(np.asarray(classes)))
         known = np.isin(y, self.classes_)
         if not known.all():
             bad = y[~known][0]
