@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from omkl_dist._validation import MAX_FEATURES
 from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.preprocessing import Scaler
-from omkl_dist.storage import ingest, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage import DataError, ingest, open_stream, read_dataset, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.layout import META
 from omkl_dist.storage.location import is_remote, location
@@ -122,6 +123,17 @@ def _source_digest(source: Path, labels: dict) -> str:
     return h.hexdigest()[:16]
 
 
+def _check_width(n_features: int, path) -> None:
+    """An ingested dataset wider than a model learns from is refused before the scaler allocates its
+    per-column statistics (8 bytes per column, several arrays: gigabytes at 10^8 columns)."""
+    if n_features > MAX_FEATURES:
+        raise DataError(
+            f"the dataset has {n_features:,} feature columns, more than the {MAX_FEATURES:,} a model learns from",
+            path=path,
+            fix="ingest it again with its features renumbered over the ones that occur (or hashed into fewer)",
+        )
+
+
 def load_job_data(
     data: str,
     *,
@@ -149,6 +161,7 @@ def load_job_data(
     if is_ingested(path):
         _no_label_options(data, labels)
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed, stop=limit)
+        _check_width(stream.n_features, path)
         if stream.sparse and sparse_scaling is not None:
             scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or SCALE_ROWS)

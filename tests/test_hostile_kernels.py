@@ -186,3 +186,37 @@ def test_partial_fit_refuses_classes_that_differ_from_the_first_call(cls):
         model.partial_fit(X4[20:], Y4[20:], classes=[-1, 1, 2])
     model.partial_fit(X4[20:], Y4[20:], classes=[1, -1])  # the same classes, in any order
     assert model.n_samples_seen_ == 40
+
+
+# ------------------------------------------------------------------ class 2: too-wide data
+def _wide_libsvm(path, top=100_000_000):
+    rows = [f"{1 if i % 2 else -1} {1 + i % 7}:0.5 {top - i}:1.0" for i in range(20)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_libsvm_file_wider_than_a_model_learns_from_is_refused_when_read(tmp_path):
+    from omkl_dist.storage import DataError, read_dataset
+
+    with pytest.raises(DataError, match="feature index 100000000 is above the 16,777,216 features") as info:
+        read_dataset(_wide_libsvm(tmp_path / "wide.svm"), fmt="libsvm")
+    assert "row 1" in str(info.value) and "renumber" in str(info.value)
+
+
+def test_a_too_wide_sparse_matrix_is_refused_before_scaling_or_learning():
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    from omkl_dist.preprocessing import Scaler
+
+    X = sp.csr_matrix((np.ones(2), np.array([0, 5]), np.array([0, 1, 2])), shape=(2, 10**8))
+    tracemalloc.start()
+    for fit in (Scaler("standard").fit, lambda X: OMKC(kernels="linear").fit(X, [1, -1])):
+        with pytest.raises(ValueError, match="100,000,000 feature columns, more than the 16,777,216"):
+            fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 * 2**20
+    with pytest.raises(ValueError, match="n_features must be"):
+        OMKC().initialize(10**8, [-1, 1])

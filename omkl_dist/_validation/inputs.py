@@ -47,6 +47,18 @@ def canonical_csr(X) -> sp.csr_matrix:
     return X
 
 
+def _check_width(X, owner: str | None, name: str) -> None:
+    """Refuse more than :data:`MAX_FEATURES` columns before anything per column is allocated (a
+    sparse matrix's width costs nothing until a scaler, a view or a densified copy is made of it)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] > MAX_FEATURES:
+        raise ValueError(
+            f"{_prefix(owner)}{name} has {shape[1]:,} feature columns, more than the {MAX_FEATURES:,} a model "
+            "learns from (its scaling and state take 8 bytes per column each); drop the empty columns "
+            "(renumber the features 0..d-1 over the ones that occur) or hash them into fewer"
+        )
+
+
 def _check_sparse_form(X, owner: str | None, name: str) -> None:
     if X.ndim != 2:
         raise ValueError(
@@ -154,6 +166,7 @@ def check_array(
     """
     if sparse not in SPARSE_MODES:
         raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
+    _check_width(X, owner, name)
     if sp.issparse(X):
         if sparse == "refuse":
             raise TypeError(

@@ -11,6 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from omkl_dist._validation import MAX_FEATURES
+
 from ..errors import DataError
 from .dataset import SPARSE_MIN_FEATURES, ParsedFile
 from .textio import empty_file_error, is_number, show_bytes, text_lines
@@ -36,6 +38,8 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
         raise empty_file_error(path)
     line_of = _libsvm_line_mapper(content)
     width = X.shape[1] if n_features is None else int(n_features)
+    if width > MAX_FEATURES:
+        _refuse_width(X, width, n_features, line_of, path)
     keep_sparse = width >= SPARSE_MIN_FEATURES if sparse is None else bool(sparse)
     if X.nnz:
         row_max = np.maximum.reduceat(X.indices, X.indptr[:-1][np.diff(X.indptr) > 0]) + 1
@@ -60,6 +64,23 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
     dense = np.zeros((X.shape[0], width))
     dense[:, : X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
     return ParsedFile(X=dense, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
+
+
+def _refuse_width(X: Any, width: int, n_features: int | None, line_of: Callable[[int], int], path: Path) -> None:
+    """Wider than a model learns from (:data:`~omkl_dist._validation.MAX_FEATURES`): the scaler and a
+    model's state take 8 bytes per column each, so such data is refused when read, naming the index."""
+    limit = f"the {MAX_FEATURES:,} features a model learns from"
+    if n_features is not None:
+        raise DataError(f"--n-features {width:,} is more than {limit}", path=path, fix="give the true feature count")
+    row = int(np.searchsorted(X.indptr, int(np.argmax(X.indices)), side="right")) - 1
+    raise DataError(
+        f"feature index {width} is above {limit}",
+        path=path,
+        row=line_of(row),
+        column=width,
+        fix="check that index for a typo; renumber the features 1..d over the ones that occur (or hash "
+        "them into fewer) if the data really is this wide",
+    )
 
 
 def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen: bool = False) -> None:
