@@ -25,9 +25,9 @@ __all__ = [
 ]
 
 # The widest data a model learns from: the scaler, the kernels' views and a model's per-column state
-# take 8 bytes per column each, 128 MiB at this width. Wider data is refused before anything that
-# size is allocated (rcv1 has 47,236 columns, webspam's trigrams 16,609,143).
-MAX_FEATURES = 2**24
+# take 8 bytes per column each, 256 MiB at this width (a run at it peaks near 3 GB). Wider data is
+# refused before anything that size is allocated (rcv1 has 47,236 columns, kdd2010 29,890,095).
+MAX_FEATURES = 2**25
 
 # what check_array does with scipy.sparse input
 SPARSE_MODES = ("refuse", "densify", "csr")

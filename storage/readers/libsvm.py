@@ -38,8 +38,6 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
         raise empty_file_error(path)
     line_of = _libsvm_line_mapper(content)
     width = X.shape[1] if n_features is None else int(n_features)
-    if width > MAX_FEATURES:
-        _refuse_width(X, width, n_features, line_of, path)
     keep_sparse = width >= SPARSE_MIN_FEATURES if sparse is None else bool(sparse)
     if X.nnz:
         row_max = np.maximum.reduceat(X.indices, X.indptr[:-1][np.diff(X.indptr) > 0]) + 1
@@ -58,6 +56,8 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
             _check_stray_index(row_max, top, X.shape[0], line_of(worst), path)
         elif not keep_sparse:
             _check_dense_size(X, width, top, line_of(worst), path, chosen=sparse is False)
+    if width > MAX_FEATURES:  # after the more specific refusals above (a stray index, a dense size)
+        _refuse_width(X, width, n_features, line_of, path)
     if keep_sparse:
         X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
         return ParsedFile(X=X, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
