@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from omkl_dist._validation import MAX_FEATURES
 from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.preprocessing import Scaler
-from omkl_dist.storage import DataError, ingest, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage import ingest, open_stream, read_dataset, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.layout import META
 from omkl_dist.storage.location import is_remote, location
@@ -123,17 +123,6 @@ def _source_digest(source: Path, labels: dict) -> str:
     return h.hexdigest()[:16]
 
 
-def _check_width(n_features: int, path) -> None:
-    """An ingested dataset wider than a model learns from is refused before the scaler allocates its
-    per-column statistics (8 bytes per column, several arrays: gigabytes at 10^8 columns)."""
-    if n_features > MAX_FEATURES:
-        raise DataError(
-            f"the dataset has {n_features:,} feature columns, more than the {MAX_FEATURES:,} a model learns from",
-            path=path,
-            fix="ingest it again with its features renumbered over the ones that occur (or hashed into fewer)",
-        )
-
-
 def load_job_data(
     data: str,
     *,
@@ -161,7 +150,6 @@ def load_job_data(
     if is_ingested(path):
         _no_label_options(data, labels)
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed, stop=limit)
-        _check_width(stream.n_features, path)
         if stream.sparse and sparse_scaling is not None:
             scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
         prefix = min(stream.n_rows if limit is None else limit, scale_rows or SCALE_ROWS)
@@ -169,7 +157,9 @@ def load_job_data(
         if stream.sparse:
             scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
         spans = None
-        if scaling == "none":  # the advice on raw ranges: one more read of the prefix
+        # the advice on raw ranges: one more read of the prefix, and per-column ranges (not for data
+        # too wide to keep them, which is learnt unscaled: the estimators size nothing by the width)
+        if scaling == "none" and stream.n_features <= MAX_FEATURES:
             ranges = Scaler("minmax").fit_prefix(stream, prefix)
             spans = (ranges.min_, ranges.max_)
         blocks = _Transformed(stream, scaler)

@@ -188,22 +188,33 @@ def test_partial_fit_refuses_classes_that_differ_from_the_first_call(cls):
     assert model.n_samples_seen_ == 40
 
 
-# ------------------------------------------------------------------ class 2: too-wide data
+# ------------------------------------------------------------------ class 2: wide data
 def _wide_libsvm(path, top=100_000_000):
     rows = [f"{1 if i % 2 else -1} {1 + i % 7}:0.5 {top - i}:1.0" for i in range(20)]
     path.write_text("\n".join(rows) + "\n")
     return path
 
 
-def test_a_libsvm_file_wider_than_a_model_learns_from_is_refused_when_read(tmp_path):
-    from omkl_dist.storage import DataError, read_dataset
+def test_a_wide_sparse_dataset_runs_unscaled_in_memory_proportional_to_its_non_zeros(tmp_path):
+    import tracemalloc
 
-    with pytest.raises(DataError, match="feature index 100000000 is above the 33,554,432 features") as info:
-        read_dataset(_wide_libsvm(tmp_path / "wide.svm"), fmt="libsvm")
-    assert "row 1" in str(info.value) and "renumber" in str(info.value)
+    from omkl_dist.storage import ingest
+
+    ingest(_wide_libsvm(tmp_path / "wide.svm"), tmp_path / "wide")
+    run = ("run", "--quiet", "--algo", "omkc", "--data", str(tmp_path / "wide"), "--trace-out", str(tmp_path / "t"))
+    tracemalloc.start()
+    code, output = run_cli(*run, "--kernels", "linear,gaussian:1")  # sparse rows: unscaled by default
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code == 0, output
+    assert peak < 256 * 2**20  # 100,000,000 columns of per-column statistics took > 4 GiB
+    code, output = run_cli(*run, "--scaling", "minmax")
+    assert (
+        code == 2 and "100,000,000 feature columns, more than the 33,554,432" in output and "--scaling none" in output
+    )
 
 
-def test_a_too_wide_sparse_matrix_is_refused_before_scaling_or_learning():
+def test_a_scaler_refuses_too_many_columns_before_allocating_and_the_estimators_do_not_care():
     import tracemalloc
 
     import scipy.sparse as sp
@@ -212,11 +223,49 @@ def test_a_too_wide_sparse_matrix_is_refused_before_scaling_or_learning():
 
     X = sp.csr_matrix((np.ones(2), np.array([0, 5]), np.array([0, 1, 2])), shape=(2, 10**8))
     tracemalloc.start()
-    for fit in (Scaler("standard").fit, lambda X: OMKC(kernels="linear").fit(X, [1, -1])):
+    for method in ("standard", "minmax"):
         with pytest.raises(ValueError, match="100,000,000 feature columns, more than the 33,554,432"):
-            fit(X)
+            Scaler(method).fit(X)
+    Scaler("none").fit(X)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 64 * 2**20
-    with pytest.raises(ValueError, match="n_features must be"):
-        OMKC().initialize(10**8, [-1, 1])
+
+
+# ------------------------------------------------------------------ class 3: finite but huge features
+def _huge_rows():
+    X = RNG.normal(size=(30, 3))
+    X[7, 1] = X[9, 1] = 1.5e308
+    return X, np.where(X[:, 0] > 0, 1, -1)
+
+
+@pytest.mark.parametrize("cls", [OMKC, OKS])
+def test_features_too_large_to_square_are_named_not_called_nan(cls):
+    X, y = _huge_rows()
+    with pytest.raises(ValueError, match=r"too large to square.*row 7.*column 1.*1\.5e\+308.*minmax") as info:
+        cls(kernels="gaussian:1").fit(X, y)
+    assert "NaN" not in str(info.value)
+
+
+def test_standard_scaling_of_features_too_large_to_square_says_so():
+    from omkl_dist.preprocessing import Scaler
+
+    X, _ = _huge_rows()
+    with pytest.raises(ValueError, match=r"column 1 .*too large to standardise.*minmax"):
+        Scaler("standard").fit(X)
+    scaled = Scaler("minmax").fit_transform(X)  # the fix the message names
+    assert np.isfinite(scaled).all() and scaled.max() <= 1.0 + 1e-12
+
+
+def test_the_command_line_names_features_too_large_to_square(tmp_path):
+    X, y = _huge_rows()
+    source = tmp_path / "big.csv"
+    source.write_text(
+        "\n".join(",".join([str(label), *(repr(float(v)) for v in row)]) for label, row in zip(y, X)) + "\n"
+    )
+    for scaling in ("standard", "none"):
+        code, output = run_cli(
+            "run", "--quiet", "--algo", "omkc", "--data", str(source), "--scaling", scaling,
+            "--trace-out", str(tmp_path / "t.json"),
+        )  # fmt: skip
+        assert code == 2 and "too large to" in output and "minmax" in output and "NaN" not in output, output

@@ -24,9 +24,9 @@ __all__ = [
     "check_sample_weight",
 ]
 
-# The widest data a model learns from: the scaler, the kernels' views and a model's per-column state
-# take 8 bytes per column each, 256 MiB at this width (a run at it peaks near 3 GB). Wider data is
-# refused before anything that size is allocated (rcv1 has 47,236 columns, kdd2010 29,890,095).
+# The widest data whose columns get per-column arrays: the Scaler's statistics, the kernels' views
+# (8 bytes per column each, 256 MiB at this width; a minmax-scaled run at it peaks near 3 GB). Wider
+# sparse data is learnt unscaled on every column: the estimators size nothing by the width.
 MAX_FEATURES = 2**25
 
 # what check_array does with scipy.sparse input
@@ -45,18 +45,6 @@ def canonical_csr(X) -> sp.csr_matrix:
         X = X.copy()
         X.sum_duplicates()  # also sorts the indices
     return X
-
-
-def _check_width(X, owner: str | None, name: str) -> None:
-    """Refuse more than :data:`MAX_FEATURES` columns before anything per column is allocated (a
-    sparse matrix's width costs nothing until a scaler, a view or a densified copy is made of it)."""
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) == 2 and shape[1] > MAX_FEATURES:
-        raise ValueError(
-            f"{_prefix(owner)}{name} has {shape[1]:,} feature columns, more than the {MAX_FEATURES:,} a model "
-            "learns from (its scaling and state take 8 bytes per column each); drop the empty columns "
-            "(renumber the features 0..d-1 over the ones that occur) or hash them into fewer"
-        )
 
 
 def _check_sparse_form(X, owner: str | None, name: str) -> None:
@@ -136,6 +124,7 @@ def check_array(
     non_empty: bool = True,
     contiguous: bool = True,
     row_offset: int | None = None,
+    finite_squares: bool = True,
 ) -> np.ndarray | sp.csr_matrix:
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
@@ -158,6 +147,9 @@ def check_array(
     row_offset : int, optional
         ``X`` is a block of a stream that starts at this row: a message names a non-finite value
         and its row in the stream.
+    finite_squares : bool
+        Refuse a row whose squared norm overflows float64 (finite values above about 1e154): every
+        kernel is computed from squared norms or dot products. Off for the Scaler, which is the fix.
 
     Returns
     -------
@@ -166,7 +158,6 @@ def check_array(
     """
     if sparse not in SPARSE_MODES:
         raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
-    _check_width(X, owner, name)
     if sp.issparse(X):
         if sparse == "refuse":
             raise TypeError(
@@ -212,6 +203,8 @@ def check_array(
             _refuse_non_finite(
                 owner, name, float(X[row, column]), (row_offset or 0) + int(row), int(column), row_offset is not None
             )
+    if finite_squares:
+        _refuse_overflowing_squares(X, owner, name, row_offset or 0)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{_prefix(owner)}{name} has {X.shape[1]} features, but {owner} is expecting {n_features} "
@@ -221,6 +214,24 @@ def check_array(
     if contiguous and not sp.issparse(X):
         return np.ascontiguousarray(X)
     return X
+
+
+def _refuse_overflowing_squares(X, owner: str | None, name: str, row_offset: int) -> None:
+    """Refuse finite values too large to square: a row's squared norm (what the kernels compute from)
+    would be inf, and a kernel value NaN, reported later as "X contains NaN"."""
+    with np.errstate(over="ignore"):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    bad = np.flatnonzero(~np.isfinite(sq))
+    if not len(bad):
+        return
+    row = int(bad[0])
+    values = X.getrow(row).toarray().ravel() if sp.issparse(X) else X[row]
+    column = int(np.argmax(np.abs(values)))
+    raise ValueError(
+        f"{_prefix(owner)}{name} has values too large to square: row {row_offset + row}'s squared norm overflows "
+        f"float64 (column {column} holds {float(values[column])!r}); the kernels need values below about 1e154: "
+        "scale the features first (Scaler('minmax'), --scaling minmax)"
+    )
 
 
 def check_nonnegative(X: np.ndarray, kernel: str, *, owner: str | None = None, name: str = "X", columns=None) -> None:

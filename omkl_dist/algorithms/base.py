@@ -22,7 +22,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from .._validation import (
-    MAX_FEATURES,
     Interval,
     check_array,
     check_nonnegative,
@@ -134,7 +133,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         (kept sparse where the estimator can, see :attr:`sparse_rows_`). Returns the estimator."""
         self._reset()
         self._check_params()
-        check_param(type(self).__name__, "n_features", n_features, [Interval(Integral, 1, MAX_FEATURES, closed="both")])
+        check_param(type(self).__name__, "n_features", n_features, [POSITIVE_INT])
         self.n_features_in_ = int(n_features)
         self.sparse_rows_ = bool(sparse) and self._takes_sparse_rows()
         self._set_classes(np.unique(np.asarray(classes)))

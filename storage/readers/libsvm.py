@@ -11,8 +11,6 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from omkl_dist._validation import MAX_FEATURES
-
 from ..errors import DataError
 from .dataset import SPARSE_MIN_FEATURES, ParsedFile
 from .textio import empty_file_error, is_number, show_bytes, text_lines
@@ -56,31 +54,12 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
             _check_stray_index(row_max, top, X.shape[0], line_of(worst), path)
         elif not keep_sparse:
             _check_dense_size(X, width, top, line_of(worst), path, chosen=sparse is False)
-    if width > MAX_FEATURES:  # after the more specific refusals above (a stray index, a dense size)
-        _refuse_width(X, width, n_features, line_of, path)
     if keep_sparse:
         X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
         return ParsedFile(X=X, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
     dense = np.zeros((X.shape[0], width))
     dense[:, : X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
     return ParsedFile(X=dense, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
-
-
-def _refuse_width(X: Any, width: int, n_features: int | None, line_of: Callable[[int], int], path: Path) -> None:
-    """Wider than a model learns from (:data:`~omkl_dist._validation.MAX_FEATURES`): the scaler and a
-    model's state take 8 bytes per column each, so such data is refused when read, naming the index."""
-    limit = f"the {MAX_FEATURES:,} features a model learns from"
-    if n_features is not None:
-        raise DataError(f"--n-features {width:,} is more than {limit}", path=path, fix="give the true feature count")
-    row = int(np.searchsorted(X.indptr, int(np.argmax(X.indices)), side="right")) - 1
-    raise DataError(
-        f"feature index {width} is above {limit}",
-        path=path,
-        row=line_of(row),
-        column=width,
-        fix="check that index for a typo; renumber the features 1..d over the ones that occur (or hash "
-        "them into fewer) if the data really is this wide",
-    )
 
 
 def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen: bool = False) -> None:
