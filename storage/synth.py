@@ -111,7 +111,7 @@ BLOCK_VALUES = 1 << 21  # float64 values per generation block: 16 MiB, whatever 
 MAX_FEATURES = 1 << 16
 MAX_CHUNK_BYTES = 1 << 29  # 512 MiB: the default 65,536-row chunk of 1,000 float64 features fits
 MAX_DATASET_BYTES = 1 << 40  # 1 TiB
-MAX_ROW_NNZ = 4096  # rcv1 shape: mean non-zeros per row (rcv1 has ~76); a block holds 4,096 rows
+MAX_ROW_NNZ = 512  # rcv1 shape: mean non-zeros per row (rcv1 has ~76); its 8,192-row pilot then peaks near 250 MB
 
 # Independent random streams, keyed after the seed, so adding rows never shifts earlier draws.
 _PARAMS, _FEATURES, _FLIPS, _PILOT = 0, 1, 2, 3

@@ -38,7 +38,7 @@ def test_synth_sizes_beyond_the_bounds_are_refused_before_allocating(tmp_path, k
     "kwargs, match",
     [
         (dict(rows=10, features=10**9), "features must be an integer from 1 to 33,554,432"),
-        (dict(rows=10, features=10**6, density=0.5), "500,000 non-zeros per row"),
+        (dict(rows=10, features=10**6, density=0.5), "500,000 non-zeros per row, more than 512"),
     ],
 )
 def test_sparse_synth_sizes_beyond_the_bounds_are_refused_before_allocating(tmp_path, kwargs, match):

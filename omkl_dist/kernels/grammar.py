@@ -15,7 +15,8 @@ Forms:
 
 Bounds, checked on the text before anything of that size is built: a pool names at most
 :data:`MAX_KERNELS` kernels, a power of two stays within float64 (``2^-1074`` to ``2^1023``) and a
-view's columns below :data:`~omkl_dist._validation.MAX_FEATURES` (the widest data a model learns from).
+view lists at most :data:`MAX_VIEW_COLUMNS` columns, each below
+:data:`~omkl_dist._validation.MAX_FEATURES` (views compute on dense rows).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from omkl_dist._validation import MAX_FEATURES
 __all__ = [
     "NORM_SUFFIX",
     "MAX_KERNELS",
+    "MAX_VIEW_COLUMNS",
     "check_kernel_count",
     "format_number",
     "parse_number",
@@ -60,6 +62,7 @@ def format_number(x: float) -> str:
 _POWER_RE = re.compile(r"^\s*2\s*\^\s*([+-]?\d{1,18})\s*$")  # at most 18 digits: a bounded int()
 _INT_RE = re.compile(r"^\s*[+-]?\d{1,18}\s*$")
 MAX_KERNELS = 1024  # kernels in one pool: each costs a pass over every block and its own model state
+MAX_VIEW_COLUMNS = 1 << 18  # columns one view lists (kept as a tuple; a kernel on all columns needs no view)
 _MIN_EXPONENT, _MAX_EXPONENT = -1074, 1023  # the powers of two a float64 holds (the lowest subnormal)
 
 
@@ -177,18 +180,25 @@ def check_group_name(name, *, context: str = "feature group") -> str:
 
 
 def _column_bound_error(context: str, what: str) -> ValueError:
-    """``what`` (a column, or a count of columns) exceeds the widest data a model learns from."""
+    """``what`` (a column) is beyond the widest data a view may see."""
     return ValueError(
-        f"{context}: {what} is beyond the widest data a model learns from ({MAX_FEATURES:,} columns); "
-        "give the view's columns of the data, e.g. @ 0:76"
+        f"{context}: {what} is beyond the widest data a view may see ({MAX_FEATURES:,} columns: kernels on "
+        "views compute on dense rows); give the view's columns of the data, e.g. @ 0:76"
+    )
+
+
+def _view_size_error(context: str, n_columns: int) -> ValueError:
+    return ValueError(
+        f"{context}: a view of {n_columns:,} columns is more than the {MAX_VIEW_COLUMNS:,} a view may list; "
+        "leave the view out for a kernel on every column"
     )
 
 
 def check_columns(columns, *, context: str = "columns") -> tuple[int, ...]:
-    """Sorted distinct column indices in ``[0, MAX_FEATURES)`` as a tuple (at least one); a
-    collection longer than that is refused before it is read."""
-    if hasattr(columns, "__len__") and len(columns) > MAX_FEATURES:
-        raise _column_bound_error(context, f"a view of {len(columns):,} columns")
+    """Sorted distinct column indices in ``[0, MAX_FEATURES)`` as a tuple (at least one, at most
+    :data:`MAX_VIEW_COLUMNS`: a longer collection is refused before it is read)."""
+    if hasattr(columns, "__len__") and len(columns) > MAX_VIEW_COLUMNS:
+        raise _view_size_error(context, len(columns))
     try:
         values = [int(c) for c in columns]
         exact = all(int(c) == c for c in columns)
@@ -229,8 +239,8 @@ def parse_columns(text: str, *, context: str) -> tuple[int, ...]:
             raise ValueError(f"{context}: column range {piece.strip()!r} is empty (the end is exclusive)")
         if hi > MAX_FEATURES:  # before the range is expanded
             raise _column_bound_error(context, f"column {hi - 1}")
-        if len(columns) + hi - lo > MAX_FEATURES:
-            raise _column_bound_error(context, f"a view of {len(columns) + hi - lo:,} columns")
+        if len(columns) + hi - lo > MAX_VIEW_COLUMNS:
+            raise _view_size_error(context, len(columns) + hi - lo)
         columns.extend(range(lo, hi))
     return check_columns(columns, context=context)
 
