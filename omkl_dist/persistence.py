@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
 from omkl_dist.preprocessing import Scaler
@@ -50,7 +51,8 @@ def save_model(
     replaces only an earlier saved model, and ``inputs`` are (label, path) pairs it must keep clear
     of (see :func:`omkl_dist.storage.outputs.check_output`)."""
     arrays, meta = model.to_state()
-    scaler = scaler if scaler is not None else Scaler("none").fit(np.zeros((1, model.n_features_in_)))
+    if scaler is None:  # the identity, fitted on an empty sparse row: nothing sized by the width
+        scaler = Scaler("none").fit(sparse.csr_matrix((1, model.n_features_in_)))
     scaler_dict = scaler.to_dict()
     scaler_meta = {}
     for key, value in scaler_dict.items():

@@ -55,7 +55,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from omkl_dist._validation import Satisfies, StrOptions, check_array, check_param, validate_params
+from omkl_dist._validation import MAX_FEATURES, Satisfies, StrOptions, check_array, check_param, validate_params
 
 __all__ = ["METHODS", "Scaler"]
 
@@ -236,10 +236,17 @@ class Scaler:
             non_empty=False,
             contiguous=False,
             row_offset=self.n_seen_ if fitted else 0,
+            finite_squares=False,  # scaling is the fix for values too large to square (standard: see below)
         )
         if fitted and X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but this Scaler was fitted with {self.n_features_in_} features"
+            )
+        if method != "none" and X.shape[1] > MAX_FEATURES:  # before any per-column statistic is allocated
+            raise ValueError(
+                f"Scaler: X has {X.shape[1]:,} feature columns, more than the {MAX_FEATURES:,} whose '{method}' "
+                "statistics (8 bytes per column, several arrays) are kept; learn such wide sparse data unscaled "
+                "(method 'none', --scaling none), or renumber its features over the ones that occur"
             )
         n_b, d = X.shape
         if not fitted:
@@ -255,22 +262,39 @@ class Scaler:
             self.min_ = lo if n_a == 0 else np.minimum(self.min_, lo)
             self.max_ = hi if n_a == 0 else np.maximum(self.max_, hi)
         elif method == "standard":
-            # Two-pass moments inside the block, then Chan et al.'s merge with the running moments.
+            self.mean_, self.m2_ = self._merged_moments(X, n_a)
+        self.n_seen_ = n_a + n_b
+        self._derive()
+        return self
+
+    def _merged_moments(self, X, n_a: int) -> tuple[np.ndarray, np.ndarray]:
+        """The running mean and m2 with the block ``X`` added: two-pass moments inside the block, then
+        Chan et al.'s merge with the running moments (``n_a`` rows). A column whose moments overflow
+        (finite values too large to square) is refused, naming it, before anything is kept."""
+        n_b = X.shape[0]
+        with np.errstate(over="ignore", invalid="ignore"):
             if sp.issparse(X):
                 mean_b, m2_b = _sparse_moments(X)
             else:
                 mean_b = X.mean(axis=0)
                 m2_b = np.square(X - mean_b).sum(axis=0)
             if n_a == 0:
-                self.mean_, self.m2_ = mean_b, m2_b
+                mean, m2 = mean_b, m2_b
             else:
                 n = n_a + n_b
                 delta = mean_b - self.mean_
-                self.mean_ = self.mean_ + delta * (n_b / n)
-                self.m2_ = self.m2_ + m2_b + np.square(delta) * (n_a * n_b / n)
-        self.n_seen_ = n_a + n_b
-        self._derive()
-        return self
+                mean = self.mean_ + delta * (n_b / n)
+                m2 = self.m2_ + m2_b + np.square(delta) * (n_a * n_b / n)
+        bad = np.flatnonzero(~(np.isfinite(mean) & np.isfinite(m2)))
+        if len(bad):
+            column = int(bad[0])
+            largest = float(abs(X[:, [column]]).max())
+            raise ValueError(
+                f"Scaler: column {column} has values too large to standardise (up to {largest!r} in absolute "
+                "value: their squares overflow float64); scale with 'minmax' instead (--scaling minmax), or "
+                "divide that feature by a constant"
+            )
+        return mean, m2
 
     def fit_prefix(self, stream, n_rows: int) -> "Scaler":
         """Fit on the first ``n_rows`` rows of a stream of blocks, then :meth:`freeze`.
@@ -411,7 +435,15 @@ class Scaler:
             sparse X with a scaling that does not keep zeros at zero.
         """
         self._check_fitted("transform")
-        X = check_array(X, owner="Scaler.transform", sparse="csr", non_empty=False, contiguous=False, row_offset=0)
+        X = check_array(
+            X,
+            owner="Scaler.transform",
+            sparse="csr",
+            non_empty=False,
+            contiguous=False,
+            row_offset=0,
+            finite_squares=False,  # scaling is the fix for values too large to square
+        )
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but this Scaler was fitted with {self.n_features_in_} features"

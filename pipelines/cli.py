@@ -21,6 +21,7 @@ from .cli_base import (
     POSITIVE_CLASS_OPTION,
     CommandGroup,
     FiniteFloat,
+    given_kernel_spec,
     job_settings,
     settings_options,
 )
@@ -346,11 +347,17 @@ def _algo_options(command):
         click.option(
             "--kernels",
             default=None,
+            callback=given_kernel_spec,
             help="Kernel pool: omkc16, mkboost17 or a spec such as 'poly:1,2;gaussian:2^-2..2^2'; oks: "
             "kernels may see a feature group, 'linear,poly:2,chi2,gaussian:1 @ fourier; ... @ zernike' "
             "(a multi-view dataset's views, or column ranges @ 0:76).",
         ),
-        click.option("--kernel", default=None, help="perceptron: the single kernel (default linear)."),
+        click.option(
+            "--kernel",
+            default=None,
+            callback=given_kernel_spec,
+            help="perceptron: the single kernel (default linear).",
+        ),
         click.option(
             "--beta",
             type=FiniteFloat(),
@@ -1022,6 +1029,7 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
     "--kernels",
     default="mkboost17",
     show_default=True,
+    callback=given_kernel_spec,
     help="Kernel pool name or spec; kernels may see feature groups of a multi-view dataset "
     "('linear,chi2,gaussian:1 @ fourier; ...').",
 )

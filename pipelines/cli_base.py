@@ -30,6 +30,16 @@ FEATURES_OPTION = click.option(
 )
 
 
+def given_kernel_spec(ctx, param, value):
+    """A ``--kernels``/``--kernel`` value: absent means the algorithm's default, so a given but empty
+    one (``--kernels ''``, as a script's unset variable gives) is an error, not the default."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "is empty; leave the option out for the default pool, or give one such as 'omkc16' or 'gaussian:0.5,1'"
+        )
+    return value
+
+
 def settings_options(command):
     """``--scaling``, ``--normalize-kernels/--raw-kernels`` and ``--paper-settings``: what a job
     does with its features and kernels when not told is the study's choice (docs/defaults.md)."""

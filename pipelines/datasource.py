@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from omkl_dist._validation import MAX_FEATURES
 from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import ingest, open_stream, read_dataset, resolve_dataset
@@ -156,7 +157,9 @@ def load_job_data(
         if stream.sparse:
             scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
         spans = None
-        if scaling == "none":  # the advice on raw ranges: one more read of the prefix
+        # the advice on raw ranges: one more read of the prefix, and per-column ranges (not for data
+        # too wide to keep them, which is learnt unscaled: the estimators size nothing by the width)
+        if scaling == "none" and stream.n_features <= MAX_FEATURES:
             ranges = Scaler("minmax").fit_prefix(stream, prefix)
             spans = (ranges.min_, ranges.max_)
         blocks = _Transformed(stream, scaler)

@@ -49,7 +49,9 @@ def kernel_settings(algo: str, params: dict, settings) -> dict:
     key = "kernel" if _takes(algo, "kernel") else "kernels"
     if settings.normalize_kernels is None or not _takes(algo, key):
         return params
-    spec = params.get(key) or ALGORITHMS[algo]().get_params()[key]
+    spec = params.get(key)
+    if spec is None:  # the default pool; a given but empty spec reaches make_pool, which refuses it
+        spec = ALGORITHMS[algo]().get_params()[key]
     return {**params, key: make_pool(spec, normalize=settings.normalize_kernels).to_spec_string()}
 
 

@@ -78,6 +78,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from omkl_dist._validation import MAX_FEATURES as MAX_MODEL_FEATURES
+
 from .layout import DEFAULT_CHUNK_ROWS, DatasetWriter, check_dtype
 from .outputs import DATASET, atomic_output
 
@@ -103,6 +105,14 @@ PILOT_ROWS = 1 << 16
 MAX_BLOCK_ROWS = 1 << 16
 BLOCK_VALUES = 1 << 21  # float64 values per generation block: 16 MiB, whatever the width
 
+# Size bounds, checked on the arguments before anything is allocated: the dense generator's
+# projection (3 x features, stored in meta.json) and one zarr chunk of float64 rows in memory (the
+# writer holds about three copies), and the dataset on disk.
+MAX_FEATURES = 1 << 16
+MAX_CHUNK_BYTES = 1 << 29  # 512 MiB: the default 65,536-row chunk of 1,000 float64 features fits
+MAX_DATASET_BYTES = 1 << 40  # 1 TiB
+MAX_ROW_NNZ = 512  # rcv1 shape: mean non-zeros per row (rcv1 has ~76); its 8,192-row pilot then peaks near 250 MB
+
 # Independent random streams, keyed after the seed, so adding rows never shifts earlier draws.
 _PARAMS, _FEATURES, _FLIPS, _PILOT = 0, 1, 2, 3
 
@@ -116,6 +126,30 @@ def _check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def _check_features(features: object, limit: int) -> int:
+    """A width from 1 to ``limit`` (the dense generator's, or the widest data a model learns from)."""
+    if isinstance(features, bool) or not isinstance(features, numbers.Integral) or not 1 <= features <= limit:
+        raise ValueError(f"features must be an integer from 1 to {limit:,}, got {features!r}")
+    return int(features)
+
+
+def _check_dense_size(rows: int, features: int, chunk_rows: int, itemsize: int) -> None:
+    """Refuse a chunk that does not fit in memory or a dataset too large to store, by arithmetic."""
+    chunk = min(rows, chunk_rows) * features * 8
+    if chunk > MAX_CHUNK_BYTES:
+        fit = max(1, MAX_CHUNK_BYTES // (features * 8))
+        raise ValueError(
+            f"a chunk of {min(rows, chunk_rows):,} rows x {features:,} features is {chunk / 2**20:,.0f} MiB in "
+            f"memory, more than {MAX_CHUNK_BYTES // 2**20} MiB; pass chunk_rows (--chunk-rows) of at most {fit:,}"
+        )
+    total = rows * features * itemsize
+    if total > MAX_DATASET_BYTES:
+        raise ValueError(
+            f"{rows:,} rows x {features:,} features is {total / 2**40:,.1f} TiB, more than the "
+            f"{MAX_DATASET_BYTES // 2**40} TiB a generated dataset may take; ask for fewer rows or features"
+        )
 
 
 def _check_noise(noise: float) -> float:
@@ -154,7 +188,7 @@ def generator_params(seed: int, features: int, noise: float = 0.05) -> dict[str,
     (3, 3, 18, 4)
     """
     seed = _check_int("seed", seed, 0)
-    features = _check_int("features", features, 1)
+    features = _check_features(features, MAX_FEATURES)
     noise = _check_noise(noise)
     k = min(LATENT_DIM, features)
     rng = np.random.default_rng([seed, _PARAMS])
@@ -269,7 +303,7 @@ def iter_blocks(
     [65536, 4464]
     """
     rows = _check_int("rows", rows, 1)
-    features = _check_int("features", features, 1)
+    features = _check_features(features, MAX_FEATURES)
     seed = _check_int("seed", seed, 0)
     noise = _check_noise(noise)
     if generator is None:
@@ -368,7 +402,9 @@ def synthesize(
     Raises
     ------
     ValueError
-        Bad ``rows``, ``features``, ``seed``, ``noise``, ``chunk_rows`` or ``dtype``.
+        Bad ``rows``, ``features``, ``seed``, ``noise``, ``chunk_rows`` or ``dtype``; more than
+        :data:`MAX_FEATURES` features, a chunk over :data:`MAX_CHUNK_BYTES` or a dataset over
+        :data:`MAX_DATASET_BYTES` (checked before anything is allocated).
     FileExistsError
         ``out`` exists and ``overwrite`` is false.
 
@@ -381,11 +417,12 @@ def synthesize(
     ('synth:seed=7,rows=500,features=3,noise=0.05', [['-1', -1], ['1', 1]], 2)
     """
     rows = _check_int("rows", rows, 1)
-    features = _check_int("features", features, 1)
+    features = _check_features(features, MAX_FEATURES)
     seed = _check_int("seed", seed, 0)
     noise = _check_noise(noise)
     chunk_rows = _check_int("chunk_rows", chunk_rows, 1)
     dtype = check_dtype(dtype)
+    _check_dense_size(rows, features, chunk_rows, np.dtype(dtype).itemsize)
     params = generator_params(seed, features, noise)
 
     # Hash row records (features then label) so the digest is independent of the chunking.
@@ -451,6 +488,11 @@ def _check_density(density: float, features: int) -> float:
             f"density must be a float in (0, 1] giving at least one non-zero per row "
             f"(density * features >= 1), got {density!r} for {features} features"
         )
+    if float(density) * features > MAX_ROW_NNZ:  # a generation block would hold 4,096 such rows
+        raise ValueError(
+            f"density {density!r} of {features:,} features gives {float(density) * features:,.0f} non-zeros per "
+            f"row, more than {MAX_ROW_NNZ:,}; lower the density or the features"
+        )
     return float(density)
 
 
@@ -469,7 +511,7 @@ def sparse_generator_params(
     ('omkl-synth-rcv1-v1', 80.0, 400)
     """
     seed = _check_int("seed", seed, 0)
-    features = _check_int("features", features, 1)
+    features = _check_features(features, MAX_MODEL_FEATURES)
     return {
         "name": SPARSE_GENERATOR_NAME,
         "formula": _SPARSE_FORMULA,

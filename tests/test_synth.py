@@ -142,7 +142,7 @@ def test_rbf_kernel_beats_linear(stream_20k):
     [
         (dict(rows=0), r"rows must be an integer >= 1, got 0"),
         (dict(rows=10.0), r"rows must be an integer >= 1, got 10.0"),
-        (dict(features=0), r"features must be an integer >= 1, got 0"),
+        (dict(features=0), r"features must be an integer from 1 to 65,536, got 0"),
         (dict(noise=0.5), r"noise must be a float in \[0, 0.5\).*got 0.5"),
         (dict(noise=-0.1), r"noise must be a float in \[0, 0.5\).*got -0.1"),
         (dict(noise=float("nan")), r"noise must be a float in \[0, 0.5\).*got nan"),

@@ -9,11 +9,20 @@
 It imports nothing from the rest of the package, so every layer may use it.
 """
 
-from .inputs import canonical_csr, check_array, check_nonnegative, check_sample_weight, check_y, encode_labels
+from .inputs import (
+    MAX_FEATURES,
+    canonical_csr,
+    check_array,
+    check_nonnegative,
+    check_sample_weight,
+    check_y,
+    encode_labels,
+)
 from .names import close_matches, did_you_mean
 from .params import Interval, Satisfies, StrOptions, check_param, describe, resolve_seed, validate_params
 
 __all__ = [
+    "MAX_FEATURES",
     "canonical_csr",
     "check_array",
     "check_nonnegative",

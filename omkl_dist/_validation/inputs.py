@@ -14,7 +14,20 @@ from scipy import sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-__all__ = ["canonical_csr", "check_array", "check_nonnegative", "check_y", "encode_labels", "check_sample_weight"]
+__all__ = [
+    "MAX_FEATURES",
+    "canonical_csr",
+    "check_array",
+    "check_nonnegative",
+    "check_y",
+    "encode_labels",
+    "check_sample_weight",
+]
+
+# The widest data whose columns get per-column arrays: the Scaler's statistics, the kernels' views
+# (8 bytes per column each, 256 MiB at this width; a minmax-scaled run at it peaks near 3 GB). Wider
+# sparse data is learnt unscaled on every column: the estimators size nothing by the width.
+MAX_FEATURES = 2**25
 
 # what check_array does with scipy.sparse input
 SPARSE_MODES = ("refuse", "densify", "csr")
@@ -41,6 +54,25 @@ def _check_sparse_form(X, owner: str | None, name: str) -> None:
         )
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{_prefix(owner)}{name} must be numeric, got a sparse matrix of dtype {X.dtype}")
+    _check_sparse_indices(X, owner, name)
+
+
+def _check_sparse_indices(X, owner: str | None, name: str) -> None:
+    """Refuse stored indices outside the shape (or a CSR/CSC ``indptr`` that is not a valid ``[0, nnz]``
+    ramp): compiled code, scipy's own included, indexes by them unchecked. scipy checks them only
+    when asked (``check_format(full_check=True)``), not when a matrix is built from arrays."""
+    try:
+        if hasattr(X, "check_format"):  # csr, csc, bsr
+            X.check_format(full_check=True)
+        elif X.format == "coo":
+            for axis, index in enumerate((X.row, X.col)):
+                if len(index) and (index.min() < 0 or index.max() >= X.shape[axis]):
+                    raise ValueError(f"axis {axis} index {index.min()}..{index.max()} outside 0..{X.shape[axis] - 1}")
+    except ValueError as exc:
+        raise ValueError(
+            f"{_prefix(owner)}{name} is a malformed {X.format} matrix of shape {X.shape} ({exc}); build it "
+            "with indices inside its shape (scipy's check_format(full_check=True) finds the bad entry)"
+        ) from None
 
 
 def _densified(X, owner: str | None, name: str) -> np.ndarray:
@@ -92,6 +124,7 @@ def check_array(
     non_empty: bool = True,
     contiguous: bool = True,
     row_offset: int | None = None,
+    finite_squares: bool = True,
 ) -> np.ndarray | sp.csr_matrix:
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
@@ -114,6 +147,9 @@ def check_array(
     row_offset : int, optional
         ``X`` is a block of a stream that starts at this row: a message names a non-finite value
         and its row in the stream.
+    finite_squares : bool
+        Refuse a row whose squared norm overflows float64 (finite values above about 1e154): every
+        kernel is computed from squared norms or dot products. Off for the Scaler, which is the fix.
 
     Returns
     -------
@@ -167,6 +203,8 @@ def check_array(
             _refuse_non_finite(
                 owner, name, float(X[row, column]), (row_offset or 0) + int(row), int(column), row_offset is not None
             )
+    if finite_squares:
+        _refuse_overflowing_squares(X, owner, name, row_offset or 0)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{_prefix(owner)}{name} has {X.shape[1]} features, but {owner} is expecting {n_features} "
@@ -176,6 +214,24 @@ def check_array(
     if contiguous and not sp.issparse(X):
         return np.ascontiguousarray(X)
     return X
+
+
+def _refuse_overflowing_squares(X, owner: str | None, name: str, row_offset: int) -> None:
+    """Refuse finite values too large to square: a row's squared norm (what the kernels compute from)
+    would be inf, and a kernel value NaN, reported later as "X contains NaN"."""
+    with np.errstate(over="ignore"):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    bad = np.flatnonzero(~np.isfinite(sq))
+    if not len(bad):
+        return
+    row = int(bad[0])
+    values = X.getrow(row).toarray().ravel() if sp.issparse(X) else X[row]
+    column = int(np.argmax(np.abs(values)))
+    raise ValueError(
+        f"{_prefix(owner)}{name} has values too large to square: row {row_offset + row}'s squared norm overflows "
+        f"float64 (column {column} holds {float(values[column])!r}); the kernels need values below about 1e154: "
+        "scale the features first (Scaler('minmax'), --scaling minmax)"
+    )
 
 
 def check_nonnegative(X: np.ndarray, kernel: str, *, owner: str | None = None, name: str = "X", columns=None) -> None:

@@ -56,7 +56,10 @@ class Interval:
                     return None
             value = int(value)
         else:
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # an int beyond the float range
+                return None
             if not math.isfinite(value):
                 return None
         if self.left is not None and not (value >= self.left if self.closed in ("left", "both") else value > self.left):

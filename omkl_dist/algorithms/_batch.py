@@ -232,6 +232,7 @@ def model_from_header(cls: type[_Model], meta: dict[str, Any]) -> _Model:
     model.kernel_pool_ = make_pool(meta["kernel_pool"])
     model.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
     model.n_features_in_ = int(meta["n_features_in"])
+    model.kernel_pool_.check_width(model.n_features_in_, owner=cls.__name__)  # what it will predict on
     return model
 
 

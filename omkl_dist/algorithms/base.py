@@ -21,7 +21,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
-from .._validation import Interval, check_array, check_nonnegative, check_param, check_y, resolve_seed, validate_params
+from .._validation import (
+    Interval,
+    check_array,
+    check_nonnegative,
+    check_param,
+    check_y,
+    resolve_seed,
+    validate_params,
+)
 from ..engine.local import LocalEngine, segmenting
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
@@ -153,6 +161,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def _start(self, n_features: int, n_rows: int) -> None:
         self.kernel_pool_ = make_pool(self._kernel_spec())
+        self.kernel_pool_.check_width(n_features, owner=type(self).__name__)
         # deterministic estimators (OM-2) take no seed
         self.seed_ = resolve_seed(type(self).__name__, getattr(self, "random_state", 0))
         self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
@@ -218,6 +227,11 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         model = model_from_header(cls, meta)
         model.seed_ = int(meta["engine"]["seed"])
         model.engine_ = cls._engine_from(model.kernel_pool_, arrays, meta["engine"])
+        if model.engine_.n_features != model.n_features_in_:  # the rows the model would score X against
+            raise ValueError(
+                f"{cls.__name__}: the state's support vectors have {model.engine_.n_features} columns, its "
+                f"header n_features_in={model.n_features_in_}: the state is damaged; save the model again"
+            )
         model._restore_extra(meta.get("extra", {}))
         model._publish()
         return model
@@ -282,6 +296,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             )
         self.classes_ = found
 
+    def _check_same_classes(self, given: NDArray[Any]) -> None:
+        """A later call's ``classes`` must list the first call's (scikit-learn's partial_fit rule): the
+        model's coefficients are laid out per class and cannot grow one."""
+        if given.shape != self.classes_.shape or not np.array_equal(given, self.classes_):
+            raise ValueError(
+                f"{type(self).__name__}: classes differs from the previous call: got {given.tolist()}, the model "
+                f"learns {self.classes_.tolist()}; pass the same classes (or none) after the first call, or fit "
+                "a new model to learn others"
+            )
+
     def _encode_labels(
         self, y: ArrayLike, classes: ArrayLike | None, *, first: bool, n_rows: int
     ) -> NDArray[np.float64]:
@@ -289,6 +313,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         y = check_y(name, y, n_rows, first=first)
         if first:
             self._set_classes(np.unique(y) if classes is None else np.unique(np.asarray(classes)))
+        elif classes is not None:
+            self._check_same_classes(np.unique(np.asarray(classes)))
         known = np.isin(y, self.classes_)
         if not known.all():
             bad = y[~known][0]

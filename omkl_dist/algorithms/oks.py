@@ -121,6 +121,7 @@ class _OKSMixin:
     def _oks_engine(
         self, n_features: int, n_rows: int, *, n_classes: int, algorithm: str, loss: str, lam: float
     ) -> OKSEngine:
+        self.kernel_pool_.check_width(n_features, owner=type(self).__name__)
         self.horizon_ = int(n_rows)
         self.lam_ = float(lam)
         delta, eta = self._epoch_settings(0, n_rows)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
+from scipy import sparse
 
 from ..defaults import SCALE_ROWS
 from ..persistence import load_model
@@ -202,7 +202,7 @@ def check_continues(model, n_features: int, classes, dataset) -> None:
 def _fit_scaler(client, data, scaling, permute, seed, start, stop, n_features) -> Scaler:
     """Fit the scaler on a prefix of the stream, on a worker (no feature data to the client)."""
     if scaling == "none":
-        return Scaler("none").fit(np.zeros((1, n_features)))
+        return Scaler("none").fit(sparse.csr_matrix((1, n_features)))  # nothing sized by the width
     stats = client.submit(fit_scaler_task, text(data), scaling, permute, seed, stop, start, pure=False).result()
     return Scaler.from_dict(stats)
 

@@ -21,7 +21,7 @@ from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
 from ..scoring.gram import block_gram
 from ..scoring.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
-from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, dot_gauss_plan, kernel_scales
+from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, check_width, dot_gauss_plan, kernel_scales
 from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ..scoring.scan import pool_scores
 from ._combine import omkc_combine
@@ -190,6 +190,7 @@ class LocalEngine:
                 "sparse rows need a pool of dot-product and gaussian kernels (linear, polynomial, "
                 "gaussian) on all columns; densify X for the others"
             )
+        check_width(program, n_features)
         self.program = program
         self.rule = int(rule)
         self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
@@ -236,6 +237,11 @@ class LocalEngine:
             self.n_mistakes += int(mistakes.sum())
             pos = end
         return out
+
+    @property
+    def n_features(self) -> int:
+        """Columns of a row (the width the program is bound to)."""
+        return self.pool.n_features
 
     @property
     def sparse(self) -> bool:

@@ -21,6 +21,7 @@ from ..learners import oks as _oks
 from ..learners.records import Expansions, KernelViews, OKSParams, OKSRows, OKSTrace
 from ..randomness import uniforms
 from ..scoring.pool import writable
+from ..scoring.program import check_width
 from ..scoring.rows import dense_rows
 from .local import Rounds
 
@@ -98,9 +99,8 @@ class OKSEngine:
         self.seed, self.block_size = int(seed), int(block_size)
         self.delta, self.eta = float(delta), float(eta)
         self.kinds, self.param, self.norm = program.kinds, program.param, program.norm
+        check_width(program, self.n_features)
         self.cols, self.col_ptr = kernel_columns(program)
-        if len(self.cols) and self.cols.max() >= self.n_features:
-            raise ValueError(f"a kernel sees column {self.cols.max()}, but the data has {self.n_features}")
         m = program.m
         self.logw = np.zeros(m)
         self.P = np.empty((0, self.n_features))

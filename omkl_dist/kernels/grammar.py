@@ -12,6 +12,11 @@ Forms:
   exclusive) or both (``fourier=0:76``);
 - a pool item: ``kind:values`` runs separated by commas, optionally ``+norm`` and ``@ view``,
   where values are numbers and ranges (``2^-6..2^6`` steps one power of two, ``1..3`` steps one).
+
+Bounds, checked on the text before anything of that size is built: a pool names at most
+:data:`MAX_KERNELS` kernels, a power of two stays within float64 (``2^-1074`` to ``2^1023``) and a
+view lists at most :data:`MAX_VIEW_COLUMNS` columns, each below
+:data:`~omkl_dist._validation.MAX_FEATURES` (views compute on dense rows).
 """
 
 from __future__ import annotations
@@ -20,8 +25,13 @@ import math
 import numbers
 import re
 
+from omkl_dist._validation import MAX_FEATURES
+
 __all__ = [
     "NORM_SUFFIX",
+    "MAX_KERNELS",
+    "MAX_VIEW_COLUMNS",
+    "check_kernel_count",
     "format_number",
     "parse_number",
     "check_group_name",
@@ -49,21 +59,38 @@ def format_number(x: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-_POWER_RE = re.compile(r"^\s*2\s*\^\s*([+-]?\d+)\s*$")
-_INT_RE = re.compile(r"^\s*[+-]?\d+\s*$")
-_MAX_RANGE = 1024
+_POWER_RE = re.compile(r"^\s*2\s*\^\s*([+-]?\d{1,18})\s*$")  # at most 18 digits: a bounded int()
+_INT_RE = re.compile(r"^\s*[+-]?\d{1,18}\s*$")
+MAX_KERNELS = 1024  # kernels in one pool: each costs a pass over every block and its own model state
+MAX_VIEW_COLUMNS = 1 << 18  # columns one view lists (kept as a tuple; a kernel on all columns needs no view)
+_MIN_EXPONENT, _MAX_EXPONENT = -1074, 1023  # the powers of two a float64 holds (the lowest subnormal)
+
+
+def check_kernel_count(n: int, what: str) -> None:
+    """Refuse ``n`` > :data:`MAX_KERNELS` kernels, before they are built; ``what`` names the spec."""
+    if n > MAX_KERNELS:
+        raise ValueError(
+            f"{what} gives {n} kernels; a pool holds at most {MAX_KERNELS}: name fewer "
+            "(e.g. gaussian:2^-6..2^6 is 13 widths)"
+        )
 
 
 def two_to(exponent: int) -> float:
-    """2 ** exponent, exactly."""
+    """2 ** exponent, exactly; a ValueError outside float64's range (it would overflow, or be 0)."""
+    if not _MIN_EXPONENT <= exponent <= _MAX_EXPONENT:
+        raise ValueError(f"2^{exponent} is outside the numbers a float holds (2^{_MIN_EXPONENT} to 2^{_MAX_EXPONENT})")
     return math.ldexp(1.0, exponent)
 
 
 def parse_number(text: str, *, context: str) -> float:
-    """Read ``"0.5"``, ``"1e-3"`` or ``"2^-6"`` (a power of two with an integer exponent)."""
+    """Read ``"0.5"``, ``"1e-3"`` or ``"2^-6"`` (a power of two with an integer exponent); text beyond
+    the float range reads as ``inf`` (or 0), which the kernel's parameter check refuses."""
     match = _POWER_RE.match(text)
     if match:
-        return two_to(int(match.group(1)))
+        try:
+            return two_to(int(match.group(1)))
+        except ValueError as exc:
+            raise ValueError(f"{context}: {exc}") from None
     try:
         return float(text)
     except ValueError:
@@ -101,35 +128,45 @@ def format_values(values: list) -> list[str]:
 
 
 def parse_values(text: str, item: str) -> list[float]:
-    """A pool item's comma list of numbers and ranges (``0.5,2^-6..2^6,1..3``), in order."""
-    values = []
+    """A pool item's comma list of numbers and ranges (``0.5,2^-6..2^6,1..3``), in order; at most
+    :data:`MAX_KERNELS` of them, counted before a range is expanded."""
+    values: list[float] = []
     for piece in text.split(","):
         if not piece.strip():
             raise ValueError(f"empty value in {item!r}; write e.g. gaussian:0.5,1,2")
         if ".." not in piece:
             values.append(parse_number(piece, context=f"pool item {item!r}"))
-            continue
-        lo, _, hi = piece.partition("..")
-        pow_lo, pow_hi = _POWER_RE.match(lo), _POWER_RE.match(hi)
-        if pow_lo and pow_hi:
-            a, b, as_value = int(pow_lo.group(1)), int(pow_hi.group(1)), two_to
-        elif _INT_RE.match(lo) and _INT_RE.match(hi):
-            a, b, as_value = int(lo), int(hi), float
         else:
-            raise ValueError(
-                f"cannot read range {piece.strip()!r} in {item!r}: both ends must be powers of two "
-                "(2^-6..2^6, one power of two per step) or both integers (1..3)"
-            )
-        if abs(b - a) >= _MAX_RANGE:
-            raise ValueError(f"range {piece.strip()!r} in {item!r} gives {abs(b - a) + 1} kernels")
-        step = 1 if b >= a else -1
-        values.extend(as_value(e) for e in range(a, b + step, step))
+            values.extend(_parse_range(piece.strip(), item, len(values)))
+        check_kernel_count(len(values), f"{item.strip()!r}")
     return values
+
+
+def _parse_range(piece: str, item: str, before: int) -> list[float]:
+    """The values of one range ``2^a..2^b`` or ``a..b``; ``before``: values the item already has."""
+    lo, _, hi = piece.partition("..")
+    pow_lo, pow_hi = _POWER_RE.match(lo), _POWER_RE.match(hi)
+    if pow_lo and pow_hi:
+        a, b, as_value = int(pow_lo.group(1)), int(pow_hi.group(1)), two_to
+    elif _INT_RE.match(lo) and _INT_RE.match(hi):
+        a, b, as_value = int(lo), int(hi), float
+    else:
+        raise ValueError(
+            f"cannot read range {piece!r} in {item!r}: both ends must be powers of two "
+            "(2^-6..2^6, one power of two per step) or both integers (1..3)"
+        )
+    check_kernel_count(abs(b - a) + 1, f"range {piece!r} in {item!r}")
+    check_kernel_count(before + abs(b - a) + 1, f"{item.strip()!r}")
+    step = 1 if b >= a else -1
+    try:
+        return [as_value(e) for e in range(a, b + step, step)]
+    except (ValueError, OverflowError) as exc:  # 2^2000, or an integer too large for a float
+        raise ValueError(f"range {piece!r} in {item!r}: {exc}") from None
 
 
 # ----------------------------------------------------------------------------- views
 _GROUP_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
-_RANGE_RE = re.compile(r"^\s*(\d+)\s*(?::\s*(\d+)\s*)?$")
+_RANGE_RE = re.compile(r"^\s*(\d{1,18})\s*(?::\s*(\d{1,18})\s*)?$")  # 18 digits: a bounded int()
 
 
 def check_group_name(name, *, context: str = "feature group") -> str:
@@ -142,15 +179,35 @@ def check_group_name(name, *, context: str = "feature group") -> str:
     return name
 
 
+def _column_bound_error(context: str, what: str) -> ValueError:
+    """``what`` (a column) is beyond the widest data a view may see."""
+    return ValueError(
+        f"{context}: {what} is beyond the widest data a view may see ({MAX_FEATURES:,} columns: kernels on "
+        "views compute on dense rows); give the view's columns of the data, e.g. @ 0:76"
+    )
+
+
+def _view_size_error(context: str, n_columns: int) -> ValueError:
+    return ValueError(
+        f"{context}: a view of {n_columns:,} columns is more than the {MAX_VIEW_COLUMNS:,} a view may list; "
+        "leave the view out for a kernel on every column"
+    )
+
+
 def check_columns(columns, *, context: str = "columns") -> tuple[int, ...]:
-    """Sorted distinct non-negative column indices as a tuple (at least one)."""
+    """Sorted distinct column indices in ``[0, MAX_FEATURES)`` as a tuple (at least one, at most
+    :data:`MAX_VIEW_COLUMNS`: a longer collection is refused before it is read)."""
+    if hasattr(columns, "__len__") and len(columns) > MAX_VIEW_COLUMNS:
+        raise _view_size_error(context, len(columns))
     try:
         values = [int(c) for c in columns]
         exact = all(int(c) == c for c in columns)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{context}: columns must be integers, got {columns!r}") from None
     if not exact or not values or min(values) < 0:
         raise ValueError(f"{context}: columns must be at least one non-negative integer index, got {columns!r}")
+    if max(values) >= MAX_FEATURES:
+        raise _column_bound_error(context, f"column {max(values)}")
     return tuple(sorted(set(values)))
 
 
@@ -180,6 +237,10 @@ def parse_columns(text: str, *, context: str) -> tuple[int, ...]:
         hi = int(match.group(2)) if match.group(2) is not None else lo + 1
         if hi <= lo:
             raise ValueError(f"{context}: column range {piece.strip()!r} is empty (the end is exclusive)")
+        if hi > MAX_FEATURES:  # before the range is expanded
+            raise _column_bound_error(context, f"column {hi - 1}")
+        if len(columns) + hi - lo > MAX_VIEW_COLUMNS:
+            raise _view_size_error(context, len(columns) + hi - lo)
         columns.extend(range(lo, hi))
     return check_columns(columns, context=context)
 

@@ -46,6 +46,7 @@ The L1 and chi-square matrices are always summed directly and have no such cance
 
 from __future__ import annotations
 
+import itertools
 import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ import numpy as np
 from omkl_dist._validation import check_array, check_nonnegative
 from omkl_dist.kernels import _numba
 from omkl_dist.kernels.grammar import (
+    MAX_KERNELS,
     NORM_SUFFIX,
+    check_kernel_count,
     format_number,
     format_values,
     parse_values,
@@ -139,7 +142,9 @@ class KernelPool(Sequence):
     __slots__ = ("_specs", "_plan", "_hash")
 
     def __init__(self, specs: Iterable[KernelSpec]):
-        specs = tuple(specs)
+        specs = tuple(itertools.islice(specs, MAX_KERNELS + 1))  # a longer iterable is not read further
+        if len(specs) > MAX_KERNELS:
+            raise ValueError(f"the kernel list has more than {MAX_KERNELS} kernels; a pool holds at most {MAX_KERNELS}")
         for pos, spec in enumerate(specs):
             if not isinstance(spec, KernelSpec):
                 raise TypeError(
@@ -273,6 +278,27 @@ class KernelPool(Sequence):
                 spec = spec.on_columns(feature_groups[spec.group])
             specs.append(spec)
         return KernelPool(specs)
+
+    def check_width(self, n_features: int, *, owner: str | None = None) -> None:
+        """Refuse a kernel that sees a column at or beyond ``n_features``: the width the pool is bound
+        to (the data's, or a loaded model's). Compiled code indexes rows by the view's columns, so
+        every estimator checks here before it learns or predicts.
+
+        Examples
+        --------
+        >>> make_pool("linear @ 0:3").check_width(3)  # columns 0, 1 and 2 of three
+        >>> make_pool("linear @ 0:3").check_width(2)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: kernel linear@0:3 sees column 2, but the data has 2 columns (0 to 1); ...
+        """
+        prefix = f"{owner}: " if owner else ""
+        for spec in self._specs:
+            if spec.columns is not None and spec.columns[-1] >= n_features:
+                raise ValueError(
+                    f"{prefix}kernel {spec.name} sees column {spec.columns[-1]}, but the data has {n_features} "
+                    f"columns (0 to {n_features - 1}); give columns below {n_features} (e.g. @ 0:{n_features}), "
+                    "or leave the view out to use every column"
+                )
 
     @classmethod
     def from_spec(cls, spec) -> KernelPool:
@@ -567,7 +593,11 @@ def _parse_kernels(body: str, item: str) -> list[KernelSpec]:
         return list(NAMED_POOLS[word.lower()])
     if "(" in word:
         return [parse_spec(word)]
-    return [spec for run in split_runs(word) for spec in _parse_run(run, item)]
+    specs: list[KernelSpec] = []
+    for run in split_runs(word):
+        specs.extend(_parse_run(run, item))
+        check_kernel_count(len(specs), f"pool item {item.strip()!r}")
+    return specs
 
 
 def _parse_run(word: str, item: str) -> list[KernelSpec]:
@@ -632,7 +662,11 @@ def make_pool(spec, normalize: bool | None = None) -> KernelPool:
         items = [item for item in spec.split(";") if item.strip()]
         if not items:
             raise ValueError(f"empty kernel pool spec {spec!r}; try 'omkc16' or 'gaussian:0.5,1'")
-        return KernelPool(s for item in items for s in _parse_item(item))
+        specs = []
+        for item in items:
+            specs.extend(_parse_item(item))
+            check_kernel_count(len(specs), "the kernel pool spec")
+        return KernelPool(specs)
     if isinstance(spec, Iterable):
         specs = []
         for element in spec:
@@ -640,6 +674,7 @@ def make_pool(spec, normalize: bool | None = None) -> KernelPool:
                 specs.extend(make_pool(element))
             else:
                 raise TypeError(f"pool elements must be kernel specs or strings, got {type(element).__name__}")
+            check_kernel_count(len(specs), "the kernel list")
         return KernelPool(specs)
     raise TypeError(f"make_pool takes a pool name, spec string, KernelSpec(s) or KernelPool, got {type(spec).__name__}")
 

@@ -39,6 +39,13 @@ whose columns are not known yet is *unresolved*; :meth:`KernelSpec.on_columns` (
 :meth:`~omkl_dist.kernels.pools.KernelPool.with_groups` for a whole pool) gives it its columns.
 In text a view follows the kernel after ``@``: ``chi2(gamma=1)@fourier`` (a named group),
 ``linear@0:76`` (column ranges, end exclusive) or ``linear@fourier=0:76`` (both).
+
+Parameter bounds
+----------------
+A degree is an integer in 1..:data:`MAX_DEGREE`; a width or scale (σ, γ) lies in
+[:data:`MIN_SCALE`, :data:`MAX_SCALE`] = [2^-64, 2^64]. Within them every coefficient the kernels
+are computed from (1/(2σ²), 1/σ, γ) is a normal float, neither 0 nor an overflow, and a power
+costs at most that many multiplications; the papers' pools use degrees 1 to 3 and widths 2^-6 to 2^7.
 """
 
 from __future__ import annotations
@@ -71,8 +78,14 @@ __all__ = [
     "ChiSquare",
     "AdditiveChiSquare",
     "KERNEL_KINDS",
+    "MAX_DEGREE",
+    "MIN_SCALE",
+    "MAX_SCALE",
     "parse_spec",
 ]
+
+MAX_DEGREE = 32  # a polynomial kernel's highest degree (see "Parameter bounds")
+MIN_SCALE, MAX_SCALE = 2.0**-64, 2.0**64  # the range of a width σ or scale γ
 
 
 # The pool class, which evaluates kernels: omkl_dist.kernels.pools builds on this module and registers
@@ -86,8 +99,15 @@ def register_pool_class(cls) -> None:
     _pool_class = cls
 
 
-def _positive_param(kind: str, param: str, value, example: str) -> float:
-    return check_param(kind, param, value, [Interval(Real, 0, None, closed="neither")], hint=f" (> 0, e.g. {example})")
+def _scale_param(kind: str, param: str, value, example: str) -> float:
+    """A width or scale within [MIN_SCALE, MAX_SCALE] (finite, and its coefficient a normal float)."""
+    return check_param(
+        kind,
+        param,
+        value,
+        [Interval(Real, MIN_SCALE, MAX_SCALE, closed="both")],
+        hint=f" (> 0 and within 2^-64..2^64, e.g. {example})",
+    )
 
 
 # ----------------------------------------------------------------------------- specs
@@ -244,7 +264,7 @@ class Polynomial(KernelSpec):
     Parameters
     ----------
     p : int
-        Degree, a positive integer.
+        Degree, an integer from 1 to :data:`MAX_DEGREE`.
 
     Examples
     --------
@@ -268,8 +288,8 @@ class Polynomial(KernelSpec):
             self.kind,
             "p",
             self.p,
-            [Interval(Integral, 1, None, closed="left", whole_floats=True)],
-            hint=" (1, 2, 3, ...)",
+            [Interval(Integral, 1, MAX_DEGREE, closed="both", whole_floats=True)],
+            hint=f" (a positive integer up to {MAX_DEGREE}: 1, 2, 3, ...)",
         )
         object.__setattr__(self, "p", p)
         super().__post_init__()
@@ -288,7 +308,7 @@ class Gaussian(KernelSpec):
     Parameters
     ----------
     sigma : float
-        Width σ > 0.
+        Width σ in [2^-64, 2^64].
 
     Examples
     --------
@@ -306,7 +326,7 @@ class Gaussian(KernelSpec):
     param: ClassVar[str] = "sigma"
 
     def __post_init__(self):
-        sigma = _positive_param(self.kind, "sigma", self.sigma, "0.5 or 2**-3")
+        sigma = _scale_param(self.kind, "sigma", self.sigma, "0.5 or 2**-3")
         object.__setattr__(self, "sigma", sigma)
         super().__post_init__()
 
@@ -324,7 +344,7 @@ class Laplacian(KernelSpec):
     Parameters
     ----------
     sigma : float
-        Width σ > 0.
+        Width σ in [2^-64, 2^64].
 
     Examples
     --------
@@ -339,7 +359,7 @@ class Laplacian(KernelSpec):
     param: ClassVar[str] = "sigma"
 
     def __post_init__(self):
-        sigma = _positive_param(self.kind, "sigma", self.sigma, "0.5 or 2")
+        sigma = _scale_param(self.kind, "sigma", self.sigma, "0.5 or 2")
         object.__setattr__(self, "sigma", sigma)
         super().__post_init__()
 
@@ -358,7 +378,7 @@ class ChiSquare(KernelSpec):
     Parameters
     ----------
     gamma : float
-        Scale γ > 0.
+        Scale γ in [2^-64, 2^64].
 
     Examples
     --------
@@ -376,7 +396,7 @@ class ChiSquare(KernelSpec):
     param: ClassVar[str] = "gamma"
 
     def __post_init__(self):
-        gamma = _positive_param(self.kind, "gamma", self.gamma, "1 or 0.5")
+        gamma = _scale_param(self.kind, "gamma", self.gamma, "1 or 0.5")
         object.__setattr__(self, "gamma", gamma)
         super().__post_init__()
 

@@ -223,6 +223,14 @@ def _direct_program(specs, kinds, param, norm) -> KernelProgram:
     )
 
 
+def check_width(program: KernelProgram, n_features: int) -> None:
+    """Refuse a program with a kernel on a column at or beyond ``n_features``: the compiled loops
+    index rows by ``vcols`` unchecked (an engine checks here when it binds a program to a width;
+    an estimator has already named the kernel, :meth:`~omkl_dist.kernels.KernelPool.check_width`)."""
+    if program.direct and len(program.vcols) and int(program.vcols.max()) >= n_features:
+        raise ValueError(f"a kernel sees column {int(program.vcols.max())}, but the data has {n_features} columns")
+
+
 def independent_program(kinds, param, norm, **layout) -> KernelProgram:
     """A program of independently evaluated kernels, in their own order, without gaussian chains (a
     direct program, or a subset of another program's kernels); ``layout``: further
