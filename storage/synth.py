@@ -130,7 +130,7 @@ def _check_int(name: str, value: object, minimum: int) -> int:
 
 def _check_features(features: object, limit: int) -> int:
     """A width from 1 to ``limit`` (the dense generator's, or the widest data a model learns from)."""
-    if isinstance(features, bool) or not isinstance(features, numbers.Integral) or not 1 <= features <= limit:
+    if isinstance(features, bool) or not isinstance(features, numbers.Integral) or not 1 <= int(features) <= limit:
         raise ValueError(f"features must be an integer from 1 to {limit:,}, got {features!r}")
     return int(features)
 
