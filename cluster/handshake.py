@@ -25,11 +25,17 @@ class NotAScheduler(ConnectionError):
 def check_scheduler(address: str, *, ssl_context=None, timeout: float) -> None:
     """Raise :class:`NotAScheduler` unless a Dask server answers at ``address`` (``tcp://`` or
     ``tls://HOST:PORT``) with its handshake within ``timeout``; ``ValueError`` for another kind of
-    address."""
+    address. An ``inproc://`` address is a scheduler in this very process (a
+    ``LocalCluster(processes=False)``), no socket another program could answer on: it only has to exist."""
+    from distributed.comm import inproc
     from distributed.comm.addressing import parse_address, parse_host_port
 
     try:
         scheme, location = parse_address(address)
+        if scheme == "inproc":
+            if inproc.global_manager.get_listener_for(location) is None:
+                raise NotAScheduler(f"no scheduler of this process listens at {address}")
+            return
         if scheme not in ("tcp", "tls"):
             raise ValueError(f"the scheme {scheme}:// is not one a scheduler of `omkl cluster up` listens on")
         host, port = parse_host_port(location)

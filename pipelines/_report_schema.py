@@ -172,11 +172,12 @@ REPORT_DOCUMENT = Obj(
 
 
 def _check_lengths(trace: dict, where: str) -> str | None:
-    """Every series of a trace is as long as its ``n_seen`` (or empty); kernels all have names."""
+    """Every series of a trace is as long as its ``n_seen`` (the optional ones may be empty: the
+    mistake curve, drawn against ``n_seen``, may not); kernels all have names."""
     n = len(trace["n_seen"])
     for key in ("mistake_rate", "instances_per_second", "n_support", "weights"):
-        series = trace.get(key)
-        if series and len(series) != n:
+        series = trace.get(key) or []
+        if (series or key == "mistake_rate") and len(series) != n:
             return f"key {where}.{key} has {len(series)} entries but {where}.n_seen has {n}; they go together"
     names = len(trace["kernel_names"])
     for key in ("n_support", "weights"):

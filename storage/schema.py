@@ -221,12 +221,26 @@ def _read_bounded(path: Any, max_bytes: int, fix: str) -> bytes:
         if not stat.S_ISREG(mode):
             raise DataError(f"is {special_file_kind(mode)}, not a regular file", path=path, fix=fix)
     with path.open("rb") as fh:
-        raw = fh.read(max_bytes + 1)
+        raw = read_at_most(fh, max_bytes + 1)
     if len(raw) > max_bytes:
         raise DataError(
             f"larger than {max_bytes:,} bytes, the most a JSON file of the tool may hold", path=path, fix=fix
         )
     return bytes(raw)
+
+
+def read_at_most(fh: Any, limit: int, chunk: int = 16 * 2**20) -> bytes:
+    """Up to ``limit`` bytes of ``fh``, read in chunks: ``fh.read(limit)`` of a buffered file
+    allocates all ``limit`` bytes before it reads one, so a bound meant as a safety margin (256 MB,
+    half the memory) would be allocated for every small file (and fail under an address-space limit)."""
+    parts, size = [], 0
+    while size < limit:
+        part = fh.read(min(chunk, limit - size))
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def special_file_kind(mode: int) -> str:

@@ -15,7 +15,6 @@ printed at the end of the run (conftest.py).
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bad_input_cases import count
+from bad_input_cases import count, tree_state
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,22 +42,6 @@ TRACE_SETTINGS = settings(SETTINGS, max_examples=40)
 
 def invoke(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-def tree(root: Path) -> dict:
-    """Every entry under ``root`` (links not followed): a file's sha256, a link's target, or "folder"."""
-    out = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            p = Path(folder) / name
-            key = str(p.relative_to(root))
-            if p.is_symlink():
-                out[key] = "-> " + os.readlink(p)
-            elif p.is_dir():
-                out[key] = "folder"
-            else:
-                out[key] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def _png_bytes() -> bytes:
@@ -225,13 +208,13 @@ def test_foreign_entries_around_an_output_survive_every_write(kind, setup, tmp_p
         count("foreign names in output folders")
         root = tmp_path_factory.mktemp("case")
         out = build(root, out_name, drawn, setup)
-        before = tree(root)
+        before = tree_state(root)
         result = invoke(*command(kind, out, setup))
         assert "Traceback" not in result.output, result.output
         assert result.exit_code in (0, 2), result.output
         if result.exit_code == 2:
             assert result.output.strip().splitlines()[-1].startswith("error: "), result.output
-        after = tree(root)
+        after = tree_state(root)
         changed = {k: (v, after.get(k)) for k, v in before.items() if after.get(k) != v}
         written = f"work/{out_name}"
         # only an empty folder at the output may give way to a folder output; nothing else moves

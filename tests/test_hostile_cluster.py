@@ -268,10 +268,20 @@ def test_submit_to_a_port_that_is_no_scheduler(fake_server, tmp_path):
     assert fake_server.address in line and "omkl cluster up" in line
 
 
-@pytest.mark.parametrize("address", ["foo", "tcp://127.0.0.1:99999", "inproc://x", "tcp://127.0.0.1:port"])
+@pytest.mark.parametrize("address", ["foo", "tcp://127.0.0.1:99999", "udp://127.0.0.1:1", "tcp://127.0.0.1:port"])
 def test_a_malformed_scheduler_address_is_one_clear_error(address):
     with pytest.raises(ValueError, match="not a scheduler address.*give tcp://HOST:PORT"):
         local.connect(address, timeout=1)
+
+
+def test_an_in_process_address_must_name_a_scheduler_of_this_process():
+    from distributed.comm import inproc
+
+    unused = f"inproc://{inproc.global_manager.ip}/{os.getpid()}/999999"
+    with pytest.raises(ConnectionError, match=f"no Dask scheduler answered at {unused}"):
+        local.connect(unused, timeout=1)
+    with pytest.raises(ValueError, match="not a scheduler address: 'inproc://x'"):
+        local.connect("inproc://x", timeout=1)
 
 
 @pytest.mark.parametrize("timeout", ["0", "-1"])

@@ -9,7 +9,6 @@ goes surfaced as ``[Errno 17] File exists``; a trace of the wrong shape gave a t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from bad_input_cases import tree_state
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
@@ -70,20 +70,6 @@ def users_png(path: Path) -> Path:
     return path
 
 
-def tree(root: Path) -> dict:
-    """Every entry under ``root``: a file's sha256, a link's target, or "folder"."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        key = str(p.relative_to(root))
-        if p.is_symlink():
-            out[key] = "-> " + os.readlink(p)
-        elif p.is_dir():
-            out[key] = "folder"
-        else:
-            out[key] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
-
-
 def invoke(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
@@ -110,10 +96,10 @@ def test_report_never_replaces_a_users_png_or_folder(tmp_path, trace):
     figs.mkdir()
     users_png(figs / "mistakes.png")
     (figs / "notes.txt").write_text("mine")
-    before = tree(tmp_path)
+    before = tree_state(tmp_path)
     line = one_error_line(invoke("report", trace, "--out", figs))
     assert str(figs) in line and "--out" in line and "Fix:" in line
-    assert tree(tmp_path) == before
+    assert tree_state(tmp_path) == before
 
 
 def test_retrain_refuses_a_users_report_dir_before_any_work(tmp_path):
@@ -122,20 +108,20 @@ def test_retrain_refuses_a_users_report_dir_before_any_work(tmp_path):
     figs = tmp_path / "figs"
     figs.mkdir()
     users_png(figs / "mistakes.png")
-    before = tree(tmp_path)
+    before = tree_state(tmp_path)
     with pytest.raises(DataError, match="--report-dir exists and is a folder without omkl-dist's report.json"):
         retrain(tmp_path / "store", "m", tmp_path / "no-data-yet", algo="spa", report_dir=figs)
-    assert tree(tmp_path) == before  # (not even the store was created)
+    assert tree_state(tmp_path) == before  # (not even the store was created)
 
 
 def test_a_report_folder_of_ours_holding_a_users_png_is_refused(tmp_path, trace):
     figs = tmp_path / "figs"
     assert invoke("report", trace, "--out", figs).exit_code == 0
     users_png(figs / "mistakes.png")  # the user drew over our plot: now it is theirs
-    before = tree(tmp_path)
+    before = tree_state(tmp_path)
     with pytest.raises(DataError, match="--report-dir .*mistakes.png"):
         write_report(json.loads((figs / "report.json").read_text()), figs, option="--report-dir")
-    assert tree(tmp_path) == before
+    assert tree_state(tmp_path) == before
 
 
 def test_report_folders_and_plots_carry_our_marker_and_are_replaced(tmp_path, trace):
@@ -155,9 +141,9 @@ def test_a_report_folder_may_hold_a_report_folder_of_ours(tmp_path, trace):
         assert invoke("report", trace, "--out", out).exit_code == 0
     (figs / "mine").mkdir()
     (figs / "mine" / "notes.txt").write_text("mine")
-    before = tree(tmp_path)
+    before = tree_state(tmp_path)
     assert "also holds other files (mine)" in one_error_line(invoke("report", trace, "--out", figs))
-    assert tree(tmp_path) == before
+    assert tree_state(tmp_path) == before
 
 
 def test_a_plot_replaces_only_a_plot_of_ours(tmp_path):
@@ -188,10 +174,10 @@ def test_a_users_file_named_like_the_lock_is_refused_never_removed(tmp_path, mak
     else:
         (tmp_path / "target").write_text("mine")
         lock.symlink_to(tmp_path / "target")
-    before = tree(tmp_path)
+    before = tree_state(tmp_path)
     with pytest.raises(DataError, match=r"\.r\.json\.lock.*not omkl-dist's lock file.*Fix: move or delete"):
         write_json_report(tmp_path / "r.json", {"a": 1})
-    assert tree(tmp_path) == before
+    assert tree_state(tmp_path) == before
 
 
 def test_users_files_named_like_a_writers_leftovers_are_never_touched(tmp_path):
@@ -206,9 +192,9 @@ def test_users_files_named_like_a_writers_leftovers_are_never_touched(tmp_path):
     for name, content in users.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(content)
-    before = tree(tmp_path)
+    before = tree_state(tmp_path)
     write_json_report(tmp_path / "r.json", {"a": 1})
-    after = tree(tmp_path)
+    after = tree_state(tmp_path)
     assert {k: after.get(k) for k in before} == before
     assert set(after) - set(before) == {"r.json"} and json.loads((tmp_path / "r.json").read_text())["a"] == 1
 

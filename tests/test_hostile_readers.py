@@ -180,7 +180,7 @@ def saved_model(tmp_path_factory):
         (lambda m: {**m, "classes": [1, 1]}, "repeat a class"),
         (lambda m: {**m, "classes": [1, 2, 3]}, "3 classes, but the state scores 1 class column(s)"),
         (lambda m: {**m, "n_features_in": True}, "n_features_in is true (a boolean)"),
-        (lambda m: {**m, "n_features_in": 9}, "the scaler takes 3 features, the model 9"),
+        (lambda m: {**m, "n_features_in": 9}, "support vectors have 3 columns, its header n_features_in=9"),
         (lambda m: {**m, "params": []}, "params is [] (an array), expected an object"),
         (lambda m: {**m, "scaler": {"scalars": {}}}, "scaler.arrays is missing"),
         (lambda m: [], "the document is [] (an array), expected an object"),

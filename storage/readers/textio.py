@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DataError
-from ..schema import special_file_kind
+from ..schema import read_at_most, special_file_kind
 
 # Other compressions we recognise only to give a useful error.
 _OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd"}
@@ -75,7 +75,7 @@ def decompress(stored: bytes, path: Path) -> bytes:
         budget = memory_budget()
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(stored)) as archive:
-                content = archive.read(budget + 1)  # bounded: a few MB may decompress to many GB
+                content = read_at_most(archive, budget + 1)  # bounded: a few MB may decompress to many GB
         except EOFError:
             raise DataError(
                 "truncated gzip file: the compressed stream ends before its end marker",
