@@ -517,6 +517,13 @@ def cluster():
     """Start, inspect and stop a local Dask cluster (real scheduler and worker processes)."""
 
 
+_SCHEDULER_TIMEOUT = click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=FiniteFloat(min=0, min_open=True),
+    help="Seconds to wait for the scheduler.",
+)
 _RUN_DIR = click.option(
     "--run-dir",
     type=click.Path(path_type=Path),
@@ -635,13 +642,7 @@ def cluster_certs(out):
 )
 @click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker).")
 @click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster.")
-@click.option(
-    "--timeout",
-    default=10.0,
-    show_default=True,
-    type=FiniteFloat(min=0, min_open=True),
-    help="Seconds to wait for the scheduler.",
-)
+@_SCHEDULER_TIMEOUT
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
@@ -1043,13 +1044,7 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
     type=click.IntRange(min=1),
     help="MKBoost without --scheduler: local threads for the per-kernel fits.",
 )
-@click.option(
-    "--timeout",
-    default=10.0,
-    show_default=True,
-    type=FiniteFloat(min=0, min_open=True),
-    help="Seconds to wait for the scheduler.",
-)
+@_SCHEDULER_TIMEOUT
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
@@ -1138,13 +1133,7 @@ def fit_cmd(
     type=click.IntRange(min=1),
     help="Local threads for MKBoost's per-kernel fits (without --scheduler).",
 )
-@click.option(
-    "--timeout",
-    default=10.0,
-    show_default=True,
-    type=FiniteFloat(min=0, min_open=True),
-    help="Seconds to wait for the scheduler.",
-)
+@_SCHEDULER_TIMEOUT
 @_report_options
 def reproduce_mkboost_cmd(
     runs, datasets, algorithms, seed, trials, scaling, scheduler, threads, timeout, as_json, out, quiet
