@@ -20,9 +20,10 @@ demo: $(STAMP)
 	$(BIN)/python -m omkl_dist.pipelines.demo
 
 # two pytest workers (pytest-xdist), one per core: a test file's tests run in one worker, so its
-# module fixtures (a cluster, a generated stream) are made once
+# module fixtures (a cluster, a generated stream) are made once; the 20 slowest tests are listed at
+# the end, so CI's output says where the suite's time goes
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
 
 # no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests):
 # ~45 s once numba's cache is warm, ~115 s on a clean checkout, which first compiles the kernels (~85 s of

@@ -52,7 +52,7 @@ from typing import Any, NoReturn
 from .errors import DataError
 from .layout import meta_digest
 from .models import MODEL_META, STATE, read_state
-from .outputs import MODEL, OutputBusy, Terminated, process_alive, recognise
+from .outputs import MODEL, OutputBusy, Terminated, path_relation, process_alive, real_path, recognise
 
 VERSIONS, STAGING, REPORTS, WINDOWS = "versions", "staging", "reports", "windows"
 REFS, EVENTS, LOCK, MARKER = "refs.json", "events.jsonl", ".lock", "store.json"
@@ -269,20 +269,6 @@ def _write_marker(folder: Path, doc: dict[str, Any]) -> None:
     finally:
         tmp.unlink()
     _fsync_dir(folder)
-
-
-def _real(path: str | os.PathLike[str]) -> Path:
-    return Path(os.path.realpath(Path(path).expanduser()))
-
-
-def _relation(store: Path, other: Path) -> str | None:
-    if store == other:
-        return "is"
-    if other in store.parents:
-        return "lies inside"
-    if store in other.parents:
-        return "contains"
-    return None
 
 
 class ModelStore:
@@ -504,16 +490,16 @@ class ModelStore:
         """Refuse a store that is, lies inside or contains one of a command's ``inputs`` ((label,
         path) pairs: the dataset, a model...), or that is (or holds) the home folder -- before any work.
         A window the store ingested itself (``NAME/windows/``) is its own entry, not an input."""
-        store = _real(self.root)
+        store = real_path(self.root)
         _refuse_home(self.root, store)
-        own_windows = _real(self.dir / WINDOWS)
+        own_windows = real_path(self.dir / WINDOWS)
         for label, path in inputs:
             if path is None or "://" in str(path) or not os.path.lexists(Path(path).expanduser()):
                 continue  # (a name the registry resolves, a URL: nothing a local store could write into)
-            other = _real(path)
+            other = real_path(path)
             if other == own_windows or own_windows in other.parents:
                 continue
-            how = _relation(store, other)
+            how = path_relation(store, other)
             if how:
                 raise DataError(
                     f"--store {how} the {label} ({path}); the store would write into it",
@@ -524,7 +510,7 @@ class ModelStore:
     def prepare(self) -> Path:
         """Make (or check) the store's and the model's folders, each with its marker; returns the
         model's folder. A folder that exists and is not a store of ours is refused."""
-        _refuse_home(self.root, _real(self.root))
+        _refuse_home(self.root, real_path(self.root))
         self._claim(self.root, STORE_KIND, None, legacy=_legacy_store_root)
         self._claim(self.dir, MODEL_KIND, self.name, legacy=_legacy_model_folder)
         for entry in _NEVER_LINKS:
@@ -865,7 +851,7 @@ def _link_error(path: Path) -> DataError:
 def _refuse_home(root: Path, real: Path) -> None:
     """The home folder (or a folder holding it) is never a store: a store needs a folder of its own."""
     try:
-        home = _real(Path.home())
+        home = real_path(Path.home())
     except (RuntimeError, KeyError):  # no home folder known
         return
     if real == home or real in home.parents:

@@ -218,16 +218,18 @@ def _first_bytes(path: Path, n: int) -> bytes:
 # the checks made before any work
 
 
-def _real(path: str | os.PathLike[str]) -> Path:
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` with ``~`` expanded and every link resolved: what two names for one folder share."""
     return Path(os.path.realpath(Path(path).expanduser()))
 
 
-def _relation(out: Path, inp: Path) -> str | None:
-    if out == inp:
+def path_relation(out: Path, other: Path) -> str | None:
+    """How the (real) path ``out`` stands to ``other``: "is", "lies inside", "contains", or None."""
+    if out == other:
         return "is"
-    if inp in out.parents:
-        return "is inside"
-    if out in inp.parents:
+    if other in out.parents:
+        return "lies inside"
+    if out in other.parents:
         return "contains"
     return None
 
@@ -261,11 +263,11 @@ def check_output(path: PathArg, kind: str, *, overwrite: bool, inputs: Inputs = 
     if is_url(path) or is_remote(path):
         return _check_remote_output(location(path), kind, overwrite=overwrite, inputs=inputs, option=option)
     out = Path(path).expanduser().absolute()
-    real = _real(out)
+    real = real_path(out)
     for label, inp in inputs:
         if inp is None or is_url(inp) or is_remote(inp):  # (a local output cannot touch a remote input)
             continue
-        _refuse_input(out, _relation(real, _real(inp)), label, inp, option)
+        _refuse_input(out, path_relation(real, real_path(inp)), label, inp, option)
     # an empty folder has nothing to lose -- to a folder output; a file never replaces a folder
     if (out.exists() or out.is_symlink()) and not (kind in _DIR_ENTRIES and _empty_folder(out)):
         _check_replaceable(out, kind, overwrite, option)
