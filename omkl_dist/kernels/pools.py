@@ -46,7 +46,6 @@ The L1 and chi-square matrices are always summed directly and have no such cance
 
 from __future__ import annotations
 
-import functools
 import itertools
 import types
 from collections.abc import Iterable, Sequence
@@ -653,14 +652,21 @@ def make_pool(spec, normalize: bool | None = None) -> KernelPool:
     >>> make_pool("linear,poly:2,chi2,gaussian:2^0 @ fou=0:3; linear @ zer=3:5").to_spec_string()
     'linear@fou=0:3;polynomial:2@fou=0:3;chi2:1@fou=0:3;gaussian:1@fou=0:3;linear@zer=3:5'
     """
-    if isinstance(spec, str):
-        return _pool_of_string(spec, normalize)
     if normalize is not None:
         return make_pool(spec).normalized(bool(normalize))
     if isinstance(spec, KernelPool):
         return spec
     if isinstance(spec, KernelSpec):
         return KernelPool((spec,))
+    if isinstance(spec, str):
+        items = [item for item in spec.split(";") if item.strip()]
+        if not items:
+            raise ValueError(f"empty kernel pool spec {spec!r}; try 'omkc16' or 'gaussian:0.5,1'")
+        specs = []
+        for item in items:
+            specs.extend(_parse_item(item))
+            check_kernel_count(len(specs), "the kernel pool spec")
+        return KernelPool(specs)
     if isinstance(spec, Iterable):
         specs = []
         for element in spec:
@@ -688,20 +694,3 @@ NAMED_POOLS: types.MappingProxyType[str, KernelPool] = types.MappingProxyType(
 """Named pools accepted by :func:`make_pool`."""
 
 register_pool_class(KernelPool)  # what KernelSpec.evaluate uses
-
-
-@functools.lru_cache(maxsize=256)
-def _pool_of_string(spec: str, normalize: bool | None) -> KernelPool:
-    """:func:`make_pool` of a spec string, remembered: an estimator rebuilds its pool from the same
-    string at every fit, partial_fit and predict, and checking every kernel's parameters costs about
-    a millisecond a pool (pools are immutable, so one object may serve every caller)."""
-    if normalize is not None:
-        return _pool_of_string(spec, None).normalized(bool(normalize))
-    items = [item for item in spec.split(";") if item.strip()]
-    if not items:
-        raise ValueError(f"empty kernel pool spec {spec!r}; try 'omkc16' or 'gaussian:0.5,1'")
-    specs: list[KernelSpec] = []
-    for item in items:
-        specs.extend(_parse_item(item))
-        check_kernel_count(len(specs), "the kernel pool spec")
-    return KernelPool(specs)
