@@ -99,6 +99,14 @@ POSITIVE_CLASS_OPTION = click.option(
     "--positive-class", default=None, help="Binary data: the original label that becomes +1 (default: the larger one)."
 )
 
+SCHEDULER_TIMEOUT_OPTION = click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=FiniteFloat(min=0, min_open=True),
+    help="Seconds to wait for the scheduler.",
+)
+
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

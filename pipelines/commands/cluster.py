@@ -1,0 +1,102 @@
+"""``omkl cluster``: start, inspect and stop a local Dask cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..cli_base import (
+    CommandGroup,
+)
+
+
+@click.group(cls=CommandGroup)
+def cluster():
+    """Start, inspect and stop a local Dask cluster (real scheduler and worker processes)."""
+
+
+_RUN_DIR = click.option(
+    "--run-dir",
+    type=click.Path(path_type=Path),
+    default=Path("runs") / "cluster",
+    show_default=True,
+    help="Where the cluster keeps its state, logs and pid files.",
+)
+
+
+@cluster.command("up")
+@_RUN_DIR
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--threads",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Threads per worker (also numba's and BLAS's).",
+)
+@click.option("--memory-limit", default="auto", show_default=True, help="Per worker, e.g. 4GB.")
+@click.option(
+    "--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Scheduler port (0: any free)."
+)
+@click.option(
+    "--tls-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Use mutual TLS with the certificates in this directory (see `omkl cluster certs`).",
+)
+def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir):
+    """Start a scheduler and worker processes on 127.0.0.1."""
+    from omkl_dist.cluster.local import up
+
+    state = up(run_dir, workers=workers, threads=threads, memory_limit=memory_limit, port=port, tls_dir=tls_dir)
+    click.echo(f"scheduler  {state['scheduler_address']}")
+    click.echo(f"dashboard  {state['dashboard']}")
+    click.echo(f"workers    {workers} x {threads} thread(s); logs and pids in {state['run_dir']}")
+    click.echo(f"submit with: omkl submit --scheduler {state['scheduler_address']} ...")
+
+
+@cluster.command("status")
+@_RUN_DIR
+@click.option("--json", "as_json", is_flag=True)
+def cluster_status(run_dir, as_json):
+    """Show the cluster's processes and the workers its scheduler knows."""
+    from omkl_dist.cluster.local import status
+
+    info = status(run_dir)
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    click.echo(f"scheduler  {info['scheduler_address']} ({'reachable' if info['reachable'] else 'NOT reachable'})")
+    click.echo(f"dashboard  {info['dashboard']}")
+    for pid, alive in info["processes"].items():
+        gone = "gone (its pid is now another process's)" if int(pid) in info["not_ours"] else "gone"
+        click.echo(f"process    {pid} {'running' if alive else gone}")
+    for w in info["workers"]:
+        click.echo(f"worker     {w['name']} {w['address']} threads={w['nthreads']}")
+
+
+@cluster.command("down")
+@_RUN_DIR
+def cluster_down(run_dir):
+    """Stop the cluster and every process it started."""
+    from omkl_dist.cluster.local import down
+
+    result = down(run_dir)
+    for pid in result["not_ours"]:
+        click.echo(f"left alone: pid {pid} runs another program now (not a process of this cluster)")
+    if not result["stopped"]:
+        click.echo(f"no cluster is running from {run_dir}")
+        return
+    forced = f" ({len(result['killed'])} needed SIGKILL)" if result["killed"] else ""
+    click.echo(f"stopped {len(result['stopped'])} process group(s){forced}")
+
+
+@cluster.command("certs")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path))
+def cluster_certs(out):
+    """Create a private CA and a node certificate for a TLS cluster on 127.0.0.1."""
+    from omkl_dist.cluster.tls import make_certificates
+
+    click.echo(f"wrote ca.pem, node.pem, node-key.pem to {make_certificates(out)}")

@@ -1,0 +1,79 @@
+"""``omkl predict``: score a dataset with a saved or stored model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .store_options import open_store
+
+
+@click.command("predict")
+@click.option(
+    "--store",
+    envvar="OMKLSTORE_OPTION",
+    type=click.Path(path_type=Path),
+    default=None,
+    show_envvar=True,
+    help="The model store (with --model).",
+)
+@click.option("--model", "name", default=None, help="The model's name in the store.")
+@click.option("--version", "ref", default="champion", show_default=True, help="An alias or a version number.")
+@click.option(
+    "--model-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Or: a saved model folder (omkl run --model-out, omkl submit --out).",
+)
+@click.option("--data", required=True, help="An ingested dataset, a data file or a registry name.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="The parquet file to write.")
+@click.option(
+    "--block-rows",
+    default=16_384,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rows predicted and written at a time (bounds the memory).",
+)
+@click.option("--scheduler", default=None, help="Dask scheduler address: predict the blocks on the cluster.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing predictions file.")
+@click.option(
+    "--label-column",
+    default=None,
+    help="A CSV/TSV/text file: its label column -- first, last, a 0-based index or a header name.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):
+    """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
+    from ..predict import predict
+
+    if (model_dir is None) == (name is None):
+        raise click.UsageError("give --model (with --store) or --model-dir")
+    if model_dir is None:
+        if store is None:
+            raise click.UsageError("--model needs --store (or OMKLSTORE_OPTION)")
+        s = open_store(store, name)
+        version = s.resolve(ref)
+        model_dir, made_by = s.path(version), {"store": str(s.root), "model": name, "version": version}
+    else:
+        made_by = {"model_dir": str(model_dir), "version": None}
+    result = predict(
+        model_dir,
+        data,
+        out,
+        made_by=made_by,
+        block_rows=block_rows,
+        scheduler=scheduler,
+        overwrite=overwrite,
+        label_column=label_column,
+    )
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    who = f"{name} v{made_by['version']}" if name else str(model_dir)
+    accuracy = "" if result["accuracy"] is None else f", accuracy on the data's labels {100 * result['accuracy']:.2f} %"
+    click.echo(
+        f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.1f} s "
+        f"({result['rows_per_second']:,.0f} rows/s{accuracy})"
+    )

@@ -1,0 +1,56 @@
+"""``omkl report``: draw a run's, a retrain's or a stored model's plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from omkl_dist.storage.errors import DataError
+
+from .store_options import open_store
+
+
+@click.command("report")
+@click.argument("source", required=False, type=click.Path(path_type=Path))
+@click.option("--store", envvar="OMKLSTORE_OPTION", type=click.Path(path_type=Path), default=None, show_envvar=True)
+@click.option("--model", "name", default=None, help="With --store: the model whose version history to draw.")
+@click.option("--version", "ref", default=None, help="With --store/--model: redraw this version's retrain report.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Folder for report.json and the PNGs.")
+def report_cmd(source, store, name, ref, out):
+    """Draw the plots of a saved run trace (omkl run --trace-out), a retrain's report.json, or a store model."""
+    from ..report import load_document, version_history, write_report
+
+    if (source is None) == (name is None):
+        raise click.UsageError("give a SOURCE file, or --store and --model")
+    if source is not None:
+        document = load_document(source)
+    else:
+        if store is None:
+            raise click.UsageError("--model needs --store (or OMKLSTORE_OPTION)")
+        s = open_store(store, name)
+        if ref is not None:
+            version = s.resolve(ref)
+            saved = s.dir / "reports" / f"v{version}" / "report.json"
+            if not saved.is_file():
+                raise DataError(
+                    f"version {version} has no saved report",
+                    path=saved,
+                    fix="versions made by omkl retrain have one; draw the history without --version",
+                )
+            document = load_document(saved)
+        else:
+            document = {
+                "kind": "retrain",
+                "summary": {"model": name},
+                "window": [0, 0],
+                "split": None,
+                "alarms": [],
+                "curves": {},
+                "history": version_history(s),
+            }
+        document["history"] = version_history(s)
+    folder = write_report(document, out, option="--out", inputs=[("report source", source)])
+    plots = json.loads((folder / "report.json").read_text())["plots"]
+    click.echo(f"wrote {folder / 'report.json'} and {len(plots)} plot(s): {', '.join(plots) or 'none (no data)'}")
