@@ -20,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path("benchmarks/results")
+from benchmarks.common import OKS_ROWS, RESULTS
 
-OKS_ROWS = 200_000
 # case -> (algorithm name, estimator params, dataset files (concatenated), note)
 # the C++ BOMKL tool's SPA wall time and mistake rate (%) on this machine (issue 4), for the speed-up
 # column; our SPA runs with Algorithm 1's hinge-loss Hedge and with hedge_loss="mistake", whose

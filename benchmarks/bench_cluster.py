@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench import OKS_ROWS
+from benchmarks.common import OKS_ROWS, RESULTS
 from omkl_dist.cluster.local import connect, down, up
 from omkl_dist.pipelines.run import run_job
 from omkl_dist.pipelines.submit import submit_job
@@ -98,7 +98,7 @@ def _dask(client, algo, data, params, block_size, out_dir, workers, limit=None) 
     }
 
 
-def run_cluster_bench(results_dir=Path("benchmarks/results"), log=print, only=None) -> dict:
+def run_cluster_bench(results_dir=RESULTS, log=print, only=None) -> dict:
     """Every comparison and the block-size sweep; with ``only`` (case keys, e.g. {"oks"}) just those
     comparisons, the others and the sweep kept from the last ``cluster.json``."""
     results_dir = Path(results_dir)

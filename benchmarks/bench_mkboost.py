@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import RESULTS
+
 DATASETS = ("ionosphere", "wdbc", "german.numer", "svmguide3")
 N_TRIALS = 20
 
@@ -105,9 +107,7 @@ def _gridsearch_row(name, split):
     }
 
 
-def run_mkboost_bench(
-    out_dir="benchmarks/results", *, datasets=DATASETS, n_trials: int = N_TRIALS, seed: int = 0
-) -> list[dict]:
+def run_mkboost_bench(out_dir=RESULTS, *, datasets=DATASETS, n_trials: int = N_TRIALS, seed: int = 0) -> list[dict]:
     """Run the benchmark, write ``<out_dir>/mkboost.json``, print a markdown table, return the rows."""
     from distributed import Client
 

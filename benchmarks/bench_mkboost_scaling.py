@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import RESULTS
+
 DATASET = "ijcnn1"
 TEST_ROWS = 10_000
 SIZES = (1_000, 5_000, 10_000, 20_000)
@@ -144,7 +146,7 @@ def _decisions_equal(model, reference, X_test) -> bool:
 
 
 def run_scaling_bench(
-    out_dir="benchmarks/results",
+    out_dir=RESULTS,
     *,
     sizes=SIZES,
     n_trials: int = SCALING_TRIALS,

@@ -6,34 +6,13 @@ reports (``ru_maxrss`` of that process alone)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.common import run_omkl
+
 ROWS, FEATURES = 1_000_000, 18
-_MEASURE = (
-    "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
-    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024; "
-    "print(json.dumps({'code': p.returncode, 'seconds': time.perf_counter() - t, 'stdout': p.stdout, "
-    "'stderr': p.stderr[-2000:], 'peak_rss_mb': peak}))"
-)
-
-
-def run_omkl(*args) -> dict:
-    """Run one ``omkl`` command in a child process; its wall time and peak RSS."""
-    out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "omkl_dist.pipelines.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    result = json.loads(out)
-    if result["code"] != 0:
-        raise RuntimeError(f"omkl {' '.join(map(str, args))} failed: {result['stderr']}")
-    return result
 
 
 def run_retrain_bench(results: Path, log=print) -> dict:

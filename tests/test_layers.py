@@ -89,3 +89,10 @@ def test_imports_go_to_the_same_or_a_lower_layer():
             if table[unit] > own:
                 upward.append(f"{path.relative_to(ROOT)} (layer {own}) imports {target} (layer {table[unit]})")
     assert upward == []
+
+
+def test_no_module_imports_the_benchmark_entry_point():
+    """``benchmarks/bench.py`` runs every part; a part importing it back closed an import circle (their shared
+    constants and helpers live in ``benchmarks/common.py``)."""
+    importers = [str(path.relative_to(ROOT)) for m, path in modules() if "benchmarks.bench" in set(imported(m, path))]
+    assert importers == []

@@ -1,0 +1,50 @@
+"""What several benchmark scripts share: where results go, the OKS case's stream length and the
+child-process runner of ``omkl`` commands. The scripts import it, never each other's entry point
+(``bench.py`` imports every part; a part importing ``bench.py`` back made an import circle)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+RESULTS = Path("benchmarks/results")
+
+# OKS keeps every mistaken row (no budget), so its cost per row grows with the stream: the in-process
+# case and the cluster comparison both learn the generated 1,000,000-row stream's first OKS_ROWS rows
+OKS_ROWS = 200_000
+
+_MEASURE = (
+    "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
+    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024; "
+    "print(json.dumps({'code': p.returncode, 'seconds': time.perf_counter() - t, 'stdout': p.stdout, "
+    "'stderr': p.stderr[-2000:], 'peak_rss_mb': peak}))"
+)
+
+
+def run_omkl(*args) -> dict:
+    """Run one ``omkl`` command in a child process; its wall time and peak RSS.
+
+    Parameters
+    ----------
+    *args
+        The command line after ``omkl`` (converted with ``str``).
+
+    Returns
+    -------
+    dict
+        ``code``, ``seconds``, ``stdout``, ``stderr`` (its last 2,000 characters) and ``peak_rss_mb``
+        (the peak resident memory of the command's own process).
+    """
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "omkl_dist.pipelines.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result = json.loads(out)
+    if result["code"] != 0:
+        raise RuntimeError(f"omkl {' '.join(map(str, args))} failed: {result['stderr']}")
+    return result
