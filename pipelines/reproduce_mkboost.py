@@ -8,7 +8,7 @@ from omkl_dist.kernels import make_pool
 from omkl_dist.reproduction.mkboost import reproduce_mkboost, resolve_algorithms, resolve_datasets
 from omkl_dist.reproduction.tables import mkboost as paper
 
-from .fit import executor_for
+from .executors import executor_for
 from .reproduce import run_with_bar, split_names
 
 

@@ -644,7 +644,7 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
     when there is one (SimpleMKL and Lp-MKL run in this process)."""
     from omkl_dist.algorithms.registry import BATCH_ALGORITHMS
 
-    from .fit import executor_for
+    from .executors import executor_for
 
     X, y = window.read(window.start, window.split)
     scaler = Scaler(setting["scaling"]).fit(X)

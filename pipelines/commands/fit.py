@@ -106,7 +106,7 @@ def fit_cmd(
     as_json,
 ):
     """Train on a random split and report test accuracy, fit time and the kernels used."""
-    from ..fit import format_fit_report, run_fit
+    from ..holdout_fit import format_fit_report, run_fit
 
     report = run_fit(
         algo,

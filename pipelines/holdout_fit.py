@@ -13,42 +13,11 @@ import time
 
 import numpy as np
 
+from .executors import connect_scheduler, executor_for
+
 ALGOS = ("mkboost", "simplemkl", "silp", "level", "lpmkl", "oks-svm", "som-svm", "musvm", "alsvm")
 SELECTORS = {"oks-svm": "OKSSVM", "som-svm": "SOMSVM", "musvm": "MuSVM", "alsvm": "AlSVM"}
 _MKL_KEYS = {"simplemkl": "mkl-sd", "silp": "mkl-silp", "level": "mkl-level", "lpmkl": "lp-mkl"}
-
-
-def connect_scheduler(address: str, timeout: float = 10.0):
-    """A ``distributed.Client`` on ``address``, or a ValueError saying how to get a scheduler there."""
-    from distributed import Client
-
-    try:
-        return Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(
-            f"cannot reach a Dask scheduler at {address!r} within {timeout:g} s ({exc}); start one with "
-            "`dask scheduler` and `dask worker ADDR` (or `omkl cluster up`) and pass its address, "
-            "e.g. tcp://127.0.0.1:8786"
-        ) from None
-
-
-@contextlib.contextmanager
-def executor_for(scheduler: str | None, threads: int, timeout: float = 10.0):
-    """MKBoost's executor: a Dask one on ``scheduler``, local threads, or None (serial)."""
-    if scheduler:
-        from omkl_dist.distributed.mkboost import DaskExecutor
-
-        client = connect_scheduler(scheduler, timeout)
-        try:
-            yield DaskExecutor(client)
-        finally:
-            client.close()
-    elif threads > 1:
-        from omkl_dist.algorithms.mkboost_runners import ThreadRunner
-
-        yield ThreadRunner(threads)
-    else:
-        yield None
 
 
 def run_fit(
