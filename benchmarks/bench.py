@@ -341,7 +341,7 @@ def main(argv=None) -> None:
         run_sparse_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
-        from omkl_dist.pipelines.study_defaults import benchmarks_section
+        from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
 
         sections.append(["", benchmarks_section(json.loads((RESULTS / "study-defaults.json").read_text()))])
     if (RESULTS / "sparse.json").is_file():

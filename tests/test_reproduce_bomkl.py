@@ -306,7 +306,7 @@ def test_budget_baselines_run_in_table2(data_dir, monkeypatch):
 
 @pytest.mark.data
 def test_susy_size_study_runs_on_real_and_generated_rows(data_dir):
-    from omkl_dist.pipelines.study_susy import markdown, run_susy_study
+    from omkl_dist.pipelines.studies.susy import markdown, run_susy_study
 
     result = run_susy_study(None, permutations=1, susy_sizes=(3000,), synth_sizes=(3000, 6000), data_dir=data_dir)
     real, short, longer = result["rows"]

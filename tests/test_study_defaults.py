@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist.pipelines import study_defaults as sd
 from omkl_dist.pipelines.cli import main
+from omkl_dist.pipelines.studies.defaults_data import letters_shaped, magic04_shaped
+from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section, format_markdown
+from omkl_dist.pipelines.studies.defaults_plan import COMBINATIONS, FORMS, SCALINGS
+from omkl_dist.pipelines.studies.defaults_records import run_key
+from omkl_dist.pipelines.studies.defaults_report import build_report
+from omkl_dist.pipelines.studies.defaults_run import run_task, single_threaded
 
 
 def invoke(*args):
@@ -69,11 +74,11 @@ def test_tiny_study_writes_resumes_and_reports(data_dir, tmp_path):
     records = _lines(results)
     assert len(records) == 2 * 2 * 6 * 2 and not any("error" in r for r in records)
     assert {r["n"] for r in records} == {200} and {r["max_rows"] for r in records} == {200}
-    assert {(r["scaling"], r["kernels"]) for r in records} == {(s, f) for s in sd.SCALINGS for f in sd.FORMS}
+    assert {(r["scaling"], r["kernels"]) for r in records} == {(s, f) for s in SCALINGS for f in FORMS}
     assert all(set(r) == RECORD_FIELDS and 0 <= r["mistake_rate"] < 1 for r in records)
     assert {r["n_classes"] for r in records if r["dataset"] == "glass"} == {6}
     # the same run, computed twice, gives the same mistakes
-    assert len({(sd.run_key(r), r["mistakes"]) for r in records}) == len(records)
+    assert len({(run_key(r), r["mistakes"]) for r in records}) == len(records)
 
     res = invoke(*common, "--permutations", 3)  # resume: only permutation 2 is new
     assert res.exit_code == 0, res.output
@@ -91,7 +96,7 @@ def test_tiny_study_writes_resumes_and_reports(data_dir, tmp_path):
     assert summary["runs"] == 72 and summary["permutations"] == 3
     for algorithm in ("perceptron", "omkc-dd"):
         s = summary["summaries"][algorithm]
-        assert s["rows"] == 2 and s["winner"] in sd.COMBINATIONS
+        assert s["rows"] == 2 and s["winner"] in COMBINATIONS
         assert sum(c["best"] for c in s["combinations"].values()) >= 2
 
     res = invoke("--report-only", "--max-rows", 200, "--results", results, "--doc", tmp_path / "again.md", "--json")
@@ -148,8 +153,8 @@ def test_worker_processes(data_dir, tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert len(_lines(results)) == 12 and "[12/12 runs" in res.output
-    with sd.single_threaded():  # the same runs in this process: the same mistakes
-        again = sd.run_task(
+    with single_threaded():  # the same runs in this process: the same mistakes
+        again = run_task(
             {
                 k: _lines(results)[0][k]
                 for k in ("algorithm", "dataset", "scaling", "kernels", "kernel_spec", "permutation", "max_rows")
@@ -224,7 +229,7 @@ def test_report_counts_wins_margins_and_losses():
         "minmax+norm": (15, 15),
         "standard+norm": (16, 16),
     }
-    report = sd.build_report(
+    report = build_report(
         _study(
             {
                 "a": minmax_wins,
@@ -242,11 +247,11 @@ def test_report_counts_wins_margins_and_losses():
     assert (st["best"], st["near"]) == (0, 1)  # within 0.5 on a only
     assert [(loss["dataset"], loss["best"]) for loss in s["losses"]] == [("c", ["standard+norm"])]
     assert s["losses"][0]["gap"] == pytest.approx(6)
-    text = sd.format_markdown(report)
+    text = format_markdown(report)
     assert "| a | 21.00 ± 1.41 | **11.00 ± 1.41** | 11.20 ± 1.41 |" in text
     assert "loses by more than 1 point on 1 row: c (11.00 vs 5.00 with standard+norm, +6.00)" in text
     assert report["overall"]["winner"] == "minmax" and report["overall"]["winners"]["minmax"] == ["omkc-dd"]
-    section = sd.benchmarks_section(report)
+    section = benchmarks_section(report)
     assert section.startswith("## Defaults study") and "### Overall" in section and "36 runs" in section
 
 
@@ -254,19 +259,19 @@ def test_report_marks_missing_partial_and_failed_cells():
     records = _study({"a": {"none": (10, 11), "minmax": (9, 9)}, "b": {"none": (10,), "minmax": (12, 12)}})
     records.append({**_record("omkc-dd", "c", "none", 0), "error": "ValueError: boom"})
     del records[-1]["mistake_rate"]
-    report = sd.build_report(records, max_rows=200)
+    report = build_report(records, max_rows=200)
     assert report["combinations"] == ["none", "minmax"] and report["permutations"] == 2
-    text = sd.format_markdown(report)
+    text = format_markdown(report)
     assert "| b | **10.00 ± 0.00** (n=1) | 12.00 ± 0.00 |" in text
     assert "| c | error | — |" in text and "omkc-dd on c: ValueError: boom" in text
     assert report["summaries"]["omkc-dd"]["rows"] == 2  # c has no complete row
     with pytest.raises(ValueError, match="no runs at --max-rows 7"):
-        sd.build_report(records, max_rows=7)
+        build_report(records, max_rows=7)
 
 
 def test_a_later_record_of_a_run_replaces_an_earlier_one():
     failed = {**_record("omkc-dd", "a", "none", 0), "error": "RuntimeError: half-edited code"}
-    report = sd.build_report([failed, _record("omkc-dd", "a", "none", 12.5)], max_rows=200)
+    report = build_report([failed, _record("omkc-dd", "a", "none", 12.5)], max_rows=200)
     assert report["tables"]["omkc-dd"]["rows"]["a"]["none"]["mean"] == 12.5
 
 
@@ -274,16 +279,16 @@ def test_a_later_record_of_a_run_replaces_an_earlier_one():
 
 
 def test_magic04_shaped_has_the_documented_shape():
-    d = sd.magic04_shaped()
+    d = magic04_shaped()
     assert d.X.shape == (19_020, 10) and d.classes == [-1, 1]
     assert 0.63 < np.mean(d.y == -1) < 0.67  # g ~65 %
     spans = d.X.max(axis=0) - d.X.min(axis=0)
     assert spans.max() / spans.min() > 100  # very different scales: scaling matters
-    np.testing.assert_array_equal(sd.magic04_shaped().X, d.X)  # deterministic
+    np.testing.assert_array_equal(magic04_shaped().X, d.X)  # deterministic
 
 
 def test_letters_shaped_has_the_documented_shape():
-    d = sd.letters_shaped()
+    d = letters_shaped()
     assert d.X.shape == (15_000, 16) and d.classes == list(range(26)) and set(np.unique(d.y)) == set(range(26))
     spans = d.X.max(axis=0) - d.X.min(axis=0)
     assert spans.max() / spans.min() > 30

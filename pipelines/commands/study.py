@@ -80,7 +80,7 @@ def study_defaults_cmd(
     mistake rates over permutations and times; which combination wins how often, by how much, where it loses."""
     from click.core import ParameterSource
 
-    from ..study_defaults import format_outcome, study_defaults
+    from ..studies.defaults_run import format_outcome, study_defaults
 
     if report_only:
         given = [n for n in _STUDY_RUN_OPTIONS if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]

@@ -240,7 +240,7 @@ DATASETS: dict[str, BomklSource] = {
         "subsample of UCI SUSY, with beta = 300. We keep beta = 300, so SPA stores far fewer SVs than the "
         "paper's 1,979: at most T/300 per kernel. On a generated 18-feature stream SPA goes from 301 SVs and 44.1 % "
         "mistakes at 30,000 rows to 1,772 SVs and 29.8 % at 1,000,000 (docs/reproduction.md, "
-        "python -m omkl_dist.pipelines.study_susy).",
+        "python -m omkl_dist.pipelines.studies.susy).",
         substitute=True,
     ),
 }

@@ -11,7 +11,7 @@ starved. This study shows the effect, with the paper's SPA settings (raw feature
   error -- not SUSY's distribution) and its prefixes, one pass each, to show the trend with T on one
   distribution.
 
-Run: ``python -m omkl_dist.pipelines.study_susy``; writes ``benchmarks/results/susy-size-study.json``
+Run: ``python -m omkl_dist.pipelines.studies.susy``; writes ``benchmarks/results/susy-size-study.json``
 and prints a markdown table (copied into docs/reproduction.md).
 """
 

@@ -1,0 +1,224 @@
+"""The defaults study's report, a pure function of its records (:func:`build_report`): per algorithm a
+table dataset x combination of mean mistake rates, how often each combination is best and by how much,
+the rows where the most frequent winner loses; then written as ``docs/defaults.md`` and a JSON summary."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from omkl_dist.defaults import SCALE_ROWS
+
+from .defaults_data import GENERATED, SKIP_RULE, plan_datasets
+from .defaults_markdown import format_markdown
+from .defaults_plan import BLOCK_SIZE, BUDGET, COMBINATIONS, FORMS, LOSS, NEAR, SEED, STUDY_ALGORITHMS
+from .defaults_records import RESULTS, read_records, run_key
+
+DOC = Path("docs/defaults.md")
+
+
+def _mean_std(values) -> tuple[float, float]:
+    a = np.asarray(values, dtype=np.float64)
+    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+
+
+def _cells(records: list[dict]) -> dict:
+    """{(algorithm, dataset): {combination: {mean, std, n, seconds}}} in mistake %, the latest
+    record of each run counted once; runs that failed as {combination: {"error": message}}."""
+    latest = {}
+    for r in records:
+        latest[run_key(r)] = r  # a later line (a retried run) replaces an earlier one
+    groups: dict = {}
+    for r in latest.values():
+        combination = r["scaling"] + ("+norm" if r["kernels"] == "norm" else "")
+        groups.setdefault((r["algorithm"], r["dataset"]), {}).setdefault(combination, []).append(r)
+    cells = {}
+    for key, by_combination in groups.items():
+        cells[key] = {}
+        for combination, runs in by_combination.items():
+            ok = [r for r in runs if "error" not in r]
+            if not ok:
+                cells[key][combination] = {"error": runs[0]["error"]}
+                continue
+            mean, std = _mean_std([100 * r["mistake_rate"] for r in ok])
+            cells[key][combination] = {
+                "mean": mean,
+                "std": std,
+                "n": len(ok),
+                "seconds": float(np.mean([r["seconds"] for r in ok])),
+                "failed": len(runs) - len(ok),
+            }
+    return cells
+
+
+def _row_gaps(row: dict, combinations) -> dict | None:
+    """{combination: points above the row's best} over ``combinations``, or None unless all are measured."""
+    means = {c: row[c]["mean"] for c in combinations if c in row and "mean" in row[c]}
+    if len(means) < len(combinations):
+        return None
+    best = min(means.values())
+    return {c: m - best for c, m in means.items()}
+
+
+def summarise(rows: dict, combinations) -> dict:
+    """How often each combination is a row's best (or within NEAR points), by how much it wins
+    (the margin over the runner-up where it is the only best), its gap to the best, and the rows
+    where the combination that is most often best-or-within loses by more than LOSS points.
+
+    ``rows``: {dataset: {combination: cell}}; a row counts only when every combination is measured.
+    """
+    gaps = {name: g for name, row in rows.items() if (g := _row_gaps(row, combinations)) is not None}
+    stats = {}
+    for c in combinations:
+        own = [g[c] for g in gaps.values()]
+        margins = [min(v for k, v in g.items() if k != c) for g in gaps.values() if g[c] == 0 and len(combinations) > 1]
+        stats[c] = {
+            "best": sum(v == 0 for v in own),
+            "near": sum(v <= NEAR for v in own),
+            "mean_margin": float(np.mean(margins)) if margins else None,
+            "mean_gap": float(np.mean(own)) if own else None,
+            "max_gap": max(own) if own else None,
+        }
+    if not gaps:
+        return {"rows": 0, "combinations": stats, "winner": None, "losses": []}
+    winner = min(combinations, key=lambda c: (-stats[c]["near"], -stats[c]["best"], stats[c]["mean_gap"]))
+    losses = [
+        {
+            "dataset": name,
+            "gap": g[winner],
+            "best": [c for c, v in g.items() if v == 0],
+            "winner_mean": rows[name][winner]["mean"],
+            "best_mean": rows[name][winner]["mean"] - g[winner],
+        }
+        for name, g in gaps.items()
+        if g[winner] > LOSS
+    ]
+    return {
+        "rows": len(gaps),
+        "combinations": stats,
+        "winner": winner,
+        "losses": sorted(losses, key=lambda loss: -loss["gap"]),
+    }
+
+
+def build_report(records: list[dict], *, max_rows: int, skipped=None, source=RESULTS) -> dict:
+    """The study's report from its JSONL records (those of ``max_rows``): per algorithm a table
+    dataset x combination and its summary, and the summary over all algorithms. Pure: it reads
+    nothing else (``skipped``: the registry files the study left out, for the protocol; ``source``:
+    the JSONL's path, named in the report)."""
+    records = [r for r in records if r["max_rows"] == max_rows]
+    if not records:
+        raise ValueError(f"no runs at --max-rows {max_rows} to report on")
+    algorithms = [a for a in STUDY_ALGORITHMS if any(r["algorithm"] == a for r in records)]
+    datasets = _dataset_rows(records)
+    cells = _cells(records)
+    measured = [c for c in COMBINATIONS if any(c in row for row in cells.values())]
+    tables, summaries = {}, {}
+    for a in algorithms:
+        rows = {d["name"]: cells[(a, d["name"])] for d in datasets if (a, d["name"]) in cells}
+        present = [c for c in measured if any(c in row for row in rows.values())]
+        tables[a] = {"kernels": _kernel_specs(records, a), "rows": rows}
+        summaries[a] = summarise(rows, present)
+    ok = [r for r in records if "error" not in r]
+    return {
+        "source": str(source),
+        "max_rows": max_rows,
+        "scale_rows": SCALE_ROWS,
+        "block_size": BLOCK_SIZE,
+        "seed": SEED,
+        "budget": BUDGET,
+        "near": NEAR,
+        "loss": LOSS,
+        "combinations": measured,
+        "algorithms": algorithms,
+        "datasets": datasets,
+        "permutations": max((cell.get("n", 0) for row in cells.values() for cell in row.values()), default=0),
+        "skip_rule": SKIP_RULE,
+        "skipped": list(skipped or []),
+        "tables": tables,
+        "summaries": summaries,
+        "overall": _overall(tables, summaries, measured),
+        "errors": sorted({(r["algorithm"], r["dataset"], r["error"]) for r in records if "error" in r}),
+        "runs": len(ok),
+        "learning_seconds": float(sum(r["seconds"] for r in ok)),
+        "code_versions": sorted({r.get("code", "unknown") for r in records}),
+        "run_seconds": float(sum(r["wall_seconds"] for r in records)),
+    }
+
+
+def _dataset_rows(records: list[dict]) -> list[dict]:
+    """The datasets the records cover, registry ones by name then the generated ones."""
+    out = {}
+    for r in records:
+        if "error" not in r and r["dataset"] not in out:
+            out[r["dataset"]] = {
+                "name": r["dataset"],
+                "rows": r["rows_available"],
+                "n": r["n"],
+                "features": r["n_features"],
+                "classes": r["n_classes"],
+            }
+    for r in records:  # a dataset whose every run failed still gets its row
+        out.setdefault(r["dataset"], {"name": r["dataset"], "rows": None, "n": None, "features": None, "classes": None})
+    return sorted(out.values(), key=lambda d: (d["name"] in GENERATED, d["name"]))
+
+
+def _kernel_specs(records, algorithm) -> dict:
+    return {
+        form: sorted(
+            {
+                r["kernel_spec"]
+                for r in records
+                if r["algorithm"] == algorithm and r["kernels"] == form and r.get("kernel_spec")
+            }
+        )
+        for form in FORMS
+    }
+
+
+def _overall(tables: dict, summaries: dict, combinations) -> dict:
+    """Every algorithm's rows pooled (each row counted with the combinations all algorithms measure)."""
+    pooled = {f"{a}/{name}": row for a, t in tables.items() for name, row in t["rows"].items()}
+    summary = summarise(pooled, combinations)
+    winners = {c: [a for a, s in summaries.items() if s["winner"] == c] for c in combinations}
+    return {**summary, "winners": winners}
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write through a temporary sibling and rename: a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def summary_path(results) -> Path:
+    """The JSON summary beside the JSONL: ``study-defaults.jsonl`` -> ``study-defaults.json``."""
+    results = Path(results)
+    return results.with_suffix(".json") if results.suffix == ".jsonl" else results.with_name(results.name + ".json")
+
+
+def write_report(results, doc, *, max_rows: int, warn=None) -> dict:
+    """Build the report from ``results`` and write ``doc`` (markdown) and the JSON summary."""
+    records, bad = read_records(results)
+    if bad and warn:
+        warn(f"{bad} unreadable line(s) in {results} ignored")
+    if not records:
+        raise ValueError(f"{results} holds no runs yet; run `omkl study defaults` first (without --report-only)")
+    if not any(r["max_rows"] == max_rows for r in records):
+        others = sorted({r["max_rows"] for r in records})
+        raise ValueError(
+            f"{results} has no runs at --max-rows {max_rows} (it has runs at "
+            f"{', '.join(map(str, others))}): pass --max-rows {others[0]}"
+        )
+    try:
+        _, skipped = plan_datasets()
+    except ValueError:  # no registry here: the report still stands, without the skipped files
+        skipped = None
+    report = build_report(records, max_rows=max_rows, skipped=skipped, source=results)
+    _write_text(Path(doc), format_markdown(report))
+    _write_text(summary_path(results), json.dumps(report, indent=1, default=list) + "\n")
+    return {**report, "doc": str(doc), "summary_json": str(summary_path(results))}

@@ -1,0 +1,314 @@
+"""Running the defaults study: one run test-then-train, the grid's missing runs in single-threaded
+worker processes (or in this process), progress lines, and ``omkl study defaults`` itself (run what is
+missing, then write the report)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from functools import lru_cache
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from omkl_dist.defaults import SCALE_ROWS
+
+from .defaults_data import StudyData, load_data, permuted_stream, plan_datasets
+from .defaults_plan import (
+    BLOCK_SIZE,
+    MAX_ROWS,
+    NEAR,
+    PERMUTATIONS,
+    SCALINGS,
+    SEED,
+    STUDY_ALGORITHMS,
+    WORKERS,
+    kernel_param,
+    normalized_spec,
+    plan_runs,
+    resolve_names,
+)
+from .defaults_records import RESULTS, read_records, record_writer, run_key
+from .defaults_report import DOC, write_report
+
+PROGRESS_EVERY = 5.0  # seconds between progress lines
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of the package sources a run used: the code may change while a study resumes over
+    days, and a record says which code measured it (the report counts the versions)."""
+    from omkl_dist._numba_cache import sources_digest
+
+    return sources_digest()
+
+
+def run_task(task: dict) -> dict:
+    """Learn one run test-then-train and return its JSONL record (an ``error`` record if it fails,
+    so that one broken combination does not stop a study of hours)."""
+    t0 = time.perf_counter()
+    base = {**task, "seed": SEED, "scale_rows": SCALE_ROWS, "block_size": BLOCK_SIZE, "code": code_version()}
+    try:
+        return {
+            **base,
+            **_learn(task),
+            "wall_seconds": time.perf_counter() - t0,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+    except Exception as exc:  # noqa: BLE001 -- recorded, shown in the report, retried on resume
+        return {
+            **base,
+            "error": f"{type(exc).__name__}: {exc}",
+            "wall_seconds": time.perf_counter() - t0,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+
+
+def _learn(task: dict) -> dict:
+    from omkl_dist.evaluation import progressive_score
+
+    from ..run import make_stream_estimator
+
+    data = load_data(task["dataset"])
+    X, y = permuted_stream(data, task["permutation"], task["max_rows"], task["scaling"])
+    algo, params = STUDY_ALGORITHMS[task["algorithm"]]
+    name, default = kernel_param(task["algorithm"])
+    params = {**params, name: task["kernel_spec"] or default}
+    model = make_stream_estimator(
+        algo, params, n_rows=len(y), block_size=BLOCK_SIZE, seed=task["permutation"], feature_groups=data.groups
+    )
+    rows = model.feed_rows()
+    blocks = [(X[lo : lo + rows], y[lo : lo + rows]) for lo in range(0, len(y), rows)]
+    summary = progressive_score(model, blocks, classes=data.classes).summary()
+    return {
+        "kernel_spec": params[name],
+        "n": summary["n"],
+        "rows_available": len(data.y),
+        "n_features": int(X.shape[1]),
+        "n_classes": len(data.classes),
+        "mistakes": summary["mistakes"],
+        "mistake_rate": summary["mistake_rate"],
+        "seconds": summary["seconds"],
+        "n_support": summary["n_support"]["total"],
+    }
+
+
+@contextmanager
+def single_threaded():
+    """One thread for numba and BLAS: the runs of --workers processes share the cores, and a run's
+    time does not depend on how many others run beside it."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def warm(specs: list) -> None:
+    """Compile (or load from numba's cache) every code path the study times, on tiny binary and
+    3-class data, so that no run's time includes compilation."""
+    from omkl_dist.evaluation import progressive_score
+
+    from ..run import make_stream_estimator
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 5)) * [0.1, 1, 10, 100, 1000]
+    labels = (np.where(X[:, 0] > 0, 1, -1), np.argmax(X / [0.1, 1, 10, 100, 1000], axis=1))
+    for algorithm, spec in specs:
+        algo, params = STUDY_ALGORITHMS[algorithm]
+        name, default = kernel_param(algorithm)
+        for y in labels:
+            for scaling in SCALINGS:
+                data = StudyData("warm-up", "generated", X, y, sorted(set(y.tolist())))
+                Xs, ys = permuted_stream(data, 0, len(y), scaling)
+                model = make_stream_estimator(
+                    algo, {**params, name: spec or default}, n_rows=len(ys), block_size=BLOCK_SIZE, seed=0
+                )
+                progressive_score(model, [(Xs[:32], ys[:32]), (Xs[32:], ys[32:])], classes=data.classes)
+
+
+def _init_worker(specs: list) -> None:
+    """A worker process: single-threaded for its whole life (see :func:`single_threaded`), numba
+    warmed once."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    numba.set_num_threads(1)
+    threadpool_limits(limits=1, user_api="blas")  # kept for the life of the worker process
+    warm(specs)
+
+
+def run_study(
+    *,
+    algorithms=None,
+    datasets=None,
+    permutations: int = PERMUTATIONS,
+    max_rows: int = MAX_ROWS,
+    workers: int = WORKERS,
+    results=RESULTS,
+    log=None,
+    warn=None,
+) -> dict:
+    """Run the grid's missing runs, appending each record to ``results`` as it finishes.
+
+    Returns ``{"planned", "done_before", "ran", "errors", "wall_seconds"}``. ``log``
+    receives progress lines, ``warn`` what the user must know (both default to nothing)."""
+    log, warn = log or (lambda _msg: None), warn or (lambda _msg: None)
+    algorithms = resolve_names(algorithms, list(STUDY_ALGORITHMS), "algorithm")
+    plan, _ = plan_datasets()
+    datasets = resolve_names(datasets, [d["name"] for d in plan], "dataset")
+    norm_specs = {a: normalized_spec(kernel_param(a)[1]) for a in algorithms}
+    records, bad = read_records(results)
+    if bad:
+        warn(f"{bad} unreadable line(s) in {results} (a write cut short?) ignored: those runs are done again")
+    done = {run_key(r) for r in records if "error" not in r}
+    planned = plan_runs(algorithms, datasets, permutations, max_rows, norm_specs)
+    todo = [t for t in planned if run_key(t) not in done]
+    specs = [(a, None) for a in algorithms] + list(norm_specs.items())
+    log(
+        f"study defaults: {len(planned)} runs planned, {len(planned) - len(todo)} already in {results}, "
+        f"{len(todo)} to run on {workers} worker(s)"
+    )
+    t0 = time.perf_counter()
+    errors = _execute(todo, specs, workers, Path(results), _Progress(len(todo), log, t0))
+    return {
+        "planned": len(planned),
+        "done_before": len(planned) - len(todo),
+        "ran": len(todo),
+        "errors": errors,
+        "wall_seconds": time.perf_counter() - t0,
+    }
+
+
+class _Progress:
+    """Progress lines: runs done / total, elapsed, an estimate of the rest; at most every few seconds."""
+
+    def __init__(self, total: int, log, t0: float):
+        self.total, self.log, self.t0, self.done, self.last, self.first = total, log, t0, 0, -math.inf, None
+
+    def __call__(self, record: dict) -> None:
+        self.done += 1
+        now = time.perf_counter()
+        self.first = now if self.first is None else self.first
+        if now - self.last < PROGRESS_EVERY and self.done < self.total:
+            return
+        self.last = now
+        elapsed = now - self.t0
+        per_run = (now - self.first) / (self.done - 1) if self.done > 1 else None
+        rest = "" if per_run is None else f", ~{_clock(per_run * (self.total - self.done))} left"
+        what = (
+            f"{record['algorithm']} {record['dataset']} {record['scaling']}"
+            f"{'+norm' if record['kernels'] == 'norm' else ''} p{record['permutation']}: "
+        )
+        what += (
+            f"error {record['error'][:80]}"
+            if "error" in record
+            else f"{100 * record['mistake_rate']:.2f} % in {record['seconds']:.2f} s"
+        )
+        self.log(f"[{self.done}/{self.total} runs, {_clock(elapsed)} elapsed{rest}] {what}")
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _execute(tasks: list, specs: list, workers: int, results: Path, progress) -> int:
+    """Run ``tasks`` (in this process when ``workers`` is 1, else in a pool of spawned processes)
+    and append each record to ``results`` as it arrives; returns how many failed."""
+    if not tasks:
+        return 0
+    errors = 0
+    with record_writer(results) as append:
+        for record in _records(tasks, specs, workers):
+            append(record)
+            errors += "error" in record
+            progress(record)
+    return errors
+
+
+def _records(tasks: list, specs: list, workers: int):
+    """The records of ``tasks`` as they finish."""
+    if workers == 1:
+        with single_threaded():
+            warm(specs)
+            for task in tasks:
+                yield run_task(task)
+        return
+    # spawn: a fork would copy this process's numba thread pool, which is not fork-safe
+    with ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(specs,)
+    ) as pool:
+        pending = {pool.submit(run_task, task) for task in tasks}
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def study_defaults(
+    *,
+    algorithms=None,
+    datasets=None,
+    permutations=PERMUTATIONS,
+    max_rows=MAX_ROWS,
+    workers=WORKERS,
+    results=RESULTS,
+    doc=DOC,
+    report_only=False,
+    show_progress=True,
+) -> dict:
+    """``omkl study defaults``: run what is missing of the grid (unless ``report_only``), then write
+    the report. Returns ``{"study": run summary or None, "report": the report}``."""
+    log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if show_progress else None
+    warn = lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True)  # noqa: E731
+    study = None
+    if not report_only:
+        study = run_study(
+            algorithms=algorithms,
+            datasets=datasets,
+            permutations=permutations,
+            max_rows=max_rows,
+            workers=workers,
+            results=results,
+            log=log,
+            warn=warn,
+        )
+    return {"study": study, "report": write_report(results, doc, max_rows=max_rows, warn=warn)}
+
+
+def format_outcome(outcome: dict) -> str:
+    """What the command prints: what ran, where the report is, the overall winner."""
+    report, study = outcome["report"], outcome["study"]
+    lines = []
+    if study is not None:
+        lines.append(
+            f"ran {study['ran']:,} of {study['planned']:,} planned runs ({study['done_before']:,} already "
+            f"done) in {_clock(study['wall_seconds'])}" + (f"; {study['errors']} failed" if study["errors"] else "")
+        )
+    lines.append(
+        f"report: {report['doc']} and {report['summary_json']} ({report['runs']:,} runs, "
+        f"{len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets, max-rows "
+        f"{report['max_rows']:,}, scale window {report['scale_rows']:,} rows)"
+    )
+    overall = report["overall"]
+    if overall["winner"] is not None:
+        w = overall["combinations"][overall["winner"]]
+        lines.append(
+            f"overall: {overall['winner']} is best or within {NEAR} points on {w['near']} of "
+            f"{overall['rows']} rows (mean gap {w['mean_gap']:.2f} points)"
+        )
+    return "\n".join(lines)
