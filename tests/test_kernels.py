@@ -32,7 +32,7 @@ from omkl_dist.kernels import (
     make_pool,
     parse_spec,
 )
-from omkl_dist.kernels.pools import _PARALLEL_MIN_WORK
+from omkl_dist.kernels.gram import _PARALLEL_MIN_WORK
 
 import naive_kernels as naive
 
@@ -615,9 +615,9 @@ def test_docstring_examples_run():
     import doctest
 
     import omkl_dist.kernels as package
-    from omkl_dist.kernels import pools, specs
+    from omkl_dist.kernels import gram, pool_text, pools, specs
 
-    for module in (package, specs, pools):
+    for module in (package, specs, gram, pool_text, pools):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 
@@ -688,3 +688,12 @@ def test_feature_group_names_and_resolution():
     assert compile_program(make_pool("linear@0:2")).direct  # the online scan sums it over its columns
     with pytest.raises(ValueError, match="feature group 'hist', whose columns are not known"):
         compile_program(make_pool("linear@hist"))
+
+
+def test_a_kernel_beside_its_normalised_twin():
+    """``poly:2;poly:2+norm`` is a valid pool: its diagonal once built the pool of the raw kernels, which
+    held polynomial(p=2) twice and was refused."""
+    X = rng(3).uniform(-1, 1, size=(4, 3))
+    pool = make_pool("poly:2;poly:2+norm")
+    np.testing.assert_allclose(pool.evaluate_diag(X), [np.einsum("ij,ij->i", X, X) ** 2, np.ones(4)], rtol=1e-15)
+    np.testing.assert_allclose(np.diagonal(pool.evaluate(X), axis1=1, axis2=2), pool.evaluate_diag(X), rtol=1e-14)

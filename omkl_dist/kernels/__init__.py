@@ -14,7 +14,8 @@ Examples
 (16, 5)
 """
 
-from omkl_dist.kernels.pools import NAMED_POOLS, KernelPool, PairwiseParts, make_pool
+from omkl_dist.kernels.gram import PairwiseParts
+from omkl_dist.kernels.pools import NAMED_POOLS, KernelPool, make_pool
 from omkl_dist.kernels.specs import (
     KERNEL_KINDS,
     ChiSquare,

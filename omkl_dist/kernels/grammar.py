@@ -1,8 +1,9 @@
 """The text of kernel and pool specs: numbers, column ranges, views, the ``+norm`` suffix, value lists.
 
 Only text is read and written here; what the words mean (which kernel a kind names, which pool a
-name stands for) is :mod:`omkl_dist.kernels.specs`'s and :mod:`omkl_dist.kernels.pools`'s, which
-build on this module (so the imports run one way: grammar <- specs <- pools).
+name stands for) is :mod:`omkl_dist.kernels.specs`'s, :mod:`omkl_dist.kernels.pool_text`'s and
+:mod:`omkl_dist.kernels.pools`'s, which build on this module (so the imports run one way: grammar <-
+specs <- pool_text <- pools).
 
 Forms:
 

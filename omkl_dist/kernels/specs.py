@@ -57,6 +57,7 @@ from typing import ClassVar
 import numpy as np
 
 from omkl_dist._validation import Interval, check_array, check_nonnegative, check_param, did_you_mean
+from omkl_dist.kernels.gram import GramEvaluator
 from omkl_dist.kernels.grammar import (
     NORM_SUFFIX,
     check_columns,
@@ -86,17 +87,6 @@ __all__ = [
 
 MAX_DEGREE = 32  # a polynomial kernel's highest degree (see "Parameter bounds")
 MIN_SCALE, MAX_SCALE = 2.0**-64, 2.0**64  # the range of a width σ or scale γ
-
-
-# The pool class, which evaluates kernels: omkl_dist.kernels.pools builds on this module and registers
-# KernelPool here when it is imported (the package imports it), so this module never imports it.
-_pool_class = None
-
-
-def register_pool_class(cls) -> None:
-    """Make ``cls`` (:class:`~omkl_dist.kernels.pools.KernelPool`) what :meth:`KernelSpec.evaluate` uses."""
-    global _pool_class
-    _pool_class = cls
 
 
 def _scale_param(kind: str, param: str, value, example: str) -> float:
@@ -233,9 +223,10 @@ class KernelSpec:
     def evaluate(self, A, B=None, *, sqdist: str = "gemm") -> np.ndarray:
         """Kernel matrix ``K[i, j] = κ(A[i], B[j])``, shape ``(nA, nB)``; ``B=None`` means A.
 
-        Same code path as a one-kernel :class:`~omkl_dist.kernels.pools.KernelPool`.
+        Same code path as a one-kernel :class:`~omkl_dist.kernels.pools.KernelPool`
+        (:class:`~omkl_dist.kernels.gram.GramEvaluator`).
         """
-        return _pool_class((self,)).evaluate(A, B, sqdist=sqdist)[0]
+        return GramEvaluator((self,)).evaluate(A, B, sqdist=sqdist)[0]
 
 
 @dataclass(frozen=True, repr=False)
