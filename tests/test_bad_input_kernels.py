@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from omkl_dist.algorithms import OMKC
 from omkl_dist.kernels import make_pool
 from omkl_dist.storage import DataError, read_dataset
-from omkl_dist.storage.synth import synthesize, write_sparse_libsvm
+from omkl_dist.storage.synth import synthesize
+from omkl_dist.storage.synth_sparse import write_sparse_libsvm
 
 SETTINGS = settings(
     deadline=None,

@@ -155,7 +155,7 @@ WIDE_CASES = [
 def wide(tmp_path_factory):
     """An rcv1-shaped stream (20,000 features, ~0.4 % non-zero) in the csr layout, two chunks."""
     from omkl_dist.storage import ingest
-    from omkl_dist.storage.synth import write_sparse_libsvm
+    from omkl_dist.storage.synth_sparse import write_sparse_libsvm
 
     folder = tmp_path_factory.mktemp("wide")
     write_sparse_libsvm(folder / "wide.svm", rows=1200, features=20_000, density=0.004, seed=2)

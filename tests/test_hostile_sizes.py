@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
-from omkl_dist.storage.synth import synthesize, write_sparse_libsvm
+from omkl_dist.storage.synth import synthesize
+from omkl_dist.storage.synth_sparse import write_sparse_libsvm
 
 
 def _refused_without_allocating(make, match):

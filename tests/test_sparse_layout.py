@@ -34,7 +34,7 @@ from omkl_dist.storage import (
 )
 from omkl_dist.storage.layout import meta_digest
 from omkl_dist.storage.readers import SPARSE_MIN_FEATURES
-from omkl_dist.storage.synth import RCV1_FEATURES, iter_sparse_blocks, write_sparse_libsvm
+from omkl_dist.storage.synth_sparse import RCV1_FEATURES, iter_sparse_blocks, write_sparse_libsvm
 
 ROWS, CHUNK = 3000, 700  # 5 chunks, the last one 200 rows
 WHERE = {2: "chunk 2 (rows 1400..2099)", 4: "chunk 4 (rows 2800..2999)"}

@@ -263,7 +263,7 @@ def _synth_rcv1(ctx, *, rows, features, density, seed, noise, out, overwrite):
     """``omkl data synth --shape rcv1``: the LIBSVM file; storage options belong to the ingest."""
     from click.core import ParameterSource
 
-    from omkl_dist.storage.synth import RCV1_DENSITY, RCV1_FEATURES, write_sparse_libsvm
+    from omkl_dist.storage.synth_sparse import RCV1_DENSITY, RCV1_FEATURES, write_sparse_libsvm
 
     for name in ("chunk_rows", "dtype", "first_row"):
         if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
