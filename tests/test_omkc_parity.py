@@ -529,7 +529,7 @@ def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, ch
     failures = []
     for name, a, z in _dup_streams(data_dir):
         X = np.vstack([a, a, a, z])
-        model = OMKC("D", "D", kernels="omkc16", block_size=block_size, random_state=SEED)
+        model = OMKC(update="D", combination="D", kernels="omkc16", block_size=block_size, random_state=SEED)
         F, mistakes, pos = [], [], 0
         for size in chunks:
             out = model.progressive_partial_fit(
@@ -564,7 +564,7 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
     for i in range(0, 10, 2):
         a, z = X[i], X[i + 1]
         Xs, y = np.vstack([a, a, a, z]), np.array([1.0, 1.0, -1.0, 1.0])
-        out = OMKC("D", "D", kernels="omkc16", block_size=block_size).progressive_partial_fit(
+        out = OMKC(update="D", combination="D", kernels="omkc16", block_size=block_size).progressive_partial_fit(
             Xs, y, classes=[-1, 1], keep_scores=True
         )
         assert (out["F"][3] == 0.0).all()
@@ -573,8 +573,8 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: OMKC("S", "S", block_size=700, block_sync=True, random_state=4),
-        lambda: OMKC("D", "D", block_size=700),
+        lambda: OMKC(update="S", combination="S", block_size=700, block_sync=True, random_state=4),
+        lambda: OMKC(update="D", combination="D", block_size=700),
         lambda: SPA(block_size=700, random_state=4),
     ],
 )

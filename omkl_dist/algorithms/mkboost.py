@@ -226,6 +226,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
 
     def __init__(
         self,
+        *,
         variant: str = "D1",
         n_trials: int = 100,
         ratio: float = 0.2,

@@ -251,6 +251,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         feature_groups: dict[str, Any] | None = None,
         loss: str = "mistake",
@@ -365,6 +366,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         feature_groups: dict[str, Any] | None = None,
         lam: float | str = 1.0,

@@ -80,6 +80,7 @@ class OM2(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         p: float | None = None,
         norm: str = "exact",

@@ -68,6 +68,7 @@ class OMKC(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         update: str = "D",
         combination: str = "D",
         kernels: KernelSpecLike = "omkc16+norm",

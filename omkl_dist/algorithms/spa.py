@@ -74,6 +74,7 @@ class SPA(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         gamma: float = 0.99,
         delta: float = 0.001,

@@ -38,7 +38,7 @@ class KernelPerceptron(OnlineKernelClassifier):
     _parameter_constraints = {"kernel": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
 
     def __init__(
-        self, kernel: KernelSpecLike = "linear+norm", block_size: int = 256, random_state: int | None = None
+        self, *, kernel: KernelSpecLike = "linear+norm", block_size: int = 256, random_state: int | None = None
     ) -> None:
         self.kernel = kernel
         self.block_size = block_size
@@ -71,7 +71,7 @@ class PerceptronU(OnlineKernelClassifier):
     """
 
     def __init__(
-        self, kernels: KernelSpecLike = "omkc16+norm", block_size: int = 256, random_state: int | None = None
+        self, *, kernels: KernelSpecLike = "omkc16+norm", block_size: int = 256, random_state: int | None = None
     ) -> None:
         self.kernels = kernels
         self.block_size = block_size
@@ -112,6 +112,7 @@ class PerceptronStar(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         validation_fraction: float = 0.1,
         validation_size: int | None = None,
