@@ -26,7 +26,7 @@ from .._validation import Interval, Satisfies, StrOptions, check_array, resolve_
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
 from ..scoring.program import compile_program
-from ._batch import KERNEL_SPEC, AcceptsSparse
+from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS, AcceptsSparse
 from .base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -276,6 +276,17 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self.block_size = block_size
         self.random_state = random_state
 
+    _unit_test_params = (  # one epoch: fit is then one online pass, as partial_fit
+        {"kernels": UNIT_TEST_KERNELS, "n_epochs": 1, "block_size": 16, "random_state": 0},
+        {
+            "kernels": "linear;gaussian:1 @ 0:2; laplacian:1 @ 2:4",
+            "loss": "hinge",
+            "n_epochs": 1,
+            "block_size": 16,
+            "random_state": 0,
+        },
+    )
+
     _parameter_constraints: dict[str, Any] = {
         **_OKSMixin._parameter_constraints,
         "loss": [StrOptions(CLASSIFIER_LOSSES, note="squared loss: OKSRegressor")],
@@ -363,6 +374,8 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
     >>> model.selected_kernel_name_, model.score(X, y) > 0.3
     ('gaussian(sigma=0.5)', True)
     """
+
+    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0},)
 
     def __init__(
         self,
