@@ -25,7 +25,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
 
-# no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests):
+# no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests); the
+# parity and cluster-equals-local checks run here on generated data (tests/generated_data.py):
 # ~45 s once numba's cache is warm, ~115 s on a clean checkout, which first compiles the kernels (~85 s of
 # compilation in one process, partly repeated by the second pytest worker; the cache lives in the
 # checkout); needs neither ../shared nor a network

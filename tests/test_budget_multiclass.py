@@ -65,6 +65,18 @@ def test_block_engine_matches_naive_reference(data_dir, name, budget, learner):
     assert engine.n_mistakes == int(ref["mistakes"].sum())
 
 
+# BOGD: the gaussian of width 2^-5 gives two rows class scores of ±4e-320 in the reference and 0.0 in the
+# engine (whose vectorised exp is within one unit of numpy's in the subnormal range, as test_budget_parity
+# notes): a tie there counts a kernel mistake on one side only (everything else still matches)
+SUBNORMAL = pytest.mark.xfail(strict=True, reason="subnormal class scores tie on one side only (kernel_mistakes)")
+
+
+@pytest.mark.parametrize("learner", [pytest.param(a, marks=SUBNORMAL) if a == "bogd" else a for a in LEARNERS])
+def test_block_engine_matches_naive_reference_on_generated_data(learner):
+    """make test-fast's case: the generated four-class set (repeated rows with other classes)."""
+    test_block_engine_matches_naive_reference(None, "generated-multiclass", 8, learner)
+
+
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_kernel_shards_then_combiner_equal_the_whole_engine(data_dir, learner):
     """Shards owning kernel ids {0,3,..}, {1,4,..}, {2,5,..} step their kernels; the coordinator puts each

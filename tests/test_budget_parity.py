@@ -7,6 +7,7 @@ import functools
 
 import numpy as np
 import pytest
+from generated_data import NAMES, generated
 from sklearn.base import clone
 
 from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron
@@ -37,6 +38,10 @@ LAM = 0.01  # large enough for BOGD's shrinking to matter over a few hundred row
 
 @functools.lru_cache(maxsize=None)
 def _data(file, scaling, rows=ROWS):
+    """``(X, y)``: ``rows`` random rows of a real data file, or the first of a generated set."""
+    if file in NAMES:
+        X, y = generated(file, rows)
+        return Scaler(scaling).fit_transform(X), y.astype(np.float64)
     from omkl_dist.storage.datadir import data_dir
 
     ds = read_dataset(data_dir() / file)
@@ -88,6 +93,15 @@ def test_block_engine_matches_naive_reference(data_dir, file, scaling, budget, l
     np.testing.assert_array_equal(engine.kernel_mistakes, (y[:, None] * out["F"] <= 0).sum(axis=0))
     # removals happened (the budget was exceeded), and a random learner's draws are per block
     assert engine.n_support().max() == budget
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+@pytest.mark.parametrize(
+    ("file", "budget"), [("generated-binary", 12), ("generated-ties", 12), ("generated-sparse", 8)]
+)
+def test_block_engine_matches_naive_reference_on_generated_data(file, budget, learner):
+    """make test-fast's cases: repeated rows of both labels, integer ties, mostly zeros."""
+    test_block_engine_matches_naive_reference(None, file, "none", budget, learner, 37)
 
 
 @pytest.mark.parametrize("learner", LEARNERS)

@@ -1,10 +1,11 @@
 """One shared check suite for every online estimator: the scikit-learn contract and input checks.
 
-Add a new estimator by appending one line to ``ESTIMATORS``: ``(id, unfitted instance, stochastic)``
-where ``stochastic`` says whether its results depend on ``random_state``. Parameters are checked
-for the names listed in ``INVALID_PARAMS`` that the estimator has (extend the table for new ones).
+The estimators are the registry's (:data:`~omkl_dist.algorithms.registry.ALGORITHMS`), each with
+each of its small test parameters (``_unit_test_params``); ``_stochastic`` says which depend on
+``random_state``. Parameters are checked for the names listed in ``INVALID_PARAMS`` that the
+estimator has (extend the table for new ones).
 
-Data: 120 rows of ionosphere (34 real features in [-1, 1]): three blocks of 40.
+Data: 120 rows of ionosphere (34 real features in [-1, 1]).
 """
 
 from __future__ import annotations
@@ -16,54 +17,26 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from omkl_dist.algorithms import (
-    BOGD,
-    BPAS,
-    OKS,
-    OM2,
-    OMKC,
-    RBP,
-    SPA,
-    Forgetron,
-    KernelPerceptron,
-    PerceptronStar,
-    PerceptronU,
-)
+from omkl_dist.algorithms import BOGD, OKS, OMKC, RBP, SPA
+from omkl_dist.algorithms.registry import ALGORITHMS
 from omkl_dist.storage import read_dataset, resolve_dataset
 
 from layering import stack_modules_imported_by
 
-ESTIMATORS = [
-    ("OMKC-DD", OMKC(update="D", combination="D", block_size=40, random_state=0), False),
-    ("OMKC-DS", OMKC(update="D", combination="S", block_size=40, random_state=0), True),
-    ("OMKC-SD", OMKC(update="S", combination="D", block_size=40, random_state=0), True),
-    ("OMKC-SS", OMKC(update="S", combination="S", block_size=40, block_sync=True, random_state=0), True),
-    ("OMKC-U", OMKC(update="D", combination="U", block_size=40, random_state=0), False),
-    ("OM2", OM2(block_size=40), False),
-    ("KernelPerceptron", KernelPerceptron(kernel="gaussian(sigma=2)", block_size=40, random_state=0), False),
-    ("PerceptronU", PerceptronU(kernels="omkc16", block_size=40, random_state=0), False),
-    ("PerceptronStar", PerceptronStar(kernels="omkc16", validation_size=40, block_size=40, random_state=0), False),
-    ("SPA", SPA(block_size=40, random_state=0), True),
-    ("SPA-budget-sync", SPA(budget=20, block_size=40, block_sync=True, random_state=0), True),
-    ("RBP", RBP(budget=10, block_size=40, random_state=0), True),
-    ("Forgetron", Forgetron(budget=10, block_size=40, random_state=0), False),
-    ("BOGD", BOGD(budget=10, block_size=40, random_state=0), True),
-    ("BPAS", BPAS(budget=10, block_size=40, random_state=0), False),
-    ("OKS", OKS(kernels="omkc16", n_epochs=1, block_size=40, random_state=0), True),  # fit = one online pass
-    (
-        "OKS-hinge",
-        OKS(
-            kernels="linear;gaussian:1 @ 0:20; laplacian:1 @ 20:34",
-            loss="hinge",
-            n_epochs=1,
-            block_size=40,
-            random_state=0,
-        ),
-        True,
-    ),
+ESTIMATORS = [  # (id, unfitted instance): every registered estimator with each of its small test parameters
+    (f"{name}-{i}", cls(**params)) for name, cls in ALGORITHMS.items() for i, params in enumerate(cls._unit_test_params)
 ]
-PARAMS = [pytest.param(est, stochastic, id=name) for name, est, stochastic in ESTIMATORS]
-ONLY_EST = [pytest.param(est, id=name) for name, est, _ in ESTIMATORS]
+
+
+def _stochastic(est):
+    """Whether the estimator's results depend on ``random_state`` (:func:`test_seeding` checks both ways)."""
+    if isinstance(est, OMKC):  # stochastic updates or combination
+        return "S" in (est.update, est.combination)
+    return isinstance(est, (SPA, RBP, BOGD, OKS))
+
+
+PARAMS = [pytest.param(est, _stochastic(est), id=name) for name, est in ESTIMATORS]
+ONLY_EST = [pytest.param(est, id=name) for name, est in ESTIMATORS]
 
 # parameter -> invalid values; each must be accepted by __init__ and rejected by fit with a
 # ValueError whose message names the parameter (kernel names: the word "kernel" and the bad name)
@@ -98,7 +71,7 @@ MESSAGE_NAMES = {"kernels": "kernel", "kernel": "kernel"}
 
 def _invalid_cases():
     cases = []
-    for name, est, _ in ESTIMATORS:
+    for name, est in ESTIMATORS:
         own = est.get_params()
         for param, values in INVALID_PARAMS.items():
             if param in own:
@@ -127,10 +100,10 @@ def _state(model, X):
 def test_every_algorithm_is_checked():
     import omkl_dist.algorithms as algorithms
 
-    checked = {type(est) for _, est, _ in ESTIMATORS}
+    checked = {type(est) for _, est in ESTIMATORS}
     # (the one regressor, OKSRegressor, has scikit-learn's regressor checks and tests/test_oks.py)
     assert set(algorithms.__all__) - {"OKSRegressor"} <= {cls.__name__ for cls in checked}
-    omkc_variants = {(est.update, est.combination) for _, est, _ in ESTIMATORS if isinstance(est, OMKC)}
+    omkc_variants = {(est.update, est.combination) for _, est in ESTIMATORS if isinstance(est, OMKC)}
     assert omkc_variants == {("D", "D"), ("D", "S"), ("S", "D"), ("S", "S"), ("D", "U")}
 
 

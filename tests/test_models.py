@@ -14,8 +14,8 @@ from omkl_dist.storage import read_dataset
 from omkl_dist.storage.errors import DataError
 
 MODELS = [
-    lambda: OMKC("S", "S", random_state=3, block_size=32),
-    lambda: OMKC("D", "D", block_size=32),
+    lambda: OMKC(update="S", combination="S", random_state=3, block_size=32),
+    lambda: OMKC(update="D", combination="D", block_size=32),
     lambda: KernelPerceptron(kernel="gaussian(sigma=1)"),
     lambda: PerceptronU(kernels="poly:1,2;gaussian:0.5,1"),
     lambda: PerceptronStar(kernels="poly:1;gaussian:2^-1..2^2", validation_size=50),

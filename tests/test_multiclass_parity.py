@@ -195,6 +195,29 @@ def test_om2_matches_naive(data_dir, dataset, norm, epochs):
     assert model.n_support_.min() == len(rows)
 
 
+# make test-fast's cases: the same checks on the generated four-class set (repeated rows with other classes)
+@pytest.mark.parametrize("variant", list(OMKC_VARIANTS))
+def test_multiclass_omkc_matches_naive_on_generated_data(variant):
+    test_multiclass_omkc_matches_naive(None, "generated-multiclass", variant)
+
+
+@pytest.mark.parametrize("params", [p for _, p in SPA_CASES], ids=[str(p) for _, p in SPA_CASES])
+def test_multiclass_spa_matches_naive_on_generated_data(params):
+    test_multiclass_spa_matches_naive(None, "generated-multiclass", params)
+
+
+def test_multiclass_perceptron_baselines_match_naive_on_generated_data():
+    test_multiclass_perceptron_baselines_match_naive(None, "generated-multiclass")
+
+
+@pytest.mark.parametrize(
+    "dataset,norm,epochs",
+    [("generated-multiclass", "exact", 2), ("generated-multiclass", "bound", 1), ("generated-binary", "exact", 1)],
+)
+def test_om2_matches_naive_on_generated_data(dataset, norm, epochs):
+    test_om2_matches_naive(None, dataset, norm, epochs)
+
+
 def test_om2_fit_stops_after_an_epoch_without_updates(data_dir):
     X, y, K = load(data_dir, "glass", 24)
     model = OM2(kernels="gaussian:0.25,0.5", n_epochs=50, block_size=8).fit(X, y)

@@ -82,6 +82,20 @@ def test_block_engine_equals_naive_reference(data_dir, name, loss, kernels, bloc
     assert len(set(picked.tolist())) > 1  # the draws do move between kernels
 
 
+@pytest.mark.parametrize(
+    "name, loss, kernels, block",
+    [
+        ("generated-binary", "mistake", POOL.replace(";chi2:1;achi2", ""), 64),
+        ("generated-ties", "hinge", POOL, 50),
+        ("generated-sparse", "logistic", "linear,gaussian:2^-1,2^0,chi2 @ a=0:3; achi2,poly:2,gaussian:1 @ b=3:6", 32),
+        ("generated-multiclass+minmax", "hinge", POOL, 100),
+    ],
+)
+def test_block_engine_equals_naive_reference_on_generated_data(name, loss, kernels, block):
+    """make test-fast's cases: repeated rows, integer ties, mostly zeros (feature groups), four classes."""
+    test_block_engine_equals_naive_reference(None, name, loss, kernels, block)
+
+
 def test_regression_equals_naive_reference():
     X, y = load_diabetes(return_X_y=True)
     X, y = X[:250], y[:250]

@@ -24,6 +24,7 @@ import functools
 
 import numpy as np
 import pytest
+from generated_data import BINARY
 
 from omkl_dist.algorithms import OMKC, SPA, KernelPerceptron, PerceptronStar, PerceptronU
 from omkl_dist.kernels import make_pool
@@ -81,6 +82,22 @@ PARITY_CASES = [
     for d in DATASETS
     for v in VARIANTS
     if not v.endswith("-sync") or d in SYNC_DATASETS
+]
+# make test-fast's cases. Perceptron(*) on the integer ties: an exact tie of two narrow-gaussian sums
+# (~1e-97, equal kernel values of opposite labels) is decided differently by the fast path's and the
+# reference's summation orders, and first_divergence, which compares against sums recomputed after the
+# run (naive_sums), finds the split only rows later, where the runs no longer hold the same support
+GENERATED_CASES = [
+    pytest.param(
+        d,
+        v,
+        id=f"{d}-{v}",
+        marks=[pytest.mark.xfail(strict=True, reason="an exact tie the harness locates too late")]
+        if (d, v) == ("generated-ties", "PerceptronStar")
+        else [],
+    )
+    for d in BINARY
+    for v in VARIANTS
 ]
 DETERMINISTIC_UPDATE = [
     "OMKC-DD",
@@ -403,6 +420,12 @@ def test_fast_path_matches_naive_reference(data_dir, dataset, variant):
     assert_parity(variant, data, model, out, ref)
 
 
+@pytest.mark.parametrize(("dataset", "variant"), GENERATED_CASES)
+def test_fast_path_matches_naive_reference_on_generated_data(dataset, variant):
+    """The same, on the generated sets (repeated rows of both labels, integer ties, mostly zeros)."""
+    test_fast_path_matches_naive_reference(None, dataset, variant)
+
+
 def test_parity_is_not_vacuous(data_dir):
     """The variants really differ from each other on the same data (so matching each one's own
     reference is informative), and all kernels learn something."""
@@ -498,12 +521,12 @@ def test_block_sync_with_blocks_of_one_is_the_sequential_algorithm(data_dir, dat
 
 
 # --------------------------------------------------------------------------- exact cancellation
-def _dup_streams(data_dir):
+def _dup_streams(data_dir, names=("ionosphere", "australian", "australian+minmax")):
     """(a, z) pairs of real rows for the stream a(+1), a(+1), a(−1), z: the first a becomes a
     support vector of every kernel, the second is classified right (κ(a, a) > 0), the third wrongly,
     so every kernel's classifier is κ(a, ·) − κ(a, ·) when z arrives: F(z) must be exactly 0."""
     pairs = []
-    for name in ("ionosphere", "australian", "australian+minmax"):
+    for name in names:
         X = load(data_dir, name).X
         pairs += [(name, X[i], X[i + 1]) for i in range(0, 10, 2)]
     return pairs
@@ -524,12 +547,13 @@ ARRANGEMENTS = [
 
 
 @pytest.mark.parametrize(("block_size", "chunks"), ARRANGEMENTS)
-def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, chunks):
+def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, chunks, streams=None):
     y = np.array([1, 1, -1, 1])
     failures = []
-    for name, a, z in _dup_streams(data_dir):
+    streams = _dup_streams(data_dir) if streams is None else streams
+    for name, a, z in streams:
         X = np.vstack([a, a, a, z])
-        model = OMKC("D", "D", kernels="omkc16", block_size=block_size, random_state=SEED)
+        model = OMKC(update="D", combination="D", kernels="omkc16", block_size=block_size, random_state=SEED)
         F, mistakes, pos = [], [], 0
         for size in chunks:
             out = model.progressive_partial_fit(
@@ -550,7 +574,12 @@ def test_duplicates_with_opposite_labels_cancel_exactly(data_dir, block_size, ch
             or (model.engine_.w != w_ref).any()
         ):
             failures.append((name, np.flatnonzero(F[3]).tolist(), mistakes.tolist(), mk_ref.tolist()))
-    assert not failures, f"{len(failures)} of {len(_dup_streams(data_dir))} streams: {failures[:3]}"
+    assert not failures, f"{len(failures)} of {len(streams)} streams: {failures[:3]}"
+
+
+@pytest.mark.parametrize(("block_size", "chunks"), ARRANGEMENTS)
+def test_duplicates_with_opposite_labels_cancel_exactly_on_generated_data(block_size, chunks):
+    test_duplicates_with_opposite_labels_cancel_exactly(None, block_size, chunks, _dup_streams(None, BINARY))
 
 
 @pytest.mark.parametrize("block_size", [1, 2, 3, 64])
@@ -564,7 +593,7 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
     for i in range(0, 10, 2):
         a, z = X[i], X[i + 1]
         Xs, y = np.vstack([a, a, a, z]), np.array([1.0, 1.0, -1.0, 1.0])
-        out = OMKC("D", "D", kernels="omkc16", block_size=block_size).progressive_partial_fit(
+        out = OMKC(update="D", combination="D", kernels="omkc16", block_size=block_size).progressive_partial_fit(
             Xs, y, classes=[-1, 1], keep_scores=True
         )
         assert (out["F"][3] == 0.0).all()
@@ -573,8 +602,8 @@ def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: OMKC("S", "S", block_size=700, block_sync=True, random_state=4),
-        lambda: OMKC("D", "D", block_size=700),
+        lambda: OMKC(update="S", combination="S", block_size=700, block_sync=True, random_state=4),
+        lambda: OMKC(update="D", combination="D", block_size=700),
         lambda: SPA(block_size=700, random_state=4),
     ],
 )

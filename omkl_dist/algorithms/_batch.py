@@ -39,6 +39,11 @@ KERNEL_SPEC = Satisfies(make_pool, "a kernel pool spec (e.g. 'omkc16' or 'gaussi
 message names an unknown kernel and its close matches)."""
 
 
+UNIT_TEST_KERNELS = "gaussian:1;linear"
+"""The two-kernel pool of the estimators' ``_unit_test_params`` (small parameters the test suites
+build every registered estimator with, as river's estimators declare theirs)."""
+
+
 class AcceptsSparse:
     """scikit-learn's tag for estimators that take ``scipy.sparse`` X (densified, or kept as CSR rows:
     :func:`~omkl_dist._validation.check_array`)."""

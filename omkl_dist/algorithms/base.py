@@ -15,7 +15,7 @@ class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
 from __future__ import annotations
 
 from numbers import Integral
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -35,7 +35,7 @@ from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
-from ._batch import KERNEL_SPEC, AcceptsSparse, model_from_header, state_header
+from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS, AcceptsSparse, model_from_header, state_header
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -70,6 +70,12 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         "block_size": [POSITIVE_INT],
         "random_state": SEED,
     }
+
+    # small parameters for the test suites (the conformance checks, the cluster-equals-local test): one
+    # dict per variant worth checking, the plain one first; subclasses with other parameters override it
+    _unit_test_params: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0},
+    )
 
     # --- hooks -------------------------------------------------------------------------------
     def _kernel_spec(self) -> KernelSpecLike:

@@ -20,7 +20,7 @@ serial, threads; :class:`omkl_dist.distributed.mkboost.DaskExecutor`: a Dask clu
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 import numpy as np
 from scipy import sparse
@@ -226,6 +226,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
 
     def __init__(
         self,
+        *,
         variant: str = "D1",
         n_trials: int = 100,
         ratio: float = 0.2,
@@ -252,6 +253,11 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         return state
 
     # ------------------------------------------------------------------ fitting
+    # small parameters for the test suites (as the online estimators'); a narrower pool can leave a
+    # first trial on random data no better than chance, which MKBoost refuses as AdaBoost.M1 does
+    _unit_test_params: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"n_trials": 5, "ratio": 0.5, "kernels": "gaussian:0.1,0.5,2;polynomial:2", "random_state": 0},
+    )
     _parameter_constraints: dict[str, Any] = {
         "variant": [StrOptions(VARIANTS)],
         "n_trials": [Interval(Integral, 1, None, closed="left")],

@@ -26,7 +26,7 @@ from .._validation import Interval, Satisfies, StrOptions, check_array, resolve_
 from ..engine.oks import OKSEngine, default_eta
 from ..kernels import make_pool
 from ..scoring.program import compile_program
-from ._batch import KERNEL_SPEC, AcceptsSparse
+from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS, AcceptsSparse
 from .base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -251,6 +251,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         feature_groups: dict[str, Any] | None = None,
         loss: str = "mistake",
@@ -274,6 +275,17 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self.prediction = prediction
         self.block_size = block_size
         self.random_state = random_state
+
+    _unit_test_params = (  # one epoch: fit is then one online pass, as partial_fit
+        {"kernels": UNIT_TEST_KERNELS, "n_epochs": 1, "block_size": 16, "random_state": 0},
+        {
+            "kernels": "linear;gaussian:1 @ 0:2; laplacian:1 @ 2:4",
+            "loss": "hinge",
+            "n_epochs": 1,
+            "block_size": 16,
+            "random_state": 0,
+        },
+    )
 
     _parameter_constraints: dict[str, Any] = {
         **_OKSMixin._parameter_constraints,
@@ -363,8 +375,11 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
     ('gaussian(sigma=0.5)', True)
     """
 
+    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0},)
+
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         feature_groups: dict[str, Any] | None = None,
         lam: float | str = 1.0,

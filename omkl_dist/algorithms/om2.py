@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import Interval, StrOptions
 from ..engine.protocol import Rule
 from ..kernels import make_pool
-from ._batch import KERNEL_SPEC
+from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
 from .base import POSITIVE_INT, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ class OM2(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         p: float | None = None,
         norm: str = "exact",
@@ -91,6 +92,8 @@ class OM2(OnlineKernelClassifier):
         self.norm = norm
         self.n_epochs = n_epochs
         self.block_size = block_size
+
+    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16},)  # deterministic: no seed
 
     # p None: Corollary 1's choice (default_p)
     _parameter_constraints = {

@@ -15,6 +15,7 @@ import numpy as np
 from .._validation import Interval, StrOptions
 from ..combiners.codes import VARIANTS
 from ..engine.protocol import Rule
+from ._batch import UNIT_TEST_KERNELS
 from .base import OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class OMKC(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         update: str = "D",
         combination: str = "D",
         kernels: KernelSpecLike = "omkc16+norm",
@@ -85,6 +87,12 @@ class OMKC(OnlineKernelClassifier):
         self.block_size = block_size
         self.block_sync = block_sync
         self.random_state = random_state
+
+    _unit_test_params = tuple(  # every variant; (S, S) with block-start sampling weights
+        {"update": u, "combination": c, "kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0, **sync}
+        for u, c, sync in [("D", "D", {}), ("D", "S", {}), ("S", "D", {}), ("S", "S", {"block_sync": True})]
+        + [("D", "U", {})]
+    )
 
     _parameter_constraints = {
         **OnlineKernelClassifier._parameter_constraints,

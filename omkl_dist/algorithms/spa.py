@@ -20,6 +20,7 @@ import numpy as np
 
 from .._validation import Interval, StrOptions
 from ..engine.protocol import Rule
+from ._batch import UNIT_TEST_KERNELS
 from .base import POSITIVE_INT, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class SPA(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         gamma: float = 0.99,
         delta: float = 0.001,
@@ -99,6 +101,11 @@ class SPA(OnlineKernelClassifier):
         self.block_size = block_size
         self.block_sync = block_sync
         self.random_state = random_state
+
+    _unit_test_params = (
+        {"kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0},
+        {"kernels": UNIT_TEST_KERNELS, "budget": 20, "block_size": 16, "block_sync": True, "random_state": 0},
+    )
 
     _parameter_constraints = {
         **OnlineKernelClassifier._parameter_constraints,

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..._validation import Interval, validate_params
 from ...engine.budget import BudgetEngine
+from .._batch import UNIT_TEST_KERNELS
 from ..base import POSITIVE_INT, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     _learner: str | None = None  # "rbp", "forgetron", "bogd" or "bpas"
     _parameter_constraints = CONSTRAINTS
+    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "budget": 30, "block_size": 16, "random_state": 0},)
 
     budget: int
     gamma: float

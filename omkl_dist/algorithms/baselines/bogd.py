@@ -59,6 +59,7 @@ class BOGD(BudgetBaseline):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,

@@ -55,6 +55,7 @@ class BPAS(BudgetBaseline):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,

@@ -52,6 +52,7 @@ class Forgetron(BudgetBaseline):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,

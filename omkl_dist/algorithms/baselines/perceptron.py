@@ -12,7 +12,7 @@ from ..._validation import Interval
 from ...engine.protocol import Rule
 from ...kernels import make_pool
 from ...scoring.program import compile_program
-from .._batch import KERNEL_SPEC
+from .._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
 from ..base import POSITIVE_INT, SEED, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -36,9 +36,10 @@ class KernelPerceptron(OnlineKernelClassifier):
     """
 
     _parameter_constraints = {"kernel": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
+    _unit_test_params = ({"kernel": "gaussian:1", "block_size": 16, "random_state": 0},)
 
     def __init__(
-        self, kernel: KernelSpecLike = "linear+norm", block_size: int = 256, random_state: int | None = None
+        self, *, kernel: KernelSpecLike = "linear+norm", block_size: int = 256, random_state: int | None = None
     ) -> None:
         self.kernel = kernel
         self.block_size = block_size
@@ -71,7 +72,7 @@ class PerceptronU(OnlineKernelClassifier):
     """
 
     def __init__(
-        self, kernels: KernelSpecLike = "omkc16+norm", block_size: int = 256, random_state: int | None = None
+        self, *, kernels: KernelSpecLike = "omkc16+norm", block_size: int = 256, random_state: int | None = None
     ) -> None:
         self.kernels = kernels
         self.block_size = block_size
@@ -112,6 +113,7 @@ class PerceptronStar(OnlineKernelClassifier):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16+norm",
         validation_fraction: float = 0.1,
         validation_size: int | None = None,
@@ -123,6 +125,10 @@ class PerceptronStar(OnlineKernelClassifier):
         self.validation_size = validation_size
         self.block_size = block_size
         self.random_state = random_state
+
+    _unit_test_params = (  # keeps one kernel mid-stream, mid-block
+        {"kernels": UNIT_TEST_KERNELS, "validation_size": 40, "block_size": 16, "random_state": 0},
+    )
 
     _parameter_constraints = {
         **OnlineKernelClassifier._parameter_constraints,

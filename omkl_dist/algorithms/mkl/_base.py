@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -21,6 +21,7 @@ from ..._validation import Interval, StrOptions, check_array, encode_labels, val
 from ...kernels import KernelPool
 from .._batch import (
     KERNEL_SPEC,
+    UNIT_TEST_KERNELS,
     AcceptsSparse,
     BatchState,
     OneVsOneVote,
@@ -108,6 +109,8 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "objective_",
     )
     _STATE_JSON = ("stop_reasons_",)
+
+    _unit_test_params: ClassVar[tuple[dict[str, Any], ...]] = ({"kernels": UNIT_TEST_KERNELS, "max_iter": 10},)
 
     _parameter_constraints: dict[str, Any] = {
         "C": [POSITIVE],

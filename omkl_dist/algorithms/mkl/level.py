@@ -116,6 +116,7 @@ class MKLLevel(BatchMKL):
 
     def __init__(
         self,
+        *,
         C: float = 50.0,
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "trace",

@@ -86,6 +86,7 @@ class LpMKL(BatchMKL):
 
     def __init__(
         self,
+        *,
         p: float = 2.0,
         C: float = 50.0,
         kernels: KernelSpecLike = "mkboost17",

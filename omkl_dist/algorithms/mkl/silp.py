@@ -86,6 +86,7 @@ class MKLSILP(BatchMKL):
 
     def __init__(
         self,
+        *,
         C: float = 50.0,
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "trace",

@@ -101,6 +101,7 @@ class SimpleMKL(BatchMKL):
 
     def __init__(
         self,
+        *,
         C: float = 50.0,
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "trace",

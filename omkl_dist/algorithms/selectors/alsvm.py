@@ -54,6 +54,7 @@ class AlSVM(SingleKernelSVM):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         random_state: int | None = 0,

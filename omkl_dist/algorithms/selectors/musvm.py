@@ -46,6 +46,7 @@ class MuSVM(SingleKernelSVM):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         client: Client | None = None,

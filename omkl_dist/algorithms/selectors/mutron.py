@@ -45,6 +45,7 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         block_size: int = 256,

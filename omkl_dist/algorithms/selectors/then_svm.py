@@ -34,6 +34,7 @@ class OKSSVM(SingleKernelSVM):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         loss: str = "mistake",
@@ -78,6 +79,7 @@ class SOMSVM(SingleKernelSVM):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         betas: Sequence[float] = BETA_GRID,

@@ -48,6 +48,7 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         update: str = "D",
@@ -116,6 +117,7 @@ class OM1(TunedOMKC):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         n_epochs: int = 1,
@@ -149,6 +151,7 @@ class SOM(TunedOMKC):
 
     def __init__(
         self,
+        *,
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         n_epochs: int = 2,

@@ -1,0 +1,70 @@
+"""Every registered online estimator on a Dask cluster equals the in-process estimator bit for bit,
+on small generated data (``make test-fast``: no real datasets, no cluster processes).
+
+``DaskEngine(client).fit(estimator, dataset)`` (kernel shards or row-split rounds, a coordinator, the
+lead shard's early start) against ``progressive_partial_fit`` on the same rows in the same order, for
+every estimator of :data:`~omkl_dist.algorithms.registry.ALGORITHMS` with each of its
+``_unit_test_params`` (short blocks: many rounds over 240 rows), on four generated streams: binary
+rows with repeats of both labels, small integers (exact ties), a csr stream, four classes.
+
+The cluster is in-process (``LocalCluster(processes=False)``: actors in threads), which runs the
+engine's actor code; real worker processes are ``tests/test_cluster_every_algorithm.py``'s and
+``tests/test_cluster_integration.py``'s (marked ``cluster``), the real-data shard runs
+``tests/test_distributed_engine.py``'s (marked ``data``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from generated_data import NAMES, stored
+
+from omkl_dist.algorithms.registry import ALGORITHMS
+from omkl_dist.storage.stream import load_arrays
+
+CASES = [
+    pytest.param(cls, params, id=f"{name}-{i}")
+    for name, cls in ALGORITHMS.items()
+    for i, params in enumerate(cls._unit_test_params)
+]
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("generated")
+    return {name: stored(name, folder) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("cls", "params"), CASES)
+def test_cluster_fit_equals_the_in_process_estimator(client, datasets, cls, params, name):
+    from omkl_dist.distributed import DaskEngine
+
+    X, y, meta = load_arrays(datasets[name])
+    classes = sorted(internal for _, internal in meta["label_map"])
+    local = cls(**params).initialize(X.shape[1], classes, n_rows=len(y), sparse=meta.get("layout") == "csr")
+    local.progressive_partial_fit(X, y)
+    fit = DaskEngine(client).fit(cls(**params), datasets[name], permute=False)
+    arrays, meta_local = local.to_state()
+    ours, meta_cluster = fit.model.to_state()
+    assert meta_cluster["engine"] == meta_local["engine"]
+    assert sorted(ours) == sorted(arrays)
+    for key, value in arrays.items():
+        np.testing.assert_array_equal(ours[key], value, err_msg=key)
