@@ -20,11 +20,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-import numpy as np
-
-from ..engine.protocol import Rule
 from .coordinator import Coordinator
-from .partition import partition_kernels
 from .rounds import round_adapter
 from .shard import KernelShard, engine_program
 
@@ -137,13 +133,8 @@ class DaskEngine:
         self._workers = workers
         self.n_workers = len(workers)
         n_shards = self.n_shards or len(workers)
-        rule = Rule(scalars["rule"]) if "rule" in scalars else None  # (the budget and OKS engines have none)
         adapter = round_adapter(scalars)
-        parts = (
-            [np.arange(program.m)] * n_shards
-            if adapter.SPLITS_ROWS  # every shard scores with all kernels
-            else partition_kernels(program, rule, n_shards)
-        )
+        parts = adapter.partition(program, scalars, n_shards)
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
         futures, coord = [], None
         try:

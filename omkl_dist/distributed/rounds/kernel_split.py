@@ -14,9 +14,11 @@ from ...combiners.hedge_loss import combine
 from ...engine.budget import BudgetEngine
 from ...engine.hyper import OMKCHyper
 from ...engine.local import segmenting
+from ...engine.protocol import Rule
 from ...engine.records import HedgeState, OMKCParams
 from ...randomness import uniforms
 from ...scoring.rows import sqnorms
+from ..partition import partition_kernels
 from .omkc_replay import omkc_combine
 from .shared_pool import SharedPool
 
@@ -31,6 +33,11 @@ class PoolKernelSplit(SharedPool):
     def takes(scalars: dict) -> bool:
         """Whatever a row split does not take (:meth:`.row_split.PoolRowSplit.takes`)."""
         return True
+
+    @staticmethod
+    def partition(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
+        """Runs of kernels in evaluation order (:func:`~..partition.partition_kernels`)."""
+        return partition_kernels(program, Rule(scalars["rule"]), n_shards)
 
     def kernel_round(self, X, y, w, act) -> dict:
         """Learn kernels ``act`` over the round with the weights ``w``: their decision values
@@ -91,6 +98,11 @@ class BudgetKernelSplit:
     def round_ends(scalars: dict, program):
         """A round is one block (in segments of at most ``MAX_SEGMENT`` rows)."""
         return segmenting(None, program, int(scalars["block_size"]))
+
+    @staticmethod
+    def partition(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
+        """Runs of kernels (:func:`~..partition.partition_kernels`)."""
+        return partition_kernels(program, None, n_shards)
 
     def kernel_round(self, X, y, w, act) -> dict:
         """Learn this part's kernels over the round (:meth:`BudgetEngine.kernel_step`; the

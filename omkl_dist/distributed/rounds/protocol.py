@@ -4,7 +4,8 @@ An adapter wraps one engine kind's public in-process API (:mod:`omkl_dist.engine
 round; :func:`~omkl_dist.distributed.rounds.round_adapter` picks it from a saved state.
 
 * every adapter (:class:`RoundAdapter`): where a job's rounds end (:meth:`~RoundAdapter.round_ends`),
-  what a shard keeps of the engine (the adapter's constructor), what the coordinator owns
+  how the kernels are shared among shards (:meth:`~RoundAdapter.partition`), what a shard keeps of
+  the engine (the adapter's constructor), what the coordinator owns
   (``COMBINER_ARRAYS``), the update every shard applies between rounds
   (:meth:`~RoundAdapter.apply_update`), and how the whole state is rebuilt from the coordinator's
   arrays and the shards' parts (:meth:`~RoundAdapter.model_part`, :meth:`~RoundAdapter.gather`);
@@ -50,6 +51,10 @@ class RoundAdapter(Protocol):
     @staticmethod
     def takes(scalars: dict[str, Any]) -> bool:
         """Whether this adapter runs the job of a saved state (among its engine kind's adapters)."""
+
+    @staticmethod
+    def partition(program: KernelProgram, scalars: dict[str, Any], n_shards: int) -> list[np.ndarray]:
+        """The kernel positions each of (at most) ``n_shards`` shards is built with."""
 
     @staticmethod
     def round_ends(scalars: dict[str, Any], program: KernelProgram) -> Rounds:

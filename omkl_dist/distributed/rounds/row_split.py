@@ -19,6 +19,11 @@ from .shared_pool import SharedPool
 COUPLED_RULES = (SPA, SD, SS, OM2)
 
 
+def every_kernel(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
+    """Every shard scores its rows with all kernels."""
+    return [np.arange(program.m)] * n_shards
+
+
 class PoolRowSplit(SharedPool):
     """The shared-pool engine's row-split rounds. The early start: when the engine computes a new
     support vector's kernel values itself (:attr:`LocalEngine.lazy_gram`), the recurrence needs
@@ -26,6 +31,7 @@ class PoolRowSplit(SharedPool):
     uniforms are drawn ahead. Otherwise the round's own kernel matrix needs every row first."""
 
     SPLITS_ROWS = True
+    partition = staticmethod(every_kernel)
 
     @staticmethod
     def takes(scalars: dict) -> bool:
@@ -70,6 +76,7 @@ class OKSRowSplit:
 
     COMBINER_ARRAYS = ("w", "logw", "kernel_mistakes", "kernel_updates", "kernel_ids")
     SPLITS_ROWS = True
+    partition = staticmethod(every_kernel)
 
     def __init__(self, engine, positions):
         self.engine = engine  # every shard keeps the whole model (it scores its rows with any kernel)
