@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.partition import partition_kernels, row_ranges
+from omkl_dist.distributed.rounds import splits_rows
 from omkl_dist.distributed.shard import KernelShard
 from omkl_dist.engine import local as local_engine
 from omkl_dist.engine.local import LocalEngine, segmenting
@@ -92,7 +93,7 @@ def _sharded(
         "classes": template.classes_.tolist(),
     }
     program, rule = template.engine_.program, Rule(scalars["rule"]) if "rule" in scalars else None
-    split_rows = engine_class(scalars).splits_rows(scalars)  # as DaskEngine decides
+    split_rows = splits_rows(scalars)  # as DaskEngine decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(
@@ -102,8 +103,7 @@ def _sharded(
         scalars,
         n,
         checkpoint_every=4,
-        keep_best_at=getattr(template, "validation_size_", None),
-        split_rows=split_rows,
+        select_kernel_at=getattr(template, "validation_size_", None),
         round_ends=segmenting(rule, program, block_size),
     )
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
@@ -256,10 +256,10 @@ def test_which_rounds_split_by_rows():
     from omkl_dist.engine.budget import BudgetEngine
     from omkl_dist.engine.local import LocalEngine
 
-    assert all(LocalEngine.splits_rows({"rule": rule}) for rule in (Rule.SPA, Rule.SD, Rule.SS, Rule.OM2))
-    assert not any(LocalEngine.splits_rows({"rule": rule}) for rule in (Rule.DD, Rule.DS, Rule.UNIFORM, Rule.LEADER))
-    assert LocalEngine.splits_rows({"rule": Rule.DD, "n_classes": 3})
-    assert not BudgetEngine.splits_rows({"n_classes": 3})
+    assert all(splits_rows({"rule": rule}) for rule in (Rule.SPA, Rule.SD, Rule.SS, Rule.OM2))
+    assert not any(splits_rows({"rule": rule}) for rule in (Rule.DD, Rule.DS, Rule.UNIFORM, Rule.LEADER))
+    assert splits_rows({"rule": Rule.DD, "n_classes": 3})
+    assert not splits_rows({"engine": "budget", "n_classes": 3})
     assert engine_class({"engine": "budget"}) is BudgetEngine and engine_class({"rule": 0}) is LocalEngine
 
 
@@ -356,33 +356,22 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
         np.testing.assert_array_equal(shards[1].model_part()[name], value, err_msg=name)
 
 
-def test_every_engine_implements_its_protocols():
-    """Every member of :class:`~omkl_dist.engine.protocol.Engine` on every engine, and of the round
-    kinds it takes part in (:class:`KernelSplit`, :class:`RowSplit`): the shards, the coordinator and
-    the Dask engine call nothing else."""
+def test_every_round_adapter_implements_its_protocols():
+    """Every member of :class:`~omkl_dist.distributed.rounds.RoundAdapter` on every adapter, and of
+    the round kind it runs (:class:`KernelSplit`, :class:`RowSplit`) and of kernel selection where
+    the engine has it: the shards, the coordinator and the Dask engine call nothing else."""
     import inspect
 
-    from omkl_dist.engine.budget import BudgetEngine
-    from omkl_dist.engine.local import LocalEngine
-    from omkl_dist.engine.oks import OKSEngine
-    from omkl_dist.engine.protocol import Engine, KernelSplit, RowSplit
+    from omkl_dist.distributed.rounds import ADAPTERS, KernelSplit, RoundAdapter, RowSplit, SelectsKernel
 
     def members(protocol):
         names = {name for name, _ in inspect.getmembers(protocol) if not name.startswith("_")}
-        return names | set(Engine.__annotations__) | set(getattr(protocol, "__annotations__", {}))
+        return names | set(RoundAdapter.__annotations__) | set(getattr(protocol, "__annotations__", {}))
 
-    program = compile_program(make_pool("gaussian:1;linear"))
-    engines = [
-        (LocalEngine(program, 3, rule=Rule.DD, seed=0, block_size=8, block_sync=False), (KernelSplit, RowSplit)),
-        (BudgetEngine("gaussian:1;linear", 3, learner="bpas", budget=4, seed=0, block_size=8), (KernelSplit,)),
-        (
-            OKSEngine(
-                program, 3, n_classes=1, algorithm="classification", loss="mistake", lam=1.0, seed=0, block_size=8
-            ),
-            (RowSplit,),
-        ),
-    ]
-    for engine, protocols in engines:
-        for protocol in (Engine, *protocols):
-            missing = sorted(name for name in members(protocol) if not hasattr(engine, name))
-            assert not missing, (type(engine).__name__, protocol.__name__, missing)
+    for engine, adapters in ADAPTERS.items():
+        for adapter in adapters:
+            protocols = (RoundAdapter, RowSplit if adapter.SPLITS_ROWS else KernelSplit)
+            protocols += (SelectsKernel,) if engine is LocalEngine else ()
+            for protocol in protocols:
+                missing = sorted(name for name in members(protocol) - {"engine"} if not hasattr(adapter, name))
+                assert not missing, (adapter.__name__, protocol.__name__, missing)

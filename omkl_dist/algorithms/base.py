@@ -89,7 +89,9 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     def _engine_params(self) -> dict[str, Any]:
-        return {"beta": 1.0, "delta": 1.0, "block_sync": False}
+        """:class:`~omkl_dist.engine.local.LocalEngine`'s settings beyond the rule: ``block_sync``
+        and the rule's ``hyper``-parameter record (default: the rule's defaults)."""
+        return {"block_sync": False}
 
     def feed_rows(self) -> int:
         """Rows per ``partial_fit`` call (valid before fitting) that leave the model of a single

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from .._validation import Interval, StrOptions
+from ..engine.hyper import OM2Hyper
 from ..engine.protocol import Rule
 from ..kernels import make_pool
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
@@ -109,13 +110,7 @@ class OM2(OnlineKernelClassifier):
 
     def _engine_params(self) -> dict[str, Any]:
         p = default_p(len(make_pool(self._kernel_spec()))) if self.p is None else float(self.p)
-        return {
-            "beta": 1.0,
-            "delta": 1.0,
-            "block_sync": False,
-            "q": p / (p - 1.0),
-            "bounded_norm": self.norm == "bound",
-        }
+        return {"hyper": OM2Hyper(q=p / (p - 1.0), bounded_norm=self.norm == "bound"), "block_sync": False}
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn from (X, y) in up to ``n_epochs`` online passes, starting from scratch."""

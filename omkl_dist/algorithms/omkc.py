@@ -14,6 +14,7 @@ import numpy as np
 
 from .._validation import Interval, StrOptions
 from ..combiners.codes import VARIANTS
+from ..engine.hyper import OMKCHyper
 from ..engine.protocol import Rule
 from ._batch import UNIT_TEST_KERNELS
 from .base import OnlineKernelClassifier
@@ -114,7 +115,7 @@ class OMKC(OnlineKernelClassifier):
         return Rule(VARIANTS[(self.update, self.combination)])
 
     def _engine_params(self) -> dict[str, Any]:
-        return {"beta": float(self.beta), "delta": float(self.delta), "block_sync": bool(self.block_sync)}
+        return {"hyper": OMKCHyper(beta=self.beta, delta=self.delta), "block_sync": bool(self.block_sync)}
 
     def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import Interval, StrOptions
+from ..engine.hyper import SPAHyper
 from ..engine.protocol import Rule
 from ._batch import UNIT_TEST_KERNELS
 from .base import POSITIVE_INT, OnlineKernelClassifier
@@ -140,15 +141,15 @@ class SPA(OnlineKernelClassifier):
         super()._start(n_features, n_rows)
 
     def _engine_params(self) -> dict[str, Any]:
-        return {
-            "gamma": float(self.gamma),
-            "delta": float(self.delta),
-            "alpha": float(self.alpha),
-            "spa_beta": self.beta_,
-            "eta": float(self.eta),
-            "block_sync": bool(self.block_sync),
-            "hedge_mistake": self.hedge_loss == "mistake",
-        }
+        hyper = SPAHyper(
+            gamma=self.gamma,
+            delta=self.delta,
+            alpha=self.alpha,
+            beta=self.beta_,
+            eta=self.eta,
+            hedge_mistake=self.hedge_loss == "mistake",
+        )
+        return {"hyper": hyper, "block_sync": bool(self.block_sync)}
 
     def _extra_state(self) -> dict[str, Any]:
         return {"beta": self.beta_}

@@ -1,25 +1,24 @@
 """Coordinator: the model's weights, the round schedule, metrics and checkpoint timing
 (docs/design.md, "A cluster run").
 
-Per round (a segment of the stream, as :meth:`LocalEngine.segment_length` cuts it: one block, or
-for SPA whole blocks, growing up to 16,384 rows, see :func:`~omkl_dist.engine.local.segmenting`) the
-coordinator sends every shard
-one request (the weights, the previous round's new support vectors) and gets one reply (its
-kernels' decision values and updates). It then replays the combiner over the round
-(:mod:`omkl_dist.engine._combine`), which gives the in-process engine's weights, scores and
-mistakes bit for bit. The replay is the engine's
-(:meth:`~omkl_dist.engine.protocol.Engine.replay_round`): the coordinator calls the engine interface
-and never branches on the kind of engine.
+Per round (a segment of the stream where the in-process engine's segments end: the adapter's
+``round_ends``) the coordinator sends every shard one request (the weights, the previous round's
+update) and gets one reply. In a kernel-split round each shard learns its kernels and replies
+their decision values and updates; the coordinator then replays the combiner over the round
+(the adapter's ``replay_round``), which gives the in-process engine's weights, scores and mistakes
+bit for bit. The coordinator calls the engine's round adapter (:mod:`.rounds`) and never branches
+on the kind of engine or rule.
 
-The rounds of the rules with stochastic updates (SPA, OMKC (S,D) and (S,S)) are split by rows
-instead: their kernels are coupled through the weights each sampled update reads (and under SPA
-one kernel can hold most support vectors). Every shard scores a range of the round's rows with
-all kernels, and the first shard -- on the coordinator's worker, called directly -- runs the
-recurrence of all kernels over the round, the in-process code on the same numbers. SPA on
-dot/gaussian kernels starts it on the round's first rows while the others still score theirs;
-the others first compute the round's own kernel matrix. The coordinator moves rows between the
-first shard and the others from round to round so that their scores arrive about when it is
-ready for them.
+Jobs whose kernels are coupled within a round (:func:`.rounds.splits_rows`) have row-split rounds
+instead. Every shard scores a range of the round's rows with all kernels, and the first shard (the
+lead) -- on the coordinator's worker, called directly -- runs the recurrence of all kernels over
+the round, the in-process code on the same numbers; with the adapter's early start it begins on
+its own rows while the others still score theirs. The coordinator moves rows between the lead and
+the others from round to round so that their scores arrive about when it is ready for them.
+
+Kernel selection (a model that learns every kernel over a prefix of the stream, then keeps one):
+a round ends where the prefix ends, the adapter selects the kernel, and every shard keeps only it
+from the next request on.
 
 Shards may be plain objects (tests) or Dask actor handles: a call's result is awaited when it is
 awaitable.
@@ -34,8 +33,8 @@ import time
 
 import numpy as np
 
-from ..engine.protocol import engine_class
 from .partition import row_ranges
+from .rounds import round_adapter
 
 # row-split rounds: how far one round's timing moves the first shard's share of the rows
 BALANCE_GAIN, BALANCE_STEP = 0.3, 0.05
@@ -83,23 +82,18 @@ class Coordinator:
         The kernels each shard owns (positions in the model's kernel list).
     arrays, scalars : dict
         The model's engine state (:meth:`~omkl_dist.engine.protocol.Engine.state`; the coordinator
-        keeps the engine's ``COMBINER_ARRAYS`` and replays its combiner with ``replay_round``).
+        keeps its round adapter's ``COMBINER_ARRAYS`` and replays the combiner with its ``replay_round``).
     n_rows : int
         Length of the stream; the job ends there.
     checkpoint_every : int
         Rounds between checkpoints (``run_rounds`` stops at each); 0 = never.
     history : list, optional
         ``(instances seen, mistakes)`` after each earlier round (a resumed job's metrics).
-    keep_best_at : int or None
-        Perceptron(*): after this many instances keep only the kernel with the fewest mistakes
-        (its validation ends there), as :class:`PerceptronStar` does in-process.
-    split_rows : bool
-        Row-split rounds (:meth:`Engine.splits_rows`): every shard scores part of the rows
-        with all kernels, the first shard runs the recurrence; otherwise each shard learns its
-        kernels (``parts``) and the combiner is replayed here.
+    select_kernel_at : int or None
+        After this many instances only one kernel goes on (the adapter's
+        :meth:`~.rounds.SelectsKernel.select_kernel`), as the estimator does in-process.
     round_ends : Rounds
-        Where rounds end: the in-process engine's segments
-        (:func:`~omkl_dist.engine.local.segmenting`), so rounds end where its segments do.
+        Where rounds end: the in-process engine's segments (the adapter's ``round_ends``).
     """
 
     def __init__(
@@ -111,30 +105,31 @@ class Coordinator:
         n_rows: int,
         checkpoint_every: int = 0,
         history=None,
-        keep_best_at=None,
-        split_rows=False,
+        select_kernel_at=None,
         *,
         round_ends,
     ):
         self.shards = list(shards)
-        self.split_rows, self.round_ends = bool(split_rows), round_ends
+        self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
+        # row-split rounds: every shard scores part of the rows with all kernels, the first shard runs
+        # the recurrence; else each shard learns its kernels (``parts``) and the combiner is replayed here
+        self.split_rows, self.round_ends = self.adapter.SPLITS_ROWS, round_ends
         self._lead = _in_process(self.shards[0])
         if self.split_rows and self._lead is None:
             raise ValueError("row-split rounds need the first shard in the coordinator's process (same worker)")
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
-        self.engine = engine_class(scalars)  # replays the combiner over kernel-split rounds
         self.scalars = dict(scalars)
         # the combiner's state: what the coordinator owns of the engine's (a model saved before OM-2
         # has no ‖θ_j‖²: zeros)
         self.combiner = {
             name: np.zeros(len(arrays["w"])) if name == "sqnorm" and name not in arrays else np.array(arrays[name])
-            for name in self.engine.COMBINER_ARRAYS
+            for name in self.adapter.COMBINER_ARRAYS
         }
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
         self.m = len(self.combiner["w"])
-        self.keep_best_at = keep_best_at if keep_best_at is not None and self.m > 1 else None
+        self.select_kernel_at = select_kernel_at if select_kernel_at is not None and self.m > 1 else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
         self._awaited = []  # the scores the first shard's thread waits for in a row-split round
@@ -178,8 +173,8 @@ class Coordinator:
         self.n_mistakes += int(mistakes.sum())
         self.rounds += 1
         self.history.append((self.n_seen, self.n_mistakes))
-        if self.keep_best_at is not None and self.n_seen == self.keep_best_at:
-            self._keep_best()
+        if self.select_kernel_at is not None and self.n_seen == self.select_kernel_at:
+            self._select_kernel()
         now = time.perf_counter()
         self.timing["combine_s"] += now - t_combine
         self.timing["round_s"] += now - t_start
@@ -188,8 +183,8 @@ class Coordinator:
     def _round_size(self, g):
         """Rows of the round starting at instance g: the in-process segment."""
         n = self.round_ends.length(g, self.n_rows - g)
-        if self.keep_best_at is not None and g < self.keep_best_at:
-            n = min(n, self.keep_best_at - g)
+        if self.select_kernel_at is not None and g < self.select_kernel_at:
+            n = min(n, self.select_kernel_at - g)
         return n
 
     async def _round_kernels(self, n, next_n):
@@ -207,7 +202,7 @@ class Coordinator:
         outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
         self._time_shards(outs)
-        mistakes, self.pending = self.engine.replay_round(
+        mistakes, self.pending = self.adapter.replay_round(
             self.combiner, self.scalars, outs[0]["y"], self.parts, outs, g
         )
         return mistakes, t_combine
@@ -266,12 +261,12 @@ class Coordinator:
             self.timing["shard_io_s"][i] += out["io_seconds"]
         self.timing["slowest_shard_s"] += max(out["seconds"] + out["io_seconds"] for out in outs)
 
-    def _keep_best(self):
-        """End of Perceptron(*)'s validation: only the kernel with the fewest mistakes goes on."""
-        best = int(np.argmin(self.combiner["kernel_mistakes"]))
-        self.combiner = {name: value[[best]].copy() for name, value in self.combiner.items()}
-        self.parts = [np.array([0] if best in part else [], dtype=np.int64) for part in self.parts]
-        self.m, self.keep, self.keep_best_at = 1, best, None
+    def _select_kernel(self):
+        """The end of the prefix over which every kernel learns: only the adapter's choice goes on."""
+        chosen = self.adapter.select_kernel(self.combiner)
+        self.combiner = {name: value[[chosen]].copy() for name, value in self.combiner.items()}
+        self.parts = [np.array([0] if chosen in part else [], dtype=np.int64) for part in self.parts]
+        self.m, self.keep, self.select_kernel_at = 1, chosen, None
 
     async def _flush(self):
         if self.pending is not None:

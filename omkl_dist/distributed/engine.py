@@ -20,11 +20,8 @@ from __future__ import annotations
 import contextlib
 import time
 
-import numpy as np
-
-from ..engine.protocol import Rule, engine_class
 from .coordinator import Coordinator
-from .partition import partition_kernels
+from .rounds import round_adapter
 from .shard import KernelShard, engine_program
 
 
@@ -92,7 +89,7 @@ class DaskEngine:
         return fit_on_cluster(self, model, dataset, **options)
 
     def run(
-        self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, keep_best_at=None
+        self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, select_kernel_at=None
     ) -> dict:
         """Learn until row ``n_rows`` of the stream.
 
@@ -100,7 +97,8 @@ class DaskEngine:
         ``{"arrays", "scalars"}`` (a fresh model's engine state) or
         ``{"checkpoint": DIR, "history": [...]}``. ``on_progress(progress)`` is called after every
         coordinator call; ``on_checkpoint(arrays, scalars, history)`` must write a checkpoint and
-        return its directory (used to recover). Returns ``{"arrays", "scalars", "history",
+        return its directory (used to recover). ``select_kernel_at``: instances after which only one
+        kernel goes on (:class:`~.coordinator.Coordinator`). Returns ``{"arrays", "scalars", "history",
         "timing", "failures"}``: the final engine state.
         """
         self.job, self.failures, self._last_checkpoint = job, [], None  # (an engine may run several jobs)
@@ -110,7 +108,7 @@ class DaskEngine:
             raise RuntimeError("the cluster has no workers; start some (omkl cluster up --workers 2)")
         while True:
             try:
-                return self._attempt(restore, n_rows, on_progress, on_checkpoint, keep_best_at)
+                return self._attempt(restore, n_rows, on_progress, on_checkpoint, select_kernel_at)
             except Exception as exc:  # noqa: BLE001 - sorted below: a lost worker, or an error of the job
                 if not self._workers_changed():
                     raise  # the same workers are all there: a bad job (data, parameters), not a dead worker
@@ -125,7 +123,7 @@ class DaskEngine:
                 self._wait_for_workers(expected_workers)
 
     # --- one attempt: actors from ``start`` until done or a failure -------------------------
-    def _attempt(self, start, n_rows, on_progress, on_checkpoint, keep_best_at):
+    def _attempt(self, start, n_rows, on_progress, on_checkpoint, select_kernel_at):
         arrays, scalars, history = self._coordinator_start(start)
         program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
         workers = self._current_workers()
@@ -135,14 +133,8 @@ class DaskEngine:
         self._workers = workers
         self.n_workers = len(workers)
         n_shards = self.n_shards or len(workers)
-        rule = Rule(scalars["rule"]) if "rule" in scalars else None  # (the budget and OKS engines have none)
-        engine = engine_class(scalars)
-        split_rows = engine.splits_rows(scalars)
-        parts = (
-            [np.arange(program.m)] * n_shards
-            if split_rows  # every shard scores with all kernels
-            else partition_kernels(program, rule, n_shards)
-        )
+        adapter = round_adapter(scalars)
+        parts = adapter.partition(program, scalars, n_shards)
         shard_state = start if "checkpoint" in start else {"arrays": arrays, "scalars": scalars}
         futures, coord = [], None
         try:
@@ -170,9 +162,8 @@ class DaskEngine:
                     n_rows,
                     self.checkpoint_every,
                     history,
-                    keep_best_at,
-                    split_rows,
-                    round_ends=engine.rounds(scalars, program),
+                    select_kernel_at,
+                    round_ends=adapter.round_ends(scalars, program),
                     actor=True,
                     workers=[workers[0]],
                     pure=False,
@@ -216,7 +207,7 @@ class DaskEngine:
         (every shard's copy of the pool is the same; the budget baselines' buffers are per shard)."""
         cstate = coord.state().result(timeout=self.call_timeout)
         scalars = {**scalars, "n_seen": cstate["n_seen"], "n_mistakes": cstate["n_mistakes"]}
-        arrays, scalars = engine_class(scalars).gather(
+        arrays, scalars = round_adapter(scalars).gather(
             cstate["arrays"], scalars, lambda i: shards[i].model_part().result(timeout=self.call_timeout), len(shards)
         )
         return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}

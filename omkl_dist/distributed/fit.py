@@ -158,7 +158,7 @@ def fit_on_cluster(
         n_rows,
         on_progress=progress,
         on_checkpoint=on_checkpoint if store is not None else None,
-        keep_best_at=getattr(model, "validation_size_", None),
+        select_kernel_at=getattr(model, "validation_size_", None),  # Perceptron(*)'s validation prefix
     )
     seconds = time.perf_counter() - t0
     model.set_engine_state(result["arrays"], result["scalars"])

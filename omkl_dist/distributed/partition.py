@@ -1,6 +1,6 @@
 """How a round is shared among shards: by rows (:func:`row_ranges`) or by kernels
 (:func:`partition_kernels`); which of the two is the engine's choice
-(:meth:`~omkl_dist.engine.protocol.Engine.splits_rows`)."""
+(:func:`.rounds.splits_rows`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[t
 def partition_kernels(program, rule: Rule | None, n_shards: int) -> list[np.ndarray]:
     """Split the kernels into at most ``n_shards`` groups (any split gives the same model).
 
-    For the rules whose rounds are not split by rows (:meth:`Engine.splits_rows`): deterministic updates
+    For the rules whose rounds are not split by rows (:func:`.rounds.splits_rows`): deterministic updates
     keep dense pools, scanned with all gaussians of a chain derived from one ``exp``, so shards get
     runs of consecutive kernels in evaluation order (dot kernels, then gaussians widest first) and
     compute few anchors. Perceptron(u) updates every kernel on the *average* kernel's mistake, so

@@ -1,14 +1,13 @@
 """KernelShard: one worker's part of a distributed online model (docs/design.md, "A cluster run").
 
-A shard owns the *learning* of some kernels: it computes their decision values and decides their
-updates. It keeps a copy of the whole support-vector pool (every shard appends the same rows with
-the same coefficients, sent by the coordinator once per round), so each of its kernels is
-evaluated with exactly the data layout and arithmetic of the in-process engine and the result is
-the in-process result bit for bit, however the kernels are split. The pool's dot products are
-repeated on every shard; the kernel evaluations, the bulk of the work, are not.
-
-The budget baselines (RBP, Forgetron, BOGD, BPAS) keep an independent fixed-size buffer per
-kernel: there a shard holds only its kernels' buffers and nothing is exchanged but scores.
+A shard owns the *learning* of some kernels (a kernel-split round: it computes their decision
+values and decides their updates) or the scoring of some rows (a row-split round; the lead shard
+also runs the recurrence). What it keeps of the model and how it learns are the engine's round
+adapter's (:mod:`.rounds`): with a shared support-vector pool every shard keeps a copy of the whole
+pool (every shard appends the same rows with the same coefficients, sent by the coordinator once
+per round), so each kernel is evaluated with exactly the data layout and arithmetic of the
+in-process engine and the result is the in-process result bit for bit, however the work is split;
+with a buffer per kernel a shard holds only its kernels' buffers and nothing is exchanged but scores.
 
 It reads its rows straight from the zarr store, in the job's order; feature data never pass
 through the coordinator or the client.
@@ -26,6 +25,7 @@ from ..kernels import make_pool
 from ..preprocessing import Scaler
 from ..scoring.program import compile_program
 from ..scoring.rows import sqnorms
+from .rounds import round_adapter
 
 # how long the first shard of a row-split round waits for another shard's scores before giving up
 SCORES_TIMEOUT = 600.0
@@ -66,8 +66,9 @@ class KernelShard:
             arrays, scalars = state["arrays"], state["scalars"]
         program = engine_program(job["kernel_pool"], arrays["kernel_ids"])
         kernels = np.asarray(kernels, dtype=np.int64)
-        self.engine = engine_class(scalars).from_state(program, arrays, scalars).shard_part(kernels)
-        self.act = kernels  # the model's kernels this shard learns (a budget part learns all it holds)
+        self.rounds = round_adapter(scalars)(engine_class(scalars).from_state(program, arrays, scalars), kernels)
+        self.engine = self.rounds.engine  # what this shard keeps of the model
+        self.act = kernels  # the model's kernels this shard learns (a part holding only its kernels learns all)
         self.kernel_pool = job["kernel_pool"]
         self.scaler = Scaler.from_dict(job["scaler"])
         # labels as the engine takes them: ±1 (binary model) or class indices (multi-class model; a
@@ -83,15 +84,15 @@ class KernelShard:
         self._last = None  # (X, ‖x‖²) of the last round, until the coordinator says which rows to keep
         self._labels = None  # the last round's labels (row-split rounds)
         self._ahead = None  # (n, future of the next round's rows), read while this shard would idle
-        self._uniforms_ahead = None  # the first shard of row-split rounds: ((g, n), future of their uniforms)
+        self._prepared = None  # the lead of row-split rounds: ((g, n), future of the next round's prepare)
         self._background = None
 
     def step(self, request: dict) -> dict:
         """One round: keep last round's support vectors, then learn the next ``n`` rows.
 
-        ``request``: ``n``, ``w`` (the model's weights now), ``append`` (``(rows, coef)`` of the
-        last round or None), ``keep`` (Perceptron(*): the one kernel to keep from now on, or None)
-        and ``labels`` (return the rows' labels). Returns this shard's
+        ``request``: ``n``, ``w`` (the model's weights now), ``append`` (the last round's update or
+        None), ``keep`` (the one kernel to keep from now on, or None: :meth:`apply`) and ``labels``
+        (return the rows' labels). Returns this shard's
         kernels' decision values ``F`` (n × own), the rows they updated on with their
         coefficients, the compute time and the time spent reading rows and appending.
         """
@@ -100,7 +101,7 @@ class KernelShard:
         n = int(request["n"])
         X, y = self._read(n)
         t0 = time.perf_counter()
-        out = self.engine.kernel_round(X, y, request["w"], self.act)
+        out = self.rounds.kernel_round(X, y, request["w"], self.act)
         xsq = out.pop("xsq", None)  # (a shared-pool engine: the round's rows may join the pool)
         self._last = (X, xsq) if xsq is not None else None
         out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
@@ -143,7 +144,7 @@ class KernelShard:
         y = np.searchsorted(self.classes, y) if self.classes is not None else y
         return self.engine.rows(self.scaler.transform(X)), y.astype(np.float64)
 
-    # --- row-split rounds (SPA, stochastic OMKC, multi-class: Engine.splits_rows) --------------------
+    # --- row-split rounds (RowSplit adapters) -------------------------------------------------------
     def score(self, request: dict) -> dict:
         """Keep last round's support vectors, read the next ``n`` rows and score rows ``lo:hi`` of
         them with every kernel against the pool. Returns ``F`` ((hi-lo) × m) and the times."""
@@ -154,34 +155,35 @@ class KernelShard:
         xsq = sqnorms(X)  # (the rows' squared norms, for a shared pool's append)
         self._last, self._labels = (X, xsq), y
         t0 = time.perf_counter()
-        e = self.engine
-        F = e.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, e.score_width))
+        r = self.rounds
+        F = r.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, r.score_width))
         seconds = time.perf_counter() - t0
         self._read_ahead(request)
         return {"F": F, "seconds": seconds, "io_seconds": t0 - t_in}
 
     def score_and_learn(self, request: dict, rest) -> dict:
-        """The first shard's part of a row-split round: :meth:`score` the round's first rows, start
-        the recurrence of every kernel over them at once, and go on over the other shards' rows
-        as their scores arrive (``rest``: one :class:`concurrent.futures.Future` per other shard,
-        in row order, giving its ``F``) -- the in-process :meth:`LocalEngine.run_segment` on the
-        same numbers (:meth:`LocalEngine.scored_segment`). The OMKC variants need every score
-        and the round's own kernel matrix first (:meth:`LocalEngine.learn_scored`). This shard's
-        engine holds the weights; returns them with the round's mistakes and new support vectors,
-        the compute and reading times, and the time spent waiting for the other shards' scores."""
+        """The lead shard's part of a row-split round: :meth:`score` the round's first rows, then
+        run the recurrence of every kernel over the whole round, the in-process recurrence on the
+        same numbers, given the other shards' scores (``rest``: one
+        :class:`concurrent.futures.Future` per other shard, in row order, giving its ``F``). With
+        the adapter's early start (:meth:`RowSplit.early_start`) the recurrence starts on this
+        shard's rows and goes on over the others' as they arrive; otherwise it needs every score
+        first (:meth:`RowSplit.learn_scored`). This shard's engine holds the weights; returns them
+        with the round's mistakes and update, the compute and reading times, and the time spent
+        waiting for the other shards' scores."""
         part = self.score(request)
         t0 = time.perf_counter()
-        (X, xsq), y, e = self._last, self._labels, self.engine
-        if e.lazy_gram:  # SPA: the recurrence starts on this shard's rows while the others score theirs
-            segment = e.scored_segment(X, xsq, y, self._uniforms(e.n_seen, len(y)))
+        (X, xsq), y, r, e = self._last, self._labels, self.rounds, self.engine
+        recurrence = r.early_start(X, xsq, y, self._prepared_for(e.n_seen, len(y)))
+        if recurrence is not None:  # starts on this shard's rows while the others score theirs
             next_n = int(request.get("next_n") or 0)
-            if next_n:  # drawn while this shard waits for the others' scores, after the next rows are read
+            if next_n:  # computed while this shard waits for the others' scores, after the next rows are read
                 g = e.n_seen + len(y)
-                self._uniforms_ahead = ((g, next_n), self._in_background(e.spa_uniforms, g, next_n))
-            feed, finish = segment.feed, segment.result
-        else:  # every score first, then the round's own kernel matrix and the recurrence
+                self._prepared = ((g, next_n), self._in_background(r.prepare, g, next_n))
+            feed, finish = recurrence.feed, recurrence.result
+        else:  # every score first
             scores = []
-            feed, finish = scores.append, lambda: e.learn_scored(X, xsq, y, np.concatenate(scores))
+            feed, finish = scores.append, lambda: r.learn_scored(X, xsq, y, np.concatenate(scores))
         feed(part["F"])
         wait, ready = 0.0, time.perf_counter()
         for future in rest:
@@ -193,8 +195,8 @@ class KernelShard:
         e.n_seen += len(y)
         return {
             "mistakes": mistakes,
-            "update": e.learned_update(coef),
-            "arrays": {name: np.array(getattr(e, name), copy=True) for name in e.COMBINER_ARRAYS},
+            "update": r.learned_update(coef),
+            "arrays": r.combiner_arrays(),
             "seconds": part["seconds"] + time.perf_counter() - t0 - wait,
             "io_seconds": part["io_seconds"],
             "wait_seconds": wait,
@@ -202,29 +204,28 @@ class KernelShard:
             "score_seconds": part["seconds"],
         }
 
-    def _uniforms(self, g, n):
-        """The round's uniforms if drawn ahead (else None: the engine draws them)."""
-        ahead, self._uniforms_ahead = self._uniforms_ahead, None
+    def _prepared_for(self, g, n):
+        """The adapter's :meth:`RowSplit.prepare` of the round if computed ahead (else None)."""
+        ahead, self._prepared = self._prepared, None
         return ahead[1].result() if ahead is not None and ahead[0] == (g, n) else None
 
     def apply(self, append, keep=None) -> None:
-        """Apply the last round's update (:meth:`Engine.apply_update`: a shared pool's new support
-        vectors ``(rows, coef)``; OKS's also the weights); then, if ``keep`` is a kernel position,
-        drop every other kernel (Perceptron(*))."""
+        """Apply the last round's update (:meth:`RoundAdapter.apply_update`, e.g. a shared pool's new
+        support vectors); then, if ``keep`` is a kernel position, drop every other kernel
+        (:meth:`SelectsKernel.keep_kernel`)."""
         if append is not None:
             if self._last is None:
                 raise RuntimeError("no round to append support vectors from")
             X, xsq = self._last
-            self.engine.apply_update(X, xsq, append)
+            self.rounds.apply_update(X, xsq, append)
             self._last = None
         if keep is not None:
-            e = self.engine
-            e.keep_kernels([keep], engine_program(self.kernel_pool, e.kernel_ids[[keep]]))
+            self.rounds.keep_kernel(keep, engine_program(self.kernel_pool, self.engine.kernel_ids[[keep]]))
             self.act = np.array([0] if keep in self.act else [], dtype=np.int64)
 
     def model_part(self):
-        """This shard's part of the whole model (:meth:`Engine.model_part`: the pool, or its kernels'
-        buffers), once the last round is applied."""
+        """This shard's part of the whole model (:meth:`RoundAdapter.model_part`: the pool, or its
+        kernels' buffers), once the last round is applied."""
         if self._last is not None:
             raise RuntimeError("the last round's support vectors are not applied yet")
-        return self.engine.model_part()
+        return self.rounds.model_part()

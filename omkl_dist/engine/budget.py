@@ -55,7 +55,6 @@ from ..scoring.pool import blas_dots_exact, integral_bound, writable
 from ..scoring.program import KernelProgram, compile_program, independent_program
 from ..scoring.rows import dense_rows
 from ._budget_loops import budget_block, budget_scores
-from .local import Rounds, segmenting
 from .records import BudgetBuffers, BudgetKernels, BudgetRows
 
 if TYPE_CHECKING:
@@ -366,55 +365,6 @@ class BudgetEngine:
         D = np.empty((n, m, cmax))
         fixed_dots(Xs, np.ascontiguousarray(self.sv_X[:, :cmax].transpose(0, 2, 1)), self.n_used, D)
         return D, None
-
-    # ------------------------------------------------------------------ distribution (engine.protocol)
-    COMBINER_ARRAYS = ("w", "logw", "kernel_ids")  # the shards count each kernel's mistakes themselves
-
-    @staticmethod
-    def rounds(scalars: dict, program) -> Rounds:
-        """A round is one block (in segments of at most ``MAX_SEGMENT`` rows)."""
-        return segmenting(None, program, int(scalars["block_size"]))
-
-    @staticmethod
-    def splits_rows(scalars: dict) -> bool:
-        """Always by kernels: a kernel's buffer and learner are independent of the others'."""
-        return False
-
-    def shard_part(self, positions) -> "BudgetEngine":
-        """A shard keeps only its kernels' buffers (:meth:`subset`)."""
-        return self.subset(positions)
-
-    def kernel_round(self, X, y, w, act) -> dict:
-        """Learn this part's kernels over the round (:meth:`kernel_step`; the combiner's weights
-        ``w`` are the coordinator's business, ``act`` is every kernel of the part)."""
-        return self.kernel_step(X, y, self.n_seen)
-
-    def model_part(self) -> "BudgetEngine":
-        """This part's kernels, merged by :meth:`gather`."""
-        return self
-
-    @staticmethod
-    def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
-        """:func:`~omkl_dist.combiners.hedge_loss.combine` over the shards' class scores and losses (kernel
-        k's K columns at ``k K .. k K + K − 1``); nothing for the shards to apply."""
-        n, m, K = len(y), len(combiner["w"]), int(scalars.get("n_classes", 1))
-        F, loss = np.empty((n, m * K)), np.empty((n, m))
-        for part, out in zip(parts, outs):
-            F[:, (part[:, None] * K + np.arange(K)).ravel()] = out["F"]
-            loss[:, part] = out["loss"]
-        _, mistakes = combine(y, F, loss, combiner["logw"], combiner["w"], float(scalars["gamma"]), K)
-        return mistakes, None
-
-    @classmethod
-    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
-        """The shards' kernels merged, with the coordinator's Hedge weights and counters."""
-        merged = cls.merge(
-            [part_of(i) for i in range(n_shards)],
-            logw=combiner["logw"],
-            w=combiner["w"],
-            n_mistakes=scalars["n_mistakes"],
-        )
-        return merged.state()
 
     # ------------------------------------------------------------------ state, shards
     def state(self) -> tuple[dict, dict]:

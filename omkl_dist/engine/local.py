@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..combiners.codes import OM2, SD, SPA, SS, STOCHASTIC
+from ..combiners.codes import OM2, SPA, STOCHASTIC
 from ..randomness import uniforms
 from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
@@ -24,9 +24,9 @@ from ..scoring.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writabl
 from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, check_width, dot_gauss_plan, kernel_scales
 from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ..scoring.scan import pool_scores
-from ._combine import omkc_combine
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
+from .hyper import RuleHyper, hyper_class, saved_scalars
 from .records import HedgeState, OMKCParams, SPAParams
 
 if TYPE_CHECKING:
@@ -140,29 +140,21 @@ class LocalEngine:
     n_features : int
     rule : int
         Combination/update rule code from :mod:`omkl_dist.combiners.codes`.
-    beta, delta : float
-        Hedge discount and sampling smoothing (OMKC family).
-    gamma, alpha, spa_beta, eta, delta : float
-        SPA's loss discount, support-vector sampling ratio α/β and aggressiveness.
-    hedge_mistake : bool
-        SPA's Hedge discounts by mistakes rather than hinge losses.
+    hyper : OMKCHyper, SPAHyper or OM2Hyper, optional
+        The rule's hyper-parameters (:func:`~.hyper.hyper_class` of ``rule``; default: its defaults).
     n_classes : int
         1 for binary models (labels ±1, one coefficient per kernel), else K (labels 0..K-1, one
         coefficient per kernel and class; OM-2 always, the OMKC family for K > 2).
-    q, bounded_norm : float, bool
-        OM-2's dual norm exponent and whether ‖z‖²_{2,q} takes its bound 2F^{2/q}.
     seed : int
     block_size : int
     block_sync : bool
         Stochastic-update sampling uses the weights of the block start (the distributed mode).
     sparse : bool
         Keep the rows as CSR (wide sparse data, :mod:`omkl_dist.scoring.rows`); dot-product and
-        gaussian kernels only. :meth:`learn`, :meth:`kernel_scores` and :meth:`kernel_round` take
-        rows dense or sparse and convert them (:meth:`rows`); the segment-level methods a shard
-        calls take rows already converted (a shard converts what it reads once).
+        gaussian kernels only. :meth:`learn` and :meth:`kernel_scores` take rows dense or sparse
+        and convert them (:meth:`rows`); the segment-level methods take rows already converted (a
+        shard converts what it reads once).
     """
-
-    HYPER = ("beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "n_classes", "q", "bounded_norm")
 
     def __init__(
         self,
@@ -173,16 +165,8 @@ class LocalEngine:
         seed: int,
         block_size: int,
         block_sync: bool,
-        beta: float = 1.0,
-        delta: float = 1.0,
-        gamma: float = 1.0,
-        alpha: float = 1.0,
-        spa_beta: float = 1.0,
-        eta: float = 1.0,
-        hedge_mistake: bool = False,
+        hyper: RuleHyper | None = None,
         n_classes: int = 1,
-        q: float = 2.0,
-        bounded_norm: bool = False,
         sparse: bool = False,
     ) -> None:
         if sparse and program.fast is None:
@@ -193,10 +177,11 @@ class LocalEngine:
         check_width(program, n_features)
         self.program = program
         self.rule = int(rule)
-        self.beta, self.delta, self.gamma = float(beta), float(delta), float(gamma)
-        self.alpha, self.spa_beta, self.eta = float(alpha), float(spa_beta), float(eta)
-        self.hedge_mistake = bool(hedge_mistake)
-        self.n_classes, self.q, self.bounded_norm = int(n_classes), float(q), bool(bounded_norm)
+        family = hyper_class(self.rule)
+        if hyper is not None and type(hyper) is not family:
+            raise TypeError(f"rule {self.rule} takes {family.__name__} hyper-parameters, got {type(hyper).__name__}")
+        self.hyper = family() if hyper is None else hyper
+        self.n_classes = int(n_classes)
         self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
         m = program.m
         self.kernel_ids = np.arange(m)
@@ -260,7 +245,7 @@ class LocalEngine:
     def om2_factors(self) -> np.ndarray:
         """OM-2's kernel factors α_j of the current model (0 before the first update)."""
         out = np.zeros(self.program.m)
-        om2_alphas(self.sqnorm, self.q, out)
+        om2_alphas(self.sqnorm, self.hyper.q, out)
         return out
 
     def n_support(self) -> np.ndarray:
@@ -291,6 +276,7 @@ class LocalEngine:
         """:func:`spa_lazy_gram` for this engine."""
         return spa_lazy_gram(self.rule, self.program)
 
+    # --- a segment computed in parts (the row-split rounds of omkl_dist.distributed.rounds) ----
     def score_rows(self, Xs, xsq, lo, hi):
         """Every kernel's decision values on rows ``lo:hi`` of a segment against the pool as it
         is (no update): a shard's part of a round. Which dot products are taken in fixed order
@@ -376,8 +362,8 @@ class LocalEngine:
                 G,
                 diag_values(self.program, xsq, Xs),
                 self.sqnorm,
-                self.q,
-                self.bounded_norm,
+                self.hyper.q,
+                self.hyper.bounded_norm,
                 act,
                 self.n_classes,
             )
@@ -387,7 +373,7 @@ class LocalEngine:
             return segment.result()
         n, m = len(ys), self.program.m
         U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
-        params = OMKCParams(self.rule, g, self.block_size, self.block_sync, self.beta, self.delta)
+        params = OMKCParams(self.rule, g, self.block_size, self.block_sync, self.hyper.beta, self.hyper.delta)
         if self.multiclass:
             return omkc_mc_block(ys, F_old, G, U, self._hedge_state(), params, act, self.n_classes)
         return omkc_block(ys, F_old, G, U, self._hedge_state(), params, act)
@@ -402,16 +388,9 @@ class LocalEngine:
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
         fast = (dot_gauss_plan(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
+        h = self.hyper
         params = SPAParams(
-            g,
-            self.block_size,
-            self.block_sync,
-            np.log(self.gamma),
-            self.delta,
-            self.alpha,
-            self.spa_beta,
-            self.eta,
-            self.hedge_mistake,
+            g, self.block_size, self.block_sync, np.log(h.gamma), h.delta, h.alpha, h.beta, h.eta, h.hedge_mistake
         )
         return SPASegment(
             ys,
@@ -483,10 +462,6 @@ class LocalEngine:
         return F.reshape(len(F), self.program.m, self.n_classes) if self.multiclass else F
 
     ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids", "sqnorm")
-    COMBINER_ARRAYS = ARRAYS  # the coordinator owns the weights and counters; every shard the pool
-    # rules whose kernels are coupled within a round: the weights every sampled update reads (SPA,
-    # (S,D), (S,S)), or OM-2's kernel factors from every kernel's norm
-    ROW_SPLIT_RULES = (SPA, SD, SS, OM2)
 
     def state(self) -> tuple[dict, dict]:
         """Full learning state as (numeric arrays, JSON-able scalars)."""
@@ -499,7 +474,8 @@ class LocalEngine:
             "block_sync": self.block_sync,
             "n_seen": self.n_seen,
             "n_mistakes": self.n_mistakes,
-            **{name: getattr(self, name) for name in self.HYPER},
+            **saved_scalars(self.hyper),
+            "n_classes": self.n_classes,
         }
         return arrays, scalars
 
@@ -515,8 +491,9 @@ class LocalEngine:
             block_size=scalars["block_size"],
             block_sync=scalars["block_sync"],
             sparse=is_sparse(rows),
-            **{name: scalars[name] for name in cls.HYPER if name in scalars},
-        )  # older models lack newer ones
+            hyper=hyper_class(int(scalars["rule"])).from_scalars(scalars),
+            n_classes=scalars.get("n_classes", 1),
+        )
         if arrays["pool_alpha"].shape[1] != program.m * engine.n_classes:
             raise ValueError(
                 f"state has {arrays['pool_alpha'].shape[1]} coefficient columns, the program "
@@ -528,87 +505,6 @@ class LocalEngine:
                 setattr(engine, name, np.array(arrays[name], dtype=getattr(engine, name).dtype))
         engine.n_seen, engine.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         return engine
-
-    # ------------------------------------------------------------------ distribution (engine.protocol)
-    @staticmethod
-    def splits_rows(scalars: dict) -> bool:
-        """Rows for the coupled rules and every multi-class model (whose recurrence then runs as
-        in-process); kernels for the deterministic binary rules."""
-        return int(scalars["rule"]) in LocalEngine.ROW_SPLIT_RULES or int(scalars.get("n_classes", 1)) > 1
-
-    @staticmethod
-    def rounds(scalars: dict, program) -> Rounds:
-        """Where a job's rounds end: the in-process segments (:func:`segmenting`)."""
-        return segmenting(int(scalars["rule"]), program, int(scalars["block_size"]))
-
-    def shard_part(self, positions) -> "LocalEngine":
-        """Every shard keeps the whole pool (each kernel is evaluated with the same data)."""
-        return self
-
-    @property
-    def score_width(self) -> int:
-        """Columns of :meth:`score_rows`: a decision value per kernel and class."""
-        return self.program.m * self.n_classes
-
-    @staticmethod
-    def learned_update(coef):
-        """What every shard applies after a row-split round: the rows some kernel kept, with their
-        coefficients (the first shard's pool is unchanged by :meth:`learn_scored` too)."""
-        rows = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        return rows, coef[rows]
-
-    def apply_update(self, X, xsq, update) -> None:
-        """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
-        rows, coef = update
-        self.pool.append(X[rows], xsq[rows], coef)
-
-    def kernel_round(self, X, y, w, act) -> dict:
-        """Learn kernels ``act`` over the round with the weights ``w``: their decision values
-        ``F``, the rows they updated on (``rows``, ``coef``) and ``xsq`` (to append those rows)."""
-        n, m = len(y), self.program.m
-        X = self.rows(X)
-        xsq = sqnorms(X)
-        self.w[:] = w
-        if len(act):
-            F, _, _, coef = self.run_segment(X, xsq, y, act=act)
-        else:  # owns no kernel any more (Perceptron(*) after validation): only keeps its pool copy
-            F, coef = np.empty((n, m)), np.zeros((n, m))
-        self.n_seen += n
-        own = coef[:, act]
-        rows = np.flatnonzero(np.any(own != 0.0, axis=1))
-        return {"F": np.ascontiguousarray(F[:, act]), "rows": rows, "coef": own[rows], "xsq": xsq}
-
-    def model_part(self) -> dict:
-        """The support-vector pool (identical on every shard once a round is applied)."""
-        return self.pool.state()
-
-    @staticmethod
-    def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
-        """:func:`~._combine.omkc_combine` over the shards' ``F`` and update flags; the rows some
-        kernel kept (with their coefficients) are what every shard appends next."""
-        n, m = len(y), len(combiner["w"])
-        F, coef = np.empty((n, m)), np.zeros((n, m))
-        for part, out in zip(parts, outs):
-            F[:, part] = out["F"]
-            coef[np.ix_(out["rows"], part)] = out["coef"]
-        rule, block_size = int(scalars["rule"]), int(scalars["block_size"])
-        U = (
-            uniforms(int(scalars["seed"]), g, g + n, combiner["kernel_ids"], block_size)
-            if rule in STOCHASTIC
-            else np.empty((n, m))
-        )
-        state = HedgeState(np.empty(0), combiner["w"], combiner["wsync"], combiner["kernel_mistakes"])
-        params = OMKCParams(
-            rule, g, block_size, bool(scalars["block_sync"]), float(scalars["beta"]), float(scalars["delta"])
-        )
-        _, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
-        kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        return mistakes, (kept, coef[kept])
-
-    @classmethod
-    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
-        """The coordinator's arrays plus one shard's pool."""
-        return {**combiner, **part_of(0)}, scalars
 
     def keep_kernels(self, columns, program) -> None:
         """Restrict the model to the given kernel columns (e.g. Perceptron(*) after validation)."""

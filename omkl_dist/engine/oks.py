@@ -23,7 +23,6 @@ from ..randomness import uniforms
 from ..scoring.pool import writable
 from ..scoring.program import check_width
 from ..scoring.rows import dense_rows
-from .local import Rounds
 
 if TYPE_CHECKING:
     from ..scoring.program import KernelProgram
@@ -75,7 +74,6 @@ class OKSEngine:
         sets them per epoch)
     """
 
-    COMBINER_ARRAYS = ("w", "logw", "kernel_mistakes", "kernel_updates", "kernel_ids")
     ENGINE = "oks"
 
     def __init__(
@@ -306,32 +304,10 @@ class OKSEngine:
         e.n_seen, e.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         return e
 
-    # --- distribution (engine.protocol): row-split rounds of one block ----------------------
+    # --- a round scored elsewhere (the row-split rounds of omkl_dist.distributed) ------------
     @property
     def n_classes(self) -> int:
         return self.K
-
-    @property
-    def score_width(self) -> int:
-        """Columns of :meth:`score_rows`: the drawn kernel, then its K scores."""
-        return 1 + self.K
-
-    lazy_gram = False  # the recurrence needs every row's speculative pass first
-
-    @staticmethod
-    def splits_rows(scalars: dict) -> bool:
-        """Always rows: one kernel works per row, so kernel shards would idle."""
-        return True
-
-    @staticmethod
-    def rounds(scalars: dict, program) -> Rounds:
-        """A round is one block (the speculative pass reads the weights at the block's start)."""
-        block = int(scalars["block_size"])
-        return Rounds(block, block, block)
-
-    def shard_part(self, positions) -> OKSEngine:
-        """Every shard keeps the whole model (it scores its rows with any kernel)."""
-        return self
 
     def learn_scored(self, X, xsq, y, guess_pre):
         """The recurrence of a round starting at ``n_seen`` over rows whose speculative pass ran
@@ -347,41 +323,13 @@ class OKSEngine:
         scores = out["scores"]
         return scores, scores[:, 0] if self.K == 1 else scores, out["mistakes"], coef
 
-    def learned_update(self, coef):
-        """What every other shard applies after a round: the new support vectors, the weights and
-        counters, and where the round ended."""
-        rows = np.flatnonzero(coef[:, 0] > 0)
-        return (
-            rows,
-            coef[rows],
-            self.logw.copy(),
-            self.kernel_mistakes.copy(),
-            self.kernel_updates.copy(),
-            self.n_seen,
-        )
-
-    def apply_update(self, X, xsq, update) -> None:
-        """Take another shard's round (nothing if this engine ran it itself)."""
-        rows, coef, logw, kernel_mistakes, kernel_updates, end = update
-        if end <= self.n_seen:
-            return
-        self._reserve(len(rows))
-        for row, entry in zip(rows, coef, strict=True):
-            k = int(entry[0]) - 1
-            self.P[self.n_rows] = X[row]
-            self.coef[self.n_rows] = entry[1:]
+    def append_support(self, X, kernels, coef) -> None:
+        """Add support vectors in order: rows ``X``, each one's kernel and coefficients (another
+        process's new ones, e.g. a round learnt on another shard)."""
+        self._reserve(len(X))
+        for x, k, c in zip(X, kernels, coef, strict=True):
+            self.P[self.n_rows] = x
+            self.coef[self.n_rows] = c
             self.kidx[k, self.nk[k]] = self.n_rows
             self.nk[k] += 1
             self.n_rows += 1
-        self.logw[:] = logw
-        self.kernel_mistakes[:], self.kernel_updates[:] = kernel_mistakes, kernel_updates
-        self.n_seen = int(end)
-
-    def model_part(self) -> dict:
-        arrays, _ = self.state()
-        return {name: arrays[name] for name in ("sv", "coef", "owner")}
-
-    @classmethod
-    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
-        """The coordinator's weights and counters plus one shard's support vectors."""
-        return {**combiner, **part_of(0)}, scalars

@@ -1,13 +1,13 @@
-"""The combiner half of the block recurrences, replayed from per-kernel outcomes (docs/design.md, "A cluster run").
+"""The OMKC family's combiner, replayed from per-kernel outcomes (docs/design.md, "A cluster run").
 
-In the distributed engine's kernel-split rounds each shard runs :func:`._recurrence.omkc_block`
+In the distributed engine's kernel-split rounds each shard runs
+:func:`omkl_dist.engine._recurrence.omkc_block`
 for its own kernels and returns their decision values ``F`` and which kernels updated. The
 coordinator then replays the weights over the same rows with this function, which performs the
 combiner's floating-point operations in exactly the order the in-process recurrence does, so the
 weights, combined scores and mistakes are the in-process ones bit for bit. Valid whenever a
 kernel's update does not depend on the other kernels within a block: deterministic updates (the
-rules with stochastic updates have row-split rounds instead, see
-:meth:`omkl_dist.engine.protocol.Engine.splits_rows`).
+rules with stochastic updates have row-split rounds instead, see :mod:`.row_split`).
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..combiners.codes import discounts_weights
-from ..combiners.dispatch import combined_score
-from ..combiners.hedge import hedge_update
-from ..learners.perceptron import perceptron_mistake
+from ...combiners.codes import discounts_weights
+from ...combiners.dispatch import combined_score
+from ...combiners.hedge import hedge_update
+from ...learners.perceptron import perceptron_mistake
 
 
 @njit(cache=True, nogil=True)
 def omkc_combine(y, F, updated, U, state, params):
     """Hedge over rows whose per-kernel scores ``F`` and update flags are known; returns
-    ``(score, mistakes)`` and mutates the weight state (:class:`~.records.HedgeState`) as
-    :func:`._recurrence.omkc_block` does under the same :class:`~.records.OMKCParams`."""
+    ``(score, mistakes)`` and mutates the weight state (:class:`~omkl_dist.engine.records.HedgeState`) as
+    :func:`~omkl_dist.engine._recurrence.omkc_block` does under the same
+    :class:`~omkl_dist.engine.records.OMKCParams`."""
     rule, t0, block_size, block_sync, beta, delta = params
     w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n, m = F.shape

@@ -1,0 +1,141 @@
+"""Kernel-split rounds (:class:`~.protocol.KernelSplit`): each shard learns its kernels over the
+round, the coordinator replays the combiner over their decision values.
+
+:class:`PoolKernelSplit` for the shared-pool engine's deterministic binary rules (kernels learn
+apart within a round), :class:`BudgetKernelSplit` for the budget engine (a buffer per kernel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...combiners.codes import STOCHASTIC
+from ...combiners.hedge_loss import combine
+from ...engine.budget import BudgetEngine
+from ...engine.hyper import OMKCHyper
+from ...engine.local import segmenting
+from ...engine.protocol import Rule
+from ...engine.records import HedgeState, OMKCParams
+from ...randomness import uniforms
+from ...scoring.rows import sqnorms
+from ..partition import partition_kernels
+from .omkc_replay import omkc_combine
+from .shared_pool import SharedPool
+
+
+class PoolKernelSplit(SharedPool):
+    """The shared-pool engine's kernel-split rounds: a shard runs the in-process segment for its
+    kernels, then appends the rows some kernel kept (with every shard's coefficients)."""
+
+    SPLITS_ROWS = False
+
+    @staticmethod
+    def takes(scalars: dict) -> bool:
+        """Whatever a row split does not take (:meth:`.row_split.PoolRowSplit.takes`)."""
+        return True
+
+    @staticmethod
+    def partition(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
+        """Runs of kernels in evaluation order (:func:`~..partition.partition_kernels`)."""
+        return partition_kernels(program, Rule(scalars["rule"]), n_shards)
+
+    def kernel_round(self, X, y, w, act) -> dict:
+        """Learn kernels ``act`` over the round with the weights ``w``: their decision values
+        ``F``, the rows they updated on (``rows``, ``coef``) and ``xsq`` (to append those rows)."""
+        e = self.engine
+        n, m = len(y), e.program.m
+        X = e.rows(X)
+        xsq = sqnorms(X)
+        e.w[:] = w
+        if len(act):
+            F, _, _, coef = e.run_segment(X, xsq, y, act=act)
+        else:  # owns no kernel any more (one kernel kept, another shard's): only keeps its pool copy
+            F, coef = np.empty((n, m)), np.zeros((n, m))
+        e.n_seen += n
+        own = coef[:, act]
+        rows = np.flatnonzero(np.any(own != 0.0, axis=1))
+        return {"F": np.ascontiguousarray(F[:, act]), "rows": rows, "coef": own[rows], "xsq": xsq}
+
+    @staticmethod
+    def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
+        """:func:`.omkc_replay.omkc_combine` over the shards' ``F`` and update flags; the rows some
+        kernel kept (with their coefficients) are what every shard appends next."""
+        n, m = len(y), len(combiner["w"])
+        F, coef = np.empty((n, m)), np.zeros((n, m))
+        for part, out in zip(parts, outs):
+            F[:, part] = out["F"]
+            coef[np.ix_(out["rows"], part)] = out["coef"]
+        rule, block_size = int(scalars["rule"]), int(scalars["block_size"])
+        U = (
+            uniforms(int(scalars["seed"]), g, g + n, combiner["kernel_ids"], block_size)
+            if rule in STOCHASTIC
+            else np.empty((n, m))
+        )
+        state = HedgeState(np.empty(0), combiner["w"], combiner["wsync"], combiner["kernel_mistakes"])
+        hyper = OMKCHyper.from_scalars(scalars)
+        params = OMKCParams(rule, g, block_size, bool(scalars["block_sync"]), hyper.beta, hyper.delta)
+        _, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
+        kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        return mistakes, (kept, coef[kept])
+
+
+class BudgetKernelSplit:
+    """The budget engine's rounds: a shard keeps only its kernels' buffers and learns them; only
+    scores and losses are exchanged (nothing to apply between rounds)."""
+
+    COMBINER_ARRAYS = ("w", "logw", "kernel_ids")  # the shards count each kernel's mistakes themselves
+    SPLITS_ROWS = False
+
+    def __init__(self, engine, positions):
+        self.engine = engine.subset(positions)
+
+    @staticmethod
+    def takes(scalars: dict) -> bool:
+        """Always: a kernel's buffer and learner are independent of the others'."""
+        return True
+
+    @staticmethod
+    def round_ends(scalars: dict, program):
+        """A round is one block (in segments of at most ``MAX_SEGMENT`` rows)."""
+        return segmenting(None, program, int(scalars["block_size"]))
+
+    @staticmethod
+    def partition(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
+        """Runs of kernels (:func:`~..partition.partition_kernels`)."""
+        return partition_kernels(program, None, n_shards)
+
+    def kernel_round(self, X, y, w, act) -> dict:
+        """Learn this part's kernels over the round (:meth:`BudgetEngine.kernel_step`; the
+        combiner's weights ``w`` are the coordinator's business, ``act`` is every kernel of the part)."""
+        return self.engine.kernel_step(X, y, self.engine.n_seen)
+
+    def apply_update(self, X, xsq, update) -> None:
+        """Nothing to apply: :meth:`replay_round` hands out no update."""
+
+    def model_part(self):
+        """This part's kernels, merged by :meth:`gather`."""
+        return self.engine
+
+    @staticmethod
+    def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
+        """:func:`~omkl_dist.combiners.hedge_loss.combine` over the shards' class scores and losses
+        (kernel k's K columns at ``k K .. k K + K − 1``); nothing for the shards to apply."""
+        n, m, K = len(y), len(combiner["w"]), int(scalars.get("n_classes", 1))
+        F, loss = np.empty((n, m * K)), np.empty((n, m))
+        for part, out in zip(parts, outs):
+            F[:, (part[:, None] * K + np.arange(K)).ravel()] = out["F"]
+            loss[:, part] = out["loss"]
+        _, mistakes = combine(y, F, loss, combiner["logw"], combiner["w"], float(scalars["gamma"]), K)
+        return mistakes, None
+
+    @classmethod
+    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
+        """The shards' kernels merged (:meth:`BudgetEngine.merge`), with the coordinator's Hedge
+        weights and counters."""
+        merged = BudgetEngine.merge(
+            [part_of(i) for i in range(n_shards)],
+            logw=combiner["logw"],
+            w=combiner["w"],
+            n_mistakes=scalars["n_mistakes"],
+        )
+        return merged.state()

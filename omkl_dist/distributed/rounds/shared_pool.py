@@ -1,0 +1,47 @@
+"""What both kinds of round share on :class:`~omkl_dist.engine.local.LocalEngine`: one pool of
+support vectors, whole on every shard (each kernel is evaluated with the same data)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...engine.local import segmenting
+
+
+class SharedPool:
+    """The shared-pool engine on a shard: the coordinator owns the weights and counters, every
+    shard the pool; shards append the same rows with the same coefficients after every round."""
+
+    COMBINER_ARRAYS = ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids", "sqnorm")
+
+    def __init__(self, engine, positions):
+        self.engine = engine  # every shard keeps the whole pool
+
+    @staticmethod
+    def round_ends(scalars: dict, program):
+        """The in-process segments (:func:`~omkl_dist.engine.local.segmenting`)."""
+        return segmenting(int(scalars["rule"]), program, int(scalars["block_size"]))
+
+    def apply_update(self, X, xsq, update) -> None:
+        """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
+        rows, coef = update
+        self.engine.pool.append(X[rows], xsq[rows], coef)
+
+    def model_part(self) -> dict:
+        """The support-vector pool (identical on every shard once a round is applied)."""
+        return self.engine.pool.state()
+
+    @classmethod
+    def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
+        """The coordinator's arrays plus one shard's pool."""
+        return {**combiner, **part_of(0)}, scalars
+
+    # --- kernel selection (SelectsKernel) ----------------------------------------------------
+    @staticmethod
+    def select_kernel(combiner: dict) -> int:
+        """The kernel with the fewest mistakes (the first of equals)."""
+        return int(np.argmin(combiner["kernel_mistakes"]))
+
+    def keep_kernel(self, position: int, program) -> None:
+        """Restrict the engine to kernel ``position`` (:meth:`LocalEngine.keep_kernels`)."""
+        self.engine.keep_kernels([position], program)
