@@ -259,7 +259,7 @@ def test_submit_to_a_port_that_is_no_scheduler(fake_server, tmp_path):
     synthesize(tmp_path / "data", rows=200, features=3, seed=0)
     started = time.monotonic()
     result = run_cli(
-        "submit", "--scheduler", fake_server.address, "--timeout", 2, "--algo", "spa",
+        "submit", "spa", "--scheduler", fake_server.address, "--timeout", 2,
         "--data", tmp_path / "data", "--out", tmp_path / "model", "--quiet",
     )  # fmt: skip
     assert time.monotonic() - started < 8
