@@ -19,6 +19,7 @@ import pytest
 
 from omkl_dist.cluster.local import connect, read_state
 from omkl_dist.cluster.processes import group_members
+from omkl_dist.defaults import BLOCK_SIZE
 from omkl_dist.engine.local import ROUND_GROWTH, Rounds
 from omkl_dist.storage.models import read_state as read_model
 from omkl_dist.storage.outputs import process_alive
@@ -352,6 +353,23 @@ def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, 
         sync = tmp_path / "sync"
         omkl("run", algo, *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
         assert read_model(sync)[1]["engine"]["n_mistakes"] != read_model(tmp_path / "local")[1]["engine"]["n_mistakes"]
+
+
+def test_run_and_submit_with_the_default_settings_learn_the_same_model(cluster, tmp_path):
+    """One set of defaults (block size, scaling, kernels, seed) for `omkl run` and `omkl submit`:
+    the same job given no --block-size, --seed or settings learns the same model, bit for bit, and
+    both models record the same job."""
+    data = tmp_path / "small"
+    synthesize(data, rows=600, features=4, seed=8, noise=0.05, chunk_rows=256)
+    omkl("run", "spa", "--data", data, "--quiet", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json")
+    address = cluster["scheduler_address"]
+    omkl("submit", "spa", "--scheduler", address, "--data", data, "--quiet", "--out", tmp_path / "remote")
+    local = read_model(tmp_path / "local")
+    assert_same_model(tmp_path / "remote", local)
+    jobs = [read_model(tmp_path / name)[1]["job"] for name in ("local", "remote")]
+    assert jobs[0]["block_size"] == BLOCK_SIZE and jobs[0]["settings"]["origin"] == "defaults"
+    del jobs[0]["engine"], jobs[1]["engine"]  # (how a cluster runs it: not what it learns)
+    assert jobs[0] == jobs[1]
 
 
 def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, tmp_path):

@@ -41,8 +41,8 @@ def _algorithm_command(algo: str, cls, options, callback) -> click.Command:
     docs = parameter_docs(cls)
     for name in reversed(names):
         command = _parameter_option(cls, name, docs.get(name, ""))(command)
-    summary = (cls.__doc__ or "").strip().splitlines()[0]
-    return click.command(algo, help=f"{cls.__name__}: {summary}", short_help=summary)(command)
+    summary = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())  # the docstring's first paragraph
+    return click.command(algo, help=f"{cls.__name__}: {summary}", short_help=summary.split(". ")[0])(command)
 
 
 def _parameter_option(cls, name: str, doc: str):
