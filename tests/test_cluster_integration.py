@@ -224,7 +224,7 @@ def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path
     )
     assert res.returncode == 2
     assert "belong to another job" in res.stderr
-    assert "algorithm: checkpoint has 'SPA', this command 'OMKC'" in res.stderr
+    assert "algorithm: checkpoint has 'spa', this command 'omkc'" in res.stderr
 
 
 def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(cluster, stream, tmp_path):
