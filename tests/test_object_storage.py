@@ -1,7 +1,7 @@
 """Datasets, models and checkpoints at S3 URLs, against a real S3-compatible server (moto in server
 mode) bound to 127.0.0.1 and stopped at the end: ``omkl data synth --out s3://...``, streams read
 back from S3 equal the local copy's, models saved to and loaded from S3, an output that exists is
-refused without ``overwrite``, ``omkl run --data s3://... --model-out s3://...``, and a cluster job
+refused without ``overwrite``, ``omkl run omkc --data s3://... --model-out s3://...``, and a cluster job
 whose workers read the stream from S3 and write their checkpoints and the final model there ends
 in the model ``omkl run`` learns, bit for bit.
 """
