@@ -286,7 +286,9 @@ def test_an_in_process_address_must_name_a_scheduler_of_this_process():
 
 @pytest.mark.parametrize("timeout", ["0", "-1"])
 def test_submit_timeout_must_be_positive(timeout, tmp_path):
-    result = run_cli("submit", "spa", "--scheduler", "tcp://127.0.0.1:9", "--timeout", timeout, "--data", "x", "--out", "y")
+    result = run_cli(
+        "submit", "spa", "--scheduler", "tcp://127.0.0.1:9", "--timeout", timeout, "--data", "x", "--out", "y"
+    )
     assert result.exit_code == 2 and "--timeout" in result.output
 
 
