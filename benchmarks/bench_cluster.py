@@ -25,6 +25,8 @@ from pathlib import Path
 
 from benchmarks.common import OKS_ROWS, RESULTS
 from omkl_dist.cluster.local import connect, down, up
+from omkl_dist.defaults import resolve_settings
+from omkl_dist.job import DataWindow, EngineOptions, Job
 from omkl_dist.pipelines.run import run_job
 from omkl_dist.pipelines.submit import submit_job
 from omkl_dist.storage import ingest
@@ -35,14 +37,17 @@ SWEEP = (256, 1024, 4096, 16384)
 SWEEP_ALGOS = (("SPA (beta 3)", "spa", {}, None), ("OMKC (S,S)", "omkc", {"update": "S", "combination": "S"}, 50_000))
 
 
+def _job(algo, data, params, block_size, limit, engine=EngineOptions()) -> Job:
+    """The benchmark's job: seed 0, raw features, the kernels as the estimator has them."""
+    settings = resolve_settings(scaling="none", kernels_given=True)
+    window = DataWindow(str(data), stop=limit)
+    return Job.build(algo, params, data=window, seed=0, block_size=block_size, settings=settings, engine=engine)
+
+
 def _local(algo, data, params, block_size, block_sync, limit=None) -> dict:
     params = {**params, "block_sync": True} if block_sync else params
-    run_job(
-        algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=2000, show_progress=False
-    )  # warm-up: numba's kernels loaded
-    r = run_job(
-        algo, str(data), params=params, block_size=block_size, seed=0, scaling="none", limit=limit, show_progress=False
-    )
+    run_job(_job(algo, data, params, block_size, 2000), str(data), show_progress=False)  # warm-up: numba loaded
+    r = run_job(_job(algo, data, params, block_size, limit), str(data), show_progress=False)
     return {
         "engine": "local" + (" (block-sync)" if block_sync else ""),
         "block_size": block_size,
@@ -55,29 +60,14 @@ def _local(algo, data, params, block_size, block_sync, limit=None) -> dict:
 
 
 def _dask(client, algo, data, params, block_size, out_dir, workers, limit=None) -> dict:
+    once = EngineOptions(checkpoint_every=0)
     submit_job(
-        client,
-        algo,
-        data,
-        out_dir / "warm",
-        params=params,
-        block_size=block_size,
-        seed=0,
-        limit=2000,
-        checkpoint_every=0,
-        overwrite=True,
-        show_progress=False,
+        client, _job(algo, data, params, block_size, 2000, once), out_dir / "warm", overwrite=True, show_progress=False
     )
     r = submit_job(
         client,
-        algo,
-        data,
+        _job(algo, data, params, block_size, limit, once),
         out_dir / "model",
-        params=params,
-        block_size=block_size,
-        seed=0,
-        limit=limit,
-        checkpoint_every=0,
         overwrite=True,
         show_progress=False,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from benchmarks.common import run_omkl
 
 ROWS, SAME_ROWS, BLOCK = 100_000, 2_500, 1024  # (a dense copy of more rows is refused as mostly empty)
-ALGOS = {"SPA": ("--algo", "spa"), "OMKC (S,S)": ("--algo", "omkc", "--update", "S", "--combination", "S")}
+ALGOS = {"SPA": ("spa",), "OMKC (S,S)": ("omkc", "--update", "S", "--combination", "S")}
 
 
 def _learn(data: Path, algo: tuple, trace: Path, *extra) -> dict:

@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 SCALE_ROWS = 10_000  # rows of the stream's head the scaler is fitted on
+# rows per block of every job (omkl run, submit, retrain, the runners) and estimator; measured in
+# docs/defaults.md ("Block size"): in-process and on a cluster alike
+BLOCK_SIZE = 256
+SEED = 0  # a job's seed when none is given: its estimator's random_state and its stream's order
 # The study (docs/defaults.md, 14 algorithms x 31 datasets x 5 permutations): standardised features
 # with normalised kernels are best, or within 0.5 points of the best, on 264 of 434 rows (mean gap
 # 1.20 points), the most of the six combinations, and the most often for 10 of the 14 algorithms.

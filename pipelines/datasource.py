@@ -1,94 +1,16 @@
-"""Turn ``--data`` (registry name, file, or ingested directory) into a block stream for a job.
-
-Wide sparse data (a csr dataset, or a LIBSVM file read as a CSR matrix) stays sparse all the way:
-the blocks are ``scipy.sparse.csr_matrix``, the scaler is fitted without densifying and a scaling
-that would densify them is refused before the job starts (:meth:`Scaler.check_sparse_transform`).
-"""
+"""Turn ``--data`` (a registry name, a data file or a folder) into an ingested dataset for the jobs
+that stream one from disk (``submit``, ``retrain``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
-from omkl_dist._validation import MAX_FEATURES
-from omkl_dist.defaults import SCALE_ROWS
-from omkl_dist.preprocessing import Scaler
-from omkl_dist.storage import ingest, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage import ingest, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
-from omkl_dist.storage.layout import META
-from omkl_dist.storage.location import is_remote, location
-from omkl_dist.storage.views import feature_groups, is_multiview, read_views
-
-
-@dataclass
-class JobData:
-    """A job's input: an iterable of (X, y) blocks plus what the report needs to say about it."""
-
-    blocks: object
-    n_rows: int
-    n_features: int
-    name: str
-    scaler: Scaler
-    load_seconds: float
-    label_map: list
-    spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
-    feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
-    sparse: bool = False  # rows come as scipy.sparse CSR blocks
-
-    @property
-    def classes(self) -> list:
-        """The internal labels (-1/+1, or 0..K-1 for K > 2 classes) in order."""
-        return sorted(internal for _, internal in self.label_map)
-
-
-def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
-    """A one-line hint when raw features span very different ranges (a kernel on them is ruled by
-    the widest ones): the widest and narrowest spans, and the ``--scaling`` to try."""
-    if scaling != "none" or spans is None:
-        return None
-    lo, hi = (np.asarray(a, dtype=np.float64) for a in spans)
-    width = hi - lo
-    varying = np.flatnonzero(width > 0)
-    if len(varying) < 2:
-        return None
-    wide, narrow = varying[np.argmax(width[varying])], varying[np.argmin(width[varying])]
-    if width[wide] < ratio * width[narrow]:
-        return None
-    return (
-        f"raw feature ranges differ {width[wide] / width[narrow]:,.0f}-fold (feature {wide + 1} spans "
-        f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
-        "the widest features; try --scaling standard (the default without --paper-settings) or minmax"
-    )
-
-
-class _ArrayBlocks:
-    """Consecutive row blocks of an in-memory ``X`` (an array or a CSR matrix: both slice by rows)."""
-
-    def __init__(self, X, y, rows):
-        self.X, self.y, self.rows = X, y, rows
-
-    def __iter__(self):
-        for lo in range(0, len(self.y), self.rows):
-            yield self.X[lo : lo + self.rows], self.y[lo : lo + self.rows]
-
-
-def is_ingested(path) -> bool:
-    """Whether ``path`` names an ingested dataset (a folder with meta.json, or any URL)."""
-    return is_remote(path) or (path.is_dir() and (path / META).is_file())
-
-
-def _no_label_options(data, labels: dict) -> None:
-    if labels:
-        raise ValueError(
-            f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
-            "drop --label-column/--positive-class/--features (or re-ingest with them)"
-        )
+from omkl_dist.storage.job_data import is_ingested, refuse_label_options
+from omkl_dist.storage.location import location
 
 
 def ingested_source(data, *, under, labels: dict | None = None):
@@ -100,7 +22,7 @@ def ingested_source(data, *, under, labels: dict | None = None):
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
     path = location(data)
     if is_ingested(path):
-        _no_label_options(data, labels)
+        refuse_label_options(data, labels)
         return path
     source = Path(data) if Path(data).is_dir() else resolve_dataset(data)
     target = location(under) / _source_digest(source, labels)
@@ -121,108 +43,3 @@ def _source_digest(source: Path, labels: dict) -> str:
             for block in iter(lambda: stream.read(1 << 20), b""):
                 h.update(block)
     return h.hexdigest()[:16]
-
-
-def load_job_data(
-    data: str,
-    *,
-    feed_rows: int,
-    seed: int,
-    permute: bool = True,
-    scaling: str = "none",
-    scale_rows: int | None = None,
-    limit: int | None = None,
-    labels: dict | None = None,
-    sparse_scaling: str | None = None,
-) -> JobData:
-    """Open ``data`` for an online job, fed ``feed_rows`` rows at a time; ``sparse_scaling``: the
-    scaling instead of ``scaling`` if the rows are sparse (:meth:`omkl_dist.defaults.Settings.for_sparse_rows`).
-
-    A file or registry name is parsed into memory, rows permuted with ``default_rng(seed)`` when
-    ``permute``, and the scaler fitted on the first ``scale_rows`` rows (all rows when None). An
-    ingested directory is streamed from zarr (permutation = seeded chunk order + rows within
-    chunks), with the scaler fitted on a prefix (default 10,000 rows).
-    """
-    t0 = time.perf_counter()
-    labels = {k: v for k, v in (labels or {}).items() if v is not None}
-    scaler = Scaler(scaling)
-    path = location(data)  # a URL (object storage) names an ingested dataset
-    if is_ingested(path):
-        _no_label_options(data, labels)
-        stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed, stop=limit)
-        if stream.sparse and sparse_scaling is not None:
-            scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
-        prefix = min(stream.n_rows if limit is None else limit, scale_rows or SCALE_ROWS)
-        scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
-        if stream.sparse:
-            scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
-        spans = None
-        # the advice on raw ranges: one more read of the prefix, and per-column ranges (not for data
-        # too wide to keep them, which is learnt unscaled: the estimators size nothing by the width)
-        if scaling == "none" and stream.n_features <= MAX_FEATURES:
-            ranges = Scaler("minmax").fit_prefix(stream, prefix)
-            spans = (ranges.min_, ranges.max_)
-        blocks = _Transformed(stream, scaler)
-        return JobData(
-            blocks,
-            stream.n_rows if limit is None else min(limit, stream.n_rows),
-            stream.n_features,
-            path.name,
-            scaler,
-            time.perf_counter() - t0,
-            stream.label_map,
-            spans,
-            feature_groups(stream.meta),
-            sparse=stream.sparse,
-        )
-    groups = None
-    if is_multiview(data):
-        ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
-    else:
-        ds = read_dataset(resolve_dataset(data), **labels)
-    X, y = ds.X, ds.y
-    if permute:
-        order = np.random.default_rng(seed).permutation(len(y))
-        X, y = X[order], y[order]
-    if limit is not None:
-        X, y = X[:limit], y[:limit]
-    if sp.issparse(X) and sparse_scaling is not None:
-        scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
-    head = X if scale_rows is None else X[:scale_rows]
-    scaler.fit(head)
-    if sp.issparse(X):
-        scaler.check_sparse_transform()
-    spans = _spans(head) if scaling == "none" else None
-    X = scaler.transform(X)
-    return JobData(
-        _ArrayBlocks(X, y, feed_rows),
-        len(y),
-        X.shape[1],
-        Path(str(ds.path)).name,
-        scaler,
-        time.perf_counter() - t0,
-        ds.label_map,
-        spans,
-        groups,
-        sparse=sp.issparse(X),
-    )
-
-
-def _spans(X) -> tuple:
-    """Per-feature (min, max) of ``X``; of a sparse X without densifying it (zeros included)."""
-    if sp.issparse(X):
-        ranges = Scaler("minmax").fit(X)
-        return ranges.min_, ranges.max_
-    return X.min(axis=0), X.max(axis=0)
-
-
-class _Transformed:
-    """Apply a fitted scaler to each block as it streams by."""
-
-    def __init__(self, stream, scaler):
-        self.stream, self.scaler = stream, scaler
-        self.label_map, self.n_classes = stream.label_map, stream.n_classes
-
-    def __iter__(self):
-        for X, y in self.stream:
-            yield self.scaler.transform(X), y

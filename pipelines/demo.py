@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from omkl_dist.cluster.local import connect, down, up
+from omkl_dist.defaults import resolve_settings
+from omkl_dist.job import DataWindow, Job
 from omkl_dist.storage import format_info, ingest
 from omkl_dist.storage.synth import synthesize
 
@@ -79,34 +81,13 @@ def main() -> None:
         rows = []
         with connect(state["scheduler_address"]) as client:
             for name, algo, params in JOBS:
-                report = submit_job(
-                    client,
-                    algo,
-                    stream,
-                    OUT / f"model-{algo}",
-                    params=params,
-                    block_size=1024,
-                    seed=0,
-                    checkpoint_every=50,
-                )
+                report = submit_job(client, _job(algo, params, stream), OUT / f"model-{algo}")
                 rows.append((name, report))
     finally:
         down(run_dir)
         print("cluster down: scheduler and workers stopped")
     print("the same jobs in-process (omkl run), for comparison")
-    local = [
-        run_job(
-            algo,
-            str(stream),
-            params=params,
-            block_size=1024,
-            seed=0,
-            scaling="none",
-            trace_out=None,
-            show_progress=True,
-        )
-        for _, algo, params in JOBS
-    ]
+    local = [run_job(_job(algo, params, stream), str(stream)) for _, algo, params in JOBS]
     print(
         f"\n{ROWS:,} instances, one pass test-then-train, block 1024, seed 0, raw features: on the 2-worker "
         "cluster and in-process"
@@ -126,6 +107,12 @@ def main() -> None:
     print("   ms/round: time per round not spent computing on the slowest shard: messages, reading, combining)")
     _scheduled_windows(OUT / "model-spa")
     print(f"\ndemo finished in {time.perf_counter() - t0:.1f} s")
+
+
+def _job(algo: str, params: dict, stream: Path) -> Job:
+    """A demo job: block 1024, seed 0, raw features, the kernels as the estimator has them."""
+    settings = resolve_settings(scaling="none", kernels_given=True)
+    return Job.build(algo, params, data=DataWindow(str(stream)), block_size=1024, seed=0, settings=settings)
 
 
 def _scheduled_windows(model_dir: Path) -> None:

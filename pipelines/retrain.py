@@ -21,24 +21,26 @@ import json
 import platform
 import shutil
 import signal
-import sys
 import time
+from dataclasses import replace
 from importlib import metadata
 
 import numpy as np
 
-from omkl_dist.defaults import SCALE_ROWS
-from omkl_dist.evaluation import progressive_score
+from omkl_dist.defaults import BLOCK_SIZE, SEED, resolve_settings
 from omkl_dist.evaluation.drift import PageHinkley
+from omkl_dist.job import JOB_FIELDS, DataWindow, Job
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
+from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.location import text
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore, signal_arrived, signals_held
 from omkl_dist.storage.outputs import REPORT, Terminated, check_output
-from omkl_dist.storage.views import feature_groups
 
 from .datasource import ingested_source
-from .run import kernel_settings
+from .progress import ProgressBar
+from .run_report import build_report
 from .window import Window, open_window
 
 PACKAGES = ("numpy", "scipy", "numba", "scikit-learn", "dask", "distributed", "zarr", "pyarrow")
@@ -92,8 +94,8 @@ def retrain(
     partition=None,
     algo=None,
     params=None,
-    block_size=256,
-    seed=0,
+    block_size=BLOCK_SIZE,
+    seed=SEED,
     scaling="none",
     holdout=0.2,
     gate=0.0,
@@ -133,8 +135,8 @@ def retrain(
     champion = _load_champion(store)
     if settings is not None and champion is None and algo is not None:
         settings = settings.for_sparse_rows() if window.meta.get("layout") == "csr" else settings
-        params, scaling = kernel_settings(algo, params or {}, settings), settings.scaling
-    setting = _setting(champion, algo, params or {}, block_size, seed, scaling)
+        scaling = settings.scaling
+    setting = _setting(champion, algo, params or {}, block_size, seed, scaling, settings, window)
     _check_window(window, champion)
     key, window_key = _keys(champion, window, setting, holdout)
     summary = {
@@ -195,7 +197,7 @@ def retrain(
             fit["model"],
             staged / "model",
             scaler=fit["scaler"],
-            extra_meta={"lineage": lineage},
+            extra_meta={"lineage": lineage} | ({"job": fit["job"].to_dict()} if "job" in fit else {}),
             option="the model store's staging folder",
         )
         # from here to the status line, one critical section: a signal before the version is
@@ -289,6 +291,7 @@ def _load_champion(store: ModelStore):
         )
     return {
         "version": version,
+        "path": path,
         "model": model,
         "scaler": scaler,
         "meta": meta,
@@ -297,16 +300,17 @@ def _load_champion(store: ModelStore):
     }
 
 
-def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
-    """What is trained: the champion's own algorithm and parameters (an online model continues with
-    them), or ``algo`` and ``params`` on a first run or a batch refit."""
+def _setting(champion, algo, params: dict, block_size, seed, scaling, settings, window: Window) -> dict:
+    """What is trained: the champion's own job over the window (an online model continues with
+    it), or ``algo`` and ``params`` on a first run or a batch refit. An online setting carries its
+    :class:`~omkl_dist.job.Job` (``"job"``): the champion's, with the window's rows."""
     if champion is None:
         if algo is None:
             raise ValueError(
                 "the store has no champion for this model yet: give --algo (and its --param) for the first version"
             )
         kind = _kind(algo)
-        return {
+        setting = {
             "algo": algo,
             "kind": kind,
             "params": dict(params),
@@ -314,6 +318,17 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
             "seed": seed,
             "scaling": scaling,
         }
+        if kind == "online":
+            job = Job.build(
+                algo,
+                params,
+                data=_window_rows(window),
+                seed=seed,
+                block_size=block_size,
+                settings=settings if settings is not None else resolve_settings(scaling=scaling, kernels_given=True),
+            )
+            setting.update(params=dict(job.params), job=job)
+        return setting
     lineage = champion["lineage"]
     own = lineage["algo"]
     if algo is not None and algo != own:
@@ -328,7 +343,7 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
             f"{params} differs (publish under another model name to start afresh)"
         )
     merged = {**lineage["params"], **params} if kind == "batch" else lineage["params"]
-    return {
+    setting = {
         "algo": own,
         "kind": kind,
         "params": merged,
@@ -336,6 +351,17 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling) -> dict:
         "seed": lineage["seed"],
         "scaling": lineage["scaling"],
     }
+    if kind == "online":
+        job = Job.from_dict(
+            champion["meta"]["job"], path=champion["path"], fix="promote a version made by omkl retrain"
+        )
+        setting["job"] = replace(job, data=_window_rows(window))
+    return setting
+
+
+def _window_rows(window: Window) -> DataWindow:
+    """The rows a retrain learns from: the window's head, in stored order."""
+    return DataWindow(text(window.data), start=window.start, stop=window.split, permute=False)
 
 
 def _check_window(window: Window, champion) -> None:
@@ -402,18 +428,18 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     store.check_inputs([("saved model", model_dir)])
     model, scaler, meta = load_model(model_dir)  # every hash checked
-    if not meta.get("label_map"):
+    if "job" not in meta:
         raise DataError(
-            "the saved model does not record its label map (saved by an older omkl-dist)",
+            "the saved model does not record its job (it was not saved by omkl run --model-out or omkl submit)",
             path=model_dir,
             fix="save it again with this version (omkl run --model-out / omkl submit)",
         )
+    job = Job.from_dict(meta["job"], path=model_dir, fix="save it again (omkl run --model-out / omkl submit)")
     key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:
         return {"model": name, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION)}
-    params = {k: v for k, v in meta["params"].items() if k not in ("block_size", "random_state", "feature_groups")}
-    trained = meta.get("trained_on") or {}
+    params = {k: v for k, v in meta["params"].items() if k not in JOB_FIELDS}
     champion = store.aliases().get(CHAMPION)
     lineage = {
         "model": name,
@@ -421,7 +447,7 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
         "parent": None,
         "imported_from": str(model_dir),
         "window": {
-            "source": trained.get("data"),
+            "source": job.data.location,
             "rows": [0, int(getattr(model, "n_samples_seen_", 0))],
             "sha256": None,
         },
@@ -429,10 +455,10 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
         "code": code_version(),
         "algo": _algo_of(meta),
         "params": params,
-        "seed": int(meta.get("engine", {}).get("seed", trained.get("seed", 0))),
-        "block_size": meta["params"].get("block_size"),
+        "seed": job.seed,
+        "block_size": job.block_size,
         "scaling": scaler.method,
-        "label_map": meta["label_map"],
+        "label_map": [list(pair) for pair in job.label_map],
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "gate": {
             "metric": "holdout mistake rate",
@@ -448,8 +474,7 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
             model,
             staged / "model",
             scaler=scaler,
-            extra_meta={k: v for k, v in meta.items() if k in ("trained_on", "report", "label_map")}
-            | {"lineage": lineage},
+            extra_meta={k: v for k, v in meta.items() if k in ("job", "report", "label_map")} | {"lineage": lineage},
             option="the model store's staging folder",
         )
         published = store.publish(
@@ -528,109 +553,32 @@ def _gate(watch, challenger_mistakes: np.ndarray, tolerance: float) -> dict:
 def _train(champion, window: Window, setting: dict, scheduler, show_progress) -> dict:
     if setting["kind"] == "batch":
         return _refit_batch(window, setting, scheduler)
-    if scheduler:
-        return _continue_on_cluster(champion, window, setting, scheduler, show_progress)
-    return _continue_here(champion, window, setting, show_progress)
+    return _continue(champion, window, setting, scheduler, show_progress)
 
 
-def _fresh_online(window: Window, setting: dict):
-    from .run import make_stream_estimator
+def _continue(champion, window: Window, setting: dict, scheduler, show_progress) -> dict:
+    """The champion learnt further over the window's head (or a first model learnt on it), in
+    this process or on the cluster: the same job, the same model bit for bit."""
+    start_from = None if champion is None else (champion["model"], champion["scaler"])
+    with ProgressBar(f"{setting['algo']} retrain", show=show_progress) as bar:
+        if scheduler:
+            from omkl_dist.cluster.local import connect
+            from omkl_dist.distributed.runner import DaskRunner
 
-    return make_stream_estimator(
-        setting["algo"],
-        setting["params"],
-        n_rows=window.split - window.start,
-        block_size=setting["block_size"],
-        seed=setting["seed"],
-        feature_groups=feature_groups(window.meta),
-    )
-
-
-def _first_scaler(window: Window, setting: dict) -> Scaler:
-    from omkl_dist.storage import open_stream
-
-    stream = open_stream(window.data, block_size=4096, start=window.start, stop=window.split)
-    return Scaler(setting["scaling"]).fit_prefix(stream, min(stream.n_rows, SCALE_ROWS))
-
-
-def _continue_here(champion, window: Window, setting: dict, show_progress) -> dict:
-    if champion is None:
-        model, scaler = _fresh_online(window, setting), _first_scaler(window, setting)
-        classes = sorted(internal for _, internal in window.label_map)
-    else:
-        model, scaler, classes = champion["model"], champion["scaler"], None
-    bar = _bar(window.split - window.start, f"{setting['algo']} retrain", show_progress)
-    mistakes = []
-    feed = model.feed_rows()
-    seen = int(getattr(model, "n_samples_seen_", 0))
-    try:
-        # fed whole rounds at a time, cut where the model's life is at a multiple of ``feed`` rows:
-        # the model a single run and a cluster run of the same rows give, bit for bit
-        trace = progressive_score(
-            model,
-            window.blocks(window.start, window.split, feed, scaler, first=feed - seen % feed),
-            classes=classes,
-            progress=bar.update,
-            on_outcome=lambda outcome: mistakes.append(outcome["mistakes"]),
-        )
-    finally:
-        bar.close()
+            with connect(scheduler) as client:
+                result = DaskRunner(client, on_progress=bar).fit(setting["job"], window.data, start_from=start_from)
+            where = f"dask {scheduler} ({result.accounting.workers} workers)"
+        else:
+            result = LocalRunner(on_progress=bar).fit(setting["job"], window.data, start_from=start_from)
+            where = "in-process"
     return {
-        "model": model,
-        "scaler": scaler,
-        "trace": trace.to_dict(),
-        "metrics": _online_metrics(trace.summary()),
-        "head_mistakes": np.concatenate(mistakes),
-        "where": "in-process",
-    }
-
-
-def _continue_on_cluster(champion, window: Window, setting: dict, scheduler: str, show_progress) -> dict:
-    from omkl_dist.cluster.local import connect
-    from omkl_dist.distributed.engine import DaskEngine
-
-    if champion is None:
-        model, scaler, warm = _fresh_online(window, setting), _first_scaler(window, setting), False
-    else:
-        model, scaler, warm = champion["model"], champion["scaler"], True
-    n0 = int(model.n_samples_seen_) if warm else 0
-    history = []
-    with connect(scheduler) as client:
-        fit = DaskEngine(client).fit(
-            model,
-            window.data,
-            permute=False,
-            start=window.start,
-            limit=window.split - window.start,
-            warm_start=warm,
-            scaler=scaler,
-            on_progress=lambda p: history.append((p["n_seen"] - n0, p["n_mistakes"])),
-        )
-    model = fit.model
-    n, mistakes = int(model.n_samples_seen_) - n0, int(model.mistakes_) - (history[0][1] if history else 0)
-    summary = {
-        "n": n,
-        "mistakes": mistakes,
-        "mistake_rate": mistakes / max(n, 1),
-        "seconds": fit.seconds,
-        "instances_per_second": n / fit.seconds if fit.seconds > 0 else None,
-        "n_support": {
-            "total": int(model.n_support_.sum()),
-            "per_kernel": dict(zip(model.active_kernel_names_, model.n_support_.tolist())),
-        },
-    }
-    trace = {
-        "n_seen": [h[0] for h in history[1:]],
-        "mistake_rate": [(m - history[0][1]) / max(s, 1) for s, m in history[1:]],
-        "kernel_names": list(model.active_kernel_names_),
-        "summary": summary,
-    }
-    return {
-        "model": model,
-        "scaler": fit.scaler,
-        "trace": trace,
-        "metrics": _online_metrics(summary),
-        "where": f"dask {scheduler} ({fit.n_workers} workers)",
+        "job": result.job,
+        "model": result.model,
+        "scaler": result.scaler,
+        "trace": result.trace,
+        "metrics": _online_metrics(build_report(result, window.data)),
+        "head_mistakes": result.row_mistakes,
+        "where": where,
     }
 
 
@@ -674,12 +622,6 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
         "where": where,
         "metrics": {"n": int(len(y)), "seconds": seconds, "instances_per_second": len(y) / seconds},
     }
-
-
-def _bar(total, desc, show):
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="inst", desc=desc, disable=not show, file=sys.stderr, dynamic_ncols=True)
 
 
 def _write_report(store: ModelStore, summary: dict, watch: dict, fit, report_dir, plots: bool, folder: str) -> str:

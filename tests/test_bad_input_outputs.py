@@ -66,9 +66,7 @@ def setup(tmp_path_factory):
     y = np.where(X[:, 0] > 0, 1, -1)
     csv = root / "d.csv"
     csv.write_text("".join(f"{lab}," + ",".join(f"{v:.5f}" for v in row) + "\n" for lab, row in zip(y, X)))
-    result = invoke(
-        "run", "--algo", "spa", "--data", csv, "--model-out", root / "m", "--trace-out", root / "t.json", "--quiet"
-    )
+    result = invoke("run", "spa", "--data", csv, "--model-out", root / "m", "--trace-out", root / "t.json", "--quiet")
     assert result.exit_code == 0, result.output
     small = root / "small.json"  # two kernels, five points: quick to draw
     document = json.loads((root / "t.json").read_text())
@@ -183,9 +181,9 @@ def command(kind: str, out: Path, setup) -> list:
     if kind == "predict":
         return ["predict", "--model-dir", setup["model"], "--data", setup["csv"], "--out", out, "--overwrite"]
     if kind == "run --model-out":
-        return ["run", "--algo", "spa", "--data", setup["csv"], "--model-out", out, "--overwrite", "--quiet"]
+        return ["run", "spa", "--data", setup["csv"], "--model-out", out, "--overwrite", "--quiet"]
     if kind == "run --trace-out":
-        return ["run", "--algo", "spa", "--data", setup["csv"], "--trace-out", out, "--quiet"]
+        return ["run", "spa", "--data", setup["csv"], "--trace-out", out, "--quiet"]
     return ["data", "ingest", setup["csv"], "--out", out, "--overwrite"]
 
 

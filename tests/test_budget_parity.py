@@ -263,7 +263,6 @@ def test_cli_run_passes_the_budget(data_dir, tmp_path):
         main,
         [
             "run",
-            "--algo",
             "bogd",
             "--data",
             "australian",

@@ -62,7 +62,6 @@ def test_synth_and_run_json_on_ingested_stream(tmp_path):
     assert invoke("data", "synth", "--rows", 3000, "--features", 4, "--seed", 1, "--out", out).exit_code == 0
     res = invoke(
         "run",
-        "--algo",
         "omkc",
         "--update",
         "S",
@@ -99,11 +98,11 @@ def test_synth_and_run_json_on_ingested_stream(tmp_path):
 
 
 def test_run_bad_options_exit_2(data_dir, tmp_path):
-    res = invoke("run", "--algo", "omkc", "--beta", 1.5, "--data", "fourclass", "--quiet")
+    res = invoke("run", "omkc", "--beta", 1.5, "--data", "fourclass", "--quiet")
     assert res.exit_code == 2 and "beta" in res.output
-    res = invoke("run", "--algo", "perceptron", "--beta", 0.5, "--data", "fourclass", "--quiet")
-    assert res.exit_code == 2 and "do not apply" in res.output
-    res = invoke("run", "--algo", "omkcc", "--data", "fourclass", "--quiet")
+    res = invoke("run", "perceptron", "--beta", 0.5, "--data", "fourclass", "--quiet")
+    assert res.exit_code == 2 and "No such option '--beta'" in res.output  # perceptron has no beta
+    res = invoke("run", "omkcc", "--data", "fourclass", "--quiet")
     assert res.exit_code == 2 and "omkc" in res.output
 
 
@@ -112,7 +111,6 @@ def test_run_spa_with_its_parameters(tmp_path):
     assert invoke("data", "synth", "--rows", 2000, "--features", 5, "--seed", 2, "--out", out).exit_code == 0
     res = invoke(
         "run",
-        "--algo",
         "spa",
         "--data",
         out,
@@ -137,7 +135,7 @@ def test_run_spa_with_its_parameters(tmp_path):
     report = json.loads(res.output.strip().splitlines()[-1])
     assert report["params"]["budget"] == 40 and report["params"]["gamma"] == 0.95
     assert max(report["n_support"]["per_kernel"].values()) <= 3 * 40
-    res = invoke("run", "--algo", "spa", "--data", out, "--beta", 0.5, "--quiet")
+    res = invoke("run", "spa", "--data", out, "--beta", 0.5, "--quiet")
     assert res.exit_code == 2 and "beta must be >= alpha" in res.output
 
 
@@ -146,7 +144,7 @@ def test_run_on_ingested_stream_without_scaling(tmp_path):
     unfitted identity scaler and failed."""
     out = tmp_path / "s"
     assert invoke("data", "synth", "--rows", 1500, "--features", 3, "--seed", 3, "--out", out).exit_code == 0
-    res = invoke("run", "--algo", "perceptron", "--data", out, "--json", "--quiet", "--trace-out", tmp_path / "t.json")
+    res = invoke("run", "perceptron", "--data", out, "--json", "--quiet", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.output.strip().splitlines()[-1])["n"] == 1500
 
@@ -165,7 +163,6 @@ def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir
 
     res = invoke(
         "run",
-        "--algo",
         algo,
         "--data",
         "vehicle",

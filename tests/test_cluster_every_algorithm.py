@@ -96,17 +96,14 @@ def _assert_same(model, reference):
 @pytest.mark.parametrize(("algo", "params"), CASES, ids=[a + "".join(f"-{v}" for v in p.values()) for a, p in CASES])
 def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_path, algo, params):
     from omkl_dist.distributed import DaskEngine
-    from omkl_dist.pipelines.run import make_stream_estimator, run_job
+    from omkl_dist.job import make_stream_estimator
+    from omkl_dist.pipelines.run import run_job
 
     local, client = cluster
     params = params if algo == "perceptron" else {"kernels": KERNELS, **params}
     run_job(
-        algo,
+        _job(algo, params, stored, "minmax"),
         str(stored),
-        params=params,
-        block_size=BLOCK,
-        seed=SEED,
-        scaling="minmax",
         model_out=tmp_path / "local",
         trace_out=tmp_path / "trace.json",
         show_progress=False,
@@ -127,8 +124,8 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     engine = DaskEngine(client, checkpoint_every=2, rounds_per_call=2, worker_timeout=0.5)
     fit = engine.fit(estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, on_progress=lose_a_worker)
     _assert_same(fit.model, reference)
-    assert len(fit.failures) == 1 and fit.n_workers == WORKERS - 1  # recovered on the two left
-    assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.resumed_from == 0
+    assert len(fit.accounting.failures) == 1 and fit.accounting.workers == WORKERS - 1  # recovered on the two left
+    assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.accounting.resumed_from == 0
     if algo not in RESUMED:  # (the recovery above restarted from a checkpoint the same way)
         return
     checkpoints = sorted(ckpt.glob("ckpt-*"))
@@ -137,7 +134,8 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     resumed = engine.fit(
         estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, resume=True, keep_checkpoints=False
     )  # the same engine, a new job: on the 2 workers left
-    assert 0 < resumed.resumed_from < ROWS and resumed.failures == [] and resumed.n_workers == WORKERS - 1
+    done = resumed.accounting
+    assert 0 < done.resumed_from < ROWS and done.failures == () and done.workers == WORKERS - 1
     _assert_same(resumed.model, reference)
     assert not ckpt.exists()
 
@@ -170,17 +168,14 @@ def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tm
     """Shards read CSR blocks and the shared-pool models keep sparse support vectors there too (the
     budget learners densify each block): the cluster's model is the sequential run's bit for bit."""
     from omkl_dist.distributed import DaskEngine
-    from omkl_dist.pipelines.run import make_stream_estimator, run_job
+    from omkl_dist.job import make_stream_estimator
+    from omkl_dist.pipelines.run import run_job
 
     _, client = cluster
     params = {"kernels": KERNELS, **params}
     run_job(
-        algo,
+        _job(algo, params, wide, "none"),
         str(wide),
-        params=params,
-        block_size=BLOCK,
-        seed=SEED,
-        scaling="none",
         model_out=tmp_path / "local",
         trace_out=tmp_path / "trace.json",
         show_progress=False,
@@ -191,3 +186,12 @@ def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tm
         make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED
     )
     _assert_same(fit.model, _arrays(local))
+
+
+def _job(algo, params, data, scaling):
+    """``omkl run``'s job of the case: the kernels as given, the stream's first rows scaled."""
+    from omkl_dist.defaults import resolve_settings
+    from omkl_dist.job import DataWindow, Job
+
+    settings = resolve_settings(scaling=scaling, kernels_given=True)
+    return Job.build(algo, params, data=DataWindow(str(data)), block_size=BLOCK, seed=SEED, settings=settings)

@@ -19,6 +19,7 @@ import pytest
 
 from omkl_dist.cluster.local import connect, read_state
 from omkl_dist.cluster.processes import group_members
+from omkl_dist.defaults import BLOCK_SIZE
 from omkl_dist.engine.local import ROUND_GROWTH, Rounds
 from omkl_dist.storage.models import read_state as read_model
 from omkl_dist.storage.outputs import process_alive
@@ -27,7 +28,7 @@ from omkl_dist.storage.synth import synthesize
 pytestmark = pytest.mark.cluster
 OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
 ROWS = 120_000  # SPA's rounds grow to 16 blocks of 1,024 (37 rounds here)
-JOB = ["--algo", "spa", "--block-size", "1024", "--seed", "3", "--quiet", "--json"]
+JOB = ["--block-size", "1024", "--seed", "3", "--quiet", "--json"]
 
 
 def omkl(*args, check=True, timeout=300):
@@ -68,7 +69,6 @@ def local_model(stream, tmp_path_factory):
     out = tmp_path_factory.mktemp("local") / "model"
     omkl(
         "run",
-        "--algo",
         "spa",
         "--data",
         stream,
@@ -96,7 +96,17 @@ def assert_same_model(path, reference):
 
 def _submit(cluster, stream, out, *extra, check=True):
     return omkl(
-        "submit", "--scheduler", cluster["scheduler_address"], "--data", stream, "--out", out, *JOB, *extra, check=check
+        "submit",
+        "spa",
+        "--scheduler",
+        cluster["scheduler_address"],
+        "--data",
+        stream,
+        "--out",
+        out,
+        *JOB,
+        *extra,
+        check=check,
     )
 
 
@@ -136,6 +146,7 @@ def _start_submit(cluster, stream, out, *extra):
         [
             *OMKL,
             "submit",
+            "spa",
             "--scheduler",
             cluster["scheduler_address"],
             "--data",
@@ -196,14 +207,13 @@ def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path
     proc.communicate()
     res = omkl(
         "submit",
+        "omkc",
         "--scheduler",
         cluster["scheduler_address"],
         "--data",
         stream,
         "--out",
         out,
-        "--algo",
-        "omkc",
         "--block-size",
         1024,
         "--seed",
@@ -214,7 +224,7 @@ def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path
     )
     assert res.returncode == 2
     assert "belong to another job" in res.stderr
-    assert "algorithm: checkpoint has 'SPA', this command 'OMKC'" in res.stderr
+    assert "algorithm: checkpoint has 'spa', this command 'omkc'" in res.stderr
 
 
 def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(cluster, stream, tmp_path):
@@ -234,6 +244,7 @@ def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(clust
 def test_unreachable_scheduler_is_a_clear_error_not_a_hang(stream, tmp_path):
     res = omkl(
         "submit",
+        "spa",
         "--scheduler",
         "tcp://127.0.0.1:9",
         "--timeout",
@@ -301,6 +312,7 @@ def test_tls_cluster_accepts_only_certified_clients(stream, tmp_path):
         report = json.loads(
             omkl(
                 "submit",
+                "spa",
                 "--scheduler",
                 address,
                 "--tls-dir",
@@ -333,22 +345,37 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
     [("bpas", ["--budget", 40], []), ("omkc", ["--update", "S", "--combination", "S"], [])],
 )  # sequential sampling, as in-process
 def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra, local_extra):
-    common = ["--algo", algo, *extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
-    omkl("run", *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
-    omkl("submit", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
+    common = [*extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
+    omkl("run", algo, *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+    omkl("submit", algo, "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
     assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
     if "--block-sync" not in extra and "S" in extra:  # the sequential algorithm, not the block-sync one
         sync = tmp_path / "sync"
-        omkl("run", *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
+        omkl("run", algo, *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
         assert read_model(sync)[1]["engine"]["n_mistakes"] != read_model(tmp_path / "local")[1]["engine"]["n_mistakes"]
+
+
+def test_run_and_submit_with_the_default_settings_learn_the_same_model(cluster, tmp_path):
+    """One set of defaults (block size, scaling, kernels, seed) for `omkl run` and `omkl submit`:
+    the same job given no --block-size, --seed or settings learns the same model, bit for bit, and
+    both models record the same job."""
+    data = tmp_path / "small"
+    synthesize(data, rows=600, features=4, seed=8, noise=0.05, chunk_rows=256)
+    omkl("run", "spa", "--data", data, "--quiet", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json")
+    address = cluster["scheduler_address"]
+    omkl("submit", "spa", "--scheduler", address, "--data", data, "--quiet", "--out", tmp_path / "remote")
+    local = read_model(tmp_path / "local")
+    assert_same_model(tmp_path / "remote", local)
+    jobs = [read_model(tmp_path / name)[1]["job"] for name in ("local", "remote")]
+    assert jobs[0]["block_size"] == BLOCK_SIZE and jobs[0]["settings"]["origin"] == "defaults"
+    del jobs[0]["engine"], jobs[1]["engine"]  # (how a cluster runs it: not what it learns)
+    assert jobs[0] == jobs[1]
 
 
 def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, tmp_path):
     """OMKC (S,S)'s row-split rounds (the first shard runs the recurrence): a killed coordinator
     worker and a killed client resumed later both end in the sequential in-process model."""
     job = [
-        "--algo",
-        "omkc",
         "--update",
         "S",
         "--combination",
@@ -362,7 +389,9 @@ def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, 
         "--quiet",
         "--json",
     ]
-    omkl("run", *job, "--data", stream, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+    omkl(
+        "run", "omkc", *job, "--data", stream, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json"
+    )
     job = [str(a) for a in job]
     local = read_model(tmp_path / "local")
 
@@ -371,6 +400,7 @@ def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, 
             [
                 *OMKL,
                 "submit",
+                "omkc",
                 "--scheduler",
                 cluster["scheduler_address"],
                 "--data",
@@ -434,20 +464,20 @@ def letters(tmp_path_factory):
 # (every algorithm, multi-class included, also runs on an in-process cluster with a lost worker:
 # test_cluster_every_algorithm.py, test_distributed_engine.py; here the real processes, one of each
 # round kind: OM-2 and multi-class OMKC split rows, BPAS kernels)
-@pytest.mark.parametrize(
-    "algo", [["--algo", "om2"], ["--algo", "omkc"], ["--algo", "bpas", "--budget", 100]], ids=["om2", "omkc-DD", "bpas"]
-)
+@pytest.mark.parametrize("algo", [["om2"], ["omkc"], ["bpas", "--budget", 100]], ids=["om2", "omkc-DD", "bpas"])
 def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path, algo):
     """26 classes: the cluster's model (row-split rounds, the first shard running the in-process
     multi-class recurrence; the budget baselines' kernels on their shards, the coordinator replaying
     the multi-class combiner) is the in-process one, bit for bit."""
-    common = [*algo, "--data", letters, "--block-size", 256, "--seed", 1, "--scaling", "standard", "--quiet"]
+    common = [*algo[1:], "--data", letters, "--block-size", 256, "--seed", 1, "--scaling", "standard", "--quiet"]
     report = json.loads(
-        omkl("run", *common, "--json", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+        omkl(
+            "run", algo[0], *common, "--json", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json"
+        )
         .stdout.strip()
         .splitlines()[-1]
     )
-    omkl("submit", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
+    omkl("submit", algo[0], "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
     assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
     arrays, meta = read_model(tmp_path / "local")
     assert meta["engine"]["n_classes"] == 26 and len(meta["classes"]) == 26
@@ -540,9 +570,10 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     table = tmp_path / "table.csv"
     table.write_text("".join(",".join(f"{v:.17g}" for v in row) + f",{w}\n" for row, w in zip(X, words)))
     out = tmp_path / "remote"
-    common = ["--algo", "omkc", "--update", "S", "--combination", "S", "--block-size", 256, "--seed", 1, "--quiet"]
+    common = ["--update", "S", "--combination", "S", "--block-size", 256, "--seed", 1, "--quiet"]
     submit = [
         "submit",
+        "omkc",
         "--scheduler",
         cluster["scheduler_address"],
         "--data",
@@ -558,7 +589,17 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     omkl(*submit)
     (ingested,) = (tmp_path / "remote.data").iterdir()
     assert json.loads((ingested / "meta.json").read_text())["label_map"] == [["no", -1], ["yes", 1]]
-    omkl("run", "--data", ingested, *common, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json")
+    omkl(
+        "run",
+        "omkc",
+        "--data",
+        ingested,
+        *common,
+        "--model-out",
+        tmp_path / "local",
+        "--trace-out",
+        tmp_path / "t.json",
+    )
     assert_same_model(out, read_model(tmp_path / "local"))
     omkl(*submit, "--overwrite")
     assert list((tmp_path / "remote.data").iterdir()) == [ingested]

@@ -54,7 +54,6 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
     report = last_json(
         omkl(
             "run",
-            "--algo",
             "spa",
             "--data",
             wide_scales,
@@ -74,17 +73,15 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
     )
     assert ("+norm" in report["params"]["kernels"]) == NORMALIZE_KERNELS and report["scaling"] == SCALING
     model, scaler, meta = load_model(tmp_path / "m")
-    assert meta["settings"]["scaling"] == SCALING and scaler.method == SCALING
+    assert meta["job"]["settings"]["scaling"] == SCALING and scaler.method == SCALING
     assert scaler.n_seen_ == SCALE_ROWS  # fitted on the stream's first rows, not on the whole file
     assert all(spec.normalize == NORMALIZE_KERNELS for spec in model.kernel_pool_)
-    text = omkl("run", "--algo", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t.json").stdout
+    text = omkl("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t.json").stdout
     assert "settings" in text and "docs/defaults.md" in text
 
 
 def test_paper_settings_are_raw_features_and_unnormalised_kernels(wide_scales, tmp_path):
     common = [
-        "--algo",
-        "omkc",
         "--data",
         wide_scales,
         "--limit",
@@ -94,14 +91,14 @@ def test_paper_settings_are_raw_features_and_unnormalised_kernels(wide_scales, t
         "--trace-out",
         tmp_path / "t.json",
     ]
-    paper = last_json(omkl("run", *common, "--paper-settings"))
+    paper = last_json(omkl("run", "omkc", *common, "--paper-settings"))
     assert paper["scaling"] == "none" and paper["settings"]["origin"] == "paper"
     assert "+norm" not in paper["params"]["kernels"]
-    by_hand = last_json(omkl("run", *common, "--scaling", "none", "--raw-kernels"))
+    by_hand = last_json(omkl("run", "omkc", *common, "--scaling", "none", "--raw-kernels"))
     assert by_hand["mistakes"] == paper["mistakes"]  # the same job
-    given = last_json(omkl("run", *common, "--kernels", "gaussian:1;poly:2+norm"))
+    given = last_json(omkl("run", "omkc", *common, "--kernels", "gaussian:1;poly:2+norm"))
     assert given["params"]["kernels"] == "gaussian:1;poly:2+norm"  # a pool given is taken as written
-    clash = omkl("run", *common, "--paper-settings", "--scaling", "standard", check=False)
+    clash = omkl("run", "omkc", *common, "--paper-settings", "--scaling", "standard", check=False)
     assert clash.returncode == 2 and "--paper-settings means raw features" in clash.stderr
 
 

@@ -259,7 +259,7 @@ def test_submit_to_a_port_that_is_no_scheduler(fake_server, tmp_path):
     synthesize(tmp_path / "data", rows=200, features=3, seed=0)
     started = time.monotonic()
     result = run_cli(
-        "submit", "--scheduler", fake_server.address, "--timeout", 2, "--algo", "spa",
+        "submit", "spa", "--scheduler", fake_server.address, "--timeout", 2,
         "--data", tmp_path / "data", "--out", tmp_path / "model", "--quiet",
     )  # fmt: skip
     assert time.monotonic() - started < 8
@@ -286,7 +286,9 @@ def test_an_in_process_address_must_name_a_scheduler_of_this_process():
 
 @pytest.mark.parametrize("timeout", ["0", "-1"])
 def test_submit_timeout_must_be_positive(timeout, tmp_path):
-    result = run_cli("submit", "--scheduler", "tcp://127.0.0.1:9", "--timeout", timeout, "--data", "x", "--out", "y")
+    result = run_cli(
+        "submit", "spa", "--scheduler", "tcp://127.0.0.1:9", "--timeout", timeout, "--data", "x", "--out", "y"
+    )
     assert result.exit_code == 2 and "--timeout" in result.output
 
 

@@ -73,7 +73,7 @@ def test_a_loaded_model_whose_width_differs_from_its_support_vectors_is_refused(
 )
 def test_the_command_line_refuses_a_view_beyond_the_columns(syn, tmp_path, view, needle):
     code, output = run_cli(
-        "run", "--quiet", "--algo", "omkc", "--data", str(syn), "--kernels", f"linear @ {view}",
+        "run", "omkc", "--quiet", "--data", str(syn), "--kernels", f"linear @ {view}",
         "--trace-out", str(tmp_path / "t.json"),
     )  # fmt: skip
     assert code == 2 and "error:" in output and needle in output, output
@@ -173,7 +173,7 @@ def test_an_empty_kernel_spec_on_the_command_line_is_an_error(syn, tmp_path):
     for option in ("--kernels", "--kernel"):
         algo = "perceptron" if option == "--kernel" else "omkc"
         code, output = run_cli(
-            "run", "--quiet", "--algo", algo, "--data", str(syn), option, " ", "--trace-out", str(tmp_path / "t.json")
+            "run", algo, "--quiet", "--data", str(syn), option, " ", "--trace-out", str(tmp_path / "t.json")
         )
         assert code == 2 and "empty" in output and option in output, output
 
@@ -201,7 +201,7 @@ def test_a_wide_sparse_dataset_runs_unscaled_in_memory_proportional_to_its_non_z
     from omkl_dist.storage import ingest
 
     ingest(_wide_libsvm(tmp_path / "wide.svm"), tmp_path / "wide")
-    run = ("run", "--quiet", "--algo", "omkc", "--data", str(tmp_path / "wide"), "--trace-out", str(tmp_path / "t"))
+    run = ("run", "omkc", "--quiet", "--data", str(tmp_path / "wide"), "--trace-out", str(tmp_path / "t"))
     tracemalloc.start()
     code, output = run_cli(*run, "--kernels", "linear,gaussian:1")  # sparse rows: unscaled by default
     peak = tracemalloc.get_traced_memory()[1]
@@ -265,7 +265,7 @@ def test_the_command_line_names_features_too_large_to_square(tmp_path):
     )
     for scaling in ("standard", "none"):
         code, output = run_cli(
-            "run", "--quiet", "--algo", "omkc", "--data", str(source), "--scaling", scaling,
+            "run", "omkc", "--quiet", "--data", str(source), "--scaling", scaling,
             "--trace-out", str(tmp_path / "t.json"),
         )  # fmt: skip
         assert code == 2 and "too large to" in output and "minmax" in output and "NaN" not in output, output

@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.distributed.checkpoints import CheckpointStore
+from omkl_dist.job import DataWindow, Job
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.pipelines.cli import main
 from omkl_dist.storage import DataError, dataset_info, ingest, load_arrays, read_dataset
@@ -80,10 +81,9 @@ def test_submit_refuses_a_checkpoint_dir_holding_other_files(tmp_path, dataset):
         # the scheduler address is never reached: outputs are checked first
         res = invoke(
             "submit",
+            "spa",
             "--scheduler",
             "tcp://127.0.0.1:9",
-            "--algo",
-            "spa",
             "--data",
             dataset,
             "--out",
@@ -110,10 +110,9 @@ def test_submit_refuses_the_dataset_as_checkpoint_dir_or_output(tmp_path, datase
         args = ["--out", tmp_path / "model"] if option == "--checkpoint-dir" else []
         res = invoke(
             "submit",
+            "spa",
             "--scheduler",
             "tcp://127.0.0.1:9",
-            "--algo",
-            "spa",
             "--data",
             dataset,
             option,
@@ -135,7 +134,7 @@ def test_checkpoint_store_replaces_and_clears_only_its_own_entries(tmp_path, dat
     X, y, _ = load_arrays(dataset)
     model = OMKC(kernels="gaussian:1,2").fit(X[:50], y[:50])
     store = CheckpointStore(tmp_path / "ck")
-    job = {"schema": 1, "algo": "omkc"}
+    job = Job.build("omkc", {"kernels": "gaussian:1,2"}, data=DataWindow(str(dataset)))
     store.start(job, resume=False)
     for n in (10, 20, 30):
         store.write(model, None, n, [], job)
@@ -194,7 +193,7 @@ def test_synth_and_run_outputs_replace_only_their_own_kind(tmp_path, csv_file):
     before = snapshot(tmp_path)
     res = invoke("data", "synth", "--rows", 100, "--features", 2, "--out", folder, "--overwrite")
     assert res.exit_code == 2 and "omkl-dist's meta.json" in res.output
-    run = ["run", "--algo", "omkc", "--data", csv_file, "--kernels", "gaussian:1", "--quiet"]
+    run = ["run", "omkc", "--data", csv_file, "--kernels", "gaussian:1", "--quiet"]
     res = invoke(*run, "--model-out", folder, "--overwrite", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 2 and "--model-out exists and is a folder without omkl-dist's model.json" in res.output
     res = invoke(*run, "--trace-out", notes)
@@ -223,7 +222,7 @@ def test_run_checks_its_outputs_before_learning(tmp_path, csv_file):
     (tmp_path / "m" / "draft.txt").write_text("mine")
     (tmp_path / "file").write_text("x")
     for args in (["--model-out", tmp_path / "m"], ["--model-out", tmp_path / "file" / "m"]):
-        res = invoke("run", "--algo", "omkc", "--data", csv_file, "--quiet", "--trace-out", tmp_path / "t.json", *args)
+        res = invoke("run", "omkc", "--data", csv_file, "--quiet", "--trace-out", tmp_path / "t.json", *args)
         assert res.exit_code == 2, res.output
         assert not (tmp_path / "t.json").exists()  # refused before any learning (the trace comes last)
     assert "is a file, not a folder" in res.output
@@ -244,7 +243,7 @@ def test_deleted_chunk_is_an_error_never_zeros(tmp_path, dataset):
     for args in (
         ["data", "info", dataset],
         ["data", "verify", dataset],
-        ["run", "--algo", "spa", "--data", dataset, "--quiet", "--trace-out", tmp_path / "t.json"],
+        ["run", "spa", "--data", dataset, "--quiet", "--trace-out", tmp_path / "t.json"],
     ):
         res = invoke(*args)
         assert res.exit_code == 2 and "missing" in res.output, res.output
@@ -259,7 +258,7 @@ def test_flipped_byte_is_detected_on_read(tmp_path, dataset):
     res = invoke("data", "verify", dataset)
     assert res.exit_code == 2
     assert "chunk 2 (rows 1000..1499)" in res.output and "features.zarr" in res.output
-    res = invoke("run", "--algo", "spa", "--data", dataset, "--quiet", "--trace-out", tmp_path / "t.json")
+    res = invoke("run", "spa", "--data", dataset, "--quiet", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 2 and "chunk 2" in res.output
 
 
@@ -324,8 +323,7 @@ def test_budget_beyond_the_stream_is_capped_with_the_same_model(tmp_path, csv_fi
         b = roomy.progressive_partial_fit(X, y)["mistakes"]
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(capped.decision_function(X), roomy.decision_function(X))
-    base = [
-        "run",
+    options = [
         "--data",
         csv_file,
         "--quiet",
@@ -336,10 +334,10 @@ def test_budget_beyond_the_stream_is_capped_with_the_same_model(tmp_path, csv_fi
         tmp_path / "t.json",
     ]
     for algo in ("rbp", "bpas"):
-        res = invoke(*base, "--algo", algo, "--budget", 10**12)
+        res = invoke("run", algo, *options, "--budget", 10**12)
         assert res.exit_code == 0, res.output
         assert json.loads(res.output.splitlines()[-1])["budget_capped"] == {"asked": 10**12, "used": 300}
-    small = json.loads(invoke(*base, "--algo", "forgetron", "--budget", 20).output.splitlines()[-1])
+    small = json.loads(invoke("run", "forgetron", *options, "--budget", 20).output.splitlines()[-1])
     assert "budget_capped" not in small
 
 
@@ -410,7 +408,7 @@ def test_invalid_job_json_on_resume_names_the_file(tmp_path, dataset):
     (ckpt / "job.json").write_text("{oops")
     store = CheckpointStore(ckpt)
     with pytest.raises(DataError, match="job.json is not valid JSON") as info:
-        store.start({"schema": 1}, resume=True)
+        store.start(Job.build("omkc", {}, data=DataWindow(str(dataset))), resume=True)
     assert str(ckpt / "job.json") in str(info.value)
 
 

@@ -1,7 +1,7 @@
 """Datasets, models and checkpoints at S3 URLs, against a real S3-compatible server (moto in server
 mode) bound to 127.0.0.1 and stopped at the end: ``omkl data synth --out s3://...``, streams read
 back from S3 equal the local copy's, models saved to and loaded from S3, an output that exists is
-refused without ``overwrite``, ``omkl run --data s3://... --model-out s3://...``, and a cluster job
+refused without ``overwrite``, ``omkl run omkc --data s3://... --model-out s3://...``, and a cluster job
 whose workers read the stream from S3 and write their checkpoints and the final model there ends
 in the model ``omkl run`` learns, bit for bit.
 """
@@ -126,8 +126,8 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
     from distributed import Client, LocalCluster
 
     from omkl_dist.distributed import DaskEngine
+    from omkl_dist.job import make_stream_estimator
     from omkl_dist.persistence import save_model
-    from omkl_dist.pipelines.run import make_stream_estimator
     from omkl_dist.storage.models import read_state
     from omkl_dist.storage.synth import synthesize
 
@@ -136,7 +136,6 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
     params = {"update": "S", "combination": "S", "kernels": "gaussian:0.5,1,2;poly:2"}
     omkl(
         "run",
-        "--algo",
         "omkc",
         "--update",
         "S",
@@ -174,7 +173,7 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
             checkpoint_dir=f"{s3['url']}/models/remote.checkpoints",
         )
     save_model(fit.model, f"{s3['url']}/models/remote", scaler=fit.scaler)
-    assert fit.model.n_samples_seen_ == 4000 and fit.n_workers == 2
+    assert fit.model.n_samples_seen_ == 4000 and fit.accounting.workers == 2
     checkpoints = [p.rsplit("/", 1)[-1] for p in s3["fs"].ls(f"{BUCKET}/models/remote.checkpoints")]
     assert "job.json" in checkpoints and any(name.startswith("ckpt-") for name in checkpoints)
     remote_arrays, remote_meta = read_state(f"{s3['url']}/models/remote")

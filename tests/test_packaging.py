@@ -80,7 +80,7 @@ def test_installed_wheel_coexists_with_top_level_storage_and_pipelines(wheel, tm
     _run([omkl, "data", "synth", "--rows", 6000, "--features", 4, "--out", "d"], cwd=work, env=env)
     report = json.loads(
         _run(
-            [omkl, "run", "--algo", "spa", "--data", "d", "--quiet", "--json", "--model-out", "local"],
+            [omkl, "run", "spa", "--data", "d", "--quiet", "--json", "--model-out", "local"],
             cwd=work,
             env=env,
         ).stdout.splitlines()[-1]
@@ -93,10 +93,9 @@ def test_installed_wheel_coexists_with_top_level_storage_and_pipelines(wheel, tm
             [
                 omkl,
                 "submit",
+                "spa",
                 "--scheduler",
                 address,
-                "--algo",
-                "spa",
                 "--data",
                 "d",
                 "--out",

@@ -100,7 +100,6 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
     data.write_text("".join(f"{a:.17g},{b:.17g},{c:.17g},{n}\n" for n, (a, b, c) in zip(names, X)))
     omkl(
         "run",
-        "--algo",
         "om2",
         "--data",
         data,

@@ -24,7 +24,6 @@ def run(tmp_path_factory):
     synthesize(root / "stream", rows=30_000, features=4, seed=3, noise=0.02, chunk_rows=5000)
     omkl(
         "run",
-        "--algo",
         "spa",
         "--data",
         root / "stream",

@@ -20,7 +20,6 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
-from omkl_dist.pipelines.datasource import load_job_data
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import (
     DataError,
@@ -32,6 +31,7 @@ from omkl_dist.storage import (
     read_dataset,
     verify_dataset,
 )
+from omkl_dist.storage.job_data import load_job_data
 from omkl_dist.storage.layout import meta_digest
 from omkl_dist.storage.readers import SPARSE_MIN_FEATURES
 from omkl_dist.storage.synth_sparse import RCV1_FEATURES, iter_sparse_blocks, write_sparse_libsvm
@@ -406,18 +406,17 @@ def test_scaler_on_a_sparse_stream(wide):
 def test_job_data_delivers_csr_blocks(wide, source):
     data = str(wide[source])
     for scaling in ("none", "minmax"):
-        job = load_job_data(data, feed_rows=256, seed=0, scaling=scaling, limit=1200)
+        job = load_job_data(data, feed_rows=256, seed=0, scaling=scaling, stop=1200)
         blocks = list(job.blocks)
         assert job.n_rows == 1200 and job.n_features == RCV1_FEATURES
         assert all(isinstance(X, sp.csr_matrix) for X, _ in blocks) and sum(len(y) for _, y in blocks) == 1200
     with pytest.raises(ValueError, match="--scaling none"):
-        load_job_data(data, feed_rows=256, seed=0, scaling="standard", limit=1200)
+        load_job_data(data, feed_rows=256, seed=0, scaling="standard", stop=1200)
 
 
 def test_run_refuses_standard_scaling_of_a_sparse_stream(wide, tmp_path):
     res = invoke(
         "run",
-        "--algo",
         "perceptron",
         "--data",
         wide["dir"],

@@ -34,13 +34,12 @@ def magic(tmp_path):
 
 def test_labels_in_the_last_column_as_words(magic, tmp_path):
     path, X, labels = magic
-    res = invoke("run", "--algo", "spa", "--data", path, "--quiet", "--trace-out", tmp_path / "t.json")
+    res = invoke("run", "spa", "--data", path, "--quiet", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 2
     assert f"row 1, column 11: non-numeric value '{labels[0]}'" in res.output
     assert "if the last column holds the labels, pass --label-column last" in res.output
     res = invoke(
         "run",
-        "--algo",
         "spa",
         "--data",
         path,
@@ -168,14 +167,11 @@ def test_parquet_with_string_labels_ingests_in_batches_and_runs(tmp_path, monkey
     np.testing.assert_array_equal(y, np.where(species == "virginica", 1, -1))
     assert meta["feature_names"] == ["a", "b", "c", "d"] and meta["label_column"] == "species"
     assert meta["format"] == "parquet" and meta["label_map"] == [["setosa", -1], ["virginica", 1]]
-    res = invoke(
-        "run", "--algo", "spa", "--data", tmp_path / "ds", "--quiet", "--json", "--trace-out", tmp_path / "t.json"
-    )
+    res = invoke("run", "spa", "--data", tmp_path / "ds", "--quiet", "--json", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["n"] == 3000
     # the same file run directly, columns chosen on the command line
     res = invoke(
         "run",
-        "--algo",
         "spa",
         "--data",
         path,
@@ -250,13 +246,12 @@ def test_run_notes_features_of_very_different_ranges_once(tmp_path):
     path = tmp_path / "wide.csv"
     path.write_text("".join(f"{1 if a > 0 else -1},{a:.3f},{b:.5f}\n" for a, b in X))
     res = invoke(
-        "run", "--algo", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--paper-settings"
+        "run", "spa", "--data", path, "--trace-out", tmp_path / "t.json", "--quiet", "--paper-settings"
     )  # raw features
     assert res.exit_code == 0 and res.output.count("try --scaling standard") == 1, res.output
     assert "feature 1 spans -76" in res.output
     res = invoke(
         "run",
-        "--algo",
         "spa",
         "--data",
         path,

@@ -44,19 +44,20 @@ def test_folder_of_views_ingested_with_groups(tmp_path):
 
 
 def test_run_on_ingested_views_uses_their_groups(tmp_path, data_dir):
+    from omkl_dist.defaults import resolve_settings
+    from omkl_dist.job import DataWindow, Job
     from omkl_dist.pipelines.run import run_job
 
     ingest("mfeat", tmp_path / "mf", views=True, data_dir=data_dir, chunk_rows=500)
-    report = run_job(
+    job = Job.build(
         "oks",
-        str(tmp_path / "mf"),
-        params={"kernels": "linear,gaussian:1 @ fourier; chi2 @ zernike"},
+        {"kernels": "linear,gaussian:1 @ fourier; chi2 @ zernike"},
+        data=DataWindow(str(tmp_path / "mf"), stop=600),
         block_size=128,
         seed=0,
-        scaling="minmax",
-        limit=600,
-        show_progress=False,
+        settings=resolve_settings(scaling="minmax", kernels_given=True),
     )
+    report = run_job(job, str(tmp_path / "mf"), show_progress=False)
     assert report["selected_kernel"] in report["kernel_weights"]
     assert all("@fourier=216:292" in name or "@zernike=602:649" in name for name in report["kernel_weights"])
 

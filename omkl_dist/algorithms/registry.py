@@ -58,5 +58,5 @@ def make_estimator(algo: str, **params: Any) -> OnlineKernelClassifier:
         given.pop("random_state", None)
     unknown = sorted(set(given) - set(accepted))
     if unknown:
-        raise ValueError(f"option(s) {unknown} do not apply to --algo {algo}; it takes {sorted(accepted)}")
+        raise ValueError(f"parameter(s) {unknown} do not apply to {algo}; it takes {sorted(accepted)}")
     return cls(**given)

@@ -6,6 +6,6 @@ job driver hosts them as Dask actors on a cluster's workers.
 """
 
 from .engine import DaskEngine, WorkerLost
-from .fit import ClusterFit
+from .runner import DaskRunner
 
-__all__ = ["ClusterFit", "DaskEngine", "WorkerLost"]
+__all__ = ["DaskEngine", "DaskRunner", "WorkerLost"]

@@ -11,31 +11,14 @@ import contextlib
 import json
 import re
 
+from ..job import JOB_SCHEMA, Job
 from ..persistence import save_model
 from ..storage.errors import DataError
-from ..storage.location import is_remote, location, remove_tree, text
+from ..storage.location import is_remote, location, remove_tree
 from ..storage.outputs import CHECKPOINTS, check_output
 
-CHECKPOINT_SCHEMA = 2  # 2: the job names the estimator class and its parameters
 JOB = "job.json"
 KEEP_CHECKPOINTS = 2
-
-
-def job_description(model, data, *, seed, scaling, permute, limit, n_rows) -> dict:
-    """What identifies a job (an initialised estimator over a dataset): a resume must match it exactly."""
-    _, meta = model.to_state()
-    params = json.loads(json.dumps(meta["params"]))  # as job.json holds them (a tuple reads back as a list)
-    return {
-        "schema": CHECKPOINT_SCHEMA,
-        "algorithm": meta["algorithm"],
-        "params": params,
-        "data": text(data),
-        "seed": seed,
-        "scaling": scaling,
-        "permute": permute,
-        "limit": limit,
-        "n_rows": n_rows,
-    }
 
 
 def _differences(old: dict, new: dict, prefix: str = "") -> list:
@@ -62,17 +45,18 @@ class CheckpointStore:
         if not is_remote(self.dir):
             self.dir = self.dir.absolute()
 
-    def start(self, job: dict, *, resume: bool, overwrite: bool = False):
-        """Record the job (or, for a resume, check it is the recorded one); return the newest
-        checkpoint directory to resume from, or None. Without ``resume``, an existing checkpoint
-        folder of an earlier job is replaced only with ``overwrite``."""
+    def start(self, job: Job, *, resume: bool, overwrite: bool = False):
+        """Record the job (or, for a resume, check it is the recorded one, its engine options
+        aside); return the newest checkpoint directory to resume from, or None. Without
+        ``resume``, an existing checkpoint folder of an earlier job is replaced only with
+        ``overwrite``."""
         recorded = self.dir / JOB
         if not resume:
             if self.dir.exists():  # only an earlier job's checkpoints, and only with overwrite
                 check_output(self.dir, CHECKPOINTS, overwrite=overwrite, option="--checkpoint-dir")
                 self.clear()
             self.dir.mkdir(parents=True, exist_ok=True)
-            recorded.write_text(json.dumps(job, indent=2, sort_keys=True) + "\n")
+            recorded.write_text(json.dumps(job.to_dict(), indent=2, sort_keys=True) + "\n")
             return None
         if not recorded.is_file():
             raise DataError(
@@ -88,14 +72,15 @@ class CheckpointStore:
                 path=recorded,
                 fix="restore it from a copy, or start over without --resume (--overwrite)",
             ) from None
-        if not isinstance(old, dict) or old.get("schema") != CHECKPOINT_SCHEMA:
+        if not isinstance(old, dict) or old.get("schema") != JOB_SCHEMA:
             found = old.get("schema") if isinstance(old, dict) else None
             raise DataError(
-                f"checkpoint schema {found!r}, this omkl-dist writes {CHECKPOINT_SCHEMA}",
+                f"checkpoint schema {found!r}, this omkl-dist writes {JOB_SCHEMA}",
                 path=recorded,
                 fix="resume with the omkl-dist version that wrote it, or start over",
             )
-        diff = _differences(old, job)
+        old = Job.from_dict(old, path=recorded, fix="start over without --resume (--overwrite)").identity
+        diff = _differences(old, job.identity)
         if diff:
             detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in diff)
             raise DataError(
@@ -112,7 +97,7 @@ class CheckpointStore:
     def _checkpoints(self):
         return sorted(p for p in self.dir.glob("ckpt-*") if re.fullmatch(r"ckpt-\d+", p.name))
 
-    def write(self, model, scaler, n_seen: int, history, job: dict):
+    def write(self, model, scaler, n_seen: int, history, job: Job):
         path = self.dir / f"ckpt-{n_seen:012d}"
         save_model(
             model,
@@ -120,7 +105,7 @@ class CheckpointStore:
             scaler=scaler,
             overwrite=True,
             option="--checkpoint-dir",
-            extra_meta={"job": job, "history": [list(h) for h in history]},
+            extra_meta={"job": job.to_dict(), "history": [list(h) for h in history]},
         )
         for old in self._checkpoints()[:-KEEP_CHECKPOINTS]:
             remove_tree(old)

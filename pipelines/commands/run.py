@@ -1,4 +1,4 @@
-"""``omkl run``: one online algorithm over one stream, in this process."""
+"""``omkl run ALGO``: one online algorithm over one stream, in this process."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from omkl_dist.defaults import BLOCK_SIZE, SEED
+
 from ..cli_base import (
     FEATURES_OPTION,
     LABEL_COLUMN_OPTION,
@@ -14,41 +16,53 @@ from ..cli_base import (
     job_settings,
     settings_options,
 )
-from .algorithm_options import algorithm_options, algorithm_params
+from .algorithm_options import algorithm_group
+
+DATA_OPTION = click.option(
+    "--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."
+)
+BLOCK_SIZE_OPTION = click.option("--block-size", default=BLOCK_SIZE, show_default=True, type=click.IntRange(min=1))
+SEED_OPTION = click.option("--seed", default=SEED, show_default=True, type=click.IntRange(min=0))
+LIMIT_OPTION = click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
+
+OPTIONS = [
+    DATA_OPTION,
+    BLOCK_SIZE_OPTION,
+    SEED_OPTION,
+    settings_options,
+    click.option(
+        "--scale-rows",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Fit the scaling on this many leading rows of the stream (default 10,000).",
+    ),
+    click.option("--no-permute", is_flag=True, help="Keep the file's row order (default: permute with the seed)."),
+    LIMIT_OPTION,
+    click.option(
+        "--trace-out",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Where to write the trace JSON (replacing an earlier trace there). Default: "
+        "runs/trace-ALGO-DATA-seedS.json, or the first free of -2, -3, ...: a default never replaces a trace.",
+    ),
+    click.option(
+        "--model-out",
+        default=None,
+        help="Save the final model with its scaling (zarr + JSON, atomic) to this directory (or URL).",
+    ),
+    click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory."),
+    LABEL_COLUMN_OPTION,
+    POSITIVE_CLASS_OPTION,
+    FEATURES_OPTION,
+    click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text."),
+    click.option("--quiet", is_flag=True, help="No progress bar."),
+]
 
 
-@click.command("run")
-@algorithm_options
-@click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@settings_options
-@click.option(
-    "--scale-rows",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Fit the scaling on this many leading rows of the stream (default 10,000).",
-)
-@click.option("--no-permute", is_flag=True, help="Keep the file's row order (default: permute with the seed).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
-@click.option(
-    "--trace-out",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Where to write the trace JSON (default runs/trace-ALGO-DATA-seedS.json).",
-)
-@click.option(
-    "--model-out",
-    default=None,
-    help="Save the final model with its scaling (zarr + JSON, atomic) to this directory (or URL).",
-)
-@click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
-@LABEL_COLUMN_OPTION
-@POSITIVE_CLASS_OPTION
-@FEATURES_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-def run(
+def _run(
     algo,
+    params,
+    *,
     data,
     block_size,
     seed,
@@ -65,30 +79,38 @@ def run(
     quiet,
     **kwargs,
 ):
-    """Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed."""
-    from ..run import format_report, run_job
+    from omkl_dist.job import DataWindow, Job
 
-    params = algorithm_params(kwargs)
+    from ..run import default_trace_path, run_job
+    from ..run_report import format_report
+
     settings = job_settings(
         kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")), scale_rows=scale_rows
     )
-    if trace_out is None:
-        trace_out = Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json"
-    report = run_job(
+    job = Job.build(
         algo,
-        data,
-        params=params,
-        block_size=block_size,
+        params,
+        data=DataWindow(data, stop=limit, permute=not no_permute),
         seed=seed,
-        scaling=settings.scaling,
-        scale_rows=settings.scale_rows,
-        permute=not no_permute,
-        limit=limit,
-        trace_out=trace_out,
+        block_size=block_size,
+        settings=settings,
+    )
+    report = run_job(
+        job,
+        data,
+        trace_out=trace_out or default_trace_path(algo, data, seed),
         model_out=model_out,
         overwrite=overwrite,
         show_progress=not quiet,
-        settings=settings,
         labels={"label_column": label_column, "positive_class": positive_class, "features": features},
     )
     click.echo(json.dumps(report) if as_json else format_report(report))
+
+
+run = algorithm_group(
+    "run",
+    "Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed. "
+    "Every algorithm learns multi-class data; `omkl run ALGO --help` lists its parameters.",
+    OPTIONS,
+    _run,
+)

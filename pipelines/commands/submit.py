@@ -1,4 +1,4 @@
-"""``omkl submit``: an online job on a Dask cluster."""
+"""``omkl submit ALGO``: an online job on a Dask cluster."""
 
 from __future__ import annotations
 
@@ -15,58 +15,63 @@ from ..cli_base import (
     job_settings,
     settings_options,
 )
-from .algorithm_options import algorithm_options, algorithm_params
+from .algorithm_options import algorithm_group
+from .run import BLOCK_SIZE_OPTION, DATA_OPTION, LIMIT_OPTION, SEED_OPTION
+
+OPTIONS = [
+    click.option("--scheduler", required=True, help="Scheduler address, e.g. tcp://127.0.0.1:8786."),
+    DATA_OPTION,
+    BLOCK_SIZE_OPTION,
+    click.option("--out", "out", required=True, help="Model directory to write (a path or a URL)."),
+    SEED_OPTION,
+    settings_options,
+    click.option("--no-permute", is_flag=True, help="Keep the stored row order (default: seeded chunk-local shuffle)."),
+    LIMIT_OPTION,
+    click.option(
+        "--checkpoint-every",
+        default=50,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="Rounds (blocks of at most 1,024 rows) between checkpoints; 0: none.",
+    ),
+    click.option(
+        "--checkpoint-dir",
+        default=None,
+        help="Default: OUT.checkpoints (removed when the job ends well unless --keep-checkpoints); a path or a URL.",
+    ),
+    click.option("--keep-checkpoints", is_flag=True),
+    click.option("--resume", is_flag=True, help="Continue from the newest checkpoint of the same job."),
+    click.option("--overwrite", is_flag=True, help="Replace an existing --out directory at the end."),
+    click.option(
+        "--max-retries",
+        default=3,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="Worker failures to recover from before giving up.",
+    ),
+    click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker)."),
+    click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster."),
+    SCHEDULER_TIMEOUT_OPTION,
+    LABEL_COLUMN_OPTION,
+    POSITIVE_CLASS_OPTION,
+    FEATURES_OPTION,
+    click.option(
+        "--ingest-to",
+        default=None,
+        help="A data file (not an ingested dataset) is ingested first into a folder under this one, named "
+        "after the file's content and label options (reused by a rerun), which the workers must be able "
+        "to read (default: OUT.data).",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object."),
+    click.option("--quiet", is_flag=True, help="No progress bar."),
+]
 
 
-@click.command("submit")
-@click.option("--scheduler", required=True, help="Scheduler address, e.g. tcp://127.0.0.1:8786.")
-@algorithm_options
-@click.option("--block-size", default=1024, show_default=True, type=click.IntRange(min=1))
-@click.option("--out", "out", required=True, help="Model directory to write (a path or a URL).")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@settings_options
-@click.option("--no-permute", is_flag=True, help="Keep the stored row order (default: seeded chunk-local shuffle).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
-@click.option(
-    "--checkpoint-every",
-    default=50,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Rounds (blocks of at most 1,024 rows) between checkpoints; 0: none.",
-)
-@click.option(
-    "--checkpoint-dir",
-    default=None,
-    help="Default: OUT.checkpoints (removed when the job ends well unless --keep-checkpoints); a path or a URL.",
-)
-@click.option("--keep-checkpoints", is_flag=True)
-@click.option("--resume", is_flag=True, help="Continue from the newest checkpoint of the same job.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --out directory at the end.")
-@click.option(
-    "--max-retries",
-    default=3,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Worker failures to recover from before giving up.",
-)
-@click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker).")
-@click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster.")
-@SCHEDULER_TIMEOUT_OPTION
-@LABEL_COLUMN_OPTION
-@POSITIVE_CLASS_OPTION
-@FEATURES_OPTION
-@click.option(
-    "--ingest-to",
-    default=None,
-    help="A data file (not an ingested dataset) is ingested first into a folder under this one, named "
-    "after the file's content and label options (reused by a rerun), which the workers must be able "
-    "to read (default: OUT.data).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-def submit(
-    scheduler,
+def _submit(
     algo,
+    params,
+    *,
+    scheduler,
     data,
     block_size,
     out,
@@ -90,14 +95,14 @@ def submit(
     quiet,
     **kwargs,
 ):
-    """Run an online job on a Dask cluster (kernel shards + coordinator) and write the model."""
     from omkl_dist.cluster.local import connect
+    from omkl_dist.job import DataWindow, EngineOptions, Job
     from omkl_dist.storage.location import text
 
     from ..datasource import ingested_source
-    from ..submit import check_submit_outputs, format_report, submit_job
+    from ..run_report import format_report
+    from ..submit import check_submit_outputs, submit_job
 
-    params = algorithm_params(kwargs)
     settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
     check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
     data = ingested_source(
@@ -105,25 +110,33 @@ def submit(
         labels={"label_column": label_column, "positive_class": positive_class, "features": features},
         under=ingest_to or text(out) + ".data",
     )
+    job = Job.build(
+        algo,
+        params,
+        data=DataWindow(text(data), stop=limit, permute=not no_permute),
+        seed=seed,
+        block_size=block_size,
+        settings=settings,
+        engine=EngineOptions(checkpoint_every=checkpoint_every, shards=shards, max_retries=max_retries),
+    )
     with connect(scheduler, tls_dir=tls_dir, timeout=timeout) as client:
         report = submit_job(
             client,
-            algo,
-            data,
+            job,
             out,
-            params=params,
-            block_size=block_size,
-            seed=seed,
-            settings=settings,
-            permute=not no_permute,
-            limit=limit,
-            checkpoint_every=checkpoint_every,
             checkpoint_dir=checkpoint_dir,
             resume=resume,
             overwrite=overwrite,
-            max_retries=max_retries,
-            n_shards=shards,
             show_progress=not quiet,
             keep_checkpoints=keep_checkpoints,
         )
     click.echo(json.dumps(report) if as_json else format_report(report))
+
+
+submit = algorithm_group(
+    "submit",
+    "Run an online job on a Dask cluster (kernel shards + coordinator) and write the model; "
+    "`omkl submit ALGO --help` lists the algorithm's parameters.",
+    OPTIONS,
+    _submit,
+)

@@ -1,0 +1,254 @@
+"""Run a :class:`~omkl_dist.job.Job` on a Dask cluster: the twin of
+:class:`omkl_dist.runner.LocalRunner`, with the same ``fit(job, dataset)`` and the same
+:class:`~omkl_dist.runner.RunResult`, and the same model bit for bit.
+
+The job's estimator is started on the dataset's shape and classes (:meth:`initialize`), the
+scaler is fitted on a prefix of the stream by a worker (no feature data reaches the client),
+:class:`~.engine.DaskEngine` runs the job's rounds, and the estimator takes the final state
+(:meth:`set_engine_state`). With a ``checkpoint_dir`` the full model is saved every
+``job.engine.checkpoint_every`` rounds beside ``job.json`` (:class:`~.checkpoints.CheckpointStore`)
+and ``resume=True`` continues from the newest checkpoint of the same job, after any number of
+worker failures and resumes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from scipy import sparse
+
+from ..defaults import SCALE_ROWS
+from ..job import Job
+from ..persistence import load_model
+from ..preprocessing import Scaler
+from ..runner import Accounting, RunResult
+from ..storage.ingest import dataset_info
+from ..storage.location import location, text
+from ..storage.views import feature_groups
+from .checkpoints import CheckpointStore
+from .engine import DaskEngine
+
+
+class DaskRunner:
+    """Run jobs on the cluster behind ``client``.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    checkpoint_dir : path or URL, optional
+        Folder for ``job.json`` and the checkpoints (None: no checkpoints, no resume).
+    resume : bool
+        Continue from the newest checkpoint in ``checkpoint_dir`` (its job must be this one).
+    overwrite : bool
+        Replace an earlier job's checkpoint folder.
+    keep_checkpoints : bool
+        Leave the checkpoints after a successful fit (False: delete them).
+    on_progress : callable, optional
+        Called with ``{"n_seen", "n_mistakes", "n_rows", "done"}`` before the first round and after
+        every coordinator call.
+    rounds_per_call, call_timeout, worker_timeout
+        See :class:`~.engine.DaskEngine`.
+
+    Examples
+    --------
+    >>> from omkl_dist.job import DataWindow, Job
+    >>> job = Job.build("spa", {"eta": 0.2}, data=DataWindow("data/codrna"))
+    >>> result = DaskRunner(client, checkpoint_dir="ckpt").fit(job, "data/codrna")  # doctest: +SKIP
+    >>> result.accounting.workers, result.model.mistakes_  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        client,
+        *,
+        checkpoint_dir=None,
+        resume: bool = False,
+        overwrite: bool = False,
+        keep_checkpoints: bool = True,
+        on_progress=None,
+        rounds_per_call: int = 16,
+        call_timeout: float = 600.0,
+        worker_timeout: float = 120.0,
+    ):
+        if resume and checkpoint_dir is None:
+            raise ValueError("resume=True needs the checkpoint_dir of the job to resume")
+        self.client = client
+        self.checkpoint_dir = checkpoint_dir
+        self.resume, self.overwrite, self.keep_checkpoints = resume, overwrite, keep_checkpoints
+        self.on_progress = on_progress
+        self.timeouts = {
+            "rounds_per_call": rounds_per_call,
+            "call_timeout": call_timeout,
+            "worker_timeout": worker_timeout,
+        }
+
+    def fit(self, job: Job, dataset, *, start_from=None) -> RunResult:
+        """Learn ``job`` over ``dataset`` (an ingested dataset directory the workers can read).
+
+        ``start_from``: ``(model, scaler)`` of a fitted model to continue from its exact state (its
+        rows seen, weights, support vectors, random stream position; ``omkl retrain``); None: a
+        fresh model of the job's parameters, and a scaler fitted on the window's head.
+        """
+        meta = dataset_info(dataset)  # a clear DataError if it is not a dataset directory
+        total, n_features = int(meta["n_rows"]), int(meta["n_features"])
+        start = job.data.start
+        if not 0 <= start <= total:
+            raise ValueError(f"start must be a row of the dataset, 0..{total}, got {start}")
+        stop = start + job.data.rows(total)
+        classes = sorted(internal for _, internal in meta["label_map"])
+        job = job.with_data(sparse=meta.get("layout") == "csr", label_map=meta["label_map"])
+        model, scaler = start_from if start_from is not None else (None, None)
+        if model is not None:
+            check_continues(model, n_features, classes, dataset)
+            offset, mistakes_before = int(model.n_samples_seen_), int(model.mistakes_)
+        else:
+            model = job.estimator(n_rows=stop - start, feature_groups=feature_groups(meta))
+            model.initialize(n_features, classes, n_rows=stop - start, sparse=meta.get("layout") == "csr")
+            offset, mistakes_before = 0, 0
+        n_rows = offset + stop - start  # the engine counts rows seen over the model's whole life
+        store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        resume_from = store.start(job, resume=self.resume, overwrite=self.overwrite) if store is not None else None
+        if resume_from is not None:
+            _, scaler, ckpt_meta = load_model(resume_from)
+            begin = {"checkpoint": text(resume_from), "history": ckpt_meta.get("history", [])}
+            n_start, mistakes_start = int(ckpt_meta["engine"]["n_seen"]), int(ckpt_meta["engine"]["n_mistakes"])
+        else:
+            if scaler is None:
+                scaler = _fit_scaler(self.client, dataset, job, start, stop, n_features)
+            arrays, scalars = model.engine_.state()
+            begin = {"arrays": arrays, "scalars": scalars}
+            n_start, mistakes_start = int(scalars["n_seen"]), int(scalars["n_mistakes"])
+        shard_job = {
+            "data": text(dataset),
+            "shuffle": job.data.permute,
+            "seed": job.seed,
+            "limit": None if job.data.stop is None else stop,
+            "start": start,
+            "offset": offset,
+            "kernel_pool": model.kernel_pool_.to_spec_string(),
+            "scaler": scaler.to_dict(),
+            "classes": classes,
+        }
+        history = []  # (rows seen in this run, mistakes in this run) at every progress report
+
+        def on_checkpoint(arrays, scalars, rounds_history):
+            state = model.set_engine_state(arrays, scalars)
+            return store.write(state, scaler, int(scalars["n_seen"]), rounds_history, job)
+
+        def progress(p):
+            history.append((int(p["n_seen"]) - offset, int(p["n_mistakes"]) - mistakes_before))
+            if self.on_progress is not None:
+                self.on_progress(
+                    {
+                        "n_seen": int(p["n_seen"]),
+                        "n_mistakes": int(p["n_mistakes"]),
+                        "n_rows": n_rows,
+                        "done": bool(p["done"]),
+                    }
+                )
+
+        progress({"n_seen": n_start, "n_mistakes": mistakes_start, "done": n_start >= n_rows})
+        engine = DaskEngine(
+            self.client,
+            n_shards=job.engine.shards,
+            checkpoint_every=job.engine.checkpoint_every,
+            max_retries=job.engine.max_retries,
+            **self.timeouts,
+        )
+        t0 = time.perf_counter()
+        result = engine.run(
+            shard_job,
+            begin,
+            n_rows,
+            on_progress=progress,
+            on_checkpoint=on_checkpoint if store is not None else None,
+            select_kernel_at=getattr(model, "validation_size_", None),  # Perceptron(*)'s validation prefix
+        )
+        seconds = time.perf_counter() - t0
+        model.set_engine_state(result["arrays"], result["scalars"])
+        if store is not None and not self.keep_checkpoints:
+            store.clear()
+        accounting = Accounting(
+            rows=int(model.n_samples_seen_) - offset,
+            mistakes=int(model.mistakes_) - mistakes_before,
+            seconds=seconds,
+            resumed_from=n_start - offset,
+            workers=engine.n_workers,
+            shards=result["n_shards"],
+            failures=tuple(result["failures"]),
+            timing=result["timing"],
+        )
+        return RunResult(
+            job=job,
+            model=model,
+            scaler=scaler,
+            accounting=accounting,
+            trace=_trace(model, accounting, history),
+            name=location(dataset).name,
+        )
+
+
+def _trace(model, accounting: Accounting, history) -> dict:
+    """The run as the coordinator reported it: rows seen and the mistake rate after every call."""
+    rows = accounting.rows
+    summary = {
+        "n": rows,
+        "mistakes": accounting.mistakes,
+        "mistake_rate": accounting.mistakes / max(rows, 1),
+        "n_support": {
+            "total": int(model.n_support_.sum()),
+            "per_kernel": dict(zip(model.active_kernel_names_, model.n_support_.tolist())),
+        },
+        "seconds": accounting.seconds,
+        "instances_per_second": accounting.instances_per_second if accounting.seconds > 0 else None,
+    }
+    return {
+        "n_seen": [seen for seen, _ in history[1:]],
+        "mistake_rate": [mistakes / max(seen, 1) for seen, mistakes in history[1:]],
+        "kernel_names": list(model.active_kernel_names_),
+        "summary": summary,
+    }
+
+
+def check_continues(model, n_features: int, classes, dataset) -> None:
+    """A fitted ``model`` can continue on the dataset: same feature count and classes."""
+    from ..storage.errors import DataError
+
+    if not hasattr(model, "engine_"):
+        raise ValueError("warm_start=True needs a fitted model (fit it, or load a saved one)")
+    if int(model.n_features_in_) != n_features:
+        raise DataError(
+            f"the dataset has {n_features} features, the model was trained on {model.n_features_in_}",
+            path=dataset,
+            fix="give data with the model's features (the same columns, in order)",
+        )
+    known = [c.item() if hasattr(c, "item") else c for c in model.classes_]
+    if not set(classes) <= set(known):
+        raise DataError(
+            f"the dataset's classes {sorted(classes)} are not among the model's {known}",
+            path=dataset,
+            fix="a model keeps its classes: train a new one for new classes",
+        )
+
+
+def _fit_scaler(client, data, job: Job, start: int, stop: int, n_features: int) -> Scaler:
+    """Fit the job's scaler on the window's head, on a worker (no feature data to the client)."""
+    scaling = job.settings.scaling
+    if scaling == "none":
+        return Scaler("none").fit(sparse.csr_matrix((1, n_features)))  # nothing sized by the width
+    limit = None if job.data.stop is None else stop
+    rows = job.settings.scale_rows
+    stats = client.submit(
+        fit_scaler_task, text(data), scaling, job.data.permute, job.seed, limit, start, rows, pure=False
+    ).result()
+    return Scaler.from_dict(stats)
+
+
+def fit_scaler_task(data, scaling, permute, seed, limit, start=0, rows=SCALE_ROWS) -> dict:
+    """Task: the scaler fitted on the stream's first ``rows`` rows, as a dict."""
+    from ..storage import open_stream
+
+    stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, start=start, stop=limit)
+    scaler = Scaler(scaling)
+    scaler.fit_prefix(stream, min(stream.n_rows, rows))
+    return scaler.to_dict()

@@ -1,0 +1,139 @@
+"""Run a :class:`~omkl_dist.job.Job`: :class:`LocalRunner` in this process; its cluster twin is
+:class:`omkl_dist.distributed.runner.DaskRunner`. Both take ``fit(job, dataset)`` and return a
+:class:`RunResult`, and the model is the same bit for bit (as stumpy's ``stump``/``stumped``: the
+same call on another executor).
+
+>>> from omkl_dist.job import DataWindow, Job
+>>> job = Job.build("omkc", {}, data=DataWindow("codrna", stop=2000))
+>>> result = LocalRunner().fit(job, "codrna")  # doctest: +SKIP
+>>> result.model.predict(result.scaler.transform(X))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .evaluation import progressive_score
+from .job import Job
+from .preprocessing import Scaler
+from .storage.job_data import load_job_data, scaling_advice
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What a run cost and what it saw: rows learnt (``rows``, from ``resumed_from`` on a resume),
+    ``mistakes`` among them, learning ``seconds`` and speed, ``load_seconds`` (reading and scaling
+    outside the learning loop); on a cluster also the ``workers``, kernel ``shards``, worker
+    ``failures`` recovered from and the engine's per-round ``timing``."""
+
+    rows: int
+    mistakes: int
+    seconds: float
+    load_seconds: float = 0.0
+    resumed_from: int = 0
+    workers: int | None = None
+    shards: int | None = None
+    failures: tuple = ()
+    timing: dict | None = None
+
+    @property
+    def instances_per_second(self) -> float:
+        learnt = self.rows - self.resumed_from
+        return learnt / self.seconds if self.seconds > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a runner returns: the ``job`` as it ran (its label map and the settings for its rows
+    filled in), the fitted ``model``, the ``scaler`` its inputs need, the ``accounting``, the
+    ``trace`` (``n_seen`` and ``mistake_rate`` as the run went, ``kernel_names``, ``summary``; an
+    in-process run's :class:`~omkl_dist.evaluation.progressive.Trace` in full), the dataset's
+    ``name``, a hint about unscaled features (``advice``), and per-row mistakes (0/1) when the run
+    saw every row (in this process)."""
+
+    job: Job
+    model: object
+    scaler: Scaler
+    accounting: Accounting
+    trace: dict
+    name: str = ""
+    advice: str | None = None
+    row_mistakes: np.ndarray | None = field(default=None, repr=False)
+
+
+class LocalRunner:
+    """Run a job in this process, test-then-train (:func:`~omkl_dist.evaluation.progressive_score`).
+
+    Parameters
+    ----------
+    labels : dict, optional
+        How a data file's columns are read (``label_column``, ``positive_class``, ``features``;
+        see :func:`omkl_dist.storage.read_dataset`).
+    on_progress : callable, optional
+        Called with ``{"n_seen", "n_mistakes", "n_rows", "done"}`` (rows of this run) before the
+        first block and after every block, as :class:`~omkl_dist.distributed.runner.DaskRunner`
+        calls it.
+    """
+
+    def __init__(self, *, labels: dict | None = None, on_progress=None):
+        self.labels = labels
+        self.on_progress = on_progress
+
+    def fit(self, job: Job, dataset, *, start_from=None) -> RunResult:
+        """Learn ``job`` over ``dataset`` (a registry name, a data file or an ingested dataset).
+
+        ``start_from``: ``(model, scaler)`` of a fitted model to continue from its exact state
+        (``omkl retrain``); None: a fresh model of the job's parameters.
+        """
+        model, scaler = start_from if start_from is not None else (None, None)
+        # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
+        feed = (model or job.estimator(n_rows=1)).feed_rows()
+        seen = int(getattr(model, "n_samples_seen_", 0))
+        data = load_job_data(
+            dataset,
+            feed_rows=feed,
+            seed=job.seed,
+            permute=job.data.permute,
+            scaling=job.settings.scaling,
+            scale_rows=job.settings.scale_rows,
+            start=job.data.start,
+            stop=job.data.stop,
+            labels=self.labels,
+            sparse_scaling=job.settings.for_sparse_rows().scaling,
+            scaler=scaler,
+            first=feed - seen % feed if seen else None,
+        )
+        job = job.with_data(sparse=data.sparse, label_map=data.label_map)
+        if model is None:
+            model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
+        mistakes, counts = [], {"n_seen": 0, "n_mistakes": 0, "n_rows": data.n_rows, "done": data.n_rows == 0}
+
+        def on_outcome(outcome):
+            mistakes.append(outcome["mistakes"])
+            counts["n_seen"] += len(outcome["mistakes"])
+            counts["n_mistakes"] += int(outcome["mistakes"].sum())
+            counts["done"] = counts["n_seen"] >= data.n_rows
+            if self.on_progress is not None:
+                self.on_progress(dict(counts))
+
+        if self.on_progress is not None:
+            self.on_progress(dict(counts))
+        trace = progressive_score(model, data.blocks, classes=data.classes if not seen else None, on_outcome=on_outcome)
+        summary = trace.summary()
+        return RunResult(
+            job=job,
+            model=model,
+            scaler=data.scaler,
+            accounting=Accounting(
+                rows=summary["n"],
+                mistakes=summary["mistakes"],
+                seconds=summary["seconds"],
+                load_seconds=data.load_seconds + trace.load_seconds,
+            ),
+            trace=trace.to_dict(),
+            name=data.name,
+            advice=scaling_advice(data.spans, data.scaler.method),
+            row_mistakes=np.concatenate(mistakes) if mistakes else np.empty(0),
+        )

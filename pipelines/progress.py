@@ -1,0 +1,42 @@
+"""The progress bar of a run: fed by either runner's ``on_progress`` reports."""
+
+from __future__ import annotations
+
+import sys
+
+from tqdm import tqdm
+
+
+class ProgressBar:
+    """A tqdm bar on standard error, started at a runner's first report (its total and starting
+    row) and updated with the rows seen and the mistake rate so far; a context manager that closes
+    it.
+
+    >>> with ProgressBar("spa on codrna", show=False) as bar:  # doctest: +SKIP
+    ...     LocalRunner(on_progress=bar).fit(job, "codrna")
+    """
+
+    def __init__(self, desc: str, *, show: bool = True):
+        self.desc, self.show, self.bar = desc, show, None
+
+    def __call__(self, progress: dict) -> None:
+        if self.bar is None:
+            self.bar = tqdm(
+                total=progress["n_rows"],
+                initial=progress["n_seen"],
+                unit="inst",
+                desc=self.desc,
+                disable=not self.show,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            )
+        self.bar.update(progress["n_seen"] - self.bar.n)
+        rate = 100.0 * progress["n_mistakes"] / max(progress["n_seen"], 1)
+        self.bar.set_postfix(mistakes=f"{rate:.2f}%", refresh=False)
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()

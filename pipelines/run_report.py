@@ -1,0 +1,108 @@
+"""The report of an online run -- ``omkl run``, ``omkl submit``, a retrain, the demo -- from a
+:class:`~omkl_dist.runner.RunResult` of either runner: :func:`build_report` (JSON-able) and
+:func:`format_report` (the command's text)."""
+
+from __future__ import annotations
+
+import time
+
+from omkl_dist.job import JOB_FIELDS
+from omkl_dist.runner import RunResult
+
+
+def build_report(result: RunResult, data) -> dict:
+    """The run's report: the job, what was learnt (the trace's summary), the accounting; on a
+    cluster also the workers, shards and per-round costs. ``data``: what the user named."""
+    job, model, accounting = result.job, result.model, result.accounting
+    report = {
+        "algo": job.algorithm,
+        "params": {k: v for k, v in model.get_params().items() if k not in JOB_FIELDS},
+        "data": str(data),
+        "dataset": result.name,
+        **result.trace["summary"],
+        "load_seconds": accounting.load_seconds,
+        "block_size": job.block_size,
+        "seed": job.seed,
+        "scaling": result.scaler.method,
+        "settings": job.settings.as_dict(),
+        "permuted": job.data.permute,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    if accounting.workers is not None:
+        report.update(_cluster_costs(accounting))
+    if result.advice:
+        report["advice"] = result.advice
+    if hasattr(model, "selected_kernel_name_"):  # a kernel selector (OKS): what it chose, and how firmly
+        report["selected_kernel"] = model.selected_kernel_name_
+        report["kernel_weights"] = dict(zip(model.kernel_pool_.names, map(float, model.kernel_weights_), strict=True))
+    asked = job.params.get("budget")
+    if asked is not None and report["params"].get("budget") not in (None, asked):
+        report["budget_capped"] = {"asked": asked, "used": report["params"]["budget"]}
+    return report
+
+
+def _cluster_costs(accounting) -> dict:
+    timing = accounting.timing
+    rounds = max(timing["rounds"], 1)
+    return {
+        "resumed_from": accounting.resumed_from,
+        "workers": accounting.workers,
+        "shards": accounting.shards,
+        "rounds": timing["rounds"],
+        "shard_compute_seconds": timing["shard_s"],
+        "shard_io_seconds": timing["shard_io_s"],
+        "coordinator_ms_per_round": 1000.0 * timing["combine_s"] / rounds,
+        # per round: the round's wall time minus the slowest shard's work (reading, appending, computing)
+        "overhead_ms_per_round": 1000.0 * (timing["round_s"] - timing["slowest_shard_s"]) / rounds,
+        # row-split rounds (stochastic updates): the first shard's time waiting for the others' scores
+        "lead_wait_seconds": timing["lead_wait_s"],
+        "worker_failures": list(accounting.failures),
+    }
+
+
+def format_report(report: dict) -> str:
+    """The report as the commands print it."""
+    per = report["n_support"]["per_kernel"]
+    resumed = f", resumed at row {report['resumed_from']}" if report.get("resumed_from") else ""
+    speed = f"{report['seconds']:.2f} s  ({report['instances_per_second']:.0f} instances/s)"
+    if "workers" in report:
+        failures = report["worker_failures"]
+        recovered = f"; recovered from {len(failures)} worker failure(s)" if failures else ""
+        where = f" on {report['workers']} worker(s), {report['shards']} kernel shard(s){recovered}"
+    else:
+        where = f"; loading {report['load_seconds']:.2f} s"
+    lines = [
+        f"{report['algo']} {report['params'] if report['params'] else ''} on {report['dataset']} "
+        f"({report['n']} instances, block {report['block_size']}, seed {report['seed']}, "
+        f"scaling {report['scaling']}{resumed})",
+        f"  mistake rate     {100 * report['mistake_rate']:.2f} %  ({report['mistakes']} mistakes)",
+        f"  support vectors  {report['n_support']['total']} total over {len(per)} kernel(s)",
+        f"  learning time    {speed}{where}",
+    ]
+    if "workers" in report:
+        lines.append(
+            f"  per round        coordinator {report['coordinator_ms_per_round']:.2f} ms, overhead "
+            f"{report['overhead_ms_per_round']:.2f} ms ({report['rounds']} rounds)"
+        )
+    if "describe" in report.get("settings", {}):
+        lines.append(f"  settings         {report['settings']['describe']}")
+    if "selected_kernel" in report:
+        top = sorted(report["kernel_weights"].items(), key=lambda item: -item[1])[:3]
+        lines.append(
+            f"  selected kernel  {report['selected_kernel']}  (weights: "
+            + ", ".join(f"{name} {weight:.3f}" for name, weight in top)
+            + ")"
+        )
+    if "advice" in report:
+        lines.append(f"  note             {report['advice']}")
+    if "budget_capped" in report:
+        capped = report["budget_capped"]
+        lines.append(
+            f"  budget           {capped['used']} (asked {capped['asked']}: capped at the stream's length, "
+            "which it can never exceed)"
+        )
+    if "model_path" in report:
+        lines.append(f"  model            {report['model_path']}")
+    if "trace_path" in report:
+        lines.append(f"  trace            {report['trace_path']}")
+    return "\n".join(lines)
