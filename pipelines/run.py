@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omkl_dist.job import Job, make_stream_estimator  # noqa: F401 - study_defaults imports it from here
+from omkl_dist.job import Job
 from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.location import is_remote, location
 from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report

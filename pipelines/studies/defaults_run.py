@@ -71,7 +71,7 @@ def run_task(task: dict) -> dict:
 def _learn(task: dict) -> dict:
     from omkl_dist.evaluation import progressive_score
 
-    from ..run import make_stream_estimator
+    from omkl_dist.job import make_stream_estimator
 
     data = load_data(task["dataset"])
     X, y = permuted_stream(data, task["permutation"], task["max_rows"], task["scaling"])
@@ -118,7 +118,7 @@ def warm(specs: list) -> None:
     3-class data, so that no run's time includes compilation."""
     from omkl_dist.evaluation import progressive_score
 
-    from ..run import make_stream_estimator
+    from omkl_dist.job import make_stream_estimator
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(64, 5)) * [0.1, 1, 10, 100, 1000]
