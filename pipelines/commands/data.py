@@ -28,8 +28,6 @@ def _parse_classes(text):
     return classes
 
 
-
-
 @click.group(cls=CommandGroup)
 def data():
     """Ingest, inspect, list and generate datasets."""

@@ -70,7 +70,6 @@ def run_task(task: dict) -> dict:
 
 def _learn(task: dict) -> dict:
     from omkl_dist.evaluation import progressive_score
-
     from omkl_dist.job import make_stream_estimator
 
     data = load_data(task["dataset"])
@@ -117,7 +116,6 @@ def warm(specs: list) -> None:
     """Compile (or load from numba's cache) every code path the study times, on tiny binary and
     3-class data, so that no run's time includes compilation."""
     from omkl_dist.evaluation import progressive_score
-
     from omkl_dist.job import make_stream_estimator
 
     rng = np.random.default_rng(0)
