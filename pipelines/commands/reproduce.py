@@ -270,8 +270,6 @@ def reproduce_oks_cmd(studies, seeds, tasks, algorithms, as_json, out, quiet):
         click.echo(json.dumps(report))
 
 
-
-
 @reproduce.command("mkboost")
 @click.option(
     "--runs",
