@@ -96,3 +96,19 @@ def test_no_module_imports_the_benchmark_entry_point():
     constants and helpers live in ``benchmarks/common.py``)."""
     importers = [str(path.relative_to(ROOT)) for m, path in modules() if "benchmarks.bench" in set(imported(m, path))]
     assert importers == []
+
+
+def test_every_package_folder_is_in_the_wheel():
+    """pyproject.toml lists the packages by hand (see docs/design.md, "One import namespace"): a new
+    folder left out of the list is missing from the wheel while the editable install still finds it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    installed_as = {"storage": "omkl_dist.storage", "pipelines": "omkl_dist.pipelines", "cluster": "omkl_dist.cluster"}
+    found = set()
+    for top in ("omkl_dist", *installed_as):
+        for init in (root / top).rglob("__init__.py"):
+            parts = init.parent.relative_to(root).parts
+            found.add(".".join((installed_as.get(parts[0], parts[0]), *parts[1:])))
+    assert found - listed == set(), "add these packages to [tool.setuptools] packages in pyproject.toml"
