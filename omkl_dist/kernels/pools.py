@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import types
 from collections.abc import Iterable, Sequence
-from functools import wraps
 
 import numpy as np
 
@@ -205,28 +204,28 @@ class KernelPool(Sequence):
         return format_pool(self._specs)
 
     # ------------------------------------------------------------------ evaluation (kernels/gram.py)
-    @wraps(GramEvaluator.evaluate)
     def evaluate(self, A, B=None, *, out=None, sqdist: str = "gemm") -> np.ndarray:
+        """:meth:`GramEvaluator.evaluate` of this pool (kernels/gram.py)."""
         return self._gram.evaluate(A, B, out=out, sqdist=sqdist)
 
-    @wraps(GramEvaluator.normalize_block)
     def normalize_block(self, K, A, B=None) -> None:
+        """:meth:`GramEvaluator.normalize_block` of this pool (kernels/gram.py)."""
         self._gram.normalize_block(K, A, B)
 
-    @wraps(GramEvaluator.evaluate_diag)
     def evaluate_diag(self, X, *, out=None) -> np.ndarray:
+        """:meth:`GramEvaluator.evaluate_diag` of this pool (kernels/gram.py)."""
         return self._gram.evaluate_diag(X, out=out)
 
-    @wraps(GramEvaluator.products)
     def products(self, A, B=None, *, sqdist: str = "gemm") -> PairwiseParts:
+        """:meth:`GramEvaluator.products` of this pool (kernels/gram.py)."""
         return self._gram.products(A, B, sqdist=sqdist)
 
-    @wraps(GramEvaluator.from_parts)
     def from_parts(self, parts: PairwiseParts, *, out=None) -> np.ndarray:
+        """:meth:`GramEvaluator.from_parts` of this pool (kernels/gram.py)."""
         return self._gram.from_parts(parts, out=out)
 
-    @wraps(GramEvaluator.from_products)
     def from_products(self, dot, sq_a, sq_b, *, out=None) -> np.ndarray:
+        """:meth:`GramEvaluator.from_products` of this pool (kernels/gram.py)."""
         return self._gram.from_products(dot, sq_a, sq_b, out=out)
 
 
