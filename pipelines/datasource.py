@@ -40,6 +40,7 @@ class JobData:
     spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
     feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
     sparse: bool = False  # rows come as scipy.sparse CSR blocks
+    feature_names: list | None = None  # the feature columns' names, when the data has them
 
     @property
     def classes(self) -> list:
@@ -174,6 +175,7 @@ def load_job_data(
             spans,
             feature_groups(stream.meta),
             sparse=stream.sparse,
+            feature_names=stream.meta.get("feature_names"),
         )
     groups = None
     if is_multiview(data):
@@ -205,6 +207,7 @@ def load_job_data(
         spans,
         groups,
         sparse=sp.issparse(X),
+        feature_names=ds.feature_names,
     )
 
 

@@ -113,16 +113,16 @@ def version_history(store) -> list:
     promoted = {e["version"] for e in store.events() if e.get("event") == "promote"}
     out = []
     for version in store.versions():
-        lineage = store.info(version).get("lineage", {})
-        gate = lineage.get("gate", {})
+        job = store.job(version)
+        gate = job.get("gate", {})
         out.append(
             {
                 "version": version,
-                "parent": lineage.get("parent"),
+                "parent": job.get("parent"),
                 "challenger": gate.get("challenger"),
                 "champion": gate.get("champion"),
                 "promoted": version in promoted,
-                "rows": lineage.get("window", {}).get("rows"),
+                "rows": job.get("window", {}).get("rows"),
             }
         )
     rollbacks = [e["version"] for e in store.events() if e.get("event") == "rollback"]

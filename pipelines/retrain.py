@@ -30,10 +30,12 @@ import numpy as np
 from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.evaluation import progressive_score
 from omkl_dist.evaluation.drift import PageHinkley
+from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore, signal_arrived, signals_held
+from omkl_dist.storage.models import read_meta
 from omkl_dist.storage.outputs import REPORT, Terminated, check_output
 from omkl_dist.storage.views import feature_groups
 
@@ -192,10 +194,14 @@ def retrain(
     staged = store.staging_dir()
     try:
         save_model(
-            fit["model"],
+            Model(
+                fit["model"],
+                scaler=fit["scaler"],
+                label_map=window.label_map,
+                feature_names=window.meta.get("feature_names"),
+                job=lineage,
+            ),
             staged / "model",
-            scaler=fit["scaler"],
-            extra_meta={"lineage": lineage},
             option="the model store's staging folder",
         )
         # from here to the status line, one critical section: a signal before the version is
@@ -279,21 +285,20 @@ def _load_champion(store: ModelStore):
         return None
     version = store.resolve(CHAMPION)
     path = store.path(version)
-    model, scaler, meta = load_model(path)  # every array's hash checked: an edited version is refused here
-    lineage = meta.get("lineage") or {}
+    model = load_model(path)  # every array's hash checked: an edited version is refused here
+    lineage = model.job or {}
     if not lineage:
         raise DataError(
-            "the champion has no lineage (it was not made by omkl retrain)",
+            "the champion has no retrain job record (it was not made by omkl retrain)",
             path=path,
             fix="promote a version made by omkl retrain",
         )
     return {
         "version": version,
-        "model": model,
-        "scaler": scaler,
-        "meta": meta,
+        "model": model.estimator,
+        "scaler": model.scaler,
         "lineage": lineage,
-        "meta_sha256": meta["meta_sha256"],
+        "meta_sha256": read_meta(path)["meta_sha256"],
     }
 
 
@@ -401,19 +406,20 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     Importing the same saved model again returns the version it became."""
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     store.check_inputs([("saved model", model_dir)])
-    model, scaler, meta = load_model(model_dir)  # every hash checked
-    if not meta.get("label_map"):
+    saved, meta = load_model(model_dir), read_meta(model_dir)  # every hash checked
+    model, scaler = saved.estimator, saved.scaler
+    if saved.label_map is None:
         raise DataError(
-            "the saved model does not record its label map (saved by an older omkl-dist)",
+            "the saved model does not record its label map (it was saved from Python without one)",
             path=model_dir,
-            fix="save it again with this version (omkl run --model-out / omkl submit)",
+            fix="save it with its label map (Model(estimator, label_map=...)), or with omkl run --model-out",
         )
     key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:
         return {"model": name, "status": "exists", "version": found, "champion": store.aliases().get(CHAMPION)}
     params = {k: v for k, v in meta["params"].items() if k not in ("block_size", "random_state", "feature_groups")}
-    trained = meta.get("trained_on") or {}
+    trained = saved.job or {}
     champion = store.aliases().get(CHAMPION)
     lineage = {
         "model": name,
@@ -432,7 +438,7 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
         "seed": int(meta.get("engine", {}).get("seed", trained.get("seed", 0))),
         "block_size": meta["params"].get("block_size"),
         "scaling": scaler.method,
-        "label_map": meta["label_map"],
+        "label_map": saved.label_map,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "gate": {
             "metric": "holdout mistake rate",
@@ -445,11 +451,8 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     staged = store.staging_dir()
     try:
         save_model(
-            model,
+            Model(model, scaler=scaler, label_map=saved.label_map, feature_names=saved.feature_names, job=lineage),
             staged / "model",
-            scaler=scaler,
-            extra_meta={k: v for k, v in meta.items() if k in ("trained_on", "report", "label_map")}
-            | {"lineage": lineage},
             option="the model store's staging folder",
         )
         published = store.publish(

@@ -155,19 +155,20 @@ def run_job(
     if params.get("budget") is not None and report["params"].get("budget") not in (None, params["budget"]):
         report["budget_capped"] = {"asked": params["budget"], "used": report["params"]["budget"]}
     if model_out is not None:
+        from omkl_dist.model import Model
         from omkl_dist.persistence import save_model
 
         save_model(
-            model,
+            Model(
+                model,
+                scaler=job.scaler,
+                label_map=job.label_map,
+                feature_names=job.feature_names,
+                job={k: report[k] for k in ("data", "n", "block_size", "seed", "scaling", "settings")},
+            ),
             model_out,
-            scaler=job.scaler,
             overwrite=overwrite,
             inputs=[("data", source)],
-            extra_meta={
-                "trained_on": {k: report[k] for k in ("data", "n", "block_size", "seed", "scaling")},
-                "settings": report["settings"],
-                "label_map": [list(pair) for pair in job.label_map],
-            },
         )
         report["model_path"] = str(model_out)
     if trace_out is not None:

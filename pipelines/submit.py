@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from omkl_dist.distributed.checkpoints import JOB, CheckpointStore
 from omkl_dist.distributed.engine import DaskEngine
+from omkl_dist.model import Model
 from omkl_dist.persistence import save_model
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.location import location, text
@@ -125,16 +126,15 @@ def submit_job(
     report["settings"] = settings.as_dict() if settings is not None else {"scaling": scaling, "origin": "given"}
     job = json.loads((fit.checkpoint_dir / JOB).read_text())
     save_model(
-        fit.model,
+        Model(
+            fit.model,
+            scaler=fit.scaler,
+            label_map=meta["label_map"],
+            feature_names=meta.get("feature_names"),
+            job={**job, "settings": report["settings"]},
+        ),
         out,
-        scaler=fit.scaler,
         overwrite=True,
-        extra_meta={
-            "trained_on": job,
-            "report": report,
-            "settings": report["settings"],
-            "label_map": meta["label_map"],
-        },
         inputs=[("dataset", data), ("checkpoint folder", fit.checkpoint_dir)],
         option="--out",
     )

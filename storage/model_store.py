@@ -406,7 +406,7 @@ class ModelStore:
         return version
 
     def info(self, version: int) -> dict[str, Any]:
-        """A version's model.json (its lineage, metrics, parameters), checked against its own hash,
+        """A version's model.json (its provenance, parameters), checked against its own hash,
         without reading its arrays."""
         path = self.path(version) / MODEL_META
         try:
@@ -424,13 +424,20 @@ class ModelStore:
                 path=path,
                 fix="restore the version from a backup; `omkl models verify` lists damaged versions",
             )
-        if not isinstance(info.get("lineage", {}), dict):
+        job = (info.get("provenance") or {}).get("job", {})
+        if not isinstance(job, dict):
             raise DataError(
-                f"version {version}'s lineage is not a JSON object",
+                f"version {version}'s job (provenance.job) is not a JSON object",
                 path=path,
                 fix="publish models with omkl retrain or omkl models import",
             )
         return info
+
+    def job(self, version: int) -> dict[str, Any]:
+        """The record of the job that made a version (model.json's ``provenance.job``: its parent,
+        window, parameters, gate, ...), empty when it has none."""
+        job: dict[str, Any] = (self.info(version).get("provenance") or {}).get("job") or {}
+        return job
 
     def events(self) -> list[dict[str, Any]]:
         """``events.jsonl``, every line checked against the schema of its event."""
@@ -469,7 +476,7 @@ class ModelStore:
         """The version trained from exactly this retrain ``key`` (parent, data, parameters, code), if any."""
         for version in reversed(self.versions()):
             with contextlib.suppress(DataError):
-                if (self.info(version).get("lineage") or {}).get("key") == key:
+                if self.job(version).get("key") == key:
                     return version
         return None
 

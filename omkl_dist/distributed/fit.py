@@ -113,9 +113,10 @@ def fit_on_cluster(
         raise ValueError("resume=True needs the checkpoint_dir of the job to resume")
     resume_from = store.start(job, resume=resume, overwrite=overwrite) if store is not None else None
     if resume_from is not None:
-        _, scaler, ckpt_meta = load_model(resume_from)
-        begin = {"checkpoint": text(resume_from), "history": ckpt_meta.get("history", [])}
-        n_start, mistakes_start = int(ckpt_meta["engine"]["n_seen"]), int(ckpt_meta["engine"]["n_mistakes"])
+        checkpoint = load_model(resume_from)
+        scaler, resumed = checkpoint.scaler, checkpoint.estimator
+        begin = {"checkpoint": text(resume_from), "history": checkpoint.job["history"]}
+        n_start, mistakes_start = int(resumed.n_samples_seen_), int(resumed.mistakes_)
     else:
         if scaler is None:
             scaler = _fit_scaler(

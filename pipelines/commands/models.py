@@ -34,18 +34,18 @@ def models_list(store, name, as_json):
     aliases = s.aliases()
     rows = []
     for version in s.versions():
-        lineage = s.info(version).get("lineage") or {}
-        gate = _part(lineage, "gate")
+        job = s.job(version)
+        gate = _part(job, "gate")
         rows.append(
             {
                 "version": version,
                 "aliases": sorted(a for a, v in aliases.items() if v == version),
-                "parent": lineage.get("parent"),
-                "algo": lineage.get("algo"),
-                "rows": _part(lineage, "window").get("rows"),
+                "parent": job.get("parent"),
+                "algo": job.get("algo"),
+                "rows": _part(job, "window").get("rows"),
                 "holdout_mistake_rate": gate.get("challenger"),
                 "champion_mistake_rate": gate.get("champion"),
-                "created": lineage.get("created"),
+                "created": job.get("created"),
             }
         )
     if as_json:
@@ -62,9 +62,9 @@ def models_list(store, name, as_json):
         )
 
 
-def _part(lineage: dict, key: str) -> dict:
-    """A part of a version's lineage (an object, or empty when it has none)."""
-    part = lineage.get(key)
+def _part(job: dict, key: str) -> dict:
+    """A part of a version's job (an object, or empty when it has none)."""
+    part = job.get(key)
     return part if isinstance(part, dict) else {}
 
 
@@ -73,7 +73,8 @@ def _part(lineage: dict, key: str) -> dict:
 @click.argument("name")
 @click.argument("ref", default="champion")
 def models_show(store, name, ref):
-    """A version's lineage and metrics as JSON (REF: an alias, default champion, or a number)."""
+    """A version's provenance (label map, feature names, the job that made it: parent, window, gate,
+    metrics) as JSON (REF: an alias, default champion, or a number)."""
     s = open_store(store, name)
     version = s.resolve(ref)
     info = s.info(version)
@@ -83,7 +84,7 @@ def models_show(store, name, ref):
                 "version": version,
                 "path": str(s.path(version)),
                 "algorithm": info.get("algorithm"),
-                "lineage": info.get("lineage"),
+                "provenance": info.get("provenance"),
             },
             indent=1,
         )

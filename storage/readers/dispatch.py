@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
-from ..labels import encode_labels
+from ..labels import encode_labels, has_no_labels
 from ..tables import is_table_source
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header
@@ -46,7 +46,7 @@ def read_dataset(
     features: list[str] | str | None = None,
     sparse: bool | None = None,
 ) -> Dataset:
-    """Read a labelled dataset file.
+    """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
     Parameters
     ----------
@@ -67,7 +67,9 @@ def read_dataset(
     label_column : str or int, optional
         CSV/TSV/dense text: the column holding the labels -- ``"first"``, ``"last"``, a 0-based
         index (negative counts from the end) or a header name. Default: a header column named
-        ``target``, else the first column.
+        ``target``, else the first column. ``"none"`` (any format but ``.mat``): the rows have no
+        labels -- every column is a feature (a LIBSVM row starts with its first ``index:value``);
+        the dataset's ``y`` is None and its ``label_map`` empty.
     positive_class : str or number, optional
         Binary data: the original label that becomes +1 (default: the larger of the two in
         numeric, then lexical, order).
@@ -105,7 +107,8 @@ def read_dataset(
     if fmt != "mat" and not (fmt is None and looks_mat(path, content)):
         content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
-    if label_column is not None and fmt not in _DELIMITED:
+    no_labels = has_no_labels(label_column)
+    if label_column is not None and fmt not in _DELIMITED and not (no_labels and fmt == "libsvm"):
         raise DataError(
             f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
             path=path,
@@ -126,6 +129,15 @@ def read_dataset(
                 fix="drop --n-features (it is for LIBSVM files) or correct it",
             )
     _check_finite(parsed, path)
+    if parsed.y_raw is None and not no_labels:
+        raise DataError(
+            "the rows have no labels (they start with their first index:value)",
+            path=path,
+            fix="label them to learn from them; to predict them, pass --label-column none (label_column='none')",
+        )
+    X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
+    if no_labels:
+        return Dataset(X=X, y=None, label_map=[], fmt=fmt, path=path, sha256=sha, feature_names=parsed.feature_names)
     y, label_map = encode_labels(
         parsed.y_raw,
         classes=classes,
@@ -134,7 +146,6 @@ def read_dataset(
         path=path,
         line_of=parsed.line_of,
     )
-    X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
     return Dataset(
         X=X,
         y=y,
