@@ -84,7 +84,7 @@ def _source(data, block_rows: int, model, label_column=None):
                 lo += len(y)
 
         return stream.n_rows, stream.label_map, blocks()
-    ds = read_dataset(resolve_dataset(str(data)), label_column=label_column)
+    ds = read_dataset(resolve_dataset(str(data)), label_column=label_column, optional_labels=True)
     order = _feature_order(model, ds.feature_names, ds.path)
     X = ds.X if order is None else ds.X[:, order]
     n_rows = X.shape[0]

@@ -89,6 +89,8 @@ def test_omkl_predict_scores_unlabelled_csv_parquet_and_libsvm(churn, tmp_path):
     assert refused.exit_code != 0 and "missing ['calls']" in refused.output and "['age']" in refused.output
     with pytest.raises(DataError, match="--label-column none"):  # rows to learn from need labels
         read_dataset(libsvm)
+    refused = invoke("data", "ingest", csv, "--out", tmp_path / "ds", "--label-column", "none")
+    assert refused.exit_code != 0 and "can be predicted but not learnt from" in refused.output
 
 
 def test_model_matches_dataframe_columns_by_name_and_learns_in_the_users_labels():
