@@ -1,7 +1,8 @@
 """omkl-dist: online multiple kernel learning, in-process and on Dask.
 
-Every public estimator is importable from here (``from omkl_dist import OMKC, SPA``), loaded on
-first use so that ``omkl_dist.storage`` alone stays light.
+Every public estimator is importable from here (``from omkl_dist import OMKC, SPA``), and the
+model artifact (``Model``, ``save_model``, ``load_model``), loaded on first use so that
+``omkl_dist.storage`` alone stays light.
 """
 
 from ._numba_cache import use_versioned_cache
@@ -27,12 +28,14 @@ _ESTIMATORS = {
     "OKS": "algorithms",
     "OKSRegressor": "algorithms",
 }
-__all__ = sorted(_ESTIMATORS)
+_MODELS = {"Model": "model", "save_model": "persistence", "load_model": "persistence"}
+__all__ = sorted([*_ESTIMATORS, *_MODELS])
 
 
 def __getattr__(name):
-    if name in _ESTIMATORS:
+    where = _ESTIMATORS.get(name) or _MODELS.get(name)
+    if where is not None:
         import importlib
 
-        return getattr(importlib.import_module(f"{__name__}.{_ESTIMATORS[name]}"), name)
+        return getattr(importlib.import_module(f"{__name__}.{where}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,11 +1,20 @@
-"""Save and load fitted models (with their preprocessing) through the storage model store."""
+"""Save and load a :class:`~omkl_dist.model.Model` (an estimator with its scaler, label map, feature
+names and job) through the storage model format.
+
+model.json holds the estimator's own description (``algorithm``, ``params``, ``classes``, ...), the
+scaler's scalars (its arrays are state arrays beside the estimator's) and one ``provenance`` block:
+the label map, the feature names and the job, each present when the model has it.
+"""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 from scipy import sparse
 
 from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
+from omkl_dist.model import Model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import location
@@ -23,16 +32,23 @@ MODEL_SCHEMA = obj(
         "n_features_in": integer(minimum=1, maximum=2**48),
         "kernel_pool": string(),
         "scaler": obj(required={"scalars": obj(), "arrays": array(string())}),
+        "provenance": obj(
+            optional={
+                "label_map": _LABEL_MAP,  # the user's label -> the internal one the model was trained on
+                "feature_names": array(string()),
+                "job": obj(),
+                "lineage": obj(),  # a model-store version's record: parent, window, gate, code
+            }
+        ),
     },
     optional={
         "engine": obj(),
         "extra": obj(),
         "learned": obj(),
         "pairs": array(array(integer(minimum=0))),
-        "label_map": _LABEL_MAP,  # original label -> the internal one the model was trained on
-        "lineage": obj(optional={"label_map": _LABEL_MAP}),
     },
 )
+_PROVENANCE = ("label_map", "feature_names", "job")
 
 _BY_CLASS = {cls.__name__: cls for cls in [*ALGORITHMS.values(), *BATCH_ALGORITHMS.values()]}
 
@@ -41,16 +57,50 @@ def save_model(
     model,
     directory,
     *,
-    scaler: Scaler | None = None,
-    extra_meta: dict | None = None,
     overwrite: bool = False,
     inputs=(),
     option: str = "--model-out",
+    lineage: dict | None = None,
 ):
-    """Write ``model`` (and the scaler its inputs need) atomically to ``directory``; ``overwrite``
-    replaces only an earlier saved model, and ``inputs`` are (label, path) pairs it must keep clear
-    of (see :func:`omkl_dist.storage.outputs.check_output`)."""
-    arrays, meta = model.to_state()
+    """Write a :class:`~omkl_dist.model.Model` atomically to ``directory``.
+
+    Parameters
+    ----------
+    model : Model or fitted estimator
+        A bare estimator is saved as ``Model(estimator)``: no scaler, its own classes as labels.
+    directory : path or URL
+        The model folder.
+    overwrite : bool
+        Replace an earlier saved model there (nothing else is ever replaced).
+    inputs : sequence of (label, path)
+        Inputs the folder must keep clear of (see :func:`omkl_dist.storage.outputs.check_output`).
+    option : str
+        How messages name the folder.
+    lineage : dict, optional
+        A model-store version's record (its parent version, window, gate decision, code and package
+        versions), kept in the provenance block beside the job; :func:`load_model` does not need it
+        (the store reads it with :func:`omkl_dist.storage.models.read_meta`).
+
+    Returns
+    -------
+    Location
+        The folder written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from omkl_dist import KernelPerceptron, Model, load_model, save_model
+    >>> X = np.random.default_rng(0).standard_normal((30, 2))
+    >>> y = np.where(X[:, 0] > 0, "stay", "churn")
+    >>> folder = save_model(Model(KernelPerceptron().fit(X, y), feature_names=["a", "b"]), tempfile.mkdtemp() + "/m")
+    >>> load_model(folder).classes_.tolist()
+    ['churn', 'stay']
+    """
+    if not isinstance(model, Model):
+        model = Model(model)
+    arrays, meta = model.estimator.to_state()
+    scaler = model.scaler
     if scaler is None:  # the identity, fitted on an empty sparse row: nothing sized by the width
         scaler = Scaler("none").fit(sparse.csr_matrix((1, model.n_features_in_)))
     scaler_dict = scaler.to_dict()
@@ -64,12 +114,32 @@ def save_model(
         "scalars": scaler_meta,
         "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)],
     }
-    meta.update(extra_meta or {})
+    label_map = None if model.label_map is None else [[_plain(o), int(i)] for o, i in model.label_map]
+    given = {"label_map": label_map, "feature_names": model.feature_names, "job": model.job, "lineage": lineage}
+    meta["provenance"] = {key: value for key, value in given.items() if value is not None}
     return write_state(directory, arrays, meta, overwrite=overwrite, inputs=inputs, option=option)
 
 
 def load_model(directory):
-    """Return ``(model, scaler, meta)`` from a directory written by :func:`save_model`."""
+    """The :class:`~omkl_dist.model.Model` in a folder written by :func:`save_model`, every array's
+    and model.json's hash checked.
+
+    Raises
+    ------
+    DataError
+        Not a saved model, damaged, edited, or of an algorithm this omkl-dist does not know.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from omkl_dist import OMKC, Model, load_model, save_model
+    >>> X = np.random.default_rng(0).standard_normal((30, 2))
+    >>> trained = Model(OMKC().fit(X, np.where(X[:, 0] > 0, 1, -1)), label_map=[["no", -1], ["yes", 1]])
+    >>> model = load_model(save_model(trained, tempfile.mkdtemp() + "/m"))
+    >>> model.predict(X[:3]).tolist() == trained.predict(X[:3]).tolist()
+    True
+    """
     arrays, meta = read_state(directory)
     check(meta, MODEL_SCHEMA, path=location(directory) / MODEL_META, fix=MODEL_DAMAGED)
     try:
@@ -83,9 +153,11 @@ def load_model(directory):
     try:
         scaler_dict = dict(meta["scaler"]["scalars"])
         scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
-        model, scaler = cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict)
-        _check_consistent(model, scaler, meta)
-        return model, scaler, meta
+        estimator, scaler = cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict)
+        provenance = meta["provenance"]
+        model = Model(estimator, scaler=scaler, **{key: provenance.get(key) for key in _PROVENANCE})
+        _check_consistent(model)
+        return model
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # a model.json that passed its hash but lacks or mistypes a field (edited, hash recomputed)
         # surfaces here, inside the estimator's own reconstruction
@@ -97,24 +169,35 @@ def load_model(directory):
         ) from None
 
 
-def _check_consistent(model, scaler: Scaler, meta: dict) -> None:
+def _plain(label):
+    """A label as JSON holds it (a numpy scalar as its Python value)."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
+def _check_consistent(model: Model) -> None:
     """The parts of a loaded model agree: distinct classes (the internal labels of its label map,
-    when it has one), the scaler's width, and scores of one row shaped for the classes (a class list
-    edited apart from the state would fail mid-prediction). Raises ValueError, turned into the
-    damaged-model error by :func:`load_model`."""
-    classes = model.classes_
+    when it has one), feature names for every feature, the scaler's width, and scores of one row
+    shaped for the classes (a class list edited apart from the state would fail mid-prediction).
+    Raises ValueError, turned into the damaged-model error by :func:`load_model`."""
+    estimator, pairs = model.estimator, model.label_map
+    classes = estimator.classes_
     if len(np.unique(classes)) != len(classes):
         raise ValueError(f"classes {classes.tolist()} repeat a class")
-    pairs = (meta.get("lineage") or {}).get("label_map") or meta.get("label_map")
     internals = {internal for _, internal in pairs or ()}
-    if pairs and not all(isinstance(c, int) and c in internals for c in classes.tolist()):
+    if pairs is not None and len({json.dumps(original) for original, _ in pairs}) != len(pairs):
+        raise ValueError(f"its label map {pairs} repeats a label")
+    if pairs is not None and not all(isinstance(c, int) and c in internals for c in classes.tolist()):
         raise ValueError(f"classes {classes.tolist()} are not internal labels of its label map {sorted(internals)}")
-    width = getattr(scaler, "n_features_in_", None)  # save_model always stores a fitted scaler
+    names = model.feature_names
+    if names is not None and (len(names) != estimator.n_features_in_ or len(set(names)) != len(names)):
+        width = estimator.n_features_in_
+        raise ValueError(f"{len(names)} feature names ({len(set(names))} distinct) for {width} features")
+    width = getattr(model.scaler, "n_features_in_", None)  # save_model always stores a fitted scaler
     if width is None:
         raise ValueError("its scaler is not fitted")
-    if width != model.n_features_in_:
-        raise ValueError(f"the scaler takes {width} features, the model {model.n_features_in_}")
-    scores = np.asarray(model.decision_function(np.zeros((1, model.n_features_in_))))
+    if width != estimator.n_features_in_:
+        raise ValueError(f"the scaler takes {width} features, the model {estimator.n_features_in_}")
+    scores = np.asarray(estimator.decision_function(np.zeros((1, estimator.n_features_in_))))
     expected = (1,) if len(classes) == 2 else (1, len(classes))
     if scores.shape != expected:
         columns = scores.shape[1] if scores.ndim == 2 else 1

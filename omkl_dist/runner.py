@@ -6,7 +6,7 @@ same call on another executor).
 >>> from omkl_dist.job import DataWindow, Job
 >>> job = Job.build("omkc", {}, data=DataWindow("codrna", stop=2000))
 >>> result = LocalRunner().fit(job, "codrna")  # doctest: +SKIP
->>> result.model.predict(result.scaler.transform(X))  # doctest: +SKIP
+>>> result.as_model().predict(X)  # raw rows, the user's labels  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 from .evaluation import progressive_score
 from .job import Job
+from .model import Model
 from .preprocessing import Scaler
 from .storage.job_data import load_job_data, scaling_advice
 
@@ -50,8 +51,8 @@ class RunResult:
     filled in), the fitted ``model``, the ``scaler`` its inputs need, the ``accounting``, the
     ``trace`` (``n_seen`` and ``mistake_rate`` as the run went, ``kernel_names``, ``summary``; an
     in-process run's :class:`~omkl_dist.evaluation.progressive.Trace` in full), the dataset's
-    ``name``, a hint about unscaled features (``advice``), and per-row mistakes (0/1) when the run
-    saw every row (in this process)."""
+    ``name`` and its ``feature_names`` (when its columns have names), a hint about unscaled
+    features (``advice``), and per-row mistakes (0/1) when the run saw every row (in this process)."""
 
     job: Job
     model: object
@@ -59,8 +60,17 @@ class RunResult:
     accounting: Accounting
     trace: dict
     name: str = ""
+    feature_names: tuple | None = None
     advice: str | None = None
     row_mistakes: np.ndarray | None = field(default=None, repr=False)
+
+    def as_model(self) -> Model:
+        """The one model artifact: the fitted model with its scaler, label map, feature names and
+        job (what ``save_model`` writes and ``omkl predict`` uses)."""
+        names = None if self.feature_names is None else list(self.feature_names)
+        return Model(
+            self.model, scaler=self.scaler, label_map=self.job.label_map, feature_names=names, job=self.job.to_dict()
+        )
 
 
 class LocalRunner:
@@ -134,6 +144,7 @@ class LocalRunner:
             ),
             trace=trace.to_dict(),
             name=data.name,
+            feature_names=None if data.feature_names is None else tuple(data.feature_names),
             advice=scaling_advice(data.spans, data.scaler.method),
             row_mistakes=np.concatenate(mistakes) if mistakes else np.empty(0),
         )

@@ -1,13 +1,17 @@
 """``omkl predict``: a saved model's predictions for a dataset or file, written as parquet.
 
-The rows are read, scaled with the model's own scaler and predicted ``block_rows`` at a time, and
-each block is written as one parquet row group, so memory stays bounded by a block whatever the
-number of rows. On a Dask cluster (``scheduler``) each task predicts one block on a worker (the
-model is read there once per worker) and the blocks are written in order as they arrive, with a
-bounded number in flight. Columns: ``row`` (position in the input), ``label`` (the predicted class,
-as the original label), ``decision`` (the decision value: the binary score, or the winning class's
-score), ``decision_<class>`` (multi-class: every class's score) and ``true_label`` (the input's own
-label). The schema's metadata records the model that made them (store, name, version, hashes).
+The rows are read, matched to the model's features by name (when both have names), scaled with
+the model's own scaler and predicted ``block_rows`` at a time -- by the :class:`~omkl_dist.model.Model`
+that ``load_model`` returns, so Python and this command agree on every row -- and each block is
+written as one parquet row group, so memory stays bounded by a block whatever the number of rows.
+On a Dask cluster (``scheduler``) each task predicts one block on a worker (the model is read there
+once per worker) and the blocks are written in order as they arrive, with a bounded number in
+flight. Columns: ``row`` (position in the input), ``label`` (the predicted class, as the user's
+label), ``decision`` (the decision value: the binary score, or the winning class's score),
+``decision_<class>`` (multi-class: every class's score) and, when the data has labels,
+``true_label`` (the input's own label). Rows without labels (``--label-column none``; a LIBSVM
+row that starts with its first ``index:value``) are predicted alike, and no accuracy is reported.
+The schema's metadata records the model that made them (store, name, version, hashes).
 """
 
 from __future__ import annotations
@@ -21,20 +25,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from omkl_dist.algorithms.labels import recode
+from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.layout import META
 from omkl_dist.storage.location import is_remote, location, text
 from omkl_dist.storage.outputs import PREDICTIONS, PREDICTIONS_MARKER, atomic_output, check_output
 
 BLOCK_ROWS = 16_384
-
-
-def model_labels(meta: dict, classes) -> list[str]:
-    """The original label (as text) of each of the model's classes, from the label map it was trained with."""
-    pairs = (meta.get("lineage") or {}).get("label_map") or meta.get("label_map")
-    if not pairs:  # a model saved without its label map: its internal labels
-        return [str(c) for c in classes]
-    by_internal = {int(internal): str(original) for original, internal in pairs}
-    return [by_internal.get(int(c), str(c)) for c in classes]
 
 
 @lru_cache(maxsize=4)
@@ -44,9 +41,10 @@ def _cached_model(path: str, meta_sha256: str):
     return load_model(path)
 
 
-def predict_block(model, scaler, X) -> dict:
-    """Predictions of one block: label index, decision value, every class's score (multi-class)."""
-    scores = np.asarray(model.decision_function(scaler.transform(X)), dtype=np.float64)
+def predict_block(model, X) -> dict:
+    """Predictions of one block of raw rows by a :class:`~omkl_dist.model.Model`: the index of the
+    predicted class, the decision value, every class's score (multi-class)."""
+    scores = np.asarray(model.decision_function(X), dtype=np.float64)
     if scores.ndim == 1:
         index = (scores >= 0.0).astype(np.int64)
         return {"index": index, "decision": scores}
@@ -58,18 +56,26 @@ def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int)
     """Task: rows ``lo:hi`` of an ingested dataset predicted on a worker (the model read once per worker)."""
     from omkl_dist.storage import open_stream
 
-    model, scaler, _ = _cached_model(model_path, meta_sha256)
+    model = _cached_model(model_path, meta_sha256)
     X, y = next(iter(open_stream(data, block_size=hi - lo, start=lo, stop=hi)))
-    return {**predict_block(model, scaler, X), "y": y}
+    return {**predict_block(model, X), "y": y}
 
 
-def _source(data, block_rows: int, label_column=None):
-    """``(n_rows, data label map, iterator of (lo, X, y))`` for an ingested dataset or a file."""
+def _source(data, block_rows: int, model, label_column=None):
+    """``(n_rows, data label map or None, iterator of (lo, X, y or None))`` for an ingested dataset or
+    a file, its columns in the model's feature order (matched by name when both have names)."""
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
     if is_remote(path) or (path.is_dir() and (path / META).is_file()):
         stream = open_stream(path, block_size=block_rows)
+        order = _feature_order(model, stream.meta.get("feature_names"), path)
+        if order is not None:
+            raise DataError(
+                "the dataset's features are the model's in another order",
+                path=path,
+                fix=f"ingest the data with the model's feature order {model.feature_names}",
+            )
 
         def blocks():
             lo = 0
@@ -78,12 +84,32 @@ def _source(data, block_rows: int, label_column=None):
                 lo += len(y)
 
         return stream.n_rows, stream.label_map, blocks()
-    ds = read_dataset(resolve_dataset(str(data)), label_column=label_column)
+    ds = read_dataset(resolve_dataset(str(data)), label_column=label_column, optional_labels=True)
+    order = _feature_order(model, ds.feature_names, ds.path)
+    X = ds.X if order is None else ds.X[:, order]
+    n_rows = X.shape[0]
     return (
-        len(ds.y),
-        ds.label_map,
-        ((lo, ds.X[lo : lo + block_rows], ds.y[lo : lo + block_rows]) for lo in range(0, len(ds.y), block_rows)),
+        n_rows,
+        None if ds.y is None else ds.label_map,
+        (
+            (lo, X[lo : lo + block_rows], None if ds.y is None else ds.y[lo : lo + block_rows])
+            for lo in range(0, n_rows, block_rows)
+        ),
     )
+
+
+def _feature_order(model, names, path):
+    """The column order that gives the model's features (None: as they are), checked by name when
+    both the model and the data name their features."""
+    from omkl_dist.model import match_features
+
+    if model.feature_names is None or names is None:
+        return None
+    try:
+        order = match_features(model.feature_names, list(names))
+    except ValueError as exc:
+        raise DataError(str(exc), path=path, fix="give the data the model was trained on, column for column") from None
+    return None if order == list(range(len(order))) else order
 
 
 def predict(
@@ -98,8 +124,10 @@ def predict(
     inputs=(),
     label_column=None,
 ) -> dict:
-    """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``."""
+    """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``;
+    ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy)."""
     from omkl_dist.persistence import load_model
+    from omkl_dist.storage.models import read_meta
 
     if block_rows < 1:
         raise ValueError(f"--block-rows must be >= 1, got {block_rows}")
@@ -110,12 +138,10 @@ def predict(
         option="--out",
         inputs=[("data", location(data)), ("model", model_dir), *inputs],
     )
-    model, scaler, meta = load_model(model_dir)
-    labels = model_labels(meta, model.classes_)
-    n_rows, data_map, blocks = _source(data, block_rows, label_column)
-    coded = sorted((int(internal), str(original)) for original, internal in data_map)
-    truth_codes = np.array([c for c, _ in coded], dtype=np.int64)
-    truth_names = np.array([name for _, name in coded], dtype=object)
+    model, meta = load_model(model_dir), read_meta(model_dir)
+    labels = [str(c) for c in model.classes_]
+    n_rows, data_map, blocks = _source(data, block_rows, model, label_column)
+    labelled = data_map is not None
     record = {
         **made_by,
         "model_meta_sha256": meta["meta_sha256"],
@@ -127,7 +153,8 @@ def predict(
     fields = [("row", pa.int64()), ("label", pa.string()), ("decision", pa.float64())]
     if len(labels) > 2:
         fields += [(f"decision_{name}", pa.float64()) for name in labels]
-    fields.append(("true_label", pa.string()))
+    if labelled:
+        fields.append(("true_label", pa.string()))
     schema = pa.schema(fields, metadata={PREDICTIONS_MARKER: json.dumps(record).encode()})
     t0 = time.perf_counter()
     correct = 0
@@ -137,12 +164,10 @@ def predict(
             results = (
                 _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows)
                 if scheduler
-                else ((lo, {**predict_block(model, scaler, X), "y": y}) for lo, X, y in blocks)
+                else ((lo, {**predict_block(model, X), "y": y}) for lo, X, y in blocks)
             )
             for lo, result in results:
                 predicted = label_array[result["index"]]
-                true = truth_names[np.searchsorted(truth_codes, result["y"])]
-                correct += int(np.sum(predicted == true))
                 columns = {
                     "row": np.arange(lo, lo + len(predicted), dtype=np.int64),
                     "label": predicted,
@@ -150,14 +175,18 @@ def predict(
                 }
                 if "scores" in result:
                     columns.update({f"decision_{name}": result["scores"][:, k] for k, name in enumerate(labels)})
-                columns["true_label"] = true
+                if labelled:
+                    originals, internals = zip(*data_map, strict=True)
+                    true = recode(result["y"], internals, np.array([str(o) for o in originals], dtype=object))
+                    correct += int(np.sum(predicted == true))
+                    columns["true_label"] = true
                 writer.write_table(pa.table(columns, schema=schema))
     seconds = time.perf_counter() - t0
     return {
         **made_by,
         "out": str(out),
         "rows": n_rows,
-        "accuracy": correct / n_rows if n_rows else None,
+        "accuracy": correct / n_rows if n_rows and labelled else None,
         "seconds": seconds,
         "rows_per_second": n_rows / seconds if seconds > 0 else None,
         "where": f"dask {scheduler}" if scheduler else "in-process",

@@ -113,7 +113,7 @@ def version_history(store) -> list:
     promoted = {e["version"] for e in store.events() if e.get("event") == "promote"}
     out = []
     for version in store.versions():
-        lineage = store.info(version).get("lineage", {})
+        lineage = store.lineage(version)
         gate = lineage.get("gate", {})
         out.append(
             {

@@ -30,12 +30,14 @@ import numpy as np
 from omkl_dist.defaults import BLOCK_SIZE, SEED, resolve_settings
 from omkl_dist.evaluation.drift import PageHinkley
 from omkl_dist.job import JOB_FIELDS, DataWindow, Job
+from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import text
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore, signal_arrived, signals_held
+from omkl_dist.storage.models import read_meta
 from omkl_dist.storage.outputs import REPORT, Terminated, check_output
 
 from .datasource import ingested_source
@@ -194,10 +196,15 @@ def retrain(
     staged = store.staging_dir()
     try:
         save_model(
-            fit["model"],
+            Model(
+                fit["model"],
+                scaler=fit["scaler"],
+                label_map=window.label_map,
+                feature_names=window.meta.get("feature_names"),
+                job=fit["job"].to_dict() if "job" in fit else None,
+            ),
             staged / "model",
-            scaler=fit["scaler"],
-            extra_meta={"lineage": lineage} | ({"job": fit["job"].to_dict()} if "job" in fit else {}),
+            lineage=lineage,
             option="the model store's staging folder",
         )
         # from here to the status line, one critical section: a signal before the version is
@@ -281,20 +288,21 @@ def _load_champion(store: ModelStore):
         return None
     version = store.resolve(CHAMPION)
     path = store.path(version)
-    model, scaler, meta = load_model(path)  # every array's hash checked: an edited version is refused here
-    lineage = meta.get("lineage") or {}
-    if not lineage:
+    model = load_model(path)  # every array's hash checked: an edited version is refused here
+    meta = read_meta(path)
+    lineage = meta["provenance"].get("lineage")
+    if lineage is None:
         raise DataError(
-            "the champion has no lineage (it was not made by omkl retrain)",
+            "the champion has no lineage (it was not published by omkl retrain or omkl models import)",
             path=path,
             fix="promote a version made by omkl retrain",
         )
     return {
         "version": version,
         "path": path,
-        "model": model,
-        "scaler": scaler,
-        "meta": meta,
+        "model": model.estimator,
+        "scaler": model.scaler,
+        "job": model.job,
         "lineage": lineage,
         "meta_sha256": meta["meta_sha256"],
     }
@@ -352,9 +360,7 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling, settings, 
         "scaling": lineage["scaling"],
     }
     if kind == "online":
-        job = Job.from_dict(
-            champion["meta"]["job"], path=champion["path"], fix="promote a version made by omkl retrain"
-        )
+        job = Job.from_dict(champion["job"], path=champion["path"], fix="promote a version made by omkl retrain")
         setting["job"] = replace(job, data=_window_rows(window))
     return setting
 
@@ -427,14 +433,15 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     Importing the same saved model again returns the version it became."""
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     store.check_inputs([("saved model", model_dir)])
-    model, scaler, meta = load_model(model_dir)  # every hash checked
-    if "job" not in meta:
+    saved, meta = load_model(model_dir), read_meta(model_dir)  # every hash checked
+    model, scaler = saved.estimator, saved.scaler
+    if saved.job is None:
         raise DataError(
             "the saved model does not record its job (it was not saved by omkl run --model-out or omkl submit)",
             path=model_dir,
-            fix="save it again with this version (omkl run --model-out / omkl submit)",
+            fix="save it with its job (omkl run --model-out / omkl submit, or Model(..., job=Job.to_dict()))",
         )
-    job = Job.from_dict(meta["job"], path=model_dir, fix="save it again (omkl run --model-out / omkl submit)")
+    job = Job.from_dict(saved.job, path=model_dir, fix="save it again (omkl run --model-out / omkl submit)")
     key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:
@@ -471,10 +478,9 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
     staged = store.staging_dir()
     try:
         save_model(
-            model,
+            saved,
             staged / "model",
-            scaler=scaler,
-            extra_meta={k: v for k, v in meta.items() if k in ("job", "report", "label_map")} | {"lineage": lineage},
+            lineage=lineage,
             option="the model store's staging folder",
         )
         published = store.publish(

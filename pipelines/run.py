@@ -51,12 +51,10 @@ def run_job(
         from omkl_dist.persistence import save_model
 
         save_model(
-            result.model,
+            result.as_model(),
             model_out,
-            scaler=result.scaler,
             overwrite=overwrite,
             inputs=[("data", source)],
-            extra_meta={"job": result.job.to_dict(), "label_map": [list(p) for p in result.job.label_map]},
         )
         report["model_path"] = str(model_out)
     if trace_out is not None:

@@ -61,15 +61,9 @@ def submit_job(
         result = runner.fit(job, data)
     report = build_report(result, data)
     save_model(
-        result.model,
+        result.as_model(),
         out,
-        scaler=result.scaler,
         overwrite=True,
-        extra_meta={
-            "job": result.job.to_dict(),
-            "report": report,
-            "label_map": [list(pair) for pair in result.job.label_map],
-        },
         inputs=[("dataset", data), ("checkpoint folder", checkpoint_dir)],
         option="--out",
     )

@@ -222,7 +222,7 @@ def _write_dataset(
             tmp, layout=layout, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype
         )
         for lo in range(0, ds.n_rows, chunk_rows):
-            writer.append(ds.X[lo : lo + chunk_rows], ds.y[lo : lo + chunk_rows])
+            writer.append(ds.X[lo : lo + chunk_rows], ds.labels[lo : lo + chunk_rows])
         return writer.close(meta)
 
 

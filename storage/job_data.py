@@ -41,6 +41,7 @@ class JobData:
     spans: tuple | None  # raw features: (min, max) per feature over the scaling prefix
     feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
     sparse: bool = False  # rows come as scipy.sparse CSR blocks
+    feature_names: list | None = None  # the feature columns' names, when the data has them
 
     @property
     def classes(self) -> list:
@@ -169,13 +170,14 @@ def load_job_data(
             spans,
             feature_groups(stream.meta),
             sparse=stream.sparse,
+            feature_names=stream.meta.get("feature_names"),
         )
     groups = None
     if is_multiview(data):
         ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
     else:
         ds = read_dataset(resolve_dataset(data), **labels)
-    X, y = ds.X, ds.y
+    X, y = ds.X, ds.labels
     if permute:
         order = np.random.default_rng(seed).permutation(len(y))
         X, y = X[order], y[order]
@@ -201,6 +203,7 @@ def load_job_data(
         spans,
         groups,
         sparse=sp.issparse(X),
+        feature_names=ds.feature_names,
     )
 
 

@@ -142,6 +142,14 @@ def encode_labels(
     return mapped[inverse.ravel()], label_map
 
 
+NO_LABELS = "none"  # the label column of data that has no labels (rows to predict)
+
+
+def has_no_labels(label_column: object) -> bool:
+    """Whether ``label_column`` says the data has no labels (``"none"``, any case)."""
+    return isinstance(label_column, str) and label_column.strip().lower() == NO_LABELS
+
+
 def resolve_label_column(spec: str | int, names: list[str] | None, width: int, path: object = None) -> int:
     """The 0-based column of ``spec``: ``"first"``, ``"last"``, an index (negative from the end,
     also as text) or a header name (exact, else case-insensitive)."""

@@ -406,7 +406,7 @@ class ModelStore:
         return version
 
     def info(self, version: int) -> dict[str, Any]:
-        """A version's model.json (its lineage, metrics, parameters), checked against its own hash,
+        """A version's model.json (its provenance, parameters), checked against its own hash,
         without reading its arrays."""
         path = self.path(version) / MODEL_META
         try:
@@ -424,13 +424,20 @@ class ModelStore:
                 path=path,
                 fix="restore the version from a backup; `omkl models verify` lists damaged versions",
             )
-        if not isinstance(info.get("lineage", {}), dict):
+        lineage = (info.get("provenance") or {}).get("lineage", {})
+        if not isinstance(lineage, dict):
             raise DataError(
-                f"version {version}'s lineage is not a JSON object",
+                f"version {version}'s lineage (provenance.lineage) is not a JSON object",
                 path=path,
                 fix="publish models with omkl retrain or omkl models import",
             )
         return info
+
+    def lineage(self, version: int) -> dict[str, Any]:
+        """How a version came to be (model.json's ``provenance.lineage``: its parent, window,
+        parameters, gate, code, ...), empty when it has none."""
+        lineage: dict[str, Any] = (self.info(version).get("provenance") or {}).get("lineage") or {}
+        return lineage
 
     def events(self) -> list[dict[str, Any]]:
         """``events.jsonl``, every line checked against the schema of its event."""
@@ -469,7 +476,7 @@ class ModelStore:
         """The version trained from exactly this retrain ``key`` (parent, data, parameters, code), if any."""
         for version in reversed(self.versions()):
             with contextlib.suppress(DataError):
-                if (self.info(version).get("lineage") or {}).get("key") == key:
+                if self.lineage(version).get("key") == key:
                     return version
         return None
 

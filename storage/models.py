@@ -89,6 +89,33 @@ def read_state(
     """
     directory = location(directory)
     meta_path = directory / MODEL_META
+    meta = _read_meta(directory)
+    index = _check_index(meta.get("arrays"), meta_path, memory_limit)
+    try:
+        group = zarr.open_group(str(directory / STATE), mode="r")
+    except Exception as exc:  # zarr's errors name no file
+        raise DataError(
+            f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE, fix=MODEL_DAMAGED
+        ) from None
+    arrays: dict[str, NDArray[Any]] = {}
+    for name, (shape, dtype, digest) in index.items():
+        arrays[name] = _read_array(group, name, shape, dtype, digest, directory / STATE)
+    _check_meta_digest(meta, meta_path)
+    return arrays, meta
+
+
+def read_meta(directory: PathArg) -> dict[str, Any]:
+    """A saved model's model.json (its description and provenance, ``meta_sha256``), checked against
+    its recorded hash, without reading its arrays."""
+    directory = location(directory)
+    meta = _read_meta(directory)
+    _check_meta_digest(meta, directory / MODEL_META)
+    return meta
+
+
+def _read_meta(directory: Location) -> dict[str, Any]:
+    """model.json as a JSON object of this schema version (its hash not checked yet)."""
+    meta_path = directory / MODEL_META
     if not meta_path.is_file() or not (directory / STATE).is_dir():
         raise DataError(
             "not a saved model (needs model.json and state.zarr)",
@@ -103,16 +130,10 @@ def read_state(
             path=directory,
             fix="load it with the omkl-dist version that wrote it, or retrain",
         )
-    index = _check_index(meta.get("arrays"), meta_path, memory_limit)
-    try:
-        group = zarr.open_group(str(directory / STATE), mode="r")
-    except Exception as exc:  # zarr's errors name no file
-        raise DataError(
-            f"state.zarr cannot be opened ({type(exc).__name__}: {exc})", path=directory / STATE, fix=MODEL_DAMAGED
-        ) from None
-    arrays: dict[str, NDArray[Any]] = {}
-    for name, (shape, dtype, digest) in index.items():
-        arrays[name] = _read_array(group, name, shape, dtype, digest, directory / STATE)
+    return meta
+
+
+def _check_meta_digest(meta: dict[str, Any], meta_path: Location) -> None:
     if meta.get("meta_sha256") != meta_digest(meta):
         raise DataError(
             "model.json does not match its recorded hash (meta_sha256): it was edited or damaged "
@@ -120,7 +141,6 @@ def read_state(
             path=meta_path,
             fix=MODEL_DAMAGED,
         )
-    return arrays, meta
 
 
 def _check_index(

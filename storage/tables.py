@@ -2,9 +2,9 @@
 pyarrow Tables and pandas DataFrames, read with pyarrow in row batches.
 
 A table names its label column (``label_column``: a column name; default the one column named
-``label``, ``y``, ``target`` or ``class``) and its feature columns (``features``: default every
-other column). Every feature column must be numeric (integers, floats or booleans); a string or
-nested column, or a missing value, is an error naming the column (and the row).
+``label``, ``y``, ``target`` or ``class``; ``"none"``: rows without labels) and its feature columns
+(``features``: default every other column). Every feature column must be numeric (integers, floats
+or booleans); a string or nested column, or a missing value, is an error naming the column (and the row).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataError
-from .labels import resolve_label_column
+from .labels import has_no_labels, resolve_label_column
 
 BATCH_ROWS = 65_536
 _LABEL_NAMES = ("label", "y", "target", "class")
@@ -62,7 +62,7 @@ class TableSource:
     """The chosen columns of a table, read batch by batch (never whole)."""
 
     dataset: Any  # pyarrow.dataset.Dataset (pyarrow has no type information)
-    label: str
+    label: str | None  # None: the table has no labels (rows to predict)
     features: list[str]
     where: str  # for messages: the path, or "the table"
     sha256: str
@@ -90,7 +90,7 @@ class TableSource:
         if not parts:
             raise DataError("the table has no rows", path=self.where, fix="check the export was complete")
         values = np.concatenate(parts)
-        return _as_text(values, self.where, self.label) if values.dtype.kind == "O" else values
+        return _as_text(values, self.where, str(self.label)) if values.dtype.kind == "O" else values
 
     def batches(self, rows: int = BATCH_ROWS) -> Iterator[tuple[NDArray[np.float64], int]]:
         """``(X float64, first row)`` per batch of at most ``rows`` rows, in order."""
@@ -183,7 +183,9 @@ def _numeric(kind: Any) -> bool:
     return bool(pat.is_integer(kind) or pat.is_floating(kind) or pat.is_boolean(kind) or pat.is_decimal(kind))
 
 
-def _label_name(label_column: str | int | None, names: list[str], where: str) -> str:
+def _label_name(label_column: str | int | None, names: list[str], where: str) -> str | None:
+    if has_no_labels(label_column):
+        return None
     if label_column is not None:
         return names[resolve_label_column(label_column, names, len(names), where)]
     found = [n for n in names if n.lower() in _LABEL_NAMES]
@@ -191,7 +193,7 @@ def _label_name(label_column: str | int | None, names: list[str], where: str) ->
         raise DataError(
             f"which column holds the labels? the columns are {names}",
             path=where,
-            fix="name it (--label-column NAME, label_column=...)",
+            fix="name it (--label-column NAME, label_column=...), or say it has none (--label-column none)",
         )
     return found[0]
 

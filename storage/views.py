@@ -190,11 +190,11 @@ def read_views(
                 path=path,
                 fix="give files with row i the same object in every view",
             )
-        elif ds.n_classes != first.n_classes or not np.array_equal(ds.y, first.y):
-            row = int(np.argmax(ds.y != first.y)) if ds.n_classes == first.n_classes else 0
+        elif ds.n_classes != first.n_classes or not np.array_equal(ds.labels, first.labels):
+            row = int(np.argmax(ds.labels != first.labels)) if ds.n_classes == first.n_classes else 0
             raise DataError(
-                f"view {name!r} labels row {row} as class code {ds.y[row]}, the first view as "
-                f"{first.y[row]}: the views are not aligned",
+                f"view {name!r} labels row {row} as class code {ds.labels[row]}, the first view as "
+                f"{first.labels[row]}: the views are not aligned",
                 path=path,
                 fix="give files whose rows are in the same order",
             )

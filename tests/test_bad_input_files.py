@@ -201,6 +201,7 @@ def test_meta_json_of_arbitrary_bytes(dataset_dirs, content, deep):
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory, dataset_dirs):
     from omkl_dist.algorithms import KernelPerceptron
+    from omkl_dist.model import Model
     from omkl_dist.persistence import save_model
 
     rng = np.random.default_rng(0)
@@ -208,7 +209,7 @@ def saved_model(tmp_path_factory, dataset_dirs):
     y = np.where(X[:, 0] > 0, 1, -1)
     folder = tmp_path_factory.mktemp("model") / "m"
     model = KernelPerceptron(kernel="gaussian(sigma=1)").fit(X, y)
-    save_model(model, folder, extra_meta={"label_map": [["-1", -1], ["1", 1]]})
+    save_model(Model(model, label_map=[["-1", -1], ["1", 1]]), folder)
     return folder
 
 
@@ -229,11 +230,11 @@ def test_mutated_model_json_ends_in_a_model_or_one_data_error(saved_model, data)
     with tempfile.TemporaryDirectory() as scratch:
         copy = _model_copy(saved_model, scratch, document)
         try:
-            model, scaler, _ = load_model(copy)
+            model = load_model(copy)
         except DataError as exc:
             assert str(copy) in str(exc), exc
             return
-        scores = model.decision_function(scaler.transform(np.zeros((3, model.n_features_in_))))
+        scores = model.decision_function(np.zeros((3, model.n_features_in_)))
         assert len(scores) == 3
 
 

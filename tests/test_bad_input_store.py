@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from test_hostile_store import STEPS, first_version, signal_at_steps, stream  # noqa: F401 (fixtures)
 
 from omkl_dist.algorithms import KernelPerceptron
+from omkl_dist.model import Model
 from omkl_dist.persistence import save_model
 from omkl_dist.pipelines.cli import main
 from omkl_dist.storage.model_store import EVENTS, MARKER, REFS, ModelStore
@@ -51,7 +52,7 @@ def template(tmp_path_factory):
     store = ModelStore(base / "store", "m")
     for version in (1, 2, 3):
         staged = store.staging_dir()
-        save_model(model, staged / "model", extra_meta={"lineage": {"key": f"k{version}", "algo": "perceptron"}})
+        save_model(Model(model, job={"key": f"k{version}", "algo": "perceptron"}), staged / "model")
         store.publish(
             staged / "model", reason="t", promote=version != 2, expect_champion=store.aliases().get("champion")
         )

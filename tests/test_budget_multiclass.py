@@ -121,7 +121,7 @@ def test_estimator_chunks_state_and_class_scores(data_dir, learner, tmp_path):
 
     half = clone(est).fit(X[:90], labels[:90])
     save_model(half, tmp_path / "m")
-    loaded, _, _ = load_model(tmp_path / "m")
+    loaded = load_model(tmp_path / "m").estimator
     scores = loaded.decision_function(X[90:91])
     assert scores.shape == (1, K)
     out = loaded.progressive_partial_fit(X[90:], labels[90:], keep_scores=True)

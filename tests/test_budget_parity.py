@@ -196,7 +196,7 @@ def test_state_round_trip_continues_identically(data_dir, learner, tmp_path):
     arrays, meta = model.to_state()
     copy = type(model).from_state(arrays, meta)
     save_model(model, tmp_path / "m")
-    loaded, _, _ = load_model(tmp_path / "m")
+    loaded = load_model(tmp_path / "m").estimator
     a = model.progressive_partial_fit(X[90:], y[90:], keep_scores=True)
     for other in (copy, loaded):
         b = other.progressive_partial_fit(X[90:], y[90:], keep_scores=True)

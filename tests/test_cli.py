@@ -182,10 +182,11 @@ def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir
     assert confusion.shape == (4, 4) and confusion.sum() == report["n"] == 846
     assert confusion.sum() - np.trace(confusion) == report["mistakes"] > 0
     assert report["class_counts"] == {str(c): int(n) for c, n in zip(trace["classes"], confusion.sum(axis=1))}
-    model, scaler, _ = load_model(tmp_path / "model")
-    X = read_dataset(resolve_dataset("vehicle")).X
-    assert set(np.unique(model.predict(scaler.transform(X)))) <= set(trace["classes"])
-    assert model.decision_function(scaler.transform(X[:5])).shape == (5, 4)
+    model = load_model(tmp_path / "model")
+    ds = read_dataset(resolve_dataset("vehicle"))
+    X = ds.X
+    assert set(np.unique(model.predict(X))) <= set(model.classes_) == {original for original, _ in ds.label_map}
+    assert model.decision_function(X[:5]).shape == (5, 4)
 
 
 def _float_options(command, path=()):

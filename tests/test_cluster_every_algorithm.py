@@ -108,7 +108,7 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
         trace_out=tmp_path / "trace.json",
         show_progress=False,
     )
-    reference = _arrays(load_model(tmp_path / "local")[0])
+    reference = _arrays(load_model(tmp_path / "local").estimator)
 
     def estimator():
         return make_stream_estimator(algo, params, n_rows=ROWS, block_size=BLOCK, seed=SEED)
@@ -180,7 +180,7 @@ def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tm
         trace_out=tmp_path / "trace.json",
         show_progress=False,
     )
-    local = load_model(tmp_path / "local")[0]
+    local = load_model(tmp_path / "local").estimator
     assert local.sparse_rows_ == (algo != "bpas")
     fit = DaskEngine(client).fit(
         make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED

@@ -366,7 +366,7 @@ def test_run_and_submit_with_the_default_settings_learn_the_same_model(cluster, 
     omkl("submit", "spa", "--scheduler", address, "--data", data, "--quiet", "--out", tmp_path / "remote")
     local = read_model(tmp_path / "local")
     assert_same_model(tmp_path / "remote", local)
-    jobs = [read_model(tmp_path / name)[1]["job"] for name in ("local", "remote")]
+    jobs = [read_model(tmp_path / name)[1]["provenance"]["job"] for name in ("local", "remote")]
     assert jobs[0]["block_size"] == BLOCK_SIZE and jobs[0]["settings"]["origin"] == "defaults"
     del jobs[0]["engine"], jobs[1]["engine"]  # (how a cluster runs it: not what it learns)
     assert jobs[0] == jobs[1]

@@ -72,10 +72,10 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
         "defaults",
     )
     assert ("+norm" in report["params"]["kernels"]) == NORMALIZE_KERNELS and report["scaling"] == SCALING
-    model, scaler, meta = load_model(tmp_path / "m")
-    assert meta["job"]["settings"]["scaling"] == SCALING and scaler.method == SCALING
-    assert scaler.n_seen_ == SCALE_ROWS  # fitted on the stream's first rows, not on the whole file
-    assert all(spec.normalize == NORMALIZE_KERNELS for spec in model.kernel_pool_)
+    model = load_model(tmp_path / "m")
+    assert model.job["settings"]["scaling"] == SCALING and model.scaler.method == SCALING
+    assert model.scaler.n_seen_ == SCALE_ROWS  # fitted on the stream's first rows, not on the whole file
+    assert all(spec.normalize == NORMALIZE_KERNELS for spec in model.estimator.kernel_pool_)
     text = omkl("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t.json").stdout
     assert "settings" in text and "docs/defaults.md" in text
 
@@ -134,5 +134,5 @@ def test_retrain_and_the_study_report_record_the_settings(wide_scales, tmp_path)
     )
     assert first["status"] == "promoted"
     model_json = json.loads((store / "m" / "versions" / "1" / "model.json").read_text())
-    assert model_json["lineage"]["scaling"] == SCALING
-    assert ("+norm" in model_json["lineage"]["params"]["kernels"]) == NORMALIZE_KERNELS
+    assert model_json["provenance"]["job"]["scaling"] == SCALING
+    assert ("+norm" in model_json["provenance"]["job"]["params"]["kernels"]) == NORMALIZE_KERNELS

@@ -185,10 +185,18 @@ def saved_model(tmp_path_factory):
         (lambda m: {**m, "scaler": {"scalars": {}}}, "scaler.arrays is missing"),
         (lambda m: [], "the document is [] (an array), expected an object"),
         (
-            lambda m: {**m, "classes": ["a", "b"], "classes_dtype": "<U1", "label_map": [["-1", -1], ["1", 1]]},
+            lambda m: {
+                **m,
+                "classes": ["a", "b"],
+                "classes_dtype": "<U1",
+                "provenance": {"label_map": [["-1", -1], ["1", 1]]},
+            },
             "classes ['a', 'b'] are not internal labels of its label map [-1, 1]",
         ),
-        (lambda m: {**m, "label_map": [["-1", "x"]]}, 'label_map[0][1] is "x" (a string)'),
+        (lambda m: {**m, "provenance": {"label_map": [["-1", "x"]]}}, 'provenance.label_map[0][1] is "x" (a string)'),
+        (lambda m: {**m, "provenance": {"label_map": [["a", -1], ["a", 1]]}}, "repeats a label"),
+        (lambda m: {**m, "provenance": {"feature_names": ["a", "b"]}}, "2 feature names (2 distinct) for 3 features"),
+        (lambda m: {k: v for k, v in m.items() if k != "provenance"}, "provenance is missing"),
         (
             lambda m: {**m, "scaler": {**m["scaler"], "scalars": {**m["scaler"]["scalars"], "fitted": False}}},
             "its scaler is not fitted",
@@ -209,7 +217,7 @@ def test_model_json_of_the_wrong_shape_is_one_clear_error(saved_model, tmp_path,
 def test_an_unedited_model_still_loads(saved_model):
     from omkl_dist.persistence import load_model
 
-    model, _, _ = load_model(saved_model)
+    model = load_model(saved_model)
     assert model.predict(np.zeros((2, 3))).shape == (2,)
 
 

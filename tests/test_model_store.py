@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms import KernelPerceptron
+from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.model_store import EVENTS, LOCK, REFS, ModelStore, StoreLocked
@@ -26,7 +27,7 @@ def _model(seed: int):
 
 def _publish(store: ModelStore, seed: int, promote: bool = True) -> int:
     staged = store.staging_dir()
-    save_model(_model(seed), staged / "model", extra_meta={"lineage": {"key": f"k{seed}"}})
+    save_model(Model(_model(seed)), staged / "model", lineage={"key": f"k{seed}"})
     done = store.publish(
         staged / "model",
         reason="test",
@@ -48,7 +49,7 @@ def test_versions_aliases_events_and_rollback(tmp_path):
     assert store.find("k2") == 2 and store.find("nope") is None
     # a rerun of a published key returns the version (no new number)
     staged = store.staging_dir()
-    save_model(_model(2), staged / "model", extra_meta={"lineage": {"key": "k2"}})
+    save_model(Model(_model(2)), staged / "model", lineage={"key": "k2"})
     again = store.publish(staged / "model", reason="rerun", key="k2")
     assert again == {"version": 2, "promoted": False, "existing": True, "champion": 3}
     assert not (staged / "model").exists()
@@ -64,8 +65,8 @@ def test_versions_aliases_events_and_rollback(tmp_path):
     assert kinds == ["publish", "promote"] * 3 + ["rollback", "rollback", "promote", "alias"]
     assert store.verify()["problems"] == []
     # the versions load as ordinary saved models
-    model, _, meta = load_model(store.path(2))
-    assert meta["lineage"]["key"] == "k2" and model.n_samples_seen_ == 60
+    model = load_model(store.path(2))
+    assert store.lineage(2) == {"key": "k2"} and model.estimator.n_samples_seen_ == 60
 
 
 def test_gc_keeps_aliased_versions_and_numbers_are_never_reused(tmp_path):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms import OMKC, KernelPerceptron, PerceptronStar, PerceptronU
+from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset
@@ -34,12 +35,13 @@ def test_saved_model_continues_bit_identically(make, australian, tmp_path):
     X, y, scaler = australian
     Xs = scaler.transform(X)
     model = make().partial_fit(Xs[:250], y[:250])
-    save_model(model, tmp_path / "m", scaler=scaler)
-    loaded, scaler2, meta = load_model(tmp_path / "m")
-    assert meta["algorithm"] == type(model).__name__
-    np.testing.assert_array_equal(scaler2.transform(X), Xs)
+    save_model(Model(model, scaler=scaler), tmp_path / "m")
+    saved = load_model(tmp_path / "m")
+    loaded = saved.estimator
+    assert type(loaded) is type(model)
+    np.testing.assert_array_equal(saved.transform(X), Xs)
     model.partial_fit(Xs[250:], y[250:])
-    loaded.partial_fit(scaler2.transform(X[250:]), y[250:])
+    saved.partial_fit(X[250:], y[250:])  # raw rows: the model's scaler applies
     assert loaded.mistakes_ == model.mistakes_
     np.testing.assert_array_equal(loaded.n_support_, model.n_support_)
     np.testing.assert_array_equal(loaded.weights_, model.weights_)

@@ -108,7 +108,7 @@ def test_datasets_and_models_at_s3_urls(s3, tmp_path):
 
     model = SPA(kernels="gaussian:1,2", random_state=0).fit(X[:1500], y[:1500])
     save_model(model, f"{s3['url']}/models/spa")
-    loaded, _, _ = load_model(f"{s3['url']}/models/spa")
+    loaded = load_model(f"{s3['url']}/models/spa")
     np.testing.assert_array_equal(loaded.decision_function(X[1500:]), model.decision_function(X[1500:]))
     with pytest.raises(FileExistsError, match="already exists"):
         save_model(model, f"{s3['url']}/models/spa")
@@ -172,7 +172,7 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
             seed=2,
             checkpoint_dir=f"{s3['url']}/models/remote.checkpoints",
         )
-    save_model(fit.model, f"{s3['url']}/models/remote", scaler=fit.scaler)
+    save_model(fit.as_model(), f"{s3['url']}/models/remote")
     assert fit.model.n_samples_seen_ == 4000 and fit.accounting.workers == 2
     checkpoints = [p.rsplit("/", 1)[-1] for p in s3["fs"].ls(f"{BUCKET}/models/remote.checkpoints")]
     assert "job.json" in checkpoints and any(name.startswith("ckpt-") for name in checkpoints)

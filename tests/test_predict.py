@@ -58,12 +58,13 @@ def test_predictions_of_a_store_version(stored, tmp_path):
     assert meta.num_row_groups == 7  # one row group per block: written as it streamed
     record = json.loads(pq.read_schema(out).metadata[PREDICTIONS_MARKER])
     assert (record["model"], record["version"], record["n_rows"]) == ("m", 1, 50_000)
-    model, scaler, _ = load_model(ModelStore(stored / "store", "m").path(1))
+    model = load_model(ModelStore(stored / "store", "m").path(1))
     X, y = next(iter(open_stream(stored / "stream", block_size=50_000)))
-    decision = model.decision_function(scaler.transform(X))
+    decision = model.decision_function(X)  # raw rows: the model applies its scaler
     np.testing.assert_array_equal(table["decision"].to_numpy(), decision)
     np.testing.assert_array_equal(table["row"].to_numpy(), np.arange(50_000))
     labels = np.where(decision >= 0, "1", "-1")
+    assert (model.predict(X) == labels).all()
     assert (table["label"].to_numpy(zero_copy_only=False) == labels).all()
     assert (table["true_label"].to_numpy(zero_copy_only=False) == y.astype(str)).all()
     assert result["accuracy"] == pytest.approx(np.mean(labels == y.astype(str)))

@@ -66,7 +66,7 @@ def test_import_a_saved_model_then_promote_rollback_and_gc_by_command(run, tmp_p
     )
     assert retrained["version"] == 2 and retrained["parent"] == 1
     shown = json.loads(omkl("models", "show", "--store", store, "spa", "2").stdout)
-    assert shown["lineage"]["parent"] == 1 and shown["algorithm"] == "SPA"
+    assert shown["provenance"]["lineage"]["parent"] == 1 and shown["algorithm"] == "SPA"
     assert "champion -> v1" in omkl("models", "promote", "--store", store, "spa", "1").stdout
     assert "champion -> v2" in omkl("models", "promote", "--store", store, "spa", "2").stdout
     assert "champion -> v1 (rolled back from v2)" in omkl("models", "rollback", "--store", store, "spa").stdout

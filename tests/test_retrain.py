@@ -78,7 +78,7 @@ def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k,
     gate = second["gate"]
     assert (gate["challenger"] <= gate["champion"]) == (second["status"] == "promoted")
     assert second["champion"] == (2 if second["status"] == "promoted" else 1)
-    lineage = ModelStore(store, "spa").info(2)["lineage"]
+    lineage = ModelStore(store, "spa").lineage(2)
     assert lineage["parent"] == 1 and lineage["algo"] == "spa" and lineage["block_size"] == 1024
     assert lineage["window"]["rows"] == [100_000, 200_000] and lineage["window"]["train_rows"] == [100_000, 180_000]
     assert len(lineage["window"]["sha256"]) == 64 and lineage["packages"]["numpy"] == np.__version__
@@ -117,23 +117,24 @@ def test_a_retrain_continues_the_champions_exact_state(small, tmp_path, algo, pa
     retrain(store, "m", small, rows="0:3000", algo=algo, params=params, block_size=64, seed=4)
     retrain(store, "m", small, rows="3000:6000", block_size=999, seed=999)  # (the champion's own settings rule)
     # the same model by partial_fit in one process: head of window 1, then head of window 2
-    reference, _, _ = load_model(ModelStore(store, "m").path(1))
+    reference = load_model(ModelStore(store, "m").path(1)).estimator
     X, y = next(iter(open_stream(small, block_size=2400, start=3000, stop=5400)))
     reference.partial_fit(X, y)  # (one call: the segments of any feed cut at multiples of feed_rows())
-    ours, _, meta = load_model(ModelStore(store, "m").path(2))
+    saved = load_model(ModelStore(store, "m").path(2))
+    ours = saved.estimator
     got, want = ours.to_state(), reference.to_state()
     assert sorted(got[0]) == sorted(want[0])
     for name in got[0]:
         np.testing.assert_array_equal(got[0][name], want[0][name], err_msg=name)
     assert got[1]["engine"] == want[1]["engine"]
-    assert meta["lineage"]["seed"] == 4 and meta["lineage"]["block_size"] == 64
+    assert saved.job["seed"] == 4 and saved.job["block_size"] == 64
     # the first version: a fresh model over window 1's head, fed whole rounds
     fresh = make_estimator(algo, block_size=64, random_state=4, **params)
     if algo == "oks":
         fresh.set_params(horizon=2400)
     for X, y in open_stream(small, block_size=fresh.feed_rows(), stop=2400):
         fresh.partial_fit(X, y, classes=[-1, 1])
-    first, _, _ = load_model(ModelStore(store, "m").path(1))
+    first = load_model(ModelStore(store, "m").path(1)).estimator
     for name, value in first.to_state()[0].items():
         np.testing.assert_array_equal(value, fresh.to_state()[0][name], err_msg=name)
 
@@ -169,8 +170,9 @@ def test_batch_models_are_refitted_per_window(tmp_path):
     )
     second = retrain(store, "mk", tmp_path / "b", params={"C": 10.0})
     assert first["status"] == "promoted" and second["version"] == 2
-    model, scaler, meta = load_model(ModelStore(store, "mk").path(2))
-    assert meta["algorithm"] == "SimpleMKL" and model.C == 10.0 and meta["lineage"]["scaling"] == "standard"
+    saved = load_model(ModelStore(store, "mk").path(2))
+    assert type(saved.estimator).__name__ == "SimpleMKL" and saved.estimator.C == 10.0
+    assert ModelStore(store, "mk").lineage(2)["scaling"] == saved.scaler.method == "standard"
     assert second["train"]["n"] == 240 and 0.0 <= second["gate"]["challenger"] <= 0.5
 
 
@@ -312,7 +314,7 @@ def test_eight_retrains_at_once_on_one_store(tmp_path):
     assert [e["version"] for e in events if e["event"] == "publish"] == store.versions()
     assert [e["event"] for e in events].count("promote") == 1
     assert store.verify()["problems"] == []
-    windows = {tuple(store.info(v)["lineage"]["window"]["rows"]) for v in store.versions()}
+    windows = {tuple(store.lineage(v)["window"]["rows"]) for v in store.versions()}
     assert len(windows) == len(published)  # each run published its own window
 
 
@@ -342,7 +344,7 @@ def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
     first = last_json(omkl(*args, "--algo", "spa"))
     windows = sorted((store / "m" / "windows").iterdir())
     assert first["status"] == "promoted" and len(windows) == 1 and first["window"]["source"] == str(windows[0])
-    assert ModelStore(store, "m").info(1)["lineage"]["label_map"] == [["no", -1], ["yes", 1]]
+    assert load_model(ModelStore(store, "m").path(1)).label_map == [["no", -1], ["yes", 1]]
     again = last_json(omkl(*args))
     assert again["status"] == "exists" and sorted((store / "m" / "windows").iterdir()) == windows
     words_last = omkl("retrain", "--store", store, "--model", "m", "--data", day, "--quiet", check=False)

@@ -147,7 +147,7 @@ def test_the_dag_runs_for_real_in_airflow(tmp_path):
     assert "state=success" in done.stdout + done.stderr
     store = ModelStore(tmp_path / "store", "nightly")
     assert store.versions() == [1] and store.aliases() == {"champion": 1}
-    assert store.info(1)["lineage"]["window"]["source"] == str(tmp_path / "work" / "windows" / day)
+    assert store.lineage(1)["window"]["source"] == str(tmp_path / "work" / "windows" / day)
     reports = tmp_path / "work" / "reports" / day
     assert (reports / "report.json").is_file() and (reports / "history" / "history.png").is_file()
 

@@ -97,7 +97,7 @@ def test_sparse_rows_mix_with_dense_calls_and_survive_a_save(binary_sparse, tmp_
     save_model(model, tmp_path / "m")
     arrays, _ = model.to_state()
     assert "pool_X" not in arrays and arrays["pool_X_data"].size == arrays["pool_X_indices"].size
-    loaded = load_model(tmp_path / "m")[0]
+    loaded = load_model(tmp_path / "m").estimator
     assert loaded.sparse_rows_
     loaded.partial_fit(X[1024:], y[1024:])  # dense rows now
     assert loaded.mistakes_ == whole.mistakes_

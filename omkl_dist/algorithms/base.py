@@ -36,6 +36,7 @@ from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS, AcceptsSparse, model_from_header, state_header
+from .labels import class_codes
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -331,6 +332,4 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
                 f"{name}: label {bad!r} is not one of the classes {self.classes_.tolist()} "
                 "seen in the first partial_fit call"
             )
-        if self._class_columns() > 1:  # class indices
-            return np.searchsorted(self.classes_, y).astype(np.float64)
-        return np.where(y == self.classes_[1], 1.0, -1.0)
+        return class_codes(y, self.classes_, multiclass=self._class_columns() > 1)

@@ -12,6 +12,7 @@ import json
 import re
 
 from ..job import JOB_SCHEMA, Job
+from ..model import Model
 from ..persistence import save_model
 from ..storage.errors import DataError
 from ..storage.location import is_remote, location, remove_tree
@@ -99,13 +100,12 @@ class CheckpointStore:
 
     def write(self, model, scaler, n_seen: int, history, job: Job):
         path = self.dir / f"ckpt-{n_seen:012d}"
+        # the job block of a checkpoint also holds the rounds' (rows seen, mistakes) so far: a resume continues it
         save_model(
-            model,
+            Model(model, scaler=scaler, job={**job.to_dict(), "history": [list(h) for h in history]}),
             path,
-            scaler=scaler,
             overwrite=True,
             option="--checkpoint-dir",
-            extra_meta={"job": job.to_dict(), "history": [list(h) for h in history]},
         )
         for old in self._checkpoints()[:-KEEP_CHECKPOINTS]:
             remove_tree(old)

@@ -109,9 +109,10 @@ class DaskRunner:
         store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         resume_from = store.start(job, resume=self.resume, overwrite=self.overwrite) if store is not None else None
         if resume_from is not None:
-            _, scaler, ckpt_meta = load_model(resume_from)
-            begin = {"checkpoint": text(resume_from), "history": ckpt_meta.get("history", [])}
-            n_start, mistakes_start = int(ckpt_meta["engine"]["n_seen"]), int(ckpt_meta["engine"]["n_mistakes"])
+            checkpoint = load_model(resume_from)
+            scaler, resumed = checkpoint.scaler, checkpoint.estimator
+            begin = {"checkpoint": text(resume_from), "history": checkpoint.job["history"]}
+            n_start, mistakes_start = int(resumed.n_samples_seen_), int(resumed.mistakes_)
         else:
             if scaler is None:
                 scaler = _fit_scaler(self.client, dataset, job, start, stop, n_features)
@@ -185,6 +186,7 @@ class DaskRunner:
             accounting=accounting,
             trace=_trace(model, accounting, history),
             name=location(dataset).name,
+            feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
         )
 
 

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from ..algorithms.labels import class_codes
 from ..engine.protocol import engine_class
 from ..kernels import make_pool
 from ..preprocessing import Scaler
@@ -141,7 +142,7 @@ class KernelShard:
                 f"{self._rows_read + n}: was the dataset changed while the job ran?"
             )
         self._rows_read += n
-        y = np.searchsorted(self.classes, y) if self.classes is not None else y
+        y = class_codes(y, self.classes, multiclass=True) if self.classes is not None else y
         return self.engine.rows(self.scaler.transform(X)), y.astype(np.float64)
 
     # --- row-split rounds (RowSplit adapters) -------------------------------------------------------

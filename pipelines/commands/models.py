@@ -34,7 +34,7 @@ def models_list(store, name, as_json):
     aliases = s.aliases()
     rows = []
     for version in s.versions():
-        lineage = s.info(version).get("lineage") or {}
+        lineage = s.lineage(version)
         gate = _part(lineage, "gate")
         rows.append(
             {
@@ -62,9 +62,9 @@ def models_list(store, name, as_json):
         )
 
 
-def _part(lineage: dict, key: str) -> dict:
-    """A part of a version's lineage (an object, or empty when it has none)."""
-    part = lineage.get(key)
+def _part(job: dict, key: str) -> dict:
+    """A part of a version's job (an object, or empty when it has none)."""
+    part = job.get(key)
     return part if isinstance(part, dict) else {}
 
 
@@ -73,7 +73,8 @@ def _part(lineage: dict, key: str) -> dict:
 @click.argument("name")
 @click.argument("ref", default="champion")
 def models_show(store, name, ref):
-    """A version's lineage and metrics as JSON (REF: an alias, default champion, or a number)."""
+    """A version's provenance (label map, feature names, the job that made it and its lineage: parent, window, gate,
+    metrics) as JSON (REF: an alias, default champion, or a number)."""
     s = open_store(store, name)
     version = s.resolve(ref)
     info = s.info(version)
@@ -83,7 +84,7 @@ def models_show(store, name, ref):
                 "version": version,
                 "path": str(s.path(version)),
                 "algorithm": info.get("algorithm"),
-                "lineage": info.get("lineage"),
+                "provenance": info.get("provenance"),
             },
             indent=1,
         )

@@ -41,7 +41,9 @@ from .store_options import open_store
 @click.option(
     "--label-column",
     default=None,
-    help="A CSV/TSV/text file: its label column -- first, last, a 0-based index or a header name.",
+    help="A data file's label column -- first, last, a 0-based index or a header name (CSV/TSV/text), a column "
+    "name (parquet) -- or none: the rows have no labels (every column a feature; LIBSVM rows start with their "
+    "first index:value), so no true_label column and no accuracy.",
 )
 @click.option("--json", "as_json", is_flag=True)
 def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):

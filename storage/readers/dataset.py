@@ -29,8 +29,9 @@ class Dataset:
     X : ndarray of shape (n_rows, n_features), float64, C-contiguous, or scipy.sparse.csr_matrix
         Features; a ``csr_matrix`` (float64, canonical: sorted indices, no duplicates, no stored
         zeros) for wide sparse files, see :data:`SPARSE_MIN_FEATURES`.
-    y : ndarray of shape (n_rows,), int64
-        Internal labels: -1/+1 for binary data, 0..K-1 for K > 2 classes.
+    y : ndarray of shape (n_rows,), int64, or None
+        Internal labels: -1/+1 for binary data, 0..K-1 for K > 2 classes; None for data read
+        without labels (``label_column="none"``).
     label_map : list of [str, int]
         ``[original, internal]`` pairs; originals are canonical strings (see
         :func:`omkl_dist.storage.labels.canonical`).
@@ -47,7 +48,7 @@ class Dataset:
     """
 
     X: FeatureMatrix
-    y: NDArray[np.int64]
+    y: NDArray[np.int64] | None
     label_map: list[list[Any]]
     fmt: str
     path: Path
@@ -64,6 +65,14 @@ class Dataset:
         return int(self.X.shape[1])
 
     @property
+    def labels(self) -> NDArray[np.int64]:
+        """``y``, for code that learns from the rows (a dataset read with ``label_column='none'``
+        has none: a ValueError)."""
+        if self.y is None:
+            raise ValueError(f"{self.path} was read without labels (label_column='none')")
+        return self.y
+
+    @property
     def n_classes(self) -> int:
         return len(self.label_map)
 
@@ -78,7 +87,7 @@ class ParsedFile:
     """A parser's result: features, raw labels, and how to name a file row or column in an error."""
 
     X: FeatureMatrix
-    y_raw: NDArray[Any]
+    y_raw: NDArray[Any] | None  # None: the rows have no labels
     line_of: Callable[[int], int]  # data row index (0-based) -> 1-based file row for messages
     column_of: Callable[[int], object]  # feature index (0-based) -> column description for messages
     permutations: NDArray[np.int64] | None = None

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
-from ..labels import resolve_label_column
+from ..labels import has_no_labels, resolve_label_column
 from .dataset import ParsedFile
 from .detect import split_header
 from .textio import empty_file_error, first_lines, is_number, show_bytes, text_lines
@@ -75,7 +75,8 @@ def _read_delimited(
     skip: int = 0,
     label_column: str | int | None = None,
 ) -> ParsedFile:
-    """Parse label + numeric features with numpy's C reader; diagnose in Python only on failure."""
+    """Parse label + numeric features with numpy's C reader; diagnose in Python only on failure.
+    ``label_column="none"``: every column is a feature, the rows have no labels."""
     body, first_number = _drop_leading_lines(content, skip)
     first = first_lines(body, 1)
     if not first:
@@ -90,6 +91,8 @@ def _read_delimited(
         if not body.strip():
             raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
     width = len(names) if names is not None else len(_split(first[0], delimiter))
+    if has_no_labels(label_column):
+        return _read_features(body, first_number, path, delimiter, width, names)
     if width < 2:
         raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
     label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
@@ -129,6 +132,38 @@ def _read_delimited(
     )
 
 
+def _read_features(
+    body: bytes, first_number: int, path: Path, delimiter: str | None, width: int, names: list[str] | None
+) -> ParsedFile:
+    """Rows without labels: every column a numeric feature."""
+    try:
+        X = np.loadtxt(
+            io.BytesIO(body),
+            dtype=np.float64,
+            delimiter=delimiter,
+            comments=None,
+            quotechar='"' if delimiter else None,
+            ndmin=2,
+        )
+    except ValueError as exc:
+        _diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True)
+        raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
+    if X.shape[1] != width:
+        raise DataError(
+            f"the header names {width} columns but the data rows have {X.shape[1]}",
+            path=path,
+            row=first_number,
+            fix="give every column a name in the header (or drop the extra values)",
+        )
+    return ParsedFile(
+        X=X,
+        y_raw=None,
+        line_of=_data_line_mapper(body, first_number, delimiter),
+        column_of=_column_namer(None, names),
+        feature_names=names,
+    )
+
+
 def _read_string_labels(
     body: bytes, delimiter: str | None, width: int, label_col: int
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]]:
@@ -161,9 +196,9 @@ def _label_column(names: list[str] | None) -> int:
     return 0
 
 
-def _column_namer(label_col: int, names: list[str] | None) -> Callable[[int], str]:
+def _column_namer(label_col: int | None, names: list[str] | None) -> Callable[[int], str]:
     def column_of(j: int) -> str:
-        file_col = j + (1 if j >= label_col else 0)
+        file_col = j + (1 if label_col is not None and j >= label_col else 0)
         return f"{file_col + 1} ({names[file_col]!r})" if names else str(file_col + 1)
 
     return column_of
@@ -226,7 +261,7 @@ def _diagnose_delimited(
     path: Path,
     delimiter: str | None,
     width: int,
-    label_col: int,
+    label_col: int | None,
     names: list[str] | None,
     chosen: bool = False,
 ) -> bool:
@@ -265,7 +300,13 @@ def _diagnose_delimited(
                     fix = f"if column {i + 1} holds the labels, pass --label-column {i}; otherwise " + fix
                 if number == first_number and names is None:
                     fix += "; if this line is a header, read the file as csv_header/tsv_header (fmt=...)"
-                raise DataError(problem, path=path, row=number, column=column_of(i - (i > label_col)), fix=fix)
+                raise DataError(
+                    problem,
+                    path=path,
+                    row=number,
+                    column=column_of(i - (label_col is not None and i > label_col)),
+                    fix=fix,
+                )
     return numeric_labels
 
 

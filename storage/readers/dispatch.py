@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
-from ..labels import encode_labels
+from ..labels import encode_labels, has_no_labels
 from ..tables import is_table_source
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header
@@ -45,8 +45,9 @@ def read_dataset(
     positive_class: object = None,
     features: list[str] | str | None = None,
     sparse: bool | None = None,
+    optional_labels: bool = False,
 ) -> Dataset:
-    """Read a labelled dataset file.
+    """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
     Parameters
     ----------
@@ -67,7 +68,9 @@ def read_dataset(
     label_column : str or int, optional
         CSV/TSV/dense text: the column holding the labels -- ``"first"``, ``"last"``, a 0-based
         index (negative counts from the end) or a header name. Default: a header column named
-        ``target``, else the first column.
+        ``target``, else the first column. ``"none"`` (any format but ``.mat``): the rows have no
+        labels -- every column is a feature (a LIBSVM row starts with its first ``index:value``);
+        the dataset's ``y`` is None and its ``label_map`` empty. Only with ``optional_labels``.
     positive_class : str or number, optional
         Binary data: the original label that becomes +1 (default: the larger of the two in
         numeric, then lexical, order).
@@ -77,6 +80,9 @@ def read_dataset(
         LIBSVM and sparse ``.mat`` data: return ``X`` as a ``csr_matrix`` (True) or densified
         (False, refused when the dense matrix cannot fit). Default: sparse exactly when the data
         has at least :data:`SPARSE_MIN_FEATURES` features. Other formats are always dense.
+    optional_labels : bool, default False
+        Whether rows without labels may be read (rows to predict); else they are refused, since
+        every other use learns from the labels.
 
     Returns
     -------
@@ -88,6 +94,13 @@ def read_dataset(
         The file is missing, empty, truncated, malformed or its labels don't fit the request.
     """
     path = Path(path)
+    no_labels = has_no_labels(label_column)
+    if no_labels and not optional_labels:
+        raise DataError(
+            "--label-column none reads rows without labels, which can be predicted but not learnt from",
+            path=path,
+            fix="name the label column; score rows without labels with omkl predict --label-column none",
+        )
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
         return read_table(
             path,
@@ -105,7 +118,7 @@ def read_dataset(
     if fmt != "mat" and not (fmt is None and looks_mat(path, content)):
         content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
-    if label_column is not None and fmt not in _DELIMITED:
+    if label_column is not None and fmt not in _DELIMITED and not (no_labels and fmt == "libsvm"):
         raise DataError(
             f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
             path=path,
@@ -126,6 +139,15 @@ def read_dataset(
                 fix="drop --n-features (it is for LIBSVM files) or correct it",
             )
     _check_finite(parsed, path)
+    X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
+    if no_labels:
+        return Dataset(X=X, y=None, label_map=[], fmt=fmt, path=path, sha256=sha, feature_names=parsed.feature_names)
+    if parsed.y_raw is None:
+        raise DataError(
+            "the rows have no labels (they start with their first index:value)",
+            path=path,
+            fix="label them to learn from them; to predict them, pass --label-column none (label_column='none')",
+        )
     y, label_map = encode_labels(
         parsed.y_raw,
         classes=classes,
@@ -134,7 +156,6 @@ def read_dataset(
         path=path,
         line_of=parsed.line_of,
     )
-    X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
     return Dataset(
         X=X,
         y=y,

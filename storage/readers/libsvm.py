@@ -1,8 +1,11 @@
-"""LIBSVM / svmlight text: ``label idx:value ...`` with 1-based feature indices, sparse when wide."""
+"""LIBSVM / svmlight text: ``label idx:value ...`` with 1-based feature indices, sparse when wide.
+
+Rows to predict may have no label (``idx:value ...``): they are read with ``y_raw`` None."""
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +23,15 @@ _SPARSE_REFUSAL_BYTES = 2**30  # densifying more than this at under 1 % fill is 
 _STRAY_RATIO = 1000  # sparse: a largest index this many times every other row's is refused as a likely typo
 
 
+_UNLABELLED_ROW = re.compile(rb"(?m)^(?=[ \t]*\d+:)")  # a row that starts with its first index:value
+
+
 def read_libsvm(content: bytes, path: Path, n_features: int | None = None, sparse: bool | None = None) -> ParsedFile:
     from sklearn.datasets import load_svmlight_file
 
+    unlabelled = bool(_UNLABELLED_ROW.search(content))
+    if unlabelled:  # scikit-learn's parser needs a label: rows without one get a 0 it never reports
+        content = _UNLABELLED_ROW.sub(b"0 ", content)
     try:
         X, y = load_svmlight_file(io.BytesIO(content), zero_based=False)
     except (ValueError, OverflowError) as exc:
@@ -56,10 +65,11 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
             _check_dense_size(X, width, top, line_of(worst), path, chosen=sparse is False)
     if keep_sparse:
         X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-        return ParsedFile(X=X, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
-    dense = np.zeros((X.shape[0], width))
-    dense[:, : X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
-    return ParsedFile(X=dense, y_raw=y, line_of=line_of, column_of=lambda j: j + 1)
+    else:
+        dense = np.zeros((X.shape[0], width))
+        dense[:, : X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
+        X = dense
+    return ParsedFile(X=X, y_raw=None if unlabelled else y, line_of=line_of, column_of=lambda j: j + 1)
 
 
 def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen: bool = False) -> None:

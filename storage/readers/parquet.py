@@ -22,12 +22,18 @@ def read_table(
     positive_class: object,
     features: list[str] | str | None,
 ) -> Dataset:
-    """A parquet file or folder, read in row batches into one in-memory dataset."""
+    """A parquet file or folder, read in row batches into one in-memory dataset (without labels:
+    ``label_column="none"``)."""
     table = open_table(path, label_column=label_column, features=features)
-    y, label_map = encode_labels(
-        table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=path
+    y, label_map = (
+        (None, [])
+        if table.label is None
+        else encode_labels(
+            table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=path
+        )
     )
-    X = np.concatenate([X for X, _ in table.batches()]) if len(y) else np.empty((0, len(table.features)))
+    batches = [X for X, _ in table.batches()]
+    X = np.concatenate(batches) if batches else np.empty((0, len(table.features)))
     return Dataset(
         X=np.ascontiguousarray(X),
         y=y,

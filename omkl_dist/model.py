@@ -1,0 +1,157 @@
+"""A fitted estimator with everything its raw rows and its user's labels need: one model artifact.
+
+:class:`Model` is what :func:`~omkl_dist.persistence.save_model` writes and
+:func:`~omkl_dist.persistence.load_model` returns, whoever trained it (``omkl run --model-out``,
+``omkl submit``, ``omkl retrain``, a notebook): the estimator, the scaler fitted on its training
+rows, the label map from the user's labels to the internal ones it learnt (-1/+1, or 0..K-1),
+the names of its features and the job that made it. It predicts from raw features in the user's
+labels -- what ``omkl predict`` writes, row for row -- and keeps learning from raw rows
+(:meth:`Model.partial_fit`), so a serving process needs nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from .algorithms.labels import recode
+from .storage.labels import canonical
+
+
+class Model(ClassifierMixin, BaseEstimator):
+    """A fitted estimator that takes raw features and speaks the user's labels.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        One of omkl-dist's estimators (or any scikit-learn classifier with ``classes_``).
+    scaler : Scaler, optional
+        The :class:`~omkl_dist.preprocessing.Scaler` fitted on the training rows; applied to every
+        row before the estimator sees it. None: the rows are used as given.
+    label_map : list of [original, internal] pairs, optional
+        The user's label of each of the estimator's classes (as a dataset's ``label_map``). None:
+        the estimator's own classes are the labels.
+    feature_names : list of str, optional
+        The feature columns in the estimator's order; a DataFrame is matched to them by name.
+    job : dict, optional
+        The JSON-able record of the job that trained the model (kept as given).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The user's labels, in the estimator's class order.
+    n_features_in_ : int
+        Features per row.
+    feature_names_in_ : ndarray of str
+        ``feature_names`` (defined only when the model has them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from omkl_dist import OMKC
+    >>> from omkl_dist.model import Model
+    >>> X = np.random.default_rng(0).standard_normal((40, 2))
+    >>> y = np.where(X[:, 0] > 0, 1, -1)
+    >>> model = Model(OMKC().fit(X, y), label_map=[["stay", -1], ["churn", 1]], feature_names=["a", "b"])
+    >>> model.classes_.tolist()
+    ['stay', 'churn']
+    >>> model.predict(X[:2]).tolist()
+    ['churn', 'churn']
+    """
+
+    def __init__(self, estimator, *, scaler=None, label_map=None, feature_names=None, job=None):
+        self.estimator = estimator
+        self.scaler = scaler
+        self.label_map = label_map
+        self.feature_names = feature_names
+        self.job = job
+
+    # --- derived from the estimator (properties: they follow it as it keeps learning) --------
+    @property
+    def classes_(self) -> NDArray[Any]:
+        return self._to_user(self.estimator.classes_)
+
+    @property
+    def n_features_in_(self) -> int:
+        return int(self.estimator.n_features_in_)
+
+    @property
+    def feature_names_in_(self) -> NDArray[Any]:
+        if self.feature_names is None:
+            raise AttributeError("the model has no feature names (it was trained on unnamed columns)")
+        return np.asarray(self.feature_names, dtype=object)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self.estimator, "classes_")
+
+    # --- prediction and learning --------------------------------------------------------------
+    def decision_function(self, X) -> NDArray[np.float64]:
+        """The estimator's scores of the raw rows ``X`` (positive: ``classes_[1]``; (n, K) for K > 2 classes)."""
+        return self.estimator.decision_function(self.transform(X))
+
+    def predict(self, X) -> NDArray[Any]:
+        """The user's label of each raw row of ``X``."""
+        return self._to_user(self.estimator.predict(self.transform(X)))
+
+    def partial_fit(self, X, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
+        """Continue learning from raw rows ``X`` with the user's labels ``y`` (``classes``: every
+        user label, for an estimator's first call on a batch that lacks some)."""
+        internal = None if classes is None else self._to_internal(classes)
+        self.estimator.partial_fit(self.transform(X), self._to_internal(y), classes=internal)
+        return self
+
+    def transform(self, X):
+        """The rows as the estimator takes them: columns matched by name (a DataFrame), then scaled."""
+        rows = self._by_name(X)
+        return rows if self.scaler is None else self.scaler.transform(rows)
+
+    # --- the user's side ----------------------------------------------------------------------
+    def _by_name(self, X):
+        """A DataFrame's columns in the model's feature order (refused unless they are the same
+        names); any other input as given (the estimator checks its width)."""
+        columns = getattr(X, "columns", None)
+        if columns is None:
+            return X
+        if self.feature_names is None:
+            return np.asarray(X, dtype=np.float64)
+        order = match_features(self.feature_names, [str(c) for c in columns])
+        return np.asarray(X, dtype=np.float64)[:, order]
+
+    def _to_user(self, internal: ArrayLike) -> NDArray[Any]:
+        if self.label_map is None:
+            return np.asarray(internal)
+        originals, internals = zip(*self.label_map, strict=True)
+        return recode(internal, internals, np.asarray(originals))
+
+    def _to_internal(self, y: ArrayLike) -> NDArray[Any]:
+        if self.label_map is None:
+            return np.asarray(y)
+        originals, internals = zip(*self.label_map, strict=True)
+        y = np.asarray(y)
+        if all(isinstance(o, str) for o in originals) and y.dtype.kind != "U":
+            # a dataset's labels are stored as canonical text ("1" for 1.0): numbers are looked up so
+            y = np.array([canonical(v) for v in y.tolist()], dtype=str)
+        return recode(y, np.asarray(originals), np.asarray(internals))
+
+
+def match_features(expected: Sequence[str], given: Sequence[str]) -> list[int]:
+    """The position in ``given`` of each name of ``expected``: how to reorder columns named
+    ``given`` into a model's feature order.
+
+    Raises
+    ------
+    ValueError
+        The two are not the same names: the missing and the extra ones are named.
+    """
+    missing = [n for n in expected if n not in given]
+    extra = [n for n in given if n not in expected]
+    if missing or extra or len(given) != len(expected):
+        parts = [f"missing {missing}" if missing else "", f"not the model's {extra}" if extra else ""]
+        detail = "; ".join(p for p in parts if p) or "a name repeats"
+        raise ValueError(f"the columns are not the model's features ({detail}); the model takes {list(expected)}")
+    position = {name: i for i, name in enumerate(given)}
+    return [position[name] for name in expected]

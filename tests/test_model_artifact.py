@@ -1,0 +1,115 @@
+"""The one model artifact: a model saved by ``omkl run --model-out`` and opened with ``load_model``
+predicts raw rows in the user's own labels, equal on every row to ``omkl predict``; ``omkl predict``
+scores rows without labels (CSV, parquet, LIBSVM), matching columns to the model's by name; the
+``Model`` wrapper's DataFrame checks and its ``partial_fit`` in the user's labels."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from omkl_dist import KernelPerceptron, Model, load_model
+from omkl_dist.pipelines.cli import main
+from omkl_dist.preprocessing import Scaler
+from omkl_dist.storage import DataError, read_dataset
+
+NAMES = ["tenure", "spend", "calls"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def churn(tmp_path_factory):
+    """300 customers (three numeric columns of very different scales, labels churn/stay) and the
+    model ``omkl run`` saves from them with standard scaling."""
+    root = tmp_path_factory.mktemp("churn")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 3)) * [1.0, 50.0, 0.01] + [0.0, 100.0, 3.0]
+    y = np.where(X[:, 0] + (X[:, 1] - 100.0) / 50.0 > 0.2, "churn", "stay")
+    rows = "".join(f"{label},{a!r},{b!r},{c!r}\n" for (a, b, c), label in zip(X.tolist(), y))
+    (root / "churn.csv").write_text(",".join(["label", *NAMES]) + "\n" + rows)  # labels first: the default
+    ran = invoke(
+        "run", "spa", "--data", root / "churn.csv", "--scaling", "standard",
+        "--model-out", root / "model", "--quiet", "--json",
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    return root, X, y
+
+
+def _predict(root, data, out, *extra):
+    result = invoke("predict", "--model-dir", root / "model", "--data", data, "--out", out, "--json", *extra)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output.strip().splitlines()[-1]), pq.read_table(out)
+
+
+def test_load_model_predicts_raw_rows_as_omkl_predict_does(churn, tmp_path):
+    root, X, y = churn
+    model = load_model(root / "model")
+    assert model.classes_.tolist() == ["churn", "stay"] and model.feature_names_in_.tolist() == NAMES
+    assert model.scaler.method == "standard" and model.job["settings"]["scaling"] == "standard"
+    result, table = _predict(root, root / "churn.csv", tmp_path / "p.parquet")
+    assert table.column_names == ["row", "label", "decision", "true_label"]
+    predicted = model.predict(X)
+    assert (table["label"].to_numpy(zero_copy_only=False) == predicted).all()  # every row
+    np.testing.assert_array_equal(table["decision"].to_numpy(), model.decision_function(X))
+    assert result["accuracy"] == model.score(X, y) == np.mean(predicted == y) > 0.8
+    # the scaler matters: the estimator alone on raw rows disagrees
+    assert (model.estimator.predict(X) != model.estimator.predict(model.transform(X))).any()
+
+
+def test_omkl_predict_scores_unlabelled_csv_parquet_and_libsvm(churn, tmp_path):
+    root, X, _ = churn
+    want = load_model(root / "model").predict(X)
+    reordered = [2, 0, 1]  # columns in another order: matched to the model's by name
+    csv = tmp_path / "new.csv"
+    csv.write_text(
+        ",".join(NAMES[j] for j in reordered)
+        + "\n"
+        + "".join(",".join(map(repr, r)) + "\n" for r in X[:, reordered].tolist())
+    )
+    parquet = tmp_path / "new.parquet"
+    pd.DataFrame(X[:, reordered], columns=[NAMES[j] for j in reordered]).to_parquet(parquet)
+    libsvm = tmp_path / "new.libsvm"
+    libsvm.write_text("".join(" ".join(f"{j + 1}:{v!r}" for j, v in enumerate(r)) + "\n" for r in X.tolist()))
+    for data in (csv, parquet, libsvm):
+        result, table = _predict(root, data, tmp_path / f"{data.suffix[1:]}.parquet", "--label-column", "none")
+        assert table.column_names == ["row", "label", "decision"], data
+        assert (table["label"].to_numpy(zero_copy_only=False) == want).all(), data
+        assert result["rows"] == len(X) and result["accuracy"] is None
+    pd.DataFrame(X[:, :2], columns=NAMES[:2]).assign(age=1.0).to_parquet(parquet)
+    refused = invoke("predict", "--model-dir", root / "model", "--data", parquet, "--out", tmp_path / "x.parquet",
+                     "--label-column", "none")  # fmt: skip
+    assert refused.exit_code != 0 and "missing ['calls']" in refused.output and "['age']" in refused.output
+    with pytest.raises(DataError, match="--label-column none"):  # rows to learn from need labels
+        read_dataset(libsvm)
+    refused = invoke("data", "ingest", csv, "--out", tmp_path / "ds", "--label-column", "none")
+    assert refused.exit_code != 0 and "can be predicted but not learnt from" in refused.output
+
+
+def test_model_matches_dataframe_columns_by_name_and_learns_in_the_users_labels():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3)) * [1.0, 20.0, 3.0]
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    scaler = Scaler("minmax").fit(X[:40])
+    internal = np.where(y == "yes", 1, -1)
+    label_map = [["no", -1], ["yes", 1]]
+    model = Model(KernelPerceptron(), scaler=scaler, label_map=label_map, feature_names=["a", "b", "c"])
+    model.partial_fit(X[:40], y[:40]).partial_fit(X[40:], y[40:])
+    reference = KernelPerceptron().partial_fit(scaler.transform(X[:40]), internal[:40])
+    reference.partial_fit(scaler.transform(X[40:]), internal[40:])
+    for name, value in reference.to_state()[0].items():
+        np.testing.assert_array_equal(model.estimator.to_state()[0][name], value, err_msg=name)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    assert (model.predict(frame[["c", "a", "b"]]) == model.predict(X)).all()
+    assert set(model.predict(X)) <= {"yes", "no"} and model.classes_.tolist() == ["no", "yes"]
+    with pytest.raises(ValueError, match=r"missing \['c'\]; not the model's \['d'\]"):
+        model.predict(frame.rename(columns={"c": "d"}))
+    with pytest.raises(ValueError, match="label 'maybe' is not one of"):
+        model.partial_fit(X[:2], ["maybe", "no"])
