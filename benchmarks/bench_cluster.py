@@ -2,7 +2,7 @@
 
 * SPA (β=300) on a generated 1,000,000 × 18 stream (blocks of 1024, 8192 and 16384) and OMKC (D,D) on
   a9a + a9a.t (48,842 × 123, block 1024), both read from zarr: in-process ``LocalEngine`` (numba's
-  default threads) vs ``DaskEngine`` on 1 and 2 worker processes (``omkl cluster up``, one thread
+  default threads) vs ``DaskRunner`` on 1 and 2 worker processes (``omkl cluster up``, one thread
   each), and OMKC (S,S) on the demo's generated 200,000 × 4 stream (block 1024). The models are the
   same bit for bit: SPA and OMKC (S,S) sample with the current weights on a cluster as in-process
   (row-split rounds); OMKC (D,D) has no sampling.

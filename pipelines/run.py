@@ -28,8 +28,8 @@ def run_job(
 
     The outputs (``model_out``, ``trace_out``) are checked before the data is read: a long run
     never ends in a result that cannot be written, and neither may replace the data or each other
-    (``trace_out`` replaces an earlier trace; the command's default is a new name every time,
-    :func:`default_trace_path`).
+    (either replaces an earlier one only with ``overwrite``; the command's default trace is a new
+    name every time, :func:`default_trace_path`).
     ``labels``: how a file's columns are read (``label_column``, ``positive_class``, ``features``;
     see :func:`omkl_dist.storage.read_dataset`).
     """
@@ -43,7 +43,7 @@ def run_job(
             option="--model-out",
         )
     if trace_out is not None:
-        check_output(trace_out, JSON_REPORT, overwrite=True, inputs=[("data", source)], option="--trace-out")
+        check_output(trace_out, JSON_REPORT, overwrite=overwrite, inputs=[("data", source)], option="--trace-out")
     with ProgressBar(f"{job.algorithm} on {Path(str(data)).name}", show=show_progress) as bar:
         result = LocalRunner(labels=labels, on_progress=bar).fit(job, data)
     report = build_report(result, data)

@@ -5,7 +5,7 @@ The job reads an ingested dataset directory (zarr + parquet) that the workers ca
 the stream position — ``n_seen`` — and the metrics so far) is written atomically as a saved model
 into ``CHECKPOINT_DIR/ckpt-<rows seen>``, beside ``job.json`` (the job, :meth:`Job.to_dict`).
 ``--resume`` continues from the newest checkpoint after checking that ``job.json`` describes the
-same job. A worker that dies mid-job is recovered from automatically (see :class:`DaskEngine`).
+same job. A worker that dies mid-job is recovered from automatically (see :mod:`omkl_dist.distributed.sharded_rounds`).
 The final model is bit-identical to an uninterrupted run's, and to the in-process runner's
 (``omkl run`` of the same job); it loads with ``omkl_dist.persistence.load_model`` like any
 other. The command is a thin caller of :class:`~omkl_dist.distributed.runner.DaskRunner`.

@@ -286,7 +286,16 @@ def small_csv(tmp_path_factory):
     data=st.data(),
 )
 def test_generated_cli_parameters_exit_cleanly(small_csv, algo, chosen, data):
-    args = ["run", algo, "--data", str(small_csv), "--quiet", "--trace-out", str(small_csv.parent / "t.json")]
+    args = [
+        "run",
+        algo,
+        "--data",
+        str(small_csv),
+        "--quiet",
+        "--trace-out",
+        str(small_csv.parent / "t.json"),
+        "--overwrite",
+    ]
     for option in chosen:
         args += [option, data.draw(_OPTIONS[option])]
     result = CliRunner().invoke(main, args)

@@ -1,7 +1,7 @@
 """Every registered online estimator on a Dask cluster equals the in-process estimator bit for bit,
 on small generated data (``make test-fast``: no real datasets, no cluster processes).
 
-``DaskEngine(client).fit(estimator, dataset)`` (kernel shards or row-split rounds, a coordinator, the
+``fit_on_cluster(client, estimator, dataset)`` (kernel shards or row-split rounds, a coordinator, the
 lead shard's early start) against ``progressive_partial_fit`` on the same rows in the same order, for
 every estimator of :data:`~omkl_dist.algorithms.registry.ALGORITHMS` with each of its
 ``_unit_test_params`` (short blocks: many rounds over 240 rows), on four generated streams: binary
@@ -55,13 +55,13 @@ def datasets(tmp_path_factory):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize(("cls", "params"), CASES)
 def test_cluster_fit_equals_the_in_process_estimator(client, datasets, cls, params, name):
-    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.distributed import fit_on_cluster
 
     X, y, meta = load_arrays(datasets[name])
     classes = sorted(internal for _, internal in meta["label_map"])
     local = cls(**params).initialize(X.shape[1], classes, n_rows=len(y), sparse=meta.get("layout") == "csr")
     local.progressive_partial_fit(X, y)
-    fit = DaskEngine(client).fit(cls(**params), datasets[name], permute=False)
+    fit = fit_on_cluster(client, cls(**params), datasets[name], permute=False)
     arrays, meta_local = local.to_state()
     ours, meta_cluster = fit.model.to_state()
     assert meta_cluster["engine"] == meta_local["engine"]

@@ -1,10 +1,10 @@
-"""Every online algorithm through the public cluster API (:meth:`DaskEngine.fit`), exact and resumable.
+"""Every online algorithm through the public cluster API (`fit_on_cluster`), exact and resumable.
 
 For each of the online algorithms (the four OMKC variants, the three Perceptron baselines, SPA,
 OM-2, the four budget baselines and OKS, also on feature-group kernels) on a stored stream:
 
 1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
-2. ``DaskEngine(client).fit(...)`` on **3** workers with checkpoints, the coordinator's worker
+2. ``fit_on_cluster(client, ...)`` on **3** workers with checkpoints, the coordinator's worker
    (which also hosts the first shard) going down mid-job with its actors: the engine recovers from
    the last checkpoint on the 2 workers left and ends in the same model bit for bit, having
    reported progress from row 0 to the end;
@@ -95,7 +95,7 @@ def _assert_same(model, reference):
 
 @pytest.mark.parametrize(("algo", "params"), CASES, ids=[a + "".join(f"-{v}" for v in p.values()) for a, p in CASES])
 def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_path, algo, params):
-    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.distributed import fit_on_cluster
     from omkl_dist.job import make_stream_estimator
     from omkl_dist.pipelines.run import run_job
 
@@ -121,8 +121,17 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
             address = sorted(client.nthreads())[0]  # the coordinator's (and the first shard's) worker
             local.sync(next(w for w in local.workers.values() if w.address == address).close)
 
-    engine = DaskEngine(client, checkpoint_every=2, rounds_per_call=2, worker_timeout=0.5)
-    fit = engine.fit(estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, on_progress=lose_a_worker)
+    options = {"checkpoint_every": 2, "rounds_per_call": 2, "worker_timeout": 0.5}
+    fit = fit_on_cluster(
+        client,
+        estimator(),
+        stored,
+        scaling="minmax",
+        seed=SEED,
+        checkpoint_dir=ckpt,
+        on_progress=lose_a_worker,
+        **options,
+    )
     _assert_same(fit.model, reference)
     assert len(fit.accounting.failures) == 1 and fit.accounting.workers == WORKERS - 1  # recovered on the two left
     assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.accounting.resumed_from == 0
@@ -131,9 +140,17 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     checkpoints = sorted(ckpt.glob("ckpt-*"))
     for later in checkpoints[1:]:  # back to the earliest kept checkpoint, as if the job had died there
         shutil.rmtree(later)
-    resumed = engine.fit(
-        estimator(), stored, scaling="minmax", seed=SEED, checkpoint_dir=ckpt, resume=True, keep_checkpoints=False
-    )  # the same engine, a new job: on the 2 workers left
+    resumed = fit_on_cluster(
+        client,
+        estimator(),
+        stored,
+        scaling="minmax",
+        seed=SEED,
+        checkpoint_dir=ckpt,
+        resume=True,
+        keep_checkpoints=False,
+        **options,
+    )  # the same options, a new call: on the 2 workers left
     done = resumed.accounting
     assert 0 < done.resumed_from < ROWS and done.failures == () and done.workers == WORKERS - 1
     _assert_same(resumed.model, reference)
@@ -167,7 +184,7 @@ def wide(tmp_path_factory):
 def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tmp_path, algo, params):
     """Shards read CSR blocks and the shared-pool models keep sparse support vectors there too (the
     budget learners densify each block): the cluster's model is the sequential run's bit for bit."""
-    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.distributed import fit_on_cluster
     from omkl_dist.job import make_stream_estimator
     from omkl_dist.pipelines.run import run_job
 
@@ -182,8 +199,8 @@ def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tm
     )
     local = load_model(tmp_path / "local").estimator
     assert local.sparse_rows_ == (algo != "bpas")
-    fit = DaskEngine(client).fit(
-        make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED
+    fit = fit_on_cluster(
+        client, make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED
     )
     _assert_same(fit.model, _arrays(local))
 

@@ -30,9 +30,9 @@ from omkl_dist.scoring._blas import fixed_shape_dots
 from omkl_dist.scoring._pairs import overwrite_exact_columns, pair_matrix, pair_values
 from omkl_dist.scoring._vexp import _ZERO_ABOVE, vexp_neg
 from omkl_dist.scoring.gram import block_gram
-from omkl_dist.scoring.pool import SVPool
 from omkl_dist.scoring.program import MAX_CHAIN, compile_program
 from omkl_dist.scoring.scan import pool_scores
+from omkl_dist.scoring.support_vectors import SupportVectors
 from omkl_dist.scoring.values import CANCEL
 from omkl_dist.storage import read_dataset, resolve_dataset
 
@@ -201,7 +201,7 @@ def test_long_gaussian_ladders_restart_chains():
 
 # --------------------------------------------------------------------------- pool scan
 def _pool_of(B, alpha, sq=None):
-    pool = SVPool(B.shape[1], alpha.shape[1], capacity=1)
+    pool = SupportVectors(B.shape[1], alpha.shape[1], capacity=1)
     pool.append(B, _numba_sq(B) if sq is None else sq, alpha)
     return pool
 
@@ -220,7 +220,7 @@ def _scan_single_values(A, B, program, xsq, psq, **scan_options):
 def _scan_dots(A, B, s0, tile):
     """The dot products the pool scan uses for one tile: ``A @ P.T`` in BLAS calls of one shape
     (``scoring/_blas.py``), with the columns of rows that repeat in the pool recomputed in fixed
-    feature order (see ``scoring/pool.py``)."""
+    feature order (see ``scoring/support_vectors.py``)."""
     dots = fixed_shape_dots(A, B[s0 : s0 + tile])
     exact = _pool_of(B, np.ones((len(B), 1))).exact
     cols = np.flatnonzero(exact[s0 : s0 + tile]) + s0
@@ -519,7 +519,7 @@ def test_pool_scan_matches_naive_sums(data_dir, monkeypatch, pool_name, scan, da
     err = np.abs(F - F_ref)
     assert (err <= tol).all(), np.max(err / np.maximum(tol, TINY))
     # an empty pool scores exactly 0
-    empty = SVPool(A.shape[1], program.m)
+    empty = SupportVectors(A.shape[1], program.m)
     assert (pool_scores(A, xsq, empty, program) == 0.0).all()
 
 

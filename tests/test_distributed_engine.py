@@ -93,7 +93,7 @@ def _sharded(
         "classes": template.classes_.tolist(),
     }
     program, rule = template.engine_.program, Rule(scalars["rule"]) if "rule" in scalars else None
-    split_rows = splits_rows(scalars)  # as DaskEngine decides
+    split_rows = splits_rows(scalars)  # as ShardedRounds decides
     parts = [np.arange(program.m)] * n_shards if split_rows else partition_kernels(program, rule, n_shards)
     shards = [KernelShard(job, part, {"arrays": arrays, "scalars": scalars}) for part in parts]
     coord = Coordinator(
@@ -140,7 +140,7 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
     for name in ("w", "wsync", "logw", "kernel_mistakes", "kernel_ids"):
         np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
     for shard in shards:  # every shard holds the whole pool, identical to the local one
-        for name, value in e.pool.state().items():
+        for name, value in e.support_vectors.state().items():
             np.testing.assert_array_equal(shard.model_part()[name], value, err_msg=name)
 
 
@@ -352,7 +352,7 @@ def test_multiclass_shards_equal_local_engine_bit_for_bit(stored_multiclass, alg
         return
     for name in ("w", "wsync", "kernel_mistakes", "kernel_ids", "sqnorm"):
         np.testing.assert_array_equal(state["arrays"][name], getattr(e, name), err_msg=name)
-    for name, value in e.pool.state().items():
+    for name, value in e.support_vectors.state().items():
         np.testing.assert_array_equal(shards[1].model_part()[name], value, err_msg=name)
 
 

@@ -204,10 +204,13 @@ def test_synth_and_run_outputs_replace_only_their_own_kind(tmp_path, csv_file):
     res = invoke("reproduce", "omkc", "--datasets", "wdbc", "--permutations", 1, "--out", notes, "--quiet")
     assert res.exit_code == 2 and "not a JSON report" in res.output
     assert snapshot(tmp_path) == before
-    # its own outputs are replaced: a model with --overwrite, a trace always
+    # its own outputs are replaced, and only with --overwrite
     for _ in range(2):
         res = invoke(*run, "--model-out", tmp_path / "m", "--overwrite", "--trace-out", tmp_path / "t.json")
         assert res.exit_code == 0, res.output
+    trace = (tmp_path / "t.json").read_bytes()
+    res = invoke(*run, "--trace-out", tmp_path / "t.json")
+    assert res.exit_code == 2 and "--overwrite" in res.output and (tmp_path / "t.json").read_bytes() == trace
     assert hidden(tmp_path) == []
 
 

@@ -119,13 +119,13 @@ def test_datasets_and_models_at_s3_urls(s3, tmp_path):
 @pytest.mark.cluster
 def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
     """Dask workers open the S3 stream themselves; checkpoints and the final model (``omkl submit``'s
-    own code path, :meth:`DaskEngine.fit` + ``save_model``) go to S3; the model is the one ``omkl run``
+    own code path, :func:`fit_on_cluster` + ``save_model``) go to S3; the model is the one ``omkl run``
     learns from the same S3 dataset in-process, bit for bit. (The workers are an in-process
     ``LocalCluster``, so they share this process's endpoint variables; workers on other machines
     take theirs from their own environment.)"""
     from distributed import Client, LocalCluster
 
-    from omkl_dist.distributed import DaskEngine
+    from omkl_dist.distributed import fit_on_cluster
     from omkl_dist.job import make_stream_estimator
     from omkl_dist.persistence import save_model
     from omkl_dist.storage.models import read_state
@@ -165,11 +165,13 @@ def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
         ) as cluster,
         Client(cluster) as client,
     ):
-        fit = DaskEngine(client, checkpoint_every=3).fit(
+        fit = fit_on_cluster(
+            client,
             make_stream_estimator("omkc", params, n_rows=4000, block_size=256, seed=2),
             url,
             scaling="minmax",
             seed=2,
+            checkpoint_every=3,
             checkpoint_dir=f"{s3['url']}/models/remote.checkpoints",
         )
     save_model(fit.as_model(), f"{s3['url']}/models/remote")

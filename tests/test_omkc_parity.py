@@ -269,7 +269,7 @@ def run_fast(variant, data, **kw):
 
 def pool_support(model, k):
     """Rows and coefficients of kernel k's support vectors in the shared pool, insertion order."""
-    pool = model.engine_.pool
+    pool = model.engine_.support_vectors
     used = pool.alpha[: pool.n, k] != 0.0
     return pool.X[: pool.n][used], pool.alpha[: pool.n, k][used]
 
@@ -459,7 +459,7 @@ def assert_same_model(a, b):
     np.testing.assert_array_equal(a.n_support_, b.n_support_)
     np.testing.assert_array_equal(a.kernel_mistakes_, b.kernel_mistakes_)
     np.testing.assert_array_equal(a.engine_.w, b.engine_.w)
-    pa, pb = a.engine_.pool, b.engine_.pool
+    pa, pb = a.engine_.support_vectors, b.engine_.support_vectors
     assert pa.n == pb.n
     np.testing.assert_array_equal(pa.X[: pa.n], pb.X[: pb.n])
     np.testing.assert_array_equal(pa.alpha[: pa.n], pb.alpha[: pb.n])
@@ -586,7 +586,7 @@ def test_duplicates_with_opposite_labels_cancel_exactly_on_generated_data(block_
 def test_integer_duplicates_cancel_exactly_through_blas(data_dir, block_size):
     """Integer data (here a1a's binary rows) skips the fixed-order dot products: BLAS is exact for
     it in any order, so κ(a, z) − κ(a, z) is still exactly 0 however the rows fall into blocks."""
-    from omkl_dist.scoring.pool import blas_dots_exact, integral_bound
+    from omkl_dist.scoring.support_vectors import blas_dots_exact, integral_bound
 
     X = read_dataset(data_dir / "a1a/a1a.csv.gz").X
     assert blas_dots_exact(integral_bound(X), integral_bound(X), X.shape[1])

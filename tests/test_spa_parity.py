@@ -71,7 +71,7 @@ def test_spa_sv_sets_are_the_reference_instances(data_dir, file="australian/aust
     X, y = _data(data_dir, file, 300, "minmax")
     _, _, sv_ref, _ = naive_spa(X, y, SPECS, seed=2, block_size=32)
     model = SPA(kernels="omkc16", random_state=2, block_size=32).fit(X, y)
-    pool = model.engine_.pool
+    pool = model.engine_.support_vectors
     for k, rows in enumerate(sv_ref):
         used = np.flatnonzero(pool.alpha[: pool.n, k])
         np.testing.assert_array_equal(pool.X[used], X[rows])
@@ -110,7 +110,7 @@ def test_zero_norm_instances_with_polynomial_kernels_do_not_divide_by_zero():
     y = np.array([1, -1, 1, -1] * 10)
     model = SPA(kernels="poly:1,2,3", random_state=0).fit(X, y)
     assert np.isfinite(model.decision_function(X)).all()
-    pool = model.engine_.pool
+    pool = model.engine_.support_vectors
     assert not np.any(pool.alpha[: pool.n][np.all(pool.X[: pool.n] == 0, axis=1)])
 
 

@@ -136,7 +136,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     ) -> Self:
         """Start a fresh, untrained model for rows of ``n_features`` features and the given classes,
         without data: what a job that learns elsewhere (a Dask cluster, see
-        :class:`omkl_dist.distributed.DaskEngine`) starts from. ``n_rows``: the length of the stream
+        :class:`omkl_dist.distributed.DaskRunner`) starts from. ``n_rows``: the length of the stream
         it will learn from (settings given as shares of the data, e.g. Perceptron(*)'s
         ``validation_fraction``, refer to it). ``sparse``: the rows will come as ``scipy.sparse``
         (kept sparse where the estimator can, see :attr:`sparse_rows_`). Returns the estimator."""

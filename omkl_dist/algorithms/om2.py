@@ -121,9 +121,9 @@ class OM2(OnlineKernelClassifier):
         for _ in range(self.n_epochs):
             outcome = self.progressive_partial_fit(X, y)
             epoch_mistakes.append(int(outcome["mistakes"].sum()))
-            if self.engine_.pool.n == rows_kept:  # an epoch without an update: the next ones would repeat it
+            if self.engine_.support_vectors.n == rows_kept:  # an epoch without an update: the next ones would repeat it
                 break
-            rows_kept = self.engine_.pool.n
+            rows_kept = self.engine_.support_vectors.n
         self.epoch_mistakes_ = epoch_mistakes
         self.n_epochs_ = len(epoch_mistakes)
         return self

@@ -5,7 +5,7 @@ The shard and coordinator classes are plain Python (a unit test drives them with
 job driver hosts them as Dask actors on a cluster's workers.
 """
 
-from .engine import DaskEngine, WorkerLost
-from .runner import DaskRunner
+from .runner import DaskRunner, fit_on_cluster
+from .sharded_rounds import WorkerLost
 
-__all__ = ["DaskEngine", "DaskRunner", "WorkerLost"]
+__all__ = ["DaskRunner", "WorkerLost", "fit_on_cluster"]

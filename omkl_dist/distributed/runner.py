@@ -4,7 +4,7 @@
 
 The job's estimator is started on the dataset's shape and classes (:meth:`initialize`), the
 scaler is fitted on a prefix of the stream by a worker (no feature data reaches the client),
-:class:`~.engine.DaskEngine` runs the job's rounds, and the estimator takes the final state
+:class:`~.sharded_rounds.ShardedRounds` runs the job's rounds, and the estimator takes the final state
 (:meth:`set_engine_state`). With a ``checkpoint_dir`` the full model is saved every
 ``job.engine.checkpoint_every`` rounds beside ``job.json`` (:class:`~.checkpoints.CheckpointStore`)
 and ``resume=True`` continues from the newest checkpoint of the same job, after any number of
@@ -14,11 +14,12 @@ worker failures and resumes.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from scipy import sparse
 
-from ..defaults import SCALE_ROWS
-from ..job import Job
+from ..defaults import SCALE_ROWS, resolve_settings
+from ..job import EngineOptions, Job
 from ..persistence import load_model
 from ..preprocessing import Scaler
 from ..runner import Accounting, RunResult
@@ -26,7 +27,7 @@ from ..storage.ingest import dataset_info
 from ..storage.location import location, text
 from ..storage.views import feature_groups
 from .checkpoints import CheckpointStore
-from .engine import DaskEngine
+from .sharded_rounds import ShardedRounds
 
 
 class DaskRunner:
@@ -47,7 +48,7 @@ class DaskRunner:
         Called with ``{"n_seen", "n_mistakes", "n_rows", "done"}`` before the first round and after
         every coordinator call.
     rounds_per_call, call_timeout, worker_timeout
-        See :class:`~.engine.DaskEngine`.
+        See :class:`~.sharded_rounds.ShardedRounds`.
 
     Examples
     --------
@@ -149,7 +150,7 @@ class DaskRunner:
                 )
 
         progress({"n_seen": n_start, "n_mistakes": mistakes_start, "done": n_start >= n_rows})
-        engine = DaskEngine(
+        engine = ShardedRounds(
             self.client,
             n_shards=job.engine.shards,
             checkpoint_every=job.engine.checkpoint_every,
@@ -188,6 +189,76 @@ class DaskRunner:
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
         )
+
+
+def fit_on_cluster(
+    client,
+    estimator,
+    dataset,
+    *,
+    scaling: str = "none",
+    permute: bool = True,
+    seed: int | None = None,
+    limit: int | None = None,
+    start: int = 0,
+    warm_start: bool = False,
+    scaler=None,
+    checkpoint_every: int = 0,
+    n_shards: int | None = None,
+    max_retries: int = 3,
+    **runner_options,
+) -> RunResult:
+    """Learn ``estimator`` over the ingested ``dataset`` on the cluster behind ``client``: its
+    :class:`~omkl_dist.job.Job` (:meth:`Job.from_estimator`) run by a :class:`DaskRunner`; the
+    result's model is the in-process model bit for bit.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    estimator : an online estimator
+        Its parameters (``block_size``, ``random_state``, ...) say what is learnt; the result's
+        ``model`` is a fitted copy (``estimator`` itself with ``warm_start``).
+    dataset : path or URL of an ingested dataset the workers can read.
+    scaling : {"none", "minmax", "standard"}
+        Fitted on the stream's first ``SCALE_ROWS`` rows, applied by every shard.
+    permute, seed : the stream's order (``seed``: default the estimator's ``random_state``).
+    limit : learn from the first ``limit`` rows (from ``start``) only.
+    start : the first row of the dataset to learn from (a window of a longer stream).
+    warm_start : ``estimator`` is fitted already; continue from its exact state.
+    scaler : a fitted scaler to apply (a warm start's, from the saved model); None: fit ``scaling``.
+    checkpoint_every, n_shards, max_retries : the job's :class:`~omkl_dist.job.EngineOptions`.
+    **runner_options : ``checkpoint_dir``, ``resume``, ``overwrite``, ``keep_checkpoints``,
+        ``on_progress`` and the timeouts of :class:`DaskRunner`.
+
+    Returns
+    -------
+    RunResult
+
+    Examples
+    --------
+    >>> from omkl_dist import OMKC
+    >>> from omkl_dist.distributed import fit_on_cluster
+    >>> result = fit_on_cluster(client, OMKC(random_state=0), "data/codrna", scaling="minmax",  # doctest: +SKIP
+    ...                         checkpoint_every=20, checkpoint_dir="ckpt")
+    >>> result.as_model().predict(X_raw), result.accounting.workers  # doctest: +SKIP
+    """
+    job = Job.from_estimator(
+        estimator,
+        dataset,
+        settings=resolve_settings(scaling=scaling, kernels_given=True),
+        start=int(start),
+        stop=None if limit is None else int(start) + int(limit),
+        permute=permute,
+    )
+    job = replace(
+        job,
+        seed=job.seed if seed is None else int(seed),
+        engine=EngineOptions(int(checkpoint_every), n_shards, int(max_retries)),
+    )
+    runner = DaskRunner(client, **runner_options)
+    if warm_start or scaler is not None:
+        return runner.fit(job, dataset, start_from=(estimator if warm_start else None, scaler))
+    return runner.fit(job, dataset)
 
 
 def _trace(model, accounting: Accounting, history) -> dict:

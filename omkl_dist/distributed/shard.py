@@ -3,7 +3,7 @@
 A shard owns the *learning* of some kernels (a kernel-split round: it computes their decision
 values and decides their updates) or the scoring of some rows (a row-split round; the lead shard
 also runs the recurrence). What it keeps of the model and how it learns are the engine's round
-adapter's (:mod:`.rounds`): with a shared support-vector pool every shard keeps a copy of the whole
+adapter's (:mod:`.rounds`): with a shared support-vector store every shard keeps a copy of the whole
 pool (every shard appends the same rows with the same coefficients, sent by the coordinator once
 per round), so each kernel is evaluated with exactly the data layout and arithmetic of the
 in-process engine and the result is the in-process result bit for bit, however the work is split;

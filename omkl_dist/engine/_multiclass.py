@@ -2,7 +2,7 @@
 multi-class Perceptron per kernel, OM-2, and SPA with a multi-class passive-aggressive learner per
 kernel.
 
-Layout (:mod:`omkl_dist.scoring.pool`): K classes, column ``k·K + c`` holds kernel k's value for class
+Layout (:mod:`omkl_dist.scoring.support_vectors`): K classes, column ``k·K + c`` holds kernel k's value for class
 c. Labels come as class indices 0..K-1 (float64, as the binary recurrences' ±1). As in
 :mod:`._recurrence`, ``F_old`` are the scores against the pool at the segment start and the
 segment's own support vectors are added from ``G`` (``G[k, t, s] = κ_k(x_t, x_s)``, s < t), so the

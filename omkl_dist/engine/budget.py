@@ -51,9 +51,9 @@ from ..kernels import make_pool
 from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_sq
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
-from ..scoring.pool import blas_dots_exact, integral_bound, writable
 from ..scoring.program import KernelProgram, compile_program, independent_program
 from ..scoring.rows import dense_rows
+from ..scoring.support_vectors import blas_dots_exact, integral_bound, writable
 from ._budget_loops import budget_block, budget_scores
 from .records import BudgetBuffers, BudgetKernels, BudgetRows
 

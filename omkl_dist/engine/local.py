@@ -20,10 +20,10 @@ from ..randomness import uniforms
 from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
 from ..scoring.gram import block_gram
-from ..scoring.pool import SVPool, blas_dots_exact, pool_rows, row_keys, writable
 from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, check_width, dot_gauss_plan, kernel_scales
 from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ..scoring.scan import pool_scores
+from ..scoring.support_vectors import SupportVectors, blas_dots_exact, pool_rows, row_keys, writable
 from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
 from .hyper import RuleHyper, hyper_class, saved_scalars
@@ -185,7 +185,7 @@ class LocalEngine:
         self.seed, self.block_size, self.block_sync = int(seed), int(block_size), bool(block_sync)
         m = program.m
         self.kernel_ids = np.arange(m)
-        self.pool = SVPool(n_features, m, n_classes=self.n_classes, sparse=sparse)
+        self.support_vectors = SupportVectors(n_features, m, n_classes=self.n_classes, sparse=sparse)
         self.w = np.ones(m)
         self.wsync = np.ones(m)
         self.logw = np.zeros(m)  # SPA keeps log-weights (hinge losses can be huge); w = exp(logw - max)
@@ -226,12 +226,12 @@ class LocalEngine:
     @property
     def n_features(self) -> int:
         """Columns of a row (the width the program is bound to)."""
-        return self.pool.n_features
+        return self.support_vectors.n_features
 
     @property
     def sparse(self) -> bool:
         """Whether the model keeps its rows as CSR (:mod:`omkl_dist.scoring.rows`)."""
-        return self.pool.sparse
+        return self.support_vectors.sparse
 
     def rows(self, X):
         """``X`` as this engine keeps rows: CSR for a :attr:`sparse` engine, else a dense array."""
@@ -250,7 +250,7 @@ class LocalEngine:
 
     def n_support(self) -> np.ndarray:
         """Support vectors per kernel."""
-        return self.pool.n_support()
+        return self.support_vectors.n_support()
 
     def segment_length(self, g: int, remaining: int) -> int:
         """Rows processed together from global instance g (:meth:`Rounds.length` of
@@ -269,7 +269,7 @@ class LocalEngine:
     def append_rows(self, Xs, xsq, coef) -> None:
         """Keep the segment's rows that some kernel gave a coefficient."""
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        self.pool.append(Xs[kept], xsq[kept], coef[kept])
+        self.support_vectors.append(Xs[kept], xsq[kept], coef[kept])
 
     @property
     def lazy_gram(self) -> bool:
@@ -309,21 +309,21 @@ class LocalEngine:
         if self.sparse:
             return True
         bound = integral_bound(Xs)
-        return blas_dots_exact(bound, max(bound, self.pool.int_bound), Xs.shape[1])
+        return blas_dots_exact(bound, max(bound, self.support_vectors.int_bound), Xs.shape[1])
 
     def _pool_scores(self, Xs, xsq, active, block_keys, rows=slice(None)):
         """Scores of the segment's ``rows`` against the pool. Dot products of duplicated vectors
-        are taken in fixed order unless the data are integers (BLAS exact), see scoring/pool.py;
+        are taken in fixed order unless the data are integers (BLAS exact), see scoring/support_vectors.py;
         returns ``(F, exact_blas)``."""
         exact_blas = self._exact_blas(Xs)
         F_old = pool_scores(
             Xs[rows],
             xsq[rows],
-            self.pool,
+            self.support_vectors,
             self.program,
             blas_exact=exact_blas,
             active=active,
-            extra_exact=None if exact_blas else lambda: self.pool.rows_matching(block_keys()),
+            extra_exact=None if exact_blas else lambda: self.support_vectors.rows_matching(block_keys()),
         )
         return F_old, exact_blas
 
@@ -436,7 +436,7 @@ class LocalEngine:
         seen: dict[int, int] = {}
         for key in keys:
             seen[key] = seen.get(key, 0) + 1
-        dup = np.array([seen[k] > 1 or self.pool.has_key(k) for k in keys], dtype=bool)
+        dup = np.array([seen[k] > 1 or self.support_vectors.has_key(k) for k in keys], dtype=bool)
         if dup.any():
             overwrite_exact_columns(Xs, Xs, np.flatnonzero(dup), 0, XXt)
         return XXt
@@ -447,14 +447,14 @@ class LocalEngine:
         parts = []
         for lo in range(0, X.shape[0], chunk):
             Xs = X[lo : lo + chunk]
-            exact_blas = self.sparse or blas_dots_exact(integral_bound(Xs), self.pool.int_bound, Xs.shape[1])
+            exact_blas = self.sparse or blas_dots_exact(integral_bound(Xs), self.support_vectors.int_bound, Xs.shape[1])
             parts.append(
                 pool_scores(
                     Xs,
                     sqnorms(Xs),
-                    self.pool,
+                    self.support_vectors,
                     self.program,
-                    extra_exact=None if exact_blas else self.pool.rows_matching(row_keys(Xs)),
+                    extra_exact=None if exact_blas else self.support_vectors.rows_matching(row_keys(Xs)),
                     blas_exact=exact_blas,
                 )
             )
@@ -466,7 +466,7 @@ class LocalEngine:
     def state(self) -> tuple[dict, dict]:
         """Full learning state as (numeric arrays, JSON-able scalars)."""
         arrays = {name: getattr(self, name).copy() for name in self.ARRAYS}
-        arrays.update(self.pool.state())
+        arrays.update(self.support_vectors.state())
         scalars = {
             "rule": self.rule,
             "seed": self.seed,
@@ -499,7 +499,7 @@ class LocalEngine:
                 f"state has {arrays['pool_alpha'].shape[1]} coefficient columns, the program "
                 f"{program.m} kernels of {engine.n_classes} class column(s)"
             )
-        engine.pool = SVPool.from_state(arrays, engine.n_classes)
+        engine.support_vectors = SupportVectors.from_state(arrays, engine.n_classes)
         for name in cls.ARRAYS:
             if name != "sqnorm" or name in arrays:  # models saved before OM-2 have no ‖θ_j‖² (zeros)
                 setattr(engine, name, np.array(arrays[name], dtype=getattr(engine, name).dtype))
@@ -509,7 +509,7 @@ class LocalEngine:
     def keep_kernels(self, columns, program) -> None:
         """Restrict the model to the given kernel columns (e.g. Perceptron(*) after validation)."""
         columns = np.asarray(columns, dtype=np.int64)
-        self.pool.keep_columns(columns)
+        self.support_vectors.keep_columns(columns)
         self.program = program
         self.kernel_ids = self.kernel_ids[columns]
         self.w = self.w[columns].copy()

@@ -20,9 +20,9 @@ import numpy as np
 from ..learners import oks as _oks
 from ..learners.records import Expansions, KernelViews, OKSParams, OKSRows, OKSTrace
 from ..randomness import uniforms
-from ..scoring.pool import writable
 from ..scoring.program import check_width
 from ..scoring.rows import dense_rows
+from ..scoring.support_vectors import writable
 
 if TYPE_CHECKING:
     from ..scoring.program import KernelProgram

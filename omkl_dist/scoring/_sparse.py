@@ -76,7 +76,7 @@ def accumulate_sparse_exact(Xb, xsq, PT, psq, csc, plan, xscale, out):
     """:func:`accumulate_sparse` for integer data (binary, counts) with many features: a row's dot
     products with a kernel's support vectors are summed over the row's non-zero features only,
     from ``PT`` (d × nnz, as in the direct scan of :mod:`.scan`; ``psq`` their squared norms). Integer dot
-    products and ``‖x‖² + ‖s‖² − 2 x·s`` are exact in any order (see :func:`.pool.blas_dots_exact`),
+    products and ``‖x‖² + ‖s‖² − 2 x·s`` are exact in any order (see :func:`.support_vectors.blas_dots_exact`),
     so these are the BLAS path's values bit for bit, and the rest is :func:`accumulate_sparse`'s
     arithmetic: the same scores, without a dense product over features that are mostly zero."""
     ptr, _, coefs = csc

@@ -135,7 +135,7 @@ def sqnorms(X) -> np.ndarray:
 
 
 def integral_bound(X) -> float:
-    """max |x| if every value of X is an integer, else inf (see :func:`.pool.blas_dots_exact`)."""
+    """max |x| if every value of X is an integer, else inf (see :func:`.support_vectors.blas_dots_exact`)."""
     values = as_csr(X).data if sp.issparse(X) else X
     if values.size == 0:
         return 0.0

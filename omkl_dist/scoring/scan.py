@@ -1,6 +1,6 @@
 """Score a block of instances against the SV pool: ``F[t, k] = Σ_s alpha[s, k] κ_k(x_t, sv_s)`` (:func:`pool_scores`).
 
-Multi-class pools (K classes, :mod:`.pool`) have K coefficient columns per kernel: ``F[t, k·K + c]``
+Multi-class pools (K classes, :mod:`.support_vectors`) have K coefficient columns per kernel: ``F[t, k·K + c]``
 sums kernel k's values with column ``k·K + c``. The dense scans compute a kernel's values once and
 take one reduction per class; the sparse scans treat every column as a kernel of its own (a row is
 kept by about two classes per kernel, so its values are computed about twice). With K = 1 (binary)
@@ -82,12 +82,12 @@ def pool_scores(
     take the general per-pair path, which evaluates every kernel.
 
     Dot products with pool rows flagged ``exact`` (and with ``extra_exact`` rows, e.g. pool rows
-    equal to a row of this block) are recomputed in fixed order, see :mod:`.pool`, unless
+    equal to a row of this block) are recomputed in fixed order, see :mod:`.support_vectors`, unless
     ``blas_exact`` says BLAS is exact for this data anyway (integers). ``extra_exact`` may be a
     function returning those rows: it is called only if some tile needs BLAS dot products (the
     direct scans sum in a fixed order, or exactly, anyway).
 
-    Returns ``(B, m·K)`` for a pool of K classes (:mod:`.pool`): column ``k·K + c``.
+    Returns ``(B, m·K)`` for a pool of K classes (:mod:`.support_vectors`): column ``k·K + c``.
 
     A pool of sparse rows (:mod:`.rows`) takes ``Xb`` as CSR (:func:`_sparse_pool_scores`).
     """

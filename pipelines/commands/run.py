@@ -42,7 +42,7 @@ OPTIONS = [
         "--trace-out",
         type=click.Path(path_type=Path),
         default=None,
-        help="Where to write the trace JSON (replacing an earlier trace there). Default: "
+        help="Where to write the trace JSON (an existing trace is replaced only with --overwrite). Default: "
         "runs/trace-ALGO-DATA-seedS.json, or the first free of -2, -3, ...: a default never replaces a trace.",
     ),
     click.option(
@@ -50,7 +50,7 @@ OPTIONS = [
         default=None,
         help="Save the final model with its scaling (zarr + JSON, atomic) to this directory (or URL).",
     ),
-    click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory."),
+    click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory or --trace-out file."),
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     FEATURES_OPTION,

@@ -25,11 +25,11 @@ class SharedPool:
     def apply_update(self, X, xsq, update) -> None:
         """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
         rows, coef = update
-        self.engine.pool.append(X[rows], xsq[rows], coef)
+        self.engine.support_vectors.append(X[rows], xsq[rows], coef)
 
     def model_part(self) -> dict:
-        """The support-vector pool (identical on every shard once a round is applied)."""
-        return self.engine.pool.state()
+        """The support-vector store (identical on every shard once a round is applied)."""
+        return self.engine.support_vectors.state()
 
     @classmethod
     def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):

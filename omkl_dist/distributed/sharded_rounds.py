@@ -1,8 +1,7 @@
-"""DaskEngine: run an online model over a stored stream with kernel shards on a Dask cluster.
+"""ShardedRounds: the rounds of one online job on a Dask cluster, with kernel shards.
 
-:meth:`DaskEngine.fit` is the public entry point: an estimator and an ingested dataset in, the fitted
-estimator (the in-process model, bit for bit) out, with checkpoints, resume and progress (a
-:class:`~.runner.DaskRunner` of the estimator's job). Underneath, :meth:`DaskEngine.run` drives one job: one
+:class:`~.runner.DaskRunner` (and :func:`~.runner.fit_on_cluster`, its form for an estimator) is
+the public entry point; underneath, :meth:`ShardedRounds.run` drives one job: one
 :class:`~.shard.KernelShard` actor per worker (up to one per kernel) and one
 :class:`~.coordinator.Coordinator` actor; the client only starts them, asks the coordinator to
 run a batch of rounds at a time (progress), collects the state for checkpoints and the final
@@ -19,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import replace
 
 from .coordinator import Coordinator
 from .rounds import round_adapter
@@ -30,8 +28,10 @@ class WorkerLost(RuntimeError):
     """A worker died (or stopped answering) during a job, more often than the retries allow."""
 
 
-class DaskEngine:
-    """Learn online models on the cluster behind ``client``.
+class ShardedRounds:
+    """Run the rounds of online jobs on the cluster behind ``client`` (an engine's state in, the
+    final state out; not an :class:`~omkl_dist.engine.protocol.Engine`: it drives shard actors
+    that each host one).
 
     Parameters
     ----------
@@ -48,14 +48,8 @@ class DaskEngine:
         Rounds per coordinator call (how often progress is reported).
     call_timeout : float
         Seconds one coordinator call may take before the job counts as stuck.
-
-    Examples
-    --------
-    >>> from omkl_dist import OMKC
-    >>> from omkl_dist.distributed import DaskEngine
-    >>> result = DaskEngine(client, checkpoint_every=20).fit(  # doctest: +SKIP
-    ...     OMKC(random_state=0), "data/codrna", scaling="minmax", checkpoint_dir="ckpt")
-    >>> result.model.mistakes_, result.scaler, result.accounting.workers  # doctest: +SKIP
+    worker_timeout : float
+        Seconds to wait for the cluster to have its workers again after one was lost.
     """
 
     def __init__(
@@ -81,74 +75,6 @@ class DaskEngine:
         self.n_workers = 0
         self._workers = []
         self._last_checkpoint = None
-
-    def fit(
-        self,
-        model,
-        dataset,
-        *,
-        scaling: str = "none",
-        permute: bool = True,
-        seed: int | None = None,
-        limit: int | None = None,
-        start: int = 0,
-        warm_start: bool = False,
-        scaler=None,
-        checkpoint_dir=None,
-        resume: bool = False,
-        overwrite: bool = False,
-        keep_checkpoints: bool = True,
-        on_progress=None,
-    ):
-        """Learn ``model`` (an online estimator) over the ingested ``dataset`` on the cluster: the
-        :class:`~omkl_dist.job.Job` of the estimator (:meth:`Job.from_estimator`) run by a
-        :class:`~.runner.DaskRunner`, which returns a :class:`~omkl_dist.runner.RunResult`.
-
-        Parameters
-        ----------
-        model : an online estimator; its parameters (``block_size``, ``random_state``, ...) say
-            what is learnt (the result's ``model`` is a fitted copy; ``model`` itself with
-            ``warm_start``).
-        scaling : {"none", "minmax", "standard"}
-            Fitted on the first ``SCALE_ROWS`` rows of the stream, applied by every shard.
-        permute, seed : the stream's order (seed: default the estimator's ``random_state``).
-        limit : learn from the first ``limit`` rows (from ``start``) only.
-        start : the first row of the dataset to learn from (a window of a longer stream).
-        warm_start : ``model`` is fitted already; continue from its exact state.
-        scaler : a fitted scaler to apply (a warm start's, from the saved model); None: fit ``scaling``.
-        checkpoint_dir, resume, overwrite, keep_checkpoints, on_progress : see :class:`~.runner.DaskRunner`.
-        """
-        from ..defaults import resolve_settings
-        from ..job import EngineOptions, Job
-        from .runner import DaskRunner
-
-        job = Job.from_estimator(
-            model,
-            dataset,
-            settings=resolve_settings(scaling=scaling, kernels_given=True),
-            start=int(start),
-            stop=None if limit is None else int(start) + int(limit),
-            permute=permute,
-        )
-        job = replace(
-            job,
-            seed=job.seed if seed is None else int(seed),
-            engine=EngineOptions(self.checkpoint_every, self.n_shards, self.max_retries),
-        )
-        runner = DaskRunner(
-            self.client,
-            checkpoint_dir=checkpoint_dir,
-            resume=resume,
-            overwrite=overwrite,
-            keep_checkpoints=keep_checkpoints,
-            on_progress=on_progress,
-            rounds_per_call=self.rounds_per_call,
-            call_timeout=self.call_timeout,
-            worker_timeout=self.worker_timeout,
-        )
-        if warm_start or scaler is not None:
-            return runner.fit(job, dataset, start_from=(model if warm_start else None, scaler))
-        return runner.fit(job, dataset)
 
     def run(
         self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, select_kernel_at=None

@@ -1,4 +1,4 @@
-"""The shared support-vector pool: every instance that any kernel learner kept, stored once.
+"""The shared support-vector store: every instance that any kernel learner kept, stored once.
 
 Rows ``X[:n]`` hold the instances, ``sq[:n]`` their squared norms and ``alpha[:n, k]`` the
 coefficient of that instance in kernel k's classifier (0 where kernel k did not keep it). One pool
@@ -45,7 +45,7 @@ def row_keys(X: np.ndarray) -> list[int]:
     return [hash(row.tobytes()) for row in X]
 
 
-class SVPool:
+class SupportVectors:
     """Growable pool of support vectors with ``n_classes`` coefficient columns per kernel."""
 
     def __init__(self, n_features: int, n_kernels: int, capacity: int = 256, n_classes: int = 1, sparse: bool = False):
@@ -153,7 +153,7 @@ class SVPool:
         }
 
     @classmethod
-    def from_state(cls, state: dict, n_classes: int = 1) -> "SVPool":
+    def from_state(cls, state: dict, n_classes: int = 1) -> "SupportVectors":
         X = pool_rows(state)
         alpha = np.asarray(state["pool_alpha"], dtype=np.float64)
         pool = cls(
@@ -168,7 +168,7 @@ class SVPool:
 
 
 def pool_rows(state: dict):
-    """The support vectors of a pool state (:meth:`SVPool.state`): a dense array, or CSR."""
+    """The support vectors of a pool state (:meth:`SupportVectors.state`): a dense array, or CSR."""
     if "pool_X" in state:
         return np.asarray(state["pool_X"], dtype=np.float64)
     shape = tuple(int(v) for v in state["pool_X_shape"])
