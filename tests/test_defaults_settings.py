@@ -76,7 +76,7 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
     assert model.job["settings"]["scaling"] == SCALING and model.scaler.method == SCALING
     assert model.scaler.n_seen_ == SCALE_ROWS  # fitted on the stream's first rows, not on the whole file
     assert all(spec.normalize == NORMALIZE_KERNELS for spec in model.estimator.kernel_pool_)
-    text = omkl("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t.json").stdout
+    text = omkl("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t2.json").stdout
     assert "settings" in text and "docs/defaults.md" in text
 
 
@@ -90,6 +90,7 @@ def test_paper_settings_are_raw_features_and_unnormalised_kernels(wide_scales, t
         "--quiet",
         "--trace-out",
         tmp_path / "t.json",
+        "--overwrite",
     ]
     paper = last_json(omkl("run", "omkc", *common, "--paper-settings"))
     assert paper["scaling"] == "none" and paper["settings"]["origin"] == "paper"

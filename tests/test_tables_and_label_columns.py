@@ -256,7 +256,7 @@ def test_run_notes_features_of_very_different_ranges_once(tmp_path):
         "--data",
         path,
         "--trace-out",
-        tmp_path / "t.json",
+        tmp_path / "t2.json",
         "--quiet",
         "--json",
         "--scaling",

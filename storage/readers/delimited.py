@@ -98,14 +98,7 @@ def _read_delimited(
     label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
     y_raw: NDArray[Any]
     try:
-        table = np.loadtxt(
-            io.BytesIO(body),
-            dtype=np.float64,
-            delimiter=delimiter,
-            comments=None,
-            quotechar='"' if delimiter else None,
-            ndmin=2,
-        )
+        table = _numbers(body, delimiter)
         y_raw = table[:, label_col]
     except ValueError as exc:
         numeric_labels = _diagnose_delimited(
@@ -114,13 +107,7 @@ def _read_delimited(
         if numeric_labels:
             raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
         table, y_raw = _read_string_labels(body, delimiter, width, label_col)
-    if table.shape[1] != width:  # every data row agrees, but not with the header
-        raise DataError(
-            f"the header names {width} columns but the data rows have {table.shape[1]}",
-            path=path,
-            row=first_number,
-            fix="give every column a name in the header (or drop the extra values)",
-        )
+    _check_width(table, width, path, first_number)
     X = np.delete(table, label_col, axis=1)
     feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
     return ParsedFile(
@@ -137,24 +124,11 @@ def _read_features(
 ) -> ParsedFile:
     """Rows without labels: every column a numeric feature."""
     try:
-        X = np.loadtxt(
-            io.BytesIO(body),
-            dtype=np.float64,
-            delimiter=delimiter,
-            comments=None,
-            quotechar='"' if delimiter else None,
-            ndmin=2,
-        )
+        X = _numbers(body, delimiter)
     except ValueError as exc:
         _diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True)
         raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
-    if X.shape[1] != width:
-        raise DataError(
-            f"the header names {width} columns but the data rows have {X.shape[1]}",
-            path=path,
-            row=first_number,
-            fix="give every column a name in the header (or drop the extra values)",
-        )
+    _check_width(X, width, path, first_number)
     return ParsedFile(
         X=X,
         y_raw=None,
@@ -162,6 +136,23 @@ def _read_features(
         column_of=_column_namer(None, names),
         feature_names=names,
     )
+
+
+def _numbers(body: bytes, delimiter: str | None) -> NDArray[np.float64]:
+    """Every cell a number (a ValueError otherwise), rows of one width."""
+    quote = '"' if delimiter else None
+    return np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=delimiter, comments=None, quotechar=quote, ndmin=2)
+
+
+def _check_width(table: NDArray[np.float64], width: int, path: Path, first_number: int) -> None:
+    """Every data row agrees, but maybe not with the header."""
+    if table.shape[1] != width:
+        raise DataError(
+            f"the header names {width} columns but the data rows have {table.shape[1]}",
+            path=path,
+            row=first_number,
+            fix="give every column a name in the header (or drop the extra values)",
+        )
 
 
 def _read_string_labels(

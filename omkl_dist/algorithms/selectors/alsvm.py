@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..labels import class_codes
 from ._common import SingleKernelSVM, gram
 
 if TYPE_CHECKING:
@@ -21,11 +22,10 @@ if TYPE_CHECKING:
 def centred_alignment(K: np.ndarray, y: ArrayLike) -> float:
     """Centred alignment of the Gram matrix ``K`` with the labels ``y``."""
     classes = np.unique(y)
-    Y = (
-        (np.asarray(y) == classes[1]).astype(float)[:, None] * 2 - 1
-        if len(classes) == 2
-        else ((np.asarray(y)[:, None] == classes[None, :]).astype(float))
-    )
+    if len(classes) == 2:  # one ±1 column
+        Y = class_codes(y, classes, multiclass=False)[:, None]
+    else:  # one indicator column per class
+        Y = np.eye(len(classes))[class_codes(y, classes, multiclass=True).astype(np.intp)]
     Kc, target = _centred(K), _centred(Y @ Y.T)
     norm = np.linalg.norm(Kc) * np.linalg.norm(target)
     return float(np.sum(Kc * target) / norm) if norm > 0 else 0.0

@@ -19,6 +19,7 @@ from ..._validation import check_array, resolve_seed
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..baselines.perceptron import KernelPerceptron
+from ..labels import class_codes
 from ..omkc import OMKC
 from ._common import WrapsModel, validation_split
 
@@ -66,7 +67,7 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
         every = OMKC(kernels=self.kernel_pool_, update="D", combination="U", block_size=self.block_size)
         every.fit(X[train], y[train])
         F = every.engine_.kernel_scores(X[val])  # (n, m) binary, (n, m, K) multi-class
-        codes = np.searchsorted(classes, y[val])
+        codes = class_codes(y[val], classes, multiclass=True)  # class indices
         if F.ndim == 2:
             right = np.where(F >= 0.0, 1, 0) == codes[:, None]
         else:
