@@ -201,7 +201,8 @@ def test_a_wide_sparse_dataset_runs_unscaled_in_memory_proportional_to_its_non_z
     from omkl_dist.storage import ingest
 
     ingest(_wide_libsvm(tmp_path / "wide.svm"), tmp_path / "wide")
-    run = ("run", "omkc", "--quiet", "--overwrite", "--data", str(tmp_path / "wide"), "--trace-out", tmp_path / "t")
+    wide, trace = str(tmp_path / "wide"), str(tmp_path / "t")
+    run = ("run", "omkc", "--quiet", "--overwrite", "--data", wide, "--trace-out", trace)
     tracemalloc.start()
     code, output = run_cli(*run, "--kernels", "linear,gaussian:1")  # sparse rows: unscaled by default
     peak = tracemalloc.get_traced_memory()[1]
