@@ -61,7 +61,7 @@ from .location import Location, PathArg, is_remote, location
 from .outputs import uninterrupted
 from .schema import Schema, array, boolean, check, integer, obj, read_json, string, tuple_of
 
-SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
+SCHEMA_VERSION = 3  # 2: per-chunk checksums and meta_sha256; 3: labelled (datasets without labels)
 FEATURES = "features.zarr"
 FEATURES_CSR = "features.csr"
 LAYOUTS = ("dense", "csr")
