@@ -10,7 +10,8 @@ flight. Columns: ``row`` (position in the input), ``label`` (the predicted class
 label), ``decision`` (the decision value: the binary score, or the winning class's score),
 ``decision_<class>`` (multi-class: every class's score) and, when the data has labels,
 ``true_label`` (the input's own label). Rows without labels (``--label-column none``; a LIBSVM
-row that starts with its first ``index:value``) are predicted alike, and no accuracy is reported.
+row that starts with its first ``index:value``; a dataset ingested with ``--label-column none``)
+are predicted alike, and no accuracy is reported.
 The schema's metadata records the model that made them (store, name, version, hashes).
 """
 
@@ -57,7 +58,7 @@ def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int)
     from omkl_dist.storage import open_stream
 
     model = _cached_model(model_path, meta_sha256)
-    X, y = next(iter(open_stream(data, block_size=hi - lo, start=lo, stop=hi)))
+    X, y = next(iter(open_stream(data, block_size=hi - lo, start=lo, stop=hi, optional_labels=True)))
     return {**predict_block(model, X), "y": y}
 
 
@@ -68,7 +69,7 @@ def _source(data, block_rows: int, model, label_column=None):
 
     path = location(data)
     if is_remote(path) or (path.is_dir() and (path / META).is_file()):
-        stream = open_stream(path, block_size=block_rows)
+        stream = open_stream(path, block_size=block_rows, optional_labels=True)
         order = _feature_order(model, stream.meta.get("feature_names"), path)
         if order is not None:
             raise DataError(
@@ -81,9 +82,9 @@ def _source(data, block_rows: int, model, label_column=None):
             lo = 0
             for X, y in stream:
                 yield lo, X, y
-                lo += len(y)
+                lo += X.shape[0]
 
-        return stream.n_rows, stream.label_map, blocks()
+        return stream.n_rows, stream.label_map if stream.labelled else None, blocks()
     ds = read_dataset(resolve_dataset(str(data)), label_column=label_column, optional_labels=True)
     order = _feature_order(model, ds.feature_names, ds.path)
     X = ds.X if order is None else ds.X[:, order]

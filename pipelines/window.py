@@ -13,7 +13,7 @@ import numpy as np
 
 from omkl_dist.storage import open_stream
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.ingest import dataset_info
+from omkl_dist.storage.job_data import is_ingested
 from omkl_dist.storage.location import location, text
 
 
@@ -94,8 +94,10 @@ def open_window(data, *, rows: str | None = None, partition: str | None = None, 
     ``partition="I/N"``-th of N equal parts (0-based); the last ``holdout`` share is held out."""
     path = location(data)
     try:
-        meta = dataset_info(path)
+        meta = open_stream(path).meta  # the window is learnt from: a dataset without labels is refused
     except DataError as exc:
+        if is_ingested(path):
+            raise  # a dataset, damaged or without labels: its own error says what to do
         raise DataError(
             f"--data must be an ingested dataset ({exc})",
             path=path,

@@ -6,6 +6,10 @@ exactly when the reader returned a sparse matrix (LIBSVM files with at least
 :data:`~omkl_dist.storage.readers.SPARSE_MIN_FEATURES` features, ``.mat`` files holding such a
 sparse ``X``).
 
+Rows without labels (``label_column="none"``: rows to predict) are ingested as a dataset without
+labels (``meta.json`` says ``labelled: false``; no ``labels.parquet``), which ``omkl predict``
+scores and every learner refuses (:class:`~omkl_dist.storage.stream.Stream`).
+
 The file is parsed and checked completely before anything is written, then written in
 ``chunk_rows`` blocks into a temporary directory that is renamed into place only when complete:
 a failing ingest leaves nothing behind, and a failing ``overwrite`` keeps the old copy. The
@@ -23,9 +27,10 @@ from typing import Any, cast
 import numpy as np
 import scipy.sparse as sp
 import zarr
+from numpy.typing import NDArray
 
 from .errors import DataError
-from .labels import canonical, encode_labels
+from .labels import canonical, encode_labels, has_no_labels
 from .layout import (
     DEFAULT_CHUNK_ROWS,
     FEATURES,
@@ -100,6 +105,8 @@ def ingest(
         features is padded with zero columns). Default: the largest index in the file.
     label_column, positive_class : optional
         Where the labels are and which binary label is +1 (see :func:`read_dataset`).
+        ``label_column="none"``: the rows have no labels (every column is a feature; a LIBSVM row
+        starts with its first ``index:value``); the dataset can be predicted, not learnt from.
     features : list of str or str, optional
         Tables: the feature columns (default: every column but the label; each must be numeric).
         A table is read in row batches of at most ``chunk_rows`` rows, never whole.
@@ -126,6 +133,8 @@ def ingest(
     chunk_rows = _check_chunk_rows(chunk_rows)
     if layout not in INGEST_LAYOUTS:
         raise ValueError(f"layout must be one of {INGEST_LAYOUTS}, got {layout!r}")
+    if has_no_labels(label_column):
+        _refuse_label_options(source, views=views, classes=classes, n_classes=n_classes, positive_class=positive_class)
     if fmt == "parquet" or is_table_source(source):
         return _ingest_table(
             source,
@@ -177,6 +186,7 @@ def ingest(
         label_column=label_column,
         positive_class=positive_class,
         sparse=_READER_SPARSE[layout],
+        optional_labels=True,  # label_column="none": rows to predict
     )
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if feature_groups is not None:
@@ -186,6 +196,25 @@ def ingest(
     return _write_dataset(
         ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta, layout=layout
     )
+
+
+def _refuse_label_options(source: Any, *, views: bool, **options: Any) -> None:
+    """Rows without labels: options about the labels (or views, which are read labelled) are an error."""
+    given = [f"--{name.replace('_', '-')}" for name, value in options.items() if value is not None]
+    if views:
+        given.append("--views")
+    if given:
+        raise DataError(
+            f"{', '.join(given)} cannot apply to rows without labels (--label-column none)",
+            path=source if isinstance(source, (str, Path)) else None,
+            fix=f"drop {' and '.join(given)}, or name the label column",
+        )
+
+
+def _label_meta(label_map: list[list[Any]], counts: Mapping[str, int]) -> dict[str, Any]:
+    """What meta.json says of the labels: the map, the class count and the rows per class (none
+    for rows without labels: an empty map)."""
+    return {"label_map": label_map, "n_classes": len(label_map), "class_counts": dict(counts)}
 
 
 def _write_dataset(
@@ -208,9 +237,7 @@ def _write_dataset(
         **meta,
         "sha256": ds.sha256,
         "format": ds.fmt,
-        "label_map": ds.label_map,
-        "n_classes": ds.n_classes,
-        "class_counts": {canonical(k): v for k, v in ds.class_counts.items()},
+        **_label_meta(ds.label_map, {canonical(k): v for k, v in ds.class_counts.items()}),
     }
     if ds.feature_names is not None:
         meta["feature_names"] = ds.feature_names
@@ -219,10 +246,16 @@ def _write_dataset(
         meta["n_permutations"] = int(ds.permutations.shape[0])
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer = open_writer(
-            tmp, layout=layout, n_rows=ds.n_rows, n_features=ds.n_features, chunk_rows=chunk_rows, dtype=dtype
+            tmp,
+            layout=layout,
+            n_rows=ds.n_rows,
+            n_features=ds.n_features,
+            chunk_rows=chunk_rows,
+            dtype=dtype,
+            labelled=ds.y is not None,
         )
         for lo in range(0, ds.n_rows, chunk_rows):
-            writer.append(ds.X[lo : lo + chunk_rows], ds.labels[lo : lo + chunk_rows])
+            writer.append(ds.X[lo : lo + chunk_rows], None if ds.y is None else ds.y[lo : lo + chunk_rows])
         return writer.close(meta)
 
 
@@ -246,29 +279,40 @@ def _ingest_table(
     inputs: list[tuple[str, PathArg | None]] = [("source", Path(source))] if is_path else []
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)
     table = open_table(source, label_column=label_column, features=features)
-    y, label_map = encode_labels(
-        table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=table.where
-    )
+    y: NDArray[np.int64] | None = None
+    label_map: list[list[Any]] = []
+    if table.label is not None:
+        y, label_map = encode_labels(
+            table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=table.where
+        )
     counts = {original: int(np.count_nonzero(y == internal)) for original, internal in label_map}
+    n_rows = table.n_rows if y is None else len(y)
+    if not n_rows:
+        raise DataError("the table has no rows", path=table.where, fix="check the export was complete")
     meta = {
         "kind": "ingest",
         "source": str(Path(source).absolute()) if is_path else table.where,
         "source_name": str(source) if is_path else type(source).__name__,
         "sha256": table.sha256,
         "format": "parquet" if is_path else "table",
-        "label_map": label_map,
-        "n_classes": len(label_map),
-        "class_counts": counts,
+        **_label_meta(label_map, counts),
         "feature_names": list(table.features),
-        "label_column": table.label,
     }
+    if table.label is not None:
+        meta["label_column"] = table.label
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer = open_writer(
-            tmp, layout=layout, n_rows=len(y), n_features=len(table.features), chunk_rows=chunk_rows, dtype=dtype
+            tmp,
+            layout=layout,
+            n_rows=n_rows,
+            n_features=len(table.features),
+            chunk_rows=chunk_rows,
+            dtype=dtype,
+            labelled=y is not None,
         )
         for X, lo in table.batches(chunk_rows):
             _check_fits_dtype(X, dtype, table.where)
-            writer.append(X, y[lo : lo + len(X)])
+            writer.append(X, None if y is None else y[lo : lo + len(X)])
         return writer.close(meta)
 
 
@@ -312,7 +356,9 @@ def format_info(meta: Mapping[str, Any]) -> str:
     lines = [
         f"rows:      {_num(n_rows)}",
         f"features:  {_num(meta.get('n_features'))}",
-        f"classes:   {meta.get('n_classes')}  (original -> internal: rows)",
+        "labels:    none (rows to predict: omkl predict scores them, no learner takes them)"
+        if meta.get("labelled") is False
+        else f"classes:   {meta.get('n_classes')}  (original -> internal: rows)",
     ]
     for original, internal in meta.get("label_map", []):
         count = counts.get(str(original))
@@ -458,7 +504,8 @@ def _check_checksum_count(
     directory: Location, meta: Mapping[str, Any], n_chunks: int, parts: tuple[str, ...] = ("features", "labels")
 ) -> None:
     sums = meta["checksums"]
-    if any(not isinstance(sums.get(part), list) or len(sums[part]) != n_chunks for part in parts):
+    want = {part: n_chunks if part != "labels" or meta["labelled"] else 0 for part in parts}  # no labels: no sums
+    if any(not isinstance(sums.get(part), list) or len(sums[part]) != n for part, n in want.items()):
         raise DataError(
             f"meta.json's checksums do not list one per chunk ({n_chunks})",
             path=directory / "meta.json",
@@ -467,6 +514,8 @@ def _check_checksum_count(
 
 
 def _check_label_rows(directory: Location, meta: Mapping[str, Any]) -> None:
+    if not meta["labelled"]:
+        return
     try:
         n_labels = open_labels(directory).metadata.num_rows
     except Exception as exc:  # pyarrow's errors name no file
@@ -486,6 +535,14 @@ def _check_label_rows(directory: Location, meta: Mapping[str, Any]) -> None:
 def _check_labels_meta(directory: Location, meta: Mapping[str, Any]) -> None:
     internals = sorted(pair[1] for pair in meta["label_map"])
     k = meta["n_classes"]
+    if not meta["labelled"]:
+        if k or internals or meta.get("class_counts"):
+            raise DataError(
+                "meta.json says the rows have no labels but records classes",
+                path=directory / "meta.json",
+                fix="re-ingest the dataset with --overwrite",
+            )
+        return
     want = [-1, 1] if k == 2 else list(range(k))
     if len(meta["label_map"]) != k or internals != want:
         raise DataError(

@@ -10,13 +10,19 @@
           indptr/          int64 (rows + 1): row pointers relative to the chunk (start at 0)
           indices/         int32 (int64 above 2**31 - 1 features): sorted columns of each row
           data/            the stored dtype: the non-zero values
-      labels.parquet   one int64 column ``y`` (internal labels: +-1 binary, 0..K-1 multi-class)
-      meta.json        schema_version, kind, source, sha256, format, label_map, n_rows,
+      labels.parquet   one int64 column ``y`` (internal labels: +-1 binary, 0..K-1 multi-class);
+                       absent from a dataset without labels
+      meta.json        schema_version, kind, source, sha256, format, labelled, label_map, n_rows,
                        n_features, n_classes, class_counts, dtype, chunk_rows, created,
                        checksums (sha256 of every chunk's features and labels), meta_sha256;
                        csr datasets also layout = "csr", nnz, index_dtype and checksums.csr_parts
                        (a dense dataset has no layout key, so datasets written before the csr
                        layout read as they were and keep their meta_sha256)
+
+A dataset without labels (rows to predict: ``omkl data ingest --label-column none``) records
+``labelled: false``, an empty ``label_map``, ``n_classes: 0`` and no label checksums, and has no
+``labels.parquet``: no placeholder label can be learnt from by mistake. Its chunks read as
+``(X, None)``; :class:`~omkl_dist.storage.stream.Stream` refuses it to every learner.
 
 The csr layout is for wide, mostly-zero data (LIBSVM files such as rcv1: 47,236 features, 0.16 %
 non-zero), whose dense chunks would be hundreds of times larger than their values. A row chunk is
@@ -53,9 +59,9 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import DataError
 from .location import Location, PathArg, is_remote, location
 from .outputs import uninterrupted
-from .schema import Schema, array, check, integer, obj, read_json, string, tuple_of
+from .schema import Schema, array, boolean, check, integer, obj, read_json, string, tuple_of
 
-SCHEMA_VERSION = 2  # 2: per-chunk checksums and meta_sha256
+SCHEMA_VERSION = 3  # 2: per-chunk checksums and meta_sha256; 3: labelled (datasets without labels)
 FEATURES = "features.zarr"
 FEATURES_CSR = "features.csr"
 LAYOUTS = ("dense", "csr")
@@ -78,6 +84,7 @@ META_SCHEMA = obj(
         "n_features": _COUNT,
         "dtype": string(DTYPES),
         "chunk_rows": integer(minimum=1, maximum=MAX_COUNT),
+        "labelled": boolean(),
         "label_map": array(tuple_of(string(), integer(minimum=-1, maximum=MAX_COUNT))),
         "n_classes": _COUNT,
         "checksums": obj(
@@ -126,41 +133,60 @@ def check_dtype(dtype: str) -> str:
 
 class _Writer:
     """What both layouts' writers share: labels as parquet row groups, the per-chunk checksums and
-    ``meta.json``. Subclasses store the features and add each finished chunk's two digests."""
+    ``meta.json``. Subclasses store the features and add each finished chunk's two digests.
+    ``labelled=False``: rows without labels (appended with ``y=None``; no labels file)."""
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, n_rows: int, n_features: int, chunk_rows: int, dtype: str
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        n_rows: int,
+        n_features: int,
+        chunk_rows: int,
+        dtype: str,
+        labelled: bool = True,
     ) -> None:
         if chunk_rows < 1:
             raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows}")
         self.directory = Path(directory)
         self.n_rows, self.n_features = int(n_rows), int(n_features)
         self.chunk_rows, self.dtype = int(chunk_rows), check_dtype(dtype)
+        self.labelled = bool(labelled)
         self.rows_written = 0
         self._digests: dict[str, list[Any]] = {"features": [], "labels": []}  # per chunk: hex digests
+        self._labels: pq.ParquetWriter | None = None
 
     def _open_labels(self) -> None:
-        self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
+        if self.labelled:
+            self._labels = pq.ParquetWriter(str(self.directory / LABELS), pa.schema([("y", pa.int64())]))
 
-    def _check_block(self, X: Any, y: NDArray[np.int64]) -> tuple[int, int]:
-        if X.ndim != 2 or X.shape[1] != self.n_features or len(y) != X.shape[0]:
-            raise ValueError(f"block shape {X.shape} / {y.shape} does not match ({self.n_features} features)")
+    def _check_block(self, X: Any, y: NDArray[np.int64] | None) -> tuple[int, int]:
+        if (y is None) == self.labelled:
+            raise ValueError("labels must be given exactly when the dataset is labelled")
+        if X.ndim != 2 or X.shape[1] != self.n_features or (y is not None and len(y) != X.shape[0]):
+            shapes = f"{X.shape} / {None if y is None else y.shape}"
+            raise ValueError(f"block shape {shapes} does not match ({self.n_features} features)")
         lo, hi = self.rows_written, self.rows_written + X.shape[0]
         if hi > self.n_rows:
             raise ValueError(f"writing rows {lo}:{hi} past the declared {self.n_rows} rows")
         return lo, hi
 
-    def append(self, X: Any, y: ArrayLike) -> None:
-        """Add the rows of ``X`` and their labels ``y`` (each layout stores them its own way)."""
+    def append(self, X: Any, y: ArrayLike | None) -> None:
+        """Add the rows of ``X`` and their labels ``y`` (None: unlabelled; each layout stores them its own way)."""
         raise NotImplementedError
+
+    def _write_labels(self, y: NDArray[np.int64] | None) -> None:
+        if self._labels is not None and y is not None:
+            self._labels.write_table(pa.table({"y": y}))
 
     def _layout_meta(self) -> dict[str, Any]:
         return {}
 
     def close(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         """Finish the files and write ``meta.json``; returns the full metadata written."""
-        with uninterrupted():
-            self._labels.close()
+        if self._labels is not None:
+            with uninterrupted():
+                self._labels.close()
         if self.rows_written != self.n_rows:
             raise ValueError(f"wrote {self.rows_written} rows but declared {self.n_rows}")
         full = {
@@ -172,6 +198,7 @@ class _Writer:
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             **self._layout_meta(),
             **meta,
+            "labelled": self.labelled,
             "checksums": {"algorithm": "sha256", **self._digests},
         }
         full["meta_sha256"] = meta_digest(full)
@@ -193,8 +220,11 @@ class DatasetWriter(_Writer):
         n_features: int,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         dtype: str = "float64",
+        labelled: bool = True,
     ) -> None:
-        super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
+        super().__init__(
+            directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype, labelled=labelled
+        )
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
             self._features = zarr.create_array(
                 store=str(self.directory / FEATURES),
@@ -208,30 +238,32 @@ class DatasetWriter(_Writer):
             self._open_labels()
         self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
-    def append(self, X: Any, y: ArrayLike) -> None:
+    def append(self, X: Any, y: ArrayLike | None) -> None:
         """Write the rows of ``X`` (an array, or a sparse matrix of at most a few chunks, densified)."""
         X = X.toarray() if sp.issparse(X) else np.asarray(X)
-        y = np.asarray(y, dtype=np.int64)
+        y = None if y is None else np.asarray(y, dtype=np.int64)
         lo, hi = self._check_block(X, y)
         X = np.ascontiguousarray(X, dtype=self.dtype)
         with uninterrupted():
             self._features[lo:hi] = X
-            self._labels.write_table(pa.table({"y": y}))
+            self._write_labels(y)
         self._hash_rows(X, y, lo)
         self.rows_written = hi
 
-    def _hash_rows(self, X: NDArray[Any], y: NDArray[np.int64], lo: int) -> None:
+    def _hash_rows(self, X: NDArray[Any], y: NDArray[np.int64] | None, lo: int) -> None:
         """Feed rows [lo, lo + len(X)) to the checksums of the chunks they fall in."""
         pos = 0
         while pos < len(X):
             take = min(len(X) - pos, self.chunk_rows - (lo + pos) % self.chunk_rows)
             hx, hy = self._open_chunk
             hx.update(X[pos : pos + take].tobytes())
-            hy.update(np.ascontiguousarray(y[pos : pos + take], dtype="<i8").tobytes())
+            if y is not None:
+                hy.update(np.ascontiguousarray(y[pos : pos + take], dtype="<i8").tobytes())
             pos += take
             if (lo + pos) % self.chunk_rows == 0 or lo + pos == self.n_rows:
                 self._digests["features"].append(hx.hexdigest())
-                self._digests["labels"].append(hy.hexdigest())
+                if self.labelled:
+                    self._digests["labels"].append(hy.hexdigest())
                 self._open_chunk = (hashlib.sha256(), hashlib.sha256())
 
 
@@ -251,12 +283,15 @@ class CsrDatasetWriter(_Writer):
         n_features: int,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         dtype: str = "float64",
+        labelled: bool = True,
     ) -> None:
-        super().__init__(directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype)
+        super().__init__(
+            directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype, labelled=labelled
+        )
         self.index_dtype = index_dtype(self.n_features)
         self._digests["csr_parts"] = []
         self.nnz = 0
-        self._held: list[tuple[sp.csr_matrix, NDArray[np.int64]]] = []  # rows of the chunk being filled
+        self._held: list[tuple[sp.csr_matrix, NDArray[np.int64] | None]] = []  # rows of the chunk being filled
         self._held_rows = 0
         with uninterrupted():
             self._root = zarr.open_group(
@@ -274,15 +309,15 @@ class CsrDatasetWriter(_Writer):
             "index_dtype": self.index_dtype,
         }
 
-    def append(self, X: Any, y: ArrayLike) -> None:
+    def append(self, X: Any, y: ArrayLike | None) -> None:
         """Add the rows of ``X`` (sparse or dense); full chunks are written as they complete."""
         X = canonical_csr(X, self.dtype)
-        y = np.asarray(y, dtype=np.int64)
+        y = None if y is None else np.asarray(y, dtype=np.int64)
         lo, hi = self._check_block(X, y)
         pos = 0
         while pos < X.shape[0]:
             take = min(X.shape[0] - pos, self.chunk_rows - self._held_rows)
-            self._held.append((X[pos : pos + take], y[pos : pos + take]))
+            self._held.append((X[pos : pos + take], None if y is None else y[pos : pos + take]))
             self._held_rows += take
             pos += take
             if self._held_rows == self.chunk_rows or lo + pos == self.n_rows:
@@ -291,7 +326,8 @@ class CsrDatasetWriter(_Writer):
 
     def _write_chunk(self) -> None:
         X = sp.vstack([p[0] for p in self._held], format="csr") if len(self._held) > 1 else self._held[0][0]
-        y = np.concatenate([p[1] for p in self._held])
+        labels = [p[1] for p in self._held if p[1] is not None]
+        y = np.concatenate(labels) if self.labelled else None
         parts = csr_parts(X, self.index_dtype, self.dtype)
         c = len(self._digests["features"])
         with uninterrupted():
@@ -307,11 +343,12 @@ class CsrDatasetWriter(_Writer):
                 )
                 if len(values):
                     array[:] = values
-            self._labels.write_table(pa.table({"y": y}))
+            self._write_labels(y)
         chunk_digest, part_digests = csr_digest(*parts)
         self._digests["features"].append(chunk_digest)
         self._digests["csr_parts"].append(part_digests)
-        self._digests["labels"].append(hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest())
+        if y is not None:
+            self._digests["labels"].append(hashlib.sha256(np.ascontiguousarray(y, dtype="<i8").tobytes()).hexdigest())
         self.nnz += len(parts[2])
         self._held, self._held_rows = [], 0
 
@@ -388,9 +425,10 @@ def read_meta(directory: PathArg) -> dict[str, Any]:
     directory = location(directory)
     meta_path = directory / META
     has_features = (directory / FEATURES).exists() or (directory / FEATURES_CSR).exists()
-    if not meta_path.is_file() or not has_features or not (directory / LABELS).is_file():
+    if not meta_path.is_file() or not has_features:
         raise DataError(
-            "not an ingested dataset directory (needs meta.json, features.zarr (or features.csr) and labels.parquet)",
+            "not an ingested dataset directory (needs meta.json, features.zarr or features.csr, and labels.parquet "
+            "unless it has no labels)",
             path=directory,
             fix="create it with `omkl data ingest FILE --out DIR` or `omkl data synth ... --out DIR`",
         )
@@ -409,6 +447,8 @@ def read_meta(directory: PathArg) -> dict[str, Any]:
             fix="restore meta.json from a copy, or re-ingest the dataset (--overwrite)",
         )
     check(meta, _meta_schema(meta), path=meta_path, fix=REINGEST)
+    if meta["labelled"] and not (directory / LABELS).is_file():
+        raise DataError(f"{LABELS} is missing", path=directory / LABELS, fix=RESTORE)
     return meta
 
 
@@ -497,9 +537,10 @@ def open_features(directory: PathArg, meta: Mapping[str, Any] | None = None) -> 
 
 def read_chunk(
     directory: PathArg, features: Features, meta: Mapping[str, Any], c: int
-) -> tuple[NDArray[Any] | sp.csr_matrix, NDArray[np.int64]]:
+) -> tuple[NDArray[Any] | sp.csr_matrix, NDArray[np.int64] | None]:
     """Chunk ``c`` as ``(X in the stored dtype, y int64)``, checked against its checksums. ``X`` is
-    an ndarray for a dense dataset, a canonical ``scipy.sparse.csr_matrix`` for a csr one.
+    an ndarray for a dense dataset, a canonical ``scipy.sparse.csr_matrix`` for a csr one; ``y`` is
+    None for a dataset without labels.
 
     Raises
     ------
@@ -529,6 +570,8 @@ def read_chunk(
                 path=directory / FEATURES,
                 fix=fix,
             )
+    if not meta["labelled"]:
+        return X, None
     try:
         y = read_labels(directory, lo, hi)
     except Exception as exc:  # pyarrow errors name no row group

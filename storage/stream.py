@@ -6,6 +6,10 @@ stream over a dataset far larger than RAM works the same as over a small one.
 A dense dataset yields C-contiguous float64 arrays; a csr dataset (wide sparse data, see
 :mod:`omkl_dist.storage.layout`) yields canonical float64 ``scipy.sparse.csr_matrix`` blocks and
 never densifies a chunk.
+
+A stream is what every learner reads a dataset through, so it is where a dataset without labels
+(``omkl data ingest --label-column none``) is refused, with one message for every command; only
+prediction opens one (``optional_labels=True``), and its blocks are then ``(X, None)``.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .errors import DataError
 from .ingest import dataset_info
 from .layout import layout_of, open_features, read_chunk
 from .location import PathArg, location
 
-#: Rows as ``(X float64, y int64)``: X an ndarray, or a csr_matrix for a dataset in the csr layout.
-Block: TypeAlias = tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[np.int64]]
+#: Rows as ``(X float64, y int64)``: X an ndarray, or a csr_matrix for a dataset in the csr layout;
+#: y None for a dataset without labels.
+Block: TypeAlias = tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[np.int64] | None]
 
 
 class Stream:
@@ -47,12 +53,17 @@ class Stream:
         ``shuffle=True`` and no seed every iteration draws a fresh order.
     start, stop : int, optional
         Row range (stop defaults to the number of rows); lets workers stream disjoint parts.
+    optional_labels : bool, default False
+        Whether a dataset without labels may be opened (rows to predict; its blocks' ``y`` is
+        None); else it is refused, since every other reader learns from the labels.
 
     Attributes
     ----------
     n_rows, n_features, n_classes, block_size, chunk_rows : int
     sparse : bool
         The dataset is stored in the csr layout: blocks are ``scipy.sparse.csr_matrix``.
+    labelled : bool
+        The dataset has labels (False only with ``optional_labels``).
     meta : dict
         The dataset's ``meta.json``.
     label_map : list of [str, int]
@@ -73,10 +84,20 @@ class Stream:
         seed: int | Sequence[int] | None = None,
         start: int = 0,
         stop: int | None = None,
+        optional_labels: bool = False,
     ) -> None:
         self.directory = location(directory)
         self.block_size = _positive_int(block_size, "block_size")
         self.meta = dataset_info(self.directory)
+        self.labelled = bool(self.meta["labelled"])
+        if not (self.labelled or optional_labels):
+            raise DataError(
+                "the dataset has no labels (it was ingested with --label-column none): its rows can be "
+                "predicted, not learnt from",
+                path=self.directory,
+                fix="learn from a labelled dataset (omkl data ingest FILE --label-column NAME --out DIR); "
+                f"score this one with omkl predict --data {self.directory}",
+            )
         total = int(self.meta["n_rows"])
         self.start = _row_index(start, "start", total)
         self.stop = total if stop is None else _row_index(stop, "stop", total)
@@ -119,9 +140,9 @@ class Stream:
         have = 0
         for X, y in self._chunks():
             pos = 0
-            while pos < len(y):
-                take = min(self.block_size - have, len(y) - pos)
-                pieces.append((X[pos : pos + take], y[pos : pos + take]))
+            while pos < X.shape[0]:
+                take = min(self.block_size - have, X.shape[0] - pos)
+                pieces.append(_rows((X, y), pos, pos + take))
                 have, pos = have + take, pos + take
                 if have == self.block_size:
                     yield _join(pieces)
@@ -132,7 +153,8 @@ class Stream:
     def cursor(self, offset: int = 0) -> "RowCursor":
         """A reader that hands out the stream's rows in order, any number at a time, starting at
         row ``offset`` of the (shuffled) order; whole chunks before it are skipped unread."""
-        empty = sp.csr_matrix((0, self.n_features)) if self.sparse else np.empty((0, 0))
+        X = sp.csr_matrix((0, self.n_features)) if self.sparse else np.empty((0, 0))
+        empty = (X, np.empty(0, dtype=np.int64) if self.labelled else None)
         return RowCursor(self._chunks(skip=_row_index(offset, "offset", self.n_rows)), empty=empty)
 
     def _chunks(self, skip: int = 0) -> Iterator[Block]:
@@ -155,39 +177,38 @@ class Stream:
                 continue
             X, y = read_chunk(self.directory, self._features, self.meta, int(c))  # checked against its checksums
             c0 = int(c) * self.chunk_rows
-            X, y = _float64(X[lo - c0 : hi - c0]), y[lo - c0 : hi - c0]
+            X, y = _rows((X, y), lo - c0, hi - c0)
+            block = (_float64(X), y)
             if perm is not None:
-                X, y = X[perm], y[perm]
+                block = (block[0][perm], None if block[1] is None else block[1][perm])
             if skip:
-                X, y, skip = X[skip:], y[skip:], 0
-            yield X, y
+                block, skip = _rows(block, skip, hi - lo), 0
+            yield block
 
 
 class RowCursor:
     """Consecutive rows of a stream, ``take(n)`` at a time (one storage chunk in memory)."""
 
-    def __init__(self, chunks: Iterator[Block], empty: NDArray[np.float64] | sp.csr_matrix | None = None) -> None:
+    def __init__(self, chunks: Iterator[Block], empty: Block) -> None:
         self._chunks = chunks
-        self._empty = np.empty((0, 0)) if empty is None else empty  # the rows of an exhausted stream
-        self._X: NDArray[np.float64] | sp.csr_matrix | None = None
-        self._y: NDArray[np.int64] | None = None
+        self._empty = empty  # the rows of an exhausted stream
+        self._block: Block | None = None  # the chunk being handed out
         self._pos = 0
 
     def take(self, n: int) -> Block:
         """The next ``n`` rows as ``(X, y)``; fewer only at the end of the stream."""
         pieces: list[Block] = []
         while n > 0:
-            if self._X is None or self._y is None or self._pos == len(self._y):  # (X and y are set together)
-                nxt = next(self._chunks, None)
-                if nxt is None:
+            if self._block is None or self._pos == self._block[0].shape[0]:
+                self._block, self._pos = next(self._chunks, None), 0
+                if self._block is None:
                     break
-                (self._X, self._y), self._pos = nxt, 0
-            k = min(n, len(self._y) - self._pos)
-            pieces.append((self._X[self._pos : self._pos + k], self._y[self._pos : self._pos + k]))
+            k = min(n, self._block[0].shape[0] - self._pos)
+            pieces.append(_rows(self._block, self._pos, self._pos + k))
             self._pos += k
             n -= k
         if not pieces:
-            return self._empty, np.empty(0, dtype=np.int64)
+            return self._empty
         return _join(pieces)
 
 
@@ -199,31 +220,39 @@ def open_stream(
     seed: int | Sequence[int] | None = None,
     start: int = 0,
     stop: int | None = None,
+    optional_labels: bool = False,
 ) -> Stream:
     """Open a dataset directory as a :class:`Stream` of ``(X_block, y_block)``.
 
-    See :class:`Stream` for the parameters and the shuffle semantics.
+    See :class:`Stream` for the parameters and the shuffle semantics; a dataset without labels is
+    refused unless ``optional_labels`` (prediction).
 
     Raises
     ------
     ValueError
         ``block_size`` < 1, or ``start``/``stop`` outside the dataset.
     DataError
-        ``directory`` is not a valid dataset directory.
+        ``directory`` is not a valid dataset directory, or has no labels (without ``optional_labels``).
     """
-    return Stream(directory, block_size, shuffle=shuffle, seed=seed, start=start, stop=stop)
+    return Stream(
+        directory, block_size, shuffle=shuffle, seed=seed, start=start, stop=stop, optional_labels=optional_labels
+    )
 
 
-def load_arrays(directory: PathArg) -> tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[np.int64], dict[str, Any]]:
+def load_arrays(
+    directory: PathArg, *, optional_labels: bool = False
+) -> tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[np.int64] | None, dict[str, Any]]:
     """Load a whole (small) dataset: ``(X float64 (n, d), y int64 (n,), meta)``; ``X`` is a
-    ``scipy.sparse.csr_matrix`` for a csr dataset.
+    ``scipy.sparse.csr_matrix`` for a csr dataset. ``optional_labels``: as for :class:`Stream` (y
+    is None for a dataset without labels).
 
     Use :func:`open_stream` for data that may not fit in memory.
     """
-    meta = dataset_info(directory)
+    meta = Stream(directory, optional_labels=optional_labels).meta  # a dataset without labels refused there
     features = open_features(directory, meta)
     chunks = [read_chunk(directory, features, meta, c) for c in range(len(meta["checksums"]["features"]))]
-    y = np.concatenate([y for _, y in chunks])
+    labels = [y for _, y in chunks if y is not None]
+    y = np.concatenate(labels) if meta["labelled"] else None
     if layout_of(meta) == "csr":
         X = sp.vstack([X for X, _ in chunks], format="csr") if chunks else sp.csr_matrix((0, meta["n_features"]))
         return _float64(X), y, meta
@@ -238,13 +267,21 @@ def _float64(X: Any) -> NDArray[np.float64] | sp.csr_matrix:
     return np.asarray(X, dtype=np.float64)
 
 
+def _rows(block: Block, lo: int, hi: int) -> Block:
+    """Rows ``lo:hi`` of a block (views, not copies)."""
+    X, y = block
+    return X[lo:hi], None if y is None else y[lo:hi]
+
+
 def _join(pieces: list[Block]) -> Block:
+    labels = [p[1] for p in pieces if p[1] is not None]
     if len(pieces) == 1:
         X, y = pieces[0]
-        return (X if sp.issparse(X) else np.ascontiguousarray(X)), np.ascontiguousarray(y)
+        return (X if sp.issparse(X) else np.ascontiguousarray(X)), None if y is None else np.ascontiguousarray(y)
+    y = np.concatenate(labels) if labels else None
     if sp.issparse(pieces[0][0]):
-        return sp.vstack([p[0] for p in pieces], format="csr"), np.concatenate([p[1] for p in pieces])
-    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+        return sp.vstack([p[0] for p in pieces], format="csr"), y
+    return np.concatenate([p[0] for p in pieces]), y
 
 
 def _positive_int(value: object, name: str) -> int:

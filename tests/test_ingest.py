@@ -199,3 +199,30 @@ def test_format_info_summary(tmp_path, csv_file):
     ]:
         assert expected in text, (expected, text)
     assert format_info({"n_rows": 5, "kind": "synth"})  # partial metadata (other writers) still prints
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_rows_without_labels_make_a_dataset_without_labels(tmp_path, layout):
+    """``label_column="none"``: no labels.parquet, ``labelled: false``, an empty label map; the rows
+    stream back as ``(X, None)`` for prediction; options about labels are refused; a labelled
+    dataset whose labels file is lost is damaged, not unlabelled."""
+    import pandas as pd
+
+    X = np.random.default_rng(2).normal(size=(ROWS, 3))
+    out = tmp_path / "ds"
+    meta = ingest(pd.DataFrame(X, columns=["a", "b", "c"]), out, label_column="none", chunk_rows=4, layout=layout)
+    assert meta == dataset_info(out) and not (out / "labels.parquet").exists()
+    assert (meta["labelled"], meta["label_map"], meta["n_classes"], meta["checksums"]["labels"]) == (False, [], 0, [])
+    assert "label_column" not in meta and meta["feature_names"] == ["a", "b", "c"]
+    assert "labels:    none" in format_info(meta) and "classes:" not in format_info(meta)
+    rows, y, _ = load_arrays(out, optional_labels=True)
+    np.testing.assert_array_equal(rows.toarray() if layout == "csr" else rows, X)
+    assert y is None
+    with pytest.raises(DataError, match="--classes, --positive-class cannot apply to rows without labels"):
+        ingest(pd.DataFrame(X), tmp_path / "x", label_column="none", classes=["a", "b"], positive_class="a")
+    labelled = tmp_path / "labelled"
+    ingest(pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=np.arange(ROWS) % 2), labelled)
+    assert dataset_info(labelled)["labelled"] is True
+    (labelled / "labels.parquet").unlink()
+    with pytest.raises(DataError, match="labels.parquet is missing"):
+        dataset_info(labelled)

@@ -1,7 +1,9 @@
 """The one model artifact: a model saved by ``omkl run --model-out`` and opened with ``load_model``
 predicts raw rows in the user's own labels, equal on every row to ``omkl predict``; ``omkl predict``
 scores rows without labels (CSV, parquet, LIBSVM), matching columns to the model's by name; the
-``Model`` wrapper's DataFrame checks and its ``partial_fit`` in the user's labels."""
+``Model`` wrapper's DataFrame checks and its ``partial_fit`` in the user's labels. Rows without
+labels ingested as a dataset (dense and csr) are predicted alike, in process and on a cluster, and
+every learner refuses such a dataset with one message."""
 
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist import KernelPerceptron, Model, load_model
+from omkl_dist import SPA, KernelPerceptron, Model, load_model
+from omkl_dist.distributed.runner import DaskRunner
+from omkl_dist.job import Job
 from omkl_dist.pipelines.cli import main
+from omkl_dist.pipelines.retrain import retrain
 from omkl_dist.preprocessing import Scaler
-from omkl_dist.storage import DataError, read_dataset
+from omkl_dist.runner import LocalRunner
+from omkl_dist.storage import DataError, dataset_info, load_arrays, open_stream, read_dataset
 
 NAMES = ["tenure", "spend", "calls"]
 
@@ -43,8 +49,8 @@ def churn(tmp_path_factory):
     return root, X, y
 
 
-def _predict(root, data, out, *extra):
-    result = invoke("predict", "--model-dir", root / "model", "--data", data, "--out", out, "--json", *extra)
+def _predict(root, data, out, *extra, model="model"):
+    result = invoke("predict", "--model-dir", root / model, "--data", data, "--out", out, "--json", *extra)
     assert result.exit_code == 0, result.output
     return json.loads(result.output.strip().splitlines()[-1]), pq.read_table(out)
 
@@ -89,8 +95,83 @@ def test_omkl_predict_scores_unlabelled_csv_parquet_and_libsvm(churn, tmp_path):
     assert refused.exit_code != 0 and "missing ['calls']" in refused.output and "['age']" in refused.output
     with pytest.raises(DataError, match="--label-column none"):  # rows to learn from need labels
         read_dataset(libsvm)
-    refused = invoke("data", "ingest", csv, "--out", tmp_path / "ds", "--label-column", "none")
-    assert refused.exit_code != 0 and "can be predicted but not learnt from" in refused.output
+
+
+@pytest.fixture(scope="module")
+def unlabelled(churn, tmp_path_factory):
+    """The churn rows without their labels, as CSV and parquet (ingested dense) and LIBSVM
+    (ingested csr), each ingested with ``--label-column none``; and the model of their labelled
+    twin that sparse rows take: unscaled (standard scaling would densify them, and is refused)."""
+    root, X, _ = churn
+    ran = invoke("run", "spa", "--data", root / "churn.csv", "--scaling", "none", "--model-out", root / "model-raw",
+                 "--quiet", "--json")  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    folder = tmp_path_factory.mktemp("unlabelled")
+    csv = folder / "new.csv"
+    csv.write_text(",".join(NAMES) + "\n" + "".join(",".join(map(repr, r)) + "\n" for r in X.tolist()))
+    parquet = folder / "new.parquet"
+    pd.DataFrame(X, columns=NAMES).to_parquet(parquet)
+    libsvm = folder / "new.libsvm"
+    libsvm.write_text("".join(" ".join(f"{j + 1}:{v!r}" for j, v in enumerate(r)) + "\n" for r in X.tolist()))
+    datasets = {}
+    for source, layout in ((csv, "dense"), (parquet, "dense"), (libsvm, "csr")):
+        out = folder / f"{source.suffix[1:]}-ds"
+        ingested = invoke("data", "ingest", source, "--out", out, "--label-column", "none", "--layout", layout,
+                          "--chunk-rows", 128)  # fmt: skip
+        assert ingested.exit_code == 0, ingested.output
+        assert "labels:    none" in ingested.output
+        datasets[source.suffix[1:]] = out
+    return datasets
+
+
+def test_omkl_predict_scores_unlabelled_ingested_datasets(churn, unlabelled, tmp_path):
+    root, X, _ = churn
+    for name, dataset in unlabelled.items():
+        model = "model-raw" if name == "libsvm" else "model"
+        want = load_model(root / model).predict(X)
+        meta = dataset_info(dataset)
+        assert (meta["labelled"], meta["label_map"], meta["n_classes"]) == (False, [], 0), name
+        assert not (dataset / "labels.parquet").exists() and (meta.get("layout") == "csr") == (name == "libsvm")
+        assert "features (no labels) match" in invoke("data", "verify", dataset).output
+        result, table = _predict(root, dataset, tmp_path / f"{name}.parquet", "--block-rows", 100, model=model)
+        assert table.column_names == ["row", "label", "decision"], name
+        assert (table["label"].to_numpy(zero_copy_only=False) == want).all(), name
+        assert result["rows"] == len(X) and result["accuracy"] is None
+
+
+def test_every_learner_refuses_an_unlabelled_dataset(churn, unlabelled, tmp_path):
+    dataset = unlabelled["csv"]
+    message = "has no labels .* can be predicted, not learnt from"
+    ran = invoke("run", "spa", "--data", dataset, "--quiet")
+    assert ran.exit_code != 0 and "can be predicted, not learnt from" in ran.output
+    job = Job.from_estimator(SPA(), dataset)
+    for runner in (LocalRunner(), DaskRunner(None)):  # refused before any data is read or cluster asked
+        with pytest.raises(DataError, match=message):
+            runner.fit(job, dataset)
+    with pytest.raises(DataError, match=message):  # omkl retrain's window
+        retrain(tmp_path / "store", "m", dataset)
+    with pytest.raises(DataError, match=message):
+        open_stream(dataset)
+    X, y, _ = load_arrays(dataset, optional_labels=True)
+    assert y is None and X.shape == churn[1].shape
+
+
+@pytest.mark.cluster
+def test_omkl_predict_scores_an_unlabelled_dataset_on_a_cluster(churn, unlabelled, tmp_path):
+    from distributed import LocalCluster
+
+    root, X, _ = churn
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        for name, model in (("parquet", "model"), ("libsvm", "model-raw")):
+            want = load_model(root / model).predict(X)
+            result, table = _predict(
+                root, unlabelled[name], tmp_path / f"{name}.parquet", "--block-rows", 128,
+                "--scheduler", cluster.scheduler_address, model=model,
+            )  # fmt: skip
+            assert table.column_names == ["row", "label", "decision"] and result["where"].startswith("dask")
+            assert (table["label"].to_numpy(zero_copy_only=False) == want).all(), name
 
 
 def test_model_matches_dataframe_columns_by_name_and_learns_in_the_users_labels():

@@ -23,8 +23,8 @@ from ..job import EngineOptions, Job
 from ..persistence import load_model
 from ..preprocessing import Scaler
 from ..runner import Accounting, RunResult
-from ..storage.ingest import dataset_info
 from ..storage.location import location, text
+from ..storage.stream import open_stream
 from ..storage.views import feature_groups
 from .checkpoints import CheckpointStore
 from .sharded_rounds import ShardedRounds
@@ -90,7 +90,8 @@ class DaskRunner:
         rows seen, weights, support vectors, random stream position; ``omkl retrain``); None: a
         fresh model of the job's parameters, and a scaler fitted on the window's head.
         """
-        meta = dataset_info(dataset)  # a clear DataError if it is not a dataset directory
+        # a clear DataError if it is not a dataset directory, or one without labels (refused by the stream)
+        meta = open_stream(dataset).meta
         total, n_features = int(meta["n_rows"]), int(meta["n_features"])
         start = job.data.start
         if not 0 <= start <= total:
@@ -319,8 +320,6 @@ def _fit_scaler(client, data, job: Job, start: int, stop: int, n_features: int) 
 
 def fit_scaler_task(data, scaling, permute, seed, limit, start=0, rows=SCALE_ROWS) -> dict:
     """Task: the scaler fitted on the stream's first ``rows`` rows, as a dict."""
-    from ..storage import open_stream
-
     stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, start=start, stop=limit)
     scaler = Scaler(scaling)
     scaler.fit_prefix(stream, min(stream.n_rows, rows))

@@ -12,7 +12,6 @@ from omkl_dist.storage.location import text
 
 from ..cli_base import (
     FEATURES_OPTION,
-    LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     CommandGroup,
     FiniteFloat,
@@ -55,7 +54,14 @@ def data():
     default=None,
     help="LIBSVM: the feature count (default: the largest index; a test split with fewer is padded).",
 )
-@LABEL_COLUMN_OPTION
+@click.option(
+    "--label-column",
+    default=None,
+    help="The label column -- first, last, a 0-based index or a header name (CSV/TSV/text; default: a header "
+    "column named target, else the first), a column name (parquet) -- or none: the rows have no labels (every "
+    "column a feature; LIBSVM rows start with their first index:value), a dataset for omkl predict that no "
+    "learner takes.",
+)
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
 @click.option(
@@ -153,8 +159,9 @@ def data_verify(directory):
 
     meta = verify_dataset(directory)
     n_chunks = len(meta["checksums"]["features"])
+    checked = "features and labels match" if meta["labelled"] else "features (no labels) match"
     click.echo(
-        f"ok: {directory} -- {meta['n_rows']:,} rows in {n_chunks} chunk(s), features and labels match "
+        f"ok: {directory} -- {meta['n_rows']:,} rows in {n_chunks} chunk(s), {checked} "
         "their checksums, meta.json matches its hash"
     )
 
