@@ -43,7 +43,9 @@ from .store_options import open_store
     default=None,
     help="A CSV/TSV/text file: its label column -- first, last, a 0-based index or a header name.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."
+)
 def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):
     """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
     from ..predict import predict
