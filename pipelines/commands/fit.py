@@ -86,7 +86,9 @@ from ..cli_base import (
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-@click.option("--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json).")
+@click.option(
+    "--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json)."
+)
 def fit_cmd(
     algo,
     variant,
