@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean venv airflow-env
+.PHONY: demo test test-fast lint bench clean venv airflow-env study-defaults
 
 venv: $(STAMP)
 
@@ -45,6 +45,10 @@ airflow-env: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.bench
+
+# the study behind the defaults (about 7 minutes on 2 cores): the project's report names its paths
+study-defaults: $(STAMP)
+	$(BIN)/omkl study defaults --results benchmarks/results/study-defaults.jsonl --doc docs/defaults.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

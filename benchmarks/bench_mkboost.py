@@ -45,7 +45,7 @@ def _mkboost_row(name, split, config, workers, n_trials, executor, seed):
     from omkl_dist.algorithms.mkboost import MKBoost
 
     X_train, y_train, X_test, y_test = split
-    model = MKBoost(variant="D1", n_trials=n_trials, random_state=seed, executor=executor)
+    model = MKBoost(variant="D1", n_trials=n_trials, kernels="mkboost17", random_state=seed, executor=executor)
     t0 = time.perf_counter()
     model.fit(X_train, y_train)
     seconds = time.perf_counter() - t0

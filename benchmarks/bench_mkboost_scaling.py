@@ -102,7 +102,7 @@ def fit_row(split, config: str, n_trials: int, executor, seed: int = 0) -> tuple
     from omkl_dist.algorithms.mkboost import MKBoost
 
     X_train, y_train, X_test, y_test = split
-    model = MKBoost(variant="D1", n_trials=n_trials, random_state=seed, executor=executor)
+    model = MKBoost(variant="D1", n_trials=n_trials, kernels="mkboost17", random_state=seed, executor=executor)
     with PeakRSS() as peak:
         t0 = time.perf_counter()
         model.fit(X_train, y_train)

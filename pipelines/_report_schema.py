@@ -171,13 +171,14 @@ REPORT_DOCUMENT = Obj(
 )
 
 
-def _check_lengths(trace: dict, where: str) -> str | None:
-    """Every series of a trace is as long as its ``n_seen`` (the optional ones may be empty: the
-    mistake curve, drawn against ``n_seen``, may not); kernels all have names."""
+def _check_lengths(trace: dict, where: str, *, mistakes: bool) -> str | None:
+    """Every series of a trace is as long as its ``n_seen`` (the optional ones may be empty; a run
+    trace's mistake curve, drawn against ``n_seen``, may not: ``mistakes``; a report document
+    keeps its mistake curves in ``curves``); kernels all have names."""
     n = len(trace["n_seen"])
     for key in ("mistake_rate", "instances_per_second", "n_support", "weights"):
         series = trace.get(key) or []
-        if (series or key == "mistake_rate") and len(series) != n:
+        if (series or (mistakes and key == "mistake_rate")) and len(series) != n:
             return f"key {where}.{key} has {len(series)} entries but {where}.n_seen has {n}; they go together"
     names = len(trace["kernel_names"])
     for key in ("n_support", "weights"):
@@ -192,12 +193,14 @@ def check_report_document(document: Any) -> str | None:
     if isinstance(document, dict) and "kind" in document:
         problem = check(document, REPORT_DOCUMENT, "document")
         if problem is None and "trace" in document:
-            problem = _check_lengths(document["trace"], "document.trace")
+            problem = _check_lengths(document["trace"], "document.trace", mistakes=False)
         for name, curve in (document.get("curves") or {}).items() if problem is None else ():
             if len(curve["rows"]) != len(curve["rate"]):
                 problem = f"key document.curves.{name}: rows and rate differ in length"
         return None if problem is None else f"not a report document: {problem}"
     if isinstance(document, dict) and "trace" in document:
-        problem = check(document, RUN_TRACE, "document") or _check_lengths(document["trace"], "document.trace")
+        problem = check(document, RUN_TRACE, "document") or _check_lengths(
+            document["trace"], "document.trace", mistakes=True
+        )
         return None if problem is None else f"not a run trace: {problem}"
     return "not a report: neither a retrain's report.json (key document.kind) nor a run trace (key document.trace)"

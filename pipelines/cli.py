@@ -13,7 +13,7 @@ from .cli_base import CommandGroup
 from .commands import cluster, data, fit, models, predict, report, reproduce, retrain, run, schedule, study, submit
 
 
-@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(package_name="omkl-dist")
 def main():
     """omkl-dist: online multiple kernel learning on Dask."""

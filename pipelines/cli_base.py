@@ -11,6 +11,7 @@ import unicodedata
 
 import click
 
+from omkl_dist.defaults import BLOCK_SIZE, SCALE_ROWS, SEED
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import OutputBusy
 
@@ -27,6 +28,22 @@ LABEL_COLUMN_OPTION = click.option(
 )
 FEATURES_OPTION = click.option(
     "--features", default=None, help="Parquet: comma-separated feature columns (default: every column but the label)."
+)
+
+
+# the online jobs' block size and seed (run, submit, retrain): one default for every command and the API
+BLOCK_SIZE_OPTION = click.option(
+    "--block-size",
+    default=BLOCK_SIZE,
+    type=click.IntRange(min=1),
+    help="Rows per block: the online learners score a block against the support vectors at once and "
+    "then learn row by row; the model depends on it (the same seed and block size give the same bits).",
+)
+SEED_OPTION = click.option(
+    "--seed",
+    default=SEED,
+    type=click.IntRange(min=0),
+    help="The job's seed: its estimator's random_state and the order of the rows where they are shuffled.",
 )
 
 
@@ -48,7 +65,7 @@ def settings_options(command):
             "--scaling",
             type=click.Choice(["none", "minmax", "standard"]),
             default=None,
-            help="Feature scaling fitted on the stream's first rows (--scale-rows). Default: the study's "
+            help=f"Feature scaling fitted on the stream's first {SCALE_ROWS:,} rows. Default: the study's "
             "choice (docs/defaults.md); none with --paper-settings.",
         ),
         click.option(

@@ -39,8 +39,10 @@ def run_fit(
     data_dir=None,
     label_column=None,
     positive_class=None,
+    verbose: int = 0,
 ) -> dict:
-    """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able report."""
+    """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able
+    report. ``verbose``: MKBoost prints a line per boosting trial on standard error."""
     from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
     from omkl_dist.storage.views import is_multiview, read_views
@@ -81,7 +83,15 @@ def run_fit(
     labels = dict((internal, original) for original, internal in ds.label_map)
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
         model = make_model(
-            key, run_seed(seed, 0), n_trials=n_trials, ratio=ratio, beta=beta, C=C, kernels=kernels, executor=executor
+            key,
+            run_seed(seed, 0),
+            n_trials=n_trials,
+            ratio=ratio,
+            beta=beta,
+            C=C,
+            kernels=kernels,
+            executor=executor,
+            verbose=verbose,
         )
         t0 = time.perf_counter()
         model.fit(X_train, y_train)

@@ -6,11 +6,18 @@ import sys
 
 from tqdm import tqdm
 
+from omkl_dist._numba_cache import cache_is_cold
+
+COLD_CACHE_NOTE = (
+    "note: first run of this omkl-dist version: numba compiles each code path on its first block "
+    "(10-20 s at 0 %), once; later runs start at once"
+)
+
 
 class ProgressBar:
     """A tqdm bar on standard error, started at a runner's first report (its total and starting
     row) and updated with the rows seen and the mistake rate so far; a context manager that closes
-    it.
+    it. Shown, it first says when numba's cache is cold (:data:`COLD_CACHE_NOTE`).
 
     >>> with ProgressBar("spa on codrna", show=False) as bar:  # doctest: +SKIP
     ...     LocalRunner(on_progress=bar).fit(job, "codrna")
@@ -35,6 +42,8 @@ class ProgressBar:
         self.bar.set_postfix(mistakes=f"{rate:.2f}%", refresh=False)
 
     def __enter__(self) -> ProgressBar:
+        if self.show and cache_is_cold():
+            print(COLD_CACHE_NOTE, file=sys.stderr, flush=True)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -192,7 +192,8 @@ def render(document: dict, folder) -> list[str]:
         from matplotlib.figure import Figure
     except ImportError:
         raise RuntimeError(
-            "the report's plots need matplotlib: pip install 'omkl-dist[plots]' (or pass --no-plots)"
+            "the report's plots need matplotlib: pip install 'omkl-dist[plots]', "
+            "or pass --no-plots for report.json only"
         ) from None
     folder = Path(folder)
     drawers = [

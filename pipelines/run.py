@@ -7,7 +7,7 @@ from pathlib import Path
 from omkl_dist.job import Job
 from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.location import is_remote, location
-from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, write_json_report
+from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, first_free, write_json_report
 
 from .progress import ProgressBar
 from .run_report import build_report
@@ -84,9 +84,4 @@ def _data_path(data: str) -> Path | None:
 def default_trace_path(algo: str, data: str, seed: int) -> Path:
     """``runs/trace-ALGO-DATA-seedS.json``, or the first of ``...-2.json``, ``-3``, ... that does not
     exist: a run never replaces an earlier run's trace unless told to (``--trace-out``, ``--overwrite``)."""
-    stem = f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}"
-    path, n = Path("runs") / f"{stem}.json", 1
-    while path.exists():
-        n += 1
-        path = Path("runs") / f"{stem}-{n}.json"
-    return path
+    return first_free(Path("runs") / f"trace-{algo}-{Path(data).name.split('.')[0]}-seed{seed}.json")

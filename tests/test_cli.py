@@ -155,6 +155,51 @@ def test_help_exits_zero(args):
     assert result.exit_code == 0 and "Usage:" in result.output and "error" not in result.output
 
 
+def _leaf_contexts(command, parent):
+    """A context for every sub-command of ``command`` under ``parent`` (options see the settings
+    the root group gives its sub-commands, as on the command line)."""
+    name = command.name if parent else "omkl"
+    ctx = click.Context(command, info_name=name, parent=parent, **(command.context_settings or {}))
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            yield from _leaf_contexts(sub, ctx)
+    else:
+        yield ctx
+
+
+def test_help_shows_every_default_and_explains_the_shared_options():
+    """Issue 41, item 10: defaults were not shown; --block-size, --seed, --keep-checkpoints and
+    predict --json had no help; submit and retrain cited a --scale-rows they do not have."""
+    texts = {}
+    for ctx in _leaf_contexts(main, None):
+        for opt in ctx.command.params:
+            if not isinstance(opt, click.Option) or opt.is_flag or opt.required or opt.multiple:
+                continue
+            if opt.get_default(ctx, call=False) not in (None, ()):
+                record = opt.get_help_record(ctx)
+                assert "default:" in record[1] or "default " in record[1], (ctx.command_path, record)
+        texts[ctx.command_path] = ctx.command.get_help(ctx)
+    for path in ("omkl run spa", "omkl submit spa", "omkl retrain"):
+        assert "Rows per block" in texts[path] and "The job's seed" in texts[path], path
+    assert "Keep the checkpoint folder" in texts["omkl submit spa"]
+    assert "as one JSON object" in texts["omkl predict"]
+    assert "--scale-rows" not in texts["omkl submit spa"] and "--scale-rows" not in texts["omkl retrain"]
+    assert "--scale-rows" in texts["omkl run spa"]
+
+
+def test_a_cold_numba_cache_is_announced(tmp_path, monkeypatch, capsys):
+    from omkl_dist.pipelines.progress import COLD_CACHE_NOTE, ProgressBar
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    for show, cached, said in ((True, False, True), (False, False, False), (True, True, False)):
+        if cached:
+            (tmp_path / "engine_0").mkdir()
+            (tmp_path / "engine_0" / "scan-12.py311.nbi").write_bytes(b"")
+        with ProgressBar("spa on x", show=show):
+            pass
+        assert (COLD_CACHE_NOTE in capsys.readouterr().err) == said
+
+
 @pytest.mark.parametrize("algo", ["om2", "omkc"])
 def test_run_multiclass_reports_classes_and_the_online_confusion_matrix(data_dir, tmp_path, algo):
     """vehicle (4 classes): the report counts every class, the trace's confusion matrix holds every

@@ -340,6 +340,27 @@ def test_no_matplotlib_publishes_with_a_note_not_an_error(stream, first_version,
     assert (root / "m" / "reports" / "v2" / "report.json").is_file()
 
 
+def test_no_matplotlib_first_version_then_report_without_plots(stream, tmp_path, monkeypatch):
+    """Issue 41: a plain install (no plots extra) once exited 2 after publishing version 1; and
+    `omkl report` suggested a --no-plots flag it did not have."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    root = tmp_path / "store"
+    args = _retrain_args(root, "0:300")[:-1]  # with plots
+    args[6] = stream
+    proc = _cli(*args, "--algo", "perceptron")
+    line = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert proc.exit_code == 0 and (line["status"], line["version"]) == ("promoted", 1), proc.output
+    assert any("plots skipped: matplotlib is not installed" in n for n in line["notes"])
+    saved = root / "m" / "reports" / "v1" / "report.json"
+    proc = _cli("report", saved, "--out", tmp_path / "rep")
+    assert proc.exit_code == 2 and "need matplotlib" in proc.output and "pass --no-plots" in proc.output
+    assert not (tmp_path / "rep").exists()
+    proc = _cli("report", saved, "--out", tmp_path / "rep", "--no-plots")
+    assert proc.exit_code == 0 and "0 plot(s)" in proc.output, proc.output
+    assert json.loads((tmp_path / "rep" / "report.json").read_text())["plots"] == []
+
+
 def test_file_exists_errors_name_the_path(tmp_path):
     root = tmp_path / "store"
     _publish(ModelStore(root, "other"), 1)

@@ -115,7 +115,8 @@ def test_no_manifest(tmp_path):
         resolve_dataset("codrna", data_dir=tmp_path)
 
 
-def test_shared_alias_is_not_guessed(tmp_path):
+def test_shared_alias_is_not_guessed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a data/ folder in the working directory (the README's examples make one) is a path
     manifest = {f"{n}/data.csv.gz": {"name": n, "role": "", "sha256_gz": ""} for n in ("one", "two")}
     for key in manifest:
         (tmp_path / key).parent.mkdir()

@@ -163,6 +163,44 @@ def test_worker_processes(data_dir, tmp_path):
     assert again["mistakes"] == _lines(results)[0]["mistakes"]
 
 
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_users_study_writes_a_new_folder_of_theirs(data_dir, tmp_path, monkeypatch):
+    """Issue 41: run in a checkout, the study once rewrote docs/defaults.md and the summary in
+    benchmarks/results; its outputs now default to a new folder, and a file that is not a report of
+    ours is never replaced."""
+    checkout = tmp_path / "checkout"
+    for name in ("docs/defaults.md", "benchmarks/results/study-defaults.json"):
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_text("the project's evidence\n")
+    monkeypatch.chdir(checkout)
+    before = _files(checkout)
+    tiny = ("--algorithms", "perceptron", "--datasets", "magic04-shaped", "--permutations", 1, "--max-rows", 40)
+    tiny += ("--workers", 1, "--quiet")
+    for folder in ("study-defaults", "study-defaults-2"):  # a default never replaces an earlier study
+        res = invoke(*tiny)
+        assert res.exit_code == 0, res.output
+        assert f"report: runs/{folder}/study-defaults.md and runs/{folder}/study-defaults.json" in res.output
+    after = _files(checkout)
+    assert {name: after[name] for name in before} == before
+    assert {name for name in after if name not in before} == {
+        f"runs/{folder}/study-defaults.{suffix}"
+        for folder in ("study-defaults", "study-defaults-2")
+        for suffix in ("jsonl", "json", "md")
+    }
+    res = invoke(*tiny, "--doc", "docs/defaults.md")  # refused before any run
+    assert res.exit_code == 2 and "not a Markdown report written by omkl-dist" in res.output
+    res = invoke("--report-only", "--max-rows", 40)
+    assert res.exit_code == 2 and "--report-only reports on a study's runs: name them with --results" in res.output
+    assert _files(checkout) == after
+    # a study's own report is replaced: regenerated from its runs
+    res = invoke("--report-only", "--max-rows", 40, "--results", "runs/study-defaults/study-defaults.jsonl")
+    assert res.exit_code == 0, res.output
+    assert _files(checkout) == after
+
+
 def test_bad_options_exit_2_with_one_line(data_dir, tmp_path):
     base = ("--results", tmp_path / "r.jsonl", "--doc", tmp_path / "d.md", "--quiet")
     cases = [

@@ -36,12 +36,14 @@ TIE_TOLERANCE = 1e-10
 
 @dataclass(frozen=True, eq=False)
 class SharedData:
-    """Read-only data of one fit, shared once: per one-vs-one pair its rows' features and ±1 labels."""
+    """Read-only data of one fit, shared once: per one-vs-one pair its rows' features and ±1 labels;
+    the SVMs' penalty ``C`` and iteration bound ``max_iter`` (-1: libsvm's own)."""
 
     X: tuple[np.ndarray, ...]
     y: tuple[np.ndarray, ...]
     kernels: KernelPool
     C: float
+    max_iter: int = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +67,8 @@ class KernelFit:
     """What a task returns: the SVM's small parts and its ±1 predictions on all the pair's rows.
 
     ``support`` indexes the resample (positions in it); ``dual_coef[s]`` is ``y α`` of support
-    vector s; ``seconds`` is (resample Gram, SVM fit, evaluation on the training set).
+    vector s; ``seconds`` is (resample Gram, SVM fit, evaluation on the training set);
+    ``converged`` is False when the solver stopped at ``max_iter``.
     """
 
     pair: int
@@ -75,6 +78,7 @@ class KernelFit:
     intercept: float
     predictions: np.ndarray
     seconds: tuple[float, float, float]
+    converged: bool = True
 
 
 def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -> KernelFit:
@@ -96,7 +100,7 @@ def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -
     check_gram("MKBoost", gram, pool[0].name)
     K = gram[np.ix_(position, position)]
     t1 = time.perf_counter()
-    svm = SVC(kernel="precomputed", C=shared.C).fit(K, y[sample])
+    svm = SVC(kernel="precomputed", C=shared.C, max_iter=shared.max_iter).fit(K, y[sample])
     t2 = time.perf_counter()
     dual_coef, intercept = svm.dual_coef_[0].copy(), float(svm.intercept_[0])
     decision = kernel_decisions(
@@ -118,6 +122,7 @@ def fit_kernel_task(shared: SharedData, trial: TrialSamples, task: KernelTask) -
         intercept,
         predictions,
         (t1 - t0, t2 - t1, t3 - t2),
+        svm.fit_status_ == 0,  # 1: stopped at max_iter
     )
 
 

@@ -157,8 +157,11 @@ def make_model(
     C: float = paper.C,
     kernels=paper.KERNELS,
     executor=None,
+    verbose: int = 0,
 ):
-    """A fresh estimator for a paper algorithm key with the given (default: the paper's) settings."""
+    """A fresh estimator for a paper algorithm key with the given (default: the paper's) settings;
+    MKBoost's SVMs run to libsvm's own convergence (``svm_max_iter=None``), as the paper's did, and
+    ``verbose`` is MKBoost's (a line per boosting trial)."""
     if algorithm.startswith("mkboost-"):
         return MKBoost(
             variant=algorithm[-2:].upper(),
@@ -167,8 +170,10 @@ def make_model(
             beta=beta,
             C=C,
             kernels=kernels,
+            svm_max_iter=None,
             random_state=random_state,
             executor=executor,
+            verbose=verbose,
         )
     if algorithm == "mkl-sd":
         return SimpleMKL(C=C, kernels=kernels)

@@ -86,6 +86,9 @@ from ..cli_base import (
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option(
+    "--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json)."
+)
 def fit_cmd(
     algo,
     variant,
@@ -104,6 +107,7 @@ def fit_cmd(
     label_column,
     positive_class,
     as_json,
+    quiet,
 ):
     """Train on a random split and report test accuracy, fit time and the kernels used."""
     from ..holdout_fit import format_fit_report, run_fit
@@ -125,5 +129,6 @@ def fit_cmd(
         timeout=timeout,
         label_column=label_column,
         positive_class=positive_class,
+        verbose=0 if quiet or as_json else 1,
     )
     click.echo(json.dumps(report) if as_json else format_fit_report(report))

@@ -45,7 +45,9 @@ from .store_options import open_store
     "name (parquet) -- or none: the rows have no labels (every column a feature; LIBSVM rows start with their "
     "first index:value), so no true_label column and no accuracy.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."
+)
 def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):
     """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
     from ..predict import predict

@@ -18,7 +18,8 @@ from .store_options import open_store
 @click.option("--model", "name", default=None, help="With --store: the model whose version history to draw.")
 @click.option("--version", "ref", default=None, help="With --store/--model: redraw this version's retrain report.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Folder for report.json and the PNGs.")
-def report_cmd(source, store, name, ref, out):
+@click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
+def report_cmd(source, store, name, ref, out, no_plots):
     """Draw the plots of a saved run trace (omkl run --trace-out), a retrain's report.json, or a store model."""
     from ..report import load_document, version_history, write_report
 
@@ -51,6 +52,6 @@ def report_cmd(source, store, name, ref, out):
                 "history": version_history(s),
             }
         document["history"] = version_history(s)
-    folder = write_report(document, out, option="--out", inputs=[("report source", source)])
+    folder = write_report(document, out, plots=not no_plots, option="--out", inputs=[("report source", source)])
     plots = json.loads((folder / "report.json").read_text())["plots"]
     click.echo(f"wrote {folder / 'report.json'} and {len(plots)} plot(s): {', '.join(plots) or 'none (no data)'}")

@@ -11,12 +11,14 @@ from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import OutputBusy, Terminated
 
 from ..cli_base import (
+    BLOCK_SIZE_OPTION,
     EXIT_BAD_INPUT,
     EXIT_BUSY,
     EXIT_INTERRUPTED,
     FEATURES_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
+    SEED_OPTION,
     FiniteFloat,
     job_settings,
     settings_options,
@@ -47,8 +49,8 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
     multiple=True,
     help="KEY=VALUE, repeatable: the algorithm's parameters (first version; batch refits may change them).",
 )
-@click.option("--block-size", default=256, show_default=True, type=click.IntRange(min=1))
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@BLOCK_SIZE_OPTION
+@SEED_OPTION
 @settings_options  # (a first version's; every later version keeps the champion's scaler and kernels)
 @click.option(
     "--holdout",

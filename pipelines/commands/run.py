@@ -7,12 +7,14 @@ from pathlib import Path
 
 import click
 
-from omkl_dist.defaults import BLOCK_SIZE, SEED
+from omkl_dist.defaults import SCALE_ROWS
 
 from ..cli_base import (
+    BLOCK_SIZE_OPTION,
     FEATURES_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
+    SEED_OPTION,
     job_settings,
     settings_options,
 )
@@ -21,8 +23,6 @@ from .algorithm_options import algorithm_group
 DATA_OPTION = click.option(
     "--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."
 )
-BLOCK_SIZE_OPTION = click.option("--block-size", default=BLOCK_SIZE, show_default=True, type=click.IntRange(min=1))
-SEED_OPTION = click.option("--seed", default=SEED, show_default=True, type=click.IntRange(min=0))
 LIMIT_OPTION = click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 
 OPTIONS = [
@@ -34,7 +34,7 @@ OPTIONS = [
         "--scale-rows",
         type=click.IntRange(min=1),
         default=None,
-        help="Fit the scaling on this many leading rows of the stream (default 10,000).",
+        help=f"Fit the scaling on this many leading rows of the stream (default {SCALE_ROWS:,}).",
     ),
     click.option("--no-permute", is_flag=True, help="Keep the file's row order (default: permute with the seed)."),
     LIMIT_OPTION,

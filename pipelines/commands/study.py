@@ -57,17 +57,17 @@ _STUDY_RUN_OPTIONS = ("algorithms", "datasets", "permutations", "workers")
 @click.option(
     "--results",
     type=click.Path(path_type=Path),
-    default=Path("benchmarks/results/study-defaults.jsonl"),
-    show_default=True,
+    default=None,
     help="JSONL of finished runs: appended as they finish, runs in it are skipped "
-    "(resume); the JSON summary is written beside it (.json).",
+    "(resume); the JSON summary is written beside it (.json). Default: "
+    "runs/study-defaults/study-defaults.jsonl in a new folder (the first free of -2, -3, ...).",
 )
 @click.option(
     "--doc",
     type=click.Path(path_type=Path),
-    default=Path("docs/defaults.md"),
-    show_default=True,
-    help="Where to write the markdown report.",
+    default=None,
+    help="Where to write the Markdown report (replacing only an earlier report of ours). "
+    "Default: beside --results (.md).",
 )
 @click.option("--report-only", is_flag=True, help="Run nothing: regenerate the report from --results.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")

@@ -8,15 +8,17 @@ from pathlib import Path
 import click
 
 from ..cli_base import (
+    BLOCK_SIZE_OPTION,
     FEATURES_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     SCHEDULER_TIMEOUT_OPTION,
+    SEED_OPTION,
     job_settings,
     settings_options,
 )
 from .algorithm_options import algorithm_group
-from .run import BLOCK_SIZE_OPTION, DATA_OPTION, LIMIT_OPTION, SEED_OPTION
+from .run import DATA_OPTION, LIMIT_OPTION
 
 OPTIONS = [
     click.option("--scheduler", required=True, help="Scheduler address, e.g. tcp://127.0.0.1:8786."),
@@ -39,7 +41,7 @@ OPTIONS = [
         default=None,
         help="Default: OUT.checkpoints (removed when the job ends well unless --keep-checkpoints); a path or a URL.",
     ),
-    click.option("--keep-checkpoints", is_flag=True),
+    click.option("--keep-checkpoints", is_flag=True, help="Keep the checkpoint folder after the job ends well."),
     click.option("--resume", is_flag=True, help="Continue from the newest checkpoint of the same job."),
     click.option("--overwrite", is_flag=True, help="Replace an existing --out directory at the end."),
     click.option(

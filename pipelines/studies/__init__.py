@@ -14,7 +14,8 @@ order a study uses them:
   interrupted study resumes where it stopped and a rerun only adds what is missing;
 - ``defaults_run``: one run, the missing runs in worker processes, and the command itself;
 - ``defaults_report``: the report, a pure function of the records (``build_report``), written as
-  ``docs/defaults.md`` (``defaults_markdown``) and a JSON summary; ``omkl study defaults --report-only``
+  Markdown (``defaults_markdown``; ``docs/defaults.md`` for the project's study, ``make study-defaults``)
+  and a JSON summary beside the records; ``omkl study defaults --report-only --results FILE``
   regenerates it.
 
 ``susy``: what the 30,000-row SUSY substitute does to SPA's row of the BOMKL paper's Table 2

@@ -7,7 +7,27 @@ import json
 from contextlib import contextmanager
 from pathlib import Path
 
-RESULTS = Path("benchmarks/results/study-defaults.jsonl")
+from omkl_dist.storage.outputs import first_free
+
+#: the project's own study, which docs/defaults.md reports (``make study-defaults`` names it)
+PROJECT_RESULTS = Path("benchmarks/results/study-defaults.jsonl")
+
+
+def default_results() -> Path:
+    """Where a study writes when not told: ``runs/study-defaults/study-defaults.jsonl`` in a new folder
+    (the first free of ``runs/study-defaults``, ``-2``, ``-3``, ...), as ``omkl run`` names its traces."""
+    return first_free(Path("runs") / "study-defaults") / "study-defaults.jsonl"
+
+
+def summary_path(results) -> Path:
+    """The JSON summary beside the JSONL: ``study-defaults.jsonl`` -> ``study-defaults.json``."""
+    results = Path(results)
+    return results.with_suffix(".json") if results.suffix == ".jsonl" else results.with_name(results.name + ".json")
+
+
+def doc_path(results) -> Path:
+    """The Markdown report beside the JSONL when no ``--doc`` is given: ``study-defaults.md``."""
+    return summary_path(results).with_suffix(".md")
 
 
 def run_key(record: dict) -> tuple:

@@ -1,23 +1,21 @@
 """The defaults study's report, a pure function of its records (:func:`build_report`): per algorithm a
 table dataset x combination of mean mistake rates, how often each combination is best and by how much,
-the rows where the most frequent winner loses; then written as ``docs/defaults.md`` and a JSON summary."""
+the rows where the most frequent winner loses; then written as Markdown (``docs/defaults.md`` for the
+project's study) and a JSON summary, each replacing only an earlier report of ours."""
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 
 from omkl_dist.defaults import SCALE_ROWS
+from omkl_dist.storage.outputs import JSON_REPORT, MARKDOWN_REPORT, atomic_output, check_output, write_json_report
 
 from .defaults_data import GENERATED, SKIP_RULE, plan_datasets
 from .defaults_markdown import format_markdown
 from .defaults_plan import BLOCK_SIZE, BUDGET, COMBINATIONS, FORMS, LOSS, NEAR, SEED, STUDY_ALGORITHMS
-from .defaults_records import RESULTS, read_records, run_key
-
-DOC = Path("docs/defaults.md")
+from .defaults_records import PROJECT_RESULTS, read_records, run_key, summary_path
 
 
 def _mean_std(values) -> tuple[float, float]:
@@ -104,7 +102,7 @@ def summarise(rows: dict, combinations) -> dict:
     }
 
 
-def build_report(records: list[dict], *, max_rows: int, skipped=None, source=RESULTS) -> dict:
+def build_report(records: list[dict], *, max_rows: int, skipped=None, source=PROJECT_RESULTS) -> dict:
     """The study's report from its JSONL records (those of ``max_rows``): per algorithm a table
     dataset x combination and its summary, and the summary over all algorithms. Pure: it reads
     nothing else (``skipped``: the registry files the study left out, for the protocol; ``source``:
@@ -187,18 +185,11 @@ def _overall(tables: dict, summaries: dict, combinations) -> dict:
     return {**summary, "winners": winners}
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write through a temporary sibling and rename: a reader never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def summary_path(results) -> Path:
-    """The JSON summary beside the JSONL: ``study-defaults.jsonl`` -> ``study-defaults.json``."""
-    results = Path(results)
-    return results.with_suffix(".json") if results.suffix == ".jsonl" else results.with_name(results.name + ".json")
+def check_report_outputs(results, doc) -> None:
+    """Before any run: the report and the summary may only replace earlier reports of ours (a
+    user's file there is refused, with its path and the fix)."""
+    check_output(doc, MARKDOWN_REPORT, overwrite=True, inputs=[("results", results)], option="--doc")
+    check_output(summary_path(results), JSON_REPORT, overwrite=True, option="--results")
 
 
 def write_report(results, doc, *, max_rows: int, warn=None) -> dict:
@@ -219,6 +210,7 @@ def write_report(results, doc, *, max_rows: int, warn=None) -> dict:
     except ValueError:  # no registry here: the report still stands, without the skipped files
         skipped = None
     report = build_report(records, max_rows=max_rows, skipped=skipped, source=results)
-    _write_text(Path(doc), format_markdown(report))
-    _write_text(summary_path(results), json.dumps(report, indent=1, default=list) + "\n")
+    with atomic_output(doc, kind=MARKDOWN_REPORT, overwrite=True, option="--doc", folder=False) as tmp:
+        tmp.write_text(format_markdown(report), encoding="utf-8")
+    write_json_report(summary_path(results), json.loads(json.dumps(report, default=list)), option="--results")
     return {**report, "doc": str(doc), "summary_json": str(summary_path(results))}

@@ -32,8 +32,8 @@ from .defaults_plan import (
     plan_runs,
     resolve_names,
 )
-from .defaults_records import RESULTS, read_records, record_writer, run_key
-from .defaults_report import DOC, write_report
+from .defaults_records import default_results, doc_path, read_records, record_writer, run_key
+from .defaults_report import check_report_outputs, write_report
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 
@@ -152,7 +152,7 @@ def run_study(
     permutations: int = PERMUTATIONS,
     max_rows: int = MAX_ROWS,
     workers: int = WORKERS,
-    results=RESULTS,
+    results,
     log=None,
     warn=None,
 ) -> dict:
@@ -264,13 +264,23 @@ def study_defaults(
     permutations=PERMUTATIONS,
     max_rows=MAX_ROWS,
     workers=WORKERS,
-    results=RESULTS,
-    doc=DOC,
+    results=None,
+    doc=None,
     report_only=False,
     show_progress=True,
 ) -> dict:
     """``omkl study defaults``: run what is missing of the grid (unless ``report_only``), then write
-    the report. Returns ``{"study": run summary or None, "report": the report}``."""
+    the report. Returns ``{"study": run summary or None, "report": the report}``.
+
+    ``results`` (the JSONL; a study there is resumed) defaults to a new folder
+    (:func:`~.defaults_records.default_results`), ``doc`` to the Markdown beside it; the report and
+    the JSON summary replace only earlier reports of ours, which is checked before anything runs."""
+    if results is None:
+        if report_only:
+            raise ValueError("--report-only reports on a study's runs: name them with --results FILE.jsonl")
+        results = default_results()
+    doc = doc_path(results) if doc is None else doc
+    check_report_outputs(results, doc)
     log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if show_progress else None
     warn = lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True)  # noqa: E731
     study = None
