@@ -138,7 +138,7 @@ def plot_study(report: dict, path) -> None:
     try:
         import matplotlib
     except ImportError:
-        raise RuntimeError("the plot needs matplotlib: pip install 'omkl-dist[plot]' (or matplotlib)") from None
+        raise RuntimeError("the plot needs matplotlib: pip install 'omkl-dist[plots]' (or matplotlib)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
