@@ -135,5 +135,5 @@ def test_retrain_and_the_study_report_record_the_settings(wide_scales, tmp_path)
     )
     assert first["status"] == "promoted"
     model_json = json.loads((store / "m" / "versions" / "1" / "model.json").read_text())
-    assert model_json["provenance"]["job"]["scaling"] == SCALING
-    assert ("+norm" in model_json["provenance"]["job"]["params"]["kernels"]) == NORMALIZE_KERNELS
+    assert model_json["provenance"]["lineage"]["scaling"] == SCALING
+    assert ("+norm" in model_json["provenance"]["lineage"]["params"]["kernels"]) == NORMALIZE_KERNELS
