@@ -99,7 +99,9 @@ def test_block_engine_equals_naive_reference_on_generated_data(name, loss, kerne
 def test_regression_equals_naive_reference():
     X, y = load_diabetes(return_X_y=True)
     X, y = X[:250], y[:250]
-    model = OKSRegressor(kernels="linear;gaussian:2^-2..2^1", lam=0.05, n_epochs=1, block_size=40).fit(X, y)
+    model = OKSRegressor(kernels="linear;gaussian:2^-2..2^1", lam=0.05, n_epochs=1, block_size=40, shuffle=False).fit(
+        X, y
+    )
     pool = model.kernel_pool_
     delta, eta = 0.5, default_eta(len(pool), 0.5, len(X))
     logw, svs, _, _ = naive_oks(
