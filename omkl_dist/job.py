@@ -30,8 +30,9 @@ from .kernels import make_pool
 from .storage.schema import array, boolean, check, integer, obj, scalar, string, tuple_of
 
 JOB_SCHEMA = 3  # 3: one record for job.json and a model's provenance (2: an estimator's parameters)
-#: estimator parameters that are the job's own fields (block_size, seed) or come from the data
-JOB_FIELDS = ("block_size", "random_state", "feature_groups")
+#: estimator parameters that are the job's own fields (block_size, seed), come from the data, or say
+#: how ``fit`` orders a training set (``shuffle``: a job's stream is ordered by its data window)
+JOB_FIELDS = ("block_size", "random_state", "feature_groups", "shuffle")
 
 _COUNT = integer(minimum=0, maximum=2**48)
 SCHEMA = obj(
@@ -101,8 +102,9 @@ class Job:
         A name of :data:`omkl_dist.algorithms.registry.ALGORITHMS` (``"spa"``).
     params : mapping
         The estimator's parameters that were given, under its own names (the others keep their
-        defaults); not ``block_size``, ``random_state`` (the job's ``block_size`` and ``seed``) or
-        ``feature_groups`` (the dataset's views).
+        defaults); not ``block_size``, ``random_state`` (the job's ``block_size`` and ``seed``),
+        ``feature_groups`` (the dataset's views) or ``shuffle`` (``fit``'s order; the window's
+        ``permute`` orders a job's stream).
     data : DataWindow
     seed : int
         The estimator's ``random_state`` and the stream's order.
@@ -127,7 +129,9 @@ class Job:
             make_estimator(self.algorithm)  # the error that names the algorithms
         shared = sorted(set(self.params) & set(JOB_FIELDS))
         if shared:
-            raise ValueError(f"{shared} are the job's own fields (block_size, seed) or the data's, not params")
+            raise ValueError(
+                f"{shared} are the job's own fields (block_size, seed, the window's order) or the data's, not params"
+            )
         # JSON values (a tuple is a list), read-only: the job equals its JSON document read back
         object.__setattr__(self, "params", MappingProxyType(json.loads(json.dumps(dict(self.params)))))
         if self.label_map is not None:

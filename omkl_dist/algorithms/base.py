@@ -14,6 +14,7 @@ class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -36,6 +37,7 @@ from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS, AcceptsSparse, model_from_header, state_header
+from ._order import SHUFFLE, fit_orders
 from .labels import class_codes
 
 if TYPE_CHECKING:
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from ._batch import KernelSpecLike, Rows
 
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
-SEED = [None, Interval(Integral, 0, None, closed="left")]
+RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left")]
 
 
 class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
@@ -59,6 +61,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     # parameters every subclass's ``__init__`` stores, and the learned state (declared for the type checker)
     kernels: KernelSpecLike
     block_size: int
+    shuffle: bool
+    random_state: int | None
     engine_: Any  # LocalEngine, OKSEngine or BudgetEngine: n_support() etc. are beyond the Engine protocol
     kernel_pool_: KernelPool
     classes_: NDArray[Any]
@@ -69,13 +73,16 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict[str, Any] = {
         "kernels": [KERNEL_SPEC],
         "block_size": [POSITIVE_INT],
-        "random_state": SEED,
+        "shuffle": SHUFFLE,
+        "random_state": RANDOM_STATE,
     }
 
     # small parameters for the test suites (the conformance checks, the cluster-equals-local test): one
-    # dict per variant worth checking, the plain one first; subclasses with other parameters override it
+    # dict per variant worth checking, the plain one first; subclasses with other parameters override it.
+    # ``shuffle=False``: their fit is the one pass in order the parity tests compare with a stream
+    # (tests/test_fit_order.py checks the shuffled fit against that pass over the permuted rows)
     _unit_test_params: ClassVar[tuple[dict[str, Any], ...]] = (
-        {"kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0},
+        {"kernels": UNIT_TEST_KERNELS, "block_size": 16, "shuffle": False, "random_state": 0},
     )
 
     # --- hooks -------------------------------------------------------------------------------
@@ -103,12 +110,26 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     # --- learning ----------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        """Learn from (X, y) in one online pass, starting from scratch."""
+        """Learn from (X, y) from scratch in one online pass over the rows, in a random order
+        seeded by ``random_state`` (``shuffle=False``: in the given order; see
+        :mod:`omkl_dist.algorithms._order`)."""
         self._reset()
-        return self.partial_fit(X, y)
+        self._check_params()
+        X = self._check_X(X, first=True)
+        y_coded = self._encode_labels(y, None, first=True, n_rows=X.shape[0])
+        self._start(X.shape[1], X.shape[0])
+        self._fit_passes(X, y_coded, fit_orders(X.shape[0], shuffle=self.shuffle, seed=self.seed_))
+        self._publish()
+        return self
+
+    def _fit_passes(self, X: Rows, y_coded: NDArray[np.float64], orders: Iterator[NDArray[np.intp] | None]) -> None:
+        """``fit``'s passes over the rows, each in the next of ``orders``: one (OM-2 and OKS, several)."""
+        order = next(orders)
+        self._learn(X if order is None else X[order], y_coded if order is None else y_coded[order], False)
 
     def partial_fit(self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
-        """Continue the online pass with rows of (X, y) in order."""
+        """Continue the online pass with rows of (X, y) in order (a stream's order is part of its
+        data: ``partial_fit`` never shuffles)."""
         self.progressive_partial_fit(X, y, classes=classes)
         return self
 
@@ -171,8 +192,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     def _start(self, n_features: int, n_rows: int) -> None:
         self.kernel_pool_ = make_pool(self._kernel_spec())
         self.kernel_pool_.check_width(n_features, owner=type(self).__name__)
-        # deterministic estimators (OM-2) take no seed
-        self.seed_ = resolve_seed(type(self).__name__, getattr(self, "random_state", 0))
+        self.seed_ = resolve_seed(type(self).__name__, self.random_state)
         self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
 
     def _new_engine(self, program: KernelProgram, n_features: int) -> Any:

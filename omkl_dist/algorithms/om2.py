@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import math
 from numbers import Real
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import Interval, StrOptions
+from ..defaults import SEED
 from ..engine.hyper import OM2Hyper
 from ..engine.protocol import Rule
 from ..kernels import make_pool
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
-from .base import POSITIVE_INT, OnlineKernelClassifier
+from ._order import SHUFFLE
+from .base import POSITIVE_INT, RANDOM_STATE, OnlineKernelClassifier
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, NDArray
+    from collections.abc import Iterator
 
-    from ._batch import KernelSpecLike
+    from numpy.typing import NDArray
+
+    from ._batch import KernelSpecLike, Rows
 
 NORMS = ("exact", "bound")
 
@@ -54,11 +58,18 @@ class OM2(OnlineKernelClassifier):
         unnormalised kernels (polynomials on raw data) the exact norm keeps steps small where
         κ(x, x) is large, and a step that comes out negative is clipped to 0 (no update).
     n_epochs : int >= 1, default 1
-        Passes of ``fit`` over the data (the paper cycles through the training set); ``fit``
-        stops early after an epoch without an update. ``partial_fit`` is always one pass.
+        Passes of ``fit`` over the data (the paper cycles through the training set), each in a
+        new order when ``shuffle``; ``fit`` stops early after an epoch without an update.
+        ``partial_fit`` is always one pass.
     block_size : int, default 256
         Instances per block of the block-exact engine; OM-2 is deterministic, so the model's
         decisions do not depend on it.
+    shuffle : bool, default True
+        ``fit`` learns the rows in a random order (a new one per epoch); ``partial_fit``, a
+        stream, always in the given order.
+    random_state : int or None, default 0
+        Seed of ``fit``'s row order (OM-2 itself draws no random numbers); None draws a seed
+        (kept in ``seed_``).
 
     Attributes
     ----------
@@ -87,14 +98,18 @@ class OM2(OnlineKernelClassifier):
         norm: str = "exact",
         n_epochs: int = 1,
         block_size: int = 256,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.kernels = kernels
         self.p = p
         self.norm = norm
         self.n_epochs = n_epochs
         self.block_size = block_size
+        self.shuffle = shuffle
+        self.random_state = random_state
 
-    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16},)  # deterministic: no seed
+    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16, "shuffle": False},)
 
     # p None: Corollary 1's choice (default_p)
     _parameter_constraints = {
@@ -103,6 +118,8 @@ class OM2(OnlineKernelClassifier):
         "norm": [StrOptions(NORMS)],
         "n_epochs": [POSITIVE_INT],
         "block_size": [POSITIVE_INT],
+        "shuffle": SHUFFLE,
+        "random_state": RANDOM_STATE,
     }
 
     def _rule(self) -> int:
@@ -112,21 +129,19 @@ class OM2(OnlineKernelClassifier):
         p = default_p(len(make_pool(self._kernel_spec()))) if self.p is None else float(self.p)
         return {"hyper": OM2Hyper(q=p / (p - 1.0), bounded_norm=self.norm == "bound"), "block_sync": False}
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        """Learn from (X, y) in up to ``n_epochs`` online passes, starting from scratch."""
-        self._reset()
-        self._check_params()
+    def _fit_passes(self, X: Rows, y_coded: NDArray[np.float64], orders: Iterator[NDArray[np.intp] | None]) -> None:
+        """Up to ``n_epochs`` passes, each in a new order; stops after an epoch without an update."""
         epoch_mistakes: list[int] = []
         rows_kept = 0
         for _ in range(self.n_epochs):
-            outcome = self.progressive_partial_fit(X, y)
+            order = next(orders)
+            outcome = self._learn(X if order is None else X[order], y_coded if order is None else y_coded[order], False)
             epoch_mistakes.append(int(outcome["mistakes"].sum()))
             if self.engine_.support_vectors.n == rows_kept:  # an epoch without an update: the next ones would repeat it
                 break
             rows_kept = self.engine_.support_vectors.n
         self.epoch_mistakes_ = epoch_mistakes
         self.n_epochs_ = len(epoch_mistakes)
-        return self
 
     def _publish(self) -> None:
         super()._publish()

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._validation import Interval, StrOptions
 from ..combiners.codes import VARIANTS
+from ..defaults import SEED
 from ..engine.hyper import OMKCHyper
 from ..engine.protocol import Rule
 from ._batch import UNIT_TEST_KERNELS
@@ -50,8 +51,13 @@ class OMKC(OnlineKernelClassifier):
         Stochastic-update sampling inside a block uses the block-start weights (block_size=1 is
         the sequential algorithm). Off, the sampling uses the current weights, in-process and on a
         cluster alike (row-split rounds).
-    random_state : int or None
-        Seed of the per-(seed, block, kernel) random streams.
+    shuffle : bool, default True
+        ``fit`` learns the rows in a random order drawn with ``random_state`` (a training set's
+        order means nothing, and one sorted by class would teach one class after the other);
+        ``partial_fit`` learns a stream in its given order.
+    random_state : int or None, default 0
+        Seed of the per-(seed, block, kernel) random streams and of ``fit``'s row order;
+        None draws one (kept in ``seed_``).
 
     Attributes
     ----------
@@ -78,7 +84,8 @@ class OMKC(OnlineKernelClassifier):
         delta: float = 0.01,
         block_size: int = 256,
         block_sync: bool = False,
-        random_state: int | None = None,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.update = update
         self.combination = combination
@@ -87,10 +94,19 @@ class OMKC(OnlineKernelClassifier):
         self.delta = delta
         self.block_size = block_size
         self.block_sync = block_sync
+        self.shuffle = shuffle
         self.random_state = random_state
 
     _unit_test_params = tuple(  # every variant; (S, S) with block-start sampling weights
-        {"update": u, "combination": c, "kernels": UNIT_TEST_KERNELS, "block_size": 16, "random_state": 0, **sync}
+        {
+            "update": u,
+            "combination": c,
+            "kernels": UNIT_TEST_KERNELS,
+            "block_size": 16,
+            "shuffle": False,
+            "random_state": 0,
+            **sync,
+        }
         for u, c, sync in [("D", "D", {}), ("D", "S", {}), ("S", "D", {}), ("S", "S", {"block_sync": True})]
         + [("D", "U", {})]
     )

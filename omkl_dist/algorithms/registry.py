@@ -54,8 +54,6 @@ def make_estimator(algo: str, **params: Any) -> OnlineKernelClassifier:
         raise ValueError(f"unknown algorithm {algo!r}{hint}; choose one of {sorted(ALGORITHMS)}") from None
     accepted = cls().get_params()
     given = {k: v for k, v in params.items() if v is not None}
-    if "random_state" not in accepted:  # a deterministic learner (OM-2): a job's seed only orders its data
-        given.pop("random_state", None)
     unknown = sorted(set(given) - set(accepted))
     if unknown:
         raise ValueError(f"parameter(s) {unknown} do not apply to {algo}; it takes {sorted(accepted)}")

@@ -39,7 +39,9 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     _learner: str | None = None  # "rbp", "forgetron", "bogd" or "bpas"
     _parameter_constraints = CONSTRAINTS
-    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "budget": 30, "block_size": 16, "random_state": 0},)
+    _unit_test_params = (
+        {"kernels": UNIT_TEST_KERNELS, "budget": 30, "block_size": 16, "shuffle": False, "random_state": 0},
+    )
 
     budget: int
     gamma: float

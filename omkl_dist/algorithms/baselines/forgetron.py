@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...defaults import SEED
 from ._budget import BudgetBaseline
 
 if TYPE_CHECKING:
@@ -35,8 +36,12 @@ class Forgetron(BudgetBaseline):
         Hedge discount per mistake.
     block_size : int, default 256
         Block size of the engine (the result does not depend on it).
-    random_state : int or None
-        Accepted for a uniform interface; unused.
+    shuffle : bool, default True
+        ``fit`` learns the rows in a random order drawn with ``random_state`` (a training set's
+        order means nothing, and one sorted by class would teach one class after the other);
+        ``partial_fit`` learns a stream in its given order.
+    random_state : int or None, default 0
+        Seed of ``fit``'s row order; None draws one (kept in ``seed_``).
 
     Examples
     --------
@@ -57,10 +62,12 @@ class Forgetron(BudgetBaseline):
         budget: int = 100,
         gamma: float = 0.99,
         block_size: int = 256,
-        random_state: int | None = None,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
         self.block_size = block_size
+        self.shuffle = shuffle
         self.random_state = random_state

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from ..._validation import Interval
+from ...defaults import SEED
 from ...engine.protocol import Rule
 from ...kernels import make_pool
 from ...scoring.program import compile_program
 from .._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
-from ..base import POSITIVE_INT, SEED, OnlineKernelClassifier
+from .._order import SHUFFLE
+from ..base import POSITIVE_INT, RANDOM_STATE, OnlineKernelClassifier
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -26,6 +28,9 @@ class KernelPerceptron(OnlineKernelClassifier):
     """Kernel Perceptron with one kernel; ``kernel="linear"`` is the paper's "Perceptron" (the
     default ``"linear+norm"`` normalises it: the choice of ``omkl study defaults``, docs/defaults.md).
 
+    ``shuffle`` and ``random_state`` (default 0) set ``fit``'s row order, as in
+    :class:`~omkl_dist.algorithms.OMKC` (a Perceptron draws no other random numbers).
+
     Examples
     --------
     >>> import numpy as np
@@ -35,14 +40,25 @@ class KernelPerceptron(OnlineKernelClassifier):
     True
     """
 
-    _parameter_constraints = {"kernel": [KERNEL_SPEC], "block_size": [POSITIVE_INT], "random_state": SEED}
-    _unit_test_params = ({"kernel": "gaussian:1", "block_size": 16, "random_state": 0},)
+    _parameter_constraints = {
+        "kernel": [KERNEL_SPEC],
+        "block_size": [POSITIVE_INT],
+        "shuffle": SHUFFLE,
+        "random_state": RANDOM_STATE,
+    }
+    _unit_test_params = ({"kernel": "gaussian:1", "block_size": 16, "shuffle": False, "random_state": 0},)
 
     def __init__(
-        self, *, kernel: KernelSpecLike = "linear+norm", block_size: int = 256, random_state: int | None = None
+        self,
+        *,
+        kernel: KernelSpecLike = "linear+norm",
+        block_size: int = 256,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.kernel = kernel
         self.block_size = block_size
+        self.shuffle = shuffle
         self.random_state = random_state
 
     def _kernel_spec(self) -> KernelPool:
@@ -62,6 +78,9 @@ class PerceptronU(OnlineKernelClassifier):
     """Perceptron(u): one Perceptron on the uniform combination (1/m) Σ κ_k of all kernels (by
     default the papers' 16 kernels normalised, "omkc16+norm": the choice of docs/defaults.md).
 
+    ``shuffle`` and ``random_state`` (default 0) set ``fit``'s row order, as in
+    :class:`~omkl_dist.algorithms.OMKC` (a Perceptron draws no other random numbers).
+
     Examples
     --------
     >>> import numpy as np
@@ -72,10 +91,16 @@ class PerceptronU(OnlineKernelClassifier):
     """
 
     def __init__(
-        self, *, kernels: KernelSpecLike = "omkc16+norm", block_size: int = 256, random_state: int | None = None
+        self,
+        *,
+        kernels: KernelSpecLike = "omkc16+norm",
+        block_size: int = 256,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.kernels = kernels
         self.block_size = block_size
+        self.shuffle = shuffle
         self.random_state = random_state
 
     def _rule(self) -> int:
@@ -101,6 +126,8 @@ class PerceptronStar(OnlineKernelClassifier):
         Share of the data given to ``fit`` (or to the first ``partial_fit`` call) used for validation.
     validation_size : int or None
         Explicit number of validation instances (overrides the fraction).
+    block_size, shuffle, random_state : as in :class:`~omkl_dist.algorithms.OMKC` (``fit``'s row
+        order; the validation is its first rows).
 
     Examples
     --------
@@ -118,16 +145,18 @@ class PerceptronStar(OnlineKernelClassifier):
         validation_fraction: float = 0.1,
         validation_size: int | None = None,
         block_size: int = 256,
-        random_state: int | None = None,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.kernels = kernels
         self.validation_fraction = validation_fraction
         self.validation_size = validation_size
         self.block_size = block_size
+        self.shuffle = shuffle
         self.random_state = random_state
 
     _unit_test_params = (  # keeps one kernel mid-stream, mid-block
-        {"kernels": UNIT_TEST_KERNELS, "validation_size": 40, "block_size": 16, "random_state": 0},
+        {"kernels": UNIT_TEST_KERNELS, "validation_size": 40, "block_size": 16, "shuffle": False, "random_state": 0},
     )
 
     _parameter_constraints = {

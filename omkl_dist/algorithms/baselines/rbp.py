@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...defaults import SEED
 from ._budget import BudgetBaseline
 
 if TYPE_CHECKING:
@@ -37,8 +38,13 @@ class RBP(BudgetBaseline):
     block_size : int, default 256
         Instances per block of the block-exact engine and of the random streams: a result is
         reproducible for a given (random_state, block_size).
-    random_state : int or None
-        Seed of the per-(seed, block, kernel) uniform streams.
+    shuffle : bool, default True
+        ``fit`` learns the rows in a random order drawn with ``random_state`` (a training set's
+        order means nothing, and one sorted by class would teach one class after the other);
+        ``partial_fit`` learns a stream in its given order.
+    random_state : int or None, default 0
+        Seed of the per-(seed, block, kernel) uniform streams and of ``fit``'s row order;
+        None draws one (kept in ``seed_``).
 
     Attributes
     ----------
@@ -64,10 +70,12 @@ class RBP(BudgetBaseline):
         budget: int = 100,
         gamma: float = 0.99,
         block_size: int = 256,
-        random_state: int | None = None,
+        shuffle: bool = True,
+        random_state: int | None = SEED,
     ) -> None:
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
         self.block_size = block_size
+        self.shuffle = shuffle
         self.random_state = random_state

@@ -64,7 +64,8 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.kernel_pool_ = pool.with_groups(self.feature_groups) if pool.has_views else pool
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         classes = np.unique(y)
-        every = OMKC(kernels=self.kernel_pool_, update="D", combination="U", block_size=self.block_size)
+        # in the given order: the chosen kernel's Perceptron below repeats its updates
+        every = OMKC(kernels=self.kernel_pool_, update="D", combination="U", block_size=self.block_size, shuffle=False)
         every.fit(X[train], y[train])
         F = every.engine_.kernel_scores(X[val])  # (n, m) binary, (n, m, K) multi-class
         codes = class_codes(y[val], classes, multiclass=True)  # class indices

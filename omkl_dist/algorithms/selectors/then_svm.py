@@ -64,6 +64,7 @@ class OKSSVM(SingleKernelSVM):
             eta=self.eta,
             n_epochs=self.n_epochs,
             block_size=self.block_size,
+            shuffle=False,  # the rows in their given order, as the paper's protocol (a random split) has them
             random_state=self.random_state,
         ).fit(X, y)
         return self.selector_.selected_kernel_
