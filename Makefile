@@ -20,10 +20,13 @@ demo: $(STAMP)
 	$(BIN)/python -m omkl_dist.pipelines.demo
 
 # two pytest workers (pytest-xdist), one per core: a test file's tests run in one worker, so its
-# module fixtures (a cluster, a generated stream) are made once; the 20 slowest tests are listed at
-# the end, so CI's output says where the suite's time goes
+# module fixtures (a cluster, a generated stream) are made once; the files go out in collection
+# order, which puts the files with slow or cluster tests first (tests/conftest.py), not xdist's
+# default of the files with the most tests first (that left the long files of few tests for last,
+# one worker idle); the 20 slowest tests are listed at the end, so CI's output says where the
+# suite's time goes
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=20
 
 # no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests); the
 # parity and cluster-equals-local checks run here on generated data (tests/generated_data.py):

@@ -23,10 +23,18 @@ def data_dir():
 
 
 def pytest_collection_modifyitems(items):
-    """Every test that asks for the real datasets is a ``data`` test (for ``-m "not data"``)."""
+    """Every test that asks for the real datasets is a ``data`` test (for ``-m "not data"``).
+
+    The files holding ``slow`` or ``cluster`` tests come first (each file's tests keep their order):
+    ``make test`` hands whole files to its two workers in this order (``--dist loadfile
+    --no-loadscope-reorder``), so the long files start at once and the many short ones fill in at
+    the end, instead of a long file -- few tests, so last in xdist's default order -- running
+    alone on one worker while the other has finished."""
     for item in items:
         if "data_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.data)
+    long_files = {item.path for item in items if item.get_closest_marker("slow") or item.get_closest_marker("cluster")}
+    items.sort(key=lambda item: item.path not in long_files)
 
 
 def pytest_sessionfinish(session):

@@ -43,15 +43,18 @@ def csv_window(path, *, rows, first_row, noisy_head=0, labels=("-1", "1"), featu
     return path
 
 
+WINDOW = 20_000  # rows per nightly window: several chunks and SPA rounds each, 20 % held out
+
+
 @pytest.fixture(scope="module")
-def stream200k(tmp_path_factory):
+def stream(tmp_path_factory):
     out = tmp_path_factory.mktemp("s") / "stream"
-    synthesize(out, rows=200_000, features=4, seed=0, noise=0.01)
+    synthesize(out, rows=2 * WINDOW, features=4, seed=0, noise=0.01, chunk_rows=4096)
     return out
 
 
-def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k, tmp_path):
-    store = tmp_path / "store"
+def test_two_windows_of_a_stream_give_two_versions_with_lineage(stream, tmp_path):
+    store, later = tmp_path / "store", f"{WINDOW}:{2 * WINDOW}"
     first = last_json(
         omkl(
             "retrain",
@@ -60,9 +63,9 @@ def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k,
             "--model",
             "spa",
             "--data",
-            stream200k,
+            stream,
             "--rows",
-            "0:100000",
+            f"0:{WINDOW}",
             "--algo",
             "spa",
             "--block-size",
@@ -72,7 +75,7 @@ def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k,
     )
     assert (first["status"], first["version"], first["champion"]) == ("promoted", 1, 1)
     second = last_json(
-        omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows", "100000:200000", "--quiet")
+        omkl("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", later, "--quiet")
     )
     assert second["status"] in ("promoted", "kept") and second["version"] == 2 and second["parent"] == 1
     gate = second["gate"]
@@ -80,20 +83,19 @@ def test_two_windows_of_a_200k_stream_give_two_versions_with_lineage(stream200k,
     assert second["champion"] == (2 if second["status"] == "promoted" else 1)
     lineage = ModelStore(store, "spa").lineage(2)
     assert lineage["parent"] == 1 and lineage["algo"] == "spa" and lineage["block_size"] == 1024
-    assert lineage["window"]["rows"] == [100_000, 200_000] and lineage["window"]["train_rows"] == [100_000, 180_000]
+    assert lineage["window"]["rows"] == [WINDOW, 2 * WINDOW]
+    assert lineage["window"]["train_rows"] == [WINDOW, WINDOW + WINDOW * 4 // 5]
     assert len(lineage["window"]["sha256"]) == 64 and lineage["packages"]["numpy"] == np.__version__
     assert lineage["code"]["omkl-dist"] and lineage["metrics"]["holdout_mistake_rate"] == gate["challenger"]
-    assert lineage["metrics"]["train"]["n"] == 80_000 and lineage["gate"]["decision"] == gate["decision"]
-    assert lineage["drift"]["checked_rows"] == 100_000
+    assert lineage["metrics"]["train"]["n"] == WINDOW * 4 // 5 and lineage["gate"]["decision"] == gate["decision"]
+    assert lineage["drift"]["checked_rows"] == WINDOW
     # the report: report.json and the plots, real PNG images
     report = tmp_path / "store" / "spa" / "reports" / "v2"
     assert json.loads((report / "report.json").read_text())["summary"]["version"] == 2
     for name in ("mistakes.png", "support.png", "weights.png", "speed.png", "history.png"):
         assert (report / name).read_bytes()[:8] == PNG, name
     # a rerun of the same window returns the same version and trains nothing
-    again = last_json(
-        omkl("retrain", "--store", store, "--model", "spa", "--data", stream200k, "--rows", "100000:200000", "--quiet")
-    )
+    again = last_json(omkl("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", later, "--quiet"))
     assert (again["status"], again["version"]) == ("exists", 2)
     assert ModelStore(store, "spa").versions() == [1, 2]
     listing = omkl("models", "list", "--store", store, "spa").stdout
