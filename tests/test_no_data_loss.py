@@ -196,7 +196,7 @@ def test_synth_and_run_outputs_replace_only_their_own_kind(tmp_path, csv_file):
     run = ["run", "omkc", "--data", csv_file, "--kernels", "gaussian:1", "--quiet"]
     res = invoke(*run, "--model-out", folder, "--overwrite", "--trace-out", tmp_path / "t.json")
     assert res.exit_code == 2 and "--model-out exists and is a folder without omkl-dist's model.json" in res.output
-    res = invoke(*run, "--trace-out", notes)
+    res = invoke(*run, "--trace-out", notes, "--overwrite")
     assert res.exit_code == 2 and "not a JSON report written by omkl-dist" in res.output
     for option in ("--trace-out", "--model-out"):
         res = invoke(*run, option, csv_file, "--overwrite")
@@ -335,6 +335,7 @@ def test_budget_beyond_the_stream_is_capped_with_the_same_model(tmp_path, csv_fi
         "gaussian:1,2",
         "--trace-out",
         tmp_path / "t.json",
+        "--overwrite",
     ]
     for algo in ("rbp", "bpas"):
         res = invoke("run", algo, *options, "--budget", 10**12)
