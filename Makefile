@@ -24,16 +24,19 @@ demo: $(STAMP)
 # order, which puts the files with slow or cluster tests first (tests/conftest.py), not xdist's
 # default of the files with the most tests first (that left the long files of few tests for last,
 # one worker idle); the 20 slowest tests are listed at the end, so CI's output says where the
-# suite's time goes
+# suite's time goes. numba's kernels are compiled first, once, by `omkl warmup` on every core: a
+# cold cache otherwise has each pytest worker, `omkl` command and `dask worker` compile what it
+# meets first, several of them the same kernels at once, inside the tests' time
 test: $(STAMP)
+	$(BIN)/omkl warmup --if-cold --quiet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=20
 
 # no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests); the
 # parity and cluster-equals-local checks run here on generated data (tests/generated_data.py):
-# ~45 s once numba's cache is warm, ~115 s on a clean checkout, which first compiles the kernels (~85 s of
-# compilation in one process, partly repeated by the second pytest worker; the cache lives in the
-# checkout); needs neither ../shared nor a network
+# ~45 s once numba's cache is warm (a clean checkout first compiles the kernels: `omkl warmup`, on
+# every core; the cache lives in the checkout); needs neither ../shared nor a network
 test-fast: $(STAMP)
+	$(BIN)/omkl warmup --if-cold --quiet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not data and not cluster and not slow"
 
 # ruff's lint rules and its formatter (line length 120), then mypy (strict on the estimators, storage and

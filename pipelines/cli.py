@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from .cli_base import CommandGroup
-from .commands import cluster, data, fit, models, predict, report, reproduce, retrain, run, schedule, study, submit
+from .commands import cluster, data, fit, models, predict, report, reproduce, retrain, run, schedule, study, submit, warmup
 
 
 @click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
@@ -32,6 +32,7 @@ for _command in (
     predict.predict_cmd,
     report.report_cmd,
     schedule.schedule,
+    warmup.warmup,
 ):
     main.add_command(_command)
 

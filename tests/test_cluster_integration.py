@@ -27,7 +27,7 @@ from omkl_dist.storage.synth import synthesize
 
 pytestmark = pytest.mark.cluster
 OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
-ROWS = 120_000  # SPA's rounds grow to 16 blocks of 1,024 (37 rounds here)
+ROWS = 40_000  # SPA's rounds grow from 1 to 4 blocks of 1,024 (25 rounds here: a kill lands mid-job)
 JOB = ["--block-size", "1024", "--seed", "3", "--quiet", "--json"]
 
 

@@ -143,3 +143,17 @@ def test_a_read_only_install_caches_in_the_users_folder(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     cache = Path(done.stdout.strip().splitlines()[-1])
     assert cache.parent == tmp_path / ".cache" / "omkl-dist" and any(cache.rglob("*.nbi"))
+
+
+def test_warmup_compiles_into_an_empty_cache_then_finds_it_warm(tmp_path):
+    """`omkl warmup` fills this version's cache; `--if-cold` then does nothing. (Its cluster rounds run
+    in every `make test`, which warms up first.)"""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    warm = [sys.executable, "-m", "omkl_dist.pipelines.cli", "warmup", "--algo", "perceptron", "--no-cluster"]
+    first = subprocess.run(warm, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert first.stdout.startswith("perceptron ") and "kernel(s) compiled into" in first.stdout
+    (cache,) = tmp_path.iterdir()
+    assert cache.name == f"numba-{_numba_cache.sources_digest()}" and any(cache.rglob("*.nbc"))
+    again = subprocess.run([*warm, "--if-cold", "--quiet"], capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0 and again.stdout == f"numba's cache is warm: {cache}\n"

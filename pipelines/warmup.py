@@ -1,0 +1,164 @@
+"""Compile numba's kernels ahead of their first use, in parallel (``omkl warmup``).
+
+numba compiles each loop of the engine the first time it runs and keeps the machine code in the
+package's on-disk cache (:mod:`omkl_dist._numba_cache`): the first block of every code path then
+waits 10-20 s, and a process that starts before the cache holds a kernel (a pytest worker, a
+``dask worker``, an ``omkl`` command) compiles it again. Warming runs every online algorithm's
+small variants (its ``_unit_test_params``, also with normalised kernels) on a few generated rows
+-- dense binary, multi-class and sparse, through ``fit``, ``partial_fit`` and the predictions --
+and, on an in-process Dask cluster, the shards' rounds on a small stored stream; the batch
+classifiers fit once. The algorithms are dealt to ``processes`` fresh interpreters, the slowest
+to compile first. A second warm-up only loads the cache.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# the compile cost's order (largest first, measured on a cold cache): the budget baselines share
+# one engine, so whichever comes first pays for it
+ONLINE_ORDER = ("omkc", "spa", "rbp", "oks", "om2", "forgetron", "bogd", "bpas", "perceptron-star", "perceptron-u")
+BATCH_ORDER = ("mkboost", "simplemkl", "silp", "level", "lpmkl")
+NORMALISED_KERNELS = "gaussian:0.5,1;poly:2+norm;linear+norm"
+ROWS, FEATURES = 120, 5
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """What one algorithm's warm-up took (compiling, or loading what the cache holds)."""
+
+    algorithm: str
+    seconds: float
+
+
+def algorithms_in_order(names: Sequence[str] | None = None) -> list[str]:
+    """``names`` (default: every registered algorithm) in the order they are warmed."""
+    from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
+
+    known = [*ONLINE_ORDER, *[a for a in ALGORITHMS if a not in ONLINE_ORDER], *BATCH_ORDER]
+    known += [a for a in BATCH_ALGORITHMS if a not in known]
+    if not names:
+        return known
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise ValueError(f"unknown algorithm(s) {unknown}; choose from {sorted(known)}")
+    return [a for a in known if a in names]
+
+
+def cache_entries() -> int:
+    """How many compiled functions numba's cache for these sources holds."""
+    folder = Path(os.environ.get("NUMBA_CACHE_DIR", ""))
+    return sum(1 for _ in folder.rglob("*.nbc")) if folder.is_dir() else 0
+
+
+def warm_up(
+    names: Sequence[str] | None = None,
+    *,
+    processes: int | None = None,
+    cluster: bool = True,
+    on_done: Callable[[Warmed], None] | None = None,
+) -> list[Warmed]:
+    """Compile (or load) the kernels of ``names`` (default: every algorithm) into numba's cache.
+
+    Parameters
+    ----------
+    names : algorithm names as ``omkl run`` takes them (``None``: all).
+    processes : interpreters compiling at once (default: the cores present, at most the algorithms).
+    cluster : also run each online algorithm's rounds on an in-process Dask cluster (the shards'
+        own loops).
+    on_done : called with each algorithm's :class:`Warmed` as it finishes.
+
+    Returns
+    -------
+    list of Warmed, in the order the algorithms finished.
+    """
+    from omkl_dist._numba_cache import use_versioned_cache
+
+    use_versioned_cache()  # the children inherit the cache folder through the environment
+    order = algorithms_in_order(names)
+    workers = max(1, min(processes or os.cpu_count() or 1, len(order)))
+    done = []
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for warmed in pool.map(_warm_one, order, [cluster] * len(order)):
+            done.append(warmed)
+            if on_done is not None:
+                on_done(warmed)
+    return done
+
+
+def _warm_one(algorithm: str, cluster: bool) -> Warmed:
+    """One algorithm's warm-up, in a child interpreter."""
+    from omkl_dist.algorithms.registry import ALGORITHMS
+
+    started = time.perf_counter()
+    if algorithm in ALGORITHMS:
+        _fit_variants(ALGORITHMS[algorithm])
+        if cluster:
+            _fit_on_a_cluster(algorithm)
+    else:
+        _fit_batch(algorithm)
+    return Warmed(algorithm, time.perf_counter() - started)
+
+
+def _rows() -> tuple[Any, Any, Any, Any]:
+    """Dense rows, binary and 3-class labels, and the rows' sparse (CSR) copy with zeros."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, size=(ROWS, FEATURES))
+    binary = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    binary[::7] *= -1
+    return X, binary, rng.integers(0, 3, size=ROWS), sp.csr_matrix(X * (np.abs(X) > 0.5))
+
+
+def _fit_variants(cls: type) -> None:
+    X, binary, classes, sparse = _rows()
+    for params in cls._unit_test_params:
+        pools = [params.get("kernels"), NORMALISED_KERNELS] if "kernels" in params else [None]
+        for kernels in pools:
+            variant = {**params, "kernels": kernels} if kernels else dict(params)
+            for rows, labels in ((X, binary), (X, classes), (sparse, binary)):
+                model = cls(**variant).fit(rows, labels)
+                model.predict(rows)
+                model.partial_fit(rows[:40], labels[:40])
+
+
+def _fit_on_a_cluster(algorithm: str) -> None:
+    from distributed import Client, LocalCluster
+
+    from omkl_dist.distributed import fit_on_cluster
+    from omkl_dist.job import make_stream_estimator
+    from omkl_dist.storage.synth import synthesize
+
+    with (
+        tempfile.TemporaryDirectory(prefix="omkl-warmup-") as folder,
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        ) as local,
+        Client(local) as client,
+    ):
+        data = Path(folder) / "stream"
+        synthesize(data, rows=ROWS * 4, features=FEATURES, seed=1, chunk_rows=ROWS * 2)
+        estimator = make_stream_estimator(algorithm, {}, n_rows=ROWS * 4, block_size=64, seed=0)
+        fit_on_cluster(client, estimator, data, scaling="minmax", seed=0)
+
+
+def _fit_batch(algorithm: str) -> None:
+    from omkl_dist.algorithms.registry import BATCH_ALGORITHMS
+
+    X, binary, _, _ = _rows()
+    cls = BATCH_ALGORITHMS[algorithm]
+    cls(**cls._unit_test_params[0]).fit(X, binary).predict(X)
