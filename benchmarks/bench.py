@@ -363,6 +363,10 @@ def main(argv=None) -> None:
         )
     if (RESULTS / "mkboost-scaling.json").is_file():
         sections.append(mkboost_scaling_markdown(json.loads((RESULTS / "mkboost-scaling.json").read_text())))
+    if (RESULTS / "drift-defaults.json").is_file():  # (measured by benchmarks/drift_defaults.py, not by make bench)
+        from benchmarks.drift_defaults import markdown as drift_markdown
+
+        sections.append(drift_markdown(json.loads((RESULTS / "drift-defaults.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
     write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")

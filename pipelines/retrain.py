@@ -515,8 +515,11 @@ def _watch(champion, window: Window, detector) -> dict:
         }
     mistakes = _mistakes(champion["model"], champion["scaler"], window, window.start, window.stop)
     # against the rate the champion showed on its own gate's held-out rows, when it has one
-    reference = (champion["lineage"].get("gate") or {}).get("challenger")
-    alarms = [window.start + int(i) for i in detector.alarms(mistakes, reference=reference)]
+    lineage = champion["lineage"]
+    reference = (lineage.get("gate") or {}).get("challenger")
+    held = (lineage.get("window") or {}).get("holdout_rows") if reference is not None else None
+    reference_rows = held[1] - held[0] if held else None
+    alarms = [window.start + int(i) for i in detector.alarms(mistakes, reference, reference_rows)]
     return {
         "mistakes": mistakes,
         "alarms": alarms,
@@ -525,6 +528,8 @@ def _watch(champion, window: Window, detector) -> dict:
             "alarms": alarms,
             "checked_rows": len(mistakes),
             "reference": reference,
+            "reference_rows": reference_rows,
+            "calibrated": detector.calibrate(mistakes, reference, reference_rows),
             "champion_mistake_rate": float(mistakes.mean()),
         },
     }

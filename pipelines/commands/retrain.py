@@ -75,18 +75,19 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
 )
 @click.option(
     "--drift-threshold",
-    default=50.0,
+    default=150.0,
     show_default=True,
     type=FiniteFloat(),
-    help="Page-Hinkley lambda: the accumulated excess of mistakes that signals drift (smaller: sooner, "
-    "more false alarms).",
+    help="Page-Hinkley lambda, in standard deviations of one row's mistake: the accumulated excess of "
+    "mistakes that signals drift (smaller: sooner, more false alarms; see docs/design.md).",
 )
 @click.option(
     "--drift-delta",
-    default=0.005,
+    default=0.025,
     show_default=True,
     type=FiniteFloat(),
-    help="Page-Hinkley delta: a rise of the mistake rate tolerated as no drift.",
+    help="Page-Hinkley delta, in standard deviations of one row's mistake: a rise of the mistake rate "
+    "tolerated as no drift.",
 )
 @click.option(
     "--scheduler",
