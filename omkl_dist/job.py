@@ -27,6 +27,7 @@ from typing import Any
 from .algorithms.registry import ALGORITHMS, make_estimator
 from .defaults import BLOCK_SIZE, SEED, Settings, resolve_settings
 from .kernels import make_pool
+from .preprocessing import CATEGORICAL, IMPUTE
 from .storage.schema import array, boolean, check, integer, obj, scalar, string, tuple_of
 
 JOB_SCHEMA = 3  # 3: one record for job.json and a model's provenance (2: an estimator's parameters)
@@ -59,7 +60,10 @@ SCHEMA = obj(
             optional={"shards": integer(minimum=1, maximum=2**20)},
         ),
     },
-    optional={"label_map": array(tuple_of(scalar(), integer(minimum=-1, maximum=2**48)))},
+    optional={
+        "label_map": array(tuple_of(scalar(), integer(minimum=-1, maximum=2**48))),
+        "columns": obj(optional={"categorical": string(choices=CATEGORICAL), "impute": string(choices=IMPUTE)}),
+    },
 )
 
 
@@ -113,6 +117,10 @@ class Job:
         Feature scaling (fitted on the stream's first ``scale_rows`` rows) and kernel normalisation.
     label_map : tuple of (original label, internal label) pairs, or None until the data is read.
     engine : EngineOptions
+    columns : mapping, optional
+        How the data's raw columns were made features, recorded once the data is read: the
+        :class:`~omkl_dist.preprocessing.ColumnEncoder`'s ``categorical`` and ``impute`` options
+        (those given); None: the data's columns are its features.
     """
 
     algorithm: str
@@ -123,6 +131,7 @@ class Job:
     settings: Settings = field(default_factory=resolve_settings)
     label_map: tuple | None = None
     engine: EngineOptions = EngineOptions()
+    columns: Any = None
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -137,6 +146,9 @@ class Job:
         if self.label_map is not None:
             pairs = tuple((_plain(original), int(internal)) for original, internal in self.label_map)
             object.__setattr__(self, "label_map", pairs)
+        if self.columns is not None:
+            options = {k: v for k, v in dict(self.columns).items() if v is not None}
+            object.__setattr__(self, "columns", MappingProxyType(options))
 
     def __reduce__(self):  # (a read-only mapping does not pickle)
         return (Job.from_dict, (self.to_dict(),))
@@ -191,11 +203,14 @@ class Job:
             settings=settings,
         )
 
-    def with_data(self, *, sparse: bool, label_map) -> Job:
-        """The job as it runs on data whose rows are ``sparse`` (or not), with its label map: the
-        settings for such rows (:meth:`Settings.for_sparse_rows`), the label map recorded."""
+    def with_data(self, *, sparse: bool, label_map, columns=None) -> Job:
+        """The job as it runs on data whose rows are ``sparse`` (or not), with its label map and the
+        :class:`~omkl_dist.preprocessing.ColumnEncoder` its features were made with (or None): the
+        settings for such rows (:meth:`Settings.for_sparse_rows`), the label map and the encoder's
+        options recorded."""
         settings = self.settings.for_sparse_rows() if sparse else self.settings
-        return replace(self, settings=settings, label_map=label_map)
+        options = None if columns is None else {"categorical": columns.categorical, "impute": columns.impute}
+        return replace(self, settings=settings, label_map=label_map, columns=options)
 
     def estimator(self, *, n_rows: int, feature_groups=None):
         """The job's estimator for a stream of ``n_rows`` rows seen block by block (see
@@ -233,6 +248,8 @@ class Job:
         }
         if self.label_map is not None:
             document["label_map"] = [list(pair) for pair in self.label_map]
+        if self.columns is not None:
+            document["columns"] = dict(self.columns)
         return document
 
     @classmethod
@@ -251,6 +268,7 @@ class Job:
             ),
             label_map=document.get("label_map"),
             engine=EngineOptions(engine["checkpoint_every"], engine.get("shards"), engine["max_retries"]),
+            columns=document.get("columns"),
         )
 
     @property

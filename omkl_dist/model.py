@@ -11,7 +11,6 @@ labels -- what ``omkl predict`` writes, row for row -- and keeps learning from r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Self
 
 import numpy as np
@@ -19,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .algorithms.labels import recode
+from .preprocessing import match_features
 from .storage.labels import canonical
 
 
@@ -32,11 +32,16 @@ class Model(ClassifierMixin, BaseEstimator):
     scaler : Scaler, optional
         The :class:`~omkl_dist.preprocessing.Scaler` fitted on the training rows; applied to every
         row before the estimator sees it. None: the rows are used as given.
+    columns : ColumnEncoder, optional
+        The :class:`~omkl_dist.preprocessing.ColumnEncoder` fitted on the training table: a raw row
+        (a DataFrame's columns by name, or values in its column order) is imputed and encoded by
+        it, then scaled. None: the rows are numbers already.
     label_map : list of [original, internal] pairs, optional
         The user's label of each of the estimator's classes (as a dataset's ``label_map``). None:
         the estimator's own classes are the labels.
     feature_names : list of str, optional
-        The feature columns in the estimator's order; a DataFrame is matched to them by name.
+        The feature columns in the estimator's order (with ``columns``: the encoded ones); a
+        DataFrame is matched to them by name.
     job : dict, optional
         The JSON-able record of the job that trained the model (kept as given).
 
@@ -63,9 +68,10 @@ class Model(ClassifierMixin, BaseEstimator):
     ['churn', 'churn']
     """
 
-    def __init__(self, estimator, *, scaler=None, label_map=None, feature_names=None, job=None):
+    def __init__(self, estimator, *, scaler=None, columns=None, label_map=None, feature_names=None, job=None):
         self.estimator = estimator
         self.scaler = scaler
+        self.columns = columns
         self.label_map = label_map
         self.feature_names = feature_names
         self.job = job
@@ -105,8 +111,9 @@ class Model(ClassifierMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """The rows as the estimator takes them: columns matched by name (a DataFrame), then scaled."""
-        rows = self._by_name(X)
+        """The rows as the estimator takes them: columns matched by name (a DataFrame), imputed and
+        encoded (``columns``), then scaled."""
+        rows = self._by_name(X) if self.columns is None else self.columns.transform(X)
         return rows if self.scaler is None else self.scaler.transform(rows)
 
     # --- the user's side ----------------------------------------------------------------------
@@ -136,22 +143,3 @@ class Model(ClassifierMixin, BaseEstimator):
             # a dataset's labels are stored as canonical text ("1" for 1.0): numbers are looked up so
             y = np.array([canonical(v) for v in y.tolist()], dtype=str)
         return recode(y, np.asarray(originals), np.asarray(internals))
-
-
-def match_features(expected: Sequence[str], given: Sequence[str]) -> list[int]:
-    """The position in ``given`` of each name of ``expected``: how to reorder columns named
-    ``given`` into a model's feature order.
-
-    Raises
-    ------
-    ValueError
-        The two are not the same names: the missing and the extra ones are named.
-    """
-    missing = [n for n in expected if n not in given]
-    extra = [n for n in given if n not in expected]
-    if missing or extra or len(given) != len(expected):
-        parts = [f"missing {missing}" if missing else "", f"not the model's {extra}" if extra else ""]
-        detail = "; ".join(p for p in parts if p) or "a name repeats"
-        raise ValueError(f"the columns are not the model's features ({detail}); the model takes {list(expected)}")
-    position = {name: i for i, name in enumerate(given)}
-    return [position[name] for name in expected]

@@ -1,9 +1,10 @@
-"""Save and load a :class:`~omkl_dist.model.Model` (an estimator with its scaler, label map, feature
-names and job) through the storage model format.
+"""Save and load a :class:`~omkl_dist.model.Model` (an estimator with its scaler, column encoder,
+label map, feature names and job) through the storage model format.
 
 model.json holds the estimator's own description (``algorithm``, ``params``, ``classes``, ...), the
-scaler's scalars (its arrays are state arrays beside the estimator's) and one ``provenance`` block:
-the label map, the feature names and the job, each present when the model has it.
+scaler's scalars (its arrays are state arrays beside the estimator's), the column encoder's JSON
+(``columns``, when the model was trained on a table it imputes or encodes) and one ``provenance``
+block: the label map, the feature names and the job, each present when the model has it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from scipy import sparse
 
 from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
 from omkl_dist.model import Model
-from omkl_dist.preprocessing import Scaler
+from omkl_dist.preprocessing import ColumnEncoder, Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import location
 from omkl_dist.storage.models import MODEL_DAMAGED, MODEL_META, read_state, write_state
@@ -42,6 +43,7 @@ MODEL_SCHEMA = obj(
         ),
     },
     optional={
+        "columns": obj(),  # ColumnEncoder.to_dict(): a raw table's columns imputed and encoded
         "engine": obj(),
         "extra": obj(),
         "learned": obj(),
@@ -114,6 +116,8 @@ def save_model(
         "scalars": scaler_meta,
         "arrays": [k for k, v in scaler_dict.items() if isinstance(v, np.ndarray)],
     }
+    if model.columns is not None:
+        meta["columns"] = model.columns.to_dict()
     label_map = None if model.label_map is None else [[_plain(o), int(i)] for o, i in model.label_map]
     given = {"label_map": label_map, "feature_names": model.feature_names, "job": model.job, "lineage": lineage}
     meta["provenance"] = {key: value for key, value in given.items() if value is not None}
@@ -154,8 +158,9 @@ def load_model(directory):
         scaler_dict = dict(meta["scaler"]["scalars"])
         scaler_dict.update({k: arrays.pop(f"scaler_{k}") for k in meta["scaler"]["arrays"]})
         estimator, scaler = cls.from_state(arrays, meta), Scaler.from_dict(scaler_dict)
+        columns = None if "columns" not in meta else ColumnEncoder.from_dict(meta["columns"])
         provenance = meta["provenance"]
-        model = Model(estimator, scaler=scaler, **{key: provenance.get(key) for key in _PROVENANCE})
+        model = Model(estimator, scaler=scaler, columns=columns, **{key: provenance.get(key) for key in _PROVENANCE})
         _check_consistent(model)
         return model
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -192,6 +197,9 @@ def _check_consistent(model: Model) -> None:
     if names is not None and (len(names) != estimator.n_features_in_ or len(set(names)) != len(names)):
         width = estimator.n_features_in_
         raise ValueError(f"{len(names)} feature names ({len(set(names))} distinct) for {width} features")
+    if model.columns is not None and len(model.columns.feature_names_out_) != estimator.n_features_in_:
+        encoded = len(model.columns.feature_names_out_)
+        raise ValueError(f"its column encoder makes {encoded} features, the model takes {estimator.n_features_in_}")
     width = getattr(model.scaler, "n_features_in_", None)  # save_model always stores a fitted scaler
     if width is None:
         raise ValueError("its scaler is not fitted")

@@ -18,7 +18,7 @@ import numpy as np
 from .evaluation import progressive_score
 from .job import Job
 from .model import Model
-from .preprocessing import Scaler
+from .preprocessing import ColumnEncoder, Scaler
 from .storage.job_data import load_job_data, scaling_advice
 
 
@@ -51,7 +51,8 @@ class RunResult:
     filled in), the fitted ``model``, the ``scaler`` its inputs need, the ``accounting``, the
     ``trace`` (``n_seen`` and ``mistake_rate`` as the run went, ``kernel_names``, ``summary``; an
     in-process run's :class:`~omkl_dist.evaluation.progressive.Trace` in full), the dataset's
-    ``name`` and its ``feature_names`` (when its columns have names), a hint about unscaled
+    ``name`` and its ``feature_names`` (when its columns have names), the ``columns`` encoder that
+    made its features from a table's raw columns (when it was imputed or encoded), a hint about unscaled
     features (``advice``), and per-row mistakes (0/1) when the run saw every row (in this process)."""
 
     job: Job
@@ -61,15 +62,21 @@ class RunResult:
     trace: dict
     name: str = ""
     feature_names: tuple | None = None
+    columns: ColumnEncoder | None = None
     advice: str | None = None
     row_mistakes: np.ndarray | None = field(default=None, repr=False)
 
     def as_model(self) -> Model:
-        """The one model artifact: the fitted model with its scaler, label map, feature names and
-        job (what ``save_model`` writes and ``omkl predict`` uses)."""
+        """The one model artifact: the fitted model with its column encoder, scaler, label map,
+        feature names and job (what ``save_model`` writes and ``omkl predict`` uses)."""
         names = None if self.feature_names is None else list(self.feature_names)
         return Model(
-            self.model, scaler=self.scaler, label_map=self.job.label_map, feature_names=names, job=self.job.to_dict()
+            self.model,
+            scaler=self.scaler,
+            columns=self.columns,
+            label_map=self.job.label_map,
+            feature_names=names,
+            job=self.job.to_dict(),
         )
 
 
@@ -79,8 +86,8 @@ class LocalRunner:
     Parameters
     ----------
     labels : dict, optional
-        How a data file's columns are read (``label_column``, ``positive_class``, ``features``;
-        see :func:`omkl_dist.storage.read_dataset`).
+        How a data file's columns are read (``label_column``, ``positive_class``, ``features``,
+        ``categorical``, ``impute``, ``zero_based``; see :func:`omkl_dist.storage.read_dataset`).
     on_progress : callable, optional
         Called with ``{"n_seen", "n_mistakes", "n_rows", "done"}`` (rows of this run) before the
         first block and after every block, as :class:`~omkl_dist.distributed.runner.DaskRunner`
@@ -115,7 +122,7 @@ class LocalRunner:
             scaler=scaler,
             first=feed - seen % feed if seen else None,
         )
-        job = job.with_data(sparse=data.sparse, label_map=data.label_map)
+        job = job.with_data(sparse=data.sparse, label_map=data.label_map, columns=data.columns)
         if model is None:
             model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
         mistakes, counts = [], {"n_seen": 0, "n_mistakes": 0, "n_rows": data.n_rows, "done": data.n_rows == 0}
@@ -145,6 +152,7 @@ class LocalRunner:
             trace=trace.to_dict(),
             name=data.name,
             feature_names=None if data.feature_names is None else tuple(data.feature_names),
+            columns=data.columns,
             advice=scaling_advice(data.spans, data.scaler.method),
             row_mistakes=np.concatenate(mistakes) if mistakes else np.empty(0),
         )

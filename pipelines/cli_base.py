@@ -19,16 +19,56 @@ from .entry import INTERRUPTED
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
-# how a data file's columns are read (ingest, run, fit, and submit/retrain of a file)
+# how a data file's columns are read (ingest, run, fit, predict, and submit/retrain of a file)
 LABEL_COLUMN_OPTION = click.option(
     "--label-column",
     default=None,
-    help="CSV/TSV/text: the label column -- first, last, a 0-based index or a header "
-    "name (default: a header column named target, else the first).",
+    help="The label column -- first, last, a 0-based index or a column name. Default, for CSV/TSV/text and "
+    "parquet alike: the first column named target, label, class or y (any case), else the first column.",
 )
 FEATURES_OPTION = click.option(
-    "--features", default=None, help="Parquet: comma-separated feature columns (default: every column but the label)."
+    "--features",
+    default=None,
+    help="CSV/TSV with a header, parquet: comma-separated feature columns (default: every column but the label); "
+    "the others are not read.",
 )
+CATEGORICAL_OPTION = click.option(
+    "--categorical",
+    type=click.Choice(["one-hot", "ordinal", "none"]),
+    default=None,
+    help="CSV/TSV with a header, parquet: encode text feature columns -- one-hot (a 0/1 column per category; one "
+    "not seen in training: all zeros) or ordinal (the category's sorted index; not seen: -1). Default: a text "
+    "column is an error naming it. The model keeps the encoding for raw rows.",
+)
+IMPUTE_OPTION = click.option(
+    "--impute",
+    type=click.Choice(["mean", "median", "most_frequent", "none"]),
+    default=None,
+    help="CSV/TSV with a header, parquet: fill missing feature values (empty, NA, null) with the column's mean, "
+    "median or most frequent value over the file (a text column: its most frequent category). Default: a missing "
+    "value is an error naming its column. The model keeps the fill values for raw rows.",
+)
+ZERO_BASED_OPTION = click.option(
+    "--zero-based",
+    is_flag=True,
+    help="LIBSVM: feature indices start at 0 (as scikit-learn's dump_svmlight_file writes them); default: at 1.",
+)
+
+
+def reading_options(
+    label_column=None, positive_class=None, features=None, categorical=None, impute=None, zero_based=False
+):
+    """How a command reads a data file's columns (the keywords of ``read_dataset`` and ``ingest``);
+    None: not given, as ``--categorical none``, ``--impute none`` (an ingested dataset refuses given
+    ones: it took them at ingest)."""
+    return {
+        "label_column": label_column,
+        "positive_class": positive_class,
+        "features": features,
+        "categorical": None if categorical == "none" else categorical,
+        "impute": None if impute == "none" else impute,
+        "zero_based": zero_based or None,
+    }
 
 
 # the online jobs' block size and seed (run, submit, retrain): one default for every command and the API

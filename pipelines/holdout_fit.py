@@ -40,9 +40,12 @@ def run_fit(
     label_column=None,
     positive_class=None,
     verbose: int = 0,
+    **reading,
 ) -> dict:
     """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able
-    report. ``verbose``: MKBoost prints a line per boosting trial on standard error."""
+    report. ``verbose``: MKBoost prints a line per boosting trial on standard error. ``reading``:
+    more of :func:`~omkl_dist.storage.read_dataset`'s options for a file (``features``,
+    ``categorical``, ``impute``, ``zero_based``; an encoder is fitted on every row of the file)."""
     from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.storage import read_dataset, resolve_dataset
     from omkl_dist.storage.views import is_multiview, read_views
@@ -55,7 +58,8 @@ def run_fit(
         path = ds.path
     else:
         path = resolve_dataset(data, data_dir=data_dir)
-        ds = read_dataset(path, label_column=label_column, positive_class=positive_class)
+        given = {k: v for k, v in reading.items() if v is not None}
+        ds = read_dataset(path, label_column=label_column, positive_class=positive_class, **given)
     X = np.asarray(ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, dtype=np.float64)
     train, test = split_indices(len(ds.y), test_size, seed, 0)
     X_train, y_train, X_test, y_test = prepare_split(X, np.asarray(ds.y), train, test, scaling)

@@ -1,9 +1,11 @@
 """``omkl predict``: a saved model's predictions for a dataset or file, written as parquet.
 
-The rows are read, matched to the model's features by name (when both have names), scaled with
-the model's own scaler and predicted ``block_rows`` at a time -- by the :class:`~omkl_dist.model.Model`
-that ``load_model`` returns, so Python and this command agree on every row -- and each block is
-written as one parquet row group, so memory stays bounded by a block whatever the number of rows.
+The rows are read, matched to the model's features by name (when both have names) -- or, for a
+model trained with ``--categorical``/``--impute``, read as raw columns by name and imputed and
+encoded by the model's own column encoder -- scaled with the model's own scaler and predicted
+``block_rows`` at a time -- by the :class:`~omkl_dist.model.Model` that ``load_model`` returns, so
+Python and this command agree on every row -- and each block is written as one parquet row group,
+so memory stays bounded by a block whatever the number of rows.
 On a Dask cluster (``scheduler``) each task predicts one block on a worker (the model is read there
 once per worker) and the blocks are written in order as they arrive, with a bounded number in
 flight. Columns: ``row`` (position in the input), ``label`` (the predicted class, as the user's
@@ -62,13 +64,22 @@ def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int)
     return {**predict_block(model, X), "y": y}
 
 
-def _source(data, block_rows: int, model, label_column=None):
+def _source(data, block_rows: int, model, label_column=None, zero_based=False):
     """``(n_rows, data label map or None, iterator of (lo, X, y or None))`` for an ingested dataset or
-    a file, its columns in the model's feature order (matched by name when both have names)."""
+    a file, its columns in the model's feature order (matched by name when both have names). A
+    model with a column encoder gets a file's raw columns by name (``{name: values}`` blocks),
+    which it imputes and encodes itself, as ``Model.predict(DataFrame)`` does."""
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
     if is_remote(path) or (path.is_dir() and (path / META).is_file()):
+        if model.columns is not None:
+            raise DataError(
+                "the model imputes or encodes raw columns (it was trained with --categorical or --impute), and an "
+                "ingested dataset holds columns encoded already",
+                path=path,
+                fix="predict the data file itself (CSV/TSV with a header, or parquet)",
+            )
         stream = open_stream(path, block_size=block_rows, optional_labels=True)
         order = _feature_order(model, stream.meta.get("feature_names"), path)
         if order is not None:
@@ -85,15 +96,31 @@ def _source(data, block_rows: int, model, label_column=None):
                 lo += X.shape[0]
 
         return stream.n_rows, stream.label_map if stream.labelled else None, blocks()
-    ds = read_dataset(resolve_dataset(str(data)), label_column=label_column, optional_labels=True)
-    order = _feature_order(model, ds.feature_names, ds.path)
-    X = ds.X if order is None else ds.X[:, order]
-    n_rows = X.shape[0]
+    ds = read_dataset(
+        resolve_dataset(str(data)),
+        label_column=label_column,
+        optional_labels=True,
+        columns=model.columns,
+        zero_based=zero_based,
+    )
+    if ds.table is not None:  # raw columns, encoded by the model
+        table = ds.table
+
+        def rows(lo, hi):
+            return {name: column[lo:hi] for name, column in table.items()}
+    else:
+        order = _feature_order(model, ds.feature_names, ds.path)
+        X = ds.X if order is None else ds.X[:, order]
+
+        def rows(lo, hi):
+            return X[lo:hi]
+
+    n_rows = ds.n_rows
     return (
         n_rows,
         None if ds.y is None else ds.label_map,
         (
-            (lo, X[lo : lo + block_rows], None if ds.y is None else ds.y[lo : lo + block_rows])
+            (lo, rows(lo, lo + block_rows), None if ds.y is None else ds.y[lo : lo + block_rows])
             for lo in range(0, n_rows, block_rows)
         ),
     )
@@ -102,7 +129,7 @@ def _source(data, block_rows: int, model, label_column=None):
 def _feature_order(model, names, path):
     """The column order that gives the model's features (None: as they are), checked by name when
     both the model and the data name their features."""
-    from omkl_dist.model import match_features
+    from omkl_dist.preprocessing import match_features
 
     if model.feature_names is None or names is None:
         return None
@@ -124,9 +151,11 @@ def predict(
     overwrite: bool = False,
     inputs=(),
     label_column=None,
+    zero_based=False,
 ) -> dict:
     """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``;
-    ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy)."""
+    ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy);
+    ``zero_based``: a LIBSVM file's feature indices start at 0."""
     from omkl_dist.persistence import load_model
     from omkl_dist.storage.models import read_meta
 
@@ -141,7 +170,7 @@ def predict(
     )
     model, meta = load_model(model_dir), read_meta(model_dir)
     labels = [str(c) for c in model.classes_]
-    n_rows, data_map, blocks = _source(data, block_rows, model, label_column)
+    n_rows, data_map, blocks = _source(data, block_rows, model, label_column, zero_based)
     labelled = data_map is not None
     record = {
         **made_by,

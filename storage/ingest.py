@@ -6,6 +6,10 @@ exactly when the reader returned a sparse matrix (LIBSVM files with at least
 :data:`~omkl_dist.storage.readers.SPARSE_MIN_FEATURES` features, ``.mat`` files holding such a
 sparse ``X``).
 
+A table whose columns are imputed or encoded (``categorical``, ``impute``) is read whole, the
+:class:`~omkl_dist.preprocessing.ColumnEncoder` fitted on it and recorded in ``meta.json``
+(``columns``), so a model learnt from the dataset predicts raw rows with it.
+
 Rows without labels (``label_column="none"``: rows to predict) are ingested as a dataset without
 labels (``meta.json`` says ``labelled: false``; no ``labels.parquet``), which ``omkl predict``
 scores and every learner refuses (:class:`~omkl_dist.storage.stream.Stream`).
@@ -29,6 +33,8 @@ import scipy.sparse as sp
 import zarr
 from numpy.typing import NDArray
 
+from omkl_dist.preprocessing import ColumnEncoder
+
 from .errors import DataError
 from .labels import canonical, encode_labels, has_no_labels
 from .layout import (
@@ -49,6 +55,7 @@ from .layout import (
 from .location import Location, PathArg, location
 from .outputs import DATASET, Inputs, atomic_output, check_output
 from .readers import Dataset, read_dataset
+from .readers.parquet import read_table
 from .registry import resolve_dataset
 from .tables import is_table_source, open_table
 
@@ -75,6 +82,9 @@ def ingest(
     views: bool = False,
     feature_groups: Mapping[str, str | Iterable[int]] | None = None,
     layout: str = "auto",
+    categorical: str | None = None,
+    impute: str | None = None,
+    zero_based: bool = False,
 ) -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
 
@@ -108,8 +118,14 @@ def ingest(
         ``label_column="none"``: the rows have no labels (every column is a feature; a LIBSVM row
         starts with its first ``index:value``); the dataset can be predicted, not learnt from.
     features : list of str or str, optional
-        Tables: the feature columns (default: every column but the label; each must be numeric).
-        A table is read in row batches of at most ``chunk_rows`` rows, never whole.
+        Tables and CSV/TSV files with a header: the feature columns (default: every column but the
+        label). A numeric table is read in row batches of at most ``chunk_rows`` rows, never whole.
+    categorical, impute : str, optional
+        Tables and CSV/TSV files with a header: encode text columns (``"one-hot"``, ``"ordinal"``)
+        and fill missing values (``"mean"``, ``"median"``, ``"most_frequent"``); see
+        :func:`read_dataset`. The fitted encoder is recorded in ``meta.json`` (``columns``).
+    zero_based : bool, default False
+        LIBSVM: feature indices start at 0.
     views : bool, default False
         ``source`` is a multi-view dataset (a folder of aligned files, a registry name such as
         ``"mfeat"``, or ``{view: file}``): its views are stored side by side and ``meta.json``
@@ -135,7 +151,23 @@ def ingest(
         raise ValueError(f"layout must be one of {INGEST_LAYOUTS}, got {layout!r}")
     if has_no_labels(label_column):
         _refuse_label_options(source, views=views, classes=classes, n_classes=n_classes, positive_class=positive_class)
-    if fmt == "parquet" or is_table_source(source):
+    encoding = {"categorical": categorical, "impute": impute}
+    encoded = any(v is not None for v in encoding.values())
+    if encoded and is_table_source(source) and not isinstance(source, (str, Path)):  # a table in memory
+        out = check_output(out, DATASET, overwrite=overwrite)
+        ds = read_table(
+            source,
+            classes=classes,
+            n_classes=n_classes,
+            label_column=label_column,
+            positive_class=positive_class,
+            features=features,
+            columns=ColumnEncoder(**encoding),
+            fmt="table",
+        )
+        meta = {"kind": "ingest", "source": ds.path.name, "source_name": type(source).__name__}
+        return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=[], meta=meta)
+    if (fmt == "parquet" or is_table_source(source)) and not encoded:
         return _ingest_table(
             source,
             out,
@@ -149,8 +181,6 @@ def ingest(
             features=features,
             layout="csr" if layout == "csr" else "dense",
         )
-    if features is not None:
-        raise DataError("feature columns are chosen for parquet tables only", path=source, fix="drop --features")
     if views:
         from .views import format_groups, read_views, view_files
 
@@ -187,6 +217,9 @@ def ingest(
         positive_class=positive_class,
         sparse=_READER_SPARSE[layout],
         optional_labels=True,  # label_column="none": rows to predict
+        features=features,
+        zero_based=zero_based,
+        **encoding,
     )
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if feature_groups is not None:
@@ -241,6 +274,8 @@ def _write_dataset(
     }
     if ds.feature_names is not None:
         meta["feature_names"] = ds.feature_names
+    if ds.columns is not None:
+        meta["columns"] = ds.columns.to_dict()
     if ds.permutations is not None:
         # The permutations are not copied (the source file keeps them); note that they exist.
         meta["n_permutations"] = int(ds.permutations.shape[0])

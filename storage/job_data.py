@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from omkl_dist._validation import MAX_FEATURES
 from omkl_dist.defaults import SCALE_ROWS
-from omkl_dist.preprocessing import Scaler
+from omkl_dist.preprocessing import ColumnEncoder, Scaler
 
 from .layout import META
 from .location import is_remote, location
@@ -42,6 +42,7 @@ class JobData:
     feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
     sparse: bool = False  # rows come as scipy.sparse CSR blocks
     feature_names: list | None = None  # the feature columns' names, when the data has them
+    columns: ColumnEncoder | None = None  # how the raw columns became the features (imputed, encoded)
 
     @property
     def classes(self) -> list:
@@ -107,7 +108,8 @@ def refuse_label_options(data, labels: dict) -> None:
     if labels:
         raise ValueError(
             f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
-            "drop --label-column/--positive-class/--features (or re-ingest with them)"
+            "drop --label-column/--positive-class/--features/--categorical/--impute/--zero-based (or re-ingest "
+            "with them)"
         )
 
 
@@ -171,6 +173,7 @@ def load_job_data(
             feature_groups(stream.meta),
             sparse=stream.sparse,
             feature_names=stream.meta.get("feature_names"),
+            columns=None if "columns" not in stream.meta else ColumnEncoder.from_dict(stream.meta["columns"]),
         )
     groups = None
     if is_multiview(data):
@@ -204,6 +207,7 @@ def load_job_data(
         groups,
         sparse=sp.issparse(X),
         feature_names=ds.feature_names,
+        columns=ds.columns,
     )
 
 

@@ -143,6 +143,17 @@ def encode_labels(
 
 
 NO_LABELS = "none"  # the label column of data that has no labels (rows to predict)
+#: the names (any case) of the default label column of a table or a text file with a header, in
+#: order of precedence: ``x,y,target`` is labelled by ``target`` (``y`` is a coordinate there)
+LABEL_NAMES = ("target", "label", "class", "y")
+
+
+def default_label_column(names: list[str] | None) -> int:
+    """The 0-based label column when none is chosen, one rule for every format with columns (CSV,
+    TSV, dense text, parquet, in-memory tables): the first of :data:`LABEL_NAMES` (any case) that
+    names a column, else the first column."""
+    lowered = [name.strip().lower() for name in names or ()]
+    return next((lowered.index(name) for name in LABEL_NAMES if name in lowered), 0)
 
 
 def has_no_labels(label_column: object) -> bool:

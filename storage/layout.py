@@ -108,6 +108,7 @@ META_SCHEMA = obj(
         "views": obj(values=string()),
         "label_column": string(),
         "n_permutations": _COUNT,
+        "columns": obj(),  # ColumnEncoder.to_dict(): how the raw columns were imputed and encoded
     },
 )
 _INGEST_KEYS = ("source", "sha256", "format", "class_counts")  # what an ingested dataset also records

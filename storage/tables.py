@@ -1,10 +1,13 @@
 """Tables as input: parquet files, folders of parquet files (partitioned datasets included),
 pyarrow Tables and pandas DataFrames, read with pyarrow in row batches.
 
-A table names its label column (``label_column``: a column name; default the one column named
-``label``, ``y``, ``target`` or ``class``; ``"none"``: rows without labels) and its feature columns
-(``features``: default every other column). Every feature column must be numeric (integers, floats
-or booleans); a string or nested column, or a missing value, is an error naming the column (and the row).
+A table names its label column (``label_column``: a column name; default the column named
+``target``, ``label``, ``class`` or ``y`` (the first found, any case), else the first -- the rule of text files
+too, :func:`~omkl_dist.storage.labels.default_label_column`; ``"none"``: rows without labels) and
+its feature columns (``features``: default every other column). A feature column is numeric
+(integers, floats or booleans); a string or nested column, or a missing value, is an error naming
+the column (and the row) -- unless the table is read to be encoded (``numeric_only=False``: its raw
+columns, :meth:`TableSource.columns`, go to a :class:`~omkl_dist.preprocessing.ColumnEncoder`).
 """
 
 from __future__ import annotations
@@ -19,10 +22,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataError
-from .labels import has_no_labels, resolve_label_column
+from .labels import default_label_column, has_no_labels, resolve_label_column
 
 BATCH_ROWS = 65_536
-_LABEL_NAMES = ("label", "y", "target", "class")
 PARQUET_MAGIC = b"PAR1"
 
 
@@ -92,6 +94,14 @@ class TableSource:
         values = np.concatenate(parts)
         return _as_text(values, self.where, str(self.label)) if values.dtype.kind == "O" else values
 
+    def columns(self) -> dict[str, NDArray[Any]]:
+        """The feature columns as read, whole, by name: numbers (a missing one NaN) or objects (text,
+        a missing one None) -- what a :class:`~omkl_dist.preprocessing.ColumnEncoder` takes."""
+        table = self.dataset.to_table(columns=self.features)
+        if not table.num_rows:
+            raise DataError("the table has no rows", path=self.where, fix="check the export was complete")
+        return {name: table.column(name).to_numpy(zero_copy_only=False) for name in self.features}
+
     def batches(self, rows: int = BATCH_ROWS) -> Iterator[tuple[NDArray[np.float64], int]]:
         """``(X float64, first row)`` per batch of at most ``rows`` rows, in order."""
         offset = 0
@@ -104,7 +114,7 @@ class TableSource:
                         f"missing value in feature column {self.features[j]!r}",
                         path=self.where,
                         row=row + 1,
-                        fix="impute it or drop the row before ingesting",
+                        fix="impute it (--impute mean, median or most_frequent; impute=...) or drop the row",
                     )
                 X[:, j] = column.to_numpy(zero_copy_only=False)
             if not np.isfinite(X).all():
@@ -120,9 +130,19 @@ class TableSource:
 
 
 def open_table(
-    source: object, *, label_column: str | int | None = None, features: Iterable[str] | str | None = None
+    source: object,
+    *,
+    label_column: str | int | None = None,
+    features: Iterable[str] | str | None = None,
+    numeric_only: bool = True,
+    where: str | None = None,
+    sha256: str | None = None,
 ) -> TableSource:
     """Open ``source`` (see :func:`is_table_source`) with its label and feature columns checked.
+
+    ``numeric_only=False``: feature columns of any kind (text ones are encoded, not streamed). A
+    table in memory is named ``where`` in messages (default "the table") and identified by
+    ``sha256`` (default: the digest of its contents), as when it was read from a file.
 
     Raises
     ------
@@ -134,8 +154,8 @@ def open_table(
 
     table = _in_memory(source)
     if table is not None:
-        dataset, where = pads.dataset(table), "the table"
-        digest = _table_digest(table)
+        dataset, where = pads.dataset(table), where or "the table"
+        digest = sha256 or _table_digest(table)
     else:
         path = Path(source)  # type: ignore[arg-type]  # is_table_source said: a str or Path
         if not path.exists():
@@ -166,13 +186,14 @@ def open_table(
         )
     if not chosen:
         raise DataError("no feature columns besides the label", path=where, fix="name them (--features a,b,c)")
-    for name in chosen:
+    for name in chosen if numeric_only else ():
         kind = dataset.schema.field(name).type
         if not _numeric(kind):
             raise DataError(
                 f"feature column {name!r} is {kind}, not numeric",
                 path=where,
-                fix="convert or encode it, or leave it out by naming the others (--features a,b,c)",
+                fix="encode it (--categorical one-hot or ordinal, categorical=...), or leave it out by naming the "
+                "others (--features a,b,c)",
             )
     return TableSource(dataset, label, chosen, where, digest)
 
@@ -188,14 +209,7 @@ def _label_name(label_column: str | int | None, names: list[str], where: str) ->
         return None
     if label_column is not None:
         return names[resolve_label_column(label_column, names, len(names), where)]
-    found = [n for n in names if n.lower() in _LABEL_NAMES]
-    if len(found) != 1:
-        raise DataError(
-            f"which column holds the labels? the columns are {names}",
-            path=where,
-            fix="name it (--label-column NAME, label_column=...), or say it has none (--label-column none)",
-        )
-    return found[0]
+    return names[default_label_column(names)]
 
 
 def _files_digest(files: Iterable[str]) -> str:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omkl_dist.preprocessing import _STATE_ARRAYS, METHODS, Scaler
+from omkl_dist.preprocessing.scaler import _STATE_ARRAYS, METHODS, Scaler
 
 
 @pytest.fixture(scope="module")

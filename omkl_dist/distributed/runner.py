@@ -21,7 +21,7 @@ from scipy import sparse
 from ..defaults import SCALE_ROWS, resolve_settings
 from ..job import EngineOptions, Job
 from ..persistence import load_model
-from ..preprocessing import Scaler
+from ..preprocessing import ColumnEncoder, Scaler
 from ..runner import Accounting, RunResult
 from ..storage.location import location, text
 from ..storage.stream import open_stream
@@ -98,7 +98,8 @@ class DaskRunner:
             raise ValueError(f"start must be a row of the dataset, 0..{total}, got {start}")
         stop = start + job.data.rows(total)
         classes = sorted(internal for _, internal in meta["label_map"])
-        job = job.with_data(sparse=meta.get("layout") == "csr", label_map=meta["label_map"])
+        columns = None if "columns" not in meta else ColumnEncoder.from_dict(meta["columns"])
+        job = job.with_data(sparse=meta.get("layout") == "csr", label_map=meta["label_map"], columns=columns)
         model, scaler = start_from if start_from is not None else (None, None)
         if model is not None:
             check_continues(model, n_features, classes, dataset)
@@ -189,6 +190,7 @@ class DaskRunner:
             trace=_trace(model, accounting, history),
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
+            columns=columns,
         )
 
 

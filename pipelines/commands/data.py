@@ -11,10 +11,14 @@ import click
 from omkl_dist.storage.location import text
 
 from ..cli_base import (
+    CATEGORICAL_OPTION,
     FEATURES_OPTION,
+    IMPUTE_OPTION,
     POSITIVE_CLASS_OPTION,
+    ZERO_BASED_OPTION,
     CommandGroup,
     FiniteFloat,
+    reading_options,
 )
 
 
@@ -57,13 +61,16 @@ def data():
 @click.option(
     "--label-column",
     default=None,
-    help="The label column -- first, last, a 0-based index or a header name (CSV/TSV/text; default: a header "
-    "column named target, else the first), a column name (parquet) -- or none: the rows have no labels (every "
-    "column a feature; LIBSVM rows start with their first index:value), a dataset for omkl predict that no "
-    "learner takes.",
+    help="The label column -- first, last, a 0-based index or a column name (default, for CSV/TSV/text and "
+    "parquet alike: the first column named target, label, class or y, any case, else the first column) -- or "
+    "none: the rows have no labels (every column a feature; LIBSVM rows start with their first index:value), a "
+    "dataset for omkl predict that no learner takes.",
 )
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
+@CATEGORICAL_OPTION
+@IMPUTE_OPTION
+@ZERO_BASED_OPTION
 @click.option(
     "--views",
     is_flag=True,
@@ -98,6 +105,9 @@ def data_ingest(
     label_column,
     positive_class,
     features,
+    categorical,
+    impute,
+    zero_based,
     views,
     feature_groups,
     layout,
@@ -116,9 +126,7 @@ def data_ingest(
         n_classes=n_classes,
         overwrite=overwrite,
         n_features=n_features,
-        label_column=label_column,
-        positive_class=positive_class,
-        features=features,
+        **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
         views=views,
         feature_groups=_parse_groups(feature_groups),
         layout=layout,

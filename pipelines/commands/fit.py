@@ -7,11 +7,16 @@ import json
 import click
 
 from ..cli_base import (
+    CATEGORICAL_OPTION,
+    FEATURES_OPTION,
+    IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     SCHEDULER_TIMEOUT_OPTION,
+    ZERO_BASED_OPTION,
     FiniteFloat,
     given_kernel_spec,
+    reading_options,
 )
 
 
@@ -85,6 +90,10 @@ from ..cli_base import (
 @SCHEDULER_TIMEOUT_OPTION
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
+@FEATURES_OPTION
+@CATEGORICAL_OPTION
+@IMPUTE_OPTION
+@ZERO_BASED_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
     "--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json)."
@@ -106,6 +115,10 @@ def fit_cmd(
     timeout,
     label_column,
     positive_class,
+    features,
+    categorical,
+    impute,
+    zero_based,
     as_json,
     quiet,
 ):
@@ -127,8 +140,7 @@ def fit_cmd(
         scheduler=scheduler,
         threads=threads,
         timeout=timeout,
-        label_column=label_column,
-        positive_class=positive_class,
+        **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
         verbose=0 if quiet or as_json else 1,
     )
     click.echo(json.dumps(report) if as_json else format_fit_report(report))

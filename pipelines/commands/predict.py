@@ -41,14 +41,21 @@ from .store_options import open_store
 @click.option(
     "--label-column",
     default=None,
-    help="A data file's label column -- first, last, a 0-based index or a header name (CSV/TSV/text), a column "
-    "name (parquet) -- or none: the rows have no labels (every column a feature; LIBSVM rows start with their "
-    "first index:value), so no true_label column and no accuracy.",
+    help="A data file's label column -- first, last, a 0-based index or a column name (default, for CSV/TSV/text "
+    "and parquet alike: the first column named target, label, class or y, any case, else the first column) -- or "
+    "none: the rows have no labels (every column a feature; LIBSVM rows start with their first index:value), so no "
+    "true_label column and no accuracy. A model trained with --categorical/--impute reads the columns by name "
+    "and encodes them itself.",
+)
+@click.option(
+    "--zero-based", is_flag=True, help="LIBSVM: feature indices start at 0 (as the training file's, if it was read so)."
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."
 )
-def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):
+def predict_cmd(
+    store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, zero_based, as_json
+):
     """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
     from ..predict import predict
 
@@ -71,6 +78,7 @@ def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, o
         scheduler=scheduler,
         overwrite=overwrite,
         label_column=label_column,
+        zero_based=zero_based,
     )
     if as_json:
         click.echo(json.dumps(result))

@@ -19,8 +19,10 @@ from ..cli_base import (
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     SEED_OPTION,
+    ZERO_BASED_OPTION,
     FiniteFloat,
     job_settings,
+    reading_options,
     settings_options,
 )
 from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
@@ -105,6 +107,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
+@ZERO_BASED_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def retrain_cmd(
     store,
@@ -128,6 +131,7 @@ def retrain_cmd(
     label_column,
     positive_class,
     features,
+    zero_based,
     quiet,
     **kwargs,
 ):
@@ -167,7 +171,7 @@ def retrain_cmd(
             lock_timeout=lock_timeout,
             show_progress=not quiet,
             drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
-            labels={"label_column": label_column, "positive_class": positive_class, "features": features},
+            labels=reading_options(label_column, positive_class, features, zero_based=zero_based),
             emit=lambda summary: click.echo(json.dumps(summary, default=str)),
         )
     except (KeyboardInterrupt, Terminated) as exc:  # before its version was published: nothing was

@@ -11,11 +11,15 @@ from omkl_dist.defaults import SCALE_ROWS
 
 from ..cli_base import (
     BLOCK_SIZE_OPTION,
+    CATEGORICAL_OPTION,
     FEATURES_OPTION,
+    IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     SEED_OPTION,
+    ZERO_BASED_OPTION,
     job_settings,
+    reading_options,
     settings_options,
 )
 from .algorithm_options import algorithm_group
@@ -54,6 +58,9 @@ OPTIONS = [
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     FEATURES_OPTION,
+    CATEGORICAL_OPTION,
+    IMPUTE_OPTION,
+    ZERO_BASED_OPTION,
     click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text."),
     click.option("--quiet", is_flag=True, help="No progress bar."),
 ]
@@ -75,6 +82,9 @@ def _run(
     label_column,
     positive_class,
     features,
+    categorical,
+    impute,
+    zero_based,
     as_json,
     quiet,
     **kwargs,
@@ -102,7 +112,7 @@ def _run(
         model_out=model_out,
         overwrite=overwrite,
         show_progress=not quiet,
-        labels={"label_column": label_column, "positive_class": positive_class, "features": features},
+        labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
     )
     click.echo(json.dumps(report) if as_json else format_report(report))
 

@@ -9,12 +9,16 @@ import click
 
 from ..cli_base import (
     BLOCK_SIZE_OPTION,
+    CATEGORICAL_OPTION,
     FEATURES_OPTION,
+    IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     SCHEDULER_TIMEOUT_OPTION,
     SEED_OPTION,
+    ZERO_BASED_OPTION,
     job_settings,
+    reading_options,
     settings_options,
 )
 from .algorithm_options import algorithm_group
@@ -57,6 +61,9 @@ OPTIONS = [
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     FEATURES_OPTION,
+    CATEGORICAL_OPTION,
+    IMPUTE_OPTION,
+    ZERO_BASED_OPTION,
     click.option(
         "--ingest-to",
         default=None,
@@ -92,6 +99,9 @@ def _submit(
     label_column,
     positive_class,
     features,
+    categorical,
+    impute,
+    zero_based,
     ingest_to,
     as_json,
     quiet,
@@ -109,7 +119,7 @@ def _submit(
     check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
     data = ingested_source(
         data,
-        labels={"label_column": label_column, "positive_class": positive_class, "features": features},
+        labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
         under=ingest_to or text(out) + ".data",
     )
     job = Job.build(

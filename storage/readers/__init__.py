@@ -3,18 +3,21 @@
 Formats (``fmt``):
 
 ``"libsvm"``
-    ``label idx:value ...`` with 1-based feature indices; ``n_features`` is the largest index
-    seen. ``#`` starts a comment. A file with at least :data:`SPARSE_MIN_FEATURES` features
-    (rcv1: 47,236 at 0.16 % non-zero) is returned as a ``scipy.sparse.csr_matrix``; narrower
-    ones are densified as always (``sparse=`` overrides the choice).
+    ``label idx:value ...`` with 1-based feature indices (0-based with ``zero_based=True``);
+    ``n_features`` is the largest index seen. ``#`` starts a comment. A file with at least
+    :data:`SPARSE_MIN_FEATURES` features (rcv1: 47,236 at 0.16 % non-zero) is returned as a
+    ``scipy.sparse.csr_matrix``; narrower ones are densified as always (``sparse=`` overrides the
+    choice).
 ``"dense"``
     Whitespace (spaces or tabs) separated numbers, label first, no header. An optional first
     line ``"N D"`` giving the row and feature counts (as in ``madelon_train``) is skipped.
 ``"csv"``
     Comma separated (``", "`` too), label first, no header.
 ``"csv_header"`` / ``"tsv_header"``
-    Comma / tab separated with a header row. The label column is the one named ``target``
-    (PMLB), otherwise the first column.
+    Comma / tab separated with a header row. The label column is the first one named
+    ``target`` (PMLB), ``label``, ``class`` or ``y`` (any case), otherwise the first column -- the
+    rule of parquet tables too. With ``features``, ``categorical`` or ``impute`` the columns are
+    read by name, as a parquet table's (text columns encoded, missing values filled).
 ``"mat"``
     MATLAB v5 (or v4) file read with :func:`scipy.io.loadmat`: variables ``X`` (dense or sparse,
     rows x features; a sparse ``X`` stays sparse under LIBSVM's rule) and ``y``, or ``data`` with

@@ -11,6 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from omkl_dist.preprocessing import ColumnEncoder
+
 FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet")
 # LIBSVM (and sparse .mat) data at least this wide stay sparse: densifying rcv1-like data (47,236
 # features, 0.16 % non-zero) would take ~600 times the memory of its values.
@@ -44,7 +46,13 @@ class Dataset:
     permutations : ndarray of shape (n_permutations, n_rows), int64, or None
         0-based row permutations shipped with some ``.mat`` files (``ID_all``/``ID_list``).
     feature_names : list of str or None
-        Header names of the feature columns for files with a header.
+        Header names of the feature columns for files with a header (with ``columns``: the encoded
+        columns' names).
+    columns : ColumnEncoder or None
+        The encoder that made ``X`` from the raw feature columns (read with ``categorical`` or
+        ``impute``, or with a fitted encoder): what a model trained on ``X`` needs for raw rows.
+    table : dict of str to ndarray, or None
+        The raw feature columns by name, as read (with ``columns``).
     """
 
     X: FeatureMatrix
@@ -55,6 +63,8 @@ class Dataset:
     sha256: str
     permutations: NDArray[np.int64] | None = None
     feature_names: list[str] | None = field(default=None, repr=False)
+    columns: ColumnEncoder | None = field(default=None, repr=False)
+    table: dict[str, NDArray[Any]] | None = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:

@@ -11,12 +11,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
-from ..labels import has_no_labels, resolve_label_column
+from ..labels import default_label_column, has_no_labels, resolve_label_column
 from .dataset import ParsedFile
 from .detect import split_header
 from .textio import empty_file_error, first_lines, is_number, show_bytes, text_lines
 
-_LABEL_COLUMN_NAMES = ("target",)
 _DELIMITER_NAMES: dict[str | None, str] = {",": "','", "\t": "tab", ";": "';'", "|": "'|'", None: "whitespace"}
 
 
@@ -36,6 +35,28 @@ def read_csv_header(content: bytes, path: Path, label_column: str | int | None =
 
 def read_tsv_header(content: bytes, path: Path, label_column: str | int | None = None) -> ParsedFile:
     return _read_delimited(content, path, delimiter="\t", header=True, label_column=label_column)
+
+
+def text_table(content: bytes, path: Path, delimiter: str) -> Any:
+    """Comma or tab separated text with a header as a pyarrow Table, each column's type inferred
+    (numbers, else text) and empty fields, ``NA``, ``null``, ``NaN`` missing: the columns read by
+    name, as a parquet table's, when they are chosen (``--features``) or encoded."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(content),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+        )
+    except pa.ArrowInvalid as exc:  # a ragged row, a quote left open
+        raise DataError(
+            f"could not read the columns ({exc})",
+            path=path,
+            fix="every row needs a value (maybe empty) for each header column",
+        ) from None
+    return table.rename_columns([name.strip() for name in table.column_names])
 
 
 def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> bool:
@@ -95,7 +116,9 @@ def _read_delimited(
         return _read_features(body, first_number, path, delimiter, width, names)
     if width < 2:
         raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
-    label_col = _label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
+    label_col = (
+        default_label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
+    )
     y_raw: NDArray[Any]
     try:
         table = _numbers(body, delimiter)
@@ -176,15 +199,6 @@ def _read_string_labels(
     table = np.zeros((len(X), width), dtype=np.float64)
     table[:, feature_cols] = X
     return table, np.char.strip(y)
-
-
-def _label_column(names: list[str] | None) -> int:
-    if names:
-        lowered = [n.lower() for n in names]
-        for candidate in _LABEL_COLUMN_NAMES:
-            if candidate in lowered:
-                return lowered.index(candidate)
-    return 0
 
 
 def _column_namer(label_col: int | None, names: list[str] | None) -> Callable[[int], str]:
@@ -279,8 +293,19 @@ def _diagnose_delimited(
                     raise DataError("empty label", path=path, row=number, column=i + 1, fix="fill in or drop the row")
                 continue
             if not is_number(value):
-                problem = "empty field (missing value)" if not value else f"non-numeric value {show_bytes(value)}"
-                fix = "features must be numbers: correct the value, impute it, or drop the row"
+                if value:
+                    problem = f"non-numeric value {show_bytes(value)}"
+                    fix = (
+                        "features must be numbers: encode a text column with --categorical one-hot or ordinal "
+                        "(categorical=...; the file needs a header row), leave it out (--features) or correct the value"
+                    )
+                else:
+                    empty = _count_empty(body, first_number, delimiter, i)
+                    problem = f"empty field (missing value): {empty} row{'s' * (empty > 1)} of this column have one"
+                    fix = (
+                        "fill missing values with --impute mean, median or most_frequent (impute=...; the file "
+                        "needs a header row), or drop the rows"
+                    )
                 if value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
                     where = "first" if i == 0 else "last"
                     fix = (
@@ -299,6 +324,15 @@ def _diagnose_delimited(
                     fix=fix,
                 )
     return numeric_labels
+
+
+def _count_empty(body: bytes, first_number: int, delimiter: str | None, column: int) -> int:
+    """How many rows have an empty field in ``column`` (error path only)."""
+    count = 0
+    for _, line in text_lines(body, first_number=first_number, delimiter=delimiter):
+        fields = _split(line, delimiter)
+        count += column < len(fields) and not fields[column].strip().strip(b'"')
+    return count
 
 
 def _raise_ragged(

@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
+
 from ..errors import DataError
 from ..labels import encode_labels, has_no_labels
 from ..tables import is_table_source
 from .dataset import Dataset, FeatureMatrix, ParsedFile
-from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header
+from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
 from .detect import check_format, detect_format, looks_mat
 from .libsvm import read_libsvm
 from .mat import read_mat
@@ -23,6 +25,7 @@ from .parquet import read_table
 from .textio import decompress, read_bytes, text_content
 
 _DELIMITED = ("dense", "csv", "csv_header", "tsv_header")
+_HEADED = {"csv_header": ",", "tsv_header": "\t"}  # text whose columns have names: read by name when asked
 # the parser of each format; the delimited ones also take label_column=, libsvm n_features= and sparse=
 _READERS: dict[str, Callable[..., ParsedFile]] = {
     "libsvm": read_libsvm,
@@ -46,6 +49,10 @@ def read_dataset(
     features: list[str] | str | None = None,
     sparse: bool | None = None,
     optional_labels: bool = False,
+    categorical: str | None = None,
+    impute: str | None = None,
+    columns: ColumnEncoder | None = None,
+    zero_based: bool = False,
 ) -> Dataset:
     """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
@@ -66,16 +73,19 @@ def read_dataset(
         The feature count. LIBSVM: indices above it are an error and rows using fewer features
         get zero columns (default: the largest index). Other formats: must equal their columns.
     label_column : str or int, optional
-        CSV/TSV/dense text: the column holding the labels -- ``"first"``, ``"last"``, a 0-based
-        index (negative counts from the end) or a header name. Default: a header column named
-        ``target``, else the first column. ``"none"`` (any format but ``.mat``): the rows have no
+        CSV/TSV/dense text and parquet: the column holding the labels -- ``"first"``, ``"last"``, a
+        0-based index (negative counts from the end) or a column name. Default, one rule for all:
+        the first column named ``target``, ``label``, ``class`` or ``y`` (any case), else the first
+        column. ``"none"`` (any format but ``.mat``): the rows have no
         labels -- every column is a feature (a LIBSVM row starts with its first ``index:value``);
         the dataset's ``y`` is None and its ``label_map`` empty. Only with ``optional_labels``.
     positive_class : str or number, optional
         Binary data: the original label that becomes +1 (default: the larger of the two in
         numeric, then lexical, order).
     features : list of str or str, optional
-        Parquet: the feature columns (default: every column but the label; each must be numeric).
+        Parquet, CSV/TSV with a header: the feature columns by name, a list or ``"a,b,c"``
+        (default: every column but the label). Other columns are not read, so a text column left
+        out needs no encoding.
     sparse : bool, optional
         LIBSVM and sparse ``.mat`` data: return ``X`` as a ``csr_matrix`` (True) or densified
         (False, refused when the dense matrix cannot fit). Default: sparse exactly when the data
@@ -83,6 +93,20 @@ def read_dataset(
     optional_labels : bool, default False
         Whether rows without labels may be read (rows to predict); else they are refused, since
         every other use learns from the labels.
+    categorical : {"one-hot", "ordinal"}, optional
+        Parquet, CSV/TSV with a header: encode the text feature columns (see
+        :class:`~omkl_dist.preprocessing.ColumnEncoder`; fitted on every row of the file). Default:
+        a text feature column is an error naming it and this option.
+    impute : {"mean", "median", "most_frequent"}, optional
+        Parquet, CSV/TSV with a header: fill missing feature values (empty fields, ``NA``) with the
+        column's statistic over the file (a text column: its most frequent category). Default: a
+        missing value is an error naming its column and this option.
+    columns : ColumnEncoder, optional
+        A fitted encoder (a model's) to apply instead of fitting one: rows read for prediction.
+        The dataset's ``table`` keeps the raw columns.
+    zero_based : bool, default False
+        LIBSVM: feature indices start at 0 (the first feature is ``0:value``), as scikit-learn's
+        ``dump_svmlight_file`` writes them; default: at 1, as LIBSVM's own tools.
 
     Returns
     -------
@@ -95,29 +119,35 @@ def read_dataset(
     """
     path = Path(path)
     no_labels = has_no_labels(label_column)
+    columns = _encoder(columns, categorical, impute, path)
     if no_labels and not optional_labels:
         raise DataError(
             "--label-column none reads rows without labels, which can be predicted but not learnt from",
             path=path,
             fix="name the label column; score rows without labels with omkl predict --label-column none",
         )
+    by_name = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
+    by_name.update(positive_class=positive_class, features=features, columns=columns)
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
-        return read_table(
-            path,
-            classes=classes,
-            n_classes=n_classes,
-            label_column=label_column,
-            positive_class=positive_class,
-            features=features,
-        )
-    if features is not None:
-        raise DataError("feature columns are chosen for parquet tables only", path=path, fix="drop --features")
+        return read_table(path, **by_name)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
     content = decompress(stored, path)
     if fmt != "mat" and not (fmt is None and looks_mat(path, content)):
         content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
+    if fmt in _HEADED and (features is not None or columns is not None):
+        table = text_table(content, path, _HEADED[fmt])
+        return read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
+    if features is not None or columns is not None:
+        given = "--features" if features is not None else "--categorical/--impute"
+        raise DataError(
+            f"{given} name a table's columns, and this {fmt} file has no header row naming them",
+            path=path,
+            fix="add a header row (CSV/TSV) or convert the file to parquet; or drop " + given,
+        )
+    if zero_based and fmt != "libsvm":
+        raise DataError(f"--zero-based is for LIBSVM files, this one is {fmt}", path=path, fix="drop --zero-based")
     if label_column is not None and fmt not in _DELIMITED and not (no_labels and fmt == "libsvm"):
         raise DataError(
             f"a label column can be chosen for {', '.join(_DELIMITED)} files, this one is {fmt}",
@@ -125,7 +155,7 @@ def read_dataset(
             fix="drop --label-column (LIBSVM and .mat files say where their labels are)",
         )
     if fmt == "libsvm":
-        parsed = read_libsvm(content, path, n_features=n_features, sparse=sparse)
+        parsed = read_libsvm(content, path, n_features=n_features, sparse=sparse, zero_based=zero_based)
     elif fmt in _DELIMITED:
         parsed = _READERS[fmt](content, path, label_column=label_column)
     elif fmt == "mat":
@@ -168,6 +198,30 @@ def read_dataset(
     )
 
 
+def _encoder(
+    columns: ColumnEncoder | None, categorical: str | None, impute: str | None, path: Path
+) -> ColumnEncoder | None:
+    """The column encoder a read uses: a given (fitted) one, or a new one of ``categorical`` and
+    ``impute`` (``"none"``: not asked for) to fit; None when neither is asked for."""
+    categorical, impute = (None if v is None or v.strip().lower() == "none" else v for v in (categorical, impute))
+    for option, value, allowed in (("categorical", categorical, CATEGORICAL), ("impute", impute, IMPUTE)):
+        if value is not None and value not in allowed:
+            raise DataError(
+                f"{option} {value!r} is not one of {', '.join(allowed)}",
+                path=path,
+                fix=f"pass --{option} " + "|".join(allowed),
+            )
+    if columns is not None and (categorical is not None or impute is not None):
+        raise DataError(
+            "a fitted column encoder comes with its own categorical and impute options",
+            path=path,
+            fix="drop categorical/impute (or the encoder)",
+        )
+    if columns is not None or (categorical is None and impute is None):
+        return columns
+    return ColumnEncoder(categorical=categorical, impute=impute)
+
+
 def _canonical_csr(X: FeatureMatrix) -> sp.csr_matrix:
     """A float64 csr_matrix with sorted indices, no duplicates and no stored zeros (``3:0`` in a
     LIBSVM row is not a non-zero): the form the csr layout stores and streams back."""
@@ -197,5 +251,6 @@ def _check_finite(parsed: ParsedFile, path: Path) -> None:
         path=path,
         row=parsed.line_of(row),
         column=parsed.column_of(col),
-        fix="impute or drop missing/infinite values before ingesting",
+        fix="fill missing values with --impute mean, median or most_frequent (impute=...; CSV/TSV with a header, "
+        "parquet), or drop the rows",
     )

@@ -1,4 +1,5 @@
-"""LIBSVM / svmlight text: ``label idx:value ...`` with 1-based feature indices, sparse when wide.
+"""LIBSVM / svmlight text: ``label idx:value ...`` with 1-based feature indices (0-based with
+``zero_based``, as scikit-learn's ``dump_svmlight_file`` writes them), sparse when wide.
 
 Rows to predict may have no label (``idx:value ...``): they are read with ``y_raw`` None."""
 
@@ -26,16 +27,18 @@ _STRAY_RATIO = 1000  # sparse: a largest index this many times every other row's
 _UNLABELLED_ROW = re.compile(rb"(?m)^(?=[ \t]*\d+:)")  # a row that starts with its first index:value
 
 
-def read_libsvm(content: bytes, path: Path, n_features: int | None = None, sparse: bool | None = None) -> ParsedFile:
+def read_libsvm(
+    content: bytes, path: Path, n_features: int | None = None, sparse: bool | None = None, zero_based: bool = False
+) -> ParsedFile:
     from sklearn.datasets import load_svmlight_file
 
     unlabelled = bool(_UNLABELLED_ROW.search(content))
     if unlabelled:  # scikit-learn's parser needs a label: rows without one get a 0 it never reports
         content = _UNLABELLED_ROW.sub(b"0 ", content)
     try:
-        X, y = load_svmlight_file(io.BytesIO(content), zero_based=False)
+        X, y = load_svmlight_file(io.BytesIO(content), zero_based=bool(zero_based))
     except (ValueError, OverflowError) as exc:
-        _diagnose_libsvm(content, path)
+        _diagnose_libsvm(content, path, first_index=0 if zero_based else 1)
         raise DataError(
             f"could not parse LIBSVM data ({exc})",
             path=path,
@@ -69,7 +72,8 @@ def read_libsvm(content: bytes, path: Path, n_features: int | None = None, spars
         dense = np.zeros((X.shape[0], width))
         dense[:, : X.shape[1]] = X.toarray() if X.shape[1] <= width else X[:, :width].toarray()
         X = dense
-    return ParsedFile(X=X, y_raw=None if unlabelled else y, line_of=line_of, column_of=lambda j: j + 1)
+    first = 0 if zero_based else 1  # a column is named by its index in the file
+    return ParsedFile(X=X, y_raw=None if unlabelled else y, line_of=line_of, column_of=lambda j: j + first)
 
 
 def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen: bool = False) -> None:
@@ -127,7 +131,7 @@ def _libsvm_line_mapper(content: bytes) -> Callable[[int], int]:
     return line_of
 
 
-def _diagnose_libsvm(content: bytes, path: Path) -> None:
+def _diagnose_libsvm(content: bytes, path: Path, first_index: int = 1) -> None:
     """Find the first malformed LIBSVM line and raise a DataError naming it (error path only)."""
     for number, line in text_lines(content):
         tokens = line.split(b"#", 1)[0].split()
@@ -140,7 +144,7 @@ def _diagnose_libsvm(content: bytes, path: Path) -> None:
                 row=number,
                 fix="LIBSVM labels must be numeric; fix the value or convert the file to CSV",
             )
-        previous = 0
+        previous = first_index - 1
         for token in tokens[1:]:
             index, sep, value = token.partition(b":")
             if not sep or not index.isdigit():
@@ -159,13 +163,14 @@ def _diagnose_libsvm(content: bytes, path: Path) -> None:
                     column=column,
                     fix="check that index for a typo; LIBSVM indices are 1..n_features",
                 )
-            if int(index) < 1:
+            if int(index) < first_index:
                 raise DataError(
                     "feature index 0 in a 1-based LIBSVM file",
                     path=path,
                     row=number,
                     column=column,
-                    fix="shift indices by +1 (LIBSVM indices start at 1)",
+                    fix="if the file's indices start at 0 (as scikit-learn's dump_svmlight_file writes them), "
+                    "pass --zero-based (zero_based=True); else shift them by +1 (LIBSVM indices start at 1)",
                 )
             if int(index) <= previous:
                 raise DataError(
