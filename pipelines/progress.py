@@ -10,7 +10,7 @@ from omkl_dist._numba_cache import cache_is_cold
 
 COLD_CACHE_NOTE = (
     "note: first run of this omkl-dist version: numba compiles each code path on its first block "
-    "(10-20 s at 0 %), once; later runs start at once"
+    "(10-20 s at 0 %), once; later runs start at once (`omkl warmup` compiles them all ahead)"
 )
 
 

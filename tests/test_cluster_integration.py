@@ -385,7 +385,7 @@ def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, 
         "--seed",
         4,
         "--limit",
-        24_000,
+        12_000,
         "--quiet",
         "--json",
     ]

@@ -535,7 +535,7 @@ def test_concurrent_overwrites_end_complete_or_busy(tmp_path):
     for round_ in range(3):
         procs = [
             subprocess.Popen(
-                _omkl("data", "synth", "--rows", 200_000, "--features", 3, "--seed", seed, "--out", out, "--overwrite"),
+                _omkl("data", "synth", "--rows", 100_000, "--features", 3, "--seed", seed, "--out", out, "--overwrite"),
                 cwd=tmp_path,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -548,7 +548,7 @@ def test_concurrent_overwrites_end_complete_or_busy(tmp_path):
             assert code == 0 or (code == 75 and err.startswith("busy: ")), (code, err)
         assert any(code == 0 for code, _ in results)
         meta = verify_dataset(out)
-        assert meta["n_rows"] == 200_000
+        assert meta["n_rows"] == 100_000
         assert hidden(tmp_path) == [], round_
 
 

@@ -145,15 +145,12 @@ def test_a_read_only_install_caches_in_the_users_folder(tmp_path):
     assert cache.parent == tmp_path / ".cache" / "omkl-dist" and any(cache.rglob("*.nbi"))
 
 
-def test_warmup_compiles_into_an_empty_cache_then_finds_it_warm(tmp_path):
-    """`omkl warmup` fills this version's cache; `--if-cold` then does nothing. (Its cluster rounds run
-    in every `make test`, which warms up first.)"""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+def test_warmup_loads_a_warm_cache_and_if_cold_does_nothing():
+    """`omkl warmup` on this version's cache (`make test` fills it first, compiling every kernel on
+    every core) loads what it needs; `--if-cold` then does nothing."""
     warm = [sys.executable, "-m", "omkl_dist.pipelines.cli", "warmup", "--algo", "perceptron", "--no-cluster"]
-    first = subprocess.run(warm, capture_output=True, text=True, env=env, timeout=600)
+    first = subprocess.run(warm, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-2000:]
-    assert first.stdout.startswith("perceptron ") and "kernel(s) compiled into" in first.stdout
-    (cache,) = tmp_path.iterdir()
-    assert cache.name == f"numba-{_numba_cache.sources_digest()}" and any(cache.rglob("*.nbc"))
-    again = subprocess.run([*warm, "--if-cold", "--quiet"], capture_output=True, text=True, env=env, timeout=600)
-    assert again.returncode == 0 and again.stdout == f"numba's cache is warm: {cache}\n"
+    assert first.stdout.startswith("perceptron ") and "warmed 1 algorithm(s) in" in first.stdout
+    again = subprocess.run([*warm, "--if-cold", "--quiet"], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and again.stdout == f"numba's cache is warm: {os.environ['NUMBA_CACHE_DIR']}\n"
