@@ -291,9 +291,7 @@ def _mistakes(ax, document) -> bool:
     what = "running mistake rate"
     if gate and gate.get("champion") is not None and gate.get("challenger") is not None:
         what += f" (held out: challenger {100 * gate['challenger']:.2f} %, champion {100 * gate['champion']:.2f} %)"
-    return _label_axes(
-        ax, _subject(document), what, _ROWS, "mistakes so far, %", legend={"fontsize": 8, "loc": "lower right"}
-    )
+    return _label_axes(ax, _subject(document), what, _ROWS, "mistakes so far, %", legend={"fontsize": 8, "loc": "best"})
 
 
 def _blocks(document, key):
