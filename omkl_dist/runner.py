@@ -11,9 +11,7 @@ same call on another executor).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from .evaluation import progressive_score
 from .job import Job
@@ -49,11 +47,12 @@ class Accounting:
 class RunResult:
     """What a runner returns: the ``job`` as it ran (its label map and the settings for its rows
     filled in), the fitted ``model``, the ``scaler`` its inputs need, the ``accounting``, the
-    ``trace`` (``n_seen`` and ``mistake_rate`` as the run went, ``kernel_names``, ``summary``; an
-    in-process run's :class:`~omkl_dist.evaluation.progressive.Trace` in full), the dataset's
+    ``trace`` (the mistake curve -- ``n_seen`` and ``mistake_rate`` at the same evenly spaced rows
+    of the run whoever ran it, :mod:`omkl_dist.evaluation.curve` --, ``kernel_names``, ``summary``;
+    an in-process run's :class:`~omkl_dist.evaluation.progressive.Trace` in full), the dataset's
     ``name`` and its ``feature_names`` (when its columns have names), the ``columns`` encoder that
-    made its features from a table's raw columns (when it was imputed or encoded), a hint about unscaled
-    features (``advice``), and per-row mistakes (0/1) when the run saw every row (in this process)."""
+    made its features from a table's raw columns (when it was imputed or encoded), and a hint about
+    unscaled features (``advice``)."""
 
     job: Job
     model: object
@@ -64,7 +63,6 @@ class RunResult:
     feature_names: tuple | None = None
     columns: ColumnEncoder | None = None
     advice: str | None = None
-    row_mistakes: np.ndarray | None = field(default=None, repr=False)
 
     def as_model(self) -> Model:
         """The one model artifact: the fitted model with its column encoder, scaler, label map,
@@ -125,10 +123,9 @@ class LocalRunner:
         job = job.with_data(sparse=data.sparse, label_map=data.label_map, columns=data.columns)
         if model is None:
             model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
-        mistakes, counts = [], {"n_seen": 0, "n_mistakes": 0, "n_rows": data.n_rows, "done": data.n_rows == 0}
+        counts = {"n_seen": 0, "n_mistakes": 0, "n_rows": data.n_rows, "done": data.n_rows == 0}
 
         def on_outcome(outcome):
-            mistakes.append(outcome["mistakes"])
             counts["n_seen"] += len(outcome["mistakes"])
             counts["n_mistakes"] += int(outcome["mistakes"].sum())
             counts["done"] = counts["n_seen"] >= data.n_rows
@@ -137,7 +134,9 @@ class LocalRunner:
 
         if self.on_progress is not None:
             self.on_progress(dict(counts))
-        trace = progressive_score(model, data.blocks, classes=data.classes if not seen else None, on_outcome=on_outcome)
+        trace = progressive_score(
+            model, data.blocks, n_rows=data.n_rows, classes=data.classes if not seen else None, on_outcome=on_outcome
+        )
         summary = trace.summary()
         return RunResult(
             job=job,
@@ -154,5 +153,4 @@ class LocalRunner:
             feature_names=None if data.feature_names is None else tuple(data.feature_names),
             columns=data.columns,
             advice=scaling_advice(data.spans, data.scaler.method),
-            row_mistakes=np.concatenate(mistakes) if mistakes else np.empty(0),
         )

@@ -126,15 +126,15 @@ def check(value: Any, schema: Any, where: str) -> str | None:
 
 _SERIES = ListOf("number")
 _NUMBER_OR_NULL = OneOf(("number", "null"))
-_TRACE = {
-    "n_seen": ListOf("integer"),
+_BLOCKS = {  # the model after each block of the stream
+    "block_ends": ListOf("integer"),
     "n_support": ListOf(ListOf("number")),
     "weights": ListOf(ListOf("number")),
     "instances_per_second": _SERIES,
     "kernel_names": ListOf("text"),
 }
-#: ``omkl run --trace-out``: ``{"report": {...}, "trace": {...}}``
-RUN_TRACE = Obj({"trace": Obj({**_TRACE, "mistake_rate": _SERIES})}, {"report": "object"})
+#: ``omkl run --trace-out``: ``{"report": {...}, "trace": {...}}``, the mistake curve and the blocks
+RUN_TRACE = Obj({"trace": Obj({**_BLOCKS, "n_seen": ListOf("integer"), "mistake_rate": _SERIES})}, {"report": "object"})
 _CURVE = Obj({"rows": _SERIES, "rate": _SERIES, "label": "text"})
 #: a report document (a retrain's ``report.json``, or a run's redrawn by ``omkl report``)
 REPORT_DOCUMENT = Obj(
@@ -164,7 +164,8 @@ REPORT_DOCUMENT = Obj(
         ),
     },
     {
-        "trace": Obj(_TRACE),
+        "algo": OneOf(("text", "null")),
+        "trace": Obj(_BLOCKS),
         "n_before": "integer",
         "budget": OneOf(("null", Obj({"slope": "number", "label": "text"}), Obj({"cap": "integer", "label": "text"}))),
     },
@@ -172,14 +173,16 @@ REPORT_DOCUMENT = Obj(
 
 
 def _check_lengths(trace: dict, where: str, *, mistakes: bool) -> str | None:
-    """Every series of a trace is as long as its ``n_seen`` (the optional ones may be empty; a run
-    trace's mistake curve, drawn against ``n_seen``, may not: ``mistakes``; a report document
-    keeps its mistake curves in ``curves``); kernels all have names."""
-    n = len(trace["n_seen"])
-    for key in ("mistake_rate", "instances_per_second", "n_support", "weights"):
-        series = trace.get(key) or []
-        if (series or (mistakes and key == "mistake_rate")) and len(series) != n:
-            return f"key {where}.{key} has {len(series)} entries but {where}.n_seen has {n}; they go together"
+    """Every series of a trace is as long as its x axis: the blocks' as ``block_ends`` (they may be
+    empty), a run trace's mistake curve (``mistakes``) as ``n_seen``; a report document keeps its
+    mistake curves in ``curves``. Kernels all have names."""
+    axes = {key: "block_ends" for key in ("instances_per_second", "n_support", "weights")}
+    if mistakes:
+        axes["mistake_rate"] = "n_seen"
+    for key, x in axes.items():
+        series, n = trace.get(key) or [], len(trace[x])
+        if (series or key == "mistake_rate") and len(series) != n:
+            return f"key {where}.{key} has {len(series)} entries but {where}.{x} has {n}; they go together"
     names = len(trace["kernel_names"])
     for key in ("n_support", "weights"):
         widths = {len(row) for row in trace[key]}

@@ -25,38 +25,42 @@ from pathlib import Path
 
 import numpy as np
 
+from omkl_dist.evaluation.curve import MistakeCurve
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import REPORT, REPORT_MARKER, Inputs, atomic_output, draw_png, dump_json_report
 
 from ._report_schema import check_report_document
 
-POINTS = 600  # curves are thinned to about this many points: a report stays small for any stream
-TOP_KERNELS = 8  # the weights plot shows the kernels that ever weighed most
+TOP_KERNELS = 7  # the support and weights plots show these kernels, the others as one band
+#: the trace's series of the model after each block (a cluster run's trace has none)
+BLOCK_SERIES = ("block_ends", "n_support", "weights", "instances_per_second", "kernel_names")
 
 
-def _thin(x, *ys):
-    x = np.asarray(x)
-    keep = np.unique(np.linspace(0, len(x) - 1, min(len(x), POINTS)).astype(int)) if len(x) else np.array([], int)
-    return [x[keep].tolist(), *[np.asarray(y)[keep].tolist() for y in ys]]
-
-
-def _running(mistakes) -> np.ndarray:
-    m = np.asarray(mistakes, dtype=np.float64)
-    return np.cumsum(m) / np.arange(1, len(m) + 1)
+def _curve(rows, counts, *, start: int, label: str) -> dict:
+    """A mistake curve's JSON: the running mistake ``rate`` (``counts`` mistakes in the first
+    ``rows`` rows) at rows ``start + rows`` of the data."""
+    rows = np.asarray(rows, dtype=np.int64)
+    return {"rows": (start + rows).tolist(), "rate": (np.asarray(counts) / rows).tolist(), "label": label}
 
 
 # ------------------------------------------------------------------------------------------------ documents
 def retrain_report(summary: dict, watch: dict, fit, store) -> dict:
-    """The report document of one retrain (see :func:`omkl_dist.pipelines.retrain.retrain`)."""
+    """The report document of one retrain (see :func:`omkl_dist.pipelines.retrain.retrain`).
+
+    Every curve has a point at least every 1 % of its rows (:mod:`omkl_dist.evaluation.curve`):
+    the champion's over the window, the challenger's mistake curve of its run over the head (the
+    same in this process and on a cluster), then its mistakes on the held-out tail.
+    """
     start, stop = summary["window"]["rows"]
     split = summary["window"]["holdout_rows"][0]
     curves = {}
     if watch["mistakes"] is not None:
-        rows, rate = _thin(np.arange(start + 1, stop + 1), _running(watch["mistakes"]))
-        curves["champion"] = {"rows": rows, "rate": rate, "label": f"champion v{summary['parent']} (not learning)"}
+        rows, counts = MistakeCurve.over(stop - start).points(watch["mistakes"], 0, 0)
+        curves["champion"] = _curve(rows, counts, start=start, label=f"champion v{summary['parent']} (not learning)")
     doc = {
         "kind": "retrain",
         "summary": summary,
+        "algo": None if fit is None else fit["algo"],
         "window": [start, stop],
         "split": split,
         "alarms": watch["drift"]["alarms"],
@@ -66,45 +70,49 @@ def retrain_report(summary: dict, watch: dict, fit, store) -> dict:
     if fit is not None:
         held = np.asarray(fit["holdout"])
         trace = fit["trace"]
-        if fit.get("head_mistakes") is not None:  # online: prequential on the head, then not learning on the tail
-            rows = np.arange(start + 1, stop + 1)
-            rate = _running(np.r_[fit["head_mistakes"], held])
-        elif trace is not None:  # the same from a cluster run's coarser history (one point per coordinator call)
-            n_head = split - start
+        tail_rows, tail_counts = MistakeCurve.over(len(held)).points(held, 0, 0)
+        if trace is not None:  # online: its run's mistake curve on the head, then not learning on the tail
             head_rows = np.asarray(trace["n_seen"], dtype=np.int64)
-            head_mistakes = np.rint(np.asarray(trace["mistake_rate"]) * head_rows)
-            tail = (head_mistakes[-1] if len(head_mistakes) else 0) + np.cumsum(held)
-            rows = np.r_[start + head_rows, split + np.arange(1, len(held) + 1)]
-            rate = np.r_[np.asarray(trace["mistake_rate"]), tail / (n_head + np.arange(1, len(held) + 1))]
+            head_counts = np.rint(np.asarray(trace["mistake_rate"]) * head_rows).astype(np.int64)
+            made = head_counts[-1] if len(head_counts) else 0
+            curves["challenger"] = _curve(
+                np.r_[head_rows, split - start + tail_rows],
+                np.r_[head_counts, made + tail_counts],
+                start=start,
+                label="challenger (learning on the head, then not)",
+            )
         else:  # batch: the refitted model on the tail only
-            rows, rate = split + np.arange(1, len(held) + 1), _running(held)
-        if trace is not None:
-            doc["trace"] = {
-                k: trace[k]
-                for k in ("n_seen", "n_support", "weights", "instances_per_second", "kernel_names")
-                if k in trace
-            }
-            doc["n_before"] = int(fit["model"].n_samples_seen_) - int(trace["n_seen"][-1]) if trace["n_seen"] else 0
+            curves["challenger"] = _curve(
+                tail_rows, tail_counts, start=split, label="challenger (refitted on the head)"
+            )
+        if trace is not None and "block_ends" in trace:  # in this process: the model after each block
+            doc["trace"] = {k: trace[k] for k in BLOCK_SERIES}
+            ends = trace["block_ends"]
+            doc["n_before"] = int(fit["model"].n_samples_seen_) - int(ends[-1]) if ends else 0
             doc["budget"] = budget_line(fit["model"])
-        rows, rate = _thin(rows, rate)
-        curves["challenger"] = {"rows": rows, "rate": rate, "label": "challenger (learning on the head, then not)"}
     return doc
 
 
 def run_report(document: dict) -> dict:
     """The report document of ``omkl run``'s trace file (``{"report": ..., "trace": ...}``)."""
     trace, report = document["trace"], document.get("report", {})
-    rows, rate = _thin(trace["n_seen"], trace["mistake_rate"])
     return {
         "kind": "run",
         "summary": report,
+        "algo": report.get("algo"),
         "window": [0, trace["n_seen"][-1] if trace["n_seen"] else 0],
         "split": None,
         "alarms": [],
         "n_before": 0,
         "history": [],
-        "curves": {"run": {"rows": rows, "rate": rate, "label": f"{report.get('algo', 'model')} (prequential)"}},
-        "trace": {k: trace[k] for k in ("n_seen", "n_support", "weights", "instances_per_second", "kernel_names")},
+        "curves": {
+            "run": {
+                "rows": trace["n_seen"],
+                "rate": trace["mistake_rate"],
+                "label": f"{report.get('algo', 'model')} (test-then-train)",
+            }
+        },
+        "trace": {k: trace[k] for k in BLOCK_SERIES},
     }
 
 
@@ -123,6 +131,7 @@ def version_history(store) -> list:
                 "champion": gate.get("champion"),
                 "promoted": version in promoted,
                 "rows": lineage.get("window", {}).get("rows"),
+                "algo": lineage.get("algo"),
             }
         )
     rollbacks = [e["version"] for e in store.events() if e.get("event") == "rollback"]
@@ -133,14 +142,14 @@ def budget_line(model) -> dict | None:
     """SPA: expected support vectors per kernel α t / β after t rows; a budget baseline: its cap."""
     params = model.get_params()
     if hasattr(model, "beta_") and "alpha" in params:
-        return {"slope": float(params["alpha"]) / float(model.beta_), "label": "SPA expected SVs per kernel, α t/β"}
+        return {"slope": float(params["alpha"]) / float(model.beta_), "label": "SPA's expected SVs, α t/β per kernel"}
     if params.get("budget") is not None:
         return {"cap": int(params["budget"]), "label": f"budget {params['budget']} per kernel"}
     return None
 
 
 _SOURCE_FIX = "give a retrain's report.json or a trace from `omkl run --trace-out`, as written"
-_MAX_DOCUMENT_BYTES = 512 * 2**20  # far above any report of ours (curves are thinned to POINTS)
+_MAX_DOCUMENT_BYTES = 512 * 2**20  # far above any report of ours (a curve has about 200 points)
 
 
 def load_document(path) -> dict:
@@ -188,6 +197,17 @@ def write_report(
 def render(document: dict, folder) -> list[str]:
     """Draw every plot the document has data for into the new folder ``folder``, each PNG marked
     as omkl-dist's; returns the file names."""
+    folder = Path(folder)
+    written = []
+    for name, fig in figures(document).items():
+        draw_png(folder / name, lambda path, fig=fig: fig.savefig(path, format="png", dpi=110))
+        written.append(name)
+    return written
+
+
+def figures(document: dict) -> dict:
+    """The plots the document has data for: ``{file name: matplotlib Figure}`` (object API, no
+    pyplot state; nothing is drawn to a screen)."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -195,7 +215,6 @@ def render(document: dict, folder) -> list[str]:
             "the report's plots need matplotlib: pip install 'omkl-dist[plots]', "
             "or pass --no-plots for report.json only"
         ) from None
-    folder = Path(folder)
     drawers = [
         ("mistakes.png", _mistakes),
         ("support.png", _support),
@@ -203,51 +222,33 @@ def render(document: dict, folder) -> list[str]:
         ("speed.png", _speed),
         ("history.png", _history),
     ]
-    written = []
+    out = {}
     for name, draw in drawers:
         fig = Figure(figsize=(8, 4.5), layout="constrained")
         if draw(fig.add_subplot(), document):
-            draw_png(folder / name, lambda path, fig=fig: fig.savefig(path, format="png", dpi=110))
-            written.append(name)
-    return written
+            out[name] = fig
+    return out
 
 
-def _title(document: dict, what: str) -> str:
-    s = document.get("summary", {})
-    name = s.get("model") or s.get("algo") or "model"
+def _subject(document: dict) -> str:
+    """What a plot is of: the algorithm and the data of a run; the store model, its version and
+    algorithm and the window of a retrain."""
+    s, algo = document.get("summary", {}), document.get("algo")
+    if document["kind"] == "run":
+        n = f" ({s['n']:,} rows)" if isinstance(s.get("n"), int) else ""
+        return f"{algo or 'model'} on {Path(str(s.get('data', 'the data'))).name}{n}"
     version = f" v{s['version']}" if s.get("version") is not None else ""
-    return f"{name}{version}: {what}"
+    window = s.get("window") if isinstance(s.get("window"), dict) else {}
+    data = f" on {Path(str(window['source'])).name}" if window.get("source") else ""
+    rows = document["window"]
+    return f"model {s.get('model', '?')}{version}{f' ({algo})' if algo else ''}{data}, rows {rows[0]:,}-{rows[1]:,}"
 
 
-def _mistakes(ax, document) -> bool:
-    curves = document["curves"]
-    if not curves:
-        return False
-    colors = {"champion": "tab:blue", "challenger": "tab:orange", "run": "tab:orange"}
-    for key, curve in curves.items():
-        ax.plot(curve["rows"], 100 * np.asarray(curve["rate"]), color=colors.get(key), label=curve["label"], lw=1.6)
-    if document.get("split") is not None:
-        ax.axvline(document["split"], color="0.3", ls="--", lw=1, label="gate: held-out tail from here")
-    for i, row in enumerate(document.get("alarms", [])):
-        ax.axvline(row, color="tab:red", lw=1, alpha=0.7, label="drift alarm (Page-Hinkley)" if i == 0 else None)
-    gate = document.get("summary", {}).get("gate")
-    what = "running mistake rate"
-    if gate and gate.get("champion") is not None and gate.get("challenger") is not None:
-        what += f" (held out: challenger {100 * gate['challenger']:.2f} %, champion {100 * gate['champion']:.2f} %)"
-    return _label_axes(ax, document, what, "mistakes so far, %", legend={"fontsize": 8, "loc": "best"})
-
-
-def _trace_x(document):
-    trace = document.get("trace")
-    if not trace or not trace.get("n_seen"):
-        return None, None
-    return np.asarray(trace["n_seen"]) + document["window"][0], trace
-
-
-def _label_axes(ax, document, what: str, ylabel: str, *, legend: dict | None = None) -> bool:
-    """Title, axis labels, grid and (``legend``: its keyword arguments) legend of a plot over instances."""
-    ax.set_title(_title(document, what), fontsize=10)
-    ax.set_xlabel("instance (row of the data)")
+def _label_axes(ax, subject: str, what: str, xlabel: str, ylabel: str, *, legend: dict | None = None) -> bool:
+    """Title (what the plot is of, then what is drawn), axis labels, grid and (``legend``: its
+    keyword arguments) legend."""
+    ax.set_title(f"{subject}\n{what}", fontsize=10)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     if legend is not None:
@@ -255,75 +256,146 @@ def _label_axes(ax, document, what: str, ylabel: str, *, legend: dict | None = N
     return True
 
 
+_ROWS = "instance (row of the data)"
+_OUTSIDE = {"fontsize": 7, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
+
+
+def _mistakes(ax, document) -> bool:
+    curves = document["curves"]
+    if not curves:
+        return False
+    colors = {"champion": "tab:blue", "challenger": "tab:orange", "run": "tab:orange"}
+    top = 0.0
+    for key, curve in curves.items():
+        rate = 100 * np.asarray(curve["rate"], dtype=float)
+        ax.plot(curve["rows"], rate, color=colors.get(key), label=curve["label"], lw=1.6)
+        top = max(top, float(np.nanmax(rate, initial=0.0)))
+    if document.get("split") is not None:
+        ax.axvline(document["split"], color="0.3", ls="--", lw=1, label="gate: held-out tail from here")
+    alarms = document.get("alarms", [])
+    if alarms:  # a rug of thin ticks along the bottom: hundreds of alarms stay readable
+        ax.plot(
+            alarms,
+            np.full(len(alarms), 0.02),
+            ls="none",
+            marker="|",
+            ms=10,
+            mew=0.6,
+            color="tab:red",
+            alpha=0.6,
+            transform=ax.get_xaxis_transform(),
+            label=f"drift alarms (Page-Hinkley): {len(alarms):,}",
+        )
+    ax.set_ylim(0, max(top * 1.1, 1.0))
+    gate = document.get("summary", {}).get("gate")
+    what = "running mistake rate"
+    if gate and gate.get("champion") is not None and gate.get("challenger") is not None:
+        what += f" (held out: challenger {100 * gate['challenger']:.2f} %, champion {100 * gate['champion']:.2f} %)"
+    return _label_axes(ax, _subject(document), what, _ROWS, "mistakes so far, %", legend={"fontsize": 8, "loc": "best"})
+
+
+def _blocks(document, key):
+    """The rows at the end of each block and the model's ``key`` series there (None: no data)."""
+    trace = document.get("trace")
+    if not trace or not trace.get("block_ends") or not trace.get(key):
+        return None, None, None
+    x = np.asarray(trace["block_ends"]) + document["window"][0]
+    return x, np.asarray(trace[key], dtype=float), trace
+
+
 def _markers(x) -> dict:
     """Dots on a curve of few points (a learner's rounds can be long), so each measurement shows."""
     return {"marker": "o", "markersize": 3} if len(x) < 40 else {}
 
 
+def _bands(values, names, *, floor: float = 0.0, small: str = ""):
+    """The :data:`TOP_KERNELS` kernels largest at any time (and ever above ``floor``), then the
+    rest summed into one band (``small`` says what they share): ``(columns, labels)``, largest first."""
+    peak = values.max(axis=0)
+    order = np.argsort(-peak, kind="stable")
+    shown = [k for k in order[:TOP_KERNELS] if peak[k] > floor]
+    rest = [k for k in order if k not in shown]
+    columns, labels = [values[:, k] for k in shown], [names[k] for k in shown]
+    if rest:
+        columns.append(values[:, rest].sum(axis=1))
+        labels.append(f"{len(rest)} other kernel(s){small}")
+    return columns, labels
+
+
+def _stack(ax, x, columns, labels) -> list:
+    """Stacked bands (largest at the bottom) with their measured points dotted; returns the
+    bands' legend handles top to bottom, as drawn."""
+    bands = ax.stackplot(x, *columns, labels=labels, alpha=0.85)
+    if len(x) < 40:
+        for top in np.cumsum(columns, axis=0):
+            ax.plot(x, top, ls="none", color="0.2", **_markers(x))
+    return bands[::-1]
+
+
 def _support(ax, document) -> bool:
-    x, trace = _trace_x(document)
-    if x is None or not trace.get("n_support"):
+    x, sv, trace = _blocks(document, "n_support")
+    if x is None:
         return False
-    sv = np.asarray(trace["n_support"], dtype=float)
-    names = trace["kernel_names"]
-    order = np.argsort(-sv[-1])
-    for k in order[:TOP_KERNELS]:
-        ax.plot(x, sv[:, k], lw=1.3, label=names[k], **_markers(x))
-    budget = document.get("budget")
-    if budget and "slope" in budget:
-        bound = budget["slope"] * (document.get("n_before", 0) + np.asarray(trace["n_seen"]))
-        far = bound[-1] > sv.max() * 1.3
-        ax.plot(
-            x,
-            bound,
-            color="k",
-            ls="--",
-            lw=1,
-            label=budget["label"] + (f" (above the plot: {bound[-1]:,.0f} at the end)" if far else ""),
-        )
-    elif budget and "cap" in budget:
-        ax.axhline(budget["cap"], color="k", ls="--", lw=1, label=budget["label"])
-    if budget:  # the axis follows the support vectors; a far-off bound is cut at the top
-        ax.set_ylim(0, max(sv.max() * 1.3, budget.get("cap", 0) * 1.1, 1))
-    more = f" (the {TOP_KERNELS} largest of {len(names)})" if len(names) > TOP_KERNELS else ""
+    names, start, before = trace["kernel_names"], document["window"][0], document.get("n_before", 0)
+    if before == 0:  # a fresh model starts with no support vectors
+        x, sv = np.r_[start, x], np.vstack([np.zeros(sv.shape[1]), sv])
+    handles = _stack(ax, x, *_bands(sv, names))
+    total = sv.sum(axis=1)
+    top, note, m = max(total.max() * 1.15, 1.0), "", len(names)
+    budget = document.get("budget") or {}
+    bound = None
+    if "slope" in budget:
+        bound = m * budget["slope"] * (before + x - start)
+    elif "cap" in budget:
+        bound = np.full(len(x), m * budget["cap"], dtype=float)
+    if bound is not None and bound.max() <= 3 * top:  # drawn only where it shares a scale with the SVs
+        (line,) = ax.plot(x, bound, color="k", ls="--", lw=1, label=f"{budget['label']}, x {m} kernels")
+        handles, top = [line, *handles], max(top, bound.max() * 1.05)
+    elif bound is not None:  # far above: said in the title, not drawn
+        note = f"\n({budget['label']}: {bound[-1]:,.0f} in all at the end, far above)"
+    ax.set_ylim(0, top)
+    if x[-1] > x[0]:  # (one block: matplotlib centres the point)
+        ax.set_xlim(x[0], x[-1])
     return _label_axes(
         ax,
-        document,
-        f"support vectors per kernel{more}",
+        _subject(document),
+        f"support vectors, stacked by kernel: {int(total[-1]):,} at the end{note}",
+        _ROWS,
         "support vectors",
-        legend={"fontsize": 7, "ncol": 2, "loc": "upper left"},
+        legend={**_OUTSIDE, "handles": handles},
     )
 
 
 def _weights(ax, document) -> bool:
-    x, trace = _trace_x(document)
-    if x is None or not trace.get("weights"):
+    x, w, trace = _blocks(document, "weights")
+    if x is None or w.ndim != 2 or w.shape[1] < 2:
         return False
-    w = np.asarray(trace["weights"], dtype=float)
-    if w.ndim != 2 or w.shape[1] < 2:
-        return False
+    w = w / np.maximum(w.sum(axis=1, keepdims=True), np.finfo(float).tiny)  # shares, whatever the rule keeps
     names = trace["kernel_names"]
-    shown = [k for k in np.argsort(-w.max(axis=0))[:TOP_KERNELS] if w[:, k].max() > 1e-3]
-    for k in shown:
-        ax.plot(x, w[:, k], lw=1.3, label=names[k], **_markers(x))
-    rest = len(names) - len(shown)
-    ax.set_ylim(-0.02, 1.02)  # (a weight of exactly 1 would hide under the frame)
+    handles = _stack(ax, x, *_bands(w, names, floor=1e-3, small=", each never above 0.1 %"))
+    ax.set_ylim(0, 1)
+    if x[-1] > x[0]:  # (one block: matplotlib centres the point)
+        ax.set_xlim(x[0], x[-1])
+    lead = int(np.argmax(w[-1]))
     return _label_axes(
         ax,
-        document,
-        "kernel weights (normalised)" + (f"; {rest} other kernel(s) never above 0.001" if rest else ""),
-        "weight",
-        legend={"fontsize": 7, "ncol": 2, "loc": "upper left"},
+        _subject(document),
+        f"kernel weights, stacked (shares); at the end {names[lead]} holds {100 * w[-1, lead]:.0f} %",
+        _ROWS,
+        "share of the weight",
+        legend={**_OUTSIDE, "handles": handles},
     )
 
 
 def _speed(ax, document) -> bool:
-    x, trace = _trace_x(document)
-    if x is None or not trace.get("instances_per_second"):
+    x, speed, _ = _blocks(document, "instances_per_second")
+    if x is None:
         return False
-    ax.plot(x, trace["instances_per_second"], color="tab:green", lw=1.4, **_markers(x))
-    ax.set_ylim(bottom=0)
-    return _label_axes(ax, document, "learning speed (cumulative instances / learning second)", "instances/s")
+    ax.plot(x, speed, color="tab:green", lw=1.4, **_markers(x))
+    ax.set_ylim(0, max(float(np.nanmax(speed, initial=0.0)) * 1.1, 1.0))
+    return _label_axes(
+        ax, _subject(document), "learning speed (cumulative instances / learning second)", _ROWS, "instances/s"
+    )
 
 
 def _history(ax, document) -> bool:
@@ -349,9 +421,15 @@ def _history(ax, document) -> bool:
     for i, h in enumerate(h for h in document["history"] if "rollback_to" in h):
         ax.axvline(h["rollback_to"], color="tab:purple", ls=":", label="rolled back to" if i == 0 else None)
     ax.set_xticks(v)
-    ax.set_title(_title(document, "versions: held-out mistake rate at their gate"), fontsize=10)
-    ax.set_xlabel("version")
-    ax.set_ylabel("held-out mistakes, %")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    return True
+    ax.set_xlim(v.min() - 0.5, v.max() + 0.5)  # one version is a point in the middle, not at an edge
+    ax.set_ylim(0, max(float(np.nanmax(np.r_[challenger, champion], initial=0.0)) * 1.15, 1.0))
+    algos = sorted({h["algo"] for h in versions if h.get("algo")})
+    subject = f"model {document.get('summary', {}).get('model', '?')}" + (f" ({', '.join(algos)})" if algos else "")
+    return _label_axes(
+        ax,
+        f"{subject}: {len(versions)} version(s)",
+        "held-out mistake rate of each version at its gate",
+        "version",
+        "held-out mistakes, %",
+        legend={"fontsize": 8, "loc": "lower right"},
+    )

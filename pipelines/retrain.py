@@ -588,8 +588,8 @@ def _continue(champion, window: Window, setting: dict, scheduler, show_progress)
         "scaler": result.scaler,
         "trace": result.trace,
         "metrics": _online_metrics(build_report(result, window.data)),
-        "head_mistakes": result.row_mistakes,
         "where": where,
+        "algo": setting["algo"],
     }
 
 
@@ -631,6 +631,7 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
         "scaler": scaler,
         "trace": None,
         "where": where,
+        "algo": setting["algo"],
         "metrics": {"n": int(len(y)), "seconds": seconds, "instances_per_second": len(y) / seconds},
     }
 

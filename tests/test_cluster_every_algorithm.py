@@ -19,6 +19,7 @@ on real ``dask worker`` processes in ``test_cluster_integration.py`` (SPA, OMKC 
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -133,6 +134,8 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
         **options,
     )
     _assert_same(fit.model, reference)
+    local_trace = json.loads((tmp_path / "trace.json").read_text())["trace"]
+    _assert_same_curve(fit.trace, local_trace)  # through a worker's loss and a recovery
     assert len(fit.accounting.failures) == 1 and fit.accounting.workers == WORKERS - 1  # recovered on the two left
     assert seen[0] == (0, ROWS, False) and seen[-1] == (ROWS, ROWS, True) and fit.accounting.resumed_from == 0
     if algo not in RESUMED:  # (the recovery above restarted from a checkpoint the same way)
@@ -154,7 +157,14 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     done = resumed.accounting
     assert 0 < done.resumed_from < ROWS and done.failures == () and done.workers == WORKERS - 1
     _assert_same(resumed.model, reference)
+    _assert_same_curve(resumed.trace, local_trace)  # a resumed job's curve is the unbroken one's
     assert not ckpt.exists()
+
+
+def _assert_same_curve(trace, local_trace):
+    """The cluster's mistake curve is the in-process one, value for value, a point at least every 1 %."""
+    assert (trace["n_seen"], trace["mistake_rate"]) == (local_trace["n_seen"], local_trace["mistake_rate"])
+    assert trace["n_seen"][-1] == ROWS and np.diff([0, *trace["n_seen"]]).max() <= ROWS / 100
 
 
 WIDE_CASES = [

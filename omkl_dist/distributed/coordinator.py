@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from ..evaluation.curve import MistakeCurve
 from .partition import row_ranges
 from .rounds import round_adapter
 
@@ -88,12 +89,16 @@ class Coordinator:
     checkpoint_every : int
         Rounds between checkpoints (``run_rounds`` stops at each); 0 = never.
     history : list, optional
-        ``(instances seen, mistakes)`` after each earlier round (a resumed job's metrics).
+        ``(instances seen, mistakes)`` at the points of the job's mistake curve so far (a resumed
+        job's; :mod:`omkl_dist.evaluation.curve`).
     select_kernel_at : int or None
         After this many instances only one kernel goes on (the adapter's
         :meth:`~.rounds.SelectsKernel.select_kernel`), as the estimator does in-process.
     round_ends : Rounds
         Where rounds end: the in-process engine's segments (the adapter's ``round_ends``).
+    first_row : int
+        Instances the model had seen when the job began (a retrain continues a fitted model): the
+        mistake curve's points are spaced over the job's rows after it, as in-process.
     """
 
     def __init__(
@@ -108,6 +113,7 @@ class Coordinator:
         select_kernel_at=None,
         *,
         round_ends,
+        first_row: int = 0,
     ):
         self.shards = list(shards)
         self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
@@ -128,6 +134,7 @@ class Coordinator:
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
+        self.curve = MistakeCurve.over(self.n_rows - int(first_row), first=int(first_row))
         self.m = len(self.combiner["w"])
         self.select_kernel_at = select_kernel_at if select_kernel_at is not None and self.m > 1 else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
@@ -169,10 +176,11 @@ class Coordinator:
             mistakes, t_combine = await self._round_rows(n, next_n)
         else:
             mistakes, t_combine = await self._round_kernels(n, next_n)
+        rows, counts = self.curve.points(mistakes, self.n_seen, self.n_mistakes)
+        self.history.extend(zip(rows.tolist(), counts.tolist()))
         self.n_seen += n
         self.n_mistakes += int(mistakes.sum())
         self.rounds += 1
-        self.history.append((self.n_seen, self.n_mistakes))
         if self.select_kernel_at is not None and self.n_seen == self.select_kernel_at:
             self._select_kernel()
         now = time.perf_counter()

@@ -133,14 +133,12 @@ class DaskRunner:
             "scaler": scaler.to_dict(),
             "classes": classes,
         }
-        history = []  # (rows seen in this run, mistakes in this run) at every progress report
 
         def on_checkpoint(arrays, scalars, rounds_history):
             state = model.set_engine_state(arrays, scalars)
             return store.write(state, scaler, int(scalars["n_seen"]), rounds_history, job)
 
         def progress(p):
-            history.append((int(p["n_seen"]) - offset, int(p["n_mistakes"]) - mistakes_before))
             if self.on_progress is not None:
                 self.on_progress(
                     {
@@ -187,7 +185,7 @@ class DaskRunner:
             model=model,
             scaler=scaler,
             accounting=accounting,
-            trace=_trace(model, accounting, history),
+            trace=_trace(model, accounting, result["history"], offset, mistakes_before),
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
             columns=columns,
@@ -264,8 +262,10 @@ def fit_on_cluster(
     return runner.fit(job, dataset)
 
 
-def _trace(model, accounting: Accounting, history) -> dict:
-    """The run as the coordinator reported it: rows seen and the mistake rate after every call."""
+def _trace(model, accounting: Accounting, history, offset: int, mistakes_before: int) -> dict:
+    """The run as the coordinator recorded it: its mistake curve (``history``: the model's rows seen
+    and mistakes at the curve's points, this run's from ``offset`` rows and ``mistakes_before``
+    on), the in-process trace's ``n_seen`` and ``mistake_rate`` value for value."""
     rows = accounting.rows
     summary = {
         "n": rows,
@@ -279,8 +279,8 @@ def _trace(model, accounting: Accounting, history) -> dict:
         "instances_per_second": accounting.instances_per_second if accounting.seconds > 0 else None,
     }
     return {
-        "n_seen": [seen for seen, _ in history[1:]],
-        "mistake_rate": [mistakes / max(seen, 1) for seen, mistakes in history[1:]],
+        "n_seen": [seen - offset for seen, _ in history],
+        "mistake_rate": [(mistakes - mistakes_before) / (seen - offset) for seen, mistakes in history],
         "kernel_names": list(model.active_kernel_names_),
         "summary": summary,
     }

@@ -152,6 +152,7 @@ class ShardedRounds:
                     history,
                     select_kernel_at,
                     round_ends=adapter.round_ends(scalars, program),
+                    first_row=int(self.job.get("offset", 0)),
                     actor=True,
                     workers=[workers[0]],
                     pure=False,

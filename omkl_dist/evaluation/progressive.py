@@ -7,13 +7,20 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .curve import MistakeCurve
+
 
 @dataclass
 class Trace:
-    """What an online run did, at checkpoints (after each stream block) and in total.
+    """What an online run did: its mistake curve, the model after each stream block, the totals.
 
-    ``seconds`` counts learning time only (predict + update); ``load_seconds`` the time spent
-    waiting for the stream's blocks (reading, decompressing, scaling). ``confusion[i][j]`` counts
+    ``n_seen`` and ``mistake_rate`` are the mistake curve: the running mistake rate after
+    ``n_seen`` rows, every :attr:`~.curve.MistakeCurve.step` rows and at the last row (at least
+    every 1 % of the stream, whatever its blocks; :mod:`.curve`). ``block_ends`` are the rows seen
+    after each block, where the model's ``n_support`` and ``weights`` and the learning ``seconds``
+    and ``instances_per_second`` so far are read. ``seconds`` counts learning time only (predict
+    + update); ``load_seconds`` the time spent waiting for the stream's blocks (reading,
+    decompressing, scaling). ``confusion[i][j]`` counts
     the rows of class ``classes[i]`` predicted online as ``classes[j]`` (a mistaken row's prediction
     is the highest-scoring wrong class: a tie with the true class is a mistake, see
     :func:`online_predictions`), so its diagonal sums to the rows minus the mistakes.
@@ -21,8 +28,9 @@ class Trace:
 
     n_seen: list = field(default_factory=list)
     mistake_rate: list = field(default_factory=list)
-    n_support: list = field(default_factory=list)  # per kernel, at each checkpoint
-    weights: list = field(default_factory=list)  # kernel weights, at each checkpoint
+    block_ends: list = field(default_factory=list)
+    n_support: list = field(default_factory=list)  # per kernel, at each block end
+    weights: list = field(default_factory=list)  # kernel weights, at each block end
     seconds: list = field(default_factory=list)
     instances_per_second: list = field(default_factory=list)
     mistakes: int = 0
@@ -40,7 +48,7 @@ class Trace:
         return self.mistake_rate[-1] if self.mistake_rate else float("nan")
 
     def summary(self) -> dict:
-        n = self.n_seen[-1] if self.n_seen else 0
+        n = self.block_ends[-1] if self.block_ends else 0
         per_kernel = self.n_support[-1] if self.n_support else []
         return {
             "n": n,
@@ -57,8 +65,12 @@ class Trace:
         return {**asdict(self), "summary": self.summary()}
 
 
+def _one_pair(stream) -> bool:
+    return isinstance(stream, tuple) and len(stream) == 2 and isinstance(stream[0], np.ndarray)
+
+
 def _blocks(stream):
-    if isinstance(stream, tuple) and len(stream) == 2 and isinstance(stream[0], np.ndarray):
+    if _one_pair(stream):
         yield stream
     else:
         yield from stream
@@ -80,18 +92,24 @@ def online_predictions(model, y, outcome) -> np.ndarray:
     return classes[np.where(outcome["mistakes"], wrong, truth)]
 
 
-def progressive_score(model, stream, *, classes=None, transform=None, progress=None, on_outcome=None) -> Trace:
+def progressive_score(
+    model, stream, *, n_rows=None, classes=None, transform=None, progress=None, on_outcome=None
+) -> Trace:
     """Run ``model`` test-then-train over ``stream`` and return a :class:`Trace`.
 
     Parameters
     ----------
     model : online classifier with ``progressive_partial_fit``
     stream : iterable of (X_block, y_block), or one (X, y) pair
+    n_rows : int, optional
+        The stream's length, which spaces the mistake curve's points evenly (:mod:`.curve`);
+        default: the length of one (X, y) pair, or the stream's ``n_rows`` (a dataset's stream);
+        for blocks of a stream of unknown length a point at every block's end.
     classes : every class, if the first block may lack some (default: the labels of the first block)
     transform : callable applied to each X block before learning (e.g. a fitted Scaler's transform)
     progress : callable ``progress(n_rows_in_block)``, e.g. a progress bar's ``update``
     on_outcome : callable ``on_outcome(outcome)`` with each block's online outcome (``mistakes`` per
-        row, ``score``), e.g. to keep the row-by-row mistakes a trace sums up per block
+        row, ``score``), e.g. to report progress
 
     Examples
     --------
@@ -106,6 +124,9 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
     trace = Trace()
     learn = load = 0.0
     n = 0
+    if n_rows is None:
+        n_rows = len(stream[1]) if _one_pair(stream) else getattr(stream, "n_rows", None)
+    curve = MistakeCurve.over(n_rows) if n_rows is not None else None
     it = iter(_blocks(stream))
     while True:
         t0 = time.perf_counter()
@@ -120,15 +141,21 @@ def progressive_score(model, stream, *, classes=None, transform=None, progress=N
         load += t1 - t0
         outcome = model.progressive_partial_fit(X, y, classes=classes if n == 0 else None)
         learn += time.perf_counter() - t1
+        flags = outcome["mistakes"]
+        if curve is not None:
+            rows, counts = curve.points(flags, n, trace.mistakes)
+        else:  # the stream's length is unknown: a point at the block's end
+            rows, counts = [n + len(y)], [trace.mistakes + int(flags.sum())]
         n += len(y)
-        trace.mistakes += int(outcome["mistakes"].sum())
+        trace.mistakes += int(flags.sum())
+        trace.n_seen.extend(int(r) for r in rows)
+        trace.mistake_rate.extend(int(c) / int(r) for r, c in zip(rows, counts))
         if not trace.classes:
             trace.classes = model.classes_.tolist()
             confusion = np.zeros((len(model.classes_), len(model.classes_)), dtype=np.int64)
         predicted = np.searchsorted(model.classes_, online_predictions(model, y, outcome))
         np.add.at(confusion, (np.searchsorted(model.classes_, y), predicted), 1)
-        trace.n_seen.append(n)
-        trace.mistake_rate.append(trace.mistakes / n)
+        trace.block_ends.append(n)
         trace.n_support.append([int(v) for v in model.n_support_])
         trace.weights.append([float(v) for v in model.weights_])
         trace.seconds.append(learn)

@@ -152,6 +152,7 @@ def plot_study(report: dict, path) -> None:
         ax.set_title(f"{block['dataset']} ({block['n']} x {block['d']}, {block['classes']} classes)", fontsize=9)
         ax.set_xlabel("instances seen")
         ax.set_ylabel("online mistake rate (%)")
+        ax.set_ylim(bottom=0)  # a rate: from 0, so panels compare at a glance
         ax.grid(alpha=0.3)
     for ax in axes.ravel()[len(blocks) :]:
         ax.set_visible(False)

@@ -1,0 +1,140 @@
+"""The mistake curve's points (at least every 1 % of a stream, whatever its blocks) and the report's
+plots read at a glance: axes from 0, titles naming the data and the model, one legend entry per
+drawn band, drift alarms as a rug (the figures are inspected, nothing is written)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from omkl_dist.evaluation import progressive_score
+from omkl_dist.evaluation.curve import MistakeCurve
+from omkl_dist.pipelines.report import figures, retrain_report
+from omkl_dist.storage.model_store import ModelStore
+
+pytest.importorskip("matplotlib")
+
+KERNELS = [f"gaussian(sigma={2.0**i:g})" for i in range(-3, 13)]  # 16 kernels
+
+
+@pytest.mark.parametrize("cuts", [[], [1, 2, 3], [7, 250, 251, 999], list(range(37, 1000, 37))])
+def test_the_curve_has_the_same_points_for_any_blocks(cuts):
+    flags = np.random.default_rng(0).random(1000) < 0.3
+    curve = MistakeCurve.over(1000)
+    rows, counts, seen, made = [], [], 0, 0
+    for block in np.split(flags, cuts):
+        r, c = curve.points(block, seen, made)
+        rows += r.tolist()
+        counts += c.tolist()
+        seen, made = seen + len(block), made + int(block.sum())
+    assert rows[-1] == 1000 and np.diff([0, *rows]).max() <= 10  # at least every 1 %
+    assert counts == np.cumsum(flags)[np.asarray(rows) - 1].tolist()
+    assert [rows, counts] == [v.tolist() for v in curve.points(flags, 0, 0)]
+
+
+def test_a_continued_run_spaces_its_points_over_its_own_rows():
+    rows, counts = MistakeCurve.over(300, first=1234).points(np.ones(300, bool), 1234, 50)
+    assert rows[0] == 1234 + 2 and rows[-1] == 1534 and counts[-1] == 350
+
+
+def test_progressive_score_traces_every_percent_of_one_long_block():
+    from omkl_dist.algorithms import KernelPerceptron
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(450, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    flags = []
+    trace = progressive_score(
+        KernelPerceptron(),
+        [(X[:400], y[:400]), (X[400:], y[400:])],
+        n_rows=450,
+        on_outcome=lambda o: flags.append(o["mistakes"]),
+    )
+    rows, flags = np.asarray(trace.n_seen), np.concatenate(flags)
+    assert trace.block_ends == [400, 450] and len(trace.n_support) == 2
+    assert rows[-1] == 450 and np.diff([0, *rows]).max() <= 4.5
+    assert trace.mistake_rate == (np.cumsum(flags)[rows - 1] / rows).tolist()
+
+
+def _run_document(n_blocks: int = 2) -> dict:
+    ends = [16_384 * (i + 1) for i in range(n_blocks)]
+    support = [
+        [50 * (i + 1) * (1 + k % 4) + (3000 * (i + 1) if k == 11 else 0) for k in range(16)] for i in range(n_blocks)
+    ]
+    weights = [[1.0 if k == 11 else 0.0 for k in range(16)] for _ in range(n_blocks)]
+    return {
+        "kind": "run",
+        "summary": {"algo": "spa", "data": "a9a", "n": ends[-1]},
+        "algo": "spa",
+        "window": [0, ends[-1]],
+        "split": None,
+        "alarms": [],
+        "n_before": 0,
+        "history": [],
+        "curves": {"run": {"rows": list(range(200, 32_769, 200)), "rate": [0.2] * 163, "label": "spa"}},
+        "trace": {
+            "block_ends": ends,
+            "n_support": support,
+            "weights": weights,
+            "instances_per_second": [300.0, 500.0][:n_blocks],
+            "kernel_names": KERNELS,
+        },
+        "budget": {"slope": 1 / 3, "label": "SPA's expected SVs, α t/β per kernel"},
+    }
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_mistakes_start_at_zero_and_name_the_data_and_the_model():
+    ax = figures(_run_document())["mistakes.png"].axes[0]
+    assert ax.get_ylim()[0] == 0 and "spa on a9a" in ax.get_title()
+
+
+def test_support_vectors_are_stacked_bands_with_one_legend_entry_each():
+    ax = figures(_run_document())["support.png"].axes[0]
+    labels = _legend(ax)
+    assert len(labels) == len(ax.collections) == 8 and labels[-1] == KERNELS[11]  # 7 kernels + the others
+    assert labels[0] == "9 other kernel(s)" and ax.get_ylim()[0] == 0
+    # SPA's expected count (16 x 32,768 / 3) is far above the support vectors: said, not drawn
+    assert not any("expected" in label for label in labels) and "174,763 in all" in ax.get_title()
+
+
+def test_a_budget_within_reach_is_drawn_and_listed():
+    doc = {**_run_document(), "budget": {"cap": 400, "label": "budget 400 per kernel"}}
+    ax = figures(doc)["support.png"].axes[0]
+    assert _legend(ax)[0] == "budget 400 per kernel, x 16 kernels" and ax.get_ylim()[1] >= 16 * 400
+
+
+def test_weights_list_only_the_kernels_that_carry_weight():
+    ax = figures(_run_document())["weights.png"].axes[0]
+    assert _legend(ax) == ["15 other kernel(s), each never above 0.1 %", KERNELS[11]]
+    assert ax.get_ylim() == (0, 1) and "holds 100 %" in ax.get_title()
+
+
+def test_hundreds_of_drift_alarms_are_one_rug_and_a_count(tmp_path):
+    flags = np.random.default_rng(2).random(20_000) < 0.2
+    summary = {
+        "model": "spa",
+        "version": 3,
+        "parent": 2,
+        "window": {"rows": [0, 20_000], "holdout_rows": [16_000, 20_000], "source": "/x/night-1"},
+    }
+    watch = {"mistakes": flags, "drift": {"alarms": list(range(50, 20_000, 61))}}
+    head = MistakeCurve.over(16_000).points(flags[:16_000], 0, 0)  # a cluster run's trace: the curve only
+    trace = {"n_seen": head[0].tolist(), "mistake_rate": (head[1] / head[0]).tolist(), "kernel_names": KERNELS}
+    fit = {"holdout": flags[16_000:], "trace": trace, "model": None, "algo": "spa"}
+    doc = retrain_report(summary, watch, fit, ModelStore(tmp_path, "spa"))
+    for curve in doc["curves"].values():
+        assert np.diff([0, *curve["rows"]]).max() <= 200 and curve["rows"][-1] == 20_000  # every 1 % of the window
+    ax = figures(doc)["mistakes.png"].axes[0]
+    assert len(ax.lines) == 4 and "drift alarms (Page-Hinkley): 328" in _legend(ax)  # 2 curves, the split, the rug
+    assert ax.get_ylim()[0] == 0 and "model spa v3 (spa) on night-1" in ax.get_title()
+
+
+def test_history_starts_at_zero_and_shows_a_single_version():
+    version = {"version": 1, "parent": None, "challenger": 0.1, "champion": None, "promoted": True, "algo": "spa"}
+    doc = {**_run_document(), "kind": "retrain", "summary": {"model": "spa"}, "history": [version]}
+    ax = figures(doc)["history.png"].axes[0]
+    assert ax.get_ylim()[0] == 0 and ax.get_xlim() == (0.5, 1.5) and ax.get_title().startswith("model spa (spa)")
