@@ -133,9 +133,11 @@ class OM2(OnlineKernelClassifier):
         """Up to ``n_epochs`` passes, each in a new order; stops after an epoch without an update."""
         epoch_mistakes: list[int] = []
         rows_kept = 0
-        for _ in range(self.n_epochs):
+        for epoch in range(self.n_epochs):
             order = next(orders)
-            outcome = self._learn(X if order is None else X[order], y_coded if order is None else y_coded[order], False)
+            rows, labels = (X, y_coded) if order is None else (X[order], y_coded[order])
+            # only the first pass scores rows the model has not learnt: it alone calibrates
+            outcome = self._learn(rows, labels, False, calibrate=epoch == 0)
             epoch_mistakes.append(int(outcome["mistakes"].sum()))
             if self.engine_.support_vectors.n == rows_kept:  # an epoch without an update: the next ones would repeat it
                 break

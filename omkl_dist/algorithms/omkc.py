@@ -133,6 +133,17 @@ class OMKC(OnlineKernelClassifier):
     def _engine_params(self) -> dict[str, Any]:
         return {"hyper": OMKCHyper(beta=self.beta, delta=self.delta), "block_sync": bool(self.block_sync)}
 
+    def _calibrates_on_kernel_scores(self) -> bool:
+        return bool(self.combination == "S")
+
+    def _progressive_decisions(self, outcome: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
+        # a stochastic combination predicted each row with a random vote, of another scale than the
+        # deterministic vote decision_function gives: the calibration takes the latter, from each
+        # kernel's progressive score combined with the weights after the batch
+        if self.combination == "S":
+            return self._decision_values(self._combine(outcome["F"]))
+        return super()._progressive_decisions(outcome)
+
     def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,
         # up to a positive factor) for the other variants. No randomness at prediction time.
