@@ -146,3 +146,36 @@ def test_rows_learnt_elsewhere_carry_no_probabilities():
     assert "learnt on a cluster" in str(raised.value.__cause__)  # the why, shown under scikit-learn's message
     model.partial_fit(X[:50], y[:50])
     assert model.calibration_.n_rows == 50 and model.predict_proba(X).shape == (len(y), 2)
+
+
+def test_omkl_predict_writes_the_probabilities(tmp_path):
+    """``omkl predict --proba`` adds a proba_<label> column per class, the saved model's
+    ``predict_proba``; a model without probabilities is refused before anything is written."""
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from omkl_dist.pipelines.cli import main
+
+    X, y = _data(3)
+    names = np.array(["bird", "cat", "dog"])
+    estimator = KernelPerceptron(**KernelPerceptron._unit_test_params[0]).fit(X, y)
+    save_model(Model(estimator, label_map=[["bird", 0], ["cat", 1], ["dog", 2]]), tmp_path / "m")
+    rows = "".join(f"{label}," + ",".join(map(repr, r)) + "\n" for r, label in zip(X.tolist(), names[y]))
+    (tmp_path / "new.csv").write_text("label," + ",".join(f"x{j}" for j in range(X.shape[1])) + "\n" + rows)
+
+    def predict(model, out):
+        args = ["predict", "--model-dir", tmp_path / model, "--data", tmp_path / "new.csv", "--out", tmp_path / out]
+        return CliRunner().invoke(main, [str(a) for a in [*args, "--proba"]], catch_exceptions=False)
+
+    ran = predict("m", "p.parquet")
+    assert ran.exit_code == 0, ran.output
+    table = pq.read_table(tmp_path / "p.parquet")
+    proba = np.column_stack([table[f"proba_{name}"].to_numpy() for name in names])
+    np.testing.assert_array_equal(proba, load_model(tmp_path / "m").predict_proba(X))
+    assert (names[proba.argmax(axis=1)] == table["label"].to_numpy(zero_copy_only=False)).all()
+    arrays, meta = estimator.to_state()
+    elsewhere = KernelPerceptron(**KernelPerceptron._unit_test_params[0]).initialize(X.shape[1], [0, 1, 2])
+    save_model(elsewhere.set_engine_state(arrays, meta["engine"]), tmp_path / "cluster")
+    refused = predict("cluster", "q.parquet")
+    assert refused.exit_code != 0 and "learnt on a cluster" in refused.output
+    assert not (tmp_path / "q.parquet").exists()

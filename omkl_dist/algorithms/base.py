@@ -10,6 +10,11 @@ an estimator whose ``_always_multiclass`` is set, e.g. OM-2) take the multi-clas
 indices into ``classes_``, a coefficient per kernel and class, ``decision_function`` gives (n, K)
 class scores and ``predict`` the highest-scoring class (the first on ties); ties with the true
 class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
+
+Probabilities: ``predict_proba`` maps ``decision_function`` through a temperature-scaled softmax
+learnt from the progressive scores of the rows learnt in this process (``calibration_``,
+:mod:`omkl_dist.evaluation.calibration`, docs/probabilities.md); its most probable class is the
+predicted one.
 """
 
 from __future__ import annotations

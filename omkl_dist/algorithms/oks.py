@@ -253,7 +253,9 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     ----------
     kernel_weights_ (q_T), selected_kernel_, selected_kernel_name_, sampled_kernel_, n_support_,
     kernel_updates_, kernel_mistakes_ (per kernel, when drawn), mistakes_ (online: the drawn
-    kernel erred), epoch_mistakes_, lam_, validation_scores_ (with lam="validation").
+    kernel erred), epoch_mistakes_, lam_, validation_scores_ (with lam="validation"),
+    calibration_ (``predict_proba``'s, learnt from the drawn kernel's progressive scores of the
+    first epoch and of ``partial_fit``; docs/probabilities.md).
 
     Examples
     --------

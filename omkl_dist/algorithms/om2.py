@@ -75,7 +75,9 @@ class OM2(OnlineKernelClassifier):
     ----------
     classes_, kernel_weights_ (α_j), weights_ (α normalised to sum 1; uniform before the first
     update), n_support_ (per kernel: the same rows for every kernel), mistakes_ (online mistakes over
-    all passes), epoch_mistakes_ (per epoch of ``fit``), n_epochs_ (epochs run), n_samples_seen_.
+    all passes), epoch_mistakes_ (per epoch of ``fit``), n_epochs_ (epochs run), n_samples_seen_,
+    calibration_ (``predict_proba``'s, learnt from the progressive scores of ``fit``'s first epoch
+    and of ``partial_fit``: the later epochs score rows already learnt; docs/probabilities.md).
 
     Examples
     --------

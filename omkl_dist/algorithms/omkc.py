@@ -62,15 +62,20 @@ class OMKC(OnlineKernelClassifier):
     Attributes
     ----------
     classes_, weights_ (theta = w / sum w), n_support_ (per kernel), mistakes_ (online mistakes of
-    the combined prediction), kernel_mistakes_, n_samples_seen_.
+    the combined prediction), kernel_mistakes_, n_samples_seen_, calibration_ (what
+    ``predict_proba`` learnt from the progressive scores: docs/probabilities.md).
 
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.preprocessing import MinMaxScaler
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> model = OMKC(update="S", combination="S", random_state=0).fit(MinMaxScaler().fit_transform(X), y)
+    >>> X = MinMaxScaler().fit_transform(X)
+    >>> model = OMKC(update="S", combination="S", random_state=0).fit(X, y)
     >>> model.mistakes_ < 0.15 * len(y)
+    True
+    >>> proba = model.predict_proba(X)  # calibrated on the progressive scores: columns classes_
+    >>> bool((model.classes_[proba.argmax(axis=1)] == model.predict(X)).all())
     True
     """
 

@@ -46,9 +46,15 @@ from .store_options import open_store
     "first index:value), so no true_label column and no accuracy.",
 )
 @click.option(
+    "--proba",
+    is_flag=True,
+    help="Add a proba_<class> column per class: the model's calibrated probabilities (online classifiers "
+    "learnt in-process; docs/probabilities.md).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."
 )
-def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, as_json):
+def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, proba, as_json):
     """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
     from ..predict import predict
 
@@ -71,6 +77,7 @@ def predict_cmd(store, name, ref, model_dir, data, out, block_rows, scheduler, o
         scheduler=scheduler,
         overwrite=overwrite,
         label_column=label_column,
+        proba=proba,
     )
     if as_json:
         click.echo(json.dumps(result))
