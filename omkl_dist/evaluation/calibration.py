@@ -33,8 +33,8 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import NDArray
 
-# Newton steps per batch, and the relative change of the slope that ends them
-MAX_STEPS, TOLERANCE = 50, 1e-10
+# Newton steps per batch, halvings per step, and the relative change of the slope that ends them
+MAX_STEPS, MAX_HALVINGS, TOLERANCE = 50, 40, 1e-7
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,10 @@ class Calibration:
         y = np.asarray(y, dtype=np.intp)
         if len(y) == 0:
             return self
-        counts = np.asarray(self.class_counts, dtype=np.int64) + np.bincount(y, minlength=S.shape[1])
+        counts = np.asarray(self.class_counts, dtype=np.int64) + np.bincount(y, minlength=S.shape[0])
         targets = smoothed_targets(y, counts)
         start = self.slope if self.curvature > 0 else initial_slope(S)
-        slope = fit_slope(S, targets, prior=self.slope, curvature=self.curvature, start=start)
-        _, batch_curvature = loss_derivatives(S, targets, slope)
+        slope, batch_curvature = fit_slope(S, targets, prior=self.slope, curvature=self.curvature, start=start)
         return type(self)(float(slope), float(self.curvature + batch_curvature), tuple(int(c) for c in counts))
 
     def probabilities(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -85,7 +84,7 @@ class Calibration:
         each row's largest is the class ``predict`` gives (binary: ``classes_[1]`` iff the score >= 0;
         else the first highest score)."""
         scores = np.asarray(scores, dtype=np.float64)
-        proba = softmax(self.slope * class_scores(scores))
+        proba = softmax(self.slope * class_scores(scores)).T
         winner = (scores >= 0.0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         rows = np.flatnonzero(np.argmax(proba, axis=1) != winner)  # equal after rounding: break the tie
         proba[rows, winner[rows]] = np.nextafter(proba[rows].max(axis=1), 2.0)
@@ -101,76 +100,83 @@ class Calibration:
         return cls(float(d["slope"]), float(d["curvature"]), tuple(int(c) for c in d["class_counts"]))
 
 
+# The functions below take class scores as (K, n) columns: sums over the K classes are then sums of
+# K contiguous rows, many times faster than numpy's reductions along a short last axis.
+
+
 def class_scores(scores: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Decision values as class scores: (n, K) as given, a binary (n,) as the columns (-s/2, s/2)."""
+    """Decision values as class scores, (K, n): an (n, K) array transposed, a binary (n,) as the
+    rows (-s/2, s/2)."""
     scores = np.asarray(scores, dtype=np.float64)
-    return np.column_stack([-0.5 * scores, 0.5 * scores]) if scores.ndim == 1 else scores
+    return np.stack([-0.5 * scores, 0.5 * scores]) if scores.ndim == 1 else np.ascontiguousarray(scores.T)
 
 
 def softmax(Z: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Row-wise softmax, stable (the largest exponent is 0)."""
-    E = np.exp(Z - Z.max(axis=1, keepdims=True))
-    out: NDArray[np.float64] = E / E.sum(axis=1, keepdims=True)
+    """Softmax over the classes of (K, n) scores, stable (the largest exponent is 0)."""
+    E = np.exp(Z - Z.max(axis=0))
+    out: NDArray[np.float64] = E / E.sum(axis=0)
     return out
 
 
 def smoothed_targets(y: NDArray[np.intp], counts: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Platt's targets, (n, K): a row of class c is (N_c + 1) / (N_c + 2) class c, the rest shared
+    """Platt's targets, (K, n): a row of class c is (N_c + 1) / (N_c + 2) class c, the rest shared
     equally by the other classes."""
     K = len(counts)
     own = (counts[y] + 1.0) / (counts[y] + 2.0)
-    T = np.repeat(((1.0 - own) / (K - 1))[:, None], K, axis=1)
-    T[np.arange(len(y)), y] = own
+    T = np.repeat(((1.0 - own) / (K - 1))[None, :], K, axis=0)
+    T[y, np.arange(len(y))] = own
     return T
 
 
 def initial_slope(S: NDArray[np.float64]) -> float:
     """Where the first batch's Newton steps start: one over the scores' spread (any start converges;
     this one puts ``a s`` near 1)."""
-    spread = float(np.sqrt(np.mean((S - S.mean(axis=1, keepdims=True)) ** 2)))
+    spread = float(np.sqrt(np.mean((S - S.mean(axis=0)) ** 2)))
     return 1.0 / spread if spread > 0 else 0.0
 
 
-def batch_loss(S: NDArray[np.float64], T: NDArray[np.float64], a: float) -> float:
-    """Σ_rows cross-entropy of ``softmax(a S)`` against the targets ``T``."""
+def loss_terms(S: NDArray[np.float64], T: NDArray[np.float64], a: float) -> tuple[float, float, float]:
+    """The cross-entropy of ``softmax(a S)`` against the targets ``T`` summed over the rows, and its
+    first and second derivatives in ``a``: Σ (E_p[s] − E_T[s]) and Σ Var_p[s]."""
     Z = a * S
-    top = Z.max(axis=1)
-    log_norm = top + np.log(np.exp(Z - top[:, None]).sum(axis=1))
-    return float(np.sum(log_norm - np.sum(T * Z, axis=1)))
+    top = Z.max(axis=0)
+    E = np.exp(Z - top)
+    norm = E.sum(axis=0)
+    PS = E / norm * S
+    mean = PS.sum(axis=0)
+    loss = float(np.sum(np.log(norm)) + np.sum(top) - np.sum(T * Z))
+    gradient = float(np.sum(mean) - np.sum(T * S))
+    curvature = float(np.sum(PS * S) - np.sum(mean * mean))
+    return loss, gradient, max(curvature, 0.0)
 
 
-def loss_derivatives(S: NDArray[np.float64], T: NDArray[np.float64], a: float) -> tuple[float, float]:
-    """First and second derivative in ``a`` of :func:`batch_loss`: Σ (E_p[s] − E_T[s]) and Σ Var_p[s]."""
-    P = softmax(a * S)
-    mean = np.sum(P * S, axis=1)
-    gradient = float(np.sum(mean - np.sum(T * S, axis=1)))
-    curvature = float(np.sum(np.sum(P * S * S, axis=1) - mean * mean))
-    return gradient, max(curvature, 0.0)
+def fit_slope(
+    S: NDArray[np.float64], T: NDArray[np.float64], *, prior: float, curvature: float, start: float
+) -> tuple[float, float]:
+    """The ``a >= 0`` minimising ``Σ cross-entropy + curvature / 2 (a − prior)²`` (convex in ``a``),
+    and the cross-entropy's curvature there: Newton steps from ``start``, each halved until the
+    objective does not grow."""
 
+    def terms(a: float) -> tuple[float, float, float]:
+        loss, gradient, hessian = loss_terms(S, T, a)
+        return loss + 0.5 * curvature * (a - prior) ** 2, gradient + curvature * (a - prior), hessian + curvature
 
-def fit_slope(S: NDArray[np.float64], T: NDArray[np.float64], *, prior: float, curvature: float, start: float) -> float:
-    """The ``a >= 0`` minimising ``batch_loss(S, T, a) + curvature / 2 (a − prior)²`` (convex in
-    ``a``): Newton steps from ``start``, each halved until the objective does not grow."""
-
-    def objective(a: float) -> float:
-        return batch_loss(S, T, a) + 0.5 * curvature * (a - prior) ** 2
-
-    a, value = start, objective(start)
+    a = start
+    value, gradient, hessian = terms(a)
     for _ in range(MAX_STEPS):
-        gradient, hessian = loss_derivatives(S, T, a)
-        gradient, hessian = gradient + curvature * (a - prior), hessian + curvature
         if hessian <= 0.0 or gradient == 0.0:  # flat: every slope fits these scores alike
             break
         step = gradient / hessian
-        while True:
+        for _ in range(MAX_HALVINGS):
             trial = max(a - step, 0.0)
-            trial_value = objective(trial)
-            if trial_value <= value or abs(trial - a) <= TOLERANCE * max(a, 1e-300):
+            trial_terms = terms(trial)
+            if trial_terms[0] <= value:
                 break
             step *= 0.5
+        else:  # no step lowers the objective: a is its minimum, to rounding
+            break
         moved = abs(trial - a)
-        if trial_value <= value:
-            a, value = trial, trial_value
+        a, (value, gradient, hessian) = trial, trial_terms
         if moved <= TOLERANCE * max(a, 1e-300):
             break
-    return a
+    return a, hessian - curvature
