@@ -16,6 +16,7 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 
 from .algorithms.labels import recode
 from .preprocessing import match_features
@@ -102,6 +103,15 @@ class Model(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> NDArray[Any]:
         """The user's label of each raw row of ``X``."""
         return self._to_user(self.estimator.predict(self.transform(X)))
+
+    @available_if(lambda model: hasattr(model.estimator, "predict_proba"))
+    def predict_proba(self, X) -> NDArray[np.float64]:
+        """The estimator's class probabilities of the raw rows ``X``, (n, K): column j is the
+        probability of ``classes_[j]`` (the user's labels, in the estimator's class order). Available
+        when the estimator has calibrated probabilities (the online classifiers, see
+        :meth:`omkl_dist.algorithms.base.OnlineKernelClassifier.predict_proba`)."""
+        proba: NDArray[np.float64] = self.estimator.predict_proba(self.transform(X))
+        return proba
 
     def partial_fit(self, X, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
         """Continue learning from raw rows ``X`` with the user's labels ``y`` (``classes``: every

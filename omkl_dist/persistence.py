@@ -20,7 +20,7 @@ from omkl_dist.preprocessing import ColumnEncoder, Scaler
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import location
 from omkl_dist.storage.models import MODEL_DAMAGED, MODEL_META, read_state, write_state
-from omkl_dist.storage.schema import array, check, integer, obj, scalar, string, tuple_of
+from omkl_dist.storage.schema import array, check, integer, number, obj, scalar, string, tuple_of
 
 _LABEL_MAP = array(tuple_of(scalar(), integer(minimum=-1, maximum=2**48)))
 #: what every saved estimator's model.json holds besides its state arrays (storage.models checks those)
@@ -46,6 +46,14 @@ MODEL_SCHEMA = obj(
         "columns": obj(),  # ColumnEncoder.to_dict(): a raw table's columns imputed and encoded
         "engine": obj(),
         "extra": obj(),
+        # an online classifier's probability calibration (omkl_dist.evaluation.calibration)
+        "calibration": obj(
+            required={
+                "slope": number(minimum=0.0),
+                "curvature": number(minimum=0.0),
+                "class_counts": array(integer(minimum=0)),
+            }
+        ),
         "learned": obj(),
         "pairs": array(array(integer(minimum=0))),
     },

@@ -10,7 +10,8 @@ On a Dask cluster (``scheduler``) each task predicts one block on a worker (the 
 once per worker) and the blocks are written in order as they arrive, with a bounded number in
 flight. Columns: ``row`` (position in the input), ``label`` (the predicted class, as the user's
 label), ``decision`` (the decision value: the binary score, or the winning class's score),
-``decision_<class>`` (multi-class: every class's score) and, when the data has labels,
+``decision_<class>`` (multi-class: every class's score), with ``proba`` ``proba_<class>`` (every
+class's calibrated probability, docs/probabilities.md) and, when the data has labels,
 ``true_label`` (the input's own label). Rows without labels (``--label-column none``; a LIBSVM
 row that starts with its first ``index:value``; a dataset ingested with ``--label-column none``)
 are predicted alike, and no accuracy is reported.
@@ -44,24 +45,43 @@ def _cached_model(path: str, meta_sha256: str):
     return load_model(path)
 
 
-def predict_block(model, X) -> dict:
+def predict_block(model, X, *, proba: bool = False) -> dict:
     """Predictions of one block of raw rows by a :class:`~omkl_dist.model.Model`: the index of the
-    predicted class, the decision value, every class's score (multi-class)."""
+    predicted class, the decision value, every class's score (multi-class) and, with ``proba``,
+    every class's probability."""
     scores = np.asarray(model.decision_function(X), dtype=np.float64)
+    # (the calibration maps the same scores: the decision values are not computed twice)
+    probabilities = {"proba": model.estimator.calibration_.probabilities(scores)} if proba else {}
     if scores.ndim == 1:
         index = (scores >= 0.0).astype(np.int64)
-        return {"index": index, "decision": scores}
+        return {"index": index, "decision": scores, **probabilities}
     index = np.argmax(scores, axis=1)
-    return {"index": index, "decision": scores[np.arange(len(index)), index], "scores": scores}
+    return {"index": index, "decision": scores[np.arange(len(index)), index], "scores": scores, **probabilities}
 
 
-def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int) -> dict:
+def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int, proba: bool = False) -> dict:
     """Task: rows ``lo:hi`` of an ingested dataset predicted on a worker (the model read once per worker)."""
     from omkl_dist.storage import open_stream
 
     model = _cached_model(model_path, meta_sha256)
     X, y = next(iter(open_stream(data, block_size=hi - lo, start=lo, stop=hi, optional_labels=True)))
-    return {**predict_block(model, X), "y": y}
+    return {**predict_block(model, X, proba=proba), "y": y}
+
+
+def check_probabilities(model) -> None:
+    """Refuse ``--proba`` for a model without calibrated probabilities, saying why."""
+    try:
+        model.estimator.predict_proba  # noqa: B018 (available_if: the attribute exists only when they do)
+    except AttributeError as exc:
+        why = (
+            str(exc.__cause__)
+            if exc.__cause__ is not None
+            else (
+                f"a {type(model.estimator).__name__} learns a training set at once and has no progressive scores "
+                "to calibrate probabilities on"
+            )
+        )
+        raise ValueError(f"--proba: {why} (docs/probabilities.md); drop --proba") from None
 
 
 def _source(data, block_rows: int, model, label_column=None, zero_based=False):
@@ -152,10 +172,12 @@ def predict(
     inputs=(),
     label_column=None,
     zero_based=False,
+    proba: bool = False,
 ) -> dict:
     """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``;
     ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy);
-    ``zero_based``: a LIBSVM file's feature indices start at 0."""
+    ``zero_based``: a LIBSVM file's feature indices start at 0; ``proba``: add every class's
+    calibrated probability (``proba_<class>``)."""
     from omkl_dist.persistence import load_model
     from omkl_dist.storage.models import read_meta
 
@@ -169,6 +191,8 @@ def predict(
         inputs=[("data", location(data)), ("model", model_dir), *inputs],
     )
     model, meta = load_model(model_dir), read_meta(model_dir)
+    if proba:
+        check_probabilities(model)
     labels = [str(c) for c in model.classes_]
     n_rows, data_map, blocks = _source(data, block_rows, model, label_column, zero_based)
     labelled = data_map is not None
@@ -183,6 +207,8 @@ def predict(
     fields = [("row", pa.int64()), ("label", pa.string()), ("decision", pa.float64())]
     if len(labels) > 2:
         fields += [(f"decision_{name}", pa.float64()) for name in labels]
+    if proba:
+        fields += [(f"proba_{name}", pa.float64()) for name in labels]
     if labelled:
         fields.append(("true_label", pa.string()))
     schema = pa.schema(fields, metadata={PREDICTIONS_MARKER: json.dumps(record).encode()})
@@ -192,9 +218,9 @@ def predict(
     with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
         with pq.ParquetWriter(str(tmp), schema) as writer:
             results = (
-                _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows)
+                _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows, proba)
                 if scheduler
-                else ((lo, {**predict_block(model, X), "y": y}) for lo, X, y in blocks)
+                else ((lo, {**predict_block(model, X, proba=proba), "y": y}) for lo, X, y in blocks)
             )
             for lo, result in results:
                 predicted = label_array[result["index"]]
@@ -205,6 +231,8 @@ def predict(
                 }
                 if "scores" in result:
                     columns.update({f"decision_{name}": result["scores"][:, k] for k, name in enumerate(labels)})
+                if proba:
+                    columns.update({f"proba_{name}": result["proba"][:, k] for k, name in enumerate(labels)})
                 if labelled:
                     originals, internals = zip(*data_map, strict=True)
                     true = recode(result["y"], internals, np.array([str(o) for o in originals], dtype=object))
@@ -223,7 +251,9 @@ def predict(
     }
 
 
-def _on_cluster(scheduler: str, model_dir, meta: dict, data, n_rows: int, block_rows: int, in_flight: int = 8):
+def _on_cluster(
+    scheduler: str, model_dir, meta: dict, data, n_rows: int, block_rows: int, proba: bool, in_flight: int = 8
+):
     """``(lo, result)`` per block, in order, predicted by tasks on the cluster (at most ``in_flight`` at once)."""
     from omkl_dist.cluster.local import connect
     from omkl_dist.storage.location import is_url
@@ -247,6 +277,7 @@ def _on_cluster(scheduler: str, model_dir, meta: dict, data, n_rows: int, block_
                         text(path),
                         lo,
                         min(lo + block_rows, n_rows),
+                        proba,
                         pure=False,
                     ),
                 )

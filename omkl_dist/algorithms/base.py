@@ -10,6 +10,11 @@ an estimator whose ``_always_multiclass`` is set, e.g. OM-2) take the multi-clas
 indices into ``classes_``, a coefficient per kernel and class, ``decision_function`` gives (n, K)
 class scores and ``predict`` the highest-scoring class (the first on ties); ties with the true
 class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
+
+Probabilities: ``predict_proba`` maps ``decision_function`` through a temperature-scaled softmax
+learnt from the progressive scores of the rows learnt in this process (``calibration_``,
+:mod:`omkl_dist.evaluation.calibration`, docs/probabilities.md); its most probable class is the
+predicted one.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 
 from .._validation import (
     Interval,
@@ -33,6 +39,7 @@ from .._validation import (
 )
 from ..engine.local import LocalEngine, segmenting
 from ..engine.protocol import engine_class
+from ..evaluation.calibration import Calibration
 from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ..scoring.rows import is_sparse
@@ -69,6 +76,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     n_features_in_: int
     seed_: int
     sparse_rows_: bool
+    calibration_: Calibration
 
     _parameter_constraints: dict[str, Any] = {
         "kernels": [KERNEL_SPEC],
@@ -173,9 +181,12 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def set_engine_state(self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Self:
         """Continue from an engine state (``engine_.state()`` of this model or of a run of it
-        elsewhere, e.g. a cluster's): the learned attributes follow it. Returns the estimator."""
+        elsewhere, e.g. a cluster's): the learned attributes follow it; the probability calibration
+        starts over (:attr:`calibration_` learns from the scores of rows learnt here, and the rows
+        learnt elsewhere gave it none). Returns the estimator."""
         self._check_fitted()
         self.engine_ = self._engine_from(self.kernel_pool_, arrays, scalars)
+        self.calibration_ = Calibration.empty(len(self.classes_))
         self._publish()
         return self
 
@@ -194,6 +205,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.kernel_pool_.check_width(n_features, owner=type(self).__name__)
         self.seed_ = resolve_seed(type(self).__name__, self.random_state)
         self.engine_ = self._new_engine(compile_program(self.kernel_pool_), n_features)
+        self.calibration_ = Calibration.empty(len(self.classes_))
 
     def _new_engine(self, program: KernelProgram, n_features: int) -> Any:
         """A fresh engine for this estimator's parameters (estimators on another engine override it)."""
@@ -219,9 +231,35 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         K = len(self.classes_)
         return K if (K > 2 or self._always_multiclass) else 1
 
-    def _learn(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
-        outcome: dict[str, NDArray[Any]] = self.engine_.learn(X, y_pm, keep_scores=keep_scores)
+    def _learn(
+        self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool, *, calibrate: bool = True
+    ) -> dict[str, NDArray[Any]]:
+        """Learn the rows in order (:meth:`_learn_rows`); ``calibrate``: they are rows the model
+        has not learnt before, so their progressive decision values also teach
+        :attr:`calibration_` (``fit``'s later passes over the same rows do not)."""
+        kernel_scores = calibrate and self._calibrates_on_kernel_scores()
+        outcome = self._learn_rows(X, y_coded, keep_scores or kernel_scores)
+        if calibrate:
+            y_index = (y_coded > 0) if self._class_columns() == 1 else y_coded
+            self.calibration_ = self.calibration_.update(self._progressive_decisions(outcome), y_index.astype(np.intp))
+            if not keep_scores:
+                outcome.pop("F", None)
         return outcome
+
+    def _learn_rows(self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
+        """The engine's test-then-train pass over the rows (estimators that learn in stages override it)."""
+        outcome: dict[str, NDArray[Any]] = self.engine_.learn(X, y_coded, keep_scores=keep_scores)
+        return outcome
+
+    def _progressive_decisions(self, outcome: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
+        """The decision values (as :meth:`decision_function` gives them) of the rows of a
+        :meth:`_learn_rows` outcome, each from the model before it learnt the row: by default the
+        combined score it predicted the row with."""
+        return self._decision_values(outcome["score"])
+
+    def _calibrates_on_kernel_scores(self) -> bool:
+        """Whether :meth:`_progressive_decisions` reads the per-kernel scores ``F`` of the outcome."""
+        return False
 
     def _publish(self) -> None:
         e = self.engine_
@@ -247,6 +285,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             **state_header(self, params),
             "engine": scalars,
             "extra": self._extra_state(),
+            "calibration": self.calibration_.to_dict(),
         }
         return arrays, meta
 
@@ -262,6 +301,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
                 f"header n_features_in={model.n_features_in_}: the state is damaged; save the model again"
             )
         model._restore_extra(meta.get("extra", {}))
+        model.calibration_ = Calibration.from_dict(meta["calibration"])
         model._publish()
         return model
 
@@ -277,7 +317,11 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         class scores, (n, K)."""
         self._check_fitted()
         X = self._check_X(X, first=False)
-        scores = self._combine(self.engine_.kernel_scores(X))
+        return self._decision_values(self._combine(self.engine_.kernel_scores(X)))
+
+    def _decision_values(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Combined scores as :meth:`decision_function` gives them: a multi-class model's two class
+        scores as one, positive for ``classes_[1]``."""
         if scores.ndim == 2 and len(self.classes_) == 2:  # a multi-class model of two classes
             return scores[:, 1] - scores[:, 0]
         return scores
@@ -294,6 +338,35 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         else:
             labels = np.where(scores >= 0.0, self.classes_[1], self.classes_[0])
         return labels
+
+    def _has_calibration(self) -> bool:
+        """Whether :meth:`predict_proba` is available: always before fitting (it then raises
+        NotFittedError, as scikit-learn expects), else once :attr:`calibration_` learnt from a row."""
+        if hasattr(self, "engine_") and self.calibration_.n_rows == 0:
+            raise AttributeError(
+                f"this {type(self).__name__} has no calibrated probabilities: they are learnt from the "
+                "progressive scores of the rows it learns in this process, and it learnt none here (a "
+                "model learnt on a cluster, omkl submit or DaskRunner, carries none); learn more rows "
+                "with partial_fit, or fit it here, or wrap it in sklearn.calibration.CalibratedClassifierCV"
+            )
+        return True
+
+    @available_if(_has_calibration)
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class probabilities, (n, K) in ``classes_`` order, calibrated on the model's progressive
+        scores (:mod:`omkl_dist.evaluation.calibration`): a temperature-scaled softmax of
+        :meth:`decision_function` (binary: a sigmoid ``1 / (1 + exp(-a f(x)))`` for ``classes_[1]``)
+        whose one slope ``a >= 0`` maximises the likelihood of the labels of the rows the model
+        learnt here, each scored before it was learnt. The most probable class is always
+        :meth:`predict`'s."""
+        scores = self.decision_function(X)  # (raises NotFittedError first)
+        return self.calibration_.probabilities(scores)
+
+    @available_if(_has_calibration)
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):  # a probability of 0 (a saturated sigmoid) has log -inf
+            return np.log(self.predict_proba(X))
 
     # --- validation --------------------------------------------------------------------------
     def _check_fitted(self) -> None:

@@ -25,6 +25,7 @@ from sklearn.utils.validation import column_or_1d
 from .._validation import Interval, Satisfies, StrOptions, check_array, resolve_seed, validate_params
 from ..defaults import SEED
 from ..engine.oks import OKSEngine, default_eta
+from ..evaluation.calibration import Calibration
 from ..kernels import make_pool
 from ..scoring.program import compile_program
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS, AcceptsSparse
@@ -151,11 +152,17 @@ class _OKSMixin:
         for epoch in range(self.n_epochs):
             self.engine_.delta, self.engine_.eta = self._epoch_settings(epoch, len(X))
             order = next(orders)
-            outcome = self.engine_.learn(X if order is None else X[order], y_coded if order is None else y_coded[order])
+            rows, labels = (X, y_coded) if order is None else (X[order], y_coded[order])
+            outcome = self._learn_pass(rows, labels, first=epoch == 0)
             mistakes.append(int(outcome["mistakes"].sum()))
             losses.append(float(outcome["loss"].mean()))
         self.epoch_mistakes_, self.epoch_losses_ = mistakes, losses
         self.n_epochs_ = self.n_epochs
+
+    def _learn_pass(self, X: NDArray[np.float64], y_coded: NDArray[np.float64], *, first: bool) -> dict[str, Any]:
+        """One of ``fit``'s passes; ``first``: the one over rows the model has not learnt yet."""
+        outcome: dict[str, Any] = self.engine_.learn(X, y_coded)
+        return outcome
 
     def _copy_with(self, lam: float) -> Self:
         """This estimator's parameters with another λ (a validation candidate)."""
@@ -246,7 +253,9 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
     ----------
     kernel_weights_ (q_T), selected_kernel_, selected_kernel_name_, sampled_kernel_, n_support_,
     kernel_updates_, kernel_mistakes_ (per kernel, when drawn), mistakes_ (online: the drawn
-    kernel erred), epoch_mistakes_, lam_, validation_scores_ (with lam="validation").
+    kernel erred), epoch_mistakes_, lam_, validation_scores_ (with lam="validation"),
+    calibration_ (``predict_proba``'s, learnt from the drawn kernel's progressive scores of the
+    first epoch and of ``partial_fit``; docs/probabilities.md).
 
     Examples
     --------
@@ -337,6 +346,11 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
             loss=self.loss,
             lam=float(lam),
         )
+        self.calibration_ = Calibration.empty(len(self.classes_))
+
+    def _learn_pass(self, X: NDArray[np.float64], y_coded: NDArray[np.float64], *, first: bool) -> dict[str, Any]:
+        # only the first pass scores rows the model has not learnt: it alone calibrates
+        return self._learn(X, y_coded, False, calibrate=first)
 
     @classmethod
     def _engine_from(cls, kernel_pool: KernelPool, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Any:

@@ -75,7 +75,9 @@ class OM2(OnlineKernelClassifier):
     ----------
     classes_, kernel_weights_ (α_j), weights_ (α normalised to sum 1; uniform before the first
     update), n_support_ (per kernel: the same rows for every kernel), mistakes_ (online mistakes over
-    all passes), epoch_mistakes_ (per epoch of ``fit``), n_epochs_ (epochs run), n_samples_seen_.
+    all passes), epoch_mistakes_ (per epoch of ``fit``), n_epochs_ (epochs run), n_samples_seen_,
+    calibration_ (``predict_proba``'s, learnt from the progressive scores of ``fit``'s first epoch
+    and of ``partial_fit``: the later epochs score rows already learnt; docs/probabilities.md).
 
     Examples
     --------
@@ -133,9 +135,11 @@ class OM2(OnlineKernelClassifier):
         """Up to ``n_epochs`` passes, each in a new order; stops after an epoch without an update."""
         epoch_mistakes: list[int] = []
         rows_kept = 0
-        for _ in range(self.n_epochs):
+        for epoch in range(self.n_epochs):
             order = next(orders)
-            outcome = self._learn(X if order is None else X[order], y_coded if order is None else y_coded[order], False)
+            rows, labels = (X, y_coded) if order is None else (X[order], y_coded[order])
+            # only the first pass scores rows the model has not learnt: it alone calibrates
+            outcome = self._learn(rows, labels, False, calibrate=epoch == 0)
             epoch_mistakes.append(int(outcome["mistakes"].sum()))
             if self.engine_.support_vectors.n == rows_kept:  # an epoch without an update: the next ones would repeat it
                 break

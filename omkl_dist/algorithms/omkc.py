@@ -62,15 +62,20 @@ class OMKC(OnlineKernelClassifier):
     Attributes
     ----------
     classes_, weights_ (theta = w / sum w), n_support_ (per kernel), mistakes_ (online mistakes of
-    the combined prediction), kernel_mistakes_, n_samples_seen_.
+    the combined prediction), kernel_mistakes_, n_samples_seen_, calibration_ (what
+    ``predict_proba`` learnt from the progressive scores: docs/probabilities.md).
 
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.preprocessing import MinMaxScaler
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> model = OMKC(update="S", combination="S", random_state=0).fit(MinMaxScaler().fit_transform(X), y)
+    >>> X = MinMaxScaler().fit_transform(X)
+    >>> model = OMKC(update="S", combination="S", random_state=0).fit(X, y)
     >>> model.mistakes_ < 0.15 * len(y)
+    True
+    >>> proba = model.predict_proba(X)  # calibrated on the progressive scores: columns classes_
+    >>> bool((model.classes_[proba.argmax(axis=1)] == model.predict(X)).all())
     True
     """
 
@@ -132,6 +137,17 @@ class OMKC(OnlineKernelClassifier):
 
     def _engine_params(self) -> dict[str, Any]:
         return {"hyper": OMKCHyper(beta=self.beta, delta=self.delta), "block_sync": bool(self.block_sync)}
+
+    def _calibrates_on_kernel_scores(self) -> bool:
+        return bool(self.combination == "S")
+
+    def _progressive_decisions(self, outcome: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
+        # a stochastic combination predicted each row with a random vote, of another scale than the
+        # deterministic vote decision_function gives: the calibration takes the latter, from each
+        # kernel's progressive score combined with the weights after the batch
+        if self.combination == "S":
+            return self._decision_values(self._combine(outcome["F"]))
+        return super()._progressive_decisions(outcome)
 
     def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,

@@ -68,9 +68,14 @@ class SPA(OnlineKernelClassifier):
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.preprocessing import MinMaxScaler
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> model = SPA(random_state=0).fit(MinMaxScaler().fit_transform(X), y)
+    >>> X = MinMaxScaler().fit_transform(X)
+    >>> model = SPA(random_state=0).fit(X, y)
     >>> model.mistakes_ < 0.2 * len(y), int(model.n_support_.max()) < len(y) // 3
     (True, True)
+    >>> model.predict_proba(X[:3]).round(2)  # calibrated on the progressive scores (docs/probabilities.md)
+    array([[0.98, 0.02],
+           [0.99, 0.01],
+           [1.  , 0.  ]])
     """
 
     HEDGE_LOSSES = ("hinge", "mistake")

@@ -51,10 +51,16 @@ from .store_options import open_store
     "--zero-based", is_flag=True, help="LIBSVM: feature indices start at 0 (as the training file's, if it was read so)."
 )
 @click.option(
+    "--proba",
+    is_flag=True,
+    help="Add a proba_<class> column per class: the model's calibrated probabilities (online classifiers "
+    "learnt in-process; docs/probabilities.md).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."
 )
 def predict_cmd(
-    store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, zero_based, as_json
+    store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, zero_based, proba, as_json
 ):
     """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
     from ..predict import predict
@@ -79,6 +85,7 @@ def predict_cmd(
         overwrite=overwrite,
         label_column=label_column,
         zero_based=zero_based,
+        proba=proba,
     )
     if as_json:
         click.echo(json.dumps(result))

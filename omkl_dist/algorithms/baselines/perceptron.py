@@ -176,7 +176,7 @@ class PerceptronStar(OnlineKernelClassifier):
             else max(1, math.ceil(self.validation_fraction * n_rows))
         )
 
-    def _learn(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
+    def _learn_rows(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
         e = self.engine_
         cut = max(0, min(len(y_pm), self.validation_size_ - e.n_seen)) if not hasattr(self, "best_kernel_") else 0
         if cut == 0:

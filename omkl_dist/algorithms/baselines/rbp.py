@@ -49,7 +49,8 @@ class RBP(BudgetBaseline):
     Attributes
     ----------
     classes_, weights_ (θ), n_support_ (per kernel), mistakes_ (online mistakes of the combined
-    prediction), kernel_mistakes_, n_samples_seen_, seed_.
+    prediction), kernel_mistakes_, n_samples_seen_, seed_, calibration_ (``predict_proba``'s,
+    learnt from the progressive scores; docs/probabilities.md).
 
     Examples
     --------
