@@ -10,7 +10,21 @@ from __future__ import annotations
 import click
 
 from .cli_base import CommandGroup
-from .commands import cluster, data, fit, models, predict, report, reproduce, retrain, run, schedule, study, submit, warmup
+from .commands import (
+    cluster,
+    data,
+    fit,
+    models,
+    predict,
+    report,
+    reproduce,
+    retrain,
+    run,
+    schedule,
+    study,
+    submit,
+    warmup,
+)
 
 
 @click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})

@@ -151,7 +151,9 @@ def ingest(
         raise ValueError(f"layout must be one of {INGEST_LAYOUTS}, got {layout!r}")
     if has_no_labels(label_column):
         _refuse_label_options(source, views=views, classes=classes, n_classes=n_classes, positive_class=positive_class)
-    encoding = {"categorical": categorical, "impute": impute}
+    if features is not None and not isinstance(features, str):
+        features = list(features)
+    encoding: dict[str, Any] = {"categorical": categorical, "impute": impute}
     encoded = any(v is not None for v in encoding.values())
     if encoded and is_table_source(source) and not isinstance(source, (str, Path)):  # a table in memory
         out = check_output(out, DATASET, overwrite=overwrite)
@@ -165,8 +167,10 @@ def ingest(
             columns=ColumnEncoder(**encoding),
             fmt="table",
         )
-        meta = {"kind": "ingest", "source": ds.path.name, "source_name": type(source).__name__}
-        return _write_dataset(ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=[], meta=meta)
+        table_meta = {"kind": "ingest", "source": ds.path.name, "source_name": type(source).__name__}
+        return _write_dataset(
+            ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=[], meta=table_meta
+        )
     if (fmt == "parquet" or is_table_source(source)) and not encoded:
         return _ingest_table(
             source,

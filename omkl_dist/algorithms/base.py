@@ -351,7 +351,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             )
         return True
 
-    @available_if(_has_calibration)
+    @available_if(_has_calibration)  # type: ignore[untyped-decorator]  # (scikit-learn's decorator is untyped)
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities, (n, K) in ``classes_`` order, calibrated on the model's progressive
         scores (:mod:`omkl_dist.evaluation.calibration`): a temperature-scaled softmax of
@@ -360,13 +360,15 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         learnt here, each scored before it was learnt. The most probable class is always
         :meth:`predict`'s."""
         scores = self.decision_function(X)  # (raises NotFittedError first)
-        return self.calibration_.probabilities(scores)
+        probabilities: NDArray[np.float64] = self.calibration_.probabilities(scores)
+        return probabilities
 
-    @available_if(_has_calibration)
+    @available_if(_has_calibration)  # type: ignore[untyped-decorator]
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):  # a probability of 0 (a saturated sigmoid) has log -inf
-            return np.log(self.predict_proba(X))
+            log: NDArray[np.float64] = np.log(self.predict_proba(X))
+        return log
 
     # --- validation --------------------------------------------------------------------------
     def _check_fitted(self) -> None:

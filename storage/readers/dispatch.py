@@ -126,7 +126,7 @@ def read_dataset(
             path=path,
             fix="name the label column; score rows without labels with omkl predict --label-column none",
         )
-    by_name = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
+    by_name: dict[str, Any] = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
     by_name.update(positive_class=positive_class, features=features, columns=columns)
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
         return read_table(path, **by_name)
