@@ -13,6 +13,7 @@ to compile first. A second warm-up only loads the cache.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import tempfile
@@ -147,6 +148,7 @@ def _fit_on_a_cluster(algorithm: str) -> None:
             processes=False,
             dashboard_address="127.0.0.1:0",
             worker_dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,  # (its shutdown's closed-comm notices are no news here)
         ) as local,
         Client(local) as client,
     ):
