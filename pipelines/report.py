@@ -418,6 +418,18 @@ def _history(ax, document) -> bool:
         label="version (kept out by the gate)",
     )
     ax.scatter(v, champion, color="tab:blue", marker="_", s=160, zorder=2, label="its champion, same held-out rows")
+    for h in versions:  # a version published without a gate (the first, or one imported) has no rate to draw
+        if h["challenger"] is None:
+            why = "first version" if h.get("parent") is None else "imported"
+            ax.annotate(
+                f"v{h['version']}: no gate\n({why})",
+                (h["version"], 0),
+                xytext=(0, 12),
+                textcoords="offset points",
+                ha="center",
+                fontsize=8,
+                color="0.3",
+            )
     for i, h in enumerate(h for h in document["history"] if "rollback_to" in h):
         ax.axvline(h["rollback_to"], color="tab:purple", ls=":", label="rolled back to" if i == 0 else None)
     ax.set_xticks(v)

@@ -138,3 +138,11 @@ def test_history_starts_at_zero_and_shows_a_single_version():
     doc = {**_run_document(), "kind": "retrain", "summary": {"model": "spa"}, "history": [version]}
     ax = figures(doc)["history.png"].axes[0]
     assert ax.get_ylim()[0] == 0 and ax.get_xlim() == (0.5, 1.5) and ax.get_title().startswith("model spa (spa)")
+
+
+def test_history_names_a_version_published_without_a_gate():
+    first = {"version": 1, "parent": None, "challenger": None, "champion": None, "promoted": True, "algo": "spa"}
+    second = {"version": 2, "parent": 1, "challenger": 0.1, "champion": 0.12, "promoted": True, "algo": "spa"}
+    doc = {**_run_document(), "kind": "retrain", "summary": {"model": "spa"}, "history": [first, second]}
+    ax = figures(doc)["history.png"].axes[0]
+    assert [t.get_text() for t in ax.texts] == ["v1: no gate\n(first version)"]
