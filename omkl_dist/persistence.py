@@ -171,9 +171,10 @@ def load_model(directory):
         model = Model(estimator, scaler=scaler, columns=columns, **{key: provenance.get(key) for key in _PROVENANCE})
         _check_consistent(model)
         return model
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         # a model.json that passed its hash but lacks or mistypes a field (edited, hash recomputed)
-        # surfaces here, inside the estimator's own reconstruction
+        # surfaces here, inside the estimator's own reconstruction (OverflowError: a class label
+        # beyond its recorded integer type, such as 2**63 for int64)
         detail = f"missing entry {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
         raise DataError(
             f"the saved model does not describe a valid {meta['algorithm']} ({detail})",

@@ -379,7 +379,8 @@ def test_model_claiming_a_huge_shape_is_refused_before_reading(saved_model):
 
 
 @pytest.mark.parametrize(
-    "edit", ["drop-params", "drop-arrays", "arrays-not-dict", "bad-entry", "drop-engine", "list", "drop-array"]
+    "edit",
+    ["drop-params", "drop-arrays", "arrays-not-dict", "bad-entry", "drop-engine", "list", "drop-array", "huge-class"],
 )
 def test_model_with_missing_or_malformed_entries_is_a_data_error(saved_model, edit):
     model_json = saved_model / "model.json"
@@ -398,6 +399,8 @@ def test_model_with_missing_or_malformed_entries_is_a_data_error(saved_model, ed
         meta = [meta]
     elif edit == "drop-array":
         del meta["arrays"]["logw"]
+    elif edit == "huge-class":  # beyond the recorded int64 classes: an OverflowError, before the fix
+        meta["classes"], meta["classes_dtype"] = [2**63, 1], "<i8"
     if isinstance(meta, dict):
         meta["meta_sha256"] = meta_digest(meta)  # past the hash check: the structure itself is tested
     model_json.write_text(json.dumps(meta))
