@@ -145,12 +145,18 @@ def test_a_read_only_install_caches_in_the_users_folder(tmp_path):
     assert cache.parent == tmp_path / ".cache" / "omkl-dist" and any(cache.rglob("*.nbi"))
 
 
-def test_warmup_loads_a_warm_cache_and_if_cold_does_nothing():
-    """`omkl warmup` on this version's cache (`make test` fills it first, compiling every kernel on
-    every core) loads what it needs; `--if-cold` then does nothing."""
-    warm = [sys.executable, "-m", "omkl_dist.pipelines.cli", "warmup", "--algo", "perceptron", "--no-cluster"]
-    first = subprocess.run(warm, capture_output=True, text=True, timeout=600)
+def test_warmup_loads_the_cache_and_if_cold_skips_a_completed_warmup(tmp_path):
+    """`omkl warmup` on this version's cache loads (or compiles) what it needs; `--if-cold` does
+    nothing once a complete warm-up has marked the cache (`make test` fills it first that way)."""
+    from omkl_dist.pipelines.warmup import DONE_MARK
+
+    warm = [sys.executable, "-m", "omkl_dist.pipelines.cli", "warmup"]
+    first = subprocess.run([*warm, "--algo", "perceptron", "--no-cluster"], capture_output=True, text=True)
     assert first.returncode == 0, first.stderr[-2000:]
     assert first.stdout.startswith("perceptron ") and "warmed 1 algorithm(s) in" in first.stdout
-    again = subprocess.run([*warm, "--if-cold", "--quiet"], capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and again.stdout == f"numba's cache is warm: {os.environ['NUMBA_CACHE_DIR']}\n"
+    cache = tmp_path / f"numba-{_numba_cache.sources_digest()}"
+    cache.mkdir()
+    (cache / DONE_MARK).touch()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    again = subprocess.run([*warm, "--if-cold", "--quiet"], capture_output=True, text=True, env=env)
+    assert again.returncode == 0 and again.stdout == f"numba's cache is warm: {cache}\n", again.stderr[-2000:]

@@ -26,7 +26,7 @@ import click
 @click.option(
     "--if-cold",
     is_flag=True,
-    help="Do nothing when this version's cache already holds compiled kernels (`make test` warms up this way).",
+    help="Do nothing when a complete warm-up already ran for this version (`make test` warms up this way).",
 )
 @click.option("--quiet", is_flag=True, help="Print only the summary line.")
 def warmup(algorithms, processes, no_cluster, if_cold, quiet):
@@ -35,15 +35,13 @@ def warmup(algorithms, processes, no_cluster, if_cold, quiet):
     The first run of each code path otherwise waits 10-20 s for the compiler; the cache is shared
     by `omkl run`, `omkl submit`'s workers on this machine and Python. A warm cache loads in seconds.
     """
-    from omkl_dist._numba_cache import cache_is_cold
-
-    from ..warmup import algorithms_in_order, cache_entries, warm_up
+    from ..warmup import algorithms_in_order, cache_entries, warm_up, warmed_up
 
     try:
-        order = algorithms_in_order(algorithms)
+        algorithms_in_order(algorithms)  # (the names checked before any work)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--algo") from None
-    if if_cold and not cache_is_cold():
+    if if_cold and warmed_up():
         click.echo(f"numba's cache is warm: {os.environ['NUMBA_CACHE_DIR']}")
         return
     started = time.perf_counter()
@@ -53,7 +51,7 @@ def warmup(algorithms, processes, no_cluster, if_cold, quiet):
         if not quiet:
             click.echo(f"{warmed.algorithm:16s} {warmed.seconds:6.1f} s")
 
-    done = warm_up(order, processes=processes, cluster=not no_cluster, on_done=show)
+    done = warm_up(list(algorithms) or None, processes=processes, cluster=not no_cluster, on_done=show)
     compiled = cache_entries() - before
     click.echo(
         f"warmed {len(done)} algorithm(s) in {time.perf_counter() - started:.1f} s: "
