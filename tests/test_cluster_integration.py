@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,17 +24,11 @@ from omkl_dist.storage.models import read_state as read_model
 from omkl_dist.storage.outputs import process_alive
 from omkl_dist.storage.synth import synthesize
 
+from omkl_cli import OMKL, omkl, omkl_here
+
 pytestmark = pytest.mark.cluster
-OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
 ROWS = 40_000  # SPA's rounds grow from 1 to 4 blocks of 1,024 (25 rounds here: a kill lands mid-job)
 JOB = ["--block-size", "1024", "--seed", "3", "--quiet", "--json"]
-
-
-def omkl(*args, check=True, timeout=300):
-    proc = subprocess.run([*OMKL, *map(str, args)], capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"omkl {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +60,7 @@ def local_model(stream, tmp_path_factory):
     """The in-process engine's model for the same job (SPA samples with the current weights on a
     cluster too: one shard runs its whole recurrence)."""
     out = tmp_path_factory.mktemp("local") / "model"
-    omkl(
+    omkl_here(
         "run",
         "spa",
         "--data",
@@ -333,7 +326,7 @@ def test_tls_cluster_accepts_only_certified_clients(stream, tmp_path):
 
 def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
     args = ["fit", "--algo", "mkboost", "--variant", "S2", "--data", "ionosphere", "--trials", 6, "--seed", 1, "--json"]
-    local = json.loads(omkl(*args).stdout.splitlines()[-1])
+    local = json.loads(omkl_here(*args).stdout.splitlines()[-1])
     remote = json.loads(omkl(*args, "--scheduler", cluster["scheduler_address"]).stdout.splitlines()[-1])
     for key in ("accuracy", "kernel_counts", "alphas", "trial_kernels"):
         assert remote[key] == local[key], key
@@ -346,12 +339,14 @@ def test_mkboost_on_the_real_cluster_equals_the_local_fit(cluster, data_dir):
 )  # sequential sampling, as in-process
 def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, algo, extra, local_extra):
     common = [*extra, "--data", stream, "--block-size", 512, "--seed", 2, "--limit", 6000, "--quiet"]
-    omkl("run", algo, *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json")
+    omkl_here(
+        "run", algo, *common, *local_extra, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json"
+    )
     omkl("submit", algo, "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
     assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
     if "--block-sync" not in extra and "S" in extra:  # the sequential algorithm, not the block-sync one
         sync = tmp_path / "sync"
-        omkl("run", algo, *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
+        omkl_here("run", algo, *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
         assert read_model(sync)[1]["engine"]["n_mistakes"] != read_model(tmp_path / "local")[1]["engine"]["n_mistakes"]
 
 
@@ -361,7 +356,9 @@ def test_run_and_submit_with_the_default_settings_learn_the_same_model(cluster, 
     both models record the same job."""
     data = tmp_path / "small"
     synthesize(data, rows=600, features=4, seed=8, noise=0.05, chunk_rows=256)
-    omkl("run", "spa", "--data", data, "--quiet", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json")
+    omkl_here(
+        "run", "spa", "--data", data, "--quiet", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json"
+    )
     address = cluster["scheduler_address"]
     omkl("submit", "spa", "--scheduler", address, "--data", data, "--quiet", "--out", tmp_path / "remote")
     local = read_model(tmp_path / "local")
@@ -381,15 +378,15 @@ def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, 
         "--combination",
         "S",
         "--block-size",
-        512,
+        256,
         "--seed",
         4,
         "--limit",
-        12_000,
+        6_000,  # 24 blocks in 8 rounds: a checkpoint every 3 rounds, then a kill, lands mid-job
         "--quiet",
         "--json",
     ]
-    omkl(
+    omkl_here(
         "run", "omkc", *job, "--data", stream, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json"
     )
     job = [str(a) for a in job]
@@ -471,7 +468,7 @@ def test_multiclass_models_on_the_cluster_equal_local(cluster, letters, tmp_path
     the multi-class combiner) is the in-process one, bit for bit."""
     common = [*algo[1:], "--data", letters, "--block-size", 256, "--seed", 1, "--scaling", "standard", "--quiet"]
     report = json.loads(
-        omkl(
+        omkl_here(
             "run", algo[0], *common, "--json", "--model-out", tmp_path / "local", "--trace-out", tmp_path / "trace.json"
         )
         .stdout.strip()
@@ -493,7 +490,7 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
     import pyarrow.parquet as pq
 
     here, there = tmp_path / "here", tmp_path / "there"
-    omkl(
+    omkl_here(
         "retrain",
         "--store",
         here,
@@ -513,7 +510,7 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
     )
     shutil.copytree(here, there)
     window = ("--data", stream, "--rows", "16000:40000", "--quiet", "--no-plots")
-    local = json.loads(omkl("retrain", "--store", here, "--model", "m", *window).stdout.splitlines()[-1])
+    local = json.loads(omkl_here("retrain", "--store", here, "--model", "m", *window).stdout.splitlines()[-1])
     remote = json.loads(
         omkl(
             "retrain", "--store", there, "--model", "m", *window, "--scheduler", cluster["scheduler_address"]
@@ -526,7 +523,10 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
     outputs = []
     for extra in ((), ("--scheduler", cluster["scheduler_address"])):
         out = tmp_path / f"pred{len(extra)}.parquet"
-        omkl("predict", "--store", here, "--model", "m", "--data", stream, "--out", out, "--block-rows", 30_000, *extra)
+        command = omkl if extra else omkl_here
+        command(
+            "predict", "--store", here, "--model", "m", "--data", stream, "--out", out, "--block-rows", 30_000, *extra
+        )
         outputs.append(pq.read_table(out))
     assert outputs[0].equals(outputs[1]) and outputs[0].num_rows == ROWS
     # a batch model's refit: MKBoost's per-kernel SVMs as tasks on the workers, the same model
@@ -536,7 +536,7 @@ def test_retrain_on_the_cluster_continues_the_champion_as_in_process(cluster, st
         (tmp_path / "mk-here", ()),
         (tmp_path / "mk-there", ("--scheduler", cluster["scheduler_address"])),
     ):
-        out = omkl(
+        out = (omkl if extra else omkl_here)(
             "retrain",
             "--store",
             store,
@@ -589,7 +589,7 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     omkl(*submit)
     (ingested,) = (tmp_path / "remote.data").iterdir()
     assert json.loads((ingested / "meta.json").read_text())["label_map"] == [["no", -1], ["yes", 1]]
-    omkl(
+    omkl_here(
         "run",
         "omkc",
         "--data",

@@ -13,7 +13,7 @@ from omkl_dist.defaults import NORMALIZE_KERNELS, SCALE_ROWS, SCALING, resolve_s
 from omkl_dist.persistence import load_model
 from omkl_dist.preprocessing import Scaler
 
-from omkl_cli import last_json, omkl
+from omkl_cli import last_json, omkl, omkl_here
 
 # end to end through the `omkl` command (a Python process per call): the full suite only
 pytestmark = pytest.mark.slow
@@ -76,7 +76,7 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
     assert model.job["settings"]["scaling"] == SCALING and model.scaler.method == SCALING
     assert model.scaler.n_seen_ == SCALE_ROWS  # fitted on the stream's first rows, not on the whole file
     assert all(spec.normalize == NORMALIZE_KERNELS for spec in model.estimator.kernel_pool_)
-    text = omkl("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t2.json").stdout
+    text = omkl_here("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t2.json").stdout
     assert "settings" in text and "docs/defaults.md" in text
 
 
@@ -92,14 +92,14 @@ def test_paper_settings_are_raw_features_and_unnormalised_kernels(wide_scales, t
         tmp_path / "t.json",
         "--overwrite",
     ]
-    paper = last_json(omkl("run", "omkc", *common, "--paper-settings"))
+    paper = last_json(omkl_here("run", "omkc", *common, "--paper-settings"))
     assert paper["scaling"] == "none" and paper["settings"]["origin"] == "paper"
     assert "+norm" not in paper["params"]["kernels"]
-    by_hand = last_json(omkl("run", "omkc", *common, "--scaling", "none", "--raw-kernels"))
+    by_hand = last_json(omkl_here("run", "omkc", *common, "--scaling", "none", "--raw-kernels"))
     assert by_hand["mistakes"] == paper["mistakes"]  # the same job
-    given = last_json(omkl("run", "omkc", *common, "--kernels", "gaussian:1;poly:2+norm"))
+    given = last_json(omkl_here("run", "omkc", *common, "--kernels", "gaussian:1;poly:2+norm"))
     assert given["params"]["kernels"] == "gaussian:1;poly:2+norm"  # a pool given is taken as written
-    clash = omkl("run", "omkc", *common, "--paper-settings", "--scaling", "standard", check=False)
+    clash = omkl_here("run", "omkc", *common, "--paper-settings", "--scaling", "standard", check=False)
     assert clash.returncode == 2 and "--paper-settings means raw features" in clash.stderr
 
 
@@ -118,7 +118,7 @@ def test_the_scaler_passes_later_values_through_its_affine_map_never_nan():
 def test_retrain_and_the_study_report_record_the_settings(wide_scales, tmp_path):
     store = tmp_path / "store"
     first = last_json(
-        omkl(
+        omkl_here(
             "retrain",
             "--store",
             store,

@@ -19,7 +19,7 @@ from omkl_dist.storage.model_store import ModelStore
 from omkl_dist.storage.outputs import PREDICTIONS_MARKER
 from omkl_dist.storage.synth import synthesize
 
-from omkl_cli import OMKL, omkl
+from omkl_cli import OMKL, omkl, omkl_here
 
 # end to end through the `omkl` command (a Python process per call): the full suite only
 pytestmark = pytest.mark.slow
@@ -69,7 +69,7 @@ def test_predictions_of_a_store_version(stored, tmp_path):
     assert (table["true_label"].to_numpy(zero_copy_only=False) == y.astype(str)).all()
     assert result["accuracy"] == pytest.approx(np.mean(labels == y.astype(str)))
     # the same from the model folder itself; an existing output needs --overwrite
-    again = omkl(
+    again = omkl_here(
         "predict",
         "--model-dir",
         ModelStore(stored / "store", "m").path(1),
@@ -80,7 +80,7 @@ def test_predictions_of_a_store_version(stored, tmp_path):
         check=False,
     )
     assert again.returncode == 2 and "--overwrite" in again.stderr
-    omkl(
+    omkl_here(
         "predict",
         "--model-dir",
         ModelStore(stored / "store", "m").path(1),
@@ -99,7 +99,7 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
     names = np.array(["cat", "dog", "emu"])[np.argmax(X @ rng.normal(size=(3, 3)), axis=1)]
     data = tmp_path / "animals.csv"
     data.write_text("".join(f"{a:.17g},{b:.17g},{c:.17g},{n}\n" for n, (a, b, c) in zip(names, X)))
-    omkl(
+    omkl_here(
         "run",
         "om2",
         "--data",
@@ -114,7 +114,7 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
         tmp_path / "trace.json",
     )
     out = tmp_path / "p.parquet"
-    omkl("predict", "--model-dir", tmp_path / "model", "--data", data, "--label-column", "last", "--out", out)
+    omkl_here("predict", "--model-dir", tmp_path / "model", "--data", data, "--label-column", "last", "--out", out)
     table = pq.read_table(out)
     assert table.column_names == [
         "row",
@@ -135,7 +135,7 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
 
 def test_bad_inputs(stored, tmp_path):
     store = stored / "store"
-    proc = omkl(
+    proc = omkl_here(
         "predict",
         "--store",
         store,
@@ -152,7 +152,7 @@ def test_bad_inputs(stored, tmp_path):
     assert proc.returncode == 2 and "no alias 'canary'" in proc.stderr
     mine = tmp_path / "mine.parquet"
     mine.write_text("a user's file")
-    proc = omkl(
+    proc = omkl_here(
         "predict",
         "--store",
         store,
@@ -168,7 +168,7 @@ def test_bad_inputs(stored, tmp_path):
     assert proc.returncode == 2 and "not a predictions file of omkl-dist" in proc.stderr
     assert mine.read_text() == "a user's file"
     synthesize(tmp_path / "wide", rows=100, features=6, seed=0)
-    proc = omkl(
+    proc = omkl_here(
         "predict",
         "--store",
         store,
@@ -190,7 +190,7 @@ def test_bad_inputs(stored, tmp_path):
     meta["schema_version"] = 99
     meta["meta_sha256"] = meta_digest(meta)
     (future / "model.json").write_text(json.dumps(meta))
-    proc = omkl(
+    proc = omkl_here(
         "predict", "--model-dir", future, "--data", stored / "stream", "--out", tmp_path / "f.parquet", check=False
     )
     assert proc.returncode == 2 and "model schema version 99, this omkl-dist reads 2" in proc.stderr

@@ -10,7 +10,7 @@ import pytest
 from omkl_dist.storage.model_store import ModelStore
 from omkl_dist.storage.synth import synthesize
 
-from omkl_cli import omkl
+from omkl_cli import omkl, omkl_here
 
 # end to end through the `omkl` command (a Python process per call): the full suite only
 pytestmark = pytest.mark.slow
@@ -39,7 +39,7 @@ def run(tmp_path_factory):
 
 
 def test_report_of_a_run_trace(run, tmp_path):
-    out = omkl("report", run / "trace.json", "--out", tmp_path / "rep").stdout
+    out = omkl_here("report", run / "trace.json", "--out", tmp_path / "rep").stdout
     assert "4 plot(s): mistakes.png, support.png, weights.png, speed.png" in out
     for name in ("mistakes.png", "support.png", "weights.png", "speed.png"):
         assert (tmp_path / "rep" / name).read_bytes()[:8] == PNG
@@ -47,33 +47,33 @@ def test_report_of_a_run_trace(run, tmp_path):
     assert doc["kind"] == "run" and doc["curves"]["run"]["rows"][-1] == 30_000
     bad = tmp_path / "x.json"
     bad.write_text('{"a": 1}')
-    proc = omkl("report", bad, "--out", tmp_path / "rep2", check=False)
+    proc = omkl_here("report", bad, "--out", tmp_path / "rep2", check=False)
     assert proc.returncode == 2 and "not a report" in proc.stderr
 
 
 def test_import_a_saved_model_then_promote_rollback_and_gc_by_command(run, tmp_path):
     store = tmp_path / "store"
-    first = json.loads(omkl("models", "import", "--store", store, "spa", run / "model").stdout)
+    first = json.loads(omkl_here("models", "import", "--store", store, "spa", run / "model").stdout)
     assert (first["status"], first["version"], first["promoted"]) == ("imported", 1, True)
-    again = json.loads(omkl("models", "import", "--store", store, "spa", run / "model").stdout)
+    again = json.loads(omkl_here("models", "import", "--store", store, "spa", run / "model").stdout)
     assert (again["status"], again["version"]) == ("exists", 1)
     # the imported champion continues on a new window like any other
     synthesize(tmp_path / "next", rows=10_000, features=4, seed=3, noise=0.02, first_row=30_000)
     retrained = json.loads(
-        omkl("retrain", "--store", store, "--model", "spa", "--data", tmp_path / "next", "--quiet").stdout.splitlines()[
-            -1
-        ]
+        omkl_here(
+            "retrain", "--store", store, "--model", "spa", "--data", tmp_path / "next", "--quiet"
+        ).stdout.splitlines()[-1]
     )
     assert retrained["version"] == 2 and retrained["parent"] == 1
-    shown = json.loads(omkl("models", "show", "--store", store, "spa", "2").stdout)
+    shown = json.loads(omkl_here("models", "show", "--store", store, "spa", "2").stdout)
     assert shown["provenance"]["lineage"]["parent"] == 1 and shown["algorithm"] == "SPA"
-    assert "champion -> v1" in omkl("models", "promote", "--store", store, "spa", "1").stdout
-    assert "champion -> v2" in omkl("models", "promote", "--store", store, "spa", "2").stdout
-    assert "champion -> v1 (rolled back from v2)" in omkl("models", "rollback", "--store", store, "spa").stdout
-    assert "deleted 1 version(s): 2" in omkl("models", "gc", "--store", store, "spa", "--keep", "0").stdout
+    assert "champion -> v1" in omkl_here("models", "promote", "--store", store, "spa", "1").stdout
+    assert "champion -> v2" in omkl_here("models", "promote", "--store", store, "spa", "2").stdout
+    assert "champion -> v1 (rolled back from v2)" in omkl_here("models", "rollback", "--store", store, "spa").stdout
+    assert "deleted 1 version(s): 2" in omkl_here("models", "gc", "--store", store, "spa", "--keep", "0").stdout
     assert ModelStore(store, "spa").versions() == [1]
-    hist = omkl("report", "--store", store, "--model", "spa", "--out", tmp_path / "hist").stdout
+    hist = omkl_here("report", "--store", store, "--model", "spa", "--out", tmp_path / "hist").stdout
     assert "history.png" in hist
-    proc = omkl("models", "rollback", "--store", store, "spa", check=False)
+    proc = omkl_here("models", "rollback", "--store", store, "spa", check=False)
     # v2 was the champion before v1 (deleted now), or the only one before v1 (when the gate kept v1)
     assert proc.returncode == 2 and ("was deleted" in proc.stderr or "no earlier champion" in proc.stderr)

@@ -21,9 +21,9 @@ from omkl_dist.storage import ingest, open_stream
 from omkl_dist.storage.model_store import LOCK, ModelStore
 from omkl_dist.storage.synth import iter_blocks, synthesize
 
-from omkl_cli import OMKL, last_json, omkl
+from omkl_cli import OMKL, last_json, omkl, omkl_here
 
-# end to end through the `omkl` command (a Python process per call): the full suite only
+# end to end through the `omkl` command (in a child process where the process is the subject): the full suite only
 pytestmark = pytest.mark.slow
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -75,7 +75,7 @@ def test_two_windows_of_a_stream_give_two_versions_with_lineage(stream, tmp_path
     )
     assert (first["status"], first["version"], first["champion"]) == ("promoted", 1, 1)
     second = last_json(
-        omkl("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", later, "--quiet")
+        omkl_here("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", later, "--quiet")
     )
     assert second["status"] in ("promoted", "kept") and second["version"] == 2 and second["parent"] == 1
     gate = second["gate"]
@@ -95,12 +95,14 @@ def test_two_windows_of_a_stream_give_two_versions_with_lineage(stream, tmp_path
     for name in ("mistakes.png", "support.png", "weights.png", "speed.png", "history.png"):
         assert (report / name).read_bytes()[:8] == PNG, name
     # a rerun of the same window returns the same version and trains nothing
-    again = last_json(omkl("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", later, "--quiet"))
+    again = last_json(
+        omkl_here("retrain", "--store", store, "--model", "spa", "--data", stream, "--rows", later, "--quiet")
+    )
     assert (again["status"], again["version"]) == ("exists", 2)
     assert ModelStore(store, "spa").versions() == [1, 2]
-    listing = omkl("models", "list", "--store", store, "spa").stdout
+    listing = omkl_here("models", "list", "--store", store, "spa").stdout
     assert "v1" in listing and "v2" in listing and "champion" in listing
-    assert "2 version(s) verified" in omkl("models", "verify", "--store", store, "spa").stdout
+    assert "2 version(s) verified" in omkl_here("models", "verify", "--store", store, "spa").stdout
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +183,7 @@ def test_batch_models_are_refitted_per_window(tmp_path):
 def test_bad_windows_and_a_damaged_champion_publish_nothing(tmp_path):
     store = tmp_path / "store"
     ingest(csv_window(tmp_path / "a.csv", rows=1000, first_row=0), tmp_path / "a")
-    omkl("retrain", "--store", store, "--model", "m", "--data", tmp_path / "a", "--algo", "perceptron", "--quiet")
+    omkl_here("retrain", "--store", store, "--model", "m", "--data", tmp_path / "a", "--algo", "perceptron", "--quiet")
     ingest(csv_window(tmp_path / "w5.csv", rows=500, first_row=0, features=5), tmp_path / "w5")
     ingest(csv_window(tmp_path / "ab.csv", rows=500, first_row=0, labels=("no", "yes")), tmp_path / "ab")
     cases = [
@@ -193,22 +195,22 @@ def test_bad_windows_and_a_damaged_champion_publish_nothing(tmp_path):
         ([tmp_path / "a", "--drift-threshold", "0"], "threshold must be a finite number > 0"),
     ]
     for data, message in cases:
-        proc = omkl("retrain", "--store", store, "--model", "m", "--data", *data, "--quiet", check=False)
+        proc = omkl_here("retrain", "--store", store, "--model", "m", "--data", *data, "--quiet", check=False)
         assert proc.returncode == 2 and message in proc.stderr, (data, proc.stderr)
         assert last_json(proc)["status"] == "error"
     notafile = tmp_path / "file"
     notafile.write_text("")
-    proc = omkl("retrain", "--store", notafile, "--model", "m", "--data", tmp_path / "a", check=False)
+    proc = omkl_here("retrain", "--store", notafile, "--model", "m", "--data", tmp_path / "a", check=False)
     assert proc.returncode == 2 and "is a file, not a folder" in proc.stderr
     assert ModelStore(store, "m").versions() == [1]
     # the champion edited by hand: refused, named, nothing published
     meta_path = ModelStore(store, "m").path(1) / "model.json"
     meta_path.write_text(meta_path.read_text().replace('"kernel": "linear+norm"', '"kernel": "gaussian:1"'))
     ingest(csv_window(tmp_path / "b.csv", rows=1000, first_row=1000), tmp_path / "b")
-    proc = omkl("retrain", "--store", store, "--model", "m", "--data", tmp_path / "b", "--quiet", check=False)
+    proc = omkl_here("retrain", "--store", store, "--model", "m", "--data", tmp_path / "b", "--quiet", check=False)
     assert proc.returncode == 2 and "versions/1" in proc.stderr and "edited or damaged" in proc.stderr
     assert ModelStore(store, "m").versions() == [1]
-    assert omkl("models", "verify", "--store", store, "m", check=False).returncode == 2
+    assert omkl_here("models", "verify", "--store", store, "m", check=False).returncode == 2
 
 
 def test_a_locked_store_exits_75_with_a_json_line(tmp_path):
@@ -269,7 +271,9 @@ def test_sigkill_while_writing_leaves_no_half_version(tmp_path):
     assert any(staging.iterdir()), "the retrain ended before it was killed mid-write"
     assert store.versions() == [] and store.verify()["problems"] == []
     again = last_json(
-        omkl("retrain", "--store", store.root, "--model", "m", "--data", tmp_path / "a", "--algo", "omkc", "--quiet")
+        omkl_here(
+            "retrain", "--store", store.root, "--model", "m", "--data", tmp_path / "a", "--algo", "omkc", "--quiet"
+        )
     )
     assert again["status"] == "promoted" and store.versions() == [1]
     assert not any(staging.iterdir())  # the dead writer's folder was swept
@@ -343,15 +347,15 @@ def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
         "yes",
         "--quiet",
     )
-    first = last_json(omkl(*args, "--algo", "spa"))
+    first = last_json(omkl_here(*args, "--algo", "spa"))
     windows = sorted((store / "m" / "windows").iterdir())
     assert first["status"] == "promoted" and len(windows) == 1 and first["window"]["source"] == str(windows[0])
     assert load_model(ModelStore(store, "m").path(1)).label_map == [["no", -1], ["yes", 1]]
-    again = last_json(omkl(*args))
+    again = last_json(omkl_here(*args))
     assert again["status"] == "exists" and sorted((store / "m" / "windows").iterdir()) == windows
-    words_last = omkl("retrain", "--store", store, "--model", "m", "--data", day, "--quiet", check=False)
+    words_last = omkl_here("retrain", "--store", store, "--model", "m", "--data", day, "--quiet", check=False)
     assert words_last.returncode == 2 and "--label-column last" in words_last.stderr
-    on_ingested = omkl(
+    on_ingested = omkl_here(
         "retrain",
         "--store",
         store,
