@@ -363,6 +363,10 @@ def main(argv=None) -> None:
         )
     if (RESULTS / "mkboost-scaling.json").is_file():
         sections.append(mkboost_scaling_markdown(json.loads((RESULTS / "mkboost-scaling.json").read_text())))
+    if (RESULTS / "batch-accuracy.json").is_file():  # (measured by make bench-accuracy)
+        from benchmarks.bench_accuracy import markdown as accuracy_markdown
+
+        sections.append(accuracy_markdown(json.loads((RESULTS / "batch-accuracy.json").read_text())))
     if (RESULTS / "drift-defaults.json").is_file():  # (measured by benchmarks/drift_defaults.py, not by make bench)
         from benchmarks.drift_defaults import markdown as drift_markdown
 

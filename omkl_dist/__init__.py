@@ -25,6 +25,7 @@ _ESTIMATORS = {
     "LpMKL": "algorithms.mkl",
     "MKLSILP": "algorithms.mkl",
     "MKLLevel": "algorithms.mkl",
+    "TunedSVC": "algorithms.mkl",
     "OKS": "algorithms",
     "OKSRegressor": "algorithms",
 }

@@ -19,7 +19,8 @@ def invoke(*args):
 
 
 @pytest.mark.parametrize(
-    "algo,extra", [("mkboost", ["--variant", "S1", "--trials", "4"]), ("simplemkl", []), ("lpmkl", [])]
+    "algo,extra",
+    [("mkboost", ["--variant", "S1", "--trials", "4"]), ("simplemkl", ["--C", "10"]), ("lpmkl", ["--paper-settings"])],
 )
 def test_fit_json_report(data_dir, algo, extra):
     res = invoke("fit", "--algo", algo, "--data", "ionosphere", "--test-size", 0.5, "--seed", 3, "--json", *extra)
@@ -34,6 +35,9 @@ def test_fit_json_report(data_dir, algo, extra):
         assert sum(report["kernel_counts"].values()) == report["trials_run"][0]
     else:
         assert sum(report["weights"].values()) > 0
+        paper = "--paper-settings" in extra
+        assert report["C"] == (50.0 if paper else 10.0) == report["C_chosen"][0]  # (svc's test: C auto)
+        assert report["kernel_normalization"] == ("trace" if paper else "diagonal")
 
 
 def test_fit_same_seed_same_result_and_text_output(data_dir):
@@ -130,3 +134,23 @@ def test_fit_kernel_selectors_on_views(data_dir, algo):
     assert report["selected_kernel"] in report["per_kernel"] and report["accuracy"] > 0.5
     assert (report["n_train"], report["n_test"]) == (400, 1600) and len(report["classes"]) == 10
     assert all("@fourier=216:292" in k or "@zernike=602:649" in k for k in report["per_kernel"])
+
+
+def test_fit_tuned_svc_and_paper_settings(data_dir):
+    """``--algo svc``: one gaussian SVM tuned on the training half; ``--paper-settings`` gives the MKL
+    estimators the reproduction's settings and so its run-0 accuracy."""
+    from omkl_dist.reproduction.mkboost import load_dataset, make_model, prepare_split, run_once, split_indices
+
+    res = invoke("fit", "--algo", "svc", "--data", "sonar", "--seed", 2, "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["C"] == "auto" and report["selected_kernels"][0].startswith("gaussian(sigma=")
+    assert report["kernels"].startswith("gaussian:") and 0.7 < report["accuracy"] <= 1.0
+    text = invoke("fit", "--algo", "svc", "--data", "sonar", "--seed", 2, "--C", 4).output
+    assert "C 4.0, kernels normalised: diagonal" in text and "selected kernel: ['gaussian(sigma=" in text
+    res = invoke("fit", "--algo", "silp", "--data", "sonar", "--seed", 2, "--paper-settings", "--json")
+    report = json.loads(res.output)
+    data = load_dataset("sonar", data_dir)
+    split = prepare_split(data.X, data.y, *split_indices(len(data.y), 0.5, 2, 0))
+    assert report["accuracy"] == run_once(make_model("mkl-silp"), *split)["accuracy"]
+    assert invoke("fit", "--algo", "svc", "--data", "sonar", "--C", "best").exit_code == 2

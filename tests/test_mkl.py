@@ -8,15 +8,19 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from omkl_dist.algorithms.mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL
+from omkl_dist.algorithms.mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL, TunedSVC
+from omkl_dist.algorithms.mkl._base import C_GRID
 from omkl_dist.algorithms.mkl.level import model_minimum
 from omkl_dist.algorithms.mkl.lpmkl import lp_update
 from omkl_dist.algorithms.mkl.silp import silp_step
 from omkl_dist.algorithms.mkl.simplemkl import descent_direction
+from omkl_dist.algorithms.mkl.svc import SVC_C_GRID, SVC_KERNELS
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
+from omkl_dist.reproduction.mkboost import make_model
 from omkl_dist.storage import read_dataset, resolve_dataset
 
 
@@ -38,7 +42,7 @@ def iono(data_dir):
 def fitted(iono):
     Xtr, ytr, _, _ = iono
     return {
-        (cls.__name__, norm): cls(kernel_normalization=norm).fit(Xtr, ytr)
+        (cls.__name__, norm): cls(C=50.0, kernel_normalization=norm).fit(Xtr, ytr)
         for cls in (SimpleMKL, LpMKL)
         for norm in ("trace", "diagonal")
     }
@@ -100,9 +104,9 @@ def test_silp_and_level_reach_simplemkls_optimum(data_dir, name):
     """The three ℓ1-MKL solvers minimise the same J(d) over the simplex: at a tight tolerance
     their optima agree to it (the independent check of the two LP-based solvers)."""
     Xtr, ytr, _, _ = split(name, 200, data_dir=data_dir)
-    optimum = SimpleMKL(tol=1e-3).fit(Xtr, ytr).objective_[0]
+    optimum = SimpleMKL(C=50.0, tol=1e-3).fit(Xtr, ytr).objective_[0]
     for cls in (MKLSILP, MKLLevel):
-        model = cls(tol=1e-3).fit(Xtr, ytr)
+        model = cls(C=50.0, tol=1e-3).fit(Xtr, ytr)
         assert abs(model.objective_[0] - optimum) <= 2e-3 * optimum, (cls.__name__, model.objective_[0], optimum)
         np.testing.assert_allclose(model.weights_.sum(), 1.0)
         assert model.stop_reasons_[0] != "max_iter"
@@ -124,7 +128,7 @@ def test_the_lps_on_hand_made_cuts():
 @pytest.mark.parametrize("cls", [SimpleMKL, LpMKL, MKLSILP, MKLLevel])
 def test_multiclass_one_vs_one(data_dir, cls):
     Xtr, ytr, Xte, yte = split("vehicle", 240, seed=3, data_dir=data_dir)
-    model = cls(kernels="gaussian:1,4;polynomial:1", kernel_normalization="diagonal").fit(Xtr, ytr)
+    model = cls(C=50.0, kernels="gaussian:1,4;polynomial:1", kernel_normalization="diagonal").fit(Xtr, ytr)
     assert model.pair_weights_.shape == (6, 3) and len(model.intercept_) == 6
     assert model.decision_function(Xte).shape == (len(Xte), 4)
     assert model.score(Xte, yte) > 0.5  # 4 classes: chance is 0.25
@@ -175,7 +179,7 @@ def test_bad_data_and_contract(iono, cls):
         cls().fit(X, np.zeros(len(y)))
     with pytest.raises(ValueError, match=r"polynomial\(p=3\)"):
         cls().fit(X * 1e60, y)
-    model = cls(kernels="gaussian:1,4;polynomial:1")
+    model = cls(kernels="gaussian:1,4;polynomial:1", C=1.0)  # (C="auto": test_C_chosen_by_cross_validation...)
     assert clone(model).get_params() == model.get_params()
     model.fit(X, y)
     np.testing.assert_array_equal(X, X0)
@@ -188,3 +192,78 @@ def test_bad_data_and_contract(iono, cls):
     np.testing.assert_array_equal(refit.weights_, model.weights_)
     with pytest.raises(Exception, match="not fitted"):
         clone(model).predict(Xte)
+
+
+# ----------------------------------------------------------------------------- defaults (issue 35)
+def ring(n=72, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.2, 1, -1)
+
+
+SMALL = "gaussian:0.5,2;polynomial:2"
+
+
+@pytest.mark.parametrize("norm,trace", [("diagonal", 72.0), ("trace", 1.0)])
+def test_kernels_normalised_by_default(norm, trace):
+    """Every base kernel scaled to unit mean diagonal by default (trace n), to unit trace on request."""
+    X, y = ring()
+    params = {} if norm == "diagonal" else {"kernel_normalization": norm}
+    model = SimpleMKL(kernels=SMALL, C=1.0, **params).fit(X, y)
+    assert SimpleMKL().get_params()["kernel_normalization"] == "diagonal"
+    grams = make_pool(SMALL).evaluate(X)
+    traces = np.einsum("mii->m", grams) * model.kernel_scales_[0]
+    np.testing.assert_allclose(traces, trace)
+    assert not np.allclose(np.einsum("mii->m", grams), trace)  # the polynomial kernel's raw trace is not
+
+
+@pytest.mark.parametrize("cls", [SimpleMKL, MKLSILP, LpMKL])  # (MKLLevel: the same base, 10x slower)
+def test_C_chosen_by_cross_validation_by_default(cls):
+    """C="auto" (the default) scores each C of the grid on seeded stratified folds -- the same scores as
+    fitting the estimator with that C on each fold through the public API -- and keeps the best."""
+    X, y = ring()
+    model = cls(kernels=SMALL, random_state=4).fit(X, y)
+    assert cls().get_params()["C"] == "auto"
+    assert model.cv_scores_.shape == (1, len(C_GRID))
+    assert model.C_[0] == C_GRID[int(np.argmax(model.cv_scores_[0]))]
+    folds = StratifiedKFold(3, shuffle=True, random_state=4).split(X, y)
+    correct = np.zeros(len(C_GRID))
+    for train, val in folds:
+        for i, C in enumerate(C_GRID):
+            fitted = cls(kernels=SMALL, C=C).fit(X[train], y[train])
+            correct[i] += np.sum(fitted.predict(X[val]) == y[val])
+    np.testing.assert_allclose(model.cv_scores_[0], correct / len(y))
+    fixed = cls(kernels=SMALL, C=float(model.C_[0])).fit(X, y)
+    np.testing.assert_array_equal(fixed.decision_function(X), model.decision_function(X))
+    again = cls(kernels=SMALL, random_state=4).fit(X, y)
+    np.testing.assert_array_equal(again.cv_scores_, model.cv_scores_)
+    assert cls(kernels=SMALL, C=2.0).fit(X, y).cv_scores_.shape == (1, 0)  # a given C: no cross-validation
+
+
+def test_C_auto_needs_rows_of_each_class():
+    X, y = ring()
+    y[:] = -1
+    y[:2] = 1
+    with pytest.raises(ValueError, match=r"C='auto'.*2 training row\(s\).*a number for C"):
+        SimpleMKL(kernels=SMALL).fit(X, y)
+    with pytest.raises(ValueError, match="C"):
+        SimpleMKL(C="best").fit(X, y)
+
+
+def test_tuned_svc_is_an_rbf_svc_with_the_chosen_C_and_width():
+    X, y = ring(90)
+    model = TunedSVC(kernels="gaussian:0.5,1,2", random_state=1).fit(X, y)
+    assert TunedSVC().get_params()["kernels"] == SVC_KERNELS
+    assert model.C_[0] in SVC_C_GRID and model.cv_scores_.shape == (1, len(SVC_C_GRID) * 3)
+    sigma = float(model.selected_kernels_[0].split("=")[1].rstrip(")"))
+    reference = SVC(C=model.C_[0], gamma=1.0 / (2.0 * sigma**2)).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X), reference.decision_function(X), atol=1e-6)
+    assert model.score(X, y) > 0.9
+
+
+def test_paper_protocol_unchanged():
+    """``omkl reproduce mkboost`` builds its MKL rows with the paper's C = 50 and unit trace, whatever
+    the estimators' defaults."""
+    for key in ("mkl-sd", "mkl-silp", "mkl-level", "lp-mkl"):
+        params = make_model(key, 7).get_params()
+        assert (params["C"], params["kernel_normalization"], params["kernels"]) == (50.0, "trace", "mkboost17")

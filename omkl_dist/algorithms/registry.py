@@ -11,7 +11,7 @@ from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
 from .mkboost import MKBoost
-from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL
+from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL, TunedSVC
 from .oks import OKS
 from .om2 import OM2
 from .omkc import OMKC
@@ -41,6 +41,7 @@ BATCH_ALGORITHMS = {
     "silp": MKLSILP,
     "level": MKLLevel,
     "lpmkl": LpMKL,
+    "svc": TunedSVC,
 }
 
 

@@ -156,12 +156,15 @@ def make_model(
     beta: float = paper.BETA,
     C: float = paper.C,
     kernels=paper.KERNELS,
+    kernel_normalization: str = paper.KERNEL_NORMALIZATION,
     executor=None,
     verbose: int = 0,
 ):
     """A fresh estimator for a paper algorithm key with the given (default: the paper's) settings;
     MKBoost's SVMs run to libsvm's own convergence (``svm_max_iter=None``), as the paper's did, and
-    ``verbose`` is MKBoost's (a line per boosting trial)."""
+    ``verbose`` is MKBoost's (a line per boosting trial). The MKL baselines get ``C`` and
+    ``kernel_normalization`` explicitly: the paper's (50, unit trace), not the estimators' defaults
+    (C by cross-validation, unit diagonal); ``random_state`` draws their folds when ``C="auto"``."""
     if algorithm.startswith("mkboost-"):
         return MKBoost(
             variant=algorithm[-2:].upper(),
@@ -175,14 +178,15 @@ def make_model(
             executor=executor,
             verbose=verbose,
         )
+    mkl = {"C": C, "kernels": kernels, "kernel_normalization": kernel_normalization, "random_state": random_state}
     if algorithm == "mkl-sd":
-        return SimpleMKL(C=C, kernels=kernels)
+        return SimpleMKL(**mkl)
     if algorithm == "mkl-silp":
-        return MKLSILP(C=C, kernels=kernels)
+        return MKLSILP(**mkl)
     if algorithm == "mkl-level":
-        return MKLLevel(C=C, kernels=kernels)
+        return MKLLevel(**mkl)
     if algorithm == "lp-mkl":
-        return LpMKL(p=2.0, C=C, kernels=kernels)
+        return LpMKL(p=2.0, **mkl)
     raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(paper.IMPLEMENTED)}")
 
 

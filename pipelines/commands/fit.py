@@ -20,12 +20,29 @@ from ..cli_base import (
 )
 
 
+class AutoOrPositive(FiniteFloat):
+    """``--C``: a finite positive number, or ``auto``."""
+
+    name = "auto|float"
+
+    def __init__(self) -> None:
+        super().__init__(0, None, min_open=True)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        return super().convert(value, param, ctx)
+
+
 @click.command("fit")
 @click.option(
     "--algo",
     required=True,
-    type=click.Choice(["mkboost", "simplemkl", "silp", "level", "lpmkl", "oks-svm", "som-svm", "musvm", "alsvm"]),
-    help="MKBoost (Xia & Hoi 2013), a batch MKL baseline, or a kernel selector of the OKS paper (an SVM on "
+    type=click.Choice(
+        ["mkboost", "simplemkl", "silp", "level", "lpmkl", "svc", "oks-svm", "som-svm", "musvm", "alsvm"]
+    ),
+    help="MKBoost (Xia & Hoi 2013), a batch MKL baseline, svc (one gaussian SVM, C and width by 3-fold "
+    "cross-validation: what one tuned kernel gets), or a kernel selector of the OKS paper (an SVM on "
     "the kernel OKS / SOM / per-kernel validation / kernel-target alignment picks; C on a 10% "
     "validation split).",
 )
@@ -64,18 +81,31 @@ from ..cli_base import (
 @click.option(
     "--C",
     "C",
-    default=50.0,
-    show_default=True,
-    type=FiniteFloat(),
-    help="SVM penalty (the selectors tune C on validation instead).",
+    default=None,
+    type=AutoOrPositive(),
+    help="SVM penalty, or 'auto': chosen from a grid by 3-fold cross-validation on the training rows. "
+    "Default: auto for the MKL estimators and svc, 50 (the paper's) for MKBoost and with --paper-settings "
+    "(the selectors tune C on validation instead).",
+)
+@click.option(
+    "--kernel-normalization",
+    type=click.Choice(["diagonal", "trace", "none"]),
+    default=None,
+    help="MKL and svc: scale each kernel to unit mean diagonal (default) or unit trace (--paper-settings), "
+    "or not at all.",
+)
+@click.option(
+    "--paper-settings",
+    is_flag=True,
+    help="The MKBoost paper's protocol for the MKL estimators: C = 50 and unit-trace kernels "
+    "(what omkl reproduce mkboost uses).",
 )
 @click.option(
     "--kernels",
-    default="mkboost17",
-    show_default=True,
+    default=None,
     callback=given_kernel_spec,
     help="Kernel pool name or spec; kernels may see feature groups of a multi-view dataset "
-    "('linear,chi2,gaussian:1 @ fourier; ...').",
+    "('linear,chi2,gaussian:1 @ fourier; ...'). Default: mkboost17; svc: gaussian σ = 2^-2..2^7.",
 )
 @click.option(
     "--scheduler", default=None, help="Dask scheduler address: run MKBoost's (or MuSVM's) per-kernel fits there."
@@ -109,6 +139,8 @@ def fit_cmd(
     ratio,
     beta,
     C,
+    kernel_normalization,
+    paper_settings,
     kernels,
     scheduler,
     threads,
@@ -137,6 +169,8 @@ def fit_cmd(
         beta=beta,
         C=C,
         kernels=kernels,
+        kernel_normalization=kernel_normalization,
+        paper_settings=paper_settings,
         scheduler=scheduler,
         threads=threads,
         timeout=timeout,

@@ -1,8 +1,11 @@
-"""Shared machinery of the batch MKL baselines: Gram matrices, the inner SVM, one-vs-one, prediction.
+"""Shared machinery of the batch MKL baselines: Gram matrices, the inner SVM, C by cross-validation,
+one-vs-one, prediction.
 
 A subclass implements ``_solve(grams, y, params) -> Solution`` for one binary problem (labels ±1,
-``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, stores the final
-SVM of each pair on the shared support-vector set and predicts with ``Σ_m d_m κ_m``.
+``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, normalises the
+kernels, picks C (``C="auto"``: :data:`C_GRID` by stratified 3-fold cross-validation on the pair's
+training rows, the folds drawn from ``random_state``), stores the final SVM of each pair on the
+shared support-vector set and predicts with ``Σ_m d_m s_m κ_m``.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from ..._validation import Interval, StrOptions, check_array, encode_labels, validate_params
+from ..._validation import Interval, StrOptions, check_array, encode_labels, resolve_seed, validate_params
 from ...kernels import KernelPool
 from .._batch import (
     KERNEL_SPEC,
@@ -39,14 +43,22 @@ if TYPE_CHECKING:
 WEIGHT_PRECISION = 1e-8
 NORMALIZATIONS = ("trace", "diagonal", "none")
 POSITIVE = Interval(Real, 0, None, closed="neither")
+# C="auto": the values tried (on unit-diagonal kernels; docs in BENCHMARKS.md "Batch MKL accuracy":
+# the best C of SimpleMKL on the MKBoost paper's binary sets lay in [1, 100] every time) and the folds.
+C_GRID = (1.0, 10.0, 100.0)
+CV_FOLDS = 3
+C_CONSTRAINT = [POSITIVE, StrOptions({"auto": "chosen by cross-validation on the training rows"})]
+SEED_CONSTRAINT = [None, Interval(Integral, 0, None, closed="left")]
 
 
 def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
     """Per-kernel factors s_m applied to K_m (training Gram and test kernel alike).
 
     "trace": unit trace, s_m = 1/tr(K_m) -- Rakotomamonjy et al.'s setting and the SimpleMKL
-    toolbox's ``UnitTraceNormalization``; it also divides the effective C by about n. "diagonal":
-    unit mean diagonal, s_m = n/tr(K_m) (gaussians unchanged). "none": s_m = 1.
+    toolbox's ``UnitTraceNormalization``; it also divides the effective C by n (the SVM on s·K with
+    C is the SVM on K with s·C), so a fixed C means less the more rows there are. "diagonal": unit
+    mean diagonal, s_m = n/tr(K_m) (gaussians unchanged): the same kernels up to the common factor
+    n, so trace with C is diagonal with C/n, and C keeps a plain SVM's meaning. "none": s_m = 1.
     """
     if normalization == "none":
         return np.ones(len(grams))
@@ -102,35 +114,72 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "intercept_",
         "pair_weights_",
         "kernel_scales_",
+        "C_",
+        "cv_scores_",
         "weights_",
         "kernel_counts_",
         "n_iter_",
         "duality_gap_",
         "objective_",
     )
-    _STATE_JSON = ("stop_reasons_",)
+    _STATE_JSON: ClassVar[tuple[str, ...]] = ("stop_reasons_",)
 
-    _unit_test_params: ClassVar[tuple[dict[str, Any], ...]] = ({"kernels": UNIT_TEST_KERNELS, "max_iter": 10},)
+    # a fixed C keeps scikit-learn's ~55 checks cheap (C="auto" fits 10 times); tests/test_mkl.py checks "auto"
+    _unit_test_params: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"kernels": UNIT_TEST_KERNELS, "max_iter": 10, "C": 1.0},
+    )
+    # the C values C="auto" tries, in order (ties go to the first)
+    _C_GRID: ClassVar[tuple[float, ...]] = C_GRID
 
     _parameter_constraints: dict[str, Any] = {
-        "C": [POSITIVE],
+        "C": C_CONSTRAINT,
         "kernels": [KERNEL_SPEC],
         "kernel_normalization": [StrOptions(NORMALIZATIONS)],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [POSITIVE],
         "tol_weights": [Interval(Real, 0, None, closed="left")],
         "svm_tol": [POSITIVE],
+        "random_state": SEED_CONSTRAINT,
     }
 
     def _check_params(self) -> dict[str, Any]:
-        """The parameters, validated and converted (``kernels`` as a pool)."""
+        """The parameters, validated and converted (``kernels`` as a pool, ``random_state`` a seed)."""
         p = validate_params(self)
         p["pool"], p["normalization"] = p.pop("kernels"), p.pop("kernel_normalization")
+        p["seed"] = resolve_seed(type(self).__name__, p.pop("random_state"), default=0)
         return p
 
     @abstractmethod
     def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> Solution:
         """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1)."""
+
+    def _candidates(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        """The settings cross-validation chooses among (each overrides ``p``); one: no cross-validation."""
+        return [{"C": C} for C in (self._C_GRID if p["C"] == "auto" else (p["C"],))]
+
+    def _select(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
+        """(the chosen candidate, the mean validation accuracy of each) for one binary problem:
+        stratified folds from ``p["seed"]``, normalisation fitted on each fold's training rows."""
+        candidates = self._candidates(p)
+        if len(candidates) == 1:
+            return candidates[0], np.empty(0)
+        fewest = int(min((y > 0).sum(), (y < 0).sum()))
+        if fewest < CV_FOLDS:
+            raise ValueError(
+                f"{type(self).__name__}: C='auto' cross-validates on {CV_FOLDS} folds, but a class has "
+                f"{fewest} training row(s); give more rows or a number for C"
+            )
+        folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=p["seed"])
+        correct = np.zeros(len(candidates), dtype=np.int64)  # counts: exact ties, first candidate wins
+        for train, val in folds.split(np.zeros(len(y)), y):
+            fold = grams[:, train[:, None], train[None, :]]
+            scales = kernel_scales(fold, p["normalization"])
+            fold *= scales[:, None, None]
+            cross = grams[:, val[:, None], train[None, :]] * scales[:, None, None]
+            for i, candidate in enumerate(candidates):
+                sol = self._solve(fold, y[train], {**p, **candidate})
+                correct[i] += int(np.sum(np.where(decision(cross, sol) >= 0.0, 1.0, -1.0) == y[val]))
+        return candidates[int(np.argmax(correct))], correct / len(y)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn kernel weights and the SVM for each one-vs-one pair of classes.
@@ -151,15 +200,20 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         solutions: list[Solution] = []
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         scales: list[np.ndarray] = []
+        selected: list[float] = []
+        scores: list[np.ndarray] = []
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
             for m, spec in enumerate(pool):
                 check_gram(name, grams[m], spec.name)
+            chosen, cv_scores = self._select(grams, y_pm, p)
             scales.append(kernel_scales(grams, p["normalization"]))
             grams *= scales[-1][:, None, None]
-            sol = self._solve(grams, y_pm, p)
+            sol = self._solve(grams, y_pm, {**p, **chosen})
             solutions.append(sol)
+            selected.append(chosen["C"])
+            scores.append(cv_scores)
             parts.append((rows[sol.svm.support], sol.svm.dual_coef))
         rows, self.dual_coef_ = compact_support(parts, X.shape[0])
         self.classes_ = classes
@@ -171,6 +225,8 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         self.intercept_ = np.array([s.svm.intercept for s in solutions])
         self.pair_weights_ = np.array([s.weights for s in solutions])
         self.kernel_scales_ = np.array(scales)
+        self.C_ = np.array(selected, dtype=np.float64)
+        self.cv_scores_ = np.array(scores, dtype=np.float64)
         self.weights_ = self.pair_weights_.mean(axis=0)
         self.kernel_counts_ = (self.pair_weights_ > 0.0).sum(axis=0)
         self.n_iter_ = np.array([s.n_iter for s in solutions])
@@ -197,6 +253,15 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
                 factor = self.pair_weights_[:, used[m]] * self.kernel_scales_[:, used[m]]
                 scores[start : start + step] += np.asarray(self.dual_coef_ @ K[m].T).T * factor
         return scores
+
+
+def decision(cross: np.ndarray, sol: Solution) -> np.ndarray:
+    """Scores of a solution on rows whose (normalised) kernels against its training rows are ``cross``
+    (M, n_rows, n_train)."""
+    active = np.flatnonzero(sol.weights > 0.0)
+    K = np.tensordot(sol.weights[active], cross[active][:, :, sol.svm.support], axes=1)
+    scores: np.ndarray = K @ sol.svm.dual_coef + sol.svm.intercept
+    return scores
 
 
 def clean_weights(d: np.ndarray) -> np.ndarray:

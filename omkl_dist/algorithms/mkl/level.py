@@ -85,9 +85,10 @@ class MKLLevel(BatchMKL):
 
     Parameters
     ----------
-    C : float > 0, default 50.0
+    C : float > 0 or "auto", default "auto"
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (C by 3-fold cross-validation per pair).
     kernels : str or KernelPool, default "mkboost17"
-    kernel_normalization : {"trace", "diagonal", "none"}, default "trace"
+    kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
     level : float in (0, 1), default 0.9
         λ: the level's weight on the best value (the paper's setting).
@@ -95,10 +96,12 @@ class MKLLevel(BatchMKL):
     tol : float > 0, default 0.01
     tol_weights : float >= 0, default 1e-5
     svm_tol : float > 0, default 1e-3
+    random_state : int >= 0 or None, default 0
+        Seeds the cross-validation folds of ``C="auto"``.
 
     Attributes
     ----------
-    weights_, pair_weights_, kernel_scales_, kernel_counts_, n_iter_, duality_gap_, objective_,
+    weights_, pair_weights_, kernel_scales_, C_, cv_scores_, kernel_counts_, n_iter_, duality_gap_, objective_,
     stop_reasons_, objective_history_, classes_, pairs_, kernel_names_, support_vectors_,
     dual_coef_, intercept_, n_features_in_
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (``duality_gap_``: the final relative gap;
@@ -117,14 +120,15 @@ class MKLLevel(BatchMKL):
     def __init__(
         self,
         *,
-        C: float = 50.0,
+        C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
-        kernel_normalization: str = "trace",
+        kernel_normalization: str = "diagonal",
         level: float = 0.9,
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-5,
         svm_tol: float = 1e-3,
+        random_state: int | None = 0,
     ) -> None:
         self.C = C
         self.kernels = kernels
@@ -134,6 +138,7 @@ class MKLLevel(BatchMKL):
         self.tol = tol
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
+        self.random_state = random_state
 
     _parameter_constraints = {**BatchMKL._parameter_constraints, "level": [Interval(Real, 0, 1, closed="neither")]}
 

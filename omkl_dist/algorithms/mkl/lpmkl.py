@@ -54,20 +54,23 @@ class LpMKL(BatchMKL):
     Parameters
     ----------
     p : float > 1, default 2.0
-    C : float > 0, default 50.0
+    C : float > 0 or "auto", default "auto"
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (C by 3-fold cross-validation per pair).
     kernels : str or KernelPool, default "mkboost17"
-    kernel_normalization : {"trace", "diagonal", "none"}, default "trace"
+    kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default, so the two are comparable).
     max_iter : int, default 100
     tol : float > 0, default 0.01
     tol_weights : float >= 0, default 1e-4
     svm_tol : float > 0, default 1e-3
+    random_state : int >= 0 or None, default 0
+        Seeds the cross-validation folds of ``C="auto"``.
 
     Attributes
     ----------
     weights_ : ndarray, shape (n_kernels,)
         θ with ‖θ‖_p = 1 (binary); multi-class: the mean over the one-vs-one pairs (‖·‖_p <= 1).
-    pair_weights_, kernel_scales_, kernel_counts_, n_iter_, duality_gap_, objective_, stop_reasons_,
+    pair_weights_, kernel_scales_, C_, cv_scores_, kernel_counts_, n_iter_, duality_gap_, objective_, stop_reasons_,
     objective_history_, classes_, pairs_, kernel_names_, support_vectors_, dual_coef_,
     intercept_, n_features_in_
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL`.
@@ -88,13 +91,14 @@ class LpMKL(BatchMKL):
         self,
         *,
         p: float = 2.0,
-        C: float = 50.0,
+        C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
-        kernel_normalization: str = "trace",
+        kernel_normalization: str = "diagonal",
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-4,
         svm_tol: float = 1e-3,
+        random_state: int | None = 0,
     ) -> None:
         self.p = p
         self.C = C
@@ -104,6 +108,7 @@ class LpMKL(BatchMKL):
         self.tol = tol
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
+        self.random_state = random_state
 
     _parameter_constraints = {**BatchMKL._parameter_constraints, "p": [Interval(Real, 1, None, closed="neither")]}
 

@@ -58,18 +58,21 @@ class MKLSILP(BatchMKL):
 
     Parameters
     ----------
-    C : float > 0, default 50.0
+    C : float > 0 or "auto", default "auto"
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (C by 3-fold cross-validation per pair).
     kernels : str or KernelPool, default "mkboost17"
-    kernel_normalization : {"trace", "diagonal", "none"}, default "trace"
+    kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
     max_iter : int, default 100
     tol : float > 0, default 0.01
     tol_weights : float >= 0, default 1e-5
     svm_tol : float > 0, default 1e-3
+    random_state : int >= 0 or None, default 0
+        Seeds the cross-validation folds of ``C="auto"``.
 
     Attributes
     ----------
-    weights_, pair_weights_, kernel_scales_, kernel_counts_, n_iter_, duality_gap_, objective_,
+    weights_, pair_weights_, kernel_scales_, C_, cv_scores_, kernel_counts_, n_iter_, duality_gap_, objective_,
     stop_reasons_, objective_history_, classes_, pairs_, kernel_names_, support_vectors_,
     dual_coef_, intercept_, n_features_in_
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (``duality_gap_``: the final ε_MKL).
@@ -87,13 +90,14 @@ class MKLSILP(BatchMKL):
     def __init__(
         self,
         *,
-        C: float = 50.0,
+        C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
-        kernel_normalization: str = "trace",
+        kernel_normalization: str = "diagonal",
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-5,
         svm_tol: float = 1e-3,
+        random_state: int | None = 0,
     ) -> None:
         self.C = C
         self.kernels = kernels
@@ -102,6 +106,7 @@ class MKLSILP(BatchMKL):
         self.tol = tol
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
+        self.random_state = random_state
 
     def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         M = len(grams)
