@@ -1,8 +1,8 @@
 """One import namespace: the built wheel installs only ``omkl_dist`` (the repository's ``storage/``,
 ``pipelines/`` and ``cluster/`` folders become ``omkl_dist.storage`` etc.), so it coexists with
 other distributions that own the top-level names ``storage`` and ``pipelines`` -- here a dummy
-one installed beside it in a fresh virtual environment, where the CLI ingests, learns and runs a
-job on a real two-process Dask cluster.
+one installed beside it in a fresh virtual environment, where the CLI ingests and runs a job on a
+real two-process Dask cluster (the same model as this checkout's in-process run).
 
 The fresh environment gets the wheel without its dependencies: it sees the test environment's
 installed packages through a ``.pth`` file (after its own site-packages, so the wheel's
@@ -21,6 +21,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+
+from omkl_cli import last_json, omkl_here
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP_LEVEL_OTHERS = ("storage", "pipelines", "cluster")
@@ -104,12 +106,10 @@ def test_installed_wheel_coexists_with_top_level_storage_and_pipelines(wheel, tm
     where = _run([python, "-c", check], cwd=work, env=env).stdout.strip()
     assert where.startswith(str(venv)) and "site-packages/omkl_dist/storage" in where
     _run([omkl, "data", "synth", "--rows", 6000, "--features", 4, "--out", "d"], cwd=work, env=env)
-    report = json.loads(
-        _run(
-            [omkl, "run", "spa", "--data", "d", "--quiet", "--json", "--model-out", "local"],
-            cwd=work,
-            env=env,
-        ).stdout.splitlines()[-1]
+    # the in-process reference by this checkout (its numba cache is warm; the installed copy compiles
+    # its kernels from scratch, once, in the cluster's workers: its own sources, its own cache)
+    report = last_json(
+        omkl_here("run", "spa", "--data", work / "d", "--quiet", "--json", "--model-out", work / "local")
     )
     assert report["n"] == 6000
     up = _run([omkl, "cluster", "up", "--run-dir", "c", "--workers", 2], cwd=work, env=env, timeout=180)
