@@ -115,7 +115,9 @@ def retrain(
 ) -> dict:
     """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
     ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
-    ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first. ``settings``
+    ``positive_class``, ``features``, and a first version's ``categorical`` and ``impute``; a later
+    version reads the file with the champion's fitted column encoder, saved with every version)
+    into ``STORE/NAME/windows/<digest>`` first. ``settings``
     (:func:`omkl_dist.defaults.resolve_settings`): a first version's scaling and kernel
     normalisation (later versions keep the champion's). ``emit(summary)`` is called with the
     summary before it is returned -- for a published version inside the publish's critical section,
