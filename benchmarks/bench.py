@@ -371,6 +371,10 @@ def main(argv=None) -> None:
         from benchmarks.drift_defaults import markdown as drift_markdown
 
         sections.append(drift_markdown(json.loads((RESULTS / "drift-defaults.json").read_text())))
+    if (RESULTS / "online-defaults.json").is_file():  # (measured by benchmarks/online_defaults.py, not by make bench)
+        from benchmarks.online_defaults import markdown as online_defaults_markdown
+
+        sections.append(online_defaults_markdown(json.loads((RESULTS / "online-defaults.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
     write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")

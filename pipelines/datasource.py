@@ -7,27 +7,44 @@ import hashlib
 import json
 from pathlib import Path
 
-from omkl_dist.storage import ingest, resolve_dataset
+from omkl_dist.preprocessing import ColumnEncoder
+from omkl_dist.storage import DataError, ingest, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.job_data import is_ingested, refuse_label_options
+from omkl_dist.storage.labels import has_no_labels
 from omkl_dist.storage.location import location
 
 
-def ingested_source(data, *, under, labels: dict | None = None):
+def refuse_unlabelled(data, labels: dict | None) -> None:
+    """A job that learns needs labels: ``--label-column none`` is refused before any work (before
+    the file is read, ingested or a store or output folder is made)."""
+    if has_no_labels((labels or {}).get("label_column")):
+        raise DataError(
+            "--label-column none reads rows without labels, which can be predicted but not learnt from",
+            path=data,
+            fix="name the label column (or leave --label-column out); predict rows without labels with "
+            "omkl predict --label-column none",
+        )
+
+
+def ingested_source(data, *, under, labels: dict | None = None, columns: ColumnEncoder | None = None):
     """``data`` as an ingested dataset, for the jobs that stream one (``submit``, ``retrain``): itself
     when it is one (it took its label options at ingest), else the file (or registry name, or
     parquet folder) ingested with ``labels`` into ``under/<digest>``, a folder named after the
     source's bytes and the label options -- so a rerun on the same file reuses it, and another
-    file or other options never replace it."""
+    file or other options never replace it. ``columns``: a fitted encoder (a champion's) that makes
+    a table's features, instead of one fitted on the file."""
+    refuse_unlabelled(data, labels)
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
     path = location(data)
     if is_ingested(path):
         refuse_label_options(data, labels)
         return path
     source = Path(data) if Path(data).is_dir() else resolve_dataset(data)
-    target = location(under) / _source_digest(source, labels)
+    encoder = {} if columns is None else {"columns": columns.to_dict()}
+    target = location(under) / _source_digest(source, {**labels, **encoder})
     if not is_ingested(target):
-        ingest(source, target, **labels)
+        ingest(source, target, **labels, columns=columns)
     dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
     return target
 

@@ -63,9 +63,41 @@ def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int,
     """Task: rows ``lo:hi`` of an ingested dataset predicted on a worker (the model read once per worker)."""
     from omkl_dist.storage import open_stream
 
-    model = _cached_model(model_path, meta_sha256)
-    X, y = next(iter(open_stream(data, block_size=hi - lo, start=lo, stop=hi, optional_labels=True)))
-    return {**predict_block(model, X, proba=proba), "y": y}
+    stream = open_stream(data, block_size=hi - lo, start=lo, stop=hi, optional_labels=True)
+    model, rows = ingested_rows(_cached_model(model_path, meta_sha256), stream.meta, data)
+    X, y = next(iter(stream))
+    return {**predict_block(model, rows(X), proba=proba), "y": y}
+
+
+def ingested_rows(model, meta: dict, path):
+    """``(model, rows)``: how rows ``X`` of an ingested dataset (``meta``) reach ``model``. A model
+    with a column encoder takes a dataset ingested with that very encoder as its features (the
+    model, without its encoder, predicts them), or a dataset ingested without one, whose numeric
+    columns are the raw columns, by name (the model imputes and encodes them); another one is refused."""
+    from omkl_dist.model import Model
+
+    encoder = model.columns
+    if encoder is None:
+        return model, lambda X: X
+    if meta.get("columns") == encoder.to_dict():
+        bare = Model(model.estimator, scaler=model.scaler, label_map=model.label_map, feature_names=model.feature_names)
+        return bare, lambda X: X
+    names = meta.get("feature_names")
+    if "columns" not in meta and names is not None and set(encoder.feature_names_in_) <= set(names):
+        index = [names.index(name) for name in encoder.feature_names_in_]
+        return model, lambda X: {name: np.asarray(X[:, j]).ravel() for name, j in zip(encoder.feature_names_in_, index)}
+    why = (
+        "another column encoder than the model's"
+        if "columns" in meta
+        else f"no column encoder, and it lacks the model's raw columns {encoder.feature_names_in_}"
+    )
+    raise DataError(
+        "the model imputes and encodes raw columns (it was trained with --categorical or --impute), and this "
+        f"ingested dataset's features were made at ingest with {why}",
+        path=path,
+        fix="predict the data file itself (CSV/TSV with a header, or parquet), which the model encodes; or ingest it "
+        "as the model's training data was, in one omkl retrain store's windows/",
+    )
 
 
 def check_probabilities(model) -> None:
@@ -85,23 +117,19 @@ def check_probabilities(model) -> None:
 
 
 def _source(data, block_rows: int, model, label_column=None, zero_based=False):
-    """``(n_rows, data label map or None, iterator of (lo, X, y or None))`` for an ingested dataset or
-    a file, its columns in the model's feature order (matched by name when both have names). A
-    model with a column encoder gets a file's raw columns by name (``{name: values}`` blocks),
-    which it imputes and encodes itself, as ``Model.predict(DataFrame)`` does."""
+    """``(n_rows, data label map or None, iterator of (lo, X, y or None), model)`` for an ingested
+    dataset or a file, its columns in the model's feature order (matched by name when both have
+    names). A model with a column encoder gets a file's raw columns by name (``{name: values}``
+    blocks), which it imputes and encodes itself, as ``Model.predict(DataFrame)`` does; of an
+    ingested dataset, what :func:`ingested_rows` gives (the model returned predicts the rows)."""
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
     if is_remote(path) or (path.is_dir() and (path / META).is_file()):
-        if model.columns is not None:
-            raise DataError(
-                "the model imputes or encodes raw columns (it was trained with --categorical or --impute), and an "
-                "ingested dataset holds columns encoded already",
-                path=path,
-                fix="predict the data file itself (CSV/TSV with a header, or parquet)",
-            )
         stream = open_stream(path, block_size=block_rows, optional_labels=True)
-        order = _feature_order(model, stream.meta.get("feature_names"), path)
+        encoded = model.columns is not None
+        model, rows = ingested_rows(model, stream.meta, path)
+        order = None if encoded else _feature_order(model, stream.meta.get("feature_names"), path)
         if order is not None:
             raise DataError(
                 "the dataset's features are the model's in another order",
@@ -112,10 +140,10 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
         def blocks():
             lo = 0
             for X, y in stream:
-                yield lo, X, y
+                yield lo, rows(X), y
                 lo += X.shape[0]
 
-        return stream.n_rows, stream.label_map if stream.labelled else None, blocks()
+        return stream.n_rows, stream.label_map if stream.labelled else None, blocks(), model
     ds = read_dataset(
         resolve_dataset(str(data)),
         label_column=label_column,
@@ -143,6 +171,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
             (lo, rows(lo, lo + block_rows), None if ds.y is None else ds.y[lo : lo + block_rows])
             for lo in range(0, n_rows, block_rows)
         ),
+        model,
     )
 
 
@@ -194,7 +223,8 @@ def predict(
     if proba:
         check_probabilities(model)
     labels = [str(c) for c in model.classes_]
-    n_rows, data_map, blocks = _source(data, block_rows, model, label_column, zero_based)
+    # (the model that predicts the rows as given: without its encoder for a dataset it encoded at ingest)
+    n_rows, data_map, blocks, model = _source(data, block_rows, model, label_column, zero_based)
     labelled = data_map is not None
     record = {
         **made_by,

@@ -32,7 +32,7 @@ from omkl_dist.evaluation.drift import PageHinkley
 from omkl_dist.job import JOB_FIELDS, DataWindow, Job
 from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
-from omkl_dist.preprocessing import Scaler
+from omkl_dist.preprocessing import ColumnEncoder, Scaler
 from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.location import text
@@ -40,13 +40,14 @@ from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore
 from omkl_dist.storage.models import read_meta
 from omkl_dist.storage.outputs import REPORT, Terminated, check_output
 
-from .datasource import ingested_source
+from .datasource import ingested_source, refuse_unlabelled
 from .progress import ProgressBar
 from .run_report import build_report
 from .window import Window, open_window
 
 PACKAGES = ("numpy", "scipy", "numba", "scikit-learn", "dask", "distributed", "zarr", "pyarrow")
 WHEN = ("always", "drift")
+ENCODING = ("categorical", "impute")  # the reading options that make features of raw columns
 
 
 def code_version() -> dict:
@@ -114,7 +115,9 @@ def retrain(
 ) -> dict:
     """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
     ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
-    ``positive_class``, ``features``) into ``STORE/NAME/windows/<digest>`` first. ``settings``
+    ``positive_class``, ``features``, and a first version's ``categorical`` and ``impute``; a later
+    version reads the file with the champion's fitted column encoder, saved with every version)
+    into ``STORE/NAME/windows/<digest>`` first. ``settings``
     (:func:`omkl_dist.defaults.resolve_settings`): a first version's scaling and kernel
     normalisation (later versions keep the champion's). ``emit(summary)`` is called with the
     summary before it is returned -- for a published version inside the publish's critical section,
@@ -129,12 +132,14 @@ def retrain(
         check_output(report_dir, REPORT, overwrite=True, option="--report-dir")
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     store.check_inputs([("dataset", data)])
+    refuse_unlabelled(data, labels)
     store.prepare()  # (a data file is ingested into the store's windows/)
-    data = ingested_source(data, labels=labels, under=store.dir / WINDOWS)
+    champion = _load_champion(store)
+    labels, encoder = _window_encoding(champion, labels or {})
+    data = ingested_source(data, labels=labels, under=store.dir / WINDOWS, columns=encoder)
     notes = [] if not plots or plots_available() else [PLOTS_SKIPPED]
     plots = plots and not notes
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
-    champion = _load_champion(store)
     if settings is not None and champion is None and algo is not None:
         settings = settings.for_sparse_rows() if window.meta.get("layout") == "csr" else settings
         scaling = settings.scaling
@@ -199,6 +204,7 @@ def retrain(
             Model(
                 fit["model"],
                 scaler=fit["scaler"],
+                columns=window.columns,
                 label_map=window.label_map,
                 feature_names=window.meta.get("feature_names"),
                 job=fit["job"].to_dict() if "job" in fit else None,
@@ -302,10 +308,31 @@ def _load_champion(store: ModelStore):
         "path": path,
         "model": model.estimator,
         "scaler": model.scaler,
+        "columns": model.columns,
         "job": model.job,
         "lineage": lineage,
         "meta_sha256": meta["meta_sha256"],
     }
+
+
+def _window_encoding(champion, labels: dict) -> tuple[dict, ColumnEncoder | None]:
+    """How a window file's raw columns become features: a first version's ``categorical`` and
+    ``impute`` (an encoder fitted on its window), a later one's the champion's fitted encoder --
+    its features must be the champion's, so the options, when given, must be the champion's."""
+    given = {k: labels[k] for k in ENCODING if labels.get(k) is not None}
+    if champion is None:
+        return labels, None
+    encoder = champion["columns"]
+    own = {} if encoder is None else {k: getattr(encoder, k) for k in ENCODING if getattr(encoder, k) is not None}
+    if given and given != own:
+        told = ", ".join(f"--{k} {v}" for k, v in given.items())
+        kept = ", ".join(f"--{k} {v}" for k, v in own.items()) or "no --categorical/--impute (numeric columns)"
+        raise ValueError(
+            f"{told} differs from how the champion (version {champion['version']}) reads its columns ({kept}): "
+            "a later window is read with the champion's own fitted encoder; drop the options, or publish under "
+            "another model name to start afresh"
+        )
+    return {k: v for k, v in labels.items() if k not in ENCODING}, encoder
 
 
 def _setting(champion, algo, params: dict, block_size, seed, scaling, settings, window: Window) -> dict:
@@ -374,6 +401,13 @@ def _check_window(window: Window, champion) -> None:
     """A window the champion can take: its features, and labels coded as the champion's."""
     if champion is None:
         return
+    if window.meta.get("columns") != (None if champion["columns"] is None else champion["columns"].to_dict()):
+        raise DataError(
+            f"the window's columns were not made by the champion's (version {champion['version']}) column "
+            "encoder: nothing was published",
+            path=window.data,
+            fix="give the window's data file itself (retrain reads it with the champion's encoder)",
+        )
     lineage = champion["lineage"]
     want = int(champion["model"].n_features_in_)
     if int(window.meta["n_features"]) != want:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from omkl_dist.preprocessing import ColumnEncoder
 from omkl_dist.storage import open_stream
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.job_data import is_ingested
@@ -35,6 +36,11 @@ class Window:
     @property
     def n_rows(self) -> int:
         return self.stop - self.start
+
+    @property
+    def columns(self) -> ColumnEncoder | None:
+        """The encoder that made the dataset's features of a table's raw columns (None: numbers as read)."""
+        return None if "columns" not in self.meta else ColumnEncoder.from_dict(self.meta["columns"])
 
     @property
     def label_map(self) -> list:

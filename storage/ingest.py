@@ -84,6 +84,7 @@ def ingest(
     layout: str = "auto",
     categorical: str | None = None,
     impute: str | None = None,
+    columns: ColumnEncoder | None = None,
     zero_based: bool = False,
 ) -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
@@ -124,6 +125,9 @@ def ingest(
         Tables and CSV/TSV files with a header: encode text columns (``"one-hot"``, ``"ordinal"``)
         and fill missing values (``"mean"``, ``"median"``, ``"most_frequent"``); see
         :func:`read_dataset`. The fitted encoder is recorded in ``meta.json`` (``columns``).
+    columns : ColumnEncoder, optional
+        A fitted encoder (a model's, instead of ``categorical``/``impute``) that makes the features
+        of a table, recorded alike: a later window read exactly as the model's first one was.
     zero_based : bool, default False
         LIBSVM: feature indices start at 0.
     views : bool, default False
@@ -154,7 +158,7 @@ def ingest(
     if features is not None and not isinstance(features, str):
         features = list(features)
     encoding: dict[str, Any] = {"categorical": categorical, "impute": impute}
-    encoded = any(v is not None for v in encoding.values())
+    encoded = columns is not None or any(v is not None for v in encoding.values())
     if encoded and is_table_source(source) and not isinstance(source, (str, Path)):  # a table in memory
         out = check_output(out, DATASET, overwrite=overwrite)
         ds = read_table(
@@ -164,7 +168,7 @@ def ingest(
             label_column=label_column,
             positive_class=positive_class,
             features=features,
-            columns=ColumnEncoder(**encoding),
+            columns=columns if columns is not None else ColumnEncoder(**encoding),
             fmt="table",
         )
         table_meta = {"kind": "ingest", "source": ds.path.name, "source_name": type(source).__name__}
@@ -223,6 +227,7 @@ def ingest(
         optional_labels=True,  # label_column="none": rows to predict
         features=features,
         zero_based=zero_based,
+        columns=columns,
         **encoding,
     )
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}

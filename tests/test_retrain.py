@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -205,7 +206,9 @@ def test_bad_windows_and_a_damaged_champion_publish_nothing(tmp_path):
     assert ModelStore(store, "m").versions() == [1]
     # the champion edited by hand: refused, named, nothing published
     meta_path = ModelStore(store, "m").path(1) / "model.json"
-    meta_path.write_text(meta_path.read_text().replace('"kernel": "linear+norm"', '"kernel": "gaussian:1"'))
+    edited = re.sub(r'"kernel": "[^"]*"', '"kernel": "gaussian:1"', meta_path.read_text(), count=1)
+    assert edited != meta_path.read_text()
+    meta_path.write_text(edited)
     ingest(csv_window(tmp_path / "b.csv", rows=1000, first_row=1000), tmp_path / "b")
     proc = omkl_here("retrain", "--store", store, "--model", "m", "--data", tmp_path / "b", "--quiet", check=False)
     assert proc.returncode == 2 and "versions/1" in proc.stderr and "edited or damaged" in proc.stderr

@@ -12,10 +12,12 @@ from omkl_dist.storage.outputs import OutputBusy, Terminated
 
 from ..cli_base import (
     BLOCK_SIZE_OPTION,
+    CATEGORICAL_OPTION,
     EXIT_BAD_INPUT,
     EXIT_BUSY,
     EXIT_INTERRUPTED,
     FEATURES_OPTION,
+    IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
     SEED_OPTION,
@@ -59,14 +61,14 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
     default=0.2,
     show_default=True,
     type=FiniteFloat(),
-    help="Share of the window (its tail) held out to gate the challenger against the champion.",
+    help="Share of the window (its tail), in (0, 1), held out to gate the challenger against the champion.",
 )
 @click.option(
     "--gate",
     default=0.0,
     show_default=True,
     type=FiniteFloat(),
-    help="Promote if the challenger's held-out mistake rate <= the champion's + this tolerance.",
+    help="Promote if the challenger's held-out mistake rate <= the champion's + this tolerance (>= 0).",
 )
 @click.option(
     "--when",
@@ -80,7 +82,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
     default=150.0,
     show_default=True,
     type=FiniteFloat(),
-    help="Page-Hinkley lambda, in standard deviations of one row's mistake: the accumulated excess of "
+    help="Page-Hinkley lambda (> 0), in standard deviations of one row's mistake: the accumulated excess of "
     "mistakes that signals drift (smaller: sooner, more false alarms; see docs/design.md).",
 )
 @click.option(
@@ -88,7 +90,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
     default=0.025,
     show_default=True,
     type=FiniteFloat(),
-    help="Page-Hinkley delta, in standard deviations of one row's mistake: a rise of the mistake rate "
+    help="Page-Hinkley delta (>= 0), in standard deviations of one row's mistake: a rise of the mistake rate "
     "tolerated as no drift.",
 )
 @click.option(
@@ -102,11 +104,14 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
     default=None,
     help="Where to write report.json and the plots (default STORE/NAME/reports/vN).",
 )
+# (the number options' ranges are checked by retrain itself: a bad value is one JSON status line too)
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
 @LOCK_TIMEOUT_OPTION
 @LABEL_COLUMN_OPTION
 @POSITIVE_CLASS_OPTION
 @FEATURES_OPTION
+@CATEGORICAL_OPTION  # (a first version's; every later version reads its window with the champion's encoder)
+@IMPUTE_OPTION
 @ZERO_BASED_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def retrain_cmd(
@@ -131,6 +136,8 @@ def retrain_cmd(
     label_column,
     positive_class,
     features,
+    categorical,
+    impute,
     zero_based,
     quiet,
     **kwargs,
@@ -171,7 +178,7 @@ def retrain_cmd(
             lock_timeout=lock_timeout,
             show_progress=not quiet,
             drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
-            labels=reading_options(label_column, positive_class, features, zero_based=zero_based),
+            labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
             emit=lambda summary: click.echo(json.dumps(summary, default=str)),
         )
     except (KeyboardInterrupt, Terminated) as exc:  # before its version was published: nothing was

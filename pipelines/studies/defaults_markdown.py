@@ -224,7 +224,8 @@ def chosen_markdown(report: dict) -> list[str]:
         "",
         f"`omkl run`, `submit` and `retrain` use **{chosen}** unless told otherwise (`omkl_dist.defaults`: "
         f"the scaler fitted on the stream's first {defaults.SCALE_ROWS:,} rows), and the online estimators "
-        "default to the normalised pool (`omkc16+norm`; the Perceptron `linear+norm`); `--paper-settings` "
+        'default to the normalised pool (`omkc16+norm`; the Perceptron `laplacian:2`, BENCHMARKS.md "Defaults '
+        'of fit"); `--paper-settings` '
         "gives raw features and unnormalised kernels, which every `omkl reproduce` uses. Sparse rows stay "
         "unscaled (standardising would densify them). Per algorithm, the default's gap to the best cell of "
         "each row:",

@@ -34,8 +34,14 @@ class BPAS(BudgetBaseline):
         Support vectors per kernel.
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of hinge loss.
-    eta : float > 0, default 0.1
-        Aggressiveness C of PA-I (the paper's learning rate, 0.1).
+    eta : float > 0, default 0.3
+        Aggressiveness C of PA-I. The paper's learning rate is 0.1 (what ``omkl reproduce bomkl``
+        passes); 0.3 was chosen by measurement (``benchmarks/online_defaults.py``, BENCHMARKS.md
+        "Defaults of fit"): 0.1 caps each support vector's coefficient so low that one pass over a
+        small training set underfits (0.66 cross-validated on raw breast cancer, 0.83 on digits),
+        and 0.3 is better on raw breast cancer (0.91), digits (0.88) and iris (0.936 mean over five
+        seeds), level on the standardised sets, and makes fewer online mistakes on cod-rna (9.8 %
+        vs 12.1 %); 1.0 was close, a little worse on cod-rna (10.7 %).
     block_size : int, default 256
         Block size of the engine (the result does not depend on it).
     shuffle : bool, default True
@@ -64,7 +70,7 @@ class BPAS(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
-        eta: float = 0.1,
+        eta: float = 0.3,
         block_size: int = 256,
         shuffle: bool = True,
         random_state: int | None = SEED,
