@@ -98,11 +98,16 @@ class CheckpointStore:
     def _checkpoints(self):
         return sorted(p for p in self.dir.glob("ckpt-*") if re.fullmatch(r"ckpt-\d+", p.name))
 
-    def write(self, model, scaler, n_seen: int, history, job: Job):
+    def write(self, model, scaler, n_seen: int, history, job: Job, calibration_rows: dict):
+        """Save ``model`` (its ``calibration_`` the coordinator's so far) as the checkpoint at
+        ``n_seen`` rows; ``calibration_rows``: the rows the calibration has gathered since its
+        last batch (:meth:`~.calibration.RoundCalibration.state`'s ``pending``)."""
         path = self.dir / f"ckpt-{n_seen:012d}"
-        # the job block of a checkpoint also holds the rounds' (rows seen, mistakes) so far: a resume continues it
+        # the job block of a checkpoint also holds the rounds' (rows seen, mistakes) so far and the
+        # calibration's gathered rows: a resume continues both
+        extra = {"history": [list(h) for h in history], "calibration_rows": calibration_rows}
         save_model(
-            Model(model, scaler=scaler, job={**job.to_dict(), "history": [list(h) for h in history]}),
+            Model(model, scaler=scaler, job={**job.to_dict(), **extra}),
             path,
             overwrite=True,
             option="--checkpoint-dir",

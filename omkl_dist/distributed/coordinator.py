@@ -7,7 +7,9 @@ update) and gets one reply. In a kernel-split round each shard learns its kernel
 their decision values and updates; the coordinator then replays the combiner over the round
 (the adapter's ``replay_round``), which gives the in-process engine's weights, scores and mistakes
 bit for bit. The coordinator calls the engine's round adapter (:mod:`.rounds`) and never branches
-on the kind of engine or rule.
+on the kind of engine or rule. Either kind of round leaves the round's online outcome (mistakes,
+scores) here, from which the coordinator keeps the mistake curve and learns the probability
+calibration (:mod:`.calibration`).
 
 Jobs whose kernels are coupled within a round (:func:`.rounds.splits_rows`) have row-split rounds
 instead. Every shard scores a range of the round's rows with all kernels, and the first shard (the
@@ -99,6 +101,10 @@ class Coordinator:
     first_row : int
         Instances the model had seen when the job began (a retrain continues a fitted model): the
         mistake curve's points are spaced over the job's rows after it, as in-process.
+    calibration : RoundCalibration, optional
+        The model's probability calibration where the job starts (:mod:`.calibration`): it learns
+        from every round's outcome, in the in-process run's batches. None: no calibration is
+        learnt (a coordinator driven without an estimator).
     """
 
     def __init__(
@@ -114,6 +120,7 @@ class Coordinator:
         *,
         round_ends,
         first_row: int = 0,
+        calibration=None,
     ):
         self.shards = list(shards)
         self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
@@ -134,6 +141,7 @@ class Coordinator:
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
+        self.calibration = calibration
         self.curve = MistakeCurve.over(self.n_rows - int(first_row), first=int(first_row))
         self.m = len(self.combiner["w"])
         self.select_kernel_at = select_kernel_at if select_kernel_at is not None and self.m > 1 else None
@@ -173,9 +181,12 @@ class Coordinator:
         n = self._round_size(g)
         next_n = self._round_size(g + n) if g + n < self.n_rows else 0  # the shards read those rows ahead
         if self.split_rows:
-            mistakes, t_combine = await self._round_rows(n, next_n)
+            outcome, y, t_combine = await self._round_rows(n, next_n)
         else:
-            mistakes, t_combine = await self._round_kernels(n, next_n)
+            outcome, y, t_combine = await self._round_kernels(n, next_n)
+        mistakes = outcome["mistakes"]
+        if self.calibration is not None:  # the weights after the round: the in-process batch's end
+            self.calibration.add(g, outcome, y, self.combiner["w"])
         rows, counts = self.curve.points(mistakes, self.n_seen, self.n_mistakes)
         self.history.extend(zip(rows.tolist(), counts.tolist()))
         self.n_seen += n
@@ -210,10 +221,10 @@ class Coordinator:
         outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
         self._time_shards(outs)
-        mistakes, self.pending = self.adapter.replay_round(
+        outcome, self.pending = self.adapter.replay_round(
             self.combiner, self.scalars, outs[0]["y"], self.parts, outs, g
         )
-        return mistakes, t_combine
+        return outcome, outs[0]["y"], t_combine
 
     async def _round_rows(self, n, next_n):
         """Every shard scores a range of the round's rows with all kernels; the first shard (in
@@ -237,7 +248,7 @@ class Coordinator:
         self._balance(ranges, outs)
         self.combiner.update(learned["arrays"])
         self.pending = learned["update"]
-        return learned["mistakes"], t_combine
+        return learned, learned["y"], t_combine
 
     def _balance(self, ranges, outs):
         """Move rows between the first shard and the others so that their scores arrive when it is
@@ -299,7 +310,8 @@ class Coordinator:
         }
 
     def state(self) -> dict:
-        """The combiner state (arrays) and counters, for a checkpoint or the final model."""
+        """The combiner state (arrays), counters, mistake curve and calibration
+        (:meth:`RoundCalibration.state`, or None), for a checkpoint or the final model."""
         if self.pending is not None:
             raise RuntimeError("state() between rounds only (the last round is not applied yet)")
         return {
@@ -307,4 +319,5 @@ class Coordinator:
             "n_seen": self.n_seen,
             "n_mistakes": self.n_mistakes,
             "history": list(self.history),
+            "calibration": None if self.calibration is None else self.calibration.state(),
         }

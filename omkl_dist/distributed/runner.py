@@ -17,8 +17,10 @@ import time
 from dataclasses import replace
 
 from scipy import sparse
+from sklearn.base import clone
 
 from ..defaults import SCALE_ROWS, resolve_settings
+from ..evaluation.calibration import Calibration
 from ..job import EngineOptions, Job
 from ..persistence import load_model
 from ..preprocessing import ColumnEncoder, Scaler
@@ -26,6 +28,7 @@ from ..runner import Accounting, RunResult
 from ..storage.location import location, text
 from ..storage.stream import open_stream
 from ..storage.views import feature_groups
+from .calibration import RoundCalibration
 from .checkpoints import CheckpointStore
 from .sharded_rounds import ShardedRounds
 
@@ -109,18 +112,32 @@ class DaskRunner:
             model.initialize(n_features, classes, n_rows=stop - start, sparse=meta.get("layout") == "csr")
             offset, mistakes_before = 0, 0
         n_rows = offset + stop - start  # the engine counts rows seen over the model's whole life
+        # the calibration continues the model's, learnt by the coordinator in the in-process run's batches
+        calibration = RoundCalibration(
+            clone(model).initialize(n_features, model.classes_, n_rows=stop - start),
+            window=model.feed_rows(),
+            end=n_rows,
+            state={"record": model.calibration_.to_dict(), "pending": {}},
+        )
         store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         resume_from = store.start(job, resume=self.resume, overwrite=self.overwrite) if store is not None else None
         if resume_from is not None:
             checkpoint = load_model(resume_from)
             scaler, resumed = checkpoint.scaler, checkpoint.estimator
-            begin = {"checkpoint": text(resume_from), "history": checkpoint.job["history"]}
+            begin = {
+                "checkpoint": text(resume_from),
+                "history": checkpoint.job["history"],
+                "calibration": {
+                    "record": resumed.calibration_.to_dict(),
+                    "pending": checkpoint.job["calibration_rows"],
+                },
+            }
             n_start, mistakes_start = int(resumed.n_samples_seen_), int(resumed.mistakes_)
         else:
             if scaler is None:
                 scaler = _fit_scaler(self.client, dataset, job, start, stop, n_features)
             arrays, scalars = model.engine_.state()
-            begin = {"arrays": arrays, "scalars": scalars}
+            begin = {"arrays": arrays, "scalars": scalars, "calibration": calibration.state()}
             n_start, mistakes_start = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         shard_job = {
             "data": text(dataset),
@@ -134,9 +151,9 @@ class DaskRunner:
             "classes": classes,
         }
 
-        def on_checkpoint(arrays, scalars, rounds_history):
-            state = model.set_engine_state(arrays, scalars)
-            return store.write(state, scaler, int(scalars["n_seen"]), rounds_history, job)
+        def on_checkpoint(arrays, scalars, rounds_history, calibrated):
+            state = model.set_engine_state(arrays, scalars, calibration=Calibration.from_dict(calibrated["record"]))
+            return store.write(state, scaler, int(scalars["n_seen"]), rounds_history, job, calibrated["pending"])
 
         def progress(p):
             if self.on_progress is not None:
@@ -165,9 +182,13 @@ class DaskRunner:
             on_progress=progress,
             on_checkpoint=on_checkpoint if store is not None else None,
             select_kernel_at=getattr(model, "validation_size_", None),  # Perceptron(*)'s validation prefix
+            calibration=calibration,
         )
         seconds = time.perf_counter() - t0
-        model.set_engine_state(result["arrays"], result["scalars"])
+        # (the stream's end ends a batch: nothing is left gathered)
+        model.set_engine_state(
+            result["arrays"], result["scalars"], calibration=Calibration.from_dict(result["calibration"]["record"])
+        )
         if store is not None and not self.keep_checkpoints:
             store.clear()
         accounting = Accounting(

@@ -20,6 +20,7 @@ from ..base import POSITIVE_INT, RANDOM_STATE, OnlineKernelClassifier
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ...evaluation.calibration import Calibration
     from ...kernels import KernelPool
     from .._batch import KernelSpecLike, Rows
 
@@ -195,8 +196,10 @@ class PerceptronStar(OnlineKernelClassifier):
             rest.pop("F")
         return {key: np.concatenate([first[key], rest[key]]) for key in first}
 
-    def set_engine_state(self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Self:
-        super().set_engine_state(arrays, scalars)
+    def set_engine_state(
+        self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any], *, calibration: Calibration | None = None
+    ) -> Self:
+        super().set_engine_state(arrays, scalars, calibration=calibration)
         if self.engine_.n_seen >= self.validation_size_:  # validation is over: the one kernel left was chosen
             self.best_kernel_ = self.kernel_pool_.names[int(self.engine_.kernel_ids[0])]
         return self

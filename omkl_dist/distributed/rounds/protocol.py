@@ -90,9 +90,11 @@ class KernelSplit(RoundAdapter, Protocol):
         parts: Sequence[np.ndarray],
         outs: Sequence[dict[str, Any]],
         g: int,
-    ) -> tuple[np.ndarray, object]:
+    ) -> tuple[dict[str, np.ndarray], object]:
         """Replay the combiner over a round starting at instance ``g`` (updates the ``combiner``
-        arrays in place); returns the rows' mistakes and the update every shard applies next (or None)."""
+        arrays in place); returns the round's online outcome as the in-process engine gives it
+        (``mistakes`` and the combined ``score`` per row, ``F`` the per-kernel scores) and the
+        update every shard applies next (or None)."""
 
 
 class Recurrence(Protocol):
