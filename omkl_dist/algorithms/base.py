@@ -142,12 +142,22 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return self
 
     def progressive_partial_fit(
-        self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None, *, keep_scores: bool = False
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        classes: ArrayLike | None = None,
+        *,
+        keep_scores: bool = False,
+        sample_at: ArrayLike | None = None,
     ) -> dict[str, NDArray[Any]]:
         """Predict each row, then learn from it; return the online outcome per row.
 
         Returns a dict with ``mistakes`` (bool per row), ``score`` (combined score) and, when
-        ``keep_scores``, ``F`` (per-kernel decision values before the update).
+        ``keep_scores``, ``F`` (per-kernel decision values before the update). ``sample_at``: rows
+        seen (:attr:`n_samples_seen_`) after which to read the model: ``samples`` is then
+        ``(rows, n_support, weight shares)`` there, for the models whose engine reads itself
+        inside a block (binary shared-pool Hedge rules: :mod:`omkl_dist.engine.samples`); the
+        others give no ``samples``.
         """
         first = not hasattr(self, "engine_")
         if first:
@@ -156,7 +166,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         y_pm = self._encode_labels(y, classes, first=first, n_rows=X.shape[0])
         if first:
             self._start(X.shape[1], X.shape[0])
-        outcome = self._learn(X, y_pm, keep_scores)
+        outcome = self._learn(X, y_pm, keep_scores, sample_at=sample_at)
         self._publish()
         return outcome
 
@@ -236,22 +246,37 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return K if (K > 2 or self._always_multiclass) else 1
 
     def _learn(
-        self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool, *, calibrate: bool = True
+        self,
+        X: Rows,
+        y_coded: NDArray[np.float64],
+        keep_scores: bool,
+        *,
+        calibrate: bool = True,
+        sample_at: ArrayLike | None = None,
     ) -> dict[str, NDArray[Any]]:
         """Learn the rows in order (:meth:`_learn_rows`); ``calibrate``: they are rows the model
         has not learnt before, so their progressive decision values also teach
         :attr:`calibration_` (``fit``'s later passes over the same rows do not)."""
         kernel_scores = calibrate and self.calibrates_on_kernel_scores()
-        outcome = self._learn_rows(X, y_coded, keep_scores or kernel_scores)
+        outcome = self._learn_rows(X, y_coded, keep_scores or kernel_scores, sample_at=sample_at)
         if calibrate:
             self.calibration_ = self.calibration_.update(*self.calibration_batch(outcome, y_coded, self.engine_.w))
             if not keep_scores:
                 outcome.pop("F", None)
         return outcome
 
-    def _learn_rows(self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
-        """The engine's test-then-train pass over the rows (estimators that learn in stages override it)."""
-        outcome: dict[str, NDArray[Any]] = self.engine_.learn(X, y_coded, keep_scores=keep_scores)
+    def _learn_rows(
+        self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool, sample_at: ArrayLike | None = None
+    ) -> dict[str, NDArray[Any]]:
+        """The engine's test-then-train pass over the rows (estimators that learn in stages override
+        it); ``sample_at``: see :meth:`progressive_partial_fit`."""
+        e = self.engine_
+        sampled = sample_at is not None and isinstance(e, LocalEngine) and e.samples_inside
+        outcome: dict[str, NDArray[Any]] = (
+            e.learn(X, y_coded, keep_scores=keep_scores, sample_at=sample_at)
+            if sampled
+            else e.learn(X, y_coded, keep_scores=keep_scores)
+        )
         return outcome
 
     def calibration_batch(

@@ -127,6 +127,7 @@ class DaskRunner:
             begin = {
                 "checkpoint": text(resume_from),
                 "history": checkpoint.job["history"],
+                "samples": checkpoint.job["samples"],
                 "calibration": {
                     "record": resumed.calibration_.to_dict(),
                     "pending": checkpoint.job["calibration_rows"],
@@ -151,9 +152,20 @@ class DaskRunner:
             "classes": classes,
         }
 
-        def on_checkpoint(arrays, scalars, rounds_history, calibrated):
-            state = model.set_engine_state(arrays, scalars, calibration=Calibration.from_dict(calibrated["record"]))
-            return store.write(state, scaler, int(scalars["n_seen"]), rounds_history, job, calibrated["pending"])
+        def on_checkpoint(state):
+            calibrated = state["calibration"]
+            now = model.set_engine_state(
+                state["arrays"], state["scalars"], calibration=Calibration.from_dict(calibrated["record"])
+            )
+            return store.write(
+                now,
+                scaler,
+                int(state["scalars"]["n_seen"]),
+                job,
+                history=state["history"],
+                samples=state["samples"],
+                calibration_rows=calibrated["pending"],
+            )
 
         def progress(p):
             if self.on_progress is not None:
@@ -206,7 +218,7 @@ class DaskRunner:
             model=model,
             scaler=scaler,
             accounting=accounting,
-            trace=_trace(model, accounting, result["history"], offset, mistakes_before),
+            trace=_trace(model, accounting, result, offset, mistakes_before),
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
             columns=columns,
@@ -283,10 +295,13 @@ def fit_on_cluster(
     return runner.fit(job, dataset)
 
 
-def _trace(model, accounting: Accounting, history, offset: int, mistakes_before: int) -> dict:
+def _trace(model, accounting: Accounting, result: dict, offset: int, mistakes_before: int) -> dict:
     """The run as the coordinator recorded it: its mistake curve (``history``: the model's rows seen
     and mistakes at the curve's points, this run's from ``offset`` rows and ``mistakes_before``
-    on), the in-process trace's ``n_seen`` and ``mistake_rate`` value for value."""
+    on), the in-process trace's ``n_seen`` and ``mistake_rate`` value for value, and the model
+    read at those points (``samples``, for the models the engine reads inside a round), the
+    in-process trace's ``sampled_at``, ``n_support`` and ``weights`` value for value."""
+    history, samples = result["history"], result["samples"]
     rows = accounting.rows
     summary = {
         "n": rows,
@@ -304,6 +319,15 @@ def _trace(model, accounting: Accounting, history, offset: int, mistakes_before:
         "mistake_rate": [(mistakes - mistakes_before) / (seen - offset) for seen, mistakes in history],
         "kernel_names": list(model.active_kernel_names_),
         "summary": summary,
+        **(
+            {
+                "sampled_at": [seen - offset for seen, _, _ in samples],
+                "n_support": [list(support) for _, support, _ in samples],
+                "weights": [list(weights) for _, _, weights in samples],
+            }
+            if samples
+            else {}
+        ),
     }
 
 

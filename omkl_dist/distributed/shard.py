@@ -200,6 +200,7 @@ class KernelShard:
             "mistakes": mistakes,
             "score": score,
             "F": F,
+            "coef": coef,
             "y": y,
             "update": r.learned_update(coef),
             "arrays": r.combiner_arrays(),

@@ -23,6 +23,9 @@ from .coordinator import Coordinator
 from .rounds import round_adapter
 from .shard import KernelShard, engine_program
 
+# what a job resumes from besides the model: the mistake curve, the model samples, the calibration
+RESUMED = ("history", "samples", "calibration")
+
 
 class WorkerLost(RuntimeError):
     """A worker died (or stopped answering) during a job, more often than the retries allow."""
@@ -91,15 +94,16 @@ class ShardedRounds:
 
         ``job``: what every shard needs to read and learn (see :class:`KernelShard`). ``start``:
         ``{"arrays", "scalars"}`` (a fresh model's engine state) or
-        ``{"checkpoint": DIR, "history": [...]}``, either with ``"calibration"``: the
+        ``{"checkpoint": DIR, "history": [...], "samples": [...]}`` (a checkpoint's mistake curve and
+        model samples so far), either with ``"calibration"``: the
         :meth:`~.calibration.RoundCalibration.state` the job starts from. ``on_progress(progress)``
-        is called after every coordinator call; ``on_checkpoint(arrays, scalars, history,
-        calibration)`` must write a checkpoint (with the calibration's state) and return its
-        directory (used to recover). ``select_kernel_at``: instances after which only one kernel
+        is called after every coordinator call; ``on_checkpoint(state)`` must write a checkpoint of
+        ``state`` (``arrays``, ``scalars``, ``history``, ``samples``, ``calibration``) and return
+        its directory (used to recover). ``select_kernel_at``: instances after which only one kernel
         goes on (:class:`~.coordinator.Coordinator`). ``calibration``: the job's
         :class:`~.calibration.RoundCalibration` (None: none learnt). Returns ``{"arrays",
-        "scalars", "history", "calibration", "timing", "failures"}``: the final engine state and
-        calibration state.
+        "scalars", "history", "samples", "calibration", "timing", "failures"}``: the final engine
+        state, mistake curve, model samples and calibration state.
         """
         self.job, self.failures, self._last_checkpoint = job, [], None  # (an engine may run several jobs)
         restore = start
@@ -125,6 +129,7 @@ class ShardedRounds:
     # --- one attempt: actors from ``start`` until done or a failure -------------------------
     def _attempt(self, start, n_rows, on_progress, on_checkpoint, select_kernel_at, calibration):
         arrays, scalars, history = self._coordinator_start(start)
+        samples = start.get("samples", [])
         if calibration is not None:  # where this attempt starts: the job's start or the last checkpoint
             calibration = calibration.with_state(start["calibration"])
         program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
@@ -167,6 +172,7 @@ class ShardedRounds:
                     select_kernel_at,
                     round_ends=adapter.round_ends(scalars, program),
                     first_row=int(self.job.get("offset", 0)),
+                    samples=samples,
                     calibration=calibration,
                     actor=True,
                     workers=[workers[0]],
@@ -187,12 +193,8 @@ class ShardedRounds:
                             "failures": list(self.failures),
                             "n_shards": len(parts),
                         }
-                    path = on_checkpoint(state["arrays"], state["scalars"], state["history"], state["calibration"])
-                    self._last_checkpoint = {
-                        "checkpoint": str(path),
-                        "history": state["history"],
-                        "calibration": state["calibration"],
-                    }
+                    path = on_checkpoint(state)
+                    self._last_checkpoint = {"checkpoint": str(path), **{key: state[key] for key in RESUMED}}
         except BaseException:
             if coord is not None:  # free what the abandoned attempt's coordinator still waits for
                 with contextlib.suppress(Exception):
@@ -221,8 +223,7 @@ class ShardedRounds:
         return {
             "arrays": arrays,
             "scalars": scalars,
-            "history": cstate["history"],
-            "calibration": cstate["calibration"],
+            **{key: cstate[key] for key in RESUMED},
         }
 
     # --- failures ----------------------------------------------------------------------------

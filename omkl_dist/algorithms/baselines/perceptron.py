@@ -18,7 +18,7 @@ from .._order import SHUFFLE
 from ..base import POSITIVE_INT, RANDOM_STATE, OnlineKernelClassifier
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    from numpy.typing import ArrayLike, NDArray
 
     from ...evaluation.calibration import Calibration
     from ...kernels import KernelPool
@@ -177,7 +177,10 @@ class PerceptronStar(OnlineKernelClassifier):
             else max(1, math.ceil(self.validation_fraction * n_rows))
         )
 
-    def _learn_rows(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
+    def _learn_rows(
+        self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool, sample_at: ArrayLike | None = None
+    ) -> dict[str, NDArray[Any]]:
+        # (not read inside a block: its rule drops kernels mid-stream, omkl_dist.engine.samples)
         e = self.engine_
         cut = max(0, min(len(y_pm), self.validation_size_ - e.n_seen)) if not hasattr(self, "best_kernel_") else 0
         if cut == 0:

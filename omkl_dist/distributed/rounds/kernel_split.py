@@ -77,7 +77,7 @@ class PoolKernelSplit(SharedPool):
         params = OMKCParams(rule, g, block_size, bool(scalars["block_sync"]), hyper.beta, hyper.delta)
         score, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        return {"mistakes": mistakes, "score": score, "F": F}, (kept, coef[kept])
+        return {"mistakes": mistakes, "score": score, "F": F, "coef": coef}, (kept, coef[kept])
 
 
 class BudgetKernelSplit:
@@ -109,6 +109,11 @@ class BudgetKernelSplit:
         """Learn this part's kernels over the round (:meth:`BudgetEngine.kernel_step`; the
         combiner's weights ``w`` are the coordinator's business, ``act`` is every kernel of the part)."""
         return self.engine.kernel_step(X, y, self.engine.n_seen)
+
+    @staticmethod
+    def samples_inside(scalars: dict) -> bool:
+        """False: a kernel's buffer lives on its shard (the trace reads no model inside a round)."""
+        return False
 
     def apply_update(self, X, xsq, update) -> None:
         """Nothing to apply: :meth:`replay_round` hands out no update."""

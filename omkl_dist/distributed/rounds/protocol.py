@@ -60,6 +60,13 @@ class RoundAdapter(Protocol):
     def round_ends(scalars: dict[str, Any], program: KernelProgram) -> Rounds:
         """Where a job's rounds end: where the in-process engine's segments end."""
 
+    @staticmethod
+    def samples_inside(scalars: dict[str, Any]) -> bool:
+        """Whether the coordinator reads the model inside a round (the trace's samples at the
+        mistake curve's points, :mod:`omkl_dist.engine.samples`); if so the adapter also has
+        ``support_counts(arrays)``, ``samples(scalars, start, outcome, y, rows)`` and
+        ``support_added(outcome)``."""
+
     def apply_update(self, X: np.ndarray, xsq: np.ndarray, update: Any) -> None:
         """Take the last round's update (its rows ``X``, their squared norms ``xsq``)."""
 
