@@ -126,15 +126,19 @@ def check(value: Any, schema: Any, where: str) -> str | None:
 
 _SERIES = ListOf("number")
 _NUMBER_OR_NULL = OneOf(("number", "null"))
-_BLOCKS = {  # the model after each block of the stream
-    "block_ends": ListOf("integer"),
+_MODEL = {  # the model read at rows of the stream (a cluster trace has no speed series; a budget learner's none)
+    "sampled_at": ListOf("integer"),
     "n_support": ListOf(ListOf("number")),
     "weights": ListOf(ListOf("number")),
+    "block_ends": ListOf("integer"),
     "instances_per_second": _SERIES,
-    "kernel_names": ListOf("text"),
 }
-#: ``omkl run --trace-out``: ``{"report": {...}, "trace": {...}}``, the mistake curve and the blocks
-RUN_TRACE = Obj({"trace": Obj({**_BLOCKS, "n_seen": ListOf("integer"), "mistake_rate": _SERIES})}, {"report": "object"})
+_TRACE = Obj({"kernel_names": ListOf("text")}, _MODEL)
+#: ``omkl run --trace-out``: ``{"report": {...}, "trace": {...}}``, the mistake curve and the model's series
+RUN_TRACE = Obj(
+    {"trace": Obj({"kernel_names": ListOf("text"), "n_seen": ListOf("integer"), "mistake_rate": _SERIES}, _MODEL)},
+    {"report": "object"},
+)
 _CURVE = Obj({"rows": _SERIES, "rate": _SERIES, "label": "text"})
 #: a report document (a retrain's ``report.json``, or a run's redrawn by ``omkl report``)
 REPORT_DOCUMENT = Obj(
@@ -165,7 +169,7 @@ REPORT_DOCUMENT = Obj(
     },
     {
         "algo": OneOf(("text", "null")),
-        "trace": Obj(_BLOCKS),
+        "trace": _TRACE,
         "n_before": "integer",
         "budget": OneOf(("null", Obj({"slope": "number", "label": "text"}), Obj({"cap": "integer", "label": "text"}))),
     },
@@ -173,19 +177,20 @@ REPORT_DOCUMENT = Obj(
 
 
 def _check_lengths(trace: dict, where: str, *, mistakes: bool) -> str | None:
-    """Every series of a trace is as long as its x axis: the blocks' as ``block_ends`` (they may be
-    empty), a run trace's mistake curve (``mistakes``) as ``n_seen``; a report document keeps its
-    mistake curves in ``curves``. Kernels all have names."""
-    axes = {key: "block_ends" for key in ("instances_per_second", "n_support", "weights")}
+    """Every series of a trace is as long as its x axis: the speed as ``block_ends``, the model's
+    series as ``sampled_at`` (they may be absent or empty), a run trace's mistake curve
+    (``mistakes``) as ``n_seen``; a report document keeps its mistake curves in ``curves``.
+    Kernels all have names."""
+    axes = {"instances_per_second": "block_ends", "n_support": "sampled_at", "weights": "sampled_at"}
     if mistakes:
         axes["mistake_rate"] = "n_seen"
     for key, x in axes.items():
-        series, n = trace.get(key) or [], len(trace[x])
+        series, n = trace.get(key) or [], len(trace.get(x) or [])
         if (series or key == "mistake_rate") and len(series) != n:
             return f"key {where}.{key} has {len(series)} entries but {where}.{x} has {n}; they go together"
     names = len(trace["kernel_names"])
     for key in ("n_support", "weights"):
-        widths = {len(row) for row in trace[key]}
+        widths = {len(row) for row in trace.get(key) or []}
         if len(widths) > 1 or (widths and not 0 < widths.pop() <= names):
             return f"key {where}.{key} needs one value per kernel of {where}.kernel_names ({names}) at every entry"
     return None

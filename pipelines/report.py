@@ -32,8 +32,10 @@ from omkl_dist.storage.outputs import REPORT, REPORT_MARKER, Inputs, atomic_outp
 from ._report_schema import check_report_document
 
 TOP_KERNELS = 7  # the support and weights plots show these kernels, the others as one band
-#: the trace's series of the model after each block (a cluster run's trace has none)
-BLOCK_SERIES = ("block_ends", "n_support", "weights", "instances_per_second", "kernel_names")
+#: a trace's series the plots read: the model at ``sampled_at`` (the mistake curve's points where the
+#: engine reads the model inside a block, in this process and on a cluster alike; else block ends),
+#: the speed at ``block_ends`` (in this process only)
+TRACE_SERIES = ("sampled_at", "n_support", "weights", "block_ends", "instances_per_second", "kernel_names")
 
 
 def _curve(rows, counts, *, start: int, label: str) -> dict:
@@ -85,10 +87,9 @@ def retrain_report(summary: dict, watch: dict, fit, store) -> dict:
             curves["challenger"] = _curve(
                 tail_rows, tail_counts, start=split, label="challenger (refitted on the head)"
             )
-        if trace is not None and "block_ends" in trace:  # in this process: the model after each block
-            doc["trace"] = {k: trace[k] for k in BLOCK_SERIES}
-            ends = trace["block_ends"]
-            doc["n_before"] = int(fit["model"].n_samples_seen_) - int(ends[-1]) if ends else 0
+        if trace is not None and trace.get("sampled_at"):  # the model read during the run
+            doc["trace"] = {k: trace[k] for k in TRACE_SERIES if k in trace}
+            doc["n_before"] = int(fit["model"].n_samples_seen_) - int(trace["sampled_at"][-1])
             doc["budget"] = budget_line(fit["model"])
     return doc
 
@@ -112,7 +113,7 @@ def run_report(document: dict) -> dict:
                 "label": f"{report.get('algo', 'model')} (test-then-train)",
             }
         },
-        "trace": {k: trace[k] for k in BLOCK_SERIES},
+        "trace": {k: trace[k] for k in TRACE_SERIES if k in trace},
     }
 
 
@@ -294,12 +295,13 @@ def _mistakes(ax, document) -> bool:
     return _label_axes(ax, _subject(document), what, _ROWS, "mistakes so far, %", legend={"fontsize": 8, "loc": "best"})
 
 
-def _blocks(document, key):
-    """The rows at the end of each block and the model's ``key`` series there (None: no data)."""
+def _series(document, key, axis):
+    """The rows of ``axis`` (``sampled_at``, ``block_ends``) and the trace's ``key`` series there
+    (None: no data)."""
     trace = document.get("trace")
-    if not trace or not trace.get("block_ends") or not trace.get(key):
+    if not trace or not trace.get(axis) or not trace.get(key):
         return None, None, None
-    x = np.asarray(trace["block_ends"]) + document["window"][0]
+    x = np.asarray(trace[axis]) + document["window"][0]
     return x, np.asarray(trace[key], dtype=float), trace
 
 
@@ -333,7 +335,7 @@ def _stack(ax, x, columns, labels) -> list:
 
 
 def _support(ax, document) -> bool:
-    x, sv, trace = _blocks(document, "n_support")
+    x, sv, trace = _series(document, "n_support", "sampled_at")
     if x is None:
         return False
     names, start, before = trace["kernel_names"], document["window"][0], document.get("n_before", 0)
@@ -367,7 +369,7 @@ def _support(ax, document) -> bool:
 
 
 def _weights(ax, document) -> bool:
-    x, w, trace = _blocks(document, "weights")
+    x, w, trace = _series(document, "weights", "sampled_at")
     if x is None or w.ndim != 2 or w.shape[1] < 2:
         return False
     w = w / np.maximum(w.sum(axis=1, keepdims=True), np.finfo(float).tiny)  # shares, whatever the rule keeps
@@ -388,7 +390,7 @@ def _weights(ax, document) -> bool:
 
 
 def _speed(ax, document) -> bool:
-    x, speed, _ = _blocks(document, "instances_per_second")
+    x, speed, _ = _series(document, "instances_per_second", "block_ends")
     if x is None:
         return False
     ax.plot(x, speed, color="tab:green", lw=1.4, **_markers(x))

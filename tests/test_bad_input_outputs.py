@@ -71,7 +71,7 @@ def setup(tmp_path_factory):
     small = root / "small.json"  # two kernels, five points: quick to draw
     document = json.loads((root / "t.json").read_text())
     trace = document["trace"]
-    for key in ("n_seen", "mistake_rate", "block_ends", "n_support", "weights", "instances_per_second"):
+    for key in ("n_seen", "mistake_rate", "block_ends", "sampled_at", "n_support", "weights", "instances_per_second"):
         trace[key] = (trace[key] * 5)[:5]
     trace["n_support"] = [row[:2] for row in trace["n_support"]]
     trace["weights"] = [row[:2] for row in trace["weights"]]
@@ -237,7 +237,16 @@ _JSON = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)),
     max_leaves=8,
 )
-_TRACE_KEYS = ["n_seen", "mistake_rate", "block_ends", "n_support", "weights", "instances_per_second", "kernel_names"]
+_TRACE_KEYS = [
+    "n_seen",
+    "mistake_rate",
+    "block_ends",
+    "sampled_at",
+    "n_support",
+    "weights",
+    "instances_per_second",
+    "kernel_names",
+]
 
 
 @st.composite

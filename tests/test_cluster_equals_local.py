@@ -5,7 +5,9 @@ on small generated data (``make test-fast``: no real datasets, no cluster proces
 lead shard's early start) against ``progressive_partial_fit`` on the same rows in the same order, for
 every estimator of :data:`~omkl_dist.algorithms.registry.ALGORITHMS` with each of its
 ``_unit_test_params`` (short blocks: many rounds over 240 rows), on four generated streams: binary
-rows with repeats of both labels, small integers (exact ties), a csr stream, four classes.
+rows with repeats of both labels, small integers (exact ties), a csr stream, four classes. The
+model's probability calibration included: the in-process estimator is fed ``feed_rows()`` rows per
+call, as ``omkl run`` feeds it (a calibration batch per call).
 
 The cluster is in-process (``LocalCluster(processes=False)``: actors in threads), which runs the
 engine's actor code; real worker processes are ``tests/test_cluster_every_algorithm.py``'s and
@@ -60,11 +62,15 @@ def test_cluster_fit_equals_the_in_process_estimator(client, datasets, cls, para
     X, y, meta = load_arrays(datasets[name])
     classes = sorted(internal for _, internal in meta["label_map"])
     local = cls(**params).initialize(X.shape[1], classes, n_rows=len(y), sparse=meta.get("layout") == "csr")
-    local.progressive_partial_fit(X, y)
+    feed = local.feed_rows()  # fed as omkl run feeds it: the calibration learns a batch per call
+    for lo in range(0, len(y), feed):
+        local.progressive_partial_fit(X[lo : lo + feed], y[lo : lo + feed])
     fit = fit_on_cluster(client, cls(**params), datasets[name], permute=False)
     arrays, meta_local = local.to_state()
     ours, meta_cluster = fit.model.to_state()
     assert meta_cluster["engine"] == meta_local["engine"]
+    # the probability calibration too, learnt by the coordinator from the rounds' progressive scores
+    assert meta_cluster["calibration"] == meta_local["calibration"] and fit.model.calibration_.n_rows == len(y)
     assert sorted(ours) == sorted(arrays)
     for key, value in arrays.items():
         np.testing.assert_array_equal(ours[key], value, err_msg=key)

@@ -12,6 +12,9 @@ OM-2, the four budget baselines and OKS, also on feature-group kernels) on a sto
    (as if the job had died there) and the same engine's ``fit(..., resume=True)`` on the 2 workers
    left continues from it to the same model bit for bit.
 
+"The same model" includes its probability calibration (learnt by the coordinator from the rounds'
+progressive scores, checkpointed with the rows it gathered since its last batch).
+
 The Dask cluster is in-process (``LocalCluster(processes=False)``, actors in threads), which runs
 the engine's real actor code; SIGKILLed worker *processes* (restarted by their nannies) are tested
 on real ``dask worker`` processes in ``test_cluster_integration.py`` (SPA, OMKC (S,S)).
@@ -83,13 +86,14 @@ def stored(tmp_path_factory):
 
 def _arrays(model):
     arrays, meta = model.to_state()
-    return arrays, meta["engine"]
+    return arrays, {"engine": meta["engine"], "calibration": meta["calibration"]}
 
 
 def _assert_same(model, reference):
     arrays, engine = _arrays(model)
     ref_arrays, ref_engine = reference
-    assert sorted(arrays) == sorted(ref_arrays) and engine == ref_engine
+    assert sorted(arrays) == sorted(ref_arrays) and engine == ref_engine  # (the calibration included)
+    assert engine["calibration"]["class_counts"] and sum(engine["calibration"]["class_counts"]) > 0
     for name, value in ref_arrays.items():
         np.testing.assert_array_equal(arrays[name], value, err_msg=name)
 
@@ -159,12 +163,37 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
     _assert_same(resumed.model, reference)
     _assert_same_curve(resumed.trace, local_trace)  # a resumed job's curve is the unbroken one's
     assert not ckpt.exists()
+    _assert_predicts_the_same_probabilities(resumed, tmp_path, stored)
+
+
+def _assert_predicts_the_same_probabilities(fit, tmp_path, stored):
+    """``omkl predict --proba`` on the saved cluster model writes the in-process model's probabilities."""
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from omkl_dist.persistence import save_model
+    from omkl_dist.pipelines.cli import main
+
+    save_model(fit.as_model(), tmp_path / "cluster")
+    for model in ("local", "cluster"):
+        args = ["predict", "--model-dir", tmp_path / model, "--data", stored, "--out", tmp_path / f"{model}.parquet"]
+        ran = CliRunner().invoke(main, [*map(str, args), "--proba"], catch_exceptions=False)
+        assert ran.exit_code == 0, ran.output
+    local, cluster = (pq.read_table(tmp_path / f"{model}.parquet") for model in ("local", "cluster"))
+    columns = [name for name in local.column_names if name.startswith("proba_")]
+    assert len(columns) == 2 and local.select(columns).equals(cluster.select(columns))
 
 
 def _assert_same_curve(trace, local_trace):
-    """The cluster's mistake curve is the in-process one, value for value, a point at least every 1 %."""
+    """The cluster's mistake curve is the in-process one, value for value, a point at least every 1 %;
+    so are the support vectors and weights read at those points (binary shared-pool models but
+    Perceptron(*); the others' in-process traces read them at block ends, their cluster traces not)."""
     assert (trace["n_seen"], trace["mistake_rate"]) == (local_trace["n_seen"], local_trace["mistake_rate"])
     assert trace["n_seen"][-1] == ROWS and np.diff([0, *trace["n_seen"]]).max() <= ROWS / 100
+    sampled = local_trace["sampled_at"] == local_trace["n_seen"]
+    assert sampled == ("sampled_at" in trace)
+    if sampled:
+        assert all(trace[key] == local_trace[key] for key in ("sampled_at", "n_support", "weights"))
 
 
 WIDE_CASES = [

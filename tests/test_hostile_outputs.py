@@ -46,6 +46,7 @@ def trace_document(n: int = 5) -> dict:
             "n_seen": [100 * (i + 1) for i in range(n)],
             "mistake_rate": [0.3 - 0.01 * i for i in range(n)],
             "block_ends": [100 * (i + 1) for i in range(n)],
+            "sampled_at": [100 * (i + 1) for i in range(n)],
             "n_support": [[10 + i, 20 + 2 * i] for i in range(n)],
             "weights": [[0.5 + 0.01 * i, 0.5 - 0.01 * i] for i in range(n)],
             "instances_per_second": [1000.0 + i for i in range(n)],
@@ -340,7 +341,7 @@ _VERSION = {"version": 1, "challenger": 0.1, "champion": None, "promoted": True}
     [
         (json.dumps(trace_document())[:150], "not complete JSON"),
         ("[1, 2]", "document.kind"),
-        ('{"trace": {"n_seen": 5}}', "document.trace.block_ends"),
+        ('{"trace": {"n_seen": 5}}', "document.trace.kernel_names"),
         (json.dumps(_edited(lambda d: d["trace"].update(n_seen="abc"))), "document.trace.n_seen"),
         (json.dumps(_edited(lambda d: d["trace"]["mistake_rate"].pop())), "document.trace.mistake_rate"),
         (json.dumps(_edited(lambda d: d["trace"]["n_support"][2].append(3))), "document.trace.n_support"),

@@ -51,8 +51,10 @@ def test_progressive_score_traces_every_percent_of_one_long_block():
         on_outcome=lambda o: flags.append(o["mistakes"]),
     )
     rows, flags = np.asarray(trace.n_seen), np.concatenate(flags)
-    assert trace.block_ends == [400, 450] and len(trace.n_support) == 2
+    assert trace.block_ends == [400, 450] and len(trace.instances_per_second) == 2
     assert rows[-1] == 450 and np.diff([0, *rows]).max() <= 4.5
+    # the model is read at the curve's points too, not only at the two block ends
+    assert trace.sampled_at == trace.n_seen and len(trace.n_support) == len(trace.weights) == len(rows)
     assert trace.mistake_rate == (np.cumsum(flags)[rows - 1] / rows).tolist()
 
 
@@ -74,6 +76,7 @@ def _run_document(n_blocks: int = 2) -> dict:
         "curves": {"run": {"rows": list(range(200, 32_769, 200)), "rate": [0.2] * 163, "label": "spa"}},
         "trace": {
             "block_ends": ends,
+            "sampled_at": ends,
             "n_support": support,
             "weights": weights,
             "instances_per_second": [300.0, 500.0][:n_blocks],

@@ -132,9 +132,10 @@ def test_saved_model_gives_the_same_probabilities_in_the_users_labels(tmp_path):
 
 
 def test_rows_learnt_elsewhere_carry_no_probabilities():
-    """A cluster run hands the model an engine state (set_engine_state): those rows gave the
+    """An engine state handed over without its calibration (set_engine_state): those rows gave the
     calibration no scores, so the model offers no predict_proba and says why; rows it learns here
-    calibrate it again."""
+    calibrate it again (a cluster run hands over the calibration its coordinator learnt:
+    tests/test_cluster_equals_local.py)."""
     X, y = _data(2)
     trained = SPA(**SPA._unit_test_params[0]).fit(X, y)
     arrays, meta = trained.to_state()
@@ -143,7 +144,7 @@ def test_rows_learnt_elsewhere_carry_no_probabilities():
     assert not hasattr(model, "predict_proba") and not hasattr(Model(model), "predict_proba")
     with pytest.raises(AttributeError, match="predict_proba") as raised:
         model.predict_proba(X)
-    assert "learnt on a cluster" in str(raised.value.__cause__)  # the why, shown under scikit-learn's message
+    assert "set without a calibration" in str(raised.value.__cause__)  # the why, shown under scikit-learn's message
     model.partial_fit(X[:50], y[:50])
     assert model.calibration_.n_rows == 50 and model.predict_proba(X).shape == (len(y), 2)
 
@@ -177,5 +178,5 @@ def test_omkl_predict_writes_the_probabilities(tmp_path):
     elsewhere = KernelPerceptron(**KernelPerceptron._unit_test_params[0]).initialize(X.shape[1], [0, 1, 2])
     save_model(elsewhere.set_engine_state(arrays, meta["engine"]), tmp_path / "cluster")
     refused = predict("cluster", "q.parquet")
-    assert refused.exit_code != 0 and "learnt on a cluster" in refused.output
+    assert refused.exit_code != 0 and "set without a calibration" in refused.output
     assert not (tmp_path / "q.parquet").exists()

@@ -12,7 +12,7 @@ class scores and ``predict`` the highest-scoring class (the first on ties); ties
 class count as mistakes online (:mod:`omkl_dist.engine._multiclass`).
 
 Probabilities: ``predict_proba`` maps ``decision_function`` through a temperature-scaled softmax
-learnt from the progressive scores of the rows learnt in this process (``calibration_``,
+learnt from the progressive scores of the rows learnt (``calibration_``, on a cluster too,
 :mod:`omkl_dist.evaluation.calibration`, docs/probabilities.md); its most probable class is the
 predicted one.
 """
@@ -142,12 +142,22 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return self
 
     def progressive_partial_fit(
-        self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None, *, keep_scores: bool = False
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        classes: ArrayLike | None = None,
+        *,
+        keep_scores: bool = False,
+        sample_at: ArrayLike | None = None,
     ) -> dict[str, NDArray[Any]]:
         """Predict each row, then learn from it; return the online outcome per row.
 
         Returns a dict with ``mistakes`` (bool per row), ``score`` (combined score) and, when
-        ``keep_scores``, ``F`` (per-kernel decision values before the update).
+        ``keep_scores``, ``F`` (per-kernel decision values before the update). ``sample_at``: rows
+        seen (:attr:`n_samples_seen_`) after which to read the model: ``samples`` is then
+        ``(rows, n_support, weight shares)`` there, for the models whose engine reads itself
+        inside a block (binary shared-pool Hedge rules: :mod:`omkl_dist.engine.samples`); the
+        others give no ``samples``.
         """
         first = not hasattr(self, "engine_")
         if first:
@@ -156,7 +166,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         y_pm = self._encode_labels(y, classes, first=first, n_rows=X.shape[0])
         if first:
             self._start(X.shape[1], X.shape[0])
-        outcome = self._learn(X, y_pm, keep_scores)
+        outcome = self._learn(X, y_pm, keep_scores, sample_at=sample_at)
         self._publish()
         return outcome
 
@@ -179,14 +189,18 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self._publish()
         return self
 
-    def set_engine_state(self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Self:
+    def set_engine_state(
+        self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any], *, calibration: Calibration | None = None
+    ) -> Self:
         """Continue from an engine state (``engine_.state()`` of this model or of a run of it
-        elsewhere, e.g. a cluster's): the learned attributes follow it; the probability calibration
-        starts over (:attr:`calibration_` learns from the scores of rows learnt here, and the rows
-        learnt elsewhere gave it none). Returns the estimator."""
+        elsewhere, e.g. a cluster's): the learned attributes follow it. ``calibration``: the
+        probability calibration learnt from the progressive scores of the state's rows (a
+        cluster's coordinator learns it, :mod:`omkl_dist.distributed.calibration`); None: it
+        starts over (:attr:`calibration_` learns from the scores of rows learnt here). Returns the
+        estimator."""
         self._check_fitted()
         self.engine_ = self._engine_from(self.kernel_pool_, arrays, scalars)
-        self.calibration_ = Calibration.empty(len(self.classes_))
+        self.calibration_ = Calibration.empty(len(self.classes_)) if calibration is None else calibration
         self._publish()
         return self
 
@@ -232,33 +246,63 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return K if (K > 2 or self._always_multiclass) else 1
 
     def _learn(
-        self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool, *, calibrate: bool = True
+        self,
+        X: Rows,
+        y_coded: NDArray[np.float64],
+        keep_scores: bool,
+        *,
+        calibrate: bool = True,
+        sample_at: ArrayLike | None = None,
     ) -> dict[str, NDArray[Any]]:
         """Learn the rows in order (:meth:`_learn_rows`); ``calibrate``: they are rows the model
         has not learnt before, so their progressive decision values also teach
         :attr:`calibration_` (``fit``'s later passes over the same rows do not)."""
-        kernel_scores = calibrate and self._calibrates_on_kernel_scores()
-        outcome = self._learn_rows(X, y_coded, keep_scores or kernel_scores)
+        kernel_scores = calibrate and self.calibrates_on_kernel_scores()
+        outcome = self._learn_rows(X, y_coded, keep_scores or kernel_scores, sample_at=sample_at)
         if calibrate:
-            y_index = (y_coded > 0) if self._class_columns() == 1 else y_coded
-            self.calibration_ = self.calibration_.update(self._progressive_decisions(outcome), y_index.astype(np.intp))
+            self.calibration_ = self.calibration_.update(*self.calibration_batch(outcome, y_coded, self.engine_.w))
             if not keep_scores:
                 outcome.pop("F", None)
         return outcome
 
-    def _learn_rows(self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
-        """The engine's test-then-train pass over the rows (estimators that learn in stages override it)."""
-        outcome: dict[str, NDArray[Any]] = self.engine_.learn(X, y_coded, keep_scores=keep_scores)
+    def _learn_rows(
+        self, X: Rows, y_coded: NDArray[np.float64], keep_scores: bool, sample_at: ArrayLike | None = None
+    ) -> dict[str, NDArray[Any]]:
+        """The engine's test-then-train pass over the rows (estimators that learn in stages override
+        it); ``sample_at``: see :meth:`progressive_partial_fit`."""
+        e = self.engine_
+        sampled = sample_at is not None and isinstance(e, LocalEngine) and e.samples_inside
+        outcome: dict[str, NDArray[Any]] = (
+            e.learn(X, y_coded, keep_scores=keep_scores, sample_at=sample_at)
+            if sampled
+            else e.learn(X, y_coded, keep_scores=keep_scores)
+        )
         return outcome
 
-    def _progressive_decisions(self, outcome: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
-        """The decision values (as :meth:`decision_function` gives them) of the rows of a
-        :meth:`_learn_rows` outcome, each from the model before it learnt the row: by default the
-        combined score it predicted the row with."""
+    def calibration_batch(
+        self, outcome: dict[str, NDArray[Any]], y_coded: NDArray[np.float64], weights: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """What :attr:`calibration_` learns from a batch of rows the model has just learnt, as
+        :meth:`Calibration.update` takes it: each row's decision value (as :meth:`decision_function`
+        gives them) from the model before it learnt the row, and its class index.
+
+        ``outcome``: the engine's online outcome of the batch (``score``; ``F`` when
+        :meth:`calibrates_on_kernel_scores`), ``y_coded`` the labels as the engine took them (±1,
+        or class indices), ``weights`` the engine's kernel weights after the batch. Public so that
+        a job learnt elsewhere (a cluster's coordinator, which assembles these per round) learns
+        the very calibration an in-process run does."""
+        y_index = (y_coded > 0) if self._class_columns() == 1 else y_coded
+        return self._progressive_decisions(outcome, weights), np.asarray(y_index, dtype=np.intp)
+
+    def _progressive_decisions(
+        self, outcome: dict[str, NDArray[Any]], weights: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """The decision values of a batch's rows (:meth:`calibration_batch`): by default the
+        combined score each row was predicted with."""
         return self._decision_values(outcome["score"])
 
-    def _calibrates_on_kernel_scores(self) -> bool:
-        """Whether :meth:`_progressive_decisions` reads the per-kernel scores ``F`` of the outcome."""
+    def calibrates_on_kernel_scores(self) -> bool:
+        """Whether :meth:`calibration_batch` reads the per-kernel scores ``F`` of an outcome."""
         return False
 
     def _publish(self) -> None:
@@ -345,9 +389,9 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         if hasattr(self, "engine_") and self.calibration_.n_rows == 0:
             raise AttributeError(
                 f"this {type(self).__name__} has no calibrated probabilities: they are learnt from the "
-                "progressive scores of the rows it learns in this process, and it learnt none here (a "
-                "model learnt on a cluster, omkl submit or DaskRunner, carries none); learn more rows "
-                "with partial_fit, or fit it here, or wrap it in sklearn.calibration.CalibratedClassifierCV"
+                "progressive scores of the rows it learns, and it has learnt none with their scores (its "
+                "engine state was set without a calibration, set_engine_state); learn more rows with "
+                "partial_fit, or fit it, or wrap it in sklearn.calibration.CalibratedClassifierCV"
             )
         return True
 

@@ -138,21 +138,27 @@ class OMKC(OnlineKernelClassifier):
     def _engine_params(self) -> dict[str, Any]:
         return {"hyper": OMKCHyper(beta=self.beta, delta=self.delta), "block_sync": bool(self.block_sync)}
 
-    def _calibrates_on_kernel_scores(self) -> bool:
+    def calibrates_on_kernel_scores(self) -> bool:
         return bool(self.combination == "S")
 
-    def _progressive_decisions(self, outcome: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
+    def _progressive_decisions(
+        self, outcome: dict[str, NDArray[Any]], weights: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         # a stochastic combination predicted each row with a random vote, of another scale than the
         # deterministic vote decision_function gives: the calibration takes the latter, from each
         # kernel's progressive score combined with the weights after the batch
         if self.combination == "S":
-            return self._decision_values(self._combine(outcome["F"]))
-        return super()._progressive_decisions(outcome)
+            F = outcome["F"]  # (a multi-class model's may come flat, (n, m K): a round's scores)
+            F = F.reshape(len(F), len(weights), -1) if self._class_columns() > 1 else F
+            return self._decision_values(self._vote(F, weights))
+        return super()._progressive_decisions(outcome, weights)
 
     def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self._vote(F, self.engine_.w)
+
+    def _vote(self, F: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
         # Deterministic vote: theta-weighted for (D,D); q-weighted (the expected stochastic vote,
         # up to a positive factor) for the other variants. No randomness at prediction time.
-        w: NDArray[np.float64] = self.engine_.w
         weights = w / w.sum() if self._rule() in (Rule.DD, Rule.DU) else w
         scores: NDArray[np.float64]
         if F.ndim == 3:  # each kernel votes for its unique top class (abstains on a tie)

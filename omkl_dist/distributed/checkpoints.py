@@ -98,11 +98,21 @@ class CheckpointStore:
     def _checkpoints(self):
         return sorted(p for p in self.dir.glob("ckpt-*") if re.fullmatch(r"ckpt-\d+", p.name))
 
-    def write(self, model, scaler, n_seen: int, history, job: Job):
+    def write(self, model, scaler, n_seen: int, job: Job, *, history, samples, calibration_rows: dict):
+        """Save ``model`` (its ``calibration_`` the coordinator's so far) as the checkpoint at
+        ``n_seen`` rows; ``history`` and ``samples``: the job's mistake curve and model samples so
+        far; ``calibration_rows``: the rows the calibration has gathered since its last batch
+        (:meth:`~.calibration.RoundCalibration.state`'s ``pending``)."""
         path = self.dir / f"ckpt-{n_seen:012d}"
-        # the job block of a checkpoint also holds the rounds' (rows seen, mistakes) so far: a resume continues it
+        # the job block of a checkpoint also holds the rounds' (rows seen, mistakes), the model's
+        # samples and the calibration's gathered rows so far: a resume continues them
+        extra = {
+            "history": [list(h) for h in history],
+            "samples": [list(s) for s in samples],
+            "calibration_rows": calibration_rows,
+        }
         save_model(
-            Model(model, scaler=scaler, job={**job.to_dict(), "history": [list(h) for h in history]}),
+            Model(model, scaler=scaler, job={**job.to_dict(), **extra}),
             path,
             overwrite=True,
             option="--checkpoint-dir",

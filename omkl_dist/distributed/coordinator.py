@@ -7,7 +7,9 @@ update) and gets one reply. In a kernel-split round each shard learns its kernel
 their decision values and updates; the coordinator then replays the combiner over the round
 (the adapter's ``replay_round``), which gives the in-process engine's weights, scores and mistakes
 bit for bit. The coordinator calls the engine's round adapter (:mod:`.rounds`) and never branches
-on the kind of engine or rule.
+on the kind of engine or rule. Either kind of round leaves the round's online outcome (mistakes,
+scores) here, from which the coordinator keeps the mistake curve and learns the probability
+calibration (:mod:`.calibration`).
 
 Jobs whose kernels are coupled within a round (:func:`.rounds.splits_rows`) have row-split rounds
 instead. Every shard scores a range of the round's rows with all kernels, and the first shard (the
@@ -99,6 +101,14 @@ class Coordinator:
     first_row : int
         Instances the model had seen when the job began (a retrain continues a fitted model): the
         mistake curve's points are spaced over the job's rows after it, as in-process.
+    samples : list, optional
+        ``(rows seen, support vectors per kernel, weight shares)`` at the curve's points so far (a
+        resumed job's), for jobs whose model the adapter reads inside a round
+        (:meth:`~.rounds.RoundAdapter.samples_inside`; not with kernel selection).
+    calibration : RoundCalibration, optional
+        The model's probability calibration where the job starts (:mod:`.calibration`): it learns
+        from every round's outcome, in the in-process run's batches. None: no calibration is
+        learnt (a coordinator driven without an estimator).
     """
 
     def __init__(
@@ -114,6 +124,8 @@ class Coordinator:
         *,
         round_ends,
         first_row: int = 0,
+        samples=None,
+        calibration=None,
     ):
         self.shards = list(shards)
         self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
@@ -134,9 +146,15 @@ class Coordinator:
         self.n_seen, self.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         self.n_rows, self.checkpoint_every = int(n_rows), int(checkpoint_every)
         self.history = [tuple(h) for h in (history or [])]
+        self.calibration = calibration
         self.curve = MistakeCurve.over(self.n_rows - int(first_row), first=int(first_row))
         self.m = len(self.combiner["w"])
         self.select_kernel_at = select_kernel_at if select_kernel_at is not None and self.m > 1 else None
+        # the model read where the curve has its points, as the in-process trace reads it
+        # (not a model that keeps one kernel after a prefix, even resumed after it: as in-process)
+        self.sampling = self.adapter.samples_inside(scalars) and select_kernel_at is None
+        self.samples = [tuple(s) for s in (samples or [])]
+        self.n_support = self.adapter.support_counts(arrays) if self.sampling else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
         self._awaited = []  # the scores the first shard's thread waits for in a row-split round
@@ -172,10 +190,16 @@ class Coordinator:
         g = self.n_seen
         n = self._round_size(g)
         next_n = self._round_size(g + n) if g + n < self.n_rows else 0  # the shards read those rows ahead
+        start = self._model_now() if self.sampling else None
         if self.split_rows:
-            mistakes, t_combine = await self._round_rows(n, next_n)
+            outcome, y, t_combine = await self._round_rows(n, next_n)
         else:
-            mistakes, t_combine = await self._round_kernels(n, next_n)
+            outcome, y, t_combine = await self._round_kernels(n, next_n)
+        mistakes = outcome["mistakes"]
+        if start is not None:
+            self._sample(g, start, outcome, y)
+        if self.calibration is not None:  # the weights after the round: the in-process batch's end
+            self.calibration.add(g, outcome, y, self.combiner["w"])
         rows, counts = self.curve.points(mistakes, self.n_seen, self.n_mistakes)
         self.history.extend(zip(rows.tolist(), counts.tolist()))
         self.n_seen += n
@@ -187,6 +211,19 @@ class Coordinator:
         self.timing["combine_s"] += now - t_combine
         self.timing["round_s"] += now - t_start
         self.timing["rounds"] += 1
+
+    def _model_now(self) -> dict:
+        """What :meth:`_sample` starts a round from (copies: the round changes the weights)."""
+        return {"w": self.combiner["w"].copy(), "logw": self.combiner["logw"].copy(), "n_support": self.n_support}
+
+    def _sample(self, g, start, outcome, y) -> None:
+        """The model at the curve's points inside the round from row ``g`` (the adapter's
+        :meth:`~.rounds.RoundAdapter.samples`), as the in-process engine reads it."""
+        rows = self.curve.rows(g, len(y))
+        if len(rows):
+            support, weights = self.adapter.samples(self.scalars, start, outcome, y, rows - g - 1)
+            self.samples.extend(zip(rows.tolist(), support.tolist(), weights.tolist()))
+        self.n_support = self.n_support + self.adapter.support_added(outcome)
 
     def _round_size(self, g):
         """Rows of the round starting at instance g: the in-process segment."""
@@ -210,10 +247,10 @@ class Coordinator:
         outs = await asyncio.gather(*calls)
         t_combine = time.perf_counter()
         self._time_shards(outs)
-        mistakes, self.pending = self.adapter.replay_round(
+        outcome, self.pending = self.adapter.replay_round(
             self.combiner, self.scalars, outs[0]["y"], self.parts, outs, g
         )
-        return mistakes, t_combine
+        return outcome, outs[0]["y"], t_combine
 
     async def _round_rows(self, n, next_n):
         """Every shard scores a range of the round's rows with all kernels; the first shard (in
@@ -237,7 +274,7 @@ class Coordinator:
         self._balance(ranges, outs)
         self.combiner.update(learned["arrays"])
         self.pending = learned["update"]
-        return learned["mistakes"], t_combine
+        return learned, learned["y"], t_combine
 
     def _balance(self, ranges, outs):
         """Move rows between the first shard and the others so that their scores arrive when it is
@@ -299,7 +336,8 @@ class Coordinator:
         }
 
     def state(self) -> dict:
-        """The combiner state (arrays) and counters, for a checkpoint or the final model."""
+        """The combiner state (arrays), counters, mistake curve and calibration
+        (:meth:`RoundCalibration.state`, or None), for a checkpoint or the final model."""
         if self.pending is not None:
             raise RuntimeError("state() between rounds only (the last round is not applied yet)")
         return {
@@ -307,4 +345,6 @@ class Coordinator:
             "n_seen": self.n_seen,
             "n_mistakes": self.n_mistakes,
             "history": list(self.history),
+            "samples": list(self.samples),
+            "calibration": None if self.calibration is None else self.calibration.state(),
         }

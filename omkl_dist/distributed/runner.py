@@ -17,8 +17,10 @@ import time
 from dataclasses import replace
 
 from scipy import sparse
+from sklearn.base import clone
 
 from ..defaults import SCALE_ROWS, resolve_settings
+from ..evaluation.calibration import Calibration
 from ..job import EngineOptions, Job
 from ..persistence import load_model
 from ..preprocessing import ColumnEncoder, Scaler
@@ -26,6 +28,7 @@ from ..runner import Accounting, RunResult
 from ..storage.location import location, text
 from ..storage.stream import open_stream
 from ..storage.views import feature_groups
+from .calibration import RoundCalibration
 from .checkpoints import CheckpointStore
 from .sharded_rounds import ShardedRounds
 
@@ -109,18 +112,33 @@ class DaskRunner:
             model.initialize(n_features, classes, n_rows=stop - start, sparse=meta.get("layout") == "csr")
             offset, mistakes_before = 0, 0
         n_rows = offset + stop - start  # the engine counts rows seen over the model's whole life
+        # the calibration continues the model's, learnt by the coordinator in the in-process run's batches
+        calibration = RoundCalibration(
+            clone(model).initialize(n_features, model.classes_, n_rows=stop - start),
+            window=model.feed_rows(),
+            end=n_rows,
+            state={"record": model.calibration_.to_dict(), "pending": {}},
+        )
         store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         resume_from = store.start(job, resume=self.resume, overwrite=self.overwrite) if store is not None else None
         if resume_from is not None:
             checkpoint = load_model(resume_from)
             scaler, resumed = checkpoint.scaler, checkpoint.estimator
-            begin = {"checkpoint": text(resume_from), "history": checkpoint.job["history"]}
+            begin = {
+                "checkpoint": text(resume_from),
+                "history": checkpoint.job["history"],
+                "samples": checkpoint.job["samples"],
+                "calibration": {
+                    "record": resumed.calibration_.to_dict(),
+                    "pending": checkpoint.job["calibration_rows"],
+                },
+            }
             n_start, mistakes_start = int(resumed.n_samples_seen_), int(resumed.mistakes_)
         else:
             if scaler is None:
                 scaler = _fit_scaler(self.client, dataset, job, start, stop, n_features)
             arrays, scalars = model.engine_.state()
-            begin = {"arrays": arrays, "scalars": scalars}
+            begin = {"arrays": arrays, "scalars": scalars, "calibration": calibration.state()}
             n_start, mistakes_start = int(scalars["n_seen"]), int(scalars["n_mistakes"])
         shard_job = {
             "data": text(dataset),
@@ -134,9 +152,20 @@ class DaskRunner:
             "classes": classes,
         }
 
-        def on_checkpoint(arrays, scalars, rounds_history):
-            state = model.set_engine_state(arrays, scalars)
-            return store.write(state, scaler, int(scalars["n_seen"]), rounds_history, job)
+        def on_checkpoint(state):
+            calibrated = state["calibration"]
+            now = model.set_engine_state(
+                state["arrays"], state["scalars"], calibration=Calibration.from_dict(calibrated["record"])
+            )
+            return store.write(
+                now,
+                scaler,
+                int(state["scalars"]["n_seen"]),
+                job,
+                history=state["history"],
+                samples=state["samples"],
+                calibration_rows=calibrated["pending"],
+            )
 
         def progress(p):
             if self.on_progress is not None:
@@ -165,9 +194,13 @@ class DaskRunner:
             on_progress=progress,
             on_checkpoint=on_checkpoint if store is not None else None,
             select_kernel_at=getattr(model, "validation_size_", None),  # Perceptron(*)'s validation prefix
+            calibration=calibration,
         )
         seconds = time.perf_counter() - t0
-        model.set_engine_state(result["arrays"], result["scalars"])
+        # (the stream's end ends a batch: nothing is left gathered)
+        model.set_engine_state(
+            result["arrays"], result["scalars"], calibration=Calibration.from_dict(result["calibration"]["record"])
+        )
         if store is not None and not self.keep_checkpoints:
             store.clear()
         accounting = Accounting(
@@ -185,7 +218,7 @@ class DaskRunner:
             model=model,
             scaler=scaler,
             accounting=accounting,
-            trace=_trace(model, accounting, result["history"], offset, mistakes_before),
+            trace=_trace(model, accounting, result, offset, mistakes_before),
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
             columns=columns,
@@ -262,10 +295,13 @@ def fit_on_cluster(
     return runner.fit(job, dataset)
 
 
-def _trace(model, accounting: Accounting, history, offset: int, mistakes_before: int) -> dict:
+def _trace(model, accounting: Accounting, result: dict, offset: int, mistakes_before: int) -> dict:
     """The run as the coordinator recorded it: its mistake curve (``history``: the model's rows seen
     and mistakes at the curve's points, this run's from ``offset`` rows and ``mistakes_before``
-    on), the in-process trace's ``n_seen`` and ``mistake_rate`` value for value."""
+    on), the in-process trace's ``n_seen`` and ``mistake_rate`` value for value, and the model
+    read at those points (``samples``, for the models the engine reads inside a round), the
+    in-process trace's ``sampled_at``, ``n_support`` and ``weights`` value for value."""
+    history, samples = result["history"], result["samples"]
     rows = accounting.rows
     summary = {
         "n": rows,
@@ -283,6 +319,15 @@ def _trace(model, accounting: Accounting, history, offset: int, mistakes_before:
         "mistake_rate": [(mistakes - mistakes_before) / (seen - offset) for seen, mistakes in history],
         "kernel_names": list(model.active_kernel_names_),
         "summary": summary,
+        **(
+            {
+                "sampled_at": [seen - offset for seen, _, _ in samples],
+                "n_support": [list(support) for _, support, _ in samples],
+                "weights": [list(weights) for _, _, weights in samples],
+            }
+            if samples
+            else {}
+        ),
     }
 
 

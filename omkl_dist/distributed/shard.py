@@ -171,7 +171,9 @@ class KernelShard:
         shard's rows and goes on over the others' as they arrive; otherwise it needs every score
         first (:meth:`RowSplit.learn_scored`). This shard's engine holds the weights; returns them
         with the round's mistakes and update, the compute and reading times, and the time spent
-        waiting for the other shards' scores."""
+        waiting for the other shards' scores; and the round's online outcome (``mistakes``, combined
+        ``score``, per-kernel ``F``) with its labels ``y``, from which the coordinator learns the
+        probability calibration."""
         part = self.score(request)
         t0 = time.perf_counter()
         (X, xsq), y, r, e = self._last, self._labels, self.rounds, self.engine
@@ -192,10 +194,14 @@ class KernelShard:
             F = future.result(timeout=SCORES_TIMEOUT)
             wait += time.perf_counter() - t_wait
             feed(F)
-        _, _, mistakes, coef = finish()
+        F, score, mistakes, coef = finish()
         e.n_seen += len(y)
-        return {
+        return {  # (the per-row arrays stay in this process: the coordinator calls the lead directly)
             "mistakes": mistakes,
+            "score": score,
+            "F": F,
+            "coef": coef,
+            "y": y,
             "update": r.learned_update(coef),
             "arrays": r.combiner_arrays(),
             "seconds": part["seconds"] + time.perf_counter() - t0 - wait,

@@ -23,6 +23,9 @@ from .coordinator import Coordinator
 from .rounds import round_adapter
 from .shard import KernelShard, engine_program
 
+# what a job resumes from besides the model: the mistake curve, the model samples, the calibration
+RESUMED = ("history", "samples", "calibration")
+
 
 class WorkerLost(RuntimeError):
     """A worker died (or stopped answering) during a job, more often than the retries allow."""
@@ -77,17 +80,30 @@ class ShardedRounds:
         self._last_checkpoint = None
 
     def run(
-        self, job: dict, start: dict, n_rows: int, *, on_progress=None, on_checkpoint=None, select_kernel_at=None
+        self,
+        job: dict,
+        start: dict,
+        n_rows: int,
+        *,
+        on_progress=None,
+        on_checkpoint=None,
+        select_kernel_at=None,
+        calibration=None,
     ) -> dict:
         """Learn until row ``n_rows`` of the stream.
 
         ``job``: what every shard needs to read and learn (see :class:`KernelShard`). ``start``:
         ``{"arrays", "scalars"}`` (a fresh model's engine state) or
-        ``{"checkpoint": DIR, "history": [...]}``. ``on_progress(progress)`` is called after every
-        coordinator call; ``on_checkpoint(arrays, scalars, history)`` must write a checkpoint and
-        return its directory (used to recover). ``select_kernel_at``: instances after which only one
-        kernel goes on (:class:`~.coordinator.Coordinator`). Returns ``{"arrays", "scalars", "history",
-        "timing", "failures"}``: the final engine state.
+        ``{"checkpoint": DIR, "history": [...], "samples": [...]}`` (a checkpoint's mistake curve and
+        model samples so far), either with ``"calibration"``: the
+        :meth:`~.calibration.RoundCalibration.state` the job starts from. ``on_progress(progress)``
+        is called after every coordinator call; ``on_checkpoint(state)`` must write a checkpoint of
+        ``state`` (``arrays``, ``scalars``, ``history``, ``samples``, ``calibration``) and return
+        its directory (used to recover). ``select_kernel_at``: instances after which only one kernel
+        goes on (:class:`~.coordinator.Coordinator`). ``calibration``: the job's
+        :class:`~.calibration.RoundCalibration` (None: none learnt). Returns ``{"arrays",
+        "scalars", "history", "samples", "calibration", "timing", "failures"}``: the final engine
+        state, mistake curve, model samples and calibration state.
         """
         self.job, self.failures, self._last_checkpoint = job, [], None  # (an engine may run several jobs)
         restore = start
@@ -96,7 +112,7 @@ class ShardedRounds:
             raise RuntimeError("the cluster has no workers; start some (omkl cluster up --workers 2)")
         while True:
             try:
-                return self._attempt(restore, n_rows, on_progress, on_checkpoint, select_kernel_at)
+                return self._attempt(restore, n_rows, on_progress, on_checkpoint, select_kernel_at, calibration)
             except Exception as exc:  # noqa: BLE001 - sorted below: a lost worker, or an error of the job
                 if not self._workers_changed():
                     raise  # the same workers are all there: a bad job (data, parameters), not a dead worker
@@ -111,8 +127,11 @@ class ShardedRounds:
                 self._wait_for_workers(expected_workers)
 
     # --- one attempt: actors from ``start`` until done or a failure -------------------------
-    def _attempt(self, start, n_rows, on_progress, on_checkpoint, select_kernel_at):
+    def _attempt(self, start, n_rows, on_progress, on_checkpoint, select_kernel_at, calibration):
         arrays, scalars, history = self._coordinator_start(start)
+        samples = start.get("samples", [])
+        if calibration is not None:  # where this attempt starts: the job's start or the last checkpoint
+            calibration = calibration.with_state(start["calibration"])
         program = engine_program(self.job["kernel_pool"], arrays["kernel_ids"])
         workers = self._current_workers()
         if not workers:
@@ -153,6 +172,8 @@ class ShardedRounds:
                     select_kernel_at,
                     round_ends=adapter.round_ends(scalars, program),
                     first_row=int(self.job.get("offset", 0)),
+                    samples=samples,
+                    calibration=calibration,
                     actor=True,
                     workers=[workers[0]],
                     pure=False,
@@ -172,8 +193,8 @@ class ShardedRounds:
                             "failures": list(self.failures),
                             "n_shards": len(parts),
                         }
-                    path = on_checkpoint(state["arrays"], state["scalars"], state["history"])
-                    self._last_checkpoint = {"checkpoint": str(path), "history": state["history"]}
+                    path = on_checkpoint(state)
+                    self._last_checkpoint = {"checkpoint": str(path), **{key: state[key] for key in RESUMED}}
         except BaseException:
             if coord is not None:  # free what the abandoned attempt's coordinator still waits for
                 with contextlib.suppress(Exception):
@@ -199,7 +220,11 @@ class ShardedRounds:
         arrays, scalars = round_adapter(scalars).gather(
             cstate["arrays"], scalars, lambda i: shards[i].model_part().result(timeout=self.call_timeout), len(shards)
         )
-        return {"arrays": arrays, "scalars": scalars, "history": cstate["history"]}
+        return {
+            "arrays": arrays,
+            "scalars": scalars,
+            **{key: cstate[key] for key in RESUMED},
+        }
 
     # --- failures ----------------------------------------------------------------------------
     def _current_workers(self) -> list[str]:

@@ -28,6 +28,7 @@ from ._multiclass import om2_alphas, om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
 from .hyper import RuleHyper, hyper_class, saved_scalars
 from .records import HedgeState, OMKCParams, SPAParams
+from .samples import pool_samples, samples_inside
 
 if TYPE_CHECKING:
     from ..scoring.program import KernelProgram
@@ -131,6 +132,34 @@ def segmenting(rule: int, program, block_size: int) -> Rounds:
     return Rounds(block_size, block_size * (LAZY_MAX_SEGMENT // block_size), LAZY_MAX_SEGMENT, ROUND_GROWTH)
 
 
+class _Sampler:
+    """:meth:`LocalEngine.learn`'s samples of the model at rows ``sample_at`` of its life, segment by segment."""
+
+    def __init__(self, engine, sample_at):
+        self.at = np.asarray(sample_at, dtype=np.int64)
+        self.scalars = {"rule": engine.rule, **saved_scalars(engine.hyper)}
+        self.n_support = engine.n_support()
+        self.parts: list = []
+
+    def start(self, engine) -> dict:
+        """The model at a segment's start (copies: the recurrence changes the engine's arrays)."""
+        return {"w": engine.w.copy(), "logw": engine.logw.copy(), "n_support": self.n_support}
+
+    def segment(self, engine, start, F, coef, ys) -> None:
+        """Read the model at the sampled rows of the segment that starts at ``engine.n_seen``."""
+        g = engine.n_seen
+        rows = self.at[(self.at > g) & (self.at <= g + len(ys))]
+        if len(rows):
+            self.parts.append((rows, *pool_samples(self.scalars, start, F, coef, ys, rows - g - 1)))
+        self.n_support = self.n_support + np.count_nonzero(coef, axis=0)  # (binary: a column per kernel)
+
+    def result(self) -> tuple:
+        m = len(self.n_support)
+        if not self.parts:
+            return np.empty(0, dtype=np.int64), np.empty((0, m), dtype=np.int64), np.empty((0, m))
+        return tuple(np.concatenate(column) for column in zip(*self.parts))
+
+
 class LocalEngine:
     """In-process block engine holding one model's full learning state.
 
@@ -194,12 +223,14 @@ class LocalEngine:
         self.n_seen = 0
         self.n_mistakes = 0
 
-    def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False) -> dict:
+    def learn(self, X: np.ndarray, y: np.ndarray, *, keep_scores: bool = False, sample_at=None) -> dict:
         """Predict-then-update over rows of X in order; returns per-instance outcomes.
 
         ``mistakes`` (bool per row) and ``score`` always; ``F`` (per-kernel decision values before
         each update) when ``keep_scores``. Multi-class models (:attr:`multiclass`): ``score`` is
-        (n, K), the combined class scores, and ``F`` (n, m, K).
+        (n, K), the combined class scores, and ``F`` (n, m, K). ``sample_at``: rows of the model's
+        life (rows seen) after which to read the model, where :attr:`samples_inside`: then
+        ``samples`` is ``(rows, n_support, weights)`` there (:func:`.samples.pool_samples`).
         """
         X = self.rows(X)
         n, m, K = len(y), self.program.m, self.n_classes
@@ -207,12 +238,16 @@ class LocalEngine:
         out = {"mistakes": np.empty(n, dtype=bool), "score": np.empty((n, K) if mc else n)}
         if keep_scores:
             out["F"] = np.empty((n, m, K) if mc else (n, m))
+        sampler = _Sampler(self, sample_at) if sample_at is not None and self.samples_inside else None
         pos = 0
         while pos < n:
             end = pos + self.segment_length(self.n_seen, n - pos)
             Xs, ys = X[pos:end], y[pos:end]
             xsq = sqnorms(Xs)
+            start = sampler.start(self) if sampler is not None else None
             F, score, mistakes, coef = self.run_segment(Xs, xsq, ys)
+            if sampler is not None:
+                sampler.segment(self, start, F, coef, ys)
             self.append_rows(Xs, xsq, coef)
             out["mistakes"][pos:end] = mistakes
             out["score"][pos:end] = score
@@ -221,7 +256,14 @@ class LocalEngine:
             self.n_seen += len(ys)
             self.n_mistakes += int(mistakes.sum())
             pos = end
+        if sampler is not None:
+            out["samples"] = sampler.result()
         return out
+
+    @property
+    def samples_inside(self) -> bool:
+        """Whether :meth:`learn` reads the model inside its segments (:func:`.samples.samples_inside`)."""
+        return samples_inside({"rule": self.rule, "n_classes": self.n_classes})
 
     @property
     def n_features(self) -> int:

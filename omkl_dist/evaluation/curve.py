@@ -36,6 +36,15 @@ class MistakeCurve:
         """The curve of a run of ``n_rows`` rows after ``first`` rows: :data:`CURVE_POINTS` points."""
         return cls(int(first), int(first) + int(n_rows), max(1, -(-int(n_rows) // CURVE_POINTS)))
 
+    def rows(self, seen: int, n: int) -> np.ndarray:
+        """The curve's points among the ``n`` rows after ``seen`` (counted as ``first`` and ``last``
+        are): the rows seen at each, where a trace also reads the model."""
+        end = seen + n
+        rows = np.arange(self.first + ((seen - self.first) // self.step + 1) * self.step, end + 1, self.step)
+        if end == self.last and end > seen and (len(rows) == 0 or rows[-1] != end):
+            rows = np.append(rows, end)
+        return rows
+
     def points(self, flags, seen: int, mistakes: int) -> tuple[np.ndarray, np.ndarray]:
         """The curve's points inside one block: ``(rows seen, mistakes so far)`` at each point.
 
@@ -46,9 +55,6 @@ class MistakeCurve:
         seen, mistakes : int
             Rows seen and mistakes made before the block, counted as ``first`` and ``last`` are.
         """
-        end = seen + len(flags)
-        rows = np.arange(self.first + ((seen - self.first) // self.step + 1) * self.step, end + 1, self.step)
-        if end == self.last and end > seen and (len(rows) == 0 or rows[-1] != end):
-            rows = np.append(rows, end)
+        rows = self.rows(seen, len(flags))
         counts = mistakes + np.cumsum(flags, dtype=np.int64)[rows - seen - 1]
         return rows, counts

@@ -12,16 +12,18 @@ from .curve import MistakeCurve
 
 @dataclass
 class Trace:
-    """What an online run did: its mistake curve, the model after each stream block, the totals.
+    """What an online run did: its mistake curve, the model read along the stream, the totals.
 
     ``n_seen`` and ``mistake_rate`` are the mistake curve: the running mistake rate after
     ``n_seen`` rows, every :attr:`~.curve.MistakeCurve.step` rows and at the last row (at least
-    every 1 % of the stream, whatever its blocks; :mod:`.curve`). ``block_ends`` are the rows seen
-    after each block, where the model's ``n_support`` and ``weights`` and the learning ``seconds``
-    and ``instances_per_second`` so far are read. ``seconds`` counts learning time only (predict
-    + update); ``load_seconds`` the time spent waiting for the stream's blocks (reading,
-    decompressing, scaling). ``confusion[i][j]`` counts
-    the rows of class ``classes[i]`` predicted online as ``classes[j]`` (a mistaken row's prediction
+    every 1 % of the stream, whatever its blocks; :mod:`.curve`). ``sampled_at`` are the rows
+    seen where the model's ``n_support`` (per kernel) and ``weights`` (shares) are read: the
+    curve's points for the models that read themselves inside a block
+    (:mod:`omkl_dist.engine.samples`), else each block's end. ``block_ends`` are the rows seen
+    after each block, where the learning ``seconds`` and ``instances_per_second`` so far are
+    read. ``seconds`` counts learning time only (predict + update); ``load_seconds`` the time
+    spent waiting for the stream's blocks (reading, decompressing, scaling). ``confusion[i][j]``
+    counts the rows of class ``classes[i]`` predicted online as ``classes[j]`` (a mistaken row's prediction
     is the highest-scoring wrong class: a tie with the true class is a mistake, see
     :func:`online_predictions`), so its diagonal sums to the rows minus the mistakes.
     """
@@ -29,8 +31,9 @@ class Trace:
     n_seen: list = field(default_factory=list)
     mistake_rate: list = field(default_factory=list)
     block_ends: list = field(default_factory=list)
-    n_support: list = field(default_factory=list)  # per kernel, at each block end
-    weights: list = field(default_factory=list)  # kernel weights, at each block end
+    sampled_at: list = field(default_factory=list)
+    n_support: list = field(default_factory=list)  # per kernel, at each row of sampled_at
+    weights: list = field(default_factory=list)  # kernel weight shares, at each row of sampled_at
     seconds: list = field(default_factory=list)
     instances_per_second: list = field(default_factory=list)
     mistakes: int = 0
@@ -127,6 +130,7 @@ def progressive_score(
     if n_rows is None:
         n_rows = len(stream[1]) if _one_pair(stream) else getattr(stream, "n_rows", None)
     curve = MistakeCurve.over(n_rows) if n_rows is not None else None
+    before = int(getattr(model, "n_samples_seen_", 0))  # rows the model had learnt before the run
     it = iter(_blocks(stream))
     while True:
         t0 = time.perf_counter()
@@ -139,7 +143,9 @@ def progressive_score(
             X = transform(X)
         t1 = time.perf_counter()
         load += t1 - t0
-        outcome = model.progressive_partial_fit(X, y, classes=classes if n == 0 else None)
+        # the model is read where the curve has its points (on models that can be read inside a block)
+        sample_at = None if curve is None else before + curve.rows(n, len(y))
+        outcome = model.progressive_partial_fit(X, y, classes=classes if n == 0 else None, sample_at=sample_at)
         learn += time.perf_counter() - t1
         flags = outcome["mistakes"]
         if curve is not None:
@@ -156,8 +162,15 @@ def progressive_score(
         predicted = np.searchsorted(model.classes_, online_predictions(model, y, outcome))
         np.add.at(confusion, (np.searchsorted(model.classes_, y), predicted), 1)
         trace.block_ends.append(n)
-        trace.n_support.append([int(v) for v in model.n_support_])
-        trace.weights.append([float(v) for v in model.weights_])
+        if "samples" in outcome:
+            rows, support, weights = outcome["samples"]
+            trace.sampled_at.extend(int(r) - before for r in rows)
+            trace.n_support.extend(support.tolist())
+            trace.weights.extend(weights.tolist())
+        else:
+            trace.sampled_at.append(n)
+            trace.n_support.append([int(v) for v in model.n_support_])
+            trace.weights.append([float(v) for v in model.weights_])
         trace.seconds.append(learn)
         trace.instances_per_second.append(n / learn if learn > 0 else float("nan"))
         if progress is not None:

@@ -53,8 +53,8 @@ from .store_options import open_store
 @click.option(
     "--proba",
     is_flag=True,
-    help="Add a proba_<class> column per class: the model's calibrated probabilities (online classifiers "
-    "learnt in-process; docs/probabilities.md).",
+    help="Add a proba_<class> column per class: the model's calibrated probabilities (online classifiers, "
+    "learnt in-process or on a cluster; docs/probabilities.md).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."

@@ -18,8 +18,9 @@ from .._order import SHUFFLE
 from ..base import POSITIVE_INT, RANDOM_STATE, OnlineKernelClassifier
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    from numpy.typing import ArrayLike, NDArray
 
+    from ...evaluation.calibration import Calibration
     from ...kernels import KernelPool
     from .._batch import KernelSpecLike, Rows
 
@@ -187,7 +188,10 @@ class PerceptronStar(OnlineKernelClassifier):
             else max(1, math.ceil(self.validation_fraction * n_rows))
         )
 
-    def _learn_rows(self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool) -> dict[str, NDArray[Any]]:
+    def _learn_rows(
+        self, X: Rows, y_pm: NDArray[np.float64], keep_scores: bool, sample_at: ArrayLike | None = None
+    ) -> dict[str, NDArray[Any]]:
+        # (not read inside a block: its rule drops kernels mid-stream, omkl_dist.engine.samples)
         e = self.engine_
         cut = max(0, min(len(y_pm), self.validation_size_ - e.n_seen)) if not hasattr(self, "best_kernel_") else 0
         if cut == 0:
@@ -206,8 +210,10 @@ class PerceptronStar(OnlineKernelClassifier):
             rest.pop("F")
         return {key: np.concatenate([first[key], rest[key]]) for key in first}
 
-    def set_engine_state(self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any]) -> Self:
-        super().set_engine_state(arrays, scalars)
+    def set_engine_state(
+        self, arrays: dict[str, NDArray[Any]], scalars: dict[str, Any], *, calibration: Calibration | None = None
+    ) -> Self:
+        super().set_engine_state(arrays, scalars, calibration=calibration)
         if self.engine_.n_seen >= self.validation_size_:  # validation is over: the one kernel left was chosen
             self.best_kernel_ = self.kernel_pool_.names[int(self.engine_.kernel_ids[0])]
         return self

@@ -58,8 +58,9 @@ class PoolKernelSplit(SharedPool):
 
     @staticmethod
     def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
-        """:func:`.omkc_replay.omkc_combine` over the shards' ``F`` and update flags; the rows some
-        kernel kept (with their coefficients) are what every shard appends next."""
+        """:func:`.omkc_replay.omkc_combine` over the shards' ``F`` and update flags: the round's
+        outcome (``mistakes``, combined ``score``, ``F``), and the rows some kernel kept (with their
+        coefficients), what every shard appends next."""
         n, m = len(y), len(combiner["w"])
         F, coef = np.empty((n, m)), np.zeros((n, m))
         for part, out in zip(parts, outs):
@@ -74,9 +75,9 @@ class PoolKernelSplit(SharedPool):
         state = HedgeState(np.empty(0), combiner["w"], combiner["wsync"], combiner["kernel_mistakes"])
         hyper = OMKCHyper.from_scalars(scalars)
         params = OMKCParams(rule, g, block_size, bool(scalars["block_sync"]), hyper.beta, hyper.delta)
-        _, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
+        score, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        return mistakes, (kept, coef[kept])
+        return {"mistakes": mistakes, "score": score, "F": F, "coef": coef}, (kept, coef[kept])
 
 
 class BudgetKernelSplit:
@@ -109,6 +110,11 @@ class BudgetKernelSplit:
         combiner's weights ``w`` are the coordinator's business, ``act`` is every kernel of the part)."""
         return self.engine.kernel_step(X, y, self.engine.n_seen)
 
+    @staticmethod
+    def samples_inside(scalars: dict) -> bool:
+        """False: a kernel's buffer lives on its shard (the trace reads no model inside a round)."""
+        return False
+
     def apply_update(self, X, xsq, update) -> None:
         """Nothing to apply: :meth:`replay_round` hands out no update."""
 
@@ -119,14 +125,15 @@ class BudgetKernelSplit:
     @staticmethod
     def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
         """:func:`~omkl_dist.combiners.hedge_loss.combine` over the shards' class scores and losses
-        (kernel k's K columns at ``k K .. k K + K − 1``); nothing for the shards to apply."""
+        (kernel k's K columns at ``k K .. k K + K − 1``): the round's outcome (``mistakes``, combined
+        ``score``, ``F``); nothing for the shards to apply."""
         n, m, K = len(y), len(combiner["w"]), int(scalars.get("n_classes", 1))
         F, loss = np.empty((n, m * K)), np.empty((n, m))
         for part, out in zip(parts, outs):
             F[:, (part[:, None] * K + np.arange(K)).ravel()] = out["F"]
             loss[:, part] = out["loss"]
-        _, mistakes = combine(y, F, loss, combiner["logw"], combiner["w"], float(scalars["gamma"]), K)
-        return mistakes, None
+        score, mistakes = combine(y, F, loss, combiner["logw"], combiner["w"], float(scalars["gamma"]), K)
+        return {"mistakes": mistakes, "score": score, "F": F}, None
 
     @classmethod
     def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):

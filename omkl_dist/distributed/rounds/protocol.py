@@ -60,6 +60,13 @@ class RoundAdapter(Protocol):
     def round_ends(scalars: dict[str, Any], program: KernelProgram) -> Rounds:
         """Where a job's rounds end: where the in-process engine's segments end."""
 
+    @staticmethod
+    def samples_inside(scalars: dict[str, Any]) -> bool:
+        """Whether the coordinator reads the model inside a round (the trace's samples at the
+        mistake curve's points, :mod:`omkl_dist.engine.samples`); if so the adapter also has
+        ``support_counts(arrays)``, ``samples(scalars, start, outcome, y, rows)`` and
+        ``support_added(outcome)``."""
+
     def apply_update(self, X: np.ndarray, xsq: np.ndarray, update: Any) -> None:
         """Take the last round's update (its rows ``X``, their squared norms ``xsq``)."""
 
@@ -90,9 +97,11 @@ class KernelSplit(RoundAdapter, Protocol):
         parts: Sequence[np.ndarray],
         outs: Sequence[dict[str, Any]],
         g: int,
-    ) -> tuple[np.ndarray, object]:
+    ) -> tuple[dict[str, np.ndarray], object]:
         """Replay the combiner over a round starting at instance ``g`` (updates the ``combiner``
-        arrays in place); returns the rows' mistakes and the update every shard applies next (or None)."""
+        arrays in place); returns the round's online outcome as the in-process engine gives it
+        (``mistakes`` and the combined ``score`` per row, ``F`` the per-kernel scores) and the
+        update every shard applies next (or None)."""
 
 
 class Recurrence(Protocol):

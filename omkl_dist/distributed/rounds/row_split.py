@@ -92,6 +92,11 @@ class OKSRowSplit:
         block = int(scalars["block_size"])
         return Rounds(block, block, block)
 
+    @staticmethod
+    def samples_inside(scalars: dict) -> bool:
+        """False: the trace reads no OKS model inside a round."""
+        return False
+
     @property
     def score_width(self) -> int:
         """The drawn kernel, then its K scores."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine.local import segmenting
+from ...engine.samples import pool_samples, pool_support, samples_inside
 
 
 class SharedPool:
@@ -21,6 +22,20 @@ class SharedPool:
     def round_ends(scalars: dict, program):
         """The in-process segments (:func:`~omkl_dist.engine.local.segmenting`)."""
         return segmenting(int(scalars["rule"]), program, int(scalars["block_size"]))
+
+    # --- the model inside a round (the trace's samples, omkl_dist.engine.samples) -------------
+    samples_inside = staticmethod(samples_inside)
+    support_counts = staticmethod(pool_support)
+
+    @staticmethod
+    def samples(scalars: dict, start: dict, outcome: dict, y, rows):
+        """:func:`~omkl_dist.engine.samples.pool_samples` of the round's outcome (``F``, ``coef``)."""
+        return pool_samples(scalars, start, outcome["F"], outcome["coef"], y, rows)
+
+    @staticmethod
+    def support_added(outcome: dict):
+        """Support vectors per kernel the round added (binary: a coefficient column per kernel)."""
+        return np.count_nonzero(outcome["coef"], axis=0)
 
     def apply_update(self, X, xsq, update) -> None:
         """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
