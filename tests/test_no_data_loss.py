@@ -137,7 +137,7 @@ def test_checkpoint_store_replaces_and_clears_only_its_own_entries(tmp_path, dat
     job = Job.build("omkc", {"kernels": "gaussian:1,2"}, data=DataWindow(str(dataset)))
     store.start(job, resume=False)
     for n in (10, 20, 30):
-        store.write(model, None, n, [], job)
+        store.write(model, None, n, job, history=[], samples=[], calibration_rows={})
     assert sorted(p.name for p in store.dir.iterdir()) == ["ckpt-000000000020", "ckpt-000000000030", "job.json"]
     (store.dir / "notes.txt").write_text("a user's file")
     store.clear()
