@@ -39,20 +39,19 @@ _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 
 
 @njit(cache=True, inline="always")
-def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
-    """Σ_j a_j[c] κ(x_j, x_t) over the slots (unscaled), summed exactly when the terms cancel."""
+def _class_score(c, K, n_used, coef, V, parts):
+    """Σ_j a_j[c] κ(x_j, x_t) over the slots in slot order (unscaled; ``V`` the row's kernel values with
+    the slots), summed exactly when the terms cancel."""
     fb = 0.0
     fabs = 0.0
     for j in range(n_used):
-        r = entry[j]
-        v = ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t]
+        v = coef[j * K + c] * V[j]
         fb += v
         fabs += abs(v)
     if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
         n_parts = 0
         for j in range(n_used):
-            r = entry[j]
-            n_parts = msum_add(parts, n_parts, ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t])
+            n_parts = msum_add(parts, n_parts, coef[j * K + c] * V[j])
         fb = msum_value(parts, n_parts)
     return fb
 
@@ -62,7 +61,11 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     """Kernel k's learner over the rows of one segment (:class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
-    multi-class rules (labels 0..K−1, K coefficients per slot)."""
+    multi-class rules (labels 0..K−1, K coefficients per slot).
+
+    Per row t: the kernel values with the slots still holding the buffer rows of the block start (from
+    the segment's dot products ``D``), with the slots holding block rows (their Gram columns ``Gc``),
+    then the scores, then the learner's step on slot-indexed coefficients, κ(x, x) and accumulators."""
     y, Xb, xsq, D, XXt, U, g = rows
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
@@ -71,26 +74,28 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
     width = max(n, used0, 1)
-    Krow = np.empty(max(used0, 1))
+    V = np.empty(max(budget, 1))
     work = np.empty(width)
     scratch = np.empty(width)
     Gc = np.empty((n, n))
-    a_blk = np.zeros(n * K)
-    kxx_blk = np.zeros(n)
-    acc_blk = np.zeros(n)
-    acc_lo_blk = np.zeros(n)
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)
     fc = np.empty(K)  # one row's class scores
     row = np.empty(K)  # BPAS's scratch
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
-    slots = Slots(ck, a_blk, entry)
-    values = BlockValues(Krow, Gc, kxxk, kxx_blk)
-    accs = Accumulators(acck, acclk, acc_blk, acc_lo_blk)
+    slots = Slots(ck, entry)
+    values = BlockValues(V, kxxk)
+    accs = Accumulators(acck, acclk)
+    n_block = 0  # slots holding a block row
     for t in range(n):
-        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
+        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, V, work, scratch)
+        if n_block:
+            for j in range(n_used):
+                r = entry[j]
+                if r >= 0:
+                    V[j] = Gc[r, t]
         for c in range(K):
-            fc[c] = s * _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts)
+            fc[c] = s * _class_score(c, K, n_used, ck, V, parts)
             F[t, k * K + c] = fc[c]
         kxx = self_kernel(kind, param, norm, xsq[t])
         if K == 1:
@@ -125,34 +130,23 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
             else:
                 loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row)
         L[t, k] = loss
-        if new:
-            kxx_blk[t] = kxx
+        if new >= 0:
+            kxxk[new] = kxx
+            n_block += 1
             gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
         if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
             for j in range(n_used):
-                r = entry[j]
-                if r < 0:
-                    for c in range(K):
-                        ck[j * K + c] *= s
-                    acck[j] *= s
-                    acclk[j] *= s
-                else:
-                    for c in range(K):
-                        a_blk[r * K + c] *= s
-                    acc_blk[r] *= s
-                    acc_lo_blk[r] *= s
+                for c in range(K):
+                    ck[j * K + c] *= s
+                acck[j] *= s
+                acclk[j] *= s
             s = 1.0
     for j in range(n_used):  # the block rows still holding a slot become buffer rows
         r = entry[j]
         if r >= 0:
             SV[j, :] = Xb[r]
             svsq[j] = xsq[r]
-            for c in range(K):
-                ck[j * K + c] = a_blk[r * K + c]
             sv_index[k, j] = g + r
-            kxxk[j] = kxx_blk[r]
-            acck[j] = acc_blk[r]
-            acclk[j] = acc_lo_blk[r]
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
 
 
