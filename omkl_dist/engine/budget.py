@@ -65,9 +65,12 @@ __all__ = ["BudgetEngine", "LEARNERS"]
 LEARNERS = tuple(LEARNER_CODES)
 
 # Rows processed together: bounds the per-segment dot products with the buffers (m × S × B doubles)
-# and the in-block Gram (S × S per kernel). Segments never cross a global block boundary, and any
-# segmentation gives the same result.
-MAX_SEGMENT = 512
+# and the in-block Gram (S × S per kernel). A row that becomes a support vector costs its kernel values
+# with the segment's later rows (S/2 on average, against B per row for the buffer): BPA-S adds most
+# rows, so long segments double its kernel evaluations, and short ones pay Python's per-call overhead
+# (64: a quarter less CPU than 512 for BPAS on cod-rna). Segments never cross a global block boundary, and
+# any segmentation gives the same result.
+MAX_SEGMENT = 64
 
 
 def _program_from(kinds, param, norm) -> KernelProgram:
