@@ -17,6 +17,7 @@ from ..learners._budget import (
     FORGETRON,
     MSUM_SIZE,
     RBP,
+    buffer_values,
     gram_column,
     kernel_values,
     msum_add,
@@ -63,9 +64,10 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
     multi-class rules (labels 0..K−1, K coefficients per slot).
 
-    Per row t: the kernel values with the slots still holding the buffer rows of the block start (from
-    the segment's dot products ``D``), with the slots holding block rows (their Gram columns ``Gc``),
-    then the scores, then the learner's step on slot-indexed coefficients, κ(x, x) and accumulators."""
+    The segment's kernel values with the buffer of its start come first, as one (rows × B) matrix from
+    the dot products ``D``; then per row t: those values, the values with the slots that block rows took
+    since (their Gram columns ``Gc``, gathered through the list of such slots), the scores, and the
+    learner's step on slot-indexed coefficients, κ(x, x) and accumulators."""
     y, Xb, xsq, D, XXt, U, g = rows
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
@@ -73,10 +75,11 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     n = y.shape[0]
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
-    width = max(n, used0, 1)
     V = np.empty(max(budget, 1))
-    work = np.empty(width)
-    scratch = np.empty(width)
+    work = np.empty(max(n * used0, n, 1))
+    scratch = np.empty(max(n * used0, n, 1))
+    Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
+    buffer_values(kind, param, norm, D, k, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     Gc = np.empty((n, n))
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)
@@ -86,14 +89,14 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     slots = Slots(ck, entry)
     values = BlockValues(V, kxxk)
     accs = Accumulators(acck, acclk)
-    n_block = 0  # slots holding a block row
+    block_slots = np.empty(budget, dtype=np.int64)  # the slots holding a block row, first n_block
+    listed = np.zeros(budget, dtype=np.bool_)
+    n_block = 0
     for t in range(n):
-        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, V, work, scratch)
-        if n_block:
-            for j in range(n_used):
-                r = entry[j]
-                if r >= 0:
-                    V[j] = Gc[r, t]
+        V[:used0] = Kbuf[t]
+        for i in range(n_block):
+            j = block_slots[i]
+            V[j] = Gc[entry[j], t]
         for c in range(K):
             fc[c] = s * _class_score(c, K, n_used, ck, V, parts)
             F[t, k * K + c] = fc[c]
@@ -132,7 +135,10 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
         L[t, k] = loss
         if new >= 0:
             kxxk[new] = kxx
-            n_block += 1
+            if not listed[new]:
+                listed[new] = True
+                block_slots[n_block] = new
+                n_block += 1
             gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
         if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
             for j in range(n_used):

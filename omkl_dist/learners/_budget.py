@@ -124,6 +124,28 @@ def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, 
 
 
 @njit(cache=True)
+def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratch):
+    """``out[t, q] = κ(Xb[t], B[q])`` for every row t and q < c, from the dot products ``D[t, k, q]``:
+    :func:`kernel_values` row by row, a gaussian's as one pass over the whole (rows × c) matrix (the
+    same arithmetic per value, without a call per row); ``work`` and ``scratch`` hold rows × c."""
+    n = Xb.shape[0]
+    if kind != GAUSS:
+        for t in range(n):
+            kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
+        return
+    for t in range(n):
+        for q in range(c):
+            work[t * c + q] = xsq[t] + bsq[q] - 2.0 * D[t, k, q]
+    for t in range(n):
+        for q in range(c):
+            if work[t * c + q] < CANCEL * (xsq[t] + bsq[q]):
+                work[t * c + q] = direct_sqdist(Xb, t, B, q)
+    for i in range(n * c):
+        work[i] *= param
+    vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
+
+
+@njit(cache=True)
 def self_kernel(kind, param, norm, sq):
     """κ(x, x): (x·x)^p for the dot kernels (normalised: 1, 0 for a zero row), 1 for the distance kernels."""
     if norm and (kind == LINEAR or kind == POLY):
