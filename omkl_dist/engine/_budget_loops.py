@@ -22,6 +22,7 @@ from ..learners._budget import (
     kernel_values,
     msum_add,
     msum_value,
+    own_dots,
     self_kernel,
 )
 from ..learners.bogd import bogd_mc_step, bogd_step
@@ -79,7 +80,12 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     work = np.empty(max(n * used0, n, 1))
     scratch = np.empty(max(n * used0, n, 1))
     Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
-    buffer_values(kind, param, norm, D, k, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
+    if D.shape[2] == 0 and used0 > 0:  # this kernel sums its own dot products, in feature order
+        buffer_values(
+            kind, param, norm, own_dots(Xb, sv_X[k], used0), 0, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch
+        )
+    else:
+        buffer_values(kind, param, norm, D, k, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     Gc = np.empty((n, n))
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)

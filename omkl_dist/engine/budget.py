@@ -48,7 +48,7 @@ import numpy as np
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_sq
+from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_dots, row_sq
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring.program import KernelProgram, compile_program, independent_program
@@ -318,13 +318,12 @@ class BudgetEngine:
     def _dots(self, Xs, exact_blas):
         """Dot products of the rows with every kernel's buffer, ``D[t, k, j]`` (n, m, max used), and
         among the rows (n, n)."""
-        D, _ = self._dots_only(Xs, exact_blas)
         if exact_blas:  # integers: every partial sum exact, BLAS gives the exact value in any order
+            D, _ = self._dots_only(Xs, exact_blas)
             return D, Xs @ Xs.T
-        n = len(Xs)
-        XXt = np.empty((n, 1, n))
-        fixed_dots(Xs, np.ascontiguousarray(Xs.T)[None], np.array([n], dtype=np.int64), XXt)
-        return D, np.ascontiguousarray(XXt[:, 0])
+        # feature-order sums: each kernel's learner sums its own buffer's inside the one parallel loop
+        # over kernels (a parallel call per segment for them costs more than the sums on a busy machine)
+        return np.empty((len(Xs), self.m, 0)), row_dots(Xs)
 
     rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
 

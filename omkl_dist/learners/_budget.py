@@ -64,6 +64,28 @@ def _dots_row(A, i, BT, c, out):
             out[j] += a * BT[f, j]
 
 
+@njit(cache=True)
+def row_dots(X):
+    """``X Xᵀ`` with every sum in feature order (a segment's dot products among its rows)."""
+    n = X.shape[0]
+    out = np.empty((n, n))
+    XT = np.ascontiguousarray(X.T)
+    for i in range(n):
+        _dots_row(X, i, XT, n, out[i])
+    return out
+
+
+@njit(cache=True)
+def own_dots(Xb, B, c):
+    """``out[t, 0, q] = Xb[t] · B[q]`` for q < c, each sum in feature order (as :func:`fixed_dots`)."""
+    n = Xb.shape[0]
+    out = np.empty((n, 1, c))
+    BT = np.ascontiguousarray(B[:c].T)
+    for t in range(n):
+        _dots_row(Xb, t, BT, c, out[t, 0])
+    return out
+
+
 @njit(cache=True, parallel=True)
 def fixed_dots(A, BT, counts, out):
     """``out[i, k, j] = A[i] · B_k[j]`` for j < counts[k], with ``BT[k] = B_kᵀ`` (d × c): dot products
