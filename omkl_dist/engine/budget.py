@@ -28,12 +28,13 @@ instance) and the deterministic Hedge combination, with the loss each learner's 
 the mistake indicator ``z_k = [y f_k(x) <= 0]`` for the Perceptron-type RBP and Forgetron (like
 OMKC(D,D), Hoi et al. 2013), the hinge loss for the gradient/PA-type BOGD and BPAS (like SPA).
 
-Block exactness: per block of rows and kernel, one matrix product of the rows with the kernel's
-buffer (BLAS when the data are integers and every partial sum is exact, otherwise dot products
-summed in feature order) gives the kernel values against the buffer as it was at the block start;
-rows that become support vectors inside the block get their column of the block's own Gram matrix
-(from one block dot matrix); removed slots are zeroed and shrinking is a scale factor (see
-:mod:`omkl_dist.learners._budget`). Results equal instance-by-instance processing (same mistakes,
+Block exactness: per segment of rows and kernel, the dot products of the rows with the kernel's buffer
+as it was at the segment start (one BLAS product for every kernel when the data are integers and every
+partial sum is exact, otherwise each kernel's learner sums its own in feature order inside the parallel
+loop over kernels) give one matrix of kernel values; rows that become support vectors inside the
+segment get their column of the segment's own Gram matrix (from its dot matrix); a new support vector
+overwrites the slot it takes and shrinking is a scale factor (see :mod:`omkl_dist.learners._budget`).
+Results equal instance-by-instance processing (same mistakes,
 decision values to rounding) for any block size and any chunking of the input. Randomness (RBP's
 and BOGD's removals) is one uniform per instance and kernel from
 :func:`omkl_dist.randomness.uniforms`, keyed by (seed, global block, kernel id), so a shard owning
