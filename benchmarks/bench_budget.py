@@ -68,9 +68,10 @@ def measure(learner: str, data: str) -> dict:
 
 
 def _use_code(folder: str) -> None:
-    """Import ``omkl_dist`` from ``folder``: ahead of the path, and without the editable install's
-    finder (which answers before the path is searched)."""
-    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in getattr(f, "__name__", "").lower()]
+    """Import the package ``omkl_dist`` from ``folder``: first on the path, ahead of the working
+    directory (the editable install's finder answers only after the path; it still maps the other
+    top-level folders, ``storage``, ``cluster`` and ``pipelines``, to the current ones: they only load
+    the data here)."""
     sys.path.insert(0, folder)
 
 
