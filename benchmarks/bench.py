@@ -272,6 +272,12 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
+    parser.add_argument("--skip-budget", action="store_true", help="Skip the budget baselines (RBP ... BPAS).")
+    parser.add_argument(
+        "--budget-baseline",
+        default=None,
+        help="A git ref whose budget baselines are measured alternately as 'before' (e.g. main).",
+    )
     parser.add_argument(
         "--cluster-cases",
         default=None,
@@ -339,7 +345,14 @@ def main(argv=None) -> None:
 
     if not args.skip_sparse:
         run_sparse_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    from benchmarks.bench_budget import markdown as budget_markdown
+    from benchmarks.bench_budget import run_budget_bench
+
+    if not args.skip_budget:
+        run_budget_bench(RESULTS, args.budget_baseline, log=lambda msg: print(msg, flush=True))
     sections = []
+    if (RESULTS / "budget.json").is_file():
+        sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
     if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
         from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
 

@@ -17,10 +17,12 @@ from ..learners._budget import (
     FORGETRON,
     MSUM_SIZE,
     RBP,
+    buffer_values,
     gram_column,
     kernel_values,
     msum_add,
     msum_value,
+    own_dots,
     self_kernel,
 )
 from ..learners.bogd import bogd_mc_step, bogd_step
@@ -39,20 +41,19 @@ _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 
 
 @njit(cache=True, inline="always")
-def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
-    """Σ_j a_j[c] κ(x_j, x_t) over the slots (unscaled), summed exactly when the terms cancel."""
+def _class_score(c, K, n_used, coef, V, parts):
+    """Σ_j a_j[c] κ(x_j, x_t) over the slots in slot order (unscaled; ``V`` the row's kernel values with
+    the slots), summed exactly when the terms cancel."""
     fb = 0.0
     fabs = 0.0
     for j in range(n_used):
-        r = entry[j]
-        v = ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t]
+        v = coef[j * K + c] * V[j]
         fb += v
         fabs += abs(v)
     if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
         n_parts = 0
         for j in range(n_used):
-            r = entry[j]
-            n_parts = msum_add(parts, n_parts, ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t])
+            n_parts = msum_add(parts, n_parts, coef[j * K + c] * V[j])
         fb = msum_value(parts, n_parts)
     return fb
 
@@ -62,7 +63,12 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     """Kernel k's learner over the rows of one segment (:class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
-    multi-class rules (labels 0..K−1, K coefficients per slot)."""
+    multi-class rules (labels 0..K−1, K coefficients per slot).
+
+    The segment's kernel values with the buffer of its start come first, as one (rows × B) matrix from
+    the dot products ``D``; then per row t: those values, the values with the slots that block rows took
+    since (their Gram columns ``Gc``, gathered through the list of such slots), the scores, and the
+    learner's step on slot-indexed coefficients, κ(x, x) and accumulators."""
     y, Xb, xsq, D, XXt, U, g = rows
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
@@ -70,27 +76,35 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     n = y.shape[0]
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
-    width = max(n, used0, 1)
-    Krow = np.empty(max(used0, 1))
-    work = np.empty(width)
-    scratch = np.empty(width)
+    V = np.empty(max(budget, 1))
+    work = np.empty(max(n * used0, n, 1))
+    scratch = np.empty(max(n * used0, n, 1))
+    Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
+    if D.shape[2] == 0 and used0 > 0:  # this kernel sums its own dot products, in feature order
+        buffer_values(
+            kind, param, norm, own_dots(Xb, sv_X[k], used0), 0, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch
+        )
+    else:
+        buffer_values(kind, param, norm, D, k, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     Gc = np.empty((n, n))
-    a_blk = np.zeros(n * K)
-    kxx_blk = np.zeros(n)
-    acc_blk = np.zeros(n)
-    acc_lo_blk = np.zeros(n)
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)
     fc = np.empty(K)  # one row's class scores
     row = np.empty(K)  # BPAS's scratch
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
-    slots = Slots(ck, a_blk, entry)
-    values = BlockValues(Krow, Gc, kxxk, kxx_blk)
-    accs = Accumulators(acck, acclk, acc_blk, acc_lo_blk)
+    slots = Slots(ck, entry)
+    values = BlockValues(V, kxxk)
+    accs = Accumulators(acck, acclk)
+    block_slots = np.empty(budget, dtype=np.int64)  # the slots holding a block row, first n_block
+    listed = np.zeros(budget, dtype=np.bool_)
+    n_block = 0
     for t in range(n):
-        kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, svsq, 0, SV, used0, Krow, work, scratch)
+        V[:used0] = Kbuf[t]
+        for i in range(n_block):
+            j = block_slots[i]
+            V[j] = Gc[entry[j], t]
         for c in range(K):
-            fc[c] = s * _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts)
+            fc[c] = s * _class_score(c, K, n_used, ck, V, parts)
             F[t, k * K + c] = fc[c]
         kxx = self_kernel(kind, param, norm, xsq[t])
         if K == 1:
@@ -125,34 +139,26 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
             else:
                 loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row)
         L[t, k] = loss
-        if new:
-            kxx_blk[t] = kxx
+        if new >= 0:
+            kxxk[new] = kxx
+            if not listed[new]:
+                listed[new] = True
+                block_slots[n_block] = new
+                n_block += 1
             gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
         if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
             for j in range(n_used):
-                r = entry[j]
-                if r < 0:
-                    for c in range(K):
-                        ck[j * K + c] *= s
-                    acck[j] *= s
-                    acclk[j] *= s
-                else:
-                    for c in range(K):
-                        a_blk[r * K + c] *= s
-                    acc_blk[r] *= s
-                    acc_lo_blk[r] *= s
+                for c in range(K):
+                    ck[j * K + c] *= s
+                acck[j] *= s
+                acclk[j] *= s
             s = 1.0
     for j in range(n_used):  # the block rows still holding a slot become buffer rows
         r = entry[j]
         if r >= 0:
             SV[j, :] = Xb[r]
             svsq[j] = xsq[r]
-            for c in range(K):
-                ck[j * K + c] = a_blk[r * K + c]
             sv_index[k, j] = g + r
-            kxxk[j] = kxx_blk[r]
-            acck[j] = acc_blk[r]
-            acclk[j] = acc_lo_blk[r]
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
 
 

@@ -28,12 +28,13 @@ instance) and the deterministic Hedge combination, with the loss each learner's 
 the mistake indicator ``z_k = [y f_k(x) <= 0]`` for the Perceptron-type RBP and Forgetron (like
 OMKC(D,D), Hoi et al. 2013), the hinge loss for the gradient/PA-type BOGD and BPAS (like SPA).
 
-Block exactness: per block of rows and kernel, one matrix product of the rows with the kernel's
-buffer (BLAS when the data are integers and every partial sum is exact, otherwise dot products
-summed in feature order) gives the kernel values against the buffer as it was at the block start;
-rows that become support vectors inside the block get their column of the block's own Gram matrix
-(from one block dot matrix); removed slots are zeroed and shrinking is a scale factor (see
-:mod:`omkl_dist.learners._budget`). Results equal instance-by-instance processing (same mistakes,
+Block exactness: per segment of rows and kernel, the dot products of the rows with the kernel's buffer
+as it was at the segment start (one BLAS product for every kernel when the data are integers and every
+partial sum is exact, otherwise each kernel's learner sums its own in feature order inside the parallel
+loop over kernels) give one matrix of kernel values; rows that become support vectors inside the
+segment get their column of the segment's own Gram matrix (from its dot matrix); a new support vector
+overwrites the slot it takes and shrinking is a scale factor (see :mod:`omkl_dist.learners._budget`).
+Results equal instance-by-instance processing (same mistakes,
 decision values to rounding) for any block size and any chunking of the input. Randomness (RBP's
 and BOGD's removals) is one uniform per instance and kernel from
 :func:`omkl_dist.randomness.uniforms`, keyed by (seed, global block, kernel id), so a shard owning
@@ -48,7 +49,7 @@ import numpy as np
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_sq
+from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_dots, row_sq
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring.program import KernelProgram, compile_program, independent_program
@@ -65,9 +66,12 @@ __all__ = ["BudgetEngine", "LEARNERS"]
 LEARNERS = tuple(LEARNER_CODES)
 
 # Rows processed together: bounds the per-segment dot products with the buffers (m × S × B doubles)
-# and the in-block Gram (S × S per kernel). Segments never cross a global block boundary, and any
-# segmentation gives the same result.
-MAX_SEGMENT = 512
+# and the in-block Gram (S × S per kernel). A row that becomes a support vector costs its kernel values
+# with the segment's later rows (S/2 on average, against B per row for the buffer): BPA-S adds most
+# rows, so long segments double its kernel evaluations, and short ones pay Python's per-call overhead
+# (64: a quarter less CPU than 512 for BPAS on cod-rna). Segments never cross a global block boundary, and
+# any segmentation gives the same result.
+MAX_SEGMENT = 64
 
 
 def _program_from(kinds, param, norm) -> KernelProgram:
@@ -315,13 +319,12 @@ class BudgetEngine:
     def _dots(self, Xs, exact_blas):
         """Dot products of the rows with every kernel's buffer, ``D[t, k, j]`` (n, m, max used), and
         among the rows (n, n)."""
-        D, _ = self._dots_only(Xs, exact_blas)
         if exact_blas:  # integers: every partial sum exact, BLAS gives the exact value in any order
+            D, _ = self._dots_only(Xs, exact_blas)
             return D, Xs @ Xs.T
-        n = len(Xs)
-        XXt = np.empty((n, 1, n))
-        fixed_dots(Xs, np.ascontiguousarray(Xs.T)[None], np.array([n], dtype=np.int64), XXt)
-        return D, np.ascontiguousarray(XXt[:, 0])
+        # feature-order sums: each kernel's learner sums its own buffer's inside the one parallel loop
+        # over kernels (a parallel call per segment for them costs more than the sums on a busy machine)
+        return np.empty((len(Xs), self.m, 0)), row_dots(Xs)
 
     rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
 

@@ -78,8 +78,9 @@ class SPAOutputs(NamedTuple):
 
 
 class BudgetRows(NamedTuple):
-    """A budget-engine segment: labels, rows, squared norms, dot products with the buffers ``D`` (n, m, B)
-    and among the rows ``XXt`` (n, n), uniforms ``U`` (n, m), and the global index ``g`` of its first row."""
+    """A budget-engine segment: labels, rows, squared norms, dot products with the buffers ``D`` (n, m, B;
+    (n, m, 0): each kernel sums its own in feature order) and among the rows ``XXt`` (n, n), uniforms
+    ``U`` (n, m), and the global index ``g`` of its first row."""
 
     y: np.ndarray
     Xb: np.ndarray

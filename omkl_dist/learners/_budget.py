@@ -6,16 +6,18 @@ its coefficient in the classifier is ``s · a_j`` with the kernel's scale factor
 every coefficient (Forgetron's φ, BOGD's 1 − ηλ and B/(B−1)) is one multiplication. Slots fill
 0, 1, …, B−1 while the budget has room; after that a new support vector takes the slot of the one it
 replaces ("positions" in the naive references of ``tests/naive_budget.py``). A multi-class buffer
-(K classes) holds K unscaled coefficients per slot, slot j's at ``j K .. j K + K − 1`` (block row r's
-in ``a_blk`` at ``r K ..``); K = 1 is the binary layout.
+(K classes) holds K unscaled coefficients per slot, slot j's at ``j K .. j K + K − 1``; K = 1 is the
+binary layout.
 
 Inside a block of n rows, a slot refers either to a buffer row (``entry[j] = -1``; its kernel value with
-row t is ``Krow[j]``, computed from the block's dot products with the buffer) or to block row r
-(``entry[j] = r``; kernel value ``Gc[r, t]``, the column of the block's own Gram matrix filled when r
-became a support vector). Removing a slot zeroes its coefficient (the buffer's ``coef[j]`` or the
-block's ``a_blk[r]``), so the decision value ``f(x_t) = s (Σ_j coef_j Krow_j + Σ_r a_blk_r Gc[r, t])``
-is what instance-by-instance processing gives (summed exactly, see :func:`msum_add`). At the block end
-the surviving block rows are written into their slots.
+row t comes from the block's dot products with the buffer) or to block row r (``entry[j] = r``; kernel
+value ``Gc[r, t]``, the column of the block's own Gram matrix filled when r became a support vector).
+Whatever a slot holds, its coefficients, κ(x, x) and accumulators stay in the slot's own entries of the
+buffer arrays (a new support vector overwrites the one it replaces), and the engine gathers row t's
+kernel values with every slot into one vector ``V`` (``V[j]``: slot j's) before the learner's step, so
+the decision value ``f(x_t) = s Σ_j coef_j V_j`` is a plain loop over the slots in slot order: what
+instance-by-instance processing gives (summed exactly, see :func:`msum_add`). At the block end the
+rows of the block rows still holding a slot are written into their slots.
 
 Kernel values use one arithmetic on every path: dot products are summed in feature order
 (:func:`fixed_dots`, or BLAS when the data are integers and every partial sum is exact), squared
@@ -31,7 +33,7 @@ from numba import njit, prange
 
 from ..scoring._vexp import vexp_neg_n
 from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
-from ..scoring.values import dot_power, exp_neg, l1_chi2, norm_factor, pair_sqdist
+from ..scoring.values import CANCEL, direct_sqdist, dot_power, exp_neg, l1_chi2, norm_factor
 
 # learner codes
 RBP, FORGETRON, BOGD, BPAS = 0, 1, 2, 3
@@ -60,6 +62,28 @@ def _dots_row(A, i, BT, c, out):
         a = A[i, f]
         for j in range(c):
             out[j] += a * BT[f, j]
+
+
+@njit(cache=True)
+def row_dots(X):
+    """``X Xᵀ`` with every sum in feature order (a segment's dot products among its rows)."""
+    n = X.shape[0]
+    out = np.empty((n, n))
+    XT = np.ascontiguousarray(X.T)
+    for i in range(n):
+        _dots_row(X, i, XT, n, out[i])
+    return out
+
+
+@njit(cache=True)
+def own_dots(Xb, B, c):
+    """``out[t, 0, q] = Xb[t] · B[q]`` for q < c, each sum in feature order (as :func:`fixed_dots`)."""
+    n = Xb.shape[0]
+    out = np.empty((n, 1, c))
+    BT = np.ascontiguousarray(B[:c].T)
+    for t in range(n):
+        _dots_row(Xb, t, BT, c, out[t, 0])
+    return out
 
 
 @njit(cache=True, parallel=True)
@@ -99,8 +123,15 @@ def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, 
         for q in range(n):
             out[q] = dot_power(dots[q], p)
     elif kind == GAUSS:
+        # :func:`.values.pair_sqdist`'s arithmetic in passes that vectorise: the expanded distances,
+        # then the direct sums where they cancel (a few % of the pairs of raw cod-rna), then the scale
         for q in range(n):
-            work[q] = pair_sqdist(asq, bsq[lo + q], dots[q], A, i, B, lo + q) * param
+            work[q] = asq + bsq[lo + q] - 2.0 * dots[q]
+        for q in range(n):
+            if work[q] < CANCEL * (asq + bsq[lo + q]):
+                work[q] = direct_sqdist(A, i, B, lo + q)
+        for q in range(n):
+            work[q] *= param
         vexp_neg_n(work, out, scratch, n)
     else:  # LAPLACE, CHI2
         chi2 = kind == CHI2
@@ -112,6 +143,28 @@ def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, 
         fa = norm_factor(p, asq)
         for q in range(n):
             out[q] *= fa * norm_factor(p, bsq[lo + q])
+
+
+@njit(cache=True)
+def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratch):
+    """``out[t, q] = κ(Xb[t], B[q])`` for every row t and q < c, from the dot products ``D[t, k, q]``:
+    :func:`kernel_values` row by row, a gaussian's as one pass over the whole (rows × c) matrix (the
+    same arithmetic per value, without a call per row); ``work`` and ``scratch`` hold rows × c."""
+    n = Xb.shape[0]
+    if kind != GAUSS:
+        for t in range(n):
+            kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
+        return
+    for t in range(n):
+        for q in range(c):
+            work[t * c + q] = xsq[t] + bsq[q] - 2.0 * D[t, k, q]
+    for t in range(n):
+        for q in range(c):
+            if work[t * c + q] < CANCEL * (xsq[t] + bsq[q]):
+                work[t * c + q] = direct_sqdist(Xb, t, B, q)
+    for i in range(n * c):
+        work[i] *= param
+    vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
 
 
 @njit(cache=True)
@@ -138,58 +191,28 @@ def gram_column(kind, param, norm, XXt, xsq, Xb, s, Gc, work, scratch):
 
 # --------------------------------------------------------------------------- slots
 @njit(cache=True, inline="always")
-def slot_value(j, t, Krow, Gc, entry):
-    """κ(x_t, support vector in slot j)."""
-    r = entry[j]
-    return Krow[j] if r < 0 else Gc[r, t]
-
-
-@njit(cache=True, inline="always")
-def slot_coef(j, coef, a_blk, entry):
-    """Unscaled coefficient of slot j."""
-    r = entry[j]
-    return coef[j] if r < 0 else a_blk[r]
-
-
-@njit(cache=True, inline="always")
-def place(j, t, a, coef, a_blk, entry):
-    """Block row t (unscaled coefficient a) takes slot j, removing what the slot held."""
-    r = entry[j]
-    if r >= 0:
-        a_blk[r] = 0.0
-    else:
-        coef[j] = 0.0
+def place(j, t, a, coef, entry):
+    """Block row t (unscaled coefficient a) takes slot j, replacing what the slot held."""
+    coef[j] = a
     entry[j] = t
-    a_blk[t] = a
 
 
 @njit(cache=True, inline="always")
-def place_pair(j, t, K, a, y, r, coef, a_blk, entry):
+def place_pair(j, t, K, a, y, r, coef, entry):
     """Multi-class: block row t takes slot j with unscaled coefficients ``+a`` on class y and ``−a`` on
-    class r (the pair φ(x, y) − φ(x, r) of a multi-class update), removing what the slot held.
-    Slot j's K coefficients are ``coef[j K : (j + 1) K]`` (buffer) or ``a_blk[t K : (t + 1) K]`` (row t)."""
-    clear_slot(j, K, coef, a_blk, entry)
+    class r (the pair φ(x, y) − φ(x, r) of a multi-class update), replacing what the slot held.
+    Slot j's K coefficients are ``coef[j K : (j + 1) K]``."""
+    clear_slot(j, K, coef)
     entry[j] = t
-    a_blk[t * K + y] = a
-    a_blk[t * K + r] = -a
+    coef[j * K + y] = a
+    coef[j * K + r] = -a
 
 
 @njit(cache=True, inline="always")
-def clear_slot(j, K, coef, a_blk, entry):
-    """Zero the K coefficients of what slot j holds (buffer row or block row)."""
-    r = entry[j]
+def clear_slot(j, K, coef):
+    """Zero slot j's K coefficients."""
     for c in range(K):
-        if r >= 0:
-            a_blk[r * K + c] = 0.0
-        else:
-            coef[j * K + c] = 0.0
-
-
-@njit(cache=True, inline="always")
-def slot_row(j, K, coef, a_blk, entry):
-    """``(array, offset)``: where slot j's K unscaled coefficients are."""
-    r = entry[j]
-    return (coef, j * K) if r < 0 else (a_blk, r * K)
+        coef[j * K + c] = 0.0
 
 
 @njit(cache=True, inline="always")

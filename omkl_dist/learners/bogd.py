@@ -31,12 +31,12 @@ from ._budget import free_or_random_slot, hinge, place, place_pair
 @njit(cache=True)
 def bogd_step(t, y, f, kxx, u, hp, used, scale, slots):
     """One instance for one kernel (:class:`~.records.BudgetParams` ``hp``); returns ``(hinge loss, used,
-    scale, added)``."""
+    scale, slot)`` (the slot row t took, -1: none)."""
     loss = hinge(y, f)
     j, used, scale = _step_slot(loss, kxx, u, hp.budget, used, scale, hp.eta, hp.lam)
     if j >= 0:
-        place(j, t, hp.eta * y / scale, slots.coef, slots.a_blk, slots.entry)
-    return loss, used, scale, j >= 0
+        place(j, t, hp.eta * y / scale, slots.coef, slots.entry)
+    return loss, used, scale, j
 
 
 @njit(cache=True, inline="always")
@@ -58,9 +58,9 @@ def _step_slot(loss, kxx, u, budget, used, scale, eta, lam):
 @njit(cache=True)
 def bogd_mc_step(t, y, r, margin, kxx, u, hp, used, scale, slots):
     """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, scale,
-    added)``."""
+    slot)``."""
     loss = hinge(1.0, margin)
     j, used, scale = _step_slot(loss, kxx, u, hp.budget, used, scale, hp.eta, hp.lam)
     if j >= 0:
-        place_pair(j, t, hp.n_classes, hp.eta / scale, y, r, slots.coef, slots.a_blk, slots.entry)
-    return loss, used, scale, j >= 0
+        place_pair(j, t, hp.n_classes, hp.eta / scale, y, r, slots.coef, slots.entry)
+    return loss, used, scale, j

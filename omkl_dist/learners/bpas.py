@@ -24,83 +24,72 @@ from __future__ import annotations
 
 from numba import njit
 
-from ._budget import clear_slot, hinge, place, place_pair, slot_coef, slot_row, slot_value
+from ._budget import hinge, place, place_pair
 
 
 @njit(cache=True)
-def _least_degradation(t, kxx, budget, K, slots, values):
+def _least_degradation(kxx, budget, K, slots, values):
     """``(slot, κ(x_slot, x_t))`` of the support vector whose removal degrades the weights least,
     ``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (K coefficients per slot; the first on ties)."""
-    coef, a_blk, entry = slots
-    Krow, Gc, kxx_buf, kxx_blk = values
+    coef = slots.coef
+    V, kxx_slot = values
     best = 0
     best_deg = 0.0
-    best_k = 0.0
     for j in range(budget):
-        arr, off = slot_row(j, K, coef, a_blk, entry)
         norm2 = 0.0
         for c in range(K):
-            norm2 += arr[off + c] * arr[off + c]
-        krt = slot_value(j, t, Krow, Gc, entry)
-        krr = kxx_buf[j] if entry[j] < 0 else kxx_blk[entry[j]]
-        deg = norm2 * (krr - krt * krt / kxx)
+            norm2 += coef[j * K + c] * coef[j * K + c]
+        krt = V[j]
+        deg = norm2 * (kxx_slot[j] - krt * krt / kxx)
         if j == 0 or deg < best_deg:
-            best, best_deg, best_k = j, deg, krt
-    return best, best_k
+            best, best_deg = j, deg
+    return best, V[best]
 
 
 @njit(cache=True)
 def bpas_step(t, y, f, kxx, hp, used, slots, values):
     """One instance for one kernel (:class:`~.records.BudgetParams` ``hp``, C = ``hp.eta``; its
-    :class:`~.records.Slots` and :class:`~.records.BlockValues`); returns ``(hinge loss, used, added)``
-    (BPA-S never rescales)."""
+    :class:`~.records.Slots` and :class:`~.records.BlockValues`); returns ``(hinge loss, used, slot)``
+    (the slot row t took, -1: none; BPA-S never rescales)."""
     budget, C = hp.budget, hp.eta
-    coef, a_blk, entry = slots
-    kxx_blk = values.kxx_blk
+    coef, entry = slots
     loss = hinge(y, f)
     if loss <= 0.0 or kxx <= 0.0:
-        return loss, used, False
+        return loss, used, -1
     tau = loss / kxx
     if tau > C:
         tau = C
     a = tau * y
     if used < budget:
-        place(used, t, a, coef, a_blk, entry)
-        kxx_blk[t] = kxx
-        return loss, used + 1, True
-    best, best_k = _least_degradation(t, kxx, budget, 1, slots, values)
-    a += slot_coef(best, coef, a_blk, entry) * best_k / kxx
-    place(best, t, a, coef, a_blk, entry)
-    kxx_blk[t] = kxx
-    return loss, used, True
+        place(used, t, a, coef, entry)
+        return loss, used + 1, used
+    best, best_k = _least_degradation(kxx, budget, 1, slots, values)
+    a += coef[best] * best_k / kxx
+    place(best, t, a, coef, entry)
+    return loss, used, best
 
 
 @njit(cache=True)
 def bpas_mc_step(t, y, r, margin, kxx, hp, used, slots, values, row):
-    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, added)``.
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, slot)``.
     ``row`` (K) is scratch for the removed support vector's coefficients."""
     budget, C, K = hp.budget, hp.eta, hp.n_classes
-    coef, a_blk, entry = slots
-    kxx_blk = values.kxx_blk
+    coef, entry = slots
     loss = hinge(1.0, margin)
     if loss <= 0.0 or kxx <= 0.0:
-        return loss, used, False
+        return loss, used, -1
     tau = loss / (2.0 * kxx)
     if tau > C:
         tau = C
     if used < budget:
-        place_pair(used, t, K, tau, y, r, coef, a_blk, entry)
-        kxx_blk[t] = kxx
-        return loss, used + 1, True
-    best, best_k = _least_degradation(t, kxx, budget, K, slots, values)
-    arr, off = slot_row(best, K, coef, a_blk, entry)
+        place_pair(used, t, K, tau, y, r, coef, entry)
+        return loss, used + 1, used
+    best, best_k = _least_degradation(kxx, budget, K, slots, values)
     for c in range(K):
-        row[c] = arr[off + c] * best_k / kxx
-    clear_slot(best, K, coef, a_blk, entry)
+        row[c] = coef[best * K + c] * best_k / kxx
     entry[best] = t
     for c in range(K):
-        a_blk[t * K + c] = row[c]
-    a_blk[t * K + y] += tau
-    a_blk[t * K + r] -= tau
-    kxx_blk[t] = kxx
-    return loss, used, True
+        coef[best * K + c] = row[c]
+    coef[best * K + y] += tau
+    coef[best * K + r] -= tau
+    return loss, used, best

@@ -49,7 +49,7 @@ import math
 
 from numba import njit
 
-from ._budget import place, place_pair, slot_coef, slot_row, slot_value
+from ._budget import place, place_pair
 
 FORGET_BOUND = 15.0 / 32.0
 # φ = 1 when the constraint holds at φ = 1 up to rounding: the self-tuned rule keeps Q on the bound
@@ -92,30 +92,26 @@ def _two_sum_into(hi, lo, j, v):
 
 
 @njit(cache=True, inline="always")
-def _accumulate(j, v, entry, accs):
-    """Add v to slot j's accumulator (buffer slot or block row; :class:`~.records.Accumulators`)."""
-    r = entry[j]
-    if r < 0:
-        _two_sum_into(accs.acc, accs.acc_lo, j, v)
-    else:
-        _two_sum_into(accs.acc_blk, accs.acc_lo_blk, r, v)
-
-
-@njit(cache=True, inline="always")
-def _shrink(h, ah, scale, Q, M, norm2, entry, accs):
+def _shrink(h, ah, scale, Q, M, norm2, accs):
     """Removing slot h (unscaled coefficient ``ah``, accumulator ``⟨f', ψ_h⟩ / s``): ``(s φ, Q + Ψ)``."""
-    acc, acc_lo, acc_blk, acc_lo_blk = accs
-    acc_h = acc[h] + acc_lo[h] if entry[h] < 0 else acc_blk[entry[h]] + acc_lo_blk[entry[h]]
+    acc_h = accs.acc[h] + accs.acc_lo[h]
     sigma = scale * abs(ah)
     sigma_mu = scale * scale * ah * acc_h
     phi = forgetron_phi(sigma, sigma_mu, Q, float(M), norm2)
     return scale * phi, Q + forgetron_psi(phi, sigma, sigma_mu, norm2)
 
 
+@njit(cache=True, inline="always")
+def _start_accumulator(j, v, accs):
+    """A new support vector's accumulator in slot j: ``v`` (its own term of f')."""
+    accs.acc[j] = v
+    accs.acc_lo[j] = 0.0
+
+
 @njit(cache=True)
 def forgetron_step(t, y, f, kxx, hp, state, slots, accs, values):
     """One instance for one kernel; ``state`` is ``(used, head, scale, Q, M)``; returns ``(loss, state,
-    added)``.
+    slot)`` (the slot row t took, -1: none).
 
     The slots' coefficients are unscaled (coefficient = scale · a); ``accs``
     (:class:`~.records.Accumulators`) holds the double-double accumulators of f' at each support
@@ -123,76 +119,68 @@ def forgetron_step(t, y, f, kxx, hp, state, slots, accs, values):
     """
     used, head, scale, Q, M = state
     budget = hp.budget
-    coef, a_blk, entry = slots
-    acc_blk, acc_lo_blk = accs.acc_blk, accs.acc_lo_blk
-    Krow, Gc = values.Krow, values.Gc
+    coef, entry = slots
+    V = values.V
     if y * f > 0.0:
-        return 0.0, (used, head, scale, Q, M), False
+        return 0.0, (used, head, scale, Q, M), -1
     if kxx <= 0.0:
-        return 1.0, (used, head, scale, Q, M), False
+        return 1.0, (used, head, scale, Q, M), -1
     M += 1
     a = y / scale
     for j in range(used):  # f' = f + y κ(x_t, ·) at every current support vector
-        _accumulate(j, a * slot_value(j, t, Krow, Gc, entry), entry, accs)
+        _two_sum_into(accs.acc, accs.acc_lo, j, a * V[j])
     if used < budget:
-        place(used, t, a, coef, a_blk, entry)
-        acc_blk[t] = a * kxx
-        acc_lo_blk[t] = 0.0
-        return 1.0, (used + 1, head, scale, Q, M), True
+        place(used, t, a, coef, entry)
+        _start_accumulator(used, a * kxx, accs)
+        return 1.0, (used + 1, head, scale, Q, M), used
     r = head
     # a_r has the sign of y_r: σ_r = s |a_r|, σ_r y_r f'(x_r) = s² a_r acc_r
-    scale, Q = _shrink(r, slot_coef(r, coef, a_blk, entry), scale, Q, M, 1.0, entry, accs)
-    place(r, t, a, coef, a_blk, entry)
-    acc_blk[t] = a * kxx
-    acc_lo_blk[t] = 0.0
+    scale, Q = _shrink(r, coef[r], scale, Q, M, 1.0, accs)
+    place(r, t, a, coef, entry)
+    _start_accumulator(r, a * kxx, accs)
     head = head + 1 if head + 1 < budget else 0
-    return 1.0, (used, head, scale, Q, M), True
+    return 1.0, (used, head, scale, Q, M), r
 
 
 @njit(cache=True, inline="always")
-def _pair_of(arr, off, K):
+def _pair_of(coef, off, K):
     """The classes of a multi-class Forgetron support vector's positive and negative coefficient."""
     pos = neg = 0
     for c in range(K):
-        if arr[off + c] > 0.0:
+        if coef[off + c] > 0.0:
             pos = c
-        elif arr[off + c] < 0.0:
+        elif coef[off + c] < 0.0:
             neg = c
     return pos, neg
 
 
 @njit(cache=True)
 def forgetron_mc_step(t, y, r, margin, kxx, hp, state, slots, accs, values):
-    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, state, added)`` as
+    """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(loss, state, slot)`` as
     :func:`forgetron_step`. Accumulators hold ``⟨f', ψ_j⟩`` per slot, unscaled."""
     used, head, scale, Q, M = state
     budget, K = hp.budget, hp.n_classes
-    coef, a_blk, entry = slots
-    acc_blk, acc_lo_blk = accs.acc_blk, accs.acc_lo_blk
-    Krow, Gc = values.Krow, values.Gc
+    coef, entry = slots
+    V = values.V
     if margin > 0.0:
-        return 0.0, (used, head, scale, Q, M), False
+        return 0.0, (used, head, scale, Q, M), -1
     if kxx <= 0.0:
-        return 1.0, (used, head, scale, Q, M), False
+        return 1.0, (used, head, scale, Q, M), -1
     M += 1
     a = 1.0 / scale
     for j in range(used):  # f' = f + ψ_t: ⟨ψ_t, ψ_j⟩ = κ(x_t, x_j) ⟨e_y − e_r, e_yj − e_rj⟩
-        arr, off = slot_row(j, K, coef, a_blk, entry)
-        yj, rj = _pair_of(arr, off, K)
+        yj, rj = _pair_of(coef, j * K, K)
         weight = int(y == yj) - int(y == rj) - int(r == yj) + int(r == rj)
         if weight != 0:
-            _accumulate(j, (a * weight) * slot_value(j, t, Krow, Gc, entry), entry, accs)
+            _two_sum_into(accs.acc, accs.acc_lo, j, (a * weight) * V[j])
     if used < budget:
-        place_pair(used, t, K, a, y, r, coef, a_blk, entry)
-        acc_blk[t] = (2.0 * a) * kxx
-        acc_lo_blk[t] = 0.0
-        return 1.0, (used + 1, head, scale, Q, M), True
+        place_pair(used, t, K, a, y, r, coef, entry)
+        _start_accumulator(used, (2.0 * a) * kxx, accs)
+        return 1.0, (used + 1, head, scale, Q, M), used
     h = head
-    arr, off = slot_row(h, K, coef, a_blk, entry)
     # σ_h = s a_h with a_h its positive coefficient, σ_h ⟨f', ψ_h⟩ = s² a_h acc_h
-    scale, Q = _shrink(h, arr[off + _pair_of(arr, off, K)[0]], scale, Q, M, 2.0, entry, accs)
-    place_pair(h, t, K, a, y, r, coef, a_blk, entry)
-    acc_blk[t] = (2.0 * a) * kxx
-    acc_lo_blk[t] = 0.0
+    scale, Q = _shrink(h, coef[h * K + _pair_of(coef, h * K, K)[0]], scale, Q, M, 2.0, accs)
+    place_pair(h, t, K, a, y, r, coef, entry)
+    _start_accumulator(h, (2.0 * a) * kxx, accs)
     head = h + 1 if h + 1 < budget else 0
-    return 1.0, (used, head, scale, Q, M), True
+    return 1.0, (used, head, scale, Q, M), h

@@ -32,26 +32,26 @@ def rbp_step(t, y, f, kxx, u, hp, used, slots):
     """One instance (block row t, label y, decision value f) for one kernel (hyper-parameters ``hp``,
     :class:`~.records.BudgetParams`; its :class:`~.records.Slots`).
 
-    Returns ``(loss, used, added)``: the Hedge loss (mistake indicator 1/0), the slots in use and
-    whether row t became a support vector (coefficient y; RBP never rescales).
+    Returns ``(loss, used, slot)``: the Hedge loss (mistake indicator 1/0), the slots in use and the
+    slot row t took as a support vector (coefficient y; -1: none; RBP never rescales).
     """
     if y * f > 0.0:
-        return 0.0, used, False
+        return 0.0, used, -1
     if kxx <= 0.0:
-        return 1.0, used, False
+        return 1.0, used, -1
     j, used = free_or_random_slot(u, hp.budget, used)
-    place(j, t, y, slots.coef, slots.a_blk, slots.entry)
-    return 1.0, used, True
+    place(j, t, y, slots.coef, slots.entry)
+    return 1.0, used, j
 
 
 @njit(cache=True)
 def rbp_mc_step(t, y, r, margin, kxx, u, hp, used, slots):
     """Multi-class: block row t with label y, rival r and margin ``f(x, y) − f(x, r)``; returns
-    ``(loss, used, added)`` (the new support vector: +1 on y, −1 on r)."""
+    ``(loss, used, slot)`` (the new support vector: +1 on y, −1 on r)."""
     if margin > 0.0:
-        return 0.0, used, False
+        return 0.0, used, -1
     if kxx <= 0.0:
-        return 1.0, used, False
+        return 1.0, used, -1
     j, used = free_or_random_slot(u, hp.budget, used)
-    place_pair(j, t, hp.n_classes, 1.0, y, r, slots.coef, slots.a_blk, slots.entry)
-    return 1.0, used, True
+    place_pair(j, t, hp.n_classes, 1.0, y, r, slots.coef, slots.entry)
+    return 1.0, used, j

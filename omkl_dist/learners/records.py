@@ -22,32 +22,27 @@ class BudgetParams(NamedTuple):
 
 
 class Slots(NamedTuple):
-    """One kernel's slots inside a block (see :mod:`._budget`): the buffer's unscaled coefficients, the
-    block rows', and which block row each slot refers to (-1: a buffer row)."""
+    """One kernel's slots inside a block (see :mod:`._budget`): their unscaled coefficients (K per slot)
+    and which block row each slot holds (-1: a buffer row)."""
 
     coef: np.ndarray
-    a_blk: np.ndarray
     entry: np.ndarray
 
 
 class BlockValues(NamedTuple):
-    """The kernel values a step reads: row t's with the buffer rows (``Krow``), the block's own Gram
-    columns (``Gc[r, t]``), and the self values κ(x, x) of the buffer rows and of the block rows."""
+    """The kernel values a step reads, per slot: κ(x_t, slot j) for the current row t (``V``) and the
+    slot's self value κ(x_j, x_j) (``kxx``)."""
 
-    Krow: np.ndarray
-    Gc: np.ndarray
-    kxx_buf: np.ndarray
-    kxx_blk: np.ndarray
+    V: np.ndarray
+    kxx: np.ndarray
 
 
 class Accumulators(NamedTuple):
-    """The Forgetron's double-double accumulators of f' at each support vector: buffer slots
-    (``acc + acc_lo``) and block rows (``acc_blk + acc_lo_blk``), unscaled."""
+    """The Forgetron's double-double accumulators of f' at each slot's support vector (``acc + acc_lo``),
+    unscaled."""
 
     acc: np.ndarray
     acc_lo: np.ndarray
-    acc_blk: np.ndarray
-    acc_lo_blk: np.ndarray
 
 
 class KernelViews(NamedTuple):
