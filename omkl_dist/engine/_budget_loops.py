@@ -49,7 +49,7 @@ def _class_score(c, K, n_used, entry, ck, a_blk, Krow, Gc, t, parts):
         fb += v
         fabs += abs(v)
     if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
-        n_parts = 0
+        n_parts = np.int64(0)
         for j in range(n_used):
             r = entry[j]
             n_parts = msum_add(parts, n_parts, ck[j * K + c] * Krow[j] if r < 0 else a_blk[r * K + c] * Gc[r, t])
@@ -178,10 +178,11 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
         work = np.empty(width)
         scratch = np.empty(width)
         parts = np.empty(MSUM_SIZE)
+        i = np.int64(t)  # a prange index is uint64 in the parallel body: kernel_values compiled a second time
         for k in range(m):
             n = used[k]
             kernel_values(
-                kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
+                kinds[k], param[k], norm[k], D[t, k], xsq[t], i, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
             )
             for c in range(K):
                 acc = 0.0
@@ -191,7 +192,7 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
                     acc += v
                     aabs += abs(v)
                 if abs(acc) <= _CANCELLED * aabs:
-                    n_parts = 0
+                    n_parts = np.int64(0)
                     for j in range(n):
                         n_parts = msum_add(parts, n_parts, coef[k, j * K + c] * vals[j])
                     acc = msum_value(parts, n_parts)
