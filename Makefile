@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench bench-accuracy clean venv airflow-env study-defaults
+.PHONY: demo test test-fast lint bench bench-accuracy bench-compile clean venv airflow-env study-defaults
 
 venv: $(STAMP)
 
@@ -51,6 +51,11 @@ airflow-env: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.bench
+
+# numba's compile time per function on a cold cache, every algorithm warmed in one process (what a fresh
+# clone's `omkl warmup` pays): results/compile-times.json, a few minutes on 2 shared cores
+bench-compile: $(STAMP)
+	$(BIN)/python -m benchmarks.compile_times
 
 # batch MKL (defaults: C by cross-validation, unit-diagonal kernels) beside one tuned RBF SVM, 5 splits of
 # the MKBoost paper's binary datasets; resumable (results/batch-accuracy.jsonl), a few hours on 2 shared cores

@@ -97,7 +97,7 @@ def warm_up(
     workers = max(1, min(processes or os.cpu_count() or 1, len(order)))
     done = []
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for warmed in pool.map(_warm_one, order, [cluster] * len(order)):
+        for warmed in pool.map(warm_one, order, [cluster] * len(order)):
             done.append(warmed)
             if on_done is not None:
                 on_done(warmed)
@@ -106,8 +106,9 @@ def warm_up(
     return done
 
 
-def _warm_one(algorithm: str, cluster: bool) -> Warmed:
-    """One algorithm's warm-up, in a child interpreter."""
+def warm_one(algorithm: str, cluster: bool) -> Warmed:
+    """One algorithm's warm-up in this interpreter (:func:`warm_up` runs it in child ones;
+    ``benchmarks/compile_times.py`` in its own, to time numba's compiles)."""
     from omkl_dist.algorithms.registry import ALGORITHMS
 
     started = time.perf_counter()

@@ -9,6 +9,7 @@ when ``score(y) <= score(rival)``.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -20,7 +21,7 @@ def sgn(v):
 @njit(cache=True, nogil=True, inline="always")
 def rival(scores, y):
     """The highest-scoring class other than ``y`` (the first on ties)."""
-    best = -1
+    best = np.int64(-1)  # not the literal -1: a caller typed with it compiles a second specialisation
     for c in range(scores.shape[0]):
         if c != y and (best < 0 or scores[c] > scores[best]):
             best = c

@@ -51,7 +51,7 @@ def _class_score(c, K, n_used, coef, V, parts):
         fb += v
         fabs += abs(v)
     if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
-        n_parts = 0
+        n_parts = np.int64(0)
         for j in range(n_used):
             n_parts = msum_add(parts, n_parts, coef[j * K + c] * V[j])
         fb = msum_value(parts, n_parts)
@@ -184,10 +184,11 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
         work = np.empty(width)
         scratch = np.empty(width)
         parts = np.empty(MSUM_SIZE)
+        i = np.int64(t)  # a prange index is uint64 in the parallel body: kernel_values compiled a second time
         for k in range(m):
             n = used[k]
             kernel_values(
-                kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
+                kinds[k], param[k], norm[k], D[t, k], xsq[t], i, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
             )
             for c in range(K):
                 acc = 0.0
@@ -197,7 +198,7 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
                     acc += v
                     aabs += abs(v)
                 if abs(acc) <= _CANCELLED * aabs:
-                    n_parts = 0
+                    n_parts = np.int64(0)
                     for j in range(n):
                         n_parts = msum_add(parts, n_parts, coef[k, j * K + c] * vals[j])
                     acc = msum_value(parts, n_parts)

@@ -82,7 +82,7 @@ def omkc_mc_block(y, F_old, G, U, state, params, act, K):
     n = y.shape[0]
     m = F_old.shape[1] // K
     F, votes, mistakes, coef, added, f, on = _segment_arrays(n, m, K, act)
-    n_added = 0
+    n_added = np.int64(0)  # not a literal 0: mc_scores_at would be compiled for that type too
     penalise = np.zeros(m, dtype=np.bool_)
     for t in range(n):
         if (t0 + t) % block_size == 0:
@@ -152,7 +152,7 @@ def om2_block(y, F_old, G, kxx, sqnorm, q, bounded_norm, act, K):
     n = y.shape[0]
     m = F_old.shape[1] // K
     F, scores, mistakes, coef, added, f, on = _segment_arrays(n, m, K, act)
-    n_added = 0
+    n_added = np.int64(0)  # not a literal 0: mc_scores_at would be compiled for that type too
     alpha = np.empty(m)
     om2_alphas(sqnorm, q, alpha)  # recomputed only when an update changes the norms
     n_on = act.shape[0]

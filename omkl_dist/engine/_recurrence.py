@@ -56,7 +56,7 @@ def omkc_block(y, F_old, G, U, state, params, act):
     mistakes = np.zeros(n, dtype=np.bool_)
     coef = np.zeros((n, m))
     added = np.empty(n, dtype=np.int64)
-    n_added = 0
+    n_added = np.int64(0)  # not a literal 0: scores_at would be compiled for that type too
     f = np.empty(m)
     z = np.zeros(m, dtype=np.bool_)
     penalise = np.zeros(m, dtype=np.bool_)

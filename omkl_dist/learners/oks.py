@@ -243,7 +243,7 @@ def oks_block(rows, logw, params, views, store, n_rows, trace):
             f[:] = pre[t]
         else:
             f[:] = 0.0
-            add_scores(i, X[t], 0, start[i], views, store, f)
+            add_scores(i, X[t], np.int64(0), start[i], views, store, f)  # a literal 0 compiles it twice
         add_scores(i, X[t], start[i], nk[i], views, store, f)
         value, err = _loss_step(algo, loss, f, y[t], K, step)
         picked[t] = i

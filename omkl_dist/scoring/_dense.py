@@ -67,7 +67,7 @@ def chain_row(Xb, t, P, xt, psq, dot_row, plan, work, G, out, weights):
     dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     d2, cur, xg, scratch = work[0], work[1], work[2], work[3]
     cur[:] = dot_row
-    deg = 1
+    deg = np.int64(1)  # not a literal 1: power_up would be compiled for that type too
     for j in range(dot_idx.shape[0]):
         if dot_on[j]:
             deg = power_up(cur, dot_row, deg, dot_deg[j])
@@ -102,4 +102,5 @@ def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
     weights = ScoreWeights(alphaT, xscale, K)
     for t in prange(B):
         work = np.empty((4, n))  # one per row: allocated inside the prange body, never shared
-        chain_row(Xb, t, P, xsq[t], psq, dots[t], plan, work, no_gram, out, weights)
+        # np.int64: in the parallel body a prange index is uint64, a second compile of row_sqdist
+        chain_row(Xb, np.int64(t), P, xsq[t], psq, dots[t], plan, work, no_gram, out, weights)

@@ -59,7 +59,7 @@ def view_value(kind, param, x, z, cols, c0, c1):
     the range is empty): the kernels on feature groups (and additive chi2). A contiguous range of
     columns (a view of a multi-view dataset) is summed vectorised (:func:`_view_sum`)."""
     if c1 == c0:
-        s = _view_sum(kind, x, z, 0, x.shape[0])
+        s = _view_sum(kind, x, z, np.int64(0), x.shape[0])  # a literal 0 compiles it twice
     elif cols[c1 - 1] - cols[c0] == c1 - c0 - 1:
         s = _view_sum(kind, x, z, cols[c0], cols[c1 - 1] + 1)
     else:
@@ -113,7 +113,7 @@ def program_values(A, i, B, j, dot, asq, bsq, prog, out, work):
     """:func:`pair_values` with the program as one record (:meth:`.program.KernelProgram.pair_record`)."""
     pair_values(
         A,
-        i,
+        np.int64(i),  # a prange index is uint64 in the parallel body: a second compile of pair_values
         B,
         j,
         dot,

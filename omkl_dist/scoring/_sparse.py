@@ -55,7 +55,8 @@ def accumulate_sparse(Xb, xsq, P, psq, dots, csc, plan, xscale, out):
         cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
     for t in prange(B):
         d2 = np.empty(n)
-        row_sqdist(Xb, t, P, xsq[t], psq, dots[t], d2)
+        # np.int64: in the parallel body a prange index is uint64, a second compile of the callee
+        row_sqdist(Xb, np.int64(t), P, xsq[t], psq, dots[t], d2)
         base = np.empty(cnt_max)
         ev = np.empty(cnt_max)
         scratch = np.empty(cnt_max)

@@ -48,7 +48,8 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
     weights = ScoreWeights(no_scores, no_scores, 1)
     for t in prange(B):
         work = np.empty((4, B))  # one per row: allocated inside the prange body, never shared
-        chain_row(Xb, t, Xb, xsq[t], xsq, XXt[t], plan, work, G, no_scores, weights)
+        # np.int64: in the parallel body a prange index is uint64, a second compile of row_sqdist
+        chain_row(Xb, np.int64(t), Xb, xsq[t], xsq, XXt[t], plan, work, G, no_scores, weights)
     return G
 
 
@@ -92,7 +93,7 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
     q[:] = 0.0
     later_dots(Xb, XbT, s, q)
     cur[:] = q
-    deg = 1
+    deg = np.int64(1)  # not a literal 1: power_up would be compiled for that type too
     for j in range(dot_idx.shape[0]):
         if dot_on[j] and want[dot_idx[j]]:  # powers built in the same order whichever are skipped
             deg = power_up(cur, q, deg, dot_deg[j])
