@@ -81,9 +81,8 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     scratch = np.empty(max(n * used0, n, 1))
     Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
     if D.shape[2] == 0 and used0 > 0:  # this kernel sums its own dot products, in feature order
-        buffer_values(
-            kind, param, norm, own_dots(Xb, sv_X[k], used0), 0, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch
-        )
+        own = own_dots(Xb, sv_X[k], used0)  # (rows, 1, used0): its kernel index is 0, typed as D's k is
+        buffer_values(kind, param, norm, own, np.int64(0), xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     else:
         buffer_values(kind, param, norm, D, k, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     Gc = np.empty((n, n))
