@@ -52,6 +52,7 @@ from ..kernels import make_pool
 from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_dots, row_sq
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
+from ..scoring._blas import one_blas_thread
 from ..scoring.program import KernelProgram, compile_program, independent_program
 from ..scoring.rows import dense_rows
 from ..scoring.support_vectors import blas_dots_exact, integral_bound, writable
@@ -275,24 +276,25 @@ class BudgetEngine:
         hp = BudgetParams(code, self.budget, self.eta, self.lam, K)
         kernels, buffers = self._kernels(), self.buffers()
         pos = 0
-        while pos < n:
-            gs = self.n_seen
-            end = min(n, pos + self.block_size - gs % self.block_size, pos + MAX_SEGMENT)
-            Xs, ys = X[pos:end], y[pos:end]
-            ns = end - pos
-            self.int_bound = max(self.int_bound, integral_bound(Xs))
-            exact_blas = blas_dots_exact(self.int_bound, self.int_bound, Xs.shape[1])
-            xsq = row_sq(Xs)
-            D, XXt = self._dots(Xs, exact_blas)
-            if code in (RBP, BOGD):
-                U = uniforms(self.seed, gs, gs + ns, self.kernel_ids, self.block_size)
-            else:
-                U = np.zeros((ns, m))
-            Fs, Ls = np.empty((ns, m * K)), np.empty((ns, m))
-            budget_block(BudgetRows(ys, Xs, xsq, D, XXt, U, gs), kernels, hp, buffers, Fs, Ls)
-            F[pos:end], L[pos:end] = Fs, Ls
-            self.n_seen += ns
-            pos = end
+        with one_blas_thread():  # segments alternate BLAS products and numba's parallel loops
+            while pos < n:
+                gs = self.n_seen
+                end = min(n, pos + self.block_size - gs % self.block_size, pos + MAX_SEGMENT)
+                Xs, ys = X[pos:end], y[pos:end]
+                ns = end - pos
+                self.int_bound = max(self.int_bound, integral_bound(Xs))
+                exact_blas = blas_dots_exact(self.int_bound, self.int_bound, Xs.shape[1])
+                xsq = row_sq(Xs)
+                D, XXt = self._dots(Xs, exact_blas)
+                if code in (RBP, BOGD):
+                    U = uniforms(self.seed, gs, gs + ns, self.kernel_ids, self.block_size)
+                else:
+                    U = np.zeros((ns, m))
+                Fs, Ls = np.empty((ns, m * K)), np.empty((ns, m))
+                budget_block(BudgetRows(ys, Xs, xsq, D, XXt, U, gs), kernels, hp, buffers, Fs, Ls)
+                F[pos:end], L[pos:end] = Fs, Ls
+                self.n_seen += ns
+                pos = end
         return {"F": F, "loss": L}
 
     def _kernels(self) -> BudgetKernels:
@@ -348,13 +350,14 @@ class BudgetEngine:
         X = dense_rows(X)
         K = self.n_classes
         out = np.empty((len(X), self.m * K))
-        for lo in range(0, len(X), chunk):
-            Xs = X[lo : lo + chunk]
-            exact = blas_dots_exact(max(integral_bound(Xs), self.int_bound), self.int_bound, Xs.shape[1])
-            D, _ = self._dots_only(Xs, exact)
-            part = np.empty((len(Xs), self.m * K))
-            budget_scores(Xs, row_sq(Xs), D, self._kernels(), K, self.buffers(), part)
-            out[lo : lo + len(Xs)] = part
+        with one_blas_thread():
+            for lo in range(0, len(X), chunk):
+                Xs = X[lo : lo + chunk]
+                exact = blas_dots_exact(max(integral_bound(Xs), self.int_bound), self.int_bound, Xs.shape[1])
+                D, _ = self._dots_only(Xs, exact)
+                part = np.empty((len(Xs), self.m * K))
+                budget_scores(Xs, row_sq(Xs), D, self._kernels(), K, self.buffers(), part)
+                out[lo : lo + len(Xs)] = part
         return out if K == 1 else out.reshape(len(X), self.m, K)
 
     def _dots_only(self, Xs, exact_blas):
