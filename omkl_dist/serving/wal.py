@@ -407,7 +407,6 @@ class WriteAheadLog:
             self._lock_fd = -1
 
 
-
 def fsync_dir(path: Path) -> None:
     """Make a folder's entries (a new or deleted segment) durable."""
     fd = os.open(path, os.O_RDONLY)
