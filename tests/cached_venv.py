@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -44,3 +45,25 @@ def ensure(venv: Path, requirement: str, check: list[str]) -> tuple[Path | None,
                 return None, f"`{' '.join(step[-3:])}` failed: {(proc.stderr or proc.stdout)[-1500:]}"
         ready.write_text(requirement + "\n")
     return venv, ""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A pinned tool's cached venv: ``pip install requirement``, checked by running ``check``."""
+
+    title: str
+    name: str
+    version: str
+    env_var: str  # a folder to use instead of the cache
+    requirement: str
+    check: tuple[str, ...]
+
+    def ensure(self) -> tuple[Path | None, str]:
+        """``(the venv, "")`` once the tool works there; ``(None, why)`` when it cannot be installed."""
+        return ensure(venv_dir(self.name, self.version, self.env_var), self.requirement, list(self.check))
+
+    def main(self) -> None:
+        """``python tests/NAME_env.py``: make the venv now (``make airflow-env``, ``make mlflow-env``)."""
+        path, why = self.ensure()
+        print(f"{self.title} {self.version} ready in {path}" if path else f"{self.title} could not be installed: {why}")
+        sys.exit(0 if path else 1)

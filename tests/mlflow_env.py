@@ -6,21 +6,11 @@ tests/mlflow_env.py`` creates it ahead of the tests (``make mlflow-env``; CI doe
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import cached_venv
+from cached_venv import Tool
 
 MLFLOW = "3.17.2"  # the same release as the client in the project's environment
-
-
-def ensure() -> tuple[Path | None, str]:
-    """``(the venv, "")`` once it holds a working MLflow server; ``(None, why)`` when it cannot be installed."""
-    venv = cached_venv.venv_dir("mlflow", MLFLOW, "OMKL_MLFLOW_VENV")
-    return cached_venv.ensure(venv, f"mlflow=={MLFLOW}", ["mlflow", "--version"])
-
+TOOL = Tool("MLflow", "mlflow", MLFLOW, "OMKL_MLFLOW_VENV", f"mlflow=={MLFLOW}", ("mlflow", "--version"))
+ensure = TOOL.ensure
 
 if __name__ == "__main__":
-    path, why = ensure()
-    print(f"MLflow {MLFLOW} ready in {path}" if path else f"MLflow could not be installed: {why}")
-    sys.exit(0 if path else 1)
+    TOOL.main()

@@ -210,3 +210,40 @@ def test_mlflow_options_are_checked_before_any_work(tmp_path, nights, monkeypatc
     no_flag = omkl_here(*base, "--mlflow-uri", "http://127.0.0.1:9", check=False)
     assert no_flag.returncode == 2 and "add --mlflow" in no_flag.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_run_and_fit_are_one_mlflow_run_each(server, client, nights, tmp_path):
+    uri = ["--mlflow", "--mlflow-uri", server.uri, "--experiment", "jobs"]
+    run = json.loads(
+        omkl_here(
+            "run",
+            "perceptron-u",
+            "--data",
+            nights[0],
+            "--block-size",
+            "64",
+            "--trace-out",
+            tmp_path / "t.json",
+            "--json",
+            "--quiet",
+            *uri,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    fit = json.loads(
+        omkl_here("fit", "--algo", "mkboost", "--trials", "3", "--data", nights[0], "--json", "--quiet", *uri)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    by_id = {r.info.run_id: r for r in client.search_runs([client.get_experiment_by_name("jobs").experiment_id])}
+    online, batch = by_id[run["mlflow"]["run_id"]], by_id[fit["mlflow"]["run_id"]]
+    assert online.data.tags["omkl.command"] == "run" and online.data.params["algo"] == "perceptron-u"
+    assert {k: online.data.params[k] for k in run["params"]} == {
+        k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in run["params"].items()
+    }
+    history = client.get_metric_history(online.info.run_id, "running_mistake_rate")
+    assert history[-1].step == run["n"] == ROWS and history[-1].value == pytest.approx(run["mistake_rate"])
+    assert online.data.metrics["support_vectors"] == run["n_support"]["total"]
+    assert batch.data.tags["omkl.command"] == "fit" and batch.data.params["n_trials"] == "3"
+    assert batch.data.metrics["accuracy"] == pytest.approx(fit["accuracy"])

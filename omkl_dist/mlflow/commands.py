@@ -58,11 +58,13 @@ def after_store_change(target: Target, store) -> tuple[dict[str, Any], str | Non
     return {"uri": target.uri, **done}, None
 
 
-def after_job(target: Target, command: str, report: dict, job: dict | None) -> dict[str, Any]:
-    """Log one run/submit/fit job; returns the block for its report."""
+def after_job(
+    target: Target, command: str, report: dict, job: dict | None = None, trace: dict | None = None
+) -> dict[str, Any]:
+    """Log one run/submit/fit job (:func:`.tracking.job_record`); returns the block for its report."""
     try:
         with talking(target) as client:
-            run_id = log_run(client, target.experiment, job_record(command, report, job))
+            run_id = log_run(client, target.experiment, job_record(command, report, job, trace))
     except MlflowUnavailable as exc:
         return {"uri": target.uri, "error": str(exc)}
     return {"uri": target.uri, "experiment": target.experiment, "run_id": run_id}

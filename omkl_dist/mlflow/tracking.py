@@ -136,30 +136,32 @@ def retrain_record(summary: dict, lineage: dict) -> RunRecord:
     )
 
 
-def job_record(command: str, report: dict, job: dict | None) -> RunRecord:
-    """The run of one ``omkl run``/``submit`` (``report``: the command's JSON report, with its
-    trace's mistake curve under ``curve``) or ``omkl fit`` (its report)."""
-    params = {**(report.get("params") or {})}
-    for key in ("algo", "seed", "block_size", "scaling"):
-        params.setdefault(key, report.get(key))
-    metrics = _learnt(report)
-    metrics.update({k: v for k, v in report.items() if k.endswith(("accuracy", "_error", "_rate")) and _number(v)})
+def job_record(command: str, report: dict, job: dict | None = None, trace: dict | None = None) -> RunRecord:
+    """The run of one ``omkl run``/``submit`` (``report``: its report, ``job``: its job record,
+    ``trace``: its trace, whose mistake curve is the history) or ``omkl fit`` (its report alone)."""
+    params = {**(report.get("params") or report.get("settings") or {})}
+    for key in ("algo", "variant", "seed", "block_size", "scaling", "test_size", "n_trials", "ratio", "beta"):
+        if report.get(key) is not None:
+            params.setdefault(key, report[key])
+    metrics = {
+        **_learnt(report),
+        **{k: report.get(k) for k in ("accuracy", "predict_seconds", "n_train", "n_test")},
+    }
     data = (job or {}).get("data") or {}
     tags = {
         f"{TAG}command": command,
         f"{TAG}data": report.get("data"),
         f"{TAG}dataset": report.get("dataset"),
         f"{TAG}window_rows": [data.get("start"), data.get("stop")] if data else None,
-        f"{TAG}model_path": report.get("model_path") or report.get("out"),
+        f"{TAG}model_path": report.get("model_path"),
         f"{TAG}code_version": _own_version(),
     }
-    curve = report.get("curve") or {}
-    history = list(zip(curve.get("rows") or [], curve.get("rate") or [], strict=True))
+    seen, rates = (trace or {}).get("n_seen") or [], (trace or {}).get("mistake_rate") or []
     return RunRecord(
         name=f"{command} {report.get('algo')} on {report.get('dataset') or report.get('data')}",
         params=params,
         metrics=metrics,
-        histories={HISTORY: history} if history else {},
+        histories={HISTORY: list(zip(seen, rates, strict=True))} if seen else {},
         tags=tags,
         seconds=float(report.get("seconds") or 0.0),
     )
