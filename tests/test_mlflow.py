@@ -27,6 +27,9 @@ from omkl_cli import last_json, omkl_here
 
 mlflow = pytest.importorskip("mlflow", reason="the MLflow tests need the client (pip install '.[mlflow]')")
 
+# a server process and end-to-end `omkl` commands: the full suite only (not make test-fast)
+pytestmark = pytest.mark.slow
+
 ROWS, FEATURES = 1500, 4
 
 
@@ -130,7 +133,7 @@ def test_two_nights_are_two_runs_and_two_registered_versions_and_a_rollback_move
 
 def test_the_pyfunc_model_predicts_what_omkl_predict_writes(server, nights, tmp_path, monkeypatch):
     store = tmp_path / "store"
-    retrain(store, "scorer", nights[0], server.uri)
+    retrain(store, "scorer", nights[0], server.uri, "--no-plots")
     omkl_here("predict", "--store", store, "--model", "scorer", "--data", nights[1], "--out", tmp_path / "p.parquet")
     written = pq.read_table(tmp_path / "p.parquet").to_pandas()
 
@@ -154,7 +157,7 @@ def test_mlflow_stopped_mid_retrain_publishes_and_models_sync_registers_it_later
     relay = Relay(server.port).open()
     store = tmp_path / "store"
     try:
-        first = retrain(store, "outage", nights[0], relay.uri, experiment="outage")
+        first = retrain(store, "outage", nights[0], relay.uri, "--no-plots", experiment="outage")
         assert first["mlflow"]["registered_version"] and "error" not in first["mlflow"]
 
         fit = LocalRunner.fit
@@ -164,7 +167,7 @@ def test_mlflow_stopped_mid_retrain_publishes_and_models_sync_registers_it_later
             return fit(self, *args, **kwargs)
 
         monkeypatch.setattr(LocalRunner, "fit", server_goes_down_while_it_trains)
-        second = retrain(store, "outage", nights[1], relay.uri, experiment="outage")
+        second = retrain(store, "outage", nights[1], relay.uri, "--no-plots", experiment="outage")
         monkeypatch.undo()
         assert second["status"] == "promoted" and second["version"] == 2  # published all the same
         assert "not reachable" in second["mlflow"]["error"]

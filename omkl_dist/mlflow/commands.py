@@ -39,7 +39,7 @@ def after_retrain(target: Target, store, summary: dict) -> dict[str, Any]:
             block["aliases"] = done["aliases"]
             if done["registered"]:
                 block["caught_up"] = done["registered"]
-    except MlflowUnavailable as exc:
+    except Exception as exc:  # noqa: BLE001 - after a publish nothing may fail the retrain (MLflow down or refusing)
         block["error"] = str(exc)
         published = f"version {summary['version']} is published" if summary.get("version") else "the store is as it was"
         summary.setdefault("notes", []).append(f"MLflow not updated: {exc}; {published}; {SYNC_LATER}")
@@ -53,7 +53,7 @@ def after_store_change(target: Target, store) -> tuple[dict[str, Any], str | Non
     try:
         with talking(target) as client:
             done = sync(client, store, target.experiment)
-    except MlflowUnavailable as exc:
+    except (MlflowUnavailable, ValueError) as exc:  # (the change is made: it stands)
         return {"uri": target.uri, "error": str(exc)}, f"MLflow not updated: {exc}; {SYNC_LATER}"
     return {"uri": target.uri, **done}, None
 
@@ -65,7 +65,7 @@ def after_job(
     try:
         with talking(target) as client:
             run_id = log_run(client, target.experiment, job_record(command, report, job, trace))
-    except MlflowUnavailable as exc:
+    except (MlflowUnavailable, ValueError) as exc:  # (the job's outputs are written: they stand)
         return {"uri": target.uri, "error": str(exc)}
     return {"uri": target.uri, "experiment": target.experiment, "run_id": run_id}
 

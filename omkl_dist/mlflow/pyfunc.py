@@ -133,13 +133,18 @@ def log_model(model, name: str = "model", *, registered_model_name: str | None =
 
     Examples
     --------
-    >>> import mlflow, numpy as np                                          # doctest: +SKIP
-    >>> from omkl_dist import OMKC
-    >>> from omkl_dist.mlflow import log_model
-    >>> X = np.random.default_rng(0).standard_normal((60, 3)); y = np.sign(X[:, 0])
-    >>> with mlflow.start_run():
-    ...     info = log_model(OMKC().fit(X, y), registered_model_name="churn")
-    >>> mlflow.pyfunc.load_model(info.model_uri).predict(X[:2])
+    With an MLflow tracking server (``MLFLOW_TRACKING_URI``)::
+
+        import mlflow
+        import numpy as np
+        from omkl_dist import OMKC
+        from omkl_dist.mlflow import log_model
+
+        X = np.random.default_rng(0).standard_normal((60, 3))
+        y = np.where(X[:, 0] > 0, "churn", "stay")
+        with mlflow.start_run():
+            info = log_model(OMKC().fit(X, y), registered_model_name="churn")
+        mlflow.pyfunc.load_model(info.model_uri).predict(X[:2])  # the labels, as OMKC predicts them
     """
     import mlflow.pyfunc
 

@@ -19,6 +19,7 @@ TAG = "omkl."  # our tags' prefix
 HISTORY = "running_mistake_rate"  # the progressive mistake rate, step = instances the model has seen
 _BATCH = 1000  # MLflow's log_batch takes at most 1000 metrics (and 100 params) per request
 _PARAMS_BATCH = 100
+_VALUE_CHARS = 6000  # MLflow's longest parameter value (a longer one fails the whole request)
 
 
 @dataclass
@@ -56,7 +57,7 @@ def log_run(client, experiment: str, record: RunRecord) -> str:
     tags = {k: _text(v) for k, v in record.tags.items() if v is not None}
     run = client.create_run(experiment_id(client, experiment), start_time=start, tags=tags, run_name=record.name)
     run_id = run.info.run_id
-    params = [Param(k, _text(v)) for k, v in sorted(record.params.items()) if v is not None]
+    params = [Param(k, _clipped(_text(v))) for k, v in sorted(record.params.items()) if v is not None]
     for i in range(0, len(params), _PARAMS_BATCH):
         client.log_batch(run_id, params=params[i : i + _PARAMS_BATCH])
     metrics = [Metric(k, float(v), end, 0) for k, v in sorted(record.metrics.items()) if _number(v)]
@@ -73,6 +74,11 @@ def log_run(client, experiment: str, record: RunRecord) -> str:
 def _text(value) -> str:
     """A parameter's or tag's value as MLflow stores it (text; lists and objects as JSON)."""
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def _clipped(text: str) -> str:
+    """A parameter value MLflow takes: a longer one (a long kernel list) cut, marked by its ending."""
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 15] + " ... (clipped)"
 
 
 def _number(value) -> bool:
