@@ -55,7 +55,14 @@ class MlflowServer:
         env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
         env.pop("MLFLOW_TRACKING_URI", None)
         log = open(self.root / "server.log", "ab")
-        self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         log.close()
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
@@ -91,6 +98,14 @@ class MlflowServer:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _die_with_parent() -> None:
+    """(In the server's process, before exec: SIGTERM when the test process dies, even by SIGKILL, so
+    a killed pytest leaves no server behind; the server takes its uvicorn worker down with it.)"""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class Relay:

@@ -126,6 +126,21 @@ def test_two_nights_are_two_runs_and_two_registered_versions_and_a_rollback_move
     # a rollback moves MLflow's alias back
     omkl_here("models", "rollback", "--store", store, "churn", "--mlflow", "--mlflow-uri", server.uri)
     assert client.get_model_version_by_alias("churn", "champion").version == versions["1"]
+    # as does any alias a promote sets
+    omkl_here(
+        "models",
+        "promote",
+        "--store",
+        store,
+        "churn",
+        "2",
+        "--alias",
+        "challenger",
+        "--mlflow",
+        "--mlflow-uri",
+        server.uri,
+    )
+    assert client.get_model_version_by_alias("churn", "challenger").version == versions["2"]
     # and a rerun of night 2 (the same version) registers nothing twice
     again = retrain(store, "churn", nights[1], server.uri)
     assert again["status"] == "exists" and len(client.search_model_versions("name = 'churn'")) == 2
@@ -235,7 +250,20 @@ def test_run_and_fit_are_one_mlflow_run_each(server, client, nights, tmp_path):
         .splitlines()[-1]
     )
     fit = json.loads(
-        omkl_here("fit", "--algo", "mkboost", "--trials", "3", "--data", nights[0], "--json", "--quiet", *uri)
+        omkl_here(
+            "fit",
+            "--algo",
+            "mkboost",
+            "--trials",
+            "3",
+            "--test-size",
+            "0.8",
+            "--data",
+            nights[0],
+            "--json",
+            "--quiet",
+            *uri,
+        )
         .stdout.strip()
         .splitlines()[-1]
     )
