@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench bench-accuracy bench-compile clean venv airflow-env study-defaults
+.PHONY: demo test test-fast lint bench bench-accuracy bench-compile clean venv airflow-env mlflow-env study-defaults
 
 venv: $(STAMP)
 
@@ -48,6 +48,12 @@ lint: $(STAMP)
 # (the test creates it too when missing; CI creates it first so the suite's time is the tests' own)
 airflow-env: $(STAMP)
 	$(BIN)/python tests/airflow_env.py
+
+# the MLflow server (the full `mlflow`, pinned) in its own cached virtual environment, for tests/test_mlflow.py's
+# real `mlflow server` (our own environment has only the client, the `mlflow` extra: the server's pins would
+# downgrade pyarrow); about 1-2 minutes of pip on two shared cores, then cached under ~/.cache/omkl-dist
+mlflow-env: $(STAMP)
+	$(BIN)/python tests/mlflow_env.py
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.bench

@@ -24,6 +24,12 @@ Settings, read from the environment when Airflow parses the file:
 ``OMKL_RETRAIN_ARGS``  further ``omkl retrain`` options (first run: ``--algo spa``; ``--gate``, ...)
 ``OMKL_SCHEDULE``      the cron schedule (default ``30 2 * * *``, 02:30 UTC)
 =====================  ==================================================================
+
+MLflow: when the Airflow Variable ``omkl_mlflow_uri`` is set (``airflow variables set
+omkl_mlflow_uri http://mlflow:5000``, or ``AIRFLOW_VAR_OMKL_MLFLOW_URI`` in the environment), the
+retrain runs with ``--mlflow --mlflow-uri`` that server (and ``--experiment`` the Variable
+``omkl_mlflow_experiment``, when set): each night is an MLflow run and its version a registered
+model version (issue 40). The Variables are read when the task runs, not when the file is parsed.
 """
 
 from __future__ import annotations
@@ -42,6 +48,15 @@ SOURCE = shlex.quote(os.environ.get("OMKL_SOURCE", "/var/lib/omkl/incoming/{date
 WORK = os.environ.get("OMKL_WORK", "/var/lib/omkl/work")
 RETRAIN_ARGS = os.environ.get("OMKL_RETRAIN_ARGS", "")
 DAY = "{{ ds }}"
+# the MLflow Variables, rendered into the retrain's environment at run time ("" when unset)
+MLFLOW_ENV = {
+    "OMKL_MLFLOW_URI": "{{ var.value.get('omkl_mlflow_uri', '') }}",
+    "OMKL_MLFLOW_EXPERIMENT": "{{ var.value.get('omkl_mlflow_experiment', '') }}",
+}
+MLFLOW_ARGS = (
+    '${OMKL_MLFLOW_URI:+--mlflow --mlflow-uri "$OMKL_MLFLOW_URI"} '
+    '${OMKL_MLFLOW_EXPERIMENT:+--experiment "$OMKL_MLFLOW_EXPERIMENT"}'
+)
 REPORTS = shlex.quote(os.path.join(WORK, "reports")) + "/" + DAY
 
 with DAG(
@@ -63,8 +78,10 @@ with DAG(
         bash_command=(
             f"{OMKL} retrain --store {STORE} --model {MODEL} "
             "--data \"{{ ti.xcom_pull(task_ids='ingest') }}\" "
-            f"--report-dir {REPORTS} --quiet {RETRAIN_ARGS}"
+            f"--report-dir {REPORTS} --quiet {RETRAIN_ARGS} {MLFLOW_ARGS}"
         ),
+        env=MLFLOW_ENV,
+        append_env=True,  # (the worker's own environment too: PATH, the data's credentials)
     )
     report = BashOperator(
         task_id="report",

@@ -22,6 +22,7 @@ def run_job(
     overwrite=False,
     show_progress=True,
     labels=None,
+    mlflow=None,
 ) -> dict:
     """Run ``job`` test-then-train over ``data`` (:class:`~omkl_dist.runner.LocalRunner`) and
     return the JSON-able report (:func:`~.run_report.build_report`).
@@ -31,7 +32,8 @@ def run_job(
     (either replaces an earlier one only with ``overwrite``; the command's default trace is a new
     name every time, :func:`default_trace_path`).
     ``labels``: how a file's columns are read (``label_column``, ``positive_class``, ``features``;
-    see :func:`omkl_dist.storage.read_dataset`).
+    see :func:`omkl_dist.storage.read_dataset`). ``mlflow``: an
+    :class:`omkl_dist.mlflow.connection.Target` to log the job's run to (the report's ``mlflow`` says how it went).
     """
     source = _data_path(data)
     if model_out is not None:
@@ -65,6 +67,10 @@ def run_job(
             option="--trace-out",
         )
         report["trace_path"] = str(trace_out)
+    if mlflow is not None:
+        from omkl_dist.mlflow.commands import after_job
+
+        report["mlflow"] = after_job(mlflow, "run", report, result.job.to_dict(), result.trace)
     return report
 
 

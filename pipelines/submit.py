@@ -51,9 +51,11 @@ def submit_job(
     overwrite: bool = False,
     show_progress: bool = True,
     keep_checkpoints: bool = False,
+    mlflow=None,
 ) -> dict:
     """Run ``job`` over its ingested dataset (``job.data.location``) on the cluster behind
-    ``client`` (:class:`DaskRunner`); write the model to ``out`` and return the report."""
+    ``client`` (:class:`DaskRunner`); write the model to ``out`` and return the report (``mlflow``:
+    an :class:`omkl_dist.mlflow.connection.Target` to log the job's run to)."""
     data, out = location(job.data.location), location(out)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     with ProgressBar(f"{job.algorithm} on {data.name} (cluster)", show=show_progress) as bar:
@@ -70,4 +72,8 @@ def submit_job(
     report["model_path"] = str(out)
     if not keep_checkpoints:
         CheckpointStore(checkpoint_dir).clear()
+    if mlflow is not None:
+        from omkl_dist.mlflow.commands import after_job
+
+        report["mlflow"] = after_job(mlflow, "submit", report, result.job.to_dict(), result.trace)
     return report

@@ -60,7 +60,7 @@ class _Recorder:
 
         class BashOperator:
             def __init__(self, *, task_id, bash_command, **kwargs):
-                self.task_id, self.bash_command = task_id, bash_command
+                self.task_id, self.bash_command, self.kwargs = task_id, bash_command, kwargs
                 recorder.tasks.append(self)
 
             def __rshift__(self, other):
@@ -104,6 +104,31 @@ def test_dag_file_parses_without_airflow(monkeypatch):
     imported |= {node.module.split(".")[0] for node in tree.body if isinstance(node, ast.ImportFrom)}
     assert imported <= {"__future__", "os", "shlex", "datetime", "airflow"}
     assert "now(" not in DAG_FILE.read_text()
+
+
+def test_the_dag_passes_mlflow_through_when_its_variable_is_set(monkeypatch, tmp_path):
+    recorder = _Recorder()
+    for name, module in recorder.modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    shows_args = tmp_path / "omkl"  # stands in for omkl: prints each argument it gets as [ARG]
+    shows_args.write_text('#!/bin/sh\nfor a in "$@"; do echo "[$a]"; done\n')
+    shows_args.chmod(0o755)
+    monkeypatch.setenv("OMKL_BIN", str(shows_args))
+    runpy.run_path(str(DAG_FILE))
+    retrain = recorder.tasks[1]
+    assert retrain.kwargs["append_env"] is True
+    assert retrain.kwargs["env"]["OMKL_MLFLOW_URI"] == "{{ var.value.get('omkl_mlflow_uri', '') }}"
+    # the command as Airflow renders it (the Variables into env), run by bash
+    command = retrain.bash_command.replace("{{ ti.xcom_pull(task_ids='ingest') }}", "/w/d").replace("{{ ds }}", "d")
+
+    def args(**variables):
+        env = {**os.environ, "OMKL_MLFLOW_URI": "", "OMKL_MLFLOW_EXPERIMENT": "", **variables}
+        return subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, check=True).stdout
+
+    assert "[--mlflow]" not in args() and args().endswith("[--quiet]\n")
+    uri = "http://127.0.0.1:5000/a b"
+    told = args(OMKL_MLFLOW_URI=uri, OMKL_MLFLOW_EXPERIMENT="nightly runs").splitlines()
+    assert told[-5:] == ["[--mlflow]", "[--mlflow-uri]", f"[{uri}]", "[--experiment]", "[nightly runs]"]
 
 
 @pytest.mark.slow

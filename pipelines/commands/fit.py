@@ -18,6 +18,7 @@ from ..cli_base import (
     given_kernel_spec,
     reading_options,
 )
+from .mlflow_options import mlflow_options, mlflow_target
 
 
 class AutoOrPositive(FiniteFloat):
@@ -128,6 +129,7 @@ class AutoOrPositive(FiniteFloat):
 @click.option(
     "--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json)."
 )
+@mlflow_options
 def fit_cmd(
     algo,
     variant,
@@ -153,10 +155,15 @@ def fit_cmd(
     zero_based,
     as_json,
     quiet,
+    mlflow,
+    mlflow_uri,
+    experiment,
 ):
-    """Train on a random split and report test accuracy, fit time and the kernels used."""
+    """Train on a random split and report test accuracy, fit time and the kernels used (--mlflow: also
+    an MLflow run)."""
     from ..holdout_fit import format_fit_report, run_fit
 
+    target = mlflow_target(mlflow, mlflow_uri, experiment)
     report = run_fit(
         algo,
         data,
@@ -177,4 +184,8 @@ def fit_cmd(
         **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
         verbose=0 if quiet or as_json else 1,
     )
+    if target is not None:
+        from omkl_dist.mlflow.commands import after_job
+
+        report["mlflow"] = after_job(target, "fit", report)
     click.echo(json.dumps(report) if as_json else format_fit_report(report))

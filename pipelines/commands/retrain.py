@@ -27,7 +27,8 @@ from ..cli_base import (
     reading_options,
     settings_options,
 )
-from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
+from .mlflow_options import mlflow_options, mlflow_target
+from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_params
 
 
 @click.command("retrain")
@@ -114,6 +115,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, parse_params
 @IMPUTE_OPTION
 @ZERO_BASED_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@mlflow_options
 def retrain_cmd(
     store,
     name,
@@ -140,6 +142,9 @@ def retrain_cmd(
     impute,
     zero_based,
     quiet,
+    mlflow,
+    mlflow_uri,
+    experiment,
     **kwargs,
 ):
     """Continue the champion on a new window (or refit a batch model), gate it, publish it.
@@ -148,12 +153,23 @@ def retrain_cmd(
     gate kept the champion), skipped (--when drift and no drift) or exists (this very retrain was
     done before), or interrupted (Ctrl-C or SIGTERM before the version was published: nothing was).
     A signal once the version is published lets the run finish; its "notes" say so, as they say
-    what was skipped (plots without matplotlib). Exit status: 0 done, 2 bad input, 75 store locked
-    (try later), 130/143 interrupted, 1 anything else.
+    what was skipped (plots without matplotlib). With --mlflow the job is also an MLflow run, its
+    version a registered model version with the store's aliases ("mlflow" on the status line; MLflow
+    down: a note, the version published all the same, `omkl models sync` later). Exit status: 0
+    done, 2 bad input, 75 store locked (try later), 130/143 interrupted, 1 anything else.
     """
     from omkl_dist.evaluation.drift import PageHinkley
 
     from ..retrain import retrain
+
+    target = mlflow_target(mlflow, mlflow_uri, experiment)
+
+    def emit(summary):
+        if target is not None:
+            from omkl_dist.mlflow.commands import after_retrain
+
+            after_retrain(target, open_store(store, name, lock_timeout), summary)
+        click.echo(json.dumps(summary, default=str))
 
     try:
         params = parse_params(param_pairs)
@@ -179,7 +195,7 @@ def retrain_cmd(
             show_progress=not quiet,
             drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
             labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
-            emit=lambda summary: click.echo(json.dumps(summary, default=str)),
+            emit=emit,
         )
     except (KeyboardInterrupt, Terminated) as exc:  # before its version was published: nothing was
         code = EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else exc.code

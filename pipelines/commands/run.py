@@ -23,6 +23,7 @@ from ..cli_base import (
     settings_options,
 )
 from .algorithm_options import algorithm_group
+from .mlflow_options import MLFLOW_OPTIONS, mlflow_target
 
 DATA_OPTION = click.option(
     "--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."
@@ -63,6 +64,7 @@ OPTIONS = [
     ZERO_BASED_OPTION,
     click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line instead of text."),
     click.option("--quiet", is_flag=True, help="No progress bar."),
+    *MLFLOW_OPTIONS,
 ]
 
 
@@ -87,6 +89,9 @@ def _run(
     zero_based,
     as_json,
     quiet,
+    mlflow,
+    mlflow_uri,
+    experiment,
     **kwargs,
 ):
     from omkl_dist.job import DataWindow, Job
@@ -94,6 +99,7 @@ def _run(
     from ..run import default_trace_path, run_job
     from ..run_report import format_report
 
+    target = mlflow_target(mlflow, mlflow_uri, experiment)
     settings = job_settings(
         kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")), scale_rows=scale_rows
     )
@@ -113,6 +119,7 @@ def _run(
         overwrite=overwrite,
         show_progress=not quiet,
         labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
+        mlflow=target,
     )
     click.echo(json.dumps(report) if as_json else format_report(report))
 

@@ -22,6 +22,7 @@ from ..cli_base import (
     settings_options,
 )
 from .algorithm_options import algorithm_group
+from .mlflow_options import MLFLOW_OPTIONS, mlflow_target
 from .run import DATA_OPTION, LIMIT_OPTION
 
 OPTIONS = [
@@ -73,6 +74,7 @@ OPTIONS = [
     ),
     click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object."),
     click.option("--quiet", is_flag=True, help="No progress bar."),
+    *MLFLOW_OPTIONS,
 ]
 
 
@@ -105,6 +107,9 @@ def _submit(
     ingest_to,
     as_json,
     quiet,
+    mlflow,
+    mlflow_uri,
+    experiment,
     **kwargs,
 ):
     from omkl_dist.cluster.local import connect
@@ -115,6 +120,7 @@ def _submit(
     from ..run_report import format_report
     from ..submit import check_submit_outputs, submit_job
 
+    target = mlflow_target(mlflow, mlflow_uri, experiment)
     settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
     check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
     data = ingested_source(
@@ -141,6 +147,7 @@ def _submit(
             overwrite=overwrite,
             show_progress=not quiet,
             keep_checkpoints=keep_checkpoints,
+            mlflow=target,
         )
     click.echo(json.dumps(report) if as_json else format_report(report))
 
