@@ -106,6 +106,61 @@ def warm_up(
     return done
 
 
+class Background:
+    """``omkl warmup`` in a child process while this one does something else (starting a
+    cluster): the workers then find the kernels in the shared cache instead of each compiling them
+    in its first round. :meth:`summary` waits for it and says what it took. As a context manager
+    it is cancelled when the block raises (a cluster that failed to start has nothing to warm for)::
+
+        with Background(["spa"]) as warming:
+            state = up(run_dir)
+        print(warming.summary())
+    """
+
+    def __init__(self, names: Sequence[str] | None) -> None:
+        import subprocess
+        import sys
+
+        self.names = list(names) if names else None
+        self._started = time.perf_counter()
+        command = [sys.executable, "-m", "omkl_dist.pipelines.cli", "warmup", "--quiet"]
+        for name in self.names or ():
+            command += ["--algo", name]
+        # a session of its own: cancel stops its compiling children with it
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
+
+    def summary(self) -> str:
+        """One line once the warm-up ended: compiled (once per installation) or loaded from the
+        cache, and its wall seconds. A warm-up that failed raises RuntimeError with its error."""
+        out, err = self._process.communicate()
+        seconds = time.perf_counter() - self._started
+        if self._process.returncode != 0:
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"compiling the kernels failed (omkl warmup exited {self._process.returncode}): {last}")
+        which = ", ".join(self.names) if self.names else "every algorithm"
+        if "compiled" in out:
+            return f"compiling kernels for {which}, once per installation: {seconds:.1f} s"
+        return f"kernels for {which} loaded from numba's cache: {seconds:.1f} s"
+
+    def __enter__(self) -> Background:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is not None:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """Stop the warm-up and the interpreters it started (its own process group, not yet reaped:
+        the group id cannot belong to anyone else)."""
+        import signal
+
+        if self._process.poll() is None:
+            os.killpg(self._process.pid, signal.SIGTERM)
+        self._process.communicate()
+
+
 def warm_one(algorithm: str, cluster: bool) -> Warmed:
     """One algorithm's warm-up in this interpreter (:func:`warm_up` runs it in child ones;
     ``benchmarks/compile_times.py`` in its own, to time numba's compiles)."""

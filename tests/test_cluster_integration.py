@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -34,8 +35,15 @@ JOB = ["--block-size", "1024", "--seed", "3", "--quiet", "--json"]
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("cluster")
-    out = omkl("cluster", "up", "--run-dir", run_dir, "--workers", 2, "--threads", 1)
+    out = omkl("cluster", "up", "--run-dir", run_dir, "--workers", 2, "--threads", 1, "--warm", "spa")
     assert "scheduler  tcp://127.0.0.1:" in out.stdout and "dashboard  http://127.0.0.1:" in out.stdout
+    # SPA's kernels were compiled (or found in the cache) while the processes started, and it says so
+    assert re.search(
+        r"^(compiling kernels for spa, once per installation|kernels for spa loaded from numba's cache): "
+        r"\d+\.\d s$",
+        out.stdout,
+        re.M,
+    ), out.stdout
     state = read_state(run_dir)
     try:
         yield state

@@ -112,7 +112,8 @@ def test_installed_wheel_coexists_with_top_level_storage_and_pipelines(wheel, tm
         omkl_here("run", "spa", "--data", work / "d", "--quiet", "--json", "--model-out", work / "local")
     )
     assert report["n"] == 6000
-    up = _run([omkl, "cluster", "up", "--run-dir", "c", "--workers", 2], cwd=work, env=env, timeout=180)
+    # (--no-warm: the workers compile only the dense path this job takes, not every variant of SPA)
+    up = _run([omkl, "cluster", "up", "--run-dir", "c", "--workers", 2, "--no-warm"], cwd=work, env=env, timeout=180)
     try:
         address = next(line.split()[1] for line in up.stdout.splitlines() if line.startswith("scheduler"))
         job = _run(

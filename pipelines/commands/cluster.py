@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -46,11 +47,36 @@ _RUN_DIR = click.option(
     default=None,
     help="Use mutual TLS with the certificates in this directory (see `omkl cluster certs`).",
 )
-def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir):
-    """Start a scheduler and worker processes on 127.0.0.1."""
+@click.option(
+    "--warm",
+    "warm",
+    multiple=True,
+    metavar="NAME",
+    help="Compile this algorithm's kernels while the cluster starts (repeatable; `all`: every one). "
+    "[default: every algorithm, unless `omkl warmup` already did]",
+)
+@click.option("--no-warm", is_flag=True, help="Start without compiling: each worker compiles on its first use.")
+def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir, warm, no_warm):
+    """Start a scheduler and worker processes on 127.0.0.1.
+
+    numba compiles each kernel on its first use, in every process that has not found it in the
+    shared cache: a job's first round would wait on each worker. So the kernels are compiled here,
+    once per installation, while the processes start (the workers on this machine share the cache).
+    """
     from omkl_dist.cluster.local import up
 
-    state = up(run_dir, workers=workers, threads=threads, memory_limit=memory_limit, port=port, tls_dir=tls_dir)
+    from ..warmup import Background, algorithms_in_order, warmed_up
+
+    names = [] if "all" in warm else list(warm)
+    try:
+        algorithms_in_order(names)  # (the names checked before any process starts)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--warm") from None
+    warming = None if no_warm or (not names and warmed_up()) else Background(names)
+    with warming or contextlib.nullcontext():
+        state = up(run_dir, workers=workers, threads=threads, memory_limit=memory_limit, port=port, tls_dir=tls_dir)
+    if warming is not None:
+        click.echo(warming.summary())
     click.echo(f"scheduler  {state['scheduler_address']}")
     click.echo(f"dashboard  {state['dashboard']}")
     click.echo(f"workers    {workers} x {threads} thread(s); logs and pids in {state['run_dir']}")
