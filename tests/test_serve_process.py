@@ -127,3 +127,22 @@ def _parse_prometheus(text: str) -> dict[str, float]:
             buckets = [v for k, v in samples.items() if k.startswith("omkl_request_seconds_bucket" + endpoint[:-1])]
             assert buckets == sorted(buckets) and buckets[-1] == value
     return samples
+
+
+def test_tls_serves_only_clients_with_a_certificate_of_its_ca(tmp_path):
+    import ssl
+
+    from omkl_dist.cluster.tls import CA, CERT, KEY, make_certificates
+
+    tls = make_certificates(tmp_path / "tls")
+    store = ModelStore(tmp_path / "store", "churn")
+    publish(store, 1)
+    with server("--store", store.root, "--model", "churn", "--follow", "champion", "--tls-dir", tls) as (_, url):
+        assert url.startswith("https://127.0.0.1:")
+        anonymous = ssl.create_default_context(cafile=str(tls / CA))
+        with pytest.raises(httpx.HTTPError), httpx.Client(base_url=url, verify=anonymous, timeout=30) as client:
+            client.get("/v1/model")
+        member = ssl.create_default_context(cafile=str(tls / CA))
+        member.load_cert_chain(str(tls / CERT), str(tls / KEY))
+        with httpx.Client(base_url=url, verify=member, timeout=30) as client:
+            assert client.post("/v1/predict", json={"rows": [[0.1, 0.2, 0.3]]}).json()["version"] == 1
