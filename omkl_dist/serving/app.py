@@ -7,9 +7,9 @@ own service; ``omkl serve`` runs it under uvicorn. The app owns the source: it s
 poller on startup and closes the source on shutdown.
 
 Predictions read the source's current snapshot, an immutable model: requests never wait for
-learning and never see a half-updated model. Small batches are predicted on the event loop (a
-thread hop costs more than the prediction); larger ones and every learn call (which waits for the
-log's fsync) run in worker threads.
+learning and never see a half-updated model. The rows of concurrent predict requests are scored
+together in a worker thread (:mod:`.batching`); a learn call (which waits for the log's fsync)
+runs in a worker thread too, so the event loop only parses, checks and answers.
 """
 
 from __future__ import annotations
@@ -29,15 +29,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from .batching import PredictionBatcher, answer
 from .errors import BadRequest
 from .follow import AliasFollower
 from .metrics import CONTENT_TYPE, RequestMetrics
 from .rows import ARROW, Batch, arrow_batch, json_batch, media_type, parse_json, raw_names
 
 log = logging.getLogger(__name__)
-
-#: rows predicted on the event loop itself; a bigger batch goes to a worker thread
-INLINE_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -73,6 +71,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
     limits = limits or Limits()
     following = isinstance(source, AliasFollower)
     metrics = RequestMetrics()
+    batcher = PredictionBatcher(source, limits.max_rows)
     expected = None if token is None else token.encode()
     if expected is not None and not expected.strip():
         raise ValueError("the bearer token is empty")
@@ -124,12 +123,10 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
 
     async def predict(request: Request) -> tuple[Response, int]:
         batch = await read_batch(request, learn=False)
-        snapshot = source.snapshot()  # the one snapshot this request reads, whatever swaps meanwhile
-        if batch.n_rows <= INLINE_ROWS:
-            answer = _predictions(snapshot, batch.X)
-        else:
-            answer = await run_in_threadpool(_predictions, snapshot, batch.X)
-        return JSONResponse(answer), batch.n_rows
+        if isinstance(batch.X, np.ndarray):
+            return JSONResponse(await batcher.predict(batch.X)), batch.n_rows
+        # raw columns for a column encoder: alone, with the one snapshot this request reads
+        return JSONResponse(await run_in_threadpool(answer, source.snapshot(), batch.X)), batch.n_rows
 
     async def learn(request: Request) -> tuple[Response, int]:
         where = f"{request.method} {request.url.path}"
@@ -221,16 +218,6 @@ async def _body(request: Request, limit: int, where: str) -> bytes:
             raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _predictions(snapshot: Any, X: Any) -> dict[str, Any]:
-    model = snapshot.model
-    return {
-        "version": snapshot.version,
-        "classes": model.classes_.tolist(),
-        "labels": model.predict(X).tolist(),
-        "decision_values": model.decision_function(X).tolist(),
-    }
 
 
 def _mode(source: Any, following: bool) -> dict[str, Any]:
