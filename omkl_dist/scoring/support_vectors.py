@@ -21,6 +21,8 @@ feature order (:mod:`.rows`).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -108,6 +110,19 @@ class SupportVectors:
 
     def __setstate__(self, state):
         self.__dict__.update(writable(state))
+
+    def __deepcopy__(self, memo):
+        """A copy (a served model's snapshot, :mod:`omkl_dist.serving.learning`) made directly:
+        ``copy.deepcopy``'s generic walk over the row-key index (a list per row) cost ten times
+        the arrays' copy."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.X = copy.deepcopy(self.X, memo) if self.sparse else self.X.copy()
+        twin.sq, twin.alpha, twin.exact = self.sq.copy(), self.alpha.copy(), self.exact.copy()
+        twin._rows_by_key = {key: rows.copy() for key, rows in self._rows_by_key.items()}
+        # shared layouts: a tile's layout stays valid while its rows and coefficients do, and those never change
+        twin.tile_layouts = dict(self.tile_layouts)
+        return twin
 
     def has_key(self, key: int) -> bool:
         """Whether some pool row has this row key."""
