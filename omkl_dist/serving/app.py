@@ -221,7 +221,10 @@ async def _body(request: Request, limit: int, where: str) -> bytes:
 
 
 def _mode(source: Any, following: bool) -> dict[str, Any]:
-    return source.describe() if following else {"mode": "learn"}
+    if following:
+        return source.describe()
+    stats = source.stats()
+    return {"mode": "learn", **{key: stats[key] for key in ("line_rows", "published", "mistake_rate")}}
 
 
 def _gauges(source: Any, following: bool) -> dict[str, tuple[str, float | None]]:
@@ -237,10 +240,18 @@ def _gauges(source: Any, following: bool) -> dict[str, tuple[str, float | None]]
         "mistake_rate": None if not seen or mistakes is None else mistakes / seen,
         "support_vectors": None if support is None else float(np.sum(support)),
     }
+    learning: dict[str, tuple[str, float | None]] = {}
     if not following:
         stats = source.stats()
         values.update({key: stats[key] for key in values if stats.get(key) is not None})
+        learning = {
+            "omkl_line_rows": ("Rows in this learning line's write-ahead log since it started.", stats["line_rows"]),
+            "omkl_wal_bytes": ("Bytes of the write-ahead log on disk.", stats["log_bytes"]),
+            "omkl_wal_fsyncs": ("fsync calls of the write-ahead log (one per group commit).", stats["fsyncs"]),
+            "omkl_wal_fsync_seconds": ("Seconds spent in the log's fsync calls.", stats["fsync_seconds"]),
+        }
     return {
+        **learning,
         "omkl_model_version": ("The store version the served model derives from.", values["version"]),
         "omkl_rows_learnt": ("Rows learnt on top of that version by this service.", values["rows_learnt"]),
         "omkl_mistake_rate": ("The running (test-then-train) mistake rate.", values["mistake_rate"]),

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
 from typing import Any
 
-from omkl_dist.model import Model
 from omkl_dist.persistence import load_model
 from omkl_dist.storage.model_store import ModelStore
 
+from .learning import Snapshot
+
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Served:
-    """The model answering requests: never mutated once served (readers predict concurrently)."""
-
-    model: Model
-    version: int
-    rows_learnt: int = 0
 
 
 class AliasFollower:
@@ -47,13 +38,13 @@ class AliasFollower:
             raise ValueError(f"poll_seconds must be > 0, got {poll_seconds!r}")
         self.store, self.alias, self.poll_seconds = store, alias, float(poll_seconds)
         version = store.resolve(alias)  # (a missing alias is the caller's DataError, before serving)
-        self._served = Served(load_model(store.path(version)), version)
+        self._served = Snapshot(load_model(store.path(version)), version, 0)
         self.swaps = 0
         self.last_error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def snapshot(self) -> Served:
+    def snapshot(self) -> Snapshot:
         return self._served
 
     def check(self) -> bool:
@@ -63,7 +54,7 @@ class AliasFollower:
             if version == self._served.version:
                 self.last_error = None
                 return False
-            served = Served(load_model(self.store.path(version)), version)
+            served = Snapshot(load_model(self.store.path(version)), version, 0)
         except (OSError, ValueError) as exc:  # (a DataError is a ValueError) the current version stays
             if str(exc) != self.last_error:
                 log.warning("omkl serve: keeping v%s: %s", self._served.version, exc)
