@@ -26,13 +26,14 @@ def rows(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return X, np.where(X[:, 0] + X[:, 1] / 2 > 0, "churn", "stay")
 
 
-def publish(store: ModelStore, seed: int, *, promote: bool = True, job: dict | None = None) -> int:
-    """A model trained on generated rows, published as the store's next version."""
+def publish(store: ModelStore, seed: int, *, promote: bool = True, kernels: str = "omkc16+norm") -> int:
+    """A model trained on generated rows, published as the store's next version (``kernels``: a
+    small pool keeps a model that goes on learning cheap)."""
     X, y = rows(seed, 60)
-    estimator = OMKC(random_state=seed).fit(X, np.where(y == "churn", 1, -1))
+    estimator = OMKC(kernels=kernels, random_state=seed).fit(X, np.where(y == "churn", 1, -1))
     staged = store.staging_dir()
     try:
-        model = Model(estimator, label_map=LABELS, feature_names=FEATURES, job=job)
+        model = Model(estimator, label_map=LABELS, feature_names=FEATURES)
         save_model(model, staged / "model", lineage={"key": f"test-{seed}"})
         done = store.publish(
             staged / "model", reason="test", promote=promote, expect_champion=store.aliases().get("champion")

@@ -6,6 +6,7 @@ the logged order, bit for bit, none lost and none learnt twice."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import threading
 import time
@@ -22,6 +23,8 @@ from omkl_dist.serving.wal import WriteAheadLog
 from omkl_dist.storage.model_store import ModelStore
 
 from serving_helpers import publish, rows, server
+
+SMALL_POOL = "gaussian:0.5,gaussian:2,linear"  # (the model learns thousands of rows: a small pool keeps it quick)
 
 
 def call(app, method: str, path: str, **kwargs) -> httpx.Response:
@@ -120,20 +123,21 @@ def test_a_bad_learn_request_leaves_the_model_and_the_log_unchanged(learning, ki
 @pytest.mark.slow
 def test_20_clients_learning_then_kill_9_and_restart_give_the_model_of_the_acknowledged_rows(tmp_path):
     store = ModelStore(tmp_path / "store", "churn")
-    publish(store, 1)
+    publish(store, 1, kernels=SMALL_POOL)
     wal_dir = tmp_path / "wal"
     args = ["--store", store.root, "--model", "churn", "--learn", "--wal-dir", wal_dir]
     args += ["--publish-rows", 10**9, "--publish-seconds", 10**6]
-    pools = [rows(100 + k, 4000) for k in range(20)]
-    acked, failed, stop = [], [], threading.Event()
+    pools = [rows(100 + k, 300) for k in range(20)]
+    acked, failed = [], []
+    # a random moment while the clients send: after this many acknowledgements (each client sends at
+    # most 60 requests, so the model the restart and the reference learn stays small)
+    kill_after = random.Random(os.getpid()).randint(300, 700)
 
     def client(k: int, url: str) -> None:
         X, y = pools[k]
-        sizes, lo = np.random.default_rng(k).integers(1, 6, 4000), 0
+        sizes, lo = np.random.default_rng(k).integers(1, 6, 60), 0
         with httpx.Client(base_url=url, timeout=30) as http:
             for n in sizes:
-                if stop.is_set() or lo + n > len(X):
-                    return
                 try:
                     r = http.post(
                         "/v1/learn", json={"rows": X[lo : lo + n].tolist(), "labels": y[lo : lo + n].tolist()}
@@ -150,13 +154,14 @@ def test_20_clients_learning_then_kill_9_and_restart_give_the_model_of_the_ackno
         clients = [threading.Thread(target=client, args=(k, url)) for k in range(20)]
         for c in clients:
             c.start()
-        time.sleep(8)
-        os.kill(proc.pid, signal.SIGKILL)  # (clients still sending)
+        deadline = time.monotonic() + 60
+        while len(acked) < kill_after and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)  # (the clients still sending)
         proc.wait()
-        stop.set()
         for c in clients:
             c.join()
-    assert not failed and len(acked) > 100
+    assert not failed and kill_after <= len(acked) < 20 * 60  # (killed while the clients were sending)
 
     records = _logged(wal_dir)
     logged = np.concatenate([r.rows for r in records])
