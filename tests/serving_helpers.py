@@ -74,3 +74,15 @@ def _listening(proc: subprocess.Popen, timeout: float) -> str:
         if not line and proc.poll() is not None:
             raise AssertionError(f"omkl serve exited {proc.returncode}:\n{proc.stderr.read()[-3000:]}")
     raise AssertionError("omkl serve did not start listening in time")
+
+
+def call(app, method: str, path: str, **kwargs):
+    """One request to an ASGI app in this process (httpx over the ASGI transport)."""
+    import anyio
+    import httpx
+
+    async def go():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://serve") as client:
+            return await client.request(method, path, **kwargs)
+
+    return anyio.run(go)

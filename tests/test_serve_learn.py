@@ -11,7 +11,6 @@ import signal
 import threading
 import time
 
-import anyio
 import httpx
 import numpy as np
 import pytest
@@ -22,17 +21,9 @@ from omkl_dist.serving.learning import LearningService
 from omkl_dist.serving.wal import WriteAheadLog
 from omkl_dist.storage.model_store import ModelStore
 
-from serving_helpers import publish, rows, server
+from serving_helpers import call, publish, rows, server
 
 SMALL_POOL = "gaussian:0.5,gaussian:2,linear"  # (the model learns thousands of rows: a small pool keeps it quick)
-
-
-def call(app, method: str, path: str, **kwargs) -> httpx.Response:
-    async def go():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://serve") as client:
-            return await client.request(method, path, **kwargs)
-
-    return anyio.run(go)
 
 
 def _same_state(a, b) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import json
 
-import anyio
-import httpx
 import numpy as np
 import pytest
 
@@ -21,7 +19,7 @@ from omkl_dist.serving.rows import json_batch
 from omkl_dist.storage.model_store import ModelStore
 
 from omkl_cli import omkl_here
-from serving_helpers import FEATURES, publish, rows
+from serving_helpers import FEATURES, call, publish, rows
 
 ARROW = "application/vnd.apache.arrow.stream"
 
@@ -36,14 +34,6 @@ def store(tmp_path_factory):
 @pytest.fixture()
 def follower(store):
     return AliasFollower(store, "champion")
-
-
-def call(app, method: str, path: str, **kwargs) -> httpx.Response:
-    async def go():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://serve") as client:
-            return await client.request(method, path, **kwargs)
-
-    return anyio.run(go)
 
 
 def _arrow(columns: dict) -> bytes:
@@ -71,6 +61,7 @@ BAD_REQUESTS = [
     ("true is no number", {"json": {"rows": [[1, True, 3]]}}, 422, ["true is not a number"]),
     ("NaN", {"content": b'{"rows": [[1, NaN, 3]]}', "headers": JSON_HEADERS}, 400, ["NaN is not a number"]),
     ("infinity", {"content": b'{"rows": [[1, 2, 1e999]]}', "headers": JSON_HEADERS}, 422, ["column c", "finite"]),
+    ("huge integer", {"json": {"rows": [[1, 2, 10**400]]}}, 422, ["column c", "inf is not a finite number"]),
     ("bad JSON", {"content": b'{"rows": [[1, 2', "headers": JSON_HEADERS}, 400, ["not valid JSON"]),
     ("not an object", {"json": [[1, 2, 3]]}, 400, ["JSON list, not an object"]),
     ("no rows", {"json": {"row": [[1, 2, 3]]}}, 400, ["no 'rows' list"]),

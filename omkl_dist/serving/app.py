@@ -144,6 +144,10 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
             raise BadRequest(
                 422, str(exc), where=where, fix="correct the rows and labels and send them again"
             ) from None
+        except RuntimeError as exc:  # closing or failed: nothing of this request was acknowledged
+            raise BadRequest(
+                503, str(exc), where=where, fix="send the rows again once the service is back (omkl serve --learn)"
+            ) from None
         answer = {
             "version": ack.version,
             "first_row": ack.first_row,

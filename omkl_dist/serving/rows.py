@@ -208,8 +208,9 @@ def _row_cells(row: object, i: int, names: list[str] | None, width: int, where: 
     return row
 
 
-def _column_name(names: list[str] | None, j: int) -> object:
-    return names[j] if names else j
+def _cell_error(problem: str, i: int, j: int, names: list[str] | None, where: str, fix: str) -> BadRequest:
+    """A 422 naming row ``i`` and column ``j`` (by the model's name for it when it has names)."""
+    return BadRequest(422, problem, where=where, row=i, column=names[j] if names else j, fix=fix)
 
 
 def _matrix(cells: list[list[Any]], names: list[str] | None, where: str) -> np.ndarray:
@@ -217,14 +218,11 @@ def _matrix(cells: list[list[Any]], names: list[str] | None, where: str) -> np.n
     for i, row in enumerate(cells):
         for j, value in enumerate(row):
             if type(value) not in (int, float):  # (bool is not a number here)
-                raise BadRequest(
-                    422,
+                problem, fix = (
                     f"{json.dumps(value)} is not a number",
-                    where=where,
-                    row=i,
-                    column=_column_name(names, j),
-                    fix="send numbers (this model takes no text or missing values)",
+                    "send numbers (this model takes no text or missing values)",
                 )
+                raise _cell_error(problem, i, j, names, where, fix)
     try:
         X = np.array(cells, dtype=np.float64)
     except OverflowError:  # an integer beyond float64
@@ -237,14 +235,8 @@ def _check_finite(X: np.ndarray, names: list[str] | None, where: str) -> None:
     bad = ~np.isfinite(X)
     if bad.any():
         i, j = (int(k) for k in np.argwhere(bad)[0])
-        raise BadRequest(
-            422,
-            f"the value {X[i, j]} is not a finite number",
-            where=where,
-            row=i,
-            column=_column_name(names, j),
-            fix="send finite numbers (no NaN, no infinity, nothing beyond 1.8e308)",
-        )
+        fix = "send finite numbers (no NaN, no infinity, nothing beyond 1.8e308)"
+        raise _cell_error(f"the value {X[i, j]} is not a finite number", i, j, names, where, fix)
 
 
 def _columns(cells: list[list[Any]], names: list[str] | None, model, where: str) -> dict[str, np.ndarray]:
