@@ -173,3 +173,13 @@ def test_20_clients_learning_then_kill_9_and_restart_give_the_model_of_the_ackno
     newest = store.versions()[-1]
     assert newest == 2 and store.lineage(newest)["parent"] == 1
     _same_state(load_model(store.path(newest)).estimator, reference.estimator)
+
+
+def test_learning_once_the_learner_stopped_answers_503_and_acknowledges_nothing(learning):
+    _, service, _ = learning
+    app = create_app(service)
+    service.close(publish=False)
+    refused = call(app, "POST", "/v1/learn", json={"rows": [[1, 2, 3]], "labels": ["stay"]})
+    assert refused.status_code == 503 and refused.json()["error"].startswith("POST /v1/learn")
+    assert service.stats()["line_rows"] == 0
+    assert call(app, "POST", "/v1/predict", json={"rows": [[1, 2, 3]]}).status_code == 200
