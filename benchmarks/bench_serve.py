@@ -36,13 +36,13 @@ BATCH_ROWS = 1_000
 # Each client is one keep-alive HTTP/1.1 connection (asyncio streams): it sends a request, reads the
 # status line, the headers and Content-Length bytes of body, and sends the next. (httpx's async
 # client was tried first: at 64 concurrent clients its own overhead, not the server, set the pace.)
-async def _client(host: str, port: int, path: str, bodies: list[bytes], k: int, step: int, stop: float, out: list):
+async def _client(host: str, port: int, path: str, kind: str, bodies: list[bytes], k: int, step: int, stop: float, out):
     reader, writer = await asyncio.open_connection(host, port)
     i = k
     try:
         while time.perf_counter() < stop:
             body = bodies[i % len(bodies)]
-            head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {kind}\r\n"
             started = time.perf_counter()
             writer.write(head.encode() + b"Content-Length: %d\r\n\r\n" % len(body) + body)
             status = int((await reader.readline()).split()[1])
@@ -58,7 +58,7 @@ async def _client(host: str, port: int, path: str, bodies: list[bytes], k: int, 
         writer.close()
 
 
-async def _load(url: str, path: str, bodies: list[bytes], clients: int, seconds: float) -> dict:
+async def _load(url: str, path: str, kind: str, bodies: list[bytes], clients: int, seconds: float) -> dict:
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
@@ -66,7 +66,7 @@ async def _load(url: str, path: str, bodies: list[bytes], clients: int, seconds:
     started = time.perf_counter()
     stop = started + seconds
     await asyncio.gather(
-        *(_client(parts.hostname, parts.port, path, bodies, k, clients, stop, out) for k in range(clients))
+        *(_client(parts.hostname, parts.port, path, kind, bodies, k, clients, stop, out) for k in range(clients))
     )
     elapsed = time.perf_counter() - started
     ms = np.array([t for t, _ in out]) * 1e3
@@ -80,29 +80,44 @@ async def _load(url: str, path: str, bodies: list[bytes], clients: int, seconds:
     }
 
 
-def _bodies(path: str, rows: int, n_bodies: int, seed: int) -> list[bytes]:
-    """Request bodies of ``rows`` generated rows each (with labels for /v1/learn)."""
+def _bodies(path: str, rows: int, n_bodies: int, seed: int, body: str) -> list[bytes]:
+    """Request bodies of ``rows`` generated rows each (with labels for /v1/learn), JSON or Arrow IPC."""
     from omkl_dist.storage.synth import iter_blocks
 
     X, y = next(iter_blocks(rows=rows * n_bodies, features=FEATURES, seed=SEED, first_row=seed))
     out = []
     for k in range(n_bodies):
-        doc: dict = {"rows": X[k * rows : (k + 1) * rows].tolist()}
+        part, labels = X[k * rows : (k + 1) * rows], y[k * rows : (k + 1) * rows]
+        if body == "arrow":
+            out.append(_arrow(part, labels if path == "/v1/learn" else None))
+            continue
+        doc: dict = {"rows": part.tolist()}
         if path == "/v1/learn":
-            doc["labels"] = y[k * rows : (k + 1) * rows].tolist()
+            doc["labels"] = labels.tolist()
         out.append(json.dumps(doc).encode())
     return out
 
 
-def measure(url: str, path: str, *, rows: int, clients: int, seconds: float, seed: int) -> dict:
+def _arrow(X: np.ndarray, labels: np.ndarray | None) -> bytes:
+    import pyarrow as pa
+
+    columns = {f"x{j}": X[:, j] for j in range(X.shape[1])}
+    table = pa.table(columns if labels is None else {**columns, "label": labels})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def measure(url: str, path: str, *, rows: int, clients: int, seconds: float, seed: int, body: str = "json") -> dict:
     """One measurement by a load-generator child process."""
     args = ["--load", url, "--path", path, "--rows", str(rows), "--clients", str(clients)]
-    args += ["--seconds", str(seconds), "--seed", str(seed)]
+    args += ["--seconds", str(seconds), "--seed", str(seed), "--body", body]
     done = subprocess.run([sys.executable, "-m", "benchmarks.bench_serve", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"the load generator failed:\n{done.stderr[-3000:]}")
     result: dict = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"endpoint": path, "rows_per_request": rows, "clients": clients, **result}
+    return {"endpoint": path, "body": body, "rows_per_request": rows, "clients": clients, **result}
 
 
 # --- the server and its models -------------------------------------------------------------------
@@ -142,14 +157,15 @@ class Server:
 
 def _measurements(algo: str, url: str, seconds: float, log) -> list[dict]:
     """Single-row predict and learn at each number of clients, then 1,000-row learn batches."""
-    plan = [("/v1/predict", 1, c) for c in CLIENTS] + [("/v1/learn", 1, c) for c in CLIENTS]
-    plan += [("/v1/learn", BATCH_ROWS, c) for c in (1, 8)]
+    plan = [("/v1/predict", 1, c, "json") for c in CLIENTS] + [("/v1/learn", 1, c, "json") for c in CLIENTS]
+    plan += [("/v1/learn", BATCH_ROWS, c, body) for body in ("json", "arrow") for c in (1, 8)]
     rows = []
-    for k, (path, n, clients) in enumerate(plan):
-        row = {"model": algo, **measure(url, path, rows=n, clients=clients, seconds=seconds, seed=(k + 1) * 10**5)}
+    for k, (path, n, clients, body) in enumerate(plan):
+        seed = (k + 1) * 10**5
+        row = {"model": algo, **measure(url, path, rows=n, clients=clients, seconds=seconds, seed=seed, body=body)}
         row["rows_per_second"] = row["requests_per_second"] * n
         log(
-            f"{algo} {path} {n} row(s) x {clients} clients: {row['requests_per_second']:,.0f} req/s, "
+            f"{algo} {path} {n} row(s) ({body}) x {clients} clients: {row['requests_per_second']:,.0f} req/s, "
             f"{row['rows_per_second']:,.0f} rows/s, p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms"
         )
         rows.append(row)
@@ -193,12 +209,12 @@ def markdown(report: dict) -> list[str]:
         "all on the same 2 cores. Models: " + "; ".join(report["models"].values()) + ". "
         "`python -m benchmarks.bench_serve`.",
         "",
-        "| model | endpoint | rows/request | clients | requests/s | rows/s | p50 ms | p99 ms | failed |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | endpoint | body | rows/request | clients | requests/s | rows/s | p50 ms | p99 ms | failed |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["rows"]:
         lines.append(
-            f"| {r['model']} | `{r['endpoint']}` | {r['rows_per_request']:,} | {r['clients']} | "
+            f"| {r['model']} | `{r['endpoint']}` | {r['body']} | {r['rows_per_request']:,} | {r['clients']} | "
             f"{r['requests_per_second']:,.0f} | {r['rows_per_second']:,.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
             f"{r['failures']} |"
         )
@@ -213,10 +229,12 @@ def main(argv=None) -> None:
     parser.add_argument("--rows", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--clients", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--body", default="json", choices=["json", "arrow"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.load:
-        bodies = _bodies(args.path, args.rows, 64 if args.rows == 1 else 16, args.seed)
-        print(json.dumps(asyncio.run(_load(args.load, args.path, bodies, args.clients, args.seconds))))
+        bodies = _bodies(args.path, args.rows, 64 if args.rows == 1 else 16, args.seed, args.body)
+        kind = "application/vnd.apache.arrow.stream" if args.body == "arrow" else "application/json"
+        print(json.dumps(asyncio.run(_load(args.load, args.path, kind, bodies, args.clients, args.seconds))))
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     report = run_serve_bench(RESULTS, seconds=args.seconds, log=lambda msg: print(msg, flush=True))

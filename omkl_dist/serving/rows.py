@@ -13,6 +13,7 @@ be finite.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -215,14 +216,12 @@ def _cell_error(problem: str, i: int, j: int, names: list[str] | None, where: st
 
 def _matrix(cells: list[list[Any]], names: list[str] | None, where: str) -> np.ndarray:
     """The rows as float64, every value a finite JSON number (not text, null or true/false)."""
-    for i, row in enumerate(cells):
-        for j, value in enumerate(row):
-            if type(value) not in (int, float):  # (bool is not a number here)
-                problem, fix = (
-                    f"{json.dumps(value)} is not a number",
-                    "send numbers (this model takes no text or missing values)",
-                )
-                raise _cell_error(problem, i, j, names, where, fix)
+    if not set(map(type, itertools.chain.from_iterable(cells))) <= {int, float}:  # (one pass in C; bool is no number)
+        i, j, value = next(
+            (i, j, v) for i, row in enumerate(cells) for j, v in enumerate(row) if type(v) not in (int, float)
+        )
+        fix = "send numbers (this model takes no text or missing values)"
+        raise _cell_error(f"{json.dumps(value)} is not a number", i, j, names, where, fix)
     try:
         X = np.array(cells, dtype=np.float64)
     except OverflowError:  # an integer beyond float64
