@@ -202,3 +202,16 @@ def test_serving_beyond_loopback_needs_a_token_or_tls_and_a_token_file_holds_a_r
     assert both.returncode == 2 and "--follow ALIAS" in both.stderr
     missing = omkl_here(*args[:-1], "staging", check=False)
     assert missing.returncode == 2 and "no alias 'staging'" in missing.stderr
+
+
+def test_nothing_in_the_service_unpickles():
+    import ast
+    from pathlib import Path
+
+    import omkl_dist.serving
+
+    for path in Path(omkl_dist.serving.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, (ast.Import, ast.ImportFrom)) else []
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            assert not {"pickle", "marshal", "shelve", "dill", "cloudpickle"} & {*names, module}, path
