@@ -183,3 +183,12 @@ def test_learning_once_the_learner_stopped_answers_503_and_acknowledges_nothing(
     assert refused.status_code == 503 and refused.json()["error"].startswith("POST /v1/learn")
     assert service.stats()["line_rows"] == 0
     assert call(app, "POST", "/v1/predict", json={"rows": [[1, 2, 3]]}).status_code == 200
+
+
+@pytest.mark.timeout(120)
+def test_a_second_server_on_a_learning_line_is_refused_busy(learning):
+    from omkl_cli import omkl_here
+
+    store, _, wal_dir = learning
+    busy = omkl_here("serve", "--store", store.root, "--model", "churn", "--learn", "--wal-dir", wal_dir, check=False)
+    assert busy.returncode == 75 and busy.stderr.startswith("busy:")
