@@ -207,7 +207,7 @@ def markdown(report: dict) -> list[str]:
         "",
         "A real `omkl serve --learn` process on 127.0.0.1 under an HTTP load generator in another process",
         "(N keep-alive HTTP/1.1 connections on asyncio, each sending its next request when the last is answered), "
-        f"{report['seconds_per_measurement']:g} s per row,",
+        f"{report['seconds_per_measurement']:g} s per measurement,",
         "all on the same 2 cores. Models: " + "; ".join(report["models"].values()) + ". "
         "`python -m benchmarks.bench_serve`.",
         "",
