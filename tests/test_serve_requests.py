@@ -215,3 +215,34 @@ def test_nothing_in_the_service_unpickles():
             names = [a.name for a in node.names] if isinstance(node, (ast.Import, ast.ImportFrom)) else []
             module = node.module if isinstance(node, ast.ImportFrom) else None
             assert not {"pickle", "marshal", "shelve", "dill", "cloudpickle"} & {*names, module}, path
+
+
+def test_concurrent_predictions_are_batched_per_snapshot_and_answered_by_it():
+    import asyncio
+
+    import anyio
+
+    from omkl_dist.serving.batching import PredictionBatcher, answer
+    from omkl_dist.serving.learning import Snapshot
+
+    X3, y3 = rows(1, 60)
+    X4 = np.random.default_rng(2).normal(size=(60, 4))
+    narrow = Snapshot(Model(OMKC().fit(X3, y3)), 1, 0)
+    wide = Snapshot(Model(OMKC().fit(X4, np.where(X4[:, 3] > 0, "b", "a"))), 2, 0)
+    batcher = PredictionBatcher(max_rows=5)
+    requests = [(narrow, X3[:2]), (narrow, X3[2:4]), (wide, X4[:3]), (narrow, X3[4:8]), (wide, X4[3:4])]
+
+    async def together():
+        return await asyncio.gather(*(batcher.predict(s, X) for s, X in requests))
+
+    answers = anyio.run(together)
+    assert batcher.calls == 4  # [narrow, narrow] [wide] [narrow] [wide]: never two snapshots in one call
+    # each answer is its own snapshot's, on the rows it was scored with (a decision value can differ
+    # in its last bit with the rows beside it: the estimators' combination is a BLAS product)
+    both = answer(narrow, X3[:4])
+    firsts = [
+        {**both, "labels": both["labels"][a:b], "decision_values": both["decision_values"][a:b]}
+        for a, b in ((0, 2), (2, 4))
+    ]
+    expected = [*firsts, answer(wide, X4[:3]), answer(narrow, X3[4:8]), answer(wide, X4[3:4])]
+    assert answers == expected

@@ -52,6 +52,9 @@ class Limits:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
+#: a body up to this size is parsed and checked on the event loop (a thread hop costs more)
+INLINE_BYTES = 64 * 2**10
+
 Handler = Callable[[Request], Awaitable[tuple[Response, int]]]
 
 
@@ -71,7 +74,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
     limits = limits or Limits()
     following = isinstance(source, AliasFollower)
     metrics = RequestMetrics()
-    batcher = PredictionBatcher(source, limits.max_rows)
+    batcher = PredictionBatcher(limits.max_rows)
     expected = None if token is None else token.encode()
     if expected is not None and not expected.strip():
         raise ValueError("the bearer token is empty")
@@ -108,25 +111,31 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
 
         return run
 
-    async def read_batch(request: Request, *, learn: bool) -> Batch:
+    async def read_batch(request: Request, snapshot: Any, *, learn: bool) -> Batch:
+        """The request's rows (and labels), checked against ``snapshot``'s model; a big body is
+        parsed in a worker thread (the event loop keeps answering)."""
         where = f"{request.method} {request.url.path}"
         kind = media_type(request.headers.get("content-type"), where)
         body = await _body(request, limits.max_body_bytes, where)
-        model = source.snapshot().model
-        if kind == ARROW:
-            label_column = request.query_params.get("label_column", "label")
-            return arrow_batch(
-                body, model, learn=learn, label_column=label_column, max_rows=limits.max_rows, where=where
-            )
-        doc = parse_json(body, where)
-        return json_batch(doc, model, learn=learn, max_rows=limits.max_rows, where=where)
+        label_column = request.query_params.get("label_column", "label")
+
+        def check() -> Batch:
+            if kind == ARROW:
+                return arrow_batch(
+                    body, snapshot.model, learn=learn, label_column=label_column, max_rows=limits.max_rows, where=where
+                )
+            doc = parse_json(body, where)
+            return json_batch(doc, snapshot.model, learn=learn, max_rows=limits.max_rows, where=where)
+
+        return check() if len(body) <= INLINE_BYTES else await run_in_threadpool(check)
 
     async def predict(request: Request) -> tuple[Response, int]:
-        batch = await read_batch(request, learn=False)
+        snapshot = source.snapshot()  # the one snapshot this request is checked against and answered by
+        batch = await read_batch(request, snapshot, learn=False)
         if isinstance(batch.X, np.ndarray):
-            return JSONResponse(await batcher.predict(batch.X)), batch.n_rows
-        # raw columns for a column encoder: alone, with the one snapshot this request reads
-        return JSONResponse(await run_in_threadpool(answer, source.snapshot(), batch.X)), batch.n_rows
+            return JSONResponse(await batcher.predict(snapshot, batch.X)), batch.n_rows
+        # raw columns for a column encoder: alone
+        return JSONResponse(await run_in_threadpool(answer, snapshot, batch.X)), batch.n_rows
 
     async def learn(request: Request) -> tuple[Response, int]:
         where = f"{request.method} {request.url.path}"
@@ -137,7 +146,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
                 where=where,
                 fix="send labels to a service started with `omkl serve --learn`",
             )
-        batch = await read_batch(request, learn=True)
+        batch = await read_batch(request, source.snapshot(), learn=True)
         try:
             ack = await run_in_threadpool(source.learn, batch.X, batch.y)
         except ValueError as exc:  # refused by the learner before anything was logged

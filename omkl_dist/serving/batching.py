@@ -4,7 +4,9 @@ A model call costs a fixed part (checks, the scaler, the pool's setup: milliseco
 single row) and a small part per row (a 1,000-row batch costs a few times one row). So the
 requests that arrive while a batch is being scored (in a worker thread: the event loop keeps
 accepting) wait for the next one, and go together: one client gets a batch of its one row, many
-clients share the fixed cost. Every request of a batch is answered by the same snapshot.
+clients share the fixed cost. A request is answered by the snapshot its rows were checked
+against (a batch holds requests of one snapshot: an alias that moves to a model of other features
+fails no request).
 
 An online estimator's labels follow from its decision values (``predict`` is the sign, or the
 arg-max over classes), so one scan gives both; another estimator is asked for both.
@@ -47,21 +49,20 @@ class PredictionBatcher:
 
     Parameters
     ----------
-    source : an object with ``snapshot()``
     max_rows : int
         Rows scored in one call at most (a request bigger than that goes alone).
     """
 
-    def __init__(self, source: Any, max_rows: int) -> None:
-        self.source, self.max_rows = source, max_rows
-        self._waiting: list[tuple[np.ndarray, asyncio.Future[dict[str, Any]]]] = []
+    def __init__(self, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self._waiting: list[tuple[Any, np.ndarray, asyncio.Future[dict[str, Any]]]] = []
         self._draining = False
         self.calls = 0
 
-    async def predict(self, X: np.ndarray) -> dict[str, Any]:
-        """The answer to one request's rows, scored with the requests waiting beside it."""
+    async def predict(self, snapshot: Any, X: np.ndarray) -> dict[str, Any]:
+        """The answer of ``snapshot`` to one request's rows, scored with the requests waiting beside it."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting.append((X, future))
+        self._waiting.append((snapshot, X, future))
         if not self._draining:
             self._draining = True
             asyncio.get_running_loop().create_task(self._drain())
@@ -70,16 +71,18 @@ class PredictionBatcher:
     async def _drain(self) -> None:
         try:
             while self._waiting:
-                batch, rows = [], 0
-                while self._waiting and (not batch or rows + len(self._waiting[0][0]) <= self.max_rows):
-                    batch.append(self._waiting.pop(0))
-                    rows += len(batch[-1][0])
-                await self._score(batch)
+                snapshot, batch, rows = self._waiting[0][0], [], 0
+                while self._waiting and self._waiting[0][0] is snapshot:
+                    if batch and rows + len(self._waiting[0][1]) > self.max_rows:
+                        break
+                    _, X, future = self._waiting.pop(0)
+                    batch.append((X, future))
+                    rows += len(X)
+                await self._score(snapshot, batch)
         finally:
             self._draining = False
 
-    async def _score(self, batch: list[tuple[np.ndarray, asyncio.Future[dict[str, Any]]]]) -> None:
-        snapshot = self.source.snapshot()  # one snapshot for the whole batch
+    async def _score(self, snapshot: Any, batch: list[tuple[np.ndarray, asyncio.Future[dict[str, Any]]]]) -> None:
         X = batch[0][0] if len(batch) == 1 else np.concatenate([x for x, _ in batch])
         try:
             whole = await run_in_threadpool(answer, snapshot, X)
