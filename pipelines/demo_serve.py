@@ -42,6 +42,9 @@ def serve_champion(store_root: Path, name: str, *, first_row: int, features: int
         url = line.rsplit(" listening on ", 1)[1].strip()
         print(f"\nserving: {line.strip()}")
         X, y = next(iter_blocks(rows=20_000, features=features, seed=0, noise=noise, first_row=first_row))
+        started = time.perf_counter()
+        _post(url + "/v1/predict", {"rows": X[:1].tolist()})  # (the first call loads numba's compiled code)
+        print(f"  first prediction answered in {time.perf_counter() - started:.1f} s")
         sent = 0
         started = time.perf_counter()
         while time.perf_counter() - started < seconds and sent + 50 <= len(X):
