@@ -117,8 +117,9 @@ class SupportVectors:
         the arrays' copy."""
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
-        twin.X = copy.deepcopy(self.X, memo) if self.sparse else self.X.copy()
-        twin.sq, twin.alpha, twin.exact = self.sq.copy(), self.alpha.copy(), self.exact.copy()
+        n = self.n  # (the rows in use: the copy grows again, by _reserve, only if it learns)
+        twin.X = copy.deepcopy(self.X, memo) if self.sparse else self.X[:n].copy()
+        twin.sq, twin.alpha, twin.exact = self.sq[:n].copy(), self.alpha[:n].copy(), self.exact[:n].copy()
         twin._rows_by_key = {key: rows.copy() for key, rows in self._rows_by_key.items()}
         # shared layouts: a tile's layout stays valid while its rows and coefficients do, and those never change
         twin.tile_layouts = dict(self.tile_layouts)

@@ -322,7 +322,7 @@ class LearningService:
 
     # --- validation (in the caller's thread) ---------------------------------------------------
     def _validated(self, X, y) -> _Request:
-        model = self._model  # (its scaler and encoder never change; the estimator is not touched)
+        model = self._state.snapshot.model  # (immutable: read outside the writer's lock)
         width = model.estimator.n_features_in_
         if model.columns is None and getattr(X, "columns", None) is None:
             X = check_array(X, owner="learn", name="rows", n_features=width, sparse="densify")

@@ -234,7 +234,7 @@ class WriteAheadLog:
             end = self._check_segment(path, first, last=last)
             if end is None:  # the newest segment's own header was torn: it held nothing
                 path.unlink()
-                _fsync_dir(self.directory)
+                fsync_dir(self.directory)
                 continue
             if expected is not None and first != expected:
                 raise DataError(
@@ -378,7 +378,7 @@ class WriteAheadLog:
         fh = open(path, "xb", buffering=0)  # noqa: SIM115
         fh.write(_SEGMENT_HEAD.pack(SEGMENT_MAGIC, self.next_row))
         os.fsync(fh.fileno())
-        _fsync_dir(self.directory)
+        fsync_dir(self.directory)
         self._fh = fh
         self._segments.append((self.next_row, path))
 
@@ -392,7 +392,7 @@ class WriteAheadLog:
         for path in doomed:
             path.unlink()
         if doomed:
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
         return doomed
 
     def close(self) -> None:
@@ -407,7 +407,8 @@ class WriteAheadLog:
             self._lock_fd = -1
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make a folder's entries (a new or deleted segment) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
