@@ -273,6 +273,7 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
     parser.add_argument("--skip-budget", action="store_true", help="Skip the budget baselines (RBP ... BPAS).")
+    parser.add_argument("--skip-serve", action="store_true", help="Skip the omkl serve benchmark (HTTP, ~4 minutes).")
     parser.add_argument(
         "--budget-baseline",
         default=None,
@@ -350,6 +351,11 @@ def main(argv=None) -> None:
 
     if not args.skip_budget:
         run_budget_bench(RESULTS, args.budget_baseline, log=lambda msg: print(msg, flush=True))
+    from benchmarks.bench_serve import markdown as serve_markdown
+    from benchmarks.bench_serve import run_serve_bench
+
+    if not args.skip_serve:
+        run_serve_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "budget.json").is_file():
         sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
@@ -361,6 +367,8 @@ def main(argv=None) -> None:
         sections.append(sparse_markdown(json.loads((RESULTS / "sparse.json").read_text())))
     if (RESULTS / "retrain.json").is_file():
         sections.append(retrain_markdown(json.loads((RESULTS / "retrain.json").read_text())))
+    if (RESULTS / "serve.json").is_file():
+        sections.append(["", *serve_markdown(json.loads((RESULTS / "serve.json").read_text()))])
     if (RESULTS / "cluster.json").is_file():
         sections.append(cluster_markdown(json.loads((RESULTS / "cluster.json").read_text())))
     if (RESULTS / "mkboost.json").is_file():

@@ -16,6 +16,9 @@
    nightly windows of the same stream (60,000 new rows each) are retrained on (``omkl retrain``:
    continue the champion, gate on the window's held-out tail, publish, promote), each with its
    report and plots.
+7. The champion served for a few seconds (``omkl serve --learn``): the stream's next rows sent to
+   ``/v1/predict`` and, with their labels, to ``/v1/learn``; the running mistake rate, and the
+   version the server publishes when it stops.
 Everything printed is measured in this run.
 """
 
@@ -33,6 +36,7 @@ from omkl_dist.job import DataWindow, Job
 from omkl_dist.storage import format_info, ingest
 from omkl_dist.storage.synth import synthesize
 
+from .demo_serve import serve_champion
 from .run import run_job
 from .submit import submit_job
 from .warmup import Background
@@ -111,6 +115,7 @@ def main() -> None:
     print("  (the cluster runs the sequential algorithm: the same mistakes and support vectors as in-process;")
     print("   ms/round: time per round not spent computing on the slowest shard: messages, reading, combining)")
     _scheduled_windows(OUT / "model-spa")
+    serve_champion(OUT / "store", "spa", first_row=ROWS + 2 * WINDOW, features=FEATURES, noise=NOISE, seconds=5.0)
     print(f"\ndemo finished in {time.perf_counter() - t0:.1f} s")
 
 

@@ -1,0 +1,114 @@
+"""``omkl serve``: a stored model over HTTP, following an alias or learning from the labels it is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..cli_base import FiniteFloat
+from .store_options import STORE_OPTION, open_store
+
+
+@click.command("serve")
+@STORE_OPTION
+@click.option("--model", "name", required=True, help="The model's name in the store.")
+@click.option(
+    "--follow",
+    "alias",
+    default=None,
+    help="Predict only, with the version ALIAS points at (e.g. champion); reload when it moves "
+    "(omkl models promote, a scheduled retrain).",
+)
+@click.option(
+    "--learn",
+    is_flag=True,
+    help="Predict and learn: /v1/learn's rows go through a write-ahead log into the model, published as "
+    "new versions of the model every --publish-rows rows or --publish-seconds seconds.",
+)
+@click.option("--ref", default="champion", show_default=True, help="--learn: the version to start from on first start.")
+@click.option(
+    "--wal-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="--learn: the write-ahead log's folder (default: beside the model in the store).",
+)
+@click.option("--publish-rows", default=10_000, show_default=True, type=click.IntRange(min=1), help="--learn.")
+@click.option(
+    "--publish-seconds", default=60.0, show_default=True, type=FiniteFloat(min=0, min_open=True), help="--learn."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0: a free port.")
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A file holding a bearer token every request must carry (Authorization: Bearer TOKEN).",
+)
+@click.option(
+    "--tls-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Serve HTTPS with the certificates of `omkl cluster certs --out DIR` (clients present theirs: mutual TLS).",
+)
+@click.option(
+    "--max-body-bytes", default=32 * 2**20, show_default=True, type=click.IntRange(min=1), help="Per request."
+)
+@click.option("--max-rows", default=100_000, show_default=True, type=click.IntRange(min=1), help="Per request.")
+@click.option(
+    "--poll-seconds",
+    default=1.0,
+    show_default=True,
+    type=FiniteFloat(min=0, min_open=True),
+    help="--follow: how often the alias is read.",
+)
+def serve(
+    store,
+    name,
+    alias,
+    learn,
+    ref,
+    wal_dir,
+    publish_rows,
+    publish_seconds,
+    host,
+    port,
+    token_file,
+    tls_dir,
+    max_body_bytes,
+    max_rows,
+    poll_seconds,
+):
+    """Serve a stored model over HTTP (POST /v1/predict, /v1/learn; GET /v1/model, /healthz, /readyz, /metrics)."""
+    if (alias is None) == (not learn):
+        raise click.UsageError("give --follow ALIAS (predict only) or --learn (predict and learn)")
+    try:
+        from omkl_dist.serving.app import Limits, create_app
+        from omkl_dist.serving.follow import AliasFollower
+        from omkl_dist.serving.security import check_exposure, read_token
+        from omkl_dist.serving.server import run
+    except ImportError as exc:
+        raise click.ClickException(
+            f"omkl serve needs the serve extra ({exc}); install it with: pip install 'omkl-dist[serve]'"
+        ) from None
+
+    token = None if token_file is None else read_token(token_file)
+    check_exposure(host, token=token, tls_dir=tls_dir)
+    s = open_store(store, name)
+    if learn:
+        from omkl_dist.serving.learning import LearningService
+
+        source = LearningService.open(
+            s, ref=ref, wal_dir=wal_dir, publish_rows=publish_rows, publish_seconds=publish_seconds
+        )
+        what = "learning"
+    else:
+        source = AliasFollower(s, alias, poll_seconds=poll_seconds)
+        what = f"following {alias}"
+    app = create_app(source, token=token, limits=Limits(max_body_bytes=max_body_bytes, max_rows=max_rows))
+    version = source.snapshot().version
+
+    def listening(url: str) -> None:
+        click.echo(f"omkl serve: {name} v{version} ({what}) listening on {url}", err=False)
+
+    run(app, host=host, port=port, tls_dir=tls_dir, on_listening=listening)
