@@ -13,7 +13,7 @@ from .store_options import open_store
 @click.command("predict")
 @click.option(
     "--store",
-    envvar="OMKLSTORE_OPTION",
+    envvar="OMKL_STORE",
     type=click.Path(path_type=Path),
     default=None,
     show_envvar=True,
@@ -69,7 +69,7 @@ def predict_cmd(
         raise click.UsageError("give --model (with --store) or --model-dir")
     if model_dir is None:
         if store is None:
-            raise click.UsageError("--model needs --store (or OMKLSTORE_OPTION)")
+            raise click.UsageError("--model needs --store (or OMKL_STORE)")
         s = open_store(store, name)
         version = s.resolve(ref)
         model_dir, made_by = s.path(version), {"store": str(s.root), "model": name, "version": version}

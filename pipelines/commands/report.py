@@ -14,7 +14,7 @@ from .store_options import open_store
 
 @click.command("report")
 @click.argument("source", required=False, type=click.Path(path_type=Path))
-@click.option("--store", envvar="OMKLSTORE_OPTION", type=click.Path(path_type=Path), default=None, show_envvar=True)
+@click.option("--store", envvar="OMKL_STORE", type=click.Path(path_type=Path), default=None, show_envvar=True)
 @click.option("--model", "name", default=None, help="With --store: the model whose version history to draw.")
 @click.option("--version", "ref", default=None, help="With --store/--model: redraw this version's retrain report.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Folder for report.json and the PNGs.")
@@ -29,7 +29,7 @@ def report_cmd(source, store, name, ref, out, no_plots):
         document = load_document(source)
     else:
         if store is None:
-            raise click.UsageError("--model needs --store (or OMKLSTORE_OPTION)")
+            raise click.UsageError("--model needs --store (or OMKL_STORE)")
         s = open_store(store, name)
         if ref is not None:
             version = s.resolve(ref)

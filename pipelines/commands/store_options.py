@@ -15,7 +15,7 @@ from ..cli_base import (
 
 STORE_OPTION = click.option(
     "--store",
-    envvar="OMKLSTORE_OPTION",
+    envvar="OMKL_STORE",
     required=True,
     show_envvar=True,
     type=click.Path(path_type=Path),
