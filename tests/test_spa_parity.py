@@ -70,7 +70,7 @@ def test_spa_matches_naive_algorithm_on_generated_data(file, block_sync, hedge_l
 def test_spa_sv_sets_are_the_reference_instances(data_dir, file="australian/australian.libsvm.gz"):
     X, y = _data(data_dir, file, 300, "minmax")
     _, _, sv_ref, _ = naive_spa(X, y, SPECS, seed=2, block_size=32)
-    model = SPA(kernels="omkc16", random_state=2, block_size=32, shuffle=False).fit(X, y)
+    model = SPA(kernels="omkc16", random_state=2, block_size=32, n_epochs=1, shuffle=False).fit(X, y)
     pool = model.engine_.support_vectors
     for k, rows in enumerate(sv_ref):
         used = np.flatnonzero(pool.alpha[: pool.n, k])
