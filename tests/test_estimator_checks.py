@@ -44,6 +44,7 @@ INVALID_PARAMS = {
     "beta": [0.0, 1.0, 1.5, -0.2, "0.5"],
     "delta": [0.0, 1.0000001, -1.0],
     "block_size": [0, -3, 2.5, True],
+    "n_epochs": [0, -1, 1.5, True, "5"],
     "update": ["X", "d"],
     "combination": ["Q", "u"],
     "kernels": ["gaussian:1;nosuchkernel", "nosuchkernel"],

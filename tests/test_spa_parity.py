@@ -84,7 +84,7 @@ def test_spa_sv_sets_are_the_reference_instances_on_generated_data():
 def test_budget_sets_beta_and_bounds_support_vectors(data_dir):
     X, y = _data(data_dir, "australian/australian.libsvm.gz", 690, "minmax")
     model = SPA(budget=30, random_state=0).fit(X, y)
-    assert model.beta_ == pytest.approx(690 / 30)
+    assert model.beta_ == pytest.approx(5 * 690 / 30)  # T: the rows of fit's five passes
     assert model.n_support_.max() <= 3 * 30  # expectation ≤ 30 per kernel; allow sampling noise
 
 
