@@ -32,8 +32,9 @@ from .storage.schema import array, boolean, check, integer, obj, scalar, string,
 
 JOB_SCHEMA = 3  # 3: one record for job.json and a model's provenance (2: an estimator's parameters)
 #: estimator parameters that are the job's own fields (block_size, seed), come from the data, or say
-#: how ``fit`` orders a training set (``shuffle``: a job's stream is ordered by its data window)
-JOB_FIELDS = ("block_size", "random_state", "feature_groups", "shuffle")
+#: how ``fit`` learns a training set (``shuffle``, ``n_epochs``: a job's stream is ordered by its data
+#: window and learnt in one pass)
+JOB_FIELDS = ("block_size", "random_state", "feature_groups", "shuffle", "n_epochs")
 
 _COUNT = integer(minimum=0, maximum=2**48)
 SCHEMA = obj(
@@ -107,8 +108,8 @@ class Job:
     params : mapping
         The estimator's parameters that were given, under its own names (the others keep their
         defaults); not ``block_size``, ``random_state`` (the job's ``block_size`` and ``seed``),
-        ``feature_groups`` (the dataset's views) or ``shuffle`` (``fit``'s order; the window's
-        ``permute`` orders a job's stream).
+        ``feature_groups`` (the dataset's views), ``shuffle`` or ``n_epochs`` (``fit``'s order and
+        passes; the window's ``permute`` orders a job's stream, which it learns once).
     data : DataWindow
     seed : int
         The estimator's ``random_state`` and the stream's order.
@@ -139,7 +140,8 @@ class Job:
         shared = sorted(set(self.params) & set(JOB_FIELDS))
         if shared:
             raise ValueError(
-                f"{shared} are the job's own fields (block_size, seed, the window's order) or the data's, not params"
+                f"{shared} are the job's own fields (block_size, seed, the window's order), the data's, or fit's "
+                "(shuffle, n_epochs: a job learns its stream once, in the window's order), not params"
             )
         # JSON values (a tuple is a list), read-only: the job equals its JSON document read back
         object.__setattr__(self, "params", MappingProxyType(json.loads(json.dumps(dict(self.params)))))

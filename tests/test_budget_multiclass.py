@@ -110,7 +110,7 @@ def test_estimator_chunks_state_and_class_scores(data_dir, learner, tmp_path):
 
     X, y, K = load(data_dir, "vehicle+minmax")
     labels = np.array(["bus", "opel", "saab", "van"])[y.astype(int)]
-    est = ESTIMATOR[learner](budget=10, block_size=32, shuffle=False, random_state=3)
+    est = ESTIMATOR[learner](budget=10, block_size=32, n_epochs=1, shuffle=False, random_state=3)
     whole = clone(est).fit(X, labels)
     chunked = clone(est)
     for lo, hi in [(0, 1), (1, 8), (8, 50), (50, 51), (51, 150), (150, N_ROWS)]:

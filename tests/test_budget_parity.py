@@ -173,7 +173,7 @@ def test_chunking_and_block_size(data_dir, learner):
     """partial_fit chunks that split blocks give the same model bit for bit; for the deterministic
     learners (Forgetron, BPAS) so does any block size."""
     X, y = _data("australian/australian.libsvm.gz", "minmax")
-    est = ESTIMATOR[learner](budget=10, block_size=32, shuffle=False, random_state=3)
+    est = ESTIMATOR[learner](budget=10, block_size=32, n_epochs=1, shuffle=False, random_state=3)
     whole = clone(est).fit(X, y)
     chunked = clone(est)
     for lo, hi in [(0, 1), (1, 8), (8, 50), (50, 51), (51, 150), (150, ROWS)]:
@@ -220,7 +220,7 @@ def test_zero_norm_instances_with_polynomial_kernels(learner):
     """κ(x, x) = 0: x is the zero function; no division by zero, never a support vector."""
     X = np.array([[0.0, 0.0], [1.0, 0.5], [0.0, 0.0], [-1.0, 0.2]] * 15)
     y = np.array([1, -1, 1, -1] * 15)
-    model = ESTIMATOR[learner](kernels="poly:1,2,3", budget=3, shuffle=False, random_state=0).fit(X, y)
+    model = ESTIMATOR[learner](kernels="poly:1,2,3", budget=3, n_epochs=1, shuffle=False, random_state=0).fit(X, y)
     assert np.isfinite(model.decision_function(X)).all()
     e = model.engine_
     for k in range(3):

@@ -292,7 +292,7 @@ def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):
     """What ``omkl run`` relies on to give a cluster run's model: partial_fit calls ending at round
     ends (here 3 blocks of 100) leave the model of a single call."""
     X, y, _ = load_arrays(stored)
-    whole = make_estimator("spa", block_size=100, shuffle=False, random_state=3).fit(X, y)
+    whole = make_estimator("spa", block_size=100, n_epochs=1, shuffle=False, random_state=3).fit(X, y)
     fed = make_estimator("spa", block_size=100, random_state=3)
     rows = fed.feed_rows()
     assert rows == 300

@@ -44,6 +44,7 @@ INVALID_PARAMS = {
     "beta": [0.0, 1.0, 1.5, -0.2, "0.5"],
     "delta": [0.0, 1.0000001, -1.0],
     "block_size": [0, -3, 2.5, True],
+    "n_epochs": [0, -1, 1.5, True, "5"],
     "update": ["X", "d"],
     "combination": ["Q", "u"],
     "kernels": ["gaussian:1;nosuchkernel", "nosuchkernel"],
@@ -171,7 +172,7 @@ def test_fit_starts_over_and_returns_self(data, est):
     assert model.partial_fit(X[60:], y[60:]) is model
     assert model.fit(X[50:], y[50:]) is model
     assert _state(model, X) == _state(clone(est).fit(X[50:], y[50:]), X)
-    assert model.n_samples_seen_ == (len(y) - 50) * getattr(model, "n_epochs_", 1)  # OKS, OM-2: every epoch
+    assert model.n_samples_seen_ == (len(y) - 50) * getattr(model, "n_epochs_", 1)  # every pass of fit
     assert 0.0 <= model.score(X, y) <= 1.0
 
 

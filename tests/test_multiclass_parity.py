@@ -248,8 +248,8 @@ def test_multiclass_decisions_do_not_depend_on_blocks_or_calls(data_dir, name):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: OM2(block_size=32, shuffle=False),
-        lambda: OMKC(update="S", combination="S", block_size=32, shuffle=False, random_state=1),
+        lambda: OM2(block_size=32, n_epochs=1, shuffle=False),
+        lambda: OMKC(update="S", combination="S", block_size=32, n_epochs=1, shuffle=False, random_state=1),
     ],
     ids=["OM2", "OMKC-SS"],
 )

@@ -199,17 +199,23 @@ def make_estimator(variant, data, *, block_size=BLOCK, seed=SEED, **over):
             kernels="omkc16",
             block_size=block_size,
             block_sync=v["block_sync"],
+            n_epochs=1,
             shuffle=False,
             random_state=seed,
         )
     if v["kind"] == "kp":
         return KernelPerceptron(
-            kernel=specs_of(variant, data)[0].name, block_size=block_size, shuffle=False, random_state=seed
+            kernel=specs_of(variant, data)[0].name, block_size=block_size, n_epochs=1, shuffle=False, random_state=seed
         )
     if v["kind"] == "pu":
-        return PerceptronU(kernels="omkc16", block_size=block_size, shuffle=False, random_state=seed)
+        return PerceptronU(kernels="omkc16", block_size=block_size, n_epochs=1, shuffle=False, random_state=seed)
     return PerceptronStar(
-        kernels="omkc16", validation_size=VALIDATION, block_size=block_size, shuffle=False, random_state=seed
+        kernels="omkc16",
+        validation_size=VALIDATION,
+        block_size=block_size,
+        n_epochs=1,
+        shuffle=False,
+        random_state=seed,
     )
 
 

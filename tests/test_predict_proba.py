@@ -97,7 +97,7 @@ def test_only_rows_not_learnt_before_calibrate():
     """fit's later passes score rows the model has learnt: only the first calibrates; partial_fit
     calibrates on every row of the stream."""
     X, y = _data(3)
-    model = OM2(**OM2._unit_test_params[0], n_epochs=3).fit(X, y)
+    model = OM2(**{**OM2._unit_test_params[0], "n_epochs": 3}).fit(X, y)
     assert model.n_epochs_ > 1 and model.calibration_.n_rows == len(y)
     model.partial_fit(X[:40], y[:40])
     assert model.calibration_.n_rows == len(y) + 40

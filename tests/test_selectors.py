@@ -72,7 +72,7 @@ def test_alsvm_alignment_is_the_centred_formula(data):
 def test_online_selectors_then_svm(data):
     X, y, Xt, yt = data
     oks_svm = OKSSVM(kernels=POOL, random_state=2).fit(X, y)
-    oks = OKS(kernels=POOL, shuffle=False, random_state=2).fit(X, y)
+    oks = OKS(kernels=POOL, n_epochs=2, shuffle=False, random_state=2).fit(X, y)  # (OKS-SVM's passes)
     assert oks_svm.selected_kernel_ == oks.selected_kernel_
     np.testing.assert_array_equal(oks_svm.selector_.kernel_weights_, oks.kernel_weights_)
     som_svm = SOMSVM(kernels=POOL, betas=(0.3, 0.7), random_state=2).fit(X, y)
@@ -90,7 +90,7 @@ def test_mutron_and_om1(data):
     model = MuTron(kernels=POOL, random_state=1).fit(X, y)
     train, val = validation_split(len(X), 1)
     for k, spec in enumerate(model.kernel_pool_):  # each kernel's own Perceptron on the training part
-        alone = KernelPerceptron(kernel=spec, shuffle=False).fit(X[train], y[train])
+        alone = KernelPerceptron(kernel=spec, n_epochs=1, shuffle=False).fit(X[train], y[train])
         assert model.validation_scores_[k] == pytest.approx(np.mean(alone.predict(X[val]) == y[val]))
     om1 = OM1(kernels=POOL, betas=(0.2, 0.6)).fit(X, y)
     assert om1.beta_ in (0.2, 0.6) and om1.score(Xt, yt) > 0.6

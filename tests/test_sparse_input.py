@@ -92,7 +92,7 @@ def test_sparse_rows_mix_with_dense_calls_and_survive_a_save(binary_sparse, tmp_
     """A model that keeps sparse rows takes dense X later (converted), saves its support vectors
     as CSR parts (never densified) and, loaded, goes on learning exactly."""
     X, y = binary_sparse
-    whole = SPA(shuffle=False, random_state=0).fit(sp.csr_matrix(X), y)
+    whole = SPA(n_epochs=1, shuffle=False, random_state=0).fit(sp.csr_matrix(X), y)
     model = SPA(random_state=0).partial_fit(sp.csr_matrix(X[:1024]), y[:1024], classes=[-1, 1])
     save_model(model, tmp_path / "m")
     arrays, _ = model.to_state()

@@ -20,6 +20,10 @@ from .._validation import Satisfies
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+# ``fit``'s passes over a training set by default (``n_epochs``; ``partial_fit`` makes one): see
+# benchmarks/online_defaults.py and BENCHMARKS.md "Defaults of fit"
+N_EPOCHS = 5
+
 # ``shuffle``'s constraint (every online estimator declares it in its ``_parameter_constraints``)
 SHUFFLE = [Satisfies(lambda value: bool(value) if isinstance(value, (bool, np.bool_)) else None, "True or False")]
 

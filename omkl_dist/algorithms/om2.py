@@ -19,15 +19,13 @@ from ..engine.hyper import OM2Hyper
 from ..engine.protocol import Rule
 from ..kernels import make_pool
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
-from ._order import SHUFFLE
+from ._order import N_EPOCHS, SHUFFLE
 from .base import POSITIVE_INT, RANDOM_STATE, OnlineKernelClassifier
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from numpy.typing import NDArray
 
-    from ._batch import KernelSpecLike, Rows
+    from ._batch import KernelSpecLike
 
 NORMS = ("exact", "bound")
 
@@ -57,10 +55,11 @@ class OM2(OnlineKernelClassifier):
         2 F^{2/q} (κ(x, x) = 1: gaussians). The default follows the paper's algorithm; with
         unnormalised kernels (polynomials on raw data) the exact norm keeps steps small where
         κ(x, x) is large, and a step that comes out negative is clipped to 0 (no update).
-    n_epochs : int >= 1, default 1
+    n_epochs : int >= 1, default 5
         Passes of ``fit`` over the data (the paper cycles through the training set), each in a
         new order when ``shuffle``; ``fit`` stops early after an epoch without an update.
-        ``partial_fit`` is always one pass.
+        ``partial_fit`` and a job's stream are always one pass. Five as for every online
+        classifier (:class:`~omkl_dist.algorithms.OMKC`; BENCHMARKS.md "Defaults of fit").
     block_size : int, default 256
         Instances per block of the block-exact engine; OM-2 is deterministic, so the model's
         decisions do not depend on it.
@@ -98,7 +97,7 @@ class OM2(OnlineKernelClassifier):
         kernels: KernelSpecLike = "omkc16+norm",
         p: float | None = None,
         norm: str = "exact",
-        n_epochs: int = 1,
+        n_epochs: int = N_EPOCHS,
         block_size: int = 256,
         shuffle: bool = True,
         random_state: int | None = SEED,
@@ -111,7 +110,7 @@ class OM2(OnlineKernelClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16, "shuffle": False},)
+    _unit_test_params = ({"kernels": UNIT_TEST_KERNELS, "block_size": 16, "n_epochs": 1, "shuffle": False},)
 
     # p None: Corollary 1's choice (default_p)
     _parameter_constraints = {
@@ -131,21 +130,9 @@ class OM2(OnlineKernelClassifier):
         p = default_p(len(make_pool(self._kernel_spec()))) if self.p is None else float(self.p)
         return {"hyper": OM2Hyper(q=p / (p - 1.0), bounded_norm=self.norm == "bound"), "block_sync": False}
 
-    def _fit_passes(self, X: Rows, y_coded: NDArray[np.float64], orders: Iterator[NDArray[np.intp] | None]) -> None:
-        """Up to ``n_epochs`` passes, each in a new order; stops after an epoch without an update."""
-        epoch_mistakes: list[int] = []
-        rows_kept = 0
-        for epoch in range(self.n_epochs):
-            order = next(orders)
-            rows, labels = (X, y_coded) if order is None else (X[order], y_coded[order])
-            # only the first pass scores rows the model has not learnt: it alone calibrates
-            outcome = self._learn(rows, labels, False, calibrate=epoch == 0)
-            epoch_mistakes.append(int(outcome["mistakes"].sum()))
-            if self.engine_.support_vectors.n == rows_kept:  # an epoch without an update: the next ones would repeat it
-                break
-            rows_kept = self.engine_.support_vectors.n
-        self.epoch_mistakes_ = epoch_mistakes
-        self.n_epochs_ = len(epoch_mistakes)
+    def _updates(self) -> int:
+        """OM-2 keeps a row on every update: an epoch that kept none leaves the model final."""
+        return int(self.engine_.support_vectors.n)
 
     def _publish(self) -> None:
         super()._publish()

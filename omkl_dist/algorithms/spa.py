@@ -23,6 +23,7 @@ from ..defaults import SEED
 from ..engine.hyper import SPAHyper
 from ..engine.protocol import Rule
 from ._batch import UNIT_TEST_KERNELS
+from ._order import N_EPOCHS
 from .base import POSITIVE_INT, OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -59,9 +60,10 @@ class SPA(OnlineKernelClassifier):
     budget : int or None
         Expected support vectors per kernel; sets β = α T / budget (at least α).
     expected_instances : int or None
-        T for ``budget``: the stream length. Default: the rows given to ``fit`` (or to the first
-        ``partial_fit`` call, which is only right if that call holds the whole stream).
-    block_size, block_sync, shuffle, random_state : as in :class:`~omkl_dist.algorithms.OMKC`.
+        T for ``budget``: the stream length. Default: the rows ``fit`` learns (``n_epochs`` times
+        those given), or those of the first ``partial_fit`` call, which is only right if that
+        call holds the whole stream.
+    block_size, block_sync, n_epochs, shuffle, random_state : as in :class:`~omkl_dist.algorithms.OMKC`.
 
     Examples
     --------
@@ -70,12 +72,12 @@ class SPA(OnlineKernelClassifier):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> X = MinMaxScaler().fit_transform(X)
     >>> model = SPA(random_state=0).fit(X, y)
-    >>> model.mistakes_ < 0.2 * len(y), int(model.n_support_.max()) < len(y) // 3
+    >>> model.mistakes_ < 0.2 * model.n_samples_seen_, int(model.n_support_.max()) < len(y) // 3  # (5 passes)
     (True, True)
     >>> model.predict_proba(X[:3]).round(2)  # calibrated on the progressive scores (docs/probabilities.md)
-    array([[0.98, 0.02],
-           [0.99, 0.01],
-           [1.  , 0.  ]])
+    array([[1., 0.],
+           [1., 0.],
+           [1., 0.]])
     """
 
     HEDGE_LOSSES = ("hinge", "mistake")
@@ -92,6 +94,7 @@ class SPA(OnlineKernelClassifier):
         budget: int | None = None,
         expected_instances: int | None = None,
         block_size: int = 256,
+        n_epochs: int = N_EPOCHS,
         block_sync: bool = False,
         shuffle: bool = True,
         random_state: int | None = SEED,
@@ -107,17 +110,19 @@ class SPA(OnlineKernelClassifier):
         self.budget = budget
         self.expected_instances = expected_instances
         self.block_size = block_size
+        self.n_epochs = n_epochs
         self.block_sync = block_sync
         self.shuffle = shuffle
         self.random_state = random_state
 
     _unit_test_params = (
-        {"kernels": UNIT_TEST_KERNELS, "block_size": 16, "shuffle": False, "random_state": 0},
+        {"kernels": UNIT_TEST_KERNELS, "block_size": 16, "n_epochs": 1, "shuffle": False, "random_state": 0},
         {
             "kernels": UNIT_TEST_KERNELS,
             "budget": 20,
             "block_size": 16,
             "block_sync": True,
+            "n_epochs": 1,
             "shuffle": False,
             "random_state": 0,
         },
@@ -146,14 +151,14 @@ class SPA(OnlineKernelClassifier):
     def _rule(self) -> int:
         return Rule.SPA
 
-    def _start(self, n_features: int, n_rows: int) -> None:
-        horizon = n_rows if self.expected_instances is None else self.expected_instances
+    def _start(self, n_features: int, n_rows: int, *, passes: int = 1) -> None:
+        horizon = n_rows * passes if self.expected_instances is None else self.expected_instances
         self.beta_ = (
             float(self.beta)
             if self.budget is None
             else max(float(self.alpha), float(self.alpha) * horizon / self.budget)
         )
-        super()._start(n_features, n_rows)
+        super()._start(n_features, n_rows, passes=passes)
 
     def _engine_params(self) -> dict[str, Any]:
         hyper = SPAHyper(

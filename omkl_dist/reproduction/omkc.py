@@ -243,7 +243,7 @@ def make_model(algorithm: str, random_state: int = 0):
             update=update, combination=combination, kernels=KERNELS, beta=BETA, delta=DELTA, random_state=random_state
         )
     if algorithm == "om2":  # one pass, Algorithm 1's exact norm
-        return OM2(kernels=KERNELS, p=OM2_P)
+        return OM2(kernels=KERNELS, p=OM2_P, n_epochs=1)
     raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(IMPLEMENTED)}")
 
 

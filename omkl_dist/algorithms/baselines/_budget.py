@@ -40,7 +40,14 @@ class BudgetBaseline(OnlineKernelClassifier):
     _learner: str | None = None  # "rbp", "forgetron", "bogd" or "bpas"
     _parameter_constraints = CONSTRAINTS
     _unit_test_params = (
-        {"kernels": UNIT_TEST_KERNELS, "budget": 30, "block_size": 16, "shuffle": False, "random_state": 0},
+        {
+            "kernels": UNIT_TEST_KERNELS,
+            "budget": 30,
+            "block_size": 16,
+            "n_epochs": 1,
+            "shuffle": False,
+            "random_state": 0,
+        },
     )
 
     budget: int

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..._validation import Interval
 from ...defaults import SEED
+from .._order import N_EPOCHS
 from ._budget import CONSTRAINTS, ETA, BudgetBaseline
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ class BOGD(BudgetBaseline):
         practically no shrinking.)
     block_size : int, default 256
         Instances per block of the engine and of the random streams.
+    n_epochs : int >= 1, default 5
+        Passes of ``fit``, each in a new order when ``shuffle`` (``partial_fit`` and a job's
+        stream: one), as in :class:`~omkl_dist.algorithms.OMKC`.
     shuffle : bool, default True
         ``fit`` learns the rows in a random order drawn with ``random_state`` (a training set's
         order means nothing, and one sorted by class would teach one class after the other);
@@ -57,7 +61,7 @@ class BOGD(BudgetBaseline):
     >>> from sklearn.preprocessing import MinMaxScaler
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> model = BOGD(budget=30, random_state=0).fit(MinMaxScaler().fit_transform(X), y)
-    >>> bool(model.mistakes_ < 0.3 * len(y)), int(model.n_support_.max())
+    >>> bool(model.mistakes_ < 0.3 * model.n_samples_seen_), int(model.n_support_.max())  # (over 5 passes)
     (True, 30)
     """
 
@@ -72,6 +76,7 @@ class BOGD(BudgetBaseline):
         eta: float = 0.1,
         lam: float = 1e-4,
         block_size: int = 256,
+        n_epochs: int = N_EPOCHS,
         shuffle: bool = True,
         random_state: int | None = SEED,
     ) -> None:
@@ -81,6 +86,7 @@ class BOGD(BudgetBaseline):
         self.eta = eta
         self.lam = lam
         self.block_size = block_size
+        self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...defaults import SEED
+from .._order import N_EPOCHS
 from ._budget import CONSTRAINTS, ETA, BudgetBaseline
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class BPAS(BudgetBaseline):
         vs 12.1 %); 1.0 was close, a little worse on cod-rna (10.7 %).
     block_size : int, default 256
         Block size of the engine (the result does not depend on it).
+    n_epochs : int >= 1, default 5
+        Passes of ``fit``, each in a new order when ``shuffle`` (``partial_fit`` and a job's
+        stream: one), as in :class:`~omkl_dist.algorithms.OMKC`.
     shuffle : bool, default True
         ``fit`` learns the rows in a random order drawn with ``random_state`` (a training set's
         order means nothing, and one sorted by class would teach one class after the other);
@@ -57,7 +61,7 @@ class BPAS(BudgetBaseline):
     >>> from sklearn.preprocessing import MinMaxScaler
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> model = BPAS(budget=30).fit(MinMaxScaler().fit_transform(X), y)
-    >>> bool(model.mistakes_ < 0.25 * len(y)), int(model.n_support_.max())
+    >>> bool(model.mistakes_ < 0.25 * model.n_samples_seen_), int(model.n_support_.max())  # (over 5 passes)
     (True, 30)
     """
 
@@ -72,6 +76,7 @@ class BPAS(BudgetBaseline):
         gamma: float = 0.99,
         eta: float = 0.3,
         block_size: int = 256,
+        n_epochs: int = N_EPOCHS,
         shuffle: bool = True,
         random_state: int | None = SEED,
     ) -> None:
@@ -80,5 +85,6 @@ class BPAS(BudgetBaseline):
         self.gamma = gamma
         self.eta = eta
         self.block_size = block_size
+        self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state

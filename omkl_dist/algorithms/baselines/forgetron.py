@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...defaults import SEED
+from .._order import N_EPOCHS
 from ._budget import BudgetBaseline
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ class Forgetron(BudgetBaseline):
         Hedge discount per mistake.
     block_size : int, default 256
         Block size of the engine (the result does not depend on it).
+    n_epochs : int >= 1, default 5
+        Passes of ``fit``, each in a new order when ``shuffle`` (``partial_fit`` and a job's
+        stream: one), as in :class:`~omkl_dist.algorithms.OMKC`.
     shuffle : bool, default True
         ``fit`` learns the rows in a random order drawn with ``random_state`` (a training set's
         order means nothing, and one sorted by class would teach one class after the other);
@@ -49,7 +53,7 @@ class Forgetron(BudgetBaseline):
     >>> from sklearn.preprocessing import MinMaxScaler
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> model = Forgetron(budget=30).fit(MinMaxScaler().fit_transform(X), y)
-    >>> bool(model.mistakes_ < 0.2 * len(y)), int(model.n_support_.max())
+    >>> bool(model.mistakes_ < 0.2 * model.n_samples_seen_), int(model.n_support_.max())  # (over 5 passes)
     (True, 30)
     """
 
@@ -62,6 +66,7 @@ class Forgetron(BudgetBaseline):
         budget: int = 100,
         gamma: float = 0.99,
         block_size: int = 256,
+        n_epochs: int = N_EPOCHS,
         shuffle: bool = True,
         random_state: int | None = SEED,
     ) -> None:
@@ -69,5 +74,6 @@ class Forgetron(BudgetBaseline):
         self.budget = budget
         self.gamma = gamma
         self.block_size = block_size
+        self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state

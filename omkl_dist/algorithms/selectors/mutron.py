@@ -65,7 +65,14 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         classes = np.unique(y)
         # in the given order: the chosen kernel's Perceptron below repeats its updates
-        every = OMKC(kernels=self.kernel_pool_, update="D", combination="U", block_size=self.block_size, shuffle=False)
+        every = OMKC(
+            kernels=self.kernel_pool_,
+            update="D",
+            combination="U",
+            block_size=self.block_size,
+            n_epochs=1,
+            shuffle=False,
+        )
         every.fit(X[train], y[train])
         F = every.engine_.kernel_scores(X[val])  # (n, m) binary, (n, m, K) multi-class
         codes = class_codes(y[val], classes, multiclass=True)  # class indices
