@@ -135,8 +135,12 @@ def markdown(result: dict) -> list[str]:
     lines = [
         "",
         f"## Budget baselines (16 kernels `{result['params']['kernels']}`, B = {result['params']['budget']} per "
-        f"kernel, raw features, block {result['block_size']}; min of {result['repeats']} passes; "
-        f"{result.get('learner_params', {})})",
+        f"kernel, raw features, block {result['block_size']}; min of {result['repeats']} passes"
+        + "".join(
+            f"; {learner} " + ", ".join(f"{k} = {v}" for k, v in params.items())
+            for learner, params in result.get("learner_params", {}).items()
+        )
+        + ")",
         "",
         "Issue 36's comparison with the authors' C++ toolbox (its BPAS: "
         + ", ".join(f"{d} {s} s, {m} %" for d, (s, m) in result["cxx_bpas"].items())
