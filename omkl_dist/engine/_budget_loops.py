@@ -18,10 +18,9 @@ from ..learners._budget import (
     MSUM_SIZE,
     RBP,
     buffer_values,
+    exact_dot,
     gram_column,
     kernel_values,
-    msum_add,
-    msum_value,
     own_dots,
     self_kernel,
 )
@@ -51,25 +50,22 @@ def _class_score(c, K, n_used, coef, V, parts):
         fb += v
         fabs += abs(v)
     if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
-        n_parts = np.int64(0)
-        for j in range(n_used):
-            n_parts = msum_add(parts, n_parts, coef[j * K + c] * V[j])
-        fb = msum_value(parts, n_parts)
+        fb = exact_dot(coef, K, c, V, n_used, parts)
     return fb
 
 
 @njit(cache=True)
-def _kernel_block(k, rows, kernels, hp, buffers, F, L):
-    """Kernel k's learner over the rows of one segment (:class:`~.records.BudgetRows`); updates its
+def _kernel_block(k, y, Xb, xsq, XXt, U, g, integral, kernels, hp, buffers, F, L):
+    """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
     multi-class rules (labels 0..K−1, K coefficients per slot).
 
     The segment's kernel values with the buffer of its start come first, as one (rows × B) matrix from
-    the dot products ``D``; then per row t: those values, the values with the slots that block rows took
-    since (their Gram columns ``Gc``, gathered through the list of such slots), the scores, and the
-    learner's step on slot-indexed coefficients, κ(x, x) and accumulators."""
-    y, Xb, xsq, D, XXt, U, g = rows
+    the rows' dot products with the buffer (summed here, in feature order); then per row t: those
+    values, the values with the slots that block rows took since (their Gram columns ``Gc``, gathered
+    through the list of such slots), the scores, and the learner's step on slot-indexed coefficients,
+    κ(x, x) and accumulators."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
     sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes = buffers
@@ -80,16 +76,15 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
     work = np.empty(max(n * used0, n, 1))
     scratch = np.empty(max(n * used0, n, 1))
     Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
-    if D.shape[2] == 0 and used0 > 0:  # this kernel sums its own dot products, in feature order
-        own = own_dots(Xb, sv_X[k], used0)  # (rows, 1, used0): its kernel index is 0, typed as D's k is
+    if used0 > 0:  # the kernel sums its own dot products, in feature order
+        own = own_dots(Xb, sv_X[k], used0, integral)  # (rows, 1, used0): its kernel index is 0, typed as k is
         buffer_values(kind, param, norm, own, np.int64(0), xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
-    else:
-        buffer_values(kind, param, norm, D, k, xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     Gc = np.empty((n, n))
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)
     fc = np.empty(K)  # one row's class scores
     row = np.empty(K)  # BPAS's scratch
+    deg = np.empty(max(budget, 1))
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
     slots = Slots(ck, entry)
     values = BlockValues(V, kxxk)
@@ -119,7 +114,7 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
             elif learner == BOGD:
                 loss, n_used, s, new = bogd_step(t, yt, f, kxx, U[t, k], hp, n_used, s, slots)
             else:
-                loss, n_used, new = bpas_step(t, yt, f, kxx, hp, n_used, slots, values)
+                loss, n_used, new = bpas_step(t, yt, f, kxx, hp, n_used, slots, values, deg)
         else:
             yt = int(y[t])
             r = rival(fc, yt)
@@ -136,7 +131,7 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
             elif learner == BOGD:
                 loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, s, slots)
             else:
-                loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row)
+                loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row, deg)
         L[t, k] = loss
         if new >= 0:
             kxxk[new] = kxx
@@ -163,11 +158,30 @@ def _kernel_block(k, rows, kernels, hp, buffers, F, L):
 
 @njit(cache=True, parallel=True)
 def budget_block(rows, kernels, hp, buffers, F, L):
-    """Every kernel's learner over one segment (:func:`_kernel_block`), the kernels in parallel."""
+    """Every kernel's learner over the segments of a chunk of rows (:func:`_kernel_block` segment after
+    segment), the kernels in parallel."""
+    y, Xb, xsq, XXt, U, g, bounds, integral = rows
     for k in prange(kernels.kinds.shape[0]):
         # int64: numba types a prange index int64 when it types the loop and uint64 in the parallel
         # body, so an uncast k compiles _kernel_block (~10 s) twice
-        _kernel_block(np.int64(k), rows, kernels, hp, buffers, F, L)
+        kk = np.int64(k)
+        for i in range(bounds.shape[0] - 1):
+            a, b = bounds[i], bounds[i + 1]
+            _kernel_block(
+                kk,
+                y[a:b],
+                Xb[a:b],
+                xsq[a:b],
+                XXt[a:b],
+                U[a:b],
+                g + a,
+                integral[i],
+                kernels,
+                hp,
+                buffers,
+                F[a:b],
+                L[a:b],
+            )
 
 
 @njit(cache=True, parallel=True)
@@ -197,8 +211,5 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
                     acc += v
                     aabs += abs(v)
                 if abs(acc) <= _CANCELLED * aabs:
-                    n_parts = np.int64(0)
-                    for j in range(n):
-                        n_parts = msum_add(parts, n_parts, coef[k, j * K + c] * vals[j])
-                    acc = msum_value(parts, n_parts)
+                    acc = exact_dot(coef[k], K, c, vals, n, parts)
                 out[t, k * K + c] = scale[k] * acc

@@ -29,11 +29,11 @@ the mistake indicator ``z_k = [y f_k(x) <= 0]`` for the Perceptron-type RBP and 
 OMKC(D,D), Hoi et al. 2013), the hinge loss for the gradient/PA-type BOGD and BPAS (like SPA).
 
 Block exactness: per segment of rows and kernel, the dot products of the rows with the kernel's buffer
-as it was at the segment start (one BLAS product for every kernel when the data are integers and every
-partial sum is exact, otherwise each kernel's learner sums its own in feature order inside the parallel
-loop over kernels) give one matrix of kernel values; rows that become support vectors inside the
-segment get their column of the segment's own Gram matrix (from its dot matrix); a new support vector
-overwrites the slot it takes and shrinking is a scale factor (see :mod:`omkl_dist.learners._budget`).
+as it was at the segment start (each kernel's learner sums its own, in feature order, inside the one
+parallel loop over kernels that runs every segment of a chunk of rows) give one matrix of kernel values;
+rows that become support vectors inside the segment get their column of the segment's own Gram matrix
+(from its dot matrix); a new support vector overwrites the slot it takes and shrinking is a scale factor
+(see :mod:`omkl_dist.learners._budget`).
 Results equal instance-by-instance processing (same mistakes,
 decision values to rounding) for any block size and any chunking of the input. Randomness (RBP's
 and BOGD's removals) is one uniform per instance and kernel from
@@ -46,6 +46,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numba import parallel_chunksize
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
@@ -73,6 +74,8 @@ LEARNERS = tuple(LEARNER_CODES)
 # (64: a quarter less CPU than 512 for BPAS on cod-rna). Segments never cross a global block boundary, and
 # any segmentation gives the same result.
 MAX_SEGMENT = 64
+# Rows per parallel loop over kernels (its segments' shared data: CHUNK_ROWS x (MAX_SEGMENT + m) doubles)
+CHUNK_ROWS = 4096
 
 
 def _program_from(kinds, param, norm) -> KernelProgram:
@@ -275,27 +278,46 @@ class BudgetEngine:
         code = LEARNER_CODES[self.learner]
         hp = BudgetParams(code, self.budget, self.eta, self.lam, K)
         kernels, buffers = self._kernels(), self.buffers()
-        pos = 0
-        with one_blas_thread():  # segments alternate BLAS products and numba's parallel loops
-            while pos < n:
-                gs = self.n_seen
-                end = min(n, pos + self.block_size - gs % self.block_size, pos + MAX_SEGMENT)
-                Xs, ys = X[pos:end], y[pos:end]
-                ns = end - pos
-                self.int_bound = max(self.int_bound, integral_bound(Xs))
-                exact_blas = blas_dots_exact(self.int_bound, self.int_bound, Xs.shape[1])
-                xsq = row_sq(Xs)
-                D, XXt = self._dots(Xs, exact_blas)
-                if code in (RBP, BOGD):
-                    U = uniforms(self.seed, gs, gs + ns, self.kernel_ids, self.block_size)
-                else:
-                    U = np.zeros((ns, m))
-                Fs, Ls = np.empty((ns, m * K)), np.empty((ns, m))
-                budget_block(BudgetRows(ys, Xs, xsq, D, XXt, U, gs), kernels, hp, buffers, Fs, Ls)
-                F[pos:end], L[pos:end] = Fs, Ls
-                self.n_seen += ns
-                pos = end
+        # every kernel's learner runs over all the segments of a chunk of rows in one parallel loop
+        # over kernels (a parallel loop per segment made both threads wait for each other ~900 times a
+        # pass over cod-rna: on a busy machine, a descheduled thread stalled the other each time); the
+        # kernels' costs differ (their kind, how often each learner updates): handed out one at a time
+        with one_blas_thread(), parallel_chunksize(1):
+            for lo in range(0, n, CHUNK_ROWS):
+                hi = min(n, lo + CHUNK_ROWS)
+                rows = self._segments(X[lo:hi], y[lo:hi], code)
+                budget_block(rows, kernels, hp, buffers, F[lo:hi], L[lo:hi])
+                self.n_seen += hi - lo
         return {"F": F, "loss": L}
+
+    def _segments(self, X: np.ndarray, y: np.ndarray, code: int) -> BudgetRows:
+        """A chunk of rows (continuing the stream) cut into segments, each inside one global block and at
+        most ``MAX_SEGMENT`` rows, with what the kernels share: squared norms, each segment's dots among
+        its rows, the uniforms (RBP, BOGD) and whether every row seen so far is integral. Advances
+        ``int_bound`` over the chunk."""
+        n, m = len(y), self.m
+        bounds = [0]
+        while bounds[-1] < n:
+            g = self.n_seen + bounds[-1]
+            bounds.append(min(n, bounds[-1] + self.block_size - g % self.block_size, bounds[-1] + MAX_SEGMENT))
+        XXt = np.empty((n, MAX_SEGMENT))
+        integral = np.empty(len(bounds) - 1, dtype=np.bool_)
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            Xs = X[a:b]
+            self.int_bound = max(self.int_bound, integral_bound(Xs))
+            exact_blas = blas_dots_exact(self.int_bound, self.int_bound, Xs.shape[1])
+            XXt[a:b, : b - a] = Xs @ Xs.T if exact_blas else row_dots(Xs)
+            integral[i] = np.isfinite(self.int_bound)
+        if code in (RBP, BOGD):
+            U = np.concatenate(
+                [
+                    uniforms(self.seed, self.n_seen + a, self.n_seen + b, self.kernel_ids, self.block_size)
+                    for a, b in zip(bounds[:-1], bounds[1:])
+                ]
+            )
+        else:
+            U = np.zeros((n, m))
+        return BudgetRows(y, X, row_sq(X), XXt, U, self.n_seen, np.array(bounds, dtype=np.int64), integral)
 
     def _kernels(self) -> BudgetKernels:
         return BudgetKernels(self.program.kinds, self.program.param, self.program.norm)
@@ -317,16 +339,6 @@ class BudgetEngine:
             self.forget_M,
             self.kernel_mistakes,
         )
-
-    def _dots(self, Xs, exact_blas):
-        """Dot products of the rows with every kernel's buffer, ``D[t, k, j]`` (n, m, max used), and
-        among the rows (n, n)."""
-        if exact_blas:  # integers: every partial sum exact, BLAS gives the exact value in any order
-            D, _ = self._dots_only(Xs, exact_blas)
-            return D, Xs @ Xs.T
-        # feature-order sums: each kernel's learner sums its own buffer's inside the one parallel loop
-        # over kernels (a parallel call per segment for them costs more than the sums on a busy machine)
-        return np.empty((len(Xs), self.m, 0)), row_dots(Xs)
 
     rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified
 

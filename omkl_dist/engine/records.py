@@ -78,17 +78,21 @@ class SPAOutputs(NamedTuple):
 
 
 class BudgetRows(NamedTuple):
-    """A budget-engine segment: labels, rows, squared norms, dot products with the buffers ``D`` (n, m, B;
-    (n, m, 0): each kernel sums its own in feature order) and among the rows ``XXt`` (n, n), uniforms
-    ``U`` (n, m), and the global index ``g`` of its first row."""
+    """A chunk of a budget engine's rows, cut into segments (rows ``bounds[i]:bounds[i + 1]``, each inside
+    one global block): labels, rows, squared norms, each row's dots with the rows of its segment ``XXt``
+    (n, MAX_SEGMENT: row t of segment i, columns ``0:bounds[i + 1] − bounds[i]``), uniforms ``U`` (n, m),
+    the global index ``g`` of the first row, and per segment whether every row seen up to its end (so
+    every buffer row) holds integers only (``integral``: finite values, see
+    :func:`~..learners._budget.own_dots`)."""
 
     y: np.ndarray
     Xb: np.ndarray
     xsq: np.ndarray
-    D: np.ndarray
     XXt: np.ndarray
     U: np.ndarray
     g: int
+    bounds: np.ndarray
+    integral: np.ndarray
 
 
 class BudgetKernels(NamedTuple):

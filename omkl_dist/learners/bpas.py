@@ -28,29 +28,32 @@ from ._budget import hinge, place, place_pair
 
 
 @njit(cache=True)
-def _least_degradation(kxx, budget, K, slots, values):
+def _least_degradation(kxx, budget, K, slots, values, deg):
     """``(slot, κ(x_slot, x_t))`` of the support vector whose removal degrades the weights least,
-    ``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (K coefficients per slot; the first on ties)."""
+    ``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (K coefficients per slot; the first on ties).
+    The degradations go to ``deg`` (B) first, a loop without branches that vectorises (its divisions
+    dominated a search that compared as it went), then the first least one is picked."""
     coef = slots.coef
     V, kxx_slot = values
-    best = 0
-    best_deg = 0.0
     for j in range(budget):
         norm2 = 0.0
         for c in range(K):
             norm2 += coef[j * K + c] * coef[j * K + c]
         krt = V[j]
-        deg = norm2 * (kxx_slot[j] - krt * krt / kxx)
-        if j == 0 or deg < best_deg:
-            best, best_deg = j, deg
+        deg[j] = norm2 * (kxx_slot[j] - krt * krt / kxx)
+    best = 0
+    best_deg = deg[0]
+    for j in range(1, budget):
+        if deg[j] < best_deg:
+            best, best_deg = j, deg[j]
     return best, V[best]
 
 
 @njit(cache=True)
-def bpas_step(t, y, f, kxx, hp, used, slots, values):
+def bpas_step(t, y, f, kxx, hp, used, slots, values, deg):
     """One instance for one kernel (:class:`~.records.BudgetParams` ``hp``, C = ``hp.eta``; its
     :class:`~.records.Slots` and :class:`~.records.BlockValues`); returns ``(hinge loss, used, slot)``
-    (the slot row t took, -1: none; BPA-S never rescales)."""
+    (the slot row t took, -1: none; BPA-S never rescales). ``deg`` (B) is scratch."""
     budget, C = hp.budget, hp.eta
     coef, entry = slots
     loss = hinge(y, f)
@@ -63,16 +66,16 @@ def bpas_step(t, y, f, kxx, hp, used, slots, values):
     if used < budget:
         place(used, t, a, coef, entry)
         return loss, used + 1, used
-    best, best_k = _least_degradation(kxx, budget, 1, slots, values)
+    best, best_k = _least_degradation(kxx, budget, 1, slots, values, deg)
     a += coef[best] * best_k / kxx
     place(best, t, a, coef, entry)
     return loss, used, best
 
 
 @njit(cache=True)
-def bpas_mc_step(t, y, r, margin, kxx, hp, used, slots, values, row):
+def bpas_mc_step(t, y, r, margin, kxx, hp, used, slots, values, row, deg):
     """Multi-class: label y, rival r, margin ``f(x, y) − f(x, r)``; returns ``(hinge loss, used, slot)``.
-    ``row`` (K) is scratch for the removed support vector's coefficients."""
+    ``row`` (K) is scratch for the removed support vector's coefficients, ``deg`` (B) for the search."""
     budget, C, K = hp.budget, hp.eta, hp.n_classes
     coef, entry = slots
     loss = hinge(1.0, margin)
@@ -84,7 +87,7 @@ def bpas_mc_step(t, y, r, margin, kxx, hp, used, slots, values, row):
     if used < budget:
         place_pair(used, t, K, tau, y, r, coef, entry)
         return loss, used + 1, used
-    best, best_k = _least_degradation(kxx, budget, K, slots, values)
+    best, best_k = _least_degradation(kxx, budget, K, slots, values, deg)
     for c in range(K):
         row[c] = coef[best * K + c] * best_k / kxx
     entry[best] = t

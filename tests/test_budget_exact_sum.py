@@ -1,0 +1,54 @@
+"""The budget learners' fast paths give the bits of the slow ones: :func:`exact_dot` (Sum2 with a
+correct-rounding check) the correctly rounded sums of Shewchuk's partials (:func:`msum_add`), and
+:func:`own_dots` on integer rows (zero terms skipped) the feature-order sums."""
+
+import numpy as np
+
+from omkl_dist.learners._budget import MSUM_SIZE, exact_dot, msum_add, msum_value, own_dots
+
+
+def _partials(coef, K, c, V, n):
+    parts, k = np.empty(MSUM_SIZE), 0
+    for j in range(n):
+        k = msum_add(parts, k, coef[j * K + c] * V[j])
+    return msum_value(parts, k)
+
+
+def _cases(rng, count, n):
+    """Sums that cancel: to ~1e-6 of their terms, exactly (duplicated support vectors with opposite
+    coefficients), to a rounding boundary (powers of two), and to a subnormal residue."""
+    for i in range(count):
+        coef = rng.normal(size=n) * 10.0 ** rng.integers(-12, 0)
+        V = 1e4 + rng.normal(size=n)
+        coef[-1] = -(coef[:-1] @ V[:-1]) / V[-1] * (1 + 1e-6 * rng.normal())
+        kind = i % 5
+        if kind == 1:
+            h = n // 2
+            coef[h : 2 * h], V[h : 2 * h] = -coef[:h], V[:h]
+        elif kind == 2:
+            coef = np.round(coef * 1e12)
+            V = 2.0 ** rng.integers(-60, 60, size=n)
+        elif kind == 3:
+            coef[0], V[0], coef[1], V[1] = 1e300, 1e-300, -1e300, 1e-300
+            coef[2], V[2] = 2.0**-1070, 1.0
+        yield coef, V
+
+
+def test_exact_dot_gives_the_partials_bits():
+    rng = np.random.default_rng(5)
+    parts = np.empty(MSUM_SIZE)
+    for coef, V in _cases(rng, 400, 37):
+        for K, c in ((1, 0), (2, 1)):
+            C = np.zeros(len(coef) * K)
+            C[c::K] = coef
+            got, want = exact_dot(C, K, c, V, len(V), parts), _partials(C, K, c, V, len(V))
+            assert np.float64(got).view(np.int64) == np.float64(want).view(np.int64), (got, want)
+
+
+def test_own_dots_on_integer_rows_skip_zeros_with_the_same_bits():
+    rng = np.random.default_rng(6)
+    X = rng.integers(-3, 4, size=(40, 30)).astype(np.float64) * (rng.random((40, 30)) < 0.2)
+    B = rng.integers(-5, 6, size=(25, 30)).astype(np.float64)
+    dense, skipped = own_dots(X, B, 25, False), own_dots(X, B, 25, True)
+    np.testing.assert_array_equal(skipped.view(np.int64), dense.view(np.int64))
+    np.testing.assert_array_equal(skipped[:, 0], X @ B.T)
