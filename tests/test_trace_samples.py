@@ -70,16 +70,26 @@ ROUND_END_CASES = [
     ("om2", {}),  # OM-2's weights: its kernel factors
     ("oks", {}),  # row-split rounds of one block
     ("perceptron-star", {"validation_size": 150}),  # keeps one kernel after a prefix
+    ("omkc", {"update": "D", "combination": "D"}),  # on three classes: a coefficient per kernel and class
 ]
 N_ROWS, FEED_BLOCK = 500, 64
 
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
+    """A generated binary stream, and a three-class one."""
+    import pandas as pd
+
+    from omkl_dist.storage import ingest
     from omkl_dist.storage.synth import synthesize
 
-    out = tmp_path_factory.mktemp("samples") / "synth"
-    synthesize(out, rows=N_ROWS, features=4, seed=1, chunk_rows=200)
+    out = tmp_path_factory.mktemp("samples")
+    synthesize(out / "binary", rows=N_ROWS, features=4, seed=1, chunk_rows=200)
+    X = np.random.default_rng(2).normal(size=(N_ROWS, 4))
+    table = pd.DataFrame(X, columns=[f"f{i}" for i in range(4)]).assign(
+        target=np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
+    )
+    ingest(table, out / "three", chunk_rows=200, label_column="target")
     return out
 
 
@@ -121,9 +131,12 @@ def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, par
     from omkl_dist.preprocessing import Scaler
     from omkl_dist.storage import open_stream
 
-    stream = open_stream(synth, block_size=N_ROWS)
+    data = synth / ("three" if algo == "omkc" else "binary")
+    stream = open_stream(data, block_size=N_ROWS)
     X = np.concatenate([b[0] for b in stream])
     y = np.concatenate([b[1] for b in stream]).astype(float)
+    classes = np.unique(y).tolist()
+    assert len(classes) == (3 if algo == "omkc" else 2)
     scaler = Scaler("minmax").fit(X)
     kernels = "gaussian:0.5,2;linear" if algo != "perceptron-star" else "gaussian:0.5,1,2"
 
@@ -136,18 +149,18 @@ def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, par
     feed = model.feed_rows()
     Xs = scaler.transform(X)
     blocks = [(Xs[lo : lo + feed], y[lo : lo + feed]) for lo in range(0, N_ROWS, feed)]
-    local = progressive_score(model, blocks, n_rows=N_ROWS, classes=[-1, 1])
+    local = progressive_score(model, blocks, n_rows=N_ROWS, classes=classes)
     assert len(local.sampled_at) == len(blocks)  # (read at block ends only)
 
-    template = estimator().initialize(X.shape[1], [-1, 1], n_rows=N_ROWS)
+    template = estimator().initialize(X.shape[1], classes, n_rows=N_ROWS)
     job = {
-        "data": str(synth),
+        "data": str(data),
         "shuffle": False,
         "seed": 0,
         "limit": None,
         "kernel_pool": template.kernel_pool_.to_spec_string(),
         "scaler": scaler.to_dict(),
-        "classes": [-1, 1],
+        "classes": classes,
         "select_kernel_at": getattr(template, "validation_size_", None),
     }
     coord, shards, adapter = _coordinator(job, template.engine_.state(), feed)
