@@ -17,6 +17,7 @@ from .._validation import Interval, StrOptions
 from ..defaults import SEED
 from ..engine.hyper import OM2Hyper
 from ..engine.protocol import Rule
+from ..engine.samples import factor_shares
 from ..kernels import make_pool
 from ._batch import KERNEL_SPEC, UNIT_TEST_KERNELS
 from ._order import N_EPOCHS, SHUFFLE
@@ -138,7 +139,7 @@ class OM2(OnlineKernelClassifier):
         super()._publish()
         alpha = self.engine_.om2_factors()
         self.kernel_weights_ = alpha
-        self.weights_ = alpha / alpha.sum() if alpha.sum() > 0 else np.full(len(alpha), 1.0 / len(alpha))
+        self.weights_ = factor_shares(alpha)
 
     def _combine(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         scores: NDArray[np.float64] = np.einsum("nmk,m->nk", F, self.kernel_weights_)

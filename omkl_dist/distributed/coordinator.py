@@ -102,9 +102,14 @@ class Coordinator:
         Instances the model had seen when the job began (a retrain continues a fitted model): the
         mistake curve's points are spaced over the job's rows after it, as in-process.
     samples : list, optional
-        ``(rows seen, support vectors per kernel, weight shares)`` at the curve's points so far (a
-        resumed job's), for jobs whose model the adapter reads inside a round
-        (:meth:`~.rounds.RoundAdapter.samples_inside`; not with kernel selection).
+        ``(rows seen, support vectors per kernel, weight shares)`` so far (a resumed job's): at the
+        curve's points for jobs whose model the adapter reads inside a round
+        (:meth:`~.rounds.RoundAdapter.samples_inside`; not with kernel selection), else where an
+        in-process run's ``partial_fit`` calls end (``feed_rows``), as its trace reads the model.
+    feed_rows : int, optional
+        Rows per in-process ``partial_fit`` call (the estimator's ``feed_rows()``): a model not read
+        inside a round is read where a multiple of it ends a round, and at the job's end. None: at
+        no round's end (a coordinator driven without an estimator).
     calibration : RoundCalibration, optional
         The model's probability calibration where the job starts (:mod:`.calibration`): it learns
         from every round's outcome, in the in-process run's batches. None: no calibration is
@@ -126,6 +131,7 @@ class Coordinator:
         first_row: int = 0,
         samples=None,
         calibration=None,
+        feed_rows=None,
     ):
         self.shards = list(shards)
         self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
@@ -153,8 +159,10 @@ class Coordinator:
         # the model read where the curve has its points, as the in-process trace reads it
         # (not a model that keeps one kernel after a prefix, even resumed after it: as in-process)
         self.sampling = self.adapter.samples_inside(scalars) and select_kernel_at is None
+        # else the model read where the in-process run's partial_fit calls end
+        self.feed_rows = None if self.sampling or feed_rows is None else int(feed_rows)
         self.samples = [tuple(s) for s in (samples or [])]
-        self.n_support = self.adapter.support_counts(arrays) if self.sampling else None
+        self.n_support = self.adapter.support_counts(arrays) if self.sampling or self.feed_rows else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
         self._awaited = []  # the scores the first shard's thread waits for in a row-split round
@@ -192,12 +200,14 @@ class Coordinator:
         next_n = self._round_size(g + n) if g + n < self.n_rows else 0  # the shards read those rows ahead
         start = self._model_now() if self.sampling else None
         if self.split_rows:
-            outcome, y, t_combine = await self._round_rows(n, next_n)
+            outcome, y, t_combine, outs = await self._round_rows(n, next_n)
         else:
-            outcome, y, t_combine = await self._round_kernels(n, next_n)
+            outcome, y, t_combine, outs = await self._round_kernels(n, next_n)
         mistakes = outcome["mistakes"]
         if start is not None:
             self._sample(g, start, outcome, y)
+        if self.n_support is not None:
+            self.n_support = self.adapter.support_after(self.n_support, outcome, self.parts, outs)
         if self.calibration is not None:  # the weights after the round: the in-process batch's end
             self.calibration.add(g, outcome, y, self.combiner["w"])
         rows, counts = self.curve.points(mistakes, self.n_seen, self.n_mistakes)
@@ -207,6 +217,8 @@ class Coordinator:
         self.rounds += 1
         if self.select_kernel_at is not None and self.n_seen == self.select_kernel_at:
             self._select_kernel()
+        if self.feed_rows and (self.n_seen % self.feed_rows == 0 or self.n_seen == self.n_rows):
+            self._sample_end()
         now = time.perf_counter()
         self.timing["combine_s"] += now - t_combine
         self.timing["round_s"] += now - t_start
@@ -223,7 +235,13 @@ class Coordinator:
         if len(rows):
             support, weights = self.adapter.samples(self.scalars, start, outcome, y, rows - g - 1)
             self.samples.extend(zip(rows.tolist(), support.tolist(), weights.tolist()))
-        self.n_support = self.n_support + self.adapter.support_added(outcome)
+
+    def _sample_end(self) -> None:
+        """The model where an in-process ``partial_fit`` call ends (this round's end), as the
+        in-process trace reads the estimator then: its support vectors per kernel and weight shares
+        (the adapter's :meth:`~.rounds.RoundAdapter.weight_shares` of the combiner)."""
+        weights = self.adapter.weight_shares(self.combiner, self.scalars)
+        self.samples.append((self.n_seen, self.n_support.tolist(), weights.tolist()))
 
     def _round_size(self, g):
         """Rows of the round starting at instance g: the in-process segment."""
@@ -250,7 +268,7 @@ class Coordinator:
         outcome, self.pending = self.adapter.replay_round(
             self.combiner, self.scalars, outs[0]["y"], self.parts, outs, g
         )
-        return outcome, outs[0]["y"], t_combine
+        return outcome, outs[0]["y"], t_combine, outs
 
     async def _round_rows(self, n, next_n):
         """Every shard scores a range of the round's rows with all kernels; the first shard (in
@@ -274,7 +292,7 @@ class Coordinator:
         self._balance(ranges, outs)
         self.combiner.update(learned["arrays"])
         self.pending = learned["update"]
-        return learned, learned["y"], t_combine
+        return learned, learned["y"], t_combine, outs
 
     def _balance(self, ranges, outs):
         """Move rows between the first shard and the others so that their scores arrive when it is
@@ -310,6 +328,8 @@ class Coordinator:
         """The end of the prefix over which every kernel learns: only the adapter's choice goes on."""
         chosen = self.adapter.select_kernel(self.combiner)
         self.combiner = {name: value[[chosen]].copy() for name, value in self.combiner.items()}
+        if self.n_support is not None:
+            self.n_support = self.n_support[[chosen]]
         self.parts = [np.array([0] if chosen in part else [], dtype=np.int64) for part in self.parts]
         self.m, self.keep, self.select_kernel_at = 1, chosen, None
 

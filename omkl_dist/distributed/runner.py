@@ -147,6 +147,7 @@ class DaskRunner:
             "limit": None if job.data.stop is None else stop,
             "start": start,
             "offset": offset,
+            "feed_rows": model.feed_rows(),  # where an in-process run's calls end: the trace reads the model there
             "kernel_pool": model.kernel_pool_.to_spec_string(),
             "scaler": scaler.to_dict(),
             "classes": classes,
@@ -299,8 +300,9 @@ def _trace(model, accounting: Accounting, result: dict, offset: int, mistakes_be
     """The run as the coordinator recorded it: its mistake curve (``history``: the model's rows seen
     and mistakes at the curve's points, this run's from ``offset`` rows and ``mistakes_before``
     on), the in-process trace's ``n_seen`` and ``mistake_rate`` value for value, and the model
-    read at those points (``samples``, for the models the engine reads inside a round), the
-    in-process trace's ``sampled_at``, ``n_support`` and ``weights`` value for value."""
+    read at those points (``samples``, for the models the engine reads inside a round; the others'
+    where an in-process run's ``partial_fit`` calls end), the in-process trace's ``sampled_at``,
+    ``n_support`` and ``weights`` value for value."""
     history, samples = result["history"], result["samples"]
     rows = accounting.rows
     summary = {

@@ -174,6 +174,7 @@ class ShardedRounds:
                     first_row=int(self.job.get("offset", 0)),
                     samples=samples,
                     calibration=calibration,
+                    feed_rows=self.job.get("feed_rows"),
                     actor=True,
                     workers=[workers[0]],
                     pure=False,

@@ -24,11 +24,11 @@ from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, check_width, do
 from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ..scoring.scan import pool_scores
 from ..scoring.support_vectors import SupportVectors, blas_dots_exact, pool_rows, row_keys, writable
-from ._multiclass import om2_alphas, om2_block, omkc_mc_block
+from ._multiclass import om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
 from .hyper import RuleHyper, hyper_class, saved_scalars
 from .records import HedgeState, OMKCParams, SPAParams
-from .samples import pool_samples, samples_inside
+from .samples import om2_factors, pool_samples, samples_inside
 
 if TYPE_CHECKING:
     from ..scoring.program import KernelProgram
@@ -286,9 +286,7 @@ class LocalEngine:
 
     def om2_factors(self) -> np.ndarray:
         """OM-2's kernel factors α_j of the current model (0 before the first update)."""
-        out = np.zeros(self.program.m)
-        om2_alphas(self.sqnorm, self.hyper.q, out)
-        return out
+        return om2_factors(self.sqnorm, self.hyper.q)
 
     def n_support(self) -> np.ndarray:
         """Support vectors per kernel."""

@@ -26,6 +26,7 @@ from ..combiners.codes import DD, DS, DU, LEADER, SD, SPA, SS, UNIFORM, discount
 from ..combiners.hedge import hedge_update
 from ..combiners.hedge_loss import hedge_loss
 from ..learners.spa import hinge
+from ._multiclass import om2_alphas
 from .hyper import OMKCHyper, SPAHyper
 
 # the binary shared-pool rules whose model after any row follows from the segment's outcome
@@ -94,6 +95,28 @@ def pool_samples(scalars: dict, start: dict, F, coef, y, rows) -> tuple[np.ndarr
     return support, weights / weights.sum(axis=1, keepdims=True)
 
 
+def support_per_kernel(alpha, m: int) -> np.ndarray:
+    """Support vectors per kernel among rows of shared-pool coefficients ``alpha`` ((rows, m K),
+    kernel k's K class columns at ``k K .. k K + K − 1``): the rows with a non-zero coefficient
+    for any of its classes, as :meth:`~omkl_dist.scoring.support_vectors.SupportVectors.n_support`
+    counts them."""
+    alpha = np.asarray(alpha)
+    per_class = alpha.reshape(alpha.shape[0], m, alpha.shape[1] // m) != 0.0
+    return np.count_nonzero(np.any(per_class, axis=2), axis=0).astype(np.int64)
+
+
 def pool_support(arrays: dict) -> np.ndarray:
-    """Support vectors per kernel of a binary shared-pool state's arrays (its pool's coefficients)."""
-    return np.count_nonzero(arrays["pool_alpha"], axis=0).astype(np.int64)
+    """Support vectors per kernel of a shared-pool state's arrays (its pool's coefficients)."""
+    return support_per_kernel(arrays["pool_alpha"], len(arrays["w"]))
+
+
+def om2_factors(sqnorm, q: float) -> np.ndarray:
+    """OM-2's kernel factors α_j from the kernels' ‖θ_j‖² (0 before the first update)."""
+    out = np.zeros(len(sqnorm))
+    om2_alphas(np.asarray(sqnorm, dtype=np.float64), float(q), out)
+    return out
+
+
+def factor_shares(alpha: np.ndarray) -> np.ndarray:
+    """OM-2's kernel weight shares: the factors α normalised, uniform before the first update."""
+    return alpha / alpha.sum() if alpha.sum() > 0 else np.full(len(alpha), 1.0 / len(alpha))

@@ -108,12 +108,32 @@ class BudgetKernelSplit:
     def kernel_round(self, X, y, w, act) -> dict:
         """Learn this part's kernels over the round (:meth:`BudgetEngine.kernel_step`; the
         combiner's weights ``w`` are the coordinator's business, ``act`` is every kernel of the part)."""
-        return self.engine.kernel_step(X, y, self.engine.n_seen)
+        return {**self.engine.kernel_step(X, y, self.engine.n_seen), "n_support": self.engine.n_support()}
 
+    # --- the model read by the trace at a round's end ----------------------------------------
     @staticmethod
     def samples_inside(scalars: dict) -> bool:
         """False: a kernel's buffer lives on its shard (the trace reads no model inside a round)."""
         return False
+
+    @staticmethod
+    def support_counts(arrays: dict):
+        """Support vectors per kernel of a whole state: its buffers' fill."""
+        return np.array(arrays["n_used"], dtype=np.int64)
+
+    @staticmethod
+    def support_after(support, outcome: dict, parts, outs):
+        """Support vectors per kernel after the round: each shard's buffers' fill (its reply's
+        ``n_support``)."""
+        support = np.array(support, dtype=np.int64)
+        for part, out in zip(parts, outs):
+            support[part] = out["n_support"]
+        return support
+
+    @staticmethod
+    def weight_shares(combiner: dict, scalars: dict):
+        """The Hedge weights normalised, as the estimator publishes them (``weights_``)."""
+        return combiner["w"] / combiner["w"].sum()
 
     def apply_update(self, X, xsq, update) -> None:
         """Nothing to apply: :meth:`replay_round` hands out no update."""

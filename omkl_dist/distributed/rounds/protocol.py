@@ -64,8 +64,22 @@ class RoundAdapter(Protocol):
     def samples_inside(scalars: dict[str, Any]) -> bool:
         """Whether the coordinator reads the model inside a round (the trace's samples at the
         mistake curve's points, :mod:`omkl_dist.engine.samples`); if so the adapter also has
-        ``support_counts(arrays)``, ``samples(scalars, start, outcome, y, rows)`` and
-        ``support_added(outcome)``."""
+        ``samples(scalars, start, outcome, y, rows)``."""
+
+    @staticmethod
+    def support_counts(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        """Support vectors per kernel of a whole state's arrays (where a job starts)."""
+
+    @staticmethod
+    def support_after(
+        support: np.ndarray, outcome: dict[str, Any], parts: Sequence[np.ndarray], outs: Sequence[dict[str, Any]]
+    ) -> np.ndarray:
+        """Support vectors per kernel after a round that began with ``support``, from the round's
+        ``outcome`` and the shards' replies ``outs`` (shard i's kernels ``parts[i]``)."""
+
+    @staticmethod
+    def weight_shares(combiner: dict[str, np.ndarray], scalars: dict[str, Any]) -> np.ndarray:
+        """The kernel weight shares the estimator publishes (``weights_``) from the coordinator's arrays."""
 
     def apply_update(self, X: np.ndarray, xsq: np.ndarray, update: Any) -> None:
         """Take the last round's update (its rows ``X``, their squared norms ``xsq``)."""

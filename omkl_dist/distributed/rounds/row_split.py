@@ -92,10 +92,28 @@ class OKSRowSplit:
         block = int(scalars["block_size"])
         return Rounds(block, block, block)
 
+    # --- the model read by the trace at a round's end ----------------------------------------
     @staticmethod
     def samples_inside(scalars: dict) -> bool:
         """False: the trace reads no OKS model inside a round."""
         return False
+
+    @staticmethod
+    def support_counts(arrays: dict):
+        """Support vectors per kernel of a whole state (each row's ``owner`` kernel)."""
+        return np.bincount(arrays["owner"], minlength=len(arrays["w"])).astype(np.int64)
+
+    @staticmethod
+    def support_after(support, outcome: dict, parts, outs):
+        """Support vectors per kernel after the round: ``support`` plus the round's new ones
+        (``coef`` column 0: the kernel + 1, 0 for none)."""
+        owner = outcome["coef"][:, 0].astype(np.int64)
+        return support + np.bincount(owner[owner > 0] - 1, minlength=len(support))
+
+    @staticmethod
+    def weight_shares(combiner: dict, scalars: dict):
+        """The normalised weights q, as the lead's engine left them (``w``: what the estimator publishes)."""
+        return combiner["w"].copy()
 
     @property
     def score_width(self) -> int:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...combiners.codes import OM2
+from ...engine.hyper import OM2Hyper
 from ...engine.local import segmenting
-from ...engine.samples import pool_samples, pool_support, samples_inside
+from ...engine.samples import factor_shares, om2_factors, pool_samples, pool_support, samples_inside, support_per_kernel
 
 
 class SharedPool:
@@ -23,7 +25,7 @@ class SharedPool:
         """The in-process segments (:func:`~omkl_dist.engine.local.segmenting`)."""
         return segmenting(int(scalars["rule"]), program, int(scalars["block_size"]))
 
-    # --- the model inside a round (the trace's samples, omkl_dist.engine.samples) -------------
+    # --- the model read by the trace (omkl_dist.engine.samples) ------------------------------
     samples_inside = staticmethod(samples_inside)
     support_counts = staticmethod(pool_support)
 
@@ -33,9 +35,18 @@ class SharedPool:
         return pool_samples(scalars, start, outcome["F"], outcome["coef"], y, rows)
 
     @staticmethod
-    def support_added(outcome: dict):
-        """Support vectors per kernel the round added (binary: a coefficient column per kernel)."""
-        return np.count_nonzero(outcome["coef"], axis=0)
+    def support_after(support, outcome: dict, parts, outs):
+        """Support vectors per kernel after the round: ``support`` plus the rows the round's
+        coefficients (``coef``, what every shard appends) give each kernel."""
+        return support + support_per_kernel(outcome["coef"], len(support))
+
+    @staticmethod
+    def weight_shares(combiner: dict, scalars: dict):
+        """The kernel weight shares the estimator publishes (``weights_``): ``w`` normalised; OM-2's
+        kernel factors α normalised (uniform before the first update)."""
+        if int(scalars["rule"]) != OM2:
+            return combiner["w"] / combiner["w"].sum()
+        return factor_shares(om2_factors(combiner["sqnorm"], OM2Hyper.from_scalars(scalars).q))
 
     def apply_update(self, X, xsq, update) -> None:
         """Append a round's support vectors ``update = (rows, coef)`` of the round's rows ``X``."""
