@@ -28,6 +28,7 @@ _ESTIMATORS = {
     "TunedSVC": "algorithms.mkl",
     "OKS": "algorithms",
     "OKSRegressor": "algorithms",
+    "FOGD": "algorithms",
 }
 _MODELS = {"Model": "model", "save_model": "persistence", "load_model": "persistence"}
 __all__ = sorted([*_ESTIMATORS, *_MODELS])

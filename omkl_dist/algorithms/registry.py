@@ -10,6 +10,7 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
+from .fogd import FOGD
 from .mkboost import MKBoost
 from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL, TunedSVC
 from .oks import OKS
@@ -32,6 +33,7 @@ ALGORITHMS: dict[str, type[OnlineKernelClassifier]] = {
     "bogd": BOGD,
     "bpas": BPAS,
     "oks": OKS,
+    "fogd": FOGD,
 }
 
 # batch classifiers a retrain refits on each window (``omkl retrain``; ``omkl fit`` evaluates them on a split)
