@@ -6,7 +6,7 @@ No numba, no blocks. Kernel k keeps its weights as a list of class vectors; ever
 * FOGD: ``p = u · x`` for the kernel's D directions (the library's draws,
   :func:`omkl_dist.randomness.features.gaussian_projection`: the same numbers by construction; the
   product one row at a time through the library's fixed-shape call, so its bits are the block
-  engine's), ``z = (cos p, sin p)``;
+  engine's), ``z = (cos p, sin p)`` (``math``'s, libm's);
 * NOGD: while the kernel's budget has room, the kernel predictor ``f(x) = Σ_j α_j κ(x_j, x)`` and on
   ``y f(x) < 1`` the row joins with ``α = η y``; at the first positive loss with a full budget, the
   Nyström map ``z(x) = Λ^{-1/2} Vᵀ (κ(x_1, x), …, κ(x_B, x))`` from the top ``rank`` eigenpairs
@@ -108,7 +108,7 @@ def naive_fogd(X, y, sigmas, *, n_components, eta=0.1, gamma=0.99, seed=0, hedge
         f, losses = np.empty((m, K)), np.empty(m)
         for k in range(m):
             p = fixed_shape_dots(X[t : t + 1], U[k])[0]
-            z = np.concatenate([np.cos(p), np.sin(p)])
+            z = np.array([math.cos(v) for v in p] + [math.sin(v) for v in p])
             f[k], losses[k] = _ogd_step(W[k], z, y[t], eta, K, hedge_hinge)
         F[t] = f.ravel()
         s, mistakes[t] = hedge.predict(f, y[t])

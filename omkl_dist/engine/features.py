@@ -14,10 +14,10 @@ FOGD (Lu et al. 2016, Algorithm 1) for gaussian kernel k of width σ_k: ``D`` di
 authors' code's layout and scale: ``z_k(x)·z_k(x') ≈ D κ_k(x, x')``), and online gradient descent on
 the hinge loss over them (:mod:`omkl_dist.learners.features`).
 
-Exactness: a segment's features are one BLAS product per kernel, rows × projection, taken in calls
-of one fixed shape (:func:`~omkl_dist.scoring._blas.fixed_shape_dots`: a row's bits depend neither
-on its neighbours nor on the segment's length), then numpy's ``cos``/``sin`` on a contiguous copy;
-the updates run row by row in a compiled loop. So every row's features, scores and updates are the
+Exactness: a segment's projections are one BLAS product per kernel, rows × directions, taken in
+calls of one fixed shape (:func:`~omkl_dist.scoring._blas.fixed_shape_dots`: a row's bits depend
+neither on its neighbours nor on the segment's length); the compiled loop makes each row's
+features (libm's ``cos``/``sin``, what Python's ``math`` calls too) and updates row by row. So every row's features, scores and updates are the
 naive one-row-at-a-time reference's (``tests/naive_features.py``) bit for bit, for any block size and
 any chunking, and a shard owning some kernels computes exactly their columns.
 """
@@ -30,7 +30,7 @@ import numpy as np
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners.features import _feature_scores, _ogd_rows
+from ..learners.features import _fourier_rows, _fourier_scores
 from ..randomness.features import gaussian_projection
 from ..scoring._blas import fixed_shape_dots, one_blas_thread
 from ..scoring.program import GAUSS, KernelProgram, compile_program, independent_program
@@ -304,22 +304,17 @@ class FourierEngine(FeatureEngine):
         """Support vectors per kernel: none (a kernel's model is its weight vector)."""
         return np.zeros(self.m, dtype=np.int64)
 
-    def features(self, X: np.ndarray) -> np.ndarray:
-        """``Z[t, k] = z_k(x_t)``, (n, m, 2D): one fixed-shape BLAS product per kernel, then cos and sin."""
-        D = self.n_components
-        Z = np.empty((len(X), self.m, 2 * D))
+    def projections(self, X: np.ndarray) -> np.ndarray:
+        """``Pj[t, k, i] = u_{k,i} · x_t``, (n, m, D): one fixed-shape BLAS product per kernel."""
+        Pj = np.empty((len(X), self.m, self.n_components))
         for k in range(self.m):
-            P = fixed_shape_dots(X, self.projection[k])
-            Z[:, k, :D] = np.cos(P)  # (contiguous input: the naive reference's calls, element for element)
-            Z[:, k, D:] = np.sin(P)
-        return Z
+            Pj[:, k] = fixed_shape_dots(X, self.projection[k])
+        return Pj
 
     def _segment(self, X, y, F, L) -> None:
-        Z = self.features(X)
-        active = np.ones(self.m, dtype=np.bool_)
-        _ogd_rows(Z, y, self.W, self.eta, self.hedge_hinge, self.n_classes, active, F, L, self.kernel_mistakes)
+        _fourier_rows(self.projections(X), y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes)
 
     def _scores(self, X) -> np.ndarray:
         out = np.empty((len(X), self.m * self.n_classes))
-        _feature_scores(self.features(X), self.W, self.n_classes, out)
+        _fourier_scores(self.projections(X), self.W, self.n_classes, out)
         return out

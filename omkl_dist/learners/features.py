@@ -16,90 +16,112 @@ the hinge loss (``hedge_hinge``). The kernels learn apart (the combiner is repla
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from numba import njit, prange
 
 from ..combiners.votes import rival
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _score(W, k, off, Z, t, P):
-    """``Σ_i W[k, off + i] Z[t, k, i]`` in feature order (the naive reference's ``cumsum``)."""
+def _score(W, k, off, z):
+    """``Σ_i W[k, off + i] z[i]`` in feature order (the naive reference's ``cumsum``)."""
     s = 0.0
-    for i in range(P):
-        s += W[k, off + i] * Z[t, k, i]
+    for i in range(z.shape[0]):
+        s += W[k, off + i] * z[i]
     return s
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _step(W, k, off, Z, t, P, step):
-    for i in range(P):
-        W[k, off + i] += step * Z[t, k, i]
+def _step(W, k, off, z, step):
+    for i in range(z.shape[0]):
+        W[k, off + i] += step * z[i]
 
 
 @njit(cache=True, nogil=True)
-def _binary_rows(Z, y, W, k, eta, hedge_hinge, F, L, t0, t1):
-    """Kernel k over rows ``t0:t1`` of the binary model; returns its mistakes."""
-    P = Z.shape[2]
-    errs = 0
-    for t in range(t0, t1):
-        f = _score(W, k, 0, Z, t, P)
-        F[t, k] = f
-        margin = y[t] * f
-        if margin <= 0.0:
-            errs += 1
-        if hedge_hinge:
-            L[t, k] = max(0.0, 1.0 - margin)
-        else:
-            L[t, k] = 1.0 if margin <= 0.0 else 0.0
-        if margin < 1.0:
-            _step(W, k, 0, Z, t, P, eta * y[t])
-    return errs
-
-
-@njit(cache=True, nogil=True)
-def _multiclass_rows(Z, y, W, k, eta, hedge_hinge, n_classes, F, L, t0, t1):
-    """Kernel k over rows ``t0:t1`` of the multi-class model (F's columns ``k K .. k K + K − 1``)."""
-    P = Z.shape[2]
+def _learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
+    """Kernel k on one row of features z: its score(s) into ``F[t]``, its Hedge loss into
+    ``L[t, k]``, the gradient step on a positive hinge loss; returns 1 for a mistake, else 0."""
     K = n_classes
-    errs = 0
-    for t in range(t0, t1):
-        for c in range(K):
-            F[t, k * K + c] = _score(W, k, c * P, Z, t, P)
-        yt = int(y[t])
-        r = rival(F[t, k * K : k * K + K], yt)
-        margin = F[t, k * K + yt] - F[t, k * K + r]
-        if margin <= 0.0:
-            errs += 1
-        if hedge_hinge:
-            L[t, k] = max(0.0, 1.0 - margin)
-        else:
-            L[t, k] = 1.0 if margin <= 0.0 else 0.0
+    P = z.shape[0]
+    if K == 1:
+        f = _score(W, k, 0, z)
+        F[t, k] = f
+        margin = yt * f
         if margin < 1.0:
-            _step(W, k, yt * P, Z, t, P, eta)
-            _step(W, k, r * P, Z, t, P, -eta)
-    return errs
+            _step(W, k, 0, z, eta * yt)
+    else:
+        for c in range(K):
+            F[t, k * K + c] = _score(W, k, c * P, z)
+        y = int(yt)
+        r = rival(F[t, k * K : k * K + K], y)
+        margin = F[t, k * K + y] - F[t, k * K + r]
+        if margin < 1.0:
+            _step(W, k, y * P, z, eta)
+            _step(W, k, r * P, z, -eta)
+    if hedge_hinge:
+        L[t, k] = max(0.0, 1.0 - margin)
+    else:
+        L[t, k] = 1.0 if margin <= 0.0 else 0.0
+    return 1 if margin <= 0.0 else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fourier_features(p, z):
+    """``z = (cos p_1 … cos p_D, sin p_1 … sin p_D)`` for a row's projections p (D)."""
+    D = p.shape[0]
+    for i in range(D):
+        z[i] = math.cos(p[i])
+        z[D + i] = math.sin(p[i])
 
 
 @njit(cache=True, parallel=True)
-def _ogd_rows(Z, y, W, eta, hedge_hinge, n_classes, active, F, L, kernel_mistakes):
-    """Every kernel k with ``active[k]`` over all rows of ``Z`` (n, m, P): ``F`` (n, m K) scores
-    before each update, ``L`` (n, m) the combiner's losses; ``W`` (m, K P) and
-    ``kernel_mistakes`` (m) updated in place. Rows are the stream's, in order."""
+def _fourier_rows(Pj, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
+    """FOGD over rows: ``Pj`` (n, m, D) the rows' projections on every kernel's directions; each
+    kernel (in parallel) makes its row's features (:func:`fourier_features`) and learns the row
+    (:func:`_learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
+    ``kernel_mistakes`` updated in place."""
+    n, m, D = Pj.shape
+    for k in prange(m):
+        z = np.empty(2 * D)
+        errs = 0
+        for t in range(n):
+            fourier_features(Pj[t, k], z)
+            errs += _learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
+        kernel_mistakes[k] += errs
+
+
+@njit(cache=True, parallel=True)
+def _fourier_scores(Pj, W, n_classes, out):
+    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` from the rows' projections (no update)."""
+    n, m, D = Pj.shape
+    for k in prange(m):
+        z = np.empty(2 * D)
+        for t in range(n):
+            fourier_features(Pj[t, k], z)
+            for c in range(n_classes):
+                out[t, k * n_classes + c] = _score(W, k, c * 2 * D, z)
+
+
+@njit(cache=True, parallel=True)
+def _feature_rows(Z, y, W, eta, hedge_hinge, n_classes, active, F, L, kernel_mistakes):
+    """Every kernel k with ``active[k]`` over rows of given features ``Z`` (n, m, P) (NOGD's)."""
     n, m = Z.shape[0], Z.shape[1]
     for k in prange(m):
         if not active[k]:
             continue
-        if n_classes == 1:
-            kernel_mistakes[k] += _binary_rows(Z, y, W, k, eta, hedge_hinge, F, L, 0, n)
-        else:
-            kernel_mistakes[k] += _multiclass_rows(Z, y, W, k, eta, hedge_hinge, n_classes, F, L, 0, n)
+        errs = 0
+        for t in range(n):
+            errs += _learn_row(Z[t, k], y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
+        kernel_mistakes[k] += errs
 
 
 @njit(cache=True, parallel=True)
 def _feature_scores(Z, W, n_classes, out):
-    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` for every row and kernel (no update)."""
+    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` for given features (no update)."""
     n, m, P = Z.shape
     for k in prange(m):
         for t in range(n):
             for c in range(n_classes):
-                out[t, k * n_classes + c] = _score(W, k, c * P, Z, t, P)
+                out[t, k * n_classes + c] = _score(W, k, c * P, Z[t, k])

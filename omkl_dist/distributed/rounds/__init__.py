@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine.budget import BudgetEngine
+from ...engine.features import FourierEngine
 from ...engine.local import LocalEngine
 from ...engine.oks import OKSEngine
 from ...engine.protocol import engine_class
@@ -33,6 +34,7 @@ __all__ = [
 ADAPTERS: dict[type, tuple[type, ...]] = {
     LocalEngine: (PoolRowSplit, PoolKernelSplit),
     BudgetEngine: (BudgetKernelSplit,),
+    FourierEngine: (BudgetKernelSplit,),
     OKSEngine: (OKSRowSplit,),
 }
 
