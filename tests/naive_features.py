@@ -30,8 +30,6 @@ import numpy as np
 from omkl_dist.randomness.features import gaussian_projection
 from omkl_dist.scoring._blas import fixed_shape_dots
 
-from naive_omkc import kernel_column
-
 
 def _sum_in_order(a):
     return float(np.cumsum(a)[-1]) if len(a) else 0.0
@@ -92,7 +90,9 @@ def _ogd_step(Wk, z, yt, eta, K, hedge_hinge):
     return f, loss
 
 
-def naive_fogd(X, y, sigmas, *, n_components, eta=0.1, gamma=0.99, seed=0, hedge_hinge=False, n_classes=1, kernel_ids=None):
+def naive_fogd(
+    X, y, sigmas, *, n_components, eta=0.1, gamma=0.99, seed=0, hedge_hinge=False, n_classes=1, kernel_ids=None
+):
     """FOGD with Hedge over gaussian kernels of widths ``sigmas``. Returns ``mistakes``, ``score``,
     ``F`` (n, m K), ``W`` (m, K 2D) and the Hedge weights ``w``."""
     n, d = X.shape

@@ -8,9 +8,9 @@ OM-2, the four budget baselines, FOGD and OKS, also on feature-group kernels) on
    (which also hosts the first shard) going down mid-job with its actors: the engine recovers from
    the last checkpoint on the 2 workers left and ends in the same model bit for bit, having
    reported progress from row 0 to the end;
-3. (SPA, BPAS, Perceptron(*), OM-2, OKS, FOGD: one per round kind and engine) the checkpoints are cut back to the earliest one
-   (as if the job had died there) and the same engine's ``fit(..., resume=True)`` on the 2 workers
-   left continues from it to the same model bit for bit.
+3. (SPA, BPAS, Perceptron(*), OM-2, OKS, FOGD: one per round kind and engine) the checkpoints are cut
+   back to the earliest one (as if the job had died there) and the same engine's
+   ``fit(..., resume=True)`` on the 2 workers left continues from it to the same model bit for bit.
 
 "The same model" includes its probability calibration (learnt by the coordinator from the rounds'
 progressive scores, checkpointed with the rows it gathered since its last batch).
@@ -34,7 +34,8 @@ pytestmark = pytest.mark.cluster
 
 ROWS, BLOCK, SEED = 1600, 160, 5
 WORKERS = 3
-RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks", "fogd")  # also resumed with resume=True (job.json, scaler, history)
+# also resumed with resume=True (job.json, scaler, history)
+RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks", "fogd")
 CASES = [
     ("omkc", {"update": "D", "combination": "D"}),
     ("omkc", {"update": "D", "combination": "S"}),

@@ -57,7 +57,9 @@ def test_fogd_shards_and_state_continue_exactly(data_dir):
     X, y, K = _data(data_dir, "codrna+minmax")
     whole = _fogd_engine(X.shape[1], K, block_size=32)
     whole_out = whole.kernel_step(X, y, 0)
-    parts = [_fogd_engine(X.shape[1], K, block_size=32).subset(p) for p in ([0, 5, 12], [1, 2, 3, 4], list(range(6, 12)))]
+    parts = [
+        _fogd_engine(X.shape[1], K, block_size=32).subset(p) for p in ([0, 5, 12], [1, 2, 3, 4], list(range(6, 12)))
+    ]
     outs = [p.kernel_step(X, y, 0) for p in parts]
     for p, o in zip(parts, outs):
         np.testing.assert_array_equal(o["F"], whole_out["F"][:, np.searchsorted(np.arange(13), p.kernel_ids)])

@@ -1,6 +1,6 @@
 """FeatureEngine: kernel learners on explicit features, combined by Hedge -- multi-kernel FOGD
-(random Fourier features) here, NOGD (Nyström features) in :mod:`.nystrom` -- run block by block,
-shardable by kernel, in constant memory in the stream's length.
+(random Fourier features) -- run block by block, shardable by kernel, in constant memory in the
+stream's length.
 
 The two halves, as :class:`~.budget.BudgetEngine`'s (the cluster drives both through the same kind
 of round): :meth:`FeatureEngine.kernel_step` runs this engine's kernels over rows and returns their
@@ -17,9 +17,10 @@ the hinge loss over them (:mod:`omkl_dist.learners.features`).
 Exactness: a segment's projections are one BLAS product per kernel, rows × directions, taken in
 calls of one fixed shape (:func:`~omkl_dist.scoring._blas.fixed_shape_dots`: a row's bits depend
 neither on its neighbours nor on the segment's length); the compiled loop makes each row's
-features (libm's ``cos``/``sin``, what Python's ``math`` calls too) and updates row by row. So every row's features, scores and updates are the
-naive one-row-at-a-time reference's (``tests/naive_features.py``) bit for bit, for any block size and
-any chunking, and a shard owning some kernels computes exactly their columns.
+features (libm's ``cos``/``sin``, what Python's ``math`` calls too) and updates row by row. So
+every row's features, scores and updates are the naive one-row-at-a-time reference's
+(``tests/naive_features.py``) bit for bit, for any block size and any chunking, and a shard owning
+some kernels computes exactly their columns.
 """
 
 from __future__ import annotations
@@ -238,9 +239,16 @@ class FeatureEngine:
         if len(np.unique(ids)) != len(ids):
             raise ValueError(f"parts share kernel ids: {sorted(ids.tolist())}")
         order = np.argsort(ids, kind="stable")
-        kinds, param, norm = (np.concatenate([getattr(p.program, a) for p in parts])[order] for a in ("kinds", "param", "norm"))
+        kinds, param, norm = (
+            np.concatenate([getattr(p.program, a) for p in parts])[order] for a in ("kinds", "param", "norm")
+        )
         out = cls(program_of(kinds, param, norm), first.n_features, kernel_ids=ids[order], **first._params())
-        out._take({name: np.concatenate([getattr(p, name) for p in parts])[order] for name in cls.COMMON_ARRAYS + cls.KERNEL_ARRAYS})
+        out._take(
+            {
+                name: np.concatenate([getattr(p, name) for p in parts])[order]
+                for name in cls.COMMON_ARRAYS + cls.KERNEL_ARRAYS
+            }
+        )
         if logw is not None:
             out.logw = np.array(logw, dtype=np.float64)
         if w is not None:
@@ -312,7 +320,9 @@ class FourierEngine(FeatureEngine):
         return Pj
 
     def _segment(self, X, y, F, L) -> None:
-        _fourier_rows(self.projections(X), y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes)
+        _fourier_rows(
+            self.projections(X), y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes
+        )
 
     def _scores(self, X) -> np.ndarray:
         out = np.empty((len(X), self.m * self.n_classes))
