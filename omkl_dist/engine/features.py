@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..combiners.hedge_loss import combine, weights_from_log
-from ..kernels import make_pool
 from ..learners.features import _fourier_rows, _fourier_scores
 from ..randomness.features import gaussian_projection
 from ..scoring._blas import fixed_shape_dots, one_blas_thread
-from ..scoring.program import GAUSS, KernelProgram, compile_program, independent_program
+from ..scoring.program import GAUSS, KernelProgram
 from ..scoring.rows import dense_rows
 from ..scoring.support_vectors import writable
+from .budget import _as_program as as_program  # (the budget engine's program helpers, same layer)
+from .budget import _program_from as program_of
 
 if TYPE_CHECKING:
     from ..kernels import KernelPool
@@ -45,21 +46,6 @@ __all__ = ["FeatureEngine", "FourierEngine", "SEGMENT"]
 
 # Rows whose features are held at once: (SEGMENT, m, P) doubles (256 × 13 × 200: 5 MB), whatever the block size
 SEGMENT = 256
-
-
-def as_program(program_or_pool: KernelProgram | KernelPool | str | list[Any]) -> KernelProgram:
-    if isinstance(program_or_pool, KernelProgram):
-        return program_or_pool
-    return compile_program(make_pool(program_or_pool))
-
-
-def program_of(kinds, param, norm) -> KernelProgram:
-    """A program of independently evaluated kernels (a shard's subset, a merge's union)."""
-    return independent_program(
-        np.asarray(kinds, dtype=np.int64).copy(),
-        np.asarray(param, dtype=np.float64).copy(),
-        np.asarray(norm, dtype=np.bool_).copy(),
-    )
 
 
 class FeatureEngine:
