@@ -7,11 +7,15 @@ No numba, no blocks. Kernel k keeps its weights as a list of class vectors; ever
   :func:`omkl_dist.randomness.features.gaussian_projection`: the same numbers by construction; the
   product one row at a time through the library's fixed-shape call, so its bits are the block
   engine's), ``z = (cos p, sin p)`` (``math``'s, libm's);
-* NOGD: while the kernel's budget has room, the kernel predictor ``f(x) = Σ_j α_j κ(x_j, x)`` and on
+* NOGD: kernel values from dot products and squared norms summed in feature order (``cumsum``),
+  turned into values by the library's kernel arithmetic (:func:`omkl_dist.learners._budget.kernel_values`:
+  the same exp); while the kernel's budget has room, the kernel predictor ``f(x) = Σ_j α_j κ(x_j, x)`` and on
   ``y f(x) < 1`` the row joins with ``α = η y``; at the first positive loss with a full budget, the
   Nyström map ``z(x) = Λ^{-1/2} Vᵀ (κ(x_1, x), …, κ(x_B, x))`` from the top ``rank`` eigenpairs
   (Λ, V) of the budget's Gram matrix, ``w = Λ^{1/2} Vᵀ α`` (the authors' ``w = α pinv(M)``: the
-  same function on the budget's span), then the linear step on z;
+  same function on the budget's span), then the linear step on z (the switch row included). The
+  eigendecomposition is the library's one place for it
+  (:func:`omkl_dist.learners.nystrom.nystrom_start`): LAPACK's bits are the same for both callers;
 * the score ``f = w · z`` summed in feature order (``cumsum``: the order of the compiled loop);
   ``y f < 1`` (multi-class: ``f_y − f_r < 1``, r the highest-scoring other class) ⇒ ``w += η y z``
   (``+η z`` on y, ``−η z`` on r).
@@ -27,8 +31,12 @@ import math
 
 import numpy as np
 
+from omkl_dist.kernels import make_pool
+from omkl_dist.learners._budget import kernel_values
+from omkl_dist.learners.nystrom import nystrom_start
 from omkl_dist.randomness.features import gaussian_projection
 from omkl_dist.scoring._blas import fixed_shape_dots
+from omkl_dist.scoring.program import compile_program
 
 
 def _sum_in_order(a):
@@ -115,3 +123,91 @@ def naive_fogd(
         scores.append(s)
         hedge.update(losses)
     return {"mistakes": mistakes, "score": np.array(scores), "F": F, "W": W, "w": hedge.w}
+
+
+def _kernel_values(kind, param, norm, x, S):
+    """κ(x, s) for the rows s of S: dot products and squared norms summed in feature order."""
+    c = len(S)
+    out = np.empty(c)
+    if c:
+        S = np.asarray(S)
+        dots = np.array([_sum_in_order(x * s) for s in S])
+        ssq = np.array([_sum_in_order(s * s) for s in S])
+        xsq = _sum_in_order(x * x)
+        kernel_values(kind, param, norm, dots, xsq, 0, x[None, :], ssq, 0, S, c, out, np.empty(c), np.empty(c))
+    return out
+
+
+class _NystromKernel:
+    """One kernel of NOGD: its budget (rows, class coefficients), then its map and weights."""
+
+    def __init__(self, kind, param, norm, budget, n_components, n_classes):
+        self.spec = (kind, param, norm)
+        self.B, self.P, self.K = budget, n_components, n_classes
+        self.S, self.A = [], []
+        self.MT = self.W = None
+
+    def features(self, kv):
+        return np.array([_sum_in_order(self.MT[:, i] * kv) for i in range(self.P)])
+
+    def learn(self, x, yt, eta, hedge_hinge):
+        K = self.K
+        kv = _kernel_values(*self.spec, x, self.S)
+        if self.W is not None:  # Nyström phase: the linear learner on z
+            return _ogd_step(self.W, self.features(kv), yt, eta, K, hedge_hinge)
+        A = np.array(self.A).reshape(len(self.S), K)
+        f = np.array([_sum_in_order(A[:, c] * kv) for c in range(K)])
+        r = -1 if K == 1 else _rival(f, int(yt))
+        margin = yt * f[0] if K == 1 else f[int(yt)] - f[r]
+        loss = max(0.0, 1.0 - margin) if hedge_hinge else (1.0 if margin <= 0.0 else 0.0)
+        if margin < 1.0 and len(self.S) < self.B:  # the row joins the budget
+            a = np.zeros(K)
+            if K == 1:
+                a[0] = eta * yt
+            else:
+                a[int(yt)], a[r] = eta, -eta
+            self.S.append(x.copy())
+            self.A.append(a)
+        elif margin < 1.0:  # the switch, then this row's step on its features
+            G = np.array([_kernel_values(*self.spec, s, self.S) for s in self.S])
+            self.MT, W0 = nystrom_start(G, np.array(self.A), self.P)
+            self.W = W0.reshape(-1).copy()
+            z = self.features(kv)
+            P = self.P
+            if K == 1:
+                self.W[:P] += (eta * yt) * z
+            else:
+                self.W[int(yt) * P : (int(yt) + 1) * P] += eta * z
+                self.W[r * P : (r + 1) * P] += -eta * z
+        return f, loss
+
+
+def naive_nogd(X, y, kernels, *, budget, n_components, eta=0.1, gamma=0.99, hedge_hinge=False, n_classes=1):
+    """NOGD with Hedge over the kernels of a pool spec. Returns ``mistakes``, ``score``, ``F``
+    (n, m K), per kernel ``W`` (None before its switch) and ``budget`` (its rows), and ``w``."""
+    program = compile_program(make_pool(kernels))
+    m, K = program.m, n_classes
+    learners = [
+        _NystromKernel(int(program.kinds[k]), float(program.param[k]), bool(program.norm[k]), budget, n_components, K)
+        for k in range(m)
+    ]
+    hedge = _Hedge(m, gamma, K)
+    F = np.empty((len(y), m * K))
+    mistakes = np.zeros(len(y), dtype=bool)
+    scores = []
+    for t in range(len(y)):
+        f, losses = np.empty((m, K)), np.empty(m)
+        for k in range(m):
+            f[k], losses[k] = learners[k].learn(X[t], y[t], eta, hedge_hinge)
+        F[t] = f.ravel()
+        s, mistakes[t] = hedge.predict(f, y[t])
+        scores.append(s)
+        hedge.update(losses)
+    return {
+        "mistakes": mistakes,
+        "score": np.array(scores),
+        "F": F,
+        "W": [lr.W for lr in learners],
+        "budget": [np.array(lr.S) for lr in learners],
+        "w": hedge.w,
+    }

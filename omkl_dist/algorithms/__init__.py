@@ -6,6 +6,7 @@ from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
 from .fogd import FOGD
+from .nogd import NOGD
 from .oks import OKS, OKSRegressor
 from .om2 import OM2
 from .omkc import OMKC
@@ -25,4 +26,5 @@ __all__ = [
     "OKS",
     "OKSRegressor",
     "FOGD",
+    "NOGD",
 ]

@@ -11,6 +11,7 @@ from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
 from .fogd import FOGD
+from .nogd import NOGD
 from .mkboost import MKBoost
 from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL, TunedSVC
 from .oks import OKS
@@ -34,6 +35,7 @@ ALGORITHMS: dict[str, type[OnlineKernelClassifier]] = {
     "bpas": BPAS,
     "oks": OKS,
     "fogd": FOGD,
+    "nogd": NOGD,
 }
 
 # batch classifiers a retrain refits on each window (``omkl retrain``; ``omkl fit`` evaluates them on a split)

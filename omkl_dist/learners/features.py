@@ -25,7 +25,7 @@ from ..combiners.votes import rival
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _score(W, k, off, z):
+def feature_score(W, k, off, z):
     """``Σ_i W[k, off + i] z[i]`` in feature order (the naive reference's ``cumsum``)."""
     s = 0.0
     for i in range(z.shape[0]):
@@ -39,31 +39,49 @@ def _step(W, k, off, z, step):
         W[k, off + i] += step * z[i]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def margin_of(F, t, k, K, yt):
+    """Kernel k's margin on row t from its score(s) ``F[t]`` and, multi-class, the rival class r:
+    ``(y f, -1)``, or ``(f_y − f_r, r)``."""
+    if K == 1:
+        return yt * F[t, k], np.int64(-1)
+    y = int(yt)
+    r = rival(F[t, k * K : k * K + K], y)
+    return F[t, k * K + y] - F[t, k * K + r], r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hedge_loss_of(margin, hedge_hinge):
+    """What discounts the kernel's Hedge weight: its hinge loss, or its mistake indicator."""
+    if hedge_hinge:
+        return max(0.0, 1.0 - margin)
+    return 1.0 if margin <= 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
-def _learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
+def ogd_step(z, yt, r, W, k, eta, n_classes):
+    """The hinge loss's gradient step on features z: ``+η y z`` (multi-class: ``+η z`` on the true
+    class, ``−η z`` on the rival r)."""
+    P = z.shape[0]
+    if n_classes == 1:
+        _step(W, k, 0, z, eta * yt)
+    else:
+        _step(W, k, int(yt) * P, z, eta)
+        _step(W, k, r * P, z, -eta)
+
+
+@njit(cache=True, nogil=True)
+def learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
     """Kernel k on one row of features z: its score(s) into ``F[t]``, its Hedge loss into
     ``L[t, k]``, the gradient step on a positive hinge loss; returns 1 for a mistake, else 0."""
     K = n_classes
     P = z.shape[0]
-    if K == 1:
-        f = _score(W, k, 0, z)
-        F[t, k] = f
-        margin = yt * f
-        if margin < 1.0:
-            _step(W, k, 0, z, eta * yt)
-    else:
-        for c in range(K):
-            F[t, k * K + c] = _score(W, k, c * P, z)
-        y = int(yt)
-        r = rival(F[t, k * K : k * K + K], y)
-        margin = F[t, k * K + y] - F[t, k * K + r]
-        if margin < 1.0:
-            _step(W, k, y * P, z, eta)
-            _step(W, k, r * P, z, -eta)
-    if hedge_hinge:
-        L[t, k] = max(0.0, 1.0 - margin)
-    else:
-        L[t, k] = 1.0 if margin <= 0.0 else 0.0
+    for c in range(K):
+        F[t, k * K + c] = feature_score(W, k, c * P, z)
+    margin, r = margin_of(F, t, k, K, yt)
+    if margin < 1.0:
+        ogd_step(z, yt, r, W, k, eta, K)
+    L[t, k] = hedge_loss_of(margin, hedge_hinge)
     return 1 if margin <= 0.0 else 0
 
 
@@ -80,7 +98,7 @@ def fourier_features(p, z):
 def _fourier_rows(Pj, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
     """FOGD over rows: ``Pj`` (n, m, D) the rows' projections on every kernel's directions; each
     kernel (in parallel) makes its row's features (:func:`fourier_features`) and learns the row
-    (:func:`_learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
+    (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
     ``kernel_mistakes`` updated in place."""
     n, m, D = Pj.shape
     for k in prange(m):
@@ -88,7 +106,7 @@ def _fourier_rows(Pj, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
         errs = 0
         for t in range(n):
             fourier_features(Pj[t, k], z)
-            errs += _learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
+            errs += learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
         kernel_mistakes[k] += errs
 
 
@@ -101,27 +119,4 @@ def _fourier_scores(Pj, W, n_classes, out):
         for t in range(n):
             fourier_features(Pj[t, k], z)
             for c in range(n_classes):
-                out[t, k * n_classes + c] = _score(W, k, c * 2 * D, z)
-
-
-@njit(cache=True, parallel=True)
-def _feature_rows(Z, y, W, eta, hedge_hinge, n_classes, active, F, L, kernel_mistakes):
-    """Every kernel k with ``active[k]`` over rows of given features ``Z`` (n, m, P) (NOGD's)."""
-    n, m = Z.shape[0], Z.shape[1]
-    for k in prange(m):
-        if not active[k]:
-            continue
-        errs = 0
-        for t in range(n):
-            errs += _learn_row(Z[t, k], y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
-        kernel_mistakes[k] += errs
-
-
-@njit(cache=True, parallel=True)
-def _feature_scores(Z, W, n_classes, out):
-    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` for given features (no update)."""
-    n, m, P = Z.shape
-    for k in prange(m):
-        for t in range(n):
-            for c in range(n_classes):
-                out[t, k * n_classes + c] = _score(W, k, c * P, Z[t, k])
+                out[t, k * n_classes + c] = feature_score(W, k, c * 2 * D, z)

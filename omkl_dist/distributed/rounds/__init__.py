@@ -13,6 +13,7 @@ from typing import Any
 from ...engine.budget import BudgetEngine
 from ...engine.features import FourierEngine
 from ...engine.local import LocalEngine
+from ...engine.nystrom import NystromEngine
 from ...engine.oks import OKSEngine
 from ...engine.protocol import engine_class
 from .kernel_split import BudgetKernelSplit, PoolKernelSplit
@@ -35,6 +36,7 @@ ADAPTERS: dict[type, tuple[type, ...]] = {
     LocalEngine: (PoolRowSplit, PoolKernelSplit),
     BudgetEngine: (BudgetKernelSplit,),
     FourierEngine: (BudgetKernelSplit,),
+    NystromEngine: (BudgetKernelSplit,),
     OKSEngine: (OKSRowSplit,),
 }
 
