@@ -273,6 +273,7 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
     parser.add_argument("--skip-budget", action="store_true", help="Skip the budget baselines (RBP ... BPAS).")
+    parser.add_argument("--skip-features", action="store_true", help="Skip FOGD and NOGD beside the C++ toolbox.")
     parser.add_argument(
         "--budget-baseline",
         default=None,
@@ -350,9 +351,16 @@ def main(argv=None) -> None:
 
     if not args.skip_budget:
         run_budget_bench(RESULTS, args.budget_baseline, log=lambda msg: print(msg, flush=True))
+    from benchmarks.bench_features import markdown as features_markdown
+    from benchmarks.bench_features import run_features_bench
+
+    if not args.skip_features:
+        run_features_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "budget.json").is_file():
         sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
+    if (RESULTS / "features.json").is_file():
+        sections.append(features_markdown(json.loads((RESULTS / "features.json").read_text())))
     if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
         from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
 

@@ -94,7 +94,7 @@ class NOGD(FeatureClassifier):
     def __init__(
         self,
         *,
-        kernels: KernelSpecLike = "omkc16",
+        kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         n_components: int = 20,
         eta: float = 0.1,

@@ -11,9 +11,9 @@ from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
 from .fogd import FOGD
-from .nogd import NOGD
 from .mkboost import MKBoost
 from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL, TunedSVC
+from .nogd import NOGD
 from .oks import OKS
 from .om2 import OM2
 from .omkc import OMKC

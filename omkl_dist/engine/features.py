@@ -1,6 +1,6 @@
 """FeatureEngine: kernel learners on explicit features, combined by Hedge -- multi-kernel FOGD
-(random Fourier features) -- run block by block, shardable by kernel, in constant memory in the
-stream's length.
+(random Fourier features) here, NOGD (Nyström features, :mod:`.nystrom`) -- run block by block,
+shardable by kernel, in constant memory in the stream's length.
 
 The two halves, as :class:`~.budget.BudgetEngine`'s (the cluster drives both through the same kind
 of round): :meth:`FeatureEngine.kernel_step` runs this engine's kernels over rows and returns their

@@ -80,7 +80,11 @@ def engine_class(scalars: dict[str, Any]) -> type[Engine]:
     from .oks import OKSEngine
 
     kind = scalars.get("engine", "local")
-    engines = {"local": LocalEngine, "budget": BudgetEngine, "oks": OKSEngine, "fourier": FourierEngine,
+    engines = {
+        "local": LocalEngine,
+        "budget": BudgetEngine,
+        "oks": OKSEngine,
+        "fourier": FourierEngine,
         "nystrom": NystromEngine,
     }
     if kind not in engines:
