@@ -34,6 +34,7 @@ _SPA_DATA = {
     "ijcnn1": ["ijcnn1/ijcnn1_all.dense.txt.gz"],
     "susy": ["susy/SUSY_30k.mat.gz"],
 }
+SYNTH_ROWS = 10_000_000  # the constant-memory learners' long stream (issue 36)
 CASES = {
     "omkc-dd-a9a": (
         "omkc",
@@ -99,6 +100,21 @@ CASES = {
         f"stream:{OKS_ROWS}",
         f"the same stream's first {OKS_ROWS:,} rows; omkc16, Algorithm 2, one pass",
     ),
+    # "synth:N": a generated N-row stream (seed 0) of the same kind: the constant-memory learners at 10 million
+    **{
+        f"{algo}-synth10m": (
+            algo,
+            params,
+            f"synth:{SYNTH_ROWS}",
+            f"generated {SYNTH_ROWS:,} x 18 stream read from zarr, {what}",
+        )
+        for algo, params, what in (
+            ("fogd", {}, "13 gaussians, D = 100"),
+            ("nogd", {}, "omkc16+norm, B = 100, P = 20"),
+            ("spa", {"beta": 300.0}, "beta 300"),
+            ("bpas", {"budget": 100}, "omkc16+norm, B = 100"),
+        )
+    },
     # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see _classification
     **{
         f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
@@ -152,9 +168,10 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
 
     algo, params, files, note = CASES[name]
     t0 = time.perf_counter()
-    if files is None or (isinstance(files, str) and files.startswith("stream:")):
-        rows = None if files is None else int(files.split(":")[1])
-        return _run_stream_case(name, algo, params, note, block_size=1024, rows=rows)
+    if files is None or (isinstance(files, str) and files.startswith(("stream:", "synth:"))):
+        rows = int(files.split(":")[1]) if files and files.startswith("stream:") else None
+        total = int(files.split(":")[1]) if files and files.startswith("synth:") else 1_000_000
+        return _run_stream_case(name, algo, params, note, block_size=1024, rows=rows, total=total)
     if isinstance(files, str):  # "classes:K"
         X, y = _classification(int(files.split(":")[1]))
         scaling = "standard"
@@ -202,9 +219,9 @@ def run_synth_rss() -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _run_stream_case(name, algo, params, note, *, block_size, rows=None):
-    """The million-instance case: generate to zarr, then learn from the stream (never loaded whole);
-    ``rows``: only its first rows."""
+def _run_stream_case(name, algo, params, note, *, block_size, rows=None, total=1_000_000):
+    """The million-instance case: generate ``total`` rows to zarr, then learn from the stream (never
+    loaded whole); ``rows``: only its first rows."""
     import tempfile
 
     from omkl_dist.algorithms.registry import make_estimator
@@ -213,13 +230,13 @@ def _run_stream_case(name, algo, params, note, *, block_size, rows=None):
     from omkl_dist.storage.synth import synthesize
 
     with tempfile.TemporaryDirectory() as tmp:
-        synthesize(f"{tmp}/s", rows=1_000_000, features=18, seed=0)
+        synthesize(f"{tmp}/s", rows=total, features=18, seed=0)
         stream = open_stream(f"{tmp}/s", block_size=block_size, stop=rows)
         X0, y0 = next(iter(stream))
         make_estimator(algo, block_size=block_size, random_state=0, **params).fit(X0[:300], y0[:300])
         model = make_estimator(algo, block_size=block_size, random_state=0, **params)
         trace = progressive_score(model, stream, classes=[-1, 1])
-    data = "synth:seed=0,rows=1000000,features=18" + (f",first={rows}" if rows else "")
+    data = f"synth:seed=0,rows={total},features=18" + (f",first={rows}" if rows else "")
     return _result(name, algo, params, data, note, 18, "none", block_size, trace.summary(), trace.load_seconds)
 
 
