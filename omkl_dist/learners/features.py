@@ -101,7 +101,8 @@ def _fourier_rows(Pj, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
     (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
     ``kernel_mistakes`` updated in place."""
     n, m, D = Pj.shape
-    for k in prange(m):
+    for kk in prange(m):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
         z = np.empty(2 * D)
         errs = 0
         for t in range(n):
@@ -114,7 +115,8 @@ def _fourier_rows(Pj, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
 def _fourier_scores(Pj, W, n_classes, out):
     """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` from the rows' projections (no update)."""
     n, m, D = Pj.shape
-    for k in prange(m):
+    for kk in prange(m):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
         z = np.empty(2 * D)
         for t in range(n):
             fourier_features(Pj[t, k], z)

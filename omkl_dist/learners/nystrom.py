@@ -106,7 +106,8 @@ def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_h
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    for k in prange(kinds.shape[0]):
+    for kk in prange(kinds.shape[0]):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
         kind, prm, nrm = kinds[k], param[k], norm[k]
         kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
         z = np.empty(P)
@@ -150,7 +151,8 @@ def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out):
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    for k in prange(kinds.shape[0]):
+    for kk in prange(kinds.shape[0]):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
         kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
         z = np.empty(P)
         for t in range(n):
