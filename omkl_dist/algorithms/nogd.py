@@ -36,8 +36,8 @@ class NOGD(FeatureClassifier):
     and the step is ``+η z`` on the true class, ``−η z`` on r.
 
     Defaults: the algorithm is the paper's; the numbers are the C++ toolbox's -- its 16 kernels
-    (polynomial p = 1, 2, 3 and 13 gaussians 2^-6..2^6), B = 100, P = 20 (``-k``, 0.2 B), η = 0.1,
-    Hedge discounting by γ = 0.99 on mistakes -- but the kernels normalised: we combine the
+    (polynomial p = 1, 2, 3 and 13 gaussians 2^-6..2^6), B = 100, P = 20 (``-k``, 0.2 B), Hedge
+    discounting by γ = 0.99 on mistakes -- but η = 0.3 (below) and the kernels normalised: we combine the
     kernels' scores, and an unnormalised cubic kernel's on raw data drown the others' (raw cod-rna:
     17.9 % mistakes with ``"omkc16"``, 12.9 % with ``"omkc16+norm"``; the C++, combining signs,
     12.8 %; docs/algorithms/lsokl.md). Where the C++ differs: it starts
@@ -53,8 +53,11 @@ class NOGD(FeatureClassifier):
         Rows B per kernel before the switch to features.
     n_components : int in [1, budget], default 20
         Nyström features P per kernel (top eigenpairs of the budget's Gram matrix).
-    eta : float > 0, default 0.1
-        Step size (and the budget rows' coefficient).
+    eta : float > 0, default 0.3
+        Step size (and the budget rows' coefficient). The C++'s is 0.1 (what ``make bench``'s
+        comparison passes); 0.3 was chosen by measurement, as BPAS's: with 0.1 a small training
+        set underfits (iris, 5-fold: 0.88; 0.3: 0.91), and on the long streams 0.3 is level (cod-rna
+        13.0 % vs 12.9 %, a9a 16.9 % vs 17.2 % mistakes); 1.0 is worse on cod-rna (13.5 %).
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of loss.
     hedge_loss : {"mistake", "hinge"}, default "mistake"
@@ -100,7 +103,7 @@ class NOGD(FeatureClassifier):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         n_components: int = 20,
-        eta: float = 0.1,
+        eta: float = 0.3,
         gamma: float = 0.99,
         hedge_loss: str = "mistake",
         block_size: int = 256,
