@@ -60,8 +60,8 @@ def markdown(result: dict) -> list[str]:
         f"## FOGD and NOGD beside the C++ toolbox (raw features, block {result['block_size']}; min of "
         f"{result['repeats']} passes)",
         "",
-        "FOGD: 13 gaussians 2^-6..2^6, D = 100 directions each; NOGD: `omkc16+norm`, B = 100, P = 20 per kernel, η = 0.1 "
-        "(benchmarks/bench_features.py says why normalised). The C++ columns are issue 36's (one core, "
+        "FOGD: 13 gaussians 2^-6..2^6, D = 100 directions each; NOGD: `omkc16+norm`, B = 100, P = 20 per kernel, "
+        "η = 0.1 (benchmarks/bench_features.py says why normalised). The C++ columns are issue 36's (one core, "
         "same machine class); ours use both cores, so CPU s is the per-core comparison."
         + (f" Load average when measured: {load[0]:.1f} (a shared machine: seconds are upper bounds)." if load else ""),
         "",
