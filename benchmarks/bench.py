@@ -203,6 +203,7 @@ def _result(name, algo, params, data, note, features, scaling, block_size, summa
         "instances_per_second": summary["instances_per_second"],
         "load_seconds": load_seconds,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "load_average": os.getloadavg(),  # (a shared machine: what else ran, at the end)
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
