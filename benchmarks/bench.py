@@ -34,6 +34,7 @@ _SPA_DATA = {
     "ijcnn1": ["ijcnn1/ijcnn1_all.dense.txt.gz"],
     "susy": ["susy/SUSY_30k.mat.gz"],
 }
+SYNTH_ROWS = 10_000_000  # the constant-memory learners' long stream (issue 36)
 CASES = {
     "omkc-dd-a9a": (
         "omkc",
@@ -99,6 +100,21 @@ CASES = {
         f"stream:{OKS_ROWS}",
         f"the same stream's first {OKS_ROWS:,} rows; omkc16, Algorithm 2, one pass",
     ),
+    # "synth:N": a generated N-row stream (seed 0) of the same kind: the constant-memory learners at 10 million
+    **{
+        f"{algo}-synth10m": (
+            algo,
+            params,
+            f"synth:{SYNTH_ROWS}",
+            f"generated {SYNTH_ROWS:,} x 18 stream read from zarr, {what}",
+        )
+        for algo, params, what in (
+            ("fogd", {}, "13 gaussians, D = 100"),
+            ("nogd", {}, "omkc16+norm, B = 100, P = 20"),
+            ("spa", {"beta": 300.0}, "beta 300"),
+            ("bpas", {"budget": 100}, "omkc16+norm, B = 100"),
+        )
+    },
     # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see _classification
     **{
         f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
@@ -152,9 +168,10 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
 
     algo, params, files, note = CASES[name]
     t0 = time.perf_counter()
-    if files is None or (isinstance(files, str) and files.startswith("stream:")):
-        rows = None if files is None else int(files.split(":")[1])
-        return _run_stream_case(name, algo, params, note, block_size=1024, rows=rows)
+    if files is None or (isinstance(files, str) and files.startswith(("stream:", "synth:"))):
+        rows = int(files.split(":")[1]) if files and files.startswith("stream:") else None
+        total = int(files.split(":")[1]) if files and files.startswith("synth:") else 1_000_000
+        return _run_stream_case(name, algo, params, note, block_size=1024, rows=rows, total=total)
     if isinstance(files, str):  # "classes:K"
         X, y = _classification(int(files.split(":")[1]))
         scaling = "standard"
@@ -186,6 +203,7 @@ def _result(name, algo, params, data, note, features, scaling, block_size, summa
         "instances_per_second": summary["instances_per_second"],
         "load_seconds": load_seconds,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "load_average": os.getloadavg(),  # (a shared machine: what else ran, at the end)
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -202,9 +220,9 @@ def run_synth_rss() -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _run_stream_case(name, algo, params, note, *, block_size, rows=None):
-    """The million-instance case: generate to zarr, then learn from the stream (never loaded whole);
-    ``rows``: only its first rows."""
+def _run_stream_case(name, algo, params, note, *, block_size, rows=None, total=1_000_000):
+    """The million-instance case: generate ``total`` rows to zarr, then learn from the stream (never
+    loaded whole); ``rows``: only its first rows."""
     import tempfile
 
     from omkl_dist.algorithms.registry import make_estimator
@@ -213,13 +231,13 @@ def _run_stream_case(name, algo, params, note, *, block_size, rows=None):
     from omkl_dist.storage.synth import synthesize
 
     with tempfile.TemporaryDirectory() as tmp:
-        synthesize(f"{tmp}/s", rows=1_000_000, features=18, seed=0)
+        synthesize(f"{tmp}/s", rows=total, features=18, seed=0)
         stream = open_stream(f"{tmp}/s", block_size=block_size, stop=rows)
         X0, y0 = next(iter(stream))
         make_estimator(algo, block_size=block_size, random_state=0, **params).fit(X0[:300], y0[:300])
         model = make_estimator(algo, block_size=block_size, random_state=0, **params)
         trace = progressive_score(model, stream, classes=[-1, 1])
-    data = "synth:seed=0,rows=1000000,features=18" + (f",first={rows}" if rows else "")
+    data = f"synth:seed=0,rows={total},features=18" + (f",first={rows}" if rows else "")
     return _result(name, algo, params, data, note, 18, "none", block_size, trace.summary(), trace.load_seconds)
 
 
@@ -274,6 +292,7 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
     parser.add_argument("--skip-budget", action="store_true", help="Skip the budget baselines (RBP ... BPAS).")
     parser.add_argument("--skip-serve", action="store_true", help="Skip the omkl serve benchmark (HTTP, ~4 minutes).")
+    parser.add_argument("--skip-features", action="store_true", help="Skip FOGD and NOGD beside the C++ toolbox.")
     parser.add_argument(
         "--budget-baseline",
         default=None,
@@ -356,9 +375,16 @@ def main(argv=None) -> None:
 
     if not args.skip_serve:
         run_serve_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    from benchmarks.bench_features import markdown as features_markdown
+    from benchmarks.bench_features import run_features_bench
+
+    if not args.skip_features:
+        run_features_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "budget.json").is_file():
         sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
+    if (RESULTS / "features.json").is_file():
+        sections.append(features_markdown(json.loads((RESULTS / "features.json").read_text())))
     if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
         from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
 

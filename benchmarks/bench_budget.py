@@ -25,7 +25,12 @@ import numpy as np
 from benchmarks.common import RESULTS
 
 LEARNERS = ("rbp", "forgetron", "bogd", "bpas")
-DATA = {"codrna": "codrna/cod-rna.train.dense.txt.gz", "a9a": "a9a/a9a.gz"}
+FILES = {
+    "codrna": "codrna/cod-rna.train.dense.txt.gz",
+    "a9a": "a9a/a9a.gz",
+    "ijcnn1": "ijcnn1/ijcnn1_all.dense.txt.gz",
+}
+DATA = ("codrna", "a9a")
 PARAMS = {"kernels": "omkc16", "budget": 100, "shuffle": False}  # (rows permuted here, as `omkl run`)
 # the C++ comparison's step sizes (issue 36's table): BPAS's C = 0.1 (its default is 0.3), BOGD's default
 LEARNER_PARAMS = {"bpas": {"eta": 0.1}}
@@ -35,18 +40,19 @@ REPEATS = 3
 CXX_BPAS = {"codrna": (2.61, 12.82), "a9a": (3.34, 19.17)}
 
 
-def measure(learner: str, data: str) -> dict:
-    """One case in this process: load, warm up, then ``REPEATS`` timed passes (the minimum is kept)."""
+def measure(learner: str, data: str, params: dict | None = None) -> dict:
+    """One case in this process: load, warm up, then ``REPEATS`` timed passes (the minimum is kept);
+    ``params``: the estimator's (default :data:`PARAMS`)."""
     import omkl_dist
     from omkl_dist.algorithms.registry import make_estimator
     from omkl_dist.storage import read_dataset
     from omkl_dist.storage.datadir import data_dir
 
-    ds = read_dataset(data_dir() / DATA[data])
+    params = {**PARAMS, **LEARNER_PARAMS.get(learner, {})} if params is None else params
+    ds = read_dataset(data_dir() / FILES[data])
     X = np.asarray(ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, dtype=np.float64)
     order = np.random.default_rng(0).permutation(len(X))
     X, y = np.ascontiguousarray(X[order]), np.asarray(ds.y)[order]
-    params = {**PARAMS, **LEARNER_PARAMS.get(learner, {})}
     make_estimator(learner, block_size=BLOCK_SIZE, random_state=0, **params).fit(X[:2000], y[:2000])
     seconds, cpu, mistakes = [], [], None
     for _ in range(REPEATS):
@@ -59,6 +65,7 @@ def measure(learner: str, data: str) -> dict:
     return {
         "learner": learner,
         "data": data,
+        "params": params,
         "rows": len(y),
         "seconds": min(seconds),
         "all_seconds": seconds,
@@ -78,12 +85,14 @@ def _use_code(folder: str) -> None:
     sys.path.insert(0, folder)
 
 
-def _child(learner: str, data: str, code: Path | None) -> dict:
+def child(learner: str, data: str, code: Path | None, params: dict | None = None) -> dict:
+    """:func:`measure` in a fresh interpreter (``code``: a folder whose ``omkl_dist`` it imports)."""
     env = dict(os.environ)
     if code is not None:
         env["OMKL_BENCH_CODE"] = str(code)
+    extra = ["--params", json.dumps(params)] if params is not None else []
     out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_budget", "--one", learner, data],
+        [sys.executable, "-m", "benchmarks.bench_budget", "--one", learner, data, *extra],
         check=True,
         capture_output=True,
         text=True,
@@ -108,8 +117,8 @@ def run_budget_bench(results: Path, baseline: str | None = None, log=print) -> d
         code = _export(baseline, Path(tmp)) if baseline else None
         for data in DATA:
             for learner in LEARNERS:
-                after = _child(learner, data, None)
-                row = {**after, "before": _child(learner, data, code) if code else None}
+                after = child(learner, data, None)
+                row = {**after, "before": child(learner, data, code) if code else None}
                 if row["before"] is not None and row["before"]["mistakes"] != after["mistakes"]:
                     raise RuntimeError(f"{learner} on {data}: mistakes changed, {row['before']} -> {after}")
                 rows.append(row)
@@ -170,11 +179,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", help="git ref whose code is measured alternately as 'before'")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # child mode: learner data
+    parser.add_argument("--params", help=argparse.SUPPRESS)  # child mode: the estimator's parameters (JSON)
     args = parser.parse_args(argv)
     if args.one:
         if os.environ.get("OMKL_BENCH_CODE"):
             _use_code(os.environ["OMKL_BENCH_CODE"])
-        print(json.dumps(measure(*args.one)))
+        print(json.dumps(measure(*args.one, json.loads(args.params) if args.params else None)))
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     run_budget_bench(RESULTS, args.baseline)

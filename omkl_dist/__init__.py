@@ -28,6 +28,8 @@ _ESTIMATORS = {
     "TunedSVC": "algorithms.mkl",
     "OKS": "algorithms",
     "OKSRegressor": "algorithms",
+    "FOGD": "algorithms",
+    "NOGD": "algorithms",
 }
 _MODELS = {"Model": "model", "save_model": "persistence", "load_model": "persistence"}
 __all__ = sorted([*_ESTIMATORS, *_MODELS])

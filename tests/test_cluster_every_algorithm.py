@@ -1,16 +1,16 @@
 """Every online algorithm through the public cluster API (`fit_on_cluster`), exact and resumable.
 
 For each of the online algorithms (the four OMKC variants, the three Perceptron baselines, SPA,
-OM-2, the four budget baselines and OKS, also on feature-group kernels) on a stored stream:
+OM-2, the four budget baselines, FOGD, NOGD and OKS, also on feature-group kernels) on a stored stream:
 
 1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
 2. ``fit_on_cluster(client, ...)`` on **3** workers with checkpoints, the coordinator's worker
    (which also hosts the first shard) going down mid-job with its actors: the engine recovers from
    the last checkpoint on the 2 workers left and ends in the same model bit for bit, having
    reported progress from row 0 to the end;
-3. (SPA, BPAS, Perceptron(*), OM-2, OKS: one per round kind) the checkpoints are cut back to the earliest one
-   (as if the job had died there) and the same engine's ``fit(..., resume=True)`` on the 2 workers
-   left continues from it to the same model bit for bit.
+3. (SPA, BPAS, Perceptron(*), OM-2, OKS, FOGD, NOGD: one per round kind and engine) the checkpoints are cut
+   back to the earliest one (as if the job had died there) and the same engine's
+   ``fit(..., resume=True)`` on the 2 workers left continues from it to the same model bit for bit.
 
 "The same model" includes its probability calibration (learnt by the coordinator from the rounds'
 progressive scores, checkpointed with the rows it gathered since its last batch).
@@ -34,7 +34,8 @@ pytestmark = pytest.mark.cluster
 
 ROWS, BLOCK, SEED = 1600, 160, 5
 WORKERS = 3
-RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks")  # also resumed with resume=True (job.json, scaler, history)
+# also resumed with resume=True (job.json, scaler, history)
+RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks", "fogd", "nogd")
 CASES = [
     ("omkc", {"update": "D", "combination": "D"}),
     ("omkc", {"update": "D", "combination": "S"}),
@@ -49,6 +50,8 @@ CASES = [
     ("forgetron", {"budget": 30}),
     ("bogd", {"budget": 30}),
     ("bpas", {"budget": 30}),
+    ("fogd", {"kernels": "gaussian:0.5,1,2", "n_components": 20}),
+    ("nogd", {"kernels": "gaussian:0.5,1,2;polynomial:2", "budget": 30, "n_components": 8}),
     ("oks", {}),
     ("oks", {"loss": "hinge", "kernels": "gaussian:0.5,1 @ 0:3; linear,laplacian:1 @ 2:5"}),
     # normalised kernels: SPA's lazy in-block columns on the row-split rounds, a budget learner's on kernel shards

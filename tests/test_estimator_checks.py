@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from omkl_dist.algorithms import BOGD, OKS, OMKC, RBP, SPA
+from omkl_dist.algorithms import BOGD, FOGD, OKS, OMKC, RBP, SPA
 from omkl_dist.algorithms.registry import ALGORITHMS
 from omkl_dist.storage import read_dataset, resolve_dataset
 
@@ -32,7 +32,7 @@ def _stochastic(est):
     """Whether the estimator's results depend on ``random_state`` (:func:`test_seeding` checks both ways)."""
     if isinstance(est, OMKC):  # stochastic updates or combination
         return "S" in (est.update, est.combination)
-    return isinstance(est, (SPA, RBP, BOGD, OKS))
+    return isinstance(est, (SPA, RBP, BOGD, OKS, FOGD))  # (FOGD: its random features)
 
 
 PARAMS = [pytest.param(est, _stochastic(est), id=name) for name, est in ESTIMATORS]

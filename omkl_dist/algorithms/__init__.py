@@ -5,6 +5,8 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
+from .fogd import FOGD
+from .nogd import NOGD
 from .oks import OKS, OKSRegressor
 from .om2 import OM2
 from .omkc import OMKC
@@ -23,4 +25,6 @@ __all__ = [
     "BPAS",
     "OKS",
     "OKSRegressor",
+    "FOGD",
+    "NOGD",
 ]

@@ -10,8 +10,10 @@ from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
 from .baselines.rbp import RBP
+from .fogd import FOGD
 from .mkboost import MKBoost
 from .mkl import MKLSILP, LpMKL, MKLLevel, SimpleMKL, TunedSVC
+from .nogd import NOGD
 from .oks import OKS
 from .om2 import OM2
 from .omkc import OMKC
@@ -32,6 +34,8 @@ ALGORITHMS: dict[str, type[OnlineKernelClassifier]] = {
     "bogd": BOGD,
     "bpas": BPAS,
     "oks": OKS,
+    "fogd": FOGD,
+    "nogd": NOGD,
 }
 
 # batch classifiers a retrain refits on each window (``omkl retrain``; ``omkl fit`` evaluates them on a split)

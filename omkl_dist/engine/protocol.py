@@ -74,11 +74,19 @@ def engine_class(scalars: dict[str, Any]) -> type[Engine]:
     """The engine class a saved state belongs to (``scalars["engine"]``; states from before the
     budget engine have none: the in-process engine)."""
     from .budget import BudgetEngine
+    from .features import FourierEngine
     from .local import LocalEngine
+    from .nystrom import NystromEngine
     from .oks import OKSEngine
 
     kind = scalars.get("engine", "local")
-    engines = {"local": LocalEngine, "budget": BudgetEngine, "oks": OKSEngine}
+    engines = {
+        "local": LocalEngine,
+        "budget": BudgetEngine,
+        "oks": OKSEngine,
+        "fourier": FourierEngine,
+        "nystrom": NystromEngine,
+    }
     if kind not in engines:
         raise ValueError(f"unknown engine {kind!r} in the saved state; this omkl-dist knows {sorted(engines)}")
     return engines[kind]

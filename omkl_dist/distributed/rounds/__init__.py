@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine.budget import BudgetEngine
+from ...engine.features import FourierEngine
 from ...engine.local import LocalEngine
+from ...engine.nystrom import NystromEngine
 from ...engine.oks import OKSEngine
 from ...engine.protocol import engine_class
 from .kernel_split import BudgetKernelSplit, PoolKernelSplit
@@ -33,6 +35,8 @@ __all__ = [
 ADAPTERS: dict[type, tuple[type, ...]] = {
     LocalEngine: (PoolRowSplit, PoolKernelSplit),
     BudgetEngine: (BudgetKernelSplit,),
+    FourierEngine: (BudgetKernelSplit,),
+    NystromEngine: (BudgetKernelSplit,),
     OKSEngine: (OKSRowSplit,),
 }
 

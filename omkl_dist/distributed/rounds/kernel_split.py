@@ -11,7 +11,6 @@ import numpy as np
 
 from ...combiners.codes import STOCHASTIC
 from ...combiners.hedge_loss import combine
-from ...engine.budget import BudgetEngine
 from ...engine.hyper import OMKCHyper
 from ...engine.local import segmenting
 from ...engine.protocol import Rule
@@ -81,8 +80,9 @@ class PoolKernelSplit(SharedPool):
 
 
 class BudgetKernelSplit:
-    """The budget engine's rounds: a shard keeps only its kernels' buffers and learns them; only
-    scores and losses are exchanged (nothing to apply between rounds)."""
+    """The budget engine's rounds, and the explicit-feature engines' (FOGD, NOGD: the same two
+    halves): a shard keeps only its kernels' state and learns them; only scores and losses are
+    exchanged (nothing to apply between rounds)."""
 
     COMBINER_ARRAYS = ("w", "logw", "kernel_ids")  # the shards count each kernel's mistakes themselves
     SPLITS_ROWS = False
@@ -157,10 +157,12 @@ class BudgetKernelSplit:
 
     @classmethod
     def gather(cls, combiner: dict, scalars: dict, part_of, n_shards: int):
-        """The shards' kernels merged (:meth:`BudgetEngine.merge`), with the coordinator's Hedge
+        """The shards' kernels merged (their engine's ``merge``: :meth:`BudgetEngine.merge`,
+        :meth:`~omkl_dist.engine.features.FeatureEngine.merge`), with the coordinator's Hedge
         weights and counters."""
-        merged = BudgetEngine.merge(
-            [part_of(i) for i in range(n_shards)],
+        parts = [part_of(i) for i in range(n_shards)]
+        merged = type(parts[0]).merge(
+            parts,
             logw=combiner["logw"],
             w=combiner["w"],
             n_mistakes=scalars["n_mistakes"],

@@ -1,0 +1,124 @@
+"""Online gradient descent on explicit kernel features, one learner per kernel: the update of FOGD
+(random Fourier features) and of NOGD after its Nyström phase (Lu, Hoi, Wang, Zhao & Liu, "Large
+Scale Online Kernel Learning", JMLR 17(47), 2016, Algorithms 1 and 2).
+
+Kernel k's model is a weight vector ``w_k`` over its features ``z_k(x)`` (P of them): the score is
+``f_k(x) = w_k · z_k(x)``, summed in feature order, and on a positive hinge loss ``y f_k(x) < 1`` the
+gradient step ``w_k ← w_k + η y z_k(x)``. Multi-class (K classes, a weight vector per class): the
+multi-class hinge loss of Crammer & Singer on the rival r (highest-scoring other class),
+``ℓ = [1 − f_k(x, y) + f_k(x, r)]_+``; on ``ℓ > 0`` the step ``+η z`` on class y, ``−η z`` on r.
+
+What each kernel hands the Hedge combiner per row: its score(s) ``F`` before the update and the loss
+that discounts its weight, the mistake indicator ``y f_k(x) <= 0`` (``f_k(x, y) <= f_k(x, r)``) or
+the hinge loss (``hedge_hinge``). The kernels learn apart (the combiner is replayed afterwards,
+:func:`omkl_dist.combiners.hedge_loss.combine`), so the loop runs kernels in parallel, rows in order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..combiners.votes import rival
+
+
+@njit(cache=True, nogil=True, inline="always")
+def feature_score(W, k, off, z):
+    """``Σ_i W[k, off + i] z[i]`` in feature order (the naive reference's ``cumsum``)."""
+    s = 0.0
+    for i in range(z.shape[0]):
+        s += W[k, off + i] * z[i]
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _step(W, k, off, z, step):
+    for i in range(z.shape[0]):
+        W[k, off + i] += step * z[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def margin_of(F, t, k, K, yt):
+    """Kernel k's margin on row t from its score(s) ``F[t]`` and, multi-class, the rival class r:
+    ``(y f, -1)``, or ``(f_y − f_r, r)``."""
+    if K == 1:
+        return yt * F[t, k], np.int64(-1)
+    y = int(yt)
+    r = rival(F[t, k * K : k * K + K], y)
+    return F[t, k * K + y] - F[t, k * K + r], r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hedge_loss_of(margin, hedge_hinge):
+    """What discounts the kernel's Hedge weight: its hinge loss, or its mistake indicator."""
+    if hedge_hinge:
+        return max(0.0, 1.0 - margin)
+    return 1.0 if margin <= 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def ogd_step(z, yt, r, W, k, eta, n_classes):
+    """The hinge loss's gradient step on features z: ``+η y z`` (multi-class: ``+η z`` on the true
+    class, ``−η z`` on the rival r)."""
+    P = z.shape[0]
+    if n_classes == 1:
+        _step(W, k, 0, z, eta * yt)
+    else:
+        _step(W, k, int(yt) * P, z, eta)
+        _step(W, k, r * P, z, -eta)
+
+
+@njit(cache=True, nogil=True)
+def learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
+    """Kernel k on one row of features z: its score(s) into ``F[t]``, its Hedge loss into
+    ``L[t, k]``, the gradient step on a positive hinge loss; returns 1 for a mistake, else 0."""
+    K = n_classes
+    P = z.shape[0]
+    for c in range(K):
+        F[t, k * K + c] = feature_score(W, k, c * P, z)
+    margin, r = margin_of(F, t, k, K, yt)
+    if margin < 1.0:
+        ogd_step(z, yt, r, W, k, eta, K)
+    L[t, k] = hedge_loss_of(margin, hedge_hinge)
+    return 1 if margin <= 0.0 else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fourier_features(p, z):
+    """``z = (cos p_1 … cos p_D, sin p_1 … sin p_D)`` for a row's projections p (D)."""
+    D = p.shape[0]
+    for i in range(D):
+        z[i] = math.cos(p[i])
+        z[D + i] = math.sin(p[i])
+
+
+@njit(cache=True, parallel=True)
+def _fourier_rows(Pj, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
+    """FOGD over rows: ``Pj`` (n, m, D) the rows' projections on every kernel's directions; each
+    kernel (in parallel) makes its row's features (:func:`fourier_features`) and learns the row
+    (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
+    ``kernel_mistakes`` updated in place."""
+    n, m, D = Pj.shape
+    for kk in prange(m):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+        z = np.empty(2 * D)
+        errs = 0
+        for t in range(n):
+            fourier_features(Pj[t, k], z)
+            errs += learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
+        kernel_mistakes[k] += errs
+
+
+@njit(cache=True, parallel=True)
+def _fourier_scores(Pj, W, n_classes, out):
+    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` from the rows' projections (no update)."""
+    n, m, D = Pj.shape
+    for kk in prange(m):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+        z = np.empty(2 * D)
+        for t in range(n):
+            fourier_features(Pj[t, k], z)
+            for c in range(n_classes):
+                out[t, k * n_classes + c] = feature_score(W, k, c * 2 * D, z)

@@ -1,0 +1,178 @@
+"""NOGD per kernel: Nyström Online Gradient Descent (Lu, Hoi, Wang, Zhao & Liu, "Large Scale Online
+Kernel Learning", JMLR 17(47), 2016, Algorithm 2, as the authors' ``NysGD.m`` runs it).
+
+Kernel k first learns as a kernel predictor ``f(x) = Σ_j α_j κ(x_j, x)`` on a budget of B rows: on
+a positive hinge loss the row joins with ``α = η y`` (multi-class: ``+η`` on the true class, ``−η``
+on the rival). At its first positive loss with a full budget it switches, once: the top eigenpairs
+(Λ, V) of the budget's Gram matrix give the Nyström map ``z(x) = Λ^{-1/2} Vᵀ (κ(x_1, x) … κ(x_B, x))``
+and the weights ``w = Λ^{1/2} Vᵀ α`` (the same function on the budget's span: the authors'
+``w = α pinv(M)``); from then on (that row included) it is online gradient descent on z
+(:mod:`.features`).
+
+Exactness: a row's kernel values with the budget are computed row by row, dot products summed in
+feature order (a zero feature skipped: adding ``0·s`` to a finite sum changes no bit), then
+:func:`._budget.kernel_values`'s arithmetic, so every value has the bits of the one-row-at-a-time
+reference wherever it is computed; ``z`` sums in budget order. The eigendecomposition is done once
+per kernel, at the switch, by :func:`nystrom_start` (LAPACK's ``dsyevd`` through numpy on one BLAS
+thread): bit-identical on one machine whoever calls it, up to the LAPACK/BLAS build across machines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..scoring._blas import one_blas_thread
+from ._budget import kernel_values
+from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
+
+# eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
+# Gram matrix of a budget is often of low numerical rank (a linear kernel on 8 features: rank <= 8)
+RANK_TOL = float(np.finfo(np.float64).eps)
+
+
+@njit(cache=True, nogil=True)
+def kernel_row(kind, param, norm, X, t, xsq, SV, SVT, svsq, c, out, work, scratch):
+    """``out[j] = κ(X[t], SV[j])`` for j < c: dot products in feature order over ``SVT`` (d × B, the
+    budget transposed: vectorised over j), zero features skipped, then the budget learners' kernel
+    arithmetic (:func:`._budget.kernel_values`)."""
+    for j in range(c):
+        out[j] = 0.0
+    for f in range(X.shape[1]):
+        a = X[t, f]
+        if a != 0.0:
+            for j in range(c):
+                out[j] += a * SVT[f, j]
+    kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def nystrom_features(MT, kv, z):
+    """``z[i] = Σ_j M[i, j] kv[j]`` summed in budget order, from ``MT = Mᵀ`` (B × P)."""
+    for i in range(z.shape[0]):
+        z[i] = 0.0
+    for j in range(MT.shape[0]):
+        v = kv[j]
+        for i in range(z.shape[0]):
+            z[i] += v * MT[j, i]
+
+
+def nystrom_start(G: np.ndarray, alpha: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]:
+    """The switch of one kernel from its budget's Gram matrix ``G`` (B × B) and coefficients
+    ``alpha`` (B × K): ``(Mᵀ (B × P), W (K × P))`` with ``M = Λ^{-1/2} Vᵀ``, ``w_c = Λ^{1/2} Vᵀ α_c``
+    over the top ``n_components`` = P eigenpairs (largest first; an eigenvector's sign set so its
+    largest-magnitude entry is positive). Eigenpairs with ``λ <= RANK_TOL · B · λ_max`` get zero
+    rows (their features are 0 and never learn): the map keeps P features whatever the rank.
+
+    The one place NOGD decomposes: the engine and the naive reference both call it, on one BLAS
+    thread, so one machine gives the same bits for both and for any sharding.
+    """
+    B, P = G.shape[0], int(n_components)
+    with one_blas_thread():
+        lam, V = np.linalg.eigh(G)
+        lam, V = lam[::-1][:P], np.ascontiguousarray(V[:, ::-1][:, :P])
+        top = np.argmax(np.abs(V), axis=0)
+        V *= np.where(V[top, np.arange(V.shape[1])] < 0, -1.0, 1.0)
+        keep = lam > RANK_TOL * B * max(float(lam[0]), 0.0)
+        root = np.where(keep, np.sqrt(np.where(keep, lam, 1.0)), 0.0)
+        inv_root = np.where(keep, 1.0 / np.where(keep, root, 1.0), 0.0)
+        MT = np.zeros((B, P))
+        MT[:, : len(lam)] = V * inv_root
+        W = np.zeros((alpha.shape[1], P))
+        W[:, : len(lam)] = (alpha.T @ V) * root
+    return MT, W
+
+
+@njit(cache=True, nogil=True)
+def _budget_score(alpha, k, K, c, kv, F, t):
+    """Kernel-phase scores ``F[t, k K + cl] = Σ_j α_j[cl] κ_j`` in budget order."""
+    for cl in range(K):
+        s = 0.0
+        for j in range(c):
+            s += alpha[k, j * K + cl] * kv[j]
+        F[t, k * K + cl] = s
+
+
+@njit(cache=True, parallel=True)
+def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop):
+    """NOGD's kernels (in parallel) over rows, each from its row ``start[k]``.
+
+    ``kernels`` = (kinds, param, norm); ``budget`` = (sv_X (m, B, d), sv_T (m, d, B), sv_sq, alpha (m, B K),
+    n_used, switched), updated in place with ``W`` (m, K P) and ``MT`` (m, B, P). A kernel still on its
+    budget that meets a positive loss with the budget full stops there: ``stop[k]`` = that row (its
+    scores and loss written, its step pending), else ``n``; the caller switches it
+    (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which takes the row's
+    step on the new features and goes on."""
+    kinds, param, norm = kernels
+    sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
+    n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
+    for kk in prange(kinds.shape[0]):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+        kind, prm, nrm = kinds[k], param[k], norm[k]
+        kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+        z = np.empty(P)
+        stop[k] = n
+        errs = 0
+        for t in range(start[k], n):
+            c = n_used[k]
+            kernel_row(kind, prm, nrm, X, t, xsq[t], sv_X[k], sv_T[k], sv_sq[k], c, kv, work, scratch)
+            if switched[k]:
+                nystrom_features(MT[k], kv, z)
+                if pending[k] and t == start[k]:  # the switch row: scored and counted on the budget
+                    margin, r = margin_of(F, t, k, K, y[t])
+                    ogd_step(z, y[t], r, W, k, eta, K)
+                else:
+                    errs += learn_row(z, y[t], W, k, eta, hedge_hinge, K, F, L, t)
+                continue
+            _budget_score(alpha, k, K, c, kv, F, t)
+            margin, r = margin_of(F, t, k, K, y[t])
+            L[t, k] = hedge_loss_of(margin, hedge_hinge)
+            errs += 1 if margin <= 0.0 else 0
+            if margin < 1.0:
+                if c == B:
+                    stop[k] = t
+                    break
+                for f in range(X.shape[1]):
+                    sv_X[k, c, f] = X[t, f]
+                    sv_T[k, f, c] = X[t, f]
+                sv_sq[k, c] = xsq[t]
+                if K == 1:
+                    alpha[k, c] = eta * y[t]
+                else:
+                    alpha[k, c * K + int(y[t])] = eta
+                    alpha[k, c * K + r] = -eta
+                n_used[k] = c + 1
+        kernel_mistakes[k] += errs
+
+
+@njit(cache=True, parallel=True)
+def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out):
+    """``out[t, k K + c]``: kernel k's current score of class c for every row (no update)."""
+    kinds, param, norm = kernels
+    sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
+    n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
+    for kk in prange(kinds.shape[0]):
+        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+        kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+        z = np.empty(P)
+        for t in range(n):
+            c = n_used[k]
+            kernel_row(kinds[k], param[k], norm[k], X, t, xsq[t], sv_X[k], sv_T[k], sv_sq[k], c, kv, work, scratch)
+            if not switched[k]:
+                _budget_score(alpha, k, K, c, kv, out, t)
+                continue
+            nystrom_features(MT[k], kv, z)
+            for cl in range(K):
+                out[t, k * K + cl] = feature_score(W, k, cl * P, z)
+
+
+@njit(cache=True)
+def budget_gram(kind, param, norm, SV, SVT, svsq):
+    """The budget's Gram matrix ``G[i, j] = κ(SV[i], SV[j])``, row i by :func:`kernel_row` (symmetric
+    bit for bit: dot products and the kernel arithmetic are)."""
+    B = SV.shape[0]
+    G = np.empty((B, B))
+    work, scratch = np.empty(B), np.empty(B)
+    for i in range(B):
+        kernel_row(kind, param, norm, SV, i, svsq[i], SV, SVT, svsq, B, G[i], work, scratch)
+    return G
