@@ -75,7 +75,7 @@ def test_fogd_shards_and_state_continue_exactly(data_dir):
 
 def test_fogd_estimator_block_size_and_chunks_do_not_matter(data_dir):
     X, y, _ = _data(data_dir, "codrna+minmax")
-    a = FOGD(n_components=20, block_size=7, shuffle=False).fit(X, y)
+    a = FOGD(n_components=20, block_size=7, n_epochs=1, shuffle=False).fit(X, y)
     b = FOGD(n_components=20, block_size=256, shuffle=False)
     for lo in range(0, N_ROWS, 37):
         b.partial_fit(X[lo : lo + 37], y[lo : lo + 37], classes=[-1.0, 1.0])
@@ -138,7 +138,7 @@ def test_nogd_shards_and_state_continue_exactly(data_dir):
 
 def test_nogd_estimator_block_size_and_chunks_do_not_matter(data_dir):
     X, y, _ = _data(data_dir, "codrna+minmax")
-    a = NOGD(**NOGD_PARAMS, block_size=7, shuffle=False).fit(X, y)
+    a = NOGD(**NOGD_PARAMS, block_size=7, n_epochs=1, shuffle=False).fit(X, y)
     b = NOGD(**NOGD_PARAMS, block_size=256, shuffle=False)
     for lo in range(0, N_ROWS, 37):
         b.partial_fit(X[lo : lo + 37], y[lo : lo + 37], classes=[-1.0, 1.0])
