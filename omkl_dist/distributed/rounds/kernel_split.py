@@ -118,7 +118,10 @@ class BudgetKernelSplit:
 
     @staticmethod
     def support_counts(arrays: dict):
-        """Support vectors per kernel of a whole state: its buffers' fill."""
+        """Support vectors per kernel of a whole state: its buffers' fill (none for FOGD, whose
+        kernels keep a weight vector ``W`` over random features, no buffer)."""
+        if "n_used" not in arrays:
+            return np.zeros(len(arrays["W"]), dtype=np.int64)
         return np.array(arrays["n_used"], dtype=np.int64)
 
     @staticmethod
