@@ -22,7 +22,7 @@ from omkl_dist.storage.outputs import OutputBusy
 def _model(seed: int):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(60, 3))
-    return KernelPerceptron().fit(X, np.where(X[:, 0] > 0, 1, -1))
+    return KernelPerceptron(n_epochs=1).fit(X, np.where(X[:, 0] > 0, 1, -1))
 
 
 def _publish(store: ModelStore, seed: int, promote: bool = True) -> int:

@@ -114,14 +114,14 @@ def test_regression_equals_naive_reference():
 
 def test_fit_runs_the_papers_protocol_and_predicts_with_the_selected_kernel(data_dir):
     X, y = subset(data_dir, "australian+minmax", 400)
-    model = OKS(kernels=POOL, random_state=1).fit(X, y)
+    model = OKS(kernels=POOL, random_state=1, n_epochs=2).fit(X, y)  # (the paper's two passes; the default is 5)
     assert len(model.epoch_mistakes_) == 2 and model.lam_ == 1.0
     assert model.selected_kernel_ == int(np.argmax(model.kernel_weights_))
     np.testing.assert_allclose(model.kernel_weights_.sum(), 1.0)
     scores = model.decision_function(X)
     np.testing.assert_array_equal(scores, model.engine_.kernel_scores(X, [model.selected_kernel_])[:, 0])
     assert model.score(X, y) > 0.7  # a Perceptron on australian; the majority class is 0.55
-    sampled = OKS(kernels=POOL, random_state=1, prediction="sampled").fit(X, y)
+    sampled = OKS(kernels=POOL, random_state=1, n_epochs=2, prediction="sampled").fit(X, y)
     np.testing.assert_array_equal(
         sampled.decision_function(X), sampled.engine_.kernel_scores(X, [sampled.sampled_kernel_])[:, 0]
     )
