@@ -268,7 +268,7 @@ def _write_marker(folder: Path, doc: dict[str, Any]) -> None:
         pass  # another writer marked it first: the caller checks that marker
     finally:
         tmp.unlink()
-    _fsync_dir(folder)
+    fsync_dir(folder)
 
 
 class ModelStore:
@@ -674,7 +674,7 @@ class ModelStore:
             (self.dir / VERSIONS).mkdir(exist_ok=True)
             interrupt_pending()  # the point of no return is the rename below
             os.rename(staged, self.path(version))
-            _fsync_dir(self.dir / VERSIONS)
+            fsync_dir(self.dir / VERSIONS)
             refs["last_version"] = version
             self._write_refs(refs)
             self._log("publish", version=version, reason=reason)
@@ -811,7 +811,7 @@ class ModelStore:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.dir / REFS)
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
 
     def _log(self, event: str, **fields: Any) -> None:
         record = {"event": event, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pid": os.getpid(), **fields}
@@ -870,7 +870,8 @@ def _refuse_home(root: Path, real: Path) -> None:
         )
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make a folder's entries (a file renamed into it, or deleted) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -273,7 +273,7 @@ STEPS = {
     "lock taken: legacy markers": (ModelStore, "_mark_legacy"),
     "lock taken: staging swept": (ModelStore, "_sweep_staging"),
     "lock taken: log repaired": (ModelStore, "_repair"),
-    "renamed into versions/": (model_store, "_fsync_dir"),
+    "renamed into versions/": (model_store, "fsync_dir"),
     "refs.json written": (ModelStore, "_write_refs"),
     "publish logged": (ModelStore, "_log"),
     "promoted": (ModelStore, "_set_alias"),

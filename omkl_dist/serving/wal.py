@@ -55,6 +55,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.model_store import fsync_dir
 from omkl_dist.storage.outputs import OutputBusy
 
 SEGMENT_MAGIC = b"OMKLWAL1"
@@ -405,12 +406,3 @@ class WriteAheadLog:
         if self._lock_fd >= 0:
             os.close(self._lock_fd)  # closing releases the flock
             self._lock_fd = -1
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a folder's entries (a new or deleted segment) durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
