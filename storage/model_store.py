@@ -390,12 +390,14 @@ class ModelStore:
             return int(number[1])
         aliases = self.aliases()
         if text not in aliases:
-            raise DataError(
-                f"model {self.name!r} has no alias {text!r}",
-                path=self.dir,
-                fix=f"use one of {sorted(aliases) or 'none yet'}, or a version number "
-                f"({self.versions() or 'none published'}); `omkl models list` shows them",
+            fix = (
+                f"use one of {sorted(aliases) or 'none yet'}, or a version number ({self.versions()}); "
+                "`omkl models list` shows them"
+                if self.versions()
+                else "nothing is published under this name yet: check --store and --model, or publish a "
+                "version first (`omkl retrain`, `omkl models import`)"
             )
+            raise DataError(f"model {self.name!r} has no alias {text!r}", path=self.dir, fix=fix)
         version = aliases[text]
         if version not in self.versions():
             raise DataError(
