@@ -66,6 +66,19 @@ def _dots_row(A, i, BT, c, out):
             out[j] += a * BT[f, j]
 
 
+@njit(cache=True, nogil=True)
+def dots_row_skipping_zeros(A, i, BT, c, out):
+    """:func:`_dots_row` without the terms of ``A[i]``'s zero features: the same bits for finite
+    values (a term ``±0`` added to a sum started at +0.0 changes nothing, not even a zero's sign)."""
+    for j in range(c):
+        out[j] = 0.0
+    for f in range(A.shape[1]):
+        a = A[i, f]
+        if a != 0.0:
+            for j in range(c):
+                out[j] += a * BT[f, j]
+
+
 @njit(cache=True)
 def row_dots(X):
     """``X Xᵀ`` with every sum in feature order (a segment's dot products among its rows)."""
@@ -92,14 +105,7 @@ def own_dots(Xb, B, c, integral=False):
             _dots_row(Xb, t, BT, c, out[t, 0])
         return out
     for t in range(n):
-        row = out[t, 0]
-        for q in range(c):
-            row[q] = 0.0
-        for f in range(Xb.shape[1]):
-            a = Xb[t, f]
-            if a != 0.0:
-                for q in range(c):
-                    row[q] += a * BT[f, q]
+        dots_row_skipping_zeros(Xb, t, BT, c, out[t, 0])
     return out
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..scoring._blas import one_blas_thread
-from ._budget import kernel_values
+from ._budget import dots_row_skipping_zeros, kernel_values
 from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
 
 # eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
@@ -36,13 +36,7 @@ def kernel_row(kind, param, norm, X, t, xsq, SV, SVT, svsq, c, out, work, scratc
     """``out[j] = κ(X[t], SV[j])`` for j < c: dot products in feature order over ``SVT`` (d × B, the
     budget transposed: vectorised over j), zero features skipped, then the budget learners' kernel
     arithmetic (:func:`._budget.kernel_values`)."""
-    for j in range(c):
-        out[j] = 0.0
-    for f in range(X.shape[1]):
-        a = X[t, f]
-        if a != 0.0:
-            for j in range(c):
-                out[j] += a * SVT[f, j]
+    dots_row_skipping_zeros(X, t, SVT, c, out)
     kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
 
 
