@@ -691,14 +691,18 @@ class ModelStore:
                 "champion": version if promoted else current,
             }
 
-    def promote(self, ref: str | int, alias: str = CHAMPION, *, reason: str = "by hand") -> dict[str, Any]:
-        """Point ``alias`` at version ``ref``; returns ``{"alias", "version", "previous"}``."""
+    def check_alias(self, alias: object) -> None:
+        """DataError unless ``alias`` is a name an alias can have."""
         if not isinstance(alias, str) or not _ALIAS.fullmatch(alias):
             raise DataError(
                 f"alias {alias!r} is not valid",
                 path=self.dir,
                 fix="use letters, digits, '_' and '-', starting with a letter",
             )
+
+    def promote(self, ref: str | int, alias: str = CHAMPION, *, reason: str = "by hand") -> dict[str, Any]:
+        """Point ``alias`` at version ``ref``; returns ``{"alias", "version", "previous"}``."""
+        self.check_alias(alias)
         with self.lock(create=False):
             version = self.resolve(ref)
             refs = self.refs()
@@ -731,17 +735,22 @@ class ModelStore:
             self._set_alias(refs, CHAMPION, target, event="rollback", reason=reason, previous=current)
             return {"from": current, "to": target}
 
-    def gc(self, keep: int) -> list[int]:
+    def gc(self, keep: int, *, among: Iterable[int] | None = None) -> list[int]:
         """Delete all but the newest ``keep`` versions, never one an alias points at; returns those deleted.
 
-        Only version folders of ours are deleted (named 1, 2, ..., holding exactly a saved model,
-        no link): anything else in ``versions/`` stops the gc before it deletes anything.
+        ``among``: only these versions may go, and the newest ``keep`` of them stay (``omkl serve
+        --keep-published`` bounds its own line's versions, never another's). Only version folders
+        of ours are deleted (named 1, 2, ..., holding exactly a saved model, no link): anything
+        else in ``versions/`` stops the gc before it deletes anything.
         """
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
             raise ValueError(f"keep must be an integer >= 0, got {keep!r}")
         with self.lock(create=False):
             pinned = set(self.aliases().values())
             versions = self.versions()
+            if among is not None:
+                allowed = set(among)
+                versions = [v for v in versions if v in allowed]
             newest = set(versions[-keep:]) if keep else set()
             doomed = [v for v in versions if v not in pinned and v not in newest]
             for version in doomed:

@@ -166,7 +166,7 @@ def test_20_clients_learning_then_kill_9_and_restart_give_the_model_of_the_ackno
     reference = _replayed(store, 1, records)
 
     probe, _ = rows(9, 20)
-    with server(*args) as (_, url):
+    with server(*args, "--publish-alias", "online", "--keep-published", 1) as (_, url):
         with httpx.Client(base_url=url, timeout=30) as http:
             info = http.get("/v1/model").json()
             assert info["version"] == 1 and info["rows_learnt"] == len(logged) == records[-1].end_row
@@ -174,7 +174,7 @@ def test_20_clients_learning_then_kill_9_and_restart_give_the_model_of_the_ackno
             assert answer["decision_values"] == reference.decision_function(probe).tolist()
     # the restarted server published what it recovered when it stopped (SIGTERM): bit for bit
     newest = store.versions()[-1]
-    assert newest == 2 and store.lineage(newest)["parent"] == 1
+    assert newest == 2 and store.lineage(newest)["parent"] == 1 and store.aliases()["online"] == 2
     _same_state(load_model(store.path(newest)).estimator, reference.estimator)
 
 

@@ -209,6 +209,42 @@ def test_publishes_every_n_rows_in_the_background(tmp_path):
     assert len(ends) >= 2 and ends == sorted(ends) and ends[-1] == 100  # (close published the rest)
 
 
+def test_keep_published_bounds_the_line_and_the_alias_follows_it(tmp_path):
+    store = _store(tmp_path)
+    X, y = _data(60, seed=9)
+    with _serving(store, alias="online", keep_published=2) as service:
+        for lo in range(0, 50, 10):
+            service.learn(X[lo : lo + 10], y[lo : lo + 10])
+            version = service.publish()
+            assert store.aliases()["online"] == version
+            if version == 3:
+                store.promote(2, "pinned")  # an alias keeps a version the line would delete
+        stats = service.stats()
+    # versions 2..6 published; 2 pinned, 5 and 6 the newest two; 1 (the champion, not the line's) stays
+    assert store.versions() == [1, 2, 5, 6] and stats["deleted_versions"] == 2 and stats["gc_error"] is None
+    assert store.aliases() == {"champion": 1, "online": 6, "pinned": 2}
+    # a restart knows the line's versions: the next publish deletes 5, never 2
+    with _serving(store, alias="online", keep_published=2) as service:
+        service.learn(X[50:60], y[50:60])
+        assert service.publish() == 7
+    assert store.versions() == [1, 2, 6, 7]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"alias": "champion"}, "does not move the champion"),
+        ({"alias": "no spaces"}, "is not valid"),
+        ({"keep_published": 0}, "keep_published must be a whole number"),
+    ],
+)
+def test_publish_options_are_checked_before_the_log_opens(tmp_path, options, message):
+    store = _store(tmp_path)
+    with pytest.raises(Exception, match=message):
+        LearningService.open(store, wal_dir=tmp_path / "wal", **options)
+    assert not (tmp_path / "wal").exists() and store.versions() == [1]
+
+
 def test_a_second_service_on_the_line_is_refused(tmp_path):
     store = _store(tmp_path)
     service = LearningService.open(store, publish_rows=None, publish_seconds=None)

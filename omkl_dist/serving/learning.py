@@ -54,7 +54,7 @@ from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.labels import canonical
-from omkl_dist.storage.model_store import ModelStore
+from omkl_dist.storage.model_store import CHAMPION, ModelStore
 
 from .wal import Record, WriteAheadLog
 
@@ -129,8 +129,11 @@ class LearningService:
         publish_seconds: float | None,
         max_block: int,
         alias: str | None,
+        keep_published: int | None,
+        line_versions: list[int],
     ) -> None:
-        self.store, self.line, self.alias = store, line, alias
+        self.store, self.line, self.alias, self.keep_published = store, line, alias, keep_published
+        self._line_versions = line_versions  # the versions this line published, oldest first
         self.publish_rows, self.publish_seconds, self.max_block = publish_rows, publish_seconds, max_block
         self._wal, self._model = wal, model
         self._classes = model.estimator.classes_  # the estimator's own labels, in Model.classes_ order
@@ -158,6 +161,8 @@ class LearningService:
             "copy_seconds": 0.0,
             "published": 0,
             "publish_error": None,
+            "deleted_versions": 0,
+            "gc_error": None,
         }
         self._writer = threading.Thread(target=self._write_loop, name="omkl-learning-writer", daemon=True)
         self._publisher = threading.Thread(target=self._publish_loop, name="omkl-learning-publisher", daemon=True)
@@ -174,6 +179,7 @@ class LearningService:
         publish_seconds: float | None = 60.0,
         max_block: int | None = None,
         alias: str | None = None,
+        keep_published: int | None = None,
         segment_bytes: int | None = None,
     ) -> LearningService:
         """Recover the line and start learning.
@@ -185,10 +191,22 @@ class LearningService:
         that many rows are new, or that many seconds after the last publish (None: never by
         itself; :meth:`publish` and :meth:`close` still do). ``max_block``: rows per learning call
         (default: the estimator's ``feed_rows()``, a round). ``alias``: point this alias at every
-        version published (e.g. for ``omkl serve --follow``); the champion is never moved.
+        version published (e.g. for another server's ``--follow``); never the champion, which only
+        a gate (``omkl retrain``) or ``omkl models promote`` moves. ``keep_published``: after each
+        publish, delete this line's versions but its newest ``keep_published`` (never one an alias
+        points at, never a version of another line or the one the line started from); None keeps
+        every version.
         """
         _check_count("publish_rows", publish_rows)
         _check_count("max_block", max_block)
+        _check_count("keep_published", keep_published)
+        if alias is not None:
+            store.check_alias(alias)
+            if alias == CHAMPION:
+                raise ValueError(
+                    "alias: a learning line does not move the champion (its versions are not gated); "
+                    "name another alias (e.g. online) and promote a version by hand or through omkl retrain"
+                )
         if publish_seconds is not None and not (isinstance(publish_seconds, (int, float)) and publish_seconds > 0):
             raise ValueError(f"publish_seconds must be a number of seconds > 0 or None, got {publish_seconds!r}")
         folder = Path(wal_dir) if wal_dir is not None else store.dir / WAL_FOLDER
@@ -196,7 +214,8 @@ class LearningService:
         wal = WriteAheadLog.open(folder, **options)
         try:
             line = _line(folder, store, ref)
-            version, end_row = _newest_of_line(store, line)
+            published = _published_by_line(store, line)
+            version, end_row = published[-1] if published else (_base_version(store, line), 0)
             model = load_model(store.path(version))
             if wal.n_features is not None and wal.n_features != model.estimator.n_features_in_:
                 raise DataError(
@@ -219,6 +238,8 @@ class LearningService:
                 publish_seconds=publish_seconds,
                 max_block=block,
                 alias=alias,
+                keep_published=keep_published,
+                line_versions=[v for v, _ in published],
             )
             service._replay(end_row)
         except BaseException:
@@ -276,7 +297,8 @@ class LearningService:
         ``version`` and ``rows_learnt`` on top of it, ``line_rows`` (the log's next row number),
         ``support_vectors`` (per kernel, summed), the log's ``log_bytes``, ``fsyncs`` and
         ``fsync_seconds``, the groups (``groups``, ``group_rows_max``, ``group_requests_max``),
-        ``copy_seconds`` (snapshots) and ``learn_seconds``, ``published`` versions."""
+        ``copy_seconds`` (snapshots) and ``learn_seconds``, ``published`` versions, ``deleted_versions``
+        (``keep_published``), the last ``publish_error`` and ``gc_error`` (None once one succeeds)."""
         state = self._state
         with self._lock:
             out = dict(self.counters)
@@ -486,7 +508,24 @@ class LearningService:
                 self.counters["published"] += 1
                 self.counters["publish_error"] = None
                 self._wal.drop_before(state.end_row)
+            self._line_versions.append(version)
+            self._delete_old_versions()
             return version
+
+    def _delete_old_versions(self) -> None:
+        """``keep_published``: the line's older versions go (a failure is counted, the publish stands)."""
+        if self.keep_published is None:
+            return
+        try:
+            deleted = set(self.store.gc(self.keep_published, among=self._line_versions))
+        except Exception as exc:  # noqa: BLE001 - a version left behind is retried at the next publish
+            with self._lock:
+                self.counters["gc_error"] = f"{type(exc).__name__}: {exc}"
+            return
+        self._line_versions = [v for v in self._line_versions if v not in deleted]
+        with self._lock:
+            self.counters["deleted_versions"] += len(deleted)
+            self.counters["gc_error"] = None
 
     def _publish_state(self, state: _State, parent: int, first: int, digest: str) -> int:
         """Save ``state``'s model as a store version with its lineage; its number."""
@@ -573,13 +612,18 @@ def _line(folder: Path, store: ModelStore, ref: str | int) -> dict[str, Any]:
     return line
 
 
-def _newest_of_line(store: ModelStore, line: dict[str, Any]) -> tuple[int, int]:
-    """``(version, end_row)``: the newest version the line published and the log rows it holds, or
-    the line's base version and 0."""
-    for version in reversed(store.versions()):
+def _published_by_line(store: ModelStore, line: dict[str, Any]) -> list[tuple[int, int]]:
+    """``(version, end_row)`` of every version the line published, oldest first."""
+    published = []
+    for version in store.versions():
         serving = store.lineage(version).get("serving") or {}
         if serving.get("line") == line["line"]:
-            return version, int(serving["end_row"])
+            published.append((version, int(serving["end_row"])))
+    return published
+
+
+def _base_version(store: ModelStore, line: dict[str, Any]) -> int:
+    """The version the line started from (it published none yet)."""
     base = int(line["base_version"])
     if base not in store.versions():
         raise DataError(
@@ -588,7 +632,7 @@ def _newest_of_line(store: ModelStore, line: dict[str, Any]) -> tuple[int, int]:
             path=store.dir,
             fix="move the write-ahead log folder away to start a new line from another version",
         )
-    return base, 0
+    return base
 
 
 def _class_indices(labels: NDArray[Any], classes: NDArray[Any]) -> NDArray[np.int32]:

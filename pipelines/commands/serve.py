@@ -37,6 +37,19 @@ from .store_options import STORE_OPTION, open_store
 @click.option(
     "--publish-seconds", default=60.0, show_default=True, type=FiniteFloat(min=0, min_open=True), help="--learn."
 )
+@click.option(
+    "--publish-alias",
+    default=None,
+    help="--learn: point this alias at every version published (e.g. for another server's --follow); never "
+    "the champion, which only a gate (omkl retrain) or omkl models promote moves.",
+)
+@click.option(
+    "--keep-published",
+    default=None,
+    type=click.IntRange(min=1),
+    help="--learn: after each publish, delete this line's versions but its newest N (never one an alias "
+    "points at, never another line's). Default: keep every version.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0: a free port.")
 @click.option(
@@ -71,6 +84,8 @@ def serve(
     wal_dir,
     publish_rows,
     publish_seconds,
+    publish_alias,
+    keep_published,
     host,
     port,
     token_file,
@@ -82,6 +97,8 @@ def serve(
     """Serve a stored model over HTTP (POST /v1/predict, /v1/learn; GET /v1/model, /healthz, /readyz, /metrics)."""
     if (alias is None) == (not learn):
         raise click.UsageError("give --follow ALIAS (predict only) or --learn (predict and learn)")
+    if not learn and (publish_alias is not None or keep_published is not None):
+        raise click.UsageError("--publish-alias and --keep-published go with --learn (a follower publishes nothing)")
     try:
         from omkl_dist.serving.app import Limits, create_app
         from omkl_dist.serving.follow import AliasFollower
@@ -99,7 +116,13 @@ def serve(
         from omkl_dist.serving.learning import LearningService
 
         source = LearningService.open(
-            s, ref=ref, wal_dir=wal_dir, publish_rows=publish_rows, publish_seconds=publish_seconds
+            s,
+            ref=ref,
+            wal_dir=wal_dir,
+            publish_rows=publish_rows,
+            publish_seconds=publish_seconds,
+            alias=publish_alias,
+            keep_published=keep_published,
         )
         what = "learning"
     else:
