@@ -55,6 +55,7 @@ INVALID_PARAMS = {
     "gamma": [0.0, 1.0, 2.0],
     "eta": [0.0, -1.0, float("inf")],
     "alpha": [0.0, -1.0],
+    "C": [0.0, -1.0, float("inf")],
     "budget": [0, -5, 2.5],
     "lam": [-1.0, float("nan"), "0.1", 20.0],  # 20.0: eta * lam >= 1 with eta = 0.1
     "horizon": [0, -1, 2.5],

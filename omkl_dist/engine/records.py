@@ -24,7 +24,7 @@ class HedgeState(NamedTuple):
 
 class OMKCParams(NamedTuple):
     """The OMKC family's rule (:mod:`omkl_dist.combiners.codes`) and scalars over one segment starting at
-    global instance ``t0``."""
+    global instance ``t0``; ``pa``: PA-I components of aggressiveness ``pa_c`` instead of Perceptrons."""
 
     rule: int
     t0: int
@@ -32,6 +32,8 @@ class OMKCParams(NamedTuple):
     block_sync: bool
     beta: float
     delta: float
+    pa: bool
+    pa_c: float
 
 
 class SPAParams(NamedTuple):
