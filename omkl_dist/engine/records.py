@@ -85,7 +85,8 @@ class BudgetRows(NamedTuple):
     (n, MAX_SEGMENT: row t of segment i, columns ``0:bounds[i + 1] − bounds[i]``), uniforms ``U`` (n, m),
     the global index ``g`` of the first row, and per segment whether every row seen up to its end (so
     every buffer row) holds integers only (``integral``: finite values, see
-    :func:`~..learners._budget.own_dots`)."""
+    :func:`~..learners._budget.own_dots`); ``selected`` (n, m): whether kernel k's learner takes its
+    step on row t (always, for the deterministic update; drawn, for the stochastic one)."""
 
     y: np.ndarray
     Xb: np.ndarray
@@ -95,6 +96,7 @@ class BudgetRows(NamedTuple):
     g: int
     bounds: np.ndarray
     integral: np.ndarray
+    selected: np.ndarray
 
 
 class BudgetKernels(NamedTuple):

@@ -36,6 +36,13 @@ class BOGD(BudgetBaseline):
         Support vectors per kernel.
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of hinge loss.
+    update : {"D", "S"}, default "D"
+        Every kernel's learner sees every instance (D), or -- the stochastic update, the authors' C++
+        toolbox's "_sd" form -- only the kernels drawn for it, with p_k = (1 − δ) q_k + δ/m, q = w / max w
+        (OMKC (S, D)), drawn with the weights of the block start; Hedge discounts only the drawn
+        kernels (see :mod:`omkl_dist.engine.budget`).
+    delta : float in (0, 1], default 0.01
+        The stochastic update's smoothing δ (OMKC's setting).
     eta : float > 0, default 0.1
         Step size (the Budget-OMKL paper's learning rate, 0.1).
     lam : float >= 0 with eta * lam < 1, default 1e-4
@@ -73,6 +80,8 @@ class BOGD(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
+        update: str = "D",
+        delta: float = 0.01,
         eta: float = 0.1,
         lam: float = 1e-4,
         block_size: int = 256,
@@ -83,6 +92,8 @@ class BOGD(BudgetBaseline):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
+        self.update = update
+        self.delta = delta
         self.eta = eta
         self.lam = lam
         self.block_size = block_size

@@ -36,6 +36,13 @@ class RBP(BudgetBaseline):
         Support vectors per kernel (the paper: 16 · budget ≈ SPA's support vectors).
     gamma : float in (0, 1), default 0.99
         Hedge discount per mistake.
+    update : {"D", "S"}, default "D"
+        Every kernel's learner sees every instance (D), or -- the stochastic update, the authors' C++
+        toolbox's "_sd" form -- only the kernels drawn for it, with p_k = (1 − δ) q_k + δ/m, q = w / max w
+        (OMKC (S, D)), drawn with the weights of the block start; Hedge discounts only the drawn
+        kernels (see :mod:`omkl_dist.engine.budget`).
+    delta : float in (0, 1], default 0.01
+        The stochastic update's smoothing δ (OMKC's setting).
     block_size : int, default 256
         Instances per block of the block-exact engine and of the random streams: a result is
         reproducible for a given (random_state, block_size).
@@ -74,6 +81,8 @@ class RBP(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
+        update: str = "D",
+        delta: float = 0.01,
         block_size: int = 256,
         n_epochs: int = N_EPOCHS,
         shuffle: bool = True,
@@ -82,6 +91,8 @@ class RBP(BudgetBaseline):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
+        self.update = update
+        self.delta = delta
         self.block_size = block_size
         self.n_epochs = n_epochs
         self.shuffle = shuffle

@@ -171,3 +171,13 @@ class BudgetKernelSplit:
             n_mistakes=scalars["n_mistakes"],
         )
         return merged.state()
+
+
+class BudgetEngineSplit(BudgetKernelSplit):
+    """The budget engine's rounds: :class:`BudgetKernelSplit`'s, the shard told the coordinator's weights at
+    the round's start first (a stochastic update draws a block's kernels with its start's weights,
+    :meth:`~omkl_dist.engine.budget.BudgetEngine.sync_weights`; a round never crosses a block)."""
+
+    def kernel_round(self, X, y, w, act) -> dict:
+        self.engine.sync_weights(w)
+        return super().kernel_round(X, y, w, act)
