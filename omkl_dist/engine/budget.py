@@ -537,21 +537,7 @@ class BudgetEngine:
             raise ValueError("merge needs at least one part")
         first = parts[0]
         for p in parts[1:]:
-            for name in (
-                "learner",
-                "budget",
-                "seed",
-                "block_size",
-                "eta",
-                "lam",
-                "gamma",
-                "n_classes",
-                "update",
-                "delta",
-                "p_block",
-                "n_seen",
-                "n_features",
-            ):
+            for name in (*(s for s in cls.SCALARS if s != "n_mistakes"), "n_features"):
                 if getattr(p, name) != getattr(first, name):
                     raise ValueError(
                         f"cannot merge engines with different {name}: {getattr(first, name)!r} vs {getattr(p, name)!r}"

@@ -36,12 +36,9 @@ class BPAS(BudgetBaseline):
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of hinge loss.
     update : {"D", "S"}, default "D"
-        Every kernel's learner sees every instance (D), or -- the stochastic update, the authors' C++
-        toolbox's "_sd" form -- only the kernels drawn for it, with p_k = (1 − δ) q_k + δ/m, q = w / max w
-        (OMKC (S, D)), drawn with the weights of the block start; Hedge discounts only the drawn
-        kernels (see :mod:`omkl_dist.engine.budget`).
+        "S": the stochastic update, the C++ toolbox's "_sd" form (:mod:`omkl_dist.engine.budget`).
     delta : float in (0, 1], default 0.01
-        The stochastic update's smoothing δ (OMKC's setting).
+        Its smoothing δ: a kernel learns from a row with probability (1 − δ) w_k / max w + δ/m.
     eta : float > 0, default 0.3
         Aggressiveness C of PA-I. The paper's learning rate is 0.1 (what ``omkl reproduce bomkl``
         passes); 0.3 was chosen by measurement (``benchmarks/online_defaults.py``, BENCHMARKS.md
