@@ -98,7 +98,7 @@ def naive_budget(
     for t in range(T):
         x, yt = X[t], y[t]
         w = np.exp(logw - logw.max())
-        if t % block_size == 0:
+        if update == "S" and t % block_size == 0:
             wsync = w
         selected, u = _draws(learner, update, delta, w, wsync, seed, t, m, block_size)
         f = np.array([_dot(coef[i], kernel_column(specs[i], X[sv[i]], x)) if sv[i] else 0.0 for i in range(m)])
@@ -228,7 +228,7 @@ def naive_budget_mc(
     for t in range(T):
         x, yt = X[t], int(y[t])
         w = np.exp(logw - logw.max())
-        if t % block_size == 0:
+        if update == "S" and t % block_size == 0:
             wsync = w
         selected, u = _draws(learner, update, delta, w, wsync, seed, t, m, block_size)
         f = np.zeros((m, K))
