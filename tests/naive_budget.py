@@ -25,6 +25,11 @@ Learners (papers):
 κ(x, x) = 0 (zero function): no update (BOGD still shrinks). Hedge: θ = w / Σ w, prediction
 ``Σ θ_i f_i``; ``logw_i += loss_i log γ`` with loss = mistake indicator (RBP, Forgetron) or hinge
 loss (BOGD, BPAS).
+
+Stochastic update (``update="S"``, OMKC (S, D) of Hoi et al., Algorithm 3): kernel i's learner takes
+its step only when drawn, ``u_i < p_i = (1 − δ) q_i + δ/m`` with q = w / max w of the weights at the
+start of the instance's block (``block_size`` 1: the current weights), and only a drawn kernel's
+loss discounts its weight. Two uniforms per instance and kernel: the draw, then the removal's.
 """
 
 from __future__ import annotations
@@ -67,7 +72,20 @@ def _forgetron_phi(sigma, mu, Q, M, norm2=1.0):
     return max(real)
 
 
-def naive_budget(X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, seed=0, block_size=256):
+def _draws(learner, update, delta, w, wsync, seed, t, m, block_size):
+    """``(selected, u)``: which kernels learn from instance t, and the removal uniforms (RBP, BOGD)."""
+    removal = learner in ("rbp", "bogd")
+    if update == "D":
+        u = uniforms(seed, t, t + 1, range(m), block_size)[0] if removal else np.zeros(m)
+        return np.ones(m, bool), u
+    draws = uniforms(seed, t, t + 1, range(m), block_size, 2 if removal else 1)[0]
+    u_draw, u = (draws[:, 0], draws[:, 1]) if removal else (draws, np.zeros(m))
+    return u_draw < (1.0 - delta) * (wsync / wsync.max()) + delta / m, u
+
+
+def naive_budget(
+    X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, seed=0, block_size=256, update="D", delta=0.01
+):
     """Run one of the four learners per kernel plus Hedge; returns a dict with ``mistakes``, ``score``,
     ``F``, ``loss``, ``sv`` (instance indices per kernel, by position), ``coef`` and ``w``."""
     T, m, B = len(y), len(specs), budget
@@ -75,11 +93,14 @@ def naive_budget(X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, 
     coef = [[] for _ in range(m)]
     Q, M = np.zeros(m), np.zeros(m)
     logw = np.zeros(m)
+    wsync = np.ones(m)  # the weights at the start of the current block
     out = {"mistakes": np.zeros(T, bool), "score": np.zeros(T), "F": np.zeros((T, m)), "loss": np.zeros((T, m))}
     for t in range(T):
         x, yt = X[t], y[t]
         w = np.exp(logw - logw.max())
-        u = uniforms(seed, t, t + 1, range(m), block_size)[0] if learner in ("rbp", "bogd") else np.zeros(m)
+        if update == "S" and t % block_size == 0:
+            wsync = w
+        selected, u = _draws(learner, update, delta, w, wsync, seed, t, m, block_size)
         f = np.array([_dot(coef[i], kernel_column(specs[i], X[sv[i]], x)) if sv[i] else 0.0 for i in range(m)])
         out["F"][t] = f
         theta = w / w.sum()
@@ -93,6 +114,9 @@ def naive_budget(X, y, specs, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, 
                 out["loss"][t, i] = loss = float(yt * f[i] <= 0)
             else:
                 out["loss"][t, i] = loss = hinge
+            if not selected[i]:  # not drawn: no step, no discount
+                out["loss"][t, i] = 0.0
+                continue
             if learner == "rbp" and loss and kxx > 0:
                 if len(S) < B:
                     S.append(t)
@@ -157,7 +181,22 @@ def _rival(scores, y):
     return max(others, key=lambda c: (scores[c], -c))
 
 
-def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=0.1, lam=0.0, seed=0, block_size=256):
+def naive_budget_mc(
+    X,
+    y,
+    specs,
+    n_classes,
+    *,
+    learner,
+    budget,
+    gamma=0.99,
+    eta=0.1,
+    lam=0.0,
+    seed=0,
+    block_size=256,
+    update="D",
+    delta=0.01,
+):
     """The multi-class rules of the four learners (labels 0..K−1), one instance at a time.
 
     Kernel i's class scores ``f_i(x, c) = Σ_s c_s[c] κ_i(x_s, x)``; the rival r of y is its highest-scoring
@@ -179,6 +218,7 @@ def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=
     coef = [[] for _ in range(m)]
     Q, M = np.zeros(m), np.zeros(m)
     logw = np.zeros(m)
+    wsync = np.ones(m)  # the weights at the start of the current block
     out = {
         "mistakes": np.zeros(T, bool),
         "F": np.zeros((T, m * K)),
@@ -188,7 +228,9 @@ def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=
     for t in range(T):
         x, yt = X[t], int(y[t])
         w = np.exp(logw - logw.max())
-        u = uniforms(seed, t, t + 1, range(m), block_size)[0] if learner in ("rbp", "bogd") else np.zeros(m)
+        if update == "S" and t % block_size == 0:
+            wsync = w
+        selected, u = _draws(learner, update, delta, w, wsync, seed, t, m, block_size)
         f = np.zeros((m, K))
         for i in range(m):
             if sv[i]:
@@ -209,6 +251,9 @@ def naive_budget_mc(X, y, specs, n_classes, *, learner, budget, gamma=0.99, eta=
             hinge = max(0.0, 1.0 - margin)
             loss = float(margin <= 0) if learner in ("rbp", "forgetron") else hinge
             out["loss"][t, i] = loss
+            if not selected[i]:  # not drawn: no step, no discount
+                out["loss"][t, i] = 0.0
+                continue
             if learner == "rbp" and loss and kxx > 0:
                 if len(S) < B:
                     S.append(t)

@@ -20,7 +20,7 @@ import numpy as np
 
 from omkl_dist.randomness import uniforms
 
-from naive_omkc import kernel_column
+from naive_omkc import kernel_column, pa_tau
 
 
 def rival(scores, y):
@@ -57,9 +57,11 @@ def _pm(K, y, r, step=1.0):
 
 
 def naive_omkc_mc(
-    X, y, K, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256, block_sync=False
+    X, y, K, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256, block_sync=False, pa_c=None
 ):
-    """Multi-class OMKC Algorithms 1-4 (and "U"). Returns (mistakes, votes, F (T, m, K), SV lists, w)."""
+    """Multi-class OMKC Algorithms 1-4 (and "U"). Returns (mistakes, votes, F (T, m, K), SV lists, w).
+    ``pa_c``: each kernel learns by multi-class PA-I (Crammer et al. 2006, max-loss): with the rival r,
+    ℓ = [1 − f(x, y) + f(x, r)]_+ and τ = min(C, ℓ / ‖φ(x, y) − φ(x, r)‖²) = min(C, ℓ / 2κ(x, x))."""
     m, T = len(specs), len(y)
     learners = [_Expansion(s, X, K) for s in specs]
     w, wsync = np.ones(m), np.ones(m)
@@ -87,10 +89,18 @@ def naive_omkc_mc(
         mistakes[t] = votes[t, y[t]] <= votes[t, rival(votes[t], y[t])]
         for i in range(m):
             r = rival(f[i], y[t])
-            if f[i, y[t]] <= f[i, r] and selected[i]:
-                if combination != "U":
+            erred = f[i, y[t]] <= f[i, r]
+            if not selected[i]:
+                continue
+            if pa_c is None:
+                step = 1.0 if erred else 0.0
+            else:
+                kxx = kernel_column(specs[i], X[t : t + 1], X[t])[0]
+                step = pa_tau(max(0.0, 1.0 - f[i, y[t]] + f[i, r]), 2.0 * kxx, pa_c)
+            if step > 0:  # Hedge discounts a kernel that erred and learnt
+                if erred and combination != "U":
                     w[i] *= beta
-                learners[i].add(t, _pm(K, y[t], r))
+                learners[i].add(t, _pm(K, y[t], r, step))
         w = w / w.max()
     return mistakes, votes, F, [lr.sv for lr in learners], w
 

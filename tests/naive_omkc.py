@@ -62,9 +62,18 @@ class _KernelPerceptrons:
         self.coef[i].append(c)
 
 
-def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256, block_sync=False):
+def pa_tau(loss, kxx, C):
+    """PA-I's step (Crammer et al. 2006): τ = min(C, ℓ / ‖φ(x)‖²); no step for no loss or a zero φ(x)."""
+    return min(C, loss / kxx) if loss > 0 and kxx > 0 else 0.0
+
+
+def naive_omkc(
+    X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0, block_size=256, block_sync=False, pa_c=None
+):
     """OMKC Algorithms 1-4 (and OMKC(U): combination "U"). Returns (mistakes bool array, scores, F,
-    support-vector index lists, w)."""
+    support-vector index lists, w). ``pa_c``: each kernel's learner is PA-I with that C (a selected
+    kernel with hinge loss ℓ > 0 adds τ y, τ = min(C, ℓ / κ(x, x))) instead of the Perceptron; Hedge
+    discounts the kernels that erred and learnt (a PA-I learner does not learn where κ(x, x) = 0)."""
     m, T = len(specs), len(y)
     learners = _KernelPerceptrons(specs, X)
     w = np.ones(m)
@@ -101,10 +110,16 @@ def naive_omkc(X, y, specs, *, update, combination, beta=0.8, delta=0.01, seed=0
         mistakes[t] = y[t] * score <= 0
         for i in range(m):
             z = y[t] * f[i] <= 0
-            if z and selected[i]:
-                if combination != "U":
+            if not selected[i]:
+                continue
+            if pa_c is None:
+                step = 1.0 if z else 0.0
+            else:
+                step = pa_tau(max(0.0, 1.0 - y[t] * f[i]), kernel_column(specs[i], X[t : t + 1], X[t])[0], pa_c)
+            if step > 0:  # Hedge discounts a kernel that erred and learnt
+                if z and combination != "U":
                     w[i] *= beta
-                learners.update(i, t, y[t])
+                learners.update(i, t, step * y[t])
         w = w / w.max()
     return mistakes, scores, F, learners.sv, w
 

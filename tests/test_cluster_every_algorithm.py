@@ -1,7 +1,8 @@
 """Every online algorithm through the public cluster API (`fit_on_cluster`), exact and resumable.
 
-For each of the online algorithms (the four OMKC variants, the three Perceptron baselines, SPA,
-OM-2, the four budget baselines, FOGD, NOGD and OKS, also on feature-group kernels) on a stored stream:
+For each of the online algorithms (the four OMKC variants, OMKC with PA-I learners, the three
+Perceptron baselines, SPA, OM-2, the four budget baselines with either update, FOGD, NOGD and OKS,
+also on feature-group kernels) on a stored stream:
 
 1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
 2. ``fit_on_cluster(client, ...)`` on **3** workers with checkpoints, the coordinator's worker
@@ -35,12 +36,15 @@ pytestmark = pytest.mark.cluster
 ROWS, BLOCK, SEED = 1600, 160, 5
 WORKERS = 3
 # also resumed with resume=True (job.json, scaler, history)
-RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks", "fogd", "nogd")
+RESUMED = ("spa", "bpas", "perceptron-star", "om2", "oks", "fogd", "nogd", "omkc-pa")
 CASES = [
     ("omkc", {"update": "D", "combination": "D"}),
     ("omkc", {"update": "D", "combination": "S"}),
     ("omkc", {"update": "S", "combination": "D"}),
     ("omkc", {"update": "S", "combination": "S"}),
+    # PA-I learners (kernel-ddpa on kernel-split rounds, kernel-sdpa on row-split ones)
+    ("omkc-pa", {"update": "D", "combination": "D"}),
+    ("omkc-pa", {"update": "S", "combination": "D"}),
     ("perceptron", {"kernel": "gaussian:1"}),
     ("perceptron-u", {}),
     ("perceptron-star", {}),
@@ -50,6 +54,11 @@ CASES = [
     ("forgetron", {"budget": 30}),
     ("bogd", {"budget": 30}),
     ("bpas", {"budget": 30}),
+    # the stochastic update ("_sd"): shards draw a block's kernels with the weights of its start
+    ("rbp", {"budget": 30, "update": "S"}),
+    ("forgetron", {"budget": 30, "update": "S"}),
+    ("bogd", {"budget": 30, "update": "S"}),
+    ("bpas", {"budget": 30, "update": "S"}),
     ("fogd", {"kernels": "gaussian:0.5,1,2", "n_components": 20}),
     ("nogd", {"kernels": "gaussian:0.5,1,2;polynomial:2", "budget": 30, "n_components": 8}),
     ("oks", {}),

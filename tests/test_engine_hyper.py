@@ -10,7 +10,7 @@ from omkl_dist.engine.protocol import Rule
 from omkl_dist.kernels import make_pool
 from omkl_dist.scoring.program import compile_program
 
-SAVED_KEYS = {"beta", "delta", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "q", "bounded_norm"}
+SAVED_KEYS = {"beta", "delta", "pa", "pa_c", "gamma", "alpha", "spa_beta", "eta", "hedge_mistake", "q", "bounded_norm"}
 
 
 @pytest.mark.parametrize(

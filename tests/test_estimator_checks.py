@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from omkl_dist.algorithms import BOGD, FOGD, OKS, OMKC, RBP, SPA
+from omkl_dist.algorithms import BOGD, BPAS, FOGD, OKS, OMKC, RBP, SPA, Forgetron
 from omkl_dist.algorithms.registry import ALGORITHMS
 from omkl_dist.storage import read_dataset, resolve_dataset
 
@@ -32,6 +32,8 @@ def _stochastic(est):
     """Whether the estimator's results depend on ``random_state`` (:func:`test_seeding` checks both ways)."""
     if isinstance(est, OMKC):  # stochastic updates or combination
         return "S" in (est.update, est.combination)
+    if isinstance(est, (Forgetron, BPAS)):  # deterministic learners: stochastic only by their update
+        return est.update == "S"
     return isinstance(est, (SPA, RBP, BOGD, OKS, FOGD))  # (FOGD: its random features)
 
 
@@ -55,6 +57,7 @@ INVALID_PARAMS = {
     "gamma": [0.0, 1.0, 2.0],
     "eta": [0.0, -1.0, float("inf")],
     "alpha": [0.0, -1.0],
+    "C": [0.0, -1.0, float("inf")],
     "budget": [0, -5, 2.5],
     "lam": [-1.0, float("nan"), "0.1", 20.0],  # 20.0: eta * lam >= 1 with eta = 0.1
     "horizon": [0, -1, 2.5],

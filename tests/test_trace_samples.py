@@ -1,13 +1,14 @@
 """The model read inside a block (``sample_at``, :mod:`omkl_dist.engine.samples`) is the naive
 one-instance-at-a-time reference's model after that many rows: its support vectors per kernel
-exactly, its kernel weight shares to rounding (SPA: Hedge on losses; OMKC: Hedge on updates)."""
+exactly, its kernel weight shares to rounding (SPA: Hedge on losses; OMKC: Hedge on updates; OMKC with
+PA-I learners: on the updates of the kernels that erred)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from omkl_dist.algorithms import OMKC, SPA
+from omkl_dist.algorithms import OMKC, OMKCPA, SPA
 from omkl_dist.kernels import make_pool
 
 from naive_omkc import naive_omkc
@@ -24,12 +25,15 @@ def _reference(algo, X, y, rows):
         if algo == "spa":
             _, _, sv, w = naive_spa(X[:r], y[:r], SPECS, seed=5, block_size=64, gamma=0.99, delta=0.001, eta=0.1)
         else:
-            _, _, _, sv, w = naive_omkc(X[:r], y[:r], SPECS, update="S", combination="S", seed=5, block_size=64)
+            pa_c = 0.3 if algo == "omkc-pa" else None
+            _, _, _, sv, w = naive_omkc(
+                X[:r], y[:r], SPECS, update="S", combination="S", seed=5, block_size=64, pa_c=pa_c
+            )
         out.append(([len(s) for s in sv], w / w.sum()))
     return out
 
 
-@pytest.mark.parametrize("algo", ["spa", "omkc"])
+@pytest.mark.parametrize("algo", ["spa", "omkc", "omkc-pa"])
 def test_samples_inside_blocks_are_the_naive_models(algo):
     rng = np.random.default_rng(0)  # (continuous rows: no exact ties, which a reassociated sum may break)
     X = rng.normal(size=(200, 4))
@@ -37,7 +41,7 @@ def test_samples_inside_blocks_are_the_naive_models(algo):
     if algo == "spa":
         model = SPA(kernels="omkc16", random_state=5, block_size=64, gamma=0.99, delta=0.001, eta=0.1)
     else:
-        model = OMKC(
+        model = (OMKCPA if algo == "omkc-pa" else OMKC)(
             kernels="omkc16",
             update="S",
             combination="S",
@@ -46,6 +50,7 @@ def test_samples_inside_blocks_are_the_naive_models(algo):
             block_sync=False,
             random_state=5,
             block_size=64,
+            **({"C": 0.3} if algo == "omkc-pa" else {}),
         )
     feed = model.feed_rows()
     rows, support, weights = [], [], []

@@ -10,10 +10,12 @@ from .nogd import NOGD
 from .oks import OKS, OKSRegressor
 from .om2 import OM2
 from .omkc import OMKC
+from .omkc_pa import OMKCPA
 from .spa import SPA
 
 __all__ = [
     "OMKC",
+    "OMKCPA",
     "OM2",
     "KernelPerceptron",
     "PerceptronU",

@@ -17,6 +17,7 @@ from .nogd import NOGD
 from .oks import OKS
 from .om2 import OM2
 from .omkc import OMKC
+from .omkc_pa import OMKCPA
 from .spa import SPA
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 ALGORITHMS: dict[str, type[OnlineKernelClassifier]] = {
     "omkc": OMKC,
+    "omkc-pa": OMKCPA,
     "om2": OM2,
     "perceptron": KernelPerceptron,
     "perceptron-u": PerceptronU,

@@ -55,7 +55,7 @@ def _class_score(c, K, n_used, coef, V, parts):
 
 
 @njit(cache=True)
-def _kernel_block(k, y, Xb, xsq, XXt, U, g, integral, kernels, hp, buffers, F, L):
+def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buffers, F, L):
     """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
@@ -65,7 +65,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, g, integral, kernels, hp, buffers, F, L
     the rows' dot products with the buffer (summed here, in feature order); then per row t: those
     values, the values with the slots that block rows took since (their Gram columns ``Gc``, gathered
     through the list of such slots), the scores, and the learner's step on slot-indexed coefficients,
-    κ(x, x) and accumulators."""
+    κ(x, x) and accumulators -- if ``selected[t, k]`` (else no step and no loss for Hedge: a stochastic
+    update's kernel not drawn)."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
     sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes = buffers
@@ -106,7 +107,9 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, g, integral, kernels, hp, buffers, F, L
             f = fc[0]
             if yt * f <= 0.0:
                 kmistakes[k] += 1
-            if learner == RBP:
+            if not selected[t, k]:
+                loss, new = 0.0, -1
+            elif learner == RBP:
                 loss, n_used, new = rbp_step(t, yt, f, kxx, U[t, k], hp, n_used, slots)
             elif learner == FORGETRON:
                 loss, state, new = forgetron_step(t, yt, f, kxx, hp, (n_used, hd, s, q, mk), slots, accs, values)
@@ -121,7 +124,9 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, g, integral, kernels, hp, buffers, F, L
             margin = fc[yt] - fc[r]
             if margin <= 0.0:
                 kmistakes[k] += 1
-            if learner == RBP:
+            if not selected[t, k]:
+                loss, new = 0.0, -1
+            elif learner == RBP:
                 loss, n_used, new = rbp_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, slots)
             elif learner == FORGETRON:
                 loss, state, new = forgetron_mc_step(
@@ -160,7 +165,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, g, integral, kernels, hp, buffers, F, L
 def budget_block(rows, kernels, hp, buffers, F, L):
     """Every kernel's learner over the segments of a chunk of rows (:func:`_kernel_block` segment after
     segment), the kernels in parallel."""
-    y, Xb, xsq, XXt, U, g, bounds, integral = rows
+    y, Xb, xsq, XXt, U, g, bounds, integral, selected = rows
     for k in prange(kernels.kinds.shape[0]):
         # int64: numba types a prange index int64 when it types the loop and uint64 in the parallel
         # body, so an uncast k compiles _kernel_block (~10 s) twice
@@ -174,6 +179,7 @@ def budget_block(rows, kernels, hp, buffers, F, L):
                 xsq[a:b],
                 XXt[a:b],
                 U[a:b],
+                selected[a:b],
                 g + a,
                 integral[i],
                 kernels,

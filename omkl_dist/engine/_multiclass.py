@@ -24,6 +24,7 @@ from ..combiners.dispatch import combined_votes
 from ..combiners.hedge import hedge_update
 from ..combiners.hedge_loss import hedge_loss_update, weighted_class_scores
 from ..combiners.votes import rival
+from ..learners.pa import pa_step
 from ..learners.spa import spa_coef
 from ..scoring.gram import gram_column
 
@@ -63,7 +64,7 @@ def _segment_arrays(n, m, K, act):
 
 
 @njit(cache=True, nogil=True)
-def omkc_mc_block(y, F_old, G, U, state, params, act, K):
+def omkc_mc_block(y, F_old, G, kxx, U, state, params, act, K):
     """Multi-class OMKC and its Perceptron baselines over one segment (see :func:`omkc_block`; the
     records :class:`~.records.HedgeState` and :class:`~.records.OMKCParams`).
 
@@ -71,13 +72,15 @@ def omkc_mc_block(y, F_old, G, U, state, params, act, K):
     ``f_k(y) <= f_k(rival)`` it errs, and if selected for update adds +1 on the true class and -1
     on its own rival class. Hedge discounts the kernels that erred and were updated; the combined
     prediction is the weighted vote of the kernels' predicted classes. Perceptron(u) is one such
-    Perceptron on the average kernel (every kernel column gets its update).
+    Perceptron on the average kernel (every kernel column gets its update). With ``params.pa`` each
+    kernel is the multi-class PA-I learner instead (:mod:`omkl_dist.learners.pa`: +τ on the true
+    class and −τ on the rival when ``f_k(y) − f_k(rival) < 1``; ``kxx`` (m, n) the rows' κ_k(x, x)).
 
     Returns ``(F, votes, mistakes, coef)``: ``F`` (n, m·K) per-kernel class scores before the
     update, ``votes`` (n, K) the combined class scores, the combined prediction's mistakes and
     ``coef`` (n, m·K).
     """
-    rule, t0, block_size, block_sync, beta, delta = params
+    rule, t0, block_size, block_sync, beta, delta, pa, pa_c = params
     w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n = y.shape[0]
     m = F_old.shape[1] // K
@@ -102,11 +105,15 @@ def omkc_mc_block(y, F_old, G, U, state, params, act, K):
             if erred:
                 kmistakes[k] += 1
             updated = erred and penalise[k] and on[k]
-            if updated:
-                coef[t, k * K + yt] = 1.0
-                coef[t, k * K + other] = -1.0
+            if pa:
+                step = pa_step(max(0.0, 1.0 - f[k, yt] + f[k, other]), kxx[k, t], penalise[k] and on[k], pa_c, 2)
+            else:
+                step = 1.0 if updated else 0.0
+            if step != 0.0:
+                coef[t, k * K + yt] = step
+                coef[t, k * K + other] = -step
                 any_coef = True
-            penalise[k] = updated
+            penalise[k] = erred and step != 0.0  # Hedge's discount: the kernels that erred and learnt
         if discounts_weights(rule):
             hedge_update(w, penalise, beta)
         if any_coef:

@@ -15,6 +15,7 @@ from ..combiners.codes import discounts_weights
 from ..combiners.dispatch import combined_score
 from ..combiners.hedge import hedge_update
 from ..combiners.hedge_loss import hedge_loss, hedge_loss_update, weighted_vote
+from ..learners.pa import pa_step
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hinge, spa_coef
 from ..scoring.gram import gram_column
@@ -37,9 +38,14 @@ def scores_at(t, F_old, G, coef, added, n_added, act, f):
 
 
 @njit(cache=True, nogil=True)
-def omkc_block(y, F_old, G, U, state, params, act):
+def omkc_block(y, F_old, G, kxx, U, state, params, act):
     """Process rows of one block in order; mutates the weight state (:class:`~.records.HedgeState`:
     ``w``, ``wsync``, ``kmistakes``) under the rule and scalars ``params`` (:class:`~.records.OMKCParams`).
+
+    A selected kernel's learner is the Perceptron (adds ``y`` on a mistake) or, with ``params.pa``,
+    PA-I (adds ``τ y`` on a positive hinge loss, :func:`~omkl_dist.learners.pa.pa_step`; ``kxx`` (m, n)
+    the rows' κ_k(x, x)); either way Hedge discounts the kernels that erred and learnt (a PA-I learner
+    learns on every mistake of a selected kernel but where κ(x, x) = 0, x the zero function).
 
     Only the kernels ``act`` learn (a shard's kernels; all of them in-process): the others keep
     zero coefficients and their combined score and weights are not meaningful.
@@ -47,7 +53,7 @@ def omkc_block(y, F_old, G, U, state, params, act):
     Returns ``(F, score, mistakes, coef)``: per-kernel decision values before the update, the
     combined score, whether the combined prediction erred, and each row's coefficient per kernel.
     """
-    rule, t0, block_size, block_sync, beta, delta = params
+    rule, t0, block_size, block_sync, beta, delta, pa, pa_c = params
     w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n = y.shape[0]
     m = F_old.shape[1]
@@ -77,9 +83,12 @@ def omkc_block(y, F_old, G, U, state, params, act):
         for k in range(m):
             if z[k]:
                 kmistakes[k] += 1
-            c = perceptron_coef(yt, z[k], penalise[k]) if on[k] else 0.0
+            if pa:
+                c = yt * pa_step(hinge(yt, f[k]), kxx[k, t], penalise[k] and on[k], pa_c, 1)
+            else:
+                c = perceptron_coef(yt, z[k], penalise[k]) if on[k] else 0.0
             coef[t, k] = c
-            penalise[k] = c != 0.0
+            penalise[k] = z[k] and c != 0.0  # Hedge's discount: the kernels that erred and learnt
             any_coef = any_coef or c != 0.0
         if discounts_weights(rule):
             hedge_update(w, penalise, beta)

@@ -39,6 +39,14 @@ decision values to rounding) for any block size and any chunking of the input. R
 and BOGD's removals) is one uniform per instance and kernel from
 :func:`omkl_dist.randomness.uniforms`, keyed by (seed, global block, kernel id), so a shard owning
 some kernel ids regenerates exactly its numbers.
+
+Stochastic update (``update="S"``, the "_sd" learners of the authors' C++ toolbox): as OMKC (S, D)
+(Hoi et al., Algorithm 3), kernel k's learner takes its step on a row only when drawn, with
+p_k = (1 − δ) q_k + δ/m, q = w / max w, and Hedge discounts only the drawn kernels; the combination
+stays deterministic. The draws use the weights of the block start (:meth:`BudgetEngine.sync_weights`,
+OMKC's ``block_sync``; blocks of one row are the sequential algorithm), so within a block every kernel
+still learns apart from the others: a shard needs only the coordinator's weights at the block start.
+Two uniforms per instance and kernel: the draw, then the removal's (RBP, BOGD).
 """
 
 from __future__ import annotations
@@ -134,6 +142,10 @@ class BudgetEngine:
     n_classes : int
         1: the binary learners (labels ±1); K > 1: their multi-class rules over classes 0..K−1 (see the
         learners' modules), K coefficients per support vector.
+    update : {"D", "S"}
+        Every kernel learns from every row (D), or only the kernels drawn for it (S; module docstring).
+    delta : float in (0, 1]
+        The stochastic update's smoothing δ.
 
     Attributes
     ----------
@@ -146,6 +158,7 @@ class BudgetEngine:
         Forgetron's f' accumulators (double-double: high and low parts). The coefficient of slot j of
         kernel k for class c is ``scale[k] * sv_coef[k, j K + c]`` (binary: K = 1).
     scale, n_used, head, forget_Q, forget_M : per kernel.
+    p_update, p_block : the stochastic update's draw probabilities per kernel, and the block they are of.
 
     Examples
     --------
@@ -158,7 +171,21 @@ class BudgetEngine:
     ([20, 20, 20], True)
     """
 
-    SCALARS = ("learner", "budget", "seed", "block_size", "eta", "lam", "gamma", "n_classes", "n_seen", "n_mistakes")
+    SCALARS = (
+        "learner",
+        "budget",
+        "seed",
+        "block_size",
+        "eta",
+        "lam",
+        "gamma",
+        "n_classes",
+        "update",
+        "delta",
+        "p_block",
+        "n_seen",
+        "n_mistakes",
+    )
     KERNEL_ARRAYS = (
         "kernel_ids",
         "w",
@@ -176,6 +203,7 @@ class BudgetEngine:
         "head",
         "forget_Q",
         "forget_M",
+        "p_update",
     )
 
     def __init__(
@@ -192,6 +220,8 @@ class BudgetEngine:
         lam: float = 0.0,
         gamma: float = 0.99,
         n_classes: int = 1,
+        update: str = "D",
+        delta: float = 0.01,
     ) -> None:
 
         if learner not in LEARNER_CODES:
@@ -211,6 +241,9 @@ class BudgetEngine:
         self.n_classes = int(n_classes)
         if self.n_classes < 1:
             raise ValueError(f"n_classes must be a positive integer, got {n_classes!r}")
+        if update not in ("D", "S") or not 0.0 < float(delta) <= 1.0:
+            raise ValueError(f"update must be 'D' or 'S' and delta in (0, 1], got {update!r} and {delta!r}")
+        self.update, self.delta = str(update), float(delta)
         m, B, d, K = self.program.m, self.budget, int(n_features), self.n_classes
         _check_fits_in_memory(m, B, d, K)
         self.kernel_ids = np.arange(m, dtype=np.int64) if kernel_ids is None else np.asarray(kernel_ids, dtype=np.int64)
@@ -231,6 +264,8 @@ class BudgetEngine:
         self.head = np.zeros(m, dtype=np.int64)
         self.forget_Q = np.zeros(m)
         self.forget_M = np.zeros(m, dtype=np.int64)
+        self.p_update = np.ones(m)  # the stochastic update's draw probabilities in block p_block
+        self.p_block = -1
         self.int_bound = 0.0  # max |x| over every row seen if all are integers, else inf
         self.n_seen = 0
         self.n_mistakes = 0
@@ -262,12 +297,21 @@ class BudgetEngine:
         Returns ``{"F": (n, m) decision values before each update, "loss": (n, m)}`` where ``loss`` is
         what the combiner discounts by (mistake indicator for RBP/Forgetron, hinge loss for BOGD/BPAS);
         multi-class: ``F`` (n, m K), column ``k K + c`` kernel k's score of class c, labels class indices.
-        Advances ``n_seen``; ``g`` must equal it (the rows continue this engine's stream).
+        Advances ``n_seen``; ``g`` must equal it (the rows continue this engine's stream). The stochastic
+        update takes the rows of one block at a time, after :meth:`sync_weights`.
         """
         if int(g) != self.n_seen:
             raise ValueError(
                 f"kernel_step: rows start at global instance {g}, but this engine has seen "
                 f"{self.n_seen}; pass the rows that continue its stream"
+            )
+        if self.update == "S" and (
+            self.p_block != g // self.block_size or g % self.block_size + len(y) > self.block_size
+        ):
+            raise ValueError(
+                f"kernel_step: the stochastic update learns one block at a time, its draw probabilities set "
+                f"by sync_weights at the block start; got rows {g}..{g + len(y)} (blocks of {self.block_size}) "
+                f"with probabilities of block {self.p_block}: call sync_weights(w) first, and split at blocks"
             )
         X = dense_rows(X)
         y = np.ascontiguousarray(y, dtype=np.float64)
@@ -290,6 +334,23 @@ class BudgetEngine:
                 self.n_seen += hi - lo
         return {"F": F, "loss": L}
 
+    def sync_weights(self, w: np.ndarray) -> None:
+        """The combiner's weights (every kernel's, in kernel-id order) before row ``n_seen``: at a block
+        start they set the stochastic update's draw probabilities for the block,
+        p_k = (1 − δ) w_k / max w + δ/m. Nothing to do for the deterministic update or inside a block."""
+        block = self.n_seen // self.block_size
+        if self.update != "S" or self.p_block == block:
+            return
+        if self.n_seen % self.block_size:
+            raise ValueError(
+                f"sync_weights at row {self.n_seen}, inside block {block} whose start it missed "
+                f"(draw probabilities of block {self.p_block})"
+            )
+        w = np.asarray(w, dtype=np.float64)
+        q = w / w.max()
+        self.p_update = (1.0 - self.delta) * q[self.kernel_ids] + self.delta / len(w)
+        self.p_block = block
+
     def _segments(self, X: np.ndarray, y: np.ndarray, code: int) -> BudgetRows:
         """A chunk of rows (continuing the stream) cut into segments, each inside one global block and at
         most ``MAX_SEGMENT`` rows, with what the kernels share: squared norms, each segment's dots among
@@ -308,16 +369,17 @@ class BudgetEngine:
             exact_blas = blas_dots_exact(self.int_bound, self.int_bound, Xs.shape[1])
             XXt[a:b, : b - a] = Xs @ Xs.T if exact_blas else row_dots(Xs)
             integral[i] = np.isfinite(self.int_bound)
-        if code in (RBP, BOGD):
-            U = np.concatenate(
-                [
-                    uniforms(self.seed, self.n_seen + a, self.n_seen + b, self.kernel_ids, self.block_size)
-                    for a, b in zip(bounds[:-1], bounds[1:])
-                ]
-            )
+        draws = (code in (RBP, BOGD)) + (self.update == "S")  # (the draw first, then the removal's)
+        if draws:
+            U = uniforms(self.seed, self.n_seen, self.n_seen + n, self.kernel_ids, self.block_size, draws)
         else:
             U = np.zeros((n, m))
-        return BudgetRows(y, X, row_sq(X), XXt, U, self.n_seen, np.array(bounds, dtype=np.int64), integral)
+        if self.update == "S":
+            selected = (U if draws == 1 else U[:, :, 0]) < self.p_update[None, :]
+            U = np.ascontiguousarray(U[:, :, 1]) if draws == 2 else np.zeros((n, m))
+        else:
+            selected = np.ones((n, m), dtype=np.bool_)
+        return BudgetRows(y, X, row_sq(X), XXt, U, self.n_seen, np.array(bounds, dtype=np.int64), integral, selected)
 
     def _kernels(self) -> BudgetKernels:
         return BudgetKernels(self.program.kinds, self.program.param, self.program.norm)
@@ -349,6 +411,12 @@ class BudgetEngine:
         and, with ``keep_scores``, ``F`` (per-kernel decision values before each update), as
         :meth:`LocalEngine.learn`.
         """
+        B, g = self.block_size, self.n_seen
+        if self.update == "S" and g % B + len(y) > B:  # a block at a time, each drawing with its start's weights
+            cuts = [0, *range(B - g % B, len(y), B), len(y)]
+            parts = [self.learn(X[a:b], y[a:b], keep_scores=keep_scores) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+            return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+        self.sync_weights(self.w)
         step = self.kernel_step(X, y, self.n_seen)
         score, mistakes = combine(y, step["F"], step["loss"], self.logw, self.w, self.gamma, self.n_classes)
         self.n_mistakes += int(mistakes.sum())
@@ -415,6 +483,8 @@ class BudgetEngine:
             lam=scalars["lam"],
             gamma=scalars["gamma"],
             n_classes=scalars.get("n_classes", 1),
+            update=scalars["update"],
+            delta=scalars["delta"],
         )  # (models saved before multi-class: binary)
         for name in cls.KERNEL_ARRAYS:
             current = getattr(engine, name)
@@ -424,6 +494,7 @@ class BudgetEngine:
             setattr(engine, name, np.ascontiguousarray(value))
         engine.int_bound = float(np.asarray(arrays["int_bound"]).reshape(-1)[0])
         engine.n_seen, engine.n_mistakes = int(scalars["n_seen"]), int(scalars["n_mistakes"])
+        engine.p_block = int(scalars["p_block"])
         return engine
 
     def subset(self, positions) -> "BudgetEngine":
@@ -445,10 +516,13 @@ class BudgetEngine:
             lam=self.lam,
             gamma=self.gamma,
             n_classes=self.n_classes,
+            update=self.update,
+            delta=self.delta,
         )
         for name in self.KERNEL_ARRAYS:
             setattr(part, name, np.ascontiguousarray(getattr(self, name)[pos]))
         part.int_bound, part.n_seen, part.n_mistakes = self.int_bound, self.n_seen, self.n_mistakes
+        part.p_block = self.p_block
         return part
 
     @classmethod
@@ -463,18 +537,7 @@ class BudgetEngine:
             raise ValueError("merge needs at least one part")
         first = parts[0]
         for p in parts[1:]:
-            for name in (
-                "learner",
-                "budget",
-                "seed",
-                "block_size",
-                "eta",
-                "lam",
-                "gamma",
-                "n_classes",
-                "n_seen",
-                "n_features",
-            ):
+            for name in (*(s for s in cls.SCALARS if s != "n_mistakes"), "n_features"):
                 if getattr(p, name) != getattr(first, name):
                     raise ValueError(
                         f"cannot merge engines with different {name}: {getattr(first, name)!r} vs {getattr(p, name)!r}"
@@ -498,7 +561,10 @@ class BudgetEngine:
             lam=first.lam,
             gamma=first.gamma,
             n_classes=first.n_classes,
+            update=first.update,
+            delta=first.delta,
         )
+        out.p_block = first.p_block
         for name in cls.KERNEL_ARRAYS:
             setattr(out, name, np.ascontiguousarray(np.concatenate([getattr(p, name) for p in parts])[order]))
         if logw is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from ..combiners import codes
+from .records import OMKCParams
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,18 @@ class RuleHyper:
 
 @dataclass(frozen=True)
 class OMKCHyper(RuleHyper):
-    """The OMKC family's and the kernel Perceptrons': Hedge discount β and sampling smoothing δ."""
+    """The OMKC family's and the kernel Perceptrons': Hedge discount β, sampling smoothing δ, and the
+    component learner: the Perceptron, or with ``pa`` PA-I of aggressiveness ``pa_c``."""
 
     beta: float = 1.0
     delta: float = 1.0
+    pa: bool = False
+    pa_c: float = 1.0
+
+
+def omkc_params(rule: int, t0: int, block_size: int, block_sync: bool, hyper: OMKCHyper) -> OMKCParams:
+    """The OMKC recurrence's scalars over a segment starting at global instance ``t0``."""
+    return OMKCParams(rule, t0, block_size, block_sync, hyper.beta, hyper.delta, hyper.pa, hyper.pa_c)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from ..scoring.scan import pool_scores
 from ..scoring.support_vectors import SupportVectors, blas_dots_exact, pool_rows, row_keys, writable
 from ._multiclass import om2_block, omkc_mc_block
 from ._recurrence import SPASegment, omkc_block
-from .hyper import RuleHyper, hyper_class, saved_scalars
-from .records import HedgeState, OMKCParams, SPAParams
+from .hyper import RuleHyper, hyper_class, omkc_params, saved_scalars
+from .records import HedgeState, SPAParams
 from .samples import om2_factors, pool_samples, samples_inside
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 # the in-block kernel matrix SPASegment does not read when it computes columns itself (lazy_gram)
 _NO_GRAM = np.empty((0, 0, 0))
+# the self kernel values the Perceptron recurrences do not read (PA-I's do)
+_NO_KXX = np.empty((0, 0))
 # an empty dot/gaussian program: tells SPASegment that G is complete (no lazy columns to fill)
 _NO_FAST = (
     DotGaussPlan(
@@ -413,10 +415,11 @@ class LocalEngine:
             return segment.result()
         n, m = len(ys), self.program.m
         U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
-        params = OMKCParams(self.rule, g, self.block_size, self.block_sync, self.hyper.beta, self.hyper.delta)
+        params = omkc_params(self.rule, g, self.block_size, self.block_sync, self.hyper)
+        kxx = diag_values(self.program, xsq, Xs) if params.pa else _NO_KXX  # PA-I's step reads κ(x, x)
         if self.multiclass:
-            return omkc_mc_block(ys, F_old, G, U, self._hedge_state(), params, act, self.n_classes)
-        return omkc_block(ys, F_old, G, U, self._hedge_state(), params, act)
+            return omkc_mc_block(ys, F_old, G, kxx, U, self._hedge_state(), params, act, self.n_classes)
+        return omkc_block(ys, F_old, G, kxx, U, self._hedge_state(), params, act)
 
     def _hedge_state(self) -> HedgeState:
         return HedgeState(self.logw, self.w, self.wsync, self.kernel_mistakes)

@@ -24,7 +24,7 @@ class HedgeState(NamedTuple):
 
 class OMKCParams(NamedTuple):
     """The OMKC family's rule (:mod:`omkl_dist.combiners.codes`) and scalars over one segment starting at
-    global instance ``t0``."""
+    global instance ``t0``; ``pa``: PA-I components of aggressiveness ``pa_c`` instead of Perceptrons."""
 
     rule: int
     t0: int
@@ -32,6 +32,8 @@ class OMKCParams(NamedTuple):
     block_sync: bool
     beta: float
     delta: float
+    pa: bool
+    pa_c: float
 
 
 class SPAParams(NamedTuple):
@@ -83,7 +85,8 @@ class BudgetRows(NamedTuple):
     (n, MAX_SEGMENT: row t of segment i, columns ``0:bounds[i + 1] − bounds[i]``), uniforms ``U`` (n, m),
     the global index ``g`` of the first row, and per segment whether every row seen up to its end (so
     every buffer row) holds integers only (``integral``: finite values, see
-    :func:`~..learners._budget.own_dots`)."""
+    :func:`~..learners._budget.own_dots`); ``selected`` (n, m): whether kernel k's learner takes its
+    step on row t (always, for the deterministic update; drawn, for the stochastic one)."""
 
     y: np.ndarray
     Xb: np.ndarray
@@ -93,6 +96,7 @@ class BudgetRows(NamedTuple):
     g: int
     bounds: np.ndarray
     integral: np.ndarray
+    selected: np.ndarray
 
 
 class BudgetKernels(NamedTuple):

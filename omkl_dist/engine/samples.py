@@ -5,7 +5,7 @@ A trace samples the model where its mistake curve has its points (:mod:`omkl_dis
 which lie inside blocks. For the shared-pool engine's binary Hedge rules the recurrence's outcome
 holds all that is needed to know the model after any row of a segment: a kernel gains a support
 vector exactly where its coefficient is non-zero, the OMKC rules discount a kernel's weight exactly
-where it updated (:func:`~omkl_dist.combiners.hedge.hedge_update` of the update flags), and SPA's
+where it updated on a mistake (:func:`~omkl_dist.combiners.hedge.hedge_update` of the update flags), and SPA's
 log-weights follow from each row's per-kernel scores and label
 (:func:`~omkl_dist.combiners.hedge_loss.hedge_loss_update`). :func:`pool_samples` repeats those
 weight updates -- the same functions on the same numbers in the same order, so the same bits -- from
@@ -91,7 +91,9 @@ def pool_samples(scalars: dict, start: dict, F, coef, y, rows) -> tuple[np.ndarr
     else:
         beta = OMKCHyper.from_scalars(scalars).beta
         w = np.array(start["w"], dtype=np.float64)
-        _hedge_path(w, np.ascontiguousarray(coef != 0.0), beta, bool(discounts_weights(rule)), rows, weights)
+        # the kernels that erred and learnt (every Perceptron that learnt erred; a PA-I learner need not)
+        erred = np.asarray(y, dtype=np.float64)[:, None] * np.asarray(F) <= 0.0
+        _hedge_path(w, np.ascontiguousarray((coef != 0.0) & erred), beta, bool(discounts_weights(rule)), rows, weights)
     return support, weights / weights.sum(axis=1, keepdims=True)
 
 

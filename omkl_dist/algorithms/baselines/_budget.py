@@ -1,7 +1,8 @@
 """Shared base of the budget baselines of the Budget-OMKL paper (RBP, Forgetron, BOGD, BPAS).
 
 Each kernel of the pool gets its own budget learner with at most ``budget`` support vectors; every
-learner sees every instance (deterministic update) and the combined prediction is
+learner sees every instance (deterministic update; ``update="S"``: only the kernels drawn for it, the
+C++ toolbox's "_sd" forms) and the combined prediction is
 ``sign(Σ_k θ_k f_k(x))`` with Hedge weights θ = w / Σ w, ``w_k ← w_k γ^{loss_k}`` (see
 :mod:`omkl_dist.engine.budget`). More than two classes: each learner's multi-class rule (its module
 in :mod:`omkl_dist.learners`) and the class with the highest ``Σ_k θ_k f_k(x, c)``. The estimators run
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..._validation import Interval, validate_params
+from ..._validation import Interval, StrOptions, validate_params
 from ...engine.budget import BudgetEngine
 from .._batch import UNIT_TEST_KERNELS
 from ..base import POSITIVE_INT, OnlineKernelClassifier
@@ -30,6 +31,8 @@ CONSTRAINTS: dict[str, Any] = {
     **OnlineKernelClassifier._parameter_constraints,
     "budget": [POSITIVE_INT],
     "gamma": [Interval(Real, 0, 1, closed="neither")],
+    "update": [StrOptions({"D": "deterministic", "S": "stochastic"})],
+    "delta": [Interval(Real, 0, 1, closed="right")],
 }
 ETA = [Interval(Real, 0, None, closed="neither")]
 
@@ -39,7 +42,7 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     _learner: str | None = None  # "rbp", "forgetron", "bogd" or "bpas"
     _parameter_constraints = CONSTRAINTS
-    _unit_test_params = (
+    _unit_test_params = tuple(  # the deterministic and the stochastic update
         {
             "kernels": UNIT_TEST_KERNELS,
             "budget": 30,
@@ -47,11 +50,15 @@ class BudgetBaseline(OnlineKernelClassifier):
             "n_epochs": 1,
             "shuffle": False,
             "random_state": 0,
-        },
+            "update": update,
+        }
+        for update in ("D", "S")
     )
 
     budget: int
     gamma: float
+    update: str
+    delta: float
 
     def feed_rows(self) -> int:
         validate_params(self, ["block_size"])
@@ -77,6 +84,8 @@ class BudgetBaseline(OnlineKernelClassifier):
             seed=self.seed_,
             block_size=int(self.block_size),
             n_classes=self._class_columns(),
+            update=str(self.update),
+            delta=float(self.delta),
             **self._engine_params(),
         )
 

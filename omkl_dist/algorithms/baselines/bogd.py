@@ -36,6 +36,10 @@ class BOGD(BudgetBaseline):
         Support vectors per kernel.
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of hinge loss.
+    update : {"D", "S"}, default "D"
+        "S": the stochastic update, the C++ toolbox's "_sd" form (:mod:`omkl_dist.engine.budget`).
+    delta : float in (0, 1], default 0.01
+        Its smoothing δ: a kernel learns from a row with probability (1 − δ) w_k / max w + δ/m.
     eta : float > 0, default 0.1
         Step size (the Budget-OMKL paper's learning rate, 0.1).
     lam : float >= 0 with eta * lam < 1, default 1e-4
@@ -73,6 +77,8 @@ class BOGD(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
+        update: str = "D",
+        delta: float = 0.01,
         eta: float = 0.1,
         lam: float = 1e-4,
         block_size: int = 256,
@@ -83,6 +89,8 @@ class BOGD(BudgetBaseline):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
+        self.update = update
+        self.delta = delta
         self.eta = eta
         self.lam = lam
         self.block_size = block_size

@@ -19,7 +19,7 @@ class BPAS(BudgetBaseline):
     ``τ = min(eta, ℓ / κ(x, x))``; with a full buffer the support vector r of smallest weight
     degradation ``α_r² (κ(x_r, x_r) − κ(x_r, x)² / κ(x, x))`` is removed and its projection added to the
     new coefficient, ``α_t ← α_t + α_r κ(x_r, x) / κ(x, x)`` (see :mod:`omkl_dist.learners.bpas`).
-    Deterministic (the seed is not used). The combination: every kernel learns from every instance;
+    Deterministic with ``update="D"`` (the seed is not used). The combination: every kernel learns from every instance;
     prediction ``sign(Σ θ_k f_k(x))``, θ = w / Σ w, and ``w_k ← w_k γ^{ℓ_k}`` with the hinge loss ℓ_k.
 
     More than two classes: the multi-class PA-I step (Crammer et al. 2006) on the highest-scoring
@@ -35,6 +35,10 @@ class BPAS(BudgetBaseline):
         Support vectors per kernel.
     gamma : float in (0, 1), default 0.99
         Hedge discount per unit of hinge loss.
+    update : {"D", "S"}, default "D"
+        "S": the stochastic update, the C++ toolbox's "_sd" form (:mod:`omkl_dist.engine.budget`).
+    delta : float in (0, 1], default 0.01
+        Its smoothing δ: a kernel learns from a row with probability (1 − δ) w_k / max w + δ/m.
     eta : float > 0, default 0.3
         Aggressiveness C of PA-I. The paper's learning rate is 0.1 (what ``omkl reproduce bomkl``
         passes); 0.3 was chosen by measurement (``benchmarks/online_defaults.py``, BENCHMARKS.md
@@ -44,7 +48,8 @@ class BPAS(BudgetBaseline):
         seeds), level on the standardised sets, and makes fewer online mistakes on cod-rna (9.8 %
         vs 12.1 %); 1.0 was close, a little worse on cod-rna (10.7 %).
     block_size : int, default 256
-        Block size of the engine (the result does not depend on it).
+        Block size of the engine (the deterministic update's result does not depend on it; the
+        stochastic update's draws are per (random_state, block_size)).
     n_epochs : int >= 1, default 5
         Passes of ``fit``, each in a new order when ``shuffle`` (``partial_fit`` and a job's
         stream: one), as in :class:`~omkl_dist.algorithms.OMKC`.
@@ -53,7 +58,8 @@ class BPAS(BudgetBaseline):
         order means nothing, and one sorted by class would teach one class after the other);
         ``partial_fit`` learns a stream in its given order.
     random_state : int or None, default 0
-        Seed of ``fit``'s row order; None draws one (kept in ``seed_``).
+        Seed of ``fit``'s row order and of the stochastic update's draws; None draws one (kept in
+        ``seed_``).
 
     Examples
     --------
@@ -74,6 +80,8 @@ class BPAS(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
+        update: str = "D",
+        delta: float = 0.01,
         eta: float = 0.3,
         block_size: int = 256,
         n_epochs: int = N_EPOCHS,
@@ -83,6 +91,8 @@ class BPAS(BudgetBaseline):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
+        self.update = update
+        self.delta = delta
         self.eta = eta
         self.block_size = block_size
         self.n_epochs = n_epochs

@@ -19,8 +19,10 @@ class Forgetron(BudgetBaseline):
     every weight by the self-tuned φ_t (the largest φ ∈ (0, 1] with
     ``Ψ(φσ_r, φμ_t) + Q_t <= 15/32 M_t``, Ψ(λ, μ) = λ² + 2λ − 2λμ, r the oldest support vector,
     σ_r its weight, μ_t = y_r f'(x_r), M_t the kernel's mistakes; see
-    :mod:`omkl_dist.learners.forgetron`) and removes the oldest support vector. Deterministic (the
-    seed is not used). Combination as :class:`RBP`: Hedge discounted by each kernel's mistakes.
+    :mod:`omkl_dist.learners.forgetron`) and removes the oldest support vector. Deterministic with
+    ``update="D"`` (the seed is not used; with ``update="S"`` M_t counts the mistakes of the rows the
+    kernel was drawn for, the rows it learns from). Combination as :class:`RBP`: Hedge discounted by
+    each kernel's mistakes.
 
     More than two classes: the multi-class Perceptron step of :class:`RBP` and our generalisation of
     the shrinking rule to it, ``μ_t = f'(x_r, y_r) − f'(x_r, r_r)`` (r_r the class the support vector was
@@ -35,8 +37,13 @@ class Forgetron(BudgetBaseline):
         Support vectors per kernel.
     gamma : float in (0, 1), default 0.99
         Hedge discount per mistake.
+    update : {"D", "S"}, default "D"
+        "S": the stochastic update, the C++ toolbox's "_sd" form (:mod:`omkl_dist.engine.budget`).
+    delta : float in (0, 1], default 0.01
+        Its smoothing δ: a kernel learns from a row with probability (1 − δ) w_k / max w + δ/m.
     block_size : int, default 256
-        Block size of the engine (the result does not depend on it).
+        Block size of the engine (the deterministic update's result does not depend on it; the
+        stochastic update's draws are per (random_state, block_size)).
     n_epochs : int >= 1, default 5
         Passes of ``fit``, each in a new order when ``shuffle`` (``partial_fit`` and a job's
         stream: one), as in :class:`~omkl_dist.algorithms.OMKC`.
@@ -45,7 +52,8 @@ class Forgetron(BudgetBaseline):
         order means nothing, and one sorted by class would teach one class after the other);
         ``partial_fit`` learns a stream in its given order.
     random_state : int or None, default 0
-        Seed of ``fit``'s row order; None draws one (kept in ``seed_``).
+        Seed of ``fit``'s row order and of the stochastic update's draws; None draws one (kept in
+        ``seed_``).
 
     Examples
     --------
@@ -65,6 +73,8 @@ class Forgetron(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
+        update: str = "D",
+        delta: float = 0.01,
         block_size: int = 256,
         n_epochs: int = N_EPOCHS,
         shuffle: bool = True,
@@ -73,6 +83,8 @@ class Forgetron(BudgetBaseline):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
+        self.update = update
+        self.delta = delta
         self.block_size = block_size
         self.n_epochs = n_epochs
         self.shuffle = shuffle

@@ -36,6 +36,10 @@ class RBP(BudgetBaseline):
         Support vectors per kernel (the paper: 16 · budget ≈ SPA's support vectors).
     gamma : float in (0, 1), default 0.99
         Hedge discount per mistake.
+    update : {"D", "S"}, default "D"
+        "S": the stochastic update, the C++ toolbox's "_sd" form (:mod:`omkl_dist.engine.budget`).
+    delta : float in (0, 1], default 0.01
+        Its smoothing δ: a kernel learns from a row with probability (1 − δ) w_k / max w + δ/m.
     block_size : int, default 256
         Instances per block of the block-exact engine and of the random streams: a result is
         reproducible for a given (random_state, block_size).
@@ -74,6 +78,8 @@ class RBP(BudgetBaseline):
         kernels: KernelSpecLike = "omkc16+norm",
         budget: int = 100,
         gamma: float = 0.99,
+        update: str = "D",
+        delta: float = 0.01,
         block_size: int = 256,
         n_epochs: int = N_EPOCHS,
         shuffle: bool = True,
@@ -82,6 +88,8 @@ class RBP(BudgetBaseline):
         self.kernels = kernels
         self.budget = budget
         self.gamma = gamma
+        self.update = update
+        self.delta = delta
         self.block_size = block_size
         self.n_epochs = n_epochs
         self.shuffle = shuffle

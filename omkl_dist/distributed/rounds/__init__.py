@@ -16,7 +16,7 @@ from ...engine.local import LocalEngine
 from ...engine.nystrom import NystromEngine
 from ...engine.oks import OKSEngine
 from ...engine.protocol import engine_class
-from .kernel_split import BudgetKernelSplit, PoolKernelSplit
+from .kernel_split import BudgetEngineSplit, BudgetKernelSplit, PoolKernelSplit
 from .protocol import KernelSplit, Recurrence, RoundAdapter, RowSplit, SelectsKernel
 from .row_split import OKSRowSplit, PoolRowSplit
 
@@ -34,7 +34,7 @@ __all__ = [
 # engine kind -> its adapters, in the order they are asked whether they take a job
 ADAPTERS: dict[type, tuple[type, ...]] = {
     LocalEngine: (PoolRowSplit, PoolKernelSplit),
-    BudgetEngine: (BudgetKernelSplit,),
+    BudgetEngine: (BudgetEngineSplit,),
     FourierEngine: (BudgetKernelSplit,),
     NystromEngine: (BudgetKernelSplit,),
     OKSEngine: (OKSRowSplit,),

@@ -11,10 +11,10 @@ import numpy as np
 
 from ...combiners.codes import STOCHASTIC
 from ...combiners.hedge_loss import combine
-from ...engine.hyper import OMKCHyper
+from ...engine.hyper import OMKCHyper, omkc_params
 from ...engine.local import segmenting
 from ...engine.protocol import Rule
-from ...engine.records import HedgeState, OMKCParams
+from ...engine.records import HedgeState
 from ...randomness import uniforms
 from ...scoring.rows import sqnorms
 from ..partition import partition_kernels
@@ -73,7 +73,7 @@ class PoolKernelSplit(SharedPool):
         )
         state = HedgeState(np.empty(0), combiner["w"], combiner["wsync"], combiner["kernel_mistakes"])
         hyper = OMKCHyper.from_scalars(scalars)
-        params = OMKCParams(rule, g, block_size, bool(scalars["block_sync"]), hyper.beta, hyper.delta)
+        params = omkc_params(rule, g, block_size, bool(scalars["block_sync"]), hyper)
         score, mistakes = omkc_combine(y, F, coef != 0.0, U, state, params)
         kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
         return {"mistakes": mistakes, "score": score, "F": F, "coef": coef}, (kept, coef[kept])
@@ -171,3 +171,13 @@ class BudgetKernelSplit:
             n_mistakes=scalars["n_mistakes"],
         )
         return merged.state()
+
+
+class BudgetEngineSplit(BudgetKernelSplit):
+    """The budget engine's rounds: :class:`BudgetKernelSplit`'s, the shard told the coordinator's weights at
+    the round's start first (a stochastic update draws a block's kernels with its start's weights,
+    :meth:`~omkl_dist.engine.budget.BudgetEngine.sync_weights`; a round never crosses a block)."""
+
+    def kernel_round(self, X, y, w, act) -> dict:
+        self.engine.sync_weights(w)
+        return super().kernel_round(X, y, w, act)

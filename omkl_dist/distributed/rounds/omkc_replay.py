@@ -2,7 +2,8 @@
 
 In the distributed engine's kernel-split rounds each shard runs
 :func:`omkl_dist.engine._recurrence.omkc_block`
-for its own kernels and returns their decision values ``F`` and which kernels updated. The
+for its own kernels and returns their decision values ``F`` and which kernels updated (Hedge
+discounts those that also erred: every updated Perceptron, the PA-I learners on a mistake). The
 coordinator then replays the weights over the same rows with this function, which performs the
 combiner's floating-point operations in exactly the order the in-process recurrence does, so the
 weights, combined scores and mistakes are the in-process ones bit for bit. Valid whenever a
@@ -27,7 +28,7 @@ def omkc_combine(y, F, updated, U, state, params):
     ``(score, mistakes)`` and mutates the weight state (:class:`~omkl_dist.engine.records.HedgeState`) as
     :func:`~omkl_dist.engine._recurrence.omkc_block` does under the same
     :class:`~omkl_dist.engine.records.OMKCParams`."""
-    rule, t0, block_size, block_sync, beta, delta = params
+    rule, t0, block_size, block_sync, beta, delta, _, _ = params
     w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n, m = F.shape
     score = np.empty(n)
@@ -48,7 +49,7 @@ def omkc_combine(y, F, updated, U, state, params):
         for k in range(m):
             if z[k]:
                 kmistakes[k] += 1
-            penalise[k] = updated[t, k]
+            penalise[k] = z[k] and updated[t, k]  # a kernel that erred and learnt (Perceptron or PA-I)
         if discounts_weights(rule):
             hedge_update(w, penalise, beta)
     return score, mistakes
