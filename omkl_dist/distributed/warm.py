@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
+MAX_ROWS = 512  # two blocks of the job's size, at most this many rows
 _WARMED: set[str] = set()  # in a worker process: the kinds of job already warmed there
 _LOCK = threading.Lock()
 
@@ -63,14 +64,15 @@ def warm_job_kernels(estimator, n_features: int, classes, sparse: bool) -> int:
     listener = Count()
     event.register("numba:compile", listener)
     try:
-        rows = 2 * int(getattr(estimator, "block_size", 64) or 64)
+        rows = min(2 * int(getattr(estimator, "block_size", 64) or 64), MAX_ROWS)
         rng = np.random.default_rng(0)
-        X = rng.uniform(-1.0, 1.0, size=(rows, n_features))
-        y = np.asarray(classes)[np.arange(rows) % len(classes)]
-        if sparse:
+        if sparse:  # a few non-zeros a row, whatever the width (a csr dataset may have millions of features)
             from scipy import sparse as sp
 
-            X = sp.csr_matrix(X * (np.abs(X) > 0.5))
+            X = sp.random(rows, n_features, density=min(1.0, 8 / n_features), format="csr", random_state=0)
+        else:
+            X = rng.uniform(-1.0, 1.0, size=(rows, n_features))
+        y = np.asarray(classes)[np.arange(rows) % len(classes)]
         clone(estimator).fit(X, y)
     finally:
         event.unregister("numba:compile", listener)
