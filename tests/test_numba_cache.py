@@ -178,6 +178,7 @@ def test_a_failed_background_warmup_warns_and_lets_the_caller_go_on():
     assert warming.failed and line.startswith("warning: compiling the kernels ahead failed (omkl warmup exited 2")
     assert "no-such-algorithm" in line and "compiles them on its first use" in line
 
+
 # ------------------------------------------------------------------------------ one compile per kernel
 KERNEL_PACKAGES = ("combiners", "engine", "kernels", "learners", "randomness", "scoring")
 # kernels that were compiled twice (a literal or a prange index as an argument)
