@@ -26,6 +26,7 @@ class ProgressBar:
 
     def __init__(self, desc: str, *, show: bool = True):
         self.desc, self.show, self.bar = desc, show, None
+        self._labelled_compiling = False  # the bar's label says "compiling" (a disabled tqdm has no label)
         self.compile_seconds = 0.0  # numba's compiling inside the block, wall seconds
         self._watch: _CompileWatch | None = None
         self._listener = None
@@ -41,8 +42,9 @@ class ProgressBar:
                 file=sys.stderr,
                 dynamic_ncols=True,
             )
-        elif self.bar.desc != self.desc:  # a block learnt since compiling began
+        elif self._labelled_compiling:  # a block learnt since compiling began
             self.bar.set_description_str(self.desc, refresh=False)
+            self._labelled_compiling = False
         self.bar.update(progress["n_seen"] - self.bar.n)
         rate = 100.0 * progress["n_mistakes"] / max(progress["n_seen"], 1)
         self.bar.set_postfix(mistakes=f"{rate:.2f}%", refresh=False)
@@ -50,8 +52,9 @@ class ProgressBar:
     def compiling(self) -> None:
         """numba began its first compile in this block: say so (once), the bar's label too."""
         tqdm.write(COMPILING, file=sys.stderr)
-        if self.bar is not None:
+        if self.bar is not None and self.show:
             self.bar.set_description_str(f"{self.desc}: compiling (first use)")
+            self._labelled_compiling = True
 
     def __enter__(self) -> ProgressBar:
         if self.show:

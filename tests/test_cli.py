@@ -198,8 +198,10 @@ def test_numba_compiling_is_announced_on_its_first_use_only(capsys):
     def twice(x):
         return 2 * x
 
-    with ProgressBar("spa on x", show=False):
+    with ProgressBar("spa on x", show=False) as hidden:  # (--quiet: tqdm disabled, a bar without a label)
+        hidden({"n_rows": 10, "n_seen": 0, "n_mistakes": 0})
         twice(1.0)
+        hidden({"n_rows": 10, "n_seen": 5, "n_mistakes": 1})
     assert capsys.readouterr().err == ""
     with ProgressBar("spa on x") as bar:
         bar({"n_rows": 10, "n_seen": 0, "n_mistakes": 0})
