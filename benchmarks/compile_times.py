@@ -6,7 +6,8 @@ numba's ``numba:compile`` events give each compiled specialisation's time; a ker
 self time (the nested compiles of the functions it calls are subtracted, so inlined helpers count
 in their caller and a callee compiled on the way counts once, in itself). Each specialisation's
 argument types are kept: two of one function that differ only in a literal, an integer's
-signedness or an array's layout are compile time for nothing.
+signedness or an array's layout are compile time for nothing. Times are the compiling thread's CPU
+seconds (numba compiles on the calling thread): on a shared machine wall seconds measure the load.
 
     python -m benchmarks.compile_times [algorithm ...] [--out benchmarks/results/compile-times.json]
 """
@@ -42,25 +43,27 @@ def measure(algorithms: list[str] | None) -> dict:
             func = ev.data["dispatcher"].py_func
             name = f"{func.__module__}.{func.__qualname__}"
             signatures.setdefault(name, []).append(", ".join(str(a) for a in ev.data["args"]))
-            stack.append([name, time.perf_counter(), 0.0])
+            stack.append([name, time.thread_time(), 0.0])
 
         def on_end(self, ev):
             name, start, nested = stack.pop()
-            took = time.perf_counter() - start
+            took = time.thread_time() - start
             seconds[name] = seconds.get(name, 0.0) + took - nested
             if stack:
                 stack[-1][2] += took
 
     event.register("numba:compile", Timer())
     names = warmup.algorithms_in_order(algorithms or None)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for name in names:
         warmup.warm_one(name, cluster=False)
-    total = time.perf_counter() - start
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = sorted(seconds.items(), key=lambda kv: -kv[1])
     return {
         "algorithms": names,
         "total_s": round(total, 2),
+        "total_cpu_s": round(cpu, 2),
+        "load_average": os.getloadavg()[0],
         "compile_s": round(sum(seconds.values()), 2),
         "functions": len(rows),
         "specialisations": sum(len(s) for s in signatures.values()),
@@ -77,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     report = measure(args.algorithms)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     print(
-        f"total {report['total_s']:.1f} s, compile {report['compile_s']:.1f} s over {report['functions']} "
+        f"total {report['total_s']:.1f} s ({report['total_cpu_s']:.1f} s CPU, load {report['load_average']:.1f}), "
+        f"compile {report['compile_s']:.1f} s over {report['functions']} "
         f"functions, {report['specialisations']} specialisations"
     )
     for row in report["by_function"][:TOP]:

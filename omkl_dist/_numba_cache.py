@@ -104,11 +104,3 @@ def use_versioned_cache() -> str:
     if numba is not None and hasattr(numba, "config"):
         numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
     return os.environ["NUMBA_CACHE_DIR"]
-
-
-def cache_is_cold() -> bool:
-    """Whether numba's cache for these sources holds no compiled function yet (no index file):
-    the first block of every code path then waits 10-20 s for numba to compile its loops. A
-    cheap look (a few hundred small files at most); a warm cache may still lack a path never run."""
-    folder = Path(os.environ.get("NUMBA_CACHE_DIR", ""))
-    return not folder.is_dir() or next(folder.rglob("*.nbi"), None) is None

@@ -25,7 +25,8 @@ class Accounting:
     """What a run cost and what it saw: rows learnt (``rows``, from ``resumed_from`` on a resume),
     ``mistakes`` among them, learning ``seconds`` and speed, ``load_seconds`` (reading and scaling
     outside the learning loop); on a cluster also the ``workers``, kernel ``shards``, worker
-    ``failures`` recovered from and the engine's per-round ``timing``."""
+    ``failures`` recovered from, the engine's per-round ``timing`` and ``compile_seconds``, what
+    compiling the job's kernels on the workers took before the first round (0: nothing compiled)."""
 
     rows: int
     mistakes: int
@@ -36,6 +37,7 @@ class Accounting:
     shards: int | None = None
     failures: tuple = ()
     timing: dict | None = None
+    compile_seconds: float = 0.0
 
     @property
     def instances_per_second(self) -> float:

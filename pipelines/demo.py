@@ -25,6 +25,7 @@ Everything printed is measured in this run.
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -82,7 +83,8 @@ def main() -> None:
         f"\ncluster up: scheduler {state['scheduler_address']}, dashboard {state['dashboard']}, "
         f"2 worker processes x 1 thread (logs in {run_dir})"
     )
-    print(warming.summary())
+    line = warming.summary()
+    print(line, file=sys.stderr if warming.failed else sys.stdout)
     try:
         stream = OUT / "stream200k"
         synthesize(stream, rows=ROWS, features=FEATURES, seed=0, noise=NOISE, chunk_rows=65_536)

@@ -56,6 +56,8 @@ def _cluster_costs(accounting) -> dict:
         "overhead_ms_per_round": 1000.0 * (timing["round_s"] - timing["slowest_shard_s"]) / rounds,
         # row-split rounds (stochastic updates): the first shard's time waiting for the others' scores
         "lead_wait_seconds": timing["lead_wait_s"],
+        # numba compiling the job's kernels on the workers before the first round (0: all cached)
+        "compile_seconds": accounting.compile_seconds,
         "worker_failures": list(accounting.failures),
     }
 
@@ -83,6 +85,10 @@ def format_report(report: dict) -> str:
         lines.append(
             f"  per round        coordinator {report['coordinator_ms_per_round']:.2f} ms, overhead "
             f"{report['overhead_ms_per_round']:.2f} ms ({report['rounds']} rounds)"
+        )
+    if report.get("compile_seconds"):
+        lines.append(
+            f"  compiling        {report['compile_seconds']:.2f} s on the workers first (first use; not learning)"
         )
     if "describe" in report.get("settings", {}):
         lines.append(f"  settings         {report['settings']['describe']}")

@@ -122,6 +122,7 @@ class Background:
         import sys
 
         self.names = list(names) if names else None
+        self.failed = False  # (known once summary() returned)
         self._started = time.perf_counter()
         command = [sys.executable, "-m", "omkl_dist.pipelines.cli", "warmup", "--quiet"]
         for name in self.names or ():
@@ -133,12 +134,18 @@ class Background:
 
     def summary(self) -> str:
         """One line once the warm-up ended: compiled (once per installation) or loaded from the
-        cache, and its wall seconds. A warm-up that failed raises RuntimeError with its error."""
+        cache, and its wall seconds. A warm-up that failed is a warning line (:attr:`failed` is
+        then True), not an error: what it was started beside (a cluster) is up all the same, and
+        each process compiles what it meets first instead."""
         out, err = self._process.communicate()
         seconds = time.perf_counter() - self._started
-        if self._process.returncode != 0:
+        self.failed = self._process.returncode != 0
+        if self.failed:
             last = (err.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"compiling the kernels failed (omkl warmup exited {self._process.returncode}): {last}")
+            return (
+                f"warning: compiling the kernels ahead failed (omkl warmup exited {self._process.returncode}: "
+                f"{last}); each worker compiles them on its first use instead"
+            )
         which = ", ".join(self.names) if self.names else "every algorithm"
         if "compiled" in out:
             return f"compiling kernels for {which}, once per installation: {seconds:.1f} s"

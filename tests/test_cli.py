@@ -187,17 +187,31 @@ def test_help_shows_every_default_and_explains_the_shared_options():
     assert "--scale-rows" in texts["omkl run spa"]
 
 
-def test_a_cold_numba_cache_is_announced(tmp_path, monkeypatch, capsys):
-    from omkl_dist.pipelines.progress import COLD_CACHE_NOTE, ProgressBar
+def test_numba_compiling_is_announced_on_its_first_use_only(capsys):
+    """A compile inside the bar's block (numba's cache missed) is said, once, with its time at the
+    end; a second block that only calls the compiled code says nothing, nor a hidden bar."""
+    from numba import njit
 
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    for show, cached, said in ((True, False, True), (False, False, False), (True, True, False)):
-        if cached:
-            (tmp_path / "engine_0").mkdir()
-            (tmp_path / "engine_0" / "scan-12.py311.nbi").write_bytes(b"")
-        with ProgressBar("spa on x", show=show):
-            pass
-        assert (COLD_CACHE_NOTE in capsys.readouterr().err) == said
+    from omkl_dist.pipelines.progress import COMPILING, ProgressBar
+
+    @njit  # (not cached: compiled on its first call, in this test)
+    def twice(x):
+        return 2 * x
+
+    with ProgressBar("spa on x", show=False) as hidden:  # (--quiet: tqdm disabled, a bar without a label)
+        hidden({"n_rows": 10, "n_seen": 0, "n_mistakes": 0})
+        twice(1.0)
+        hidden({"n_rows": 10, "n_seen": 5, "n_mistakes": 1})
+    assert capsys.readouterr().err == ""
+    with ProgressBar("spa on x") as bar:
+        bar({"n_rows": 10, "n_seen": 0, "n_mistakes": 0})
+        twice(1)  # a new argument type: a compile
+        twice(2)
+    err = capsys.readouterr().err
+    assert err.count(COMPILING) == 1 and "compiling took" in err and bar.compile_seconds > 0
+    with ProgressBar("spa on x") as bar:
+        twice(3)
+    assert capsys.readouterr().err == "" and bar.compile_seconds == 0
 
 
 @pytest.mark.parametrize("algo", ["om2", "omkc"])

@@ -74,3 +74,31 @@ def test_cluster_fit_equals_the_in_process_estimator(client, datasets, cls, para
     assert sorted(ours) == sorted(arrays)
     for key, value in arrays.items():
         np.testing.assert_array_equal(ours[key], value, err_msg=key)
+
+
+def test_every_worker_warms_the_jobs_kernels_and_a_failed_warmup_is_passed_over(client, caplog):
+    """DaskRunner's warm-up (distributed/warm.py): one task per worker, its compiles counted; a
+    warm-up that fails is a logged warning, not the job's error."""
+    from omkl_dist.algorithms import SPA
+    from omkl_dist.distributed.warm import WorkerWarmup
+
+    warmed = WorkerWarmup(client, SPA(kernels="gaussian:0.9", block_size=8), 3, [-1, 1], sparse=False).wait()
+    assert warmed.workers == 2 and warmed.compiles >= 0
+    assert warmed.summary() == "" if not warmed.compiles else "first use" in warmed.summary()
+    failed = WorkerWarmup(client, SPA(kernels="gaussian:0.9", block_size=8), 3, [1], sparse=False).wait()
+    assert failed.compiles == 0 and failed.workers == 2
+    # (in-process workers share one process, which tries a kind of job once)
+    assert caplog.text.count("warming a worker's kernels failed") == 1 and "needs at least two" in caplog.text
+
+
+def test_a_worker_warms_each_kind_of_job_once(monkeypatch):
+    from omkl_dist.algorithms import SPA
+    from omkl_dist.distributed import warm
+
+    fitted = []
+    monkeypatch.setattr(warm, "_WARMED", set())
+    monkeypatch.setattr(warm, "clone", lambda estimator: fitted.append(estimator) or estimator)
+    spa = SPA(kernels="gaussian:1", block_size=8)
+    for classes in ([-1, 1], [-1, 1], [0, 1, 2]):
+        warm.warm_job_kernels(spa, 3, classes, False)
+    assert len(fitted) == 2

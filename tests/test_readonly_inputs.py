@@ -17,7 +17,7 @@ from omkl_dist.scoring import _dense
 ENTRY_POINTS = {
     "OMKC": [_recurrence.omkc_block, _dense.accumulate_dot_gauss],
     "RBP": [_budget_loops.budget_block, _budget_loops.budget_scores],
-    "OKS": [oks_loops.oks_block, oks_loops._score_passes],
+    "OKS": [oks_loops.oks_block, oks_loops._score_pass_range],
 }
 MODELS = {
     "OMKC": lambda: OMKC(kernels="gaussian:1;linear", block_size=16, random_state=0),

@@ -31,6 +31,7 @@ from ..storage.views import feature_groups
 from .calibration import RoundCalibration
 from .checkpoints import CheckpointStore
 from .sharded_rounds import ShardedRounds
+from .warm import WorkerWarmup
 
 
 class DaskRunner:
@@ -112,6 +113,8 @@ class DaskRunner:
             model.initialize(n_features, classes, n_rows=stop - start, sparse=meta.get("layout") == "csr")
             offset, mistakes_before = 0, 0
         n_rows = offset + stop - start  # the engine counts rows seen over the model's whole life
+        # numba compiles on the workers while the scaler is fitted, not in the first round's time
+        warming = WorkerWarmup(self.client, model, n_features, classes, sparse=meta.get("layout") == "csr")
         # the calibration continues the model's, learnt by the coordinator in the in-process run's batches
         calibration = RoundCalibration(
             clone(model).initialize(n_features, model.classes_, n_rows=stop - start),
@@ -179,6 +182,7 @@ class DaskRunner:
                     }
                 )
 
+        warmed = warming.wait()
         progress({"n_seen": n_start, "n_mistakes": mistakes_start, "done": n_start >= n_rows})
         engine = ShardedRounds(
             self.client,
@@ -213,6 +217,7 @@ class DaskRunner:
             shards=result["n_shards"],
             failures=tuple(result["failures"]),
             timing=result["timing"],
+            compile_seconds=warmed.seconds if warmed.compiles else 0.0,
         )
         return RunResult(
             job=job,

@@ -5,7 +5,7 @@
 - :mod:`._pairs`: njit per-pair evaluation of all m kernels from one dot product / distance.
 - :mod:`.support_vectors`: the shared support-vector store (rows + one coefficient column per kernel).
 - :mod:`.rows`: rows kept dense or as CSR (wide sparse data), read alike by the njit evaluators.
-- :mod:`.scan`: scoring a block against the pool (BLAS dot tiles + prange), with its tile loops in
+- :mod:`.scan`: scoring a block against the pool (BLAS dot tiles + row loops on threads), with its tile loops in
   :mod:`._dense`, :mod:`._sparse`, :mod:`._general` and the tile layouts in :mod:`.tiles`.
 - :mod:`.gram`: kernel values between the rows of one block (the engine's in-block Gram).
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .rows import n_rows, rows_sqdist
 from .values import CANCEL, gauss_next, power_up
@@ -39,8 +39,7 @@ def row_sqdist(Xb, t, P, xt, psq, dot_row, d2):
 class ScoreWeights(NamedTuple):
     """How :func:`chain_row` turns a kernel's values over the tile into scores (the pool scan):
     ``out[t, c] += xscale[t, c] · Σ_s alphaT[c, s] κ_k(x_t, s)`` for the kernel's K class columns.
-    Read-only: arrays written inside a prange body must be passed on their own, because numba's
-    parfors do not write back through a tuple (the writes are lost)."""
+    Read-only."""
 
     alphaT: np.ndarray
     xscale: np.ndarray
@@ -82,9 +81,10 @@ def chain_row(Xb, t, P, xt, psq, dot_row, plan, work, G, out, weights):
             _emit(g_idx[j], t, cur, G, out, weights)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
-    """Kernel-major scan for dot-product kernels and gaussians.
+@njit(cache=True, nogil=True)
+def accumulate_dot_gauss(lo, hi, Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
+    """Kernel-major scan for dot-product kernels and gaussians, rows ``[lo, hi)`` of the block (a
+    thread's, :func:`.row_threads.over_rows`).
 
     For one row t each kernel's values over the tile form one contiguous vector and its score one
     reduction. Dot kernels come sorted by degree (powers built incrementally); gaussians widest
@@ -96,11 +96,9 @@ def accumulate_dot_gauss(Xb, xsq, P, psq, alphaT, dots, plan, K, xscale, out):
     (:func:`.program.kernel_scales`; 1.0 for an unnormalised kernel, which leaves the bits as they
     are), the support vectors' factors being folded into ``alphaT``.
     """
-    B = n_rows(Xb)
     n = n_rows(P)
     no_gram = np.empty((0, 0, 0))
     weights = ScoreWeights(alphaT, xscale, K)
-    for t in prange(B):
-        work = np.empty((4, n))  # one per row: allocated inside the prange body, never shared
-        # np.int64: in the parallel body a prange index is uint64, a second compile of row_sqdist
-        chain_row(Xb, np.int64(t), P, xsq[t], psq, dots[t], plan, work, no_gram, out, weights)
+    work = np.empty((4, n))
+    for t in range(lo, hi):
+        chain_row(Xb, t, P, xsq[t], psq, dots[t], plan, work, no_gram, out, weights)

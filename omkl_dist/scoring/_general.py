@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._pairs import program_values
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def accumulate_general(Xb, xsq, P, psq, alpha, dots, prog, K, xscale, out):
-    """The scan of a tile for programs with laplacian, chi-square or feature-group kernels: every
-    kernel's value per pair (:func:`._pairs.pair_values`, ``prog`` its record), then K coefficient
-    columns per kernel (``alpha`` rows × m·K) summed in pool order."""
-    B = Xb.shape[0]
+@njit(cache=True, nogil=True)
+def accumulate_general(lo, hi, Xb, xsq, P, psq, alpha, dots, prog, K, xscale, out):
+    """The scan of a tile for programs with laplacian, chi-square or feature-group kernels, rows
+    ``[lo, hi)`` of the block (a thread's, :func:`.row_threads.over_rows`): every kernel's value
+    per pair (:func:`._pairs.pair_values`, ``prog`` its record), then K coefficient columns per
+    kernel (``alpha`` rows × m·K) summed in pool order."""
     m = prog.kinds.shape[0]
-    for t in prange(B):
-        vals = np.empty(m)
-        work = np.empty(3)
-        acc = np.zeros(m * K)
+    vals = np.empty(m)
+    work = np.empty(3)
+    acc = np.empty(m * K)
+    for t in range(lo, hi):
+        acc[:] = 0.0
         for s in range(P.shape[0]):
             program_values(Xb, t, P, s, dots[t, s], xsq[t], psq[s], prog, vals, work)
             for k in range(m):

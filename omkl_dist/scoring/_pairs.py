@@ -9,10 +9,11 @@ exact: duplicate rows with opposite labels sum to 0.0 on every path, as in the r
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._vexp import vexp_neg
 from .program import ACHI2, GAUSS, LAPLACE, LINEAR, POLY
+from .row_threads import over_rows
 from .values import dot_power, exp_neg, fourth_power, l1_chi2, pair_sqdist
 
 
@@ -156,16 +157,21 @@ def _pair_matrix(A, B, prog):
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def overwrite_exact_columns(A, B, cols, offset, dots):
+def overwrite_exact_columns(A, B, cols, offset, dots) -> None:
     """``dots[:, c - offset] = A @ B[c]`` for the listed columns of B, each dot product summed in
-    feature order (no BLAS: the same bits whatever the call), vectorised over the rows of A."""
-    AT = np.ascontiguousarray(A.T)
-    n = A.shape[0]
-    for j in prange(cols.shape[0]):
+    feature order (no BLAS: the same bits whatever the call), vectorised over the rows of A; the
+    columns on threads (:func:`.row_threads.over_rows`)."""
+    over_rows(_exact_columns, len(cols), np.ascontiguousarray(A.T), B, cols, offset, dots)
+
+
+@njit(cache=True, nogil=True)
+def _exact_columns(lo, hi, AT, B, cols, offset, dots):
+    """Columns ``cols[lo:hi]`` of :func:`overwrite_exact_columns` (``AT``: A transposed, C order)."""
+    n = AT.shape[1]
+    for j in range(lo, hi):
         c = cols[j]
         acc = np.zeros(n)
-        for f in range(A.shape[1]):
+        for f in range(AT.shape[0]):
             b = B[c, f]
             for t in range(n):
                 acc[t] += AT[f, t] * b

@@ -8,7 +8,7 @@ into a contiguous buffer and take the dense scan's arithmetic (:mod:`.values`), 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._dense import row_sqdist, weighted_sum
 from ._vexp import vexp_neg_n
@@ -37,9 +37,10 @@ def sparse_values(base, ev, scratch, cnt, deg, g, steps):
                 ev[j] = fourth_power(ev[j])
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def accumulate_sparse(Xb, xsq, P, psq, dots, csc, plan, xscale, out):
-    """Per-kernel scan over only the rows with a non-zero coefficient (``csc``: a :class:`.tiles.TileCSC`).
+@njit(cache=True, nogil=True)
+def accumulate_sparse(lo, hi, Xb, xsq, P, psq, dots, csc, plan, xscale, out):
+    """Per-kernel scan over only the rows with a non-zero coefficient (``csc``: a :class:`.tiles.TileCSC`),
+    for rows ``[lo, hi)`` of the block (a thread's, :func:`.row_threads.over_rows`).
 
     Each kernel's rows are gathered into a contiguous buffer and processed like the dense scan:
     powers by repeated multiplication, a gaussian as its chain anchor's exp followed by the same
@@ -47,19 +48,17 @@ def accumulate_sparse(Xb, xsq, P, psq, dots, csc, plan, xscale, out):
     """
     ptr, rows, coefs = csc
     deg, anchor_param, steps = plan
-    B = n_rows(Xb)
     n = n_rows(P)
     m = ptr.shape[0] - 1
     cnt_max = 0
     for k in range(m):
         cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
-    for t in prange(B):
-        d2 = np.empty(n)
-        # np.int64: in the parallel body a prange index is uint64, a second compile of the callee
-        row_sqdist(Xb, np.int64(t), P, xsq[t], psq, dots[t], d2)
-        base = np.empty(cnt_max)
-        ev = np.empty(cnt_max)
-        scratch = np.empty(cnt_max)
+    d2 = np.empty(n)
+    base = np.empty(cnt_max)
+    ev = np.empty(cnt_max)
+    scratch = np.empty(cnt_max)
+    for t in range(lo, hi):
+        row_sqdist(Xb, t, P, xsq[t], psq, dots[t], d2)
         for k in range(m):
             lo, hi = ptr[k], ptr[k + 1]
             cnt = hi - lo
@@ -72,9 +71,9 @@ def accumulate_sparse(Xb, xsq, P, psq, dots, csc, plan, xscale, out):
             out[t, k] += xscale[t, k] * weighted_sum(coefs[lo:hi], ev[:cnt])
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def accumulate_sparse_exact(Xb, xsq, PT, psq, csc, plan, xscale, out):
-    """:func:`accumulate_sparse` for integer data (binary, counts) with many features: a row's dot
+@njit(cache=True, nogil=True)
+def accumulate_sparse_exact(lo, hi, Xb, xsq, PT, psq, csc, plan, xscale, out):
+    """:func:`accumulate_sparse` for integer data (binary, counts) with many features, rows ``[lo, hi)``: a row's dot
     products with a kernel's support vectors are summed over the row's non-zero features only,
     from ``PT`` (d × nnz, as in the direct scan of :mod:`.scan`; ``psq`` their squared norms). Integer dot
     products and ``‖x‖² + ‖s‖² − 2 x·s`` are exact in any order (see :func:`.support_vectors.blas_dots_exact`),
@@ -82,21 +81,21 @@ def accumulate_sparse_exact(Xb, xsq, PT, psq, csc, plan, xscale, out):
     arithmetic: the same scores, without a dense product over features that are mostly zero."""
     ptr, _, coefs = csc
     deg, anchor_param, steps = plan
-    B, d = Xb.shape
+    d = Xb.shape[1]
     m = ptr.shape[0] - 1
     cnt_max = 1
     for k in range(m):
         cnt_max = max(cnt_max, ptr[k + 1] - ptr[k])
-    for t in prange(B):
-        feats = np.empty(d, dtype=np.int64)
+    feats = np.empty(d, dtype=np.int64)
+    base = np.empty(cnt_max)
+    ev = np.empty(cnt_max)
+    scratch = np.empty(cnt_max)
+    for t in range(lo, hi):
         nf = 0
         for f in range(d):
             if Xb[t, f] != 0.0:
                 feats[nf] = f
                 nf += 1
-        base = np.empty(cnt_max)
-        ev = np.empty(cnt_max)
-        scratch = np.empty(cnt_max)
         xt = xsq[t]
         for k in range(m):
             lo, hi = ptr[k], ptr[k + 1]

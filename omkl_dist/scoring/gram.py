@@ -8,11 +8,12 @@ against the pool.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._dense import ScoreWeights, chain_row
 from ._pairs import program_values
 from .program import dot_gauss_plan
+from .row_threads import over_rows
 from .rows import later_dots, n_rows, rows_sqdist
 from .values import CANCEL, gauss_next, power_up
 
@@ -26,19 +27,21 @@ def block_gram(
     the rows' :func:`.program.kernel_scales`, needed when the program has normalised kernels."""
     if program.fast is not None:
         G = np.empty((program.m, len(xsq), len(xsq))) if out is None else out
-        _gram_dot_gauss(Xb, xsq, XXt, G, dot_gauss_plan(program, active))
+        over_rows(_gram_dot_gauss, len(xsq), Xb, xsq, XXt, G, dot_gauss_plan(program, active))
     else:
-        G = _gram_general(Xb, xsq, XXt, program.pair_record())
+        G = np.zeros((program.m, len(xsq), len(xsq)))
+        over_rows(_gram_general, len(xsq), Xb, xsq, XXt, program.pair_record(), G)
     for k in np.flatnonzero(program.norm if active is None else program.norm & np.asarray(active, dtype=bool)):
         G[k] *= scale[:, k][:, None]
         G[k] *= scale[:, k][None, :]
     return G
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
-    """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block, same arithmetic as the pool scan (only the
-    kernels flagged on; the others' slices are left unset).
+@njit(cache=True, nogil=True)
+def _gram_dot_gauss(lo, hi, Xb, xsq, XXt, G, plan):
+    """``G[k, t, s] = κ_k(x_t, x_s)`` inside one block for the rows ``t`` in ``[lo, hi)`` (a
+    thread's, :func:`.row_threads.over_rows`), same arithmetic as the pool scan (only the kernels
+    flagged on; the others' slices are left unset).
 
     Full rows rather than the triangle the recurrence reads: uniform work per row vectorises and
     balances across threads better than rows of growing length.
@@ -46,25 +49,21 @@ def _gram_dot_gauss(Xb, xsq, XXt, G, plan):
     B = n_rows(Xb)
     no_scores = np.empty((0, 0))
     weights = ScoreWeights(no_scores, no_scores, 1)
-    for t in prange(B):
-        work = np.empty((4, B))  # one per row: allocated inside the prange body, never shared
-        # np.int64: in the parallel body a prange index is uint64, a second compile of row_sqdist
-        chain_row(Xb, np.int64(t), Xb, xsq[t], xsq, XXt[t], plan, work, G, no_scores, weights)
-    return G
+    work = np.empty((4, B))
+    for t in range(lo, hi):
+        chain_row(Xb, t, Xb, xsq[t], xsq, XXt[t], plan, work, G, no_scores, weights)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _gram_general(Xb, xsq, XXt, prog):
+@njit(cache=True, nogil=True)
+def _gram_general(lo, hi, Xb, xsq, XXt, prog, G):
+    """``G[:, t, s]`` for the rows ``t`` in ``[lo, hi)`` and ``s < t``, every kernel per pair."""
     m = prog.kinds.shape[0]
-    B = Xb.shape[0]
-    G = np.zeros((m, B, B))
-    for t in prange(1, B):
-        vals = np.empty(m)
-        work = np.empty(3)
+    vals = np.empty(m)
+    work = np.empty(3)
+    for t in range(max(lo, 1), hi):
         for s in range(t):
             program_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], prog, vals, work)
             G[:, t, s] = vals
-    return G
 
 
 @njit(cache=True, nogil=True)

@@ -27,10 +27,11 @@ from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import overload
 
 from .._validation import canonical_csr
+from .row_threads import over_rows
 from .values import direct_sqdist
 
 
@@ -173,12 +174,18 @@ def _column_of(BT, f, lo):
     return -1, i
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def csr_dots(A, BT, out):
+def csr_dots(A, BT, out) -> None:
     """``out[t, s] = Σ_f A[t, f]·B[s, f]`` for CSR rows ``A`` and ``BT`` = B's
     :class:`FeatureColumns`: each row's non-zero features in ascending order, each adding its
-    products with the rows of B that have it -- every entry's sum in feature order."""
-    for t in prange(A.n_rows):
+    products with the rows of B that have it -- every entry's sum in feature order. Rows on
+    threads (:func:`.row_threads.over_rows`)."""
+    over_rows(_csr_dot_rows, A.n_rows, A, BT, out)
+
+
+@njit(cache=True, nogil=True)
+def _csr_dot_rows(lo, hi, A, BT, out):
+    """Rows ``[lo, hi)`` of :func:`csr_dots`."""
+    for t in range(lo, hi):
         row = out[t]
         row[:] = 0.0
         lo = 0

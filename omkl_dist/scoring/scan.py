@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._blas import fixed_shape_dots
 from ._dense import accumulate_dot_gauss, weighted_sum
@@ -31,6 +31,7 @@ from ._general import accumulate_general
 from ._pairs import overwrite_exact_columns
 from ._sparse import accumulate_sparse, accumulate_sparse_exact, sparse_values
 from .program import dot_gauss_plan, kernel_scales
+from .row_threads import over_rows
 from .rows import as_rows, csr_dots
 from .tiles import TileLayout, layout_key
 
@@ -113,10 +114,21 @@ def pool_scores(
                     key = tile.sort_feature
                     order = np.argsort(Xb[:, key], kind="stable") if key >= 0 else np.arange(len(Xb))
                     out_sorted = out[order]
-                    _accumulate_sparse_direct(Xb[order], PT, csc, per_column, key, xscale[order], out_sorted)
+                    over_rows(
+                        _accumulate_sparse_direct,
+                        len(Xb),
+                        Xb[order],
+                        PT,
+                        csc,
+                        per_column,
+                        key,
+                        xscale[order],
+                        out_sorted,
+                        step=ROWS_PER_PASS,
+                    )
                     out[order] = out_sorted
                 else:
-                    accumulate_sparse_exact(Xb, xsq, PT, psq, csc, per_column, xscale, out)
+                    over_rows(accumulate_sparse_exact, len(Xb), Xb, xsq, PT, psq, csc, per_column, xscale, out)
                 continue
         elif program.fast is not None:
             alphaT = tile.coefficients(pool, s0, s1, transpose=True)
@@ -136,11 +148,13 @@ def pool_scores(
             if len(cols):
                 overwrite_exact_columns(Xc, pool.X, cols, s0, dots)
             if sparse:
-                accumulate_sparse(Xc, xc, P, psq, dots, csc, per_column, sc, oc)
+                over_rows(accumulate_sparse, r1 - r0, Xc, xc, P, psq, dots, csc, per_column, sc, oc)
             elif program.fast is not None:
-                accumulate_dot_gauss(Xc, xc, P, psq, alphaT, dots, plan, K, sc, oc)
+                over_rows(accumulate_dot_gauss, r1 - r0, Xc, xc, P, psq, alphaT, dots, plan, K, sc, oc)
             else:
-                accumulate_general(
+                over_rows(
+                    accumulate_general,
+                    r1 - r0,
                     Xc,
                     xc,
                     P,
@@ -181,9 +195,24 @@ def _sparse_pool_scores(Xb, xsq, pool, program, active) -> np.ndarray:
             dots = _dots_out(r1 - r0, s1 - s0)
             csr_dots(Xc, PT, dots)
             if tile.sparse:
-                accumulate_sparse(Xc, xsq[r0:r1], P, psq, dots, csc, per_column, xscale[r0:r1], out[r0:r1])
+                over_rows(
+                    accumulate_sparse, r1 - r0, Xc, xsq[r0:r1], P, psq, dots, csc, per_column, xscale[r0:r1], out[r0:r1]
+                )
             else:
-                accumulate_dot_gauss(Xc, xsq[r0:r1], P, psq, alphaT, dots, plan, K, xscale[r0:r1], out[r0:r1])
+                over_rows(
+                    accumulate_dot_gauss,
+                    r1 - r0,
+                    Xc,
+                    xsq[r0:r1],
+                    P,
+                    psq,
+                    alphaT,
+                    dots,
+                    plan,
+                    K,
+                    xscale[r0:r1],
+                    out[r0:r1],
+                )
     return out
 
 
@@ -227,16 +256,17 @@ def _live_range(keys, lo, hi, x, g, limit):
     return left, a
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _accumulate_sparse_direct(Xb, PT, csc, plan, key, xscale, out):
-    """:func:`._sparse.accumulate_sparse` for few features: dot products (polynomial kernels) and squared
-    distances (gaussians) are summed right where they are used, in feature order, from ``PT``
-    (d × nnz: the pool rows of every kernel's support vectors, kernel after kernel, transposed so
-    the loop over them vectorises). That replaces a BLAS product of the block with every pool
-    row -- bound at small d by writing and re-reading the dot matrix -- and the fixed-order
-    recomputation for duplicated rows (every sum is taken in one fixed order: features in groups
-    of four, then a pair, then a single one, in feature order). Distances summed from
-    differences need no repair for cancellation (‖x‖² + ‖s‖² − 2 x·s does, for near rows with
+@njit(cache=True, nogil=True)
+def _accumulate_sparse_direct(lo_row, hi_row, Xb, PT, csc, plan, key, xscale, out):
+    """:func:`._sparse.accumulate_sparse` for few features, rows ``[lo_row, hi_row)`` (a thread's,
+    :func:`.row_threads.over_rows`; ``lo_row`` a multiple of ``ROWS_PER_PASS``): dot products
+    (polynomial kernels) and squared distances (gaussians) are summed right where they are used, in
+    feature order, from ``PT`` (d × nnz: the pool rows of every kernel's support vectors, kernel
+    after kernel, transposed so the loop over them vectorises). That replaces a BLAS product of the
+    block with every pool row -- bound at small d by writing and re-reading the dot matrix -- and
+    the fixed-order recomputation for duplicated rows (every sum is taken in one fixed order:
+    features in groups of four, then a pair, then a single one, in feature order). Distances summed
+    from differences need no repair for cancellation (‖x‖² + ‖s‖² − 2 x·s does, for near rows with
     large norms: raw cod-rna) and give exactly 0 for a repeated row.
 
     With ``key >= 0`` each kernel's support vectors come sorted by feature ``key``, and a
@@ -249,16 +279,15 @@ def _accumulate_sparse_direct(Xb, PT, csc, plan, key, xscale, out):
     bandwidth); each chunk's weighted sum is added to the score in chunk order."""
     ptr, _, coefs = csc
     deg, anchor_param, steps = plan
-    B, d = Xb.shape
+    d = Xb.shape[1]
     m = ptr.shape[0] - 1
     R, C = ROWS_PER_PASS, SV_CHUNK
-    for tb in prange((B + R - 1) // R):
-        t0 = tb * R
-        nr = min(R, B - t0)
-        dots = np.empty((R, C))
-        ev = np.empty(C)
-        scratch = np.empty(C)
-        live = np.empty((R, 2), dtype=np.int64)
+    dots = np.empty((R, C))
+    ev = np.empty(C)
+    scratch = np.empty(C)
+    live = np.empty((R, 2), dtype=np.int64)
+    for t0 in range(lo_row, hi_row, R):
+        nr = min(R, hi_row - t0)
         for k in range(m):
             klo, khi = ptr[k], ptr[k + 1]
             gauss = deg[k] == 0

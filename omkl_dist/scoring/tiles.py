@@ -30,12 +30,22 @@ def csc_ptr(nz_k, m):
     return ptr
 
 
-@njit(cache=True, nogil=True)
 def tile_csc(alpha, X, max_nnz, by_key):
     """A tile's non-zero coefficients in CSC order (kernel after kernel): ``(ptr, nz_k, nz_s,
     coefs, key)``, or empty arrays if there are ``max_nnz`` or more. Within a kernel the rows come
     in index order, or with ``by_key`` sorted by the feature of widest spread ``key`` (ties by
-    index; else ``key`` is -1)."""
+    index; else ``key`` is -1). The sort is NumPy's stable one (numba's mergesort compiled in
+    1.5 s, on every first run of a path through here)."""
+    ptr, key = _csc_counts(alpha, X, max_nnz, by_key)
+    if ptr[-1] >= max_nnz:
+        return ptr, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), -1
+    order = np.argsort(X[:, key], kind="stable") if key >= 0 else np.arange(alpha.shape[0])
+    return (ptr, *_csc_fill(alpha, ptr, order), key)
+
+
+@njit(cache=True, nogil=True)
+def _csc_counts(alpha, X, max_nnz, by_key):
+    """:func:`tile_csc`'s column pointers, and its sort feature (-1: none, or too many non-zeros)."""
     n, m = alpha.shape
     ptr = np.zeros(m + 1, dtype=np.int64)
     for s in range(n):
@@ -44,20 +54,24 @@ def tile_csc(alpha, X, max_nnz, by_key):
                 ptr[k + 1] += 1
     for k in range(m):
         ptr[k + 1] += ptr[k]
-    nnz = ptr[m]
     key = -1
-    if nnz >= max_nnz:
-        return ptr, np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), key
-    order = np.arange(n)
-    if by_key and n > 0:
-        widest = -1.0
-        for f in range(X.shape[1]):
-            lo, hi = X[0, f], X[0, f]
-            for s in range(n):
-                lo, hi = min(lo, X[s, f]), max(hi, X[s, f])
-            if hi - lo > widest:
-                widest, key = hi - lo, f
-        order = np.argsort(X[:, key], kind="mergesort")  # stable: ties by row index
+    if ptr[m] >= max_nnz or not by_key or n == 0:
+        return ptr, key
+    widest = -1.0
+    for f in range(X.shape[1]):
+        lo, hi = X[0, f], X[0, f]
+        for s in range(n):
+            lo, hi = min(lo, X[s, f]), max(hi, X[s, f])
+        if hi - lo > widest:
+            widest, key = hi - lo, f
+    return ptr, key
+
+
+@njit(cache=True, nogil=True)
+def _csc_fill(alpha, ptr, order):
+    """:func:`tile_csc`'s ``(nz_k, nz_s, coefs)``: the rows in ``order`` fill each kernel's stretch."""
+    m = alpha.shape[1]
+    nnz = ptr[m]
     nz_k, nz_s, coefs = np.empty(nnz, np.int64), np.empty(nnz, np.int64), np.empty(nnz)
     fill = ptr[:m].copy()
     for s in order:  # rows in scan order fill each kernel's stretch in that order
@@ -66,7 +80,7 @@ def tile_csc(alpha, X, max_nnz, by_key):
                 i = fill[k]
                 nz_k[i], nz_s[i], coefs[i] = k, s, alpha[s, k]
                 fill[k] += 1
-    return ptr, nz_k, nz_s, coefs, key
+    return nz_k, nz_s, coefs
 
 
 class TileLayout:

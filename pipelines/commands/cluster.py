@@ -76,7 +76,8 @@ def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir, warm, no_
     with warming or contextlib.nullcontext():
         state = up(run_dir, workers=workers, threads=threads, memory_limit=memory_limit, port=port, tls_dir=tls_dir)
     if warming is not None:
-        click.echo(warming.summary())
+        line = warming.summary()
+        click.echo(line, err=warming.failed)
     click.echo(f"scheduler  {state['scheduler_address']}")
     click.echo(f"dashboard  {state['dashboard']}")
     click.echo(f"workers    {workers} x {threads} thread(s); logs and pids in {state['run_dir']}")
