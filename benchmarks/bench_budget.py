@@ -31,7 +31,12 @@ FILES = {
     "ijcnn1": "ijcnn1/ijcnn1_all.dense.txt.gz",
 }
 DATA = ("codrna", "a9a")
-PARAMS = {"kernels": "omkc16", "budget": 100, "shuffle": False}  # (rows permuted here, as `omkl run`)
+PARAMS = {
+    "kernels": "omkc16",
+    "budget": 100,
+    "shuffle": False,
+    "n_epochs": 1,
+}  # (rows permuted here, as `omkl run`; one pass)
 # the C++ comparison's step sizes (issue 36's table): BPAS's C = 0.1 (its default is 0.3), BOGD's default
 LEARNER_PARAMS = {"bpas": {"eta": 0.1}}
 BLOCK_SIZE = 256  # `omkl run`'s default

@@ -19,10 +19,11 @@ from ..learners._budget import (
     RBP,
     buffer_values,
     exact_dot,
-    gram_column,
+    gram_triangle,
     kernel_values,
     own_dots,
     self_kernel,
+    triangle_start,
 )
 from ..learners.bogd import bogd_mc_step, bogd_step
 from ..learners.bpas import bpas_mc_step, bpas_step
@@ -55,7 +56,7 @@ def _class_score(c, K, n_used, coef, V, parts):
 
 
 @njit(cache=True)
-def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buffers, F, L):
+def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp, buffers, F, L):
     """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
@@ -63,10 +64,10 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buf
 
     The segment's kernel values with the buffer of its start come first, as one (rows × B) matrix from
     the rows' dot products with the buffer (summed here, in feature order); then per row t: those
-    values, the values with the slots that block rows took since (their Gram columns ``Gc``, gathered
-    through the list of such slots), the scores, and the learner's step on slot-indexed coefficients,
-    κ(x, x) and accumulators -- if ``selected[t, k]`` (else no step and no loss for Hedge: a stochastic
-    update's kernel not drawn)."""
+    values, the values with the slots that block rows took since (the segment's own Gram values ``G``,
+    gathered through the list of such slots), the scores, and the learner's step on slot-indexed
+    coefficients, κ(x, x) and accumulators -- if ``selected[t, k]`` (else no step and no loss for
+    Hedge: a stochastic update's kernel not drawn)."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
     sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes = buffers
@@ -74,13 +75,15 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buf
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
     V = np.empty(max(budget, 1))
-    work = np.empty(max(n * used0, n, 1))
-    scratch = np.empty(max(n * used0, n, 1))
+    tri = max(triangle_start(n - 1, n), 1)  # the segment's own Gram values, a packed upper triangle
+    work = np.empty(max(n * used0, tri, n))
+    scratch = np.empty(max(n * used0, tri, n))
     Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
     if used0 > 0:  # the kernel sums its own dot products, in feature order
         own = own_dots(Xb, sv_X[k], used0, integral)  # (rows, 1, used0): its kernel index is 0, typed as k is
         buffer_values(kind, param, norm, own, np.int64(0), xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
-    Gc = np.empty((n, n))
+    G = np.empty(tri)
+    gram_from = n  # G holds the rows from this one on (computed when the first row becomes a support vector)
     entry = np.full(budget, -1, dtype=np.int64)
     parts = np.empty(MSUM_SIZE)
     fc = np.empty(K)  # one row's class scores
@@ -94,10 +97,12 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buf
     listed = np.zeros(budget, dtype=np.bool_)
     n_block = 0
     for t in range(n):
-        V[:used0] = Kbuf[t]
+        for j in range(used0):  # (a loop: a slice assignment costs ~20 ns a row in views)
+            V[j] = Kbuf[t, j]
         for i in range(n_block):
             j = block_slots[i]
-            V[j] = Gc[entry[j], t]
+            r = entry[j]
+            V[j] = G[triangle_start(r, n) + t - r - 1]
         for c in range(K):
             fc[c] = s * _class_score(c, K, n_used, ck, V, parts)
             F[t, k * K + c] = fc[c]
@@ -144,7 +149,9 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buf
                 listed[new] = True
                 block_slots[n_block] = new
                 n_block += 1
-            gram_column(kind, param, norm, XXt, xsq, Xb, t, Gc, work, scratch)
+            if gram_from == n:
+                gram_from = t
+                gram_triangle(kind, param, norm, XXt, SQ, xsq, Xb, t, G, work, scratch)
         if s < _SCALE_LO or s > _SCALE_HI:  # fold the scale into the coefficients (rare)
             for j in range(n_used):
                 for c in range(K):
@@ -165,7 +172,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, U, selected, g, integral, kernels, hp, buf
 def budget_block(rows, kernels, hp, buffers, F, L):
     """Every kernel's learner over the segments of a chunk of rows (:func:`_kernel_block` segment after
     segment), the kernels in parallel."""
-    y, Xb, xsq, XXt, U, g, bounds, integral, selected = rows
+    y, Xb, xsq, XXt, SQ, U, g, bounds, integral, selected = rows
     for k in prange(kernels.kinds.shape[0]):
         # int64: numba types a prange index int64 when it types the loop and uint64 in the parallel
         # body, so an uncast k compiles _kernel_block (~10 s) twice
@@ -178,6 +185,7 @@ def budget_block(rows, kernels, hp, buffers, F, L):
                 Xb[a:b],
                 xsq[a:b],
                 XXt[a:b],
+                SQ[a:b],
                 U[a:b],
                 selected[a:b],
                 g + a,

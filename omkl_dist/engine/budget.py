@@ -31,8 +31,9 @@ OMKC(D,D), Hoi et al. 2013), the hinge loss for the gradient/PA-type BOGD and BP
 Block exactness: per segment of rows and kernel, the dot products of the rows with the kernel's buffer
 as it was at the segment start (each kernel's learner sums its own, in feature order, inside the one
 parallel loop over kernels that runs every segment of a chunk of rows) give one matrix of kernel values;
-rows that become support vectors inside the segment get their column of the segment's own Gram matrix
-(from its dot matrix); a new support vector overwrites the slot it takes and shrinking is a scale factor
+once a row becomes a support vector, the kernel computes the segment's own Gram values from that row
+on (one packed triangle from its dot matrix; the gaussians from squared distances computed once per
+segment for all of them); a new support vector overwrites the slot it takes and shrinking is a scale factor
 (see :mod:`omkl_dist.learners._budget`).
 Results equal instance-by-instance processing (same mistakes,
 decision values to rounding) for any block size and any chunking of the input. Randomness (RBP's
@@ -58,11 +59,11 @@ from numba import parallel_chunksize
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_dots, row_sq
+from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_dots, row_sq, row_sqdists
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring._blas import one_blas_thread
-from ..scoring.program import KernelProgram, compile_program, independent_program
+from ..scoring.program import GAUSS, KernelProgram, compile_program, independent_program
 from ..scoring.rows import dense_rows
 from ..scoring.support_vectors import blas_dots_exact, integral_bound, writable
 from ._budget_loops import budget_block, budget_scores
@@ -361,13 +362,16 @@ class BudgetEngine:
         while bounds[-1] < n:
             g = self.n_seen + bounds[-1]
             bounds.append(min(n, bounds[-1] + self.block_size - g % self.block_size, bounds[-1] + MAX_SEGMENT))
-        XXt = np.empty((n, MAX_SEGMENT))
+        XXt, SQ, xsq = np.empty((n, MAX_SEGMENT)), np.empty((n, MAX_SEGMENT)), row_sq(X)
+        gaussian = bool((self.program.kinds == GAUSS).any())
         integral = np.empty(len(bounds) - 1, dtype=np.bool_)
         for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
             Xs = X[a:b]
             self.int_bound = max(self.int_bound, integral_bound(Xs))
             exact_blas = blas_dots_exact(self.int_bound, self.int_bound, Xs.shape[1])
             XXt[a:b, : b - a] = Xs @ Xs.T if exact_blas else row_dots(Xs)
+            if gaussian:  # one squared distance per pair for all the gaussians
+                row_sqdists(Xs, xsq[a:b], XXt[a:b], SQ[a:b])
             integral[i] = np.isfinite(self.int_bound)
         draws = (code in (RBP, BOGD)) + (self.update == "S")  # (the draw first, then the removal's)
         if draws:
@@ -379,7 +383,7 @@ class BudgetEngine:
             U = np.ascontiguousarray(U[:, :, 1]) if draws == 2 else np.zeros((n, m))
         else:
             selected = np.ones((n, m), dtype=np.bool_)
-        return BudgetRows(y, X, row_sq(X), XXt, U, self.n_seen, np.array(bounds, dtype=np.int64), integral, selected)
+        return BudgetRows(y, X, xsq, XXt, SQ, U, self.n_seen, np.array(bounds, dtype=np.int64), integral, selected)
 
     def _kernels(self) -> BudgetKernels:
         return BudgetKernels(self.program.kinds, self.program.param, self.program.norm)

@@ -82,7 +82,9 @@ class SPAOutputs(NamedTuple):
 class BudgetRows(NamedTuple):
     """A chunk of a budget engine's rows, cut into segments (rows ``bounds[i]:bounds[i + 1]``, each inside
     one global block): labels, rows, squared norms, each row's dots with the rows of its segment ``XXt``
-    (n, MAX_SEGMENT: row t of segment i, columns ``0:bounds[i + 1] − bounds[i]``), uniforms ``U`` (n, m),
+    (n, MAX_SEGMENT: row t of segment i, columns ``0:bounds[i + 1] − bounds[i]``), the squared distances
+    ``SQ`` in the same layout (upper triangle of each segment, filled when a kernel is gaussian; see
+    :func:`~..learners._budget.row_sqdists`), uniforms ``U`` (n, m),
     the global index ``g`` of the first row, and per segment whether every row seen up to its end (so
     every buffer row) holds integers only (``integral``: finite values, see
     :func:`~..learners._budget.own_dots`); ``selected`` (n, m): whether kernel k's learner takes its
@@ -92,6 +94,7 @@ class BudgetRows(NamedTuple):
     Xb: np.ndarray
     xsq: np.ndarray
     XXt: np.ndarray
+    SQ: np.ndarray
     U: np.ndarray
     g: int
     bounds: np.ndarray
