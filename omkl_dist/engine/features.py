@@ -300,7 +300,9 @@ class FourierEngine(FeatureEngine):
         return np.zeros(self.m, dtype=np.int64)
 
     def _segment(self, X, y, F, L) -> None:
-        _fourier_rows(X, self.projection, y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes)
+        _fourier_rows(
+            X, self.projection, y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes
+        )
 
     def _scores(self, X) -> np.ndarray:
         out = np.empty((len(X), self.m * self.n_classes))
