@@ -264,8 +264,8 @@ class FourierEngine(FeatureEngine):
     ``n_components`` features), online gradient descent on the hinge loss per kernel, Hedge.
 
     Attributes beyond the combiner's: ``W`` (m, K · 2D) weights (class c of kernel k at
-    ``W[k, c 2D : (c + 1) 2D]``); ``projection`` (m, d, D) the directions as columns, regenerated from (seed, kernel id),
-    never saved.
+    ``W[k, c 2D : (c + 1) 2D]``); ``projection`` (m, d, D) the directions as columns, regenerated
+    from (seed, kernel id), never saved.
 
     Examples
     --------

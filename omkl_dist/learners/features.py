@@ -3,9 +3,9 @@
 Scale Online Kernel Learning", JMLR 17(47), 2016, Algorithms 1 and 2).
 
 Kernel k's model is a weight vector ``w_k`` over its features ``z_k(x)`` (P of them): the score is
-``f_k(x) = w_k · z_k(x)``, summed in eight lanes (:func:`feature_score`), and on a positive hinge loss ``y f_k(x) < 1`` the
-gradient step ``w_k ← w_k + η y z_k(x)``. Multi-class (K classes, a weight vector per class): the
-multi-class hinge loss of Crammer & Singer on the rival r (highest-scoring other class),
+``f_k(x) = w_k · z_k(x)``, summed in eight lanes (:func:`feature_score`), and on a positive hinge
+loss ``y f_k(x) < 1`` the gradient step ``w_k ← w_k + η y z_k(x)``. Multi-class (K classes, a
+weight vector per class): the multi-class hinge loss of Crammer & Singer on the rival r (highest-scoring other class),
 ``ℓ = [1 − f_k(x, y) + f_k(x, r)]_+``; on ``ℓ > 0`` the step ``+η z`` on class y, ``−η z`` on r.
 
 What each kernel hands the Hedge combiner per row: its score(s) ``F`` before the update and the loss
