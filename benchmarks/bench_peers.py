@@ -62,22 +62,23 @@ def run_peers_bench(results: Path, peers=tuple(PEERS), data=DATA, log=print) -> 
     path = results / "peers.json"
     old = json.loads(path.read_text())["rows"] if path.is_file() else []
     rows = {(r["peer"], r["data"]): r for r in old if r["peer"] in PEERS}
+    out: dict = {}
     for name in data:
         for peer in peers:
             algo, params = PEERS[peer]
             row = {"peer": peer, **child(algo, name, None, params)}
             rows[(peer, name)] = row
             log(f"{peer} ({algo}) {name}: {row['seconds']:.2f} s, {100 * row['mistake_rate']:.2f} % mistakes")
-    out = {
-        "peers": PEERS,
-        "block_size": BLOCK_SIZE,
-        "repeats": REPEATS,
-        "rows": [rows[k] for k in sorted(rows, key=lambda k: (DATA.index(k[1]), list(PEERS).index(k[0])))],
-        "cxx": CXX,
-        "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
-    }
-    path.write_text(json.dumps(out, indent=2) + "\n")
+            out = {  # written after every row: an interrupted run keeps what it measured
+                "peers": PEERS,
+                "block_size": BLOCK_SIZE,
+                "repeats": REPEATS,
+                "rows": [rows[k] for k in sorted(rows, key=lambda k: (DATA.index(k[1]), list(PEERS).index(k[0])))],
+                "cxx": CXX,
+                "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
+            }
+            path.write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 
