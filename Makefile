@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench bench-accuracy bench-compile clean venv airflow-env mlflow-env study-defaults
+.PHONY: demo test test-fast lint bench bench-peers bench-accuracy bench-compile clean venv airflow-env mlflow-env study-defaults
 
 venv: $(STAMP)
 
@@ -57,6 +57,11 @@ mlflow-env: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.bench
+
+# every learner of the authors' C++ toolbox we have, with its parameters, on cod-rna, a9a and ijcnn1 beside the
+# C++'s published numbers (results/peers.json; BENCHMARKS.md is written by `make bench`); about an hour on 2 cores
+bench-peers: $(STAMP)
+	OMKL_DATA_DIR=$${OMKL_DATA_DIR:-../shared/datasets} $(BIN)/python -m benchmarks.bench_peers
 
 # numba's compile time per function on a cold cache, every algorithm warmed in one process (what a fresh
 # clone's `omkl warmup` pays): results/compile-times.json, a few minutes on 2 shared cores

@@ -292,7 +292,9 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
     parser.add_argument("--skip-budget", action="store_true", help="Skip the budget baselines (RBP ... BPAS).")
     parser.add_argument("--skip-serve", action="store_true", help="Skip the omkl serve benchmark (HTTP, ~4 minutes).")
-    parser.add_argument("--skip-features", action="store_true", help="Skip FOGD and NOGD beside the C++ toolbox.")
+    parser.add_argument(
+        "--skip-peers", action="store_true", help="Skip the C++ toolbox's learners beside ours (`make bench-peers`)."
+    )
     parser.add_argument(
         "--budget-baseline",
         default=None,
@@ -375,16 +377,16 @@ def main(argv=None) -> None:
 
     if not args.skip_serve:
         run_serve_bench(RESULTS, log=lambda msg: print(msg, flush=True))
-    from benchmarks.bench_features import markdown as features_markdown
-    from benchmarks.bench_features import run_features_bench
+    from benchmarks.bench_peers import markdown as peers_markdown
+    from benchmarks.bench_peers import run_peers_bench
 
-    if not args.skip_features:
-        run_features_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    if not args.skip_peers:
+        run_peers_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "budget.json").is_file():
         sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
-    if (RESULTS / "features.json").is_file():
-        sections.append(features_markdown(json.loads((RESULTS / "features.json").read_text())))
+    if (RESULTS / "peers.json").is_file():
+        sections.append(peers_markdown(json.loads((RESULTS / "peers.json").read_text())))
     if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
         from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
 

@@ -4,9 +4,11 @@ Learning", JMLR 17(47), 2016, Algorithms 1 and 2) plugged into Hedge, one instan
 No numba, no blocks. Kernel k keeps its weights as a list of class vectors; every row:
 
 * FOGD: ``p = u · x`` for the kernel's D directions (the library's draws,
-  :func:`omkl_dist.randomness.features.gaussian_projection`: the same numbers by construction; the
-  product one row at a time through the library's fixed-shape call, so its bits are the block
-  engine's), ``z = (cos p, sin p)`` (``math``'s, libm's);
+  :func:`omkl_dist.randomness.features.gaussian_projection`: the same numbers by construction),
+  summed in feature order from 0.0 (the order of the compiled loop), ``z = (cos p, sin p)`` by the
+  library's vectorised :func:`omkl_dist.scoring._vtrig.cos_sin` (the same mathematical quantity as
+  ``math.cos``/``math.sin``, within 1 ulp of them: it is how the library computes them, so the
+  reference calls it on the same inputs rather than libm's);
 * NOGD: kernel values from dot products and squared norms summed in feature order (``cumsum``),
   turned into values by the library's kernel arithmetic (:func:`omkl_dist.learners._budget.kernel_values`:
   the same exp); while the kernel's budget has room, the kernel predictor ``f(x) = Σ_j α_j κ(x_j, x)`` and on
@@ -16,7 +18,8 @@ No numba, no blocks. Kernel k keeps its weights as a list of class vectors; ever
   same function on the budget's span), then the linear step on z (the switch row included). The
   eigendecomposition is the library's one place for it
   (:func:`omkl_dist.learners.nystrom.nystrom_start`): LAPACK's bits are the same for both callers;
-* the score ``f = w · z`` summed in feature order (``cumsum``: the order of the compiled loop);
+* the score ``f = w · z`` summed in the compiled loop's order of eight lanes (``_sum_in_lanes``: how
+  the library takes the same sum without one chain of dependent adds);
   ``y f < 1`` (multi-class: ``f_y − f_r < 1``, r the highest-scoring other class) ⇒ ``w += η y z``
   (``+η z`` on y, ``−η z`` on r).
 
@@ -35,12 +38,27 @@ from omkl_dist.kernels import make_pool
 from omkl_dist.learners._budget import kernel_values
 from omkl_dist.learners.nystrom import nystrom_start
 from omkl_dist.randomness.features import gaussian_projection
-from omkl_dist.scoring._blas import fixed_shape_dots
+from omkl_dist.scoring._vtrig import cos_sin
 from omkl_dist.scoring.program import compile_program
 
 
 def _sum_in_order(a):
     return float(np.cumsum(a)[-1]) if len(a) else 0.0
+
+
+def _sum_in_lanes(a):
+    """The sum of a in the library's order for a score over features (``feature_score``): eight
+    lanes (lane l: the terms i ≡ l mod 8 of the first len - len mod 8, in order), added pairwise,
+    then the last len mod 8 terms in order. The same quantity as any sum of a; this order is how the
+    compiled loop takes it without one chain of dependent adds."""
+    n8 = len(a) - len(a) % 8
+    lanes = np.zeros(8)
+    for i in range(0, n8, 8):
+        lanes = lanes + a[i : i + 8]
+    s = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+    for v in a[n8:]:
+        s += v
+    return float(s)
 
 
 def _rival(scores, yt):
@@ -83,7 +101,7 @@ class _Hedge:
 def _ogd_step(Wk, z, yt, eta, K, hedge_hinge):
     """Score(s) of one kernel on features z, its loss for Hedge and the gradient step (in place)."""
     P = len(z)
-    f = np.array([_sum_in_order(Wk[c * P : (c + 1) * P] * z) for c in range(K)])
+    f = np.array([_sum_in_lanes(Wk[c * P : (c + 1) * P] * z) for c in range(K)])
     if K == 1:
         margin = yt * f[0]
         if margin < 1.0:
@@ -115,8 +133,11 @@ def naive_fogd(
     for t in range(n):
         f, losses = np.empty((m, K)), np.empty(m)
         for k in range(m):
-            p = fixed_shape_dots(X[t : t + 1], U[k])[0]
-            z = np.array([math.cos(v) for v in p] + [math.sin(v) for v in p])
+            p = np.zeros(D)
+            for j in range(d):
+                p = p + X[t, j] * U[k][:, j]
+            z = np.empty(2 * D)
+            cos_sin(p, z[:D], z[D:])
             f[k], losses[k] = _ogd_step(W[k], z, y[t], eta, K, hedge_hinge)
         F[t] = f.ravel()
         s, mistakes[t] = hedge.predict(f, y[t])

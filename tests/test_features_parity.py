@@ -14,6 +14,7 @@ from omkl_dist.algorithms import FOGD, NOGD
 from omkl_dist.engine.features import FourierEngine
 from omkl_dist.engine.nystrom import NystromEngine
 from omkl_dist.kernels import make_pool
+from omkl_dist.scoring._vtrig import REDUCED_BELOW
 
 from naive_features import naive_fogd, naive_nogd
 from parity_data import subset
@@ -81,6 +82,21 @@ def test_fogd_estimator_block_size_and_chunks_do_not_matter(data_dir):
         b.partial_fit(X[lo : lo + 37], y[lo : lo + 37], classes=[-1.0, 1.0])
     assert a.mistakes_ == b.mistakes_
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_fogd_equals_naive_on_raw_magnitudes_and_zero_rows():
+    """Generated rows whose projections on the narrowest gaussians pass the vectorised cos/sin's
+    range (there libm's), rows of zeros and a zero column: still the naive reference's bits."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 5)) * np.array([1e-3, 1.0, 1e3, 3e4, 0.0])
+    X[[3, 17, 40]] = 0.0
+    y = np.where(X[:, 1] > 0, 1.0, -1.0)
+    ref = naive_fogd(X, y, SIGMAS, n_components=12, seed=SEED)
+    engine = FourierEngine(GAUSSIANS, 5, n_components=12, seed=SEED, block_size=16)
+    out = engine.learn(X, y, keep_scores=True)
+    assert np.abs(X @ engine.projection[0]).max() > REDUCED_BELOW  # (the case under test)
+    np.testing.assert_array_equal(out["F"], ref["F"])
+    np.testing.assert_array_equal(engine.W, ref["W"])
 
 
 def test_fogd_refuses_kernels_without_fourier_features():

@@ -14,13 +14,14 @@ FOGD (Lu et al. 2016, Algorithm 1) for gaussian kernel k of width σ_k: ``D`` di
 authors' code's layout and scale: ``z_k(x)·z_k(x') ≈ D κ_k(x, x')``), and online gradient descent on
 the hinge loss over them (:mod:`omkl_dist.learners.features`).
 
-Exactness: a segment's projections are one BLAS product per kernel, rows × directions, taken in
-calls of one fixed shape (:func:`~omkl_dist.scoring._blas.fixed_shape_dots`: a row's bits depend
-neither on its neighbours nor on the segment's length); the compiled loop makes each row's
-features (libm's ``cos``/``sin``, what Python's ``math`` calls too) and updates row by row. So
-every row's features, scores and updates are the naive one-row-at-a-time reference's
-(``tests/naive_features.py``) bit for bit, for any block size and any chunking, and a shard owning
-some kernels computes exactly their columns.
+Exactness: the compiled loop makes each row's features and updates it, row by row: the projections
+``u_i · x`` summed in feature order (zero features skipped; vectorised over the directions, where
+a BLAS product of the segment would cost more than the features on sparse rows such as a9a's and
+tie the bits to the BLAS build), ``cos``/``sin`` by the vectorised
+:func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster: libm's scalar
+calls were the learner's whole cost). So every row's features, scores and updates are the naive
+one-row-at-a-time reference's (``tests/naive_features.py``) bit for bit on every machine, for any
+block size and any chunking, and a shard owning some kernels computes exactly their columns.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..learners.features import _fourier_rows, _fourier_scores
 from ..randomness.features import gaussian_projection
-from ..scoring._blas import fixed_shape_dots, one_blas_thread
+from ..scoring._blas import one_blas_thread
 from ..scoring.program import GAUSS, KernelProgram
 from ..scoring.rows import dense_rows
 from ..scoring.support_vectors import writable
@@ -263,8 +264,8 @@ class FourierEngine(FeatureEngine):
     ``n_components`` features), online gradient descent on the hinge loss per kernel, Hedge.
 
     Attributes beyond the combiner's: ``W`` (m, K · 2D) weights (class c of kernel k at
-    ``W[k, c 2D : (c + 1) 2D]``); ``projection`` (m, D, d), regenerated from (seed, kernel id),
-    never saved.
+    ``W[k, c 2D : (c + 1) 2D]``); ``projection`` (m, d, D) the directions as columns, regenerated
+    from (seed, kernel id), never saved.
 
     Examples
     --------
@@ -287,9 +288,9 @@ class FourierEngine(FeatureEngine):
             raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
         widths = gaussian_widths(self.program, "FOGD")
         self.W = np.zeros((self.m, self.n_classes * 2 * self.n_components))
-        self.projection = np.stack(
+        self.projection = np.stack(  # (m, d, D): the compiled loop runs over a row's features, then directions
             [
-                gaussian_projection(self.seed, int(k), self.n_components, self.n_features, float(s))
+                gaussian_projection(self.seed, int(k), self.n_components, self.n_features, float(s)).T
                 for k, s in zip(self.kernel_ids, widths)
             ]
         )
@@ -298,19 +299,12 @@ class FourierEngine(FeatureEngine):
         """Support vectors per kernel: none (a kernel's model is its weight vector)."""
         return np.zeros(self.m, dtype=np.int64)
 
-    def projections(self, X: np.ndarray) -> np.ndarray:
-        """``Pj[t, k, i] = u_{k,i} · x_t``, (n, m, D): one fixed-shape BLAS product per kernel."""
-        Pj = np.empty((len(X), self.m, self.n_components))
-        for k in range(self.m):
-            Pj[:, k] = fixed_shape_dots(X, self.projection[k])
-        return Pj
-
     def _segment(self, X, y, F, L) -> None:
         _fourier_rows(
-            self.projections(X), y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes
+            X, self.projection, y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes
         )
 
     def _scores(self, X) -> np.ndarray:
         out = np.empty((len(X), self.m * self.n_classes))
-        _fourier_scores(self.projections(X), self.W, self.n_classes, out)
+        _fourier_scores(X, self.projection, self.W, self.n_classes, out)
         return out
