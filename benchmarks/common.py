@@ -24,6 +24,19 @@ _MEASURE = (
 )
 
 
+def replace_section(section: list[str], heading: str, path: Path = Path("BENCHMARKS.md")) -> None:
+    """Replace (or append) BENCHMARKS.md's section whose heading starts with ``heading`` by ``section``
+    (its first line the blank line before the heading), leaving the others as they are."""
+    text = path.read_text().rstrip("\n").split("\n")
+    start = next((i for i, line in enumerate(text) if line.startswith(heading)), None)
+    if start is None:
+        text += section
+    else:
+        end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
+        text[start - 1 : end] = section  # the blank line before the heading is the section's first
+    path.write_text("\n".join(text) + "\n")
+
+
 def run_omkl(*args) -> dict:
     """Run one ``omkl`` command in a child process; its wall time and peak RSS.
 

@@ -1,0 +1,146 @@
+"""The cost model behind ``make bench-scale``: a Dask job's wall time on W workers with W cores, from
+the per-round costs the coordinator records (:func:`omkl_dist.distributed.coordinator.round_record`).
+
+A round of a job costs
+
+* ``serial``: work only one process can do -- the lead shard's recurrence in a row-split round (the
+  kernels' weights couple the rows), plus the coordinator's combining (its replay of the combiner in a
+  kernel-split round);
+* ``parallel``: the rest of the shards' compute (scoring rows against the pool, learning a shard's
+  kernels), which W shards share; a kernel-split round has at most one shard per kernel, so it is
+  shared by ``min(W, shards_max)``;
+* ``io``: every shard reads the round's rows and applies the last round's update (replicated: it does
+  not shrink with W);
+* ``message``: requests, replies, scheduling, fitted as ``message0 + message1 * (W - 1)`` per round
+  from the runs measured (the coordinator handles one request and one reply per worker).
+
+plus ``setup``, the job's time outside its rounds (starting the shard actors, collecting the model),
+so ``T(W) = setup + serial + parallel / min(W, shards_max) + io + rounds * (message0 + message1 * (W - 1))``
+(Amdahl's law with a per-worker message cost; the lead's early start and the row balancing put the
+lead's own scoring beside the others', which this counts as evenly shared). Compute is thread CPU
+time, so what the machine runs beside the job does not enter the fit; wall times on a busy machine are
+longer than the model says, which the validation against the measured runs shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+PROJECTED = (1, 2, 4, 8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class RunCosts:
+    """One measured run's costs summed over its rounds (seconds)."""
+
+    workers: int
+    wall: float
+    rounds: int
+    serial: float
+    parallel: float
+    io: float
+    message: float
+    setup: float
+
+    @classmethod
+    def of(cls, workers: int, wall: float, per_round: list[dict]) -> RunCosts:
+        """Sum a run's :func:`~omkl_dist.distributed.coordinator.round_record` list: serial = the
+        lead's serial part + the coordinator's; parallel = every shard's compute minus the serial
+        part; io = the shards' mean reading and applying (each reads every row); setup = the job's
+        wall time outside its rounds (starting the shards, collecting the model)."""
+        serial = sum(r["serial"] + r["coordinator"] for r in per_round)
+        parallel = sum(sum(r["compute"]) - r["serial"] for r in per_round)
+        io = sum(float(np.mean(r["io"])) for r in per_round)
+        message = sum(r["message"] for r in per_round)
+        setup = max(wall - sum(r["wall"] for r in per_round), 0.0)
+        return cls(int(workers), float(wall), len(per_round), serial, parallel, io, message, setup)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """``T(W)`` of one job (see the module docstring); :meth:`fit` it on measured runs."""
+
+    serial: float
+    parallel: float
+    io: float
+    rounds: int
+    message0: float
+    message1: float
+    setup: float = 0.0
+    shards_max: int | None = None  # a kernel-split job: its kernels (None: rows, any number of shards)
+
+    @classmethod
+    def fit(cls, runs: list[RunCosts], shards_max: int | None = None) -> CostModel:
+        """The work (serial, parallel, io) is the runs' mean: it does not depend on W. The message
+        cost per round is a least-squares line in W - 1 through the runs' mean message time per round
+        (one run, or runs of one W: a flat line at their mean)."""
+        if not runs:
+            raise ValueError("fit needs at least one measured run")
+        mean = {key: float(np.mean([getattr(r, key) for r in runs])) for key in ("serial", "parallel", "io", "setup")}
+        x = np.array([r.workers - 1 for r in runs], dtype=float)
+        per_round = np.array([r.message / max(r.rounds, 1) for r in runs])
+        if np.ptp(x) == 0:
+            message0, message1 = float(per_round.mean()), 0.0
+        else:
+            message1, message0 = (float(v) for v in np.polyfit(x, per_round, 1))
+            if message1 < 0:  # fewer messages cost less on more workers: noise, not a trend
+                message0, message1 = float(per_round.mean()), 0.0
+        rounds = int(round(np.mean([r.rounds for r in runs])))
+        return cls(
+            mean["serial"],
+            mean["parallel"],
+            mean["io"],
+            rounds,
+            max(message0, 0.0),
+            message1,
+            mean["setup"],
+            shards_max,
+        )
+
+    def shards(self, workers: int) -> int:
+        """Shards sharing the parallel work on ``workers`` workers."""
+        return workers if self.shards_max is None else min(workers, self.shards_max)
+
+    def predict(self, workers: int) -> float:
+        """Wall seconds on ``workers`` workers, one core each."""
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        messages = self.rounds * (self.message0 + self.message1 * (workers - 1))
+        return self.setup + self.serial + self.parallel / self.shards(workers) + self.io + messages
+
+    def speedup(self, workers: int) -> float:
+        """``T(1) / T(workers)``."""
+        return self.predict(1) / self.predict(workers)
+
+    def serial_fraction(self) -> float:
+        """The share of ``T(1)`` that more workers do not shrink (Amdahl's f): everything but the
+        shards' parallel work (for a kernel-split job, what its kernel count caps counts as parallel)."""
+        return 1.0 - self.parallel / self.predict(1)
+
+    def compute_serial_fraction(self) -> float:
+        """The serial share of the compute alone: ``serial / (serial + parallel)``."""
+        return self.serial / max(self.serial + self.parallel, 1e-12)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def validate(model: CostModel, runs: list[RunCosts]) -> list[dict]:
+    """Each measured run beside the model's prediction: ``workers``, ``measured``, ``predicted``
+    (seconds) and ``error`` (predicted / measured - 1)."""
+    return [
+        {
+            "workers": r.workers,
+            "measured": r.wall,
+            "predicted": model.predict(r.workers),
+            "error": model.predict(r.workers) / r.wall - 1.0,
+        }
+        for r in sorted(runs, key=lambda r: r.workers)
+    ]
+
+
+def projection(model: CostModel, workers=PROJECTED) -> list[dict]:
+    """``workers``, predicted ``seconds`` and ``speedup`` over one worker, for each count."""
+    return [{"workers": w, "seconds": model.predict(w), "speedup": model.speedup(w)} for w in workers]
