@@ -229,7 +229,8 @@ def markdown(result: dict) -> list[str]:
         "(one thread each). A cost model (benchmarks/scale_model.py) fitted on every round's costs -- the "
         "shards' compute (thread CPU time) and I/O, the lead shard's serial part (a row-split round's "
         "recurrence), the coordinator's time and the message time -- predicts the wall time on W workers "
-        "with W cores: `setup + serial + parallel / W + io + rounds x (message0 + message1 (W - 1))`. "
+        "with W cores: `setup + serial + parallel / W + coordinator + io + rounds x (message0 + message1 (W - 1))`; a "
+        "measured run is predicted at its shards' measured share of a core (their compute's wall over CPU time). "
         "Serial fraction: the share of the 1-worker time more workers do not shrink (serial work, I/O every "
         "shard repeats, messages); compute serial: the lead's and coordinator's share of the compute alone.",
         "",
@@ -258,14 +259,17 @@ def markdown(result: dict) -> list[str]:
         "",
         "Per job, the fitted costs (seconds over the whole job; message per round in ms):",
         "",
-        "| job | rounds | setup | serial | parallel | io | message0 ms | message1 ms/worker |",
-        "|---|---|---|---|---|---|---|---|",
+        "| job | rounds | setup | serial (lead) | coordinator | parallel | io | message0 ms | message1 ms/worker "
+        "| stretch (1, 2 ... workers) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for job in analysis.values():
         m = job["model"]
+        stretch = ", ".join(f"{v['stretch']:.1f}" for v in job["validation"])
         lines.append(
-            f"| {job['label']} | {m['rounds']} | {m['setup']:.2f} | {m['serial']:.2f} | {m['parallel']:.2f} | "
-            f"{m['io']:.2f} | {1000 * m['message0']:.2f} | {1000 * m['message1']:.2f} |"
+            f"| {job['label']} | {m['rounds']} | {m['setup']:.2f} | {m['serial']:.2f} | {m['coordinator']:.2f} | "
+            f"{m['parallel']:.2f} | {m['io']:.2f} | {1000 * m['message0']:.2f} | {1000 * m['message1']:.2f} | "
+            f"{stretch} |"
         )
     lines += ["", f"![projected speedup vs workers](benchmarks/results/{PLOT})"]
     return lines

@@ -4,8 +4,8 @@ the per-round costs the coordinator records (:func:`omkl_dist.distributed.coordi
 A round of a job costs
 
 * ``serial``: work only one process can do -- the lead shard's recurrence in a row-split round (the
-  kernels' weights couple the rows), plus the coordinator's combining (its replay of the combiner in a
-  kernel-split round);
+  kernels' weights couple the rows); and ``coordinator``, the coordinator's combining (its replay of
+  the combiner in a kernel-split round);
 * ``parallel``: the rest of the shards' compute (scoring rows against the pool, learning a shard's
   kernels), which W shards share; a kernel-split round has at most one shard per kernel, so it is
   shared by ``min(W, shards_max)``;
@@ -15,11 +15,14 @@ A round of a job costs
   from the runs measured (the coordinator handles one request and one reply per worker).
 
 plus ``setup``, the job's time outside its rounds (starting the shard actors, collecting the model),
-so ``T(W) = setup + serial + parallel / min(W, shards_max) + io + rounds * (message0 + message1 * (W - 1))``
+so ``T(W) = setup + serial + parallel / min(W, shards_max) + coordinator + io + rounds * (message0 +
+message1 * (W - 1))``
 (Amdahl's law with a per-worker message cost; the lead's early start and the row balancing put the
 lead's own scoring beside the others', which this counts as evenly shared). Compute is thread CPU
-time, so what the machine runs beside the job does not enter the fit; wall times on a busy machine are
-longer than the model says, which the validation against the measured runs shows.
+time, so what the machine runs beside the job does not enter the fit; a measured run is predicted at
+its own ``stretch`` (its shards' compute in wall time over CPU time: the share of a core they had),
+the projection with a core per worker (stretch 1). The I/O and message times are wall times as
+measured, so on a busy machine they are on the long side.
 """
 
 from __future__ import annotations
@@ -39,23 +42,41 @@ class RunCosts:
     wall: float
     rounds: int
     serial: float
+    coordinator: float
     parallel: float
     io: float
     message: float
     setup: float
+    stretch: float = 1.0
 
     @classmethod
     def of(cls, workers: int, wall: float, per_round: list[dict]) -> RunCosts:
         """Sum a run's :func:`~omkl_dist.distributed.coordinator.round_record` list: serial = the
-        lead's serial part + the coordinator's; parallel = every shard's compute minus the serial
-        part; io = the shards' mean reading and applying (each reads every row); setup = the job's
-        wall time outside its rounds (starting the shards, collecting the model)."""
-        serial = sum(r["serial"] + r["coordinator"] for r in per_round)
+        lead's serial part (CPU time); coordinator = the coordinator's (wall time); parallel = every
+        shard's compute minus the serial part; io = the shards' mean reading and applying (each
+        reads every row); setup = the job's wall time outside its rounds (starting the shards,
+        collecting the model); stretch = the shards' compute in wall time over their thread CPU
+        time (1: each had its core; 3: a third of one, the machine busy with other work)."""
+        serial = sum(r["serial"] for r in per_round)
+        coordinator = sum(r["coordinator"] for r in per_round)
         parallel = sum(sum(r["compute"]) - r["serial"] for r in per_round)
         io = sum(float(np.mean(r["io"])) for r in per_round)
         message = sum(r["message"] for r in per_round)
         setup = max(wall - sum(r["wall"] for r in per_round), 0.0)
-        return cls(int(workers), float(wall), len(per_round), serial, parallel, io, message, setup)
+        cpu = sum(sum(r["compute"]) for r in per_round)
+        stretch = sum(sum(r["compute_wall"]) for r in per_round) / cpu if cpu > 0 else 1.0
+        return cls(
+            int(workers),
+            float(wall),
+            len(per_round),
+            serial,
+            coordinator,
+            parallel,
+            io,
+            message,
+            setup,
+            max(stretch, 1.0),
+        )
 
 
 @dataclass(frozen=True)
@@ -63,6 +84,7 @@ class CostModel:
     """``T(W)`` of one job (see the module docstring); :meth:`fit` it on measured runs."""
 
     serial: float
+    coordinator: float
     parallel: float
     io: float
     rounds: int
@@ -78,7 +100,10 @@ class CostModel:
         (one run, or runs of one W: a flat line at their mean)."""
         if not runs:
             raise ValueError("fit needs at least one measured run")
-        mean = {key: float(np.mean([getattr(r, key) for r in runs])) for key in ("serial", "parallel", "io", "setup")}
+        mean = {
+            key: float(np.mean([getattr(r, key) for r in runs]))
+            for key in ("serial", "coordinator", "parallel", "io", "setup")
+        }
         x = np.array([r.workers - 1 for r in runs], dtype=float)
         per_round = np.array([r.message / max(r.rounds, 1) for r in runs])
         if np.ptp(x) == 0:
@@ -90,6 +115,7 @@ class CostModel:
         rounds = int(round(np.mean([r.rounds for r in runs])))
         return cls(
             mean["serial"],
+            mean["coordinator"],
             mean["parallel"],
             mean["io"],
             rounds,
@@ -103,12 +129,14 @@ class CostModel:
         """Shards sharing the parallel work on ``workers`` workers."""
         return workers if self.shards_max is None else min(workers, self.shards_max)
 
-    def predict(self, workers: int) -> float:
-        """Wall seconds on ``workers`` workers, one core each."""
+    def predict(self, workers: int, stretch: float = 1.0) -> float:
+        """Wall seconds on ``workers`` workers, one core each; ``stretch``: each shard's compute takes
+        this many times its CPU time (a busy machine's share of a core: :attr:`RunCosts.stretch`)."""
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         messages = self.rounds * (self.message0 + self.message1 * (workers - 1))
-        return self.setup + self.serial + self.parallel / self.shards(workers) + self.io + messages
+        compute = self.serial + self.parallel / self.shards(workers)
+        return self.setup + stretch * compute + self.coordinator + self.io + messages
 
     def speedup(self, workers: int) -> float:
         """``T(1) / T(workers)``."""
@@ -120,22 +148,28 @@ class CostModel:
         return 1.0 - self.parallel / self.predict(1)
 
     def compute_serial_fraction(self) -> float:
-        """The serial share of the compute alone: ``serial / (serial + parallel)``."""
-        return self.serial / max(self.serial + self.parallel, 1e-12)
+        """The serial share of the compute alone (the lead's and the coordinator's):
+        ``(serial + coordinator) / (serial + coordinator + parallel)``."""
+        serial = self.serial + self.coordinator
+        return serial / max(serial + self.parallel, 1e-12)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def validate(model: CostModel, runs: list[RunCosts]) -> list[dict]:
-    """Each measured run beside the model's prediction: ``workers``, ``measured``, ``predicted``
-    (seconds) and ``error`` (predicted / measured - 1)."""
+    """Each measured run beside the model's prediction for it: ``workers``, ``measured``,
+    ``predicted`` (seconds, at the run's measured :attr:`RunCosts.stretch`: the cores it had),
+    ``error`` (predicted / measured - 1), ``stretch`` and ``dedicated`` (the prediction with a core
+    per worker)."""
     return [
         {
             "workers": r.workers,
             "measured": r.wall,
-            "predicted": model.predict(r.workers),
-            "error": model.predict(r.workers) / r.wall - 1.0,
+            "predicted": model.predict(r.workers, r.stretch),
+            "error": model.predict(r.workers, r.stretch) / r.wall - 1.0,
+            "stretch": r.stretch,
+            "dedicated": model.predict(r.workers),
         }
         for r in sorted(runs, key=lambda r: r.workers)
     ]

@@ -12,12 +12,13 @@ from omkl_dist.distributed.coordinator import round_record
 SERIAL, PARALLEL, COORD, IO, ROUNDS = 0.02, 0.3, 0.001, 0.004, 10
 
 
-def _rounds(workers, message, serial=SERIAL, parallel=PARALLEL):
-    """Round records of a row-split job whose rounds cost exactly the model's terms on ``workers``."""
+def _rounds(workers, message, serial=SERIAL, parallel=PARALLEL, stretch=1.0):
+    """Round records of a row-split job whose rounds cost exactly the model's terms on ``workers``,
+    its shards having ``1 / stretch`` of a core each."""
     share = parallel / workers
     out = []
     for _ in range(ROUNDS):
-        wall = COORD + serial + share + IO + message
+        wall = COORD + stretch * (serial + share) + IO + message
         compute = [serial + share] + [share] * (workers - 1)
         out.append(
             {
@@ -25,6 +26,7 @@ def _rounds(workers, message, serial=SERIAL, parallel=PARALLEL):
                 "wall": wall,
                 "coordinator": COORD,
                 "compute": compute,
+                "compute_wall": [stretch * c for c in compute],
                 "io": [IO] * workers,
                 "serial": serial,
                 "wait": 0.0,
@@ -34,15 +36,15 @@ def _rounds(workers, message, serial=SERIAL, parallel=PARALLEL):
     return out
 
 
-def _run(workers, message, setup=0.5):
-    per_round = _rounds(workers, message)
+def _run(workers, message, setup=0.5, stretch=1.0):
+    per_round = _rounds(workers, message, stretch=stretch)
     return RunCosts.of(workers, setup + sum(r["wall"] for r in per_round), per_round)
 
 
 def test_run_costs_sum_the_rounds():
     run = _run(2, 0.003)
     assert run.rounds == ROUNDS
-    assert run.serial == pytest.approx(ROUNDS * (SERIAL + COORD))
+    assert run.serial == pytest.approx(ROUNDS * SERIAL) and run.coordinator == pytest.approx(ROUNDS * COORD)
     assert run.parallel == pytest.approx(ROUNDS * PARALLEL)
     assert run.io == pytest.approx(ROUNDS * IO)
     assert run.message == pytest.approx(ROUNDS * 0.003)
@@ -62,6 +64,17 @@ def test_fit_recovers_the_terms_and_predicts_the_measured_runs():
     assert model.speedup(64) == pytest.approx(t1 / t64)
     assert model.serial_fraction() == pytest.approx(1 - ROUNDS * PARALLEL / t1)
     assert model.compute_serial_fraction() == pytest.approx((SERIAL + COORD) / (SERIAL + COORD + PARALLEL))
+
+
+def test_a_busy_machines_runs_are_predicted_at_their_share_of_a_core():
+    """Runs whose shards had half a core (stretch 2) fit the same work; each is predicted at its own
+    stretch, the projection with a core per worker."""
+    runs = [_run(1, 0.001, stretch=2.0), _run(2, 0.003, stretch=1.5)]
+    assert [r.stretch for r in runs] == [pytest.approx(2.0), pytest.approx(1.5)]
+    model = CostModel.fit(runs)
+    assert model.parallel == pytest.approx(ROUNDS * PARALLEL)  # CPU time: the load does not enter the work
+    for check in validate(model, runs):
+        assert check["error"] == pytest.approx(0.0, abs=1e-9) and check["dedicated"] < check["predicted"]
 
 
 def test_one_worker_count_and_falling_messages_give_a_flat_message_cost():

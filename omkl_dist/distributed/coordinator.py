@@ -77,7 +77,8 @@ def _in_process(shard):
 def round_record(rows: int, wall: float, coordinator: float, outs, split_rows: bool) -> dict:
     """One round's costs, in seconds: ``wall`` (the coordinator's view, request to combined),
     ``coordinator`` (its own combining work), per shard ``compute`` (thread CPU time: the work,
-    whatever else the machine runs) and ``io`` (reading rows and applying the last round's update,
+    whatever else the machine runs), ``compute_wall`` (the same in wall time: longer when the shard
+    shares its core) and ``io`` (reading rows and applying the last round's update,
     wall time), the lead's ``serial`` part (a row-split round's recurrence, thread CPU time; 0 in a
     kernel-split round, whose serial part is the coordinator's), its ``wait`` for the others' scores,
     and ``message``: the wall time no shard and no combining accounts for (requests, replies,
@@ -93,6 +94,7 @@ def round_record(rows: int, wall: float, coordinator: float, outs, split_rows: b
         "wall": wall,
         "coordinator": coordinator,
         "compute": [out["cpu_seconds"] for out in outs],
+        "compute_wall": [out["seconds"] for out in outs],
         "io": [out["io_seconds"] for out in outs],
         "serial": outs[0]["serial_cpu_seconds"] if split_rows else 0.0,
         "wait": outs[0]["wait_seconds"] if split_rows else 0.0,
