@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_cluster import bench_job
-from benchmarks.common import RESULTS, replace_section
+from benchmarks.common import RESULTS, classification, replace_section
 from benchmarks.scale_model import PROJECTED, CostModel, RunCosts, projection, validate
 from omkl_dist.cluster.local import connect, down, up
 from omkl_dist.distributed import DaskRunner
@@ -77,23 +77,11 @@ def _streams(tmp: Path, quick: bool) -> dict[str, Path]:
 
 
 def _classes(out: Path, rows: int, n_classes: int) -> None:
-    """A K-class problem like UCI letter's (bench.py's 15,000 x 16 one, longer): one gaussian cluster
-    per class on 12 informative features, class_sep 2, seed 0, standardised."""
+    """:func:`~benchmarks.common.classification` ``rows`` long, ingested."""
     import pandas as pd
-    from sklearn.datasets import make_classification
-    from sklearn.preprocessing import StandardScaler
 
-    X, y = make_classification(
-        n_samples=rows,
-        n_features=16,
-        n_informative=12,
-        n_redundant=0,
-        n_classes=n_classes,
-        n_clusters_per_class=1,
-        class_sep=2.0,
-        random_state=0,
-    )
-    frame = pd.DataFrame(StandardScaler().fit_transform(X), columns=[f"x{i}" for i in range(16)])
+    X, y = classification(n_classes, rows)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
     frame["label"] = y
     ingest(frame, out, label_column="label")
 

@@ -24,6 +24,27 @@ _MEASURE = (
 )
 
 
+def classification(n_classes: int, rows: int = 15_000):
+    """A K-class problem the size of UCI letter (15,000 x 16; no letter file in the datasets folder),
+    or ``rows`` long: scikit-learn's ``make_classification`` (one gaussian cluster per class on 12
+    informative features, class_sep 2, seed 0), standardised."""
+    from sklearn.datasets import make_classification
+
+    from omkl_dist.preprocessing import Scaler
+
+    X, y = make_classification(
+        n_samples=rows,
+        n_features=16,
+        n_informative=12,
+        n_redundant=0,
+        n_classes=n_classes,
+        n_clusters_per_class=1,
+        class_sep=2.0,
+        random_state=0,
+    )
+    return Scaler("standard").fit_transform(X), y
+
+
 def replace_section(section: list[str], heading: str, path: Path = Path("BENCHMARKS.md")) -> None:
     """Replace (or append) BENCHMARKS.md's section whose heading starts with ``heading`` by ``section``
     (its first line the blank line before the heading), leaving the others as they are."""
