@@ -15,8 +15,8 @@ coordinator records every round's costs (:func:`omkl_dist.distributed.coordinato
 each shard's compute (thread CPU time) and I/O, the lead's serial part, the coordinator's time, the
 message time and the lead's wait. The model fitted on them predicts the measured runs and projects
 4 ... 64 workers. Results: ``results/scale.json``, ``results/scale-speedup.png`` and BENCHMARKS.md's
-section. ``--quick`` (or ``OMKL_BENCH_QUICK=1``): streams a twentieth as long, for a check of the
-machinery (its numbers say little).
+section. ``--shorter N``: every stream N times shorter (on a machine too busy for the full run);
+``--quick`` (or ``OMKL_BENCH_QUICK=1``): 20 times shorter, a check of the machinery.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def worker_counts(cores: int | None = None) -> list[int]:
     return list(range(1, max(cores, 1) + 1))
 
 
-def _streams(tmp: Path, quick: bool) -> dict[str, Path]:
-    rows = {name: n // QUICK if quick else n for name, n in STREAM_ROWS.items()}
+def _streams(tmp: Path, shorter: int) -> dict[str, Path]:
+    rows = {name: n // shorter for name, n in STREAM_ROWS.items()}
     out = {name: tmp / name for name in rows}
     synthesize(out["synth1m"], rows=rows["synth1m"], features=18, seed=0)
     synthesize(out["synth200k"], rows=rows["synth200k"], features=4, seed=0, noise=0.01)
@@ -86,8 +86,8 @@ def _classes(out: Path, rows: int, n_classes: int) -> None:
     ingest(frame, out, label_column="label")
 
 
-def _limit(rows: int | None, quick: bool) -> int | None:
-    return None if rows is None else rows // QUICK if quick else rows
+def _limit(rows: int | None, shorter: int) -> int | None:
+    return None if rows is None else rows // shorter
 
 
 def _in_process(algo, data, params, limit) -> dict:
@@ -118,16 +118,16 @@ def _on_cluster(client, algo, data, params, limit, workers) -> dict:
     }
 
 
-def measure(jobs=tuple(JOBS), workers=None, quick=False, log=print) -> dict:
-    """Every job in-process and on 1 ... N workers; the raw records."""
+def measure(jobs=tuple(JOBS), workers=None, shorter=1, log=print) -> dict:
+    """Every job in-process and on 1 ... N workers, its streams ``shorter`` times shorter; the raw records."""
     workers = workers or worker_counts()
-    out = {"measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "quick": quick, "cores": os.cpu_count(), "jobs": {}}
+    out = {"measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "shorter": shorter, "cores": os.cpu_count(), "jobs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        streams = _streams(tmp, quick)
+        streams = _streams(tmp, shorter)
         for key in jobs:
             label, algo, params, stream, rows = JOBS[key]
-            local = _in_process(algo, streams[stream], params, _limit(rows, quick))
+            local = _in_process(algo, streams[stream], params, _limit(rows, shorter))
             out["jobs"][key] = {"label": label, "in_process": local, "runs": []}
             log(f"{label}: in-process {local['seconds']:.1f} s")
         for w in workers:
@@ -136,7 +136,7 @@ def measure(jobs=tuple(JOBS), workers=None, quick=False, log=print) -> dict:
                 with connect(state["scheduler_address"]) as client:
                     for key in jobs:
                         _, algo, params, stream, rows = JOBS[key]
-                        run = _on_cluster(client, algo, streams[stream], params, _limit(rows, quick), w)
+                        run = _on_cluster(client, algo, streams[stream], params, _limit(rows, shorter), w)
                         out["jobs"][key]["runs"].append(run)
                         log(f"{JOBS[key][0]}: {w} worker(s) {run['seconds']:.1f} s (load {run['load_before']:.1f})")
             finally:
@@ -206,10 +206,10 @@ def markdown(result: dict) -> list[str]:
     """BENCHMARKS.md's section from ``scale.json``."""
     raw, analysis = result["raw"], result["analysis"]
     loads = [r["load_before"] for job in raw["jobs"].values() for r in job["runs"]]
-    quick = " **(--quick: short streams)**" if raw["quick"] else ""
+    shorter = f" **(streams {raw['shorter']} times shorter than the issue's)**" if raw["shorter"] > 1 else ""
     lines = [
         "",
-        f"{SECTION} (benchmarks/bench_scale.py, `make bench-scale`, results/scale.json){quick}",
+        f"{SECTION} (benchmarks/bench_scale.py, `make bench-scale`, results/scale.json){shorter}",
         "",
         f"Measured {raw['measured']} on {raw['cores']} cores shared with other work (1-minute load average "
         f"{min(loads):.1f} to {max(loads):.1f} when the runs started): every job in-process and on 1 ... "
@@ -267,6 +267,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", default=",".join(JOBS), help="comma-separated subset of " + ", ".join(JOBS))
     parser.add_argument("--workers", default=None, help="comma-separated worker counts (default: 1 ... cores)")
+    parser.add_argument("--shorter", type=int, default=1, help="every stream this many times shorter")
     parser.add_argument("--quick", action="store_true", default=os.environ.get("OMKL_BENCH_QUICK") == "1")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -275,7 +276,10 @@ def main(argv=None) -> None:
     if unknown:
         parser.error(f"unknown job(s) {unknown}; choose from {', '.join(JOBS)}")
     workers = [int(w) for w in args.workers.split(",")] if args.workers else None
-    raw = measure(jobs, workers, args.quick, log=lambda msg: print(msg, flush=True))
+    shorter = QUICK if args.quick else args.shorter
+    if shorter < 1:
+        parser.error(f"--shorter must be >= 1, got {shorter}")
+    raw = measure(jobs, workers, shorter, log=lambda msg: print(msg, flush=True))
     result = {"raw": raw, "analysis": analyse(raw)}
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "scale.json").write_text(json.dumps(result, indent=2) + "\n")

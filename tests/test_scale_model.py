@@ -141,7 +141,7 @@ def test_benchmarks_section_shows_measured_predicted_and_projected():
     }
     raw = {
         "measured": "now",
-        "quick": False,
+        "shorter": 1,
         "cores": 2,
         "jobs": {"spa": {"runs": [{"workers": 1, "load_before": 1.5}]}},
     }
