@@ -121,14 +121,14 @@ def _on_cluster(client, algo, data, params, limit, workers) -> dict:
 def measure(jobs=tuple(JOBS), workers=None, shorter=1, log=print) -> dict:
     """Every job in-process and on 1 ... N workers, its streams ``shorter`` times shorter; the raw records."""
     workers = workers or worker_counts()
-    out = {"measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "shorter": shorter, "cores": os.cpu_count(), "jobs": {}}
+    out = {"measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cores": os.cpu_count(), "jobs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         streams = _streams(tmp, shorter)
         for key in jobs:
             label, algo, params, stream, rows = JOBS[key]
             local = _in_process(algo, streams[stream], params, _limit(rows, shorter))
-            out["jobs"][key] = {"label": label, "in_process": local, "runs": []}
+            out["jobs"][key] = {"label": label, "shorter": shorter, "in_process": local, "runs": []}
             log(f"{label}: in-process {local['seconds']:.1f} s")
         for w in workers:
             state = up(tmp / f"cluster{w}", workers=w, threads=1)
@@ -206,10 +206,9 @@ def markdown(result: dict) -> list[str]:
     """BENCHMARKS.md's section from ``scale.json``."""
     raw, analysis = result["raw"], result["analysis"]
     loads = [r["load_before"] for job in raw["jobs"].values() for r in job["runs"]]
-    shorter = f" **(streams {raw['shorter']} times shorter than the issue's)**" if raw["shorter"] > 1 else ""
     lines = [
         "",
-        f"{SECTION} (benchmarks/bench_scale.py, `make bench-scale`, results/scale.json){shorter}",
+        f"{SECTION} (benchmarks/bench_scale.py, `make bench-scale`, results/scale.json)",
         "",
         f"Measured {raw['measured']} on {raw['cores']} cores shared with other work (1-minute load average "
         f"{min(loads):.1f} to {max(loads):.1f} when the runs started): every job in-process and on 1 ... "
@@ -229,6 +228,8 @@ def markdown(result: dict) -> list[str]:
     ]
     for key, job in analysis.items():
         measured = {v["workers"]: v for v in job["validation"]}
+        shorter = raw["jobs"][key]["shorter"]
+        label = job["label"] + (f" **(stream {shorter} times shorter)**" if shorter > 1 else "")
         cells = [
             f"{measured[w]['measured']:.1f} ({measured[w]['predicted']:.1f}, {100 * measured[w]['error']:+.0f} %)"
             if w in measured
@@ -238,7 +239,7 @@ def markdown(result: dict) -> list[str]:
         ratio = job["vs_in_process"].get(2, job["vs_in_process"].get("2"))
         speedups = [f"{p['speedup']:.1f}" for p in job["projection"] if p["workers"] in PROJECTED[2:]]
         lines.append(
-            f"| {job['label']} | {job['in_process_seconds']:.1f} | {' | '.join(cells)} | "
+            f"| {label} | {job['in_process_seconds']:.1f} | {' | '.join(cells)} | "
             f"{'-' if ratio is None else f'{ratio:.2f}x'} | {' | '.join(speedups)} | "
             f"{100 * job['serial_fraction']:.1f} % | {100 * job['compute_serial_fraction']:.1f} % | "
             f"{'yes' if job['same_model'] else 'NO'} |"
@@ -280,6 +281,11 @@ def main(argv=None) -> None:
     if shorter < 1:
         parser.error(f"--shorter must be >= 1, got {shorter}")
     raw = measure(jobs, workers, shorter, log=lambda msg: print(msg, flush=True))
+    earlier = args.results / "scale.json"
+    if earlier.is_file():  # the jobs not measured now keep their last measurement
+        kept = json.loads(earlier.read_text())["raw"]["jobs"]
+        raw["jobs"] = {**{key: job for key, job in kept.items() if key not in raw["jobs"]}, **raw["jobs"]}
+        raw["jobs"] = {key: raw["jobs"][key] for key in JOBS if key in raw["jobs"]}
     result = {"raw": raw, "analysis": analyse(raw)}
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "scale.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -141,9 +141,8 @@ def test_benchmarks_section_shows_measured_predicted_and_projected():
     }
     raw = {
         "measured": "now",
-        "shorter": 1,
         "cores": 2,
-        "jobs": {"spa": {"runs": [{"workers": 1, "load_before": 1.5}]}},
+        "jobs": {"spa": {"shorter": 1, "runs": [{"workers": 1, "load_before": 1.5}]}},
     }
     lines = markdown({"raw": raw, "analysis": analysis})
     row = next(line for line in lines if line.startswith("| SPA |"))
