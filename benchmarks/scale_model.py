@@ -21,8 +21,9 @@ message1 * (W - 1))``
 lead's own scoring beside the others', which this counts as evenly shared). Compute is thread CPU
 time, so what the machine runs beside the job does not enter the fit; a measured run is predicted at
 its own ``stretch`` (its shards' compute in wall time over CPU time: the share of a core they had),
-the projection with a core per worker (stretch 1). The I/O and message times are wall times as
-measured, so on a busy machine they are on the long side.
+the projection with a core per worker (stretch 1). The terms measured in wall time (coordinator, I/O,
+messages, setup) are taken as having run at the same share of a core (divided by the run's stretch):
+on a busy machine an assumption, which the validation checks.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ class RunCosts:
         shard's compute minus the serial part; io = the shards' mean reading and applying (each
         reads every row); setup = the job's wall time outside its rounds (starting the shards,
         collecting the model); stretch = the shards' compute in wall time over their thread CPU
-        time (1: each had its core; 3: a third of one, the machine busy with other work)."""
+        time (1: each had its core; 3: a third of one, the machine busy with other work). The
+        wall-time terms (coordinator, io, message, setup) are divided by the stretch: the processes
+        had that share of a core for them too, so they are kept as a core's time."""
         serial = sum(r["serial"] for r in per_round)
         coordinator = sum(r["coordinator"] for r in per_round)
         parallel = sum(sum(r["compute"]) - r["serial"] for r in per_round)
@@ -64,19 +67,10 @@ class RunCosts:
         message = sum(r["message"] for r in per_round)
         setup = max(wall - sum(r["wall"] for r in per_round), 0.0)
         cpu = sum(sum(r["compute"]) for r in per_round)
-        stretch = sum(sum(r["compute_wall"]) for r in per_round) / cpu if cpu > 0 else 1.0
-        return cls(
-            int(workers),
-            float(wall),
-            len(per_round),
-            serial,
-            coordinator,
-            parallel,
-            io,
-            message,
-            setup,
-            max(stretch, 1.0),
-        )
+        s = max(sum(sum(r["compute_wall"]) for r in per_round) / cpu if cpu > 0 else 1.0, 1.0)
+        # the wall-time terms as a core's time: they ran with the compute's share of a core
+        timed = (coordinator / s, parallel, io / s, message / s, setup / s)
+        return cls(int(workers), float(wall), len(per_round), serial, *timed, s)
 
 
 @dataclass(frozen=True)
@@ -136,7 +130,7 @@ class CostModel:
             raise ValueError(f"workers must be >= 1, got {workers}")
         messages = self.rounds * (self.message0 + self.message1 * (workers - 1))
         compute = self.serial + self.parallel / self.shards(workers)
-        return self.setup + stretch * compute + self.coordinator + self.io + messages
+        return stretch * (self.setup + compute + self.coordinator + self.io + messages)
 
     def speedup(self, workers: int) -> float:
         """``T(1) / T(workers)``."""

@@ -18,19 +18,19 @@ def _rounds(workers, message, serial=SERIAL, parallel=PARALLEL, stretch=1.0):
     share = parallel / workers
     out = []
     for _ in range(ROUNDS):
-        wall = COORD + stretch * (serial + share) + IO + message
+        wall = stretch * (COORD + serial + share + IO + message)
         compute = [serial + share] + [share] * (workers - 1)
         out.append(
             {
                 "rows": 100,
                 "wall": wall,
-                "coordinator": COORD,
+                "coordinator": stretch * COORD,
                 "compute": compute,
                 "compute_wall": [stretch * c for c in compute],
-                "io": [IO] * workers,
+                "io": [stretch * IO] * workers,
                 "serial": serial,
                 "wait": 0.0,
-                "message": message,
+                "message": stretch * message,
             }
         )
     return out
@@ -38,7 +38,7 @@ def _rounds(workers, message, serial=SERIAL, parallel=PARALLEL, stretch=1.0):
 
 def _run(workers, message, setup=0.5, stretch=1.0):
     per_round = _rounds(workers, message, stretch=stretch)
-    return RunCosts.of(workers, setup + sum(r["wall"] for r in per_round), per_round)
+    return RunCosts.of(workers, stretch * setup + sum(r["wall"] for r in per_round), per_round)
 
 
 def test_run_costs_sum_the_rounds():
@@ -67,12 +67,13 @@ def test_fit_recovers_the_terms_and_predicts_the_measured_runs():
 
 
 def test_a_busy_machines_runs_are_predicted_at_their_share_of_a_core():
-    """Runs whose shards had half a core (stretch 2) fit the same work; each is predicted at its own
-    stretch, the projection with a core per worker."""
+    """Runs whose processes had half a core (stretch 2: every wall time twice a core's) fit the same
+    work; each is predicted at its own stretch, the projection with a core per worker."""
     runs = [_run(1, 0.001, stretch=2.0), _run(2, 0.003, stretch=1.5)]
     assert [r.stretch for r in runs] == [pytest.approx(2.0), pytest.approx(1.5)]
     model = CostModel.fit(runs)
     assert model.parallel == pytest.approx(ROUNDS * PARALLEL)  # CPU time: the load does not enter the work
+    assert model.io == pytest.approx(ROUNDS * IO) and model.setup == pytest.approx(0.5)  # as a core's time
     for check in validate(model, runs):
         assert check["error"] == pytest.approx(0.0, abs=1e-9) and check["dedicated"] < check["predicted"]
 

@@ -65,6 +65,16 @@ def _omkc_row(t, yt, f, U_t, state, params, on, z, penalise, F, score, mistakes,
 
 
 @njit(cache=True, nogil=True)
+def _omkc_outputs(n, m):
+    """A block's outputs ``(F, score, mistakes, coef)`` and a row's scratch ``(f, z, penalise)``."""
+    F = np.empty((n, m))
+    score = np.empty(n)
+    mistakes = np.zeros(n, dtype=np.bool_)
+    coef = np.zeros((n, m))
+    return F, score, mistakes, coef, np.empty(m), np.zeros(m, dtype=np.bool_), np.zeros(m, dtype=np.bool_)
+
+
+@njit(cache=True, nogil=True)
 def omkc_block(y, F_old, G, U, state, params, act):
     """Process rows of one block in order; mutates the weight state (:class:`~.records.HedgeState`:
     ``w``, ``wsync``, ``kmistakes``) under the rule and scalars ``params`` (:class:`~.records.OMKCParams`).
@@ -77,15 +87,9 @@ def omkc_block(y, F_old, G, U, state, params, act):
     """
     n = y.shape[0]
     m = F_old.shape[1]
-    F = np.empty((n, m))
-    score = np.empty(n)
-    mistakes = np.zeros(n, dtype=np.bool_)
-    coef = np.zeros((n, m))
+    F, score, mistakes, coef, f, z, penalise = _omkc_outputs(n, m)
     added = np.empty(n, dtype=np.int64)
     n_added = np.int64(0)  # not a literal 0: scores_at would be compiled for that type too
-    f = np.empty(m)
-    z = np.zeros(m, dtype=np.bool_)
-    penalise = np.zeros(m, dtype=np.bool_)
     on = np.zeros(m, dtype=np.bool_)
     on[act] = True
     for t in range(n):
@@ -106,15 +110,9 @@ def omkc_lazy_block(y, F_old, Xb, XbT, xsq, fast, U, state, params):
     same wherever it runs (in-process, or the lead shard of a row-split round)."""
     n = y.shape[0]
     m = F_old.shape[1]
-    F = np.empty((n, m))
-    score = np.empty(n)
-    mistakes = np.zeros(n, dtype=np.bool_)
-    coef = np.zeros((n, m))
+    F, score, mistakes, coef, f, z, penalise = _omkc_outputs(n, m)
     Fk = np.zeros((m, n))  # the block's own terms of f_k(x_t) so far
     col = np.empty((m, n))
-    f = np.empty(m)
-    z = np.zeros(m, dtype=np.bool_)
-    penalise = np.zeros(m, dtype=np.bool_)
     on = np.ones(m, dtype=np.bool_)
     for t in range(n):
         for k in range(m):
