@@ -401,6 +401,10 @@ def main(argv=None) -> None:
         from benchmarks.online_defaults import markdown as online_defaults_markdown
 
         sections.append(online_defaults_markdown(json.loads((RESULTS / "online-defaults.json").read_text())))
+    if (RESULTS / "scale.json").is_file():  # (measured by make bench-scale, not by make bench)
+        from benchmarks.bench_scale import markdown as scale_markdown
+
+        sections.append(scale_markdown(json.loads((RESULTS / "scale.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
     write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")

@@ -248,6 +248,13 @@ def markdown(result: dict) -> list[str]:
             f"{100 * job['serial_fraction']:.1f} % | {100 * job['compute_serial_fraction']:.1f} % | "
             f"{'yes' if job['same_model'] else 'NO'} |"
         )
+    if max(loads) > raw["cores"]:
+        lines += [
+            "",
+            f"The machine was oversubscribed (load above its {raw['cores']} cores): the in-process and cluster runs "
+            "ran minutes apart at different loads, so `2 workers vs in-process` says more about the load then than "
+            "about the engines; the model's terms are CPU time or scaled to a core's time (stretch).",
+        ]
     lines += [
         "",
         "Per job, the fitted costs (seconds over the whole job; message per round in ms):",
