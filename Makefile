@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench bench-peers bench-accuracy bench-compile clean venv airflow-env mlflow-env study-defaults
+.PHONY: demo test test-fast lint bench bench-peers bench-accuracy bench-compile bench-scale clean venv airflow-env mlflow-env study-defaults
 
 venv: $(STAMP)
 
@@ -62,6 +62,13 @@ bench: $(STAMP)
 # C++'s published numbers (results/peers.json; BENCHMARKS.md is written by `make bench`); about an hour on 2 cores
 bench-peers: $(STAMP)
 	OMKL_DATA_DIR=$${OMKL_DATA_DIR:-../shared/datasets} $(BIN)/python -m benchmarks.bench_peers
+
+# the Dask engine on 1, 2, ... (the cores present) real worker processes, every round's costs recorded, and
+# a cost model's projection to 64 workers (results/scale.json, results/scale-speedup.png, BENCHMARKS.md);
+# SPA 1M, OMKC (S,S) 200k, OM-2 26 classes 200k, OKS 200k, BPAS 1M rows: ~15 minutes on 2 cores.
+# OMKL_BENCH_QUICK=1: streams a twentieth as long (a check of the machinery)
+bench-scale: $(STAMP)
+	$(BIN)/python -m benchmarks.bench_scale
 
 # numba's compile time per function on a cold cache, every algorithm warmed in one process (what a fresh
 # clone's `omkl warmup` pays): results/compile-times.json, a few minutes on 2 shared cores

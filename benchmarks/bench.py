@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import OKS_ROWS, RESULTS
+from benchmarks.common import OKS_ROWS, RESULTS, classification
 
 # case -> (algorithm name, estimator params, dataset files (concatenated), note)
 # the C++ BOMKL tool's SPA wall time and mistake rate (%) on this machine (issue 4), for the speed-up
@@ -115,7 +115,7 @@ CASES = {
             ("bpas", {"budget": 100}, "omkc16+norm, B = 100"),
         )
     },
-    # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see _classification
+    # "classes:K": a generated K-class problem shaped like UCI letter (15,000 x 16), see common.classification
     **{
         f"{case}-k{k}": (algo, params, f"classes:{k}", f"generated {k}-class problem, 15,000 x 16, standardised")
         for k in (2, 10, 26)
@@ -141,27 +141,6 @@ def _load(files, scaling):
     return Scaler(scaling).fit_transform(X[order]), y[order]
 
 
-def _classification(n_classes: int):
-    """A K-class problem the size of UCI letter (15,000 x 16; no letter file in the datasets folder):
-    scikit-learn's ``make_classification`` (one gaussian cluster per class on 12 informative
-    features, class_sep 2, seed 0), standardised."""
-    from sklearn.datasets import make_classification
-
-    from omkl_dist.preprocessing import Scaler
-
-    X, y = make_classification(
-        n_samples=15_000,
-        n_features=16,
-        n_informative=12,
-        n_redundant=0,
-        n_classes=n_classes,
-        n_clusters_per_class=1,
-        class_sep=2.0,
-        random_state=0,
-    )
-    return Scaler("standard").fit_transform(X), y
-
-
 def run_case(name: str, block_size: int, scaling: str) -> dict:
     from omkl_dist.algorithms.registry import make_estimator
     from omkl_dist.evaluation import progressive_score
@@ -173,7 +152,7 @@ def run_case(name: str, block_size: int, scaling: str) -> dict:
         total = int(files.split(":")[1]) if files and files.startswith("synth:") else 1_000_000
         return _run_stream_case(name, algo, params, note, block_size=1024, rows=rows, total=total)
     if isinstance(files, str):  # "classes:K"
-        X, y = _classification(int(files.split(":")[1]))
+        X, y = classification(int(files.split(":")[1]))
         scaling = "standard"
     else:
         X, y = _load(files, scaling)
@@ -424,6 +403,10 @@ def main(argv=None) -> None:
         from benchmarks.online_defaults import markdown as online_defaults_markdown
 
         sections.append(online_defaults_markdown(json.loads((RESULTS / "online-defaults.json").read_text())))
+    if (RESULTS / "scale.json").is_file():  # (measured by make bench-scale, not by make bench)
+        from benchmarks.bench_scale import markdown as scale_markdown
+
+        sections.append(scale_markdown(json.loads((RESULTS / "scale.json").read_text())))
     results = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem in CASES]
     write_markdown(results, synth, sections)
     print("wrote BENCHMARKS.md")

@@ -16,11 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import RESULTS
+from benchmarks.common import RESULTS, replace_section
 
 SPLITS = 5
 SEED = 0
@@ -169,18 +168,6 @@ def markdown(report: dict) -> list[str]:
     return lines
 
 
-def update_benchmarks_md(section: list[str], path: Path = Path("BENCHMARKS.md")) -> None:
-    """Replace (or append) this benchmark's section of BENCHMARKS.md, leaving the others as they are."""
-    text = path.read_text().rstrip("\n").split("\n")
-    start = next((i for i, line in enumerate(text) if line.startswith(SECTION)), None)
-    if start is None:
-        text += section
-    else:
-        end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
-        text[start - 1 : end] = section  # the blank line before the heading is the section's first
-    path.write_text("\n".join(text) + "\n")
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--datasets", default=None, help="comma-separated subset (default: every binary one)")
@@ -189,7 +176,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     datasets = args.datasets.split(",") if args.datasets else binary_datasets()
     report = run(datasets, splits=args.splits, mkboost=not args.skip_mkboost, log=lambda m: print(m, flush=True))
-    update_benchmarks_md(markdown(report))
+    replace_section(markdown(report), SECTION)
     print(f"wrote {RESULTS / 'batch-accuracy.json'} and BENCHMARKS.md ({report['seconds_this_run']:.0f} s)")
 
 

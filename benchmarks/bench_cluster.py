@@ -37,7 +37,7 @@ SWEEP = (256, 1024, 4096, 16384)
 SWEEP_ALGOS = (("SPA (beta 3)", "spa", {}, None), ("OMKC (S,S)", "omkc", {"update": "S", "combination": "S"}, 50_000))
 
 
-def _job(algo, data, params, block_size, limit, engine=EngineOptions()) -> Job:
+def bench_job(algo, data, params, block_size, limit, engine=EngineOptions()) -> Job:
     """The benchmark's job: seed 0, raw features, the kernels as the estimator has them."""
     settings = resolve_settings(scaling="none", kernels_given=True)
     window = DataWindow(str(data), stop=limit)
@@ -46,8 +46,8 @@ def _job(algo, data, params, block_size, limit, engine=EngineOptions()) -> Job:
 
 def _local(algo, data, params, block_size, block_sync, limit=None) -> dict:
     params = {**params, "block_sync": True} if block_sync else params
-    run_job(_job(algo, data, params, block_size, 2000), str(data), show_progress=False)  # warm-up: numba loaded
-    r = run_job(_job(algo, data, params, block_size, limit), str(data), show_progress=False)
+    run_job(bench_job(algo, data, params, block_size, 2000), str(data), show_progress=False)  # warm-up: numba loaded
+    r = run_job(bench_job(algo, data, params, block_size, limit), str(data), show_progress=False)
     return {
         "engine": "local" + (" (block-sync)" if block_sync else ""),
         "block_size": block_size,
@@ -62,11 +62,15 @@ def _local(algo, data, params, block_size, block_sync, limit=None) -> dict:
 def _dask(client, algo, data, params, block_size, out_dir, workers, limit=None) -> dict:
     once = EngineOptions(checkpoint_every=0)
     submit_job(
-        client, _job(algo, data, params, block_size, 2000, once), out_dir / "warm", overwrite=True, show_progress=False
+        client,
+        bench_job(algo, data, params, block_size, 2000, once),
+        out_dir / "warm",
+        overwrite=True,
+        show_progress=False,
     )
     r = submit_job(
         client,
-        _job(algo, data, params, block_size, limit, once),
+        bench_job(algo, data, params, block_size, limit, once),
         out_dir / "model",
         overwrite=True,
         show_progress=False,

@@ -24,6 +24,40 @@ _MEASURE = (
 )
 
 
+def classification(n_classes: int, rows: int = 15_000):
+    """A K-class problem the size of UCI letter (15,000 x 16; no letter file in the datasets folder),
+    or ``rows`` long: scikit-learn's ``make_classification`` (one gaussian cluster per class on 12
+    informative features, class_sep 2, seed 0), standardised."""
+    from sklearn.datasets import make_classification
+
+    from omkl_dist.preprocessing import Scaler
+
+    X, y = make_classification(
+        n_samples=rows,
+        n_features=16,
+        n_informative=12,
+        n_redundant=0,
+        n_classes=n_classes,
+        n_clusters_per_class=1,
+        class_sep=2.0,
+        random_state=0,
+    )
+    return Scaler("standard").fit_transform(X), y
+
+
+def replace_section(section: list[str], heading: str, path: Path = Path("BENCHMARKS.md")) -> None:
+    """Replace (or append) BENCHMARKS.md's section whose heading starts with ``heading`` by ``section``
+    (its first line the blank line before the heading), leaving the others as they are."""
+    text = path.read_text().rstrip("\n").split("\n")
+    start = next((i for i, line in enumerate(text) if line.startswith(heading)), None)
+    if start is None:
+        text += section
+    else:
+        end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
+        text[start - 1 : end] = section  # the blank line before the heading is the section's first
+    path.write_text("\n".join(text) + "\n")
+
+
 def run_omkl(*args) -> dict:
     """Run one ``omkl`` command in a child process; its wall time and peak RSS.
 

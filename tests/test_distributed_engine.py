@@ -222,6 +222,24 @@ def test_checkpoint_schedule_stops_run_rounds(stored):
     shard.model_part()  # the last round is applied when run_rounds returns
 
 
+@pytest.mark.parametrize(("algo", "params"), [("spa", {"block_sync": True}), ("bpas", {"budget": 30})])
+def test_every_round_records_its_costs(stored, algo, params):
+    """The coordinator keeps one cost record per round (benchmarks/scale_model.py reads them): the
+    rows add up to the stream, a compute and I/O time per shard, a serial part in the lead's
+    recurrence of a row-split round (SPA) and none in a kernel-split one (BPAS)."""
+    X, y, _ = load_arrays(stored)
+    coord, _ = _sharded(algo, params, stored, Scaler("none").fit(X[:1]), len(y), 100, 0, 2, shuffle=False)
+    records = coord.progress()["timing"]["per_round"]
+    assert len(records) == coord.rounds and sum(r["rows"] for r in records) == len(y)
+    for r in records:
+        assert len(r["compute"]) == len(r["io"]) == 2
+        assert min(r["compute"] + r["io"] + [r["wall"], r["coordinator"], r["message"], r["wait"]]) >= 0.0
+        assert r["wall"] >= r["coordinator"] + r["message"]
+    serial = sum(r["serial"] for r in records)
+    assert serial > 0.0 if algo == "spa" else serial == 0.0
+    assert all(r["serial"] <= r["compute"][0] for r in records)  # the lead's recurrence is part of its compute
+
+
 def test_partition_keeps_chains_together_and_uniform_whole():
     program = compile_program(make_pool("omkc16"))
     parts = partition_kernels(program, 0, 2)

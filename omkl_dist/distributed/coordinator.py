@@ -74,6 +74,34 @@ def _in_process(shard):
     return worker.state.actors.get(shard.key) if shard._address == worker.address else None
 
 
+def round_record(rows: int, wall: float, coordinator: float, outs, split_rows: bool) -> dict:
+    """One round's costs, in seconds: ``wall`` (the coordinator's view, request to combined),
+    ``coordinator`` (its own combining work), per shard ``compute`` (thread CPU time: the work,
+    whatever else the machine runs), ``compute_wall`` (the same in wall time: longer when the shard
+    shares its core) and ``io`` (reading rows and applying the last round's update,
+    wall time), the lead's ``serial`` part (a row-split round's recurrence, thread CPU time; 0 in a
+    kernel-split round, whose serial part is the coordinator's), its ``wait`` for the others' scores,
+    and ``message``: the wall time no shard and no combining accounts for (requests, replies,
+    scheduling), the round's wall time minus the coordinator's and the critical path's (the lead's
+    scoring, recurrence and wait in a row-split round; the slowest shard in a kernel-split one)."""
+    if split_rows:
+        lead = outs[0]
+        critical = lead["seconds"] + lead["io_seconds"] + lead["wait_seconds"]
+    else:
+        critical = max(out["seconds"] + out["io_seconds"] for out in outs)
+    return {
+        "rows": int(rows),
+        "wall": wall,
+        "coordinator": coordinator,
+        "compute": [out["cpu_seconds"] for out in outs],
+        "compute_wall": [out["seconds"] for out in outs],
+        "io": [out["io_seconds"] for out in outs],
+        "serial": outs[0]["serial_cpu_seconds"] if split_rows else 0.0,
+        "wait": outs[0]["wait_seconds"] if split_rows else 0.0,
+        "message": max(wall - coordinator - critical, 0.0),
+    }
+
+
 class Coordinator:
     """Drives rounds over the shards and keeps the combiner state.
 
@@ -176,6 +204,7 @@ class Coordinator:
             "shard_io_s": [0.0] * len(self.shards),
             "slowest_shard_s": 0.0,
             "lead_wait_s": 0.0,
+            "per_round": [],  # one :func:`round_record` per round (what a cost model of the job reads)
         }
 
     # --- the round loop ----------------------------------------------------------------------
@@ -220,6 +249,7 @@ class Coordinator:
         if self.feed_rows and (self.n_seen % self.feed_rows == 0 or self.n_seen == self.n_rows):
             self._sample_end()
         now = time.perf_counter()
+        self.timing["per_round"].append(round_record(n, now - t_start, now - t_combine, outs, self.split_rows))
         self.timing["combine_s"] += now - t_combine
         self.timing["round_s"] += now - t_start
         self.timing["rounds"] += 1

@@ -101,11 +101,11 @@ class KernelShard:
         self.apply(request["append"], request.get("keep"))
         n = int(request["n"])
         X, y = self._read(n)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         out = self.rounds.kernel_round(X, y, request["w"], self.act)
         xsq = out.pop("xsq", None)  # (a shared-pool engine: the round's rows may join the pool)
         self._last = (X, xsq) if xsq is not None else None
-        out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in)
+        out.update(seconds=time.perf_counter() - t0, io_seconds=t0 - t_in, cpu_seconds=time.thread_time() - cpu0)
         if request.get("labels"):
             out["y"] = y
         self._read_ahead(request)
@@ -155,12 +155,12 @@ class KernelShard:
         X, y = self._read(n)
         xsq = sqnorms(X)  # (the rows' squared norms, for a shared pool's append)
         self._last, self._labels = (X, xsq), y
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         r = self.rounds
         F = r.score_rows(X, xsq, lo, hi) if hi > lo else np.empty((0, r.score_width))
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.thread_time() - cpu0
         self._read_ahead(request)
-        return {"F": F, "seconds": seconds, "io_seconds": t0 - t_in}
+        return {"F": F, "seconds": seconds, "io_seconds": t0 - t_in, "cpu_seconds": cpu}
 
     def score_and_learn(self, request: dict, rest) -> dict:
         """The lead shard's part of a row-split round: :meth:`score` the round's first rows, then
@@ -175,7 +175,7 @@ class KernelShard:
         ``score``, per-kernel ``F``) with its labels ``y``, from which the coordinator learns the
         probability calibration."""
         part = self.score(request)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         (X, xsq), y, r, e = self._last, self._labels, self.rounds, self.engine
         recurrence = r.early_start(X, xsq, y, self._prepared_for(e.n_seen, len(y)))
         if recurrence is not None:  # starts on this shard's rows while the others score theirs
@@ -196,6 +196,7 @@ class KernelShard:
             feed(F)
         F, score, mistakes, coef = finish()
         e.n_seen += len(y)
+        serial = time.thread_time() - cpu0  # the recurrence: the round's part no other shard can take
         return {  # (the per-row arrays stay in this process: the coordinator calls the lead directly)
             "mistakes": mistakes,
             "score": score,
@@ -209,6 +210,8 @@ class KernelShard:
             "wait_seconds": wait,
             "ready_at": ready,
             "score_seconds": part["seconds"],
+            "cpu_seconds": part["cpu_seconds"] + serial,
+            "serial_cpu_seconds": serial,
         }
 
     def _prepared_for(self, g, n):

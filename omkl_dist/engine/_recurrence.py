@@ -38,6 +38,48 @@ def scores_at(t, F_old, G, coef, added, n_added, act, f):
 
 
 @njit(cache=True, nogil=True)
+def _omkc_row(t, yt, f, kxx, U_t, state, params, on, z, penalise, F, score, mistakes, coef):
+    """Row ``t`` of the OMKC family's recurrence given its per-kernel scores ``f`` (and, for PA-I
+    components, κ(x_t, x_t) per kernel in ``kxx[:, t]``): the combined prediction, the coefficients,
+    the weights' update; returns whether some kernel kept the row."""
+    rule, t0, block_size, block_sync, beta, delta, pa, pa_c = params
+    w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
+    m = f.shape[0]
+    if (t0 + t) % block_size == 0:
+        wsync[:] = w
+    for k in range(m):
+        F[t, k] = f[k]
+        z[k] = perceptron_mistake(yt, f[k])
+    s_t = combined_score(rule, yt, f, z, w, U_t, wsync if block_sync else w, delta, kmistakes, penalise)
+    score[t] = s_t
+    mistakes[t] = yt * s_t <= 0.0
+    any_coef = False
+    for k in range(m):
+        if z[k]:
+            kmistakes[k] += 1
+        if pa:
+            c = yt * pa_step(hinge(yt, f[k]), kxx[k, t], penalise[k] and on[k], pa_c, 1)
+        else:
+            c = perceptron_coef(yt, z[k], penalise[k]) if on[k] else 0.0
+        coef[t, k] = c
+        penalise[k] = z[k] and c != 0.0  # Hedge's discount: the kernels that erred and learnt
+        any_coef = any_coef or c != 0.0
+    if discounts_weights(rule):
+        hedge_update(w, penalise, beta)
+    return any_coef
+
+
+@njit(cache=True, nogil=True)
+def _omkc_outputs(n, m):
+    """A block's outputs ``(F, score, mistakes, coef)`` and a row's scratch ``(f, z, penalise)``."""
+    F = np.empty((n, m))
+    score = np.empty(n)
+    mistakes = np.zeros(n, dtype=np.bool_)
+    coef = np.zeros((n, m))
+    return F, score, mistakes, coef, np.empty(m), np.zeros(m, dtype=np.bool_), np.zeros(m, dtype=np.bool_)
+
+
+@njit(cache=True, nogil=True)
 def omkc_block(y, F_old, G, kxx, U, state, params, act):
     """Process rows of one block in order; mutates the weight state (:class:`~.records.HedgeState`:
     ``w``, ``wsync``, ``kmistakes``) under the rule and scalars ``params`` (:class:`~.records.OMKCParams`).
@@ -53,48 +95,46 @@ def omkc_block(y, F_old, G, kxx, U, state, params, act):
     Returns ``(F, score, mistakes, coef)``: per-kernel decision values before the update, the
     combined score, whether the combined prediction erred, and each row's coefficient per kernel.
     """
-    rule, t0, block_size, block_sync, beta, delta, pa, pa_c = params
-    w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     n = y.shape[0]
     m = F_old.shape[1]
-    F = np.empty((n, m))
-    score = np.empty(n)
-    mistakes = np.zeros(n, dtype=np.bool_)
-    coef = np.zeros((n, m))
+    F, score, mistakes, coef, f, z, penalise = _omkc_outputs(n, m)
     added = np.empty(n, dtype=np.int64)
     n_added = np.int64(0)  # not a literal 0: scores_at would be compiled for that type too
-    f = np.empty(m)
-    z = np.zeros(m, dtype=np.bool_)
-    penalise = np.zeros(m, dtype=np.bool_)
     on = np.zeros(m, dtype=np.bool_)
     on[act] = True
     for t in range(n):
-        if (t0 + t) % block_size == 0:
-            wsync[:] = w
         scores_at(t, F_old, G, coef, added, n_added, act, f)
-        yt = y[t]
-        for k in range(m):
-            F[t, k] = f[k]
-            z[k] = perceptron_mistake(yt, f[k])
-        s_t = combined_score(rule, yt, f, z, w, U[t], wsync if block_sync else w, delta, kmistakes, penalise)
-        score[t] = s_t
-        mistakes[t] = yt * s_t <= 0.0
-        any_coef = False
-        for k in range(m):
-            if z[k]:
-                kmistakes[k] += 1
-            if pa:
-                c = yt * pa_step(hinge(yt, f[k]), kxx[k, t], penalise[k] and on[k], pa_c, 1)
-            else:
-                c = perceptron_coef(yt, z[k], penalise[k]) if on[k] else 0.0
-            coef[t, k] = c
-            penalise[k] = z[k] and c != 0.0  # Hedge's discount: the kernels that erred and learnt
-            any_coef = any_coef or c != 0.0
-        if discounts_weights(rule):
-            hedge_update(w, penalise, beta)
-        if any_coef:
+        if _omkc_row(t, y[t], f, kxx, U[t], state, params, on, z, penalise, F, score, mistakes, coef):
             added[n_added] = t
             n_added += 1
+    return F, score, mistakes, coef
+
+
+@njit(cache=True, nogil=True)
+def omkc_lazy_block(y, F_old, Xb, XbT, xsq, fast, U, state, params):
+    """:func:`omkc_block` of every kernel of a dot/gaussian program without the block's kernel
+    matrix: when a row becomes a support vector its kernel values against the later rows are
+    computed (:func:`gram_column`, as SPA does: ``fast`` is the evaluation plan, the rows' scales and
+    the normalised kernels) and added to their scores at once. The stochastic rules keep few rows of a
+    block, so this is a small part of the block-wide Gram's work; and it is the recurrence's own, the
+    same wherever it runs (in-process, or the lead shard of a row-split round)."""
+    n = y.shape[0]
+    m = F_old.shape[1]
+    F, score, mistakes, coef, f, z, penalise = _omkc_outputs(n, m)
+    Fk = np.zeros((m, n))  # the block's own terms of f_k(x_t) so far
+    col = np.empty((m, n))
+    on = np.ones(m, dtype=np.bool_)
+    no_kxx = np.empty((0, 0))  # (Perceptron components only: see local.omkc_lazy_gram)
+    for t in range(n):
+        for k in range(m):
+            f[k] = F_old[t, k] + Fk[k, t]
+        if _omkc_row(t, y[t], f, no_kxx, U[t], state, params, on, z, penalise, F, score, mistakes, coef):
+            gram_column(Xb, XbT, xsq, t, col, fast[0], coef[t] != 0.0, fast[1], fast[2])
+            for k in range(m):
+                c = coef[t, k]
+                if c != 0.0:
+                    for i in range(t + 1, n):
+                        Fk[k, i] += c * col[k, i]
     return F, score, mistakes, coef
 
 

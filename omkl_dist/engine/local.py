@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..combiners.codes import OM2, SPA, STOCHASTIC
+from ..combiners.codes import OM2, SD, SPA, SS, STOCHASTIC
 from ..randomness import uniforms
 from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
 from ..scoring.gram import block_gram
 from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, check_width, dot_gauss_plan, kernel_scales
-from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
+from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms, transposed
 from ..scoring.scan import pool_scores
 from ..scoring.support_vectors import SupportVectors, blas_dots_exact, pool_rows, row_keys, writable
 from ._multiclass import om2_block, omkc_mc_block
-from ._recurrence import SPASegment, omkc_block
+from ._recurrence import SPASegment, omkc_block, omkc_lazy_block
 from .hyper import RuleHyper, hyper_class, omkc_params, saved_scalars
 from .records import HedgeState, SPAParams
 from .samples import om2_factors, pool_samples, samples_inside
@@ -100,6 +100,15 @@ def spa_lazy_gram(rule: int, program) -> bool:
     of its segment itself (:class:`SPASegment`), so a segment needs only its scores against the pool
     beforehand: no in-block kernel matrix, and the scores can be computed anywhere (by row)."""
     return rule == SPA and program.fast is not None
+
+
+def omkc_lazy_gram(rule: int, program, n_classes: int, hyper) -> bool:
+    """Binary OMKC with stochastic updates ((S,D), (S,S)) on dot/gaussian kernels: a new support
+    vector's kernel values against the rest of its block are computed in the recurrence
+    (:func:`._recurrence.omkc_lazy_block`) instead of the block's whole kernel matrix beforehand.
+    Sampled updates keep few rows of a block, so that is a fraction of the work; on a cluster it is
+    work only the lead shard can do (the rows kept depend on the weights), so it caps the speedup."""
+    return rule in (SD, SS) and n_classes == 1 and program.fast is not None and not hyper.pa  # (PA-I keeps most rows)
 
 
 @dataclass(frozen=True)
@@ -377,9 +386,10 @@ class LocalEngine:
         return (F_old, *self._block_kernels(Xs, xsq, active, block_keys, exact_blas))
 
     def _block_kernels(self, Xs, xsq, active, block_keys, exact_blas):
-        """The segment's own kernel values ``(G, lazy)``: none when SPA computes them itself."""
-        if self.lazy_gram:  # computed column by column by SPASegment (no block-wide Gram needed)
-            return _NO_GRAM, True
+        """The segment's own kernel values ``(G, lazy)``: none when the recurrence computes them
+        itself (SPA, :attr:`lazy_gram`; OMKC's sampled updates, :func:`omkc_lazy_gram`)."""
+        if self.lazy_gram or (active is None and omkc_lazy_gram(self.rule, self.program, self.n_classes, self.hyper)):
+            return _NO_GRAM, True  # computed column by column by the recurrence (no block-wide Gram)
         if self.sparse:
             XXt = sparse_dots(Xs, Xs)
         else:
@@ -416,6 +426,9 @@ class LocalEngine:
         n, m = len(ys), self.program.m
         U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
         params = omkc_params(self.rule, g, self.block_size, self.block_sync, self.hyper)
+        if lazy:  # (omkc_lazy_gram: every kernel, binary, Perceptron components)
+            Xb, fast = as_rows(Xs), (dot_gauss_plan(self.program, None), self._scales(Xs, xsq), self.program.norm)
+            return omkc_lazy_block(ys, F_old, Xb, transposed(Xb), xsq, fast, U, self._hedge_state(), params)
         kxx = diag_values(self.program, xsq, Xs) if params.pa else _NO_KXX  # PA-I's step reads κ(x, x)
         if self.multiclass:
             return omkc_mc_block(ys, F_old, G, kxx, U, self._hedge_state(), params, act, self.n_classes)
