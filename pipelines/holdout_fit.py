@@ -52,14 +52,16 @@ def run_fit(
     more of :func:`~omkl_dist.storage.read_dataset`'s options for a file (``features``,
     ``categorical``, ``impute``, ``zero_based``; an encoder is fitted on every row of the file).
     ``C``, ``kernels``, ``kernel_normalization``: None is the default (:func:`batch_settings`)."""
-    from omkl_dist.algorithms.mkl import TunedSVC
+    from omkl_dist.algorithms.mkl import MIN_NEIGHBORS, TunedSVC
     from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
+    from omkl_dist.reproduction.tables import mkboost as paper_table
     from omkl_dist.storage import read_dataset, resolve_dataset
     from omkl_dist.storage.views import is_multiview, read_views
 
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     C, kernels, kernel_normalization = batch_settings(algo, C, kernels, kernel_normalization, paper_settings)
+    min_neighbors = paper_table.MIN_NEIGHBORS if paper_settings else MIN_NEIGHBORS
     groups = None
     if is_multiview(data, data_dir=data_dir):  # e.g. mfeat: the views side by side, each a feature group
         ds, groups = read_views(data, data_dir=data_dir, label_column=label_column)
@@ -108,6 +110,7 @@ def run_fit(
                 C=C,
                 kernels=kernels,
                 kernel_normalization=kernel_normalization,
+                min_neighbors=min_neighbors,
                 executor=executor,
                 verbose=verbose,
             )
@@ -134,7 +137,13 @@ def run_fit(
         scaling=scaling,
         settings={"C": C, "kernels": kernels}
         if algo == "mkboost"
-        else {"C": C, "kernels": kernels, "kernel_normalization": kernel_normalization, "C_chosen": model.C_.tolist()},
+        else {
+            "C": C,
+            "kernels": kernels,
+            "kernel_normalization": kernel_normalization,
+            **({} if algo == "svc" else {"min_neighbors": min_neighbors}),
+            "C_chosen": model.C_.tolist(),
+        },
         executor=executor_name,
         seconds=seconds,
     )

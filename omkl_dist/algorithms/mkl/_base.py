@@ -43,10 +43,13 @@ if TYPE_CHECKING:
 WEIGHT_PRECISION = 1e-8
 NORMALIZATIONS = ("trace", "diagonal", "none")
 POSITIVE = Interval(Real, 0, None, closed="neither")
-# C="auto": the values tried (on unit-diagonal kernels; docs in BENCHMARKS.md "Batch MKL accuracy":
-# the best C of SimpleMKL on the MKBoost paper's binary sets lay in [1, 100] every time) and the folds.
-C_GRID = (1.0, 10.0, 100.0)
+# C="auto": the values tried, 2^-1 .. 2^11 by factors of 4 (on unit-diagonal kernels; the tuned RBF SVC
+# picks C in 2^1 .. 2^13 on the MKBoost paper's binary sets: BENCHMARKS.md "Batch MKL accuracy"), and the folds.
+C_GRID = tuple(2.0**e for e in range(-1, 12, 2))
 CV_FOLDS = 3
+# min_neighbors' default: a kernel under which the training rows have less than one effective neighbour
+# each is dropped (see effective_neighbors)
+MIN_NEIGHBORS = 1.0
 C_CONSTRAINT = [POSITIVE, StrOptions({"auto": "chosen by cross-validation on the training rows"})]
 SEED_CONSTRAINT = [None, Interval(Integral, 0, None, closed="left")]
 
@@ -67,6 +70,36 @@ def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
         raise ValueError("a kernel has a zero trace on the training rows; use kernel_normalization='none'")
     scales: np.ndarray = (1.0 if normalization == "trace" else grams.shape[1]) / trace
     return scales
+
+
+def effective_neighbors(grams: np.ndarray) -> np.ndarray:
+    """Per kernel, how many other training rows a row resembles: ``(1/n) Σ_i Σ_{j≠i} κ̂(x_i, x_j)²``
+    with κ̂ the kernel scaled to unit diagonal (``κ(x_i, x_j) / √(κ(x_i, x_i) κ(x_j, x_j))``).
+
+    Near 0 for a gaussian far narrower than the distances between rows: its Gram is the identity,
+    a kernel that can only memorise the training rows. ℓ1-MKL takes such a kernel for a per-row slack
+    (``d I + (1-d) K`` is an ℓ2 soft margin on K) whose margin beats every smooth kernel's, so it
+    puts most of the weight on it whatever C is (measured: BENCHMARKS.md "Batch MKL accuracy").
+    """
+    n = grams.shape[1]
+    counts = np.empty(len(grams))
+    for m, K in enumerate(grams):
+        diag = np.diagonal(K)
+        inv = np.zeros(n)
+        np.divide(1.0, np.sqrt(diag), out=inv, where=diag > 0.0)  # a zero row resembles nothing
+        unit = K * inv[:, None] * inv[None, :]
+        counts[m] = (np.einsum("ij,ij->", unit, unit) - np.einsum("ii,ii->", unit, unit)) / n
+    return counts
+
+
+def kept_kernels(grams: np.ndarray, min_neighbors: float) -> np.ndarray:
+    """Indices of the kernels with at least ``min_neighbors`` effective neighbours per row (every
+    kernel when 0; the one with the most when none has enough)."""
+    if min_neighbors <= 0.0:
+        return np.arange(len(grams))
+    counts = effective_neighbors(grams)
+    keep = np.flatnonzero(counts >= min_neighbors)
+    return keep if len(keep) else np.array([int(np.argmax(counts))])
 
 
 @dataclass
@@ -135,6 +168,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "C": C_CONSTRAINT,
         "kernels": [KERNEL_SPEC],
         "kernel_normalization": [StrOptions(NORMALIZATIONS)],
+        "min_neighbors": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [POSITIVE],
         "tol_weights": [Interval(Real, 0, None, closed="left")],
@@ -151,7 +185,8 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
 
     @abstractmethod
     def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> Solution:
-        """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1)."""
+        """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1), starting
+        from the weights ``p["start"]`` when given (a warm start along the C path), else uniform."""
 
     def _candidates(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         """The settings cross-validation chooses among (each overrides ``p``); one: no cross-validation."""
@@ -176,10 +211,24 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
             scales = kernel_scales(fold, p["normalization"])
             fold *= scales[:, None, None]
             cross = grams[:, val[:, None], train[None, :]] * scales[:, None, None]
+            sol: Solution | None = None
             for i, candidate in enumerate(candidates):
-                sol = self._solve(fold, y[train], {**p, **candidate})
+                if sol is None or not self._same_solution(sol, candidates[i - 1], candidate):
+                    start: dict[str, Any] = {"start": sol.weights} if sol is not None and self._warm_starts else {}
+                    sol = self._solve(fold, y[train], {**p, **candidate, **start})
                 correct[i] += int(np.sum(np.where(decision(cross, sol) >= 0.0, 1.0, -1.0) == y[val]))
         return candidates[int(np.argmax(correct))], correct / len(y)
+
+    # C="auto" walks the grid upwards, each fold's solve starting from the previous C's weights
+    _warm_starts: ClassVar[bool] = True
+
+    @staticmethod
+    def _same_solution(sol: Solution, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """Whether ``sol`` (optimal at ``before``) is also optimal at ``after``: a larger C and no
+        support vector at the bound (every α_i < C). The SVM optimum then satisfies the larger box's
+        conditions too, for the learned weights and (J only grows with C) as the best weights."""
+        only_C = {k: v for k, v in after.items() if k != "C"} == {k: v for k, v in before.items() if k != "C"}
+        return only_C and after["C"] > before["C"] and float(np.abs(sol.svm.dual_coef).max()) < before["C"] * (1 - 1e-9)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn kernel weights and the SVM for each one-vs-one pair of classes.
@@ -202,16 +251,24 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         scales: list[np.ndarray] = []
         selected: list[float] = []
         scores: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
             for m, spec in enumerate(pool):
                 check_gram(name, grams[m], spec.name)
+            keep = kept_kernels(grams, p.get("min_neighbors", 0.0))
+            if len(keep) < len(pool):
+                grams = grams[keep]
             chosen, cv_scores = self._select(grams, y_pm, p)
-            scales.append(kernel_scales(grams, p["normalization"]))
-            grams *= scales[-1][:, None, None]
+            scale = kernel_scales(grams, p["normalization"])
+            grams *= scale[:, None, None]
             sol = self._solve(grams, y_pm, {**p, **chosen})
             solutions.append(sol)
+            scales.append(np.ones(len(pool)))
+            scales[-1][keep] = scale
+            weights.append(np.zeros(len(pool)))
+            weights[-1][keep] = sol.weights
             selected.append(chosen["C"])
             scores.append(cv_scores)
             parts.append((rows[sol.svm.support], sol.svm.dual_coef))
@@ -223,7 +280,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         self.kernel_names_ = pool.names
         self.support_vectors_ = X[rows].copy()
         self.intercept_ = np.array([s.svm.intercept for s in solutions])
-        self.pair_weights_ = np.array([s.weights for s in solutions])
+        self.pair_weights_ = np.array(weights)
         self.kernel_scales_ = np.array(scales)
         self.C_ = np.array(selected, dtype=np.float64)
         self.cv_scores_ = np.array(scores, dtype=np.float64)
@@ -262,6 +319,14 @@ def decision(cross: np.ndarray, sol: Solution) -> np.ndarray:
     K = np.tensordot(sol.weights[active], cross[active][:, :, sol.svm.support], axes=1)
     scores: np.ndarray = K @ sol.svm.dual_coef + sol.svm.intercept
     return scores
+
+
+def start_weights(p: dict[str, Any], M: int, uniform: float | None = None) -> np.ndarray:
+    """A solver's first weights: ``p["start"]`` (a copy) when given, else every weight ``uniform``
+    (default 1/M: the simplex's centre)."""
+    if p.get("start") is not None:
+        return np.array(p["start"], dtype=np.float64)
+    return np.full(M, 1.0 / M if uniform is None else uniform)
 
 
 def clean_weights(d: np.ndarray) -> np.ndarray:

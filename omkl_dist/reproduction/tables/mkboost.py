@@ -41,6 +41,7 @@ __all__ = [
     "BETA",
     "KERNELS",
     "KERNEL_NORMALIZATION",
+    "MIN_NEIGHBORS",
     "RUNS",
     "SCALING",
 ]
@@ -52,6 +53,7 @@ RATIO = 0.2
 BETA = 2.0**-5
 KERNELS = "mkboost17"
 KERNEL_NORMALIZATION = "trace"  # the MKL toolboxes' default (SimpleMKL's UnitTraceNormalization)
+MIN_NEIGHBORS = 0.0  # the MKL baselines learn on every kernel of the pool (none dropped)
 RUNS = 20
 SCALING = "standard"
 
