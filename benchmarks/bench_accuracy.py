@@ -2,13 +2,16 @@
 
 On every binary dataset of the MKBoost paper that we have (:func:`binary_datasets`), over 5 random
 50/50 splits (the reproduction's: ``omkl reproduce mkboost --seed 0`` runs 0-4, standardised on the
-training half), each estimator is fitted with its defaults -- unit-diagonal kernels, C by 3-fold
+training half), each estimator is fitted with its defaults -- no kernel that only memorises the
+training rows (``min_neighbors=1``), unit-diagonal kernels, C from 2^-1..2^11 by 3-fold
 cross-validation on the training half -- and scored on the test half: SimpleMKL, MKL-SILP, MKL-Level,
 Lp-MKL and :class:`~omkl_dist.algorithms.mkl.TunedSVC` (C 2^-5..2^15 × γ 2^-15..2^3). The paper's
-protocol (C = 50, unit trace) runs beside them as "paper" rows, and MKBoost-D1 at several fixed C
+protocol (C = 50, unit trace, every kernel) runs beside them as "paper" rows, and MKBoost-D1 at several fixed C
 (does choosing its C matter?). Every fit is one line of ``batch-accuracy.jsonl`` (a rerun skips the
-fits already there: resumable); the summary goes to ``batch-accuracy.json`` and BENCHMARKS.md's
-"Batch MKL accuracy" section. Fit times are single runs on a shared 2-core machine.
+fits already there, also those another process appended meanwhile: resumable, and datasets can run in
+parallel processes); the summary goes to ``batch-accuracy.json`` and BENCHMARKS.md's "Batch MKL
+accuracy" section. Fit times are single runs on a shared 2-core machine. ``--part online`` (or
+``both``, the default) runs the online half, :mod:`benchmarks.bench_stream_accuracy`.
 """
 
 from __future__ import annotations
@@ -61,17 +64,23 @@ def labels(mkboost: bool) -> list[str]:
     return [*DEFAULTS, *PAPER, *([f"MKBoost-D1 C={C:g}" for C in MKBOOST_C] if mkboost else [])]
 
 
+def read_runs(path: Path) -> dict:
+    """The fits of the JSONL log by (dataset, split, row label)."""
+    runs = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            runs[(r["data"], r["split"], r["algo"])] = r
+    return runs
+
+
 def run(datasets, *, splits: int = SPLITS, mkboost: bool = True, log=print) -> dict:
     """Fit every row label on every split, appending to the JSONL log; return the summary report."""
     from omkl_dist.reproduction.mkboost import load_dataset, prepare_split, run_seed, split_indices
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     runs_path = RESULTS / "batch-accuracy.jsonl"
-    done = {}
-    if runs_path.is_file():
-        for line in runs_path.read_text().splitlines():
-            r = json.loads(line)
-            done[(r["data"], r["split"], r["algo"])] = r
+    done = read_runs(runs_path)
     started = time.perf_counter()
     for name in datasets:
         data = load_dataset(name)
@@ -79,6 +88,9 @@ def run(datasets, *, splits: int = SPLITS, mkboost: bool = True, log=print) -> d
             train, test = split_indices(len(data.y), 0.5, SEED, split)
             X_train, y_train, X_test, y_test = prepare_split(data.X, data.y, train, test, "standard")
             for label in labels(mkboost):
+                if (name, split, label) in done:
+                    continue
+                done.update(read_runs(runs_path))  # another process on other datasets may have run it
                 if (name, split, label) in done:
                     continue
                 model = make(label, run_seed(SEED, split))

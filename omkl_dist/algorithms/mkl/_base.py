@@ -2,10 +2,11 @@
 one-vs-one, prediction.
 
 A subclass implements ``_solve(grams, y, params) -> Solution`` for one binary problem (labels ±1,
-``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, normalises the
-kernels, picks C (``C="auto"``: :data:`C_GRID` by stratified 3-fold cross-validation on the pair's
-training rows, the folds drawn from ``random_state``), stores the final SVM of each pair on the
-shared support-vector set and predicts with ``Σ_m d_m s_m κ_m``.
+``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, drops the kernels
+that only memorise the pair's training rows (``min_neighbors``), normalises the others, picks C
+(``C="auto"``: :data:`C_GRID` by stratified 3-fold cross-validation on the pair's training rows, the
+folds drawn from ``random_state``), stores the final SVM of each pair on the shared support-vector
+set and predicts with ``Σ_m d_m s_m κ_m``.
 """
 
 from __future__ import annotations
