@@ -178,19 +178,25 @@ def summarise(measured: dict, streams, labels) -> dict:
     return {"seed": SEED, "streams": table}
 
 
+DESCRIPTION = (
+    "Whole-stream test-then-train mistake rate (%), one pass, seed 0, every setting at its default "
+    "(`omkl run --algo A --data NAME`); *best fixed*: the lowest mean of the fixed combinations in a "
+    "whole-stream defaults study's summary (`omkl study defaults --max-rows all`), or not measured. river: "
+    "its pipelines, test then train on the same permuted rows, raw. Seconds: single runs on a shared "
+    "2-core machine."
+)
+
+
 def markdown(report: dict) -> list[str]:
     """BENCHMARKS.md's section from ``online-accuracy.json``."""
     streams = [s for s in report["streams"] if report["streams"][s]]
     labels = [*OURS, *RIVER]
+    head = f"{SECTION} (benchmarks/bench_stream_accuracy.py, results/online-accuracy.json)"
     lines = [
         "",
-        f"{SECTION} (benchmarks/bench_stream_accuracy.py, results/online-accuracy.json)",
+        head,
         "",
-        "Whole-stream test-then-train mistake rate (%), one pass, seed 0, every setting at its default "
-        "(`omkl run --algo A --data NAME`); *best fixed*: the lowest mean of the fixed combinations in a "
-        "whole-stream defaults study's summary (`omkl study defaults --max-rows all`), or not measured. river: "
-        "its pipelines, test then train on the same permuted rows, raw. Seconds: single runs on a shared "
-        "2-core machine.",
+        DESCRIPTION,
         "",
         "| algorithm | " + " | ".join(streams) + " |",
         "|---|" + "---|" * len(streams),
