@@ -240,6 +240,7 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-mkboost", action="store_true", help="no MKBoost-D1 rows at fixed C")
     parser.add_argument("--streams", default=",".join(online.STREAMS), help="the online half's streams")
     parser.add_argument("--part", choices=("both", "batch", "online"), default="both")
+    parser.add_argument("--rows", default=None, help="the online half: only these comma-separated row labels")
     parser.add_argument("--summary-only", action="store_true", help="the batch half's tables from its log, no fit")
     args = parser.parse_args(argv)
     if args.part != "online":
@@ -256,7 +257,8 @@ def main(argv=None) -> None:
     if args.part != "batch":
         if not online.has_river():
             print("river is not installed (pip install -e '.[bench]'): the online half runs without its rows")
-        report = online.run(args.streams.split(","), log=lambda m: print(m, flush=True))
+        only = None if args.rows is None else args.rows.split(",")
+        report = online.run(args.streams.split(","), only=only, log=lambda m: print(m, flush=True))
         (RESULTS / "online-accuracy.json").write_text(json.dumps(report, indent=2) + "\n")
         section = online.markdown(report)
         update_benchmarks_md(section, online.SECTION)

@@ -116,8 +116,9 @@ def run_key(stream: str, label: str) -> str:
     return f"river {river.__version__}"
 
 
-def run(streams, *, log=print) -> dict:
-    """Run every (stream, row) not yet in the JSONL log; return the summary report."""
+def run(streams, *, only=None, log=print) -> dict:
+    """Run every (stream, row) not yet in the JSONL log (``only``: those row labels); return the
+    summary report of every row logged for the streams."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / RUNS
     done = {}
@@ -130,13 +131,14 @@ def run(streams, *, log=print) -> dict:
     for stream in streams:
         for label in labels:
             key = run_key(stream, label)
-            if (stream, label, key) not in done:
+            if (stream, label, key) not in done and (only is None or label in only):
                 row = run_ours(label, stream) if label in OURS else run_river(label, stream)
                 done[(stream, label, key)] = {"data": stream, "algo": label, "key": key, **row}
                 with path.open("a") as f:
                     f.write(json.dumps(done[(stream, label, key)]) + "\n")
                 log(f"{stream} {label}: {100 * row['mistake_rate']:.2f} % in {row['seconds']:.1f} s")
-            measured[(stream, label)] = done[(stream, label, key)]
+            if (stream, label, key) in done:
+                measured[(stream, label)] = done[(stream, label, key)]
     return summarise(measured, streams, labels)
 
 
