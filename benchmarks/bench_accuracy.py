@@ -74,7 +74,7 @@ def read_runs(path: Path) -> dict:
     return runs
 
 
-def run(datasets, *, splits: int = SPLITS, mkboost: bool = True, fit: bool = True, log=print) -> dict:
+def run(datasets, *, splits: int = SPLITS, mkboost: bool = True, fit: bool = True, only_splits=None, log=print) -> dict:
     """Fit every row label on every split, appending to the JSONL log (``fit=False``: none, the
     summary of the fits logged so far); return the summary report."""
     from omkl_dist.reproduction.mkboost import load_dataset, prepare_split, run_seed, split_indices
@@ -85,7 +85,7 @@ def run(datasets, *, splits: int = SPLITS, mkboost: bool = True, fit: bool = Tru
     started = time.perf_counter()
     for name in datasets if fit else ():
         data = load_dataset(name)
-        for split in range(splits):
+        for split in range(splits) if only_splits is None else only_splits:
             train, test = split_indices(len(data.y), 0.5, SEED, split)
             X_train, y_train, X_test, y_test = prepare_split(data.X, data.y, train, test, "standard")
             for label in labels(mkboost):
@@ -237,6 +237,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--datasets", default=None, help="comma-separated subset (default: every binary one)")
     parser.add_argument("--splits", type=int, default=SPLITS)
+    parser.add_argument(
+        "--only-splits", default=None, help="fit only these comma-separated splits (another process runs the rest)"
+    )
     parser.add_argument("--skip-mkboost", action="store_true", help="no MKBoost-D1 rows at fixed C")
     parser.add_argument("--streams", default=",".join(online.STREAMS), help="the online half's streams")
     parser.add_argument("--part", choices=("both", "batch", "online"), default="both")
@@ -250,6 +253,7 @@ def main(argv=None) -> None:
             splits=args.splits,
             mkboost=not args.skip_mkboost,
             fit=not args.summary_only,
+            only_splits=None if args.only_splits is None else [int(k) for k in args.only_splits.split(",")],
             log=lambda m: print(m, flush=True),
         )
         update_benchmarks_md(markdown(report), SECTION)
