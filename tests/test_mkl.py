@@ -277,14 +277,32 @@ def test_paper_protocol_unchanged():
 def test_effective_neighbors_counts_similar_rows():
     """An identity Gram (a gaussian far narrower than the rows' distances) has no neighbours; a
     constant one has every other row; the scale of a kernel does not matter."""
-    from omkl_dist.algorithms.mkl._base import effective_neighbors, kept_kernels
+    from omkl_dist.algorithms.mkl._base import effective_neighbors, kept_kernels, neighbor_floors
 
     n = 6
     grams = np.stack([np.eye(n), np.full((n, n), 3.0), np.eye(n) + 0.5 * (1 - np.eye(n))])
-    np.testing.assert_allclose(effective_neighbors(grams), [0.0, n - 1, (n - 1) * 0.25])
-    np.testing.assert_array_equal(kept_kernels(grams, 1.0), [1, 2])
-    np.testing.assert_array_equal(kept_kernels(grams, 0.0), [0, 1, 2])
-    np.testing.assert_array_equal(kept_kernels(grams[[0, 2]], 10.0), [1])  # none enough: the most
+    counts = effective_neighbors(grams)
+    np.testing.assert_allclose(counts, [0.0, n - 1, (n - 1) * 0.25])
+    np.testing.assert_array_equal(kept_kernels(counts, 1.0, 3), [1, 2])
+    np.testing.assert_array_equal(kept_kernels(counts, 0.0, 3), [0, 1, 2])
+    np.testing.assert_array_equal(kept_kernels(counts[[0, 2]], 10.0, 2), [1])  # none enough: the most
+    assert neighbor_floors("auto", 64) == (1.0, 4.0, 16.0) and neighbor_floors(2, 64) == (2.0,)
+
+
+@pytest.mark.parametrize("cls", [MKLSILP, LpMKL])
+def test_min_neighbors_auto_chooses_the_floor_with_C(cls):
+    """min_neighbors="auto": every (floor, C) of 1, n/16, n/4 × the C grid scored on the folds; the
+    floor of the best is the kept kernels' and is the one a fixed min_neighbors of it gives."""
+    X, y = ring(96)
+    model = cls(kernels="gaussian:0.01,0.5,1,2,4;polynomial:1", min_neighbors="auto", random_state=2).fit(X, y)
+    assert model.cv_scores_.shape == (1, 3 * len(C_GRID))
+    best = int(np.argmax(model.cv_scores_[0]))
+    assert (
+        model.neighbor_floor_[0] == (1.0, 6.0, 24.0)[best // len(C_GRID)] and model.C_[0] == C_GRID[best % len(C_GRID)]
+    )
+    fixed = cls(kernels=model.kernels, min_neighbors=float(model.neighbor_floor_[0]), C=float(model.C_[0])).fit(X, y)
+    np.testing.assert_array_equal(fixed.pair_weights_, model.pair_weights_)
+    assert model.pair_weights_[0, 0] == 0.0
 
 
 @pytest.mark.parametrize("cls", [SimpleMKL, MKLSILP, MKLLevel, LpMKL])

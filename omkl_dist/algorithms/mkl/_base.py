@@ -93,13 +93,21 @@ def effective_neighbors(grams: np.ndarray) -> np.ndarray:
     return counts
 
 
-def kept_kernels(grams: np.ndarray, min_neighbors: float) -> np.ndarray:
-    """Indices of the kernels with at least ``min_neighbors`` effective neighbours per row (every
-    kernel when 0; the one with the most when none has enough)."""
-    if min_neighbors <= 0.0:
-        return np.arange(len(grams))
-    counts = effective_neighbors(grams)
-    keep = np.flatnonzero(counts >= min_neighbors)
+def neighbor_floors(min_neighbors: float | str, n_rows: int) -> tuple[float, ...]:
+    """The floors ``min_neighbors`` stands for on ``n_rows`` training rows: itself, or for "auto" the
+    candidates cross-validation chooses among with C: 1, n/16 and n/4 neighbours per row."""
+    if min_neighbors == "auto":
+        return (1.0, n_rows / 16.0, n_rows / 4.0)
+    return (float(min_neighbors),)
+
+
+def kept_kernels(counts: np.ndarray | None, floor: float, n_kernels: int) -> np.ndarray:
+    """Indices of the kernels with at least ``floor`` effective neighbours per row (``counts``, from
+    :func:`effective_neighbors`; every kernel when the floor is 0; the one with the most when none has
+    enough)."""
+    if floor <= 0.0 or counts is None:
+        return np.arange(n_kernels)
+    keep = np.flatnonzero(counts >= floor)
     return keep if len(keep) else np.array([int(np.argmax(counts))])
 
 
@@ -149,6 +157,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "pair_weights_",
         "kernel_scales_",
         "C_",
+        "neighbor_floor_",
         "cv_scores_",
         "weights_",
         "kernel_counts_",
@@ -169,7 +178,10 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "C": C_CONSTRAINT,
         "kernels": [KERNEL_SPEC],
         "kernel_normalization": [StrOptions(NORMALIZATIONS)],
-        "min_neighbors": [Interval(Real, 0, None, closed="left")],
+        "min_neighbors": [
+            Interval(Real, 0, None, closed="left"),
+            StrOptions({"auto": "chosen with C by cross-validation among 1, n/16 and n/4 neighbours"}),
+        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [POSITIVE],
         "tol_weights": [Interval(Real, 0, None, closed="left")],
@@ -190,12 +202,17 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         from the weights ``p["start"]`` when given (a warm start along the C path), else uniform."""
 
     def _candidates(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        """The settings cross-validation chooses among (each overrides ``p``); one: no cross-validation."""
-        return [{"C": C} for C in (self._C_GRID if p["C"] == "auto" else (p["C"],))]
+        """The settings cross-validation chooses among (each overrides ``p``), floor-major so that C
+        walks upwards within a floor; one: no cross-validation."""
+        Cs = self._C_GRID if p["C"] == "auto" else (p["C"],)
+        return [{"floor": floor, "C": C} for floor in p["floors"] for C in Cs]
 
-    def _select(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
+    def _select(
+        self, grams: np.ndarray, counts: np.ndarray | None, y: np.ndarray, p: dict[str, Any]
+    ) -> tuple[dict[str, Any], np.ndarray]:
         """(the chosen candidate, the mean validation accuracy of each) for one binary problem:
-        stratified folds from ``p["seed"]``, normalisation fitted on each fold's training rows."""
+        stratified folds from ``p["seed"]``, each candidate on the kernels its floor keeps
+        (``counts``: their effective neighbours), normalisation fitted on each fold's training rows."""
         candidates = self._candidates(p)
         if len(candidates) == 1:
             return candidates[0], np.empty(0)
@@ -208,12 +225,15 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=p["seed"])
         correct = np.zeros(len(candidates), dtype=np.int64)  # counts: exact ties, first candidate wins
         for train, val in folds.split(np.zeros(len(y)), y):
-            fold = grams[:, train[:, None], train[None, :]]
-            scales = kernel_scales(fold, p["normalization"])
-            fold *= scales[:, None, None]
-            cross = grams[:, val[:, None], train[None, :]] * scales[:, None, None]
             sol: Solution | None = None
             for i, candidate in enumerate(candidates):
+                if i == 0 or candidate["floor"] != candidates[i - 1]["floor"]:  # this floor's kernels
+                    keep = kept_kernels(counts, candidate["floor"], len(grams))
+                    fold = grams[keep][:, train[:, None], train[None, :]]
+                    scales = kernel_scales(fold, p["normalization"])
+                    fold *= scales[:, None, None]
+                    cross = grams[keep][:, val[:, None], train[None, :]] * scales[:, None, None]
+                    sol = None
                 if sol is None or not self._same_solution(sol, candidates[i - 1], candidate):
                     start: dict[str, Any] = {"start": sol.weights} if sol is not None and self._warm_starts else {}
                     sol = self._solve(fold, y[train], {**p, **candidate, **start})
@@ -253,15 +273,19 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         selected: list[float] = []
         scores: list[np.ndarray] = []
         weights: list[np.ndarray] = []
+        floor_of: list[float] = []
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
             for m, spec in enumerate(pool):
                 check_gram(name, grams[m], spec.name)
-            keep = kept_kernels(grams, p.get("min_neighbors", 0.0))
+            floors = neighbor_floors(p.get("min_neighbors", 0.0), len(y_pm))
+            counts = effective_neighbors(grams) if max(floors) > 0.0 else None
+            chosen, cv_scores = self._select(grams, counts, y_pm, {**p, "floors": floors})
+            keep = kept_kernels(counts, chosen["floor"], len(pool))
             if len(keep) < len(pool):
                 grams = grams[keep]
-            chosen, cv_scores = self._select(grams, y_pm, p)
+            floor_of.append(chosen["floor"])
             scale = kernel_scales(grams, p["normalization"])
             grams *= scale[:, None, None]
             sol = self._solve(grams, y_pm, {**p, **chosen})
@@ -284,6 +308,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         self.pair_weights_ = np.array(weights)
         self.kernel_scales_ = np.array(scales)
         self.C_ = np.array(selected, dtype=np.float64)
+        self.neighbor_floor_ = np.array(floor_of, dtype=np.float64)
         self.cv_scores_ = np.array(scores, dtype=np.float64)
         self.weights_ = self.pair_weights_.mean(axis=0)
         self.kernel_counts_ = (self.pair_weights_ > 0.0).sum(axis=0)

@@ -90,7 +90,7 @@ class MKLLevel(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
-    min_neighbors : float >= 0, default 1.0
+    min_neighbors : float >= 0 or "auto", default 1.0
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
     level : float in (0, 1), default 0.9
         λ: the level's weight on the best value (the paper's setting).
@@ -125,7 +125,7 @@ class MKLLevel(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
-        min_neighbors: float = MIN_NEIGHBORS,
+        min_neighbors: float | str = MIN_NEIGHBORS,
         level: float = 0.9,
         max_iter: int = 100,
         tol: float = 0.01,

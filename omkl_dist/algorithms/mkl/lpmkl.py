@@ -59,7 +59,7 @@ class LpMKL(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default, so the two are comparable).
-    min_neighbors : float >= 0, default 1.0
+    min_neighbors : float >= 0 or "auto", default 1.0
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
     max_iter : int, default 100
     tol : float > 0, default 0.01
@@ -96,7 +96,7 @@ class LpMKL(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
-        min_neighbors: float = MIN_NEIGHBORS,
+        min_neighbors: float | str = MIN_NEIGHBORS,
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-4,

@@ -71,7 +71,7 @@ class SimpleMKL(BatchMKL):
         applied to test kernels. Unit trace is unit diagonal divided by n, so it divides the
         effective C by n: trace with C is diagonal with C/n (measured: the same accuracies), and a
         fixed C grid means the same on every data size only on the diagonal scale -- the default.
-    min_neighbors : float >= 0, default 1.0
+    min_neighbors : float >= 0 or "auto", default 1.0
         Drop (weight 0) every kernel under which a training row has on average fewer than this many
         effective neighbours, ``(1/n) Σ_i Σ_{j≠i} κ̂(x_i, x_j)²`` with κ̂ the kernel at unit diagonal,
         measured on each pair's training rows before learning. Such a kernel -- a gaussian far
@@ -79,6 +79,10 @@ class SimpleMKL(BatchMKL):
         takes it as a per-row slack whose margin beats every smooth kernel's and puts most of the
         weight on it at every C (on the MKBoost paper's binary sets: 1 to 5 points below one tuned
         gaussian SVM, BENCHMARKS.md "Batch MKL accuracy"). 0 keeps every kernel (the paper's protocol).
+        "auto": the floor is chosen with C by the same cross-validation among 1, n/16 and n/4 (n the
+        pair's training rows; the lowest on ties): ℓ1-MKL still favours the narrowest kernel it is
+        given, and a higher floor is the width a tuned single-kernel SVM would pick. ``neighbor_floor_``
+        says which.
     max_iter : int, default 100
     tol : float > 0, default 0.01
         Relative duality-gap threshold.
@@ -100,7 +104,9 @@ class SimpleMKL(BatchMKL):
         Normalisation factors s_m (1 for a dropped kernel); the learned kernel is Σ_m d_m s_m κ_m.
     C_ : ndarray, (n_pairs,)
         The C of each pair's SVM (``C`` itself unless "auto").
-    cv_scores_ : ndarray, (n_pairs, 7) or (n_pairs, 0)
+    neighbor_floor_ : ndarray, (n_pairs,)
+        The effective-neighbour floor each pair's kernels were kept by (``min_neighbors`` or its choice).
+    cv_scores_ : ndarray, (n_pairs, n_floors · 7) or (n_pairs, 0)
         ``C="auto"``: the cross-validated accuracy of each C of the grid; empty for a given C.
     kernel_counts_ : ndarray of int
         Pairs in which each kernel has a non-zero weight.
@@ -128,7 +134,7 @@ class SimpleMKL(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
-        min_neighbors: float = MIN_NEIGHBORS,
+        min_neighbors: float | str = MIN_NEIGHBORS,
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-4,
