@@ -168,7 +168,10 @@ WHY_MIN_NEIGHBORS = (
     "each kernel to unit variance in feature space instead (Kloft et al.'s multiplicative normalisation) "
     "kept the same choice (81.0 %). Dropping the kernels under which a row has less than one effective "
     "neighbour lets C matter again. What remains (german.numer, svmguide3): ℓ1-MKL still puts most weight "
-    "on the narrowest kernel left, where the tuned SVC picks σ = 8 and C up to 2^13."
+    'on the narrowest kernel left, where the tuned SVC picks σ = 8 and C up to 2^13. `min_neighbors="auto"` '
+    "(the floor chosen with C among 1, n/16, n/4 neighbours by the same cross-validation) made MKL-SILP "
+    "75.0 % on german.numer and 83.4 % on svmguide3 over the same 5 splits (SVC 74.9 and 83.2); it triples "
+    "the cross-validation's fits and is not yet the default, pending this benchmark on every dataset."
 )
 
 
