@@ -3,8 +3,9 @@
 The split and scaling are the MKBoost paper's protocol (:mod:`omkl_dist.reproduction.mkboost`):
 ``--seed S`` uses run 0's split of seed S, the scaler is fitted on the training rows only. The MKL
 estimators and ``svc`` (one gaussian SVM, C and width tuned) choose C by cross-validation on the
-training rows and scale each kernel to unit diagonal; ``--paper-settings`` gives the paper's C = 50
-and unit trace instead (MKBoost: C = 50 either way).
+training rows and scale each kernel to unit diagonal (the MKL estimators also drop the kernels that
+only memorise the training rows: ``min_neighbors``); ``--paper-settings`` gives the paper's C = 50,
+unit trace and every kernel instead (MKBoost: C = 50 either way).
 MKBoost's per-kernel fits run serially, on ``--threads`` local threads, or on a Dask cluster
 (``--scheduler ADDR``); SimpleMKL and Lp-MKL always run in this process.
 """
@@ -52,14 +53,16 @@ def run_fit(
     more of :func:`~omkl_dist.storage.read_dataset`'s options for a file (``features``,
     ``categorical``, ``impute``, ``zero_based``; an encoder is fitted on every row of the file).
     ``C``, ``kernels``, ``kernel_normalization``: None is the default (:func:`batch_settings`)."""
-    from omkl_dist.algorithms.mkl import TunedSVC
+    from omkl_dist.algorithms.mkl import MIN_NEIGHBORS, TunedSVC
     from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
+    from omkl_dist.reproduction.tables import mkboost as paper_table
     from omkl_dist.storage import read_dataset, resolve_dataset
     from omkl_dist.storage.views import is_multiview, read_views
 
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     C, kernels, kernel_normalization = batch_settings(algo, C, kernels, kernel_normalization, paper_settings)
+    min_neighbors = paper_table.MIN_NEIGHBORS if paper_settings else MIN_NEIGHBORS
     groups = None
     if is_multiview(data, data_dir=data_dir):  # e.g. mfeat: the views side by side, each a feature group
         ds, groups = read_views(data, data_dir=data_dir, label_column=label_column)
@@ -108,6 +111,7 @@ def run_fit(
                 C=C,
                 kernels=kernels,
                 kernel_normalization=kernel_normalization,
+                min_neighbors=min_neighbors,
                 executor=executor,
                 verbose=verbose,
             )
@@ -134,7 +138,13 @@ def run_fit(
         scaling=scaling,
         settings={"C": C, "kernels": kernels}
         if algo == "mkboost"
-        else {"C": C, "kernels": kernels, "kernel_normalization": kernel_normalization, "C_chosen": model.C_.tolist()},
+        else {
+            "C": C,
+            "kernels": kernels,
+            "kernel_normalization": kernel_normalization,
+            **({} if algo == "svc" else {"min_neighbors": min_neighbors}),
+            "C_chosen": model.C_.tolist(),
+        },
         executor=executor_name,
         seconds=seconds,
     )

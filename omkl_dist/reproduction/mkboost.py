@@ -157,14 +157,16 @@ def make_model(
     C: float = paper.C,
     kernels=paper.KERNELS,
     kernel_normalization: str = paper.KERNEL_NORMALIZATION,
+    min_neighbors: float = paper.MIN_NEIGHBORS,
     executor=None,
     verbose: int = 0,
 ):
     """A fresh estimator for a paper algorithm key with the given (default: the paper's) settings;
     MKBoost's SVMs run to libsvm's own convergence (``svm_max_iter=None``), as the paper's did, and
     ``verbose`` is MKBoost's (a line per boosting trial). The MKL baselines get ``C`` and
-    ``kernel_normalization`` explicitly: the paper's (50, unit trace), not the estimators' defaults
-    (C by cross-validation, unit diagonal); ``random_state`` draws their folds when ``C="auto"``."""
+    ``kernel_normalization`` and ``min_neighbors`` explicitly: the paper's (50, unit trace, every kernel),
+    not the estimators' defaults (C by cross-validation, unit diagonal, no memorising kernel);
+    ``random_state`` draws their folds when ``C="auto"``."""
     if algorithm.startswith("mkboost-"):
         return MKBoost(
             variant=algorithm[-2:].upper(),
@@ -178,7 +180,13 @@ def make_model(
             executor=executor,
             verbose=verbose,
         )
-    mkl = {"C": C, "kernels": kernels, "kernel_normalization": kernel_normalization, "random_state": random_state}
+    mkl = {
+        "C": C,
+        "kernels": kernels,
+        "kernel_normalization": kernel_normalization,
+        "min_neighbors": min_neighbors,
+        "random_state": random_state,
+    }
     if algorithm == "mkl-sd":
         return SimpleMKL(**mkl)
     if algorithm == "mkl-silp":

@@ -156,7 +156,7 @@ def _sipmkl(X, y, Xt, yt, pool) -> dict:
     train, val = validation_split(len(X), 0)
 
     def sipmkl(C: float) -> SimpleMKL:  # unit trace: the toolbox's normalisation, as the paper ran it
-        return SimpleMKL(kernels=pool, C=C, kernel_normalization="trace", max_iter=30)
+        return SimpleMKL(kernels=pool, C=C, kernel_normalization="trace", min_neighbors=0.0, max_iter=30)
 
     scores = [sipmkl(C).fit(X[train], y[train]).score(X[val], y[val]) for C in SIPMKL_C]
     C = SIPMKL_C[int(np.argmax(scores))]

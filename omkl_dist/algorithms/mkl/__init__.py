@@ -9,15 +9,18 @@
 SimpleMKL, MKL-SILP and MKL-Level solve the same problem (they reach the same optimum: tested); the
 LPs go to scipy's HiGHS (``linprog``), the level projection to SLSQP. The estimators take
 precomputed Gram matrices of a kernel pool (default ``"mkboost17"``), solve the inner SVM with
-scikit-learn's ``SVC(kernel="precomputed")`` and handle several classes one-vs-one. By default each
-base kernel is scaled to unit mean diagonal and C is chosen by 3-fold cross-validation on the training
-rows; the MKBoost paper's protocol (C = 50, unit trace) is what ``omkl reproduce mkboost`` passes.
+scikit-learn's ``SVC(kernel="precomputed")`` and handle several classes one-vs-one. By default the kernels
+under which the training rows have less than one effective neighbour each are dropped (they only
+memorise), each remaining kernel is scaled to unit mean diagonal and C is chosen from :data:`C_GRID` by
+3-fold cross-validation on the training rows; the MKBoost paper's protocol (C = 50, unit trace, every
+kernel) is what ``omkl reproduce mkboost`` passes.
 """
 
+from ._base import C_GRID, MIN_NEIGHBORS
 from .level import MKLLevel
 from .lpmkl import LpMKL
 from .silp import MKLSILP
 from .simplemkl import SimpleMKL
 from .svc import TunedSVC
 
-__all__ = ["SimpleMKL", "MKLSILP", "MKLLevel", "LpMKL", "TunedSVC"]
+__all__ = ["SimpleMKL", "MKLSILP", "MKLLevel", "LpMKL", "TunedSVC", "C_GRID", "MIN_NEIGHBORS"]

@@ -2,10 +2,11 @@
 one-vs-one, prediction.
 
 A subclass implements ``_solve(grams, y, params) -> Solution`` for one binary problem (labels ±1,
-``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, normalises the
-kernels, picks C (``C="auto"``: :data:`C_GRID` by stratified 3-fold cross-validation on the pair's
-training rows, the folds drawn from ``random_state``), stores the final SVM of each pair on the
-shared support-vector set and predicts with ``Σ_m d_m s_m κ_m``.
+``grams`` of shape (M, n, n)); this base validates, loops over one-vs-one pairs, drops the kernels
+that only memorise the pair's training rows (``min_neighbors``), normalises the others, picks C
+(``C="auto"``: :data:`C_GRID` by stratified 3-fold cross-validation on the pair's training rows, the
+folds drawn from ``random_state``), stores the final SVM of each pair on the shared support-vector
+set and predicts with ``Σ_m d_m s_m κ_m``.
 """
 
 from __future__ import annotations
@@ -43,10 +44,13 @@ if TYPE_CHECKING:
 WEIGHT_PRECISION = 1e-8
 NORMALIZATIONS = ("trace", "diagonal", "none")
 POSITIVE = Interval(Real, 0, None, closed="neither")
-# C="auto": the values tried (on unit-diagonal kernels; docs in BENCHMARKS.md "Batch MKL accuracy":
-# the best C of SimpleMKL on the MKBoost paper's binary sets lay in [1, 100] every time) and the folds.
-C_GRID = (1.0, 10.0, 100.0)
+# C="auto": the values tried, 2^-1 .. 2^11 by factors of 4 (on unit-diagonal kernels; the tuned RBF SVC
+# picks C in 2^1 .. 2^13 on the MKBoost paper's binary sets: BENCHMARKS.md "Batch MKL accuracy"), and the folds.
+C_GRID = tuple(2.0**e for e in range(-1, 12, 2))
 CV_FOLDS = 3
+# min_neighbors' default: a kernel under which the training rows have less than one effective neighbour
+# each is dropped (see effective_neighbors)
+MIN_NEIGHBORS = 1.0
 C_CONSTRAINT = [POSITIVE, StrOptions({"auto": "chosen by cross-validation on the training rows"})]
 SEED_CONSTRAINT = [None, Interval(Integral, 0, None, closed="left")]
 
@@ -67,6 +71,44 @@ def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
         raise ValueError("a kernel has a zero trace on the training rows; use kernel_normalization='none'")
     scales: np.ndarray = (1.0 if normalization == "trace" else grams.shape[1]) / trace
     return scales
+
+
+def effective_neighbors(grams: np.ndarray) -> np.ndarray:
+    """Per kernel, how many other training rows a row resembles: ``(1/n) Σ_i Σ_{j≠i} κ̂(x_i, x_j)²``
+    with κ̂ the kernel scaled to unit diagonal (``κ(x_i, x_j) / √(κ(x_i, x_i) κ(x_j, x_j))``).
+
+    Near 0 for a gaussian far narrower than the distances between rows: its Gram is the identity,
+    a kernel that can only memorise the training rows. ℓ1-MKL takes such a kernel for a per-row slack
+    (``d I + (1-d) K`` is an ℓ2 soft margin on K) whose margin beats every smooth kernel's, so it
+    puts most of the weight on it whatever C is (measured: BENCHMARKS.md "Batch MKL accuracy").
+    """
+    n = grams.shape[1]
+    counts = np.empty(len(grams))
+    for m, K in enumerate(grams):
+        diag = np.diagonal(K)
+        inv = np.zeros(n)
+        np.divide(1.0, np.sqrt(diag), out=inv, where=diag > 0.0)  # a zero row resembles nothing
+        unit = K * inv[:, None] * inv[None, :]
+        counts[m] = (np.einsum("ij,ij->", unit, unit) - np.einsum("ii,ii->", unit, unit)) / n
+    return counts
+
+
+def neighbor_floors(min_neighbors: float | str, n_rows: int) -> tuple[float, ...]:
+    """The floors ``min_neighbors`` stands for on ``n_rows`` training rows: itself, or for "auto" the
+    candidates cross-validation chooses among with C: 1, n/16 and n/4 neighbours per row."""
+    if min_neighbors == "auto":
+        return (1.0, n_rows / 16.0, n_rows / 4.0)
+    return (float(min_neighbors),)
+
+
+def kept_kernels(counts: np.ndarray | None, floor: float, n_kernels: int) -> np.ndarray:
+    """Indices of the kernels with at least ``floor`` effective neighbours per row (``counts``, from
+    :func:`effective_neighbors`; every kernel when the floor is 0; the one with the most when none has
+    enough)."""
+    if floor <= 0.0 or counts is None:
+        return np.arange(n_kernels)
+    keep = np.flatnonzero(counts >= floor)
+    return keep if len(keep) else np.array([int(np.argmax(counts))])
 
 
 @dataclass
@@ -115,6 +157,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "pair_weights_",
         "kernel_scales_",
         "C_",
+        "neighbor_floor_",
         "cv_scores_",
         "weights_",
         "kernel_counts_",
@@ -135,6 +178,10 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "C": C_CONSTRAINT,
         "kernels": [KERNEL_SPEC],
         "kernel_normalization": [StrOptions(NORMALIZATIONS)],
+        "min_neighbors": [
+            Interval(Real, 0, None, closed="left"),
+            StrOptions({"auto": "chosen with C by cross-validation among 1, n/16 and n/4 neighbours"}),
+        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [POSITIVE],
         "tol_weights": [Interval(Real, 0, None, closed="left")],
@@ -151,15 +198,21 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
 
     @abstractmethod
     def _solve(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> Solution:
-        """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1)."""
+        """Weights and final SVM for one binary problem (``grams`` (M, n, n), ``y`` ±1), starting
+        from the weights ``p["start"]`` when given (a warm start along the C path), else uniform."""
 
     def _candidates(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        """The settings cross-validation chooses among (each overrides ``p``); one: no cross-validation."""
-        return [{"C": C} for C in (self._C_GRID if p["C"] == "auto" else (p["C"],))]
+        """The settings cross-validation chooses among (each overrides ``p``), floor-major so that C
+        walks upwards within a floor; one: no cross-validation."""
+        Cs = self._C_GRID if p["C"] == "auto" else (p["C"],)
+        return [{"floor": floor, "C": C} for floor in p["floors"] for C in Cs]
 
-    def _select(self, grams: np.ndarray, y: np.ndarray, p: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
+    def _select(
+        self, grams: np.ndarray, counts: np.ndarray | None, y: np.ndarray, p: dict[str, Any]
+    ) -> tuple[dict[str, Any], np.ndarray]:
         """(the chosen candidate, the mean validation accuracy of each) for one binary problem:
-        stratified folds from ``p["seed"]``, normalisation fitted on each fold's training rows."""
+        stratified folds from ``p["seed"]``, each candidate on the kernels its floor keeps
+        (``counts``: their effective neighbours), normalisation fitted on each fold's training rows."""
         candidates = self._candidates(p)
         if len(candidates) == 1:
             return candidates[0], np.empty(0)
@@ -172,14 +225,31 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=p["seed"])
         correct = np.zeros(len(candidates), dtype=np.int64)  # counts: exact ties, first candidate wins
         for train, val in folds.split(np.zeros(len(y)), y):
-            fold = grams[:, train[:, None], train[None, :]]
-            scales = kernel_scales(fold, p["normalization"])
-            fold *= scales[:, None, None]
-            cross = grams[:, val[:, None], train[None, :]] * scales[:, None, None]
+            sol: Solution | None = None
             for i, candidate in enumerate(candidates):
-                sol = self._solve(fold, y[train], {**p, **candidate})
+                if i == 0 or candidate["floor"] != candidates[i - 1]["floor"]:  # this floor's kernels
+                    keep = kept_kernels(counts, candidate["floor"], len(grams))
+                    fold = grams[keep][:, train[:, None], train[None, :]]
+                    scales = kernel_scales(fold, p["normalization"])
+                    fold *= scales[:, None, None]
+                    cross = grams[keep][:, val[:, None], train[None, :]] * scales[:, None, None]
+                    sol = None
+                if sol is None or not self._same_solution(sol, candidates[i - 1], candidate):
+                    start: dict[str, Any] = {"start": sol.weights} if sol is not None and self._warm_starts else {}
+                    sol = self._solve(fold, y[train], {**p, **candidate, **start})
                 correct[i] += int(np.sum(np.where(decision(cross, sol) >= 0.0, 1.0, -1.0) == y[val]))
         return candidates[int(np.argmax(correct))], correct / len(y)
+
+    # C="auto" walks the grid upwards, each fold's solve starting from the previous C's weights
+    _warm_starts: ClassVar[bool] = True
+
+    @staticmethod
+    def _same_solution(sol: Solution, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """Whether ``sol`` (optimal at ``before``) is also optimal at ``after``: a larger C and no
+        support vector at the bound (every α_i < C). The SVM optimum then satisfies the larger box's
+        conditions too, for the learned weights and (J only grows with C) as the best weights."""
+        only_C = {k: v for k, v in after.items() if k != "C"} == {k: v for k, v in before.items() if k != "C"}
+        return only_C and after["C"] > before["C"] and float(np.abs(sol.svm.dual_coef).max()) < before["C"] * (1 - 1e-9)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Learn kernel weights and the SVM for each one-vs-one pair of classes.
@@ -202,16 +272,28 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         scales: list[np.ndarray] = []
         selected: list[float] = []
         scores: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
+        floor_of: list[float] = []
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
             for m, spec in enumerate(pool):
                 check_gram(name, grams[m], spec.name)
-            chosen, cv_scores = self._select(grams, y_pm, p)
-            scales.append(kernel_scales(grams, p["normalization"]))
-            grams *= scales[-1][:, None, None]
+            floors = neighbor_floors(p.get("min_neighbors", 0.0), len(y_pm))
+            counts = effective_neighbors(grams) if max(floors) > 0.0 else None
+            chosen, cv_scores = self._select(grams, counts, y_pm, {**p, "floors": floors})
+            keep = kept_kernels(counts, chosen["floor"], len(pool))
+            if len(keep) < len(pool):
+                grams = grams[keep]
+            floor_of.append(chosen["floor"])
+            scale = kernel_scales(grams, p["normalization"])
+            grams *= scale[:, None, None]
             sol = self._solve(grams, y_pm, {**p, **chosen})
             solutions.append(sol)
+            scales.append(np.ones(len(pool)))
+            scales[-1][keep] = scale
+            weights.append(np.zeros(len(pool)))
+            weights[-1][keep] = sol.weights
             selected.append(chosen["C"])
             scores.append(cv_scores)
             parts.append((rows[sol.svm.support], sol.svm.dual_coef))
@@ -223,9 +305,10 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         self.kernel_names_ = pool.names
         self.support_vectors_ = X[rows].copy()
         self.intercept_ = np.array([s.svm.intercept for s in solutions])
-        self.pair_weights_ = np.array([s.weights for s in solutions])
+        self.pair_weights_ = np.array(weights)
         self.kernel_scales_ = np.array(scales)
         self.C_ = np.array(selected, dtype=np.float64)
+        self.neighbor_floor_ = np.array(floor_of, dtype=np.float64)
         self.cv_scores_ = np.array(scores, dtype=np.float64)
         self.weights_ = self.pair_weights_.mean(axis=0)
         self.kernel_counts_ = (self.pair_weights_ > 0.0).sum(axis=0)
@@ -262,6 +345,14 @@ def decision(cross: np.ndarray, sol: Solution) -> np.ndarray:
     K = np.tensordot(sol.weights[active], cross[active][:, :, sol.svm.support], axes=1)
     scores: np.ndarray = K @ sol.svm.dual_coef + sol.svm.intercept
     return scores
+
+
+def start_weights(p: dict[str, Any], M: int, uniform: float | None = None) -> np.ndarray:
+    """A solver's first weights: ``p["start"]`` (a copy) when given, else every weight ``uniform``
+    (default 1/M: the simplex's centre)."""
+    if p.get("start") is not None:
+        return np.array(p["start"], dtype=np.float64)
+    return np.full(M, 1.0 / M if uniform is None else uniform)
 
 
 def clean_weights(d: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import linprog, minimize
 
 from ..._validation import Interval
-from ._base import BatchMKL, Solution, SVMSolution, clean_weights, solve_svm
+from ._base import MIN_NEIGHBORS, BatchMKL, Solution, SVMSolution, clean_weights, solve_svm, start_weights
 
 if TYPE_CHECKING:
     from .._batch import KernelSpecLike
@@ -90,6 +90,8 @@ class MKLLevel(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
+    min_neighbors : float >= 0 or "auto", default 1.0
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
     level : float in (0, 1), default 0.9
         λ: the level's weight on the best value (the paper's setting).
     max_iter : int, default 100
@@ -123,6 +125,7 @@ class MKLLevel(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
+        min_neighbors: float | str = MIN_NEIGHBORS,
         level: float = 0.9,
         max_iter: int = 100,
         tol: float = 0.01,
@@ -133,6 +136,7 @@ class MKLLevel(BatchMKL):
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
+        self.min_neighbors = min_neighbors
         self.level = level
         self.max_iter = max_iter
         self.tol = tol
@@ -144,7 +148,7 @@ class MKLLevel(BatchMKL):
 
     def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         M = len(grams)
-        beta = np.full(M, 1.0 / M)
+        beta = start_weights(params, M)
         points: list[np.ndarray] = []
         values: list[float] = []
         grads: list[np.ndarray] = []

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._validation import Interval
-from ._base import BatchMKL, Solution, SVMSolution, solve_svm
+from ._base import MIN_NEIGHBORS, BatchMKL, Solution, SVMSolution, solve_svm, start_weights
 
 if TYPE_CHECKING:
     from .._batch import KernelSpecLike
@@ -59,6 +59,8 @@ class LpMKL(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default, so the two are comparable).
+    min_neighbors : float >= 0 or "auto", default 1.0
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
     max_iter : int, default 100
     tol : float > 0, default 0.01
     tol_weights : float >= 0, default 1e-4
@@ -94,6 +96,7 @@ class LpMKL(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
+        min_neighbors: float | str = MIN_NEIGHBORS,
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-4,
@@ -103,6 +106,7 @@ class LpMKL(BatchMKL):
         self.p = p
         self.C = C
         self.kernel_normalization = kernel_normalization
+        self.min_neighbors = min_neighbors
         self.kernels = kernels
         self.max_iter = max_iter
         self.tol = tol
@@ -114,7 +118,7 @@ class LpMKL(BatchMKL):
 
     def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         p, M = params["p"], len(grams)
-        theta = np.full(M, M ** (-1.0 / p))
+        theta = start_weights(params, M, M ** (-1.0 / p))
         sol = solve_svm(grams, theta, y, params["C"], params["svm_tol"])
         history = [sol.objective]
         reason, n_iter = "max_iter", params["max_iter"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ._base import BatchMKL, Solution, clean_weights, solve_svm
+from ._base import MIN_NEIGHBORS, BatchMKL, Solution, clean_weights, solve_svm, start_weights
 
 if TYPE_CHECKING:
     from .._batch import KernelSpecLike
@@ -63,6 +63,8 @@ class MKLSILP(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
+    min_neighbors : float >= 0 or "auto", default 1.0
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
     max_iter : int, default 100
     tol : float > 0, default 0.01
     tol_weights : float >= 0, default 1e-5
@@ -93,6 +95,7 @@ class MKLSILP(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
+        min_neighbors: float | str = MIN_NEIGHBORS,
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-5,
@@ -102,6 +105,7 @@ class MKLSILP(BatchMKL):
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
+        self.min_neighbors = min_neighbors
         self.max_iter = max_iter
         self.tol = tol
         self.tol_weights = tol_weights
@@ -110,7 +114,7 @@ class MKLSILP(BatchMKL):
 
     def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         M = len(grams)
-        beta, theta = np.full(M, 1.0 / M), -np.inf
+        beta, theta = start_weights(params, M), -np.inf
         rows: list[np.ndarray] = []
         history: list[float] = []
         reason, n_iter, violation = "max_iter", params["max_iter"], np.inf

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._validation import Interval
-from ._base import BatchMKL, Solution, SVMSolution, clean_weights, solve_svm
+from ._base import MIN_NEIGHBORS, BatchMKL, Solution, SVMSolution, clean_weights, solve_svm, start_weights
 
 if TYPE_CHECKING:
     from .._batch import KernelSpecLike
@@ -57,10 +57,13 @@ class SimpleMKL(BatchMKL):
     Parameters
     ----------
     C : float > 0 or "auto", default "auto"
-        The SVM penalty, or "auto": chosen per one-vs-one pair from (1, 10, 100) by stratified
-        3-fold cross-validation on the pair's training rows (folds from ``random_state``; the
-        smallest C among the most accurate). The MKBoost paper's protocol is C = 50 with
-        ``kernel_normalization="trace"`` (``omkl reproduce mkboost``).
+        The SVM penalty, or "auto": chosen per one-vs-one pair from
+        :data:`~omkl_dist.algorithms.mkl.C_GRID` (2^-1, 2^1, ..., 2^11) by stratified 3-fold
+        cross-validation on the pair's training rows (folds from ``random_state``; the smallest C
+        among the most accurate). The folds walk the grid upwards, each solve starting from the
+        previous C's weights, and a solution with no support vector at the bound (every α_i < C) is
+        taken for the larger Cs unchanged (it is their optimum too). The MKBoost paper's protocol is
+        C = 50 with ``kernel_normalization="trace"`` and ``min_neighbors=0`` (``omkl reproduce mkboost``).
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         Scale each K_m to unit mean diagonal (gaussians unchanged), to unit trace (the SimpleMKL
@@ -68,6 +71,18 @@ class SimpleMKL(BatchMKL):
         applied to test kernels. Unit trace is unit diagonal divided by n, so it divides the
         effective C by n: trace with C is diagonal with C/n (measured: the same accuracies), and a
         fixed C grid means the same on every data size only on the diagonal scale -- the default.
+    min_neighbors : float >= 0 or "auto", default 1.0
+        Drop (weight 0) every kernel under which a training row has on average fewer than this many
+        effective neighbours, ``(1/n) Σ_i Σ_{j≠i} κ̂(x_i, x_j)²`` with κ̂ the kernel at unit diagonal,
+        measured on each pair's training rows before learning. Such a kernel -- a gaussian far
+        narrower than the distances between rows, its Gram the identity -- can only memorise: ℓ1-MKL
+        takes it as a per-row slack whose margin beats every smooth kernel's and puts most of the
+        weight on it at every C (on the MKBoost paper's binary sets: 1 to 5 points below one tuned
+        gaussian SVM, BENCHMARKS.md "Batch MKL accuracy"). 0 keeps every kernel (the paper's protocol).
+        "auto": the floor is chosen with C by the same cross-validation among 1, n/16 and n/4 (n the
+        pair's training rows; the lowest on ties): ℓ1-MKL still favours the narrowest kernel it is
+        given, and a higher floor is the width a tuned single-kernel SVM would pick. ``neighbor_floor_``
+        says which.
     max_iter : int, default 100
     tol : float > 0, default 0.01
         Relative duality-gap threshold.
@@ -86,10 +101,12 @@ class SimpleMKL(BatchMKL):
         Kernel weights d (on the simplex); multi-class: the mean over the one-vs-one pairs.
     pair_weights_ : ndarray, (n_pairs, n_kernels)
     kernel_scales_ : ndarray, (n_pairs, n_kernels)
-        Normalisation factors s_m; the learned kernel is Σ_m d_m s_m κ_m.
+        Normalisation factors s_m (1 for a dropped kernel); the learned kernel is Σ_m d_m s_m κ_m.
     C_ : ndarray, (n_pairs,)
         The C of each pair's SVM (``C`` itself unless "auto").
-    cv_scores_ : ndarray, (n_pairs, 3) or (n_pairs, 0)
+    neighbor_floor_ : ndarray, (n_pairs,)
+        The effective-neighbour floor each pair's kernels were kept by (``min_neighbors`` or its choice).
+    cv_scores_ : ndarray, (n_pairs, n_floors · 7) or (n_pairs, 0)
         ``C="auto"``: the cross-validated accuracy of each C of the grid; empty for a given C.
     kernel_counts_ : ndarray of int
         Pairs in which each kernel has a non-zero weight.
@@ -117,6 +134,7 @@ class SimpleMKL(BatchMKL):
         C: float | str = "auto",
         kernels: KernelSpecLike = "mkboost17",
         kernel_normalization: str = "diagonal",
+        min_neighbors: float | str = MIN_NEIGHBORS,
         max_iter: int = 100,
         tol: float = 0.01,
         tol_weights: float = 1e-4,
@@ -126,6 +144,7 @@ class SimpleMKL(BatchMKL):
     ) -> None:
         self.C = C
         self.kernel_normalization = kernel_normalization
+        self.min_neighbors = min_neighbors
         self.kernels = kernels
         self.max_iter = max_iter
         self.tol = tol
@@ -145,7 +164,7 @@ class SimpleMKL(BatchMKL):
         def svm(d: np.ndarray) -> SVMSolution:
             return solve_svm(grams, d, y, p["C"], p["svm_tol"])
 
-        d = np.full(M, 1.0 / M)
+        d = start_weights(p, M)
         sol = svm(d)
         history = [sol.objective]
         reason, n_iter = "max_iter", p["max_iter"]
