@@ -28,6 +28,7 @@ RECORD_FIELDS = {
     "algorithm",
     "block_size",
     "code",
+    "cpu_seconds",
     "created",
     "dataset",
     "kernel_spec",

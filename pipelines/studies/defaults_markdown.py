@@ -120,6 +120,16 @@ def _rows_rule(report: dict) -> str:
     return f"capped at its first {report['max_rows']:,} rows (`--max-rows`)"
 
 
+def _cpu_text(report: dict) -> str:
+    runs = report.get("cpu_runs", 0)  # a summary written before runs recorded their CPU time has none
+    if not runs:
+        return ""
+    return (
+        f" Cost: {report['cpu_seconds']:,.0f} CPU seconds over the {runs:,} runs that recorded it "
+        f"({report['cpu_seconds'] / runs:,.1f} s per run, data preparation included)."
+    )
+
+
 def _protocol(report: dict, h: str = "##") -> list[str]:
     datasets = ", ".join(
         f"{d['name']} ({d['n']:,} of {d['rows']:,} rows × {d['features']}, {d['classes']} classes)"
@@ -145,7 +155,7 @@ def _protocol(report: dict, h: str = "##") -> list[str]:
         *_axes_lines(report),
         "- Time: learning only (`progressive_score`, `time.perf_counter`), seconds per run, each run single-threaded "
         "(numba and BLAS) with `--workers` runs at a time on a 2-core machine shared with other work: compare "
-        "times within a row, not across studies.",
+        "times within a row, not across studies." + _cpu_text(report),
         f"- Code: {_count(len(report['code_versions']), 'version')} of the omkl_dist sources measured these runs "
         f"({', '.join(report['code_versions'])}: the `code` field of each JSONL record).",
         f"- Datasets: {datasets}.",

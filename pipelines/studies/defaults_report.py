@@ -183,6 +183,9 @@ def build_report(records: list[dict], *, max_rows: int | None, skipped=None, sou
         "learning_seconds": float(sum(r["seconds"] for r in ok)),
         "code_versions": sorted({r.get("code", "unknown") for r in records}),
         "run_seconds": float(sum(r["wall_seconds"] for r in records)),
+        # CPU time of the runs that recorded it (each single-threaded; older records have none)
+        "cpu_seconds": float(sum(r["cpu_seconds"] for r in records if "cpu_seconds" in r)),
+        "cpu_runs": sum("cpu_seconds" in r for r in records),
     }
 
 
