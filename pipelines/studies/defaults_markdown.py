@@ -345,7 +345,9 @@ def benchmarks_section(report: dict) -> str:
         "",
         f"{report['runs']:,} runs: {len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets "
         f"× {len(report['combinations'])} combinations (scaling × raw/normalised kernels) × up to "
-        f"{_count(report['permutations'], 'permutation')}, {report['max_rows']:,} rows each; learning time "
+        f"{_count(report['permutations'], 'permutation')}, "
+        f"{'whole streams' if report['max_rows'] is None else format(report['max_rows'], ',') + ' rows each'}; "
+        "learning time "
         f"{report['learning_seconds']:,.0f} s in total ({report['run_seconds']:,.0f} s of runs including "
         f"data preparation). Raw results: `{report['source']}`.",
         "",
