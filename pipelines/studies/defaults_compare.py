@@ -75,6 +75,10 @@ def _pct(value) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _winner_text(winner, mean) -> str:
+    return "—" if winner is None else f"{winner}: {mean:.2f}"
+
+
 def _best_text(best) -> str:
     if best is None:
         return "—"
@@ -101,7 +105,7 @@ def comparison_markdown(cap: dict, whole: dict, rows: list[dict], default: str) 
     for r in rows:
         lines.append(
             f"| {r['algorithm']} | {r['dataset']} | {_best_text(r['best'])} | {_pct(r['default'])} | "
-            f"{r['whole_winner'] or '—'}: {_pct(r['whole_winner_mean'])} | {r['cap_winner'] or '—'} "
+            f"{_winner_text(r['whole_winner'], r['whole_winner_mean'])} | {r['cap_winner'] or '—'} "
             f"({_pct(r['cap_winner_cap'])}){'' if r['same_kernels'] else ' †'} | {_pct(r['cap_winner_whole'])} | "
             f"{_pct(r['gap'])} |"
         )
