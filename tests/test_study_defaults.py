@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
+from omkl_dist.pipelines.studies.defaults_compare import against, format_side_by_side
 from omkl_dist.pipelines.studies.defaults_data import letters_shaped, magic04_shaped
 from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section, format_markdown
-from omkl_dist.pipelines.studies.defaults_plan import COMBINATIONS, FORMS, SCALINGS
+from omkl_dist.pipelines.studies.defaults_plan import COMBINATIONS, FORMS, SCALINGS, study_spec
 from omkl_dist.pipelines.studies.defaults_records import run_key
 from omkl_dist.pipelines.studies.defaults_report import build_report
 from omkl_dist.pipelines.studies.defaults_run import run_task, single_threaded
@@ -27,6 +28,7 @@ RECORD_FIELDS = {
     "algorithm",
     "block_size",
     "code",
+    "cpu_seconds",
     "created",
     "dataset",
     "kernel_spec",
@@ -39,11 +41,13 @@ RECORD_FIELDS = {
     "n_features",
     "n_support",
     "permutation",
+    "prefix_mistakes",
     "rows_available",
     "scale_rows",
     "scaling",
     "seconds",
     "seed",
+    "settings",
     "wall_seconds",
 }
 
@@ -157,7 +161,16 @@ def test_worker_processes(data_dir, tmp_path):
         again = run_task(
             {
                 k: _lines(results)[0][k]
-                for k in ("algorithm", "dataset", "scaling", "kernels", "kernel_spec", "permutation", "max_rows")
+                for k in (
+                    "algorithm",
+                    "dataset",
+                    "scaling",
+                    "kernels",
+                    "kernel_spec",
+                    "permutation",
+                    "max_rows",
+                    "settings",
+                )
             }
         )
     assert again["mistakes"] == _lines(results)[0]["mistakes"]
@@ -211,11 +224,13 @@ def test_bad_options_exit_2_with_one_line(data_dir, tmp_path):
         (("--report-only", "--workers", 1), "--workers: nothing runs with --report-only"),
         (("--permutations", 0), "--permutations"),
         (("--max-rows", -3), "--max-rows"),
+        (("--max-rows", "most"), "neither a positive number of rows nor 'all'"),
+        (("--axes", "hedge"), "unknown axis 'hedge' (did you mean hedge_loss"),
     ]
     for args, message in cases:
         res = invoke(*args, *base)
         assert res.exit_code == 2 and message in res.output, (args, res.output)
-        if not args[0].startswith(("--permutations", "--max-rows")):  # click's own range checks show the usage
+        if args[0] not in ("--permutations", "--max-rows"):  # click's own range checks show the usage
             assert res.output.startswith("error: ") and len(res.output.strip().splitlines()) == 1, res.output
     (tmp_path / "r.jsonl").write_text(json.dumps(_record("perceptron", "x", "none", 10.0)) + "\n")
     res = invoke("--report-only", "--max-rows", 300, *base)
@@ -330,3 +345,79 @@ def test_letters_shaped_has_the_documented_shape():
     assert d.X.shape == (15_000, 16) and d.classes == list(range(26)) and set(np.unique(d.y)) == set(range(26))
     spans = d.X.max(axis=0) - d.X.min(axis=0)
     assert spans.max() / spans.min() > 30
+
+
+# -- whole streams, the axes, the prefixes, and the page of both studies (issue 35) ---------------------------
+
+
+def test_prefix_mistakes_are_the_mistakes_of_the_stream_cut_there():
+    """A whole run's cumulative mistakes at each prefix are what a run of only those rows makes (the
+    offline race over a stream's head reads them); unscaled rows: a cut stream's scaler would differ."""
+    task = {
+        "algorithm": "omkc-ss",
+        "dataset": "magic04-shaped",
+        "scaling": "none",
+        "kernels": "norm",
+        "kernel_spec": study_spec("omkc-ss", {}, "norm"),
+        "permutation": 1,
+        "settings": {},
+    }
+    with single_threaded():
+        whole = run_task({**task, "max_rows": 600})
+        assert "error" not in whole, whole
+        assert [h for h, _ in whole["prefix_mistakes"]] == [250, 500, 600]
+        assert whole["prefix_mistakes"][-1][1] == whole["mistakes"]
+        for rows, mistakes in whole["prefix_mistakes"][:-1]:
+            assert run_task({**task, "max_rows": rows})["mistakes"] == mistakes
+
+
+def test_whole_streams_with_axes(data_dir, tmp_path):
+    results = tmp_path / "whole.jsonl"
+    args = ("--algorithms", "spa,perceptron", "--datasets", "fourclass", "--permutations", 1, "--max-rows", "all")
+    args += ("--axes", "hedge_loss,budget", "--workers", 1, "--results", results, "--doc", tmp_path / "d.md")
+    res = invoke(*args, "--quiet")
+    assert res.exit_code == 0, res.output
+    records = _lines(results)
+    # the Perceptron has no axis that applies; SPA runs its six combinations at each Hedge loss
+    assert len(records) == 6 + 2 * 6 and not any("error" in r for r in records)
+    assert {r["max_rows"] for r in records} == {None} and {r["n"] for r in records} == {862}
+    assert all(r["n"] == r["rows_available"] and r["prefix_mistakes"][-1] == [862, r["mistakes"]] for r in records)
+    spa = {json.dumps(r["settings"]) for r in records if r["algorithm"] == "spa"}
+    assert spa == {"{}", '{"hedge_loss": "mistake"}'}
+    assert "ran 0 of 18 planned runs (18 already done)" in invoke(*args, "--quiet").output  # resumed
+    text = (tmp_path / "d.md").read_text()
+    assert "learnt whole (`--max-rows all`)" in text and "## SPA (BOMKL), hedge_loss=mistake (`spa hedge_loss" in text
+    assert "max-rows all" in res.output
+
+
+def _side_by_side(cap_rates: dict, whole_rates: dict):
+    """Two studies of omkc-dd on datasets a, b: {dataset: {combination: rate}} at 200 rows and whole."""
+    cap = build_report(
+        [_record("omkc-dd", d, c, r) for d, row in cap_rates.items() for c, r in row.items()], max_rows=200
+    )
+    whole = [
+        {**_record("omkc-dd", d, c, r), "max_rows": None} for d, row in whole_rates.items() for c, r in row.items()
+    ]
+    whole.append({**_record("omkc-dd", "a", "minmax", 1.0), "max_rows": None, "settings": {"pool": "gaussian:1"}})
+    report = build_report(whole, max_rows=None)
+    report["against"] = against(cap, report, "cap.json")
+    return report, format_side_by_side(cap, report)
+
+
+def test_the_page_lists_where_the_whole_stream_and_the_cap_disagree():
+    six = dict.fromkeys(COMBINATIONS, 20.0)
+    report, text = _side_by_side(
+        {"a": {**six, "minmax": 10.0}, "b": {**six, "none": 10.0}},
+        {"a": {**six, "standard+norm": 12.0, "minmax": 15.0}, "b": {**six, "none": 11.0}},
+    )
+    rows = {r["dataset"]: r for r in report["against"]["rows"]}
+    assert (rows["a"]["cap_winner"], rows["a"]["whole_winner"]) == ("minmax", "standard+norm")
+    assert rows["a"]["gap"] == pytest.approx(3.0) and rows["b"]["gap"] == 0
+    # the best cell of the whole stream is over every setting run: the other pool's
+    assert rows["a"]["best"] == {"settings": {"pool": "gaussian:1"}, "combination": "minmax", "mean": 1.0}
+    assert "1 of 2 complete rows choose differently (1 by more than 0.5 points on the whole stream)" in text
+    assert "- omkc-dd on a: minmax at 200 rows, standard+norm on the whole stream (15.00 vs 12.00, +3.00)" in text
+    assert "| omkc-dd | a | minmax, pool=gaussian:1: 1.00 | 12.00 | standard+norm: 12.00 | minmax (10.00) |" in text
+    for heading in ("## Whole streams against the first 200 rows", "## Whole streams", "## The first 200 rows"):
+        assert f"\n{heading}" in text
+    assert "--max-rows all --compare cap.json --doc FILE" in text

@@ -17,7 +17,26 @@ def study():
     """Measured studies behind the package's defaults."""
 
 
-_STUDY_RUN_OPTIONS = ("algorithms", "datasets", "permutations", "workers")
+_STUDY_RUN_OPTIONS = ("algorithms", "datasets", "permutations", "axes", "workers")
+
+
+class RowCap(click.ParamType):
+    """``--max-rows``: a positive number of rows, or ``all`` (the whole stream: None)."""
+
+    name = "rows|all"
+
+    def convert(self, value, param, ctx):
+        if value is None or isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        if str(value).strip().lower() == "all":
+            return None
+        try:
+            rows = int(str(value).replace(",", "").replace("_", ""))
+        except ValueError:
+            rows = 0
+        if rows < 1:
+            self.fail(f"{value!r} is neither a positive number of rows nor 'all'", param, ctx)
+        return rows
 
 
 @study.command("defaults")
@@ -42,10 +61,18 @@ _STUDY_RUN_OPTIONS = ("algorithms", "datasets", "permutations", "workers")
 )
 @click.option(
     "--max-rows",
-    default=3_000,
+    default="3000",
     show_default=True,
-    type=click.IntRange(min=1),
-    help="Rows of each permutation a run learns (the report covers the runs of this cap).",
+    type=RowCap(),
+    help="Rows of each permutation a run learns, or 'all' for the whole stream (the report covers the "
+    "runs of this cap).",
+)
+@click.option(
+    "--axes",
+    default="",
+    help="Comma-separated defaults to vary beside the six combinations, one at a time, where they apply: "
+    "hedge_loss (SPA: hinge or mistake), budget (rbp, forgetron, bogd, bpas: 100 or 400), pool (omkc16 or "
+    "gaussian:2^-6..2^6). Default: none.",
 )
 @click.option(
     "--workers",
@@ -69,17 +96,25 @@ _STUDY_RUN_OPTIONS = ("algorithms", "datasets", "permutations", "workers")
     help="Where to write the Markdown report (replacing only an earlier report of ours). "
     "Default: beside --results (.md).",
 )
+@click.option(
+    "--compare",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Another study's JSON summary (e.g. the 3,000-row cap's, benchmarks/results/study-defaults.json) "
+    "to report beside this one, with the rows where their winners differ.",
+)
 @click.option("--report-only", is_flag=True, help="Run nothing: regenerate the report from --results.")
 @click.option("--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.pass_context
 def study_defaults_cmd(
-    ctx, algorithms, datasets, permutations, max_rows, workers, results, doc, report_only, as_json, quiet
+    ctx, algorithms, datasets, permutations, max_rows, axes, workers, results, doc, compare, report_only, as_json, quiet
 ):
     """Every online algorithm x dataset x scaling (none, minmax, standard) x raw/normalised kernels: online
     mistake rates over permutations and times; which combination wins how often, by how much, where it loses."""
     from click.core import ParameterSource
 
+    from ..studies.defaults_plan import AXES, resolve_names
     from ..studies.defaults_run import format_outcome, study_defaults
 
     if report_only:
@@ -94,9 +129,11 @@ def study_defaults_cmd(
         datasets=datasets,
         permutations=permutations,
         max_rows=max_rows,
+        axes=resolve_names(axes, list(AXES), "axis") if axes.strip() else (),
         workers=workers,
         results=results,
         doc=doc,
+        compare=compare,
         report_only=report_only,
         show_progress=not quiet,
     )

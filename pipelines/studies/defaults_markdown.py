@@ -7,7 +7,7 @@ import numpy as np
 
 from omkl_dist.storage.outputs import MARKDOWN_MARKER
 
-from .defaults_plan import BUDGET, LOSS, NEAR
+from .defaults_plan import AXES, BUDGET, BUDGET_ALGORITHMS, LOSS, NEAR, cap_text, variant_label
 from .defaults_records import summary_path
 
 _LABELS = {
@@ -21,11 +21,27 @@ _LABELS = {
     "spa": "SPA (BOMKL)",
     "om2": "OM-2",
     "oks": "OKS",
-    "rbp": f"RBP (B = {BUDGET})",
-    "forgetron": f"Forgetron (B = {BUDGET})",
-    "bogd": f"BOGD (B = {BUDGET})",
-    "bpas": f"BPAS (B = {BUDGET})",
+    "rbp": "RBP",
+    "forgetron": "Forgetron",
+    "bogd": "BOGD",
+    "bpas": "BPAS",
 }
+
+
+def units_of(report: dict) -> dict:
+    """{unit: {"algorithm", "settings"}} of a report (a summary written before the study had axes
+    names its algorithms only: each its defaults)."""
+    return report.get("units") or {a: {"algorithm": a, "settings": {}} for a in report["algorithms"]}
+
+
+def unit_label(report: dict, unit: str) -> str:
+    """``BPAS (B = 400)``, ``SPA (BOMKL), hedge_loss=mistake``: an algorithm's name and the settings it ran with."""
+    a, settings = units_of(report)[unit]["algorithm"], units_of(report)[unit]["settings"]
+    label = _LABELS.get(a, a)
+    if a in BUDGET_ALGORITHMS:
+        label += f" (B = {settings.get('budget', BUDGET)})"
+    rest = {k: v for k, v in settings.items() if k != "budget"}
+    return label + (f", {variant_label(rest)}" if rest else "")
 
 
 def _cell_text(cell, best: bool, permutations: int) -> str:
@@ -64,7 +80,7 @@ def _table(report: dict, algorithm: str) -> list[str]:
 def _summary_table(summary: dict, combos, extra=None) -> list[str]:
     head = f"| combination | best | best or within {NEAR:g} | mean margin when best | mean gap to best | max gap |"
     lines = [head + (" algorithms it wins |" if extra else ""), "|---" * (6 + bool(extra)) + "|"]
-    for c in combos:
+    for c in (c for c in combos if c in summary["combinations"]):  # a unit may lack some (a study cut short)
         s = summary["combinations"][c]
         cells = [c, str(s["best"]), str(s["near"]), _pts(s["mean_margin"]), _pts(s["mean_gap"]), _pts(s["max_gap"])]
         if extra:
@@ -98,7 +114,23 @@ def _losses(summary: dict) -> str:
     return head + f" It loses by more than {LOSS:g} point on {_count(len(summary['losses']), 'row')}: {items}."
 
 
-def _protocol(report: dict) -> list[str]:
+def _rows_rule(report: dict) -> str:
+    if report["max_rows"] is None:
+        return "learnt whole (`--max-rows all`)"
+    return f"capped at its first {report['max_rows']:,} rows (`--max-rows`)"
+
+
+def _cpu_text(report: dict) -> str:
+    runs = report.get("cpu_runs", 0)  # a summary written before runs recorded their CPU time has none
+    if not runs:
+        return ""
+    return (
+        f" Cost: {report['cpu_seconds']:,.0f} CPU seconds over the {runs:,} runs that recorded it "
+        f"({report['cpu_seconds'] / runs:,.1f} s per run, data preparation included)."
+    )
+
+
+def _protocol(report: dict, h: str = "##") -> list[str]:
     datasets = ", ".join(
         f"{d['name']} ({d['n']:,} of {d['rows']:,} rows × {d['features']}, {d['classes']} classes)"
         if d["n"] is not None
@@ -106,12 +138,12 @@ def _protocol(report: dict) -> list[str]:
         for d in report["datasets"]
     )
     lines = [
-        "## Protocol",
+        f"{h} Protocol",
         "",
         f"- Runs: {report['runs']:,} (each test-then-train over one permuted stream: every instance is predicted "
         "before it is learned, the mistake rate is the online one).",
-        f"- Rows: each permutation p of a dataset is `numpy.random.default_rng([{report['seed']}, p])`, capped at "
-        f"its first {report['max_rows']:,} rows (`--max-rows`); up to {_count(report['permutations'], 'permutation')} "
+        f"- Rows: each permutation p of a dataset is `numpy.random.default_rng([{report['seed']}, p])`, "
+        f"{_rows_rule(report)}; up to {_count(report['permutations'], 'permutation')} "
         "per cell (mean ± std over them, std with ddof 1; `(n=k)` marks a cell with fewer).",
         f"- Scaling: `omkl_dist.preprocessing.Scaler(none|minmax|standard)` fitted on the first min("
         f"{report['scale_rows']:,}, n) rows of the permuted stream (SCALE_ROWS), then applied to every row -- "
@@ -120,9 +152,10 @@ def _protocol(report: dict) -> list[str]:
         "kernel normalised, k(x,x')/sqrt(k(x,x) k(x',x')) (`KernelPool.normalized()`, spec suffix `+norm`).",
         f"- Learners: `omkl run`'s estimators (`make_stream_estimator`, block size {report['block_size']}, "
         f"random_state = p); budget baselines with B = {report['budget']} support vectors per kernel.",
+        *_axes_lines(report),
         "- Time: learning only (`progressive_score`, `time.perf_counter`), seconds per run, each run single-threaded "
         "(numba and BLAS) with `--workers` runs at a time on a 2-core machine shared with other work: compare "
-        "times within a row, not across studies.",
+        "times within a row, not across studies." + _cpu_text(report),
         f"- Code: {_count(len(report['code_versions']), 'version')} of the omkl_dist sources measured these runs "
         f"({', '.join(report['code_versions'])}: the `code` field of each JSONL record).",
         f"- Datasets: {datasets}.",
@@ -138,26 +171,54 @@ def _protocol(report: dict) -> list[str]:
     return lines
 
 
-def format_markdown(report: dict) -> str:
-    """``docs/defaults.md``: protocol, the overall summary, then per algorithm its table and summary."""
-    combos = report["combinations"]
+def _axes_lines(report: dict) -> list[str]:
+    varied = sorted({k for u in units_of(report).values() for k in u["settings"]}, key=list(AXES).index)
+    if not varied:
+        return []
+    return [
+        "- Axes (`--axes`), one at a time: every other run keeps the defaults above; a run that moves one "
+        "has a table of its own, with all six combinations. "
+        + "; ".join(
+            f"`{name}`: {AXES[name].what} ({AXES[name].default} by default; also "
+            f"{', '.join(map(str, AXES[name].alternatives))}), on {', '.join(AXES[name].algorithms)}"
+            for name in varied
+        )
+        + "."
+    ]
+
+
+def report_header(report: dict, title: str, compare=None) -> list[str]:
+    """The page's marker, title and how to regenerate it (``compare``: the other study's summary)."""
     source = report["source"]
-    lines = [
+    also = f" --compare {compare}" if compare is not None else ""
+    return [
         f"{MARKDOWN_MARKER.decode()}: written by `omkl study defaults`, which replaces only such a file -->",
-        "# Defaults study: feature scaling × kernel normalisation",
+        f"# {title}",
         "",
-        f"Generated by `omkl study defaults` from its raw runs `{source}` (the full study writes them in "
-        f"about 7 minutes on 2 cores); `omkl study defaults --report-only --results {source} --max-rows "
-        f"{report['max_rows']} --doc FILE` regenerates this page, and the summary is `{summary_path(source)}`. "
-        "Do not edit by hand.",
+        f"Generated by `omkl study defaults` from its raw runs `{source}` ({report['run_seconds'] / 60:,.0f} "
+        f"minutes of runs); `omkl study defaults --report-only --results {source} --max-rows "
+        f"{cap_text(report['max_rows']).replace(',', '')}{also} --doc FILE` regenerates this page, and the summary "
+        f"is `{summary_path(source)}`. Do not edit by hand.",
         "",
     ]
-    lines += _protocol(report) + overall_markdown(report, level=2) + chosen_markdown(report)
+
+
+def format_markdown(report: dict) -> str:
+    """``docs/defaults.md``: protocol, the overall summary, then per algorithm its table and summary."""
+    lines = report_header(report, "Defaults study: feature scaling × kernel normalisation")
+    return "\n".join(lines + report_body(report, level=2))
+
+
+def report_body(report: dict, level: int) -> list[str]:
+    """A report's sections, their headings at ``level``: protocol, overall, the defaults chosen, then
+    per algorithm (and settings) its table and summary, and the failed runs."""
+    combos, h = report["combinations"], "#" * level
+    lines = _protocol(report, h) + overall_markdown(report, level=level) + chosen_markdown(report, h)
     for a in report["algorithms"]:
         kernels = report["tables"][a]["kernels"]
         spec = ", ".join(kernels["raw"] + kernels["norm"])
         lines += [
-            f"## {_LABELS.get(a, a)} (`{a}`, kernels {spec})",
+            f"{h} {unit_label(report, a)} (`{a}`, kernels {spec})",
             "",
             *_table(report, a),
             "",
@@ -167,8 +228,8 @@ def format_markdown(report: dict) -> str:
             "",
         ]
     if report["errors"]:
-        lines += ["## Failed runs", ""] + [f"- {a} on {d}: {e}" for a, d, e in report["errors"]] + [""]
-    return "\n".join(lines)
+        lines += [f"{h} Failed runs", ""] + [f"- {a} on {d}: {e}" for a, d, e in report["errors"]] + [""]
+    return lines
 
 
 def overall_markdown(report: dict, level: int = 2) -> list[str]:
@@ -181,7 +242,7 @@ def overall_markdown(report: dict, level: int = 2) -> list[str]:
         f"{report['loss']:g} point |",
         "|---|---|---|---|---|",
     ]
-    for a in report["algorithms"]:
+    for a in default_units(report):
         s = report["summaries"][a]
         if s["winner"] is None:
             lines.append(f"| {a} | — | 0 | — | — |")
@@ -213,19 +274,33 @@ def overall_markdown(report: dict, level: int = 2) -> list[str]:
 NAMED_ROWS = (("spa", "codrna"), ("spa", "magic04-shaped"), ("om2", "letters-shaped"))
 
 
-def chosen_markdown(report: dict) -> list[str]:
+def chosen_combination() -> str:
+    """The package's default combination (``omkl_dist.defaults``), as the study names it."""
+    from omkl_dist import defaults
+
+    return defaults.SCALING + ("+norm" if defaults.NORMALIZE_KERNELS else "")
+
+
+def default_units(report: dict) -> list[str]:
+    """The report's units that ran with every axis at its default (one per algorithm)."""
+    return [u for u, v in units_of(report).items() if not v["settings"]]
+
+
+def chosen_markdown(report: dict, h: str = "##") -> list[str]:
     """The defaults the package took from the study (``omkl_dist.defaults``), their gap to each
     row's best cell per algorithm, and the named rows."""
     from omkl_dist import defaults
 
-    chosen = defaults.SCALING + ("+norm" if defaults.NORMALIZE_KERNELS else "")
+    chosen = chosen_combination()
     lines = [
-        "## The defaults chosen",
+        f"{h} The defaults chosen",
         "",
         f"`omkl run`, `submit` and `retrain` use **{chosen}** unless told otherwise (`omkl_dist.defaults`: "
         f"the scaler fitted on the stream's first {defaults.SCALE_ROWS:,} rows), and the online estimators "
         'default to the normalised pool (`omkc16+norm`; the Perceptron `laplacian:2`, BENCHMARKS.md "Defaults '
-        'of fit"); `--paper-settings` '
+        'of fit"), and their `fit` learns a training set in five passes, each in a fresh seeded order '
+        '(`n_epochs=5`, `shuffle=True`: BENCHMARKS.md "Defaults of fit"; a job\'s stream is learnt once, in its '
+        "window's order); `--paper-settings` "
         "gives raw features and unnormalised kernels, which every `omkl reproduce` uses. Sparse rows stay "
         "unscaled (standardising would densify them). Per algorithm, the default's gap to the best cell of "
         "each row:",
@@ -233,7 +308,7 @@ def chosen_markdown(report: dict) -> list[str]:
         f"| algorithm | rows within {report['near']:g} of the best | mean gap | worst gap |",
         "|---|---|---|---|",
     ]
-    for a in report["algorithms"]:
+    for a in default_units(report):
         gaps = [g for g in (_gap(row, chosen) for row in report["tables"][a]["rows"].values()) if g is not None]
         if gaps:
             near = sum(g <= report["near"] for g in gaps)
@@ -270,7 +345,9 @@ def benchmarks_section(report: dict) -> str:
         "",
         f"{report['runs']:,} runs: {len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets "
         f"× {len(report['combinations'])} combinations (scaling × raw/normalised kernels) × up to "
-        f"{_count(report['permutations'], 'permutation')}, {report['max_rows']:,} rows each; learning time "
+        f"{_count(report['permutations'], 'permutation')}, "
+        f"{'whole streams' if report['max_rows'] is None else format(report['max_rows'], ',') + ' rows each'}; "
+        "learning time "
         f"{report['learning_seconds']:,.0f} s in total ({report['run_seconds']:,.0f} s of runs including "
         f"data preparation). Raw results: `{report['source']}`.",
         "",

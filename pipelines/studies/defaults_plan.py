@@ -3,9 +3,15 @@ kernels raw and normalised, the scalings, and every run of the grid in the order
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from omkl_dist._validation import did_you_mean
 
 MAX_ROWS = 3_000  # rows of each permutation a run learns (default of --max-rows)
+WHOLE = None  # --max-rows all: every row of the permuted stream (a record's max_rows is then null)
+# a run records its cumulative mistakes after these rows (those below its length, then its end), so that a
+# rule deciding on a stream's head (a race of the settings over its first H rows) is evaluated offline
+PREFIXES = (250, 500, 1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 PERMUTATIONS = 5
 WORKERS = 2
 BUDGET = 100  # support vectors per kernel of the budget baselines
@@ -37,6 +43,76 @@ STUDY_ALGORITHMS = {
     "bogd": ("bogd", {"budget": BUDGET}),
     "bpas": ("bpas", {"budget": BUDGET}),
 }
+
+
+BUDGET_ALGORITHMS = ("rbp", "forgetron", "bogd", "bpas")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A default beside scaling x normalisation that a study varies (``--axes``): the study's value of
+    ``param`` (what every other run uses) and the values it also measures, each with all six
+    combinations, on the algorithms the axis applies to. ``param`` None: the kernels' parameter."""
+
+    name: str
+    param: str | None
+    default: object
+    alternatives: tuple
+    algorithms: tuple
+    what: str
+
+
+# One axis at a time: a run varies at most one axis from its default (a cross product would multiply
+# the cost for interactions the study does not ask about). A run's record holds the axes it varies in
+# ``settings`` ({} for the default); the kernels' form (raw or +norm) applies to every pool.
+AXES = {
+    axis.name: axis
+    for axis in (
+        Axis(
+            "hedge_loss",
+            "hedge_loss",
+            "hinge",
+            ("mistake",),
+            ("spa",),
+            "SPA's Hedge loss: the hinge loss as Algorithm 1 writes it (the default) or mistakes (the authors' C++)",
+        ),
+        Axis(
+            "budget",
+            "budget",
+            BUDGET,
+            (4 * BUDGET,),
+            BUDGET_ALGORITHMS,
+            "the budget learners' support vectors per kernel",
+        ),
+        Axis(
+            "pool",
+            None,
+            "omkc16",
+            ("gaussian:2^-6..2^6",),
+            tuple(a for a in STUDY_ALGORITHMS if a != "perceptron"),  # the Perceptron has one kernel
+            "the kernel pool: the default omkc16 or its 13 gaussians alone (FOGD's default pool; mkboost17, the "
+            "other named pool, is omkc16 with one more width)",
+        ),
+    )
+}
+
+
+def cap_text(max_rows: int | None) -> str:
+    """A row cap as reports print it: ``3,000`` or ``all`` (the whole stream)."""
+    return "all" if max_rows is WHOLE else f"{max_rows:,}"
+
+
+def variants(algorithm: str, axes) -> list[dict]:
+    """The settings a study runs ``algorithm`` with: the defaults ({}), then each applicable axis of
+    ``axes`` moved to each of its other values, one axis at a time."""
+    return [{}] + [
+        {name: value} for name in axes if algorithm in AXES[name].algorithms for value in AXES[name].alternatives
+    ]
+
+
+def variant_label(settings: dict) -> str:
+    """``"default"`` or ``"hedge_loss=mistake"``: how a report names a run's settings."""
+    return ",".join(f"{k}={v}" for k, v in sorted(settings.items())) or "default"
 
 
 def kernel_param(algorithm: str) -> tuple[str, str]:
@@ -72,23 +148,37 @@ def resolve_names(text, known: list[str], what: str) -> list[str]:
     return [k for k in known if k in names]
 
 
-def plan_runs(algorithms, datasets, permutations: int, max_rows: int, norm_specs: dict) -> list[dict]:
-    """Every run of the grid, ordered by dataset (a worker keeps the dataset it parsed)."""
+def study_spec(algorithm: str, settings: dict, form: str) -> str | None:
+    """The kernels a run uses: the pool its settings name (else the algorithm's default, None for raw
+    so that the estimator's own spec is recorded), normalised for the ``norm`` form."""
+    pool = settings.get("pool")
+    if pool is None and form == "raw":
+        return None
+    pool = pool or kernel_param(algorithm)[1]
+    return normalized_spec(pool) if form == "norm" else pool
+
+
+def plan_runs(algorithms, datasets, permutations: int, max_rows: int | None, axes=()) -> list[dict]:
+    """Every run of the grid, ordered by dataset (a worker keeps the dataset it parsed), then
+    algorithm and its settings (the defaults first, then each of ``axes``, see :func:`variants`)."""
     tasks = []
     for dataset in datasets:
         for algorithm in algorithms:
-            for form in FORMS:
-                tasks += [
-                    {
-                        "algorithm": algorithm,
-                        "dataset": dataset,
-                        "scaling": scaling,
-                        "kernels": form,
-                        "kernel_spec": norm_specs[algorithm] if form == "norm" else None,
-                        "permutation": p,
-                        "max_rows": max_rows,
-                    }
-                    for scaling in SCALINGS
-                    for p in range(permutations)
-                ]
+            for settings in variants(algorithm, axes):
+                for form in FORMS:
+                    spec = study_spec(algorithm, settings, form)
+                    tasks += [
+                        {
+                            "algorithm": algorithm,
+                            "dataset": dataset,
+                            "scaling": scaling,
+                            "kernels": form,
+                            "kernel_spec": spec,
+                            "permutation": p,
+                            "max_rows": max_rows,
+                            "settings": settings,
+                        }
+                        for scaling in SCALINGS
+                        for p in range(permutations)
+                    ]
     return tasks

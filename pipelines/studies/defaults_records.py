@@ -31,7 +31,9 @@ def doc_path(results) -> Path:
 
 
 def run_key(record: dict) -> tuple:
-    """What makes two runs the same measurement (a resumed study skips a run with a done key)."""
+    """What makes two runs the same measurement (a resumed study skips a run with a done key);
+    ``settings``, the axes a run moves from their defaults, is {} when absent (runs of a study without
+    ``--axes``)."""
     return (
         record["algorithm"],
         record["dataset"],
@@ -39,6 +41,7 @@ def run_key(record: dict) -> tuple:
         record["kernels"],
         record["permutation"],
         record["max_rows"],
+        tuple(sorted(record.get("settings", {}).items())),
     )
 
 

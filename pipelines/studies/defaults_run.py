@@ -19,18 +19,24 @@ from omkl_dist.defaults import SCALE_ROWS
 
 from .defaults_data import StudyData, load_data, permuted_stream, plan_datasets
 from .defaults_plan import (
+    AXES,
     BLOCK_SIZE,
+    FORMS,
     MAX_ROWS,
     NEAR,
     PERMUTATIONS,
+    PREFIXES,
     SCALINGS,
     SEED,
     STUDY_ALGORITHMS,
     WORKERS,
+    cap_text,
     kernel_param,
-    normalized_spec,
     plan_runs,
     resolve_names,
+    study_spec,
+    variant_label,
+    variants,
 )
 from .defaults_records import default_results, doc_path, read_records, record_writer, run_key
 from .defaults_report import check_report_outputs, write_report
@@ -50,22 +56,35 @@ def code_version() -> str:
 def run_task(task: dict) -> dict:
     """Learn one run test-then-train and return its JSONL record (an ``error`` record if it fails,
     so that one broken combination does not stop a study of hours)."""
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     base = {**task, "seed": SEED, "scale_rows": SCALE_ROWS, "block_size": BLOCK_SIZE, "code": code_version()}
     try:
-        return {
-            **base,
-            **_learn(task),
-            "wall_seconds": time.perf_counter() - t0,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
+        outcome = _learn(task)
     except Exception as exc:  # noqa: BLE001 -- recorded, shown in the report, retried on resume
-        return {
-            **base,
-            "error": f"{type(exc).__name__}: {exc}",
-            "wall_seconds": time.perf_counter() - t0,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
+        outcome = {"error": f"{type(exc).__name__}: {exc}"}
+    return {
+        **base,
+        **outcome,
+        "wall_seconds": time.perf_counter() - t0,
+        # the run's CPU time (its process is single-threaded): its cost on a machine shared with other work
+        "cpu_seconds": time.process_time() - cpu0,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def run_params(algorithm: str, settings: dict, kernel_spec) -> tuple[str, dict, str]:
+    """(omkl run --algo, its parameters, the kernels' parameter name) of a run: the study's
+    parameters of ``algorithm``, its kernels, and the axes its ``settings`` move (:data:`AXES`)."""
+    algo, params = STUDY_ALGORITHMS[algorithm]
+    name, default = kernel_param(algorithm)
+    moved = {AXES[axis].param: value for axis, value in settings.items() if AXES[axis].param is not None}
+    return algo, {**params, **moved, name: kernel_spec or default}, name
+
+
+def prefix_mistakes(flags: np.ndarray) -> list[list[int]]:
+    """[[rows, cumulative mistakes]] after each of PREFIXES shorter than the run, then at its end."""
+    total = np.cumsum(flags, dtype=np.int64)
+    return [[h, int(total[h - 1])] for h in PREFIXES if h < len(flags)] + [[len(flags), int(total[-1])]]
 
 
 def _learn(task: dict) -> dict:
@@ -74,16 +93,19 @@ def _learn(task: dict) -> dict:
 
     data = load_data(task["dataset"])
     X, y = permuted_stream(data, task["permutation"], task["max_rows"], task["scaling"])
-    algo, params = STUDY_ALGORITHMS[task["algorithm"]]
-    name, default = kernel_param(task["algorithm"])
-    params = {**params, name: task["kernel_spec"] or default}
+    algo, params, name = run_params(task["algorithm"], task.get("settings", {}), task["kernel_spec"])
     model = make_stream_estimator(
         algo, params, n_rows=len(y), block_size=BLOCK_SIZE, seed=task["permutation"], feature_groups=data.groups
     )
     rows = model.feed_rows()
     blocks = [(X[lo : lo + rows], y[lo : lo + rows]) for lo in range(0, len(y), rows)]
-    summary = progressive_score(model, blocks, classes=data.classes).summary()
+    flags: list = []
+    trace = progressive_score(
+        model, blocks, classes=data.classes, on_outcome=lambda outcome: flags.append(outcome["mistakes"])
+    )
+    summary = trace.summary()
     return {
+        "prefix_mistakes": prefix_mistakes(np.concatenate(flags)),
         "kernel_spec": params[name],
         "n": summary["n"],
         "rows_available": len(data.y),
@@ -114,23 +136,21 @@ def single_threaded():
 
 def warm(specs: list) -> None:
     """Compile (or load from numba's cache) every code path the study times, on tiny binary and
-    3-class data, so that no run's time includes compilation."""
+    3-class data, so that no run's time includes compilation. ``specs``: (algorithm, settings,
+    kernel spec) of each variant the study runs."""
     from omkl_dist.evaluation import progressive_score
     from omkl_dist.job import make_stream_estimator
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(64, 5)) * [0.1, 1, 10, 100, 1000]
     labels = (np.where(X[:, 0] > 0, 1, -1), np.argmax(X / [0.1, 1, 10, 100, 1000], axis=1))
-    for algorithm, spec in specs:
-        algo, params = STUDY_ALGORITHMS[algorithm]
-        name, default = kernel_param(algorithm)
+    for algorithm, settings, spec in specs:
+        algo, params, _ = run_params(algorithm, settings, spec)
         for y in labels:
             for scaling in SCALINGS:
                 data = StudyData("warm-up", "generated", X, y, sorted(set(y.tolist())))
                 Xs, ys = permuted_stream(data, 0, len(y), scaling)
-                model = make_stream_estimator(
-                    algo, {**params, name: spec or default}, n_rows=len(ys), block_size=BLOCK_SIZE, seed=0
-                )
+                model = make_stream_estimator(algo, params, n_rows=len(ys), block_size=BLOCK_SIZE, seed=0)
                 progressive_score(model, [(Xs[:32], ys[:32]), (Xs[32:], ys[32:])], classes=data.classes)
 
 
@@ -150,7 +170,8 @@ def run_study(
     algorithms=None,
     datasets=None,
     permutations: int = PERMUTATIONS,
-    max_rows: int = MAX_ROWS,
+    max_rows: int | None = MAX_ROWS,
+    axes=(),
     workers: int = WORKERS,
     results,
     log=None,
@@ -163,15 +184,14 @@ def run_study(
     log, warn = log or (lambda _msg: None), warn or (lambda _msg: None)
     algorithms = resolve_names(algorithms, list(STUDY_ALGORITHMS), "algorithm")
     plan, _ = plan_datasets()
-    datasets = resolve_names(datasets, [d["name"] for d in plan], "dataset")
-    norm_specs = {a: normalized_spec(kernel_param(a)[1]) for a in algorithms}
+    datasets = resolve_names(datasets, [d["name"] for d in sorted(plan, key=_cost)], "dataset")
     records, bad = read_records(results)
     if bad:
         warn(f"{bad} unreadable line(s) in {results} (a write cut short?) ignored: those runs are done again")
     done = {run_key(r) for r in records if "error" not in r}
-    planned = plan_runs(algorithms, datasets, permutations, max_rows, norm_specs)
+    planned = plan_runs(algorithms, datasets, permutations, max_rows, axes)
     todo = [t for t in planned if run_key(t) not in done]
-    specs = [(a, None) for a in algorithms] + list(norm_specs.items())
+    specs = [(a, v, study_spec(a, v, form)) for a in algorithms for v in variants(a, axes) for form in FORMS]
     log(
         f"study defaults: {len(planned)} runs planned, {len(planned) - len(todo)} already in {results}, "
         f"{len(todo)} to run on {workers} worker(s)"
@@ -185,6 +205,14 @@ def run_study(
         "errors": errors,
         "wall_seconds": time.perf_counter() - t0,
     }
+
+
+def _cost(dataset: dict) -> int:
+    """A dataset's cost for ordering a study, cheapest first, so that a study cut short (whole streams
+    take hours) has its cheap streams complete: each row is compared with support vectors whose number
+    grows with the rows (rows^2), over its features, once per one-vs-rest classifier."""
+    rows, classes = dataset["rows"] or 0, dataset["classes"] or 0
+    return rows * rows * (dataset["features"] or 1) * (classes if classes > 2 else 1)
 
 
 class _Progress:
@@ -205,7 +233,8 @@ class _Progress:
         rest = "" if per_run is None else f", ~{_clock(per_run * (self.total - self.done))} left"
         what = (
             f"{record['algorithm']} {record['dataset']} {record['scaling']}"
-            f"{'+norm' if record['kernels'] == 'norm' else ''} p{record['permutation']}: "
+            f"{'+norm' if record['kernels'] == 'norm' else ''} {variant_label(record.get('settings', {}))} "
+            f"p{record['permutation']}: "
         )
         what += (
             f"error {record['error'][:80]}"
@@ -263,9 +292,11 @@ def study_defaults(
     datasets=None,
     permutations=PERMUTATIONS,
     max_rows=MAX_ROWS,
+    axes=(),
     workers=WORKERS,
     results=None,
     doc=None,
+    compare=None,
     report_only=False,
     show_progress=True,
 ) -> dict:
@@ -274,7 +305,8 @@ def study_defaults(
 
     ``results`` (the JSONL; a study there is resumed) defaults to a new folder
     (:func:`~.defaults_records.default_results`), ``doc`` to the Markdown beside it; the report and
-    the JSON summary replace only earlier reports of ours, which is checked before anything runs."""
+    the JSON summary replace only earlier reports of ours, which is checked before anything runs;
+    ``compare``, another study's JSON summary, is reported beside this one (:mod:`.defaults_compare`)."""
     if results is None:
         if report_only:
             raise ValueError("--report-only reports on a study's runs: name them with --results FILE.jsonl")
@@ -290,12 +322,13 @@ def study_defaults(
             datasets=datasets,
             permutations=permutations,
             max_rows=max_rows,
+            axes=axes,
             workers=workers,
             results=results,
             log=log,
             warn=warn,
         )
-    return {"study": study, "report": write_report(results, doc, max_rows=max_rows, warn=warn)}
+    return {"study": study, "report": write_report(results, doc, max_rows=max_rows, compare=compare, warn=warn)}
 
 
 def format_outcome(outcome: dict) -> str:
@@ -310,7 +343,7 @@ def format_outcome(outcome: dict) -> str:
     lines.append(
         f"report: {report['doc']} and {report['summary_json']} ({report['runs']:,} runs, "
         f"{len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets, max-rows "
-        f"{report['max_rows']:,}, scale window {report['scale_rows']:,} rows)"
+        f"{cap_text(report['max_rows'])}, scale window {report['scale_rows']:,} rows)"
     )
     overall = report["overall"]
     if overall["winner"] is not None:
