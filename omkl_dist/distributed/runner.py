@@ -98,7 +98,7 @@ class DaskRunner:
         meta = open_stream(dataset).meta
         store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         t0 = time.perf_counter()
-        job = self._decided(refuse_auto_continuation(job, start_from), dataset, store)
+        job = self._decided(refuse_auto_continuation(job, start_from), dataset, store, meta.get("layout") == "csr")
         race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
         total, n_features = int(meta["n_rows"]), int(meta["n_features"])
         start = job.data.start
@@ -230,13 +230,14 @@ class DaskRunner:
             columns=columns,
         )
 
-    def _decided(self, job: Job, dataset, store) -> Job:
+    def _decided(self, job: Job, dataset, store, sparse: bool) -> Job:
         """``job`` with an automatic setting decided: on a resume, the choice its checkpoints
         recorded (never raced again); else raced on a worker (:func:`omkl_dist.race.race_task`)."""
         if not job.settings.is_auto:
             return job
         recorded = store.recorded_job() if store is not None and self.resume else None
-        if recorded is not None and recorded.settings.settles(job.settings):
+        request = job.settings.for_sparse_rows() if sparse else job.settings
+        if recorded is not None and recorded.settings.settles(request):
             return job.settled(recorded.settings)
         document = self.client.submit(race_task, job.to_dict(), text(dataset), pure=False).result()
         return Job.from_dict(document)
