@@ -160,7 +160,8 @@ class LocalRunner:
             name=data.name,
             feature_names=None if data.feature_names is None else tuple(data.feature_names),
             columns=data.columns,
-            advice=scaling_advice(data.spans, data.scaler.method),
+            # (raw features an automatic setting chose were measured the best of its candidates)
+            advice=None if job.settings.origin == "auto" else scaling_advice(data.spans, data.scaler.method),
         )
 
 
