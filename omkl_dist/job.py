@@ -11,7 +11,7 @@ provenance block of every saved model. Both runners (:class:`omkl_dist.runner.Lo
 
 >>> job = Job.build("spa", {"eta": 0.2}, data=DataWindow("data/codrna", stop=5000), seed=3)
 >>> job.params["eta"], job.block_size, job.settings.scaling
-(0.2, 256, 'standard')
+(0.2, 256, 'auto')
 >>> Job.from_dict(job.to_dict()) == job
 True
 """
@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .algorithms.registry import ALGORITHMS, make_estimator
-from .defaults import BLOCK_SIZE, SEED, Settings, resolve_settings
+from .defaults import BLOCK_SIZE, JOB_PARAMS, SCALINGS, SEED, Settings, resolve_settings
 from .kernels import make_pool
 from .preprocessing import CATEGORICAL, IMPUTE
 from .storage.schema import array, boolean, check, integer, obj, scalar, string, tuple_of
@@ -50,11 +50,16 @@ SCHEMA = obj(
         "block_size": integer(minimum=1, maximum=2**31),
         "settings": obj(
             required={
-                "scaling": string(choices=("none", "minmax", "standard")),
+                "scaling": string(choices=(*SCALINGS, "auto")),
                 "scale_rows": integer(minimum=1, maximum=2**48),
                 "origin": string(),
             },
-            optional={"normalize_kernels": boolean()},
+            optional={
+                "normalize_kernels": boolean(),
+                "candidates": array(string(), min_items=1),
+                "race_rows": _COUNT,
+                "race": array(_COUNT),
+            },
         ),
         "engine": obj(
             required={"checkpoint_every": _COUNT, "max_retries": _COUNT},
@@ -169,10 +174,13 @@ class Job:
         label_map=None,
         engine: EngineOptions = EngineOptions(),
     ) -> Job:
-        """The job of a command's options: ``params`` (None values: the estimator's default) with
-        the kernel pool normalised -- or not -- as ``settings`` say (default: the study's defaults)."""
+        """The job of a command's options: ``params`` (None values: the estimator's default, or the
+        defaults' :data:`~omkl_dist.defaults.JOB_PARAMS` unless ``settings`` are the papers') with
+        the kernel pool normalised -- or not -- as ``settings`` say (default: the defaults)."""
         settings = resolve_settings() if settings is None else settings
         given = {k: v for k, v in params.items() if v is not None}
+        if settings.origin != "paper":  # the defaults' own parameter values (the papers' otherwise)
+            given = {**JOB_PARAMS.get(algorithm, {}), **given}
         make_estimator(algorithm, **given)  # unknown names are refused here, before any data is read
         return cls(
             algorithm,
@@ -205,6 +213,11 @@ class Job:
             settings=settings,
         )
 
+    def settled(self, settings: Settings) -> Job:
+        """The job with ``settings`` (an automatic setting's choice, :mod:`omkl_dist.race`) in
+        place of its own, the kernel pool normalised -- or not -- as they say."""
+        return replace(self, settings=settings, params=_kernels_as_set(self.algorithm, dict(self.params), settings))
+
     def with_data(self, *, sparse: bool, label_map, columns=None) -> Job:
         """The job as it runs on data whose rows are ``sparse`` (or not), with its label map and the
         :class:`~omkl_dist.preprocessing.ColumnEncoder` its features were made with (or None): the
@@ -235,6 +248,10 @@ class Job:
         settings = {"scaling": self.settings.scaling, "scale_rows": self.settings.scale_rows}
         if self.settings.normalize_kernels is not None:
             settings["normalize_kernels"] = self.settings.normalize_kernels
+        if self.settings.candidates:  # an automatic setting: its candidates, and once raced their mistakes
+            settings.update(candidates=list(self.settings.candidates), race_rows=self.settings.race_rows)
+        if self.settings.race:
+            settings["race"] = list(self.settings.race)
         engine = {"checkpoint_every": self.engine.checkpoint_every, "max_retries": self.engine.max_retries}
         if self.engine.shards is not None:
             engine["shards"] = self.engine.shards
@@ -266,7 +283,13 @@ class Job:
             seed=document["seed"],
             block_size=document["block_size"],
             settings=Settings(
-                settings["scaling"], settings.get("normalize_kernels"), settings["scale_rows"], settings["origin"]
+                settings["scaling"],
+                settings.get("normalize_kernels"),
+                settings["scale_rows"],
+                settings["origin"],
+                candidates=settings.get("candidates", ()),
+                race_rows=settings.get("race_rows", 0),
+                race=settings.get("race", ()),
             ),
             label_map=document.get("label_map"),
             engine=EngineOptions(engine["checkpoint_every"], engine.get("shards"), engine["max_retries"]),

@@ -11,12 +11,14 @@ same call on another executor).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from .evaluation import progressive_score
 from .job import Job
 from .model import Model
 from .preprocessing import ColumnEncoder, Scaler
+from .race import race
 from .storage.job_data import load_job_data, scaling_advice
 
 
@@ -24,14 +26,16 @@ from .storage.job_data import load_job_data, scaling_advice
 class Accounting:
     """What a run cost and what it saw: rows learnt (``rows``, from ``resumed_from`` on a resume),
     ``mistakes`` among them, learning ``seconds`` and speed, ``load_seconds`` (reading and scaling
-    outside the learning loop); on a cluster also the ``workers``, kernel ``shards``, worker
-    ``failures`` recovered from, the engine's per-round ``timing`` and ``compile_seconds``, what
-    compiling the job's kernels on the workers took before the first round (0: nothing compiled)."""
+    outside the learning loop), ``race_seconds`` (an automatic setting's race); on a cluster also
+    the ``workers``, kernel ``shards``, worker ``failures`` recovered from, the engine's per-round
+    ``timing`` and ``compile_seconds``, what compiling the job's kernels on the workers took before
+    the first round (0: nothing compiled)."""
 
     rows: int
     mistakes: int
     seconds: float
     load_seconds: float = 0.0
+    race_seconds: float = 0.0  # choosing an automatic setting (omkl_dist.race)
     resumed_from: int = 0
     workers: int | None = None
     shards: int | None = None
@@ -105,6 +109,9 @@ class LocalRunner:
         (``omkl retrain``); None: a fresh model of the job's parameters.
         """
         model, scaler = start_from if start_from is not None else (None, None)
+        t0 = time.perf_counter()
+        job = race(refuse_auto_continuation(job, start_from), dataset, labels=self.labels)
+        race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
         # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
         feed = (model or job.estimator(n_rows=1)).feed_rows()
         seen = int(getattr(model, "n_samples_seen_", 0))
@@ -149,10 +156,23 @@ class LocalRunner:
                 mistakes=summary["mistakes"],
                 seconds=summary["seconds"],
                 load_seconds=data.load_seconds + trace.load_seconds,
+                race_seconds=race_seconds,
             ),
             trace=trace.to_dict(),
             name=data.name,
             feature_names=None if data.feature_names is None else tuple(data.feature_names),
             columns=data.columns,
-            advice=scaling_advice(data.spans, data.scaler.method),
+            # (raw features an automatic setting chose were measured the best of its candidates)
+            advice=None if job.settings.origin == "auto" else scaling_advice(data.spans, data.scaler.method),
         )
+
+
+def refuse_auto_continuation(job: Job, start_from) -> Job:
+    """``job``, unless it asks for an automatic setting while continuing a fitted model, which
+    keeps the scaler and kernels it was fitted with (its own job's settings)."""
+    if start_from is not None and job.settings.is_auto:
+        raise ValueError(
+            "a fitted model continues with its own scaling and kernels: give its job (or a fixed --scaling), "
+            "not an automatic setting"
+        )
+    return job

@@ -11,7 +11,7 @@ import unicodedata
 
 import click
 
-from omkl_dist.defaults import BLOCK_SIZE, SCALE_ROWS, SEED
+from omkl_dist.defaults import BLOCK_SIZE, RACE_ROWS, SCALE_ROWS, SEED
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.outputs import OutputBusy
 
@@ -103,17 +103,19 @@ def settings_options(command):
     options = [
         click.option(
             "--scaling",
-            type=click.Choice(["none", "minmax", "standard"]),
+            type=click.Choice(["auto", "none", "minmax", "standard"]),
             default=None,
-            help=f"Feature scaling fitted on the stream's first {SCALE_ROWS:,} rows. Default: the study's "
-            "choice (docs/defaults.md); none with --paper-settings.",
+            help=f"Feature scaling fitted on the stream's first {SCALE_ROWS:,} rows. Default: auto -- each "
+            f"scaling, with normalised and raw kernels, learns the stream's first {RACE_ROWS:,} rows and the one "
+            "with the fewest mistakes is used (docs/defaults.md); none with --paper-settings.",
         ),
         click.option(
             "--normalize-kernels/--raw-kernels",
             "normalize_kernels",
             default=None,
-            help="Normalise every kernel, k(x,z)/sqrt(k(x,x)k(z,z)), or not. Default: the study's choice for "
-            "the default pool (docs/defaults.md); a --kernels pool as written (+norm suffixes).",
+            help="Normalise every kernel, k(x,z)/sqrt(k(x,x)k(z,z)), or not. Default: auto's choice for the "
+            "default pool (normalised with an explicit --scaling; docs/defaults.md); a --kernels pool as written "
+            "(+norm suffixes).",
         ),
         click.option(
             "--paper-settings",

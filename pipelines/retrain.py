@@ -27,7 +27,7 @@ from importlib import metadata
 
 import numpy as np
 
-from omkl_dist.defaults import BLOCK_SIZE, SEED, resolve_settings
+from omkl_dist.defaults import BLOCK_SIZE, FIXED_SCALING, SEED, resolve_settings
 from omkl_dist.evaluation.drift import PageHinkley
 from omkl_dist.job import JOB_FIELDS, DataWindow, Job
 from omkl_dist.model import Model
@@ -142,7 +142,8 @@ def retrain(
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
     if settings is not None and champion is None and algo is not None:
         settings = settings.for_sparse_rows() if window.meta.get("layout") == "csr" else settings
-        scaling = settings.scaling
+        # a batch fit races nothing: an automatic setting is the fixed scaling there
+        scaling = FIXED_SCALING if settings.is_auto and _kind(algo) != "online" else settings.scaling
     setting = _setting(champion, algo, params or {}, block_size, seed, scaling, settings, window)
     _check_window(window, champion)
     key, window_key = _keys(champion, window, setting, holdout)

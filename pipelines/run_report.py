@@ -30,6 +30,8 @@ def build_report(result: RunResult, data) -> dict:
     }
     if accounting.workers is not None:
         report.update(_cluster_costs(accounting))
+    if job.settings.race:
+        report["race_seconds"] = accounting.race_seconds
     if result.advice:
         report["advice"] = result.advice
     if hasattr(model, "selected_kernel_name_"):  # a kernel selector (OKS): what it chose, and how firmly
@@ -92,6 +94,8 @@ def format_report(report: dict) -> str:
         )
     if "describe" in report.get("settings", {}):
         lines.append(f"  settings         {report['settings']['describe']}")
+    if "race_seconds" in report:
+        lines.append(f"  race             {report['race_seconds']:.2f} s (the candidate settings on the stream's head)")
     if "selected_kernel" in report:
         top = sorted(report["kernel_weights"].items(), key=lambda item: -item[1])[:3]
         lines.append(

@@ -66,7 +66,7 @@ def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
     return (
         f"raw feature ranges differ {width[wide] / width[narrow]:,.0f}-fold (feature {wide + 1} spans "
         f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
-        "the widest features; try --scaling standard (the default without --paper-settings) or minmax"
+        "the widest features; try --scaling standard or minmax (without --paper-settings the default, auto, races them)"
     )
 
 

@@ -65,6 +65,22 @@ class CheckpointStore:
                 path=self.dir,
                 fix="run the job without --resume (or point --checkpoint-dir at the job's checkpoints)",
             )
+        old = self.recorded_job().identity
+        diff = _differences(old, job.identity)
+        if diff:
+            detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in diff)
+            raise DataError(
+                f"the checkpoints belong to another job ({detail})",
+                path=self.dir,
+                fix="repeat the original command with --resume, or start over without --resume",
+            )
+        return self.latest()
+
+    def recorded_job(self) -> Job | None:
+        """The job ``job.json`` records (None: there is none); a clear error if it cannot be read."""
+        recorded = self.dir / JOB
+        if not recorded.is_file():
+            return None
         try:
             old = json.loads(recorded.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -80,16 +96,7 @@ class CheckpointStore:
                 path=recorded,
                 fix="resume with the omkl-dist version that wrote it, or start over",
             )
-        old = Job.from_dict(old, path=recorded, fix="start over without --resume (--overwrite)").identity
-        diff = _differences(old, job.identity)
-        if diff:
-            detail = "; ".join(f"{k}: checkpoint has {a!r}, this command {b!r}" for k, (a, b) in diff)
-            raise DataError(
-                f"the checkpoints belong to another job ({detail})",
-                path=self.dir,
-                fix="repeat the original command with --resume, or start over without --resume",
-            )
-        return self.latest()
+        return Job.from_dict(old, path=recorded, fix="start over without --resume (--overwrite)")
 
     def latest(self):
         found = self._checkpoints()

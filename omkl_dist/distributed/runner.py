@@ -24,7 +24,8 @@ from ..evaluation.calibration import Calibration
 from ..job import EngineOptions, Job
 from ..persistence import load_model
 from ..preprocessing import ColumnEncoder, Scaler
-from ..runner import Accounting, RunResult
+from ..race import race_task
+from ..runner import Accounting, RunResult, refuse_auto_continuation
 from ..storage.location import location, text
 from ..storage.stream import open_stream
 from ..storage.views import feature_groups
@@ -96,6 +97,10 @@ class DaskRunner:
         """
         # a clear DataError if it is not a dataset directory, or one without labels (refused by the stream)
         meta = open_stream(dataset).meta
+        store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        t0 = time.perf_counter()
+        job = self._decided(refuse_auto_continuation(job, start_from), dataset, store, meta.get("layout") == "csr")
+        race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
         total, n_features = int(meta["n_rows"]), int(meta["n_features"])
         start = job.data.start
         if not 0 <= start <= total:
@@ -122,7 +127,6 @@ class DaskRunner:
             end=n_rows,
             state={"record": model.calibration_.to_dict(), "pending": {}},
         )
-        store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         resume_from = store.start(job, resume=self.resume, overwrite=self.overwrite) if store is not None else None
         if resume_from is not None:
             checkpoint = load_model(resume_from)
@@ -212,6 +216,7 @@ class DaskRunner:
             rows=int(model.n_samples_seen_) - offset,
             mistakes=int(model.mistakes_) - mistakes_before,
             seconds=seconds,
+            race_seconds=race_seconds,
             resumed_from=n_start - offset,
             workers=engine.n_workers,
             shards=result["n_shards"],
@@ -229,6 +234,18 @@ class DaskRunner:
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
             columns=columns,
         )
+
+    def _decided(self, job: Job, dataset, store, sparse: bool) -> Job:
+        """``job`` with an automatic setting decided: on a resume, the choice its checkpoints
+        recorded (never raced again); else raced on a worker (:func:`omkl_dist.race.race_task`)."""
+        if not job.settings.is_auto:
+            return job
+        recorded = store.recorded_job() if store is not None and self.resume else None
+        request = job.settings.for_sparse_rows() if sparse else job.settings
+        if recorded is not None and recorded.settings.settles(request):
+            return job.settled(recorded.settings)
+        document = self.client.submit(race_task, job.to_dict(), text(dataset), pure=False).result()
+        return Job.from_dict(document)
 
 
 def fit_on_cluster(
