@@ -105,17 +105,16 @@ def settings_options(command):
             "--scaling",
             type=click.Choice(["auto", "none", "minmax", "standard"]),
             default=None,
-            help=f"Feature scaling fitted on the stream's first {SCALE_ROWS:,} rows. Default: auto -- each "
-            f"scaling, with normalised and raw kernels, learns the stream's first {RACE_ROWS:,} rows and the one "
-            "with the fewest mistakes is used (docs/defaults.md); none with --paper-settings.",
+            help=f"Feature scaling fitted on the stream's first {SCALE_ROWS:,} rows. Default: standard "
+            "(docs/defaults.md); none with --paper-settings. auto: each scaling, with normalised and raw kernels, "
+            f"learns the stream's first {RACE_ROWS:,} rows and the one with the fewest mistakes is used.",
         ),
         click.option(
             "--normalize-kernels/--raw-kernels",
             "normalize_kernels",
             default=None,
-            help="Normalise every kernel, k(x,z)/sqrt(k(x,x)k(z,z)), or not. Default: auto's choice for the "
-            "default pool (normalised with an explicit --scaling; docs/defaults.md); a --kernels pool as written "
-            "(+norm suffixes).",
+            help="Normalise every kernel, k(x,z)/sqrt(k(x,x)k(z,z)), or not. Default: normalised for the default "
+            "pool (with --scaling auto: raced too); a --kernels pool as written (+norm suffixes).",
         ),
         click.option(
             "--paper-settings",

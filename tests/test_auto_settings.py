@@ -1,4 +1,4 @@
-"""``scaling="auto"``, the default: the candidate settings raced on the stream's head, the choice
+"""``scaling="auto"`` (``--scaling auto``): the candidate settings raced on the stream's head, the choice
 recorded in the job and the model, the same in this process, on a cluster and after a resume
 (which takes the recorded choice and races nothing), an explicit setting or ``--paper-settings``
 racing nothing."""
@@ -30,7 +30,7 @@ def stored(tmp_path_factory):
 
 
 def _job(stored, algo="spa", settings=None, params=PARAMS) -> Job:
-    settings = settings or resolve_settings(race_rows=RACE)
+    settings = settings or resolve_settings(scaling="auto", race_rows=RACE)
     return Job.build(algo, dict(params), data=DataWindow(str(stored)), seed=2, block_size=BLOCK, settings=settings)
 
 
@@ -45,17 +45,18 @@ def _assert_same_model(model, reference) -> None:
         np.testing.assert_array_equal(arrays[name], value, err_msg=name)
 
 
-def test_auto_is_the_default_and_a_request_until_raced():
-    auto = resolve_settings()
+def test_auto_is_asked_for_and_a_request_until_raced():
+    assert not resolve_settings().is_auto and resolve_settings().scaling == "standard"  # the default: fixed
+    auto = resolve_settings(scaling="auto")
     assert auto.is_auto and auto.candidates == CANDIDATES[:1] + ("standard+raw",) + CANDIDATES[2:3] + (
         "minmax+raw",
         "none+norm",
         "none+raw",
     )
-    assert auto.race_rows == RACE_ROWS and auto.origin == "defaults"
+    assert auto.race_rows == RACE_ROWS and auto.origin == "given"
     # the kernels given or their normalisation asked for: only the scalings race
-    assert resolve_settings(kernels_given=True).candidates == ("standard", "minmax", "none")
-    raw = resolve_settings(normalize_kernels=False)
+    assert resolve_settings(scaling="auto", kernels_given=True).candidates == ("standard", "minmax", "none")
+    raw = resolve_settings(scaling="auto", normalize_kernels=False)
     assert raw.candidates == ("standard", "minmax", "none") and raw.candidate("minmax").normalize_kernels is False
     # an explicit scaling or the papers' settings: fixed, as before
     assert not resolve_settings(scaling="minmax").is_auto and resolve_settings(scaling="minmax").normalize_kernels
@@ -141,7 +142,8 @@ def test_the_command_line_prints_the_choice_and_paper_settings_race_nothing(stor
     from omkl_dist.pipelines.cli import main
 
     common = ["run", "spa", "--data", str(stored), "--kernels", PARAMS["kernels"], "--quiet", "--limit", "600"]
-    ran = CliRunner().invoke(main, [*common, "--trace-out", str(tmp_path / "t.json")], catch_exceptions=False)
+    auto = [*common, "--scaling", "auto", "--trace-out", str(tmp_path / "t.json")]
+    ran = CliRunner().invoke(main, auto, catch_exceptions=False)
     assert ran.exit_code == 0, ran.output
     assert "auto chose" in ran.output and "race" in ran.output
     paper = [*common, "--paper-settings", "--json", "--trace-out", str(tmp_path / "p.json")]

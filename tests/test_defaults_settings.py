@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from omkl_dist.defaults import NORMALIZE_KERNELS, RACE_ROWS, SCALE_ROWS, SCALING, resolve_settings
+from omkl_dist.defaults import NORMALIZE_KERNELS, SCALE_ROWS, SCALING, resolve_settings
 from omkl_dist.persistence import load_model
 from omkl_dist.preprocessing import Scaler
 
@@ -19,24 +19,22 @@ from omkl_cli import last_json, omkl, omkl_here
 pytestmark = pytest.mark.slow
 
 
-def test_settings_resolve_the_defaults_the_papers_or_what_was_asked():
+def test_settings_resolve_the_studys_defaults_the_papers_or_what_was_asked():
     default = resolve_settings()
     assert (default.scaling, default.normalize_kernels, default.scale_rows, default.origin) == (
         SCALING,
-        None,  # auto: normalised and raw kernels race too
+        NORMALIZE_KERNELS,
         SCALE_ROWS,
         "defaults",
     )
-    assert default.is_auto and len(default.candidates) == 6
     paper = resolve_settings(paper=True)
     assert (paper.scaling, paper.normalize_kernels, paper.origin) == ("none", False, "paper")
-    given = resolve_settings(scaling="standard")
-    assert given.origin == "given" and given.normalize_kernels == NORMALIZE_KERNELS and not given.candidates
+    assert resolve_settings(scaling="standard").origin == "given"
     assert resolve_settings(kernels_given=True).normalize_kernels is None  # a --kernels pool as written
     assert resolve_settings(kernels_given=True, normalize_kernels=True).normalize_kernels is True
     with pytest.raises(ValueError, match="--paper-settings means raw features"):
         resolve_settings(paper=True, scaling="minmax")
-    assert "first 5,000 rows" in default.describe() and "--paper-settings" in paper.describe()
+    assert "docs/defaults.md" in default.describe() and "--paper-settings" in paper.describe()
 
 
 @pytest.fixture(scope="module")
@@ -67,18 +65,19 @@ def test_a_run_uses_the_defaults_and_says_so_and_the_model_keeps_them(wide_scale
             tmp_path / "t.json",
         )
     )
-    settings = report["settings"]  # auto: the race's choice, every candidate's mistakes with it
-    assert settings["origin"] == "auto" and len(settings["race"]) == 6 and settings["race_rows"] == RACE_ROWS
-    chosen = settings["scaling"] + ("+norm" if settings["normalize_kernels"] else "+raw")
-    assert settings["race"][chosen] == min(settings["race"].values())
-    assert ("+norm" in report["params"]["kernels"]) == settings["normalize_kernels"]
-    assert report["scaling"] == settings["scaling"]
+    settings = report["settings"]
+    assert (settings["scaling"], settings["normalize_kernels"], settings["origin"]) == (
+        SCALING,
+        NORMALIZE_KERNELS,
+        "defaults",
+    )
+    assert ("+norm" in report["params"]["kernels"]) == NORMALIZE_KERNELS and report["scaling"] == SCALING
     model = load_model(tmp_path / "m")
-    assert model.job["settings"]["scaling"] == settings["scaling"] and model.scaler.method == settings["scaling"]
+    assert model.job["settings"]["scaling"] == SCALING and model.scaler.method == SCALING
     assert model.scaler.n_seen_ == SCALE_ROWS  # fitted on the stream's first rows, not on the whole file
-    assert all(spec.normalize == settings["normalize_kernels"] for spec in model.estimator.kernel_pool_)
+    assert all(spec.normalize == NORMALIZE_KERNELS for spec in model.estimator.kernel_pool_)
     text = omkl_here("run", "spa", "--data", wide_scales, "--quiet", "--trace-out", tmp_path / "t2.json").stdout
-    assert "settings" in text and f"auto chose {chosen}" in text
+    assert "settings" in text and "docs/defaults.md" in text
 
 
 def test_paper_settings_are_raw_features_and_unnormalised_kernels(wide_scales, tmp_path):
@@ -136,6 +135,5 @@ def test_retrain_and_the_study_report_record_the_settings(wide_scales, tmp_path)
     )
     assert first["status"] == "promoted"
     model_json = json.loads((store / "m" / "versions" / "1" / "model.json").read_text())
-    assert model_json["provenance"]["lineage"]["scaling"] == SCALING  # what was asked (the retrain's key)
-    decided = model_json["provenance"]["job"]["settings"]  # what was learnt: the race's choice
-    assert decided["origin"] == "auto" and decided["scaling"] in ("none", "minmax", "standard")
+    assert model_json["provenance"]["lineage"]["scaling"] == SCALING
+    assert ("+norm" in model_json["provenance"]["lineage"]["params"]["kernels"]) == NORMALIZE_KERNELS

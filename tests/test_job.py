@@ -37,10 +37,7 @@ def test_a_job_is_its_json_document_and_immutable():
     assert Job.from_dict(json.loads(json.dumps(document))) == job == pickle.loads(pickle.dumps(job))
     assert document["params"]["eta"] == 0.2 and "delta" not in document["params"]  # given ones only
     assert document["block_size"] == BLOCK_SIZE and document["settings"]["origin"] == "defaults"
-    # an automatic setting: the kernels are set once it is decided, normalised -- or not -- as it chose
-    assert "kernels" not in document["params"] and document["settings"]["scaling"] == "auto"
-    settled = job.settled(job.settings.chosen([5, 9, 9, 9, 9, 9], 100))
-    assert "+norm" in settled.params["kernels"] and Job.from_dict(settled.to_dict()) == settled
+    assert "+norm" in document["params"]["kernels"]  # the default pool, normalised as the settings say
     with pytest.raises(FrozenInstanceError):
         job.seed = 4
     with pytest.raises(TypeError):
