@@ -29,6 +29,7 @@ _ESTIMATORS = {
     "OKS": "algorithms",
     "OKSRegressor": "algorithms",
     "FOGD": "algorithms",
+    "OMKCPA": "algorithms",
     "NOGD": "algorithms",
 }
 _MODELS = {"Model": "model", "save_model": "persistence", "load_model": "persistence"}

@@ -118,17 +118,12 @@ def test_cluster_fit_and_resume_equal_the_sequential_run(cluster, stored, tmp_pa
 
     local, client = cluster
     params = params if algo == "perceptron" else {"kernels": KERNELS, **params}
-    run_job(
-        _job(algo, params, stored, "minmax"),
-        str(stored),
-        model_out=tmp_path / "local",
-        trace_out=tmp_path / "trace.json",
-        show_progress=False,
-    )
+    job = _job(algo, params, stored, "minmax")
+    run_job(job, str(stored), model_out=tmp_path / "local", trace_out=tmp_path / "trace.json", show_progress=False)
     reference = _arrays(load_model(tmp_path / "local").estimator)
 
-    def estimator():
-        return make_stream_estimator(algo, params, n_rows=ROWS, block_size=BLOCK, seed=SEED)
+    def estimator():  # (the job's parameters: its defaults included, e.g. SPA's hedge_loss)
+        return make_stream_estimator(algo, dict(job.params), n_rows=ROWS, block_size=BLOCK, seed=SEED)
 
     ckpt, seen = tmp_path / "ckpt", []
 
@@ -237,18 +232,12 @@ def test_cluster_fit_on_a_csr_stream_equals_the_sequential_run(cluster, wide, tm
     from omkl_dist.pipelines.run import run_job
 
     _, client = cluster
-    params = {"kernels": KERNELS, **params}
-    run_job(
-        _job(algo, params, wide, "none"),
-        str(wide),
-        model_out=tmp_path / "local",
-        trace_out=tmp_path / "trace.json",
-        show_progress=False,
-    )
+    job = _job(algo, {"kernels": KERNELS, **params}, wide, "none")
+    run_job(job, str(wide), model_out=tmp_path / "local", trace_out=tmp_path / "trace.json", show_progress=False)
     local = load_model(tmp_path / "local").estimator
     assert local.sparse_rows_ == (algo != "bpas")
     fit = fit_on_cluster(
-        client, make_stream_estimator(algo, params, n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED
+        client, make_stream_estimator(algo, dict(job.params), n_rows=1200, block_size=BLOCK, seed=SEED), wide, seed=SEED
     )
     _assert_same(fit.model, _arrays(local))
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.algorithms.registry import make_estimator
+from omkl_dist.defaults import JOB_PARAMS
 from omkl_dist.persistence import load_model
 from omkl_dist.pipelines.retrain import retrain
 from omkl_dist.storage import ingest, open_stream
@@ -134,7 +135,7 @@ def test_a_retrain_continues_the_champions_exact_state(small, tmp_path, algo, pa
     assert got[1]["engine"] == want[1]["engine"]
     assert saved.job["seed"] == 4 and saved.job["block_size"] == 64
     # the first version: a fresh model over window 1's head, fed whole rounds
-    fresh = make_estimator(algo, block_size=64, random_state=4, **params)
+    fresh = make_estimator(algo, block_size=64, random_state=4, **{**JOB_PARAMS.get(algo, {}), **params})
     if algo == "oks":
         fresh.set_params(horizon=2400)
     for X, y in open_stream(small, block_size=fresh.feed_rows(), stop=2400):
