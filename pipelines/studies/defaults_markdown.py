@@ -282,8 +282,18 @@ def chosen_combination() -> str:
 
 
 def default_units(report: dict) -> list[str]:
-    """The report's units that ran with every axis at its default (one per algorithm)."""
-    return [u for u, v in units_of(report).items() if not v["settings"]]
+    """Per algorithm, the report's unit that ran as a job runs it: with the parameters a job sets
+    (``omkl_dist.defaults.JOB_PARAMS``: SPA's Hedge loss) where the study measured them, else
+    with every axis at the estimator's default."""
+    from omkl_dist.defaults import JOB_PARAMS
+
+    units = units_of(report)
+    chosen = {}
+    for u, v in units.items():
+        a = v["algorithm"]
+        if v["settings"] == JOB_PARAMS.get(a, {}) or (not v["settings"] and a not in chosen):
+            chosen[a] = u
+    return list(chosen.values())
 
 
 def chosen_markdown(report: dict, h: str = "##") -> list[str]:
@@ -301,7 +311,9 @@ def chosen_markdown(report: dict, h: str = "##") -> list[str]:
         'of fit"), and their `fit` learns a training set in five passes, each in a fresh seeded order '
         '(`n_epochs=5`, `shuffle=True`: BENCHMARKS.md "Defaults of fit"; a job\'s stream is learnt once, in its '
         "window's order); `--paper-settings` "
-        "gives raw features and unnormalised kernels, which every `omkl reproduce` uses. Sparse rows stay "
+        "gives raw features and unnormalised kernels, which every `omkl reproduce` uses. A job also sets "
+        + ", ".join(f"{a}'s `{k}={v!r}`" for a, p in defaults.JOB_PARAMS.items() for k, v in p.items())
+        + " (where the study measured it, the default's row below is that unit's). Sparse rows stay "
         "unscaled (standardising would densify them). Per algorithm, the default's gap to the best cell of "
         "each row:",
         "",
