@@ -208,10 +208,10 @@ def test_numba_compiling_is_announced_on_its_first_use_only(capsys):
         twice(1)  # a new argument type: a compile
         twice(2)
     err = capsys.readouterr().err
-    assert err.count(COMPILING) == 1 and "compiling took" in err and bar.compile_seconds > 0
+    assert err.count(COMPILING) == 1 and "compiling took" in err
     with ProgressBar("spa on x") as bar:
         twice(3)
-    assert capsys.readouterr().err == "" and bar.compile_seconds == 0
+    assert capsys.readouterr().err == ""  # nothing compiled: nothing said
 
 
 @pytest.mark.parametrize("algo", ["om2", "omkc"])
