@@ -19,7 +19,25 @@ def main() -> None:
     """Run ``omkl`` (``omkl_dist.pipelines.cli:main``), an interrupted import included."""
     try:
         from omkl_dist.pipelines.cli import main as cli
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ImportError) as exc:
+        if not _interrupted(exc):
+            raise
         print(INTERRUPTED, file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED) from None
     cli()
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a Ctrl-C.
+
+    A Ctrl-C that lands inside a C extension's module initialisation (scipy's HiGHS, for one)
+    surfaces as ``ImportError: initialization failed`` with the KeyboardInterrupt as its context.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

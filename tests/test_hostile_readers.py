@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -371,6 +372,40 @@ def test_ctrl_c_while_the_command_line_imports_is_the_interrupted_line(delay):
     assert "Traceback" not in err
     if proc.returncode != 0:  # it may have finished before the signal on a fast machine
         assert (proc.returncode, err) == (130, "interrupted: nothing half-written was kept\n")
+
+
+def test_ctrl_c_inside_a_c_extensions_initialisation_is_the_interrupted_line(monkeypatch, capsys):
+    """A Ctrl-C inside an extension module's init (scipy's HiGHS did it in CI) surfaces as
+    ``ImportError: initialization failed`` whose context is the KeyboardInterrupt; an ImportError
+    with no Ctrl-C behind it still propagates."""
+    import builtins
+
+    from omkl_dist.pipelines import entry
+
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, cause=None, **kwargs):
+        if name == "omkl_dist.pipelines.cli":
+            try:
+                if cause is not None:
+                    raise cause
+            except KeyboardInterrupt:
+                raise ImportError("initialization failed")  # noqa: B904 -- the implicit context is the point
+            raise ImportError("no module named scipy")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "omkl_dist.pipelines.cli", raising=False)
+    monkeypatch.setattr(
+        builtins, "__import__", lambda name, *a, **k: failing_import(name, *a, cause=KeyboardInterrupt(), **k)
+    )
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == "interrupted: nothing half-written was kept\n"
+
+    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: failing_import(name, *a, **k))
+    with pytest.raises(ImportError, match="no module named scipy"):
+        entry.main()
 
 
 def test_a_gzip_bomb_is_refused_before_it_is_decompressed_whole(tmp_path, monkeypatch):
