@@ -19,7 +19,7 @@ def main() -> None:
     """Run ``omkl`` (``omkl_dist.pipelines.cli:main``), an interrupted import included."""
     try:
         from omkl_dist.pipelines.cli import main as cli
-    except (KeyboardInterrupt, ImportError) as exc:
+    except BaseException as exc:  # an extension may wrap the Ctrl-C (ImportError, SystemError, ...)
         if not _interrupted(exc):
             raise
         print(INTERRUPTED, file=sys.stderr)
