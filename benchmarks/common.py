@@ -54,7 +54,10 @@ def replace_section(section: list[str], heading: str, path: Path = Path("BENCHMA
         text += section
     else:
         end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
-        text[start - 1 : end] = section  # the blank line before the heading is the section's first
+        while section and not section[-1]:
+            section = section[:-1]
+        # the blank line before the heading is the section's first; the next section's, its last
+        text[start - 1 : end] = section + ([""] if end < len(text) else [])
     path.write_text("\n".join(text) + "\n")
 
 

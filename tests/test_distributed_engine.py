@@ -42,6 +42,7 @@ CASES = [  # (algo, params) -- stochastic updates sample with block-start weight
     ("spa", {"block_sync": True, "hedge_loss": "mistake"}),
     ("spa", {"block_sync": True, "kernels": "gaussian:0.5,2;laplacian:1"}),  # no lazy Gram: the round's own Gram
     ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"}),
+    ("spa", {"hedge_loss": "mistake"}),  # a job's SPA: sequential weights, mistake-discounted Hedge, lazy columns
     ("perceptron", {"kernel": "gaussian(sigma=2)"}),
     ("perceptron-u", {}),
     ("perceptron-star", {"validation_size": 700}),  # keeps one kernel mid-stream, mid-block
@@ -328,6 +329,7 @@ MULTICLASS_CASES = [
     ("perceptron-star", {"validation_size": 250}),
     ("spa", {}),
     ("spa", {"kernels": "gaussian:0.5,2;laplacian:1"}),
+    ("spa", {"hedge_loss": "mistake"}),  # a job's SPA: sequential weights, mistake-discounted Hedge, lazy columns
 ] + [(algo, {"budget": 25}) for algo in BUDGET]
 
 

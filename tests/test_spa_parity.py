@@ -139,3 +139,42 @@ def test_segment_fed_in_parts_is_run_segment_bit_for_bit(data_dir, cuts):
     assert whole[3].any()  # some row became a support vector inside the segment
     with pytest.raises(RuntimeError, match="fed"):
         b.scored_segment(Xs, xsq, ys).result()
+
+
+@pytest.mark.parametrize("mistake_only", [True, False])
+def test_hedge_step_exponentiating_changed_weights_only_is_the_full_update(mistake_only):
+    """SPA's recurrence exponentiates only the log-weights a row changes (hedge_loss_step): row
+    after row, the weights and log-weights are the full update's (hedge_loss_update) bit for bit --
+    rows where no kernel, the leading kernel, or a kernel at -0.0 has a loss -- and from weights
+    that do not match their log-weights, a ``fresh`` step is the full update too."""
+    from omkl_dist.combiners.hedge_loss import hedge_loss_step, hedge_loss_update
+
+    rng = np.random.default_rng(4)
+    m, log_gamma = 6, np.log(0.99)
+    losses = (rng.random((400, m)) < 0.1).astype(float)  # mostly no loss: most steps skip
+    if not mistake_only:
+        losses *= rng.exponential(2.0, size=losses.shape)
+    losses[::7] = 0.0
+    losses[::11, 0] = 3.0  # the leader loses: every weight shifts
+    ours, ref = (np.array([0.0, -0.0, -1.5, -1e-300, -40.0, 0.0]) for _ in range(2))
+    w_ours, w_ref = np.full(m, 0.5), np.full(m, 0.5)  # not exp(logw): the first step is fresh
+    for t, row in enumerate(losses):
+        hedge_loss_step(ours, row, log_gamma, w_ours, t == 0)
+        hedge_loss_update(ref, row, log_gamma, w_ref)
+        np.testing.assert_array_equal(w_ours, w_ref)
+        assert ours.tobytes() == ref.tobytes()  # (signed zeros included)
+
+
+def test_spa_segment_computes_kernel_scales_once(monkeypatch):
+    """A segment of normalised kernels reads its rows' normalisation factors for the in-block
+    kernel values and for κ(x, x) alike: the lead shard of a round computes them once."""
+    from omkl_dist.engine import local
+
+    X, y = generated(BINARY[0], 300)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    model = SPA(block_size=128, random_state=0).fit(X[:100], y[:100])
+    calls, scales = [], local.kernel_scales
+    monkeypatch.setattr(local, "kernel_scales", lambda *a: calls.append(1) or scales(*a))
+    Xs, ys = X[100:228], y[100:228].astype(float)
+    model.engine_.scored_segment(Xs, np.einsum("ij,ij->i", Xs, Xs), ys)
+    assert model.engine_.program.norm.any() and len(calls) == 1

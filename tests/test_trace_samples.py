@@ -184,3 +184,18 @@ def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, par
         assert [s[0] for s in samples] == local.sampled_at
         assert [s[1] for s in samples] == local.n_support
         assert [s[2] for s in samples] == local.weights  # bit for bit
+
+
+def test_support_gained_counts_the_cumulative_support():
+    """The support vectors each kernel has gained by a sampled row, counted over the rows some kernel
+    kept, are the cumulative count over every row."""
+    from omkl_dist.engine.samples import _support_gained
+
+    rng = np.random.default_rng(2)
+    coef = np.where(rng.random((500, 7)) < 0.01, rng.normal(size=(500, 7)), 0.0)
+    coef[40] = 0.0
+    coef[41, 3] = -0.0  # (a zero, however signed, is no support vector)
+    for rows in ([], [0], [40, 41, 42], np.sort(rng.choice(500, 30, replace=False)), [499]):
+        rows = np.asarray(rows, dtype=np.int64)
+        expected = np.cumsum(coef != 0.0, axis=0, dtype=np.int64)[rows]
+        np.testing.assert_array_equal(_support_gained(coef, rows), expected)

@@ -69,6 +69,25 @@ def hedge_loss_update(logw, losses, log_gamma, w):
     weights_from_log(logw, w)
 
 
+@njit(cache=True, nogil=True)
+def hedge_loss_step(logw, losses, log_gamma, w, fresh):
+    """:func:`hedge_loss_update`, bit for bit, exponentiating only the log-weights it changes: when
+    ``w = exp(logw)`` on entry (``fresh`` False), a weight whose log-weight comes out equal keeps
+    its value -- the common row in a recurrence, where the leading kernel has no loss (the shift
+    is 0) and most kernels none either (a mistake-discounted Hedge). ``fresh``: ``w`` not known
+    to match ``logw`` (a recurrence's first row): every weight is exponentiated."""
+    top = -np.inf
+    for k in range(logw.shape[0]):  # the same sums and maximum as hedge_loss_update's
+        v = logw[k] + losses[k] * log_gamma
+        if v > top:
+            top = v
+    for k in range(logw.shape[0]):
+        v = (logw[k] + losses[k] * log_gamma) - top
+        if fresh or v != logw[k]:  # (equal values, even +0 and -0, have equal exponentials)
+            w[k] = np.exp(v)
+        logw[k] = v
+
+
 @njit(cache=True)
 def combine_step(y, F, loss, logw, w, log_gamma):
     """Replay the Hedge combiner over rows; updates ``logw`` and ``w`` in place.

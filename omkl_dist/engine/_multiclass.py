@@ -22,7 +22,7 @@ from numba import njit
 from ..combiners.codes import UNIFORM, discounts_weights
 from ..combiners.dispatch import combined_votes
 from ..combiners.hedge import hedge_update
-from ..combiners.hedge_loss import hedge_loss_update, weighted_class_scores
+from ..combiners.hedge_loss import hedge_loss_step, weighted_class_scores
 from ..combiners.votes import rival
 from ..learners.pa import pa_step
 from ..learners.spa import spa_coef
@@ -247,7 +247,7 @@ def spa_mc_rows(a, F_part, rows, fast, lazy, state, params, out):
                 coef[t, k * K + yt] = tau
                 coef[t, k * K + r] = -tau
                 any_coef = True
-        hedge_loss_update(logw, discounts, log_gamma, w)
+        hedge_loss_step(logw, discounts, log_gamma, w, t == a)  # (w = exp(logw) after row a)
         if any_coef:
             if lazy:
                 gram_column(Xb, XbT, xsq, t, col, fast[0], want, fast[1], fast[2])

@@ -14,7 +14,7 @@ from numba import njit
 from ..combiners.codes import discounts_weights
 from ..combiners.dispatch import combined_score
 from ..combiners.hedge import hedge_update
-from ..combiners.hedge_loss import hedge_loss, hedge_loss_update, weighted_vote
+from ..combiners.hedge_loss import hedge_loss, hedge_loss_step, weighted_vote
 from ..learners.pa import pa_step
 from ..learners.perceptron import perceptron_coef, perceptron_mistake
 from ..learners.spa import hinge, spa_coef
@@ -174,7 +174,7 @@ def _spa_rows(a, F_part, rows, fast, lazy, state, params, out):
             c = spa_coef(yt, losses[k], kxx[k, t], selected and on[k], U[t, k, 1], alpha, beta, eta)
             coef[t, k] = c
             any_coef = any_coef or c != 0.0
-        hedge_loss_update(logw, discounts, log_gamma, w)
+        hedge_loss_step(logw, discounts, log_gamma, w, t == a)  # (w = exp(logw) after row a)
         if any_coef:
             if lazy:
                 gram_column(Xb, XbT, xsq, t, col, fast[0], coef[t] != 0.0, fast[1], fast[2])

@@ -59,12 +59,14 @@ def _lazy_row_keys(Xs):
     return functools.cache(functools.partial(row_keys, Xs))
 
 
-def diag_values(program, xsq, X) -> np.ndarray:
+def diag_values(program, xsq, X, scales=None) -> np.ndarray:
     """κ_k(x, x) per kernel and row, (m, n): (x·x)^p for dot kernels, Σx for additive chi2, 1 for
     the distance kernels (each on its own columns in a direct program); a normalised kernel's is 1
-    (0 for a row whose raw value is 0)."""
+    (0 for a row whose raw value is 0). ``scales``: the rows' :func:`kernel_scales` if already
+    computed (a normalised program's)."""
     out = np.ones((program.m, len(xsq)))
-    scales = kernel_scales(program, X, xsq) if program.norm.any() else None
+    if scales is None and program.norm.any():
+        scales = kernel_scales(program, X, xsq)
     for k in range(program.m):
         if program.kinds[k] not in (LINEAR, POLY, ACHI2):
             continue
@@ -442,7 +444,8 @@ class LocalEngine:
         return kernel_scales(self.program, Xs, xsq) if self.program.norm.any() else np.empty((0, 0))
 
     def _spa_segment(self, ys, G, lazy, Xs, xsq, g, act, active, U=None) -> SPASegment:
-        fast = (dot_gauss_plan(self.program, active), self._scales(Xs, xsq), self.program.norm) if lazy else _NO_FAST
+        scales = self._scales(Xs, xsq)  # (read by the in-block columns and κ(x, x): computed once)
+        fast = (dot_gauss_plan(self.program, active), scales, self.program.norm) if lazy else _NO_FAST
         U = self._uniforms(g, len(ys), act, active, 2) if U is None else U
         h = self.hyper
         params = SPAParams(
@@ -453,7 +456,7 @@ class LocalEngine:
             G,
             as_rows(Xs),
             xsq,
-            diag_values(self.program, xsq, Xs),
+            diag_values(self.program, xsq, Xs, scales if self.program.norm.any() else None),
             fast,
             U,
             self._hedge_state(),

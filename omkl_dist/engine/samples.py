@@ -81,7 +81,9 @@ def pool_samples(scalars: dict, start: dict, F, coef, y, rows) -> tuple[np.ndarr
     (n, m); ``y``: its labels (±1). Returns ``(n_support, weights)``, each (len(rows), m)."""
     rows = np.asarray(rows, dtype=np.int64)
     rule = int(scalars["rule"])
-    support = start["n_support"] + np.cumsum(coef != 0.0, axis=0, dtype=np.int64)[rows]
+    stop = int(rows[-1]) + 1 if len(rows) else 0  # the rows after the last sampled one are not read
+    F, coef, y = F[:stop], np.asarray(coef)[:stop], y[:stop]
+    support = start["n_support"] + _support_gained(coef, rows)
     weights = np.empty((len(rows), len(start["w"])))
     if rule == SPA:
         hyper = SPAHyper.from_scalars(scalars)
@@ -95,6 +97,16 @@ def pool_samples(scalars: dict, start: dict, F, coef, y, rows) -> tuple[np.ndarr
         erred = np.asarray(y, dtype=np.float64)[:, None] * np.asarray(F) <= 0.0
         _hedge_path(w, np.ascontiguousarray((coef != 0.0) & erred), beta, bool(discounts_weights(rule)), rows, weights)
     return support, weights / weights.sum(axis=1, keepdims=True)
+
+
+def _support_gained(coef, rows) -> np.ndarray:
+    """Support vectors each kernel gained by each of ``rows`` (sorted) of a segment's coefficients
+    ``coef`` (n, m): the non-zeros at or before the row, counted over the few rows that have any
+    (a segment keeps few; a cumulative count of every row costs a pass over (n, m) integers)."""
+    kept = np.flatnonzero(np.any(coef != 0.0, axis=1))
+    gained = np.zeros((len(kept) + 1, coef.shape[1]), dtype=np.int64)
+    np.cumsum(coef[kept] != 0.0, axis=0, dtype=np.int64, out=gained[1:])
+    return gained[np.searchsorted(kept, rows, side="right")]
 
 
 def support_per_kernel(alpha, m: int) -> np.ndarray:

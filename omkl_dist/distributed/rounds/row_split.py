@@ -12,6 +12,7 @@ import numpy as np
 
 from ...combiners.codes import OM2, SD, SPA, SS
 from ...engine.local import Rounds
+from ...engine.samples import support_per_kernel
 from .shared_pool import SharedPool
 
 # rules whose kernels are coupled within a round: the weights every sampled update reads (SPA,
@@ -57,6 +58,12 @@ class PoolRowSplit(SharedPool):
 
     def learn_scored(self, X, xsq, y, scores):
         return self.engine.learn_scored(X, xsq, y, scores)
+
+    @staticmethod
+    def support_after(support, outcome: dict, parts, outs):
+        """:meth:`SharedPool.support_after`, counted over the rows some kernel kept (the round's
+        ``update``, few rows) rather than every row's coefficients."""
+        return support + support_per_kernel(outcome["update"][1], len(support))
 
     @staticmethod
     def learned_update(coef):
