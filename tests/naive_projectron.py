@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from naive_budget import _draws, _dot, _kxx, _rival
+from naive_budget import _dot, _draws, _kxx, _rival
 from naive_omkc import kernel_column
 
 

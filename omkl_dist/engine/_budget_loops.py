@@ -147,9 +147,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
             elif learner == BOGD:
                 loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, s, slots)
             elif plus or learner == PROJECTRON:
-                loss, n_used, new = projectron_mc_step(
-                    t, yt, r, margin, kxx, hp, n_used, slots, V, kinv[k], deg, plus
-                )
+                loss, n_used, new = projectron_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, V, kinv[k], deg, plus)
             else:
                 loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row, deg)
         L[t, k] = loss
