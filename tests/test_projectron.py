@@ -1,6 +1,7 @@
 """Projectron and Projectron++: the block engine against the naive one-instance-at-a-time reference
 (``naive_projectron``, written from the paper) on real binary and multi-class data, with either update;
-the inverse Gram matrix it keeps; kernel shards; chunking and saved state.
+the inverse Gram matrix it keeps; chunking, block sizes and saved state (kernel shards:
+tests/test_budget_multiclass.py; a cluster: tests/test_cluster_every_algorithm.py).
 
 Data: 160-row random subsets of ionosphere (raw), australian (min-max), glass (6 classes, raw) and
 vehicle (4 classes, min-max); budgets small enough that buffers fill, η large enough that mistakes
@@ -16,7 +17,6 @@ import pytest
 from sklearn.base import clone
 
 from omkl_dist.algorithms import Projectron, ProjectronPP
-from omkl_dist.combiners.hedge_loss import combine
 from omkl_dist.engine.budget import BudgetEngine
 from omkl_dist.kernels import make_pool
 
@@ -97,30 +97,6 @@ def test_stochastic_update_matches_naive_reference(data_dir, learner):
     assert engine.n_support().tolist() == [len(s) for s in ref["sv"]]
     np.testing.assert_allclose(out["F"], ref["F"], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(engine.w, ref["w"], rtol=1e-9, atol=1e-300)
-
-
-@pytest.mark.parametrize(("learner", "multiclass"), [("projectron", True), ("projectron++", False)])
-def test_kernel_shards_then_combiner_equal_the_whole_engine(data_dir, learner, multiclass):
-    """Shards owning kernel ids {0,3,..}, {1,4,..}, {2,5,..} step their kernels; the coordinator joins their
-    columns and replays the combiner: bit-identical to one engine, and so is the merged state."""
-    X, y, K = load(data_dir, "vehicle+minmax" if multiclass else "ionosphere", multiclass)
-    whole = _engine(X, K, learner, 9, 0.3)
-    positions = [np.arange(r, 16, 3) for r in range(3)]
-    shards = [whole.subset(p) for p in positions]
-    logw, w = whole.logw.copy(), whole.w.copy()
-    for lo, hi in [(0, 5), (5, 77), (77, ROWS)]:  # calls that split blocks
-        ref = whole.learn(X[lo:hi], y[lo:hi], keep_scores=True)
-        F, L = np.empty((hi - lo, 16 * K)), np.empty((hi - lo, 16))
-        for p, shard in zip(positions, shards):
-            part = shard.kernel_step(X[lo:hi], y[lo:hi], lo)
-            F[:, (p[:, None] * K + np.arange(K)).ravel()], L[:, p] = part["F"], part["loss"]
-        score, mistakes = combine(y[lo:hi], F, L, logw, w, whole.gamma, K)
-        np.testing.assert_array_equal(F, ref["F"])
-        np.testing.assert_array_equal(score, ref["score"])
-        np.testing.assert_array_equal(mistakes, ref["mistakes"])
-    merged = BudgetEngine.merge(shards[::-1], logw=logw, w=w, n_mistakes=whole.n_mistakes)
-    for name, value in whole.state()[0].items():
-        np.testing.assert_array_equal(merged.state()[0][name], value, err_msg=name)
 
 
 @pytest.mark.parametrize("learner", LEARNERS)
