@@ -49,14 +49,22 @@ from ._budget import place, place_pair
 @njit(cache=True)
 def projection(kxx, used, kinv, V, d):
     """``d = K_S⁻¹ k`` over the first ``used`` slots (``V``: the row's kernel values with them, each
-    sum in slot order); returns ``(‖δ‖, ‖P k‖² = k·d)`` with ``‖δ‖² = max(κ(x, x) − k·d, 0)``."""
+    sum in slot order); returns ``(‖δ‖, ‖P k‖² = k·d)`` with ``‖δ‖² = max(κ(x, x) − k·d, 0)``.
+
+    K_S⁻¹ is exactly symmetric (:func:`extend_inverse`), so ``d`` is built column by column,
+    ``d += K⁻¹[j] V[j]`` for j = 0, 1, …: each d_i is the same sum in the same order as a row's dot
+    product, but the loop over i has no dependency between its steps and vectorises (a row's dot
+    product is a chain of dependent additions: 2-3x slower over B = 100)."""
+    for i in range(used):
+        d[i] = 0.0
+    for j in range(used):
+        v = V[j]
+        row = kinv[j]
+        for i in range(used):
+            d[i] += row[i] * v
     pk = 0.0
     for i in range(used):
-        acc = 0.0
-        for j in range(used):
-            acc += kinv[i, j] * V[j]
-        d[i] = acc
-        pk += V[i] * acc
+        pk += V[i] * d[i]
     delta2 = kxx - pk
     return math.sqrt(delta2) if delta2 > 0.0 else 0.0, pk
 
