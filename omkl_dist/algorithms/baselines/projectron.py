@@ -44,8 +44,8 @@ class Projectron(BudgetBaseline):
         Its smoothing δ: a kernel learns from a row with probability (1 − δ) w_k / max w + δ/m.
     eta : float > 0, default 0.1
         The paper's η: the largest projection error ‖δ‖ for which a mistake is projected instead of
-        adding a support vector (sparser models with larger η; the first author's DOGMA library's
-        default, 0.1).
+        adding a support vector (sparser models with larger η). 0.1 is the value of the first
+        author's DOGMA library's default (which bounds ‖δ‖² with it), not chosen by a study here.
     block_size, n_epochs, shuffle, random_state
         As in :class:`BPAS`.
 
