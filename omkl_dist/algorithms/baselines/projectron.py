@@ -45,7 +45,9 @@ class Projectron(BudgetBaseline):
     eta : float > 0, default 0.1
         The paper's η: the largest projection error ‖δ‖ for which a mistake is projected instead of
         adding a support vector (sparser models with larger η). 0.1 is the value of the first
-        author's DOGMA library's default (which bounds ‖δ‖² with it), not chosen by a study here.
+        author's DOGMA library's default (which bounds ‖δ‖² with it); a quick check (5-fold
+        cross-validation on standardised breast cancer, digits, iris and wine, η = 0.01, 0.1, 0.3,
+        0.6) found no value best everywhere, each within 2.2 points of the best.
     block_size, n_epochs, shuffle, random_state
         As in :class:`BPAS`.
 
