@@ -14,8 +14,9 @@ combines their signs, and the unnormalised cubic kernel's scores on raw cod-rna 
 
 The C++ columns are the numbers published in issue 36 (the toolbox built with -O3 on this machine
 class, one core, a quiet machine) and, for SPA on ijcnn1, issue 4's C++ BOMKL tool; a learner
-without a published number shows "—". The toolbox's learners we do not have (kernel-ddpa/-sdpa,
-the ``_sd`` budget forms, Projectron, Projectron++) have no row.
+without a published number shows "—" (the Projectrons: docs/algorithms/projectron.md says where the
+C++ and the paper differ). The toolbox's learners we do not have (kernel-ddpa/-sdpa, the ``_sd``
+budget forms) have no row.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ PEERS = {
     "kernel-forgetron": ("forgetron", _BUDGET),
     "kernel-bogd": ("bogd", {**_BUDGET, "eta": 0.1, "lam": 0.1}),
     "kernel-bpas": ("bpas", {**_BUDGET, "eta": 0.1}),
+    # the C++ Projectrons have no η (they add on every mistake until B is full): a small one does the same
+    "kernel-projectron": ("projectron", {**_BUDGET, "eta": 1e-3}),
+    "kernel-projectronpp": ("projectron++", {**_BUDGET, "eta": 1e-3}),
     "kernel-fogd": ("fogd", {"kernels": "gaussian:2^-6..2^6", "n_components": 100, "eta": 0.1, **_ONE_PASS}),
     "kernel-nogd": ("nogd", {"kernels": "omkc16+norm", "budget": 100, "n_components": 20, "eta": 0.1, **_ONE_PASS}),
 }

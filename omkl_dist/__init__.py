@@ -20,6 +20,8 @@ _ESTIMATORS = {
     "Forgetron": "algorithms",
     "BOGD": "algorithms",
     "BPAS": "algorithms",
+    "Projectron": "algorithms",
+    "ProjectronPP": "algorithms",
     "MKBoost": "algorithms.mkboost",
     "SimpleMKL": "algorithms.mkl",
     "LpMKL": "algorithms.mkl",

@@ -1,6 +1,6 @@
 """Multi-class budget baselines (RBP, Forgetron, BOGD, BPAS): the block engine against the naive
 one-instance-at-a-time reference (``naive_budget_mc``) on real multi-class data, kernel sharding
-(subset + merge + the multi-class combiner), and the estimators' multi-class contract (chunking,
+(subset + merge + the multi-class combiner; the Projectrons' too), and the estimators' multi-class contract (chunking,
 saved state, class scores).
 
 Data: 160-row random subsets of glass (6 classes, raw features), vehicle (4, min-max scaled) and
@@ -77,7 +77,7 @@ def test_block_engine_matches_naive_reference_on_generated_data(learner):
     test_block_engine_matches_naive_reference(None, "generated-multiclass", 8, learner)
 
 
-@pytest.mark.parametrize("learner", LEARNERS)
+@pytest.mark.parametrize("learner", [*LEARNERS, "projectron", "projectron++"])
 def test_kernel_shards_then_combiner_equal_the_whole_engine(data_dir, learner):
     """Shards owning kernel ids {0,3,..}, {1,4,..}, {2,5,..} step their kernels; the coordinator puts each
     kernel's K class columns in place and replays the multi-class combiner: bit-identical to one engine."""

@@ -10,7 +10,7 @@ import pytest
 from generated_data import NAMES, generated
 from sklearn.base import clone
 
-from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron
+from omkl_dist.algorithms import BOGD, BPAS, RBP, Forgetron, Projectron, ProjectronPP
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.combiners.hedge_loss import combine_step
 from omkl_dist.engine.budget import BudgetEngine
@@ -244,10 +244,18 @@ def test_bad_parameters_name_the_rule_and_the_value(cls, params, match):
 
 
 def test_registry_builds_the_baselines():
-    for name, cls in (("rbp", RBP), ("forgetron", Forgetron), ("bogd", BOGD), ("bpas", BPAS)):
+    for name, cls in (
+        ("rbp", RBP),
+        ("forgetron", Forgetron),
+        ("bogd", BOGD),
+        ("bpas", BPAS),
+        ("projectron", Projectron),
+        ("projectron++", ProjectronPP),
+    ):
         model = make_estimator(name, budget=7, kernels="gaussian:1")
         assert type(model) is cls and model.budget == 7
     assert make_estimator("bogd", lam=0.5).lam == 0.5
+    assert make_estimator("projectron++", eta=0.3).eta == 0.3
     with pytest.raises(ValueError, match="do not apply"):
         make_estimator("rbp", eta=0.2)
 

@@ -1,8 +1,8 @@
 """Every online algorithm through the public cluster API (`fit_on_cluster`), exact and resumable.
 
 For each of the online algorithms (the four OMKC variants, OMKC with PA-I learners, the three
-Perceptron baselines, SPA, OM-2, the four budget baselines with either update, FOGD, NOGD and OKS,
-also on feature-group kernels) on a stored stream:
+Perceptron baselines, SPA, OM-2, the four budget baselines with either update, Projectron and
+Projectron++, FOGD, NOGD and OKS, also on feature-group kernels) on a stored stream:
 
 1. ``omkl run``'s in-process job (:func:`~omkl_dist.pipelines.run.run_job`) gives the reference model;
 2. ``fit_on_cluster(client, ...)`` on **3** workers with checkpoints, the coordinator's worker
@@ -59,6 +59,8 @@ CASES = [
     ("forgetron", {"budget": 30, "update": "S"}),
     ("bogd", {"budget": 30, "update": "S"}),
     ("bpas", {"budget": 30, "update": "S"}),
+    ("projectron", {"budget": 30, "eta": 0.3}),
+    ("projectron++", {"budget": 30, "eta": 0.3, "update": "S"}),
     ("fogd", {"kernels": "gaussian:0.5,1,2", "n_components": 20}),
     ("nogd", {"kernels": "gaussian:0.5,1,2;polynomial:2", "budget": 30, "n_components": 8}),
     ("oks", {}),

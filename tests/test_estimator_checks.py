@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from omkl_dist.algorithms import BOGD, BPAS, FOGD, OKS, OMKC, RBP, SPA, Forgetron
+from omkl_dist.algorithms import BOGD, BPAS, FOGD, OKS, OMKC, RBP, SPA, Forgetron, Projectron
 from omkl_dist.algorithms.registry import ALGORITHMS
 from omkl_dist.storage import read_dataset, resolve_dataset
 
@@ -32,7 +32,7 @@ def _stochastic(est):
     """Whether the estimator's results depend on ``random_state`` (:func:`test_seeding` checks both ways)."""
     if isinstance(est, OMKC):  # stochastic updates or combination
         return "S" in (est.update, est.combination)
-    if isinstance(est, (Forgetron, BPAS)):  # deterministic learners: stochastic only by their update
+    if isinstance(est, (Forgetron, BPAS, Projectron)):  # deterministic learners: stochastic only by their update
         return est.update == "S"
     return isinstance(est, (SPA, RBP, BOGD, OKS, FOGD))  # (FOGD: its random features)
 

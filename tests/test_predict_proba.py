@@ -32,7 +32,7 @@ def _data(n_classes, n=240, seed=0):
 def test_every_online_classifier_has_probabilities():
     assert {cls.__name__ for cls in ONLINE} == {
         "OMKC", "OM2", "KernelPerceptron", "PerceptronU", "PerceptronStar",
-        "SPA", "RBP", "Forgetron", "BOGD", "BPAS", "OKS", "FOGD", "NOGD", "OMKCPA",
+        "SPA", "RBP", "Forgetron", "BOGD", "BPAS", "OKS", "FOGD", "NOGD", "OMKCPA", "Projectron", "ProjectronPP",
     }  # fmt: skip
 
 

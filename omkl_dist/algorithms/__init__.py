@@ -4,6 +4,7 @@ from .baselines.bogd import BOGD
 from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
+from .baselines.projectron import Projectron, ProjectronPP
 from .baselines.rbp import RBP
 from .fogd import FOGD
 from .nogd import NOGD
@@ -25,6 +26,8 @@ __all__ = [
     "Forgetron",
     "BOGD",
     "BPAS",
+    "Projectron",
+    "ProjectronPP",
     "OKS",
     "OKSRegressor",
     "FOGD",

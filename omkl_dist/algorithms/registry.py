@@ -9,6 +9,7 @@ from .baselines.bogd import BOGD
 from .baselines.bpas import BPAS
 from .baselines.forgetron import Forgetron
 from .baselines.perceptron import KernelPerceptron, PerceptronStar, PerceptronU
+from .baselines.projectron import Projectron, ProjectronPP
 from .baselines.rbp import RBP
 from .fogd import FOGD
 from .mkboost import MKBoost
@@ -35,6 +36,8 @@ ALGORITHMS: dict[str, type[OnlineKernelClassifier]] = {
     "forgetron": Forgetron,
     "bogd": BOGD,
     "bpas": BPAS,
+    "projectron": Projectron,
+    "projectron++": ProjectronPP,
     "oks": OKS,
     "fogd": FOGD,
     "nogd": NOGD,

@@ -16,6 +16,8 @@ from ..learners._budget import (
     BOGD,
     FORGETRON,
     MSUM_SIZE,
+    PROJECTRON,
+    PROJECTRONPP,
     RBP,
     buffer_values,
     exact_dot,
@@ -28,6 +30,7 @@ from ..learners._budget import (
 from ..learners.bogd import bogd_mc_step, bogd_step
 from ..learners.bpas import bpas_mc_step, bpas_step
 from ..learners.forgetron import forgetron_mc_step, forgetron_step
+from ..learners.projectron import projectron_mc_step, projectron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
 from ..learners.records import Accumulators, BlockValues, Slots
 
@@ -70,7 +73,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
     Hedge: a stochastic update's kernel not drawn)."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
-    sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes = buffers
+    sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, kinv = buffers
     n = y.shape[0]
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
@@ -88,7 +91,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
     parts = np.empty(MSUM_SIZE)
     fc = np.empty(K)  # one row's class scores
     row = np.empty(K)  # BPAS's scratch
-    deg = np.empty(max(budget, 1))
+    deg = np.empty(max(budget, 1))  # BPAS's degradations, the Projectron's projection K_S⁻¹ k
+    plus = learner == PROJECTRONPP
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
     slots = Slots(ck, entry)
     values = BlockValues(V, kxxk)
@@ -121,6 +125,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
                 n_used, hd, s, q, mk = state
             elif learner == BOGD:
                 loss, n_used, s, new = bogd_step(t, yt, f, kxx, U[t, k], hp, n_used, s, slots)
+            elif plus or learner == PROJECTRON:
+                loss, n_used, new = projectron_step(t, yt, f, kxx, hp, n_used, slots, V, kinv[k], deg, plus)
             else:
                 loss, n_used, new = bpas_step(t, yt, f, kxx, hp, n_used, slots, values, deg)
         else:
@@ -140,6 +146,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
                 n_used, hd, s, q, mk = state
             elif learner == BOGD:
                 loss, n_used, s, new = bogd_mc_step(t, yt, r, margin, kxx, U[t, k], hp, n_used, s, slots)
+            elif plus or learner == PROJECTRON:
+                loss, n_used, new = projectron_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, V, kinv[k], deg, plus)
             else:
                 loss, n_used, new = bpas_mc_step(t, yt, r, margin, kxx, hp, n_used, slots, values, row, deg)
         L[t, k] = loss

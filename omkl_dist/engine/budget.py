@@ -1,5 +1,6 @@
-"""BudgetEngine: the budget baselines of the Budget-OMKL paper (RBP, Forgetron, BOGD, BPAS) as per-kernel
-learners with budget B each, combined by Hedge, run block-exactly
+"""BudgetEngine: the budget baselines of the Budget-OMKL paper (RBP, Forgetron, BOGD, BPAS) and the
+Projectron / Projectron++ (:mod:`omkl_dist.learners.projectron`) as per-kernel learners with budget B
+each, combined by Hedge, run block-exactly
 (docs/design.md, "Block-exact online learning") and shardable by kernel.
 
 Two halves, called separately by the distributed engine:
@@ -25,7 +26,7 @@ The combination is not in the paper, which only describes them as "multiple kern
 algorithms whose component classifiers are updated by budget kernel learning algorithms" (section
 4.3); we use the deterministic update (every kernel's learner sees every
 instance) and the deterministic Hedge combination, with the loss each learner's family suggests:
-the mistake indicator ``z_k = [y f_k(x) <= 0]`` for the Perceptron-type RBP and Forgetron (like
+the mistake indicator ``z_k = [y f_k(x) <= 0]`` for the Perceptron-type RBP, Forgetron and Projectrons (like
 OMKC(D,D), Hoi et al. 2013), the hinge loss for the gradient/PA-type BOGD and BPAS (like SPA).
 
 Block exactness: per segment of rows and kernel, the dot products of the rows with the kernel's buffer
@@ -59,7 +60,7 @@ from numba import parallel_chunksize
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners._budget import BOGD, LEARNER_CODES, RBP, fixed_dots, row_dots, row_sq, row_sqdists
+from ..learners._budget import BOGD, LEARNER_CODES, PROJECTING, RBP, fixed_dots, row_dots, row_sq, row_sqdists
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring._blas import one_blas_thread
@@ -102,12 +103,13 @@ def _as_program(program_or_pool) -> KernelProgram:
     return compile_program(make_pool(program_or_pool))
 
 
-def _check_fits_in_memory(m: int, budget: int, d: int, n_classes: int = 1) -> None:
-    """The support-vector buffers are allocated whole (m kernels x budget slots x (d + K + 7) values):
-    refuse a budget that cannot fit before asking for the memory."""
+def _check_fits_in_memory(m: int, budget: int, d: int, n_classes: int = 1, inverse: bool = False) -> None:
+    """The support-vector buffers are allocated whole (m kernels x budget slots x (d + K + 7) values, and
+    the Projectron's B x B inverse Gram matrix per kernel): refuse a budget that cannot fit before
+    asking for the memory."""
     import psutil
 
-    need = m * budget * (d + n_classes + 7) * 8
+    need = m * budget * (d + n_classes + 7 + (budget if inverse else 0)) * 8
     available = psutil.virtual_memory().available
     if need > available // 2:
         raise ValueError(
@@ -125,7 +127,7 @@ class BudgetEngine:
     ----------
     program_or_pool : KernelProgram, KernelPool, pool spec string or list of kernel specs
     n_features : int
-    learner : {"rbp", "forgetron", "bogd", "bpas"}
+    learner : {"rbp", "forgetron", "bogd", "bpas", "projectron", "projectron++"}
     budget : int
         Support vectors per kernel (B).
     seed : int
@@ -135,7 +137,7 @@ class BudgetEngine:
     kernel_ids : array of int, optional
         Global id of each kernel (the random stream it uses); default ``0..m-1``.
     eta : float
-        Step size (BOGD) / aggressiveness C (BPAS).
+        Step size (BOGD) / aggressiveness C (BPAS) / projection threshold η (Projectron, Projectron++).
     lam : float
         BOGD's regulariser λ.
     gamma : float
@@ -159,6 +161,8 @@ class BudgetEngine:
         Forgetron's f' accumulators (double-double: high and low parts). The coefficient of slot j of
         kernel k for class c is ``scale[k] * sv_coef[k, j K + c]`` (binary: K = 1).
     scale, n_used, head, forget_Q, forget_M : per kernel.
+    sv_kinv : (m, B, B) the Projectron's inverse Gram matrix of each kernel's support set, slot order
+        ((m, 0, 0) for the other learners).
     p_update, p_block : the stochastic update's draw probabilities per kernel, and the block they are of.
 
     Examples
@@ -205,6 +209,7 @@ class BudgetEngine:
         "forget_Q",
         "forget_M",
         "p_update",
+        "sv_kinv",
     )
 
     def __init__(
@@ -246,7 +251,8 @@ class BudgetEngine:
             raise ValueError(f"update must be 'D' or 'S' and delta in (0, 1], got {update!r} and {delta!r}")
         self.update, self.delta = str(update), float(delta)
         m, B, d, K = self.program.m, self.budget, int(n_features), self.n_classes
-        _check_fits_in_memory(m, B, d, K)
+        projecting = LEARNER_CODES[self.learner] in PROJECTING
+        _check_fits_in_memory(m, B, d, K, projecting)
         self.kernel_ids = np.arange(m, dtype=np.int64) if kernel_ids is None else np.asarray(kernel_ids, dtype=np.int64)
         if self.kernel_ids.shape != (m,):
             raise ValueError(f"kernel_ids must hold one id per kernel ({m}), got shape {self.kernel_ids.shape}")
@@ -265,6 +271,8 @@ class BudgetEngine:
         self.head = np.zeros(m, dtype=np.int64)
         self.forget_Q = np.zeros(m)
         self.forget_M = np.zeros(m, dtype=np.int64)
+        # the Projectron's inverse Gram matrix of each kernel's support set (empty for the other learners)
+        self.sv_kinv = np.zeros((m, B, B) if projecting else (m, 0, 0))
         self.p_update = np.ones(m)  # the stochastic update's draw probabilities in block p_block
         self.p_block = -1
         self.int_bound = 0.0  # max |x| over every row seen if all are integers, else inf
@@ -296,7 +304,7 @@ class BudgetEngine:
         """Run this engine's per-kernel learners over rows X (first row = global instance ``g``).
 
         Returns ``{"F": (n, m) decision values before each update, "loss": (n, m)}`` where ``loss`` is
-        what the combiner discounts by (mistake indicator for RBP/Forgetron, hinge loss for BOGD/BPAS);
+        what the combiner discounts by (mistake indicator for RBP/Forgetron/the Projectrons, hinge loss for BOGD/BPAS);
         multi-class: ``F`` (n, m K), column ``k K + c`` kernel k's score of class c, labels class indices.
         Advances ``n_seen``; ``g`` must equal it (the rows continue this engine's stream). The stochastic
         update takes the rows of one block at a time, after :meth:`sync_weights`.
@@ -404,6 +412,7 @@ class BudgetEngine:
             self.forget_Q,
             self.forget_M,
             self.kernel_mistakes,
+            self.sv_kinv,
         )
 
     rows = staticmethod(dense_rows)  # support vectors are kept dense: sparse rows are densified

@@ -3,7 +3,7 @@ update/combination rules.
 
 Three engines implement :class:`Engine`: :class:`~.local.LocalEngine` (one shared support-vector
 pool: the OMKC family, the Perceptron baselines, SPA, OM-2), :class:`~.budget.BudgetEngine` (a
-fixed-size buffer per kernel: RBP, Forgetron, BOGD, BPAS) and :class:`~.oks.OKSEngine` (OKS: a
+fixed-size buffer per kernel: RBP, Forgetron, BOGD, BPAS, the Projectrons) and :class:`~.oks.OKSEngine` (OKS: a
 list of support vectors per kernel, one kernel drawn per row). A saved state names its engine
 (``scalars["engine"]``); :func:`engine_class` maps it back. A cluster job reaches an engine through
 a round adapter of :mod:`omkl_dist.distributed.rounds`, built on the engine's public methods.

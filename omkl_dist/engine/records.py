@@ -127,3 +127,4 @@ class BudgetBuffers(NamedTuple):
     Q: np.ndarray
     M: np.ndarray
     kmistakes: np.ndarray
+    kinv: np.ndarray

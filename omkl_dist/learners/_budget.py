@@ -1,4 +1,4 @@
-"""Shared machinery of the budget learners (RBP, Forgetron, BOGD, BPAS): a fixed-capacity support-vector
+"""Shared machinery of the budget learners (RBP, Forgetron, BOGD, BPAS, Projectron): a fixed-capacity support-vector
 buffer per kernel and the block-exact kernel values (docs/design.md, "Block-exact online learning").
 
 Buffer of one kernel (capacity B). Slot j holds a support vector with *unscaled* coefficient ``a_j``;
@@ -39,8 +39,16 @@ from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
 from ..scoring.values import CANCEL, direct_sqdist, dot_power, exp_neg, l1_chi2, norm_factor
 
 # learner codes
-RBP, FORGETRON, BOGD, BPAS = 0, 1, 2, 3
-LEARNER_CODES = {"rbp": RBP, "forgetron": FORGETRON, "bogd": BOGD, "bpas": BPAS}
+RBP, FORGETRON, BOGD, BPAS, PROJECTRON, PROJECTRONPP = 0, 1, 2, 3, 4, 5
+LEARNER_CODES = {
+    "rbp": RBP,
+    "forgetron": FORGETRON,
+    "bogd": BOGD,
+    "bpas": BPAS,
+    "projectron": PROJECTRON,
+    "projectron++": PROJECTRONPP,
+}
+PROJECTING = (PROJECTRON, PROJECTRONPP)  # the learners that keep K_S⁻¹ of their support set
 
 
 # --------------------------------------------------------------------------- dot products, norms

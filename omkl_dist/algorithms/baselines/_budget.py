@@ -1,4 +1,5 @@
-"""Shared base of the budget baselines of the Budget-OMKL paper (RBP, Forgetron, BOGD, BPAS).
+"""Shared base of the budget baselines of the Budget-OMKL paper (RBP, Forgetron, BOGD, BPAS) and of the
+Projectron / Projectron++ (the authors' C++ toolbox has them beside those).
 
 Each kernel of the pool gets its own budget learner with at most ``budget`` support vectors; every
 learner sees every instance (deterministic update; ``update="S"``: only the kernels drawn for it, the
@@ -40,7 +41,7 @@ ETA = [Interval(Real, 0, None, closed="neither")]
 class BudgetBaseline(OnlineKernelClassifier):
     """Budget baseline estimators: subclasses set ``_learner`` and their ``__init__`` parameters."""
 
-    _learner: str | None = None  # "rbp", "forgetron", "bogd" or "bpas"
+    _learner: str | None = None  # "rbp", "forgetron", "bogd", "bpas", "projectron" or "projectron++"
     _parameter_constraints = CONSTRAINTS
     _unit_test_params = tuple(  # the deterministic and the stochastic update
         {
