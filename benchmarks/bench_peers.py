@@ -15,8 +15,8 @@ combines their signs, and the unnormalised cubic kernel's scores on raw cod-rna 
 The C++ columns are the numbers published in issue 36 (the toolbox built with -O3 on this machine
 class, one core, a quiet machine) and, for SPA on ijcnn1, issue 4's C++ BOMKL tool; a learner
 without a published number shows "—" (the Projectrons: docs/algorithms/projectron.md says where the
-C++ and the paper differ). The toolbox's learners we do not have (kernel-ddpa/-sdpa, the ``_sd``
-budget forms) have no row.
+C++ and the paper differ). The PA-mode learners (kernel-ddpa/-sdpa) take the toolbox's ``-eta`` as
+PA-I's C; the ``_sd`` budget forms are our ``update="S"`` with the toolbox's ``-delta``.
 """
 
 from __future__ import annotations
@@ -34,17 +34,24 @@ DATA = ("codrna", "a9a", "ijcnn1")
 _ONE_PASS = {"n_epochs": 1, "shuffle": False}  # (rows permuted by the child, as `omkl run`)
 _POOL = {"kernels": "omkc16", **_ONE_PASS}
 _BUDGET = {**_POOL, "budget": 100, "gamma": 0.99}
+_SD = {"update": "S", "delta": 0.001}  # the toolbox's kernel_*_sd: stochastic updates, -delta 0.001
 # C++ -opt name -> (our algorithm, its parameters as the toolbox's)
 PEERS = {
     "kernel-single": ("perceptron", {**_ONE_PASS}),  # one kernel: our Perceptron's default kernel
     "kernel-dd": ("omkc", {**_POOL, "update": "D", "combination": "D", "beta": 0.99}),
     "kernel-ddave": ("omkc", {**_POOL, "update": "D", "combination": "U", "beta": 0.99}),
     "kernel-sd": ("omkc", {**_POOL, "update": "S", "combination": "D", "beta": 0.99, "delta": 0.001}),
+    "kernel-ddpa": ("omkc-pa", {**_POOL, "update": "D", "combination": "D", "beta": 0.99, "C": 0.1}),
+    "kernel-sdpa": ("omkc-pa", {**_POOL, "update": "S", "combination": "D", "beta": 0.99, "delta": 0.001, "C": 0.1}),
     "spa (BOMKL)": ("spa", {**_POOL, "hedge_loss": "mistake", "gamma": 0.99, "eta": 0.1}),
     "kernel-rbp": ("rbp", _BUDGET),
     "kernel-forgetron": ("forgetron", _BUDGET),
     "kernel-bogd": ("bogd", {**_BUDGET, "eta": 0.1, "lam": 0.1}),
     "kernel-bpas": ("bpas", {**_BUDGET, "eta": 0.1}),
+    "kernel-rbp-sd": ("rbp", {**_BUDGET, **_SD}),
+    "kernel-forgetron-sd": ("forgetron", {**_BUDGET, **_SD}),
+    "kernel-bogd-sd": ("bogd", {**_BUDGET, **_SD, "eta": 0.1, "lam": 0.1}),
+    "kernel-bpas-sd": ("bpas", {**_BUDGET, **_SD, "eta": 0.1}),
     # the C++ Projectrons have no η (they add on every mistake until B is full): a small one does the same
     "kernel-projectron": ("projectron", {**_BUDGET, "eta": 1e-3}),
     "kernel-projectronpp": ("projectron++", {**_BUDGET, "eta": 1e-3}),
