@@ -1,6 +1,6 @@
 """``make bench``'s budget-baseline part: RBP, Forgetron, BOGD and BPAS on cod-rna and a9a with the C++
 toolbox comparison's settings (issue 36: the papers' 16 kernels unnormalised, raw features, B = 100 per
-kernel, rows permuted with ``numpy.random.default_rng(0)``), seconds as the minimum of 3 passes.
+kernel, rows permuted with ``numpy.random.default_rng(0)``), seconds as the minimum of 5 passes.
 
 With ``--baseline REF`` each case is also measured on the code of git ref REF (its ``omkl_dist``
 exported to a temporary folder and put first on the child's ``PYTHONPATH``), alternating with the
@@ -40,7 +40,7 @@ PARAMS = {
 # the C++ comparison's step sizes (issue 36's table): BPAS's C = 0.1 (its default is 0.3), BOGD's default
 LEARNER_PARAMS = {"bpas": {"eta": 0.1}}
 BLOCK_SIZE = 256  # `omkl run`'s default
-REPEATS = 3
+REPEATS = 5
 # the C++ toolbox's BPAS (issue 36, same machine class): seconds, mistake %
 CXX_BPAS = {"codrna": (2.61, 12.82), "a9a": (3.34, 19.17)}
 

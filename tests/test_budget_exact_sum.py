@@ -4,7 +4,7 @@ correct-rounding check) the correctly rounded sums of Shewchuk's partials (:func
 
 import numpy as np
 
-from omkl_dist.learners._budget import MSUM_SIZE, exact_dot, msum_add, msum_value, own_dots
+from omkl_dist.learners._budget import MSUM_SIZE, cancelled_sum, exact_dot, msum_add, msum_value, own_dots
 
 
 def _partials(coef, K, c, V, n):
@@ -52,3 +52,17 @@ def test_own_dots_on_integer_rows_skip_zeros_with_the_same_bits():
     dense, skipped = own_dots(X, B, 25, False), own_dots(X, B, 25, True)
     np.testing.assert_array_equal(skipped.view(np.int64), dense.view(np.int64))
     np.testing.assert_array_equal(skipped[:, 0], X @ B.T)
+
+
+def test_cancelled_sum_of_signed_zeros_gives_the_partials_bits():
+    """Every term ±0 (a narrow gaussian's underflowed values): the sign pass gives the partials' zero,
+    −0.0 exactly when every term is −0.0."""
+    rng = np.random.default_rng(7)
+    parts = np.empty(MSUM_SIZE)
+    for n in range(6):
+        for _ in range(20):
+            coef = rng.choice([-2.0, -0.0, 0.0, 3.0], size=n)
+            V = rng.choice([0.0, 0.0, 1.0], size=n) * (coef == 0) + 0.0 * (coef != 0)
+            got, want = cancelled_sum(coef, 1, 0, V, n, parts, 0.0), _partials(coef, 1, 0, V, n)
+            assert np.float64(got).view(np.int64) == np.float64(want).view(np.int64), (coef, V, got, want)
+    assert np.signbit(cancelled_sum(np.array([-1.0, -2.0]), 1, 0, np.zeros(2), 2, parts, 0.0))

@@ -406,6 +406,22 @@ def exact_dot(coef, K, c, V, n, parts):
     return msum_value(parts, n_parts)
 
 
+@njit(cache=True)
+def cancelled_sum(coef, K, c, V, n, parts, abs_sum):
+    """:func:`exact_dot` for a slot sum whose rounded value cancelled (``abs_sum`` = Σ|terms|).
+
+    ``abs_sum = 0``: every term is ±0 (a narrow gaussian far from every support vector: all its
+    values underflow to 0, the commonest case by far on raw data). Their exact sum is the one the
+    partials give -- −0.0 when every term is −0.0 (n >= 1), else +0.0 -- found by one sign pass,
+    not by a pass through the partials per term."""
+    if abs_sum != 0.0:
+        return exact_dot(coef, K, c, V, n, parts)
+    negative = 0
+    for j in range(n):
+        negative += math.copysign(1.0, coef[j * K + c] * V[j]) < 0.0
+    return -0.0 if n > 0 and negative == n else 0.0
+
+
 @njit(cache=True, inline="always")
 def hinge(y, f):
     v = 1.0 - y * f
