@@ -3,8 +3,9 @@
 The split and scaling are the MKBoost paper's protocol (:mod:`omkl_dist.reproduction.mkboost`):
 ``--seed S`` uses run 0's split of seed S, the scaler is fitted on the training rows only. The MKL
 estimators and ``svc`` (one gaussian SVM, C and width tuned) choose C by cross-validation on the
-training rows and scale each kernel to unit diagonal (the MKL estimators also drop the kernels that
-only memorise the training rows: ``min_neighbors``); ``--paper-settings`` gives the paper's C = 50,
+training rows and scale each kernel to unit diagonal (the MKL estimators also drop the kernels under
+which the rows have too few effective neighbours, the floor chosen with C: ``min_neighbors``);
+``--paper-settings`` gives the paper's C = 50,
 unit trace and every kernel instead (MKBoost: C = 50 either way).
 MKBoost's per-kernel fits run serially, on ``--threads`` local threads, or on a Dask cluster
 (``--scheduler ADDR``); SimpleMKL and Lp-MKL always run in this process.
