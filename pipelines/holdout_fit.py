@@ -143,7 +143,11 @@ def run_fit(
             "C": C,
             "kernels": kernels,
             "kernel_normalization": kernel_normalization,
-            **({} if algo == "svc" else {"min_neighbors": min_neighbors}),
+            **(
+                {}
+                if algo == "svc"
+                else {"min_neighbors": min_neighbors, "floor_chosen": model.neighbor_floor_.tolist()}
+            ),
             "C_chosen": model.C_.tolist(),
         },
         executor=executor_name,
@@ -326,6 +330,12 @@ def format_fit_report(report: dict) -> str:
             f"C {report['C']}"
             + (f" (chosen: {report['C_chosen']})" if report["C"] == "auto" else "")
             + f", kernels normalised: {report['kernel_normalization']}"
+            + (
+                f", kernels kept at >= {report['floor_chosen']} effective neighbours per row"
+                + (" (min_neighbors auto)" if report["min_neighbors"] == "auto" else "")
+                if "floor_chosen" in report
+                else ""
+            )
         )
         if "selected_kernels" in report:
             lines.append(f"selected kernel: {report['selected_kernels']}")
