@@ -82,9 +82,10 @@ class SimpleMKL(BatchMKL):
         chooses it. "auto" (the default): the floor is chosen with C by the same cross-validation among
         1, n/16 and n/4 (n the pair's training rows; the lowest on ties; with a given C only the floor is
         cross-validated) -- as a tuned single-kernel SVM chooses its width. On the MKBoost paper's
-        binary sets this brings SimpleMKL, SILP and Level to the accuracy of one tuned gaussian SVM, where
-        a floor of 1 stays 2-3 points below it on german.numer and svmguide3 (BENCHMARKS.md "Batch MKL
-        accuracy"); it fits about three times as many SVMs as a fixed floor. A number: that floor (1
+        binary sets this brings SimpleMKL, SILP and Level to the accuracy of one tuned gaussian SVM or
+        above it (mean of 5 splits), where a floor of 1 stays 1.4-3.0 points below it on german.numer and
+        svmguide3 (BENCHMARKS.md "Batch MKL accuracy"); it fits about three times as many SVMs as a
+        fixed floor. A number: that floor (1
         drops only the kernels that memorise); 0 keeps every kernel (the paper's protocol).
         ``neighbor_floor_`` says which floor each pair used.
     max_iter : int, default 100
