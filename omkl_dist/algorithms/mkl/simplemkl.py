@@ -58,7 +58,7 @@ class SimpleMKL(BatchMKL):
     ----------
     C : float > 0 or "auto", default "auto"
         The SVM penalty, or "auto": chosen per one-vs-one pair from
-        :data:`~omkl_dist.algorithms.mkl.C_GRID` (2^-1, 2^1, ..., 2^11) by stratified 3-fold
+        :data:`~omkl_dist.algorithms.mkl.C_GRID` (2^-1, 2^1, ..., 2^15) by stratified 3-fold
         cross-validation on the pair's training rows (folds from ``random_state``; the smallest C
         among the most accurate). The folds walk the grid upwards, each solve starting from the
         previous C's weights, and a solution with no support vector at the bound (every α_i < C) is
@@ -112,7 +112,7 @@ class SimpleMKL(BatchMKL):
     neighbor_floor_ : ndarray, (n_pairs,)
         The effective-neighbour floor each pair's kernels were kept by (``min_neighbors`` or its choice).
     cv_scores_ : ndarray, (n_pairs, n_floors · n_C) or (n_pairs, 0)
-        The cross-validated accuracy of each (floor, C), floor-major (3 floors with "auto", else 1; the 7
+        The cross-validated accuracy of each (floor, C), floor-major (3 floors with "auto", else 1; the 9
         Cs of the grid with ``C="auto"``, else 1); empty when neither is "auto".
     kernel_counts_ : ndarray of int
         Pairs in which each kernel has a non-zero weight.
