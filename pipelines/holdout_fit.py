@@ -3,8 +3,9 @@
 The split and scaling are the MKBoost paper's protocol (:mod:`omkl_dist.reproduction.mkboost`):
 ``--seed S`` uses run 0's split of seed S, the scaler is fitted on the training rows only. The MKL
 estimators and ``svc`` (one gaussian SVM, C and width tuned) choose C by cross-validation on the
-training rows and scale each kernel to unit diagonal (the MKL estimators also drop the kernels that
-only memorise the training rows: ``min_neighbors``); ``--paper-settings`` gives the paper's C = 50,
+training rows and scale each kernel to unit diagonal (the MKL estimators also drop the kernels under
+which the rows have too few effective neighbours, the floor chosen with C: ``min_neighbors``);
+``--paper-settings`` gives the paper's C = 50,
 unit trace and every kernel instead (MKBoost: C = 50 either way).
 MKBoost's per-kernel fits run serially, on ``--threads`` local threads, or on a Dask cluster
 (``--scheduler ADDR``); SimpleMKL and Lp-MKL always run in this process.
@@ -142,7 +143,11 @@ def run_fit(
             "C": C,
             "kernels": kernels,
             "kernel_normalization": kernel_normalization,
-            **({} if algo == "svc" else {"min_neighbors": min_neighbors}),
+            **(
+                {}
+                if algo == "svc"
+                else {"min_neighbors": min_neighbors, "floor_chosen": model.neighbor_floor_.tolist()}
+            ),
             "C_chosen": model.C_.tolist(),
         },
         executor=executor_name,
@@ -325,6 +330,12 @@ def format_fit_report(report: dict) -> str:
             f"C {report['C']}"
             + (f" (chosen: {report['C_chosen']})" if report["C"] == "auto" else "")
             + f", kernels normalised: {report['kernel_normalization']}"
+            + (
+                f", kernels kept at >= {report['floor_chosen']} effective neighbours per row"
+                + (" (min_neighbors auto)" if report["min_neighbors"] == "auto" else "")
+                if "floor_chosen" in report
+                else ""
+            )
         )
         if "selected_kernels" in report:
             lines.append(f"selected kernel: {report['selected_kernels']}")

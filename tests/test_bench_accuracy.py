@@ -50,3 +50,26 @@ def test_best_fixed_reads_only_a_whole_stream_study(tmp_path):
     whole = {"max_rows": None, "tables": {"spa": {"rows": {"codrna": cells}}}}
     (tmp_path / "study-whole.json").write_text(json.dumps(whole))
     assert online.best_fixed(tmp_path) == {("spa", "codrna"): (6.9, "minmax", "study-whole.json")}
+
+
+def test_batch_summary_marks_the_target_carries_unchanged_rows_and_counts_floors(tmp_path):
+    """The batch half's summary: ✓/✗ against the SVC minus 0.5 points, the *paper* and MKBoost rows of
+    an earlier summary carried (marked) where this log has none, and the floors each split chose."""
+    from benchmarks import bench_accuracy as batch
+
+    def fit(accuracy, floor=None):
+        return {"accuracy": accuracy, "seconds": 1.0, "C": [2.0], **({"floor": [floor]} if floor else {})}
+
+    done = {("d", s, "SVC"): fit(0.80) for s in range(2)}
+    done.update({("d", s, "SILP"): fit(0.797, (1.0, 31.25)[s]) for s in range(2)})
+    done.update({("d", s, "Level"): fit(0.79, 1.0) for s in range(2)})
+    report = batch.summarise(done, ["d"], 2, False)
+    assert report["datasets"]["d"]["target_met"] == {"SILP": True, "Level": False}
+    earlier = {"datasets": {"d": {"rows": {"SILP paper": {"accuracy": 0.7, "std": 0.0, "seconds": 3.0, "C": []}}}}}
+    (tmp_path / "earlier.json").write_text(json.dumps(earlier))
+    batch.keep_unchanged_rows(report, tmp_path / "earlier.json")
+    rows = report["datasets"]["d"]["rows"]
+    assert rows["SILP paper"]["earlier"] and "earlier" not in rows["SILP"]
+    assert batch.floor_counts(report, "d", "SILP") == "1×1 / 1×31.2"
+    text = "\n".join(batch.markdown(report))
+    assert "| SILP | 79.7 ± 0.0 ✓ |" in text and "| Level | 79.0 ± 0.0 ✗ |" in text and "earlier run" in text

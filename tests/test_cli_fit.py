@@ -38,7 +38,8 @@ def test_fit_json_report(data_dir, algo, extra):
         paper = "--paper-settings" in extra
         assert report["C"] == (50.0 if paper else 10.0) == report["C_chosen"][0]  # (svc's test: C auto)
         assert report["kernel_normalization"] == ("trace" if paper else "diagonal")
-        assert report["min_neighbors"] == (0.0 if paper else 1.0)  # the paper's protocol keeps every kernel
+        assert report["min_neighbors"] == (0.0 if paper else "auto")  # the paper's protocol keeps every kernel
+        assert report["floor_chosen"] == [0.0] if paper else report["floor_chosen"][0] in (1.0, 175 / 16, 175 / 4)
 
 
 def test_fit_same_seed_same_result_and_text_output(data_dir):

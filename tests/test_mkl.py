@@ -42,7 +42,7 @@ def iono(data_dir):
 def fitted(iono):
     Xtr, ytr, _, _ = iono
     return {
-        (cls.__name__, norm): cls(C=50.0, kernel_normalization=norm).fit(Xtr, ytr)
+        (cls.__name__, norm): cls(C=50.0, kernel_normalization=norm, min_neighbors=1.0).fit(Xtr, ytr)
         for cls in (SimpleMKL, LpMKL)
         for norm in ("trace", "diagonal")
     }
@@ -104,9 +104,9 @@ def test_silp_and_level_reach_simplemkls_optimum(data_dir, name):
     """The three ℓ1-MKL solvers minimise the same J(d) over the simplex: at a tight tolerance
     their optima agree to it (the independent check of the two LP-based solvers)."""
     Xtr, ytr, _, _ = split(name, 200, data_dir=data_dir)
-    optimum = SimpleMKL(C=50.0, tol=1e-3).fit(Xtr, ytr).objective_[0]
+    optimum = SimpleMKL(C=50.0, tol=1e-3, min_neighbors=1.0).fit(Xtr, ytr).objective_[0]
     for cls in (MKLSILP, MKLLevel):
-        model = cls(C=50.0, tol=1e-3).fit(Xtr, ytr)
+        model = cls(C=50.0, tol=1e-3, min_neighbors=1.0).fit(Xtr, ytr)
         assert abs(model.objective_[0] - optimum) <= 2e-3 * optimum, (cls.__name__, model.objective_[0], optimum)
         np.testing.assert_allclose(model.weights_.sum(), 1.0)
         assert model.stop_reasons_[0] != "max_iter"
@@ -128,7 +128,8 @@ def test_the_lps_on_hand_made_cuts():
 @pytest.mark.parametrize("cls", [SimpleMKL, LpMKL, MKLSILP, MKLLevel])
 def test_multiclass_one_vs_one(data_dir, cls):
     Xtr, ytr, Xte, yte = split("vehicle", 240, seed=3, data_dir=data_dir)
-    model = cls(C=50.0, kernels="gaussian:1,4;polynomial:1", kernel_normalization="diagonal").fit(Xtr, ytr)
+    model = cls(C=50.0, kernels="gaussian:1,4;polynomial:1", kernel_normalization="diagonal", min_neighbors=1.0)
+    model.fit(Xtr, ytr)
     assert model.pair_weights_.shape == (6, 3) and len(model.intercept_) == 6
     assert model.decision_function(Xte).shape == (len(Xte), 4)
     assert model.score(Xte, yte) > 0.5  # 4 classes: chance is 0.25
@@ -223,9 +224,9 @@ def test_C_chosen_by_cross_validation_by_default(cls):
     fitting the estimator with that C on each fold through the public API: exactly for the first C,
     within a row per fold for the others (the folds walk the grid upwards, each solve starting from
     the previous C's weights, so a solver may stop at another point within its tolerance) -- and
-    keeps the best."""
+    keeps the best (at a fixed floor; the floor's choice: test_min_neighbors_auto_is_the_default...)."""
     X, y = ring()
-    model = cls(kernels=SMALL, random_state=4).fit(X, y)
+    model = cls(kernels=SMALL, min_neighbors=1.0, random_state=4).fit(X, y)
     assert cls().get_params()["C"] == "auto"
     assert model.cv_scores_.shape == (1, len(C_GRID))
     assert model.C_[0] == C_GRID[int(np.argmax(model.cv_scores_[0]))]
@@ -233,15 +234,15 @@ def test_C_chosen_by_cross_validation_by_default(cls):
     correct = np.zeros(len(C_GRID))
     for train, val in folds:
         for i, C in enumerate(C_GRID):
-            fitted = cls(kernels=SMALL, C=C).fit(X[train], y[train])
+            fitted = cls(kernels=SMALL, C=C, min_neighbors=1.0).fit(X[train], y[train])
             correct[i] += np.sum(fitted.predict(X[val]) == y[val])
     assert model.cv_scores_[0, 0] == correct[0] / len(y)
     np.testing.assert_allclose(model.cv_scores_[0], correct / len(y), atol=3 / len(y) + 1e-12)
-    fixed = cls(kernels=SMALL, C=float(model.C_[0])).fit(X, y)
+    fixed = cls(kernels=SMALL, C=float(model.C_[0]), min_neighbors=1.0).fit(X, y)
     np.testing.assert_array_equal(fixed.decision_function(X), model.decision_function(X))
-    again = cls(kernels=SMALL, random_state=4).fit(X, y)
+    again = cls(kernels=SMALL, min_neighbors=1.0, random_state=4).fit(X, y)
     np.testing.assert_array_equal(again.cv_scores_, model.cv_scores_)
-    assert cls(kernels=SMALL, C=2.0).fit(X, y).cv_scores_.shape == (1, 0)  # a given C: no cross-validation
+    assert cls(kernels=SMALL, C=2.0, min_neighbors=1.0).fit(X, y).cv_scores_.shape == (1, 0)  # nothing to choose
 
 
 def test_C_auto_needs_rows_of_each_class():
@@ -250,6 +251,8 @@ def test_C_auto_needs_rows_of_each_class():
     y[:2] = 1
     with pytest.raises(ValueError, match=r"C='auto'.*2 training row\(s\).*a number for C"):
         SimpleMKL(kernels=SMALL).fit(X, y)
+    with pytest.raises(ValueError, match=r"of min_neighbors='auto' uses 3 folds.*a number for min_neighbors$"):
+        SimpleMKL(kernels=SMALL, C=1.0).fit(X, y)  # a given C: the floor is still cross-validated
     with pytest.raises(ValueError, match="C"):
         SimpleMKL(C="best").fit(X, y)
 
@@ -290,11 +293,14 @@ def test_effective_neighbors_counts_similar_rows():
 
 
 @pytest.mark.parametrize("cls", [MKLSILP, LpMKL])
-def test_min_neighbors_auto_chooses_the_floor_with_C(cls):
-    """min_neighbors="auto": every (floor, C) of 1, n/16, n/4 × the C grid scored on the folds; the
-    floor of the best is the kept kernels' and is the one a fixed min_neighbors of it gives."""
+def test_min_neighbors_auto_is_the_default_and_chooses_the_floor_with_C(cls):
+    """min_neighbors="auto" (the default): every (floor, C) of 1, n/16, n/4 × the C grid scored on the
+    folds; the floor of the best is the kept kernels' and is the one a fixed min_neighbors of it gives;
+    with a given C only the floor is cross-validated."""
     X, y = ring(96)
-    model = cls(kernels="gaussian:0.01,0.5,1,2,4;polynomial:1", min_neighbors="auto", random_state=2).fit(X, y)
+    kernels = "gaussian:0.01,0.5,1,2,4;polynomial:1"
+    assert cls().get_params()["min_neighbors"] == "auto"
+    model = cls(kernels=kernels, random_state=2).fit(X, y)
     assert model.cv_scores_.shape == (1, 3 * len(C_GRID))
     best = int(np.argmax(model.cv_scores_[0]))
     assert (
@@ -303,16 +309,18 @@ def test_min_neighbors_auto_chooses_the_floor_with_C(cls):
     fixed = cls(kernels=model.kernels, min_neighbors=float(model.neighbor_floor_[0]), C=float(model.C_[0])).fit(X, y)
     np.testing.assert_array_equal(fixed.pair_weights_, model.pair_weights_)
     assert model.pair_weights_[0, 0] == 0.0
+    given_C = cls(kernels=kernels, C=float(model.C_[0]), random_state=2).fit(X, y)
+    assert given_C.cv_scores_.shape == (1, 3) and given_C.neighbor_floor_[0] in (1.0, 6.0, 24.0)
 
 
 @pytest.mark.parametrize("cls", [SimpleMKL, MKLSILP, MKLLevel, LpMKL])
 def test_memorising_kernel_dropped_by_default(cls):
     """A gaussian under which every training row is alone (σ = 0.01 on unit-scale rows) gets no weight
-    by default (min_neighbors=1), and predictions do not use it; min_neighbors=0 learns on it."""
+    by default (every floor min_neighbors="auto" chooses among is at least 1), and predictions do not use
+    it; min_neighbors=0 learns on it."""
     X, y = ring()
     kernels = "gaussian:0.01,2;polynomial:2"
     model = cls(kernels=kernels, C=1.0).fit(X, y)
-    assert cls().get_params()["min_neighbors"] == 1.0
     assert model.pair_weights_[0, 0] == 0.0 and model.pair_weights_[0, 1:].sum() > 0.0
     assert model.score(X, y) > 0.9
     every = cls(kernels=kernels, C=1.0, min_neighbors=0.0).fit(X, y)

@@ -10,10 +10,11 @@ SimpleMKL, MKL-SILP and MKL-Level solve the same problem (they reach the same op
 LPs go to scipy's HiGHS (``linprog``), the level projection to SLSQP. The estimators take
 precomputed Gram matrices of a kernel pool (default ``"mkboost17"``), solve the inner SVM with
 scikit-learn's ``SVC(kernel="precomputed")`` and handle several classes one-vs-one. By default the kernels
-under which the training rows have less than one effective neighbour each are dropped (they only
-memorise), each remaining kernel is scaled to unit mean diagonal and C is chosen from :data:`C_GRID` by
-3-fold cross-validation on the training rows; the MKBoost paper's protocol (C = 50, unit trace, every
-kernel) is what ``omkl reproduce mkboost`` passes.
+under which the training rows have fewer effective neighbours each than a floor are dropped (the floor
+chosen among 1, n/16 and n/4 with C: ℓ1-MKL favours the narrowest kernel it is given and cannot choose a
+width itself), each remaining kernel is scaled to unit mean diagonal and C is chosen from :data:`C_GRID`,
+both by 3-fold cross-validation on the training rows; the MKBoost paper's protocol (C = 50, unit trace,
+every kernel) is what ``omkl reproduce mkboost`` passes.
 """
 
 from ._base import C_GRID, MIN_NEIGHBORS

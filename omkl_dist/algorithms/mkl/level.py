@@ -90,8 +90,9 @@ class MKLLevel(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
-    min_neighbors : float >= 0 or "auto", default 1.0
-        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
+    min_neighbors : float >= 0 or "auto", default "auto"
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (the effective-neighbour floor of the kept kernels,
+        chosen with C by the cross-validation).
     level : float in (0, 1), default 0.9
         λ: the level's weight on the best value (the paper's setting).
     max_iter : int, default 100

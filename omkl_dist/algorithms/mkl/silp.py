@@ -63,8 +63,9 @@ class MKLSILP(BatchMKL):
     kernels : str or KernelPool, default "mkboost17"
     kernel_normalization : {"trace", "diagonal", "none"}, default "diagonal"
         As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (same default: the two solve the same problem).
-    min_neighbors : float >= 0 or "auto", default 1.0
-        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (kernels that only memorise the rows are dropped).
+    min_neighbors : float >= 0 or "auto", default "auto"
+        As :class:`~omkl_dist.algorithms.mkl.SimpleMKL` (the effective-neighbour floor of the kept kernels,
+        chosen with C by the cross-validation).
     max_iter : int, default 100
     tol : float > 0, default 0.01
     tol_weights : float >= 0, default 1e-5
