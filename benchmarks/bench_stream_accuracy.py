@@ -82,7 +82,7 @@ def stream_rows(stream: str, block_size: int):
 
     from omkl_dist.storage.job_data import load_job_data
 
-    data = load_job_data(stream, feed_rows=block_size, seed=SEED, permute=True, scaling="none")
+    data = load_job_data(stream, feed_rows=block_size, seed=SEED, permute=True)  # (raw features)
     for X, y in data.blocks:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
