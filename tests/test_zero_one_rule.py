@@ -121,3 +121,22 @@ def test_a_run_records_the_rule_and_learns_the_unscaled_model(zero_one_file, tmp
     ran = CliRunner().invoke(main, out, catch_exceptions=False)
     report = json.loads(ran.output.strip().splitlines()[-1])
     assert report["settings"]["scaling"] == "standard" and report["settings"]["origin"] == "given"
+
+
+def test_the_studys_report_compares_the_default_with_the_rule_to_the_best_of_six():
+    from test_study_defaults import _record
+
+    from omkl_dist.pipelines.studies.defaults_markdown import format_markdown
+    from omkl_dist.pipelines.studies.defaults_plan import COMBINATIONS
+    from omkl_dist.pipelines.studies.defaults_report import build_report
+
+    six = dict.fromkeys(COMBINATIONS, 20.0)
+    rates = {"ind": {**six, "none+norm": 10.0, "standard+norm": 14.0}, "real": {**six, "standard+norm": 9.0}}
+    records = [{**_record("omkc-dd", d, c, r), "max_rows": None} for d, row in rates.items() for c, r in row.items()]
+    with_rule = format_markdown(build_report(records, max_rows=None, zero_one=["ind"]))
+    assert "| omkc-dd | ind | none+norm | 10.00 % | none+norm | 10.00 % | 0.00 |" in with_rule
+    assert "| omkc-dd | real | standard+norm | 9.00 % | standard+norm | 9.00 % | 0.00 |" in with_rule
+    assert "within 1 point of the best of the six on 2 of 2 rows" in with_rule
+    without = format_markdown(build_report(records, max_rows=None, zero_one=[]))
+    assert "| omkc-dd | ind | standard+norm | 14.00 % | none+norm | 10.00 % | 4.00 |" in without
+    assert "on 1 of 2 rows" in without
