@@ -115,6 +115,20 @@ def _label(settings: Settings) -> str:
     return settings.scaling + kernels
 
 
+def test_a_data_file_is_parsed_once_for_the_race_and_the_run(tmp_path, monkeypatch):
+    import omkl_dist.storage.job_data as job_data
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)) * [1, 10, 100, 0.1]
+    path = tmp_path / "d.csv"
+    path.write_text("".join(f"{1 if x[0] > 0 else -1}," + ",".join(f"{v:.6g}" for v in x) + "\n" for x in X))
+    parsed = []
+    read = job_data.read_dataset
+    monkeypatch.setattr(job_data, "read_dataset", lambda *a, **k: parsed.append(a) or read(*a, **k))
+    result = LocalRunner().fit(_job(path), str(path))
+    assert result.job.settings.race and len(parsed) == 1
+
+
 def test_an_explicit_setting_races_nothing(stored):
     result = LocalRunner().fit(_job(stored, settings=resolve_settings(scaling="minmax")), str(stored))
     assert result.job.settings.race == () and result.job.settings.candidates == ()
