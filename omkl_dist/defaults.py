@@ -30,7 +30,8 @@ SEED = 0  # a job's seed when none is given: its estimator's random_state and it
 # kernels are within 1 point of the best of the six combinations for SPA, OMKC (S,S), OM-2 and BPAS
 # on every stream measured (worst: BPAS on magic04-shaped, +0.64), and the 5,000-row race ("auto")
 # picked no better on any of them while it learns the head six more times (BENCHMARKS.md, "The
-# race's cost": +13.5 % on a 1,000,000-row SPA run; a small file's first run compiles six variants).
+# race's cost": +3.5 % CPU on a 1,000,000-row SPA run, the head read once with the run's rows; a small
+# file's first run compiles six variants).
 # So the race is a choice (--scaling auto), not the default. One exception, a rule on the head: where
 # every feature value of the rows the scaler is fit on is 0 or 1 (indicator features: a9a, w7a), the
 # default leaves the features unscaled (Settings.for_zero_one_head): none+norm is the best of the six
