@@ -109,8 +109,10 @@ class DaskRunner:
         classes = sorted(internal for _, internal in meta["label_map"])
         columns = None if "columns" not in meta else ColumnEncoder.from_dict(meta["columns"])
         model, scaler = start_from if start_from is not None else (None, None)
-        resuming = self.resume and store is not None and store.recorded_job() is not None  # (settings: _decided)
-        if scaler is None and not resuming:  # the settings decided with the scaler, then recorded
+        # a resume has its recorded settings (_decided) and its checkpoint's scaler; else the settings are
+        # decided with the scaler on the head (the defaults' 0/1 rule), before job.json records them
+        resuming = self.resume and store is not None and store.recorded_job() is not None
+        if scaler is None and not resuming:
             job, scaler = _fit_scaler(self.client, dataset, job, stop, n_features)
         job = job.with_data(sparse=meta.get("layout") == "csr", label_map=meta["label_map"], columns=columns)
         if model is not None:
@@ -383,7 +385,7 @@ def check_continues(model, n_features: int, classes, dataset) -> None:
 def _fit_scaler(client, data, job: Job, stop: int, n_features: int) -> tuple[Job, Scaler]:
     """The job's settings decided on the window's head (the defaults' 0/1 rule) and the scaler
     they fit there, on a worker (no feature data to the client; :func:`fit_head_task`)."""
-    if job.settings.scaling == "none" and not job.settings.checks_head:
+    if job.settings.scaling == "none":  # (nothing to decide: the 0/1 rule leaves such settings as they are)
         return job, Scaler("none").fit(sparse.csr_matrix((1, n_features)))  # nothing sized by the width
     limit = None if job.data.stop is None else stop
     found = client.submit(fit_head_task, job.to_dict(), text(data), limit, pure=False).result()
