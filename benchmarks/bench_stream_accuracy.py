@@ -146,7 +146,7 @@ def best_fixed(results: Path = RESULTS) -> dict:
     """{(algorithm key, stream): (mistake %, combination)} from a whole-stream defaults study's JSON
     summary in ``results`` (``max_rows`` null), of the settings a job runs the algorithm with (the
     study's default unit); empty when there is none."""
-    from omkl_dist.pipelines.studies.defaults_markdown import default_units
+    from omkl_dist.pipelines.studies.defaults_markdown import default_units, units_of
 
     best: dict = {}
     for path in sorted(results.glob("*.json")):
@@ -157,7 +157,7 @@ def best_fixed(results: Path = RESULTS) -> dict:
         if not (isinstance(report, dict) and "tables" in report and report.get("max_rows", 0) is None):
             continue
         for unit in default_units(report):  # the settings a job runs (SPA: its mistake-discounted Hedge)
-            algo = report["units"][unit]["algorithm"]
+            algo = units_of(report)[unit]["algorithm"]
             for stream, cells in report["tables"][unit].get("rows", {}).items():
                 means = {c: v["mean"] for c, v in cells.items() if isinstance(v, dict) and v.get("mean") is not None}
                 if means:
