@@ -235,4 +235,4 @@ def markdown(report: dict) -> list[str]:
                 f"- {s}: the default SPA makes {spa:.2f} %, {verdict} than river's best pipeline measured "
                 f"({best}, {theirs:.2f} %)."
             )
-    return lines
+    return [*lines, ""]  # (the blank line before the next section)
