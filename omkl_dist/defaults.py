@@ -30,8 +30,13 @@ SEED = 0  # a job's seed when none is given: its estimator's random_state and it
 # kernels are within 1 point of the best of the six combinations for SPA, OMKC (S,S), OM-2 and BPAS
 # on every stream measured (worst: BPAS on magic04-shaped, +0.64), and the 5,000-row race ("auto")
 # picked no better on any of them while it learns the head six more times (BENCHMARKS.md, "The
-# race's cost": +13.5 % on a 1,000,000-row SPA run; a small file's first run compiles six variants).
-# So the race is a choice (--scaling auto), not the default.
+# race's cost": +3.5 % CPU on a 1,000,000-row SPA run, the head read once with the run's rows; a small
+# file's first run compiles six variants).
+# So the race is a choice (--scaling auto), not the default. One exception, a rule on the head: where
+# every feature value of the rows the scaler is fit on is 0 or 1 (indicator features: a9a, w7a), the
+# default leaves the features unscaled (Settings.for_zero_one_head): none+norm is the best of the six
+# there or within 0.85 points of it for every algorithm, standard+norm up to 1.46 points off (BPAS on
+# a9a; docs/defaults.md, "The 0/1 rule").
 SCALING = "standard"
 NORMALIZE_KERNELS = True  # with an explicit --scaling (and what a sparse stream or a batch fit keeps)
 FIXED_SCALING = "standard"  # where nothing is raced: a batch fit's scaling (the 3,000-row study's choice)
@@ -64,7 +69,9 @@ class Settings:
     scaling: str
     normalize_kernels: bool | None  # None: the kernels exactly as given (their own +norm suffixes)
     scale_rows: int
-    origin: str  # "defaults", "defaults-sparse", "paper", "given" or "auto" (raced)
+    # "defaults", "defaults-sparse", "defaults-zero-one" (the default on a 0/1 head), "paper", "given"
+    # or "auto" (raced)
+    origin: str
     candidates: tuple = ()  # an automatic setting's candidates (empty: a fixed setting)
     race_rows: int = 0  # rows the candidates learn
     race: tuple = ()  # their mistakes on those rows, in the candidates' order (once raced)
@@ -105,13 +112,34 @@ class Settings:
             race=tuple(mistakes),
         )
 
+    @property
+    def checks_head(self) -> bool:
+        """Whether these settings are decided on the stream's head by the 0/1 rule
+        (:meth:`for_zero_one_head`): the defaults, unless they leave the features unscaled already."""
+        return self.origin == "defaults" and self.scaling != "none"
+
+    def for_zero_one_head(self) -> Settings:
+        """The default on a stream whose head (the first ``scale_rows`` rows, the ones a scaler
+        would be fitted on) has every feature value 0 or 1: no feature scaling, the kernels as the
+        defaults say (:data:`SCALING`'s comment); any other settings as they are."""
+        if not self.checks_head:
+            return self
+        return replace(self, scaling="none", origin="defaults-zero-one")
+
     def settles(self, request: Settings) -> bool:
-        """Whether these are ``request``'s settings as raced (a resume's recorded choice)."""
-        return (
-            request.is_auto
-            and self.origin == "auto"
-            and (self.candidates, self.scale_rows, self.race_rows <= request.race_rows)
-            == (request.candidates, request.scale_rows, True)
+        """Whether these are ``request``'s settings as decided on the stream's head (a resume's
+        recorded choice): an automatic setting as raced, or the defaults after the 0/1 rule and
+        the rule for sparse rows."""
+        if not request.is_auto:
+            return request.checks_head and self in (
+                request,
+                request.for_zero_one_head(),
+                request.for_sparse_rows(),
+            )
+        return self.origin == "auto" and (self.candidates, self.scale_rows, self.race_rows <= request.race_rows) == (
+            request.candidates,
+            request.scale_rows,
+            True,
         )
 
     def describe(self) -> str:
@@ -127,6 +155,10 @@ class Settings:
         where = {
             "defaults": "the defaults of docs/defaults.md; --paper-settings for the papers'",
             "defaults-sparse": "the defaults of docs/defaults.md, unscaled: scaling would densify sparse rows",
+            "defaults-zero-one": (
+                f"default: no feature scaling — every feature of the first {self.scale_rows:,} rows is 0 or 1; "
+                "--scaling to choose"
+            ),
             "paper": "the papers' settings (--paper-settings)",
             "given": "as chosen",
         }

@@ -5,10 +5,11 @@ learns the stream's first ``race_rows`` rows test-then-train, exactly as the job
 with that setting fixed: the same rows in the same order, the scaler fitted on the same head
 (``scale_rows``), the same estimator (sized for the whole window), seed and blocks. The candidate
 with the fewest mistakes wins; a tie goes to the earlier candidate. The race reads only the head
-of an ingested stream, and is a pure function of the job and the data: in this process, on a
-cluster worker (:func:`race_task`) and after a resume (which takes the recorded choice instead)
-it chooses the same. Its cost is ``len(candidates) x race_rows`` rows of learning, at the start of
-the stream where the models are smallest (docs/defaults.md, "The race").
+of an ingested stream (in a run, of the rows the run opened: a data file is parsed once), and is
+a pure function of the job and the data: in this process, on a cluster worker (:func:`race_task`)
+and after a resume (which takes the recorded choice instead) it chooses the same. Its cost is
+``len(candidates) x race_rows`` rows of learning, at the start of the stream where the models are
+smallest (docs/defaults.md, "The race").
 
 >>> from omkl_dist.job import DataWindow, Job
 >>> job = Job.build("spa", {}, data=DataWindow("codrna"))
@@ -21,42 +22,41 @@ the stream where the models are smallest (docs/defaults.md, "The race").
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import sparse
-
 from .evaluation import progressive_score
 from .job import Job
 from .preprocessing import Scaler
-from .storage.job_data import load_job_data
+from .storage.job_data import JobRows, open_job_rows
 
 
 def race(job: Job, dataset, *, labels: dict | None = None) -> Job:
-    """``job`` with its automatic setting decided on ``dataset``'s head (unchanged if its settings
-    are fixed). ``labels``: how a data file's columns are read (as :class:`~omkl_dist.runner.LocalRunner`'s)."""
+    """``job`` with its automatic setting decided on the head of ``dataset`` (a registry name, a
+    data file or an ingested dataset; or its rows opened already,
+    :class:`~omkl_dist.storage.job_data.JobRows`: a run reads them once); unchanged if its settings
+    are fixed. ``labels``: how a data file's columns are read (as :class:`~omkl_dist.runner.LocalRunner`'s)."""
     request = job.settings
     if not request.is_auto:
         return job
-    feed = job.estimator(n_rows=1).feed_rows()
-    data = load_job_data(
-        dataset,
-        feed_rows=feed,
-        seed=job.seed,
-        permute=job.data.permute,
-        scale_rows=request.scale_rows,
-        start=job.data.start,
-        stop=job.data.stop,
-        labels=labels,
-    )
-    if data.sparse:  # no scaling that would densify the rows (Settings.for_sparse_rows)
+    rows = dataset
+    if not isinstance(rows, JobRows):
+        rows = open_job_rows(
+            dataset,
+            feed_rows=job.estimator(n_rows=1).feed_rows(),
+            seed=job.seed,
+            permute=job.data.permute,
+            start=job.data.start,
+            stop=job.data.stop,
+            labels=labels,
+        )
+    if rows.sparse:  # no scaling that would densify the rows (Settings.for_sparse_rows)
         request = request.for_sparse_rows()
     if len(request.candidates) == 1:
         only = request.candidate(request.candidates[0])
         return job.settled(only)
-    n_scale = min(data.n_rows, request.scale_rows)
-    n_race = min(data.n_rows, request.race_rows)
-    X, y = _head(data.blocks, max(n_scale, n_race))
+    n_scale = min(rows.n_rows, request.scale_rows)
+    n_race = min(rows.n_rows, request.race_rows)
+    X, y = rows.head(max(n_scale, n_race))
     mistakes = [
-        _mistakes(job.settled(request.candidate(label)), X, y, data, n_scale, n_race) for label in request.candidates
+        _mistakes(job.settled(request.candidate(label)), X, y, rows, n_scale, n_race) for label in request.candidates
     ]
     return job.settled(request.chosen(mistakes, n_race))
 
@@ -66,29 +66,14 @@ def race_task(job_document: dict, dataset: str) -> dict:
     return race(Job.from_dict(job_document), dataset).to_dict()
 
 
-def _head(blocks, n: int):
-    """The first ``n`` rows of a stream of blocks, stacked."""
-    Xs, ys, have = [], [], 0
-    for X, y in blocks:
-        if have >= n:
-            break
-        Xs.append(X[: n - have])
-        ys.append(y[: n - have])
-        have += len(ys[-1])
-    if not Xs:
-        return None, np.empty(0)
-    X = sparse.vstack(Xs, format="csr") if sparse.issparse(Xs[0]) else np.concatenate(Xs)
-    return X, np.concatenate(ys)
-
-
-def _mistakes(job: Job, X, y, data, n_scale: int, n_race: int) -> int:
+def _mistakes(job: Job, X, y, rows: JobRows, n_scale: int, n_race: int) -> int:
     """Mistakes of ``job`` (one candidate's fixed settings) over the first ``n_race`` rows, its
     scaler fitted on the first ``n_scale`` (the stream's head ``X``, ``y``)."""
     if n_race == 0:
         return 0
     scaler = Scaler(job.settings.scaling).fit_prefix([X], n_scale)
     Xs, y = scaler.transform(X[:n_race]), y[:n_race]
-    model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
-    rows = model.feed_rows()
-    blocks = [(Xs[lo : lo + rows], y[lo : lo + rows]) for lo in range(0, n_race, rows)]
-    return int(progressive_score(model, blocks, n_rows=n_race, classes=data.classes).summary()["mistakes"])
+    model = job.estimator(n_rows=rows.n_rows, feature_groups=rows.feature_groups)
+    feed = model.feed_rows()
+    blocks = [(Xs[lo : lo + feed], y[lo : lo + feed]) for lo in range(0, n_race, feed)]
+    return int(progressive_score(model, blocks, n_rows=n_race, classes=rows.classes).summary()["mistakes"])

@@ -19,7 +19,7 @@ from .job import Job
 from .model import Model
 from .preprocessing import ColumnEncoder, Scaler
 from .race import race
-from .storage.job_data import load_job_data, scaling_advice
+from .storage.job_data import load_job_data, open_job_rows, scaling_advice
 
 
 @dataclass(frozen=True)
@@ -109,27 +109,26 @@ class LocalRunner:
         (``omkl retrain``); None: a fresh model of the job's parameters.
         """
         model, scaler = start_from if start_from is not None else (None, None)
-        t0 = time.perf_counter()
-        job = race(refuse_auto_continuation(job, start_from), dataset, labels=self.labels)
-        race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
         # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
         feed = (model or job.estimator(n_rows=1)).feed_rows()
         seen = int(getattr(model, "n_samples_seen_", 0))
-        data = load_job_data(
+        # the rows opened (a file parsed) once: an automatic setting's race reads their head
+        rows = open_job_rows(
             dataset,
             feed_rows=feed,
             seed=job.seed,
             permute=job.data.permute,
-            scaling=job.settings.scaling,
-            scale_rows=job.settings.scale_rows,
             start=job.data.start,
             stop=job.data.stop,
             labels=self.labels,
-            sparse_scaling=job.settings.for_sparse_rows().scaling,
-            scaler=scaler,
-            first=feed - seen % feed if seen else None,
         )
-        job = job.with_data(sparse=data.sparse, label_map=data.label_map, columns=data.columns)
+        t0 = time.perf_counter()
+        job = race(refuse_auto_continuation(job, start_from), rows)
+        race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
+        data = load_job_data(
+            rows, feed_rows=feed, settings=job.settings, scaler=scaler, first=feed - seen % feed if seen else None
+        )
+        job = job.settled(data.settings).with_data(sparse=data.sparse, label_map=data.label_map, columns=data.columns)
         if model is None:
             model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
         counts = {"n_seen": 0, "n_mistakes": 0, "n_rows": data.n_rows, "done": data.n_rows == 0}

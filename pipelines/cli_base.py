@@ -106,7 +106,8 @@ def settings_options(command):
             type=click.Choice(["auto", "none", "minmax", "standard"]),
             default=None,
             help=f"Feature scaling fitted on the stream's first {SCALE_ROWS:,} rows. Default: standard "
-            "(docs/defaults.md); none with --paper-settings. auto: each scaling, with normalised and raw kernels, "
+            "(docs/defaults.md), none where every feature value of those rows is 0 or 1, and with "
+            "--paper-settings. auto: each scaling, with normalised and raw kernels, "
             f"learns the stream's first {RACE_ROWS:,} rows and the one with the fewest mistakes is used.",
         ),
         click.option(

@@ -190,7 +190,8 @@ def retrain(
         "params": setting["params"],
         "seed": setting["seed"],
         "block_size": setting["block_size"],
-        "scaling": setting["scaling"],
+        # an online model's scaling as its job decided it on the data (the defaults' 0/1 rule)
+        "scaling": fit["job"].settings.scaling if "job" in fit else setting["scaling"],
         "holdout": holdout,
         "label_map": window.label_map,
         "gate": decision,

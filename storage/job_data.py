@@ -11,13 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from omkl_dist._validation import MAX_FEATURES
-from omkl_dist.defaults import SCALE_ROWS
-from omkl_dist.preprocessing import ColumnEncoder, Scaler
+from omkl_dist.defaults import Settings, resolve_settings
+from omkl_dist.preprocessing import ColumnEncoder, Scaler, fit_head
 
 from .layout import META
 from .location import is_remote, location
@@ -43,6 +44,7 @@ class JobData:
     sparse: bool = False  # rows come as scipy.sparse CSR blocks
     feature_names: list | None = None  # the feature columns' names, when the data has them
     columns: ColumnEncoder | None = None  # how the raw columns became the features (imputed, encoded)
+    settings: Settings | None = None  # the job's settings as decided on the head (fit_head)
 
     @property
     def classes(self) -> list:
@@ -113,65 +115,69 @@ def refuse_label_options(data, labels: dict) -> None:
         )
 
 
-def load_job_data(
+@dataclass
+class JobRows:
+    """A job's rows opened, windowed and in the job's order, not scaled yet: a data file parsed
+    once into memory (``X``, ``y``), or an ingested dataset's ``stream`` (read block by block). A
+    race reads its head (:meth:`head`), :func:`load_job_data` scales and blocks it: the file is
+    parsed once whoever reads it."""
+
+    name: str
+    label_map: list
+    n_rows: int
+    n_features: int
+    sparse: bool
+    load_seconds: float
+    X: Any = None  # a file's rows in memory (an array or a CSR matrix)
+    y: Any = None
+    stream: Any = None  # an ingested dataset's (a Stream)
+    feature_groups: dict | None = None
+    feature_names: list | None = None
+    columns: ColumnEncoder | None = None
+
+    @property
+    def classes(self) -> list:
+        """The internal labels (-1/+1, or 0..K-1 for K > 2 classes) in order."""
+        return sorted(internal for _, internal in self.label_map)
+
+    def head(self, n: int):
+        """The first ``n`` rows (all if fewer) as ``(X, y)``."""
+        if self.stream is None:
+            return self.X[:n], self.y[:n]
+        return self.stream.cursor().take(min(n, self.n_rows))
+
+
+def open_job_rows(
     data: str,
     *,
     feed_rows: int,
     seed: int,
     permute: bool = True,
-    scaling: str = "none",
-    scale_rows: int | None = None,
     start: int = 0,
     stop: int | None = None,
     labels: dict | None = None,
-    sparse_scaling: str | None = None,
-    scaler: Scaler | None = None,
-    first: int | None = None,
-) -> JobData:
-    """Open rows ``start:stop`` of ``data`` for an online job, fed ``feed_rows`` rows at a time
-    (the first block ``first`` rows, if given: a model that has seen a part of a block already);
-    ``sparse_scaling``: the scaling instead of ``scaling`` if the rows are sparse
-    (:meth:`omkl_dist.defaults.Settings.for_sparse_rows`); ``scaler``: a fitted scaler to apply
-    instead (a model's own, when it learns further).
+) -> JobRows:
+    """Open rows ``start:stop`` of ``data`` for an online job, fed ``feed_rows`` rows at a time.
 
-    A file or registry name is parsed into memory, rows permuted with ``default_rng(seed)`` when
-    ``permute``, and the scaler fitted on the first ``scale_rows`` rows (all rows when None). An
-    ingested directory is streamed from zarr (permutation = seeded chunk order + rows within
-    chunks), with the scaler fitted on a prefix (default 10,000 rows).
+    A file or registry name is parsed into memory and its rows permuted with
+    ``default_rng(seed)`` when ``permute``; an ingested directory is streamed from zarr
+    (permutation = seeded chunk order + rows within chunks).
     """
     t0 = time.perf_counter()
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
-    fitted, scaler = scaler is not None, scaler or Scaler(scaling)
     path = location(data)  # a URL (object storage) names an ingested dataset
     if is_ingested(path):
         refuse_label_options(data, labels)
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed, start=start, stop=stop)
-        if stream.sparse and sparse_scaling is not None and not fitted:
-            scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
-        scaling = scaler.method
-        prefix = min(stream.n_rows, scale_rows or SCALE_ROWS)
-        if not fitted:
-            scaler.fit_prefix(stream, prefix)  # also for "none": it learns the feature count it checks
-        if stream.sparse:
-            scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
-        spans = None
-        # the advice on raw ranges: one more read of the prefix, and per-column ranges (not for data
-        # too wide to keep them, which is learnt unscaled: the estimators size nothing by the width)
-        if scaling == "none" and stream.n_features <= MAX_FEATURES:
-            ranges = Scaler("minmax").fit_prefix(stream, prefix)
-            spans = (ranges.min_, ranges.max_)
-        blocks = _Transformed(stream if first is None else _FirstBlock(stream, first), scaler)
-        return JobData(
-            blocks,
+        return JobRows(
+            path.name,
+            stream.label_map,
             stream.n_rows,
             stream.n_features,
-            path.name,
-            scaler,
+            stream.sparse,
             time.perf_counter() - t0,
-            stream.label_map,
-            spans,
-            feature_groups(stream.meta),
-            sparse=stream.sparse,
+            stream=stream,
+            feature_groups=feature_groups(stream.meta),
             feature_names=stream.meta.get("feature_names"),
             columns=None if "columns" not in stream.meta else ColumnEncoder.from_dict(stream.meta["columns"]),
         )
@@ -185,29 +191,86 @@ def load_job_data(
         order = np.random.default_rng(seed).permutation(len(y))
         X, y = X[order], y[order]
     X, y = X[start:stop], y[start:stop]
-    if sp.issparse(X) and sparse_scaling is not None and not fitted:
-        scaling, scaler = sparse_scaling, Scaler(sparse_scaling)
-    scaling = scaler.method
-    head = X if scale_rows is None else X[:scale_rows]
-    if not fitted:
-        scaler.fit(head)
-    if sp.issparse(X):
-        scaler.check_sparse_transform()
-    spans = _spans(head) if scaling == "none" else None
-    X = scaler.transform(X)
-    return JobData(
-        _ArrayBlocks(X, y, feed_rows, first),
+    return JobRows(
+        Path(str(ds.path)).name,
+        ds.label_map,
         len(y),
         X.shape[1],
-        Path(str(ds.path)).name,
-        scaler,
+        sp.issparse(X),
         time.perf_counter() - t0,
-        ds.label_map,
-        spans,
-        groups,
-        sparse=sp.issparse(X),
+        X=X,
+        y=y,
+        feature_groups=groups,
         feature_names=ds.feature_names,
         columns=ds.columns,
+    )
+
+
+def load_job_data(
+    data,
+    *,
+    feed_rows: int,
+    seed: int = 0,
+    permute: bool = True,
+    settings: Settings | None = None,
+    start: int = 0,
+    stop: int | None = None,
+    labels: dict | None = None,
+    scaler: Scaler | None = None,
+    first: int | None = None,
+) -> JobData:
+    """The rows of ``data`` (a :class:`JobRows` opened already, or what :func:`open_job_rows`
+    opens with ``seed``, ``permute``, ``start``, ``stop`` and ``labels``) as blocks of
+    ``feed_rows`` rows (the first block ``first`` rows, if given: a model that has seen a part of a
+    block already), scaled: ``settings`` (default: raw features) are decided on the head and their
+    scaler fitted there (:func:`omkl_dist.preprocessing.fit_head`: the first ``scale_rows`` rows, the
+    0/1 rule, the rule for sparse rows); ``scaler``: a fitted scaler to apply instead (a model's
+    own, when it learns further).
+    """
+    t0 = time.perf_counter()
+    rows = data
+    if not isinstance(rows, JobRows):
+        rows = open_job_rows(
+            data, feed_rows=feed_rows, seed=seed, permute=permute, start=start, stop=stop, labels=labels
+        )
+    settings = settings or resolve_settings(scaling="none", kernels_given=True)
+    blocks: Any
+    if rows.stream is not None:
+        stream = rows.stream
+        prefix = min(stream.n_rows, settings.scale_rows)
+        if scaler is None:  # (also for "none": it learns the feature count it checks)
+            settings, scaler = fit_head(settings, stream, prefix, sparse=stream.sparse)
+        if stream.sparse:
+            scaler.check_sparse_transform()  # a scaling that would densify the stream: refused now
+        spans = None
+        # the advice on raw ranges: one more read of the prefix, and per-column ranges (not for data
+        # too wide to keep them, which is learnt unscaled: the estimators size nothing by the width)
+        if scaler.method == "none" and stream.n_features <= MAX_FEATURES:
+            ranges = Scaler("minmax").fit_prefix(stream, prefix)
+            spans = (ranges.min_, ranges.max_)
+        blocks = _Transformed(stream if first is None else _FirstBlock(stream, first), scaler)
+    else:
+        head = rows.X[: settings.scale_rows]
+        if scaler is None:
+            settings, scaler = fit_head(settings, head, settings.scale_rows)
+        if rows.sparse:
+            scaler.check_sparse_transform()
+        spans = _spans(head) if scaler.method == "none" else None
+        blocks = _ArrayBlocks(scaler.transform(rows.X), rows.y, feed_rows, first)
+    return JobData(
+        blocks,
+        rows.n_rows,
+        rows.n_features,
+        rows.name,
+        scaler,
+        rows.load_seconds + time.perf_counter() - t0,
+        rows.label_map,
+        spans,
+        rows.feature_groups,
+        sparse=rows.sparse,
+        feature_names=rows.feature_names,
+        columns=rows.columns,
+        settings=settings,
     )
 
 

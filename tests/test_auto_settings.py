@@ -29,6 +29,19 @@ def stored(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def zero_one_stored(tmp_path_factory):
+    """An ingested stream of 6 indicator features (the defaults' 0/1 rule fires on it)."""
+    from omkl_dist.storage import ingest
+
+    X = np.random.default_rng(5).integers(0, 2, size=(ROWS, 6))
+    y = np.where(X[:, 0] + X[:, 3] >= 1, 1, -1)
+    folder = tmp_path_factory.mktemp("zero-one")
+    (folder / "ind.csv").write_text("".join(f"{t}," + ",".join(map(str, row)) + "\n" for t, row in zip(y, X)))
+    ingest(folder / "ind.csv", folder / "ind", chunk_rows=600)
+    return folder / "ind"
+
+
 def _job(stored, algo="spa", settings=None, params=PARAMS) -> Job:
     settings = settings or resolve_settings(scaling="auto", race_rows=RACE)
     return Job.build(algo, dict(params), data=DataWindow(str(stored)), seed=2, block_size=BLOCK, settings=settings)
@@ -102,6 +115,20 @@ def _label(settings: Settings) -> str:
     return settings.scaling + kernels
 
 
+def test_a_data_file_is_parsed_once_for_the_race_and_the_run(tmp_path, monkeypatch):
+    import omkl_dist.storage.job_data as job_data
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)) * [1, 10, 100, 0.1]
+    path = tmp_path / "d.csv"
+    path.write_text("".join(f"{1 if x[0] > 0 else -1}," + ",".join(f"{v:.6g}" for v in x) + "\n" for x in X))
+    parsed = []
+    read = job_data.read_dataset
+    monkeypatch.setattr(job_data, "read_dataset", lambda *a, **k: parsed.append(a) or read(*a, **k))
+    result = LocalRunner().fit(_job(path), str(path))
+    assert result.job.settings.race and len(parsed) == 1
+
+
 def test_an_explicit_setting_races_nothing(stored):
     result = LocalRunner().fit(_job(stored, settings=resolve_settings(scaling="minmax")), str(stored))
     assert result.job.settings.race == () and result.job.settings.candidates == ()
@@ -109,12 +136,16 @@ def test_an_explicit_setting_races_nothing(stored):
 
 
 @pytest.mark.cluster
-def test_a_cluster_chooses_the_same_and_a_resume_keeps_the_choice(stored, tmp_path, monkeypatch):
+def test_a_cluster_chooses_the_same_and_a_resume_keeps_the_choice(stored, zero_one_stored, tmp_path, monkeypatch):
+    """The race, and the defaults' 0/1 rule (tests/test_zero_one_rule.py), on one cluster."""
     from distributed import Client, LocalCluster
 
     import omkl_dist.distributed.runner as dask_runner
 
     local = LocalRunner().fit(_job(stored), str(stored))
+    zero_one = replace(_job(zero_one_stored, settings=resolve_settings()), engine=EngineOptions(checkpoint_every=2))
+    local_zero_one = LocalRunner().fit(zero_one, str(zero_one_stored))
+    assert local_zero_one.job.settings.origin == "defaults-zero-one"
     ckpt = tmp_path / "ckpt"
     with (
         LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0") as cluster,
@@ -130,10 +161,23 @@ def test_a_cluster_chooses_the_same_and_a_resume_keeps_the_choice(stored, tmp_pa
         def no_race(*_args):
             raise AssertionError("a resume raced again")
 
+        # the 0/1 rule: decided on a worker as in this process, recorded, and a resume checks nothing again
+        rule = tmp_path / "rule"
+        first_rule = dask_runner.DaskRunner(client, checkpoint_dir=rule).fit(zero_one, str(zero_one_stored))
+        assert first_rule.job.settings == local_zero_one.job.settings and first_rule.scaler.method == "none"
+        _assert_same_model(first_rule.model, local_zero_one.model)
+        for later in sorted(rule.glob("ckpt-*"))[1:]:
+            shutil.rmtree(later)
+
         monkeypatch.setattr(dask_runner, "race_task", no_race)
+        monkeypatch.setattr(dask_runner, "fit_head_task", no_race)
         resumed = dask_runner.DaskRunner(client, checkpoint_dir=ckpt, resume=True).fit(job, str(stored))
+        resumed_rule = dask_runner.DaskRunner(client, checkpoint_dir=rule, resume=True)
+        resumed_rule = resumed_rule.fit(zero_one, str(zero_one_stored))
     assert resumed.accounting.resumed_from > 0 and resumed.job.settings == local.job.settings
     _assert_same_model(resumed.model, local.model)
+    assert resumed_rule.accounting.resumed_from > 0 and resumed_rule.job.settings == local_zero_one.job.settings
+    _assert_same_model(resumed_rule.model, local_zero_one.model)
 
 
 def test_the_command_line_prints_the_choice_and_paper_settings_race_nothing(stored, tmp_path):

@@ -47,9 +47,14 @@ def test_best_fixed_reads_only_a_whole_stream_study(tmp_path):
     capped = {"max_rows": 3000, "tables": {"spa": {"rows": {"codrna": {"minmax": {"mean": 1.0}}}}}}
     (tmp_path / "study-defaults.json").write_text(json.dumps(capped))
     assert online.best_fixed(tmp_path) == {}
-    whole = {"max_rows": None, "tables": {"spa": {"rows": {"codrna": cells}}}}
+    # SPA's best fixed is the unit a job runs: its mistake-discounted Hedge, not the hinge loss's
+    units = {"spa": {"algorithm": "spa", "settings": {}}}
+    units["spa hedge_loss=mistake"] = {"algorithm": "spa", "settings": {"hedge_loss": "mistake"}}
+    mistake = {"minmax": {"mean": 7.5}, "standard+norm": {"mean": 6.35}}
+    tables = {"spa": {"rows": {"codrna": cells}}, "spa hedge_loss=mistake": {"rows": {"codrna": mistake}}}
+    whole = {"max_rows": None, "units": units, "tables": tables}
     (tmp_path / "study-whole.json").write_text(json.dumps(whole))
-    assert online.best_fixed(tmp_path) == {("spa", "codrna"): (6.9, "minmax", "study-whole.json")}
+    assert online.best_fixed(tmp_path) == {("spa", "codrna"): (6.35, "standard+norm", "study-whole.json")}
 
 
 def test_batch_summary_marks_the_target_carries_unchanged_rows_and_counts_floors(tmp_path):

@@ -19,6 +19,7 @@ import scipy.io
 import scipy.sparse as sp
 from click.testing import CliRunner
 
+from omkl_dist.defaults import resolve_settings
 from omkl_dist.pipelines.cli import main
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import (
@@ -406,12 +407,12 @@ def test_scaler_on_a_sparse_stream(wide):
 def test_job_data_delivers_csr_blocks(wide, source):
     data = str(wide[source])
     for scaling in ("none", "minmax"):
-        job = load_job_data(data, feed_rows=256, seed=0, scaling=scaling, stop=1200)
+        job = load_job_data(data, feed_rows=256, seed=0, settings=resolve_settings(scaling=scaling), stop=1200)
         blocks = list(job.blocks)
         assert job.n_rows == 1200 and job.n_features == RCV1_FEATURES
         assert all(isinstance(X, sp.csr_matrix) for X, _ in blocks) and sum(len(y) for _, y in blocks) == 1200
     with pytest.raises(ValueError, match="--scaling none"):
-        load_job_data(data, feed_rows=256, seed=0, scaling="standard", stop=1200)
+        load_job_data(data, feed_rows=256, seed=0, settings=resolve_settings(scaling="standard"), stop=1200)
 
 
 def test_run_refuses_standard_scaling_of_a_sparse_stream(wide, tmp_path):

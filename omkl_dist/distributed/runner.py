@@ -19,11 +19,11 @@ from dataclasses import replace
 from scipy import sparse
 from sklearn.base import clone
 
-from ..defaults import SCALE_ROWS, resolve_settings
+from ..defaults import resolve_settings
 from ..evaluation.calibration import Calibration
 from ..job import EngineOptions, Job
 from ..persistence import load_model
-from ..preprocessing import ColumnEncoder, Scaler
+from ..preprocessing import ColumnEncoder, Scaler, fit_head
 from ..race import race_task
 from ..runner import Accounting, RunResult, refuse_auto_continuation
 from ..storage.location import location, text
@@ -108,8 +108,13 @@ class DaskRunner:
         stop = start + job.data.rows(total)
         classes = sorted(internal for _, internal in meta["label_map"])
         columns = None if "columns" not in meta else ColumnEncoder.from_dict(meta["columns"])
-        job = job.with_data(sparse=meta.get("layout") == "csr", label_map=meta["label_map"], columns=columns)
         model, scaler = start_from if start_from is not None else (None, None)
+        # a resume has its recorded settings (_decided) and its checkpoint's scaler; else the settings are
+        # decided with the scaler on the head (the defaults' 0/1 rule), before job.json records them
+        resuming = self.resume and store is not None and store.recorded_job() is not None
+        if scaler is None and not resuming:
+            job, scaler = _fit_scaler(self.client, dataset, job, stop, n_features)
+        job = job.with_data(sparse=meta.get("layout") == "csr", label_map=meta["label_map"], columns=columns)
         if model is not None:
             check_continues(model, n_features, classes, dataset)
             offset, mistakes_before = int(model.n_samples_seen_), int(model.mistakes_)
@@ -142,8 +147,8 @@ class DaskRunner:
             }
             n_start, mistakes_start = int(resumed.n_samples_seen_), int(resumed.mistakes_)
         else:
-            if scaler is None:
-                scaler = _fit_scaler(self.client, dataset, job, start, stop, n_features)
+            if scaler is None:  # (a resume's job recorded, but no checkpoint yet)
+                _, scaler = _fit_scaler(self.client, dataset, job, stop, n_features)
             arrays, scalars = model.engine_.state()
             begin = {"arrays": arrays, "scalars": scalars, "calibration": calibration.state()}
             n_start, mistakes_start = int(scalars["n_seen"]), int(scalars["n_mistakes"])
@@ -236,14 +241,15 @@ class DaskRunner:
         )
 
     def _decided(self, job: Job, dataset, store, sparse: bool) -> Job:
-        """``job`` with an automatic setting decided: on a resume, the choice its checkpoints
-        recorded (never raced again); else raced on a worker (:func:`omkl_dist.race.race_task`)."""
-        if not job.settings.is_auto:
-            return job
+        """``job`` with its settings decided as far as a resume recorded them (never raced or
+        checked again), else an automatic setting raced on a worker (:func:`omkl_dist.race.race_task`);
+        the defaults' 0/1 rule is decided with the scaler (:func:`fit_head_task`)."""
         recorded = store.recorded_job() if store is not None and self.resume else None
-        request = job.settings.for_sparse_rows() if sparse else job.settings
+        request = job.settings.for_sparse_rows() if sparse and job.settings.is_auto else job.settings
         if recorded is not None and recorded.settings.settles(request):
             return job.settled(recorded.settings)
+        if not job.settings.is_auto:
+            return job
         document = self.client.submit(race_task, job.to_dict(), text(dataset), pure=False).result()
         return Job.from_dict(document)
 
@@ -376,22 +382,22 @@ def check_continues(model, n_features: int, classes, dataset) -> None:
         )
 
 
-def _fit_scaler(client, data, job: Job, start: int, stop: int, n_features: int) -> Scaler:
-    """Fit the job's scaler on the window's head, on a worker (no feature data to the client)."""
-    scaling = job.settings.scaling
-    if scaling == "none":
-        return Scaler("none").fit(sparse.csr_matrix((1, n_features)))  # nothing sized by the width
+def _fit_scaler(client, data, job: Job, stop: int, n_features: int) -> tuple[Job, Scaler]:
+    """The job's settings decided on the window's head (the defaults' 0/1 rule) and the scaler
+    they fit there, on a worker (no feature data to the client; :func:`fit_head_task`)."""
+    if job.settings.scaling == "none":  # (nothing to decide: the 0/1 rule leaves such settings as they are)
+        return job, Scaler("none").fit(sparse.csr_matrix((1, n_features)))  # nothing sized by the width
     limit = None if job.data.stop is None else stop
-    rows = job.settings.scale_rows
-    stats = client.submit(
-        fit_scaler_task, text(data), scaling, job.data.permute, job.seed, limit, start, rows, pure=False
-    ).result()
-    return Scaler.from_dict(stats)
+    found = client.submit(fit_head_task, job.to_dict(), text(data), limit, pure=False).result()
+    return Job.from_dict(found["job"]), Scaler.from_dict(found["scaler"])
 
 
-def fit_scaler_task(data, scaling, permute, seed, limit, start=0, rows=SCALE_ROWS) -> dict:
-    """Task: the scaler fitted on the stream's first ``rows`` rows, as a dict."""
-    stream = open_stream(data, block_size=4096, shuffle=permute, seed=seed, start=start, stop=limit)
-    scaler = Scaler(scaling)
-    scaler.fit_prefix(stream, min(stream.n_rows, rows))
-    return scaler.to_dict()
+def fit_head_task(job_document: dict, data, limit) -> dict:
+    """Task: the job's settings decided on the stream's first ``scale_rows`` rows and the scaler
+    they fit there (:func:`omkl_dist.preprocessing.fit_head`): the decided job's document and the
+    scaler as a dict."""
+    job = Job.from_dict(job_document)
+    window = job.data
+    stream = open_stream(data, block_size=4096, shuffle=window.permute, seed=job.seed, start=window.start, stop=limit)
+    settings, scaler = fit_head(job.settings, stream, min(stream.n_rows, job.settings.scale_rows), sparse=stream.sparse)
+    return {"job": job.settled(settings).to_dict(), "scaler": scaler.to_dict()}

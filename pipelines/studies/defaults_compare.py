@@ -6,7 +6,15 @@ of two reports (:func:`~.defaults_report.build_report`, or a summary read back).
 
 from __future__ import annotations
 
-from .defaults_markdown import chosen_combination, default_units, report_body, report_header, units_of
+from .defaults_markdown import (
+    chosen_combination,
+    default_combination,
+    default_units,
+    report_body,
+    report_header,
+    units_of,
+    zero_one_combination,
+)
 from .defaults_plan import NEAR, cap_text, variant_label
 
 
@@ -21,9 +29,10 @@ def _winner(means: dict, combinations) -> str | None:
     return min(combinations, key=lambda c: means[c])
 
 
-def compare_rows(cap: dict, whole: dict, default: str) -> list[dict]:
+def compare_rows(cap: dict, whole: dict) -> list[dict]:
     """Per default unit and dataset of ``whole``: ``best`` (settings, combination, mean) over every unit of
-    the algorithm, ``default`` (the mean of combination ``default``), ``whole_winner`` and
+    the algorithm, ``default`` (the mean of the defaults' combination there, the 0/1 rule's where it
+    applies, :func:`~.defaults_markdown.default_combination`), ``whole_winner`` and
     ``cap_winner`` (over the six combinations, at default settings), ``cap_winner_whole`` (its mean on the
     whole stream) and ``gap`` (points that following the cap's winner costs on the whole stream)."""
     units = units_of(whole)
@@ -50,7 +59,7 @@ def compare_rows(cap: dict, whole: dict, default: str) -> list[dict]:
                     "algorithm": algorithm,
                     "dataset": dataset,
                     "best": None if best is None else {"settings": best[1], "combination": best[2], "mean": best[0]},
-                    "default": means.get(default),
+                    "default": means.get(default_combination(whole, dataset)),
                     "whole_winner": whole_winner,
                     "whole_winner_mean": means.get(whole_winner),
                     "cap_winner": cap_winner,
@@ -68,7 +77,7 @@ def against(cap: dict, whole: dict, source) -> dict:
     """What the whole-stream report keeps of the comparison: the cap's summary path, the default
     combination compared, and :func:`compare_rows`."""
     default = chosen_combination()
-    return {"source": str(source), "default": default, "rows": compare_rows(cap, whole, default)}
+    return {"source": str(source), "default": default, "rows": compare_rows(cap, whole)}
 
 
 def _pct(value) -> str:
@@ -94,7 +103,8 @@ def comparison_markdown(cap: dict, whole: dict, rows: list[dict], default: str) 
         "",
         f"Mistake rates in %, mean over the permutations measured. *Best*: the best cell of the whole stream over "
         f"every setting the study ran (the six combinations, and the axes where they apply); *default*: "
-        f"{default} at default settings; *winner*: the best of the six combinations at default settings, on the "
+        f"{default} at default settings ({zero_one_combination()} where the 0/1 rule applies); *winner*: the "
+        f"best of the six combinations at default settings, on the "
         f"whole stream and at {cap_rows} rows; *gap*: what the {cap_rows}-row winner makes on the whole stream "
         "minus the whole stream's winner.",
         "",

@@ -185,6 +185,43 @@ def permuted_stream(data: StudyData, permutation: int, max_rows: int, scaling: s
     the first min(SCALE_ROWS, n) of them -- the rule ``omkl run`` applies to a stream."""
     from omkl_dist.preprocessing import Scaler
 
-    order = np.random.default_rng([SEED, permutation]).permutation(len(data.y))[:max_rows]
+    order = _order(data, permutation, max_rows)
     X, y = data.X[order], data.y[order]
     return Scaler(scaling).fit(X[:SCALE_ROWS]).transform(X), y
+
+
+def _order(data: StudyData, permutation: int, max_rows: int | None) -> np.ndarray:
+    """Permutation ``permutation`` of the rows (``default_rng([SEED, permutation])``), its first ``max_rows``."""
+    return np.random.default_rng([SEED, permutation]).permutation(len(data.y))[:max_rows]
+
+
+def permuted_head(data: StudyData, permutation: int, max_rows: int | None) -> np.ndarray:
+    """The rows a run's scaler is fitted on (:func:`permuted_stream`'s head), unscaled."""
+    return data.X[_order(data, permutation, max_rows)[:SCALE_ROWS]]
+
+
+def zero_one_heads(records: list[dict], max_rows: int | None) -> list[str] | None:
+    """The datasets of the ``max_rows`` records on which a job's defaults leave the features unscaled
+    (the 0/1 rule: every feature value of the scaler's head is 0 or 1), decided by the function the
+    runners call (:func:`omkl_dist.preprocessing.fit_head`) on the head of every permutation the
+    records ran; None when a dataset cannot be read here (no registry)."""
+    from omkl_dist.defaults import resolve_settings
+    from omkl_dist.preprocessing import fit_head
+
+    permutations: dict = {}
+    for r in records:
+        if r["max_rows"] == max_rows:
+            permutations.setdefault(r["dataset"], set()).add(r["permutation"])
+    default = resolve_settings()
+    try:
+        return sorted(
+            name
+            for name, perms in permutations.items()
+            if all(
+                fit_head(default, permuted_head(load_data(name), p, max_rows), SCALE_ROWS)[0].origin
+                == "defaults-zero-one"
+                for p in sorted(perms)
+            )
+        )
+    except (OSError, ValueError):  # a registry file that is not here (a DataError is a ValueError)
+        return None

@@ -14,7 +14,7 @@ from omkl_dist.defaults import SCALE_ROWS
 from omkl_dist.storage.outputs import JSON_REPORT, MARKDOWN_REPORT, atomic_output, check_output, write_json_report
 
 from .defaults_compare import against, format_side_by_side
-from .defaults_data import GENERATED, SKIP_RULE, plan_datasets
+from .defaults_data import GENERATED, SKIP_RULE, plan_datasets, zero_one_heads
 from .defaults_markdown import format_markdown
 from .defaults_plan import (
     AXES,
@@ -139,12 +139,15 @@ def _units(records: list[dict]) -> dict:
     return {unit: {"algorithm": a, "settings": s} for unit, (a, s) in sorted(found.items(), key=order)}
 
 
-def build_report(records: list[dict], *, max_rows: int | None, skipped=None, source=PROJECT_RESULTS) -> dict:
+def build_report(
+    records: list[dict], *, max_rows: int | None, skipped=None, source=PROJECT_RESULTS, zero_one=None
+) -> dict:
     """The study's report from its JSONL records (those of ``max_rows``, None: whole streams): per
     algorithm and settings (a "unit", see :func:`unit_name`) a table dataset x combination and its
     summary, and the summary over the algorithms' defaults. Pure: it reads nothing else (``skipped``:
     the registry files the study left out, for the protocol; ``source``: the JSONL's path, named in
-    the report)."""
+    the report; ``zero_one``: the datasets whose heads a job's defaults leave unscaled, the 0/1 rule,
+    :func:`~.defaults_data.zero_one_heads`, None: not known)."""
     records = [r for r in records if r["max_rows"] == max_rows]
     if not records:
         raise ValueError(f"no runs at --max-rows {cap_text(max_rows)} to report on")
@@ -175,6 +178,7 @@ def build_report(records: list[dict], *, max_rows: int | None, skipped=None, sou
         "permutations": max((cell.get("n", 0) for row in cells.values() for cell in row.values()), default=0),
         "skip_rule": SKIP_RULE,
         "skipped": list(skipped or []),
+        "zero_one_heads": None if zero_one is None else sorted(zero_one),
         "tables": tables,
         "summaries": summaries,
         "overall": _overall({u: tables[u] for u in units if not units[u]["settings"]}, summaries, measured),
@@ -248,7 +252,8 @@ def write_report(results, doc, *, max_rows: int | None, compare=None, warn=None)
         _, skipped = plan_datasets()
     except ValueError:  # no registry here: the report still stands, without the skipped files
         skipped = None
-    report = build_report(records, max_rows=max_rows, skipped=skipped, source=results)
+    zero_one = zero_one_heads(records, max_rows)
+    report = build_report(records, max_rows=max_rows, skipped=skipped, source=results, zero_one=zero_one)
     if other is not None:
         report["against"] = against(other, report, compare)
     text = format_markdown(report) if other is None else format_side_by_side(other, report)
