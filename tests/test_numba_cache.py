@@ -232,3 +232,16 @@ def test_no_kernel_is_compiled_twice_for_the_same_arguments():
         if name not in SPECIALISED and len({tuple(map(_as_called, s)) for s in signatures}) < len(set(signatures))
     }
     assert not twice, f"compiled more than once for the same arguments: {twice}"
+
+
+def test_warmup_gives_the_algorithms_of_one_engine_to_one_interpreter():
+    """The budget baselines compile one engine: two interpreters warming two of them at once would
+    both compile it, so they are one task, warmed in turn; every other algorithm is a task of its own."""
+    from omkl_dist.pipelines.warmup import ONE_ENGINE, algorithms_in_order, interpreter_tasks
+
+    order = algorithms_in_order()
+    tasks = interpreter_tasks(order)
+    assert sorted(name for task in tasks for name in task) == sorted(order)  # each algorithm once
+    assert sorted(next(task for task in tasks if "rbp" in task)) == sorted(ONE_ENGINE[0])
+    assert all(len(task) == 1 for task in tasks if "rbp" not in task)
+    assert interpreter_tasks(["spa", "forgetron", "oks", "bpas"]) == [["spa"], ["forgetron", "bpas"], ["oks"]]
