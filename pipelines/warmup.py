@@ -31,7 +31,7 @@ BATCH_ORDER = ("mkboost", "simplemkl", "silp", "level", "lpmkl")
 # warmed one after another in one interpreter: they compile the same engine (the budget baselines'
 # block loop holds every learner's step), which two interpreters warming two of them at once both
 # compiled (a cold warm-up, loaded machine: Forgetron 147 s beside RBP's 198 s, BOGD and BPAS after them 3-5 s)
-ONE_ENGINE = (("rbp", "forgetron", "bogd", "bpas"),)
+ONE_ENGINE = (("rbp", "forgetron", "bogd", "bpas", "projectron", "projectron++"),)
 NORMALISED_KERNELS = "gaussian:0.5,1;poly:2+norm;linear+norm"
 ROWS, FEATURES = 120, 5
 
