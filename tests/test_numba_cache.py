@@ -183,11 +183,11 @@ def test_a_failed_background_warmup_warns_and_lets_the_caller_go_on():
 KERNEL_PACKAGES = ("combiners", "engine", "kernels", "learners", "randomness", "scoring")
 # kernels that were compiled twice (a literal or a prange index as an argument)
 KNOWN_TWICE = ("learners.forgetron.forgetron_mc_step", "learners.oks.add_scores", "scoring._dense.row_sqdist")
-# compiled for a literal on purpose, once more: the literal is what their hot loops pass (the budget
-# learners' block loop: kernel_values from slot 0; BPA-S's binary step: _least_degradation with K = 1,
-# which drops the loop over a slot's coefficients from its search over the budget), and BPAS on
-# cod-rna may be 1-3 % slower without it (within the shared machine's noise, left as it was)
-SPECIALISED = ("omkl_dist.learners._budget.kernel_values", "omkl_dist.learners.bpas._least_degradation")
+# compiled for a literal on purpose, once more: the literal is what the hot loop passes (the budget
+# learners' block loop: kernel_values from slot 0), and BPAS on cod-rna may be 1-3 % slower without it
+# (within the shared machine's noise, left as it was). (BPA-S's _least_degradation is inlined into its
+# steps, K = 1 a constant in the binary one.)
+SPECIALISED = ("omkl_dist.learners._budget.kernel_values",)
 
 
 def _package_kernels() -> dict[str, Dispatcher]:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ._budget import hinge, place, place_pair
+from ._budget import hinge, last_use, place, place_pair
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _least_degradation(kxx, budget, K, slots, values, deg):
     """``(slot, κ(x_slot, x_t))`` of the support vector whose removal degrades the weights least,
     ``‖α_j‖² (κ(x_j, x_j) − κ(x_j, x_t)² / κ(x_t, x_t))`` (K coefficients per slot; the first on ties).
@@ -53,23 +53,26 @@ def _least_degradation(kxx, budget, K, slots, values, deg):
 def bpas_step(t, y, f, kxx, hp, used, slots, values, deg):
     """One instance for one kernel (:class:`~.records.BudgetParams` ``hp``, C = ``hp.eta``; its
     :class:`~.records.Slots` and :class:`~.records.BlockValues`); returns ``(hinge loss, used, slot)``
-    (the slot row t took, -1: none; BPA-S never rescales). ``deg`` (B) is scratch."""
+    (the slot row t took, -1: none; BPA-S never rescales). ``deg`` (B) is scratch.
+
+    One exit, its arrays' last use there (:func:`~._budget.last_use`): no reference counting per call."""
     budget, C = hp.budget, hp.eta
-    coef, entry = slots
     loss = hinge(y, f)
-    if loss <= 0.0 or kxx <= 0.0:
-        return loss, used, -1
-    tau = loss / kxx
-    if tau > C:
-        tau = C
-    a = tau * y
-    if used < budget:
-        place(used, t, a, coef, entry)
-        return loss, used + 1, used
-    best, best_k = _least_degradation(kxx, budget, 1, slots, values, deg)
-    a += coef[best] * best_k / kxx
-    place(best, t, a, coef, entry)
-    return loss, used, best
+    new = -1
+    if not (loss <= 0.0 or kxx <= 0.0):  # (not "loss > 0 and kxx > 0": a NaN κ(x, x) updates, as before)
+        tau = loss / kxx
+        if tau > C:
+            tau = C
+        a = tau * y
+        if used < budget:
+            new = used
+            used += 1
+        else:
+            new, best_k = _least_degradation(kxx, budget, 1, slots, values, deg)
+            a += slots.coef[new] * best_k / kxx
+        place(new, t, a, slots.coef, slots.entry)
+    last_use(slots, values, deg)
+    return loss, used, new
 
 
 @njit(cache=True)
