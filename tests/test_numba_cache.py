@@ -232,3 +232,21 @@ def test_no_kernel_is_compiled_twice_for_the_same_arguments():
         if name not in SPECIALISED and len({tuple(map(_as_called, s)) for s in signatures}) < len(set(signatures))
     }
     assert not twice, f"compiled more than once for the same arguments: {twice}"
+
+
+def test_online_kernels_have_no_prange_loops():
+    """The online learners' compiled loops run rows (kernels) on threads (``scoring.row_threads``),
+    not numba parallel loops, which compile about three times as long for the same bits (issue 39);
+    only the batch kernels' pairwise matrices (``kernels._numba``) stay parallel."""
+    parallel = []
+    for package in ("omkl_dist.engine", "omkl_dist.learners", "omkl_dist.scoring", "omkl_dist.combiners"):
+        for info in pkgutil.iter_modules(importlib.import_module(package).__path__, f"{package}."):
+            module = importlib.import_module(info.name)
+            parallel += [
+                f"{info.name}.{name}"
+                for name, obj in vars(module).items()
+                if isinstance(obj, Dispatcher)
+                and obj.py_func.__module__ == info.name
+                and obj.targetoptions.get("parallel")
+            ]
+    assert parallel == []
