@@ -288,11 +288,15 @@ class FourierEngine(FeatureEngine):
             raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
         widths = gaussian_widths(self.program, "FOGD")
         self.W = np.zeros((self.m, self.n_classes * 2 * self.n_components))
-        self.projection = np.stack(  # (m, d, D): the compiled loop runs over a row's features, then directions
-            [
-                gaussian_projection(self.seed, int(k), self.n_components, self.n_features, float(s)).T
-                for k, s in zip(self.kernel_ids, widths)
-            ]
+        # (m, d, D) C-contiguous: the compiled loop runs over a row's features, then directions (np.stack of
+        # the transposes keeps their strides: layout "A", or "F" for one kernel, each compiled apart)
+        self.projection = np.ascontiguousarray(
+            np.stack(
+                [
+                    gaussian_projection(self.seed, int(k), self.n_components, self.n_features, float(s)).T
+                    for k, s in zip(self.kernel_ids, widths)
+                ]
+            )
         )
 
     def n_support(self) -> np.ndarray:
