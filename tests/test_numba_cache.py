@@ -245,3 +245,21 @@ def test_warmup_gives_the_algorithms_of_one_engine_to_one_interpreter():
     assert sorted(next(task for task in tasks if "rbp" in task)) == sorted(ONE_ENGINE[0])
     assert all(len(task) == 1 for task in tasks if "rbp" not in task)
     assert interpreter_tasks(["spa", "forgetron", "oks", "bpas"]) == [["spa"], ["forgetron", "bpas"], ["oks"]]
+
+
+def test_online_kernels_have_no_prange_loops():
+    """The online learners' compiled loops run rows (kernels) on threads (``scoring.row_threads``),
+    not numba parallel loops, which compile about three times as long for the same bits (issue 39);
+    only the batch kernels' pairwise matrices (``kernels._numba``) stay parallel."""
+    parallel = []
+    for package in ("omkl_dist.engine", "omkl_dist.learners", "omkl_dist.scoring", "omkl_dist.combiners"):
+        for info in pkgutil.iter_modules(importlib.import_module(package).__path__, f"{package}."):
+            module = importlib.import_module(info.name)
+            parallel += [
+                f"{info.name}.{name}"
+                for name, obj in vars(module).items()
+                if isinstance(obj, Dispatcher)
+                and obj.py_func.__module__ == info.name
+                and obj.targetoptions.get("parallel")
+            ]
+    assert parallel == []

@@ -16,7 +16,7 @@ from omkl_dist.scoring import _dense
 # the compiled entry points each engine calls with the rows and the model's kernel program
 ENTRY_POINTS = {
     "OMKC": [_recurrence.omkc_block, _dense.accumulate_dot_gauss],
-    "RBP": [_budget_loops.budget_block, _budget_loops.budget_scores],
+    "RBP": [_budget_loops._budget_block_range, _budget_loops._budget_scores_range],
     "OKS": [oks_loops.oks_block, oks_loops._score_pass_range],
 }
 MODELS = {

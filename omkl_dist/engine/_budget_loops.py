@@ -9,7 +9,7 @@ They take the records of :mod:`.records` (the segment's rows, the kernels, the e
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..combiners.votes import rival
 from ..learners._budget import (
@@ -33,6 +33,7 @@ from ..learners.forgetron import forgetron_mc_step, forgetron_step
 from ..learners.projectron import projectron_mc_step, projectron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
 from ..learners.records import Accumulators, BlockValues, Slots
+from ..scoring.row_threads import over_rows
 
 # Decision values: a rounded sum of n terms is within n·1.1e-16·Σ|terms| of the exact sum, so when
 # |sum| > 1e-3 Σ|terms| it is accurate to ~1e-10 relative (n <= 1000) and its sign certain; below
@@ -171,15 +172,26 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
 
 
-@njit(cache=True, parallel=True)
-def budget_block(rows, kernels, hp, buffers, F, L):
+def budget_block(rows, kernels, hp, buffers, F, L) -> None:
     """Every kernel's learner over the segments of a chunk of rows (:func:`_kernel_block` segment after
-    segment), the kernels in parallel."""
+    segment), the kernels on threads (:func:`.row_threads.over_rows`)."""
+    over_rows(_budget_block_range, kernels.kinds.shape[0], rows, kernels, hp, buffers, F, L)
+
+
+def budget_scores(Xb, xsq, D, kernels, K, buffers, out) -> None:
+    """``out[t, k K + c] = f_k(x_t, c)``: the (class) decision values of the current model (no update);
+    ``D`` the rows' dot products with the buffers. Rows on threads."""
+    over_rows(_budget_scores_range, Xb.shape[0], Xb, xsq, D, kernels, K, buffers, out)
+
+
+# Kernels (rows) [lo, hi) each, serial: a kernel's learner (a row's scores) does not depend on the
+# others', so ranges on threads compute the bits of the prange loops these were, which numba compiled
+# twice (the outlined loop body and its caller, _kernel_block inlined in each): ~a third of the budget
+# learners' compile time (issue 39).
+@njit(cache=True, nogil=True)
+def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
     y, Xb, xsq, XXt, SQ, U, g, bounds, integral, selected = rows
-    for k in prange(kernels.kinds.shape[0]):
-        # int64: numba types a prange index int64 when it types the loop and uint64 in the parallel
-        # body, so an uncast k compiles _kernel_block (~10 s) twice
-        kk = np.int64(k)
+    for kk in range(lo, hi):
         for i in range(bounds.shape[0] - 1):
             a, b = bounds[i], bounds[i + 1]
             _kernel_block(
@@ -201,24 +213,21 @@ def budget_block(rows, kernels, hp, buffers, F, L):
             )
 
 
-@njit(cache=True, parallel=True)
-def budget_scores(Xb, xsq, D, kernels, K, buffers, out):
-    """``out[t, k K + c] = f_k(x_t, c)``: the (class) decision values of the current model (no update);
-    ``D`` the rows' dot products with the buffers."""
+@njit(cache=True, nogil=True)
+def _budget_scores_range(lo, hi, Xb, xsq, D, kernels, K, buffers, out):
     kinds, param, norm = kernels
     sv_X, sv_sq, coef, scale, used = buffers.sv_X, buffers.sv_sq, buffers.coef, buffers.scale, buffers.used
     m = kinds.shape[0]
     width = max(D.shape[2], 1)
-    for t in prange(Xb.shape[0]):
-        vals = np.empty(width)
-        work = np.empty(width)
-        scratch = np.empty(width)
-        parts = np.empty(MSUM_SIZE)
-        i = np.int64(t)  # a prange index is uint64 in the parallel body: kernel_values compiled a second time
+    vals = np.empty(width)
+    work = np.empty(width)
+    scratch = np.empty(width)
+    parts = np.empty(MSUM_SIZE)
+    for t in range(lo, hi):
         for k in range(m):
             n = used[k]
             kernel_values(
-                kinds[k], param[k], norm[k], D[t, k], xsq[t], i, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
+                kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
             )
             for c in range(K):
                 acc = 0.0

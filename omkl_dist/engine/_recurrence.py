@@ -46,7 +46,8 @@ def _omkc_row(t, yt, f, kxx, U_t, state, params, on, z, penalise, F, score, mist
     w, wsync, kmistakes = state.w, state.wsync, state.kmistakes
     m = f.shape[0]
     if (t0 + t) % block_size == 0:
-        wsync[:] = w
+        for k in range(w.shape[0]):  # (an array slice assignment compiles numba's shape-error text: ~2 s)
+            wsync[k] = w[k]
     for k in range(m):
         F[t, k] = f[k]
         z[k] = perceptron_mistake(yt, f[k])
@@ -154,7 +155,8 @@ def _spa_rows(a, F_part, rows, fast, lazy, state, params, out):
     discounts = np.empty(m)
     for t in range(a, a + F_part.shape[0]):
         if (t0 + t) % block_size == 0:
-            wsync[:] = w
+            for k in range(m):
+                wsync[k] = w[k]
         for k in range(m):
             f[k] = F_part[t - a, k] + Fk[k, t]
         yt = y[t]

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..combiners.hedge_loss import combine, weights_from_log
-from ..learners.features import _fourier_rows, _fourier_scores
+from ..learners.features import fourier_rows, fourier_scores
 from ..randomness.features import gaussian_projection
 from ..scoring._blas import one_blas_thread
 from ..scoring.program import GAUSS, KernelProgram
@@ -288,11 +288,15 @@ class FourierEngine(FeatureEngine):
             raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
         widths = gaussian_widths(self.program, "FOGD")
         self.W = np.zeros((self.m, self.n_classes * 2 * self.n_components))
-        self.projection = np.stack(  # (m, d, D): the compiled loop runs over a row's features, then directions
-            [
-                gaussian_projection(self.seed, int(k), self.n_components, self.n_features, float(s)).T
-                for k, s in zip(self.kernel_ids, widths)
-            ]
+        # (m, d, D) C-contiguous: the compiled loop runs over a row's features, then directions (np.stack of
+        # the transposes keeps their strides: layout "A", or "F" for one kernel, each compiled apart)
+        self.projection = np.ascontiguousarray(
+            np.stack(
+                [
+                    gaussian_projection(self.seed, int(k), self.n_components, self.n_features, float(s)).T
+                    for k, s in zip(self.kernel_ids, widths)
+                ]
+            )
         )
 
     def n_support(self) -> np.ndarray:
@@ -300,11 +304,11 @@ class FourierEngine(FeatureEngine):
         return np.zeros(self.m, dtype=np.int64)
 
     def _segment(self, X, y, F, L) -> None:
-        _fourier_rows(
+        fourier_rows(
             X, self.projection, y, self.W, self.eta, self.hedge_hinge, self.n_classes, F, L, self.kernel_mistakes
         )
 
     def _scores(self, X) -> np.ndarray:
         out = np.empty((len(X), self.m * self.n_classes))
-        _fourier_scores(X, self.projection, self.W, self.n_classes, out)
+        fourier_scores(X, self.projection, self.W, self.n_classes, out)
         return out

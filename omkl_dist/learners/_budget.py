@@ -32,10 +32,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..scoring._vexp import vexp_neg_n
 from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
+from ..scoring.row_threads import over_rows
 from ..scoring.values import CANCEL, direct_sqdist, dot_power, exp_neg, l1_chi2, norm_factor
 
 # learner codes
@@ -118,13 +119,18 @@ def own_dots(Xb, B, c, integral=False):
     return out
 
 
-@njit(cache=True, parallel=True)
-def fixed_dots(A, BT, counts, out):
+def fixed_dots(A, BT, counts, out) -> None:
     """``out[i, k, j] = A[i] · B_k[j]`` for j < counts[k], with ``BT[k] = B_kᵀ`` (d × c): dot products
-    summed in feature order, so the same pair of vectors gives the same bits wherever it occurs."""
+    summed in feature order, so the same pair of vectors gives the same bits wherever it occurs.
+    The (row, kernel) pairs on threads (:func:`.row_threads.over_rows`): each pair's sums are its
+    own, the bits of the prange loop this was, in a third of its compile time (issue 39)."""
+    over_rows(_fixed_dots_range, BT.shape[0] * A.shape[0], A, BT, counts, out)
+
+
+@njit(cache=True, nogil=True)
+def _fixed_dots_range(lo, hi, A, BT, counts, out):
     m = BT.shape[0]
-    n = A.shape[0]
-    for idx in prange(m * n):
+    for idx in range(lo, hi):
         i = idx // m
         k = idx - i * m
         _dots_row(A, i, BT[k], counts[k], out[i, k])

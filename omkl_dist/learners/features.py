@@ -17,10 +17,11 @@ the hinge loss (``hedge_hinge``). The kernels learn apart (the combiner is repla
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..combiners.votes import rival
 from ..scoring._vtrig import cos_sin
+from ..scoring.row_threads import over_rows
 from ._budget import dots_row_skipping_zeros
 
 
@@ -112,14 +113,26 @@ def fourier_features(X, t, UT, p, z):
     cos_sin(p, z[:D], z[D:])
 
 
-@njit(cache=True, parallel=True)
-def _fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
-    """FOGD over rows X: each kernel k (in parallel) makes a row's features on its directions
-    ``UT[k]`` (d × D; :func:`fourier_features`) and learns the row (:func:`learn_row`), rows in
-    order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and ``kernel_mistakes`` updated in place."""
-    n, (m, _, D) = X.shape[0], UT.shape
-    for kk in prange(m):
-        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+def fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes) -> None:
+    """FOGD over rows X: each kernel k (kernels on threads, :func:`.row_threads.over_rows`) makes a
+    row's features on its directions ``UT[k]`` (d × D; :func:`fourier_features`) and learns the row
+    (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
+    ``kernel_mistakes`` updated in place."""
+    over_rows(_fourier_rows_range, UT.shape[0], X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes)
+
+
+def fourier_scores(X, UT, W, n_classes, out) -> None:
+    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` for rows X (no update), kernels on threads."""
+    over_rows(_fourier_scores_range, UT.shape[0], X, UT, W, n_classes, out)
+
+
+# Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
+# on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
+# loop body and its caller): FOGD's first fit waited on that (issue 39).
+@njit(cache=True, nogil=True)
+def _fourier_rows_range(lo, hi, X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
+    n, D = X.shape[0], UT.shape[2]
+    for k in range(lo, hi):
         p, z = np.empty(D), np.empty(2 * D)
         errs = 0
         for t in range(n):
@@ -128,12 +141,10 @@ def _fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistake
         kernel_mistakes[k] += errs
 
 
-@njit(cache=True, parallel=True)
-def _fourier_scores(X, UT, W, n_classes, out):
-    """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` for rows X (no update)."""
-    n, (m, _, D) = X.shape[0], UT.shape
-    for kk in prange(m):
-        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+@njit(cache=True, nogil=True)
+def _fourier_scores_range(lo, hi, X, UT, W, n_classes, out):
+    n, D = X.shape[0], UT.shape[2]
+    for k in range(lo, hi):
         p, z = np.empty(D), np.empty(2 * D)
         for t in range(n):
             fourier_features(X, t, UT[k], p, z)

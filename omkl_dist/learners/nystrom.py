@@ -20,9 +20,10 @@ thread): bit-identical on one machine whoever calls it, up to the LAPACK/BLAS bu
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..scoring._blas import one_blas_thread
+from ..scoring.row_threads import over_rows
 from ._budget import dots_row_skipping_zeros, kernel_values
 from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
 
@@ -87,9 +88,8 @@ def _budget_score(alpha, k, K, c, kv, F, t):
         F[t, k * K + cl] = s
 
 
-@njit(cache=True, parallel=True)
 def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop):
-    """NOGD's kernels (in parallel) over rows, each from its row ``start[k]``.
+    """NOGD's kernels (on threads, :func:`.row_threads.over_rows`) over rows, each from its row ``start[k]``.
 
     ``kernels`` = (kinds, param, norm); ``budget`` = (sv_X (m, B, d), sv_T (m, d, B), sv_sq, alpha (m, B K),
     n_used, switched), updated in place with ``W`` (m, K P) and ``MT`` (m, B, P). A kernel still on its
@@ -97,11 +97,26 @@ def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_h
     scores and loss written, its step pending), else ``n``; the caller switches it
     (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which takes the row's
     step on the new features and goes on."""
+    args = (X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
+    over_rows(_nystrom_rows_range, len(start), *args)
+
+
+def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
+    """``out[t, k K + c]``: kernel k's current score of class c for every row (no update), kernels on threads."""
+    over_rows(_nystrom_scores_range, len(kernels[0]), X, xsq, kernels, budget, W, MT, K, out)
+
+
+# Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
+# on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
+# loop body and its caller): NOGD's first fit waited on that (issue 39).
+@njit(cache=True, nogil=True)
+def _nystrom_rows_range(
+    lo, hi, X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
+):
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    for kk in prange(kinds.shape[0]):
-        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+    for k in range(lo, hi):
         kind, prm, nrm = kinds[k], param[k], norm[k]
         kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
         z = np.empty(P)
@@ -139,14 +154,12 @@ def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_h
         kernel_mistakes[k] += errs
 
 
-@njit(cache=True, parallel=True)
-def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out):
-    """``out[t, k K + c]``: kernel k's current score of class c for every row (no update)."""
+@njit(cache=True, nogil=True)
+def _nystrom_scores_range(lo, hi, X, xsq, kernels, budget, W, MT, K, out):
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    for kk in prange(kinds.shape[0]):
-        k = np.int64(kk)  # (a prange index is uint64 in the parallel body: its callees compiled twice)
+    for k in range(lo, hi):
         kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
         z = np.empty(P)
         for t in range(n):

@@ -49,7 +49,8 @@ class ScoreWeights(NamedTuple):
 @njit(cache=True, nogil=True, inline="always")
 def _emit(k, t, cur, G, out, weights):
     if G.shape[0] > 0:  # the block Gram: keep the values
-        G[k, t, :] = cur
+        for s in range(cur.shape[0]):  # (not a slice assignment: numba compiles its shape-error text, ~2 s)
+            G[k, t, s] = cur[s]
     else:  # the pool scan: add the kernel's scores
         K = weights.K
         for c in range(k * K, k * K + K):
@@ -65,7 +66,8 @@ def chain_row(Xb, t, P, xt, psq, dot_row, plan, work, G, out, weights):
     :class:`ScoreWeights`). The scan and the block Gram share it, so a pair gets the same bits in both."""
     dot_idx, dot_deg, g_idx, g_param, g_anchor, dot_on, g_on, g_need = plan
     d2, cur, xg, scratch = work[0], work[1], work[2], work[3]
-    cur[:] = dot_row
+    for s in range(cur.shape[0]):
+        cur[s] = dot_row[s]
     deg = np.int64(1)  # not a literal 1: power_up would be compiled for that type too
     for j in range(dot_idx.shape[0]):
         if dot_on[j]:

@@ -63,7 +63,8 @@ def _gram_general(lo, hi, Xb, xsq, XXt, prog, G):
     for t in range(max(lo, 1), hi):
         for s in range(t):
             program_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], prog, vals, work)
-            G[:, t, s] = vals
+            for k in range(m):  # (not a slice assignment: numba compiles its shape-error text, ~2 s)
+                G[k, t, s] = vals[k]
 
 
 @njit(cache=True, nogil=True)
@@ -91,7 +92,8 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
     scratch = np.empty(n)
     q[:] = 0.0
     later_dots(Xb, XbT, s, q)
-    cur[:] = q
+    for i in range(n):  # (not a slice assignment: numba compiles its shape-error text, ~2 s)
+        cur[i] = q[i]
     deg = np.int64(1)  # not a literal 1: power_up would be compiled for that type too
     for j in range(dot_idx.shape[0]):
         if dot_on[j] and want[dot_idx[j]]:  # powers built in the same order whichever are skipped
@@ -101,7 +103,8 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
                 for i in range(n):
                     col[k, s + 1 + i] = cur[i] * scale[s + 1 + i, k] * scale[s, k]
             else:
-                col[k, s + 1 :] = cur
+                for i in range(n):
+                    col[k, s + 1 + i] = cur[i]
     need = np.zeros(g_idx.shape[0], dtype=np.bool_)  # the wanted gaussians and their chain predecessors
     for j in range(g_idx.shape[0] - 1, -1, -1):
         need[j] = g_need[j] and (
@@ -118,4 +121,5 @@ def gram_column(Xb, XbT, xsq, s, col, plan, want, scale, norm):
         if need[j]:
             gauss_next(g_anchor[j], g_param[j], d2, cur, xg, scratch)
         if need[j] and g_on[j] and want[g_idx[j]]:
-            col[g_idx[j], s + 1 :] = cur
+            for i in range(n):
+                col[g_idx[j], s + 1 + i] = cur[i]
