@@ -360,3 +360,16 @@ def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(data_dir, tmp_pa
         ],
     )
     assert refused.exit_code != 0 and (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_perceptron_star_best_kernel_tie_goes_to_the_first_permutation():
+    """Two permutations picking two kernels once each: the summary names the first one, in every
+    process (it was max over a set, whose order follows the string hash seed)."""
+    from omkl_dist.reproduction.omkc import comparison_row
+
+    def run(kernel):
+        return {"mistake_rate": 1.0, "n_support": 1.0, "n_support_stored": 1, "seconds": 0.1, "best_kernel": kernel}
+
+    for first, second in (("gaussian(sigma=2)", "gaussian(sigma=0.5)"), ("gaussian(sigma=0.5)", "gaussian(sigma=2)")):
+        row = comparison_row("perceptron-star", "Perceptron(*)", PAPER["svmguide3"], [run(first), run(second)], None)
+        assert row["ours"]["best_kernel"] == first
