@@ -433,7 +433,8 @@ def cancelled_sum(coef, K, c, V, n, parts, abs_sum):
 # when the decrement is in the one block every path reaches and no path leaves in between (a call that
 # may raise, a second ``return``). A step called per row and kernel therefore has a single exit, inlines
 # its helpers and ends with ``last_use(...)`` of its arrays: its compiled code has no NRT_incref/decref
-# (they were ~14 % of a BPAS pass over cod-rna: an atomic add and subtract per array, row and kernel).
+# (an atomic add and subtract per array, row and kernel; perf charged ~14 % of a BPAS pass over cod-rna
+# to reference counting in all, of which removing bpas_step's saved 3-7 %: BENCHMARKS.md).
 @njit(cache=True, inline="always")
 def last_use(a, b, c):
     """Nothing: a use of the step's array arguments (records or tuples of them) in its exit block."""
