@@ -142,21 +142,27 @@ class Settings:
             True,
         )
 
-    def describe(self) -> str:
-        """One line for a report."""
+    def describe(self, head_rows: int | None = None) -> str:
+        """One line for a report; ``head_rows``: the rows the scaler was fitted on, when known (a
+        stream shorter than ``scale_rows`` is said to be read whole)."""
+        head = (
+            f"the first {self.scale_rows:,} rows"
+            if head_rows is None or head_rows >= self.scale_rows
+            else f"all {head_rows:,} rows"
+        )
         if self.is_auto:
             return f"automatic: the best of {', '.join(self.candidates)} on the stream's first {self.race_rows:,} rows"
         scaling = (
             "raw features"
             if self.scaling == "none"
-            else f"{self.scaling} scaling fitted on the first {self.scale_rows:,} rows"
+            else f"{self.scaling} scaling fitted on {head}"
         )
         kernels = {True: "normalised kernels", False: "unnormalised kernels", None: "kernels as given"}
         where = {
             "defaults": "the defaults of docs/defaults.md; --paper-settings for the papers'",
             "defaults-sparse": "the defaults of docs/defaults.md, unscaled: scaling would densify sparse rows",
             "defaults-zero-one": (
-                f"default: no feature scaling — every feature of the first {self.scale_rows:,} rows is 0 or 1; "
+                f"default: no feature scaling — every feature of {head} is 0 or 1; "
                 "--scaling to choose"
             ),
             "paper": "the papers' settings (--paper-settings)",
@@ -189,14 +195,14 @@ class Settings:
             return self
         return replace(self, scaling="none", origin="defaults-sparse")
 
-    def as_dict(self) -> dict:
-        """JSON-able, with the report line (``describe``)."""
+    def as_dict(self, head_rows: int | None = None) -> dict:
+        """JSON-able, with the report line (``describe``; ``head_rows`` as there)."""
         document = {
             "scaling": self.scaling,
             "normalize_kernels": self.normalize_kernels,
             "scale_rows": self.scale_rows,
             "origin": self.origin,
-            "describe": self.describe(),
+            "describe": self.describe(head_rows),
         }
         if self.candidates:
             document.update(candidates=list(self.candidates), race_rows=self.race_rows)

@@ -24,7 +24,7 @@ def build_report(result: RunResult, data) -> dict:
         "block_size": job.block_size,
         "seed": job.seed,
         "scaling": result.scaler.method,
-        "settings": job.settings.as_dict(),
+        "settings": job.settings.as_dict(result.scaler.n_seen_),
         "permuted": job.data.permute,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }

@@ -117,11 +117,13 @@ def test_a_run_records_the_rule_and_learns_the_unscaled_model(zero_one_file, tmp
     common = ["run", "spa", "--data", data, "--kernels", PARAMS["kernels"], "--block-size", "100"]
     ran = CliRunner().invoke(main, [*common, "--trace-out", str(tmp_path / "t.json")], catch_exceptions=False)
     assert ran.exit_code == 0, ran.output
-    assert "default: no feature scaling — every feature of the first 10,000 rows is 0 or 1" in ran.output
+    # a 600-row stream is read whole: the line says so rather than "the first 10,000 rows"
+    assert "default: no feature scaling — every feature of all 600 rows is 0 or 1" in ran.output
     out = [*common, "--scaling", "standard", "--json", "--quiet", "--trace-out", str(tmp_path / "s.json")]
     ran = CliRunner().invoke(main, out, catch_exceptions=False)
     report = json.loads(ran.output.strip().splitlines()[-1])
     assert report["settings"]["scaling"] == "standard" and report["settings"]["origin"] == "given"
+    assert report["settings"]["describe"].startswith("standard scaling fitted on all 600 rows")
 
 
 def test_the_studys_report_compares_the_default_with_the_rule_to_the_best_of_six():
