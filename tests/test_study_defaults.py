@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
+from omkl_dist.pipelines.studies.defaults_axes import axes_markdown, axis_rows
 from omkl_dist.pipelines.studies.defaults_compare import against, format_side_by_side
 from omkl_dist.pipelines.studies.defaults_data import letters_shaped, magic04_shaped
 from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section, format_markdown
@@ -421,3 +422,26 @@ def test_the_page_lists_where_the_whole_stream_and_the_cap_disagree():
     for heading in ("## Whole streams against the first 200 rows", "## Whole streams", "## The first 200 rows"):
         assert f"\n{heading}" in text
     assert "--max-rows all --compare cap.json --doc FILE" in text
+
+
+def test_the_page_says_what_each_other_setting_buys_in_points_and_cpu_time():
+    six = dict.fromkeys(COMBINATIONS, 20.0)
+    whole = [{**_record("bpas", "a", c, r), "max_rows": None, "cpu_seconds": 1.0} for c, r in six.items()]
+    whole += [
+        {**_record("bpas", "a", c, r - 3.0), "max_rows": None, "settings": {"budget": 400}, "cpu_seconds": 2.5}
+        for c, r in six.items()
+    ]
+    # a record without its CPU time: the ratio is not guessed from the wall time a shared machine inflated
+    whole += [
+        {**_record("bpas", "a", c, r + 1.0), "max_rows": None, "settings": {"pool": "gaussian:1"}}
+        for c, r in six.items()
+    ]
+    report = build_report(whole, max_rows=None)
+    rows = {r["setting"]: r for r in axis_rows(report)}
+    assert set(rows) == {"budget=400", "pool=gaussian:1"}
+    assert rows["budget=400"]["change"] == pytest.approx(-3.0) and rows["budget=400"]["time"] == pytest.approx(2.5)
+    assert rows["pool=gaussian:1"]["time"] is None
+    text = "\n".join(axes_markdown(report))
+    assert "| bpas | budget=400 | a | standard+norm | 20.00 | 17.00 | -3.00 | 2.50x |" in text
+    assert "| bpas | pool=gaussian:1 | a | standard+norm | 20.00 | 21.00 | +1.00 | — |" in text
+    assert "- bpas with budget=400: -3.00 points on average over 1 dataset(s)" in text

@@ -6,6 +6,7 @@ of two reports (:func:`~.defaults_report.build_report`, or a summary read back).
 
 from __future__ import annotations
 
+from .defaults_axes import axes_markdown
 from .defaults_markdown import (
     chosen_combination,
     default_combination,
@@ -151,6 +152,7 @@ def format_side_by_side(cap: dict, whole: dict) -> str:
     source, rows = whole["against"]["source"], whole["against"]["rows"]
     lines = report_header(whole, "Defaults study: whole streams and the first rows", compare=source)
     lines += comparison_markdown(cap, whole, rows, whole["against"]["default"])
+    lines += axes_markdown(whole)
     lines += ["## Whole streams", ""] + report_body(whole, level=3)
     lines += [f"## The first {cap_text(cap['max_rows'])} rows (`{source}`)", ""] + report_body(cap, level=3)
     return "\n".join(lines)

@@ -70,6 +70,9 @@ def _cells(records: list[dict]) -> dict:
                 "seconds": float(np.mean([r["seconds"] for r in ok])),
                 "failed": len(runs) - len(ok),
             }
+            cpu = [r["cpu_seconds"] for r in ok if "cpu_seconds" in r]
+            if len(cpu) == len(ok):  # (a run's CPU time: what a shared machine's load does not inflate)
+                cells[key][combination]["cpu_seconds"] = float(np.mean(cpu))
     return cells
 
 
