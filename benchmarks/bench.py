@@ -285,8 +285,17 @@ def main(argv=None) -> None:
         help="Comma-separated cluster comparisons to (re)measure, e.g. oks (default: all, and the "
         "block-size sweep); the others keep their last results.",
     )
+    parser.add_argument(
+        "--markdown-only",
+        action="store_true",
+        help="Measure nothing: rewrite BENCHMARKS.md from benchmarks/results (after a study or one bench-* target).",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: run one case, print JSON
     args = parser.parse_args(argv)
+    if args.markdown_only:
+        args.cases = ""
+        for part in ("cluster", "mkboost", "mkboost_scaling", "retrain", "sparse", "budget", "serve", "peers"):
+            setattr(args, f"skip_{part}", True)
     if args.one:
         print(json.dumps(run_case(args.one, args.block_size, args.scaling)))
         return
@@ -317,9 +326,12 @@ def main(argv=None) -> None:
             f"mistakes {100 * result['mistake_rate']:.2f} %, peak RSS {result['peak_rss_mb']:.0f} MB",
             flush=True,
         )
-    synth = run_synth_rss()
-    (RESULTS / "synth-1m.json").write_text(json.dumps(synth, indent=2) + "\n")
-    print(f"synth 1,000,000 x 18: {synth['seconds']:.2f} s, peak RSS {synth['peak_rss_mb']:.0f} MB", flush=True)
+    if args.markdown_only:
+        synth = json.loads((RESULTS / "synth-1m.json").read_text())
+    else:
+        synth = run_synth_rss()
+        (RESULTS / "synth-1m.json").write_text(json.dumps(synth, indent=2) + "\n")
+        print(f"synth 1,000,000 x 18: {synth['seconds']:.2f} s, peak RSS {synth['peak_rss_mb']:.0f} MB", flush=True)
     from benchmarks.bench_cluster import markdown as cluster_markdown
     from benchmarks.bench_cluster import run_cluster_bench
 
@@ -366,10 +378,12 @@ def main(argv=None) -> None:
         sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
     if (RESULTS / "peers.json").is_file():
         sections.append(peers_markdown(json.loads((RESULTS / "peers.json").read_text())))
-    if (RESULTS / "study-defaults.json").is_file():  # (measured by `omkl study defaults`, not by make bench)
-        from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
+    # (measured by `omkl study defaults`, not by make bench): the 3,000-row study, then the whole streams
+    for study in ("study-defaults.json", "study-defaults-whole.json"):
+        if (RESULTS / study).is_file():
+            from omkl_dist.pipelines.studies.defaults_markdown import benchmarks_section
 
-        sections.append(["", benchmarks_section(json.loads((RESULTS / "study-defaults.json").read_text()))])
+            sections.append(["", benchmarks_section(json.loads((RESULTS / study).read_text()))])
     if (RESULTS / "sparse.json").is_file():
         sections.append(sparse_markdown(json.loads((RESULTS / "sparse.json").read_text())))
     if (RESULTS / "retrain.json").is_file():

@@ -177,6 +177,8 @@ def markdown(result: dict) -> list[str]:
             f"| {r['learner']} | {r['data']} | {r['rows']:,} | {r['mistakes']:,} | {100 * r['mistake_rate']:.2f} | "
             f"{r['seconds']:.2f} | {r['cpu_seconds']:.2f} | {r['instances_per_second']:,.0f} | {before} |"
         )
+    for note in result.get("notes", ()):  # what the run's author wrote beside it (a paragraph each)
+        lines += ["", note]
     return lines
 
 

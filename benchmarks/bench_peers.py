@@ -120,6 +120,8 @@ def markdown(result: dict) -> list[str]:
             f"| {r['peer']} | {r['learner']} | {r['data']} | {r['rows']:,} | {100 * r['mistake_rate']:.2f} | {cxx_m} | "
             f"{r['seconds']:.2f} | {r['cpu_seconds']:.2f} | {cxx_s} | {ratio} |"
         )
+    for note in result.get("notes", ()):  # what the run's author wrote beside it (a paragraph each)
+        lines += ["", note]
     return lines
 
 

@@ -306,7 +306,7 @@ def test_report_counts_wins_margins_and_losses():
     assert "loses by more than 1 point on 1 row: c (11.00 vs 5.00 with standard+norm, +6.00)" in text
     assert report["overall"]["winner"] == "minmax" and report["overall"]["winners"]["minmax"] == ["omkc-dd"]
     section = benchmarks_section(report)
-    assert section.startswith("## Defaults study") and "### Overall" in section and "36 runs" in section
+    assert section.startswith("## Defaults study, 200 rows (") and "### Overall" in section and "36 runs" in section
 
 
 def test_report_marks_missing_partial_and_failed_cells():

@@ -412,12 +412,20 @@ def _gap(row: dict, combination: str) -> float | None:
     return None if cell is None or cell.get("mean") is None or not means else cell["mean"] - min(means)
 
 
+def _algorithms_text(report: dict) -> str:
+    """``14 algorithms`` or, with axes, ``14 algorithms (32 with the other settings)``."""
+    algorithms = {u["algorithm"] for u in units_of(report).values()}
+    units = len(report["algorithms"])
+    return f"{len(algorithms)} algorithms" + (f" ({units} with the other settings)" if units != len(algorithms) else "")
+
+
 def benchmarks_section(report: dict) -> str:
     """A short section for BENCHMARKS.md: what was measured, the overall summary and the total time."""
+    rows = "whole streams" if report["max_rows"] is None else f"{cap_text(report['max_rows'])} rows"
     lines = [
-        "## Defaults study (`omkl study defaults`, full report: docs/defaults.md)",
+        f"## Defaults study, {rows} (`omkl study defaults`, full report: docs/defaults.md)",
         "",
-        f"{report['runs']:,} runs: {len(report['algorithms'])} algorithms × {len(report['datasets'])} datasets "
+        f"{report['runs']:,} runs: {_algorithms_text(report)} × {len(report['datasets'])} datasets "
         f"× {len(report['combinations'])} combinations (scaling × raw/normalised kernels) × up to "
         f"{_count(report['permutations'], 'permutation')}, "
         f"{'whole streams' if report['max_rows'] is None else format(report['max_rows'], ',') + ' rows each'}; "
