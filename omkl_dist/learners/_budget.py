@@ -133,6 +133,14 @@ def nonzero_dots(cols, vals, t, nnz, BT, c, out):
         q += 1
 
 
+def nonzeros_of(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows X's non-zero features (:func:`row_nonzeros`) as ``(cols, vals, counts)``."""
+    n, d = X.shape
+    cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
+    row_nonzeros(X, cols, vals, counts)
+    return cols, vals, counts
+
+
 @njit(cache=True)
 def row_dots(X):
     """``X Xᵀ`` with every sum in feature order (a segment's dot products among its rows)."""

@@ -22,7 +22,7 @@ from numba import njit
 from ..combiners.votes import rival
 from ..scoring._vtrig import cos_sin
 from ..scoring.row_threads import over_rows
-from ._budget import nonzero_dots, row_nonzeros
+from ._budget import nonzero_dots, nonzeros_of
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -102,18 +102,10 @@ def learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
     return 1 if margin <= 0.0 else 0
 
 
-def nonzeros_of(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows X's non-zero features (:func:`._budget.row_nonzeros`): ``(cols, vals, counts)``."""
-    n, d = X.shape
-    cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
-    row_nonzeros(X, cols, vals, counts)
-    return cols, vals, counts
-
-
 @njit(cache=True, nogil=True)
 def fourier_features(cols, vals, counts, t, UT, p, z):
     """Row t's features on one kernel's directions ``UT`` (d × D, transposed), from the row's
-    non-zeros (:func:`nonzeros_of`): the projections ``p_i = u_i · x_t`` summed in feature order
+    non-zeros (:func:`._budget.nonzeros_of`): the projections ``p_i = u_i · x_t`` summed in feature order
     (zero features skipped: :func:`._budget.nonzero_dots`, vectorised over the directions), then
     ``z = (cos p_1 … cos p_D, sin p_1 … sin p_D)`` by the vectorised
     :func:`~omkl_dist.scoring._vtrig.cos_sin`."""
