@@ -109,32 +109,14 @@ def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_h
     scores and loss written, its step pending), else ``n``; the caller switches it
     (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which takes the row's
     step on the new features and goes on."""
-    nonzeros = nonzeros_of(X)
-    args = (
-        X,
-        nonzeros,
-        xsq,
-        y,
-        start,
-        pending,
-        kernels,
-        budget,
-        W,
-        MT,
-        eta,
-        hedge_hinge,
-        K,
-        F,
-        L,
-        kernel_mistakes,
-        stop,
-    )
+    rows = (X, nonzeros_of(X), xsq)  # (the rows' non-zeros found once for every kernel)
+    args = (rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
     over_rows(_nystrom_rows_range, len(start), *args)
 
 
 def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
     """``out[t, k K + c]``: kernel k's current score of class c for every row (no update), kernels on threads."""
-    over_rows(_nystrom_scores_range, len(kernels[0]), X, nonzeros_of(X), xsq, kernels, budget, W, MT, K, out)
+    over_rows(_nystrom_scores_range, len(kernels[0]), (X, nonzeros_of(X), xsq), kernels, budget, W, MT, K, out)
 
 
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
@@ -142,26 +124,9 @@ def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
 # loop body and its caller): NOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
 def _nystrom_rows_range(
-    lo,
-    hi,
-    X,
-    nonzeros,
-    xsq,
-    y,
-    start,
-    pending,
-    kernels,
-    budget,
-    W,
-    MT,
-    eta,
-    hedge_hinge,
-    K,
-    F,
-    L,
-    kernel_mistakes,
-    stop,
+    lo, hi, rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
 ):
+    X, nonzeros, xsq = rows
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
@@ -204,7 +169,8 @@ def _nystrom_rows_range(
 
 
 @njit(cache=True, nogil=True)
-def _nystrom_scores_range(lo, hi, X, nonzeros, xsq, kernels, budget, W, MT, K, out):
+def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
+    X, nonzeros, xsq = rows
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
