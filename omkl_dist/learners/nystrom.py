@@ -30,9 +30,13 @@ from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_st
 # eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
 # Gram matrix of a budget is often of low numerical rank (a linear kernel on 8 features: rank <= 8)
 RANK_TOL = float(np.finfo(np.float64).eps)
+# the budget learners' kernel arithmetic inlined into NOGD's row loop: a call per row and kernel cost
+# its arrays' reference counts, ~10 % of NOGD's time per row (the shared function stays a call for
+# the budget learners, whose compile time grows with every inlined copy)
+_kernel_values = njit(nogil=True, inline="always")(kernel_values.py_func)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # (a call per row and kernel: its arrays' reference counts)
 def kernel_row(kind, param, norm, nonzeros, X, t, xsq, SV, SVT, svsq, c, out, work, scratch):
     """``out[j] = κ(X[t], SV[j])`` for j < c: dot products in feature order over ``SVT`` (d × B, the
     budget transposed: vectorised over j) from row t's ``nonzeros`` (``cols, vals, counts``:
@@ -40,7 +44,7 @@ def kernel_row(kind, param, norm, nonzeros, X, t, xsq, SV, SVT, svsq, c, out, wo
     arithmetic (:func:`._budget.kernel_values`)."""
     cols, vals, counts = nonzeros
     nonzero_dots(cols, vals, t, counts[t], SVT, c, out)
-    kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
+    _kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -130,17 +134,18 @@ def _nystrom_rows_range(
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
+    kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+    z = np.empty(P)
     for k in range(lo, hi):
         kind, prm, nrm = kinds[k], param[k], norm[k]
-        kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
-        z = np.empty(P)
+        SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]  # (views made once per kernel, not per row)
         stop[k] = n
         errs = 0
         for t in range(start[k], n):
             c = n_used[k]
-            kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], sv_X[k], sv_T[k], sv_sq[k], c, kv, work, scratch)
+            kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
             if switched[k]:
-                nystrom_features(MT[k], kv, z)
+                nystrom_features(M, kv, z)
                 if pending[k] and t == start[k]:  # the switch row: scored and counted on the budget
                     margin, r = margin_of(F, t, k, K, y[t])
                     ogd_step(z, y[t], r, W, k, eta, K)
@@ -174,18 +179,17 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
+    kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+    z = np.empty(P)
     for k in range(lo, hi):
-        kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
-        z = np.empty(P)
+        SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]
         for t in range(n):
             c = n_used[k]
-            kernel_row(
-                kinds[k], param[k], norm[k], nonzeros, X, t, xsq[t], sv_X[k], sv_T[k], sv_sq[k], c, kv, work, scratch
-            )
+            kernel_row(kinds[k], param[k], norm[k], nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
             if not switched[k]:
                 _budget_score(alpha, k, K, c, kv, out, t)
                 continue
-            nystrom_features(MT[k], kv, z)
+            nystrom_features(M, kv, z)
             for cl in range(K):
                 out[t, k * K + cl] = feature_score(W, k, cl * P, z)
 
