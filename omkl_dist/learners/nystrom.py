@@ -30,10 +30,6 @@ from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_st
 # eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
 # Gram matrix of a budget is often of low numerical rank (a linear kernel on 8 features: rank <= 8)
 RANK_TOL = float(np.finfo(np.float64).eps)
-# the budget learners' kernel arithmetic inlined into NOGD's row loop: a call per row and kernel cost
-# its arrays' reference counts, ~10 % of NOGD's time per row (the shared function stays a call for
-# the budget learners, whose compile time grows with every inlined copy)
-_kernel_values = njit(nogil=True, inline="always")(kernel_values.py_func)
 
 
 @njit(cache=True, nogil=True, inline="always")  # (a call per row and kernel: its arrays' reference counts)
@@ -44,7 +40,9 @@ def kernel_row(kind, param, norm, nonzeros, X, t, xsq, SV, SVT, svsq, c, out, wo
     arithmetic (:func:`._budget.kernel_values`)."""
     cols, vals, counts = nonzeros
     nonzero_dots(cols, vals, t, counts[t], SVT, c, out)
-    _kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
+    # a call, not inlined: an inlined copy of the shared kernel arithmetic saved ~6 % of NOGD's time
+    # per row but added ~1.7 s of CPU to its first compile (measured, issue 36)
+    kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
