@@ -19,9 +19,9 @@ Exactness: the compiled loop makes each row's features and updates it, row by ro
 four per pass over the directions: :func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin``
 by the vectorised :func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster:
 libm's scalar calls were the learner's whole cost; it is still over half of a row's time). A BLAS
-product of the segment instead (measured, issue 36) saves ~0.3 µs of ~8 per row on cod-rna and
-ijcnn1, costs 2.5 µs more on a9a's sparse rows, and its bits change with the block size and with
-OpenBLAS's thread count (1 on a Dask worker, 2 here). So every row's features, scores and updates are the naive
+product of the segment instead (measured, issue 36) saves ~0.3 µs (cod-rna) and ~0.8 µs (ijcnn1)
+of ~7 per row, costs 2.5 µs more on a9a's sparse rows, and its bits change with the block size and
+with OpenBLAS's thread count (1 on a Dask worker, 2 here). So every row's features, scores and updates are the naive
 one-row-at-a-time reference's (``tests/naive_features.py``) bit for bit on every machine, for any
 block size and any chunking, and a shard owning some kernels computes exactly their columns.
 """
