@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from omkl_dist.engine.budget import BudgetEngine
-from omkl_dist.learners._budget import fixed_dots, own_dots, row_dots
+from omkl_dist.learners._budget import fixed_dots, nonzero_dots, nonzeros_of, own_dots, row_dots
+from omkl_dist.learners.nystrom import nystrom_features
 
 
 def test_own_and_row_dots_equal_fixed_dots_bit_for_bit():
@@ -32,3 +33,31 @@ def test_kernel_scores_are_the_next_decision_values_bit_for_bit():
             np.testing.assert_array_equal(
                 e.kernel_scores(X[t : t + 1])[0], e.learn(X[t : t + 1], y[t : t + 1], keep_scores=True)["F"][0]
             )
+
+
+def _in_order(terms):
+    """A sum from +0.0 in the order given, one term at a time (what the compiled passes must equal)."""
+    acc = 0.0
+    for v in terms:
+        acc += v
+    return acc
+
+
+def test_nonzero_dots_and_nystrom_features_sum_in_order_bit_for_bit():
+    # rows of 0..11 non-zeros (passes of four and the rest), signed zeros, magnitudes that round
+    rng = np.random.default_rng(5)
+    d, c = 11, 13
+    X = rng.normal(size=(40, d)) * 10.0 ** rng.integers(-3, 4, size=(40, d))
+    X[rng.random(X.shape) < 0.4] = 0.0
+    X[rng.random(X.shape) < 0.1] = -0.0
+    X[0], X[1, :5] = 0.0, 0.0
+    BT = rng.normal(size=(d, c)) * 1e3
+    cols, vals, counts = nonzeros_of(X)
+    out = np.empty(c)
+    for t in range(len(X)):
+        nonzero_dots(cols, vals, t, counts[t], BT, c, out)
+        expected = [_in_order(X[t, f] * BT[f, j] for f in range(d) if X[t, f] != 0.0) for j in range(c)]
+        assert out.tobytes() == np.array(expected).tobytes(), t
+    MT, kv, z = rng.normal(size=(21, 5)), rng.normal(size=21) * 1e4, np.empty(5)  # 21 = 2 passes of 8 + 5
+    nystrom_features(MT, kv, z)
+    assert z.tobytes() == np.array([_in_order(kv * MT[:, i]) for i in range(5)]).tobytes()

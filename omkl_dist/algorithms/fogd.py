@@ -30,8 +30,9 @@ class FOGD(FeatureClassifier):
     ``z_k(x) = (cos u_1·x, …, cos u_D·x, sin u_1·x, …, sin u_D·x)``, its score ``f_k(x) = w_k · z_k(x)``
     and on ``y f_k(x) < 1`` the step ``w_k ← w_k + η y z_k(x)`` (Algorithm 1). The combination
     (:mod:`._features`): ``Σ_k θ_k f_k(x)``, ``w_k ← w_k γ`` when kernel k errs. Cost per row:
-    O(m D d) for the features (a BLAS product per kernel and block) and O(m D) for the learning,
-    whatever the stream's length; memory O(m D d).
+    O(m D s) for the features (s: the row's non-zero features; a compiled loop, not BLAS: the same
+    bits for any block size and thread count) and O(m D) for the learning, whatever the stream's
+    length; memory O(m D d).
 
     More than two classes: a weight vector per class and kernel, the multi-class hinge loss on
     the highest-scoring wrong class r, ``+η z`` on the true class and ``−η z`` on r.

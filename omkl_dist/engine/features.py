@@ -15,11 +15,13 @@ authors' code's layout and scale: ``z_k(x)·z_k(x') ≈ D κ_k(x, x')``), and on
 the hinge loss over them (:mod:`omkl_dist.learners.features`).
 
 Exactness: the compiled loop makes each row's features and updates it, row by row: the projections
-``u_i · x`` summed in feature order (zero features skipped; vectorised over the directions, where
-a BLAS product of the segment would cost more than the features on sparse rows such as a9a's and
-tie the bits to the BLAS build), ``cos``/``sin`` by the vectorised
-:func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster: libm's scalar
-calls were the learner's whole cost). So every row's features, scores and updates are the naive
+``u_i · x`` summed in feature order (a segment's non-zero features found once for every kernel,
+four per pass over the directions: :func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin``
+by the vectorised :func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster:
+libm's scalar calls were the learner's whole cost; it is still over half of a row's time). A BLAS
+product of the segment instead (measured, issue 36) saves ~0.3 µs (cod-rna) and ~0.8 µs (ijcnn1)
+of ~7 per row, costs 2.5 µs more on a9a's sparse rows, and its bits change with the block size and
+with OpenBLAS's thread count (1 on a Dask worker, 2 here). So every row's features, scores and updates are the naive
 one-row-at-a-time reference's (``tests/naive_features.py``) bit for bit on every machine, for any
 block size and any chunking, and a shard owning some kernels computes exactly their columns.
 """

@@ -89,6 +89,58 @@ def dots_row_skipping_zeros(A, i, BT, c, out):
                 out[j] += a * BT[f, j]
 
 
+@njit(cache=True, nogil=True)
+def row_nonzeros(X, cols, vals, counts):
+    """Each row's non-zero features in feature order: ``counts[t]`` of them, their columns
+    ``cols[t, :counts[t]]`` and values ``vals[t, :counts[t]]`` (found once per segment for every
+    kernel's dot products with it, :func:`nonzero_dots`)."""
+    for t in range(X.shape[0]):
+        q = 0
+        for f in range(X.shape[1]):
+            a = X[t, f]
+            if a != 0.0:
+                cols[t, q] = f
+                vals[t, q] = a
+                q += 1
+        counts[t] = q
+
+
+@njit(cache=True, nogil=True, inline="always")
+def nonzero_dots(cols, vals, t, nnz, BT, c, out):
+    """:func:`dots_row_skipping_zeros` of row t given by its non-zeros (:func:`row_nonzeros`): the
+    same sums in the same order, from +0.0 in feature order, taken four features per pass over
+    ``out[:c]`` (each ``out[j]`` loaded and stored once per four products, not once per product:
+    the passes were load/store bound)."""
+    if nnz >= 4:
+        v0, v1, v2, v3 = vals[t, 0], vals[t, 1], vals[t, 2], vals[t, 3]
+        b0, b1, b2, b3 = BT[cols[t, 0]], BT[cols[t, 1]], BT[cols[t, 2]], BT[cols[t, 3]]
+        for j in range(c):
+            out[j] = (((0.0 + v0 * b0[j]) + v1 * b1[j]) + v2 * b2[j]) + v3 * b3[j]
+    else:
+        for j in range(c):
+            out[j] = 0.0
+    q = 4 if nnz >= 4 else 0
+    while q + 4 <= nnz:
+        v0, v1, v2, v3 = vals[t, q], vals[t, q + 1], vals[t, q + 2], vals[t, q + 3]
+        b0, b1, b2, b3 = BT[cols[t, q]], BT[cols[t, q + 1]], BT[cols[t, q + 2]], BT[cols[t, q + 3]]
+        for j in range(c):
+            out[j] = (((out[j] + v0 * b0[j]) + v1 * b1[j]) + v2 * b2[j]) + v3 * b3[j]
+        q += 4
+    while q < nnz:
+        v0, b0 = vals[t, q], BT[cols[t, q]]
+        for j in range(c):
+            out[j] += v0 * b0[j]
+        q += 1
+
+
+def nonzeros_of(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows X's non-zero features (:func:`row_nonzeros`) as ``(cols, vals, counts)``."""
+    n, d = X.shape
+    cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
+    row_nonzeros(X, cols, vals, counts)
+    return cols, vals, counts
+
+
 @njit(cache=True)
 def row_dots(X):
     """``X Xᵀ`` with every sum in feature order (a segment's dot products among its rows)."""

@@ -22,7 +22,7 @@ from numba import njit
 from ..combiners.votes import rival
 from ..scoring._vtrig import cos_sin
 from ..scoring.row_threads import over_rows
-from ._budget import dots_row_skipping_zeros
+from ._budget import nonzero_dots, nonzeros_of
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -87,7 +87,7 @@ def ogd_step(z, yt, r, W, k, eta, n_classes):
         _step(W, k, r * P, z, -eta)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # (a call per row and kernel: its arrays' reference counts)
 def learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
     """Kernel k on one row of features z: its score(s) into ``F[t]``, its Hedge loss into
     ``L[t, k]``, the gradient step on a positive hinge loss; returns 1 for a mistake, else 0."""
@@ -102,15 +102,15 @@ def learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
     return 1 if margin <= 0.0 else 0
 
 
-@njit(cache=True, nogil=True)
-def fourier_features(X, t, UT, p, z):
-    """Row t's features on one kernel's directions ``UT`` (d × D, transposed): the projections
-    ``p_i = u_i · x_t`` summed in feature order (zero features skipped: vectorised over the
-    directions), then ``z = (cos p_1 … cos p_D, sin p_1 … sin p_D)`` by the vectorised
-    :func:`~omkl_dist.scoring._vtrig.cos_sin`."""
-    D = p.shape[0]
-    dots_row_skipping_zeros(X, t, UT, D, p)
-    cos_sin(p, z[:D], z[D:])
+@njit(cache=True, nogil=True, inline="always")
+def fourier_features(cols, vals, counts, t, UT, p, z_cos, z_sin):
+    """Row t's features on one kernel's directions ``UT`` (d × D, transposed), from the row's
+    non-zeros (:func:`._budget.nonzeros_of`): the projections ``p_i = u_i · x_t`` summed in feature
+    order (zero features skipped: :func:`._budget.nonzero_dots`, vectorised over the directions),
+    then ``z = (cos p_1 … cos p_D, sin p_1 … sin p_D)`` (``z_cos``, ``z_sin``: its halves) by the
+    vectorised :func:`~omkl_dist.scoring._vtrig.cos_sin`."""
+    nonzero_dots(cols, vals, t, counts[t], UT, p.shape[0], p)
+    cos_sin(p, z_cos, z_sin)
 
 
 def fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes) -> None:
@@ -118,35 +118,40 @@ def fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes
     row's features on its directions ``UT[k]`` (d × D; :func:`fourier_features`) and learns the row
     (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
     ``kernel_mistakes`` updated in place."""
-    over_rows(_fourier_rows_range, UT.shape[0], X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes)
+    args = (*nonzeros_of(X), UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes)
+    over_rows(_fourier_rows_range, UT.shape[0], *args)
 
 
 def fourier_scores(X, UT, W, n_classes, out) -> None:
     """``out[t, k K + c] = w_{k,c} · z_k(x_t)`` for rows X (no update), kernels on threads."""
-    over_rows(_fourier_scores_range, UT.shape[0], X, UT, W, n_classes, out)
+    over_rows(_fourier_scores_range, UT.shape[0], *nonzeros_of(X), UT, W, n_classes, out)
 
 
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
 # on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
 # loop body and its caller): FOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
-def _fourier_rows_range(lo, hi, X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
-    n, D = X.shape[0], UT.shape[2]
+def _fourier_rows_range(lo, hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
+    n, D = counts.shape[0], UT.shape[2]
+    p, z = np.empty(D), np.empty(2 * D)
+    z_cos, z_sin = z[:D], z[D:]  # (views made once: each costs reference counts)
     for k in range(lo, hi):
-        p, z = np.empty(D), np.empty(2 * D)
+        U = UT[k]
         errs = 0
         for t in range(n):
-            fourier_features(X, t, UT[k], p, z)
+            fourier_features(cols, vals, counts, t, U, p, z_cos, z_sin)
             errs += learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
         kernel_mistakes[k] += errs
 
 
 @njit(cache=True, nogil=True)
-def _fourier_scores_range(lo, hi, X, UT, W, n_classes, out):
-    n, D = X.shape[0], UT.shape[2]
+def _fourier_scores_range(lo, hi, cols, vals, counts, UT, W, n_classes, out):
+    n, D = counts.shape[0], UT.shape[2]
+    p, z = np.empty(D), np.empty(2 * D)
+    z_cos, z_sin = z[:D], z[D:]
     for k in range(lo, hi):
-        p, z = np.empty(D), np.empty(2 * D)
+        U = UT[k]
         for t in range(n):
-            fourier_features(X, t, UT[k], p, z)
+            fourier_features(cols, vals, counts, t, U, p, z_cos, z_sin)
             for c in range(n_classes):
                 out[t, k * n_classes + c] = feature_score(W, k, c * 2 * D, z)

@@ -24,7 +24,7 @@ from numba import njit
 
 from ..scoring._blas import one_blas_thread
 from ..scoring.row_threads import over_rows
-from ._budget import dots_row_skipping_zeros, kernel_values
+from ._budget import kernel_values, nonzero_dots, nonzeros_of, row_nonzeros
 from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
 
 # eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
@@ -32,23 +32,37 @@ from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_st
 RANK_TOL = float(np.finfo(np.float64).eps)
 
 
-@njit(cache=True, nogil=True)
-def kernel_row(kind, param, norm, X, t, xsq, SV, SVT, svsq, c, out, work, scratch):
+@njit(cache=True, nogil=True, inline="always")  # (a call per row and kernel: its arrays' reference counts)
+def kernel_row(kind, param, norm, nonzeros, X, t, xsq, SV, SVT, svsq, c, out, work, scratch):
     """``out[j] = κ(X[t], SV[j])`` for j < c: dot products in feature order over ``SVT`` (d × B, the
-    budget transposed: vectorised over j), zero features skipped, then the budget learners' kernel
+    budget transposed: vectorised over j) from row t's ``nonzeros`` (``cols, vals, counts``:
+    :func:`._budget.row_nonzeros`, zero features skipped), then the budget learners' kernel
     arithmetic (:func:`._budget.kernel_values`)."""
-    dots_row_skipping_zeros(X, t, SVT, c, out)
+    cols, vals, counts = nonzeros
+    nonzero_dots(cols, vals, t, counts[t], SVT, c, out)
+    # a call, not inlined: an inlined copy of the shared kernel arithmetic saved ~6 % of NOGD's time
+    # per row but added ~1.7 s of CPU to its first compile (measured, issue 36)
     kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def nystrom_features(MT, kv, z):
-    """``z[i] = Σ_j M[i, j] kv[j]`` summed in budget order, from ``MT = Mᵀ`` (B × P)."""
-    for i in range(z.shape[0]):
+    """``z[i] = Σ_j M[i, j] kv[j]`` summed in budget order from +0.0, from ``MT = Mᵀ`` (B × P):
+    eight budget rows per pass over z (one load and store of ``z[i]`` per eight products, not per
+    product: with P = 20 the passes were load/store bound, 40 % of NOGD's time per row)."""
+    B, P = MT.shape
+    B8 = B - B % 8
+    for i in range(P):
         z[i] = 0.0
-    for j in range(MT.shape[0]):
+    for j in range(0, B8, 8):
+        v0, v1, v2, v3 = kv[j], kv[j + 1], kv[j + 2], kv[j + 3]
+        v4, v5, v6, v7 = kv[j + 4], kv[j + 5], kv[j + 6], kv[j + 7]
+        for i in range(P):
+            a = (((z[i] + v0 * MT[j, i]) + v1 * MT[j + 1, i]) + v2 * MT[j + 2, i]) + v3 * MT[j + 3, i]
+            z[i] = (((a + v4 * MT[j + 4, i]) + v5 * MT[j + 5, i]) + v6 * MT[j + 6, i]) + v7 * MT[j + 7, i]
+    for j in range(B8, B):
         v = kv[j]
-        for i in range(z.shape[0]):
+        for i in range(P):
             z[i] += v * MT[j, i]
 
 
@@ -97,13 +111,14 @@ def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_h
     scores and loss written, its step pending), else ``n``; the caller switches it
     (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which takes the row's
     step on the new features and goes on."""
-    args = (X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
+    rows = (X, nonzeros_of(X), xsq)  # (the rows' non-zeros found once for every kernel)
+    args = (rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
     over_rows(_nystrom_rows_range, len(start), *args)
 
 
 def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
     """``out[t, k K + c]``: kernel k's current score of class c for every row (no update), kernels on threads."""
-    over_rows(_nystrom_scores_range, len(kernels[0]), X, xsq, kernels, budget, W, MT, K, out)
+    over_rows(_nystrom_scores_range, len(kernels[0]), (X, nonzeros_of(X), xsq), kernels, budget, W, MT, K, out)
 
 
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
@@ -111,22 +126,24 @@ def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
 # loop body and its caller): NOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
 def _nystrom_rows_range(
-    lo, hi, X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
+    lo, hi, rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
 ):
+    X, nonzeros, xsq = rows
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
+    kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+    z = np.empty(P)
     for k in range(lo, hi):
         kind, prm, nrm = kinds[k], param[k], norm[k]
-        kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
-        z = np.empty(P)
+        SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]  # (views made once per kernel, not per row)
         stop[k] = n
         errs = 0
         for t in range(start[k], n):
             c = n_used[k]
-            kernel_row(kind, prm, nrm, X, t, xsq[t], sv_X[k], sv_T[k], sv_sq[k], c, kv, work, scratch)
+            kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
             if switched[k]:
-                nystrom_features(MT[k], kv, z)
+                nystrom_features(M, kv, z)
                 if pending[k] and t == start[k]:  # the switch row: scored and counted on the budget
                     margin, r = margin_of(F, t, k, K, y[t])
                     ogd_step(z, y[t], r, W, k, eta, K)
@@ -155,20 +172,22 @@ def _nystrom_rows_range(
 
 
 @njit(cache=True, nogil=True)
-def _nystrom_scores_range(lo, hi, X, xsq, kernels, budget, W, MT, K, out):
+def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
+    X, nonzeros, xsq = rows
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
+    kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+    z = np.empty(P)
     for k in range(lo, hi):
-        kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
-        z = np.empty(P)
+        SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]
         for t in range(n):
             c = n_used[k]
-            kernel_row(kinds[k], param[k], norm[k], X, t, xsq[t], sv_X[k], sv_T[k], sv_sq[k], c, kv, work, scratch)
+            kernel_row(kinds[k], param[k], norm[k], nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
             if not switched[k]:
                 _budget_score(alpha, k, K, c, kv, out, t)
                 continue
-            nystrom_features(MT[k], kv, z)
+            nystrom_features(M, kv, z)
             for cl in range(K):
                 out[t, k * K + cl] = feature_score(W, k, cl * P, z)
 
@@ -180,6 +199,8 @@ def budget_gram(kind, param, norm, SV, SVT, svsq):
     B = SV.shape[0]
     G = np.empty((B, B))
     work, scratch = np.empty(B), np.empty(B)
+    nonzeros = (np.empty(SV.shape, dtype=np.int32), np.empty(SV.shape), np.empty(B, dtype=np.int64))
+    row_nonzeros(SV, *nonzeros)
     for i in range(B):
-        kernel_row(kind, param, norm, SV, i, svsq[i], SV, SVT, svsq, B, G[i], work, scratch)
+        kernel_row(kind, param, norm, nonzeros, SV, i, svsq[i], SV, SVT, svsq, B, G[i], work, scratch)
     return G
