@@ -152,18 +152,13 @@ class Settings:
         )
         if self.is_auto:
             return f"automatic: the best of {', '.join(self.candidates)} on the stream's first {self.race_rows:,} rows"
-        scaling = (
-            "raw features"
-            if self.scaling == "none"
-            else f"{self.scaling} scaling fitted on {head}"
-        )
+        scaling = "raw features" if self.scaling == "none" else f"{self.scaling} scaling fitted on {head}"
         kernels = {True: "normalised kernels", False: "unnormalised kernels", None: "kernels as given"}
         where = {
             "defaults": "the defaults of docs/defaults.md; --paper-settings for the papers'",
             "defaults-sparse": "the defaults of docs/defaults.md, unscaled: scaling would densify sparse rows",
             "defaults-zero-one": (
-                f"default: no feature scaling — every feature of {head} is 0 or 1; "
-                "--scaling to choose"
+                f"default: no feature scaling — every feature of {head} is 0 or 1; --scaling to choose"
             ),
             "paper": "the papers' settings (--paper-settings)",
             "given": "as chosen",
