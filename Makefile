@@ -74,6 +74,7 @@ bench-scale: $(STAMP)
 # clone's `omkl warmup` pays): results/compile-times.json, a few minutes on 2 shared cores
 bench-compile: $(STAMP)
 	$(BIN)/python -m benchmarks.compile_times
+	OMKL_DATA_DIR=$${OMKL_DATA_DIR:-../shared/datasets} $(BIN)/python -m benchmarks.first_run
 
 # batch MKL (defaults: C by cross-validation, unit-diagonal kernels) beside one tuned RBF SVM, 5 splits of
 # the MKBoost paper's binary datasets; resumable (results/batch-accuracy.jsonl), a few hours on 2 shared cores

@@ -27,7 +27,7 @@ which the helper's own imports then overlap), for the first run of an algorithm 
 (:func:`cold`: a mark in the cache folder, left by a helper that finished; a complete ``omkl
 warmup`` counts too), with a fixed setting (an automatic one races candidates first, each
 compiling its own) and only where this process may use two cores: with one, the run compiles
-alone, as before. ``omkl run`` in a test's ``CliRunner`` or :func:`.run.run_job` called from
+alone, as before; ``OMKL_COMPILE_AHEAD=0`` switches it off. ``omkl run`` in a test's ``CliRunner`` or :func:`.run.run_job` called from
 Python start none.
 """
 
@@ -48,6 +48,7 @@ MARK = "compiled-ahead-{algorithm}"  # in the cache folder: the helper compiled 
 # the run waits for the helper at most this many times as long as it spent on its own part, and at
 # least MIN_WAIT seconds (a helper that takes much longer than the run's part is stuck or starved)
 WAIT_FACTOR, MIN_WAIT = 3.0, 20.0
+SWITCH = "OMKL_COMPILE_AHEAD"  # set to 0: no helper (the run compiles alone, on one core)
 NOTHING = 4  # the helper's exit status when it compiled nothing (an automatic setting, no pool scans)
 
 
@@ -194,18 +195,21 @@ def start(argv: list[str]) -> Helper | None:
     (:func:`looks_worth_it`): called by the console script before it imports the command line
     (which takes seconds: the helper imports meanwhile). :func:`compile_first_use` takes it over
     once the command has its job; the caller stops it when the command ends (:meth:`Helper.stop`)."""
-    if not looks_worth_it(argv):
+    try:
+        if not looks_worth_it(argv):
+            return None
+        helper = Helper(argv)
+    except Exception:  # (no process to start, a cache folder that cannot be read: the run compiles alone)
         return None
-    helper = Helper(argv)
     _STARTED.append(helper)
     return helper
 
 
 def looks_worth_it(argv: list[str]) -> bool:
     """Whether ``omkl run ARGV`` may gain from a helper, as far as its words tell (without
-    importing the command line): an algorithm named, no help asked for, no automatic setting, two
-    cores, a :func:`cold` cache for the algorithm."""
-    if not argv or argv[0].startswith("-") or {"-h", "--help"} & set(argv):
+    importing the command line): not switched off (``OMKL_COMPILE_AHEAD=0``), an algorithm named,
+    no help asked for, no automatic setting, two cores, a :func:`cold` cache for the algorithm."""
+    if os.environ.get(SWITCH, "1") == "0" or not argv or argv[0].startswith("-") or {"-h", "--help"} & set(argv):
         return False
     if "--scaling=auto" in argv or any(a == "--scaling" and b == "auto" for a, b in zip(argv, argv[1:])):
         return False

@@ -21,11 +21,11 @@ def main() -> None:
     stops it when the command ends, however it ends."""
     helper = None
     try:
-        if sys.argv[1:2] == ["run"]:
-            from omkl_dist.pipelines import compile_ahead
-
-            helper = compile_ahead.start(sys.argv[2:])
         try:
+            if sys.argv[1:2] == ["run"]:
+                from omkl_dist.pipelines import compile_ahead
+
+                helper = compile_ahead.start(sys.argv[2:])
             from omkl_dist.pipelines.cli import main as cli
         except BaseException as exc:  # an extension may wrap the Ctrl-C (ImportError, SystemError, ...)
             if not _interrupted(exc):

@@ -39,9 +39,12 @@ def test_no_helper_for_help_or_an_automatic_setting(two_cold_cores, argv):
     assert not compile_ahead.looks_worth_it(argv)
 
 
-def test_a_helper_for_a_first_run_on_two_cores_only(two_cold_cores, monkeypatch):
+def test_a_helper_for_a_first_run_on_two_cores_unless_switched_off(two_cold_cores, monkeypatch):
     argv = ["spa", "--data", "x", "--scaling", "standard"]
     assert compile_ahead.looks_worth_it(argv)
+    monkeypatch.setenv(compile_ahead.SWITCH, "0")
+    assert not compile_ahead.looks_worth_it(argv)
+    monkeypatch.delenv(compile_ahead.SWITCH)
     monkeypatch.setattr(compile_ahead, "available_cores", lambda: 1)
     assert not compile_ahead.looks_worth_it(argv)
     assert compile_ahead.start(argv) is None  # nothing started
@@ -163,3 +166,50 @@ def test_a_cold_first_run_compiles_only_its_first_block(tmp_path):
     assert not [name for name in compiled if "scan" in name or "accumulate" in name]  # the helper's
     assert len(after) <= 2, after
     assert list(Path(cache).glob(f"*/{compile_ahead.MARK.format(algorithm='spa')}"))
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the helper through /proc")
+def test_ctrl_c_during_a_first_run_stops_its_helper(tmp_path, endless_data):
+    """The console script's ``omkl run`` with its helper, both reading a file that never ends: a
+    Ctrl-C is the run's interrupted line, and the helper ends with it."""
+    import signal
+
+    script = "import sys; from omkl_dist.pipelines.entry import main; sys.argv[0] = 'omkl'; main()"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.Popen(
+        [sys.executable, "-c", script, "run", "spa", "--data", str(endless_data), "--quiet"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        helpers = []
+        deadline = time.monotonic() + 60
+        while not helpers and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)
+            helpers = _children(run.pid)
+        assert helpers, "no helper was started"
+        time.sleep(1)  # (in its imports or reading the data: either way the helper goes with it)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 130 and "interrupted" in err
+    for pid in helpers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
