@@ -15,9 +15,10 @@ is split in two, along the order a run meets it:
 
 then the run waits for the helper (a bounded time) and learns, loading the scans from the cache.
 Whatever the helper does, the run's result is the same: it compiles nothing the run does not
-compile (the same functions for the same argument types), and numba writes each cache file whole
-(a temporary file renamed over it), so two processes saving one entry leave one of two equal
-files. A helper that fails, hangs past the wait or compiled for other types costs time, never
+compile (the same functions for the same argument types), numba writes each cache file whole (a
+temporary file renamed over it), and both processes save their entries one at a time
+(:func:`omkl_dist._numba_cache.lock_cache_writes`: two saves of one function at once could make its
+index name the other's code). A helper that fails, hangs past the wait or compiled for other types costs time, never
 the run: the run then compiles the rest itself. The helper is started in a session of its own
 (a Ctrl-C on the terminal reaches the run only) and is stopped when the run ends, however it
 ends; it also exits when its standard input closes (the run died without stopping it).
@@ -27,8 +28,8 @@ which the helper's own imports then overlap), for the first run of an algorithm 
 (:func:`cold`: a mark in the cache folder, left by a helper that finished; a complete ``omkl
 warmup`` counts too), with a fixed setting (an automatic one races candidates first, each
 compiling its own) and only where this process may use two cores: with one, the run compiles
-alone, as before; ``OMKL_COMPILE_AHEAD=0`` switches it off. ``omkl run`` in a test's ``CliRunner`` or :func:`.run.run_job` called from
-Python start none.
+alone, as before; ``OMKL_COMPILE_AHEAD=0`` switches it off. ``omkl run`` in a test's
+``CliRunner`` or :func:`.run.run_job` called from Python start none.
 """
 
 from __future__ import annotations
@@ -213,7 +214,16 @@ def looks_worth_it(argv: list[str]) -> bool:
         return False
     if "--scaling=auto" in argv or any(a == "--scaling" and b == "auto" for a, b in zip(argv, argv[1:])):
         return False
-    return available_cores() >= 2 and cold(argv[0])
+    return available_cores() >= 2 and _can_lock() and cold(argv[0])
+
+
+def _can_lock() -> bool:
+    """Whether two processes' cache saves can be made exclusive (:func:`omkl_dist._numba_cache.lock_cache_writes`)."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def cold(algorithm: str, folder: Path | None = None) -> bool:
@@ -233,9 +243,12 @@ def compile_first_use(job, data: str, labels: dict | None) -> Helper | None:
     job's first block here meanwhile, then wait for the helper (a bounded time) and stop it.
     Returns the helper (:attr:`Helper.finished`: whether it did its part), or None where nothing
     was started (one core, an automatic setting, kernels compiled already, not the console script)."""
+    from omkl_dist._numba_cache import lock_cache_writes
+
     helper = _STARTED.pop() if _STARTED else None
     if helper is None:
         return None
+    lock_cache_writes()  # (the helper's saves are locked too: start checked that they can be)
     with helper:
         if job.settings.is_auto:  # (the helper saw it too, and left)
             return None
@@ -258,10 +271,13 @@ def _exit_when_orphaned() -> None:
 def main() -> None:
     """The helper process: read the command line's words, compile the scans of its job, leave the
     mark; exit status 0 if it compiled them, :data:`NOTHING` where the job has none (or refuses)."""
+    from omkl_dist._numba_cache import lock_cache_writes
+
     from .commands.run import run_group, run_options_job
 
     argv = json.loads(sys.stdin.readline())
     _exit_when_orphaned()
+    lock_cache_writes()
     compiled = []
 
     def compile_job(algo, params, **options) -> None:

@@ -213,3 +213,30 @@ def test_ctrl_c_during_a_first_run_stops_its_helper(tmp_path, endless_data):
     for pid in helpers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
+def test_cache_saves_hold_the_save_lock(tmp_path, monkeypatch):
+    """numba's save (read the index, take a free data file number, write both) runs under a lock
+    that another process's save waits for: tried from here with a second open file, it is taken."""
+    import fcntl
+
+    from numba.core import caching
+
+    from omkl_dist import _numba_cache
+
+    held = []
+
+    def save(self, key, data):
+        with open(tmp_path / _numba_cache.SAVE_LOCK, "a") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held.append(False)
+            except BlockingIOError:
+                held.append(True)
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(caching.IndexDataCacheFile, "save", save)
+    assert _numba_cache.lock_cache_writes() and _numba_cache.lock_cache_writes()  # (once: not wrapped twice)
+    caching.IndexDataCacheFile.save(None, "key", "data")
+    assert held == [True]
