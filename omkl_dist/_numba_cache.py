@@ -130,7 +130,11 @@ def lock_cache_writes() -> bool:
         return True
 
     def locked_save(self, key, data):
-        with open(Path(os.environ["NUMBA_CACHE_DIR"]) / SAVE_LOCK, "a") as lock:
+        try:
+            lock = open(Path(os.environ["NUMBA_CACHE_DIR"]) / SAVE_LOCK, "a")
+        except (KeyError, OSError):  # (no folder to lock in: numba's own save says what is wrong)
+            return save(self, key, data)
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes)
             save(self, key, data)
 
