@@ -77,10 +77,14 @@ def learn_head(job, data: str, labels: dict | None) -> bool:
     """Learn the job's first block in this process: what the run compiles first, compiled now.
     Whether it did: a head the whole stream would not refuse may be (one class in it, say), and
     then the run compiles it all itself."""
+    import warnings
+
     from omkl_dist.runner import LocalRunner
 
     try:
-        LocalRunner(labels=labels).fit(head_job(job, job.block_size), data)
+        with warnings.catch_warnings():  # (the run says what it has to say about the data itself)
+            warnings.simplefilter("ignore")
+            LocalRunner(labels=labels).fit(head_job(job, job.block_size), data)
     except Exception:  # (the run meets the data's real errors itself, and reports them)
         return False
     return True
