@@ -50,6 +50,8 @@ MARK = "compiled-ahead-{algorithm}"  # in the cache folder: the helper compiled 
 # least MIN_WAIT seconds (a helper that takes much longer than the run's part is stuck or starved)
 WAIT_FACTOR, MIN_WAIT = 3.0, 20.0
 SWITCH = "OMKL_COMPILE_AHEAD"  # set to 0: no helper (the run compiles alone, on one core)
+# a file is parsed whole before its head is read: a larger one is not parsed twice more for the head
+MAX_FILE_BYTES = 64 * 2**20
 NOTHING = 4  # the helper's exit status when it compiled nothing (an automatic setting, no pool scans)
 
 
@@ -213,12 +215,33 @@ def start(argv: list[str]) -> Helper | None:
 def looks_worth_it(argv: list[str]) -> bool:
     """Whether ``omkl run ARGV`` may gain from a helper, as far as its words tell (without
     importing the command line): not switched off (``OMKL_COMPILE_AHEAD=0``), an algorithm named,
-    no help asked for, no automatic setting, two cores, a :func:`cold` cache for the algorithm."""
+    no help asked for, no automatic setting, no data file over :data:`MAX_FILE_BYTES` (the run's
+    head and the helper parse it too), two cores, a :func:`cold` cache for the algorithm."""
     if os.environ.get(SWITCH, "1") == "0" or not argv or argv[0].startswith("-") or {"-h", "--help"} & set(argv):
         return False
     if "--scaling=auto" in argv or any(a == "--scaling" and b == "auto" for a, b in zip(argv, argv[1:])):
         return False
+    if _option(argv, "--data") is not None and _file_bytes(_option(argv, "--data")) > MAX_FILE_BYTES:
+        return False
     return available_cores() >= 2 and _can_lock() and cold(argv[0])
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of option ``name`` in ``argv`` (``--name value`` or ``--name=value``), if given."""
+    for word, following in zip(argv, [*argv[1:], None]):
+        if word == name:
+            return following
+        if word.startswith(name + "="):
+            return word[len(name) + 1 :]
+    return None
+
+
+def _file_bytes(path: str) -> int:
+    """The size of the regular file ``path`` (0 for anything else: a registry name, a folder, a URL)."""
+    try:
+        return os.stat(path).st_size if Path(path).is_file() else 0
+    except (OSError, ValueError):
+        return 0
 
 
 def _can_lock() -> bool:

@@ -39,6 +39,17 @@ def test_no_helper_for_help_or_an_automatic_setting(two_cold_cores, argv):
     assert not compile_ahead.looks_worth_it(argv)
 
 
+def test_no_helper_for_a_large_data_file(two_cold_cores, tmp_path, monkeypatch):
+    """A file is parsed whole: the run's head and the helper would parse it twice more."""
+    data = tmp_path / "rows.txt"
+    data.write_text("1 0.5\n-1 0.25\n")
+    assert compile_ahead.looks_worth_it(["spa", "--data", str(data)])
+    monkeypatch.setattr(compile_ahead, "MAX_FILE_BYTES", 8)
+    assert not compile_ahead.looks_worth_it(["spa", "--data", str(data)])
+    assert not compile_ahead.looks_worth_it(["spa", f"--data={data}"])
+    assert compile_ahead.looks_worth_it(["spa", "--data", "codrna"])  # (a registry name: not stat'ed)
+
+
 def test_a_helper_for_a_first_run_on_two_cores_unless_switched_off(two_cold_cores, monkeypatch):
     argv = ["spa", "--data", "x", "--scaling", "standard"]
     assert compile_ahead.looks_worth_it(argv)
