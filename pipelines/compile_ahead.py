@@ -55,6 +55,14 @@ MAX_FILE_BYTES = 64 * 2**20
 NOTHING = 4  # the helper's exit status when it compiled nothing (an automatic setting, no pool scans)
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended (reaped) children."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def available_cores() -> int:
     """Cores this process may run on (its affinity, where the system tells)."""
     try:
@@ -139,6 +147,8 @@ class Helper:
     def __init__(self, argv: list[str]) -> None:
         self.finished = False  # it compiled the scans and exited cleanly (known after wait)
         self.waited = 0.0  # seconds the run waited for it
+        self.cpu_seconds = 0.0  # its CPU time, once reaped
+        self._children_cpu = _children_cpu()  # (this process's reaped children's, before it)
         self._process = subprocess.Popen(
             [sys.executable, "-m", HELPER_MODULE],
             stdin=subprocess.PIPE,
@@ -164,12 +174,13 @@ class Helper:
         except subprocess.TimeoutExpired:
             self.finished = False
         self.waited = time.perf_counter() - started
+        self._reaped()
         return self.finished
 
     def note(self) -> str:
         """How the run compiled, for its "compiling took" line."""
         if self.finished:
-            return "on 2 cores: a second process compiled the pool scans meanwhile"
+            return f"on 2 cores: a second process compiled the pool scans meanwhile, {self.cpu_seconds:.1f} s of CPU"
         return "on 1 core: the second process started to compile the pool scans did not"
 
     def stop(self) -> None:
@@ -186,6 +197,12 @@ class Helper:
             except OSError:  # (a helper that died early: the pipe is broken)
                 pass
         self._process.wait()
+        self._reaped()
+
+    def _reaped(self) -> None:
+        """Its CPU seconds, once it has ended (the run starts no other process meanwhile)."""
+        if self._process.returncode is not None and not self.cpu_seconds:
+            self.cpu_seconds = _children_cpu() - self._children_cpu
 
     def __enter__(self) -> Helper:
         return self
