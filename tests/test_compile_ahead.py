@@ -20,7 +20,9 @@ from omkl_dist.pipelines.warmup import DONE_MARK
 
 @pytest.fixture
 def two_cold_cores(monkeypatch):
+    monkeypatch.delenv(compile_ahead.SWITCH, raising=False)
     monkeypatch.setattr(compile_ahead, "available_cores", lambda: 2)
+    monkeypatch.setattr(compile_ahead, "_load", lambda: 0.2)
     monkeypatch.setattr(compile_ahead, "cold", lambda algorithm: True)
 
 
@@ -50,12 +52,18 @@ def test_no_helper_for_a_large_data_file(two_cold_cores, tmp_path, monkeypatch):
     assert compile_ahead.looks_worth_it(["spa", "--data", "codrna"])  # (a registry name: not stat'ed)
 
 
-def test_a_helper_for_a_first_run_on_two_cores_unless_switched_off(two_cold_cores, monkeypatch):
+def test_a_helper_for_a_first_run_on_two_cores_one_idle_unless_switched_off(two_cold_cores, monkeypatch):
     argv = ["spa", "--data", "x", "--scaling", "standard"]
     assert compile_ahead.looks_worth_it(argv)
     monkeypatch.setenv(compile_ahead.SWITCH, "0")
     assert not compile_ahead.looks_worth_it(argv)
     monkeypatch.delenv(compile_ahead.SWITCH)
+    monkeypatch.setattr(compile_ahead, "_load", lambda: 1.8)  # both cores busy: it would compete with the run
+    assert not compile_ahead.looks_worth_it(argv)
+    monkeypatch.setenv(compile_ahead.SWITCH, "1")  # (unless asked for)
+    assert compile_ahead.looks_worth_it(argv)
+    monkeypatch.delenv(compile_ahead.SWITCH)
+    monkeypatch.setattr(compile_ahead, "_load", lambda: 0.2)
     monkeypatch.setattr(compile_ahead, "available_cores", lambda: 1)
     assert not compile_ahead.looks_worth_it(argv)
     assert compile_ahead.start(argv) is None  # nothing started
@@ -165,7 +173,7 @@ def test_a_cold_first_run_compiles_only_its_first_block(tmp_path):
     np.savetxt(data, np.column_stack([y, X]), fmt="%.6g")
     cache = tmp_path / "cache"
     argv = ["run", "spa", "--data", str(data), "--trace-out", str(tmp_path / "trace.json")]
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), compile_ahead.SWITCH: "1"}  # (whatever the load)
     proc = subprocess.run(
         [sys.executable, "-c", _COLD_RUN, *argv], capture_output=True, text=True, env=env, timeout=900
     )
@@ -199,7 +207,7 @@ def test_ctrl_c_during_a_first_run_stops_its_helper(tmp_path, endless_data):
     import signal
 
     script = "import sys; from omkl_dist.pipelines.entry import main; sys.argv[0] = 'omkl'; main()"
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), compile_ahead.SWITCH: "1"}
     run = subprocess.Popen(
         [sys.executable, "-c", script, "run", "spa", "--data", str(endless_data), "--quiet"],
         stderr=subprocess.PIPE,
