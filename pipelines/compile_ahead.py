@@ -315,8 +315,8 @@ def compile_first_use(job, data: str, labels: dict | None) -> Helper | None:
         if job.settings.is_auto:  # (the helper saw it too, and left)
             return None
         started = time.perf_counter()
-        learn_head(job, data, labels)
-        helper.wait(max(MIN_WAIT, WAIT_FACTOR * (time.perf_counter() - started)))
+        if learn_head(job, data, labels):  # (else the data may be refused: say so without waiting)
+            helper.wait(max(MIN_WAIT, WAIT_FACTOR * (time.perf_counter() - started)))
     return helper
 
 

@@ -259,3 +259,22 @@ def test_cache_saves_hold_the_save_lock(tmp_path, monkeypatch):
     assert _numba_cache.lock_cache_writes() and _numba_cache.lock_cache_writes()  # (once: not wrapped twice)
     caching.IndexDataCacheFile.save(None, "key", "data")
     assert held == [True]
+
+
+def test_a_refused_head_is_not_waited_for(tmp_path, monkeypatch, endless_data):
+    """Data the run's head refuses (a missing file here): the run does not wait for the helper (which
+    reads a file that never ends) before it says what is wrong, and the helper is stopped."""
+    from numba.core import caching
+
+    from omkl_dist.job import DataWindow, Job
+
+    # (the run locks numba's saves in its process: undone after the test)
+    monkeypatch.setattr(caching.IndexDataCacheFile, "save", caching.IndexDataCacheFile.save)
+    job = Job.build("spa", {}, data=DataWindow(str(tmp_path / "missing.txt")))
+    helper = compile_ahead.Helper(["spa", "--data", str(endless_data)])
+    monkeypatch.setattr(compile_ahead, "_STARTED", [helper])
+    started = time.perf_counter()
+    assert compile_ahead.compile_first_use(job, str(tmp_path / "missing.txt"), None) is helper
+    assert time.perf_counter() - started < compile_ahead.MIN_WAIT and not helper.finished
+    with pytest.raises(ProcessLookupError):
+        os.killpg(helper.pid, 0)
