@@ -71,9 +71,11 @@ bench-scale: $(STAMP)
 	$(BIN)/python -m benchmarks.bench_scale
 
 # numba's compile time per function on a cold cache, every algorithm warmed in one process (what a fresh
-# clone's `omkl warmup` pays): results/compile-times.json, a few minutes on 2 shared cores
+# clone's `omkl warmup` pays): results/compile-times.json, a few minutes on 2 shared cores; then a fresh
+# cache's first `omkl run spa` on 1,000 rows, alone and with its compile-ahead helper: results/first-run.json
 bench-compile: $(STAMP)
 	$(BIN)/python -m benchmarks.compile_times
+	OMKL_DATA_DIR=$${OMKL_DATA_DIR:-../shared/datasets} $(BIN)/python -m benchmarks.first_run
 
 # batch MKL (defaults: C by cross-validation, unit-diagonal kernels) beside one tuned RBF SVM, 5 splits of
 # the MKBoost paper's binary datasets; resumable (results/batch-accuracy.jsonl), a few hours on 2 shared cores

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -252,7 +253,32 @@ def write_markdown(results: list[dict], synth: dict | None = None, sections=()) 
         ]
     for section in sections:
         lines += section
-    Path("BENCHMARKS.md").write_text("\n".join(lines) + "\n")
+    path = Path("BENCHMARKS.md")
+    lines += kept_sections(path.read_text() if path.is_file() else "", lines)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _section_key(heading: str) -> str:
+    """What names a section across its headings' versions: ``Defaults study`` of ``## Defaults study,
+    3,000 rows (...)`` and of ``## Defaults study (...)``."""
+    return re.split(r"[(,:]", heading[3:])[0].strip()
+
+
+def kept_sections(old: str, new: list[str]) -> list[str]:
+    """The sections of the page ``old`` that ``new`` (make bench's lines) does not write -- those
+    other scripts keep with :func:`benchmarks.common.replace_section` (compile times, online accuracy,
+    the race's cost) -- each with the blank line before its heading, in their order."""
+    written = {_section_key(line) for line in new if line.startswith("## ")}
+    kept: list[str] = []
+    keep = False
+    for line in old.rstrip("\n").split("\n"):
+        if line.startswith("## "):
+            keep = _section_key(line) not in written
+            if keep:
+                kept.append("")
+        if keep and not (line == "" and kept[-1] == ""):  # (one blank line between sections)
+            kept.append(line)
+    return kept
 
 
 def main(argv=None) -> None:

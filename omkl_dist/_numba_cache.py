@@ -104,3 +104,40 @@ def use_versioned_cache() -> str:
     if numba is not None and hasattr(numba, "config"):
         numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
     return os.environ["NUMBA_CACHE_DIR"]
+
+
+SAVE_LOCK = ".save-lock"  # in the cache folder: held while numba saves an entry (lock_cache_writes)
+
+
+def lock_cache_writes() -> bool:
+    """Make numba's cache saves in this process exclusive with those of other processes that call
+    this too (a ``flock`` on :data:`SAVE_LOCK` in the cache folder); whether saves are locked.
+
+    numba saves an entry by reading the function's index, adding the entry under the first free
+    data file number and writing both back: two processes saving two signatures of one function at
+    once may both take number 1, and the index of one then names the other's machine code. Each
+    file is replaced whole (never half written), so saving one after the other is enough. Where
+    ``flock`` does not exist (not POSIX), nothing changes and False is returned: the caller then
+    must not compile in two processes at once."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    from numba.core import caching
+
+    save = caching.IndexDataCacheFile.save
+    if getattr(save, "locked", False):
+        return True
+
+    def locked_save(self, key, data):
+        try:
+            lock = open(Path(os.environ["NUMBA_CACHE_DIR"]) / SAVE_LOCK, "a")
+        except (KeyError, OSError):  # (no folder to lock in: numba's own save says what is wrong)
+            return save(self, key, data)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes)
+            save(self, key, data)
+
+    locked_save.locked = True  # type: ignore[attr-defined]
+    caching.IndexDataCacheFile.save = locked_save
+    return True

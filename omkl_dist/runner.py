@@ -19,7 +19,7 @@ from .job import Job
 from .model import Model
 from .preprocessing import ColumnEncoder, Scaler
 from .race import race
-from .storage.job_data import load_job_data, open_job_rows, scaling_advice
+from .storage.job_data import JobData, load_job_data, open_job_rows, scaling_advice
 
 
 @dataclass(frozen=True)
@@ -108,29 +108,8 @@ class LocalRunner:
         ``start_from``: ``(model, scaler)`` of a fitted model to continue from its exact state
         (``omkl retrain``); None: a fresh model of the job's parameters.
         """
-        model, scaler = start_from if start_from is not None else (None, None)
-        # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
-        feed = (model or job.estimator(n_rows=1)).feed_rows()
+        job, model, data, race_seconds = self.open_job(job, dataset, start_from=start_from)
         seen = int(getattr(model, "n_samples_seen_", 0))
-        # the rows opened (a file parsed) once: an automatic setting's race reads their head
-        rows = open_job_rows(
-            dataset,
-            feed_rows=feed,
-            seed=job.seed,
-            permute=job.data.permute,
-            start=job.data.start,
-            stop=job.data.stop,
-            labels=self.labels,
-        )
-        t0 = time.perf_counter()
-        job = race(refuse_auto_continuation(job, start_from), rows)
-        race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
-        data = load_job_data(
-            rows, feed_rows=feed, settings=job.settings, scaler=scaler, first=feed - seen % feed if seen else None
-        )
-        job = job.settled(data.settings).with_data(sparse=data.sparse, label_map=data.label_map, columns=data.columns)
-        if model is None:
-            model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
         counts = {"n_seen": 0, "n_mistakes": 0, "n_rows": data.n_rows, "done": data.n_rows == 0}
 
         def on_outcome(outcome):
@@ -164,6 +143,36 @@ class LocalRunner:
             # (raw features an automatic setting chose were measured the best of its candidates)
             advice=None if job.settings.origin == "auto" else scaling_advice(data.spans, data.scaler.method),
         )
+
+    def open_job(self, job: Job, dataset, *, start_from=None) -> tuple[Job, object, JobData, float]:
+        """What :meth:`fit` learns from, before it learns: ``(job, model, data, race_seconds)`` --
+        the job settled for the data (an automatic setting raced), the model to learn (a fresh one
+        of the job's parameters, or ``start_from``'s), the data's scaled blocks
+        (:func:`~omkl_dist.storage.job_data.load_job_data`) and the race's seconds."""
+        model, scaler = start_from if start_from is not None else (None, None)
+        # fed whole rounds at a time: the model a cluster run of the same job gives, bit for bit
+        feed = (model or job.estimator(n_rows=1)).feed_rows()
+        seen = int(getattr(model, "n_samples_seen_", 0))
+        # the rows opened (a file parsed) once: an automatic setting's race reads their head
+        rows = open_job_rows(
+            dataset,
+            feed_rows=feed,
+            seed=job.seed,
+            permute=job.data.permute,
+            start=job.data.start,
+            stop=job.data.stop,
+            labels=self.labels,
+        )
+        t0 = time.perf_counter()
+        job = race(refuse_auto_continuation(job, start_from), rows)
+        race_seconds = time.perf_counter() - t0 if job.settings.race else 0.0
+        data = load_job_data(
+            rows, feed_rows=feed, settings=job.settings, scaler=scaler, first=feed - seen % feed if seen else None
+        )
+        job = job.settled(data.settings).with_data(sparse=data.sparse, label_map=data.label_map, columns=data.columns)
+        if model is None:
+            model = job.estimator(n_rows=data.n_rows, feature_groups=data.feature_groups)
+        return job, model, data, race_seconds
 
 
 def refuse_auto_continuation(job: Job, start_from) -> Job:

@@ -16,15 +16,26 @@ INTERRUPTED = "interrupted: nothing half-written was kept"
 
 
 def main() -> None:
-    """Run ``omkl`` (``omkl_dist.pipelines.cli:main``), an interrupted import included."""
+    """Run ``omkl`` (``omkl_dist.pipelines.cli:main``), an interrupted import included. A first
+    ``omkl run`` starts its compile-ahead helper before the imports (:mod:`.compile_ahead`), and
+    stops it when the command ends, however it ends."""
+    helper = None
     try:
-        from omkl_dist.pipelines.cli import main as cli
-    except BaseException as exc:  # an extension may wrap the Ctrl-C (ImportError, SystemError, ...)
-        if not _interrupted(exc):
-            raise
-        print(INTERRUPTED, file=sys.stderr)
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    cli()
+        try:
+            if sys.argv[1:2] == ["run"]:
+                from omkl_dist.pipelines import compile_ahead
+
+                helper = compile_ahead.start(sys.argv[2:])
+            from omkl_dist.pipelines.cli import main as cli
+        except BaseException as exc:  # an extension may wrap the Ctrl-C (ImportError, SystemError, ...)
+            if not _interrupted(exc):
+                raise
+            print(INTERRUPTED, file=sys.stderr)
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        cli()
+    finally:
+        if helper is not None:
+            helper.stop()
 
 
 def _interrupted(exc: BaseException) -> bool:

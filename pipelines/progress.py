@@ -30,6 +30,13 @@ class ProgressBar:
         self.compile_seconds = 0.0  # numba's compiling inside the block, wall seconds
         self._watch: _CompileWatch | None = None
         self._listener = None
+        self._helper = None  # the run's compile_ahead.Helper, if its first block was compiled ahead
+
+    def compiled_ahead(self, helper) -> None:
+        """The run compiled its first block ahead, beside a helper process
+        (:func:`.compile_ahead.compile_first_use`; None: it did not): the time waiting for the
+        helper is compiling too, and the closing line says on how many cores."""
+        self._helper = helper
 
     def __call__(self, progress: dict) -> None:
         if self.bar is None:
@@ -71,11 +78,12 @@ class ProgressBar:
             from numba.core import event
 
             event.unregister("numba:compile", self._listener)
-            self.compile_seconds = self._watch.seconds
+            self.compile_seconds = self._watch.seconds + (self._helper.waited if self._helper is not None else 0.0)
         if self.bar is not None:
             self.bar.close()
         if self.compile_seconds > 0:
-            print(f"compiling took {self.compile_seconds:.1f} s (first use)", file=sys.stderr, flush=True)
+            how = "" if self._helper is None else f", {self._helper.note()}"
+            print(f"compiling took {self.compile_seconds:.1f} s (first use{how})", file=sys.stderr, flush=True)
 
 
 class _CompileWatch:

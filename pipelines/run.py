@@ -9,6 +9,7 @@ from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.location import is_remote, location
 from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, first_free, write_json_report
 
+from .compile_ahead import compile_first_use
 from .progress import ProgressBar
 from .run_report import build_report
 
@@ -23,6 +24,7 @@ def run_job(
     show_progress=True,
     labels=None,
     mlflow=None,
+    compile_ahead=False,
 ) -> dict:
     """Run ``job`` test-then-train over ``data`` (:class:`~omkl_dist.runner.LocalRunner`) and
     return the JSON-able report (:func:`~.run_report.build_report`).
@@ -34,6 +36,8 @@ def run_job(
     ``labels``: how a file's columns are read (``label_column``, ``positive_class``, ``features``;
     see :func:`omkl_dist.storage.read_dataset`). ``mlflow``: an
     :class:`omkl_dist.mlflow.connection.Target` to log the job's run to (the report's ``mlflow`` says how it went).
+    ``compile_ahead``: a first run (``omkl run`` from the console script) compiles on two cores,
+    :func:`.compile_ahead.compile_first_use`.
     """
     source = _data_path(data)
     if model_out is not None:
@@ -47,6 +51,8 @@ def run_job(
     if trace_out is not None:
         check_output(trace_out, JSON_REPORT, overwrite=overwrite, inputs=[("data", source)], option="--trace-out")
     with ProgressBar(f"{job.algorithm} on {Path(str(data)).name}", show=show_progress) as bar:
+        if compile_ahead:
+            bar.compiled_ahead(compile_first_use(job, data, labels))
         result = LocalRunner(labels=labels, on_progress=bar).fit(job, data)
     report = build_report(result, data)
     if model_out is not None:

@@ -23,7 +23,7 @@ def block_uniforms(seed: int, block: int, kernels, block_size: int, draws: int =
     kernels = np.asarray(list(kernels), dtype=np.int64)
     out = np.empty((block_size, len(kernels), draws))
     if max(int(seed), int(block), int(kernels.max(initial=0))) < _WORD and kernels.min(initial=0) >= 0:
-        streams(int(seed), int(block), kernels, block_size * draws, out)  # the same numbers, without numpy's set-up
+        streams(int(seed), int(block), kernels, out)  # the same numbers, without numpy's set-up
     else:
         for j, k in enumerate(kernels):
             out[:, j] = np.random.default_rng([int(seed), int(block), int(k)]).random((block_size, draws))

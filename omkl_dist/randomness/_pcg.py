@@ -23,11 +23,12 @@ _DOUBLE = 1.0 / 9007199254740992.0
 
 
 @njit(cache=True, inline="always")
-def _hashmix(value, hash_const):
-    value = (value ^ hash_const[0]) & _M32
-    hash_const[0] = (hash_const[0] * _MULT_A) & _M32
-    value = (value * hash_const[0]) & _M32
-    return value ^ (value >> np.uint64(16))
+def _hashmix(value, h):
+    """SeedSequence's hashmix of ``value`` with the hash constant ``h``: ``(result, next h)``."""
+    value = (value ^ h) & _M32
+    h = (h * _MULT_A) & _M32
+    value = (value * h) & _M32
+    return value ^ (value >> np.uint64(16)), h
 
 
 @njit(cache=True, inline="always")
@@ -36,31 +37,31 @@ def _mix(x, y):
     return result ^ (result >> np.uint64(16))
 
 
-@njit(cache=True)
-def _seed_state(entropy):
-    """``SeedSequence(entropy).generate_state(4, np.uint64)`` for 32-bit entropy words."""
-    pool = np.zeros(4, dtype=np.uint64)
-    hash_const = np.array([_INIT_A], dtype=np.uint64)
+@njit(cache=True, inline="always")
+def _seed_state(entropy, pool, out):
+    """``out[:4] = SeedSequence(entropy).generate_state(4, np.uint64)`` for 32-bit entropy words
+    (``pool``: four words of scratch; every array uint64)."""
+    h = _INIT_A
     for i in range(4):
-        pool[i] = _hashmix(entropy[i] if i < entropy.shape[0] else np.uint64(0), hash_const)
+        pool[i], h = _hashmix(entropy[i] if i < entropy.shape[0] else np.uint64(0), h)
     for i_src in range(4):
         for i_dst in range(4):
             if i_src != i_dst:
-                pool[i_dst] = _mix(pool[i_dst], _hashmix(pool[i_src], hash_const))
+                v, h = _hashmix(pool[i_src], h)
+                pool[i_dst] = _mix(pool[i_dst], v)
     for i_src in range(4, entropy.shape[0]):
         for i_dst in range(4):
-            pool[i_dst] = _mix(pool[i_dst], _hashmix(entropy[i_src], hash_const))
-    words = np.empty(8, dtype=np.uint64)
+            v, h = _hashmix(entropy[i_src], h)
+            pool[i_dst] = _mix(pool[i_dst], v)
     h = _INIT_B
-    for i in range(8):
-        v = (pool[i % 4] ^ h) & _M32
-        h = (h * _MULT_B) & _M32
-        v = (v * h) & _M32
-        words[i] = v ^ (v >> np.uint64(16))
-    out = np.empty(4, dtype=np.uint64)
     for i in range(4):  # little-endian pairs of 32-bit words
-        out[i] = words[2 * i] | (words[2 * i + 1] << np.uint64(32))
-    return out
+        words = np.uint64(0)
+        for half in range(2):
+            v = (pool[(2 * i + half) % 4] ^ h) & _M32
+            h = (h * _MULT_B) & _M32
+            v = (v * h) & _M32
+            words |= (v ^ (v >> np.uint64(16))) << np.uint64(32 * half)
+        out[i] = words
 
 
 @njit(cache=True, inline="always")
@@ -86,37 +87,31 @@ def _step(s_hi, s_lo, inc_hi, inc_lo):
 
 
 @njit(cache=True)
-def _fill(entropy, out):
-    """``out[:] = default_rng(entropy).random(out.size)`` (out 1-D float64)."""
-    st = _seed_state(entropy)
-    seed_hi, seed_lo, inc_seed_hi, inc_seed_lo = st[0], st[1], st[2], st[3]
-    # pcg_setseq_128_srandom_r: inc = (initseq << 1) | 1; state = 0; step; state += initstate; step
-    inc_hi = (inc_seed_hi << np.uint64(1)) | (inc_seed_lo >> np.uint64(63))
-    inc_lo = (inc_seed_lo << np.uint64(1)) | np.uint64(1)
-    s_hi, s_lo = _step(np.uint64(0), np.uint64(0), inc_hi, inc_lo)
-    lo = s_lo + seed_lo
-    s_hi = s_hi + seed_hi + (np.uint64(1) if lo < s_lo else np.uint64(0))
-    s_lo = lo
-    s_hi, s_lo = _step(s_hi, s_lo, inc_hi, inc_lo)
-    for i in range(out.shape[0]):
-        s_hi, s_lo = _step(s_hi, s_lo, inc_hi, inc_lo)
-        x = s_hi ^ s_lo
-        rot = s_hi >> np.uint64(58)
-        r = (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
-        out[i] = np.float64(r >> np.uint64(11)) * _DOUBLE
-
-
-@njit(cache=True)
-def streams(seed, block, kernels, n, out):
-    """``out[:, j] = default_rng([seed, block, kernels[j]]).random(n)`` viewed as (n // draws, draws)
-    rows, for every j; ``out`` is (rows, len(kernels), draws) float64."""
+def streams(seed, block, kernels, out):
+    """``out[:, j] = default_rng([seed, block, kernels[j]]).random(rows · draws)`` viewed as (rows,
+    draws), for every j; ``out`` is (rows, len(kernels), draws) float64. Seeding and drawing in one
+    compiled function, with one scratch array: each function and array type is a compile of its
+    own on a first run (issue 39)."""
     rows, m, draws = out.shape
-    entropy = np.empty(3, dtype=np.uint64)
+    words = np.empty(11, dtype=np.uint64)  # the entropy (3), the seeding pool (4), the state (4)
+    entropy, pool, st = words[:3], words[3:7], words[7:]
     entropy[0], entropy[1] = np.uint64(seed), np.uint64(block)
-    buf = np.empty(n)
     for j in range(m):
         entropy[2] = np.uint64(kernels[j])
-        _fill(entropy, buf)
-        for t in range(rows):
+        _seed_state(entropy, pool, st)
+        seed_hi, seed_lo, inc_seed_hi, inc_seed_lo = st[0], st[1], st[2], st[3]
+        # pcg_setseq_128_srandom_r: inc = (initseq << 1) | 1; state = 0; step; state += initstate; step
+        inc_hi = (inc_seed_hi << np.uint64(1)) | (inc_seed_lo >> np.uint64(63))
+        inc_lo = (inc_seed_lo << np.uint64(1)) | np.uint64(1)
+        s_hi, s_lo = _step(np.uint64(0), np.uint64(0), inc_hi, inc_lo)
+        lo = s_lo + seed_lo
+        s_hi = s_hi + seed_hi + (np.uint64(1) if lo < s_lo else np.uint64(0))
+        s_lo = lo
+        s_hi, s_lo = _step(s_hi, s_lo, inc_hi, inc_lo)
+        for t in range(rows):  # next_double = (next_uint64 >> 11) 2^-53, the draws in row order
             for d in range(draws):
-                out[t, j, d] = buf[t * draws + d]
+                s_hi, s_lo = _step(s_hi, s_lo, inc_hi, inc_lo)
+                x = s_hi ^ s_lo
+                rot = s_hi >> np.uint64(58)
+                r = (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+                out[t, j, d] = np.float64(r >> np.uint64(11)) * _DOUBLE

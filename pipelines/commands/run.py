@@ -68,7 +68,7 @@ OPTIONS = [
 ]
 
 
-def _run(
+def run_options_job(
     algo,
     params,
     *,
@@ -78,28 +78,18 @@ def _run(
     scale_rows,
     no_permute,
     limit,
-    trace_out,
-    model_out,
-    overwrite,
     label_column,
     positive_class,
     features,
     categorical,
     impute,
     zero_based,
-    as_json,
-    quiet,
-    mlflow,
-    mlflow_uri,
-    experiment,
     **kwargs,
 ):
+    """The :class:`~omkl_dist.job.Job` and the data file's reading options that ``omkl run ALGO``'s
+    options describe (the other options, the outputs', are left in ``kwargs`` untouched)."""
     from omkl_dist.job import DataWindow, Job
 
-    from ..run import default_trace_path, run_job
-    from ..run_report import format_report
-
-    target = mlflow_target(mlflow, mlflow_uri, experiment)
     settings = job_settings(
         kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")), scale_rows=scale_rows
     )
@@ -111,23 +101,54 @@ def _run(
         block_size=block_size,
         settings=settings,
     )
+    return job, reading_options(label_column, positive_class, features, categorical, impute, zero_based)
+
+
+def _run(
+    algo,
+    params,
+    *,
+    data,
+    trace_out,
+    model_out,
+    overwrite,
+    as_json,
+    quiet,
+    mlflow,
+    mlflow_uri,
+    experiment,
+    **kwargs,
+):
+    from ..run import default_trace_path, run_job
+    from ..run_report import format_report
+
+    target = mlflow_target(mlflow, mlflow_uri, experiment)
+    job, labels = run_options_job(algo, params, data=data, **kwargs)
     report = run_job(
         job,
         data,
-        trace_out=trace_out or default_trace_path(algo, data, seed),
+        trace_out=trace_out or default_trace_path(algo, data, job.seed),
         model_out=model_out,
         overwrite=overwrite,
         show_progress=not quiet,
-        labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
+        labels=labels,
         mlflow=target,
+        compile_ahead=True,
     )
     click.echo(json.dumps(report) if as_json else format_report(report))
 
 
-run = algorithm_group(
-    "run",
-    "Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed. "
-    "Every algorithm learns multi-class data; `omkl run ALGO --help` lists its parameters.",
-    OPTIONS,
-    _run,
-)
+def run_group(callback) -> click.Group:
+    """``omkl run``'s group of commands, one per algorithm, calling ``callback(algo, params, **options)``
+    (:func:`_run`; the compile-ahead helper parses the same command line with its own,
+    :mod:`..compile_ahead`)."""
+    return algorithm_group(
+        "run",
+        "Run an online algorithm test-then-train over a stream and report mistakes, SVs and speed. "
+        "Every algorithm learns multi-class data; `omkl run ALGO --help` lists its parameters.",
+        OPTIONS,
+        callback,
+    )
+
+
+run = run_group(_run)
