@@ -274,7 +274,7 @@ def kept_sections(old: str, new: list[str]) -> list[str]:
     for line in old.rstrip("\n").split("\n"):
         if line.startswith("## "):
             keep = _section_key(line) not in written
-            if keep:
+            if keep and (not kept or kept[-1] != ""):
                 kept.append("")
         if keep and not (line == "" and kept[-1] == ""):  # (one blank line between sections)
             kept.append(line)

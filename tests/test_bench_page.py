@@ -18,7 +18,7 @@ def test_make_bench_keeps_the_sections_other_scripts_write():
             "## Serving (`omkl serve`)",
             "old serving",
             "",
-            "## The race's cost (`scaling=\"auto\"`)",
+            '## The race\'s cost (`scaling="auto"`)',
             "race rows",
         ]
     )
@@ -28,7 +28,7 @@ def test_make_bench_keeps_the_sections_other_scripts_write():
         "## Compile time (benchmarks/compile_times.py)",
         "compile rows",
         "",
-        "## The race's cost (`scaling=\"auto\"`)",
+        '## The race\'s cost (`scaling="auto"`)',
         "race rows",
     ]
     assert kept_sections("", new) == []
