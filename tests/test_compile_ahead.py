@@ -147,8 +147,9 @@ took = compile_ahead.learn_head
 
 
 def learn_head(*args):
-    took(*args)
+    learnt = took(*args)
     compiled.append("|")
+    return learnt  # (whether the run waits for the helper)
 
 
 compile_ahead.learn_head = learn_head
