@@ -275,6 +275,6 @@ def test_a_refused_head_is_not_waited_for(tmp_path, monkeypatch, endless_data):
     helper = compile_ahead.Helper(["spa", "--data", str(endless_data)])
     monkeypatch.setattr(compile_ahead, "_STARTED", [helper])
     assert compile_ahead.compile_first_use(job, str(tmp_path / "missing.txt"), None) is helper
-    assert helper.waited == 0.0 and not helper.finished  # (never waited for: wait() records its seconds)
+    assert helper.waited == 0.0 and not helper.finished  # (never waited for: wait() records how long it waited)
     with pytest.raises(ProcessLookupError):
         os.killpg(helper.pid, 0)
