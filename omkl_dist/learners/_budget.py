@@ -77,19 +77,6 @@ def _dots_row(A, i, BT, c, out):
 
 
 @njit(cache=True, nogil=True)
-def dots_row_skipping_zeros(A, i, BT, c, out):
-    """:func:`_dots_row` without the terms of ``A[i]``'s zero features: the same bits for finite
-    values (a term ``±0`` added to a sum started at +0.0 changes nothing, not even a zero's sign)."""
-    for j in range(c):
-        out[j] = 0.0
-    for f in range(A.shape[1]):
-        a = A[i, f]
-        if a != 0.0:
-            for j in range(c):
-                out[j] += a * BT[f, j]
-
-
-@njit(cache=True, nogil=True)
 def row_nonzeros(X, cols, vals, counts):
     """Each row's non-zero features in feature order: ``counts[t]`` of them, their columns
     ``cols[t, :counts[t]]`` and values ``vals[t, :counts[t]]`` (found once per segment for every
@@ -107,8 +94,9 @@ def row_nonzeros(X, cols, vals, counts):
 
 @njit(cache=True, nogil=True, inline="always")
 def nonzero_dots(cols, vals, t, nnz, BT, c, out):
-    """:func:`dots_row_skipping_zeros` of row t given by its non-zeros (:func:`row_nonzeros`): the
-    same sums in the same order, from +0.0 in feature order, taken four features per pass over
+    """:func:`_dots_row` of row t without the terms of its zero features, given by its non-zeros
+    (:func:`row_nonzeros`): the same bits for finite values (a term ``±0`` added to a sum started at
+    +0.0 changes nothing, not even a zero's sign), from +0.0 in feature order, taken four features per pass over
     ``out[:c]`` (each ``out[j]`` loaded and stored once per four products, not once per product:
     the passes were load/store bound)."""
     if nnz >= 4:
@@ -159,15 +147,24 @@ def own_dots(Xb, B, c, integral=False):
     ``integral``: every value of the rows and of ``B`` is an integer (finite), so each sum is exact in
     any order and its zero terms are skipped (a9a's rows have 14 non-zeros in 123 features; skipping
     a term ``0 · b`` of a sum started at +0.0 never changes it, not even a zero's sign)."""
-    n = Xb.shape[0]
+    n, d = Xb.shape
     out = np.empty((n, 1, c))
     BT = np.ascontiguousarray(B[:c].T)
-    if not integral:
+    dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost a reference
+    # count increment and decrement per row, atomic, ~5 % of a BPAS pass over cod-rna)
+    if integral:  # four non-zero features per pass over a row's dots (a9a: 14 of 123 features)
+        cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
+        row_nonzeros(Xb, cols, vals, counts)
         for t in range(n):
-            _dots_row(Xb, t, BT, c, out[t, 0])
+            nonzero_dots(cols, vals, t, counts[t], BT, c, dots[t])
         return out
     for t in range(n):
-        dots_row_skipping_zeros(Xb, t, BT, c, out[t, 0])
+        for j in range(c):
+            dots[t, j] = 0.0
+        for f in range(d):
+            a = Xb[t, f]
+            for j in range(c):
+                dots[t, j] += a * BT[f, j]
     return out
 
 
@@ -194,6 +191,16 @@ def _fixed_dots_range(lo, hi, A, BT, counts, out):
 def _degree(kind, param):
     """The power of a dot-product kernel's dot product: 1 for linear, p for polynomial."""
     return 1 if kind == LINEAR else int(param)
+
+
+@njit(cache=True, inline="always")
+def _dot_kernel(dot, p, norm, fa, bsq):
+    """A linear/polynomial kernel's value from the pair's dot product, as :func:`kernel_values` gives it
+    (``fa``: the first row's :func:`.values.norm_factor` when ``norm``, the normalised kernel)."""
+    v = dot_power(dot, p)
+    if norm:
+        v *= fa * norm_factor(p, bsq)
+    return v
 
 
 @njit(cache=True)
@@ -241,6 +248,13 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
     :func:`kernel_values` row by row, a gaussian's as one pass over the whole (rows × c) matrix (the
     same arithmetic per value, without a call per row); ``work`` and ``scratch`` hold rows × c."""
     n = Xb.shape[0]
+    if kind == LINEAR or kind == POLY:  # (no call per row: its views and arguments cost reference counts)
+        p = _degree(kind, param)
+        for t in range(n):
+            fa = norm_factor(p, xsq[t]) if norm else 1.0
+            for q in range(c):
+                out[t, q] = _dot_kernel(D[t, k, q], p, norm, fa, bsq[q])
+        return
     if kind != GAUSS:
         for t in range(n):
             kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
@@ -248,10 +262,17 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
     for t in range(n):
         for q in range(c):
             work[t * c + q] = xsq[t] + bsq[q] - 2.0 * D[t, k, q]
+    # the pairs whose expanded distance cancels, listed without a branch per pair (a few % of raw
+    # cod-rna's, scattered: a test and branch per pair mispredicted), then summed directly
+    hits = 0
     for t in range(n):
         for q in range(c):
-            if work[t * c + q] < CANCEL * (xsq[t] + bsq[q]):
-                work[t * c + q] = direct_sqdist(Xb, t, B, q)
+            scratch[hits] = t * c + q
+            hits += work[t * c + q] < CANCEL * (xsq[t] + bsq[q])
+    for h in range(hits):
+        i = int(scratch[h])
+        t = i // c
+        work[i] = direct_sqdist(Xb, t, B, i - t * c)
     for i in range(n * c):
         work[i] *= param
     vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
@@ -309,6 +330,14 @@ def gram_triangle(kind, param, norm, XXt, SQ, xsq, Xb, s0, G, work, scratch):
                 work[i] = SQ[s, t] * param
                 i += 1
         vexp_neg_n(work, G[lo:], scratch, size)
+        return
+    if kind == LINEAR or kind == POLY:  # (as buffer_values: no call per row)
+        p = _degree(kind, param)
+        for s in range(s0, n - 1):
+            fa = norm_factor(p, xsq[s]) if norm else 1.0
+            start = triangle_start(s, n) - s - 1
+            for t in range(s + 1, n):
+                G[start + t] = _dot_kernel(XXt[s, t], p, norm, fa, xsq[t])
         return
     for s in range(s0, n - 1):
         kernel_values(
@@ -399,29 +428,32 @@ def msum_add(p, n, x):
     return i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def msum_value(p, n):
-    """The correctly rounded value of the exact sum in ``p[:n]`` (as ``math.fsum`` rounds it)."""
+    """The correctly rounded value of the exact sum in ``p[:n]`` (as ``math.fsum`` rounds it).
+
+    (Written without ``break`` and without assigning to ``n``: inlined into :func:`exact_dot`, whose
+    array arguments' reference counts LLVM then prunes.)"""
     hi = 0.0
     lo = 0.0
-    if n > 0:
-        n -= 1
-        hi = p[n]
-        while n > 0:
-            x = hi
-            n -= 1
-            y = p[n]
-            hi = x + y
-            yr = hi - x
-            lo = y - yr
-            if lo != 0.0:
-                break
-        if n > 0 and ((lo < 0.0 and p[n - 1] < 0.0) or (lo > 0.0 and p[n - 1] > 0.0)):
-            y = lo * 2.0
-            x = hi + y
-            yr = x - hi
-            if y == yr:
-                hi = x
+    i = n
+    if i > 0:
+        i -= 1
+        hi = p[i]
+    while i > 0 and lo == 0.0:  # (a non-zero lo, or a NaN, ends the scan)
+        x = hi
+        i -= 1
+        y = p[i]
+        hi = x + y
+        yr = hi - x
+        lo = y - yr
+    below = p[i - 1] if i > 0 else 0.0
+    if (lo < 0.0 and below < 0.0) or (lo > 0.0 and below > 0.0):
+        y = lo * 2.0
+        x = hi + y
+        yr = x - hi
+        if y == yr:
+            hi = x
     return hi
 
 
@@ -436,7 +468,7 @@ def _two_sum(a, b):
     return s, (a - (s - z)) + (b - z)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def exact_dot(coef, K, c, V, n, parts):
     """``Σ_j coef[j K + c] V[j]`` over j < n, the products rounded, their sum correctly rounded: the
     bits :func:`msum_add` and :func:`msum_value` give (``parts``: their scratch), about 6x faster.
@@ -455,13 +487,16 @@ def exact_dot(coef, K, c, V, n, parts):
         e += err
         ea += abs(err)
     r, rho = _two_sum(s, e)
-    if r != 0.0 and abs(r) < _FINITE:
-        if abs(rho) + (n + 1) * 2.0**-52 * ea < math.ldexp(1.0, math.frexp(r)[1] - 55):
-            return r
-    n_parts = np.int64(0)
-    for j in range(n):
-        n_parts = msum_add(parts, n_parts, coef[j * K + c] * V[j])
-    return msum_value(parts, n_parts)
+    certain = r != 0.0 and abs(r) < _FINITE
+    if certain:
+        certain = abs(rho) + (n + 1) * 2.0**-52 * ea < math.ldexp(1.0, math.frexp(r)[1] - 55)
+    if not certain:
+        n_parts = np.int64(0)
+        for j in range(n):
+            n_parts = msum_add(parts, n_parts, coef[j * K + c] * V[j])
+        r = msum_value(parts, n_parts)
+    last_use(coef, V, parts)  # (one exit, every call inlined: no reference counting per call)
+    return r
 
 
 @njit(cache=True)
@@ -473,11 +508,14 @@ def cancelled_sum(coef, K, c, V, n, parts, abs_sum):
     partials give -- −0.0 when every term is −0.0 (n >= 1), else +0.0 -- found by one sign pass,
     not by a pass through the partials per term."""
     if abs_sum != 0.0:
-        return exact_dot(coef, K, c, V, n, parts)
-    negative = 0
-    for j in range(n):
-        negative += math.copysign(1.0, coef[j * K + c] * V[j]) < 0.0
-    return -0.0 if n > 0 and negative == n else 0.0
+        out = exact_dot(coef, K, c, V, n, parts)
+    else:
+        negative = 0
+        for j in range(n):
+            negative += math.copysign(1.0, coef[j * K + c] * V[j]) < 0.0
+        out = -0.0 if n > 0 and negative == n else 0.0
+    last_use(coef, V, parts)  # (as exact_dot's: called per row and kernel, on a view of the shared buffer)
+    return out
 
 
 # Reference counting of a step's array arguments. numba increments an array argument's count on entry and
