@@ -60,7 +60,17 @@ from numba import parallel_chunksize
 
 from ..combiners.hedge_loss import combine, weights_from_log
 from ..kernels import make_pool
-from ..learners._budget import BOGD, LEARNER_CODES, PROJECTING, RBP, fixed_dots, row_dots, row_sq, row_sqdists
+from ..learners._budget import (
+    BOGD,
+    LEARNER_CODES,
+    PROJECTING,
+    RBP,
+    fixed_dots,
+    row_bounds,
+    row_dots,
+    row_sq,
+    row_sqdists,
+)
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring._blas import one_blas_thread
@@ -374,7 +384,7 @@ class BudgetEngine:
         gaussian = bool((self.program.kinds == GAUSS).any())
         # int_bound after each segment (:func:`integral_bound` of the rows so far), from each row's
         # bound at once (a call per segment was a tenth of a pass over a9a)
-        row_bound = np.where((X == np.rint(X)).all(axis=1), np.abs(X).max(axis=1, initial=0.0), np.inf)
+        row_bound = row_bounds(X)
         seg_bound = np.maximum.reduceat(row_bound, bounds[:-1]) if n else row_bound
         after = np.maximum.accumulate(np.maximum(seg_bound, self.int_bound))
         integral = np.isfinite(after)

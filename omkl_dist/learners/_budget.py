@@ -66,6 +66,23 @@ def row_sq(X):
 
 
 @njit(cache=True)
+def row_bounds(X):
+    """Each row's :func:`~omkl_dist.scoring.rows.integral_bound`: max |x| if every value of the row is
+    an integer, else inf (a NaN is not one; an infinity is, with bound inf), in one pass."""
+    out = np.empty(X.shape[0])
+    for i in range(X.shape[0]):
+        bound = 0.0
+        for f in range(X.shape[1]):
+            v = X[i, f]
+            if v != math.floor(v):
+                bound = np.inf
+                break
+            bound = max(bound, abs(v))
+        out[i] = bound
+    return out
+
+
+@njit(cache=True)
 def _dots_row(A, i, BT, c, out):
     """``out[j] = Σ_f A[i, f] BT[f, j]`` for j < c, each sum in feature order (vectorised over j)."""
     for j in range(c):
@@ -158,13 +175,22 @@ def own_dots(Xb, B, c, integral=False):
         for t in range(n):
             nonzero_dots(cols, vals, t, counts[t], BT, c, dots[t])
         return out
-    for t in range(n):
+    for t in range(n):  # four features per pass over the row's dots, as nonzero_dots (the passes
+        # were load/store bound); each sum still from +0.0 in feature order
+        f = 0
         for j in range(c):
             dots[t, j] = 0.0
-        for f in range(d):
-            a = Xb[t, f]
+        while f + 4 <= d:
+            a0, a1, a2, a3 = Xb[t, f], Xb[t, f + 1], Xb[t, f + 2], Xb[t, f + 3]
+            b0, b1, b2, b3 = BT[f], BT[f + 1], BT[f + 2], BT[f + 3]
             for j in range(c):
-                dots[t, j] += a * BT[f, j]
+                dots[t, j] = (((dots[t, j] + a0 * b0[j]) + a1 * b1[j]) + a2 * b2[j]) + a3 * b3[j]
+            f += 4
+        while f < d:
+            a0, b0 = Xb[t, f], BT[f]
+            for j in range(c):
+                dots[t, j] += a0 * b0[j]
+            f += 1
     return out
 
 
@@ -411,15 +437,15 @@ MSUM_SIZE = 64  # non-overlapping partials of doubles are ~2^53 apart: at most ~
 def msum_add(p, n, x):
     """Add x to the exact sum held in partials ``p[:n]``; returns the new count."""
     i = 0
-    for j in range(n):
+    for j in range(n):  # (selects, not branches: which way they go depends on the data, unpredictably)
         y = p[j]
-        if abs(x) < abs(y):
-            x, y = y, x
-        hi = x + y
-        lo = y - (hi - x)
-        if lo != 0.0:
-            p[i] = lo
-            i += 1
+        swap = abs(x) < abs(y)
+        big = y if swap else x
+        small = x if swap else y
+        hi = big + small
+        lo = small - (hi - big)
+        p[i] = lo  # (i <= j: p[j] is read already; a zero lo is overwritten by the next one kept)
+        i += lo != 0.0
         x = hi
     if i >= p.shape[0]:  # cannot happen for finite doubles; keep going, inexactly, rather than fail
         i = p.shape[0] - 1
