@@ -8,6 +8,8 @@ They take the records of :mod:`.records` (the segment's rows, the kernels, the e
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit
 
@@ -33,7 +35,7 @@ from ..learners.forgetron import forgetron_mc_step, forgetron_step
 from ..learners.projectron import projectron_mc_step, projectron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
 from ..learners.records import Accumulators, BlockValues, Slots
-from ..scoring.row_threads import over_rows
+from ..scoring.row_threads import over_rows, start_rows
 
 # Decision values: a rounded sum of n terms is within n·1.1e-16·Σ|terms| of the exact sum, so when
 # |sum| > 1e-3 Σ|terms| it is accurate to ~1e-10 relative (n <= 1000) and its sign certain; below
@@ -172,10 +174,11 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
 
 
-def budget_block(rows, kernels, hp, buffers, F, L) -> None:
+def start_budget_block(rows, kernels, hp, buffers, F, L) -> Callable[[], None]:
     """Every kernel's learner over the segments of a chunk of rows (:func:`_kernel_block` segment after
-    segment), the kernels on threads (:func:`.row_threads.over_rows`)."""
-    over_rows(_budget_block_range, kernels.kinds.shape[0], rows, kernels, hp, buffers, F, L)
+    segment), the kernels on threads (:func:`.row_threads.start_rows`); returns the function that
+    waits for them."""
+    return start_rows(_budget_block_range, kernels.kinds.shape[0], rows, kernels, hp, buffers, F, L)
 
 
 def budget_scores(Xb, xsq, D, kernels, K, buffers, out) -> None:

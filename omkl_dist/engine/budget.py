@@ -77,7 +77,7 @@ from ..scoring._blas import one_blas_thread
 from ..scoring.program import GAUSS, KernelProgram, compile_program, independent_program
 from ..scoring.rows import dense_rows
 from ..scoring.support_vectors import blas_dots_exact, integral_bound, writable
-from ._budget_loops import budget_block, budget_scores
+from ._budget_loops import budget_scores, start_budget_block
 from .records import BudgetBuffers, BudgetKernels, BudgetRows
 
 if TYPE_CHECKING:
@@ -344,13 +344,25 @@ class BudgetEngine:
         # every kernel's learner runs over all the segments of a chunk of rows in one parallel loop
         # over kernels (a parallel loop per segment made both threads wait for each other ~900 times a
         # pass over cod-rna: on a busy machine, a descheduled thread stalled the other each time); the
-        # kernels' costs differ (their kind, how often each learner updates): handed out one at a time
+        # kernels' costs differ (their kind, how often each learner updates): handed out one at a time.
+        # The next chunk's segments are cut while the kernels learn this one's (the threads idled).
+        if n == 0:
+            return {"F": F, "loss": L}
+        cuts = [*range(0, n, CHUNK_ROWS), n]
         with one_blas_thread(), parallel_chunksize(1):
-            for lo in range(0, n, CHUNK_ROWS):
-                hi = min(n, lo + CHUNK_ROWS)
-                rows = self._segments(X[lo:hi], y[lo:hi], code)
-                budget_block(rows, kernels, hp, buffers, F[lo:hi], L[lo:hi])
+            rows, bound = self._segments(X[: cuts[1]], y[: cuts[1]], code, self.n_seen, self.int_bound)
+            for lo, hi, end in zip(cuts[:-1], cuts[1:], [*cuts[2:], n]):
+                wait = start_budget_block(rows, kernels, hp, buffers, F[lo:hi], L[lo:hi])
+                try:
+                    following = (
+                        self._segments(X[hi:end], y[hi:end], code, self.n_seen + hi - lo, bound) if end > hi else None
+                    )
+                finally:
+                    wait()
                 self.n_seen += hi - lo
+                self.int_bound = bound
+                if following is not None:
+                    rows, bound = following
         return {"F": F, "loss": L}
 
     def sync_weights(self, w: np.ndarray) -> None:
@@ -370,23 +382,23 @@ class BudgetEngine:
         self.p_update = (1.0 - self.delta) * q[self.kernel_ids] + self.delta / len(w)
         self.p_block = block
 
-    def _segments(self, X: np.ndarray, y: np.ndarray, code: int) -> BudgetRows:
-        """A chunk of rows (continuing the stream) cut into segments, each inside one global block and at
-        most ``MAX_SEGMENT`` rows, with what the kernels share: squared norms, each segment's dots among
-        its rows, the uniforms (RBP, BOGD) and whether every row seen so far is integral. Advances
-        ``int_bound`` over the chunk."""
+    def _segments(self, X: np.ndarray, y: np.ndarray, code: int, g: int, bound: float) -> tuple[BudgetRows, float]:
+        """A chunk of rows (global index of the first ``g``) cut into segments, each inside one global
+        block and at most ``MAX_SEGMENT`` rows, with what the kernels share: squared norms, each
+        segment's dots among its rows, the uniforms (RBP, BOGD) and whether every row seen so far is
+        integral; and the integral bound after the chunk (``bound``: before it, see ``int_bound``)."""
         n, m = len(y), self.m
         bounds = [0]
         while bounds[-1] < n:
-            g = self.n_seen + bounds[-1]
-            bounds.append(min(n, bounds[-1] + self.block_size - g % self.block_size, bounds[-1] + MAX_SEGMENT))
+            first = g + bounds[-1]
+            bounds.append(min(n, bounds[-1] + self.block_size - first % self.block_size, bounds[-1] + MAX_SEGMENT))
         XXt, SQ, xsq = np.empty((n, MAX_SEGMENT)), np.empty((n, MAX_SEGMENT)), row_sq(X)
         gaussian = bool((self.program.kinds == GAUSS).any())
         # int_bound after each segment (:func:`integral_bound` of the rows so far), from each row's
         # bound at once (a call per segment was a tenth of a pass over a9a)
         row_bound = row_bounds(X)
         seg_bound = np.maximum.reduceat(row_bound, bounds[:-1]) if n else row_bound
-        after = np.maximum.accumulate(np.maximum(seg_bound, self.int_bound))
+        after = np.maximum.accumulate(np.maximum(seg_bound, bound))
         integral = np.isfinite(after)
         for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
             Xs = X[a:b]
@@ -394,11 +406,9 @@ class BudgetEngine:
             XXt[a:b, : b - a] = Xs @ Xs.T if exact_blas else row_dots(Xs)
             if gaussian:  # one squared distance per pair for all the gaussians
                 row_sqdists(Xs, xsq[a:b], XXt[a:b], SQ[a:b])
-        if n:
-            self.int_bound = float(after[-1])
         draws = (code in (RBP, BOGD)) + (self.update == "S")  # (the draw first, then the removal's)
         if draws:
-            U = uniforms(self.seed, self.n_seen, self.n_seen + n, self.kernel_ids, self.block_size, draws)
+            U = uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size, draws)
         else:
             U = np.zeros((n, m))
         if self.update == "S":
@@ -406,7 +416,8 @@ class BudgetEngine:
             U = np.ascontiguousarray(U[:, :, 1]) if draws == 2 else np.zeros((n, m))
         else:
             selected = np.ones((n, m), dtype=np.bool_)
-        return BudgetRows(y, X, xsq, XXt, SQ, U, self.n_seen, np.array(bounds, dtype=np.int64), integral, selected)
+        rows = BudgetRows(y, X, xsq, XXt, SQ, U, g, np.array(bounds, dtype=np.int64), integral, selected)
+        return rows, float(after[-1]) if n else bound
 
     def _kernels(self) -> BudgetKernels:
         return BudgetKernels(self.program.kinds, self.program.param, self.program.norm)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -40,13 +41,27 @@ def over_rows(kernel, n: int, *args, step: int = 1) -> None:
     """``kernel(lo, hi, *args)`` over ``[0, n)`` cut in ranges (their bounds multiples of ``step``),
     on numba's thread count of this thread; returns when every range is done, re-raising a
     range's error."""
+    start_rows(kernel, n, *args, step=step)()
+
+
+def start_rows(kernel, n: int, *args, step: int = 1) -> Callable[[], None]:
+    """:func:`over_rows` started: returns the function that waits for it (re-raising a range's
+    error), so the calling thread can work meanwhile. On one thread the ranges are done first."""
     threads = numba.get_num_threads()
     pieces = min(threads * RANGES_PER_THREAD, -(-n // step))
     if threads == 1 or pieces <= 1:
         kernel(0, n, *args)
-        return
+        return _done
     per = -(-n // (pieces * step)) * step
     bounds = list(range(0, n, per)) + [n]
     futures = [_executor(threads).submit(kernel, lo, hi, *args) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    for future in futures:
-        future.result()
+
+    def wait() -> None:
+        for future in futures:
+            future.result()
+
+    return wait
+
+
+def _done() -> None:
+    """Nothing to wait for."""
