@@ -27,6 +27,7 @@ from ..learners._budget import (
     kernel_values,
     own_dots,
     self_kernel,
+    sparse_own_dots,
     triangle_start,
 )
 from ..learners.bogd import bogd_mc_step, bogd_step
@@ -47,7 +48,7 @@ _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 
 
 @njit(cache=True)
-def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp, buffers, F, L):
+def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, kernels, hp, buffers, F, L):
     """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
@@ -71,7 +72,9 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, kernels, hp,
     scratch = np.empty(max(n * used0, tri, n))
     Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
     if used0 > 0:  # the kernel sums its own dot products, in feature order
-        own = own_dots(Xb, sv_X[k], used0, integral)  # (rows, 1, used0): its kernel index is 0, typed as k is
+        # (rows, 1, used0): its kernel index is 0, typed as k is; integral rows by their non-zeros
+        cols, vals, counts = nonzeros
+        own = sparse_own_dots(cols, vals, counts, sv_X[k], used0) if integral else own_dots(Xb, sv_X[k], used0)
         buffer_values(kind, param, norm, own, np.int64(0), xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
     G = np.empty(tri)
     gram_from = n  # G holds the rows from this one on (computed when the first row becomes a support vector)
@@ -193,7 +196,7 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out) -> None:
 # learners' compile time (issue 39).
 @njit(cache=True, nogil=True)
 def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
-    y, Xb, xsq, XXt, SQ, U, g, bounds, integral, selected = rows
+    y, Xb, xsq, XXt, SQ, U, g, bounds, integral, selected, cols, vals, counts = rows
     for kk in range(lo, hi):
         for i in range(bounds.shape[0] - 1):
             a, b = bounds[i], bounds[i + 1]
@@ -208,6 +211,7 @@ def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
                 selected[a:b],
                 g + a,
                 integral[i],
+                (cols[a:b], vals[a:b], counts[a:b]),
                 kernels,
                 hp,
                 buffers,

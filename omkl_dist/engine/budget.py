@@ -66,6 +66,7 @@ from ..learners._budget import (
     PROJECTING,
     RBP,
     fixed_dots,
+    nonzeros_of,
     row_bounds,
     row_dots,
     row_sq,
@@ -416,7 +417,8 @@ class BudgetEngine:
             U = np.ascontiguousarray(U[:, :, 1]) if draws == 2 else np.zeros((n, m))
         else:
             selected = np.ones((n, m), dtype=np.bool_)
-        rows = BudgetRows(y, X, xsq, XXt, SQ, U, g, np.array(bounds, dtype=np.int64), integral, selected)
+        nonzeros = nonzeros_of(X if integral.any() else X[:0, :0])
+        rows = BudgetRows(y, X, xsq, XXt, SQ, U, g, np.array(bounds, dtype=np.int64), integral, selected, *nonzeros)
         return rows, float(after[-1]) if n else bound
 
     def _kernels(self) -> BudgetKernels:

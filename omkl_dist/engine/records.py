@@ -88,7 +88,9 @@ class BudgetRows(NamedTuple):
     the global index ``g`` of the first row, and per segment whether every row seen up to its end (so
     every buffer row) holds integers only (``integral``: finite values, see
     :func:`~..learners._budget.own_dots`); ``selected`` (n, m): whether kernel k's learner takes its
-    step on row t (always, for the deterministic update; drawn, for the stochastic one)."""
+    step on row t (always, for the deterministic update; drawn, for the stochastic one). ``cols``,
+    ``vals``, ``counts``: each row's non-zero features (:func:`~..learners._budget.row_nonzeros`),
+    found once for every kernel's dots when a segment is integral ((0, 0) and (0,) arrays if none is)."""
 
     y: np.ndarray
     Xb: np.ndarray
@@ -100,6 +102,9 @@ class BudgetRows(NamedTuple):
     bounds: np.ndarray
     integral: np.ndarray
     selected: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    counts: np.ndarray
 
 
 class BudgetKernels(NamedTuple):

@@ -169,12 +169,10 @@ def own_dots(Xb, B, c, integral=False):
     BT = np.ascontiguousarray(B[:c].T)
     dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost a reference
     # count increment and decrement per row, atomic, ~5 % of a BPAS pass over cod-rna)
-    if integral:  # four non-zero features per pass over a row's dots (a9a: 14 of 123 features)
+    if integral:
         cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
         row_nonzeros(Xb, cols, vals, counts)
-        for t in range(n):
-            nonzero_dots(cols, vals, t, counts[t], BT, c, dots[t])
-        return out
+        return sparse_own_dots(cols, vals, counts, B, c)
     for t in range(n):  # four features per pass over the row's dots, as nonzero_dots (the passes
         # were load/store bound); each sum still from +0.0 in feature order
         f = 0
@@ -191,6 +189,19 @@ def own_dots(Xb, B, c, integral=False):
             for j in range(c):
                 dots[t, j] += a0 * b0[j]
             f += 1
+    return out
+
+
+@njit(cache=True)
+def sparse_own_dots(cols, vals, counts, B, c):
+    """:func:`own_dots` of integral rows given by their non-zeros (:func:`row_nonzeros`, found once
+    for every kernel): four non-zero features per pass over a row's dots (a9a: 14 of 123 features)."""
+    n = counts.shape[0]
+    out = np.empty((n, 1, c))
+    BT = np.ascontiguousarray(B[:c].T)
+    dots = out.reshape(n, c)
+    for t in range(n):
+        nonzero_dots(cols, vals, t, counts[t], BT, c, dots[t])
     return out
 
 
