@@ -28,7 +28,9 @@ from ..learners._budget import (
     own_dots,
     self_kernel,
     sparse_own_dots,
+    sum2_rounded,
     triangle_start,
+    two_sum,
 )
 from ..learners.bogd import bogd_mc_step, bogd_step
 from ..learners.bpas import bpas_mc_step, bpas_step
@@ -36,6 +38,7 @@ from ..learners.forgetron import forgetron_mc_step, forgetron_step
 from ..learners.projectron import projectron_mc_step, projectron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
 from ..learners.records import Accumulators, BlockValues, Slots
+from ..scoring.program import LINEAR, POLY
 from ..scoring.row_threads import over_rows, start_rows
 
 # Decision values: a rounded sum of n terms is within n·1.1e-16·Σ|terms| of the exact sum, so when
@@ -61,6 +64,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     coefficients, κ(x, x) and accumulators -- if ``selected[t, k]`` (else no step and no loss for
     Hedge: a stochastic update's kernel not drawn)."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
+    dot_kernel = kind == LINEAR or kind == POLY
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
     sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, kinv = buffers
     n = y.shape[0]
@@ -103,12 +107,26 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
             # increment and decrement per array and row, ~4 % of a BPAS pass over cod-rna)
             fb = 0.0
             fabs = 0.0
-            for j in range(n_used):
-                v = ck[j * K + c] * V[j]
-                fb += v
-                fabs += abs(v)
-            if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
-                fb = cancelled_sum(ck, K, c, V, n_used, parts, fabs)
+            if dot_kernel:  # their sums cancel on most rows of raw data: exact_dot's first pass alongside
+                e = 0.0
+                ea = 0.0
+                for j in range(n_used):
+                    v = ck[j * K + c] * V[j]
+                    fb, err = two_sum(fb, v)
+                    e += err
+                    ea += abs(err)
+                    fabs += abs(v)
+                if abs(fb) <= _CANCELLED * fabs and fabs != 0.0:
+                    fb = sum2_rounded(fb, e, ea, ck, K, c, V, n_used, parts)
+                elif abs(fb) <= _CANCELLED * fabs:
+                    fb = cancelled_sum(ck, K, c, V, n_used, parts, fabs)
+            else:
+                for j in range(n_used):
+                    v = ck[j * K + c] * V[j]
+                    fb += v
+                    fabs += abs(v)
+                if abs(fb) <= _CANCELLED * fabs:  # heavy cancellation: sum exactly (see msum_add)
+                    fb = cancelled_sum(ck, K, c, V, n_used, parts, fabs)
             fc[c] = s * fb
             F[t, k * K + c] = fc[c]
         kxx = self_kernel(kind, param, norm, xsq[t])

@@ -498,7 +498,7 @@ _FINITE = 1e300  # above: leave overflow to the partials
 
 
 @njit(cache=True, inline="always")
-def _two_sum(a, b):
+def two_sum(a, b):
     """``(a + b, its rounding error)``: the error is exact (Knuth's TwoSum, no overflow)."""
     s = a + b
     z = s - a
@@ -520,10 +520,18 @@ def exact_dot(coef, K, c, V, n, parts):
     e = 0.0
     ea = 0.0
     for j in range(n):
-        s, err = _two_sum(s, coef[j * K + c] * V[j])
+        s, err = two_sum(s, coef[j * K + c] * V[j])
         e += err
         ea += abs(err)
-    r, rho = _two_sum(s, e)
+    return sum2_rounded(s, e, ea, coef, K, c, V, n, parts)
+
+
+@njit(cache=True, inline="always")
+def sum2_rounded(s, e, ea, coef, K, c, V, n, parts):
+    """:func:`exact_dot` from its first pass (the rounded sum ``s``, the sum ``e`` of its additions'
+    exact errors and their absolute sum ``ea``), e.g. taken alongside a decision value's sum: the
+    certificate, else the partials."""
+    r, rho = two_sum(s, e)
     certain = r != 0.0 and abs(r) < _FINITE
     if certain:
         certain = abs(rho) + (n + 1) * 2.0**-52 * ea < math.ldexp(1.0, math.frexp(r)[1] - 55)
