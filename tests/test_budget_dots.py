@@ -6,9 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 
+import omkl_dist.engine.budget as budget_engine
 from omkl_dist.engine.budget import BudgetEngine
-from omkl_dist.learners._budget import fixed_dots, nonzero_dots, nonzeros_of, own_dots, row_dots
+from omkl_dist.learners._budget import (
+    fixed_dots,
+    nonzero_dots,
+    nonzeros_of,
+    own_dots,
+    row_bounds,
+    row_dots,
+    sparse_own_dots,
+)
 from omkl_dist.learners.nystrom import nystrom_features
+from omkl_dist.scoring.rows import integral_bound
 
 
 def test_own_and_row_dots_equal_fixed_dots_bit_for_bit():
@@ -20,6 +30,52 @@ def test_own_and_row_dots_equal_fixed_dots_bit_for_bit():
     gram = np.empty((37, 1, 37))
     fixed_dots(X, np.ascontiguousarray(X.T)[None], np.array([37]), gram)
     np.testing.assert_array_equal(row_dots(X), gram[:, 0])
+
+
+def test_integer_rows_dots_from_their_non_zeros_equal_the_dense_sums():
+    rng = np.random.default_rng(5)
+    X = (rng.integers(-3, 4, size=(40, 30)) * (rng.random((40, 30)) < 0.2)).astype(float)
+    B = rng.integers(-3, 4, size=(20, 30)).astype(float)
+    dense = own_dots(X, B, 15)
+    np.testing.assert_array_equal(sparse_own_dots(*nonzeros_of(X), B, 15), dense)
+    np.testing.assert_array_equal(own_dots(X, B, 15, True), dense)
+
+
+def test_row_bounds_are_each_rows_integral_bound():
+    X = np.array(
+        [
+            [1.0, -3.0, 0.0],
+            [0.5, 1.0, 2.0],
+            [np.nan, 1.0, 1.0],
+            [np.inf, 2.0, 0.0],
+            [-0.0, 0.0, 0.0],
+            [1e300, -2.0, 3.0],
+        ]
+    )
+    np.testing.assert_array_equal(row_bounds(X), [integral_bound(X[i : i + 1]) for i in range(len(X))])
+    assert row_bounds(np.zeros((2, 0))).tolist() == [0.0, 0.0]
+
+
+def test_chunks_cut_while_the_kernels_learn_give_the_bits_of_one_chunk_at_a_time(monkeypatch):
+    """kernel_step cuts the next chunk's segments while the kernels learn the current one; across
+    chunks (integer rows first, then real ones: the integral bound changes between them) the model
+    is the one learnt a chunk per call."""
+    monkeypatch.setattr(budget_engine, "CHUNK_ROWS", 64)
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.integers(-2, 3, size=(150, 4)).astype(float), rng.normal(size=(170, 4))])
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+    for learner in ("rbp", "bpas"):
+        whole, parts = (
+            BudgetEngine("gaussian:1,4;poly:2", 4, learner=learner, budget=9, seed=1, block_size=100) for _ in range(2)
+        )
+        out = whole.learn(X, y, keep_scores=True)
+        F = np.concatenate(
+            [parts.learn(X[lo : lo + 64], y[lo : lo + 64], keep_scores=True)["F"] for lo in range(0, 320, 64)]
+        )
+        np.testing.assert_array_equal(out["F"], F)
+        (a, _), (b, _) = whole.state(), parts.state()
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
 def test_kernel_scores_are_the_next_decision_values_bit_for_bit():
