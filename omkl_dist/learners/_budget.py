@@ -167,8 +167,8 @@ def own_dots(Xb, B, c, integral=False):
     n, d = Xb.shape
     out = np.empty((n, 1, c))
     BT = np.ascontiguousarray(B[:c].T)
-    dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost a reference
-    # count increment and decrement per row, atomic, ~5 % of a BPAS pass over cod-rna)
+    dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost an atomic
+    # reference count increment and decrement per row)
     if integral:
         cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
         row_nonzeros(Xb, cols, vals, counts)
