@@ -47,8 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = ["FeatureEngine", "FourierEngine", "SEGMENT"]
 
-# Rows whose features are held at once: (SEGMENT, m, P) doubles (256 × 13 × 200: 5 MB), whatever the block size
-SEGMENT = 256
+# Rows per call of the compiled loops (kernels on threads): their non-zeros, (SEGMENT, d) int32 + doubles, are
+# held at once (4096 × 123: 6 MB for a9a). A call dispatches the kernels to the threads and waits for them: at 256
+# rows that hand-over was ~10 % of FOGD's pass (measured, issue 36); a kernel's features live per few rows.
+SEGMENT = 4096
 
 
 class FeatureEngine:

@@ -21,8 +21,11 @@ from numba import njit
 
 from ..combiners.votes import rival
 from ..scoring._vtrig import cos_sin
+from ..scoring._wide import wide_vectors
 from ..scoring.row_threads import over_rows
 from ._budget import nonzero_dots, nonzeros_of
+
+ROWS_AHEAD = 8  # rows whose features one pass makes ahead of their updates
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -132,15 +135,26 @@ def fourier_scores(X, UT, W, n_classes, out) -> None:
 # loop body and its caller): FOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
 def _fourier_rows_range(lo, hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
+    wide_vectors()
     n, D = counts.shape[0], UT.shape[2]
-    p, z = np.empty(D), np.empty(2 * D)
-    z_cos, z_sin = z[:D], z[D:]  # (views made once: each costs reference counts)
+    R = ROWS_AHEAD
+    p, c, s = np.zeros(R * D), np.empty(R * D), np.empty(R * D)
+    p_rows = p.reshape(R, D)
+    z = np.empty(2 * D)
     for k in range(lo, hi):
         U = UT[k]
         errs = 0
-        for t in range(n):
-            fourier_features(cols, vals, counts, t, U, p, z_cos, z_sin)
-            errs += learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
+        for t0 in range(0, n, R):
+            rows = min(R, n - t0)
+            for r in range(rows):
+                t = t0 + r
+                nonzero_dots(cols, vals, t, counts[t], U, D, p_rows[r])
+            cos_sin(p, c, s)  # (every row of the pass: a last pass's stale rows are finite, unused)
+            for r in range(rows):
+                for i in range(D):
+                    z[i] = c[r * D + i]
+                    z[D + i] = s[r * D + i]
+                errs += learn_row(z, y[t0 + r], W, k, eta, hedge_hinge, n_classes, F, L, t0 + r)
         kernel_mistakes[k] += errs
 
 
