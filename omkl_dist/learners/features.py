@@ -22,10 +22,12 @@ from numba import njit
 from ..combiners.votes import rival
 from ..scoring._vtrig import cos_sin
 from ..scoring._wide import wide_vectors
-from ..scoring.row_threads import over_rows
+from ..scoring.row_threads import over_kernel_rows, over_rows
 from ._budget import nonzero_dots, nonzeros_of
 
-ROWS_AHEAD = 8  # rows whose features one pass makes ahead of their updates
+# rows whose features one pass makes ahead of their updates: their cos/sin in one pass of 8 D values, whole
+# 512-bit vectors (a row's D = 100 alone left a scalar tail of 4: ~25 % of the pass)
+ROWS_AHEAD = 8
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -117,12 +119,14 @@ def fourier_features(cols, vals, counts, t, UT, p, z_cos, z_sin):
 
 
 def fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes) -> None:
-    """FOGD over rows X: each kernel k (kernels on threads, :func:`.row_threads.over_rows`) makes a
-    row's features on its directions ``UT[k]`` (d × D; :func:`fourier_features`) and learns the row
-    (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
-    ``kernel_mistakes`` updated in place."""
+    """FOGD over rows X: each kernel k makes its rows' features on its directions ``UT[k]`` (d × D)
+    :data:`ROWS_AHEAD` rows at a time -- their projections (:func:`._budget.nonzero_dots`), then
+    their ``cos``/``sin`` in one vectorised pass -- and learns them (:func:`learn_row`), rows in
+    order: a row's features do not depend on the model, so making them ahead changes no bit.
+    Kernels and rows on threads in equal shares (:func:`.row_threads.over_kernel_rows`). ``F``
+    (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and ``kernel_mistakes`` updated in place."""
     args = (*nonzeros_of(X), UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes)
-    over_rows(_fourier_rows_range, UT.shape[0], *args)
+    over_kernel_rows(_fourier_rows_range, UT.shape[0], X.shape[0], *args)
 
 
 def fourier_scores(X, UT, W, n_classes, out) -> None:
@@ -132,11 +136,13 @@ def fourier_scores(X, UT, W, n_classes, out) -> None:
 
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
 # on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
-# loop body and its caller): FOGD's first fit waited on that (issue 39).
+# loop body and its caller): FOGD's first fit waited on that (issue 39). Learning: rows [t_lo, t_hi).
 @njit(cache=True, nogil=True)
-def _fourier_rows_range(lo, hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
+def _fourier_rows_range(
+    lo, hi, t_lo, t_hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes
+):
     wide_vectors()
-    n, D = counts.shape[0], UT.shape[2]
+    D = UT.shape[2]
     R = ROWS_AHEAD
     p, c, s = np.zeros(R * D), np.empty(R * D), np.empty(R * D)
     p_rows = p.reshape(R, D)
@@ -144,8 +150,8 @@ def _fourier_rows_range(lo, hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, 
     for k in range(lo, hi):
         U = UT[k]
         errs = 0
-        for t0 in range(0, n, R):
-            rows = min(R, n - t0)
+        for t0 in range(t_lo, t_hi, R):
+            rows = min(R, t_hi - t0)
             for r in range(rows):
                 t = t0 + r
                 nonzero_dots(cols, vals, t, counts[t], U, D, p_rows[r])
