@@ -13,7 +13,7 @@ from omkl_dist.scoring import row_threads
 
 
 @pytest.mark.parametrize(
-    ("m", "n", "threads"), [(13, 256, 2), (13, 7, 2), (3, 100, 5), (5, 1, 4), (4, 9, 3), (1, 10, 2)]
+    ("m", "n", "threads"), [(13, 4096, 2), (13, 2500, 3), (3, 5000, 5), (5, 1, 4), (4, 9, 3), (1, 3000, 2)]
 )
 def test_over_kernel_rows_runs_every_cell_once_each_kernels_rows_in_order(monkeypatch, m, n, threads):
     monkeypatch.setattr(row_threads.numba, "get_num_threads", lambda: threads)

@@ -14,11 +14,12 @@ FOGD (Lu et al. 2016, Algorithm 1) for gaussian kernel k of width σ_k: ``D`` di
 authors' code's layout and scale: ``z_k(x)·z_k(x') ≈ D κ_k(x, x')``), and online gradient descent on
 the hinge loss over them (:mod:`omkl_dist.learners.features`).
 
-Exactness: the compiled loop makes each row's features and updates it, row by row: the projections
-``u_i · x`` summed in feature order (a segment's non-zero features found once for every kernel,
-four per pass over the directions: :func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin``
-by the vectorised :func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster:
-libm's scalar calls were the learner's whole cost; it is still over half of a row's time). A BLAS
+Exactness: the compiled loop makes the features of a few rows ahead of their updates (they do not
+depend on the model), then learns the rows one by one: the projections ``u_i · x`` summed in feature
+order (a segment's non-zero features found once for every kernel, four per pass over the directions:
+:func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin`` by the vectorised
+:func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster: libm's scalar calls
+were the learner's whole cost; it is still half of a row's time, at the vector units' throughput). A BLAS
 product of the segment instead (measured, issue 36) saves ~0.3 µs (cod-rna) and ~0.8 µs (ijcnn1)
 of ~7 per row, costs 2.5 µs more on a9a's sparse rows, and its bits change with the block size and
 with OpenBLAS's thread count (1 on a Dask worker, 2 here). So every row's features, scores and updates are the naive
@@ -131,13 +132,15 @@ class FeatureEngine:
         n = len(y)
         if X.ndim != 2 or X.shape != (n, self.n_features):
             raise ValueError(f"kernel_step: X must be ({n}, {self.n_features}), got {X.shape}")
-        F, L = np.empty((n, self.m * self.n_classes)), np.empty((n, self.m))
+        # written kernel-major (each kernel's scores and losses on cache lines of their own: in rows of
+        # m K values, kernels on two threads wrote the same lines at the same rows), returned row-major
+        F, L = np.empty((self.m * self.n_classes, n)).T, np.empty((self.m, n)).T
         with one_blas_thread():  # segments alternate BLAS products and numba's parallel loop
             for lo in range(0, n, SEGMENT):
                 hi = min(n, lo + SEGMENT)
                 self._segment(X[lo:hi], y[lo:hi], F[lo:hi], L[lo:hi])
                 self.n_seen += hi - lo
-        return {"F": F, "loss": L}
+        return {"F": np.ascontiguousarray(F), "loss": np.ascontiguousarray(L)}
 
     def _segment(self, X: np.ndarray, y: np.ndarray, F: np.ndarray, L: np.ndarray) -> None:
         raise NotImplementedError

@@ -52,48 +52,61 @@ def over_rows(kernel, n: int, *args, step: int = 1) -> None:
         future.result()
 
 
+PIECE_ROWS = 1024  # rows of a kernel's piece at least (a piece costs a call, ~20 µs of dispatch)
+MAX_PIECES = 4  # pieces per kernel at most
+
+
 def over_kernel_rows(kernel, m: int, n: int, *args) -> None:
-    """``kernel(k_lo, k_hi, t_lo, t_hi, *args)`` -- kernels ``[k_lo, k_hi)`` over rows ``[t_lo, t_hi)``,
-    each kernel's rows in order -- over m kernels and n rows, in equal shares of (kernel, row) cells
-    per thread: m kernels on T threads in whole kernels leave a thread idle up to a kernel's time
-    (13 on 2: 7 against 6, ~8 % of the wall).
-
-    McNaughton's wrap-around: the cells in kernel-major order cut in T equal runs; a kernel cut
-    between two runs has its early rows done first by the later run's thread and its late rows last
-    by the earlier run's, after them. Whichever thread reaches the early rows first runs them (under
-    a lock the other waits on): no thread waits on a task no thread has started, so sharing the pool
-    with other callers cannot deadlock."""
+    """``kernel(k, k + 1, t_lo, t_hi, *args)`` -- kernel k over rows ``[t_lo, t_hi)`` -- over m
+    kernels and n rows, each kernel's rows in order: a kernel's rows cut in up to
+    :data:`MAX_PIECES` pieces, which the threads take as they come free, each the next piece of a
+    kernel no thread is running, the kernel with the most pieces left first. Whole kernels on
+    threads left one idle up to a kernel's time at the end (13 on 2: 7 against 6, ~8 % of the
+    wall); pieces taken as the threads come free also follow a thread that gets less of a shared
+    machine (fixed equal shares made the wall the slower thread's). Fewer than
+    2 :data:`PIECE_ROWS` rows: whole kernels (:func:`over_rows`)."""
     threads = numba.get_num_threads()
-    T = min(threads, m)
-    if T <= 1 or n == 0:
-        kernel(0, m, 0, n, *args)
+    pieces = min(MAX_PIECES, n // PIECE_ROWS)
+    if threads == 1 or pieces <= 1:
+        over_rows(_all_rows, m, kernel, n, *args)
         return
-    cuts = [i * m * n // T for i in range(T + 1)]
-    early: dict[int, tuple[int, int, threading.Lock, list[bool]]] = {}  # cut -> kernel, its rows [0, r)
-    for i in range(1, T):
-        k, r = divmod(cuts[i], n)
-        if r:
-            early[i] = (k, r, threading.Lock(), [False])
+    bounds = [n * i // pieces for i in range(pieces + 1)]
+    left, busy, failed = [pieces] * m, [False] * m, []
+    ready = threading.Condition()
 
-    def run_early(i: int) -> None:
-        k, r, lock, done = early[i]
-        with lock:
-            if not done[0]:
-                kernel(k, k + 1, 0, r, *args)
-                done[0] = True
+    def next_piece() -> int:  # (under ready) a kernel to run, -1 when none is left, -2 to wait
+        free = [k for k in range(m) if left[k] and not busy[k]]
+        if failed or not any(left):
+            return -1
+        return max(free, key=lambda k: left[k]) if free else -2
 
-    def run(i: int) -> None:
-        k_a, r_a = divmod(cuts[i], n)
-        k_b = cuts[i + 1] // n
-        if i + 1 in early:  # the next run's kernel: its early rows, first
-            run_early(i + 1)
-        first_whole = k_a + (1 if r_a else 0)
-        if first_whole < k_b:
-            kernel(first_whole, k_b, 0, n, *args)
-        if i in early:  # this run's first kernel: its late rows, last (after its early rows)
-            run_early(i)
-            kernel(k_a, k_a + 1, r_a, n, *args)
+    def work() -> None:
+        while True:
+            with ready:
+                k = next_piece()
+                while k == -2:
+                    ready.wait()
+                    k = next_piece()
+                if k < 0:
+                    return
+                busy[k] = True
+                piece = pieces - left[k]
+            try:
+                kernel(k, k + 1, bounds[piece], bounds[piece + 1], *args)
+            except BaseException:
+                with ready:
+                    failed.append(k)
+                    ready.notify_all()
+                raise
+            with ready:
+                busy[k] = False
+                left[k] -= 1
+                ready.notify_all()
 
-    futures = [_executor(threads).submit(run, i) for i in range(T)]
+    futures = [_executor(threads).submit(work) for _ in range(threads)]
     for future in futures:
         future.result()
+
+
+def _all_rows(lo, hi, kernel, n, *args):
+    kernel(lo, hi, 0, n, *args)
