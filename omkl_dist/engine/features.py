@@ -132,15 +132,13 @@ class FeatureEngine:
         n = len(y)
         if X.ndim != 2 or X.shape != (n, self.n_features):
             raise ValueError(f"kernel_step: X must be ({n}, {self.n_features}), got {X.shape}")
-        # written kernel-major (each kernel's scores and losses on cache lines of their own: in rows of
-        # m K values, kernels on two threads wrote the same lines at the same rows), returned row-major
-        F, L = np.empty((self.m * self.n_classes, n)).T, np.empty((self.m, n)).T
+        F, L = np.empty((n, self.m * self.n_classes)), np.empty((n, self.m))
         with one_blas_thread():  # segments alternate BLAS products and numba's parallel loop
             for lo in range(0, n, SEGMENT):
                 hi = min(n, lo + SEGMENT)
                 self._segment(X[lo:hi], y[lo:hi], F[lo:hi], L[lo:hi])
                 self.n_seen += hi - lo
-        return {"F": np.ascontiguousarray(F), "loss": np.ascontiguousarray(L)}
+        return {"F": F, "loss": L}
 
     def _segment(self, X: np.ndarray, y: np.ndarray, F: np.ndarray, L: np.ndarray) -> None:
         raise NotImplementedError
