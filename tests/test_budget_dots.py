@@ -17,7 +17,7 @@ from omkl_dist.learners._budget import (
     row_dots,
     sparse_own_dots,
 )
-from omkl_dist.learners.nystrom import nystrom_features
+from omkl_dist.learners.nystrom import nystrom_features, nystrom_features_pair, padded_map
 from omkl_dist.scoring.rows import integral_bound
 
 
@@ -117,3 +117,19 @@ def test_nonzero_dots_and_nystrom_features_sum_in_order_bit_for_bit():
     MT, kv, z = rng.normal(size=(21, 5)), rng.normal(size=21) * 1e4, np.empty(5)  # 21 = 2 passes of 8 + 5
     nystrom_features(MT, kv, z)
     assert z.tobytes() == np.array([_in_order(kv * MT[:, i]) for i in range(5)]).tobytes()
+
+
+def test_two_rows_nystrom_features_on_the_padded_map_are_each_rows_own_bit_for_bit():
+    # NOGD after its switch projects two rows per pass on its map padded to 8 columns: each row's
+    # features must be the one-row pass's on the unpadded map (B = 21: passes of 8 and a tail of 5)
+    rng = np.random.default_rng(6)
+    for P in (5, 8, 11):
+        MT, kv = rng.normal(size=(21, P)), rng.normal(size=(2, 21)) * 1e4
+        padded = np.full((21, -(-P // 8) * 8), np.nan)
+        padded_map(MT, padded)
+        assert (padded[:, P:] == 0.0).all()
+        z_a, z_b, expected = np.empty(padded.shape[1]), np.empty(padded.shape[1]), np.empty((2, P))
+        nystrom_features_pair(padded, kv[0], kv[1], z_a, z_b)
+        for r in range(2):
+            nystrom_features(MT, kv[r], expected[r])
+        assert z_a[:P].tobytes() == expected[0].tobytes() and z_b[:P].tobytes() == expected[1].tobytes(), P

@@ -8,8 +8,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from omkl_dist.scoring._vtrig import REDUCED_BELOW, cos_sin
+from omkl_dist.scoring._wide import wide_vectors
 
 
 def _cos_sin(p):
@@ -69,3 +71,21 @@ def test_cos_sin_bits_do_not_depend_on_position(values, pad):
     singles = [_cos_sin(np.array([v])) for v in p]
     np.testing.assert_array_equal(np.array([o[0][0] for o in singles]), c)
     np.testing.assert_array_equal(np.array([o[1][0] for o in singles]), s)
+
+
+@njit(cache=False)
+def _cos_sin_wide(p, c, s):
+    wide_vectors()
+    cos_sin(p, c, s)
+
+
+def test_cos_sin_in_512_bit_vectors_gives_the_same_bits():
+    # FOGD's loop lets LLVM use 512-bit vectors (scoring/_wide.py); the naive reference calls cos_sin
+    # compiled for 256: the vector width must change no bit (lengths around 8 and 4: bodies and tails)
+    rng = np.random.default_rng(7)
+    for n in (1, 3, 4, 7, 8, 9, 100, 803):
+        p = rng.normal(size=n) * 10.0 ** rng.integers(-3, 7, size=n)
+        c, s = np.empty(n), np.empty(n)
+        _cos_sin_wide(p, c, s)
+        for got, want in zip((c, s), _cos_sin(p)):
+            assert got.tobytes() == want.tobytes(), n

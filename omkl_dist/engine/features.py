@@ -14,11 +14,12 @@ FOGD (Lu et al. 2016, Algorithm 1) for gaussian kernel k of width σ_k: ``D`` di
 authors' code's layout and scale: ``z_k(x)·z_k(x') ≈ D κ_k(x, x')``), and online gradient descent on
 the hinge loss over them (:mod:`omkl_dist.learners.features`).
 
-Exactness: the compiled loop makes each row's features and updates it, row by row: the projections
-``u_i · x`` summed in feature order (a segment's non-zero features found once for every kernel,
-four per pass over the directions: :func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin``
-by the vectorised :func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster:
-libm's scalar calls were the learner's whole cost; it is still over half of a row's time). A BLAS
+Exactness: the compiled loop makes the features of a few rows ahead of their updates (they do not
+depend on the model), then learns the rows one by one: the projections ``u_i · x`` summed in feature
+order (a segment's non-zero features found once for every kernel, four per pass over the directions:
+:func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin`` by the vectorised
+:func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster: libm's scalar calls
+were the learner's whole cost; it is still half of a row's time, at the vector units' throughput). A BLAS
 product of the segment instead (measured, issue 36) saves ~0.3 µs (cod-rna) and ~0.8 µs (ijcnn1)
 of ~7 per row, costs 2.5 µs more on a9a's sparse rows, and its bits change with the block size and
 with OpenBLAS's thread count (1 on a Dask worker, 2 here). So every row's features, scores and updates are the naive
@@ -47,8 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["FeatureEngine", "FourierEngine", "SEGMENT"]
 
-# Rows whose features are held at once: (SEGMENT, m, P) doubles (256 × 13 × 200: 5 MB), whatever the block size
-SEGMENT = 256
+# Rows per call of the compiled loops (kernels on threads): their non-zeros, (SEGMENT, d) int32 + doubles, are
+# held at once (4096 × 123: 6 MB for a9a). A call dispatches the kernels to the threads and waits for them: at 256
+# rows that hand-over was ~10 % of FOGD's pass (measured, issue 36); a kernel's features live per few rows.
+SEGMENT = 4096
 
 
 class FeatureEngine:

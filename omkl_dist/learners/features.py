@@ -21,8 +21,18 @@ from numba import njit
 
 from ..combiners.votes import rival
 from ..scoring._vtrig import cos_sin
-from ..scoring.row_threads import over_rows
+from ..scoring._wide import wide_vectors
+from ..scoring.row_threads import over_kernel_rows, over_rows
 from ._budget import nonzero_dots, nonzeros_of
+
+# rows whose features one pass makes ahead of their updates: their cos/sin in one pass of 8 D values, whole
+# 512-bit vectors (a row's D = 100 alone left a scalar tail of 4: ~25 % of the pass)
+ROWS_AHEAD = 8
+
+
+# unsigned indices: numba adds a negative index's wrap-around to every signed one, a compare and select per
+# load that LLVM could not drop here (the score's loop took 1.5x as long: measured, issue 36)
+_U1, _U2, _U3, _U4, _U5, _U6, _U7 = (np.uint64(i) for i in range(1, 8))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -35,15 +45,18 @@ def feature_score(W, k, off, z):
     P = z.shape[0]
     P8 = P - P % 8
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    base = np.uint64(off)
     for i in range(0, P8, 8):
-        a0 += W[k, off + i] * z[i]
-        a1 += W[k, off + i + 1] * z[i + 1]
-        a2 += W[k, off + i + 2] * z[i + 2]
-        a3 += W[k, off + i + 3] * z[i + 3]
-        a4 += W[k, off + i + 4] * z[i + 4]
-        a5 += W[k, off + i + 5] * z[i + 5]
-        a6 += W[k, off + i + 6] * z[i + 6]
-        a7 += W[k, off + i + 7] * z[i + 7]
+        zi = np.uint64(i)
+        wi = base + zi
+        a0 += W[k, wi] * z[zi]
+        a1 += W[k, wi + _U1] * z[zi + _U1]
+        a2 += W[k, wi + _U2] * z[zi + _U2]
+        a3 += W[k, wi + _U3] * z[zi + _U3]
+        a4 += W[k, wi + _U4] * z[zi + _U4]
+        a5 += W[k, wi + _U5] * z[zi + _U5]
+        a6 += W[k, wi + _U6] * z[zi + _U6]
+        a7 += W[k, wi + _U7] * z[zi + _U7]
     s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
     for i in range(P8, P):
         s += W[k, off + i] * z[i]
@@ -114,12 +127,14 @@ def fourier_features(cols, vals, counts, t, UT, p, z_cos, z_sin):
 
 
 def fourier_rows(X, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes) -> None:
-    """FOGD over rows X: each kernel k (kernels on threads, :func:`.row_threads.over_rows`) makes a
-    row's features on its directions ``UT[k]`` (d × D; :func:`fourier_features`) and learns the row
-    (:func:`learn_row`), rows in order. ``F`` (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and
-    ``kernel_mistakes`` updated in place."""
+    """FOGD over rows X: each kernel k makes its rows' features on its directions ``UT[k]`` (d × D)
+    :data:`ROWS_AHEAD` rows at a time -- their projections (:func:`._budget.nonzero_dots`), then
+    their ``cos``/``sin`` in one vectorised pass -- and learns them (:func:`learn_row`), rows in
+    order: a row's features do not depend on the model, so making them ahead changes no bit.
+    Kernels and rows on threads in equal shares (:func:`.row_threads.over_kernel_rows`). ``F``
+    (n, m K), ``L`` (n, m) out; ``W`` (m, K 2D) and ``kernel_mistakes`` updated in place."""
     args = (*nonzeros_of(X), UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes)
-    over_rows(_fourier_rows_range, UT.shape[0], *args)
+    over_kernel_rows(_fourier_rows_range, UT.shape[0], X.shape[0], *args)
 
 
 def fourier_scores(X, UT, W, n_classes, out) -> None:
@@ -129,18 +144,31 @@ def fourier_scores(X, UT, W, n_classes, out) -> None:
 
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
 # on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
-# loop body and its caller): FOGD's first fit waited on that (issue 39).
+# loop body and its caller): FOGD's first fit waited on that (issue 39). Learning: rows [t_lo, t_hi).
 @njit(cache=True, nogil=True)
-def _fourier_rows_range(lo, hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes):
-    n, D = counts.shape[0], UT.shape[2]
-    p, z = np.empty(D), np.empty(2 * D)
-    z_cos, z_sin = z[:D], z[D:]  # (views made once: each costs reference counts)
+def _fourier_rows_range(
+    lo, hi, t_lo, t_hi, cols, vals, counts, UT, y, W, eta, hedge_hinge, n_classes, F, L, kernel_mistakes
+):
+    wide_vectors()
+    D = UT.shape[2]
+    R = ROWS_AHEAD
+    p, c, s = np.zeros(R * D), np.empty(R * D), np.empty(R * D)
+    p_rows = p.reshape(R, D)
+    z = np.empty(2 * D)
     for k in range(lo, hi):
         U = UT[k]
         errs = 0
-        for t in range(n):
-            fourier_features(cols, vals, counts, t, U, p, z_cos, z_sin)
-            errs += learn_row(z, y[t], W, k, eta, hedge_hinge, n_classes, F, L, t)
+        for t0 in range(t_lo, t_hi, R):
+            rows = min(R, t_hi - t0)
+            for r in range(rows):
+                t = t0 + r
+                nonzero_dots(cols, vals, t, counts[t], U, D, p_rows[r])
+            cos_sin(p, c, s)  # (every row of the pass: a last pass's stale rows are finite, unused)
+            for r in range(rows):
+                for i in range(D):
+                    z[i] = c[r * D + i]
+                    z[D + i] = s[r * D + i]
+                errs += learn_row(z, y[t0 + r], W, k, eta, hedge_hinge, n_classes, F, L, t0 + r)
         kernel_mistakes[k] += errs
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..scoring._blas import one_blas_thread
+from ..scoring._wide import wide_vectors
 from ..scoring.row_threads import over_rows
 from ._budget import kernel_values, nonzero_dots, nonzeros_of, row_nonzeros
 from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
@@ -64,6 +65,49 @@ def nystrom_features(MT, kv, z):
         v = kv[j]
         for i in range(P):
             z[i] += v * MT[j, i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def nystrom_features_pair(MT, kv_a, kv_b, z_a, z_b):
+    """:func:`nystrom_features` of two rows in one pass over ``MT``: each ``z[i]`` the same sum in the
+    same order, the two rows' chains of adds interleaved (a row alone is bound by its chains'
+    latency and its passes' loads of ``MT``; measured, issue 36). ``MT`` may have more columns than
+    the features used (:func:`padded_map`): theirs come out too, unused."""
+    B, P = MT.shape
+    B8 = B - B % 8
+    for i in range(P):
+        z_a[i] = 0.0
+        z_b[i] = 0.0
+    for j in range(0, B8, 8):
+        a0, a1, a2, a3 = kv_a[j], kv_a[j + 1], kv_a[j + 2], kv_a[j + 3]
+        a4, a5, a6, a7 = kv_a[j + 4], kv_a[j + 5], kv_a[j + 6], kv_a[j + 7]
+        b0, b1, b2, b3 = kv_b[j], kv_b[j + 1], kv_b[j + 2], kv_b[j + 3]
+        b4, b5, b6, b7 = kv_b[j + 4], kv_b[j + 5], kv_b[j + 6], kv_b[j + 7]
+        for i in range(P):
+            m0, m1, m2, m3 = MT[j, i], MT[j + 1, i], MT[j + 2, i], MT[j + 3, i]
+            m4, m5, m6, m7 = MT[j + 4, i], MT[j + 5, i], MT[j + 6, i], MT[j + 7, i]
+            a = (((z_a[i] + a0 * m0) + a1 * m1) + a2 * m2) + a3 * m3
+            z_a[i] = (((a + a4 * m4) + a5 * m5) + a6 * m6) + a7 * m7
+            b = (((z_b[i] + b0 * m0) + b1 * m1) + b2 * m2) + b3 * m3
+            z_b[i] = (((b + b4 * m4) + b5 * m5) + b6 * m6) + b7 * m7
+    for j in range(B8, B):
+        va, vb = kv_a[j], kv_b[j]
+        for i in range(P):
+            z_a[i] += va * MT[j, i]
+            z_b[i] += vb * MT[j, i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def padded_map(M, out):
+    """``out[:, :P] = M``, zeros after: the map with its features padded to a multiple of 8 (the
+    width of 512-bit vectors), so the projection's passes run in whole vectors; a padding column's
+    feature is a sum of ``κ · 0``, never used."""
+    B, P = M.shape
+    for j in range(B):
+        for i in range(P):
+            out[j, i] = M[j, i]
+        for i in range(P, out.shape[1]):
+            out[j, i] = 0.0
 
 
 def nystrom_start(G: np.ndarray, alpha: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]:
@@ -128,28 +172,46 @@ def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
 def _nystrom_rows_range(
     lo, hi, rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
 ):
+    wide_vectors()  # (512-bit vectors: the padded map's projection and the kernel values' passes)
     X, nonzeros, xsq = rows
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
     kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
-    z = np.empty(P)
+    kv_b, Mp = np.empty(B), np.empty((B, -(-P // 8) * 8))
+    z_pad, z_pad_b = np.empty(Mp.shape[1]), np.empty(Mp.shape[1])
+    z, z_b = z_pad[:P], z_pad_b[:P]  # (views made once: each costs reference counts)
     for k in range(lo, hi):
         kind, prm, nrm = kinds[k], param[k], norm[k]
         SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]  # (views made once per kernel, not per row)
         stop[k] = n
         errs = 0
+        t = start[k]
+        if switched[k]:  # the budget is fixed: rows' features do not depend on the updates, two rows at a time
+            c = n_used[k]
+            padded_map(M, Mp)
+            if pending[k] and t < n:  # the switch row: scored and counted on the budget, stepped on z
+                kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
+                nystrom_features(Mp, kv, z_pad)
+                margin, r = margin_of(F, t, k, K, y[t])
+                ogd_step(z, y[t], r, W, k, eta, K)
+                t += 1
+            while t + 1 < n:
+                kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
+                kernel_row(kind, prm, nrm, nonzeros, X, t + 1, xsq[t + 1], SV, SVT, svsq, c, kv_b, work, scratch)
+                nystrom_features_pair(Mp, kv, kv_b, z_pad, z_pad_b)
+                errs += learn_row(z, y[t], W, k, eta, hedge_hinge, K, F, L, t)
+                errs += learn_row(z_b, y[t + 1], W, k, eta, hedge_hinge, K, F, L, t + 1)
+                t += 2
+            if t < n:
+                kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
+                nystrom_features(Mp, kv, z_pad)
+                errs += learn_row(z, y[t], W, k, eta, hedge_hinge, K, F, L, t)
+            kernel_mistakes[k] += errs
+            continue
         for t in range(start[k], n):
             c = n_used[k]
             kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
-            if switched[k]:
-                nystrom_features(M, kv, z)
-                if pending[k] and t == start[k]:  # the switch row: scored and counted on the budget
-                    margin, r = margin_of(F, t, k, K, y[t])
-                    ogd_step(z, y[t], r, W, k, eta, K)
-                else:
-                    errs += learn_row(z, y[t], W, k, eta, hedge_hinge, K, F, L, t)
-                continue
             _budget_score(alpha, k, K, c, kv, F, t)
             margin, r = margin_of(F, t, k, K, y[t])
             L[t, k] = hedge_loss_of(margin, hedge_hinge)
