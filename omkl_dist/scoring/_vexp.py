@@ -13,6 +13,8 @@ same zeros (x > ~745.13 gives 0.0). About 8x faster than a scalar libm loop.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -62,3 +64,30 @@ def vexp_neg_n(x, out, scratch, n):
     for s in range(n):
         v = out[s] * scratch[s]
         out[s] = 0.0 if x[s] > _ZERO_ABOVE else v
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def exp_neg_one(x):
+    """:func:`vexp_neg_n`'s value for one argument, bit for bit, without arrays: the same
+    expressions under the same flag, the table index read from the rounded integer ``kf`` instead
+    of the shifter's bits (the same integer), ``2^-a`` by ``ldexp`` (exact). A pair evaluator
+    calls it per pair: a call with array views there costs their reference counts every pair."""
+    if not x <= _ZERO_ABOVE:  # (0.0 beyond, NaN stays NaN: no table index from either)
+        return 0.0 if x > _ZERO_ABOVE else x
+    shifted = x * _INV + _SHIFT
+    kf = shifted - _SHIFT
+    q = kf * _LN2N_HI - x + kf * _LN2N_LO  # q = -r
+    p = 1.0 / 720.0
+    p = p * q + 1.0 / 120.0
+    p = p * q + 1.0 / 24.0
+    p = p * q + 1.0 / 6.0
+    p = p * q + 0.5
+    p = p * q + 1.0
+    p = p * q + 1.0
+    k = np.int64(kf)
+    a = k >> 5
+    p = p * _TABLE[k & 31]
+    if a > 1000:
+        p = p * _TINY
+        a = a - 600
+    return p * math.ldexp(1.0, -a)
