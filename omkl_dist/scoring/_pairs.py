@@ -125,7 +125,8 @@ def row_values(A, i, B, lo, hi, dots, asq, bsq, prog, vals, pair):
     if prog.direct:  # feature-group kernels, each summed over its own columns
         for s in range(lo, hi):
             program_values(A, i, B, s, dots[s], asq, bsq[s], prog, pair)
-            vals[:, s - lo] = pair
+            for k in range(pair.shape[0]):  # (a loop: a slice assignment compiles its shape-error text)
+                vals[k, s - lo] = pair[k]
         return
     kinds, param, src, order = prog.kinds, prog.param, prog.src, prog.order
     need_l1, need_chi2 = prog.need_l1, prog.need_chi2
