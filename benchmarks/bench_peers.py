@@ -1,7 +1,7 @@
 """``make bench-peers`` (and ``make bench``'s peer part): every learner of the authors' C++ toolbox
 (Lu, Wu, Hoi, "Online-Multiple-Kernel-Learning": ``src/main.cpp``'s ``-opt`` names) that this project
 has, with the toolbox's parameters, on cod-rna, a9a and ijcnn1 -- mistakes and seconds (the minimum
-of 3 passes, each case in a child process that warms numba up on 2,000 rows first:
+of up to 5 passes, one for a pass of 30 s or more, each case in a child process that warms numba up on 2,000 rows first:
 :func:`benchmarks.bench_budget.child`; rows permuted with ``numpy.random.default_rng(0)``, raw
 features, one pass).
 
@@ -27,7 +27,7 @@ import os
 import time
 from pathlib import Path
 
-from benchmarks.bench_budget import BLOCK_SIZE, REPEATS, child
+from benchmarks.bench_budget import BLOCK_SIZE, LONG_SECONDS, REPEATS, child
 from benchmarks.common import RESULTS
 
 DATA = ("codrna", "a9a", "ijcnn1")
@@ -37,7 +37,8 @@ _BUDGET = {**_POOL, "budget": 100, "gamma": 0.99}
 _SD = {"update": "S", "delta": 0.001}  # the toolbox's kernel_*_sd: stochastic updates, -delta 0.001
 # C++ -opt name -> (our algorithm, its parameters as the toolbox's)
 PEERS = {
-    "kernel-single": ("perceptron", {**_ONE_PASS}),  # one kernel: our Perceptron's default kernel
+    # one kernel: the toolbox's ``-single 1`` default, its second gaussian (``gau[1]``, σ = 2^-5)
+    "kernel-single": ("perceptron", {"kernel": "gaussian:2^-5", **_ONE_PASS}),
     "kernel-dd": ("omkc", {**_POOL, "update": "D", "combination": "D", "beta": 0.99}),
     "kernel-ddave": ("omkc", {**_POOL, "update": "D", "combination": "U", "beta": 0.99}),
     "kernel-sd": ("omkc", {**_POOL, "update": "S", "combination": "D", "beta": 0.99, "delta": 0.001}),
@@ -73,6 +74,7 @@ def run_peers_bench(results: Path, peers=tuple(PEERS), data=DATA, log=print) -> 
     path = results / "peers.json"
     old = json.loads(path.read_text())["rows"] if path.is_file() else []
     rows = {(r["peer"], r["data"]): r for r in old if r["peer"] in PEERS}
+    notes = json.loads(path.read_text()).get("notes", []) if path.is_file() else []
     out: dict = {}
     for name in data:
         for peer in peers:
@@ -88,27 +90,34 @@ def run_peers_bench(results: Path, peers=tuple(PEERS), data=DATA, log=print) -> 
                 "cxx": CXX,
                 "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
+                "notes": notes,  # (paragraphs written beside the table: kept until rewritten by hand)
             }
             path.write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 
+def _load(row: dict) -> str:
+    """The row's load average, or "—" for a row measured before rows recorded theirs."""
+    return f"{row['load_average']:.1f}" if "load_average" in row else "—"
+
+
 def markdown(result: dict) -> list[str]:
-    load = result["machine"].get("load_average")
     lines = [
         "",
         f"## Beside the authors' C++ toolbox (its parameters, raw features, one pass, block {result['block_size']}; "
-        f"min of {result['repeats']} passes; `make bench-peers`)",
+        f"min of up to {result['repeats']} passes; `make bench-peers`)",
         "",
         "Every learner of the C++ `Online-Multiple-Kernel-Learning` toolbox we have, with its parameters "
         "(benchmarks/bench_peers.py lists them and where ours differ). The C++ columns are the numbers **as "
         "published in issue 36** (one core, quiet machine, same machine class; SPA on ijcnn1: issue 4's BOMKL "
-        "tool), not remeasured here; ours use both cores, so CPU s is the per-core comparison."
-        + (f" Load average when measured: {load[0]:.1f} (a shared machine: seconds are upper bounds)." if load else ""),
+        "tool), not remeasured here; ours use both cores, so CPU s is the per-core comparison. Passes stop "
+        f"after {LONG_SECONDS:.0f} s in all (the `passes` column). `load`: the 1-minute load average when the row "
+        f"was measured, on {result['machine']['cpus']} cores: above that, seconds are inflated by waiting and only "
+        "CPU s compares.",
         "",
-        "| C++ learner | ours | data | rows | mistake % | C++ mistake % | seconds | CPU s | C++ s (published) "
-        "| vs C++ (wall / CPU) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| C++ learner | ours | data | rows | mistake % | C++ mistake % | seconds | CPU s | passes | load "
+        "| C++ s (published) | vs C++ (wall / CPU) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         cxx = result["cxx"].get(r["peer"], {}).get(r["data"])
@@ -118,7 +127,7 @@ def markdown(result: dict) -> list[str]:
             ratio = f"{cxx_s / r['seconds']:.1f}x / {cxx_s / r['cpu_seconds']:.1f}x"
         lines.append(
             f"| {r['peer']} | {r['learner']} | {r['data']} | {r['rows']:,} | {100 * r['mistake_rate']:.2f} | {cxx_m} | "
-            f"{r['seconds']:.2f} | {r['cpu_seconds']:.2f} | {cxx_s} | {ratio} |"
+            f"{r['seconds']:.2f} | {r['cpu_seconds']:.2f} | {len(r['all_seconds'])} | {_load(r)} | {cxx_s} | {ratio} |"
         )
     for note in result.get("notes", ()):  # what the run's author wrote beside it (a paragraph each)
         lines += ["", note]

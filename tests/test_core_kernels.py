@@ -28,7 +28,7 @@ from omkl_dist.kernels import make_pool
 from omkl_dist.scoring import scan as _scores
 from omkl_dist.scoring._blas import fixed_shape_dots
 from omkl_dist.scoring._pairs import overwrite_exact_columns, pair_matrix, pair_values
-from omkl_dist.scoring._vexp import _ZERO_ABOVE, vexp_neg
+from omkl_dist.scoring._vexp import _ZERO_ABOVE, exp_neg_one, vexp_neg
 from omkl_dist.scoring.gram import block_gram
 from omkl_dist.scoring.program import MAX_CHAIN, compile_program
 from omkl_dist.scoring.scan import pool_scores
@@ -233,7 +233,7 @@ def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
     """κ_k(A[t], B[s]) from the per-pair evaluator, fed the very dot products the pool scan
     computes (one ``Xb @ P.T`` per tile of the pool, fixed-order for duplicated rows)."""
     out = np.empty((program.m, len(A), len(B)))
-    vals, work = np.empty(program.m), np.empty(3)
+    vals = np.empty(program.m)
     for s0 in range(0, len(B), tile):
         dots = _scan_dots(A, B, s0, tile)
         for t in range(len(A)):
@@ -256,7 +256,6 @@ def _pair_values_with_scan_dots(A, B, program, xsq, psq, tile):
                     program.vcols,
                     program.vptr,
                     vals,
-                    work,
                 )
                 out[:, t, s0 + j] = vals
     return out
@@ -531,6 +530,15 @@ def _vexp(x):
     return out
 
 
+@njit
+def _exp_neg_one_each(x):
+    """:func:`exp_neg_one` of every entry (the pair evaluator's scalar twin of the vector loop)."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = exp_neg_one(x[i])
+    return out
+
+
 def _check_vexp(x):
     out, ref = _vexp(x), np.exp(-x)
     normal = ref >= TINY
@@ -575,6 +583,9 @@ def test_vexp_grid():
     )
     x = np.abs(x)
     out = _check_vexp(x)
+    # the pair evaluator's scalar exp: the vector loop's bits for every argument
+    assert (_exp_neg_one_each(x).view(np.int64) == out.view(np.int64)).all()
+    assert np.isnan(_exp_neg_one_each(np.array([np.nan]))[0])
     assert _vexp(np.array([0.0]))[0] == 1.0
     assert _vexp(np.array([np.inf, 1e300]))[0] == 0.0
     # the largest argument with a non-zero result agrees with libm
@@ -597,3 +608,4 @@ def test_vexp_property(values, pad):
     assert (padded == out).all()
     singles = np.array([_vexp(np.array([v]))[0] for v in x])
     assert (singles == out).all()
+    assert (_exp_neg_one_each(x).view(np.int64) == out.view(np.int64)).all()

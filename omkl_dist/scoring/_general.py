@@ -1,29 +1,28 @@
-"""The general scan of a pool tile: every kernel family, one pair at a time (:mod:`._pairs`)."""
+"""The general scan of a pool tile: every kernel family, one row's pairs at a time (:mod:`._pairs`)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from ._pairs import program_values
+from ._pairs import row_values
 
 
 @njit(cache=True, nogil=True)
 def accumulate_general(lo, hi, Xb, xsq, P, psq, alpha, dots, prog, K, xscale, out):
     """The scan of a tile for programs with laplacian, chi-square or feature-group kernels, rows
     ``[lo, hi)`` of the block (a thread's, :func:`.row_threads.over_rows`): every kernel's value
-    per pair (:func:`._pairs.pair_values`, ``prog`` its record), then K coefficient columns per
-    kernel (``alpha`` rows × m·K) summed in pool order."""
+    per pair (:func:`._pairs.row_values`, ``prog`` its record), then K coefficient columns per
+    kernel (``alpha`` rows × m·K), each summed in pool order."""
     m = prog.kinds.shape[0]
-    vals = np.empty(m)
-    work = np.empty(3)
-    acc = np.empty(m * K)
+    S = P.shape[0]
+    vals = np.empty((m, S))
+    pair = np.empty(m)
     for t in range(lo, hi):
-        acc[:] = 0.0
-        for s in range(P.shape[0]):
-            program_values(Xb, t, P, s, dots[t, s], xsq[t], psq[s], prog, vals, work)
-            for k in range(m):
-                for c in range(k * K, k * K + K):
-                    acc[c] += alpha[s, c] * vals[k]
-        for c in range(m * K):
-            out[t, c] += xscale[t, c] * acc[c]
+        row_values(Xb, t, P, 0, S, dots[t], xsq[t], psq, prog, vals, pair)
+        for k in range(m):
+            for c in range(k * K, k * K + K):
+                acc = 0.0
+                for s in range(S):
+                    acc += alpha[s, c] * vals[k, s]
+                out[t, c] += xscale[t, c] * acc

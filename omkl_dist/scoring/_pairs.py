@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._vexp import vexp_neg
+from ._vexp import exp_neg_one
 from .program import ACHI2, GAUSS, LAPLACE, LINEAR, POLY
 from .row_threads import over_rows
 from .values import dot_power, exp_neg, fourth_power, l1_chi2, pair_sqdist
@@ -75,10 +75,8 @@ def view_value(kind, param, x, z, cols, c0, c1):
 
 
 @njit(cache=True, nogil=True)
-def pair_values(
-    A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr, out, work
-):
-    """Fill ``out[k] = κ_k(A[i], B[j])`` for every kernel k; ``work`` is a (3,) float64 buffer.
+def pair_values(A, i, B, j, dot, asq, bsq, kinds, param, src, order, need_l1, need_chi2, direct, vcols, vptr, out):
+    """Fill ``out[k] = κ_k(A[i], B[j])`` for every kernel k.
     A ``direct`` program sums every kernel over its own columns (:func:`view_value`)."""
     if direct:
         for k in range(kinds.shape[0]):
@@ -89,6 +87,15 @@ def pair_values(
     chi = 0.0
     if need_l1 or need_chi2:
         l1, chi = l1_chi2(A, i, B, j, need_l1, need_chi2)
+    values_from_bases(dot, d2, l1, chi, kinds, param, src, order, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def values_from_bases(dot, d2, l1, chi, kinds, param, src, order, out):
+    """``out[k]``, every kernel's value of one pair from its dot product, squared distance, L1
+    distance and chi-square sum (those the program needs), in the program's ``order`` (a gaussian
+    may be the 4th power of a wider one's value). It takes no array but the program's and
+    ``out``, so inlined in a pair loop (:func:`row_values`) it binds no row view per pair."""
     for idx in range(order.shape[0]):
         k = order[idx]
         kind = kinds[k]
@@ -100,17 +107,45 @@ def pair_values(
             if src[k] >= 0:
                 out[k] = fourth_power(out[src[k]])
             else:
-                work[0] = d2 * param[k]
-                vexp_neg(work[0:1], work[1:2], work[2:3])
-                out[k] = work[1]
+                out[k] = exp_neg_one(d2 * param[k])
         elif kind == LAPLACE:
             out[k] = exp_neg(l1 * param[k])
         else:  # CHI2
             out[k] = exp_neg(chi * param[k])
 
 
+@njit(cache=True, nogil=True)
+def row_values(A, i, B, lo, hi, dots, asq, bsq, prog, vals, pair):
+    """``vals[k, s - lo] = κ_k(A[i], B[s])`` for the rows ``s`` in ``[lo, hi)`` of B, by
+    :func:`pair_values`' arithmetic (``dots[s]``: the dot products, ``asq``/``bsq[s]``: the squared
+    norms, ``pair``: an (m,) scratch). The pair loop holds no array but the arguments (the
+    record's read once, no row views, no per-pair call taking arrays): each array an iteration
+    binds costs reference counts, ~20x a laplacian's arithmetic. The squared distance is taken
+    only for gaussians (every other value ignores it)."""
+    if prog.direct:  # feature-group kernels, each summed over its own columns
+        for s in range(lo, hi):
+            program_values(A, i, B, s, dots[s], asq, bsq[s], prog, pair)
+            for k in range(pair.shape[0]):  # (a loop: a slice assignment compiles its shape-error text)
+                vals[k, s - lo] = pair[k]
+        return
+    kinds, param, src, order = prog.kinds, prog.param, prog.src, prog.order
+    need_l1, need_chi2 = prog.need_l1, prog.need_chi2
+    need_d2 = False
+    for k in range(kinds.shape[0]):
+        need_d2 = need_d2 or kinds[k] == GAUSS
+    for s in range(lo, hi):
+        d2 = pair_sqdist(asq, bsq[s], dots[s], A, i, B, s) if need_d2 else 0.0
+        l1 = 0.0
+        chi = 0.0
+        if need_l1 or need_chi2:
+            l1, chi = l1_chi2(A, i, B, s, need_l1, need_chi2)
+        values_from_bases(dots[s], d2, l1, chi, kinds, param, src, order, pair)
+        for k in range(kinds.shape[0]):
+            vals[k, s - lo] = pair[k]
+
+
 @njit(cache=True, nogil=True, inline="always")
-def program_values(A, i, B, j, dot, asq, bsq, prog, out, work):
+def program_values(A, i, B, j, dot, asq, bsq, prog, out):
     """:func:`pair_values` with the program as one record (:meth:`.program.KernelProgram.pair_record`)."""
     pair_values(
         A,
@@ -130,7 +165,6 @@ def program_values(A, i, B, j, dot, asq, bsq, prog, out, work):
         prog.vcols,
         prog.vptr,
         out,
-        work,
     )
 
 
@@ -146,13 +180,12 @@ def _pair_matrix(A, B, prog):
     m = prog.kinds.shape[0]
     out = np.empty((m, A.shape[0], B.shape[0]))
     vals = np.empty(m)
-    work = np.empty(3)
     asq = (A * A).sum(axis=1)
     bsq = (B * B).sum(axis=1)
     dots = A @ B.T
     for i in range(A.shape[0]):
         for j in range(B.shape[0]):
-            program_values(A, i, B, j, dots[i, j], asq[i], bsq[j], prog, vals, work)
+            program_values(A, i, B, j, dots[i, j], asq[i], bsq[j], prog, vals)
             out[:, i, j] = vals
     return out
 

@@ -40,24 +40,31 @@ def vexp_neg_n(x, out, scratch, n):
     One pass, each value's steps in registers (four passes through ``scratch``, as this was, took
     1.8x the time: the arrays of a budget learner's segment spill out of L1); ``scratch`` is not
     needed any more (its callers keep their buffers)."""
-    table = _TABLE
     for s in range(n):
-        xs = x[s]
-        shifted = xs * _INV + _SHIFT
-        kf = shifted - _SHIFT
-        q = kf * _LN2N_HI - xs + kf * _LN2N_LO  # q = -r
-        p = 1.0 / 720.0
-        p = p * q + 1.0 / 120.0
-        p = p * q + 1.0 / 24.0
-        p = p * q + 1.0 / 6.0
-        p = p * q + 0.5
-        p = p * q + 1.0
-        p = p * q + 1.0
-        k = np.float64(shifted).view(np.int64) - _SHIFT_BITS
-        a = k >> 5
-        p = p * table[k & 31]
-        big = a > 1000
-        p = p * _TINY if big else p
-        a = a - 600 if big else a
-        v = p * np.int64((1023 - a) << 52).view(np.float64)
-        out[s] = 0.0 if xs > _ZERO_ABOVE else v
+        out[s] = exp_neg_one(x[s])
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def exp_neg_one(xs):
+    """``exp(-xs)``, the arithmetic of every path: :func:`vexp_neg_n` runs it over arrays (LLVM
+    inlines and vectorises it there: selects, no branches), a pair evaluator calls it per pair
+    with no array (one-element views would cost their reference counts every pair). Not inlined
+    by numba: an inlined body would take its caller's fast-math flags, and its bits with them."""
+    shifted = xs * _INV + _SHIFT
+    kf = shifted - _SHIFT
+    q = kf * _LN2N_HI - xs + kf * _LN2N_LO  # q = -r
+    p = 1.0 / 720.0
+    p = p * q + 1.0 / 120.0
+    p = p * q + 1.0 / 24.0
+    p = p * q + 1.0 / 6.0
+    p = p * q + 0.5
+    p = p * q + 1.0
+    p = p * q + 1.0
+    k = np.float64(shifted).view(np.int64) - _SHIFT_BITS
+    a = k >> 5
+    p = p * _TABLE[k & 31]
+    big = a > 1000
+    p = p * _TINY if big else p
+    a = a - 600 if big else a
+    v = p * np.int64((1023 - a) << 52).view(np.float64)
+    return 0.0 if xs > _ZERO_ABOVE else v

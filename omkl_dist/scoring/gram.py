@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ._dense import ScoreWeights, chain_row
-from ._pairs import program_values
+from ._pairs import row_values
 from .program import dot_gauss_plan
 from .row_threads import over_rows
 from .rows import later_dots, n_rows, rows_sqdist
@@ -58,13 +58,13 @@ def _gram_dot_gauss(lo, hi, Xb, xsq, XXt, G, plan):
 def _gram_general(lo, hi, Xb, xsq, XXt, prog, G):
     """``G[:, t, s]`` for the rows ``t`` in ``[lo, hi)`` and ``s < t``, every kernel per pair."""
     m = prog.kinds.shape[0]
-    vals = np.empty(m)
-    work = np.empty(3)
+    vals = np.empty((m, Xb.shape[0]))
+    pair = np.empty(m)
     for t in range(max(lo, 1), hi):
-        for s in range(t):
-            program_values(Xb, t, Xb, s, XXt[t, s], xsq[t], xsq[s], prog, vals, work)
-            for k in range(m):  # (not a slice assignment: numba compiles its shape-error text, ~2 s)
-                G[k, t, s] = vals[k]
+        row_values(Xb, t, Xb, 0, t, XXt[t], xsq[t], xsq, prog, vals, pair)
+        for k in range(m):  # (not a slice assignment: numba compiles its shape-error text, ~2 s)
+            for s in range(t):
+                G[k, t, s] = vals[k, s]
 
 
 @njit(cache=True, nogil=True)

@@ -97,6 +97,13 @@ class KernelProgram:
     def m(self) -> int:
         return len(self.kinds)
 
+    @property
+    def uses_dots(self) -> bool:
+        """Whether a kernel's value is made from the pair's dot product (the dot-product kernels, and
+        gaussians through ``‖a‖² + ‖b‖² − 2 a·b``): laplacian, chi-square and feature-group
+        programs take none."""
+        return not self.direct and bool(np.isin(self.kinds, (LINEAR, POLY, GAUSS)).any())
+
     def pair_record(self) -> PairProgram:
         """The program as the per-pair evaluator's record."""
         return PairProgram(

@@ -141,11 +141,14 @@ def pool_scores(
         cols = np.flatnonzero(exact[s0:s1]) + s0
         for r0, r1 in _row_chunks(len(Xb)):  # bounds the dot matrix whatever the segment length
             Xc, xc, oc, sc = Xb[r0:r1], xsq[r0:r1], out[r0:r1], xscale[r0:r1]
-            if blas_exact:  # integers: every partial sum exact, the same bits in any product
+            if not program.uses_dots:  # (no kernel reads them: the product cost more than the scan)
+                dots = _dots_out(r1 - r0, s1 - s0)
+                dots.fill(0.0)
+            elif blas_exact:  # integers: every partial sum exact, the same bits in any product
                 dots = np.matmul(Xc, P.T, out=_dots_out(r1 - r0, s1 - s0))
             else:  # a row's bits must not depend on the rows scored with it (a shard's share)
                 dots = fixed_shape_dots(Xc, P, out=_dots_out(r1 - r0, s1 - s0))
-            if len(cols):
+            if len(cols) and program.uses_dots:
                 overwrite_exact_columns(Xc, pool.X, cols, s0, dots)
             if sparse:
                 over_rows(accumulate_sparse, r1 - r0, Xc, xc, P, psq, dots, csc, per_column, sc, oc)
