@@ -123,6 +123,8 @@ def _export(ref: str, folder: Path) -> Path:
 
 
 def run_budget_bench(results: Path, baseline: str | None = None, log=print) -> dict:
+    path = results / "budget.json"
+    notes = json.loads(path.read_text()).get("notes", []) if path.is_file() else []
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         code = _export(baseline, Path(tmp)) if baseline else None
@@ -144,9 +146,10 @@ def run_budget_bench(results: Path, baseline: str | None = None, log=print) -> d
         "rows": rows,
         "cxx_bpas": CXX_BPAS,
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {"cpus": os.cpu_count()},
+        "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
+        "notes": notes,  # (paragraphs written beside the table: kept until rewritten by hand)
     }
-    (results / "budget.json").write_text(json.dumps(out, indent=2) + "\n")
+    path.write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 
