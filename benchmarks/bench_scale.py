@@ -309,7 +309,8 @@ def main(argv=None) -> None:
         raw["jobs"] = {key: raw["jobs"][key] for key in JOBS if key in raw["jobs"]}
     result = {"raw": raw, "analysis": analyse(raw)}
     args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
+    # compact: every round's costs of every run (what --analyse-only refits) are ~2 MB indented
+    (args.results / "scale.json").write_text(json.dumps(result, separators=(",", ":")) + "\n")
     plot(result["analysis"], args.results / PLOT)
     replace_section(markdown(result), SECTION)
     for key, job in result["analysis"].items():
