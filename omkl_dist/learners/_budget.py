@@ -165,14 +165,14 @@ def own_dots(Xb, B, c, integral=False):
     any order and its zero terms are skipped (a9a's rows have 14 non-zeros in 123 features; skipping
     a term ``0 · b`` of a sum started at +0.0 never changes it, not even a zero's sign)."""
     n, d = Xb.shape
-    out = np.empty((n, 1, c))
-    BT = np.ascontiguousarray(B[:c].T)
-    dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost an atomic
-    # reference count increment and decrement per row)
     if integral:
         cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
         row_nonzeros(Xb, cols, vals, counts)
         return sparse_own_dots(cols, vals, counts, B, c)
+    out = np.empty((n, 1, c))
+    BT = np.ascontiguousarray(B[:c].T)
+    dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost an atomic
+    # reference count increment and decrement per row)
     for t in range(n):  # four features per pass over the row's dots, as nonzero_dots (the passes
         # were load/store bound); each sum still from +0.0 in feature order
         f = 0
