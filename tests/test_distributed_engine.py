@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.partition import partition_kernels, row_ranges
-from omkl_dist.distributed.rounds import splits_rows
+from omkl_dist.distributed.rounds import round_adapter, splits_rows
 from omkl_dist.distributed.shard import KernelShard
 from omkl_dist.engine import local as local_engine
 from omkl_dist.engine.local import LocalEngine, segmenting
@@ -105,7 +105,7 @@ def _sharded(
         n,
         checkpoint_every=4,
         select_kernel_at=getattr(template, "validation_size_", None),
-        round_ends=segmenting(rule, program, block_size),
+        round_ends=round_adapter(scalars).round_ends(scalars, program),  # as ShardedRounds has them
     )
     while not asyncio.run(coord.run_rounds(rounds_per_call))["done"]:
         pass
@@ -305,6 +305,34 @@ def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):
     assert make_estimator("spa", block_size=700).feed_rows() == 16100
     assert make_estimator("omkc", block_size=700).feed_rows() == 700
     assert make_estimator("bpas", block_size=700).feed_rows() == 700
+
+
+def test_budget_rounds_span_blocks_each_a_piece():
+    """The budget and feature engines' kernels read nothing of each other's or of the weights: their
+    rounds grow to 16 blocks (fewer if the replies would carry more than ROUND_VALUES scores), each
+    block a piece the coordinator replays as the in-process call; the stochastic update (weights at
+    each block's start) keeps one block per round."""
+    from omkl_dist.distributed.rounds.kernel_split import (
+        ROUND_VALUES,
+        BudgetEngineSplit,
+        BudgetKernelSplit,
+        block_pieces,
+    )
+
+    program = compile_program(make_pool("omkc16"))
+    rounds = BudgetEngineSplit.round_ends({"block_size": 1000, "update": "D"}, program)
+    g, ends = 0, []
+    while g < 1_000_000:
+        g += rounds.length(g, 1_000_000 - g)
+        ends.append(g)
+    assert ends[:6] == [1000, 2000, 4000, 8000, 16000, 32000]  # 1, 1, 2, 4, 8, 16 blocks
+    assert {b - a for a, b in zip(ends[5:], ends[6:-1])} == {16000} and len(ends) == 67
+    one_block = BudgetEngineSplit.round_ends({"block_size": 1000, "update": "S"}, program)
+    assert one_block.length(8000, 10**6) == 1000
+    many_classes = {"block_size": 1000, "n_classes": 26}  # 16 kernels x 26 classes: 2 blocks of scores
+    assert BudgetKernelSplit.round_ends(many_classes, program).window == 1000 * (ROUND_VALUES // (1000 * 16 * 26))
+    assert block_pieces(1250, 2800, 1000) == [(0, 750), (750, 1750), (1750, 2750), (2750, 2800)]
+    assert BudgetKernelSplit.pieces({"block_size": 1000}, 1250, 2800) == block_pieces(1250, 2800, 1000)
 
 
 def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):

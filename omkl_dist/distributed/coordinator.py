@@ -6,8 +6,10 @@ Per round (a segment of the stream where the in-process engine's segments end: t
 update) and gets one reply. In a kernel-split round each shard learns its kernels and replies
 their decision values and updates; the coordinator then replays the combiner over the round
 (the adapter's ``replay_round``), which gives the in-process engine's weights, scores and mistakes
-bit for bit. The coordinator calls the engine's round adapter (:mod:`.rounds`) and never branches
-on the kind of engine or rule. Either kind of round leaves the round's online outcome (mistakes,
+bit for bit -- piece by piece (the adapter's ``pieces``: the budget and feature engines' rounds span
+several blocks, each learnt, replayed, calibrated and sampled as the in-process call over it).
+The coordinator calls the engine's round adapter (:mod:`.rounds`) and never branches on the kind
+of engine or rule. Either kind of round leaves the round's online outcome (mistakes,
 scores) here, from which the coordinator keeps the mistake curve and learns the probability
 calibration (:mod:`.calibration`).
 
@@ -227,32 +229,49 @@ class Coordinator:
         g = self.n_seen
         n = self._round_size(g)
         next_n = self._round_size(g + n) if g + n < self.n_rows else 0  # the shards read those rows ahead
-        start = self._model_now() if self.sampling else None
         if self.split_rows:
+            start = self._model_now() if self.sampling else None
             outcome, y, t_combine, outs = await self._round_rows(n, next_n)
+            self._take(start, outcome, y, outs)
         else:
-            outcome, y, t_combine, outs = await self._round_kernels(n, next_n)
-        mistakes = outcome["mistakes"]
-        if start is not None:
-            self._sample(g, start, outcome, y)
-        if self.n_support is not None:
-            self.n_support = self.adapter.support_after(self.n_support, outcome, self.parts, outs)
-        if self.calibration is not None:  # the weights after the round: the in-process batch's end
-            self.calibration.add(g, outcome, y, self.combiner["w"])
-        rows, counts = self.curve.points(mistakes, self.n_seen, self.n_mistakes)
-        self.history.extend(zip(rows.tolist(), counts.tolist()))
-        self.n_seen += n
-        self.n_mistakes += int(mistakes.sum())
+            outs = await self._kernel_replies(n, next_n)
+            t_combine = time.perf_counter()
+            self._time_shards(outs)
+            y = outs[0]["y"]
+            for index, (lo, hi) in enumerate(self.adapter.pieces(self.scalars, g, n)):
+                start = self._model_now() if self.sampling else None
+                piece = [self.adapter.piece_of(out, index, lo, hi) for out in outs]
+                outcome, self.pending = self.adapter.replay_round(
+                    self.combiner, self.scalars, y[lo:hi], self.parts, piece, g + lo
+                )
+                self._take(start, outcome, y[lo:hi], piece)
         self.rounds += 1
-        if self.select_kernel_at is not None and self.n_seen == self.select_kernel_at:
-            self._select_kernel()
-        if self.feed_rows and (self.n_seen % self.feed_rows == 0 or self.n_seen == self.n_rows):
-            self._sample_end()
         now = time.perf_counter()
         self.timing["per_round"].append(round_record(n, now - t_start, now - t_combine, outs, self.split_rows))
         self.timing["combine_s"] += now - t_combine
         self.timing["round_s"] += now - t_start
         self.timing["rounds"] += 1
+
+    def _take(self, start, outcome, y, outs) -> None:
+        """Take the outcome of the rows from ``n_seen`` on (a row-split round, or a piece of a
+        kernel-split one): the model's samples, support counts, calibration and mistake curve, as
+        the in-process run's call over those rows leaves them. ``start``: :meth:`_model_now` before
+        the rows (None: the model is not read inside them)."""
+        g, mistakes = self.n_seen, outcome["mistakes"]
+        if start is not None:
+            self._sample(g, start, outcome, y)
+        if self.n_support is not None:
+            self.n_support = self.adapter.support_after(self.n_support, outcome, self.parts, outs)
+        if self.calibration is not None:  # the weights after the rows: the in-process batch's end
+            self.calibration.add(g, outcome, y, self.combiner["w"])
+        rows, counts = self.curve.points(mistakes, self.n_seen, self.n_mistakes)
+        self.history.extend(zip(rows.tolist(), counts.tolist()))
+        self.n_seen += len(y)
+        self.n_mistakes += int(mistakes.sum())
+        if self.select_kernel_at is not None and self.n_seen == self.select_kernel_at:
+            self._select_kernel()
+        if self.feed_rows and (self.n_seen % self.feed_rows == 0 or self.n_seen == self.n_rows):
+            self._sample_end()
 
     def _model_now(self) -> dict:
         """What :meth:`_sample` starts a round from (copies: the round changes the weights)."""
@@ -280,9 +299,9 @@ class Coordinator:
             n = min(n, self.select_kernel_at - g)
         return n
 
-    async def _round_kernels(self, n, next_n):
-        """Every shard learns its kernels over the round; the combiner is replayed here."""
-        g, w = self.n_seen, self.combiner["w"].copy()
+    async def _kernel_replies(self, n, next_n):
+        """Every shard learns its kernels over the round (replayed by :meth:`_round`, piece by piece)."""
+        w = self.combiner["w"].copy()
         calls = [
             self._call(
                 i,
@@ -292,13 +311,7 @@ class Coordinator:
             for i in range(len(self.shards))
         ]
         self.keep = None
-        outs = await asyncio.gather(*calls)
-        t_combine = time.perf_counter()
-        self._time_shards(outs)
-        outcome, self.pending = self.adapter.replay_round(
-            self.combiner, self.scalars, outs[0]["y"], self.parts, outs, g
-        )
-        return outcome, outs[0]["y"], t_combine, outs
+        return await asyncio.gather(*calls)
 
     async def _round_rows(self, n, next_n):
         """Every shard scores a range of the round's rows with all kernels; the first shard (in

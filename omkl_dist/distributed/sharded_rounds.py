@@ -44,7 +44,8 @@ class ShardedRounds:
     checkpoint_every : int
         Rounds between checkpoints (0 = none); a round is one block (at most 1,024 rows), or for
         SPA whole blocks, more as the stream goes on, up to 16,384 rows
-        (:func:`~omkl_dist.engine.local.segmenting`).
+        (:func:`~omkl_dist.engine.local.segmenting`); for the budget and feature engines up to 16
+        blocks (:meth:`.rounds.kernel_split.BudgetKernelSplit.round_ends`).
     max_retries : int
         Worker failures tolerated per job before giving up.
     rounds_per_call : int

@@ -3,6 +3,13 @@ round, the coordinator replays the combiner over their decision values.
 
 :class:`PoolKernelSplit` for the shared-pool engine's deterministic binary rules (kernels learn
 apart within a round), :class:`BudgetKernelSplit` for the budget engine (a buffer per kernel).
+
+A round is made of pieces (:meth:`~.protocol.KernelSplit.pieces`): what the in-process run learns in
+one call. The shared pool's round is one piece (one block: every shard appends the rows kept before
+the next); the budget and feature engines' kernels need nothing from each other or from the
+combiner, so their rounds span several blocks, each a piece the shards learn and the coordinator
+replays, calibrates and samples as the in-process run's call of one block: one request and one reply
+per shard for up to ``ROUND_BLOCKS`` blocks (a pass over 1M rows: ~70 rounds instead of ~980).
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import numpy as np
 from ...combiners.codes import STOCHASTIC
 from ...combiners.hedge_loss import combine
 from ...engine.hyper import OMKCHyper, omkc_params
-from ...engine.local import segmenting
+from ...engine.local import Rounds, segmenting
 from ...engine.protocol import Rule
 from ...engine.records import HedgeState
 from ...randomness import uniforms
@@ -20,6 +27,18 @@ from ...scoring.rows import sqnorms
 from ..partition import partition_kernels
 from .omkc_replay import omkc_combine
 from .shared_pool import SharedPool
+
+# the budget and feature engines' rounds: at most this many blocks, and at most ROUND_VALUES decision
+# values (rows x kernels x classes: the shards' replies, 8 MB) -- the first rounds 1, 1, 2, 4, ... blocks
+ROUND_BLOCKS, ROUND_VALUES = 16, 2**20
+
+
+def block_pieces(g: int, n: int, block: int) -> list[tuple[int, int]]:
+    """The rows ``g .. g + n`` cut where blocks end: ``(lo, hi)`` offsets from ``g``."""
+    cuts = [0]
+    while cuts[-1] < n:
+        cuts.append(min(n, cuts[-1] + block - (g + cuts[-1]) % block))
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 class PoolKernelSplit(SharedPool):
@@ -54,6 +73,16 @@ class PoolKernelSplit(SharedPool):
         own = coef[:, act]
         rows = np.flatnonzero(np.any(own != 0.0, axis=1))
         return {"F": np.ascontiguousarray(F[:, act]), "rows": rows, "coef": own[rows], "xsq": xsq}
+
+    @staticmethod
+    def pieces(scalars: dict, g: int, n: int) -> list[tuple[int, int]]:
+        """One: a round is one block (:meth:`round_ends`)."""
+        return [(0, n)]
+
+    @staticmethod
+    def piece_of(out: dict, index: int, lo: int, hi: int) -> dict:
+        """The reply itself (a round is one piece)."""
+        return out
 
     @staticmethod
     def replay_round(combiner: dict, scalars: dict, y, parts, outs, g):
@@ -97,8 +126,25 @@ class BudgetKernelSplit:
 
     @staticmethod
     def round_ends(scalars: dict, program):
-        """A round is one block (in segments of at most ``MAX_SEGMENT`` rows)."""
-        return segmenting(None, program, int(scalars["block_size"]))
+        """Whole blocks, more as the stream goes on (a round from instance g spans g // B blocks, so
+        a short job reports early), at most ``ROUND_BLOCKS`` of them and ``ROUND_VALUES`` decision
+        values: the kernels read nothing of each other's or of the weights, so a round is only how
+        often the shards report (each block is one of its :meth:`pieces`)."""
+        block = int(scalars["block_size"])
+        values = block * program.m * int(scalars.get("n_classes", 1))
+        window = block * min(ROUND_BLOCKS, max(1, ROUND_VALUES // values))
+        return Rounds(block, window, window, growth=1)
+
+    @staticmethod
+    def pieces(scalars: dict, g: int, n: int) -> list[tuple[int, int]]:
+        """The round's blocks: the in-process run learns one block per call (``feed_rows()``)."""
+        return block_pieces(g, n, int(scalars["block_size"]))
+
+    @staticmethod
+    def piece_of(out: dict, index: int, lo: int, hi: int) -> dict:
+        """A shard's reply for the round's piece ``index`` (rows ``lo:hi``): its decision values,
+        losses and support vectors per kernel after the piece."""
+        return {"F": out["F"][lo:hi], "loss": out["loss"][lo:hi], "n_support": out["n_support"][index]}
 
     @staticmethod
     def partition(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
@@ -106,9 +152,20 @@ class BudgetKernelSplit:
         return partition_kernels(program, None, n_shards)
 
     def kernel_round(self, X, y, w, act) -> dict:
-        """Learn this part's kernels over the round (:meth:`BudgetEngine.kernel_step`; the
-        combiner's weights ``w`` are the coordinator's business, ``act`` is every kernel of the part)."""
-        return {**self.engine.kernel_step(X, y, self.engine.n_seen), "n_support": self.engine.n_support()}
+        """Learn this part's kernels over the round, block by block as the in-process run is fed
+        (:meth:`BudgetEngine.kernel_step`; the combiner's weights ``w`` are the coordinator's
+        business, ``act`` is every kernel of the part): ``F`` and ``loss`` of every row, and the
+        support vectors per kernel after each of the round's :meth:`pieces` (a row each)."""
+        e = self.engine
+        steps, support = [], []
+        for lo, hi in block_pieces(e.n_seen, len(y), e.block_size):
+            steps.append(e.kernel_step(X[lo:hi], y[lo:hi], e.n_seen))
+            support.append(e.n_support())
+        return {
+            "F": np.concatenate([step["F"] for step in steps]),
+            "loss": np.concatenate([step["loss"] for step in steps]),
+            "n_support": np.array(support),
+        }
 
     # --- the model read by the trace at a round's end ----------------------------------------
     @staticmethod
@@ -176,7 +233,15 @@ class BudgetKernelSplit:
 class BudgetEngineSplit(BudgetKernelSplit):
     """The budget engine's rounds: :class:`BudgetKernelSplit`'s, the shard told the coordinator's weights at
     the round's start first (a stochastic update draws a block's kernels with its start's weights,
-    :meth:`~omkl_dist.engine.budget.BudgetEngine.sync_weights`; a round never crosses a block)."""
+    :meth:`~omkl_dist.engine.budget.BudgetEngine.sync_weights`: its rounds are one block each)."""
+
+    @staticmethod
+    def round_ends(scalars: dict, program):
+        """:meth:`BudgetKernelSplit.round_ends`; one block with the stochastic update (the weights
+        at each block's start are the coordinator's, after it replays the block before)."""
+        if scalars["update"] == "S":
+            return segmenting(None, program, int(scalars["block_size"]))
+        return BudgetKernelSplit.round_ends(scalars, program)
 
     def kernel_round(self, X, y, w, act) -> dict:
         self.engine.sync_weights(w)

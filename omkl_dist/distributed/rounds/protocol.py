@@ -11,7 +11,8 @@ round; :func:`~omkl_dist.distributed.rounds.round_adapter` picks it from a saved
   arrays and the shards' parts (:meth:`~RoundAdapter.model_part`, :meth:`~RoundAdapter.gather`);
 * a kernel-split round (:class:`KernelSplit`): each shard learns its kernels
   (:meth:`~KernelSplit.kernel_round`), the coordinator replays the combiner
-  (:meth:`~KernelSplit.replay_round`);
+  (:meth:`~KernelSplit.replay_round`) piece by piece (:meth:`~KernelSplit.pieces`: what the
+  in-process run learns in one call);
 * a row-split round (:class:`RowSplit`): every shard scores a range of rows
   (:meth:`~RowSplit.score_rows`), the first (the lead) runs the recurrence over all of them and
   hands out what the others apply (:meth:`~RowSplit.learned_update`). The lead's recurrence needs
@@ -104,6 +105,16 @@ class KernelSplit(RoundAdapter, Protocol):
         squared norms) when the rows may join a shared pool."""
 
     @staticmethod
+    def pieces(scalars: dict[str, Any], g: int, n: int) -> list[tuple[int, int]]:
+        """The round of ``n`` rows from instance ``g`` as the in-process run's calls learn it:
+        ``(lo, hi)`` offsets, replayed, calibrated and sampled one after the other."""
+
+    @staticmethod
+    def piece_of(out: dict[str, Any], index: int, lo: int, hi: int) -> dict[str, Any]:
+        """A shard's :meth:`kernel_round` reply for piece ``index`` of the round (rows ``lo:hi``):
+        what :meth:`replay_round` and :meth:`~RoundAdapter.support_after` read of it."""
+
+    @staticmethod
     def replay_round(
         combiner: dict[str, np.ndarray],
         scalars: dict[str, Any],
@@ -112,7 +123,7 @@ class KernelSplit(RoundAdapter, Protocol):
         outs: Sequence[dict[str, Any]],
         g: int,
     ) -> tuple[dict[str, np.ndarray], object]:
-        """Replay the combiner over a round starting at instance ``g`` (updates the ``combiner``
+        """Replay the combiner over a round's piece starting at instance ``g`` (updates the ``combiner``
         arrays in place); returns the round's online outcome as the in-process engine gives it
         (``mistakes`` and the combined ``score`` per row, ``F`` the per-kernel scores) and the
         update every shard applies next (or None)."""
