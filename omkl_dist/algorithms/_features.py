@@ -43,7 +43,7 @@ class FeatureClassifier(OnlineKernelClassifier):
 
     def feed_rows(self) -> int:
         validate_params(self, ["block_size"])
-        return int(self.block_size)  # a cluster round is a block, like the budget engine's
+        return int(self.block_size)  # the in-process calls a cluster round's pieces replay
 
     def _takes_sparse_rows(self) -> bool:
         return False  # features come from dense rows: sparse X is densified

@@ -63,7 +63,7 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     def feed_rows(self) -> int:
         validate_params(self, ["block_size"])
-        return int(self.block_size)  # the budget engine's rounds are its blocks
+        return int(self.block_size)  # the in-process calls a cluster round's pieces replay
 
     def _engine_params(self) -> dict[str, Any]:
         return {
