@@ -7,7 +7,8 @@ Jobs (seed 0, block 1024, raw features, one thread per worker as ``omkl cluster 
 * OMKC (S,S) on the demo's generated 200,000 x 4 stream (noise 0.01);
 * OM-2 on a generated 26-class 200,000 x 16 problem (``make_classification``, standardised);
 * OKS on the 1,000,000 x 18 stream's first 200,000 rows;
-* BPAS (budget 100, kernel-split rounds) on the 1,000,000 x 18 stream.
+* BPAS (budget 100, kernel-split rounds) on the 1,000,000 x 18 stream;
+* FOGD (its defaults, kernel-split rounds) on the same stream: a constant-memory learner for long streams.
 
 Each job runs in-process (numba's default threads: every core) and on a cluster of W real ``dask
 worker`` processes for each W, after a short warm-up job (numba's cached kernels loaded). The
@@ -56,6 +57,7 @@ JOBS = {
     "om2": ("OM-2, generated 26 classes, 200,000 x 16", "om2", {}, "k26", None),
     "oks": ("OKS, generated 1,000,000 x 18, first 200,000", "oks", {}, "synth1m", 200_000),
     "bpas": ("BPAS (budget 100, kernel-split), generated 1,000,000 x 18", "bpas", {"budget": 100}, "synth1m", None),
+    "fogd": ("FOGD (13 gaussians x 100 features, kernel-split), generated 1,000,000 x 18", "fogd", {}, "synth1m", None),
 }
 STREAM_ROWS = {"synth1m": 1_000_000, "synth200k": 200_000, "k26": 200_000}
 QUICK = 20  # --quick: streams this many times shorter

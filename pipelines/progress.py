@@ -52,9 +52,9 @@ class ProgressBar:
         elif self._labelled_compiling:  # a block learnt since compiling began
             self.bar.set_description_str(self.desc, refresh=False)
             self._labelled_compiling = False
-        self.bar.update(progress["n_seen"] - self.bar.n)
         rate = 100.0 * progress["n_mistakes"] / max(progress["n_seen"], 1)
-        self.bar.set_postfix(mistakes=f"{rate:.2f}%", refresh=False)
+        self.bar.set_postfix(mistakes=f"{rate:.2f}%", refresh=False)  # before the update, which draws it
+        self.bar.update(progress["n_seen"] - self.bar.n)
 
     def compiling(self) -> None:
         """numba began its first compile in this block: say so (once), the bar's label too."""
