@@ -83,6 +83,21 @@ def test_blocks_give_the_scaler_an_array_head_would_stream_and_read_once():
     np.testing.assert_array_equal(scaler.m2_, expected.m2_)
 
 
+@pytest.mark.parametrize("scaling", ["standard", "minmax"])
+def test_a_head_in_memory_gets_the_scaler_its_blocks_get(scaling):
+    """A file read into memory (`omkl run`) and its ingested copy streamed in blocks (a cluster's
+    worker) fit the same scaler, bit for bit, frozen: a head over 4,096 rows fitted at once rounded
+    its mean otherwise (cod-rna: `omkl run` and `omkl submit` models differed in the last bits)."""
+    X = np.random.default_rng(5).normal(size=(9000, 4)) * 300.0 + 7.0
+    asked = resolve_settings(scaling=scaling, kernels_given=True)
+    _, in_memory = fit_head(asked, X, 8000)
+    _, streamed = fit_head(asked, ((X[lo : lo + 1000], None) for lo in range(0, 9000, 1000)), 8000, sparse=False)
+    assert in_memory.frozen_ and in_memory.n_seen_ == 8000
+    expected = streamed.to_dict()
+    for name, value in in_memory.to_dict().items():
+        np.testing.assert_array_equal(np.asarray(value), np.asarray(expected[name]), err_msg=name)
+
+
 def test_a_recorded_decision_settles_the_defaults_only():
     default, given = resolve_settings(), resolve_settings(scaling="standard")
     decided = default.for_zero_one_head()

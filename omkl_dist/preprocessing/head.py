@@ -41,9 +41,10 @@ def fit_head(settings: Settings, head, n_rows: int, *, sparse: bool | None = Non
     settings : Settings
         The job's (fixed: an automatic setting is raced first, :mod:`omkl_dist.race`).
     head : array, sparse matrix or iterable of blocks
-        The stream's rows in memory (its first ``n_rows`` are fitted at once, :meth:`Scaler.fit`)
-        or its blocks (``X`` or ``(X, y)``; the first ``n_rows`` rows folded in fixed pieces,
-        :meth:`Scaler.fit_prefix`: the same scaler for any block size, as a cluster fits it).
+        The stream's rows in memory or its blocks (``X`` or ``(X, y)``); either way its first
+        ``n_rows`` rows are folded in fixed pieces (:meth:`Scaler.fit_prefix`): the same scaler,
+        frozen, for any block size and for a file read into memory as for its ingested copy read
+        on a cluster.
     n_rows : int
         The rows the scaler is fitted on (``settings.scale_rows``, or the stream's length if shorter).
     sparse : bool, optional
@@ -59,7 +60,10 @@ def fit_head(settings: Settings, head, n_rows: int, *, sparse: bool | None = Non
         X = head[:n_rows]
         zero_one = settings.checks_head and all_zero_one(X)
         decided = _decided(settings, zero_one, sparse)
-        return decided, Scaler(decided.scaling).fit(X)
+        # (``fit`` at once rounded the statistics of a head over 4,096 rows otherwise than the pieces
+        # a cluster's worker folds: `omkl run` on a file and `omkl submit` differed in the last bits)
+        rows = X.shape[0]
+        return decided, Scaler(decided.scaling).fit_prefix((X,), rows) if rows else Scaler(decided.scaling).fit(X)
     if not settings.checks_head:
         decided = _decided(settings, False, sparse)
         return decided, Scaler(decided.scaling).fit_prefix(head, n_rows)
