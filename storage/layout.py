@@ -565,7 +565,7 @@ def read_chunk(
                 path=directory / FEATURES,
                 fix=fix,
             ) from None
-        if hashlib.sha256(X).hexdigest() != sums["features"][c]:  # (X is C-contiguous: hashed without a copy)
+        if hashlib.sha256(X.data).hexdigest() != sums["features"][c]:  # (X is C-contiguous: hashed without a copy)
             raise DataError(
                 f"{where} of the features does not match its checksum (a chunk file is missing or damaged)",
                 path=directory / FEATURES,
