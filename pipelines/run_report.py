@@ -64,6 +64,15 @@ def _cluster_costs(accounting) -> dict:
     }
 
 
+def _model_size(report: dict, kernels: int) -> str:
+    """The model's size: its support vectors, or a random-feature model's features (FOGD keeps none:
+    "0 support vectors" read as an empty model)."""
+    total, features = report["n_support"]["total"], (report.get("params") or {}).get("n_components")
+    if total == 0 and features:
+        return f"  model size       {kernels} kernel(s) x {features} random features (no support vectors)"
+    return f"  support vectors  {total} total over {kernels} kernel(s)"
+
+
 def format_report(report: dict) -> str:
     """The report as the commands print it."""
     per = report["n_support"]["per_kernel"]
@@ -80,7 +89,7 @@ def format_report(report: dict) -> str:
         f"({report['n']} instances, block {report['block_size']}, seed {report['seed']}, "
         f"scaling {report['scaling']}{resumed})",
         f"  mistake rate     {100 * report['mistake_rate']:.2f} %  ({report['mistakes']} mistakes)",
-        f"  support vectors  {report['n_support']['total']} total over {len(per)} kernel(s)",
+        _model_size(report, len(per)),
         f"  learning time    {speed}{where}",
     ]
     if "workers" in report:

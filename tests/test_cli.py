@@ -150,6 +150,16 @@ def test_run_on_ingested_stream_without_scaling(tmp_path):
     assert json.loads(res.output.strip().splitlines()[-1])["n"] == 1500
 
 
+def test_run_report_sizes_a_random_feature_model_by_its_features(tmp_path):
+    """FOGD keeps no support vectors: its report says its features, not "0 support vectors"."""
+    out = tmp_path / "s"
+    assert invoke("data", "synth", "--rows", 600, "--features", 3, "--seed", 3, "--out", out).exit_code == 0
+    res = invoke("run", "fogd", "--data", out, "--kernels", "gaussian:1,2", "--n-components", 8, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert "model size       2 kernel(s) x 8 random features (no support vectors)" in res.output
+    assert "support vectors  " not in res.output
+
+
 @pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["submit", "--help"], ["cluster", "up", "--help"]])
 def test_help_exits_zero(args):
     result = CliRunner().invoke(main, args)
