@@ -17,6 +17,8 @@ from omkl_dist.evaluation.calibration import (
     fit_slope,
     initial_slope,
     smoothed_targets,
+    softmax_loss,
+    softmax_slopes,
 )
 
 
@@ -95,3 +97,16 @@ def test_halvings_at_the_optimum_and_flat_scores():
     flat = class_scores(np.zeros(50))
     T = smoothed_targets(y[:50], np.bincount(y[:50]).astype(np.int64))
     assert fit_slope(flat, T, prior=0.0, curvature=0.0, start=0.0) == (0.0, 0.0)
+
+
+def test_the_loss_and_its_slopes_are_the_formulas_bit_for_bit():
+    """softmax_loss and softmax_slopes (the loss alone for a trial, the derivatives where a step
+    lands) give the formulas' values as numpy evaluates them, at any slope, zero included."""
+    rng = np.random.default_rng(7)
+    for K, n in ((2, 4099), (5, 1001)):
+        y = rng.integers(0, K, n)
+        S = class_scores(rng.normal(size=n) * 3.0 if K == 2 else rng.normal(size=(n, K)) * 3.0)
+        T = smoothed_targets(y, np.bincount(y, minlength=K).astype(np.int64))
+        for a in (0.0, 0.37, 2.5, 40.0):
+            loss, E, norm = softmax_loss(S, T, a)
+            assert (loss, *softmax_slopes(S, E, norm, float(np.sum(T * S)))) == _reference_terms(S, T, a)
