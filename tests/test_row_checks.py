@@ -1,8 +1,8 @@
 """The estimators' row checks on every call (omkl_dist/algorithms/base.py: ``_check_X``,
-omkl_dist/_validation/inputs.py: ``check_array``): a dense X cleared by its smallest and largest
-value still refuses a NaN, an inf and values whose squares overflow, naming the place, just under
-and over the bound the clearance uses; a later call checks the chi-square kernels' sign on the fitted
-pool, and a pool without them takes negative features."""
+omkl_dist/_validation/inputs.py: ``check_array``): a dense X refuses a NaN, an inf and values whose
+squares overflow, naming the place, whether the one product X · X clears it or not; a later call
+checks the chi-square kernels' sign on the fitted pool, and a pool without them takes negative
+features."""
 
 from __future__ import annotations
 
@@ -22,15 +22,17 @@ def test_non_finite_values_are_named(value, message):
 
 
 def test_squares_cleared_below_the_bound_and_checked_above_it():
-    d = 3
-    bound = np.sqrt(np.finfo(np.float64).max / (2 * d))
-    X = np.full((2, d), -bound)
-    assert check_array(X) is X  # every squared norm finite: cleared by the bound alone
-    X[1, 2] = 1.5 * bound  # above the bound, a finite squared norm (4.25 of the 6 b² that overflow): cleared
+    X = np.full((2, 3), 1e153)
+    assert check_array(X) is X  # X · X = 6e306: cleared by the one product
+    X[1] = [-7e153, 7e153, 5e153]  # X · X above the clearance, no row's squared norm overflows: cleared
     assert check_array(X) is X
-    X[1] = 1.5e154
-    with pytest.raises(ValueError, match=r"too large to square.*row 1"):
+    X[1, 2] = 1.5e154
+    with pytest.raises(ValueError, match=r"too large to square.*row 1.*column 2"):
         check_array(X)
+    assert check_array(X, finite_squares=False) is X  # (the Scaler's check: finite values only)
+    F = np.asfortranarray(np.full((3, 2), 1e200))  # not C-contiguous: the element-wise checks
+    with pytest.raises(ValueError, match=r"too large to square.*row 0"):
+        check_array(F)
 
 
 def test_a_later_call_checks_the_chi_square_sign_on_the_fitted_pool():
