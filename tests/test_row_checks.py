@@ -23,7 +23,7 @@ def test_non_finite_values_are_named(value, message):
 
 def test_squares_cleared_below_the_bound_and_checked_above_it():
     X = np.full((2, 3), 1e153)
-    assert check_array(X) is X  # X · X = 6e306: cleared by the one product
+    assert check_array(X) is X  # X · X = 6e306: cleared by the one sum
     X[1] = [-7e153, 7e153, 5e153]  # X · X above the clearance, no row's squared norm overflows: cleared
     assert check_array(X) is X
     X[1, 2] = 1.5e154
