@@ -196,14 +196,24 @@ def check_array(
                 int(X.indices[bad[0]]),
                 row_offset is not None,
             )
-    else:
+    # dense: X · X (one pass, nothing allocated) finite and under a quarter of the largest double proves
+    # every value finite (an inf or a NaN makes it one) and every row's squared norm finite (each at most
+    # the whole sum, to rounding); only an X it does not clear gets the element-wise checks, which name the
+    # culprit (they were 2.9 ms on a9a's 4M values, 9 ms of a FOGD fit's pass over a9a). einsum, not BLAS:
+    # OpenBLAS's threads spin for a while after a product, on the cores the learners' threads then want
+    cleared = False
+    if not sp.issparse(X) and X.size and X.flags.c_contiguous:
+        flat = X.reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cleared = bool(np.einsum("i,i->", flat, flat) < 0.25 * np.finfo(np.float64).max)
+    if not sp.issparse(X) and not cleared:
         finite = np.isfinite(X)
         if not finite.all():
             row, column = np.argwhere(~finite)[0]
             _refuse_non_finite(
                 owner, name, float(X[row, column]), (row_offset or 0) + int(row), int(column), row_offset is not None
             )
-    if finite_squares:
+    if finite_squares and not cleared:
         _refuse_overflowing_squares(X, owner, name, row_offset or 0)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
