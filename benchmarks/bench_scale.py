@@ -132,7 +132,13 @@ def measure(jobs=tuple(JOBS), workers=None, shorter=1, log=print) -> dict:
         for key in jobs:
             label, algo, params, stream, rows = JOBS[key]
             local = _in_process(algo, streams[stream], params, _limit(rows, shorter))
-            out["jobs"][key] = {"label": label, "shorter": shorter, "in_process": local, "runs": []}
+            out["jobs"][key] = {
+                "label": label,
+                "shorter": shorter,
+                "in_process": local,
+                "runs": [],
+                "measured": out["measured"],
+            }
             log(f"{label}: in-process {local['seconds']:.1f} s")
         for w in workers:
             state = up(tmp / f"cluster{w}", workers=w, threads=1)
@@ -210,6 +216,17 @@ def plot(analysis: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _when(raw: dict) -> str:
+    """When the jobs were measured: one time, or each run's jobs (``--jobs`` remeasures some, the
+    others keep theirs)."""
+    runs: dict[str, list[str]] = {}
+    for job in raw["jobs"].values():
+        runs.setdefault(job.get("measured", raw["measured"]), []).append(job["label"].split(", generated")[0])
+    if len(runs) == 1:
+        return next(iter(runs))
+    return "; ".join(f"{', '.join(labels)}: {when}" for when, labels in sorted(runs.items()))
+
+
 def markdown(result: dict) -> list[str]:
     """BENCHMARKS.md's section from ``scale.json``."""
     raw, analysis = result["raw"], result["analysis"]
@@ -218,7 +235,7 @@ def markdown(result: dict) -> list[str]:
         "",
         f"{SECTION} (benchmarks/bench_scale.py, `make bench-scale`, results/scale.json)",
         "",
-        f"Measured {raw['measured']} on {raw['cores']} cores shared with other work (1-minute load average "
+        f"Measured {_when(raw)} on {raw['cores']} cores shared with other work (1-minute load average "
         f"{min(loads):.1f} to {max(loads):.1f} when the runs started): every job in-process and on 1 ... "
         f"{max(r['workers'] for job in raw['jobs'].values() for r in job['runs'])} `dask worker` processes "
         "(one thread each). A cost model (benchmarks/scale_model.py) fitted on every round's costs -- the "
@@ -306,7 +323,10 @@ def main(argv=None) -> None:
     else:
         raw = measure(jobs, workers, shorter, log=lambda msg: print(msg, flush=True))
     if earlier.is_file() and not args.analyse_only:  # the jobs not measured now keep their last measurement
-        kept = json.loads(earlier.read_text())["raw"]["jobs"]
+        kept = json.loads(earlier.read_text())["raw"]
+        for job in kept["jobs"].values():  # (a job measured before jobs recorded their own time: the file's)
+            job.setdefault("measured", kept["measured"])
+        kept = kept["jobs"]
         raw["jobs"] = {**{key: job for key, job in kept.items() if key not in raw["jobs"]}, **raw["jobs"]}
         raw["jobs"] = {key: raw["jobs"][key] for key in JOBS if key in raw["jobs"]}
     result = {"raw": raw, "analysis": analyse(raw)}
