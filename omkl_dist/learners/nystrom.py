@@ -165,8 +165,15 @@ def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
     over_rows(_nystrom_scores_range, len(kernels[0]), (X, nonzeros_of(X), xsq), kernels, budget, W, MT, K, out)
 
 
-# rows whose kernel values with a fixed budget are computed in one call (of a kernel, in the switched phase)
-CHUNK_ROWS = 128
+# kernel values with a fixed budget computed in one call: a chunk of rows of at most this many values
+# (128 rows of a budget of 100; a chunk of a large budget's rows that spilt out of the caches was slower)
+CHUNK_VALUES = 12_800
+
+
+@njit(cache=True, nogil=True, inline="always")
+def chunk_rows(c):
+    """Rows per chunk for a budget of ``c``: even (the switched phase takes rows two at a time), >= 2."""
+    return max(2, CHUNK_VALUES // max(c, 1) // 2 * 2)
 
 
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
@@ -198,11 +205,12 @@ def _nystrom_rows_range(
             # a chunk's kernel values in one call (:func:`._budget.buffer_values`, kernel_values' arithmetic
             # per value): a call per row took its seven arrays' reference counts, three of them on arrays
             # both threads share (X, the budget's rows and norms): ~30 % of NOGD's compiled time, contended
-            D, Kv = np.empty((CHUNK_ROWS, 1, c)), np.empty((CHUNK_ROWS, c))
-            work_c, scratch_c = np.empty(CHUNK_ROWS * c), np.empty(CHUNK_ROWS * c)
+            rows_per = chunk_rows(c)
+            D, Kv = np.empty((rows_per, 1, c)), np.empty((rows_per, c))
+            work_c, scratch_c = np.empty(rows_per * c), np.empty(rows_per * c)
             switch_row = pending[k]
             while t < n:
-                h = min(n, t + CHUNK_ROWS)
+                h = min(n, t + rows_per)
                 for i in range(t, h):
                     nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
                 buffer_values(
@@ -253,22 +261,29 @@ def _nystrom_rows_range(
 @njit(cache=True, nogil=True)
 def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
     X, nonzeros, xsq = rows
+    cols, vals, counts = nonzeros
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
-    n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+    n, P = X.shape[0], MT.shape[2]
     z = np.empty(P)
     for k in range(lo, hi):
         SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]
-        for t in range(n):
-            c = n_used[k]
-            kernel_row(kinds[k], param[k], norm[k], nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
-            if not switched[k]:
-                _budget_score(alpha, k, K, c, kv, out, t)
-                continue
-            nystrom_features(M, kv, z)
-            for cl in range(K):
-                out[t, k * K + cl] = feature_score(W, k, cl * P, z)
+        kind, prm, nrm, c = kinds[k], param[k], norm[k], n_used[k]
+        rows_per = chunk_rows(c)
+        D, Kv = np.empty((rows_per, 1, c)), np.empty((rows_per, c))
+        work, scratch = np.empty(rows_per * c), np.empty(rows_per * c)
+        for t in range(0, n, rows_per):  # a chunk's kernel values in one call, as in the switched phase
+            h = min(n, t + rows_per)
+            for i in range(t, h):
+                nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
+            buffer_values(kind, prm, nrm, D[: h - t], 0, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work, scratch)
+            for i in range(t, h):
+                if not switched[k]:
+                    _budget_score(alpha, k, K, c, Kv[i - t], out, i)
+                    continue
+                nystrom_features(M, Kv[i - t], z)
+                for cl in range(K):
+                    out[i, k * K + cl] = feature_score(W, k, cl * P, z)
 
 
 @njit(cache=True)
