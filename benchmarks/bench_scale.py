@@ -220,8 +220,8 @@ def _when(raw: dict) -> str:
     """When the jobs were measured: one time, or each run's jobs (``--jobs`` remeasures some, the
     others keep theirs)."""
     runs: dict[str, list[str]] = {}
-    for job in raw["jobs"].values():
-        runs.setdefault(job.get("measured", raw["measured"]), []).append(job["label"].split(", generated")[0])
+    for key, job in raw["jobs"].items():
+        runs.setdefault(job.get("measured", raw["measured"]), []).append(job.get("label", key).split(", generated")[0])
     if len(runs) == 1:
         return next(iter(runs))
     return "; ".join(f"{', '.join(labels)}: {when}" for when, labels in sorted(runs.items()))

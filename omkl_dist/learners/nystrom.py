@@ -168,6 +168,8 @@ def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
 # kernel values with a fixed budget computed in one call: a chunk of rows of at most this many values
 # (128 rows of a budget of 100; a chunk of a large budget's rows that spilt out of the caches was slower)
 CHUNK_VALUES = 12_800
+# D's one kernel, an int64 as the budget engine passes its index (a literal 0 compiled buffer_values again)
+ONLY = np.int64(0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -214,7 +216,7 @@ def _nystrom_rows_range(
                 for i in range(t, h):
                     nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
                 buffer_values(
-                    kind, prm, nrm, D[: h - t], 0, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work_c, scratch_c
+                    kind, prm, nrm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work_c, scratch_c
                 )
                 i = t
                 if switch_row:  # the switch row: scored and counted on the budget, stepped on z
@@ -276,7 +278,7 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
             h = min(n, t + rows_per)
             for i in range(t, h):
                 nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
-            buffer_values(kind, prm, nrm, D[: h - t], 0, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work, scratch)
+            buffer_values(kind, prm, nrm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work, scratch)
             for i in range(t, h):
                 if not switched[k]:
                     _budget_score(alpha, k, K, c, Kv[i - t], out, i)
