@@ -230,21 +230,9 @@ class Coordinator:
         n = self._round_size(g)
         next_n = self._round_size(g + n) if g + n < self.n_rows else 0  # the shards read those rows ahead
         if self.split_rows:
-            start = self._model_now() if self.sampling else None
-            outcome, y, t_combine, outs = await self._round_rows(n, next_n)
-            self._take(start, outcome, y, outs)
+            t_combine, outs = await self._round_rows(n, next_n)
         else:
-            outs = await self._kernel_replies(n, next_n)
-            t_combine = time.perf_counter()
-            self._time_shards(outs)
-            y = outs[0]["y"]
-            for index, (lo, hi) in enumerate(self.adapter.pieces(self.scalars, g, n)):
-                start = self._model_now() if self.sampling else None
-                piece = [self.adapter.piece_of(out, index, lo, hi) for out in outs]
-                outcome, self.pending = self.adapter.replay_round(
-                    self.combiner, self.scalars, y[lo:hi], self.parts, piece, g + lo
-                )
-                self._take(start, outcome, y[lo:hi], piece)
+            t_combine, outs = await self._round_kernels(n, next_n)
         self.rounds += 1
         now = time.perf_counter()
         self.timing["per_round"].append(round_record(n, now - t_start, now - t_combine, outs, self.split_rows))
@@ -299,9 +287,10 @@ class Coordinator:
             n = min(n, self.select_kernel_at - g)
         return n
 
-    async def _kernel_replies(self, n, next_n):
-        """Every shard learns its kernels over the round (replayed by :meth:`_round`, piece by piece)."""
-        w = self.combiner["w"].copy()
+    async def _round_kernels(self, n, next_n):
+        """Every shard learns its kernels over the round; the combiner is replayed here, piece by
+        piece (the adapter's ``pieces``), each taken as the in-process call over it."""
+        g, w = self.n_seen, self.combiner["w"].copy()
         calls = [
             self._call(
                 i,
@@ -311,12 +300,24 @@ class Coordinator:
             for i in range(len(self.shards))
         ]
         self.keep = None
-        return await asyncio.gather(*calls)
+        outs = await asyncio.gather(*calls)
+        t_combine = time.perf_counter()
+        self._time_shards(outs)
+        y = outs[0]["y"]
+        for index, (lo, hi) in enumerate(self.adapter.pieces(self.scalars, g, n)):
+            start = self._model_now() if self.sampling else None
+            piece = [self.adapter.piece_of(out, index, lo, hi) for out in outs]
+            outcome, self.pending = self.adapter.replay_round(
+                self.combiner, self.scalars, y[lo:hi], self.parts, piece, g + lo
+            )
+            self._take(start, outcome, y[lo:hi], piece)
+        return t_combine, outs
 
     async def _round_rows(self, n, next_n):
         """Every shard scores a range of the round's rows with all kernels; the first shard (in
         this process) runs the recurrence over the whole round, starting on its own rows while
         the others' are still being scored (it holds the weights: they are copied here)."""
+        start = self._model_now() if self.sampling else None
         ranges = row_ranges(n, len(self.shards), self.lead_share)
         requests = [
             {"n": n, "lo": lo, "hi": hi, "append": self.pending, "keep": self.keep, "next_n": next_n}
@@ -335,7 +336,8 @@ class Coordinator:
         self._balance(ranges, outs)
         self.combiner.update(learned["arrays"])
         self.pending = learned["update"]
-        return learned, learned["y"], t_combine, outs
+        self._take(start, learned, learned["y"], outs)
+        return t_combine, outs
 
     def _balance(self, ranges, outs):
         """Move rows between the first shard and the others so that their scores arrive when it is
