@@ -178,6 +178,19 @@ def chunk_rows(c):
     return max(2, CHUNK_VALUES // max(c, 1) // 2 * 2)
 
 
+@njit(cache=True, nogil=True)
+def chunk_values(kind, param, norm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D, out, work, scratch):
+    """``out[i - t, q] = κ(X[i], SV[q])`` for rows ``t <= i < h`` and q < c: each row's dot products
+    (:func:`._budget.nonzero_dots`, into ``D``), then the chunk's kernel arithmetic in one pass
+    (:func:`._budget.buffer_values`: kernel_values' per value). One call per chunk: a call per row
+    took its arrays' reference counts, three of them on arrays every kernel's thread shares (X, the
+    budget's rows and norms): ~30 % of NOGD's compiled time, contended."""
+    cols, vals, counts = nonzeros
+    for i in range(t, h):
+        nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
+    buffer_values(kind, param, norm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, out[: h - t], work, scratch)
+
+
 # Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
 # on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
 # loop body and its caller): NOGD's first fit waited on that (issue 39).
@@ -187,7 +200,6 @@ def _nystrom_rows_range(
 ):
     wide_vectors()  # (512-bit vectors: the padded map's projection and the kernel values' passes)
     X, nonzeros, xsq = rows
-    cols, vals, counts = nonzeros
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
@@ -204,20 +216,13 @@ def _nystrom_rows_range(
         if switched[k]:  # the budget is fixed: rows' features do not depend on the updates
             c = n_used[k]
             padded_map(M, Mp)
-            # a chunk's kernel values in one call (:func:`._budget.buffer_values`, kernel_values' arithmetic
-            # per value): a call per row took its seven arrays' reference counts, three of them on arrays
-            # both threads share (X, the budget's rows and norms): ~30 % of NOGD's compiled time, contended
-            rows_per = chunk_rows(c)
+            rows_per = chunk_rows(c)  # (the rows' kernel values a chunk per call: :func:`chunk_values`)
             D, Kv = np.empty((rows_per, 1, c)), np.empty((rows_per, c))
             work_c, scratch_c = np.empty(rows_per * c), np.empty(rows_per * c)
             switch_row = pending[k]
             while t < n:
                 h = min(n, t + rows_per)
-                for i in range(t, h):
-                    nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
-                buffer_values(
-                    kind, prm, nrm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work_c, scratch_c
-                )
+                chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D, Kv, work_c, scratch_c)
                 i = t
                 if switch_row:  # the switch row: scored and counted on the budget, stepped on z
                     nystrom_features(Mp, Kv[0], z_pad)
@@ -263,7 +268,6 @@ def _nystrom_rows_range(
 @njit(cache=True, nogil=True)
 def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
     X, nonzeros, xsq = rows
-    cols, vals, counts = nonzeros
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, P = X.shape[0], MT.shape[2]
@@ -276,9 +280,7 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
         work, scratch = np.empty(rows_per * c), np.empty(rows_per * c)
         for t in range(0, n, rows_per):  # a chunk's kernel values in one call, as in the switched phase
             h = min(n, t + rows_per)
-            for i in range(t, h):
-                nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
-            buffer_values(kind, prm, nrm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, Kv[: h - t], work, scratch)
+            chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D, Kv, work, scratch)
             for i in range(t, h):
                 if not switched[k]:
                     _budget_score(alpha, k, K, c, Kv[i - t], out, i)

@@ -61,9 +61,10 @@ def fit_head(settings: Settings, head, n_rows: int, *, sparse: bool | None = Non
         zero_one = settings.checks_head and all_zero_one(X)
         decided = _decided(settings, zero_one, sparse)
         # (``fit`` at once rounded the statistics of a head over 4,096 rows otherwise than the pieces
-        # a cluster's worker folds: `omkl run` on a file and `omkl submit` differed in the last bits)
-        rows = X.shape[0]
-        return decided, Scaler(decided.scaling).fit_prefix((X,), rows) if rows else Scaler(decided.scaling).fit(X)
+        # a cluster's worker folds: `omkl run` on a file and `omkl submit` differed in the last bits;
+        # an empty head gets ``fit``'s error, which says so)
+        scaler = Scaler(decided.scaling)
+        return decided, scaler.fit_prefix((X,), X.shape[0]) if X.shape[0] else scaler.fit(X)
     if not settings.checks_head:
         decided = _decided(settings, False, sparse)
         return decided, Scaler(decided.scaling).fit_prefix(head, n_rows)
