@@ -58,7 +58,7 @@ class RunResult:
     an in-process run's :class:`~omkl_dist.evaluation.progressive.Trace` in full), the dataset's
     ``name`` and its ``feature_names`` (when its columns have names), the ``columns`` encoder that
     made its features from a table's raw columns (when it was imputed or encoded), and a hint about
-    unscaled features (``advice``)."""
+    unscaled features or rows grouped by label (``advice``, a line each)."""
 
     job: Job
     model: object
@@ -68,7 +68,7 @@ class RunResult:
     name: str = ""
     feature_names: tuple | None = None
     columns: ColumnEncoder | None = None
-    advice: str | None = None
+    advice: tuple[str, ...] = ()
 
     def as_model(self) -> Model:
         """The one model artifact: the fitted model with its column encoder, scaler, label map,
@@ -140,8 +140,11 @@ class LocalRunner:
             name=data.name,
             feature_names=None if data.feature_names is None else tuple(data.feature_names),
             columns=data.columns,
-            # (raw features an automatic setting chose were measured the best of its candidates)
-            advice=None if job.settings.origin == "auto" else scaling_advice(data.spans, data.scaler.method),
+            advice=_notes(
+                # (raw features an automatic setting chose were measured the best of its candidates)
+                None if job.settings.origin == "auto" else scaling_advice(data.spans, data.scaler.method),
+                data.mixing_advice,
+            ),
         )
 
     def open_job(self, job: Job, dataset, *, start_from=None) -> tuple[Job, object, JobData, float]:
@@ -184,3 +187,7 @@ def refuse_auto_continuation(job: Job, start_from) -> Job:
             "not an automatic setting"
         )
     return job
+
+
+def _notes(*advice: str | None) -> tuple[str, ...]:
+    return tuple(line for line in advice if line)

@@ -33,7 +33,7 @@ def build_report(result: RunResult, data) -> dict:
     if job.settings.race:
         report["race_seconds"] = accounting.race_seconds
     if result.advice:
-        report["advice"] = result.advice
+        report["advice"] = list(result.advice)
     if hasattr(model, "selected_kernel_name_"):  # a kernel selector (OKS): what it chose, and how firmly
         report["selected_kernel"] = model.selected_kernel_name_
         report["kernel_weights"] = dict(zip(model.kernel_pool_.names, map(float, model.kernel_weights_), strict=True))
@@ -112,8 +112,7 @@ def format_report(report: dict) -> str:
             + ", ".join(f"{name} {weight:.3f}" for name, weight in top)
             + ")"
         )
-    if "advice" in report:
-        lines.append(f"  note             {report['advice']}")
+    lines += [f"  note             {line}" for line in report.get("advice", [])]
     if "budget_capped" in report:
         capped = report["budget_capped"]
         lines.append(

@@ -20,11 +20,11 @@ from omkl_dist._validation import MAX_FEATURES
 from omkl_dist.defaults import Settings, resolve_settings
 from omkl_dist.preprocessing import ColumnEncoder, Scaler, fit_head
 
-from .layout import META
+from .layout import DEFAULT_CHUNK_ROWS, META, read_labels
 from .location import is_remote, location
 from .readers import read_dataset
 from .registry import resolve_dataset
-from .stream import open_stream
+from .stream import open_stream, shuffled_rows
 from .views import feature_groups, is_multiview, read_views
 
 
@@ -45,6 +45,7 @@ class JobData:
     feature_names: list | None = None  # the feature columns' names, when the data has them
     columns: ColumnEncoder | None = None  # how the raw columns became the features (imputed, encoded)
     settings: Settings | None = None  # the job's settings as decided on the head (fit_head)
+    mixing_advice: str | None = None  # (JobRows.mixing_advice)
 
     @property
     def classes(self) -> list:
@@ -70,6 +71,52 @@ def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
         f"{lo[wide]:g}..{hi[wide]:g}, feature {narrow + 1} {lo[narrow]:g}..{hi[narrow]:g}): kernels on them follow "
         "the widest features; try --scaling standard or minmax (without --paper-settings the default, auto, races them)"
     )
+
+
+#: a storage chunk's labels at least this far (total variation distance) from its window's: the rows
+#: are sorted or grouped by label, not mixed (a shuffled file's chunks are ~0.01 apart)
+UNMIXED = 0.4
+
+
+def mixing_advice(y, start: int, chunk_rows: int, label_map: list) -> str | None:
+    """A one-line hint when a shuffled job would learn its rows a label at a time: ``y`` (the
+    internal labels of rows ``start, start + 1, ...`` in the dataset's order) spans several storage
+    chunks and a chunk's labels are far from the whole's, as in a file sorted by label. A shuffle
+    reads one chunk after another (:func:`~storage.stream.chunk_visits`), so it keeps such runs."""
+    n = len(y)
+    chunk = np.arange(start, start + n) // chunk_rows - start // chunk_rows
+    if n == 0 or chunk[-1] == 0:
+        return None
+    classes = np.array(sorted(internal for _, internal in label_map))
+    code = np.searchsorted(classes, y)
+    counts = np.bincount(chunk * len(classes) + code, minlength=(chunk[-1] + 1) * len(classes))
+    counts = counts.reshape(-1, len(classes)).astype(np.float64)
+    shares, whole = counts / counts.sum(axis=1, keepdims=True), counts.sum(axis=0) / n
+    distance = 0.5 * np.abs(shares - whole).sum(axis=1)
+    worst = int(np.argmax(distance))
+    if distance[worst] < UNMIXED:
+        return None
+    over = int(np.argmax(shares[worst] - whole))
+    name = {internal: original for original, internal in label_map}[int(classes[over])]
+    lo = max((start // chunk_rows + worst) * chunk_rows, start)
+    hi = min(lo - lo % chunk_rows + chunk_rows, start + n)
+    return (
+        f"the rows are grouped by label, not mixed: rows {lo + 1:,}-{hi:,} are {shares[worst, over]:.0%} label "
+        f"{name!r} (all rows: {whole[over]:.0%}), and a shuffled job reads its {chunk_rows:,}-row chunks one at a "
+        "time, so it learns such rows together; shuffle the file's rows once (a header line kept first) and learn "
+        "from that file"
+    )
+
+
+def stream_mixing_advice(stream) -> str | None:
+    """:func:`mixing_advice` on a shuffled stream's window that spans chunks (its labels read, not
+    its features); None for an unshuffled one."""
+    if not stream.shuffle or stream.n_rows == 0:
+        return None
+    if stream.start // stream.chunk_rows == (stream.stop - 1) // stream.chunk_rows:
+        return None  # one chunk: shuffled uniformly
+    labels = read_labels(stream.directory, stream.start, stream.stop)
+    return mixing_advice(labels, stream.start, stream.chunk_rows, stream.label_map)
 
 
 class _ArrayBlocks:
@@ -134,6 +181,7 @@ class JobRows:
     feature_groups: dict | None = None
     feature_names: list | None = None
     columns: ColumnEncoder | None = None
+    mixing_advice: str | None = None  # a shuffled window whose chunks' labels are far from mixed
 
     @property
     def classes(self) -> list:
@@ -159,9 +207,11 @@ def open_job_rows(
 ) -> JobRows:
     """Open rows ``start:stop`` of ``data`` for an online job, fed ``feed_rows`` rows at a time.
 
-    A file or registry name is parsed into memory and its rows permuted with
-    ``default_rng(seed)`` when ``permute``; an ingested directory is streamed from zarr
-    (permutation = seeded chunk order + rows within chunks).
+    A file or registry name is parsed into memory, an ingested directory is streamed from zarr;
+    either way the window comes first and ``permute`` then orders its rows as a stream of the
+    ingested file does (:func:`~storage.stream.shuffled_rows`: a seeded order of the 65,536-row
+    storage chunks, a seeded order of the rows within each), so a job learns the same rows in the
+    same order in-process and on a cluster.
     """
     t0 = time.perf_counter()
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
@@ -180,6 +230,7 @@ def open_job_rows(
             feature_groups=feature_groups(stream.meta),
             feature_names=stream.meta.get("feature_names"),
             columns=None if "columns" not in stream.meta else ColumnEncoder.from_dict(stream.meta["columns"]),
+            mixing_advice=stream_mixing_advice(stream),
         )
     groups = None
     if is_multiview(data):
@@ -187,10 +238,11 @@ def open_job_rows(
     else:
         ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.labels
-    if permute:
-        order = np.random.default_rng(seed).permutation(len(y))
-        X, y = X[order], y[order]
-    X, y = X[start:stop], y[start:stop]
+    stop = len(y) if stop is None else min(stop, len(y))
+    advice = mixing_advice(y[start:stop], start, DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None
+    # the window first, then the order an ingested copy's stream reads it in (submit ingests a file)
+    rows = shuffled_rows(start, stop, seed) if permute else slice(start, stop)
+    X, y = X[rows], y[rows]
     return JobRows(
         Path(str(ds.path)).name,
         ds.label_map,
@@ -203,6 +255,7 @@ def open_job_rows(
         feature_groups=groups,
         feature_names=ds.feature_names,
         columns=ds.columns,
+        mixing_advice=advice,
     )
 
 
@@ -271,6 +324,7 @@ def load_job_data(
         feature_names=rows.feature_names,
         columns=rows.columns,
         settings=settings,
+        mixing_advice=rows.mixing_advice,
     )
 
 

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from .errors import DataError
 from .ingest import dataset_info
-from .layout import layout_of, open_features, read_chunk
+from .layout import DEFAULT_CHUNK_ROWS, layout_of, open_features, read_chunk
 from .location import PathArg, location
 
 #: Rows as ``(X float64, y int64)``: X an ndarray, or a csr_matrix for a dataset in the csr layout;
@@ -161,22 +161,12 @@ class Stream:
         """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order, without
         the first ``skip`` rows of that order."""
         rng = np.random.default_rng(self.seed) if self.shuffle else None
-        first = self.start // self.chunk_rows
-        last = -(-self.stop // self.chunk_rows)
-        order = np.arange(first, last)
-        if rng is not None:
-            order = rng.permutation(order)
-        for c in order:
-            lo = max(int(c) * self.chunk_rows, self.start)
-            hi = min((int(c) + 1) * self.chunk_rows, self.stop)
-            if lo >= hi:
-                continue
-            perm = rng.permutation(hi - lo) if rng is not None else None  # drawn even when skipped
+        for c, lo, hi, perm in chunk_visits(self.start, self.stop, self.chunk_rows, rng):
             if skip >= hi - lo:
                 skip -= hi - lo
                 continue
-            X, y = read_chunk(self.directory, self._features, self.meta, int(c))  # checked against its checksums
-            c0 = int(c) * self.chunk_rows
+            X, y = read_chunk(self.directory, self._features, self.meta, c)  # checked against its checksums
+            c0 = c * self.chunk_rows
             X, y = _rows((X, y), lo - c0, hi - c0)
             block = (_float64(X), y)
             if perm is not None:
@@ -184,6 +174,32 @@ class Stream:
             if skip:
                 block, skip = _rows(block, skip, hi - lo), 0
             yield block
+
+
+def chunk_visits(
+    start: int, stop: int, chunk_rows: int, rng: np.random.Generator | None
+) -> Iterator[tuple[int, int, int, NDArray[np.intp] | None]]:
+    """The storage chunks that meet rows ``[start, stop)``, in the order a stream visits them, as
+    ``(chunk, lo, hi, perm)``: the chunk's rows ``[lo, hi)`` of the dataset and, with ``rng``, their
+    order within the chunk. With ``rng`` the chunks come in a random order, and every chunk's order
+    is drawn, also of a chunk a reader skips: the draws alone fix the order."""
+    order = np.arange(start // chunk_rows, -(-stop // chunk_rows))
+    if rng is not None:
+        order = rng.permutation(order)
+    for c in order:
+        lo, hi = max(int(c) * chunk_rows, start), min((int(c) + 1) * chunk_rows, stop)
+        if lo < hi:
+            yield int(c), lo, hi, None if rng is None else rng.permutation(hi - lo)
+
+
+def shuffled_rows(start: int, stop: int, seed: Any, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> NDArray[np.intp]:
+    """Rows ``[start, stop)`` of a dataset, as indices, in the order a shuffled :class:`Stream` with
+    ``seed`` reads them when the dataset is stored in ``chunk_rows``-row chunks (as ``omkl data ingest``
+    and ``omkl submit`` store a file). A file read into memory is ordered by this, so a job learns a
+    file's rows in one order whether it runs in-process or ingested on a cluster."""
+    rng = np.random.default_rng(seed)
+    pieces = [lo + perm for _, lo, _, perm in chunk_visits(start, stop, chunk_rows, rng) if perm is not None]
+    return np.concatenate(pieces) if pieces else np.empty(0, dtype=np.intp)
 
 
 class RowCursor:

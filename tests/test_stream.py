@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.storage import DataError, ingest, load_arrays, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage.stream import shuffled_rows
 
 N, D, CHUNK = 1000, 3, 64
 
@@ -121,6 +122,15 @@ def test_shuffle_within_a_single_chunk_is_a_full_permutation(dataset):
     ids = X[:, 0].astype(int)
     np.testing.assert_array_equal(np.sort(ids), np.arange(CHUNK, 2 * CHUNK))
     np.testing.assert_array_equal(y, expected_y(ids))
+
+
+@pytest.mark.parametrize("start, stop", [(0, N), (0, 300), (37, 901), (CHUNK, 2 * CHUNK), (500, 501)])
+@pytest.mark.parametrize("seed", [0, (5, 1)])
+def test_shuffled_rows_is_the_order_a_shuffled_stream_reads(dataset, start, stop, seed):
+    """What a file in memory is ordered by (``omkl run FILE``) is what its ingested copy streams
+    (``omkl submit FILE``): the window's rows in the stream's order, any window, any seed."""
+    _, X, _ = collect(open_stream(dataset, block_size=100, shuffle=True, seed=seed, start=start, stop=stop))
+    np.testing.assert_array_equal(X[:, 0].astype(int), shuffled_rows(start, stop, seed, chunk_rows=CHUNK))
 
 
 def test_shuffle_without_seed_is_still_a_permutation(dataset):

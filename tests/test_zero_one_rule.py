@@ -117,7 +117,7 @@ def test_a_run_records_the_rule_and_learns_the_unscaled_model(zero_one_file, tmp
     result = LocalRunner().fit(job, data)
     settings = result.job.settings
     assert (settings.scaling, settings.normalize_kernels, settings.origin) == ("none", True, "defaults-zero-one")
-    assert result.scaler.method == "none" and result.advice is None
+    assert result.scaler.method == "none" and result.advice == ()
     save_model(result.as_model(), tmp_path / "m")
     assert load_model(tmp_path / "m").job["settings"]["origin"] == "defaults-zero-one"
     assert Job.from_dict(json.loads(json.dumps(result.job.to_dict()))) == result.job

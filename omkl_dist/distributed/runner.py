@@ -26,6 +26,7 @@ from ..persistence import load_model
 from ..preprocessing import ColumnEncoder, Scaler, fit_head
 from ..race import race_task
 from ..runner import Accounting, RunResult, refuse_auto_continuation
+from ..storage.job_data import stream_mixing_advice
 from ..storage.location import location, text
 from ..storage.stream import open_stream
 from ..storage.views import feature_groups
@@ -106,6 +107,7 @@ class DaskRunner:
         if not 0 <= start <= total:
             raise ValueError(f"start must be a row of the dataset, 0..{total}, got {start}")
         stop = start + job.data.rows(total)
+        mixing = stream_mixing_advice(open_stream(dataset, shuffle=job.data.permute, start=start, stop=stop))
         classes = sorted(internal for _, internal in meta["label_map"])
         columns = None if "columns" not in meta else ColumnEncoder.from_dict(meta["columns"])
         model, scaler = start_from if start_from is not None else (None, None)
@@ -238,6 +240,7 @@ class DaskRunner:
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
             columns=columns,
+            advice=(mixing,) if mixing else (),
         )
 
     def _decided(self, job: Job, dataset, store, sparse: bool) -> Job:

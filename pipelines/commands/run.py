@@ -41,7 +41,9 @@ OPTIONS = [
         default=None,
         help=f"Fit the scaling on this many leading rows of the stream (default {SCALE_ROWS:,}).",
     ),
-    click.option("--no-permute", is_flag=True, help="Keep the file's row order (default: permute with the seed)."),
+    click.option(
+        "--no-permute", is_flag=True, help="Keep the file's row order (default: a seeded shuffle, as omkl submit's)."
+    ),
     LIMIT_OPTION,
     click.option(
         "--trace-out",
