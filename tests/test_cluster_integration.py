@@ -377,6 +377,25 @@ def test_run_and_submit_with_the_default_settings_learn_the_same_model(cluster, 
     assert jobs[0] == jobs[1]
 
 
+def test_run_and_submit_of_a_file_past_one_chunk_learn_it_in_one_order(cluster, tmp_path):
+    """A data file longer than a storage chunk (submit ingests it in 65,536-row chunks), sorted by
+    label: `omkl run` on the file and `omkl submit` of it learn its rows in the same order -- the
+    same model, bit for bit -- and both reports note the rows grouped by label."""
+    rng = np.random.default_rng(5)
+    n = 70_000
+    X = rng.standard_normal((n, 2))
+    y = np.sort(np.where(X[:, 0] + 0.3 * rng.standard_normal(n) > 0, 1, -1))  # sorted: the labels in two runs
+    data = tmp_path / "sorted.txt"
+    data.write_text("".join(f"{label} {a:.6f} {b:.6f}\n" for label, (a, b) in zip(y, X)))
+    common = ["--budget", 20, "--kernels", "gaussian:1,4", "--data", data, "--quiet", "--json"]
+    here = omkl_here("run", "rbp", *common, "--model-out", tmp_path / "local", "--trace-out", tmp_path / "t.json")
+    there = omkl("submit", "rbp", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
+    assert_same_model(tmp_path / "remote", read_model(tmp_path / "local"))
+    for proc in (here, there):
+        (note,) = json.loads(proc.stdout.splitlines()[-1])["advice"]
+        assert note.startswith("the rows are grouped by label, not mixed: rows ")
+
+
 def test_stochastic_omkc_survives_a_killed_worker_and_a_resume(cluster, stream, tmp_path):
     """OMKC (S,S)'s row-split rounds (the first shard runs the recurrence): a killed coordinator
     worker and a killed client resumed later both end in the sequential in-process model."""
