@@ -28,8 +28,8 @@ class Accounting:
     ``mistakes`` among them, learning ``seconds`` and speed, ``load_seconds`` (reading and scaling
     outside the learning loop), ``race_seconds`` (an automatic setting's race); on a cluster also
     the ``workers``, kernel ``shards``, worker ``failures`` recovered from, the engine's per-round
-    ``timing`` and ``compile_seconds``, what compiling the job's kernels on the workers took before
-    the first round (0: nothing compiled)."""
+    ``timing``; ``compile_seconds``, numba's compiling kept out of ``seconds``: the job's kernels
+    on the workers before the first round, or in this process while it learnt (0: nothing compiled)."""
 
     rows: int
     mistakes: int
@@ -135,6 +135,7 @@ class LocalRunner:
                 seconds=summary["seconds"],
                 load_seconds=data.load_seconds + trace.load_seconds,
                 race_seconds=race_seconds,
+                compile_seconds=trace.compile_seconds,
             ),
             trace=trace.to_dict(),
             name=data.name,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-import threading
-import time
 
 from tqdm import tqdm
 
 from omkl_dist._numba_cache import use_versioned_cache
+from omkl_dist.evaluation.compile_clock import CompileClock
 
 COMPILING = "compiling numba's kernels for this code path (first use; kept in the cache, later runs load them) ..."
 
@@ -28,8 +27,7 @@ class ProgressBar:
         self.desc, self.show, self.bar = desc, show, None
         self._labelled_compiling = False  # the bar's label says "compiling" (a disabled tqdm has no label)
         self.compile_seconds = 0.0  # numba's compiling inside the block, wall seconds
-        self._watch: _CompileWatch | None = None
-        self._listener = None
+        self._clock: CompileClock | None = None
         self._helper = None  # the run's compile_ahead.Helper, if its first block was compiled ahead
 
     def compiled_ahead(self, helper) -> None:
@@ -66,61 +64,15 @@ class ProgressBar:
     def __enter__(self) -> ProgressBar:
         if self.show:
             use_versioned_cache()  # (numba reads its cache folder when imported)
-            from numba.core import event
-
-            self._watch = _CompileWatch(self)
-            self._listener = _listener(self._watch)
-            event.register("numba:compile", self._listener)
+            self._clock = CompileClock(on_first=self.compiling).__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._watch is not None:
-            from numba.core import event
-
-            event.unregister("numba:compile", self._listener)
-            self.compile_seconds = self._watch.seconds + (self._helper.waited if self._helper is not None else 0.0)
+        if self._clock is not None:
+            self._clock.__exit__(*exc)
+            self.compile_seconds = self._clock.seconds + (self._helper.waited if self._helper is not None else 0.0)
         if self.bar is not None:
             self.bar.close()
         if self.compile_seconds > 0:
             how = "" if self._helper is None else f", {self._helper.note()}"
             print(f"compiling took {self.compile_seconds:.1f} s (first use{how})", file=sys.stderr, flush=True)
-
-
-class _CompileWatch:
-    """numba's compile events (a cache miss: loading from the cache raises none) -> the bar. A
-    compile's nested compiles (its callees) count once; per thread, for an in-process cluster's."""
-
-    def __init__(self, bar: ProgressBar):
-        self.bar, self.seconds, self.said = bar, 0.0, False
-        self._local = threading.local()
-        self._lock = threading.Lock()
-
-    def on_start(self, event) -> None:
-        depth = getattr(self._local, "depth", 0)
-        self._local.depth = depth + 1
-        if depth == 0:
-            self._local.started = time.perf_counter()
-            with self._lock:
-                first, self.said = not self.said, True
-            if first:
-                self.bar.compiling()
-
-    def on_end(self, event) -> None:
-        self._local.depth -= 1
-        if self._local.depth == 0:
-            with self._lock:
-                self.seconds += time.perf_counter() - self._local.started
-
-
-def _listener(watch: _CompileWatch):
-    """``watch`` as numba's events take it (numba imported only here, after its cache folder is set)."""
-    from numba.core.event import Listener
-
-    class Forward(Listener):
-        def on_start(self, event) -> None:
-            watch.on_start(event)
-
-        def on_end(self, event) -> None:
-            watch.on_end(event)
-
-    return Forward()

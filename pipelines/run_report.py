@@ -34,6 +34,8 @@ def build_report(result: RunResult, data) -> dict:
         report["race_seconds"] = accounting.race_seconds
     if result.advice:
         report["advice"] = list(result.advice)
+    if accounting.workers is None and accounting.compile_seconds:
+        report["compile_seconds"] = accounting.compile_seconds
     if hasattr(model, "selected_kernel_name_"):  # a kernel selector (OKS): what it chose, and how firmly
         report["selected_kernel"] = model.selected_kernel_name_
         report["kernel_weights"] = dict(zip(model.kernel_pool_.names, map(float, model.kernel_weights_), strict=True))
@@ -98,9 +100,8 @@ def format_report(report: dict) -> str:
             f"{report['overhead_ms_per_round']:.2f} ms ({report['rounds']} rounds)"
         )
     if report.get("compile_seconds"):
-        lines.append(
-            f"  compiling        {report['compile_seconds']:.2f} s on the workers first (first use; not learning)"
-        )
+        where = "on the workers first" if "workers" in report else "in this process"
+        lines.append(f"  compiling        {report['compile_seconds']:.2f} s {where} (first use; not learning)")
     if "describe" in report.get("settings", {}):
         lines.append(f"  settings         {report['settings']['describe']}")
     if "race_seconds" in report:

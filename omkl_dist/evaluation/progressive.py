@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .compile_clock import CompileClock
 from .curve import MistakeCurve
 
 
@@ -22,7 +23,8 @@ class Trace:
     (:mod:`omkl_dist.engine.samples`), else each block's end. ``block_ends`` are the rows seen
     after each block, where the learning ``seconds`` and ``instances_per_second`` so far are
     read. ``seconds`` counts learning time only (predict + update); ``load_seconds`` the time
-    spent waiting for the stream's blocks (reading, decompressing, scaling). ``confusion[i][j]``
+    spent waiting for the stream's blocks (reading, decompressing, scaling); ``compile_seconds``
+    numba's compiling inside the learning calls (a first use's: kept out of ``seconds``). ``confusion[i][j]``
     counts the rows of class ``classes[i]`` predicted online as ``classes[j]`` (a mistaken row's prediction
     is the highest-scoring wrong class: a tie with the true class is a mistake, see
     :func:`online_predictions`), so its diagonal sums to the rows minus the mistakes.
@@ -38,6 +40,7 @@ class Trace:
     instances_per_second: list = field(default_factory=list)
     mistakes: int = 0
     load_seconds: float = 0.0
+    compile_seconds: float = 0.0
     kernel_names: list = field(default_factory=list)
     classes: list = field(default_factory=list)
     confusion: list = field(default_factory=list)
@@ -60,6 +63,7 @@ class Trace:
             "n_support": {"total": int(sum(per_kernel)), "per_kernel": dict(zip(self.kernel_names, per_kernel))},
             "seconds": self.total_seconds,
             "load_seconds": self.load_seconds,
+            "compile_seconds": self.compile_seconds,
             "instances_per_second": n / self.total_seconds if self.total_seconds > 0 else float("nan"),
             "class_counts": {str(c): int(sum(row)) for c, row in zip(self.classes, self.confusion)},
         }
@@ -132,54 +136,57 @@ def progressive_score(
     curve = MistakeCurve.over(n_rows) if n_rows is not None else None
     before = int(getattr(model, "n_samples_seen_", 0))  # rows the model had learnt before the run
     it = iter(_blocks(stream))
-    while True:
-        t0 = time.perf_counter()
-        try:
-            X, y = next(it)
-        except StopIteration:
-            load += time.perf_counter() - t0
-            break
-        if transform is not None:
-            X = transform(X)
-        t1 = time.perf_counter()
-        load += t1 - t0
-        # the model is read where the curve has its points (on models that can be read inside a block)
-        sample_at = None if curve is None else before + curve.rows(n, len(y))
-        outcome = model.progressive_partial_fit(X, y, classes=classes if n == 0 else None, sample_at=sample_at)
-        learn += time.perf_counter() - t1
-        flags = outcome["mistakes"]
-        if curve is not None:
-            rows, counts = curve.points(flags, n, trace.mistakes)
-        else:  # the stream's length is unknown: a point at the block's end
-            rows, counts = [n + len(y)], [trace.mistakes + int(flags.sum())]
-        n += len(y)
-        trace.mistakes += int(flags.sum())
-        trace.n_seen.extend(int(r) for r in rows)
-        trace.mistake_rate.extend(int(c) / int(r) for r, c in zip(rows, counts))
-        if not trace.classes:
-            trace.classes = model.classes_.tolist()
-            confusion = np.zeros((len(model.classes_), len(model.classes_)), dtype=np.int64)
-        predicted = np.searchsorted(model.classes_, online_predictions(model, y, outcome))
-        np.add.at(confusion, (np.searchsorted(model.classes_, y), predicted), 1)
-        trace.block_ends.append(n)
-        if "samples" in outcome:
-            rows, support, weights = outcome["samples"]
-            trace.sampled_at.extend(int(r) - before for r in rows)
-            trace.n_support.extend(support.tolist())
-            trace.weights.extend(weights.tolist())
-        else:
-            trace.sampled_at.append(n)
-            trace.n_support.append([int(v) for v in model.n_support_])
-            trace.weights.append([float(v) for v in model.weights_])
-        trace.seconds.append(learn)
-        trace.instances_per_second.append(n / learn if learn > 0 else float("nan"))
-        if progress is not None:
-            progress(len(y))
-        if on_outcome is not None:
-            on_outcome(outcome)
+    with CompileClock() as clock:  # (a first run's compiling is not learning)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                X, y = next(it)
+            except StopIteration:
+                load += time.perf_counter() - t0
+                break
+            if transform is not None:
+                X = transform(X)
+            t1 = time.perf_counter()
+            load += t1 - t0
+            # the model is read where the curve has its points (on models that can be read inside a block)
+            sample_at = None if curve is None else before + curve.rows(n, len(y))
+            compiled = clock.seconds
+            outcome = model.progressive_partial_fit(X, y, classes=classes if n == 0 else None, sample_at=sample_at)
+            learn += time.perf_counter() - t1 - (clock.seconds - compiled)
+            flags = outcome["mistakes"]
+            if curve is not None:
+                rows, counts = curve.points(flags, n, trace.mistakes)
+            else:  # the stream's length is unknown: a point at the block's end
+                rows, counts = [n + len(y)], [trace.mistakes + int(flags.sum())]
+            n += len(y)
+            trace.mistakes += int(flags.sum())
+            trace.n_seen.extend(int(r) for r in rows)
+            trace.mistake_rate.extend(int(c) / int(r) for r, c in zip(rows, counts))
+            if not trace.classes:
+                trace.classes = model.classes_.tolist()
+                confusion = np.zeros((len(model.classes_), len(model.classes_)), dtype=np.int64)
+            predicted = np.searchsorted(model.classes_, online_predictions(model, y, outcome))
+            np.add.at(confusion, (np.searchsorted(model.classes_, y), predicted), 1)
+            trace.block_ends.append(n)
+            if "samples" in outcome:
+                rows, support, weights = outcome["samples"]
+                trace.sampled_at.extend(int(r) - before for r in rows)
+                trace.n_support.extend(support.tolist())
+                trace.weights.extend(weights.tolist())
+            else:
+                trace.sampled_at.append(n)
+                trace.n_support.append([int(v) for v in model.n_support_])
+                trace.weights.append([float(v) for v in model.weights_])
+            trace.seconds.append(learn)
+            trace.instances_per_second.append(n / learn if learn > 0 else float("nan"))
+            if progress is not None:
+                progress(len(y))
+            if on_outcome is not None:
+                on_outcome(outcome)
     if n == 0:
         raise ValueError("the stream is empty: progressive_score needs at least one instance")
     trace.confusion = confusion.tolist()
     trace.load_seconds = load
+    trace.compile_seconds = clock.seconds
     trace.kernel_names = list(getattr(model, "active_kernel_names_", model.kernel_pool_.names))
     return trace
