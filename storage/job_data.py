@@ -73,50 +73,60 @@ def scaling_advice(spans, scaling: str, ratio: float = 100.0) -> str | None:
     )
 
 
-#: a storage chunk's labels at least this far (total variation distance) from its window's: the rows
-#: are sorted or grouped by label, not mixed (a shuffled file's chunks are ~0.01 apart)
+#: a part of the rows whose labels are at least this far (total variation distance) from the whole
+#: dataset's: the rows are sorted or grouped by label, not mixed (a shuffled file's chunks: ~0.01)
 UNMIXED = 0.4
 
+_SHUFFLE_IT = "shuffle the file's rows once (a header line kept first) and learn from that file"
 
-def mixing_advice(y, start: int, chunk_rows: int, label_map: list) -> str | None:
-    """A one-line hint when a shuffled job would learn its rows a label at a time: ``y`` (the
-    internal labels of rows ``start, start + 1, ...`` in the dataset's order) spans several storage
-    chunks and a chunk's labels are far from the whole's, as in a file sorted by label. A shuffle
-    reads one chunk after another (:func:`~storage.stream.chunk_visits`), so it keeps such runs."""
-    n = len(y)
-    chunk = np.arange(start, start + n) // chunk_rows - start // chunk_rows
-    if n == 0 or chunk[-1] == 0:
+
+def mixing_advice(y, start: int, stop: int, chunk_rows: int, label_map: list) -> str | None:
+    """A one-line hint when a shuffled job would not learn a mix of the labels: ``y`` are the
+    internal labels of the whole dataset in its stored order, the job learns rows ``start:stop``.
+    Either the window (``--limit``: the first rows) holds far other labels than the dataset, or
+    a storage chunk of it does, as in a file sorted by label: a shuffle reads one chunk after
+    another (:func:`~storage.stream.chunk_visits`), so it learns such a chunk's rows together."""
+    if stop <= start:
         return None
     classes = np.array(sorted(internal for _, internal in label_map))
+    names = {internal: original for original, internal in label_map}
     code = np.searchsorted(classes, y)
-    counts = np.bincount(chunk * len(classes) + code, minlength=(chunk[-1] + 1) * len(classes))
+    whole = np.bincount(code, minlength=len(classes)) / len(y)
+    window = np.bincount(code[start:stop], minlength=len(classes)) / (stop - start)
+    over = int(np.argmax(window - whole))
+    if 0.5 * np.abs(window - whole).sum() >= UNMIXED:
+        return (
+            f"the window is not a sample of the data: rows {start + 1:,}-{stop:,} are {window[over]:.0%} label "
+            f"{names[int(classes[over])]!r} (all rows: {whole[over]:.0%}); a window (--limit N) is the first rows, "
+            f"of few labels in a file grouped by label; {_SHUFFLE_IT}"
+        )
+    chunk = np.arange(start, stop) // chunk_rows - start // chunk_rows
+    if chunk[-1] == 0:
+        return None  # one chunk: shuffled uniformly
+    counts = np.bincount(chunk * len(classes) + code[start:stop], minlength=(chunk[-1] + 1) * len(classes))
     counts = counts.reshape(-1, len(classes)).astype(np.float64)
-    shares, whole = counts / counts.sum(axis=1, keepdims=True), counts.sum(axis=0) / n
-    distance = 0.5 * np.abs(shares - whole).sum(axis=1)
+    shares = counts / counts.sum(axis=1, keepdims=True)
+    distance = 0.5 * np.abs(shares - window).sum(axis=1)
     worst = int(np.argmax(distance))
     if distance[worst] < UNMIXED:
         return None
-    over = int(np.argmax(shares[worst] - whole))
-    name = {internal: original for original, internal in label_map}[int(classes[over])]
+    over = int(np.argmax(shares[worst] - window))
     lo = max((start // chunk_rows + worst) * chunk_rows, start)
-    hi = min(lo - lo % chunk_rows + chunk_rows, start + n)
+    hi = min(lo - lo % chunk_rows + chunk_rows, stop)
     return (
         f"the rows are grouped by label, not mixed: rows {lo + 1:,}-{hi:,} are {shares[worst, over]:.0%} label "
-        f"{name!r} (all rows: {whole[over]:.0%}), and a shuffled job reads its {chunk_rows:,}-row chunks one at a "
-        "time, so it learns such rows together; shuffle the file's rows once (a header line kept first) and learn "
-        "from that file"
+        f"{names[int(classes[over])]!r} (all rows learnt: {window[over]:.0%}), and a shuffled job reads its "
+        f"{chunk_rows:,}-row chunks one at a time, so it learns such rows together; {_SHUFFLE_IT}"
     )
 
 
 def stream_mixing_advice(stream) -> str | None:
-    """:func:`mixing_advice` on a shuffled stream's window that spans chunks (its labels read, not
-    its features); None for an unshuffled one."""
+    """:func:`mixing_advice` on a shuffled stream (its dataset's labels read, not its features);
+    None for an unshuffled one."""
     if not stream.shuffle or stream.n_rows == 0:
         return None
-    if stream.start // stream.chunk_rows == (stream.stop - 1) // stream.chunk_rows:
-        return None  # one chunk: shuffled uniformly
-    labels = read_labels(stream.directory, stream.start, stream.stop)
-    return mixing_advice(labels, stream.start, stream.chunk_rows, stream.label_map)
+    labels = read_labels(stream.directory)
+    return mixing_advice(labels, stream.start, stream.stop, stream.chunk_rows, stream.label_map)
 
 
 class _ArrayBlocks:
@@ -239,7 +249,7 @@ def open_job_rows(
         ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.labels
     stop = len(y) if stop is None else min(stop, len(y))
-    advice = mixing_advice(y[start:stop], start, DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None
+    advice = mixing_advice(y, start, stop, DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None
     # the window first, then the order an ingested copy's stream reads it in (submit ingests a file)
     rows = shuffled_rows(start, stop, seed) if permute else slice(start, stop)
     X, y = X[rows], y[rows]

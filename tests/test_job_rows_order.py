@@ -49,25 +49,30 @@ def test_a_file_in_memory_learns_its_ingested_copys_rows_in_its_order(file_and_c
     assert np.array_equal(ids, np.sort(ids)) != permute
 
 
-def test_a_window_grouped_by_label_gets_a_note_and_a_mixed_one_none(file_and_copy):
+def test_rows_grouped_by_label_get_a_note_and_mixed_ones_none(file_and_copy):
     src, copy = file_and_copy
     for data in (src, copy):
         rows = open_job_rows(str(data), seed=3, feed_rows=1000)
-        # rows 65,537-70,000 (the second chunk) are all label 1, half of the file is
-        assert "rows 65,537-70,000 are 100% label '1' (all rows: 50%)" in rows.mixing_advice
+        # rows 65,537-70,000 (the second chunk) are all label 1, half of those learnt are
+        assert "rows 65,537-70,000 are 100% label '1' (all rows learnt: 50%)" in rows.mixing_advice
         assert "shuffle the file's rows once" in rows.mixing_advice
+        limited = open_job_rows(str(data), seed=3, feed_rows=1000, stop=20_000).mixing_advice  # --limit 20000
+        assert limited.startswith("the window is not a sample of the data: rows 1-20,000 are 100% label '-1' (all")
         assert open_job_rows(str(data), seed=3, feed_rows=1000, permute=False).mixing_advice is None
-        assert open_job_rows(str(data), seed=3, feed_rows=1000, stop=60_000).mixing_advice is None  # one chunk
+        assert open_job_rows(str(data), seed=3, feed_rows=1000, stop=60_000).mixing_advice is None  # one chunk, 58 %
 
 
-def test_mixing_advice_weighs_each_chunk_against_the_whole():
+def test_mixing_advice_weighs_the_window_against_the_data_and_each_chunk_against_the_window():
     label_map = [["a", 0], ["b", 1], ["c", 2]]
     rng = np.random.default_rng(0)
-    assert mixing_advice(rng.integers(0, 3, 1000), 0, 100, label_map) is None  # shuffled: chunks alike
+    assert mixing_advice(rng.integers(0, 3, 1000), 0, 1000, 100, label_map) is None  # shuffled: chunks alike
     grouped = np.repeat([0, 1, 2], 400)
-    note = mixing_advice(grouped, 50, 100, label_map)  # rows 50..1249, chunks cut at 100, 200, ...
+    note = mixing_advice(grouped, 0, 1200, 100, label_map)
     assert note.startswith("the rows are grouped by label, not mixed: rows ") and "are 100% label" in note
-    assert "(all rows: 33%)" in note and "100-row chunks" in note
-    first_run = np.concatenate([np.zeros(50, dtype=np.int64), rng.integers(0, 3, 650)])
-    assert "rows 51-100 are 100% label 'a'" in mixing_advice(first_run, 50, 100, label_map)  # the worst chunk
-    assert mixing_advice(grouped[:90], 0, 100, label_map) is None  # a single chunk is shuffled uniformly
+    assert "(all rows learnt: 33%)" in note and "100-row chunks" in note
+    assert mixing_advice(grouped, 0, 300, 100, label_map).startswith(
+        "the window is not a sample of the data: rows 1-300 are 100% label 'a' (all rows: 33%)"
+    )
+    a_run = np.concatenate([rng.integers(0, 3, 50), np.zeros(50, dtype=np.int64), rng.integers(0, 3, 600)])
+    assert "rows 51-100 are 100% label 'a'" in mixing_advice(a_run, 50, 700, 100, label_map)  # the worst chunk
+    assert mixing_advice(grouped[:90], 0, 90, 100, label_map) is None  # a single chunk is shuffled uniformly
