@@ -24,7 +24,7 @@ from .layout import DEFAULT_CHUNK_ROWS, META, read_labels
 from .location import is_remote, location
 from .readers import read_dataset
 from .registry import resolve_dataset
-from .stream import open_stream, shuffled_rows
+from .stream import chunk_visits, open_stream, shuffle_group, shuffled_rows
 from .views import feature_groups, is_multiview, read_views
 
 
@@ -80,12 +80,13 @@ UNMIXED = 0.4
 _SHUFFLE_IT = "shuffle the file's rows once (a header line kept first) and learn from that file"
 
 
-def mixing_advice(y, start: int, stop: int, chunk_rows: int, label_map: list) -> str | None:
+def mixing_advice(y, start: int, stop: int, seed, n_features: int, chunk_rows: int, label_map: list) -> str | None:
     """A one-line hint when a shuffled job would not learn a mix of the labels: ``y`` are the
-    internal labels of the whole dataset in its stored order, the job learns rows ``start:stop``.
-    Either the window (``--limit``: the first rows) holds far other labels than the dataset, or
-    a storage chunk of it does, as in a file sorted by label: a shuffle reads one chunk after
-    another (:func:`~storage.stream.chunk_visits`), so it learns such a chunk's rows together."""
+    internal labels of the whole dataset in its stored order, the job learns rows ``start:stop``
+    shuffled with ``seed``. Either the window (``--limit``: the first rows) holds far other labels
+    than the dataset, or a part a shuffle mixes at once (a group of storage chunks,
+    :func:`~storage.stream.chunk_visits`) holds far other labels than the window, as in a long file
+    sorted by label: the job then learns that part's rows together."""
     if stop <= start:
         return None
     classes = np.array(sorted(internal for _, internal in label_map))
@@ -100,23 +101,30 @@ def mixing_advice(y, start: int, stop: int, chunk_rows: int, label_map: list) ->
             f"{names[int(classes[over])]!r} (all rows: {whole[over]:.0%}); a window (--limit N) is the first rows, "
             f"of few labels in a file grouped by label; {_SHUFFLE_IT}"
         )
-    chunk = np.arange(start, stop) // chunk_rows - start // chunk_rows
-    if chunk[-1] == 0:
-        return None  # one chunk: shuffled uniformly
-    counts = np.bincount(chunk * len(classes) + code[start:stop], minlength=(chunk[-1] + 1) * len(classes))
-    counts = counts.reshape(-1, len(classes)).astype(np.float64)
-    shares = counts / counts.sum(axis=1, keepdims=True)
+    group = shuffle_group(n_features, chunk_rows)
+    parts = [spans for spans, _ in chunk_visits(start, stop, chunk_rows, np.random.default_rng(seed), group)]
+    if len(parts) == 1:
+        return None  # one part: shuffled uniformly
+    shares = np.array(
+        [np.bincount(np.concatenate([code[lo:hi] for _, lo, hi in spans]), minlength=len(classes)) for spans in parts]
+    )
+    rows = shares.sum(axis=1)
+    shares = shares / rows[:, None]
     distance = 0.5 * np.abs(shares - window).sum(axis=1)
     worst = int(np.argmax(distance))
     if distance[worst] < UNMIXED:
         return None
     over = int(np.argmax(shares[worst] - window))
-    lo = max((start // chunk_rows + worst) * chunk_rows, start)
-    hi = min(lo - lo % chunk_rows + chunk_rows, stop)
+    spans = parts[worst]
+    which = (
+        f"rows {spans[0][1] + 1:,}-{spans[0][2]:,}"
+        if len(spans) == 1
+        else f"{rows[worst]:,} rows of {len(spans)} chunks"
+    )
     return (
-        f"the rows are grouped by label, not mixed: rows {lo + 1:,}-{hi:,} are {shares[worst, over]:.0%} label "
-        f"{names[int(classes[over])]!r} (all rows learnt: {window[over]:.0%}), and a shuffled job reads its "
-        f"{chunk_rows:,}-row chunks one at a time, so it learns such rows together; {_SHUFFLE_IT}"
+        f"the rows are grouped by label, not mixed: a shuffle mixes {group * chunk_rows:,} rows at a time, and "
+        f"{which} are {shares[worst, over]:.0%} label {names[int(classes[over])]!r} (all rows learnt: "
+        f"{window[over]:.0%}), so the job learns them together; {_SHUFFLE_IT}"
     )
 
 
@@ -126,7 +134,9 @@ def stream_mixing_advice(stream) -> str | None:
     if not stream.shuffle or stream.n_rows == 0:
         return None
     labels = read_labels(stream.directory)
-    return mixing_advice(labels, stream.start, stream.stop, stream.chunk_rows, stream.label_map)
+    return mixing_advice(
+        labels, stream.start, stream.stop, stream.seed, stream.n_features, stream.chunk_rows, stream.label_map
+    )
 
 
 class _ArrayBlocks:
@@ -219,9 +229,9 @@ def open_job_rows(
 
     A file or registry name is parsed into memory, an ingested directory is streamed from zarr;
     either way the window comes first and ``permute`` then orders its rows as a stream of the
-    ingested file does (:func:`~storage.stream.shuffled_rows`: a seeded order of the 65,536-row
-    storage chunks, a seeded order of the rows within each), so a job learns the same rows in the
-    same order in-process and on a cluster.
+    ingested file does (:func:`~storage.stream.shuffled_rows`: the 65,536-row storage chunks in a
+    seeded order, a group of them at a time, each group's rows permuted), so a job learns the same
+    rows in the same order in-process and on a cluster.
     """
     t0 = time.perf_counter()
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
@@ -249,9 +259,9 @@ def open_job_rows(
         ds = read_dataset(resolve_dataset(data), **labels)
     X, y = ds.X, ds.labels
     stop = len(y) if stop is None else min(stop, len(y))
-    advice = mixing_advice(y, start, stop, DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None
+    advice = mixing_advice(y, start, stop, seed, X.shape[1], DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None
     # the window first, then the order an ingested copy's stream reads it in (submit ingests a file)
-    rows = shuffled_rows(start, stop, seed) if permute else slice(start, stop)
+    rows = shuffled_rows(start, stop, seed, X.shape[1]) if permute else slice(start, stop)
     X, y = X[rows], y[rows]
     return JobRows(
         Path(str(ds.path)).name,

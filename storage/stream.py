@@ -1,7 +1,8 @@
-"""Stream an ingested dataset as ``(X_block, y_block)`` pairs, one storage chunk at a time.
+"""Stream an ingested dataset as ``(X_block, y_block)`` pairs, one storage chunk at a time (a
+shuffled stream: a group of chunks, :data:`SHUFFLE_BYTES`).
 
-Only one zarr chunk (plus the rows of the block being assembled) is in memory at once, so a
-stream over a dataset far larger than RAM works the same as over a small one.
+Only that (plus the rows of the block being assembled) is in memory at once, so a stream over a
+dataset far larger than RAM works the same as over a small one.
 
 A dense dataset yields C-contiguous float64 arrays; a csr dataset (wide sparse data, see
 :mod:`omkl_dist.storage.layout`) yields canonical float64 ``scipy.sparse.csr_matrix`` blocks and
@@ -42,11 +43,11 @@ class Stream:
         Rows per block; every block has this many rows except possibly the last. Blocks may
         span storage chunks.
     shuffle : bool, default False
-        Visit the storage chunks in a random order and the rows of each chunk in a random
-        order. This is a chunk-local shuffle, not a uniform permutation of all rows -- a uniform
-        one would need random access to the whole dataset -- except when the selected rows lie
-        in a single chunk, where it *is* a uniform permutation. Ingest with a smaller
-        ``chunk_rows`` for finer mixing.
+        Visit the storage chunks in a random order, as many at a time as hold
+        :data:`SHUFFLE_BYTES` of features (:func:`shuffle_group`: 14 chunks of 65,536 rows of 18
+        features), and permute each group's rows uniformly. A window that fits in one group (most
+        datasets: ~900,000 rows of 18 features) is permuted uniformly; a longer one group by
+        group -- a uniform permutation of all rows would need random access to the whole dataset.
     seed : int or sequence of int, optional
         Seed of the shuffle. The same seed gives the same order on every iteration; use e.g.
         ``seed=(seed, epoch)`` for a different but reproducible order per epoch. With
@@ -106,6 +107,7 @@ class Stream:
         self.shuffle, self.seed = bool(shuffle), seed
         self._features = open_features(self.directory, self.meta)
         self.chunk_rows = int(self._features.chunks[0])
+        self.group = shuffle_group(self.n_features, self.chunk_rows)  # chunks a shuffle mixes at once
         self.sparse = layout_of(self.meta) == "csr"
 
     @property
@@ -158,52 +160,81 @@ class Stream:
         return RowCursor(self._chunks(skip=_row_index(offset, "offset", self.n_rows)), empty=empty)
 
     def _chunks(self, skip: int = 0) -> Iterator[Block]:
-        """Storage chunks intersected with [start, stop), as arrays, in (shuffled) order, without
-        the first ``skip`` rows of that order."""
+        """Rows [start, stop) as arrays, a storage chunk (shuffled: a group of chunks) at a time, in
+        (shuffled) order, without the first ``skip`` rows of that order."""
         rng = np.random.default_rng(self.seed) if self.shuffle else None
-        for c, lo, hi, perm in chunk_visits(self.start, self.stop, self.chunk_rows, rng):
-            if skip >= hi - lo:
-                skip -= hi - lo
+        for spans, perm in chunk_visits(self.start, self.stop, self.chunk_rows, rng, self.group):
+            n = sum(hi - lo for _, lo, hi in spans)
+            if skip >= n:
+                skip -= n
                 continue
-            X, y = read_chunk(self.directory, self._features, self.meta, c)  # checked against its checksums
-            c0 = c * self.chunk_rows
-            X, y = _rows((X, y), lo - c0, hi - c0)
-            block = (_float64(X), y)
+            block = _join([self._read(c, lo, hi) for c, lo, hi in spans])
             if perm is not None:
                 block = (block[0][perm], None if block[1] is None else block[1][perm])
             if skip:
-                block, skip = _rows(block, skip, hi - lo), 0
+                block, skip = _rows(block, skip, n), 0
             yield block
+
+    def _read(self, c: int, lo: int, hi: int) -> Block:
+        """Rows [lo, hi) of the dataset, all in storage chunk ``c``, as float64."""
+        X, y = read_chunk(self.directory, self._features, self.meta, c)  # checked against its checksums
+        X, y = _rows((X, y), lo - c * self.chunk_rows, hi - c * self.chunk_rows)
+        return _float64(X), y
+
+
+#: A shuffle mixes the rows of as many storage chunks at once as hold this many bytes of float64
+#: features (at least one chunk): a window of up to ~128 MB is permuted uniformly, a longer one
+#: group by group (a file sorted by label is then learnt a group at a time).
+SHUFFLE_BYTES = 1 << 27
+
+
+def shuffle_group(n_features: int, chunk_rows: int) -> int:
+    """Storage chunks a shuffle mixes at once (:data:`SHUFFLE_BYTES`): 14 chunks of 65,536 rows
+    of 18 features, one of rows wider than 256 features."""
+    return max(1, SHUFFLE_BYTES // (8 * max(int(n_features), 1) * chunk_rows))
 
 
 def chunk_visits(
-    start: int, stop: int, chunk_rows: int, rng: np.random.Generator | None
-) -> Iterator[tuple[int, int, int, NDArray[np.intp] | None]]:
-    """The storage chunks that meet rows ``[start, stop)``, in the order a stream visits them, as
-    ``(chunk, lo, hi, perm)``: the chunk's rows ``[lo, hi)`` of the dataset and, with ``rng``, their
-    order within the chunk. With ``rng`` the chunks come in a random order, and every chunk's order
-    is drawn, also of a chunk a reader skips: the draws alone fix the order."""
+    start: int, stop: int, chunk_rows: int, rng: np.random.Generator | None, group: int = 1
+) -> Iterator[tuple[list[tuple[int, int, int]], NDArray[np.intp] | None]]:
+    """The storage chunks that meet rows ``[start, stop)``, in the order a stream reads them, as
+    ``(spans, perm)``: ``spans`` a list of ``(chunk, lo, hi)``, the chunk's rows ``[lo, hi)`` of the
+    dataset. Without ``rng`` a chunk at a time in storage order (``perm`` None); with ``rng`` the
+    chunks in a random order, ``group`` at a time, and ``perm`` the order of the group's rows (their
+    spans' rows one after another), drawn also for a group a reader skips: the draws alone fix the
+    order."""
     order = np.arange(start // chunk_rows, -(-stop // chunk_rows))
     if rng is not None:
         order = rng.permutation(order)
-    for c in order:
-        lo, hi = max(int(c) * chunk_rows, start), min((int(c) + 1) * chunk_rows, stop)
-        if lo < hi:
-            yield int(c), lo, hi, None if rng is None else rng.permutation(hi - lo)
+    spans = [(int(c), max(int(c) * chunk_rows, start), min((int(c) + 1) * chunk_rows, stop)) for c in order]
+    spans = [span for span in spans if span[1] < span[2]]
+    step = 1 if rng is None else group
+    for i in range(0, len(spans), step):
+        part = spans[i : i + step]
+        yield part, None if rng is None else rng.permutation(sum(hi - lo for _, lo, hi in part))
 
 
-def shuffled_rows(start: int, stop: int, seed: Any, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> NDArray[np.intp]:
-    """Rows ``[start, stop)`` of a dataset, as indices, in the order a shuffled :class:`Stream` with
-    ``seed`` reads them when the dataset is stored in ``chunk_rows``-row chunks (as ``omkl data ingest``
-    and ``omkl submit`` store a file). A file read into memory is ordered by this, so a job learns a
-    file's rows in one order whether it runs in-process or ingested on a cluster."""
+def shuffled_rows(
+    start: int, stop: int, seed: Any, n_features: int, chunk_rows: int = DEFAULT_CHUNK_ROWS
+) -> NDArray[np.intp]:
+    """Rows ``[start, stop)`` of a dataset of ``n_features`` features, as indices, in the order a
+    shuffled :class:`Stream` with ``seed`` reads them when the dataset is stored in
+    ``chunk_rows``-row chunks (as ``omkl data ingest`` and ``omkl submit`` store a file). A file read
+    into memory is ordered by this, so a job learns a file's rows in one order whether it runs
+    in-process or ingested on a cluster."""
     rng = np.random.default_rng(seed)
-    pieces = [lo + perm for _, lo, _, perm in chunk_visits(start, stop, chunk_rows, rng) if perm is not None]
+    group = shuffle_group(n_features, chunk_rows)
+    pieces = [
+        np.concatenate([np.arange(lo, hi) for _, lo, hi in spans])[perm]
+        for spans, perm in chunk_visits(start, stop, chunk_rows, rng, group)
+        if perm is not None
+    ]
     return np.concatenate(pieces) if pieces else np.empty(0, dtype=np.intp)
 
 
 class RowCursor:
-    """Consecutive rows of a stream, ``take(n)`` at a time (one storage chunk in memory)."""
+    """Consecutive rows of a stream, ``take(n)`` at a time (one storage chunk, or a shuffle's group
+    of chunks, in memory)."""
 
     def __init__(self, chunks: Iterator[Block], empty: Block) -> None:
         self._chunks = chunks

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.storage import ingest
+from omkl_dist.storage import stream as stream_module
 from omkl_dist.storage.job_data import mixing_advice, open_job_rows
 from omkl_dist.storage.layout import DEFAULT_CHUNK_ROWS
 
@@ -49,30 +50,39 @@ def test_a_file_in_memory_learns_its_ingested_copys_rows_in_its_order(file_and_c
     assert np.array_equal(ids, np.sort(ids)) != permute
 
 
-def test_rows_grouped_by_label_get_a_note_and_mixed_ones_none(file_and_copy):
+def test_rows_grouped_by_label_get_a_note_and_mixed_ones_none(file_and_copy, monkeypatch):
     src, copy = file_and_copy
     for data in (src, copy):
-        rows = open_job_rows(str(data), seed=3, feed_rows=1000)
-        # rows 65,537-70,000 (the second chunk) are all label 1, half of those learnt are
-        assert "rows 65,537-70,000 are 100% label '1' (all rows learnt: 50%)" in rows.mixing_advice
-        assert "shuffle the file's rows once" in rows.mixing_advice
+        # narrow rows: the two chunks are shuffled together, uniformly
+        assert open_job_rows(str(data), seed=3, feed_rows=1000).mixing_advice is None
         limited = open_job_rows(str(data), seed=3, feed_rows=1000, stop=20_000).mixing_advice  # --limit 20000
         assert limited.startswith("the window is not a sample of the data: rows 1-20,000 are 100% label '-1' (all")
+        assert "shuffle the file's rows once" in limited
         assert open_job_rows(str(data), seed=3, feed_rows=1000, permute=False).mixing_advice is None
-        assert open_job_rows(str(data), seed=3, feed_rows=1000, stop=60_000).mixing_advice is None  # one chunk, 58 %
+        assert open_job_rows(str(data), seed=3, feed_rows=1000, stop=60_000).mixing_advice is None  # 58 %
+    monkeypatch.setattr(stream_module, "SHUFFLE_BYTES", 8)  # as wide rows are: a chunk at a time
+    for data in (src, copy):
+        note = open_job_rows(str(data), seed=3, feed_rows=1000).mixing_advice
+        # rows 65,537-70,000 (the second chunk) are all label 1, half of those learnt are
+        assert note == (
+            "the rows are grouped by label, not mixed: a shuffle mixes 65,536 rows at a time, and rows "
+            "65,537-70,000 are 100% label '1' (all rows learnt: 50%), so the job learns them together; shuffle "
+            "the file's rows once (a header line kept first) and learn from that file"
+        )
 
 
-def test_mixing_advice_weighs_the_window_against_the_data_and_each_chunk_against_the_window():
-    label_map = [["a", 0], ["b", 1], ["c", 2]]
+def test_mixing_advice_weighs_the_window_against_the_data_and_each_part_against_the_window():
+    label_map, wide = [["a", 0], ["b", 1], ["c", 2]], 200_000  # (features: a chunk of 100 rows at a time)
     rng = np.random.default_rng(0)
-    assert mixing_advice(rng.integers(0, 3, 1000), 0, 1000, 100, label_map) is None  # shuffled: chunks alike
+    assert mixing_advice(rng.integers(0, 3, 1000), 0, 1000, 1, wide, 100, label_map) is None  # shuffled
     grouped = np.repeat([0, 1, 2], 400)
-    note = mixing_advice(grouped, 0, 1200, 100, label_map)
-    assert note.startswith("the rows are grouped by label, not mixed: rows ") and "are 100% label" in note
-    assert "(all rows learnt: 33%)" in note and "100-row chunks" in note
-    assert mixing_advice(grouped, 0, 300, 100, label_map).startswith(
+    note = mixing_advice(grouped, 0, 1200, 1, wide, 100, label_map)
+    assert note.startswith("the rows are grouped by label, not mixed: a shuffle mixes 100 rows at a time, and rows ")
+    assert "are 100% label" in note and "(all rows learnt: 33%)" in note
+    assert mixing_advice(grouped, 0, 1200, 1, 3, 100, label_map) is None  # narrow rows: one uniform shuffle
+    assert mixing_advice(grouped, 0, 300, 1, wide, 100, label_map).startswith(
         "the window is not a sample of the data: rows 1-300 are 100% label 'a' (all rows: 33%)"
     )
     a_run = np.concatenate([rng.integers(0, 3, 50), np.zeros(50, dtype=np.int64), rng.integers(0, 3, 600)])
-    assert "rows 51-100 are 100% label 'a'" in mixing_advice(a_run, 50, 700, 100, label_map)  # the worst chunk
-    assert mixing_advice(grouped[:90], 0, 90, 100, label_map) is None  # a single chunk is shuffled uniformly
+    assert "rows 51-100 are 100% label 'a'" in mixing_advice(a_run, 50, 700, 1, wide, 100, label_map)
+    assert mixing_advice(grouped[:90], 0, 90, 1, wide, 100, label_map) is None  # a single chunk

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from omkl_dist.storage import DataError, ingest, load_arrays, open_stream, read_dataset, resolve_dataset
+from omkl_dist.storage import stream as stream_module
 from omkl_dist.storage.stream import shuffled_rows
 
 N, D, CHUNK = 1000, 3, 64
@@ -126,11 +127,31 @@ def test_shuffle_within_a_single_chunk_is_a_full_permutation(dataset):
 
 @pytest.mark.parametrize("start, stop", [(0, N), (0, 300), (37, 901), (CHUNK, 2 * CHUNK), (500, 501)])
 @pytest.mark.parametrize("seed", [0, (5, 1)])
-def test_shuffled_rows_is_the_order_a_shuffled_stream_reads(dataset, start, stop, seed):
+@pytest.mark.parametrize("group", [1, 3, 1000])
+def test_shuffled_rows_is_the_order_a_shuffled_stream_reads(dataset, monkeypatch, start, stop, seed, group):
     """What a file in memory is ordered by (``omkl run FILE``) is what its ingested copy streams
-    (``omkl submit FILE``): the window's rows in the stream's order, any window, any seed."""
+    (``omkl submit FILE``): the window's rows in the stream's order, any window, seed and group."""
+    monkeypatch.setattr(stream_module, "SHUFFLE_BYTES", 8 * D * CHUNK * group)
     _, X, _ = collect(open_stream(dataset, block_size=100, shuffle=True, seed=seed, start=start, stop=stop))
-    np.testing.assert_array_equal(X[:, 0].astype(int), shuffled_rows(start, stop, seed, chunk_rows=CHUNK))
+    np.testing.assert_array_equal(X[:, 0].astype(int), shuffled_rows(start, stop, seed, D, chunk_rows=CHUNK))
+
+
+def test_a_shuffle_mixes_a_group_of_chunks_at_a_time(dataset, monkeypatch):
+    """Rows are permuted uniformly within a group of storage chunks (in memory together), the
+    groups one after another: the whole window when it fits in one (a file sorted by label is
+    then learnt mixed), a chunk at a time when rows are wide."""
+    assert stream_module.shuffle_group(300, 65_536) == 1 and stream_module.shuffle_group(18, 65_536) == 14
+    assert stream_module.shuffle_group(D, CHUNK) > N // CHUNK  # this dataset: one group
+    _, X, _ = collect(open_stream(dataset, block_size=100, shuffle=True, seed=2))
+    assert len(set(X[:CHUNK, 0].astype(int) // CHUNK)) > 8  # its first rows from all over
+    monkeypatch.setattr(stream_module, "SHUFFLE_BYTES", 8 * D * CHUNK * 3)  # three chunks at a time
+    _, X, _ = collect(open_stream(dataset, block_size=100, shuffle=True, seed=2))
+    ids, pos = X[:, 0].astype(int), 0
+    for spans, _ in stream_module.chunk_visits(0, N, CHUNK, np.random.default_rng(2), 3):
+        n = sum(hi - lo for _, lo, hi in spans)
+        assert len(spans) <= 3 and set(ids[pos : pos + n] // CHUNK) == {c for c, _, _ in spans}
+        pos += n
+    assert pos == N
 
 
 def test_shuffle_without_seed_is_still_a_permutation(dataset):
