@@ -192,7 +192,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     for j in range(n_used):  # the block rows still holding a slot become buffer rows
         r = entry[j]
         if r >= 0:
-            SV[j, :] = Xb[r]
+            for col in range(Xb.shape[1]):  # (a loop: a slice assignment compiles numba's shape-error text)
+                SV[j, col] = Xb[r, col]
             svsq[j] = xsq[r]
             sv_index[k, j] = g + r
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
