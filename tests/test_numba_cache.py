@@ -184,9 +184,9 @@ KERNEL_PACKAGES = ("combiners", "engine", "kernels", "learners", "randomness", "
 # kernels that were compiled twice (a literal or a prange index as an argument)
 KNOWN_TWICE = ("learners.forgetron.forgetron_mc_step", "learners.oks.add_scores", "scoring._dense.row_sqdist")
 # compiled for a literal on purpose, once more: the literal is what the hot loop passes (the budget
-# learners' block loop: kernel_values from slot 0), and BPAS on cod-rna may be 1-3 % slower without it
-# (within the shared machine's noise, left as it was). (BPA-S's _least_degradation is inlined into its
-# steps, K = 1 a constant in the binary one.)
+# learners' scores, _budget_scores_range: kernel_values from slot 0); with an int64 there instead
+# BPAS's decision_function on cod-rna took 7-11 % longer (session 53, one thread, alternately).
+# (BPA-S's _least_degradation is inlined into its steps, K = 1 a constant in the binary one.)
 SPECIALISED = ("omkl_dist.learners._budget.kernel_values",)
 
 

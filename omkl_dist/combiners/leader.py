@@ -31,4 +31,5 @@ def leader_class_scores(f, kmistakes, penalise, votes):
     best = leader(kmistakes, f.shape[0])
     for k in range(f.shape[0]):
         penalise[k] = True
-    votes[:] = f[best]
+    for c in range(votes.shape[0]):  # (a loop: an array slice assignment compiles numba's shape-error text)
+        votes[c] = f[best, c]

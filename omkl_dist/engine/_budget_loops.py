@@ -50,7 +50,10 @@ _CANCELLED = 1e-3
 _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 
 
-@njit(cache=True)
+# Inlined in its one caller, _budget_block_range: numba links a called function's compiled module into
+# its caller's and LLVM optimises and compiles the whole again, so as a function of its own this loop's
+# code went through LLVM twice (the caller's 2.7 s of compile was that second pass; issue 39).
+@njit(cache=True, nogil=True, inline="always")
 def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, kernels, hp, buffers, F, L):
     """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
@@ -189,7 +192,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     for j in range(n_used):  # the block rows still holding a slot become buffer rows
         r = entry[j]
         if r >= 0:
-            SV[j, :] = Xb[r]
+            for col in range(Xb.shape[1]):  # (a loop: a slice assignment compiles numba's shape-error text)
+                SV[j, col] = Xb[r, col]
             svsq[j] = xsq[r]
             sv_index[k, j] = g + r
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk

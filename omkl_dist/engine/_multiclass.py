@@ -89,7 +89,8 @@ def omkc_mc_block(y, F_old, G, kxx, U, state, params, act, K):
     penalise = np.zeros(m, dtype=np.bool_)
     for t in range(n):
         if (t0 + t) % block_size == 0:
-            wsync[:] = w
+            for k in range(w.shape[0]):  # (a loop: a slice assignment compiles numba's shape-error text)
+                wsync[k] = w[k]
         mc_scores_at(t, F_old, G, coef, added, n_added, act, f)
         yt = int(y[t])
         for k in range(m):
@@ -223,7 +224,8 @@ def spa_mc_rows(a, F_part, rows, fast, lazy, state, params, out):
     want = np.zeros(m, dtype=np.bool_)
     for t in range(a, a + F_part.shape[0]):
         if (t0 + t) % block_size == 0:
-            wsync[:] = w
+            for k in range(w.shape[0]):  # (a loop: a slice assignment compiles numba's shape-error text)
+                wsync[k] = w[k]
         for k in range(m):
             for c in range(K):
                 f[k, c] = F_part[t - a, k * K + c] + Fk[k, c, t]

@@ -7,7 +7,7 @@ once, at its first positive loss with a full budget, to online gradient descent 
 only), so the default is the C++ toolbox's 16 kernels.
 
 Exactness: each row's kernel values with a kernel's budget are computed in the compiled loop, row by
-row, in feature order (:func:`~omkl_dist.learners.nystrom.kernel_row`), so a row added to the budget
+row, in feature order (:func:`~omkl_dist.learners.nystrom.chunk_values`), so a row added to the budget
 inside a segment is seen by the next row exactly as one-row-at-a-time processing sees it, for any
 block size and chunking. A segment's loop stops a kernel at its switch row; the engine decomposes
 that kernel's Gram matrix (:func:`~omkl_dist.learners.nystrom.nystrom_start`, at most once per

@@ -50,6 +50,9 @@ LEARNER_CODES = {
     "projectron++": PROJECTRONPP,
 }
 PROJECTING = (PROJECTRON, PROJECTRONPP)  # the learners that keep K_S⁻¹ of their support set
+# a first row or slot 0 as an int64: a literal 0 would compile the function it is passed to a second time
+# (kernel_values keeps its literal-0 specialisation on purpose: tests/test_numba_cache.py's SPECIALISED)
+FROM_FIRST = np.int64(0)
 
 
 # --------------------------------------------------------------------------- dot products, norms

@@ -25,25 +25,12 @@ from numba import njit
 from ..scoring._blas import one_blas_thread
 from ..scoring._wide import wide_vectors
 from ..scoring.row_threads import over_rows
-from ._budget import buffer_values, kernel_values, nonzero_dots, nonzeros_of, row_nonzeros
+from ._budget import FROM_FIRST, buffer_values, nonzero_dots, nonzeros_of, row_nonzeros
 from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
 
 # eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
 # Gram matrix of a budget is often of low numerical rank (a linear kernel on 8 features: rank <= 8)
 RANK_TOL = float(np.finfo(np.float64).eps)
-
-
-@njit(cache=True, nogil=True, inline="always")  # (a call per row and kernel: its arrays' reference counts)
-def kernel_row(kind, param, norm, nonzeros, X, t, xsq, SV, SVT, svsq, c, out, work, scratch):
-    """``out[j] = κ(X[t], SV[j])`` for j < c: dot products in feature order over ``SVT`` (d × B, the
-    budget transposed: vectorised over j) from row t's ``nonzeros`` (``cols, vals, counts``:
-    :func:`._budget.row_nonzeros`, zero features skipped), then the budget learners' kernel
-    arithmetic (:func:`._budget.kernel_values`)."""
-    cols, vals, counts = nonzeros
-    nonzero_dots(cols, vals, t, counts[t], SVT, c, out)
-    # a call, not inlined: an inlined copy of the shared kernel arithmetic saved ~6 % of NOGD's time
-    # per row but added ~1.7 s of CPU to its first compile (measured, issue 36)
-    kernel_values(kind, param, norm, out, xsq, t, X, svsq, 0, SV, c, out, work, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -203,7 +190,7 @@ def _nystrom_rows_range(
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    kv, work, scratch = np.empty(B), np.empty(B), np.empty(B)
+    kv_row, work, scratch, D1 = np.empty(B), np.empty(B), np.empty(B), np.empty((1, 1, B))
     Mp = np.empty((B, -(-P // 8) * 8))
     z_pad, z_pad_b = np.empty(Mp.shape[1]), np.empty(Mp.shape[1])
     z, z_b = z_pad[:P], z_pad_b[:P]  # (views made once: each costs reference counts)
@@ -241,10 +228,11 @@ def _nystrom_rows_range(
                 t = h
             kernel_mistakes[k] += errs
             continue
-        for t in range(start[k], n):
+        for t in range(start[k], n):  # (rows here are few: the budget fills, then the kernel switches)
             c = n_used[k]
-            kernel_row(kind, prm, nrm, nonzeros, X, t, xsq[t], SV, SVT, svsq, c, kv, work, scratch)
-            _budget_score(alpha, k, K, c, kv, F, t)
+            kv = kv_row[:c].reshape(1, c)  # (the one call compiled for the chunks, on one row)
+            chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, t + 1, SV, SVT, svsq, c, D1, kv, work, scratch)
+            _budget_score(alpha, k, K, c, kv[0], F, t)
             margin, r = margin_of(F, t, k, K, y[t])
             L[t, k] = hedge_loss_of(margin, hedge_hinge)
             errs += 1 if margin <= 0.0 else 0
@@ -292,13 +280,13 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
 
 @njit(cache=True)
 def budget_gram(kind, param, norm, SV, SVT, svsq):
-    """The budget's Gram matrix ``G[i, j] = κ(SV[i], SV[j])``, row i by :func:`kernel_row` (symmetric
-    bit for bit: dot products and the kernel arithmetic are)."""
+    """The budget's Gram matrix ``G[i, j] = κ(SV[i], SV[j])``: its rows as one chunk of
+    :func:`chunk_values` (symmetric bit for bit: dot products and the kernel arithmetic are)."""
     B = SV.shape[0]
     G = np.empty((B, B))
-    work, scratch = np.empty(B), np.empty(B)
+    work, scratch = np.empty(B * B), np.empty(B * B)
     nonzeros = (np.empty(SV.shape, dtype=np.int32), np.empty(SV.shape), np.empty(B, dtype=np.int64))
     row_nonzeros(SV, *nonzeros)
-    for i in range(B):
-        kernel_row(kind, param, norm, nonzeros, SV, i, svsq[i], SV, SVT, svsq, B, G[i], work, scratch)
+    D = np.empty((B, 1, B))
+    chunk_values(kind, param, norm, nonzeros, SV, svsq, FROM_FIRST, B, SV, SVT, svsq, B, D, G, work, scratch)
     return G

@@ -247,7 +247,8 @@ def oks_block(rows, logw, params, views, store, n_rows, trace):
     for t in range(X.shape[0]):
         i = _sample(logw, delta, U[t], p)
         if i == guess[t]:
-            f[:] = pre[t]
+            for c in range(K):  # (loops, not slice assignments: those compile numba's shape-error text)
+                f[c] = pre[t, c]
         else:
             f[:] = 0.0
             add_scores(i, X[t], np.int64(0), start[i], views, store, f)  # a literal 0 compiles it twice
@@ -256,14 +257,16 @@ def oks_block(rows, logw, params, views, store, n_rows, trace):
         picked[t] = i
         wrong[t] = err
         losses[t] = value
-        scores[t, :] = f
+        for c in range(K):
+            scores[t, c] = f[c]
         if err:
             kernel_mistakes[i] += 1
         logw[i] -= eta * value / p[i]
         support[t] = np.any(step != 0.0)
         if support[t]:
             scale = lam / p[i] * row_factor(i, X[t], views)
-            P[n_rows, :] = X[t]
+            for col in range(X.shape[1]):
+                P[n_rows, col] = X[t, col]
             for c in range(K):
                 coef[n_rows, c] = scale * step[c]
             kidx[i, nk[i]] = n_rows
