@@ -168,12 +168,30 @@ class Stream:
             if skip >= n:
                 skip -= n
                 continue
-            block = _join([self._read(c, lo, hi) for c, lo, hi in spans])
-            if perm is not None:
-                block = (block[0][perm], None if block[1] is None else block[1][perm])
+            if perm is None or self.sparse:
+                block = _join([self._read(c, lo, hi) for c, lo, hi in spans])
+                block = block if perm is None else (block[0][perm], None if block[1] is None else block[1][perm])
+            else:
+                block = self._read_permuted(spans, perm)
             if skip:
                 block, skip = _rows(block, skip, n), 0
             yield block
+
+    def _read_permuted(self, spans: list[tuple[int, int, int]], perm: NDArray[np.intp]) -> Block:
+        """The dense rows of ``spans`` one after another, in the order ``perm``: each chunk read is
+        put straight where its rows go, so a group takes its own size in memory and one chunk's."""
+        to = np.empty(len(perm), dtype=np.intp)
+        to[perm] = np.arange(len(perm))  # row i of the spans goes to row to[i] of the block
+        X = np.empty((len(perm), self.n_features))
+        y = np.empty(len(perm), dtype=np.int64) if self.labelled else None
+        pos = 0
+        for c, lo, hi in spans:
+            Xc, yc = self._read(c, lo, hi)
+            X[to[pos : pos + hi - lo]] = Xc
+            if y is not None:
+                y[to[pos : pos + hi - lo]] = yc
+            pos += hi - lo
+        return X, y
 
     def _read(self, c: int, lo: int, hi: int) -> Block:
         """Rows [lo, hi) of the dataset, all in storage chunk ``c``, as float64."""
