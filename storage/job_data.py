@@ -201,7 +201,7 @@ class JobRows:
     feature_groups: dict | None = None
     feature_names: list | None = None
     columns: ColumnEncoder | None = None
-    mixing_advice: str | None = None  # a shuffled window whose chunks' labels are far from mixed
+    mixing_advice: str | None = None  # (mixing_advice: a window, or a part a shuffle mixes, far from mixed)
 
     @property
     def classes(self) -> list:

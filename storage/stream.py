@@ -208,7 +208,7 @@ SHUFFLE_BYTES = 1 << 27
 
 def shuffle_group(n_features: int, chunk_rows: int) -> int:
     """Storage chunks a shuffle mixes at once (:data:`SHUFFLE_BYTES`): 14 chunks of 65,536 rows
-    of 18 features, one of rows wider than 256 features."""
+    of 18 features, one of rows wider than 128 features."""
     return max(1, SHUFFLE_BYTES // (8 * max(int(n_features), 1) * chunk_rows))
 
 
