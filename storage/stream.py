@@ -188,7 +188,7 @@ class Stream:
         for c, lo, hi in spans:
             Xc, yc = self._read(c, lo, hi)
             X[to[pos : pos + hi - lo]] = Xc
-            if y is not None:
+            if y is not None and yc is not None:
                 y[to[pos : pos + hi - lo]] = yc
             pos += hi - lo
         return X, y
