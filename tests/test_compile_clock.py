@@ -1,64 +1,80 @@
-"""A first run's compiling is not learning: :class:`CompileClock` times numba's compiles (nested
-ones once, none for a function compiled already) and :func:`progressive_score` keeps them out of
-the learning seconds and speed it reports."""
+"""A first run's compiling is not learning: :class:`CompileClock` adds up numba's compile events
+(nested ones once, none for a function compiled already) and :func:`progressive_score` keeps them
+out of the learning seconds it reports. The clock is a stand-in that moves only when a test moves
+it, so every count below is exact."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+import pytest
 from numba import njit
+from numba.core.event import trigger_event
 
 from omkl_dist.algorithms import KernelPerceptron
 from omkl_dist.evaluation.compile_clock import CompileClock
 from omkl_dist.evaluation.progressive import progressive_score
 
 
-def _fresh_functions():
-    """Two functions numba has not compiled (defined anew, not cached): the outer calls the inner."""
-
-    @njit
-    def inner(x):
-        return np.sqrt(x) + 1.0
-
-    @njit
-    def outer(x):
-        return inner(x) * 2.0
-
-    return outer
+@pytest.fixture
+def now(monkeypatch):
+    """A stand-in clock: ``now[0]`` seconds, moved by the test alone."""
+    reading = [100.0]
+    monkeypatch.setattr("time.perf_counter", lambda: reading[0])
+    return reading
 
 
-def test_a_compile_is_timed_once_with_the_functions_it_compiles_on_the_way():
-    outer = _fresh_functions()
+def _compile(now, seconds, inner=0.0):
+    """A compile event of ``seconds``, with a nested compile of ``inner`` of them (a callee)."""
+    with trigger_event("numba:compile"):
+        now[0] += seconds - inner
+        if inner:
+            with trigger_event("numba:compile"):
+                now[0] += inner
+
+
+def test_compiles_add_up_once_with_the_functions_they_compile_on_the_way(now):
     began = []
     with CompileClock(on_first=lambda: began.append(True)) as clock:
-        t0 = time.perf_counter()
-        outer(4.0)
-        wall = time.perf_counter() - t0
-        first = clock.seconds
-        outer(9.0)  # compiled: no event, no time
-    outer(16.0)
-    assert began == [True] and 0.0 < first <= wall and clock.seconds == first  # (a compiled function: no event)
+        _compile(now, 3.0, inner=1.0)
+        now[0] += 10.0  # running, not compiling
+        _compile(now, 2.0)
+    _compile(now, 7.0)  # after the clock stopped
+    assert clock.seconds == 5.0 and began == [True]
+
+
+def test_a_function_compiled_already_raises_no_compile():
+    @njit
+    def twice(x):
+        return 2.0 * x
+
+    twice(1.0)
+    with CompileClock() as clock:
+        twice(2.0)
+    assert clock.seconds == 0.0
 
 
 class _CompilesOnItsFirstBlock(KernelPerceptron):
-    """A perceptron whose first block also compiles a function of its own (a first use)."""
+    """A perceptron whose blocks take 1 s each to learn, the first one 5 s of compiling besides."""
+
+    def __init__(self, now=None):
+        super().__init__()
+        self.now = now
 
     def progressive_partial_fit(self, X, y, **kwargs):
         if not getattr(self, "compiled_", False):
-            _fresh_functions()(1.0)
+            _compile(self.now, 5.0)
             self.compiled_ = True
+        self.now[0] += 1.0
         return super().progressive_partial_fit(X, y, **kwargs)
 
 
-def test_a_runs_compiling_is_kept_out_of_its_learning_time():
+def test_a_runs_compiling_is_kept_out_of_its_learning_time(now):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((600, 3))
     y = np.where(X[:, 0] > 0, 1, -1)
-    model = _CompilesOnItsFirstBlock()
-    t0 = time.perf_counter()
+    model = _CompilesOnItsFirstBlock(now)
+    model.partial_fit(X[:2], np.array([1, -1]))  # (numba's own first-use compiles, if any, before the clock)
+    model.compiled_ = False
     trace = progressive_score(model, ((X[i : i + 200], y[i : i + 200]) for i in range(0, 600, 200)), n_rows=600)
-    wall = time.perf_counter() - t0
-    assert trace.compile_seconds > 0.0  # its function's compile (and the perceptron's own, on a cold cache)
-    assert trace.total_seconds <= wall - trace.compile_seconds  # (by construction: none of it counted twice)
-    assert trace.summary()["compile_seconds"] == trace.compile_seconds
+    assert trace.compile_seconds == 5.0 and trace.seconds == [1.0, 2.0, 3.0]
+    assert trace.summary()["compile_seconds"] == 5.0
