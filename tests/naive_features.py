@@ -5,7 +5,8 @@ No numba, no blocks. Kernel k keeps its weights as a list of class vectors; ever
 
 * FOGD: ``p = u · x`` for the kernel's D directions (the library's draws,
   :func:`omkl_dist.randomness.features.gaussian_projection`: the same numbers by construction),
-  summed in feature order from 0.0 (the order of the compiled loop), ``z = (cos p, sin p)`` by the
+  summed in feature order from 0.0 by fused multiply-adds (the compiled loop's order and rounding:
+  :func:`omkl_dist.scoring._fma.fma_arrays`), ``z = (cos p, sin p)`` by the
   library's vectorised :func:`omkl_dist.scoring._vtrig.cos_sin` (the same mathematical quantity as
   ``math.cos``/``math.sin``, within 1 ulp of them: it is how the library computes them, so the
   reference calls it on the same inputs rather than libm's);
@@ -18,10 +19,10 @@ No numba, no blocks. Kernel k keeps its weights as a list of class vectors; ever
   same function on the budget's span), then the linear step on z (the switch row included). The
   eigendecomposition is the library's one place for it
   (:func:`omkl_dist.learners.nystrom.nystrom_start`): LAPACK's bits are the same for both callers;
-* the score ``f = w · z`` summed in the compiled loop's order of eight lanes (``_sum_in_lanes``: how
+* the score ``f = w · z`` summed in the compiled loop's order of eight lanes (``_dot_in_lanes``: how
   the library takes the same sum without one chain of dependent adds);
   ``y f < 1`` (multi-class: ``f_y − f_r < 1``, r the highest-scoring other class) ⇒ ``w += η y z``
-  (``+η z`` on y, ``−η z`` on r).
+  (``+η z`` on y, ``−η z`` on r), each weight by a fused multiply-add.
 
 Hedge: θ = w / Σ w, prediction ``Σ θ_k f_k`` (a mistake when ``y score <= 0``; multi-class when the
 true class does not score above every other), ``logw_k += ℓ_k log γ`` with ℓ_k the kernel's mistake
@@ -38,6 +39,7 @@ from omkl_dist.kernels import make_pool
 from omkl_dist.learners._budget import kernel_values
 from omkl_dist.learners.nystrom import nystrom_start
 from omkl_dist.randomness.features import gaussian_projection
+from omkl_dist.scoring._fma import fma_arrays
 from omkl_dist.scoring._vtrig import cos_sin
 from omkl_dist.scoring.program import compile_program
 
@@ -46,19 +48,25 @@ def _sum_in_order(a):
     return float(np.cumsum(a)[-1]) if len(a) else 0.0
 
 
-def _sum_in_lanes(a):
-    """The sum of a in the library's order for a score over features (``feature_score``): eight
+def _dot_in_lanes(w, z):
+    """``w · z`` in the library's order for a score over features (``feature_score``): eight
     lanes (lane l: the terms i ≡ l mod 8 of the first len - len mod 8, in order), added pairwise,
-    then the last len mod 8 terms in order. The same quantity as any sum of a; this order is how the
-    compiled loop takes it without one chain of dependent adds."""
-    n8 = len(a) - len(a) % 8
+    then the last len mod 8 terms in order, each term added by a fused multiply-add (one rounding).
+    The same quantity as any sum of the products; this order is how the compiled loop takes it
+    without one chain of dependent adds."""
+    n8 = len(z) - len(z) % 8
     lanes = np.zeros(8)
     for i in range(0, n8, 8):
-        lanes = lanes + a[i : i + 8]
+        lanes = fma_arrays(w[i : i + 8], z[i : i + 8], lanes)
     s = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
-    for v in a[n8:]:
-        s += v
+    for i in range(n8, len(z)):
+        s = fma_arrays(w[i : i + 1], z[i : i + 1], np.array([s]))[0]
     return float(s)
+
+
+def _step(w, step, z):
+    """``w + step z`` with one rounding per weight (the library's fused step), in place."""
+    w[:] = fma_arrays(np.full(len(z), step), z, w)
 
 
 def _rival(scores, yt):
@@ -101,17 +109,17 @@ class _Hedge:
 def _ogd_step(Wk, z, yt, eta, K, hedge_hinge):
     """Score(s) of one kernel on features z, its loss for Hedge and the gradient step (in place)."""
     P = len(z)
-    f = np.array([_sum_in_lanes(Wk[c * P : (c + 1) * P] * z) for c in range(K)])
+    f = np.array([_dot_in_lanes(Wk[c * P : (c + 1) * P], z) for c in range(K)])
     if K == 1:
         margin = yt * f[0]
         if margin < 1.0:
-            Wk[:P] += (eta * yt) * z
+            _step(Wk[:P], eta * yt, z)
     else:
         r = _rival(f, int(yt))
         margin = f[int(yt)] - f[r]
         if margin < 1.0:
-            Wk[int(yt) * P : (int(yt) + 1) * P] += eta * z
-            Wk[r * P : (r + 1) * P] += -eta * z
+            _step(Wk[int(yt) * P : (int(yt) + 1) * P], eta, z)
+            _step(Wk[r * P : (r + 1) * P], -eta, z)
     loss = max(0.0, 1.0 - margin) if hedge_hinge else (1.0 if margin <= 0.0 else 0.0)
     return f, loss
 
@@ -134,8 +142,8 @@ def naive_fogd(
         f, losses = np.empty((m, K)), np.empty(m)
         for k in range(m):
             p = np.zeros(D)
-            for j in range(d):
-                p = p + X[t, j] * U[k][:, j]
+            for j in np.flatnonzero(X[t]):  # (a zero feature's term leaves p as it is)
+                p = fma_arrays(np.full(D, X[t, j]), U[k][:, j], p)
             z = np.empty(2 * D)
             cos_sin(p, z[:D], z[D:])
             f[k], losses[k] = _ogd_step(W[k], z, y[t], eta, K, hedge_hinge)
@@ -169,7 +177,11 @@ class _NystromKernel:
         self.MT = self.W = None
 
     def features(self, kv):
-        return np.array([_sum_in_order(self.MT[:, i] * kv) for i in range(self.P)])
+        """``z_i = Σ_j M[i, j] kv_j`` in budget order from +0.0, each term by a fused multiply-add."""
+        z = np.zeros(self.P)
+        for j in range(len(kv)):
+            z = fma_arrays(np.full(self.P, kv[j]), self.MT[j, : self.P], z)
+        return z
 
     def learn(self, x, yt, eta, hedge_hinge):
         K = self.K
@@ -196,10 +208,10 @@ class _NystromKernel:
             z = self.features(kv)
             P = self.P
             if K == 1:
-                self.W[:P] += (eta * yt) * z
+                _step(self.W[:P], eta * yt, z)
             else:
-                self.W[int(yt) * P : (int(yt) + 1) * P] += eta * z
-                self.W[r * P : (r + 1) * P] += -eta * z
+                _step(self.W[int(yt) * P : (int(yt) + 1) * P], eta, z)
+                _step(self.W[r * P : (r + 1) * P], -eta, z)
         return f, loss
 
 

@@ -4,6 +4,8 @@ path (:func:`fixed_dots`) give the same bits, so a model's scores are its next d
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 import omkl_dist.engine.budget as budget_engine
@@ -17,6 +19,7 @@ from omkl_dist.learners._budget import (
     row_dots,
     sparse_own_dots,
 )
+from omkl_dist.learners.features import fourier_projection
 from omkl_dist.learners.nystrom import nystrom_features, nystrom_features_pair, padded_map
 from omkl_dist.scoring.rows import integral_bound
 
@@ -99,7 +102,16 @@ def _in_order(terms):
     return acc
 
 
-def test_nonzero_dots_and_nystrom_features_sum_in_order_bit_for_bit():
+def _fused_in_order(pairs):
+    """``Σ a b`` from +0.0 in the given order, each term added with one rounding: the exact value of
+    ``a b + acc`` rounded to the nearest double (a fused multiply-add, computed here without one)."""
+    acc = 0.0
+    for a, b in pairs:
+        acc = float(Fraction(a) * Fraction(b) + Fraction(acc))
+    return acc
+
+
+def test_nonzero_dots_fourier_projection_and_nystrom_features_sum_in_order_bit_for_bit():
     # rows of 0..11 non-zeros (passes of four and the rest), signed zeros, magnitudes that round
     rng = np.random.default_rng(5)
     d, c = 11, 13
@@ -114,9 +126,13 @@ def test_nonzero_dots_and_nystrom_features_sum_in_order_bit_for_bit():
         nonzero_dots(cols, vals, t, counts[t], BT, c, out)
         expected = [_in_order(X[t, f] * BT[f, j] for f in range(d) if X[t, f] != 0.0) for j in range(c)]
         assert out.tobytes() == np.array(expected).tobytes(), t
+        # FOGD's projections: the same terms, each added by a fused multiply-add
+        fourier_projection(cols, vals, t, counts[t], BT, c, out)
+        fused = [_fused_in_order((X[t, f], BT[f, j]) for f in range(d) if X[t, f] != 0.0) for j in range(c)]
+        assert out.tobytes() == np.array(fused).tobytes(), t
     MT, kv, z = rng.normal(size=(21, 5)), rng.normal(size=21) * 1e4, np.empty(5)  # 21 = 2 passes of 8 + 5
     nystrom_features(MT, kv, z)
-    assert z.tobytes() == np.array([_in_order(kv * MT[:, i]) for i in range(5)]).tobytes()
+    assert z.tobytes() == np.array([_fused_in_order(zip(kv, MT[:, i])) for i in range(5)]).tobytes()
 
 
 def test_two_rows_nystrom_features_on_the_padded_map_are_each_rows_own_bit_for_bit():

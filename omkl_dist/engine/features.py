@@ -16,8 +16,8 @@ the hinge loss over them (:mod:`omkl_dist.learners.features`).
 
 Exactness: the compiled loop makes the features of a few rows ahead of their updates (they do not
 depend on the model), then learns the rows one by one: the projections ``u_i · x`` summed in feature
-order (a segment's non-zero features found once for every kernel, four per pass over the directions:
-:func:`omkl_dist.learners._budget.nonzero_dots`), ``cos``/``sin`` by the vectorised
+order by fused multiply-adds (a segment's non-zero features found once for every kernel, four per pass
+over the directions: :func:`omkl_dist.learners.features.fourier_projection`), ``cos``/``sin`` by the vectorised
 :func:`~omkl_dist.scoring._vtrig.cos_sin` (within 1 ulp of libm's, ~20x faster: libm's scalar calls
 were the learner's whole cost; it is still half of a row's time, at the vector units' throughput). A BLAS
 product of the segment instead (measured, issue 36) saves ~0.3 µs (cod-rna) and ~0.8 µs (ijcnn1)

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..scoring._blas import one_blas_thread
+from ..scoring._fma import fma
 from ..scoring._wide import wide_vectors
 from ..scoring.row_threads import over_rows
 from ._budget import FROM_FIRST, buffer_values, nonzero_dots, nonzeros_of, row_nonzeros
@@ -46,12 +47,12 @@ def nystrom_features(MT, kv, z):
         v0, v1, v2, v3 = kv[j], kv[j + 1], kv[j + 2], kv[j + 3]
         v4, v5, v6, v7 = kv[j + 4], kv[j + 5], kv[j + 6], kv[j + 7]
         for i in range(P):
-            a = (((z[i] + v0 * MT[j, i]) + v1 * MT[j + 1, i]) + v2 * MT[j + 2, i]) + v3 * MT[j + 3, i]
-            z[i] = (((a + v4 * MT[j + 4, i]) + v5 * MT[j + 5, i]) + v6 * MT[j + 6, i]) + v7 * MT[j + 7, i]
+            a = fma(v3, MT[j + 3, i], fma(v2, MT[j + 2, i], fma(v1, MT[j + 1, i], fma(v0, MT[j, i], z[i]))))
+            z[i] = fma(v7, MT[j + 7, i], fma(v6, MT[j + 6, i], fma(v5, MT[j + 5, i], fma(v4, MT[j + 4, i], a))))
     for j in range(B8, B):
         v = kv[j]
         for i in range(P):
-            z[i] += v * MT[j, i]
+            z[i] = fma(v, MT[j, i], z[i])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -73,15 +74,15 @@ def nystrom_features_pair(MT, kv_a, kv_b, z_a, z_b):
         for i in range(P):
             m0, m1, m2, m3 = MT[j, i], MT[j + 1, i], MT[j + 2, i], MT[j + 3, i]
             m4, m5, m6, m7 = MT[j + 4, i], MT[j + 5, i], MT[j + 6, i], MT[j + 7, i]
-            a = (((z_a[i] + a0 * m0) + a1 * m1) + a2 * m2) + a3 * m3
-            z_a[i] = (((a + a4 * m4) + a5 * m5) + a6 * m6) + a7 * m7
-            b = (((z_b[i] + b0 * m0) + b1 * m1) + b2 * m2) + b3 * m3
-            z_b[i] = (((b + b4 * m4) + b5 * m5) + b6 * m6) + b7 * m7
+            a = fma(a3, m3, fma(a2, m2, fma(a1, m1, fma(a0, m0, z_a[i]))))
+            z_a[i] = fma(a7, m7, fma(a6, m6, fma(a5, m5, fma(a4, m4, a))))
+            b = fma(b3, m3, fma(b2, m2, fma(b1, m1, fma(b0, m0, z_b[i]))))
+            z_b[i] = fma(b7, m7, fma(b6, m6, fma(b5, m5, fma(b4, m4, b))))
     for j in range(B8, B):
         va, vb = kv_a[j], kv_b[j]
         for i in range(P):
-            z_a[i] += va * MT[j, i]
-            z_b[i] += vb * MT[j, i]
+            z_a[i] = fma(va, MT[j, i], z_a[i])
+            z_b[i] = fma(vb, MT[j, i], z_b[i])
 
 
 @njit(cache=True, nogil=True, inline="always")
