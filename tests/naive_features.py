@@ -1,7 +1,8 @@
 """Naive multi-kernel FOGD and NOGD (Lu, Hoi, Wang, Zhao & Liu, "Large Scale Online Kernel
 Learning", JMLR 17(47), 2016, Algorithms 1 and 2) plugged into Hedge, one instance at a time.
 
-No numba, no blocks. Kernel k keeps its weights as a list of class vectors; every row:
+No blocks and none of the learners' compiled loops (only the library's arithmetic: ``cos_sin``,
+``fma_arrays``, ``kernel_values``). Kernel k keeps its weights as a list of class vectors; every row:
 
 * FOGD: ``p = u · x`` for the kernel's D directions (the library's draws,
   :func:`omkl_dist.randomness.features.gaussian_projection`: the same numbers by construction),

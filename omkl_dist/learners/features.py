@@ -108,7 +108,7 @@ def learn_row(z, yt, W, k, eta, hedge_hinge, n_classes, F, L, t):
     ``L[t, k]``, the gradient step on a positive hinge loss; returns 1 for a mistake, else 0."""
     K = n_classes
     P = z.shape[0]
-    if K == 1:  # (the binary case written out: its score kept in a register, ~5 % of FOGD's time per row)
+    if K == 1:  # (the binary case written out: its score stays in a register, no loop over one class)
         f = feature_score(W, k, 0, z)
         F[t, k] = f
         margin = yt * f
@@ -129,7 +129,8 @@ def fourier_projection(cols, vals, t, nnz, UT, D, p):
     """``p_i = Σ_j x_tj UT[j, i]`` for the D directions, over row t's non-zeros (:func:`._budget.nonzeros_of`:
     a zero feature's term ``fma(0, u, p)`` would leave p as it is) in feature order from +0.0, each term
     added by a fused multiply-add; four features per pass over p (each ``p_i`` loaded and stored once per
-    four terms: the passes are load/store bound)."""
+    four terms: the passes are load/store bound). :func:`._budget.nonzero_dots`'s passes with FOGD's
+    rounding: the budget learners keep theirs, which their naive references compute unfused."""
     if nnz >= 4:  # (the first pass sets p: no pass of zeros)
         v0, v1, v2, v3 = vals[t, 0], vals[t, 1], vals[t, 2], vals[t, 3]
         b0, b1, b2, b3 = UT[cols[t, 0]], UT[cols[t, 1]], UT[cols[t, 2]], UT[cols[t, 3]]

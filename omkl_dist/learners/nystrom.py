@@ -36,7 +36,8 @@ RANK_TOL = float(np.finfo(np.float64).eps)
 
 @njit(cache=True, nogil=True, inline="always")
 def nystrom_features(MT, kv, z):
-    """``z[i] = Σ_j M[i, j] kv[j]`` summed in budget order from +0.0, from ``MT = Mᵀ`` (B × P):
+    """``z[i] = Σ_j M[i, j] kv[j]`` summed in budget order from +0.0 (each term by a fused multiply-add,
+    :mod:`omkl_dist.scoring._fma`), from ``MT = Mᵀ`` (B × P):
     eight budget rows per pass over z (one load and store of ``z[i]`` per eight products, not per
     product: with P = 20 the passes were load/store bound, 40 % of NOGD's time per row)."""
     B, P = MT.shape
