@@ -160,6 +160,14 @@ def test_run_report_sizes_a_random_feature_model_by_its_features(tmp_path):
     assert "support vectors  " not in res.output
 
 
+def test_run_refuses_kernels_fogd_cannot_take_before_reading_the_data(tmp_path):
+    """The kernel check comes before the data is opened (so before any progress bar): the file named
+    does not even exist, and the error is about the kernels."""
+    res = invoke("run", "fogd", "--data", tmp_path / "absent.svm", "--kernels", "linear;gaussian:1")
+    assert res.exit_code != 0
+    assert "use gaussian kernels only" in res.output and "absent" not in res.output
+
+
 @pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["submit", "--help"], ["cluster", "up", "--help"]])
 def test_help_exits_zero(args):
     result = CliRunner().invoke(main, args)

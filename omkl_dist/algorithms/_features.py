@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import Interval, StrOptions, validate_params
+from .._validation import Interval, StrOptions
 from .base import OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class FeatureClassifier(OnlineKernelClassifier):
     hedge_loss: str
 
     def feed_rows(self) -> int:
-        validate_params(self, ["block_size"])
+        self._check_params()  # (a job asks this before it reads data: a bad parameter stops it there)
         return int(self.block_size)  # the in-process calls a cluster round's pieces replay
 
     def _takes_sparse_rows(self) -> bool:

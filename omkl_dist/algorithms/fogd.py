@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from .._validation import Interval
 from ..defaults import SEED
-from ..engine.features import FourierEngine
+from ..engine.features import FourierEngine, gaussian_widths
+from ..kernels import make_pool
+from ..scoring.program import compile_program
 from ._features import CONSTRAINTS, FeatureClassifier
 from ._order import N_EPOCHS
 
@@ -122,6 +124,10 @@ class FOGD(FeatureClassifier):
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        gaussian_widths(compile_program(make_pool(self.kernels)), "FOGD")  # refuses other kernels
 
     def _new_engine(self, program: KernelProgram, n_features: int) -> FourierEngine:
         return FourierEngine(program, n_features, n_components=int(self.n_components), **self._engine_params())
