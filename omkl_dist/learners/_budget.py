@@ -299,22 +299,23 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         for t in range(n):
             kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
         return
-    for t in range(n):
+    for t in range(n):  # one vectorised pass per row: the scaled distances and how many cancel
+        xt, base = xsq[t], t * c
+        cancels = 0
         for q in range(c):
-            work[t * c + q] = xsq[t] + bsq[q] - 2.0 * D[t, k, q]
-    # the pairs whose expanded distance cancels, listed without a branch per pair (a few % of raw
-    # cod-rna's, scattered: a test and branch per pair mispredicted), then summed directly
-    hits = 0
-    for t in range(n):
-        for q in range(c):
-            scratch[hits] = t * c + q
-            hits += work[t * c + q] < CANCEL * (xsq[t] + bsq[q])
-    for h in range(hits):
-        i = int(scratch[h])
-        t = i // c
-        work[i] = direct_sqdist(Xb, t, B, i - t * c)
-    for i in range(n * c):
-        work[i] *= param
+            s = xt + bsq[q]
+            d2 = s - 2.0 * D[t, k, q]
+            cancels += d2 < CANCEL * s
+            work[base + q] = d2 * param
+        if cancels:  # summed directly (a few % of raw cod-rna's pairs): listed first, without a
+            hits = 0  # branch per pair (scattered: a test and branch per pair mispredicted)
+            for q in range(c):
+                s = xt + bsq[q]
+                scratch[hits] = q
+                hits += s - 2.0 * D[t, k, q] < CANCEL * s
+            for h in range(hits):
+                q = int(scratch[h])
+                work[base + q] = direct_sqdist(Xb, t, B, q) * param
     vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
 
 

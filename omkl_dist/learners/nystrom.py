@@ -194,8 +194,9 @@ def _nystrom_rows_range(
     n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
     kv_row, work, scratch, D1 = np.empty(B), np.empty(B), np.empty(B), np.empty((1, 1, B))
     Mp = np.empty((B, -(-P // 8) * 8))
-    z_pad, z_pad_b = np.empty(Mp.shape[1]), np.empty(Mp.shape[1])
-    z, z_b = z_pad[:P], z_pad_b[:P]  # (views made once: each costs reference counts)
+    Z = np.empty((2, Mp.shape[1]))  # two rows' padded features
+    z_pad, z_pad_b = Z[0], Z[1]
+    z = z_pad[:P]  # (views made once: each costs reference counts)
     for k in range(lo, hi):
         kind, prm, nrm = kinds[k], param[k], norm[k]
         SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]  # (views made once per kernel, not per row)
@@ -219,14 +220,15 @@ def _nystrom_rows_range(
                     ogd_step(z, y[i], r, W, k, eta, K)
                     switch_row = False
                     i += 1
-                while i + 1 < h:  # two rows at a time
-                    nystrom_features_pair(Mp, Kv[i - t], Kv[i + 1 - t], z_pad, z_pad_b)
-                    errs += learn_row(z, y[i], W, k, eta, hedge_hinge, K, F, L, i)
-                    errs += learn_row(z_b, y[i + 1], W, k, eta, hedge_hinge, K, F, L, i + 1)
-                    i += 2
-                if i < h:
-                    nystrom_features(Mp, Kv[i - t], z_pad)
-                    errs += learn_row(z, y[i], W, k, eta, hedge_hinge, K, F, L, i)
+                while i < h:  # two rows at a time (one learn_row in the loop: the compiler inlines it once)
+                    pair = i + 1 < h
+                    if pair:
+                        nystrom_features_pair(Mp, Kv[i - t], Kv[i + 1 - t], z_pad, z_pad_b)
+                    else:
+                        nystrom_features(Mp, Kv[i - t], z_pad)
+                    for u in range(2 if pair else 1):
+                        errs += learn_row(Z[u, :P], y[i + u], W, k, eta, hedge_hinge, K, F, L, i + u)
+                    i += 2 if pair else 1
                 t = h
             kernel_mistakes[k] += errs
             continue
