@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..scoring._vexp import vexp_neg_n
 from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
@@ -282,6 +283,9 @@ def kernel_values(kind, param, norm, dots, asq, i, A, bsq, lo, B, n, out, work, 
             out[q] *= fa * norm_factor(p, bsq[lo + q])
 
 
+_ONE64 = np.uint64(1)
+
+
 @njit(cache=True)
 def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratch):
     """``out[t, q] = κ(Xb[t], B[q])`` for every row t and q < c, from the dot products ``D[t, k, q]``:
@@ -299,23 +303,29 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         for t in range(n):
             kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
         return
-    for t in range(n):  # one vectorised pass per row: the scaled distances and how many cancel
+    # one vectorised pass per row: the scaled distances, and a byte per pair whose expanded distance
+    # cancels; those pairs (3.7 % of raw cod-rna's, in 95 % of its rows, a few each) are then summed
+    # directly, found eight bytes at a time (a test and branch per pair mispredicted, and a list of
+    # them built pair by pair cost as much as the pass)
+    flags = np.zeros(-(-c // 8) * 8, dtype=np.uint8)
+    words = flags.view(np.uint64)
+    for t in range(n):
         xt, base = xsq[t], t * c
         cancels = 0
         for q in range(c):
             s = xt + bsq[q]
             d2 = s - 2.0 * D[t, k, q]
-            cancels += d2 < CANCEL * s
+            hit = d2 < CANCEL * s
+            flags[q] = hit
+            cancels += hit
             work[base + q] = d2 * param
-        if cancels:  # summed directly (a few % of raw cod-rna's pairs): listed first, without a
-            hits = 0  # branch per pair (scattered: a test and branch per pair mispredicted)
-            for q in range(c):
-                s = xt + bsq[q]
-                scratch[hits] = q
-                hits += s - 2.0 * D[t, k, q] < CANCEL * s
-            for h in range(hits):
-                q = int(scratch[h])
-                work[base + q] = direct_sqdist(Xb, t, B, q) * param
+        if cancels:
+            for w in range(words.shape[0]):
+                bits = words[w]
+                while bits:  # (a flag is bit 0 of its byte)
+                    q = w * 8 + (trailing_zeros(bits) >> 3)
+                    work[base + q] = direct_sqdist(Xb, t, B, q) * param
+                    bits &= bits - _ONE64
     vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
 
 
