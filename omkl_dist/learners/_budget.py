@@ -294,10 +294,17 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
     n = Xb.shape[0]
     if kind == LINEAR or kind == POLY:  # (no call per row: its views and arguments cost reference counts)
         p = _degree(kind, param)
-        for t in range(n):
-            fa = norm_factor(p, xsq[t]) if norm else 1.0
+        if not norm:
+            for t in range(n):
+                for q in range(c):
+                    out[t, q] = dot_power(D[t, k, q], p)
+            return
+        for q in range(c):  # the budget rows' factors once, not per row (a square root and a division each)
+            work[q] = norm_factor(p, bsq[q])
+        for t in range(n):  # _dot_kernel's arithmetic
+            fa = norm_factor(p, xsq[t])
             for q in range(c):
-                out[t, q] = _dot_kernel(D[t, k, q], p, norm, fa, bsq[q])
+                out[t, q] = dot_power(D[t, k, q], p) * (fa * work[q])
         return
     if kind != GAUSS:
         for t in range(n):
