@@ -75,4 +75,5 @@ class ProgressBar:
             self.bar.close()
         if self.compile_seconds > 0:
             how = "" if self._helper is None else f", {self._helper.note()}"
-            print(f"compiling took {self.compile_seconds:.1f} s (first use{how})", file=sys.stderr, flush=True)
+            took = f"{self.compile_seconds:.1f} s" if self.compile_seconds >= 0.05 else "under 0.1 s"  # (not "0.0 s")
+            print(f"compiling took {took} (first use{how})", file=sys.stderr, flush=True)
