@@ -609,3 +609,34 @@ def test_vexp_property(values, pad):
     singles = np.array([_vexp(np.array([v]))[0] for v in x])
     assert (singles == out).all()
     assert (_exp_neg_one_each(x).view(np.int64) == out.view(np.int64)).all()
+
+
+def test_pool_flags_every_row_of_a_repeated_vector_and_finds_them_by_key():
+    """Rows whose vector occurs more than once are flagged exact (all of them, the first included),
+    found by key, and a copy or a pickle (also one of an earlier version's index) keeps them."""
+    import copy
+    import pickle
+
+    from omkl_dist.scoring.support_vectors import row_keys
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 3))
+    X[4] = X[1]
+    X[5] = X[1]
+    pool = SupportVectors(3, 1, capacity=2)
+    pool.append(X[:3], (X[:3] ** 2).sum(1), np.ones((3, 1)))
+    pool.append(X[3:], (X[3:] ** 2).sum(1), np.ones((3, 1)))
+    assert pool.exact[: pool.n].tolist() == [False, True, False, False, True, True]
+    keys = row_keys(X)
+    np.testing.assert_array_equal(pool.rows_matching([keys[1], keys[0]]), [0, 1, 4, 5])
+    legacy = pickle.loads(pickle.dumps(pool)).__getstate__()
+    legacy["_rows_by_key"] = {keys[0]: [0], keys[1]: [1, 4, 5], keys[2]: [2], keys[3]: [3]}
+    del legacy["_row_of_key"], legacy["_more_rows_of_key"]
+    old = SupportVectors.__new__(SupportVectors)
+    old.__setstate__(legacy)
+    for other in (copy.deepcopy(pool), pickle.loads(pickle.dumps(pool)), old):
+        np.testing.assert_array_equal(other.rows_matching([keys[1]]), [1, 4, 5])
+        assert other.has_key(keys[3]) and not other.has_key(hash(b"absent"))
+        other.append(X[:1], (X[:1] ** 2).sum(1), np.ones((1, 1)))
+        np.testing.assert_array_equal(other.rows_matching([keys[0]]), [0, 6])
+        assert other.exact[0] and other.exact[6]

@@ -59,7 +59,10 @@ class SupportVectors:
         self.exact = np.zeros(capacity, dtype=bool)
         self.int_bound = 0.0  # max |x| over the pool if every value is an integer, else inf
         self.n = 0
-        self._rows_by_key: dict[int, list[int]] = {}
+        # a row's key -> its first row, and the later rows of keys seen more than once (few): one list
+        # per row instead made Python's full garbage collections (0.1 s each) run every ~30,000 rows
+        self._row_of_key: dict[int, int] = {}
+        self._more_rows_of_key: dict[int, list[int]] = {}
         self.tile_layouts: dict = {}  # the pool scan's per-tile layouts (scoring/scan.py), rebuilt on demand
 
     @property
@@ -96,11 +99,11 @@ class SupportVectors:
             self.n += k
             return
         self.X[self.n : self.n + k] = X
-        for i, key in enumerate(row_keys(X)):
-            rows = self._rows_by_key.setdefault(key, [])
-            rows.append(self.n + i)
-            if len(rows) > 1:
-                self.exact[rows] = True
+        for row, key in enumerate(row_keys(X), start=self.n):
+            first = self._row_of_key.setdefault(key, row)
+            if first != row:  # a repeated vector: all its rows exact
+                self.exact[first] = self.exact[row] = True
+                self._more_rows_of_key.setdefault(key, []).append(row)
         self.n += k
 
     def __getstate__(self):
@@ -109,30 +112,38 @@ class SupportVectors:
         return state
 
     def __setstate__(self, state):
+        if "_rows_by_key" in state:  # (pickled by an earlier version: a list of rows per key)
+            by_key = state.pop("_rows_by_key")
+            state["_row_of_key"] = {key: rows[0] for key, rows in by_key.items()}
+            state["_more_rows_of_key"] = {key: rows[1:] for key, rows in by_key.items() if len(rows) > 1}
         self.__dict__.update(writable(state))
 
     def __deepcopy__(self, memo):
         """A copy (a served model's snapshot, :mod:`omkl_dist.serving.learning`) made directly:
-        ``copy.deepcopy``'s generic walk over the row-key index (a list per row) cost ten times
+        ``copy.deepcopy``'s generic walk over the row-key index (then a list per row) cost ten times
         the arrays' copy."""
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         n = self.n  # (the rows in use: the copy grows again, by _reserve, only if it learns)
         twin.X = copy.deepcopy(self.X, memo) if self.sparse else self.X[:n].copy()
         twin.sq, twin.alpha, twin.exact = self.sq[:n].copy(), self.alpha[:n].copy(), self.exact[:n].copy()
-        twin._rows_by_key = {key: rows.copy() for key, rows in self._rows_by_key.items()}
+        twin._row_of_key = dict(self._row_of_key)
+        twin._more_rows_of_key = {key: rows.copy() for key, rows in self._more_rows_of_key.items()}
         # shared layouts: a tile's layout stays valid while its rows and coefficients do, and those never change
         twin.tile_layouts = dict(self.tile_layouts)
         return twin
 
     def has_key(self, key: int) -> bool:
         """Whether some pool row has this row key."""
-        return key in self._rows_by_key
+        return key in self._row_of_key
 
     def rows_matching(self, keys) -> np.ndarray:
         """Pool rows whose vector equals (by key) one of the given row keys."""
-        found = [r for key in keys for r in self._rows_by_key.get(key, ())]
+        found = [r for key in keys if key in self._row_of_key for r in self._rows_of(key)]
         return np.unique(np.asarray(found, dtype=np.int64)) if found else np.empty(0, dtype=np.int64)
+
+    def _rows_of(self, key: int) -> list[int]:
+        return [self._row_of_key[key], *self._more_rows_of_key.get(key, ())]
 
     def n_support(self) -> np.ndarray:
         """Support vectors per kernel (rows with a non-zero coefficient for it, in any class)."""
