@@ -44,7 +44,7 @@ def serve_champion(store_root: Path, name: str, *, first_row: int, features: int
         X, y = next(iter_blocks(rows=20_000, features=features, seed=0, noise=noise, first_row=first_row))
         started = time.perf_counter()
         _post(url + "/v1/predict", {"rows": X[:1].tolist()})  # (the first call loads numba's compiled code)
-        print(f"  first prediction answered in {time.perf_counter() - started:.1f} s")
+        print(f"  first prediction answered in {1000 * (time.perf_counter() - started):,.0f} ms")
         sent = 0
         started = time.perf_counter()
         while time.perf_counter() - started < seconds and sent + 50 <= len(X):

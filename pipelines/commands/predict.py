@@ -93,6 +93,6 @@ def predict_cmd(
     who = f"{name} v{made_by['version']}" if name else str(model_dir)
     accuracy = "" if result["accuracy"] is None else f", accuracy on the data's labels {100 * result['accuracy']:.2f} %"
     click.echo(
-        f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.1f} s "
+        f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.2f} s "
         f"({result['rows_per_second']:,.0f} rows/s{accuracy})"
     )
