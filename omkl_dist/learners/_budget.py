@@ -329,7 +329,7 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         if cancels:
             for w in range(words.shape[0]):
                 bits = words[w]
-                while bits:  # (a flag is bit 0 of its byte)
+                while bits:  # (byte i of a word is its bits 8i..8i+7: numba's platforms are little-endian)
                     q = w * 8 + (trailing_zeros(bits) >> 3)
                     work[base + q] = direct_sqdist(Xb, t, B, q) * param
                     bits &= bits - _ONE64
