@@ -22,7 +22,7 @@ from omkl_dist.learners._budget import (
     sparse_own_dots,
 )
 from omkl_dist.learners.features import fourier_projection
-from omkl_dist.learners.nystrom import nystrom_features, nystrom_features_pair, padded_map
+from omkl_dist.learners.nystrom import nystrom_features, nystrom_features_pair, padded_maps
 from omkl_dist.scoring._vexp import vexp_neg_n
 from omkl_dist.scoring.program import GAUSS
 from omkl_dist.scoring.rows import integral_bound
@@ -148,8 +148,8 @@ def test_two_rows_nystrom_features_on_the_padded_map_are_each_rows_own_bit_for_b
     rng = np.random.default_rng(6)
     for P in (5, 8, 11):
         MT, kv = rng.normal(size=(21, P)), rng.normal(size=(2, 21)) * 1e4
-        padded = np.full((21, -(-P // 8) * 8), np.nan)
-        padded_map(MT, padded)
+        padded = padded_maps(MT[None])[0]
+        assert padded.shape == (21, -(-P // 8) * 8)
         assert (padded[:, P:] == 0.0).all()
         z_a, z_b, expected = np.empty(padded.shape[1]), np.empty(padded.shape[1]), np.empty((2, P))
         nystrom_features_pair(padded, kv[0], kv[1], z_a, z_b)

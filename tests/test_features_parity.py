@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+import numba
 import numpy as np
 import pytest
 
@@ -14,6 +15,8 @@ from omkl_dist.algorithms import FOGD, NOGD
 from omkl_dist.engine.features import FourierEngine
 from omkl_dist.engine.nystrom import NystromEngine
 from omkl_dist.kernels import make_pool
+from omkl_dist.learners import nystrom
+from omkl_dist.learners.nystrom import shared_budgets
 from omkl_dist.scoring._vtrig import REDUCED_BELOW
 
 from naive_features import naive_fogd, naive_nogd
@@ -150,6 +153,34 @@ def test_nogd_shards_and_state_continue_exactly(data_dir):
     Xn, yn = X[150:], y[150:]
     np.testing.assert_array_equal(again.kernel_step(Xn, yn, 150)["F"], whole.kernel_step(Xn, yn, 150)["F"])
     np.testing.assert_array_equal(again.kernel_scores(X), whole.kernel_scores(X))
+
+
+@pytest.mark.parametrize("name", ["codrna+minmax", "satimage+minmax"])
+def test_nogd_shares_budget_rows_across_kernels_in_any_lanes(data_dir, name, monkeypatch):
+    # switched kernels' budgets are mostly the same rows: their dot products and distances are
+    # computed once per lane of kernels; the bits must not depend on the lanes or threads, nor
+    # differ between learning's scores and kernel_scores
+    X, y, K = _data(data_dir, name)
+    runs, threads = [], numba.get_num_threads()
+    for lanes, on in ((1, 1), (3, 1), (16, 1), (1, threads), (2, threads)):
+        monkeypatch.setattr(nystrom, "LANES_PER_THREAD", lanes)
+        numba.set_num_threads(on)
+        try:
+            e = _nogd_engine(X.shape[1], K)
+            out = e.learn(X[:250], y[:250], keep_scores=True)
+            runs.append((out["F"], e.W.copy(), e.kernel_scores(X), e.kernel_step(X[250:251], y[250:251], 250)["F"]))
+        finally:
+            numba.set_num_threads(threads)
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(runs[0][2][250].reshape(1, -1), runs[0][3])  # scores = learning's, row 250
+    idx, U, UT, usq, Mp = shared_budgets(e.sv_X, e.sv_sq, e.n_used, e.switched, e.MT)
+    assert e.switched.all() and len(U) < e.n_used.sum() / 2  # shared, the case under test
+    np.testing.assert_array_equal(U[idx], e.sv_X)  # every slot's row
+    np.testing.assert_array_equal(usq[idx], e.sv_sq)
+    np.testing.assert_array_equal(UT, U.T)
+    np.testing.assert_array_equal(Mp[:, :, : e.MT.shape[2]], e.MT)
 
 
 def test_nogd_estimator_block_size_and_chunks_do_not_matter(data_dir):

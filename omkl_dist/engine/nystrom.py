@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..learners._budget import row_sq
-from ..learners.nystrom import budget_gram, nystrom_rows, nystrom_scores, nystrom_start
+from ..learners.nystrom import budget_gram, nystrom_rows, nystrom_scores, nystrom_start, shared_budgets
 from .budget import _check_fits_in_memory as check_fits_in_memory  # (the budget engine's, same layer)
 from .features import FeatureEngine
 
@@ -73,10 +73,12 @@ class NystromEngine(FeatureEngine):
         self.switched = np.zeros(m, dtype=np.bool_)
         self.MT = np.zeros((m, B, P))
         self.W = np.zeros((m, K * P))
+        self._shared_of: tuple | None = None  # (the switched mask it was made for, shared_budgets)
 
     def _take(self, arrays: dict) -> None:
         super()._take(arrays)
         self.sv_T = np.ascontiguousarray(self.sv_X.transpose(0, 2, 1))
+        self._shared_of = None
 
     def n_support(self) -> np.ndarray:
         """Rows in each kernel's budget."""
@@ -87,6 +89,15 @@ class NystromEngine(FeatureEngine):
 
     def _budget(self) -> tuple:
         return self.sv_X, self.sv_T, self.sv_sq, self.alpha, self.n_used, self.switched
+
+    def _shared(self) -> tuple:
+        """:func:`~omkl_dist.learners.nystrom.shared_budgets` of the switched kernels, made again only
+        when a kernel switched (a switched kernel's budget and map are fixed)."""
+        made = getattr(self, "_shared_of", None)  # (an engine pickled before it existed has none)
+        if made is None or not np.array_equal(made[0], self.switched):
+            shared = shared_budgets(self.sv_X, self.sv_sq, self.n_used, self.switched, self.MT)
+            self._shared_of = (self.switched.copy(), shared)
+        return self._shared_of[1]
 
     def _segment(self, X, y, F, L) -> None:
         xsq, m = row_sq(X), self.m
@@ -100,8 +111,8 @@ class NystromEngine(FeatureEngine):
                 pending,
                 self._kernels(),
                 self._budget(),
+                self._shared(),
                 self.W,
-                self.MT,
                 self.eta,
                 self.hedge_hinge,
                 self.n_classes,
@@ -127,5 +138,5 @@ class NystromEngine(FeatureEngine):
 
     def _scores(self, X) -> np.ndarray:
         out = np.empty((len(X), self.m * self.n_classes))
-        nystrom_scores(X, row_sq(X), self._kernels(), self._budget(), self.W, self.MT, self.n_classes, out)
+        nystrom_scores(X, row_sq(X), self._kernels(), self._budget(), self._shared(), self.W, self.n_classes, out)
         return out

@@ -310,13 +310,23 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         for t in range(n):
             kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
         return
+    scaled_sqdists(D, k, xsq, Xb, bsq, B, c, param, work)
+    vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
+
+
+@njit(cache=True, inline="always")
+def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out):
+    """``out[t c + q] = ‖Xb[t] − B[q]‖² · scale`` for every row t and q < c, from the dot products
+    ``D[t, k, q]``: :func:`kernel_values`' distances (expanded, summed directly where that cancels).
+    With ``scale`` 1.0 these are the distances themselves, which times a gaussian's parameter give the
+    bits of that gaussian's own call (``d · 1.0`` is ``d``)."""
     # one vectorised pass per row: the scaled distances, and a byte per pair whose expanded distance
     # cancels; those pairs (3.7 % of raw cod-rna's, in 95 % of its rows, a few each) are then summed
     # directly, found eight bytes at a time (a test and branch per pair mispredicted, and a list of
     # them built pair by pair cost as much as the pass)
     flags = np.zeros(-(-c // 8) * 8, dtype=np.uint8)
     words = flags.view(np.uint64)
-    for t in range(n):
+    for t in range(Xb.shape[0]):
         xt, base = xsq[t], t * c
         cancels = 0
         for q in range(c):
@@ -325,15 +335,14 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
             hit = d2 < CANCEL * s
             flags[q] = hit
             cancels += hit
-            work[base + q] = d2 * param
+            out[base + q] = d2 * scale
         if cancels:
             for w in range(words.shape[0]):
                 bits = words[w]
                 while bits:  # (byte i of a word is its bits 8i..8i+7: numba's platforms are little-endian)
                     q = w * 8 + (trailing_zeros(bits) >> 3)
-                    work[base + q] = direct_sqdist(Xb, t, B, q) * param
+                    out[base + q] = direct_sqdist(Xb, t, B, q) * scale
                     bits &= bits - _ONE64
-    vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
 
 
 @njit(cache=True)

@@ -19,14 +19,17 @@ thread): bit-identical on one machine whoever calls it, up to the LAPACK/BLAS bu
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
 from ..scoring._blas import one_blas_thread
 from ..scoring._fma import fma
+from ..scoring._vexp import vexp_neg_n
 from ..scoring._wide import wide_vectors
+from ..scoring.program import GAUSS
 from ..scoring.row_threads import over_rows
-from ._budget import FROM_FIRST, buffer_values, nonzero_dots, nonzeros_of, row_nonzeros
+from ._budget import FROM_FIRST, buffer_values, nonzero_dots, nonzeros_of, row_nonzeros, scaled_sqdists
 from .features import feature_score, hedge_loss_of, learn_row, margin_of, ogd_step
 
 # eigenvalues at most RANK_TOL · B · λ_max are dropped (numpy's matrix_rank tolerance, ε = 2^-52): the
@@ -61,7 +64,7 @@ def nystrom_features_pair(MT, kv_a, kv_b, z_a, z_b):
     """:func:`nystrom_features` of two rows in one pass over ``MT``: each ``z[i]`` the same sum in the
     same order, the two rows' chains of adds interleaved (a row alone is bound by its chains'
     latency and its passes' loads of ``MT``; measured, issue 36). ``MT`` may have more columns than
-    the features used (:func:`padded_map`): theirs come out too, unused."""
+    the features used (:func:`padded_maps`): theirs come out too, unused."""
     B, P = MT.shape
     B8 = B - B % 8
     for i in range(P):
@@ -86,17 +89,13 @@ def nystrom_features_pair(MT, kv_a, kv_b, z_a, z_b):
             z_b[i] = fma(vb, MT[j, i], z_b[i])
 
 
-@njit(cache=True, nogil=True, inline="always")
-def padded_map(M, out):
-    """``out[:, :P] = M``, zeros after: the map with its features padded to a multiple of 8 (the
-    width of 512-bit vectors), so the projection's passes run in whole vectors; a padding column's
-    feature is a sum of ``κ · 0``, never used."""
-    B, P = M.shape
-    for j in range(B):
-        for i in range(P):
-            out[j, i] = M[j, i]
-        for i in range(P, out.shape[1]):
-            out[j, i] = 0.0
+def padded_maps(MT: np.ndarray) -> np.ndarray:
+    """The maps ``MT`` (m, B, P) with their features padded by zeros to a multiple of 8 (the width of
+    512-bit vectors), so the projection's passes run in whole vectors; a padding column's feature
+    is a sum of ``κ · 0``, never used."""
+    Mp = np.zeros((*MT.shape[:2], -(-MT.shape[2] // 8) * 8))
+    Mp[:, :, : MT.shape[2]] = MT
+    return Mp
 
 
 def nystrom_start(G: np.ndarray, alpha: np.ndarray, n_components: int) -> tuple[np.ndarray, np.ndarray]:
@@ -135,23 +134,56 @@ def _budget_score(alpha, k, K, c, kv, F, t):
         F[t, k * K + cl] = s
 
 
-def nystrom_rows(X, xsq, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop):
-    """NOGD's kernels (on threads, :func:`.row_threads.over_rows`) over rows, each from its row ``start[k]``.
+def nystrom_rows(
+    X, xsq, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
+):
+    """NOGD's kernels over rows, each from its row ``start[k]``, in lanes on threads (:func:`lanes_of`).
 
     ``kernels`` = (kinds, param, norm); ``budget`` = (sv_X (m, B, d), sv_T (m, d, B), sv_sq, alpha (m, B K),
-    n_used, switched), updated in place with ``W`` (m, K P) and ``MT`` (m, B, P). A kernel still on its
-    budget that meets a positive loss with the budget full stops there: ``stop[k]`` = that row (its
-    scores and loss written, its step pending), else ``n``; the caller switches it
-    (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which takes the row's
-    step on the new features and goes on."""
+    n_used, switched), updated in place with ``W`` (m, K P); ``shared`` = :func:`shared_budgets`.
+    A kernel still on its budget that meets a positive loss with the budget full stops there:
+    ``stop[k]`` = that row (its scores and loss written, its step pending), else ``n``; the caller
+    switches it (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which
+    takes the row's step on the new features and goes on."""
     rows = (X, nonzeros_of(X), xsq)  # (the rows' non-zeros found once for every kernel)
-    args = (rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
-    over_rows(_nystrom_rows_range, len(start), *args)
+    lanes = lanes_of(len(start))
+    args = (lanes, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L)
+    over_rows(_nystrom_rows_range, lanes, *args, kernel_mistakes, stop)
 
 
-def nystrom_scores(X, xsq, kernels, budget, W, MT, K, out) -> None:
-    """``out[t, k K + c]``: kernel k's current score of class c for every row (no update), kernels on threads."""
-    over_rows(_nystrom_scores_range, len(kernels[0]), (X, nonzeros_of(X), xsq), kernels, budget, W, MT, K, out)
+LANES_PER_THREAD = 1
+
+
+def lanes_of(m: int) -> int:
+    """How many lanes m kernels learn in (:func:`lane_kernels`): a lane's switched kernels' rows share
+    their dot products and distances (:func:`_switched_phase`), so the fewer lanes, the more is
+    shared; one lane per thread."""
+    return max(1, min(m, LANES_PER_THREAD * numba.get_num_threads()))
+
+
+def nystrom_scores(X, xsq, kernels, budget, shared, W, K, out) -> None:
+    """``out[t, k K + c]``: kernel k's current score of class c for every row (no update), rows on threads."""
+    over_rows(_nystrom_scores_range, X.shape[0], (X, nonzeros_of(X), xsq), kernels, budget, shared, W, K, out)
+
+
+def shared_budgets(sv_X, sv_sq, n_used, switched, MT) -> tuple:
+    """What the switched kernels' features are made from: ``(idx (m, B), U (u, d), UT (d, u), usq (u),
+    Mp (m, B, P8))``, slot q of kernel k being row ``idx[k, q]`` of U (-1: no row), ``Mp`` the maps
+    padded (:func:`padded_maps`). NOGD's kernels mostly fill their budgets from the same early rows
+    (raw cod-rna's 16: 132 distinct rows of 1,600), so a row's dot products with U serve every
+    kernel: the same bits (a dot product is summed in feature order whoever asks)."""
+    m, B, d = sv_X.shape
+    idx = np.full((m, B), -1, dtype=np.int64)
+    ks = np.flatnonzero(switched)
+    slots = np.arange(B)[None, :] < n_used[ks][:, None]
+    rows = np.concatenate([sv_X[ks][slots], sv_sq[ks][slots][:, None]], axis=1)  # (its norm: the same row)
+    keys = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1] * 8))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    where = idx[ks]
+    where[slots] = inverse.ravel()
+    idx[ks] = where
+    U = np.ascontiguousarray(rows[first, :d])
+    return idx, U, np.ascontiguousarray(U.T), np.ascontiguousarray(rows[first, d]), padded_maps(MT)
 
 
 # kernel values with a fixed budget computed in one call: a chunk of rows of at most this many values
@@ -163,7 +195,7 @@ ONLY = np.int64(0)
 
 @njit(cache=True, nogil=True, inline="always")
 def chunk_rows(c):
-    """Rows per chunk for a budget of ``c``: even (the switched phase takes rows two at a time), >= 2."""
+    """Rows per chunk for values with ``c`` rows: even (features are taken two rows at a time), >= 2."""
     return max(2, CHUNK_VALUES // max(c, 1) // 2 * 2)
 
 
@@ -180,106 +212,281 @@ def chunk_values(kind, param, norm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D,
     buffer_values(kind, param, norm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, out[: h - t], work, scratch)
 
 
-# Kernels [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernel ranges
-# on threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
+@njit(cache=True, nogil=True, inline="always")
+def kernel_chunk(kind, param, norm, t, r0, h, cols, Du, d2u, xsq, X, svsq, SV, c, Dk, out, work, scratch):
+    """``out[i - r0, q] = κ(X[i], SV[q])`` for rows ``r0 <= i < h`` from the dot products ``Du`` of rows
+    ``t, t + 1, …`` with the shared rows and, for a gaussian, their distances ``d2u`` (slot q is shared
+    row ``cols[q]``): a gaussian's distances times its parameter, then its exps
+    (:func:`._budget.buffer_values`' arithmetic on the same distances); another kernel's values from
+    its slots' dot products."""
+    nr, u = h - r0, Du.shape[2]
+    if kind == GAUSS:
+        for i in range(nr):
+            base = (i + r0 - t) * u
+            for q in range(c):
+                work[i * c + q] = d2u[base + cols[q]] * param
+        vexp_neg_n(work, out.reshape(nr * c), scratch, nr * c)
+        return
+    for i in range(nr):
+        for q in range(c):
+            Dk[i, 0, q] = Du[i + r0 - t, 0, cols[q]]
+    buffer_values(kind, param, norm, Dk[:nr], ONLY, xsq[r0:h], X[r0:h], svsq, SV, c, out, work, scratch)
+
+
+@njit(cache=True, nogil=True)
+def shared_chunk(nonzeros, X, xsq, t, h, R, RT, rsq, gauss, Du, d2u):
+    """Rows ``t <= i < h``'s dot products with the shared rows R (``Du[i - t, 0]``) and, if a gaussian
+    asks, their squared distances (``d2u[(i - t) u + r]``: :func:`._budget.scaled_sqdists` unscaled,
+    which times a gaussian's parameter gives the bits of its own call): once for every kernel."""
+    cols, vals, counts = nonzeros
+    u = R.shape[0]
+    for i in range(t, h):
+        nonzero_dots(cols, vals, i, counts[i], RT, u, Du[i - t, 0])
+    if gauss:
+        scaled_sqdists(Du[: h - t], ONLY, xsq[t:h], X[t:h], rsq, R, u, 1.0, d2u)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def any_gaussian(kinds, ks):
+    for k in ks:
+        if kinds[k] == GAUSS:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lane_kernels(lane, lanes, m):
+    """Lane ``lane``'s kernels of m: a run of neighbours (kernels of one lane interleaved with
+    another's wrote the same cache lines of the scores ``F`` and losses ``L`` row after row)."""
+    return np.arange(lane * m // lanes, (lane + 1) * m // lanes)
+
+
+@njit(cache=True, nogil=True)
+def lane_rows(ks, n_used, shared):
+    """Kernels ``ks``'s part of :func:`shared_budgets`: ``(idx, U, UT, usq)`` of their rows only."""
+    idx, U, _, usq, _ = shared
+    local = np.full(U.shape[0], -1, dtype=np.int64)
+    cols = np.full(idx.shape, -1, dtype=np.int64)
+    u = 0
+    for k in ks:
+        for q in range(n_used[k]):
+            g = idx[k, q]
+            if local[g] < 0:
+                local[g] = u
+                u += 1
+            cols[k, q] = local[g]
+    R, RT, rsq = np.empty((u, U.shape[1])), np.empty((U.shape[1], u)), np.empty(u)
+    for g in range(U.shape[0]):
+        r = local[g]
+        if r >= 0:
+            R[r] = U[g]
+            RT[:, r] = U[g]
+            rsq[r] = usq[g]
+    return cols, R, RT, rsq
+
+
+# Lanes [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernels on
+# threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
 # loop body and its caller): NOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
 def _nystrom_rows_range(
-    lo, hi, rows, y, start, pending, kernels, budget, W, MT, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
+    lo, hi, lanes, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
 ):
-    wide_vectors()  # (512-bit vectors: the padded map's projection and the kernel values' passes)
-    X, nonzeros, xsq = rows
-    kinds, param, norm = kernels
-    sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
-    n, B, P = X.shape[0], sv_X.shape[1], MT.shape[2]
-    kv_row, work, scratch, D1 = np.empty(B), np.empty(B), np.empty(B), np.empty((1, 1, B))
-    Mp = np.empty((B, -(-P // 8) * 8))
-    Z = np.empty((2, Mp.shape[1]))  # two rows' padded features
-    z_pad, z_pad_b = Z[0], Z[1]
-    z = z_pad[:P]  # (views made once: each costs reference counts)
-    for k in range(lo, hi):
-        kind, prm, nrm = kinds[k], param[k], norm[k]
-        SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]  # (views made once per kernel, not per row)
-        stop[k] = n
-        errs = 0
-        t = start[k]
-        if switched[k]:  # the budget is fixed: rows' features do not depend on the updates
-            c = n_used[k]
-            padded_map(M, Mp)
-            rows_per = chunk_rows(c)  # (the rows' kernel values a chunk per call: :func:`chunk_values`)
-            D, Kv = np.empty((rows_per, 1, c)), np.empty((rows_per, c))
-            work_c, scratch_c = np.empty(rows_per * c), np.empty(rows_per * c)
-            switch_row = pending[k]
-            while t < n:
-                h = min(n, t + rows_per)
-                chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D, Kv, work_c, scratch_c)
-                i = t
-                if switch_row:  # the switch row: scored and counted on the budget, stepped on z
-                    nystrom_features(Mp, Kv[0], z_pad)
-                    margin, r = margin_of(F, i, k, K, y[i])
-                    ogd_step(z, y[i], r, W, k, eta, K)
-                    switch_row = False
-                    i += 1
-                while i < h:  # two rows at a time (one learn_row in the loop: the compiler inlines it once)
-                    pair = i + 1 < h
-                    if pair:
-                        nystrom_features_pair(Mp, Kv[i - t], Kv[i + 1 - t], z_pad, z_pad_b)
-                    else:
-                        nystrom_features(Mp, Kv[i - t], z_pad)
-                    for u in range(2 if pair else 1):
-                        errs += learn_row(Z[u, :P], y[i + u], W, k, eta, hedge_hinge, K, F, L, i + u)
-                    i += 2 if pair else 1
-                t = h
-            kernel_mistakes[k] += errs
-            continue
-        for t in range(start[k], n):  # (rows here are few: the budget fills, then the kernel switches)
-            c = n_used[k]
-            kv = kv_row[:c].reshape(1, c)  # (the one call compiled for the chunks, on one row)
-            chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, t + 1, SV, SVT, svsq, c, D1, kv, work, scratch)
-            _budget_score(alpha, k, K, c, kv[0], F, t)
-            margin, r = margin_of(F, t, k, K, y[t])
-            L[t, k] = hedge_loss_of(margin, hedge_hinge)
-            errs += 1 if margin <= 0.0 else 0
-            if margin < 1.0:
-                if c == B:
-                    stop[k] = t
-                    break
-                for f in range(X.shape[1]):
-                    sv_X[k, c, f] = X[t, f]
-                    sv_T[k, f, c] = X[t, f]
-                sv_sq[k, c] = xsq[t]
-                if K == 1:
-                    alpha[k, c] = eta * y[t]
-                else:
-                    alpha[k, c * K + int(y[t])] = eta
-                    alpha[k, c * K + r] = -eta
-                n_used[k] = c + 1
-        kernel_mistakes[k] += errs
+    n, switched = rows[0].shape[0], budget[5]
+    for lane in range(lo, hi):
+        ks = lane_kernels(lane, lanes, switched.shape[0])
+        for k in ks:
+            stop[k] = n
+            if not switched[k]:
+                _budget_phase(k, rows, y, start, kernels, budget, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
+        on = ks[switched[ks] & (start[ks] < n)]
+        if len(on):
+            _switched_phase(
+                on, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
+            )
 
 
 @njit(cache=True, nogil=True)
-def _nystrom_scores_range(lo, hi, rows, kernels, budget, W, MT, K, out):
+def _switched_phase(
+    ks, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
+):
+    """Switched kernels ``ks`` (a lane's), each from its row ``start[k]`` (its switch row's step
+    first when ``pending[k]``): a chunk of rows' dot products with the kernels' budget rows, and their
+    distances if a gaussian asks, once (:func:`._budget.scaled_sqdists` unscaled: times a
+    gaussian's parameter, the bits of its own call), then kernel by kernel its values
+    (:func:`kernel_chunk`), features and steps. A switched kernel's map is fixed: its features do not
+    depend on its steps, and its steps stay in row order, so interleaving kernels by chunks changes no bit."""
+    wide_vectors()  # (512-bit vectors: the padded map's projection and the kernel values' passes)
+    X, nonzeros, xsq = rows
+    kinds, param, norm = kernels
+    sv_X, _, sv_sq, _, n_used, _ = budget
+    Mp = shared[4]
+    cols, R, RT, rsq = lane_rows(ks, n_used, shared)
+    n, B, u, P = X.shape[0], sv_X.shape[1], R.shape[0], W.shape[1] // K
+    Z = np.empty((2, Mp.shape[2]))  # two rows' padded features
+    z_pad, z_pad_b = Z[0], Z[1]
+    z = z_pad[:P]  # (views made once: each costs reference counts)
+    gauss = any_gaussian(kinds, ks)
+    rows_per = chunk_rows(max(u, B))
+    Du, d2u, Dk = np.empty((rows_per, 1, u)), np.empty(rows_per * u), np.empty((rows_per, 1, B))
+    kv, work, scratch = np.empty(rows_per * B), np.empty(rows_per * B), np.empty(rows_per * B)
+    errs = np.zeros(len(ks), dtype=np.int64)
+    for t in range(start[ks].min(), n, rows_per):
+        h = min(n, t + rows_per)
+        shared_chunk(nonzeros, X, xsq, t, h, R, RT, rsq, gauss, Du, d2u)
+        for s in range(len(ks)):
+            k = ks[s]
+            i, c = max(t, start[k]), n_used[k]
+            if i >= h:
+                continue
+            r0, M = i, Mp[k]
+            Kv = kv[: (h - i) * c].reshape(h - i, c)
+            kernel_chunk(
+                kinds[k],
+                param[k],
+                norm[k],
+                t,
+                i,
+                h,
+                cols[k],
+                Du,
+                d2u,
+                xsq,
+                X,
+                sv_sq[k],
+                sv_X[k],
+                c,
+                Dk,
+                Kv,
+                work,
+                scratch,
+            )
+            if pending[k] and i == start[k]:  # the switch row: scored and counted on the budget, stepped on z
+                nystrom_features(M, Kv[0], z_pad)
+                margin, r = margin_of(F, i, k, K, y[i])
+                ogd_step(z, y[i], r, W, k, eta, K)
+                i += 1
+            while i < h:  # two rows at a time (one learn_row in the loop: the compiler inlines it once)
+                pair = i + 1 < h
+                if pair:
+                    nystrom_features_pair(M, Kv[i - r0], Kv[i + 1 - r0], z_pad, z_pad_b)
+                else:
+                    nystrom_features(M, Kv[i - r0], z_pad)
+                for v in range(2 if pair else 1):
+                    errs[s] += learn_row(Z[v, :P], y[i + v], W, k, eta, hedge_hinge, K, F, L, i + v)
+                i += 2 if pair else 1
+    for s in range(len(ks)):
+        kernel_mistakes[ks[s]] += errs[s]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _budget_phase(k, rows, y, start, kernels, budget, eta, hedge_hinge, K, F, L, kernel_mistakes, stop):
+    """Kernel k on its budget from row ``start[k]`` until it switches (rows here are few: the budget
+    fills, then the kernel switches)."""
+    X, nonzeros, xsq = rows
+    kinds, param, norm = kernels
+    sv_X, sv_T, sv_sq, alpha, n_used, _ = budget
+    n, B = X.shape[0], sv_X.shape[1]
+    kind, prm, nrm = kinds[k], param[k], norm[k]
+    SV, SVT, svsq = sv_X[k], sv_T[k], sv_sq[k]
+    kv_row, work, scratch, D1 = np.empty(B), np.empty(B), np.empty(B), np.empty((1, 1, B))
+    errs = 0
+    for t in range(start[k], n):
+        c = n_used[k]
+        kv = kv_row[:c].reshape(1, c)  # (the one call compiled for the chunks, on one row)
+        chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, t + 1, SV, SVT, svsq, c, D1, kv, work, scratch)
+        _budget_score(alpha, k, K, c, kv[0], F, t)
+        margin, r = margin_of(F, t, k, K, y[t])
+        L[t, k] = hedge_loss_of(margin, hedge_hinge)
+        errs += 1 if margin <= 0.0 else 0
+        if margin < 1.0:
+            if c == B:
+                stop[k] = t
+                break
+            for f in range(X.shape[1]):
+                sv_X[k, c, f] = X[t, f]
+                sv_T[k, f, c] = X[t, f]
+            sv_sq[k, c] = xsq[t]
+            if K == 1:
+                alpha[k, c] = eta * y[t]
+            else:
+                alpha[k, c * K + int(y[t])] = eta
+                alpha[k, c * K + r] = -eta
+            n_used[k] = c + 1
+    kernel_mistakes[k] += errs
+
+
+@njit(cache=True, nogil=True)
+def _nystrom_scores_range(lo, hi, rows, kernels, budget, shared, W, K, out):
+    """Rows [lo, hi)'s scores: a switched kernel's from its features (values as in learning, from
+    :func:`shared_chunk`), a kernel on its budget from its budget's values."""
+    wide_vectors()
     X, nonzeros, xsq = rows
     kinds, param, norm = kernels
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
-    n, P = X.shape[0], MT.shape[2]
-    z = np.empty(P)
-    for k in range(lo, hi):
-        SV, SVT, svsq, M = sv_X[k], sv_T[k], sv_sq[k], MT[k]
-        kind, prm, nrm, c = kinds[k], param[k], norm[k], n_used[k]
-        rows_per = chunk_rows(c)
-        D, Kv = np.empty((rows_per, 1, c)), np.empty((rows_per, c))
-        work, scratch = np.empty(rows_per * c), np.empty(rows_per * c)
-        for t in range(0, n, rows_per):  # a chunk's kernel values in one call, as in the switched phase
-            h = min(n, t + rows_per)
-            chunk_values(kind, prm, nrm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D, Kv, work, scratch)
+    idx, U, UT, usq, Mp = shared
+    B, u, P = sv_X.shape[1], U.shape[0], W.shape[1] // K
+    on = np.flatnonzero(switched)
+    z = np.empty(Mp.shape[2])
+    zP = z[:P]
+    gauss = any_gaussian(kinds, on)
+    rows_per = chunk_rows(max(u, B))
+    Du, d2u, Dk = np.empty((rows_per, 1, u)), np.empty(rows_per * u), np.empty((rows_per, 1, B))
+    kv, work, scratch = np.empty(rows_per * B), np.empty(rows_per * B), np.empty(rows_per * B)
+    for t in range(lo, hi, rows_per):
+        h = min(hi, t + rows_per)
+        if len(on):
+            shared_chunk(nonzeros, X, xsq, t, h, U, UT, usq, gauss, Du, d2u)
+        for k in on:
+            c = n_used[k]
+            Kv = kv[: (h - t) * c].reshape(h - t, c)
+            kernel_chunk(
+                kinds[k],
+                param[k],
+                norm[k],
+                t,
+                t,
+                h,
+                idx[k],
+                Du,
+                d2u,
+                xsq,
+                X,
+                sv_sq[k],
+                sv_X[k],
+                c,
+                Dk,
+                Kv,
+                work,
+                scratch,
+            )
             for i in range(t, h):
-                if not switched[k]:
-                    _budget_score(alpha, k, K, c, Kv[i - t], out, i)
-                    continue
-                nystrom_features(M, Kv[i - t], z)
+                nystrom_features(Mp[k], Kv[i - t], z)
                 for cl in range(K):
-                    out[i, k * K + cl] = feature_score(W, k, cl * P, z)
+                    out[i, k * K + cl] = feature_score(W, k, cl * P, zP)
+        for k in np.flatnonzero(~switched):  # (a kernel on its budget: its values directly)
+            c = n_used[k]
+            Kv = kv[: (h - t) * c].reshape(h - t, c)
+            chunk_values(
+                kinds[k],
+                param[k],
+                norm[k],
+                nonzeros,
+                X,
+                xsq,
+                t,
+                h,
+                sv_X[k],
+                sv_T[k],
+                sv_sq[k],
+                c,
+                Dk,
+                Kv,
+                work,
+                scratch,
+            )
+            for i in range(t, h):
+                _budget_score(alpha, k, K, c, Kv[i - t], out, i)
 
 
 @njit(cache=True)
