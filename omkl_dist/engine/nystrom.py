@@ -74,6 +74,7 @@ class NystromEngine(FeatureEngine):
         self.MT = np.zeros((m, B, P))
         self.W = np.zeros((m, K * P))
         self._shared_of: tuple | None = None  # (the switched mask it was made for, shared_budgets)
+        self._lane_costs: np.ndarray | None = None  # (see _costs)
 
     def _take(self, arrays: dict) -> None:
         super()._take(arrays)
@@ -99,6 +100,13 @@ class NystromEngine(FeatureEngine):
             self._shared_of = (self.switched.copy(), shared)
         return self._shared_of[1]
 
+    def _costs(self) -> np.ndarray:
+        """The kernels' estimated times per row, which cut the threads' lanes (a hint, not state:
+        an engine unpickled from before it existed starts from equal ones)."""
+        if getattr(self, "_lane_costs", None) is None or len(self._lane_costs) != self.m:
+            self._lane_costs = np.ones(self.m)
+        return self._lane_costs
+
     def _segment(self, X, y, F, L) -> None:
         xsq, m = row_sq(X), self.m
         start, pending, stop = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.bool_), np.empty(m, dtype=np.int64)
@@ -120,6 +128,7 @@ class NystromEngine(FeatureEngine):
                 L,
                 self.kernel_mistakes,
                 stop,
+                self._costs(),
             )
             pending = stop < len(y)
             if not pending.any():

@@ -19,6 +19,8 @@ thread): bit-identical on one machine whoever calls it, up to the LAPACK/BLAS bu
 
 from __future__ import annotations
 
+import time
+
 import numba
 import numpy as np
 from numba import njit
@@ -135,30 +137,59 @@ def _budget_score(alpha, k, K, c, kv, F, t):
 
 
 def nystrom_rows(
-    X, xsq, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
+    X, xsq, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes, stop, costs
 ):
-    """NOGD's kernels over rows, each from its row ``start[k]``, in lanes on threads (:func:`lanes_of`).
+    """NOGD's kernels over rows, each from its row ``start[k]``, in lanes of kernels on threads.
 
     ``kernels`` = (kinds, param, norm); ``budget`` = (sv_X (m, B, d), sv_T (m, d, B), sv_sq, alpha (m, B K),
     n_used, switched), updated in place with ``W`` (m, K P); ``shared`` = :func:`shared_budgets`.
     A kernel still on its budget that meets a positive loss with the budget full stops there:
     ``stop[k]`` = that row (its scores and loss written, its step pending), else ``n``; the caller
     switches it (:func:`nystrom_start`) and calls again from that row with ``pending[k]``, which
-    takes the row's step on the new features and goes on."""
+    takes the row's step on the new features and goes on. ``costs`` (m): each kernel's estimated
+    time, which cuts the lanes (:func:`lane_bounds`) and is updated from the lanes' times."""
     rows = (X, nonzeros_of(X), xsq)  # (the rows' non-zeros found once for every kernel)
-    lanes = lanes_of(len(start))
-    args = (lanes, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L)
-    over_rows(_nystrom_rows_range, lanes, *args, kernel_mistakes, stop)
+    bounds = lane_bounds(costs, lanes_of(len(start)))
+    seconds = np.zeros(len(bounds) - 1)
+
+    def lanes(lo, hi, *args):  # (each range one lane when there are threads for them)
+        cpu = time.thread_time()
+        _nystrom_rows_range(lo, hi, *args)
+        seconds[lo:hi] = (time.thread_time() - cpu) / (hi - lo)
+
+    args = (bounds, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L)
+    over_rows(lanes, len(bounds) - 1, *args, kernel_mistakes, stop)
+    follow_costs(costs, bounds, seconds)
 
 
 LANES_PER_THREAD = 1
 
 
 def lanes_of(m: int) -> int:
-    """How many lanes m kernels learn in (:func:`lane_kernels`): a lane's switched kernels' rows share
-    their dot products and distances (:func:`_switched_phase`), so the fewer lanes, the more is
-    shared; one lane per thread."""
+    """How many lanes m kernels learn in: a lane's switched kernels' rows share their dot products and
+    distances (:func:`_switched_phase`), so the fewer lanes, the more is shared; one lane per thread."""
     return max(1, min(m, LANES_PER_THREAD * numba.get_num_threads()))
+
+
+def lane_bounds(costs: np.ndarray, lanes: int) -> np.ndarray:
+    """Lane l's kernels are ``bounds[l] <= k < bounds[l + 1]``: runs of neighbours (a lane's kernels
+    interleaved with another's wrote the same cache lines of the scores and losses row after row),
+    cut where the kernels' estimated ``costs`` come nearest to equal shares."""
+    cum = np.concatenate([[0.0], np.cumsum(costs)])
+    cuts = [int(np.argmin(np.abs(cum - cum[-1] * lane / lanes))) for lane in range(1, lanes)]
+    return np.array([0, *cuts, len(costs)], dtype=np.int64)
+
+
+def follow_costs(costs: np.ndarray, bounds: np.ndarray, seconds: np.ndarray) -> None:
+    """Each lane's kernels' costs scaled to the lane's measured time, so the next call's cut moves
+    towards equal times: a kernel's cost depends on its kind and the data (a gaussian's exps against
+    a polynomial's powers: on raw cod-rna's omkc16 the best cut of 16 was at 9, on a9a at 8). The cut
+    changes no bit: a kernel's rows are the same in any lane."""
+    for lane in range(len(bounds) - 1):
+        part = costs[bounds[lane] : bounds[lane + 1]]
+        if len(part) and seconds[lane] > 0.0:
+            part *= seconds[lane] / part.sum()
+    np.maximum(costs, 1e-9, out=costs)  # (a lane that did nothing keeps a share)
 
 
 def nystrom_scores(X, xsq, kernels, budget, shared, W, K, out) -> None:
@@ -254,13 +285,6 @@ def any_gaussian(kinds, ks):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
-def lane_kernels(lane, lanes, m):
-    """Lane ``lane``'s kernels of m: a run of neighbours (kernels of one lane interleaved with
-    another's wrote the same cache lines of the scores ``F`` and losses ``L`` row after row)."""
-    return np.arange(lane * m // lanes, (lane + 1) * m // lanes)
-
-
 @njit(cache=True, nogil=True)
 def lane_rows(ks, n_used, shared):
     """Kernels ``ks``'s part of :func:`shared_budgets`: ``(idx, U, UT, usq)`` of their rows only."""
@@ -290,11 +314,28 @@ def lane_rows(ks, n_used, shared):
 # loop body and its caller): NOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
 def _nystrom_rows_range(
-    lo, hi, lanes, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes, stop
+    lo,
+    hi,
+    bounds,
+    rows,
+    y,
+    start,
+    pending,
+    kernels,
+    budget,
+    shared,
+    W,
+    eta,
+    hedge_hinge,
+    K,
+    F,
+    L,
+    kernel_mistakes,
+    stop,
 ):
     n, switched = rows[0].shape[0], budget[5]
     for lane in range(lo, hi):
-        ks = lane_kernels(lane, lanes, switched.shape[0])
+        ks = np.arange(bounds[lane], bounds[lane + 1])
         for k in ks:
             stop[k] = n
             if not switched[k]:
