@@ -314,7 +314,7 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
     vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out):
     """``out[t c + q] = ‖Xb[t] − B[q]‖² · scale`` for every row t and q < c, from the dot products
     ``D[t, k, q]``: :func:`kernel_values`' distances (expanded, summed directly where that cancels).

@@ -232,18 +232,25 @@ def chunk_rows(c):
 
 @njit(cache=True, nogil=True)
 def chunk_values(kind, param, norm, nonzeros, X, xsq, t, h, SV, SVT, svsq, c, D, out, work, scratch):
-    """``out[i - t, q] = κ(X[i], SV[q])`` for rows ``t <= i < h`` and q < c: each row's dot products
-    (:func:`._budget.nonzero_dots`, into ``D``), then the chunk's kernel arithmetic in one pass
-    (:func:`._budget.buffer_values`: kernel_values' per value). One call per chunk: a call per row
-    took its arrays' reference counts, three of them on arrays every kernel's thread shares (X, the
-    budget's rows and norms): ~30 % of NOGD's compiled time, contended."""
-    cols, vals, counts = nonzeros
-    for i in range(t, h):
-        nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
+    """``out[i - t, q] = κ(X[i], SV[q])`` for rows ``t <= i < h`` and q < c: the rows' dot products
+    (:func:`chunk_dots`), then the chunk's kernel arithmetic in one pass
+    (:func:`._budget.buffer_values`: kernel_values' per value)."""
+    chunk_dots(nonzeros, t, h, SVT, c, D)
     buffer_values(kind, param, norm, D[: h - t], ONLY, xsq[t:h], X[t:h], svsq, SV, c, out[: h - t], work, scratch)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
+def chunk_dots(nonzeros, t, h, SVT, c, D):
+    """``D[i - t, 0, q]``: row i's dot product with row q of ``SVT``'s transpose, for ``t <= i < h`` and
+    q < c (:func:`._budget.nonzero_dots`). One call per chunk: a call per row took its arrays'
+    reference counts, three of them on arrays every kernel's thread shares (X, the budget's rows and
+    norms): ~30 % of NOGD's compiled time, contended."""
+    cols, vals, counts = nonzeros
+    for i in range(t, h):
+        nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
+
+
+@njit(cache=True, nogil=True)
 def kernel_chunk(kind, param, norm, t, r0, h, cols, Du, d2u, xsq, X, svsq, SV, c, Dk, out, work, scratch):
     """``out[i - r0, q] = κ(X[i], SV[q])`` for rows ``r0 <= i < h`` from the dot products ``Du`` of rows
     ``t, t + 1, …`` with the shared rows and, for a gaussian, their distances ``d2u`` (slot q is shared
@@ -269,10 +276,8 @@ def shared_chunk(nonzeros, X, xsq, t, h, R, RT, rsq, gauss, Du, d2u):
     """Rows ``t <= i < h``'s dot products with the shared rows R (``Du[i - t, 0]``) and, if a gaussian
     asks, their squared distances (``d2u[(i - t) u + r]``: :func:`._budget.scaled_sqdists` unscaled,
     which times a gaussian's parameter gives the bits of its own call): once for every kernel."""
-    cols, vals, counts = nonzeros
     u = R.shape[0]
-    for i in range(t, h):
-        nonzero_dots(cols, vals, i, counts[i], RT, u, Du[i - t, 0])
+    chunk_dots(nonzeros, t, h, RT, u, Du)
     if gauss:
         scaled_sqdists(Du[: h - t], ONLY, xsq[t:h], X[t:h], rsq, R, u, 1.0, d2u)
 
@@ -285,12 +290,24 @@ def any_gaussian(kinds, ks):
     return False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def switched_from(lo, hi, switched, start, n):
+    """Kernels ``lo <= k < hi`` switched and with rows left (``start[k] < n``), in order."""
+    ks, c = np.empty(hi - lo, dtype=np.int64), 0
+    for k in range(lo, hi):
+        if switched[k] and start[k] < n:
+            ks[c] = k
+            c += 1
+    return ks[:c]
+
+
 @njit(cache=True, nogil=True)
 def lane_rows(ks, n_used, shared):
     """Kernels ``ks``'s part of :func:`shared_budgets`: ``(idx, U, UT, usq)`` of their rows only."""
     idx, U, _, usq, _ = shared
-    local = np.full(U.shape[0], -1, dtype=np.int64)
-    cols = np.full(idx.shape, -1, dtype=np.int64)
+    local, cols = np.empty(U.shape[0], dtype=np.int64), np.empty(idx.shape, dtype=np.int64)
+    local[:] = -1  # (fills, not np.full or array copies: numba compiles a shape error's text for those)
+    cols[:] = -1
     u = 0
     for k in ks:
         for q in range(n_used[k]):
@@ -303,8 +320,9 @@ def lane_rows(ks, n_used, shared):
     for g in range(U.shape[0]):
         r = local[g]
         if r >= 0:
-            R[r] = U[g]
-            RT[:, r] = U[g]
+            for f in range(U.shape[1]):
+                R[r, f] = U[g, f]
+                RT[f, r] = U[g, f]
             rsq[r] = usq[g]
     return cols, R, RT, rsq
 
@@ -335,19 +353,18 @@ def _nystrom_rows_range(
 ):
     n, switched = rows[0].shape[0], budget[5]
     for lane in range(lo, hi):
-        ks = np.arange(bounds[lane], bounds[lane + 1])
-        for k in ks:
+        for k in range(bounds[lane], bounds[lane + 1]):
             stop[k] = n
             if not switched[k]:
                 _budget_phase(k, rows, y, start, kernels, budget, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
-        on = ks[switched[ks] & (start[ks] < n)]
+        on = switched_from(bounds[lane], bounds[lane + 1], switched, start, n)
         if len(on):
             _switched_phase(
                 on, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
             )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _switched_phase(
     ks, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
 ):
@@ -365,14 +382,15 @@ def _switched_phase(
     cols, R, RT, rsq = lane_rows(ks, n_used, shared)
     n, B, u, P = X.shape[0], sv_X.shape[1], R.shape[0], W.shape[1] // K
     Z = np.empty((2, Mp.shape[2]))  # two rows' padded features
-    z_pad, z_pad_b = Z[0], Z[1]
-    z = z_pad[:P]  # (views made once: each costs reference counts)
     gauss = any_gaussian(kinds, ks)
     rows_per = chunk_rows(max(u, B))
     Du, d2u, Dk = np.empty((rows_per, 1, u)), np.empty(rows_per * u), np.empty((rows_per, 1, B))
     kv, work, scratch = np.empty(rows_per * B), np.empty(rows_per * B), np.empty(rows_per * B)
     errs = np.zeros(len(ks), dtype=np.int64)
-    for t in range(start[ks].min(), n, rows_per):
+    first = n
+    for k in ks:
+        first = min(first, start[k])
+    for t in range(first, n, rows_per):
         h = min(n, t + rows_per)
         shared_chunk(nonzeros, X, xsq, t, h, R, RT, rsq, gauss, Du, d2u)
         for s in range(len(ks)):
@@ -402,20 +420,18 @@ def _switched_phase(
                 work,
                 scratch,
             )
-            if pending[k] and i == start[k]:  # the switch row: scored and counted on the budget, stepped on z
-                nystrom_features(M, Kv[0], z_pad)
-                margin, r = margin_of(F, i, k, K, y[i])
-                ogd_step(z, y[i], r, W, k, eta, K)
-                i += 1
-            while i < h:  # two rows at a time (one learn_row in the loop: the compiler inlines it once)
-                pair = i + 1 < h
-                if pair:
-                    nystrom_features_pair(M, Kv[i - r0], Kv[i + 1 - r0], z_pad, z_pad_b)
-                else:
-                    nystrom_features(M, Kv[i - r0], z_pad)
-                for v in range(2 if pair else 1):
-                    errs[s] += learn_row(Z[v, :P], y[i + v], W, k, eta, hedge_hinge, K, F, L, i + v)
-                i += 2 if pair else 1
+            switch_row = start[k] if pending[k] else -1
+            while i < h:  # two rows at a time (one projection and one learn_row: each compiled once)
+                j = min(i + 1, h - 1)  # (a last row alone: projected twice, kept once)
+                nystrom_features_pair(M, Kv[i - r0], Kv[j - r0], Z[0], Z[1])
+                for v in range(j - i + 1):
+                    row = i + v
+                    if row == switch_row:  # scored and counted on the budget: only its step, on z
+                        margin, r = margin_of(F, row, k, K, y[row])
+                        ogd_step(Z[v, :P], y[row], r, W, k, eta, K)
+                    else:
+                        errs[s] += learn_row(Z[v, :P], y[row], W, k, eta, hedge_hinge, K, F, L, row)
+                i = j + 1
     for s in range(len(ks)):
         kernel_mistakes[ks[s]] += errs[s]
 
@@ -467,7 +483,7 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, shared, W, K, out):
     sv_X, sv_T, sv_sq, alpha, n_used, switched = budget
     idx, U, UT, usq, Mp = shared
     B, u, P = sv_X.shape[1], U.shape[0], W.shape[1] // K
-    on = np.flatnonzero(switched)
+    on = switched_from(0, switched.shape[0], switched, np.zeros(switched.shape[0], dtype=np.int64), 1)
     z = np.empty(Mp.shape[2])
     zP = z[:P]
     gauss = any_gaussian(kinds, on)
@@ -505,7 +521,9 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, shared, W, K, out):
                 nystrom_features(Mp[k], Kv[i - t], z)
                 for cl in range(K):
                     out[i, k * K + cl] = feature_score(W, k, cl * P, zP)
-        for k in np.flatnonzero(~switched):  # (a kernel on its budget: its values directly)
+        for k in range(switched.shape[0]):  # a kernel on its budget: its values directly
+            if switched[k]:
+                continue
             c = n_used[k]
             Kv = kv[: (h - t) * c].reshape(h - t, c)
             chunk_values(
