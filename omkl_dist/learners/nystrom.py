@@ -251,32 +251,49 @@ def chunk_dots(nonzeros, t, h, SVT, c, D):
         nonzero_dots(cols, vals, i, counts[i], SVT, c, D[i - t, 0])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def lane_buffers(u, B):
+    """Rows per chunk and a lane's work arrays for ``u`` shared rows and budgets of B: ``(Du, d2u, Dk,
+    kv, work, scratch)`` (:func:`shared_chunk`, :func:`kernel_chunk`)."""
+    rows_per = chunk_rows(max(u, B))
+    Du, d2u, Dk = np.empty((rows_per, 1, u)), np.empty(rows_per * u), np.empty((rows_per, 1, B))
+    return rows_per, (Du, d2u, Dk, np.empty(rows_per * B), np.empty(rows_per * B), np.empty(rows_per * B))
+
+
 @njit(cache=True, nogil=True)
-def kernel_chunk(kind, param, norm, t, r0, h, cols, Du, d2u, xsq, X, svsq, SV, c, Dk, out, work, scratch):
-    """``out[i - r0, q] = κ(X[i], SV[q])`` for rows ``r0 <= i < h`` from the dot products ``Du`` of rows
-    ``t, t + 1, …`` with the shared rows and, for a gaussian, their distances ``d2u`` (slot q is shared
-    row ``cols[q]``): a gaussian's distances times its parameter, then its exps
-    (:func:`._budget.buffer_values`' arithmetic on the same distances); another kernel's values from
-    its slots' dot products."""
-    nr, u = h - r0, Du.shape[2]
+def kernel_chunk(k, kernels, budget, rows, t, r0, h, cols, bufs):
+    """Kernel k's values ``κ(X[i], SV[q])`` for rows ``r0 <= i < h``, returned as ``(h - r0, c)``, from
+    the dot products ``Du`` of rows ``t, t + 1, …`` with the shared rows and, for a gaussian, their
+    distances ``d2u`` (:func:`shared_chunk`; slot q is shared row ``cols[q]``): a gaussian's distances
+    times its parameter, then its exps (:func:`._budget.buffer_values`' arithmetic on the same
+    distances); another kernel's values from its slots' dot products."""
+    kind, param = kernels[0][k], kernels[1][k]
+    X, _, xsq = rows
+    Du, d2u, Dk, kv, work, scratch = bufs
+    c, u, nr = budget[4][k], Du.shape[2], h - r0
+    out = kv[: nr * c].reshape(nr, c)
     if kind == GAUSS:
         for i in range(nr):
             base = (i + r0 - t) * u
             for q in range(c):
                 work[i * c + q] = d2u[base + cols[q]] * param
-        vexp_neg_n(work, out.reshape(nr * c), scratch, nr * c)
-        return
+        vexp_neg_n(work, kv, scratch, nr * c)
+        return out
     for i in range(nr):
         for q in range(c):
             Dk[i, 0, q] = Du[i + r0 - t, 0, cols[q]]
-    buffer_values(kind, param, norm, Dk[:nr], ONLY, xsq[r0:h], X[r0:h], svsq, SV, c, out, work, scratch)
+    SV, svsq = budget[0][k], budget[2][k]
+    buffer_values(kind, param, kernels[2][k], Dk[:nr], ONLY, xsq[r0:h], X[r0:h], svsq, SV, c, out, work, scratch)
+    return out
 
 
 @njit(cache=True, nogil=True)
-def shared_chunk(nonzeros, X, xsq, t, h, R, RT, rsq, gauss, Du, d2u):
+def shared_chunk(rows, t, h, R, RT, rsq, gauss, bufs):
     """Rows ``t <= i < h``'s dot products with the shared rows R (``Du[i - t, 0]``) and, if a gaussian
     asks, their squared distances (``d2u[(i - t) u + r]``: :func:`._budget.scaled_sqdists` unscaled,
     which times a gaussian's parameter gives the bits of its own call): once for every kernel."""
+    X, nonzeros, xsq = rows
+    Du, d2u = bufs[0], bufs[1]
     u = R.shape[0]
     chunk_dots(nonzeros, t, h, RT, u, Du)
     if gauss:
@@ -376,51 +393,26 @@ def _switched_phase(
     (:func:`kernel_chunk`), features and steps. A switched kernel's map is fixed: its features do not
     depend on its steps, and its steps stay in row order, so interleaving kernels by chunks changes no bit."""
     wide_vectors()  # (512-bit vectors: the padded map's projection and the kernel values' passes)
-    X, nonzeros, xsq = rows
-    kinds, param, norm = kernels
-    sv_X, _, sv_sq, _, n_used, _ = budget
-    Mp = shared[4]
+    n_used, Mp = budget[4], shared[4]
     cols, R, RT, rsq = lane_rows(ks, n_used, shared)
-    n, B, u, P = X.shape[0], sv_X.shape[1], R.shape[0], W.shape[1] // K
+    n, B, u, P = rows[0].shape[0], budget[0].shape[1], R.shape[0], W.shape[1] // K
     Z = np.empty((2, Mp.shape[2]))  # two rows' padded features
-    gauss = any_gaussian(kinds, ks)
-    rows_per = chunk_rows(max(u, B))
-    Du, d2u, Dk = np.empty((rows_per, 1, u)), np.empty(rows_per * u), np.empty((rows_per, 1, B))
-    kv, work, scratch = np.empty(rows_per * B), np.empty(rows_per * B), np.empty(rows_per * B)
+    gauss = any_gaussian(kernels[0], ks)
+    rows_per, bufs = lane_buffers(u, B)
     errs = np.zeros(len(ks), dtype=np.int64)
     first = n
     for k in ks:
         first = min(first, start[k])
     for t in range(first, n, rows_per):
         h = min(n, t + rows_per)
-        shared_chunk(nonzeros, X, xsq, t, h, R, RT, rsq, gauss, Du, d2u)
+        shared_chunk(rows, t, h, R, RT, rsq, gauss, bufs)
         for s in range(len(ks)):
             k = ks[s]
-            i, c = max(t, start[k]), n_used[k]
+            i = max(t, start[k])
             if i >= h:
                 continue
             r0, M = i, Mp[k]
-            Kv = kv[: (h - i) * c].reshape(h - i, c)
-            kernel_chunk(
-                kinds[k],
-                param[k],
-                norm[k],
-                t,
-                i,
-                h,
-                cols[k],
-                Du,
-                d2u,
-                xsq,
-                X,
-                sv_sq[k],
-                sv_X[k],
-                c,
-                Dk,
-                Kv,
-                work,
-                scratch,
-            )
+            Kv = kernel_chunk(k, kernels, budget, rows, t, i, h, cols[k], bufs)
             switch_row = start[k] if pending[k] else -1
             while i < h:  # two rows at a time (one projection and one learn_row: each compiled once)
                 j = min(i + 1, h - 1)  # (a last row alone: projected twice, kept once)
@@ -488,36 +480,14 @@ def _nystrom_scores_range(lo, hi, rows, kernels, budget, shared, W, K, out):
     z = np.empty(Mp.shape[2])
     zP = z[:P]
     gauss = any_gaussian(kinds, on)
-    rows_per = chunk_rows(max(u, B))
-    Du, d2u, Dk = np.empty((rows_per, 1, u)), np.empty(rows_per * u), np.empty((rows_per, 1, B))
-    kv, work, scratch = np.empty(rows_per * B), np.empty(rows_per * B), np.empty(rows_per * B)
+    rows_per, bufs = lane_buffers(u, B)
+    _, _, Dk, kv, work, scratch = bufs
     for t in range(lo, hi, rows_per):
         h = min(hi, t + rows_per)
         if len(on):
-            shared_chunk(nonzeros, X, xsq, t, h, U, UT, usq, gauss, Du, d2u)
+            shared_chunk(rows, t, h, U, UT, usq, gauss, bufs)
         for k in on:
-            c = n_used[k]
-            Kv = kv[: (h - t) * c].reshape(h - t, c)
-            kernel_chunk(
-                kinds[k],
-                param[k],
-                norm[k],
-                t,
-                t,
-                h,
-                idx[k],
-                Du,
-                d2u,
-                xsq,
-                X,
-                sv_sq[k],
-                sv_X[k],
-                c,
-                Dk,
-                Kv,
-                work,
-                scratch,
-            )
+            Kv = kernel_chunk(k, kernels, budget, rows, t, t, h, idx[k], bufs)
             for i in range(t, h):
                 nystrom_features(Mp[k], Kv[i - t], z)
                 for cl in range(K):
