@@ -312,9 +312,10 @@ def make_stream_estimator(algo: str, params: dict, *, n_rows: int, block_size: i
         # SPA: the expected budget is spread over the whole stream (the budget baselines RBP,
         # Forgetron, BOGD, BPAS take --budget as a hard number of SVs per kernel)
         params = {**params, "expected_instances": n_rows}
-    elif params.get("budget") is not None and params["budget"] > n_rows:
+    elif params.get("budget") is not None and params["budget"] > n_rows and not _takes(algo, "n_components"):
         # a kernel keeps at most one support vector per instance: a larger budget is never reached
-        # (same model), but its buffers would be allocated whole
+        # (same model), but its buffers would be allocated whole. Not NOGD's: its budget must stay at
+        # least its n_components (and a job asks the estimator of a 1-row stream before it reads data)
         params = {**params, "budget": n_rows}
     model = make_estimator(algo, block_size=block_size, random_state=seed, **params)
     if getattr(model, "horizon", 0) is None:  # OKS: the default step η is set for the stream's length T

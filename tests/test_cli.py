@@ -168,6 +168,19 @@ def test_run_refuses_kernels_fogd_cannot_take_before_reading_the_data(tmp_path):
     assert "use gaussian kernels only" in res.output and "absent" not in res.output
 
 
+def test_run_refuses_more_nogd_components_than_budget_before_reading_the_data(tmp_path):
+    res = invoke("run", "nogd", "--data", tmp_path / "absent.svm", "--budget", "5", "--n-components", "6")
+    assert res.exit_code != 0
+    assert "n_components=6 is more than budget=5" in res.output and "absent" not in res.output
+
+
+def test_run_nogd_with_a_budget_above_the_rows(data_dir, tmp_path):
+    # a budget larger than the stream is not cut to the rows for NOGD: it would fall below n_components
+    res = invoke("run", "nogd", "--data", "fourclass", "--limit", 60, "--budget", 100, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert "mistake rate" in res.output
+
+
 @pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["submit", "--help"], ["cluster", "up", "--help"]])
 def test_help_exits_zero(args):
     result = CliRunner().invoke(main, args)

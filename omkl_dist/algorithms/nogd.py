@@ -134,12 +134,15 @@ class NOGD(FeatureClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _new_engine(self, program: KernelProgram, n_features: int) -> NystromEngine:
-        if self.n_components > self.budget:
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.n_components > self.budget:  # (here, not in the engine: a job checks before it reads data)
             raise ValueError(
                 f"NOGD: n_components={self.n_components} is more than budget={self.budget}: a budget of B "
                 f"rows has B eigenpairs; use n_components <= budget"
             )
+
+    def _new_engine(self, program: KernelProgram, n_features: int) -> NystromEngine:
         return NystromEngine(
             program,
             n_features,
