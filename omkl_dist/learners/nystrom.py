@@ -302,6 +302,7 @@ def shared_chunk(rows, t, h, R, RT, rsq, gauss, bufs):
 
 @njit(cache=True, nogil=True, inline="always")
 def any_gaussian(kinds, ks):
+    """Whether any kernel of ``ks`` is a gaussian (then :func:`shared_chunk` computes distances)."""
     for k in ks:
         if kinds[k] == GAUSS:
             return True
@@ -321,7 +322,8 @@ def switched_from(lo, hi, switched, start, n):
 
 @njit(cache=True, nogil=True)
 def lane_rows(ks, n_used, shared):
-    """Kernels ``ks``'s part of :func:`shared_budgets`: ``(idx, U, UT, usq)`` of their rows only."""
+    """Kernels ``ks``'s part of :func:`shared_budgets`: ``(cols, R, RT, rsq)``, their distinct rows only
+    (``R``, its transpose, their squared norms), slot q of kernel k being row ``cols[k, q]`` of R."""
     idx, U, _, usq, _ = shared
     local, cols = np.empty(U.shape[0], dtype=np.int64), np.empty(idx.shape, dtype=np.int64)
     local[:] = -1  # (fills, not np.full or array copies: numba compiles a shape error's text for those)
@@ -387,10 +389,9 @@ def _switched_phase(
     ks, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
 ):
     """Switched kernels ``ks`` (a lane's), each from its row ``start[k]`` (its switch row's step
-    first when ``pending[k]``): a chunk of rows' dot products with the kernels' budget rows, and their
-    distances if a gaussian asks, once (:func:`._budget.scaled_sqdists` unscaled: times a
-    gaussian's parameter, the bits of its own call), then kernel by kernel its values
-    (:func:`kernel_chunk`), features and steps. A switched kernel's map is fixed: its features do not
+    first when ``pending[k]``): a chunk of rows' dot products and distances with the kernels' budget
+    rows once (:func:`shared_chunk`), then kernel by kernel its values (:func:`kernel_chunk`), features
+    and steps. A switched kernel's map is fixed: its features do not
     depend on its steps, and its steps stay in row order, so interleaving kernels by chunks changes no bit."""
     wide_vectors()  # (512-bit vectors: the padded map's projection and the kernel values' passes)
     n_used, Mp = budget[4], shared[4]
