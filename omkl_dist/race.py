@@ -22,7 +22,7 @@ smallest (docs/defaults.md, "The race").
 
 from __future__ import annotations
 
-from .evaluation import progressive_score
+from .evaluation import feed_calls, progressive_score
 from .job import Job
 from .preprocessing import Scaler
 from .storage.job_data import JobRows, open_job_rows
@@ -76,4 +76,5 @@ def _mistakes(job: Job, X, y, rows: JobRows, n_scale: int, n_race: int) -> int:
     model = job.estimator(n_rows=rows.n_rows, feature_groups=rows.feature_groups)
     feed = model.feed_rows()
     blocks = [(Xs[lo : lo + feed], y[lo : lo + feed]) for lo in range(0, n_race, feed)]
-    return int(progressive_score(model, blocks, n_rows=n_race, classes=rows.classes).summary()["mistakes"])
+    calls = feed_calls(blocks, model.feed())  # as the job will be fed
+    return int(progressive_score(model, calls, n_rows=n_race, classes=rows.classes).summary()["mistakes"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .evaluation import progressive_score
+from .evaluation import feed_calls, progressive_score
 from .job import Job
 from .model import Model
 from .preprocessing import ColumnEncoder, Scaler
@@ -122,7 +122,11 @@ class LocalRunner:
         if self.on_progress is not None:
             self.on_progress(dict(counts))
         trace = progressive_score(
-            model, data.blocks, n_rows=data.n_rows, classes=data.classes if not seen else None, on_outcome=on_outcome
+            model,
+            feed_calls(data.blocks, model.feed(), seen),
+            n_rows=data.n_rows,
+            classes=data.classes if not seen else None,
+            on_outcome=on_outcome,
         )
         summary = trace.summary()
         return RunResult(

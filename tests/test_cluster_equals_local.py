@@ -6,8 +6,8 @@ lead shard's early start) against ``progressive_partial_fit`` on the same rows i
 every estimator of :data:`~omkl_dist.algorithms.registry.ALGORITHMS` with each of its
 ``_unit_test_params`` (short blocks: many rounds over 240 rows), on four generated streams: binary
 rows with repeats of both labels, small integers (exact ties), a csr stream, four classes. The
-model's probability calibration included: the in-process estimator is fed ``feed_rows()`` rows per
-call, as ``omkl run`` feeds it (a calibration batch per call).
+model's probability calibration included: the in-process estimator is fed calls of ``feed_rows()``-row
+blocks ending where its ``feed()`` says, as ``omkl run`` feeds it (a calibration batch per call).
 
 The cluster is in-process (``LocalCluster(processes=False)``: actors in threads), which runs the
 engine's actor code; real worker processes are ``tests/test_cluster_every_algorithm.py``'s and
@@ -22,6 +22,7 @@ import pytest
 from generated_data import NAMES, stored
 
 from omkl_dist.algorithms.registry import ALGORITHMS
+from omkl_dist.evaluation.progressive import feed_calls
 from omkl_dist.storage.stream import load_arrays
 
 CASES = [
@@ -57,15 +58,40 @@ def datasets(tmp_path_factory):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize(("cls", "params"), CASES)
 def test_cluster_fit_equals_the_in_process_estimator(client, datasets, cls, params, name):
-    from omkl_dist.distributed import fit_on_cluster
+    _check_cluster_equals_in_process(client, datasets[name], cls, params)
 
-    X, y, meta = load_arrays(datasets[name])
+
+@pytest.mark.parametrize("algo", ["bpas", "fogd"])
+def test_calls_joining_blocks_calibrate_and_trace_alike_on_a_cluster(client, datasets, algo, monkeypatch):
+    """The kernel-split learners' calls join blocks after the first rows (``kernel_split_feed``:
+    here a block of 16 rows per call up to row 64, then two blocks): the cluster's calibration
+    follows those calls, and its trace reads the model where they end."""
+    from omkl_dist.engine import local as local_engine
+
+    monkeypatch.setattr(local_engine, "KERNEL_SPLIT_FEED", 32)
+    monkeypatch.setattr(local_engine, "EARLY_ROWS", 64)
+    cls = ALGORITHMS[algo]
+    params = cls._unit_test_params[0]
+    assert cls(**params).feed() == local_engine.Feed(16, 32, 64)
+    fit, local_trace = _check_cluster_equals_in_process(client, datasets["generated-binary"], cls, params)
+    ends = [64 + 32 * i for i in range(1, 6)] + [240]
+    assert local_trace.sampled_at == [16, 32, 48, 64, *ends]
+    assert fit.trace["sampled_at"] == local_trace.sampled_at and fit.trace["weights"] == local_trace.weights
+
+
+def _check_cluster_equals_in_process(client, data, cls, params):
+    """The model (its calibration included) of ``fit_on_cluster`` over ``data`` equals the estimator's
+    fed as ``omkl run`` feeds it; returns the cluster's fit and the in-process trace."""
+    from omkl_dist.distributed import fit_on_cluster
+    from omkl_dist.evaluation.progressive import progressive_score
+
+    X, y, meta = load_arrays(data)
     classes = sorted(internal for _, internal in meta["label_map"])
     local = cls(**params).initialize(X.shape[1], classes, n_rows=len(y), sparse=meta.get("layout") == "csr")
     feed = local.feed_rows()  # fed as omkl run feeds it: the calibration learns a batch per call
-    for lo in range(0, len(y), feed):
-        local.progressive_partial_fit(X[lo : lo + feed], y[lo : lo + feed])
-    fit = fit_on_cluster(client, cls(**params), datasets[name], permute=False)
+    blocks = [(X[lo : lo + feed], y[lo : lo + feed]) for lo in range(0, len(y), feed)]
+    trace = progressive_score(local, feed_calls(blocks, local.feed()), n_rows=len(y), classes=classes)
+    fit = fit_on_cluster(client, cls(**params), data, permute=False)
     arrays, meta_local = local.to_state()
     ours, meta_cluster = fit.model.to_state()
     assert meta_cluster["engine"] == meta_local["engine"]
@@ -74,6 +100,7 @@ def test_cluster_fit_equals_the_in_process_estimator(client, datasets, cls, para
     assert sorted(ours) == sorted(arrays)
     for key, value in arrays.items():
         np.testing.assert_array_equal(ours[key], value, err_msg=key)
+    return fit, trace
 
 
 def test_every_worker_warms_the_jobs_kernels_and_a_failed_warmup_is_passed_over(client, caplog):

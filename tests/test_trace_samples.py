@@ -120,17 +120,24 @@ def _coordinator(job, state, feed, history=(), samples=()):
         select_kernel_at=job["select_kernel_at"],
         round_ends=adapter.round_ends(scalars, program),
         samples=list(samples),
-        feed_rows=feed,
+        feed=feed,
     )
     return coord, shards, adapter
 
 
 @pytest.mark.parametrize(("algo", "params"), ROUND_END_CASES, ids=[a for a, _ in ROUND_END_CASES])
-def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, params):
+def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, params, monkeypatch):
     """Models the engine does not read inside a round: the coordinator reads their support vectors
     per kernel and weight shares where an in-process run's ``partial_fit`` calls end, equal to the
-    in-process trace's; a coordinator started from a checkpoint's state continues them."""
+    in-process trace's; a coordinator started from a checkpoint's state continues them. (BPAS's calls
+    here: a block each up to row 256, then two blocks each.)"""
     import asyncio
+
+    from omkl_dist.engine import local as local_engine
+    from omkl_dist.evaluation.progressive import feed_calls
+
+    monkeypatch.setattr(local_engine, "KERNEL_SPLIT_FEED", 2 * FEED_BLOCK)
+    monkeypatch.setattr(local_engine, "EARLY_ROWS", 4 * FEED_BLOCK)
 
     from omkl_dist.evaluation.progressive import progressive_score
     from omkl_dist.preprocessing import Scaler
@@ -154,8 +161,9 @@ def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, par
     feed = model.feed_rows()
     Xs = scaler.transform(X)
     blocks = [(Xs[lo : lo + feed], y[lo : lo + feed]) for lo in range(0, N_ROWS, feed)]
-    local = progressive_score(model, blocks, n_rows=N_ROWS, classes=classes)
-    assert len(local.sampled_at) == len(blocks)  # (read at block ends only)
+    calls = list(feed_calls(blocks, model.feed()))  # as omkl run feeds it
+    local = progressive_score(model, calls, n_rows=N_ROWS, classes=classes)
+    assert len(local.sampled_at) == len(calls) == (6 if algo == "bpas" else len(blocks))  # (read at calls' ends)
 
     template = estimator().initialize(X.shape[1], classes, n_rows=N_ROWS)
     job = {
@@ -168,7 +176,7 @@ def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, par
         "classes": classes,
         "select_kernel_at": getattr(template, "validation_size_", None),
     }
-    coord, shards, adapter = _coordinator(job, template.engine_.state(), feed)
+    coord, shards, adapter = _coordinator(job, template.engine_.state(), model.feed())
     progress = asyncio.run(coord.run_rounds(100))  # to the first checkpoint
     assert progress["checkpoint_due"] and not progress["done"]
     first = coord.state()
@@ -176,7 +184,7 @@ def test_a_cluster_reads_the_model_where_an_in_process_run_does(synth, algo, par
     state = adapter.gather(first["arrays"], scalars, lambda i: shards[i].model_part(), len(shards))
     while not asyncio.run(coord.run_rounds(100))["done"]:
         pass
-    resumed, _, _ = _coordinator(job, state, feed, first["history"], first["samples"])
+    resumed, _, _ = _coordinator(job, state, model.feed(), first["history"], first["samples"])
     while not asyncio.run(resumed.run_rounds(100))["done"]:
         pass
     for run in (coord, resumed):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import Interval, StrOptions
+from ..engine.local import Feed, kernel_split_feed
 from .base import OnlineKernelClassifier
 
 if TYPE_CHECKING:
@@ -43,7 +44,12 @@ class FeatureClassifier(OnlineKernelClassifier):
 
     def feed_rows(self) -> int:
         self._check_params()  # (a job asks this before it reads data: a bad parameter stops it there)
-        return int(self.block_size)  # the in-process calls a cluster round's pieces replay
+        return int(self.block_size)  # a cluster round's pieces: the blocks
+
+    def feed(self) -> Feed:
+        """A block per call early on, then about 4,096 rows of whole blocks (the kernels learn apart:
+        :func:`~omkl_dist.engine.local.kernel_split_feed`)."""
+        return kernel_split_feed(self.feed_rows())
 
     def _takes_sparse_rows(self) -> bool:
         return False  # features come from dense rows: sparse X is densified

@@ -37,7 +37,7 @@ from .._validation import (
     resolve_seed,
     validate_params,
 )
-from ..engine.local import LocalEngine, segmenting
+from ..engine.local import Feed, LocalEngine, segmenting
 from ..engine.protocol import engine_class
 from ..evaluation.calibration import Calibration
 from ..kernels import make_pool
@@ -113,11 +113,19 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         return {"block_sync": False}
 
     def feed_rows(self) -> int:
-        """Rows per ``partial_fit`` call (valid before fitting) that leave the model of a single
-        call -- and of a cluster run -- bit for bit: calls that end at multiples of it end at the
-        end of a round (:func:`~omkl_dist.engine.local.segmenting`)."""
+        """Rows per block of a job's stream (valid before fitting): ``partial_fit`` calls that end
+        at multiples of it leave the model of a single call -- and of a cluster run -- bit for bit,
+        since they end at the end of a round (:func:`~omkl_dist.engine.local.segmenting`); a job's
+        calls join blocks as :meth:`feed` says."""
         validate_params(self, ["block_size"])
         return segmenting(self._rule(), compile_program(make_pool(self._kernel_spec())), self.block_size).window
+
+    def feed(self) -> Feed:
+        """Where a job's calls of :meth:`partial_fit` end (valid before fitting): the stream comes in
+        blocks of :meth:`feed_rows` rows, joined into calls that end where this
+        :class:`~omkl_dist.engine.local.Feed` says (here: every block)."""
+        rows = self.feed_rows()
+        return Feed(rows, rows)
 
     # --- learning ----------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:

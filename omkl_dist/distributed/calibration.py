@@ -1,10 +1,10 @@
 """A cluster job's probability calibration, learnt by the coordinator from the rounds' progressive scores.
 
 In-process, an online classifier's calibration (:mod:`omkl_dist.evaluation.calibration`) learns one
-batch per ``partial_fit`` call, and :class:`~omkl_dist.runner.LocalRunner` feeds the model
-``feed_rows()`` rows at a time: its batches end at the multiples of that window of rows of the
-model's life, and at the stream's end. A cluster round never crosses such a multiple
-(:class:`~omkl_dist.engine.local.Rounds`), so the coordinator gathers each round's per-row outcome
+batch per ``partial_fit`` call, and :class:`~omkl_dist.runner.LocalRunner` feeds the model calls
+that end where its ``feed()`` says (:class:`~omkl_dist.engine.local.Feed`, a function of the rows of
+the model's life), and at the stream's end. A cluster round, or the piece of one the coordinator
+takes, never crosses such an end, so the coordinator gathers each round's per-row outcome
 (the combined scores, the per-kernel ones where the estimator's calibration reads them, the labels)
 until a window ends, then makes the estimator's very update
 (:meth:`~omkl_dist.algorithms.base.OnlineKernelClassifier.calibration_batch`): the same numbers in
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.local import Feed
 from ..evaluation.calibration import Calibration
 
 
@@ -32,16 +33,16 @@ class RoundCalibration:
     estimator : online classifier
         One of the job's kind and classes (its :meth:`calibration_batch` maps a batch's outcome to
         what the calibration learns); its own state is never read or changed.
-    window : int
-        Rows per in-process feed (the estimator's ``feed_rows()``): a batch ends at each multiple.
+    feed : Feed
+        Where the in-process run's calls end (the estimator's ``feed()``): a batch ends there.
     end : int
         Rows of the model's life when the job ends: the last batch ends there.
     state : dict, optional
         :meth:`state` of where the job starts (default: the estimator's ``calibration_``, nothing gathered).
     """
 
-    def __init__(self, estimator, *, window: int, end: int, state: dict | None = None):
-        self.estimator, self.window, self.end = estimator, int(window), int(end)
+    def __init__(self, estimator, *, feed: Feed, end: int, state: dict | None = None):
+        self.estimator, self.feed, self.end = estimator, feed, int(end)
         self.kernel_scores = bool(estimator.calibrates_on_kernel_scores())
         if state is None:
             state = {"record": estimator.calibration_.to_dict(), "pending": {}}
@@ -54,7 +55,7 @@ class RoundCalibration:
 
     def with_state(self, state: dict) -> RoundCalibration:
         """The same job's calibration from another :meth:`state` (a checkpoint's)."""
-        return type(self)(self.estimator, window=self.window, end=self.end, state=state)
+        return type(self)(self.estimator, feed=self.feed, end=self.end, state=state)
 
     def add(self, g: int, outcome: dict[str, np.ndarray], y: np.ndarray, weights: np.ndarray) -> None:
         """Take the round of rows ``g .. g + len(y)`` of the model's life: its online ``outcome``
@@ -64,7 +65,7 @@ class RoundCalibration:
         for name, value in arrays.items():
             self.pending.setdefault(name, []).append(np.asarray(value, dtype=np.float64))
         stop = int(g) + len(y)
-        if stop % self.window and stop != self.end:
+        if not self.feed.ends_at(stop) and stop != self.end:
             return
         batch = {name: np.concatenate(parts) for name, parts in self.pending.items()}
         self.pending = {}

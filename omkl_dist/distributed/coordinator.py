@@ -135,11 +135,12 @@ class Coordinator:
         ``(rows seen, support vectors per kernel, weight shares)`` so far (a resumed job's): at the
         curve's points for jobs whose model the adapter reads inside a round
         (:meth:`~.rounds.RoundAdapter.samples_inside`; not with kernel selection), else where an
-        in-process run's ``partial_fit`` calls end (``feed_rows``), as its trace reads the model.
-    feed_rows : int, optional
-        Rows per in-process ``partial_fit`` call (the estimator's ``feed_rows()``): a model not read
-        inside a round is read where a multiple of it ends a round, and at the job's end. None: at
-        no round's end (a coordinator driven without an estimator).
+        in-process run's ``partial_fit`` calls end (``feed``), as its trace reads the model.
+    feed : Feed, optional
+        Where the in-process run's ``partial_fit`` calls end (the estimator's ``feed()``, a
+        :class:`~omkl_dist.engine.local.Feed`): a model not read inside a round is read where a
+        call would end, and at the job's end. None: at no round's end (a coordinator driven
+        without an estimator).
     calibration : RoundCalibration, optional
         The model's probability calibration where the job starts (:mod:`.calibration`): it learns
         from every round's outcome, in the in-process run's batches. None: no calibration is
@@ -161,7 +162,7 @@ class Coordinator:
         first_row: int = 0,
         samples=None,
         calibration=None,
-        feed_rows=None,
+        feed=None,
     ):
         self.shards = list(shards)
         self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
@@ -190,9 +191,9 @@ class Coordinator:
         # (not a model that keeps one kernel after a prefix, even resumed after it: as in-process)
         self.sampling = self.adapter.samples_inside(scalars) and select_kernel_at is None
         # else the model read where the in-process run's partial_fit calls end
-        self.feed_rows = None if self.sampling or feed_rows is None else int(feed_rows)
+        self.feed = None if self.sampling else feed
         self.samples = [tuple(s) for s in (samples or [])]
-        self.n_support = self.adapter.support_counts(arrays) if self.sampling or self.feed_rows else None
+        self.n_support = self.adapter.support_counts(arrays) if self.sampling or self.feed else None
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
         self._awaited = []  # the scores the first shard's thread waits for in a row-split round
@@ -258,7 +259,7 @@ class Coordinator:
         self.n_mistakes += int(mistakes.sum())
         if self.select_kernel_at is not None and self.n_seen == self.select_kernel_at:
             self._select_kernel()
-        if self.feed_rows and (self.n_seen % self.feed_rows == 0 or self.n_seen == self.n_rows):
+        if self.feed is not None and (self.feed.ends_at(self.n_seen) or self.n_seen == self.n_rows):
             self._sample_end()
 
     def _model_now(self) -> dict:

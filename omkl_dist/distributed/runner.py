@@ -14,7 +14,7 @@ worker failures and resumes.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import astuple, replace
 
 from scipy import sparse
 from sklearn.base import clone
@@ -130,7 +130,7 @@ class DaskRunner:
         # the calibration continues the model's, learnt by the coordinator in the in-process run's batches
         calibration = RoundCalibration(
             clone(model).initialize(n_features, model.classes_, n_rows=stop - start),
-            window=model.feed_rows(),
+            feed=model.feed(),
             end=n_rows,
             state={"record": model.calibration_.to_dict(), "pending": {}},
         )
@@ -161,7 +161,7 @@ class DaskRunner:
             "limit": None if job.data.stop is None else stop,
             "start": start,
             "offset": offset,
-            "feed_rows": model.feed_rows(),  # where an in-process run's calls end: the trace reads the model there
+            "feed": list(astuple(model.feed())),  # where an in-process run's calls end: the trace reads the model there
             "kernel_pool": model.kernel_pool_.to_spec_string(),
             "scaler": scaler.to_dict(),
             "classes": classes,

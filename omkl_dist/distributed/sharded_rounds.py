@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import time
 
+from ..engine.local import Feed
 from .coordinator import Coordinator
 from .rounds import round_adapter
 from .shard import KernelShard, engine_program
@@ -175,7 +176,7 @@ class ShardedRounds:
                     first_row=int(self.job.get("offset", 0)),
                     samples=samples,
                     calibration=calibration,
-                    feed_rows=self.job.get("feed_rows"),
+                    feed=Feed(*self.job["feed"]) if self.job.get("feed") else None,
                     actor=True,
                     workers=[workers[0]],
                     pure=False,

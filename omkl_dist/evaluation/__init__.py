@@ -1,5 +1,5 @@
 """Progressive (prequential) evaluation and drift monitoring of a stream's mistakes."""
 
-from .progressive import Trace, progressive_score
+from .progressive import Trace, feed_calls, progressive_score
 
-__all__ = ["Trace", "progressive_score"]
+__all__ = ["Trace", "feed_calls", "progressive_score"]

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.sparse as sp
 
 from .compile_clock import CompileClock
 from .curve import MistakeCurve
+
+if TYPE_CHECKING:
+    from ..engine.local import Feed
 
 
 @dataclass
@@ -97,6 +103,36 @@ def online_predictions(model, y, outcome) -> np.ndarray:
         masked[np.arange(len(y)), truth] = -np.inf
         wrong = np.argmax(masked, axis=1)
     return classes[np.where(outcome["mistakes"], wrong, truth)]
+
+
+def feed_calls(blocks, feed: Feed, seen: int = 0) -> Iterator[tuple]:
+    """A job's stream of ``(X, y)`` blocks (the model's ``feed_rows()`` rows each, the first up to a
+    multiple of them) joined into the ``partial_fit`` calls the model is fed: they end where its
+    ``feed()`` says (:meth:`~omkl_dist.engine.local.Feed.ends_at` the rows it has seen, ``seen``
+    before the first block) and at the stream's end, as a cluster run's calibration and trace assume.
+
+    >>> from omkl_dist.engine.local import Feed
+    >>> blocks = [(np.zeros((2, 1)), np.ones(2))] * 5
+    >>> [len(y) for _, y in feed_calls(blocks, Feed(2, 4, 2))]
+    [2, 2, 4, 2]
+    """
+    parts: list[tuple] = []
+    for X, y in blocks:
+        parts.append((X, y))
+        seen += len(y)
+        if feed.ends_at(seen):
+            yield _joined(parts)
+            parts = []
+    if parts:
+        yield _joined(parts)
+
+
+def _joined(parts: list[tuple]) -> tuple:
+    if len(parts) == 1:
+        return parts[0]
+    Xs = [X for X, _ in parts]
+    X = sp.vstack(Xs, format="csr") if sp.issparse(Xs[0]) else np.concatenate(Xs)
+    return X, np.concatenate([y for _, y in parts])
 
 
 def progressive_score(

@@ -88,7 +88,7 @@ def prefix_mistakes(flags: np.ndarray) -> list[list[int]]:
 
 
 def _learn(task: dict) -> dict:
-    from omkl_dist.evaluation import progressive_score
+    from omkl_dist.evaluation import feed_calls, progressive_score
     from omkl_dist.job import make_stream_estimator
 
     data = load_data(task["dataset"])
@@ -101,7 +101,10 @@ def _learn(task: dict) -> dict:
     blocks = [(X[lo : lo + rows], y[lo : lo + rows]) for lo in range(0, len(y), rows)]
     flags: list = []
     trace = progressive_score(
-        model, blocks, classes=data.classes, on_outcome=lambda outcome: flags.append(outcome["mistakes"])
+        model,
+        feed_calls(blocks, model.feed()),  # as omkl run feeds it
+        classes=data.classes,
+        on_outcome=lambda outcome: flags.append(outcome["mistakes"]),
     )
     summary = trace.summary()
     return {

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._validation import Interval, StrOptions, validate_params
 from ...engine.budget import BudgetEngine
+from ...engine.local import Feed, kernel_split_feed
 from .._batch import UNIT_TEST_KERNELS
 from ..base import POSITIVE_INT, OnlineKernelClassifier
 
@@ -63,7 +64,12 @@ class BudgetBaseline(OnlineKernelClassifier):
 
     def feed_rows(self) -> int:
         validate_params(self, ["block_size"])
-        return int(self.block_size)  # the in-process calls a cluster round's pieces replay
+        return int(self.block_size)  # a cluster round's pieces: the blocks
+
+    def feed(self) -> Feed:
+        """A block per call early on, then about 4,096 rows of whole blocks (the kernels learn apart:
+        :func:`~omkl_dist.engine.local.kernel_split_feed`)."""
+        return kernel_split_feed(self.feed_rows())
 
     def _engine_params(self) -> dict[str, Any]:
         return {
