@@ -206,7 +206,7 @@ def _run_stream_case(name, algo, params, note, *, block_size, rows=None, total=1
     import tempfile
 
     from omkl_dist.algorithms.registry import make_estimator
-    from omkl_dist.evaluation import progressive_score
+    from omkl_dist.evaluation import feed_calls, progressive_score
     from omkl_dist.storage import open_stream
     from omkl_dist.storage.synth import synthesize
 
@@ -216,7 +216,7 @@ def _run_stream_case(name, algo, params, note, *, block_size, rows=None, total=1
         X0, y0 = next(iter(stream))
         make_estimator(algo, block_size=block_size, random_state=0, **params).fit(X0[:300], y0[:300])
         model = make_estimator(algo, block_size=block_size, random_state=0, **params)
-        trace = progressive_score(model, stream, classes=[-1, 1])
+        trace = progressive_score(model, feed_calls(stream, model.feed()), classes=[-1, 1])  # as omkl run feeds it
     data = f"synth:seed=0,rows={total},features=18" + (f",first={rows}" if rows else "")
     return _result(name, algo, params, data, note, 18, "none", block_size, trace.summary(), trace.load_seconds)
 
@@ -241,6 +241,9 @@ def write_markdown(results: list[dict], synth: dict | None = None, sections=()) 
             f"{100 * r['mistake_rate']:.2f} | {cxx_mistakes if cxx_mistakes else '-'} | {r['n_support_total']:,} | "
             f"{r['seconds']:.2f} | {r['instances_per_second']:,.0f} | {speedup} | {r['peak_rss_mb']:.0f} |"
         )
+    path = Path("BENCHMARKS.md")
+    old = path.read_text() if path.is_file() else ""
+    lines += table_notes(old)
     if synth is not None:
         lines += [
             "",
@@ -253,9 +256,27 @@ def write_markdown(results: list[dict], synth: dict | None = None, sections=()) 
         ]
     for section in sections:
         lines += section
-    path = Path("BENCHMARKS.md")
-    lines += kept_sections(path.read_text() if path.is_file() else "", lines)
+    lines += kept_sections(old, lines)
     path.write_text("\n".join(lines) + "\n")
+
+
+def table_notes(old: str) -> list[str]:
+    """The paragraphs the page ``old`` has under its main table (written there by hand, about some
+    of its rows), each with a blank line before: kept when the table is written again."""
+    text = old.rstrip("\n").split("\n")
+    start = next((i for i, line in enumerate(text) if line.startswith("| case |")), None)
+    if start is None:
+        return []
+    while start < len(text) and text[start].startswith("|"):
+        start += 1
+    end = next(
+        (i for i in range(start, len(text)) if text[i].startswith(("## ", "Generated stream (`omkl data synth`"))),
+        len(text),
+    )
+    notes = text[start:end]
+    while notes and not notes[-1]:
+        notes.pop()
+    return notes if any(notes) else []
 
 
 def _section_key(heading: str) -> str:

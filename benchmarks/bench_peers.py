@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_budget import BLOCK_SIZE, LONG_SECONDS, REPEATS, child
-from benchmarks.common import RESULTS
+from benchmarks.common import RESULTS, kept_notes
 
 DATA = ("codrna", "a9a", "ijcnn1")
 _ONE_PASS = {"n_epochs": 1, "shuffle": False}  # (rows permuted by the child, as `omkl run`)
@@ -74,7 +74,7 @@ def run_peers_bench(results: Path, peers=tuple(PEERS), data=DATA, log=print) -> 
     path = results / "peers.json"
     old = json.loads(path.read_text())["rows"] if path.is_file() else []
     rows = {(r["peer"], r["data"]): r for r in old if r["peer"] in PEERS}
-    notes = json.loads(path.read_text()).get("notes", []) if path.is_file() else []
+    notes = kept_notes(path)
     out: dict = {}
     for name in data:
         for peer in peers:

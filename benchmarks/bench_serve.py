@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import RESULTS
+from benchmarks.common import RESULTS, kept_notes
 
 FEATURES, TRAIN_ROWS, SEED = 18, {"spa": 20_000, "om2": 5_000}, 0
 CLIENTS = (1, 8, 64)
@@ -196,6 +196,7 @@ def run_serve_bench(results: Path, *, seconds: float = 5.0, log=print) -> dict:
             "spa": f"SPA beta=300, omkc16+norm, {FEATURES} features, {TRAIN_ROWS['spa']:,} generated rows",
             "om2": f"OM-2, omkc16+norm, {FEATURES} features, {TRAIN_ROWS['om2']:,} generated rows",
         },
+        "notes": kept_notes(results / "serve.json"),  # (paragraphs written beside the table, by hand)
     }
     (results / "serve.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
@@ -230,6 +231,8 @@ def markdown(report: dict) -> list[str]:
             f"{r['requests_per_second']:,.0f} | {r['rows_per_second']:,.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
             f"{r['failures']} |"
         )
+    for note in report.get("notes", ()):
+        lines_notes += ["", note]
     return lines + lines_notes
 
 

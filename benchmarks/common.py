@@ -45,6 +45,12 @@ def classification(n_classes: int, rows: int = 15_000):
     return Scaler("standard").fit_transform(X), y
 
 
+def kept_notes(path: Path) -> list[str]:
+    """The ``notes`` of a bench's results file (paragraphs its author wrote beside the table, a
+    string each), which a new run of the bench keeps until they are rewritten by hand."""
+    return list(json.loads(path.read_text()).get("notes", [])) if path.is_file() else []
+
+
 def replace_section(section: list[str], heading: str, path: Path = Path("BENCHMARKS.md")) -> None:
     """Replace (or append) BENCHMARKS.md's section whose heading starts with ``heading`` by ``section``
     (its first line the blank line before the heading), leaving the others as they are."""

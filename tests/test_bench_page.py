@@ -1,5 +1,5 @@
 """make bench's page (BENCHMARKS.md): the sections it writes are rewritten, the ones other scripts keep
-(compile times, online accuracy, the race's cost) survive it."""
+(compile times, online accuracy, the race's cost) survive it, and so do the notes under its main table."""
 
 from benchmarks.bench import kept_sections
 
@@ -32,3 +32,32 @@ def test_make_bench_keeps_the_sections_other_scripts_write():
         "race rows",
     ]
     assert kept_sections("", new) == []
+
+
+def test_make_bench_keeps_the_notes_under_its_main_table():
+    """Paragraphs written by hand under the main table (about some of its rows) survive its rewrite;
+    the generated stream's table and the sections after it are not notes."""
+    from benchmarks.bench import table_notes
+
+    page = [
+        "# Benchmarks",
+        "",
+        "| case | data |",
+        "|---|---|",
+        "| a | b |",
+        "",
+        "Session 57: a note,",
+        "two lines.",
+        "",
+        "Another note.",
+        "",
+        "Generated stream (`omkl data synth`, chunked zarr + parquet writes, bounded memory):",
+        "",
+        "| rows × d | chunk rows |",
+        "",
+        "## Compile time",
+        "rows",
+    ]
+    assert table_notes("\n".join(page)) == ["", "Session 57: a note,", "two lines.", "", "Another note."]
+    assert table_notes("\n".join(page[:6] + page[11:])) == []
+    assert table_notes("") == []
