@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -356,6 +357,28 @@ def test_other_algorithms_on_the_cluster_equal_local(cluster, stream, tmp_path, 
         sync = tmp_path / "sync"
         omkl_here("run", algo, *common, "--block-sync", "--model-out", sync, "--trace-out", tmp_path / "trace2.json")
         assert read_model(sync)[1]["engine"]["n_mistakes"] != read_model(tmp_path / "local")[1]["engine"]["n_mistakes"]
+
+
+def test_budget_calls_of_several_blocks_on_the_cluster_equal_local(cluster, stream, tmp_path):
+    """BPAS in blocks of 1,024: a call per block over a job's first 8,192 rows, then four blocks per call
+    (``kernel_split_feed``); `omkl submit` learns the calibration in the same batches, and a retrain
+    on the cluster continues the champion with the same calls (counted from its window's first row)."""
+    common = ["--budget", 40, "--data", stream, "--block-size", 1024, "--seed", 2, "--limit", 30_000, "--quiet"]
+    omkl_here("run", "bpas", *common, "--model-out", tmp_path / "local")
+    omkl("submit", "bpas", "--scheduler", cluster["scheduler_address"], *common, "--out", tmp_path / "remote")
+    reference = read_model(tmp_path / "local")
+    assert_same_model(tmp_path / "remote", reference)
+    assert read_model(tmp_path / "remote")[1]["calibration"] == reference[1]["calibration"]
+    here, there = tmp_path / "here", tmp_path / "there"
+    job = ("--algo", "bpas", "--param", "budget=40", "--block-size", 1024, "--seed", 2, "--quiet", "--no-plots")
+    omkl_here("retrain", "--store", here, "--model", "b", "--data", stream, "--rows", "0:10000", *job)
+    shutil.copytree(here, there)
+    window = ("--data", stream, "--rows", "10000:30000", "--quiet", "--no-plots")
+    omkl_here("retrain", "--store", here, "--model", "b", *window)
+    omkl("retrain", "--store", there, "--model", "b", *window, "--scheduler", cluster["scheduler_address"])
+    version = read_model(here / "b" / "versions" / "2")
+    assert_same_model(there / "b" / "versions" / "2", version)
+    assert read_model(there / "b" / "versions" / "2")[1]["calibration"] == version[1]["calibration"]
 
 
 def test_run_and_submit_with_the_default_settings_learn_the_same_model(cluster, tmp_path):

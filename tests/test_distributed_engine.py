@@ -313,13 +313,17 @@ def test_spa_rounds_grow_in_whole_blocks_within_windows(monkeypatch):
     early = make_estimator("rbp", block_size=256).feed()
     ends = [n for n in range(1, 30_000) if early.ends_at(n)]
     assert ends[:3] == [256, 512, 768] and ends[31:34] == [8192, 12288, 16384]
+    later = early.from_row(10_000)  # a job continuing a model (a retrain): a block per call over its first rows
+    ends = [n for n in range(10_001, 30_000) if later.ends_at(n)]
+    assert ends[:2] == [10_240, 10_496] and ends[31:34] == [18_176, 20_480, 24_576]
 
 
-def test_budget_rounds_span_blocks_cut_where_calls_end():
+def test_budget_rounds_span_blocks_each_a_piece():
     """The budget and feature engines' kernels read nothing of each other's or of the weights: their
-    rounds grow to 16 blocks (fewer if the replies would carry more than ROUND_VALUES scores), cut
-    into pieces where the in-process run's calls end, each replayed by the coordinator as that call;
-    the stochastic update (weights at each block's start) keeps one block per round."""
+    rounds grow to 16 blocks (fewer if the replies would carry more than ROUND_VALUES scores), each
+    block a piece the coordinator replays as the in-process run's rows of it (the calls, which end at
+    block ends, are the coordinator's to follow); the stochastic update (weights at each block's
+    start) keeps one block per round."""
     from omkl_dist.distributed.rounds.kernel_split import (
         ROUND_VALUES,
         BudgetEngineSplit,
@@ -340,11 +344,7 @@ def test_budget_rounds_span_blocks_cut_where_calls_end():
     many_classes = {"block_size": 1000, "n_classes": 26}  # 16 kernels x 26 classes: 2 blocks of scores
     assert BudgetKernelSplit.round_ends(many_classes, program).window == 1000 * (ROUND_VALUES // (1000 * 16 * 26))
     assert block_pieces(1250, 2800, 1000) == [(0, 750), (750, 1750), (1750, 2750), (2750, 2800)]
-    # pieces where the in-process calls end: a block each up to row 8,000, then every 4,000 rows
     assert BudgetKernelSplit.pieces({"block_size": 1000}, 1250, 2800) == block_pieces(1250, 2800, 1000)
-    late = [(0, 500), (500, 4500), (4500, 8500), (8500, 9000)]
-    assert BudgetKernelSplit.pieces({"block_size": 1000}, 7500, 9000) == late
-    assert BudgetKernelSplit.pieces({"block_size": 5000}, 0, 12000) == [(0, 5000), (5000, 10000), (10000, 12000)]
 
 
 def test_spa_fed_round_by_round_is_one_call_bit_for_bit(stored):

@@ -130,7 +130,7 @@ class DaskRunner:
         # the calibration continues the model's, learnt by the coordinator in the in-process run's batches
         calibration = RoundCalibration(
             clone(model).initialize(n_features, model.classes_, n_rows=stop - start),
-            feed=model.feed(),
+            feed=model.feed().from_row(offset),
             end=n_rows,
             state={"record": model.calibration_.to_dict(), "pending": {}},
         )
@@ -161,7 +161,8 @@ class DaskRunner:
             "limit": None if job.data.stop is None else stop,
             "start": start,
             "offset": offset,
-            "feed": list(astuple(model.feed())),  # where an in-process run's calls end: the trace reads the model there
+            # where an in-process run's calls end: the trace reads the model there
+            "feed": list(astuple(model.feed().from_row(offset))),
             "kernel_pool": model.kernel_pool_.to_spec_string(),
             "scaler": scaler.to_dict(),
             "classes": classes,

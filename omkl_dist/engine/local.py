@@ -10,7 +10,7 @@ block-sync snapshots are tied to global blocks. Long rounds are processed in seg
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -149,17 +149,24 @@ def segmenting(rule: int, program, block_size: int) -> Rounds:
 class Feed:
     """Where a job's ``partial_fit`` calls end, and so where its trace reads the model and its
     calibration learns a batch (:mod:`omkl_dist.distributed.calibration`): at the multiples of
-    ``block`` rows of the model's life up to ``early`` rows, then at the multiples of ``window``, and at
-    the stream's end. A function of the rows seen alone, so the in-process run, a cluster run and a
-    resumed job agree. Most models: ``Feed(w, w)``, a call per window ``w`` (their rounds')."""
+    ``block`` rows of the model's life for the job's first ``early`` rows (from ``start``, the rows the
+    model had seen when the job began: a retrain's window too), then at the multiples of ``window``,
+    and at the stream's end. A function of the rows seen and the job's start alone, so the in-process
+    run, a cluster run and a resumed job agree. Most models: ``Feed(w, w)``, a call per window ``w``
+    (their rounds')."""
 
     block: int
     window: int
     early: int = 0
+    start: int = 0
 
     def ends_at(self, seen: int) -> bool:
         """Whether a call ends when the model has seen ``seen`` rows (short of the stream's end)."""
-        return seen % (self.block if seen <= self.early else self.window) == 0
+        return seen % (self.block if seen - self.start <= self.early else self.window) == 0
+
+    def from_row(self, start: int) -> Feed:
+        """This feed for a job that starts when the model has seen ``start`` rows."""
+        return replace(self, start=int(start))
 
 
 # The models whose kernels learn apart (the budget and feature learners: kernel-split on a cluster) are fed

@@ -7,10 +7,10 @@ apart within a round), :class:`BudgetKernelSplit` for the budget engine (a buffe
 A round is made of pieces (:meth:`~.protocol.KernelSplit.pieces`): what the in-process run learns in
 one call. The shared pool's round is one piece (one block: every shard appends the rows kept before
 the next); the budget and feature engines' kernels need nothing from each other or from the
-combiner, so their rounds span several blocks, cut into pieces where the in-process run's calls end
-(:meth:`~omkl_dist.algorithms.base.OnlineKernelClassifier.feed`), which the shards learn and the
-coordinator replays, calibrates and samples as those calls: one request and one reply per shard for
-up to ``ROUND_BLOCKS`` blocks (a pass over 1M rows: ~70 rounds instead of ~980).
+combiner, so their rounds span several blocks, each a piece the shards learn and the coordinator
+replays, calibrates and samples as the in-process run's rows of that block (its calls end at block
+ends, :meth:`~omkl_dist.algorithms.base.OnlineKernelClassifier.feed`): one request and one reply per
+shard for up to ``ROUND_BLOCKS`` blocks (a pass over 1M rows: ~70 rounds instead of ~980).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from ...combiners.codes import STOCHASTIC
 from ...combiners.hedge_loss import combine
 from ...engine.hyper import OMKCHyper, omkc_params
-from ...engine.local import Rounds, kernel_split_feed, segmenting
+from ...engine.local import Rounds, segmenting
 from ...engine.protocol import Rule
 from ...engine.records import HedgeState
 from ...randomness import uniforms
@@ -40,15 +40,6 @@ def block_pieces(g: int, n: int, block: int) -> list[tuple[int, int]]:
     while cuts[-1] < n:
         cuts.append(min(n, cuts[-1] + block - (g + cuts[-1]) % block))
     return list(zip(cuts[:-1], cuts[1:]))
-
-
-def call_pieces(g: int, n: int, block: int) -> list[tuple[int, int]]:
-    """The rows ``g .. g + n`` cut where the in-process run's calls end (blocks of ``block`` rows
-    joined as :func:`~omkl_dist.engine.local.kernel_split_feed` says): ``(lo, hi)`` offsets from ``g``."""
-    feed = kernel_split_feed(block)
-    pieces = block_pieces(g, n, block)
-    ends = [hi for _, hi in pieces if feed.ends_at(g + hi) or hi == n]
-    return list(zip([0, *ends[:-1]], ends))
 
 
 class PoolKernelSplit(SharedPool):
@@ -147,8 +138,8 @@ class BudgetKernelSplit:
 
     @staticmethod
     def pieces(scalars: dict, g: int, n: int) -> list[tuple[int, int]]:
-        """The round cut where the in-process run's calls end (:func:`call_pieces`)."""
-        return call_pieces(g, n, int(scalars["block_size"]))
+        """The round's blocks (the in-process run's calls end at block ends, wherever the job started)."""
+        return block_pieces(g, n, int(scalars["block_size"]))
 
     @staticmethod
     def piece_of(out: dict, index: int, lo: int, hi: int) -> dict:
@@ -162,13 +153,13 @@ class BudgetKernelSplit:
         return partition_kernels(program, None, n_shards)
 
     def kernel_round(self, X, y, w, act) -> dict:
-        """Learn this part's kernels over the round, block by block as the in-process run is fed
-        (:meth:`BudgetEngine.kernel_step`; the combiner's weights ``w`` are the coordinator's
+        """Learn this part's kernels over the round, block by block, where the in-process run's calls
+        may end (:meth:`BudgetEngine.kernel_step`; the combiner's weights ``w`` are the coordinator's
         business, ``act`` is every kernel of the part): ``F`` and ``loss`` of every row, and the
         support vectors per kernel after each of the round's :meth:`pieces` (a row each)."""
         e = self.engine
         steps, support = [], []
-        for lo, hi in call_pieces(e.n_seen, len(y), e.block_size):
+        for lo, hi in block_pieces(e.n_seen, len(y), e.block_size):
             steps.append(e.kernel_step(X[lo:hi], y[lo:hi], e.n_seen))
             support.append(e.n_support())
         return {
