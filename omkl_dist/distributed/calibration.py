@@ -6,11 +6,11 @@ that end where its ``feed()`` says (:class:`~omkl_dist.engine.local.Feed`, a fun
 the model's life), and at the stream's end. A cluster round, or the piece of one the coordinator
 takes, never crosses such an end, so the coordinator gathers each round's per-row outcome
 (the combined scores, the per-kernel ones where the estimator's calibration reads them, the labels)
-until a window ends, then makes the estimator's very update
+until a call ends, then makes the estimator's very update
 (:meth:`~omkl_dist.algorithms.base.OnlineKernelClassifier.calibration_batch`): the same numbers in
 the same batches, so the cluster model's ``calibration_`` is the in-process one bit for bit.
 
-Between a window's rounds the gathered rows are part of the job's state: a checkpoint keeps them
+Between a call's rounds the gathered rows are part of the job's state: a checkpoint keeps them
 (:meth:`RoundCalibration.state`, JSON whose floats round-trip exactly) and a resumed or recovered
 job continues from them (:meth:`RoundCalibration.with_state`).
 """

@@ -172,8 +172,8 @@ class Feed:
 # The models whose kernels learn apart (the budget and feature learners: kernel-split on a cluster) are fed
 # calls of about this many rows (whole blocks): a call costs ~1 ms beyond its rows (the threads' hand-over,
 # the calibration's batch, the trace's read of the model), and a block of 256 rows per call made FOGD,
-# NOGD, BPAS and RBP 1.4-1.7x slower over ijcnn1 than 4,096 (measured, session 57). For the first
-# EARLY_ROWS rows of a model's life, a call per block: its trace reads the model there (the weights
+# NOGD, BPAS and RBP 1.4-1.7x slower over ijcnn1 than 4,096 (measured, session 57). For a job's first
+# EARLY_ROWS rows, a call per block: its trace reads the model there (the weights
 # move most early on), and a short stream's trace keeps its points (early calls of 8,192 rows against
 # 4,096: FOGD 1.02x, NOGD 1.10x the time over ijcnn1; 16,384: 1.06x, 1.14x).
 KERNEL_SPLIT_FEED, EARLY_ROWS = 4096, 8192
