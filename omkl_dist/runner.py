@@ -123,7 +123,7 @@ class LocalRunner:
             self.on_progress(dict(counts))
         trace = progressive_score(
             model,
-            feed_calls(data.blocks, model.feed().from_row(seen), seen),
+            feed_calls(data.blocks, model.feed().from_row(seen)),
             n_rows=data.n_rows,
             classes=data.classes if not seen else None,
             on_outcome=on_outcome,

@@ -105,10 +105,10 @@ def online_predictions(model, y, outcome) -> np.ndarray:
     return classes[np.where(outcome["mistakes"], wrong, truth)]
 
 
-def feed_calls(blocks, feed: Feed, seen: int = 0) -> Iterator[tuple]:
+def feed_calls(blocks, feed: Feed) -> Iterator[tuple]:
     """A job's stream of ``(X, y)`` blocks (the model's ``feed_rows()`` rows each, the first up to a
     multiple of them) joined into the ``partial_fit`` calls the model is fed: they end where its
-    ``feed()`` says (:meth:`~omkl_dist.engine.local.Feed.ends_at` the rows it has seen, ``seen``
+    ``feed()`` says (:meth:`~omkl_dist.engine.local.Feed.ends_at` the rows it has seen, ``feed.start``
     before the first block) and at the stream's end, as a cluster run's calibration and trace assume.
 
     >>> from omkl_dist.engine.local import Feed
@@ -117,6 +117,7 @@ def feed_calls(blocks, feed: Feed, seen: int = 0) -> Iterator[tuple]:
     [2, 2, 4, 2]
     """
     parts: list[tuple] = []
+    seen = feed.start
     for X, y in blocks:
         parts.append((X, y))
         seen += len(y)
