@@ -25,6 +25,7 @@ from omkl_dist.storage.outputs import process_alive
 from . import CONFIG_PATH
 from .handshake import check_scheduler
 from .processes import TOKEN_VAR, carries_token, group_members, identity, is_ours, new_token, start_time
+from .profiler import safe_worker_environ
 from .tls import security, tls_files
 
 STATE = "cluster.json"
@@ -118,6 +119,7 @@ def _env(threads: int, token: str) -> dict:
     for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     env["DASK_CONFIG"] = str(CONFIG_PATH.parent)  # cluster/dask.yaml
+    env.update(safe_worker_environ())  # no profiler where it can hang a worker (Python 3.11)
     return env
 
 

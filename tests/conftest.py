@@ -5,10 +5,29 @@ out the ``data``, ``cluster`` and ``slow`` tests."""
 from __future__ import annotations
 
 import os
+import sys
 
+import dask
 import pytest
 
+from omkl_dist.cluster.profiler import safe_worker_config
 from omkl_dist.storage.datadir import data_dir as _data_dir
+
+import hang_guard
+
+# the tests' in-process clusters run their workers in this process: without Dask's profiler where it
+# can hang the process (Python 3.11: cluster/profiler.py), as omkl's own clusters do
+dask.config.set(safe_worker_config())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A hung test ends its process with every thread's stack (tests/hang_guard.py)."""
+    hang_guard.arm()
+    try:
+        return (yield)
+    finally:
+        hang_guard.disarm()
 
 
 @pytest.fixture(scope="session")
@@ -43,13 +62,19 @@ def pytest_sessionfinish(session):
 
     if hasattr(session.config, "workeroutput"):
         session.config.workeroutput["bad_input_cases"] = dict(CASES)
+    hang_guard.close()
 
 
 def pytest_testnodedown(node, error):
-    """On the xdist controller: add up the workers' bad-input case counts."""
+    """On the xdist controller: add up the workers' bad-input case counts; print a hung worker's stacks."""
     from bad_input_cases import CASES
 
     CASES.update(getattr(node, "workeroutput", {}).get("bad_input_cases", {}))
+    stacks = hang_guard.stacks_of(node.workerinput) if error else ""
+    if stacks:
+        sys.stderr.write(
+            f"\n{node.workerinput['workerid']} hung for {hang_guard.HANG_SECONDS:.0f} s; its threads:\n{stacks}\n"
+        )
 
 
 def pytest_terminal_summary(terminalreporter):

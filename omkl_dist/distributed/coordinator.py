@@ -40,6 +40,7 @@ import numpy as np
 from ..evaluation.curve import MistakeCurve
 from .partition import row_ranges
 from .rounds import round_adapter
+from .shard import ShardAddress
 
 # row-split rounds: how far one round's timing moves the first shard's share of the rows
 BALANCE_GAIN, BALANCE_STEP = 0.3, 0.05
@@ -110,7 +111,8 @@ class Coordinator:
     Parameters
     ----------
     shards : list
-        Objects (or actor handles) with ``step(request)`` and ``apply(append)``.
+        Objects with ``step(request)`` and ``apply(append)``, or the :class:`~.shard.ShardAddress` of
+        shard actors.
     parts : list of int arrays
         The kernels each shard owns (positions in the model's kernel list).
     arrays, scalars : dict
@@ -164,7 +166,7 @@ class Coordinator:
         calibration=None,
         feed=None,
     ):
-        self.shards = list(shards)
+        self.shards = [shard.actor() if isinstance(shard, ShardAddress) else shard for shard in shards]
         self.adapter = round_adapter(scalars)  # what the combiner owns, how it is replayed
         # row-split rounds: every shard scores part of the rows with all kernels, the first shard runs
         # the recurrence; else each shard learns its kernels (``parts``) and the combiner is replayed here

@@ -37,6 +37,8 @@ import numpy as np
 from distributed import Client, LocalCluster
 from threadpoolctl import threadpool_limits
 
+from omkl_dist.cluster.profiler import safe_worker_config
+
 __all__ = ["DaskExecutor", "local_cluster", "BATCH_BELOW_ROWS"]
 
 #: One-vs-one problems smaller than this batch several SVM fits per task (see ``tasks_per_thread``).
@@ -134,6 +136,8 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> 
     Extra keyword arguments go to :class:`distributed.LocalCluster`. Its HTTP servers (the
     scheduler's and the workers') listen on 127.0.0.1 only, on free ports, unless told otherwise
     (``dashboard_address=None`` would still open the scheduler's on port 8787 of every interface).
+    Its workers run without Dask's profiler on Python 3.11, where it can hang them
+    (:mod:`omkl_dist.cluster.profiler`).
     """
     threads = str(int(threads_per_worker))
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
@@ -153,7 +157,7 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, **kwargs) -> 
     kwargs.setdefault("worker_dashboard_address", "127.0.0.1:0")
     saved = {name: os.environ.get(name) for name in environ}
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **safe_worker_config()}):
             return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True, **kwargs)
     finally:  # the nannies set these in this process too: the caller's threads stay as they were
         for name, value in saved.items():

@@ -19,6 +19,7 @@ from dataclasses import astuple, replace
 from scipy import sparse
 from sklearn.base import clone
 
+from ..cluster.profiler import warn_if_workers_profile
 from ..defaults import resolve_settings
 from ..evaluation.calibration import Calibration
 from ..job import EngineOptions, Job
@@ -98,6 +99,7 @@ class DaskRunner:
         """
         # a clear DataError if it is not a dataset directory, or one without labels (refused by the stream)
         meta = open_stream(dataset).meta
+        warn_if_workers_profile(self.client)
         store = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         t0 = time.perf_counter()
         job = self._decided(refuse_auto_continuation(job, start_from), dataset, store, meta.get("layout") == "csr")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,6 +37,25 @@ def engine_program(kernel_pool: str, kernel_ids):
     """The compiled program of the kernels still in a model (``kernel_ids`` index the pool)."""
     pool = make_pool(kernel_pool)
     return compile_program(make_pool([pool[int(i)] for i in kernel_ids]))
+
+
+@dataclass(frozen=True)
+class ShardAddress:
+    """Where a shard actor lives: what its coordinator is given in place of the actor's handle.
+
+    A handle passed as a task's argument becomes the task's dependency: the coordinator's worker keeps
+    it among its stored results, and the future the handle holds there keeps the shard's key wanted
+    after the job, so the worker never frees the shard (one model copy and read-ahead thread per job;
+    dask/distributed#4936 in its current form). A handle made here lives as long as its coordinator.
+    """
+
+    key: str
+    worker: str
+
+    def actor(self):
+        from distributed.actor import Actor
+
+        return Actor(KernelShard, self.worker, self.key)
 
 
 class KernelShard:

@@ -22,7 +22,7 @@ import time
 from ..engine.local import Feed
 from .coordinator import Coordinator
 from .rounds import round_adapter
-from .shard import KernelShard, engine_program
+from .shard import KernelShard, ShardAddress, engine_program
 
 # what a job resumes from besides the model: the mistake curve, the model samples, the calibration
 RESUMED = ("history", "samples", "calibration")
@@ -164,7 +164,7 @@ class ShardedRounds:
             futures.append(
                 self.client.submit(
                     Coordinator,
-                    shards,
+                    [ShardAddress(f.key, workers[i % len(workers)]) for i, f in enumerate(futures)],
                     parts,
                     arrays,
                     scalars,
