@@ -7,6 +7,8 @@ traceback.
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from .cli_base import CommandGroup
@@ -32,6 +34,15 @@ from .commands import (
 @click.version_option(package_name="omkl-dist")
 def main():
     """omkl-dist: online multiple kernel learning on Dask."""
+    saved = warnings.formatwarning
+    warnings.formatwarning = _warning_line
+    click.get_current_context().call_on_close(lambda: setattr(warnings, "formatwarning", saved))
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command line's other lines read, ``warning: ...``: the place in the package (or
+    in click) that raised it, and its source line, say nothing to someone at a shell."""
+    return f"warning: {message}\n"
 
 
 for _command in (

@@ -312,3 +312,26 @@ def test_every_number_option_refuses_nan_and_inf():
     for value in ("nan", "inf", "-inf"):
         with pytest.raises(click.BadParameter, match="not a finite number"):
             FiniteFloat().convert(value, None, None)
+
+
+def test_a_warning_reads_as_one_warning_line():
+    """A library warning during a command prints ``warning: ...``, not a Python source location (click's
+    or the package's) with its source line; in-process, the warning format is the caller's again after."""
+    import subprocess
+    import sys
+    import warnings
+
+    code = (
+        "import warnings, click\n"
+        "from omkl_dist.pipelines.cli import main\n"
+        "@main.command('warns')\n"
+        "def warns():\n"
+        "    warnings.warn('the workers profile: set X=False', RuntimeWarning, stacklevel=2)\n"
+        "main(['warns'])\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == "warning: the workers profile: set X=False\n"
+    before = warnings.formatwarning
+    assert invoke("data", "info", "no-such-dataset").exit_code == 2  # the root group's callback ran
+    assert warnings.formatwarning is before

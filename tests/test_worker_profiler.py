@@ -52,6 +52,7 @@ def test_a_job_on_workers_that_profile_on_311_warns_once_naming_the_setting(tmp_
         with pytest.warns(RuntimeWarning, match=f"{ENVIRON_KEY}=False") as caught:
             fit_on_cluster(client, OMKC(kernels=["gaussian:1"], block_size=50), data, **fit)
         assert "cpython#106883" in str(caught[0].message) and cluster.workers[0].address in str(caught[0].message)
+        assert caught[0].filename == __file__  # it points at the caller's line, not into the package
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)  # told once per client
             fit_on_cluster(client, OMKC(kernels=["gaussian:1"], block_size=50), data, **fit)
