@@ -54,7 +54,9 @@ def warn_if_workers_profile(client) -> list[str]:
     """Warn (once per client) if any of its workers runs Dask's profiler on CPython 3.11; returns them."""
     if client in _WARNED:
         return []
-    risky = sorted(address for address, bad in client.run(_profiles_on_a_hanging_python).items() if bad)
+    # (a worker that cannot answer now, e.g. restarting, is the job's to handle, not this check's)
+    answers = client.run(_profiles_on_a_hanging_python, on_error="ignore")
+    risky = sorted(address for address, bad in answers.items() if bad is True)
     if risky:
         _WARNED.add(client)
         warnings.warn(
