@@ -4,7 +4,7 @@
 interpreter's thread-list lock while it builds frame objects. A garbage collection they trigger can
 run a finaliser that hands the GIL to another thread; a thread starting or ending at that moment
 takes the GIL and then waits for the thread-list lock, and every thread of the process waits for
-good (python/cpython#106883, fixed in 3.12 by when collections run). distributed already keeps
+good (python/cpython#106883; 3.12 collects garbage only between bytecodes). distributed already keeps
 its event-loop watcher off on 3.11 for this reason, but not the worker profiler. A job's actors start
 threads (a shard's read-ahead, zarr's I/O loop), so a job could stop forever, its timeouts
 included: they run on the blocked event loop. A CI run did, in the shards' constructors of an
@@ -12,9 +12,10 @@ in-process cluster. A 30-line script (a loop of ``sys._current_frames()`` among 
 finaliser, two threads starting threads) hangs 3.11.7 in seconds, and never with collections off
 around the call.
 
-So the clusters omkl starts (``omkl cluster up``, :func:`omkl_dist.distributed.mkboost.local_cluster`) run their workers
-with the profiler off on 3.11, as do the tests' in-process clusters (tests/conftest.py), and a job
-on a cluster whose workers profile on 3.11 warns once per client, naming the setting.
+So the clusters omkl starts (``omkl cluster up``, :func:`omkl_dist.distributed.mkboost.local_cluster`)
+run their workers with the profiler off on 3.11, as do the tests' in-process clusters
+(tests/conftest.py), and a job on a cluster whose workers profile on 3.11 warns once per client,
+naming the setting.
 """
 
 from __future__ import annotations

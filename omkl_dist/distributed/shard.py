@@ -44,9 +44,10 @@ class ShardAddress:
     """Where a shard actor lives: what its coordinator is given in place of the actor's handle.
 
     A handle passed as a task's argument becomes the task's dependency: the coordinator's worker keeps
-    it among its stored results, and the future the handle holds there keeps the shard's key wanted
-    after the job, so the worker never frees the shard (one model copy and read-ahead thread per job;
-    dask/distributed#4936 in its current form). A handle made here lives as long as its coordinator.
+    it among its stored results, and the future it holds there keeps the shard's key wanted. On an
+    in-process cluster that future is the caller's client's, so the key was never released and every
+    job left a shard behind (its model copy and read-ahead thread; measured: one per job). A handle
+    made by the coordinator lives as long as the coordinator.
     """
 
     key: str
