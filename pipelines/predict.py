@@ -150,6 +150,8 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
         optional_labels=True,
         columns=model.columns,
         zero_based=zero_based,
+        # a raw row's columns: a named table's one other column holds its labels, none: it has none
+        feature_names=model.columns.feature_names_in_ if model.columns is not None else model.feature_names,
     )
     if ds.table is not None:  # raw columns, encoded by the model
         table = ds.table

@@ -97,6 +97,30 @@ def test_omkl_predict_scores_unlabelled_csv_parquet_and_libsvm(churn, tmp_path):
         read_dataset(libsvm)
 
 
+def test_omkl_predict_finds_a_named_tables_labels_by_the_models_features(churn, tmp_path):
+    """Without --label-column: a table (CSV with a header, parquet) of the model's features alone has no
+    labels, and one with a single other column, whatever its name, has its labels there."""
+    root, X, y = churn
+    want = load_model(root / "model").predict(X)
+    order = [2, 0, 1]
+    features = pd.DataFrame(X[:, order], columns=[NAMES[j] for j in order])
+    features.to_csv(tmp_path / "new.csv", index=False)
+    features.to_parquet(tmp_path / "new.parquet")
+    for data in (tmp_path / "new.csv", tmp_path / "new.parquet"):
+        result, table = _predict(root, data, tmp_path / f"{data.suffix[1:]}.parquet")
+        assert table.column_names == ["row", "label", "decision"], data
+        assert (table["label"].to_numpy(zero_copy_only=False) == want).all() and result["accuracy"] is None
+    features.insert(1, "outcome", y)  # labels in the middle, under a name the default rule does not know
+    features.to_csv(tmp_path / "labelled.csv", index=False)
+    result, table = _predict(root, tmp_path / "labelled.csv", tmp_path / "labelled.parquet")
+    assert table.column_names == ["row", "label", "decision", "true_label"]
+    assert result["accuracy"] == np.mean(want == y)
+    features.assign(region="north").to_csv(tmp_path / "two.csv", index=False)  # two others: the default rule
+    refused = invoke("predict", "--model-dir", root / "model", "--data", tmp_path / "two.csv", "--out",
+                     tmp_path / "two.parquet")  # fmt: skip
+    assert refused.exit_code == 2 and "2 columns are not the model's features (['outcome', 'region'])" in refused.output
+
+
 @pytest.fixture(scope="module")
 def unlabelled(churn, tmp_path_factory):
     """The churn rows without their labels, as CSV and parquet (ingested dense) and LIBSVM

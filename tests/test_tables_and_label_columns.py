@@ -61,6 +61,21 @@ def test_labels_in_the_last_column_as_words(magic, tmp_path):
         np.testing.assert_array_equal(read_dataset(path, label_column=spec).y, ds.y)
 
 
+def test_a_text_feature_in_the_middle_suggests_a_label_column_only_where_none_was_found(tmp_path):
+    """The fix names the column as the option takes it (a header name, or a 0-based index, said so), and
+    says nothing about labels when a header named them (``label``: the text column is a feature)."""
+    headless, named, unnamed = tmp_path / "headless.csv", tmp_path / "named.csv", tmp_path / "unnamed.csv"
+    headless.write_text("5,1.0,2\n6,abc,3\n")
+    named.write_text("age,city,label\n5,paris,yes\n6,lyon,no\n")
+    unnamed.write_text("a,b,c\n5,1.0,2\n6,abc,3\n")
+    with pytest.raises(DataError, match=r"column 2: .* pass --label-column 1 \(label_column=1, 0-based\); otherwise"):
+        read_dataset(headless)
+    with pytest.raises(DataError, match=r"column 2 \('b'\): .* pass --label-column b \(label_column='b'\); otherwise"):
+        read_dataset(unnamed)
+    with pytest.raises(DataError, match=r"column 2 \('city'\): non-numeric value 'paris'. Fix: features must be"):
+        read_dataset(named)
+
+
 def test_positive_class_names_the_plus_one_label(magic, tmp_path):
     path, _, labels = magic
     ds = read_dataset(path, label_column="last", positive_class="g")

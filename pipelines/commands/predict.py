@@ -41,10 +41,11 @@ from .store_options import open_store
 @click.option(
     "--label-column",
     default=None,
-    help="A data file's label column -- first, last, a 0-based index or a column name (default, for CSV/TSV/text "
-    "and parquet alike: the first column named target, label, class or y, any case, else the first column) -- or "
-    "none: the rows have no labels (every column a feature; LIBSVM rows start with their first index:value), so no "
-    "true_label column and no accuracy. A model trained with --categorical/--impute reads the columns by name "
+    help="A data file's label column -- first, last, a 0-based index or a column name -- or none: the rows have no "
+    "labels (every column a feature; LIBSVM rows start with their first index:value), so no true_label column and "
+    "no accuracy. Default: of a table with named columns (parquet, CSV/TSV with a header), the one column that is "
+    "not one of the model's features, none if every column is; else the first column named target, label, class "
+    "or y, any case, else the first column. A model trained with --categorical/--impute reads the columns by name "
     "and encodes them itself.",
 )
 @click.option(

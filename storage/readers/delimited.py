@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
-from ..labels import default_label_column, has_no_labels, resolve_label_column
+from ..labels import LABEL_NAMES, default_label_column, has_no_labels, resolve_label_column
 from .dataset import ParsedFile
 from .detect import split_header
 from .textio import empty_file_error, first_lines, is_number, show_bytes, text_lines
@@ -124,8 +124,10 @@ def _read_delimited(
         table = _numbers(body, delimiter)
         y_raw = table[:, label_col]
     except ValueError as exc:
+        # a label column given, or found by its header name, is not second-guessed in the error's fix
+        named = names is not None and names[label_col].strip().lower() in LABEL_NAMES
         numeric_labels = _diagnose_delimited(
-            body, first_number, path, delimiter, width, label_col, names, chosen=label_column is not None
+            body, first_number, path, delimiter, width, label_col, names, chosen=label_column is not None or named
         )
         if numeric_labels:
             raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
@@ -313,7 +315,9 @@ def _diagnose_delimited(
                         f"(label_column={where!r}); otherwise " + fix
                     )
                 elif value and not chosen:
-                    fix = f"if column {i + 1} holds the labels, pass --label-column {i}; otherwise " + fix
+                    cli, api = (names[i], repr(names[i])) if names else (str(i), f"{i}, 0-based")
+                    hint = f"if column {i + 1} holds the labels, pass --label-column {cli} (label_column={api})"
+                    fix = f"{hint}; otherwise {fix}"
                 if number == first_number and names is None:
                     fix += "; if this line is a header, read the file as csv_header/tsv_header (fmt=...)"
                 raise DataError(

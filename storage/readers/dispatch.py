@@ -14,15 +14,15 @@ import scipy.sparse as sp
 from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
 from ..errors import DataError
-from ..labels import encode_labels, has_no_labels
-from ..tables import is_table_source
+from ..labels import NO_LABELS, default_label_column, encode_labels, has_no_labels
+from ..tables import is_table_source, open_table
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
-from .detect import check_format, detect_format, looks_mat
+from .detect import check_format, detect_format, looks_mat, split_header
 from .libsvm import read_libsvm
 from .mat import read_mat
 from .parquet import read_table
-from .textio import decompress, read_bytes, text_content
+from .textio import decompress, first_lines, read_bytes, text_content
 
 _DELIMITED = ("dense", "csv", "csv_header", "tsv_header")
 _HEADED = {"csv_header": ",", "tsv_header": "\t"}  # text whose columns have names: read by name when asked
@@ -53,6 +53,7 @@ def read_dataset(
     impute: str | None = None,
     columns: ColumnEncoder | None = None,
     zero_based: bool = False,
+    feature_names: Iterable[str] | None = None,
 ) -> Dataset:
     """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
@@ -107,6 +108,10 @@ def read_dataset(
     zero_based : bool, default False
         LIBSVM: feature indices start at 0 (the first feature is ``0:value``), as scikit-learn's
         ``dump_svmlight_file`` writes them; default: at 1, as LIBSVM's own tools.
+    feature_names : list of str, optional
+        Rows to predict (``optional_labels``): the columns the model takes. With no ``label_column``,
+        a table whose columns are named (parquet, CSV/TSV with a header) and are these has no labels,
+        and one with a single other column has its labels there; else the default rule applies.
 
     Returns
     -------
@@ -128,7 +133,14 @@ def read_dataset(
         )
     by_name: dict[str, Any] = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
     by_name.update(positive_class=positive_class, features=features, columns=columns)
+    # the model's features decide a named table's label column when none is given (rows to predict)
+    by_features = (
+        list(feature_names) if feature_names is not None and label_column is None and optional_labels else None
+    )
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
+        if by_features is not None:
+            names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
+            by_name["label_column"] = label_by_elimination(names, by_features, path)
         return read_table(path, **by_name)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
@@ -136,6 +148,10 @@ def read_dataset(
     if fmt != "mat" and not (fmt is None and looks_mat(path, content)):
         content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
+    if by_features is not None and fmt in _HEADED and (first := first_lines(content, 1)):
+        names = split_header(first[0], _HEADED[fmt], path)
+        label_column = by_name["label_column"] = label_by_elimination(names, by_features, path)
+        no_labels = has_no_labels(label_column)
     if fmt in _HEADED and (features is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
         return read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
@@ -195,6 +211,23 @@ def read_dataset(
         sha256=sha,
         permutations=parsed.permutations,
         feature_names=parsed.feature_names,
+    )
+
+
+def label_by_elimination(names: list[str], feature_names: Iterable[str], path: object) -> str | None:
+    """The label column of rows to predict whose columns are ``names``, by the model's features:
+    ``"none"`` if every column is one, the one column that is not; of several others, the one the
+    default rule names (None), or an error if that rule would take one of the model's features."""
+    wanted = set(feature_names)
+    others = [name for name in names if name not in wanted]
+    if len(others) <= 1:
+        return others[0] if others else NO_LABELS
+    if names[default_label_column(names)] not in wanted:
+        return None
+    raise DataError(
+        f"{len(others)} columns are not the model's features ({others}), so which holds the labels is not clear",
+        path=path,
+        fix="pass --label-column with the one that does (label_column=...; none: no labels) and leave out the others",
     )
 
 
