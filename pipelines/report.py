@@ -393,11 +393,15 @@ def _speed(ax, document) -> bool:
     x, speed, _ = _series(document, "instances_per_second", "block_ends")
     if x is None:
         return False
-    ax.plot(x, speed, color="tab:green", lw=1.4, **_markers(x))
+    what = "learning speed (cumulative instances / learning second)"
+    if len(x) == 1:  # a run learnt in one call has one measurement: over the rows it covers, not a lone dot
+        start = document["window"][0]
+        ax.plot([start, x[0]], [speed[0], speed[0]], color="tab:green", lw=1.4, marker="o", markersize=3)
+        what = f"learning speed over the run's one call: {speed[0]:,.0f} instances/s"
+    else:
+        ax.plot(x, speed, color="tab:green", lw=1.4, **_markers(x))
     ax.set_ylim(0, max(float(np.nanmax(speed, initial=0.0)) * 1.1, 1.0))
-    return _label_axes(
-        ax, _subject(document), "learning speed (cumulative instances / learning second)", _ROWS, "instances/s"
-    )
+    return _label_axes(ax, _subject(document), what, _ROWS, "instances/s")
 
 
 def _history(ax, document) -> bool:

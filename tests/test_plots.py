@@ -116,6 +116,15 @@ def test_weights_list_only_the_kernels_that_carry_weight():
     assert ax.get_ylim() == (0, 1) and "holds 100 %" in ax.get_title()
 
 
+def test_the_speed_of_a_run_learnt_in_one_call_spans_its_rows_and_is_named():
+    ax = figures(_run_document(n_blocks=1))["speed.png"].axes[0]
+    (line,) = ax.get_lines()
+    assert line.get_xdata().tolist() == [0, 16_384] and line.get_ydata().tolist() == [300.0, 300.0]
+    assert "over the run's one call: 300 instances/s" in ax.get_title()
+    ax = figures(_run_document())["speed.png"].axes[0]  # a curve of its calls' ends otherwise
+    assert ax.get_lines()[0].get_xdata().tolist() == [16_384, 32_768] and "cumulative" in ax.get_title()
+
+
 def test_hundreds_of_drift_alarms_are_one_rug_and_a_count(tmp_path):
     flags = np.random.default_rng(2).random(20_000) < 0.2
     summary = {
