@@ -55,7 +55,8 @@ JSON_HEADERS = {"content-type": "application/json"}
 BAD_REQUESTS = [
     # (name, request kwargs, status, words of the message)
     ("wrong width", {"json": {"rows": [[1.0, 2.0]]}}, 422, ["row 0", "2 values", "takes 3", "Fix:"]),
-    ("other names", {"json": {"rows": [{"a": 1, "b": 2, "d": 3}]}}, 422, ["missing ['c']", "['d']"]),
+    ("other names", {"json": {"rows": [{"a": 1, "b": 2, "d": 3}]}}, 422, ["missing ['c']; not the model's ['d']"]),
+    ("a name missing", {"json": {"rows": [{"a": 1, "b": 2}]}}, 422, ["features (missing ['c']). Fix:"]),
     ("text value", {"json": {"rows": [[1, "x", 3]]}}, 422, ["column b", '"x" is not a number']),
     ("null value", {"json": {"rows": [[1, None, 3]]}}, 422, ["column b", "null is not a number"]),
     ("true is no number", {"json": {"rows": [[1, True, 3]]}}, 422, ["true is not a number"]),

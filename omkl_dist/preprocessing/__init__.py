@@ -7,8 +7,8 @@ Modules: :mod:`.columns` (:class:`ColumnEncoder`, on scikit-learn's ``SimpleImpu
 a job's scaler fitted on its stream's head, with the settings decided there).
 """
 
-from .columns import CATEGORICAL, IMPUTE, ColumnEncoder, match_features
+from .columns import CATEGORICAL, IMPUTE, ColumnEncoder, match_features, names_differ
 from .head import fit_head
 from .scaler import METHODS, Scaler
 
-__all__ = ["CATEGORICAL", "IMPUTE", "METHODS", "ColumnEncoder", "Scaler", "fit_head", "match_features"]
+__all__ = ["CATEGORICAL", "IMPUTE", "METHODS", "ColumnEncoder", "Scaler", "fit_head", "match_features", "names_differ"]

@@ -272,14 +272,20 @@ def match_features(expected: Sequence[str], given: Sequence[str]) -> list[int]:
     ValueError
         The two are not the same names: the missing and the extra ones are named.
     """
-    missing = [n for n in expected if n not in given]
-    extra = [n for n in given if n not in expected]
-    if missing or extra or len(given) != len(expected):
-        parts = [f"missing {missing}" if missing else "", f"not the model's {extra}" if extra else ""]
-        detail = "; ".join(p for p in parts if p) or "a name repeats"
+    if set(expected) != set(given) or len(given) != len(expected):
+        detail = names_differ(expected, given)
         raise ValueError(f"the columns are not the model's features ({detail}); the model takes {list(expected)}")
     position = {name: i for i, name in enumerate(given)}
     return [position[name] for name in expected]
+
+
+def names_differ(expected: Sequence[str], given: Sequence[str]) -> str:
+    """How the names ``given`` differ from a model's ``expected`` ones: ``missing [...]; not the model's
+    [...]``, only the parts that apply ("a name repeats" when neither does)."""
+    missing = [n for n in expected if n not in given]
+    extra = [n for n in given if n not in expected]
+    parts = [f"missing {missing}" if missing else "", f"not the model's {extra}" if extra else ""]
+    return "; ".join(p for p in parts if p) or "a name repeats"
 
 
 def _named_columns(table) -> tuple[list[str], list[np.ndarray]]:

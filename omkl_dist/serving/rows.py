@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from omkl_dist.preprocessing import names_differ
 from omkl_dist.storage.labels import canonical
 
 from .errors import BadRequest
@@ -134,10 +135,9 @@ def arrow_batch(body: bytes, model, *, learn: bool, label_column: str, max_rows:
                 fix=f"send {model.n_features_in_} columns, in the model's feature order",
             )
     elif sorted(given) != sorted(names):
-        missing, extra = [n for n in names if n not in given], [n for n in given if n not in names]
         raise BadRequest(
             422,
-            f"the Arrow stream's columns are not the model's features (missing {missing}, not the model's {extra})",
+            f"the Arrow stream's columns are not the model's features ({names_differ(names, given)})",
             where=where,
             fix=f"send the columns {names}",
         )
@@ -181,10 +181,9 @@ def _row_cells(row: object, i: int, names: list[str] | None, width: int, where: 
                 fix=f"send each row as a list of {width} numbers in the model's feature order",
             )
         if row.keys() != set(names):
-            missing, extra = [n for n in names if n not in row], [k for k in row if k not in names]
             raise BadRequest(
                 422,
-                f"the row's names are not the model's features (missing {missing}, not the model's {extra})",
+                f"the row's names are not the model's features ({names_differ(names, list(row))})",
                 where=where,
                 row=i,
                 fix=f"key each row by the model's features {names}",
