@@ -49,9 +49,19 @@ def test_fit_same_seed_same_result_and_text_output(data_dir):
     assert (ra["accuracy"], ra["alphas"], ra["trial_kernels"]) == (rb["accuracy"], rb["alphas"], rb["trial_kernels"])
     text = invoke(*args, "--threads", "2")
     assert text.exit_code == 0 and "test accuracy" in text.output and f"{ra['accuracy']:.4f}" in text.output
+    positional = invoke("fit", "mkboost", *args[3:], "--json")  # the algorithm as omkl run takes it
+    assert json.loads(positional.output)["trial_kernels"] == ra["trial_kernels"]
 
 
 def test_fit_bad_input(data_dir):
+    for args, words in (
+        (("spa",), "spa is an online algorithm: omkl run spa --data FILE"),
+        (("mkbost",), "no batch algorithm 'mkbost': did you mean 'mkboost'?"),
+        ((), "name the algorithm: omkl fit ALGO --data FILE"),
+        (("mkboost", "--algo", "svc"), "two algorithms, 'mkboost' and --algo 'svc'"),
+    ):
+        res = invoke("fit", *args, "--data", "ionosphere")
+        assert res.exit_code == 2 and words in res.output, res.output
     res = invoke("fit", "--algo", "mkboost", "--data", "nosuchdataset")
     assert res.exit_code == 2 and "nosuchdataset" in res.output
     res = invoke("fit", "--algo", "mkboost", "--data", "ionosphere", "--ratio", "1.5")

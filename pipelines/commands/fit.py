@@ -35,17 +35,18 @@ class AutoOrPositive(FiniteFloat):
         return super().convert(value, param, ctx)
 
 
+BATCH = ("mkboost", "simplemkl", "silp", "level", "lpmkl", "svc", "oks-svm", "som-svm", "musvm", "alsvm")
+
+
 @click.command("fit")
+@click.argument("algorithm", required=False, metavar="[ALGO]")
 @click.option(
     "--algo",
-    required=True,
-    type=click.Choice(
-        ["mkboost", "simplemkl", "silp", "level", "lpmkl", "svc", "oks-svm", "som-svm", "musvm", "alsvm"]
-    ),
-    help="MKBoost (Xia & Hoi 2013), a batch MKL baseline, svc (one gaussian SVM, C and width by 3-fold "
-    "cross-validation: what one tuned kernel gets), or a kernel selector of the OKS paper (an SVM on "
-    "the kernel OKS / SOM / per-kernel validation / kernel-target alignment picks; C on a 10% "
-    "validation split).",
+    type=click.Choice(BATCH),
+    help="The algorithm (or as the first argument, omkl fit mkboost): MKBoost (Xia & Hoi 2013), a batch MKL "
+    "baseline, svc (one gaussian SVM, C and width by 3-fold cross-validation: what one tuned kernel gets), or a "
+    "kernel selector of the OKS paper (an SVM on the kernel OKS / SOM / per-kernel validation / kernel-target "
+    "alignment picks; C on a 10% validation split).",
 )
 @click.option(
     "--variant", type=click.Choice(["D1", "D2", "S1", "S2"]), default="D1", show_default=True, help="MKBoost variant."
@@ -131,6 +132,7 @@ class AutoOrPositive(FiniteFloat):
 )
 @mlflow_options
 def fit_cmd(
+    algorithm,
     algo,
     variant,
     data,
@@ -163,6 +165,7 @@ def fit_cmd(
     an MLflow run)."""
     from ..holdout_fit import format_fit_report, run_fit
 
+    algo = _batch_algorithm(algorithm, algo)
     target = mlflow_target(mlflow, mlflow_uri, experiment)
     report = run_fit(
         algo,
@@ -189,3 +192,25 @@ def fit_cmd(
 
         report["mlflow"] = after_job(target, "fit", report)
     click.echo(json.dumps(report) if as_json else format_fit_report(report))
+
+
+def _batch_algorithm(argument: str | None, option: str | None) -> str:
+    """The algorithm named once, as ``omkl fit mkboost`` or ``--algo mkboost``; an online one is
+    ``omkl run``'s, said so."""
+    from omkl_dist._validation import did_you_mean
+    from omkl_dist.algorithms.registry import ALGORITHMS
+
+    if argument is not None and option is not None and argument != option:
+        raise click.UsageError(f"two algorithms, {argument!r} and --algo {option!r}: name one")
+    name = argument or option
+    if name is None:
+        raise click.UsageError(f"name the algorithm: omkl fit ALGO --data FILE, ALGO one of {', '.join(BATCH)}")
+    if name in ALGORITHMS:
+        raise click.UsageError(
+            f"{name} is an online algorithm: omkl run {name} --data FILE learns it test-then-train over the "
+            f"rows (omkl fit takes the batch ones: {', '.join(BATCH)})"
+        )
+    if name not in BATCH:
+        hint = did_you_mean(name, BATCH)
+        raise click.UsageError(f"no batch algorithm {name!r}: {hint or 'one of ' + ', '.join(BATCH)}")
+    return name
