@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataError
-from .labels import default_label_column, has_no_labels, resolve_label_column
+from .labels import LABEL_NAMES, default_label_column, has_no_labels, resolve_label_column
 
 BATCH_ROWS = 65_536
 PARQUET_MAGIC = b"PAR1"
@@ -186,14 +186,18 @@ def open_table(
         )
     if not chosen:
         raise DataError("no feature columns besides the label", path=where, fix="name them (--features a,b,c)")
+    # a label column the default rule took for want of a name it knows (the first): a text one may be the labels
+    guessed = label_column is None and label is not None and label.strip().lower() not in LABEL_NAMES
     for name in chosen if numeric_only else ():
         kind = dataset.schema.field(name).type
         if not _numeric(kind):
+            labels = f"if {name!r} holds the labels, pass --label-column {name} (label_column={name!r}); else "
+            labels = labels if guessed else ""
             raise DataError(
                 f"feature column {name!r} is {kind}, not numeric",
                 path=where,
-                fix="encode it (--categorical one-hot or ordinal, categorical=...), or leave it out by naming the "
-                "others (--features a,b,c)",
+                fix=f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out by naming "
+                "the others (--features a,b,c)",
             )
     return TableSource(dataset, label, chosen, where, digest)
 

@@ -74,6 +74,14 @@ def test_a_text_feature_in_the_middle_suggests_a_label_column_only_where_none_wa
         read_dataset(unnamed)
     with pytest.raises(DataError, match=r"column 2 \('city'\): non-numeric value 'paris'. Fix: features must be"):
         read_dataset(named)
+    # a parquet table alike: its text column may be the labels the default rule (the first column) missed
+    species = tmp_path / "iris.parquet"
+    pq.write_table(pa.table({"length": [5.1, 4.9], "width": [3.5, 3.0], "species": ["setosa", "virginica"]}), species)
+    with pytest.raises(DataError, match=r"Fix: if 'species' holds the labels, pass --label-column species \(label"):
+        read_dataset(species)
+    pq.write_table(pa.table({"x": [5.1, 4.9], "city": ["a", "b"], "label": [1, 2]}), species)
+    with pytest.raises(DataError, match=r"not numeric. Fix: encode it"):  # the labels found by their name
+        read_dataset(species)
 
 
 def test_positive_class_names_the_plus_one_label(magic, tmp_path):
