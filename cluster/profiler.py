@@ -24,6 +24,8 @@ import sys
 import warnings
 import weakref
 
+from omkl_dist._validation import user_stacklevel
+
 CONFIG_KEY = "distributed.worker.profile.enabled"
 ENVIRON_KEY = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
 _WARNED: weakref.WeakSet = weakref.WeakSet()  # the clients already told
@@ -66,15 +68,6 @@ def warn_if_workers_profile(client) -> list[str]:
             "(python/cpython#106883): start the workers with "
             f"{ENVIRON_KEY}=False (or dask config {CONFIG_KEY}: false); `omkl cluster up` does",
             RuntimeWarning,
-            stacklevel=_callers_level(),
+            stacklevel=user_stacklevel(),
         )
     return risky
-
-
-def _callers_level() -> int:
-    """``warnings.warn``'s stacklevel of the first caller outside omkl_dist: the user's line, however
-    deep in the package the warning is raised (``fit_on_cluster`` -> ``DaskRunner.fit`` -> here)."""
-    frame, level = sys._getframe(1), 1  # the warning's own function is level 1
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("omkl_dist"):
-        frame, level = frame.f_back, level + 1
-    return level

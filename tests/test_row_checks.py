@@ -44,3 +44,30 @@ def test_a_later_call_checks_the_chi_square_sign_on_the_fitted_pool():
     with pytest.raises(ValueError, match="needs non-negative features"):
         model.predict(-X)
     SPA(kernels="gaussian:1", block_size=8).partial_fit(-X[:20], y[:20]).partial_fit(-X[20:], y[20:])
+
+
+def test_fit_on_columns_of_very_different_spread_warns_once_at_the_callers_line():
+    """Raw columns whose spreads differ a thousand-fold or more: the kernels see mostly the widest, so
+    ``fit`` says so (naming both columns) at the user's line; standardised, constant or sparse columns
+    and a stream's ``partial_fit`` do not."""
+    import warnings
+
+    from scipy import sparse
+
+    from omkl_dist import MKBoost
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)) * [1.0, 1.0, 2000.0, 0.5]
+    X[:, 1] = 7.0  # constant: no spread, not the narrowest
+    y = np.where(X[:, 0] > 0, 1, -1)
+    for model in (SPA(n_epochs=1), MKBoost(n_trials=2, kernels="gaussian:1")):
+        with pytest.warns(
+            UserWarning, match=r"spread 3,942-fold \(standard deviation 0.521 in column 3, 2.05e\+03 in column 2\)"
+        ) as caught:
+            model.fit(X, y)
+        assert [w.filename for w in caught] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SPA(n_epochs=1).fit((X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0), y)
+        SPA(n_epochs=1).partial_fit(X, y)
+        SPA(n_epochs=1).fit(sparse.csr_matrix(X), y)

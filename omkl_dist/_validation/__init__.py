@@ -17,6 +17,8 @@ from .inputs import (
     check_sample_weight,
     check_y,
     encode_labels,
+    user_stacklevel,
+    warn_if_unscaled,
 )
 from .names import close_matches, did_you_mean
 from .params import Interval, Satisfies, StrOptions, check_param, describe, resolve_seed, validate_params
@@ -29,6 +31,8 @@ __all__ = [
     "check_sample_weight",
     "check_y",
     "encode_labels",
+    "user_stacklevel",
+    "warn_if_unscaled",
     "close_matches",
     "did_you_mean",
     "Interval",

@@ -9,6 +9,8 @@ public utilities are imported, so the kernel layer and the Scaler stay light.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
@@ -22,12 +24,17 @@ __all__ = [
     "check_y",
     "encode_labels",
     "check_sample_weight",
+    "user_stacklevel",
+    "warn_if_unscaled",
 ]
 
 # The widest data whose columns get per-column arrays: the Scaler's statistics, the kernels' views
 # (8 bytes per column each, 256 MiB at this width; a minmax-scaled run at it peaks near 3 GB). Wider
 # sparse data is learnt unscaled on every column: the estimators size nothing by the width.
 MAX_FEATURES = 2**25
+
+# a column spread this many times wider than another's takes over the kernels' distances and products
+SPREAD_RATIO = 1e3
 
 # what check_array does with scipy.sparse input
 SPARSE_MODES = ("refuse", "densify", "csr")
@@ -306,3 +313,41 @@ def check_sample_weight(owner: str, sample_weight, codes: np.ndarray, classes: n
                 "drop the class or give it positive weight"
             )
     return w
+
+
+def warn_if_unscaled(X, owner: str) -> None:
+    """Warn when dense ``X``'s columns differ in spread :data:`SPREAD_RATIO`-fold or more (constant
+    columns aside): the kernels then see mostly the widest, and a model learns a few points less than
+    on standardised columns (breast cancer's raw columns: 0.89-0.91 against 0.95-0.97 of accuracy,
+    measured). ``fit`` calls it, with every row at hand; a stream's blocks are scaled by its job."""
+    if sp.issparse(X) or X.shape[0] < 2 or X.shape[1] < 2:
+        return
+    n = X.shape[0]
+    mean = X.sum(axis=0) / n
+    var = np.maximum(np.einsum("ij,ij->j", X, X) / n - mean * mean, 0.0)  # (no copy of X, unlike X.std)
+    std = np.sqrt(var)
+    spread = std > 1e-12 * np.maximum(np.abs(mean), 1.0)  # above rounding: not a constant column
+    if spread.sum() < 2:
+        return
+    narrow = int(np.argmin(np.where(spread, std, np.inf)))
+    wide = int(np.argmax(std))
+    ratio = std[wide] / std[narrow]
+    if ratio >= SPREAD_RATIO:
+        warnings.warn(
+            f"{owner}: X's columns differ in spread {ratio:,.0f}-fold (standard deviation {std[narrow]:.3g} in "
+            f"column {narrow}, {std[wide]:.3g} in column {wide}), so the kernels see mostly the widest: "
+            "standardise them first (scikit-learn's StandardScaler in a Pipeline; omkl run scales by default)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def user_stacklevel() -> int:
+    """``warnings.warn``'s stacklevel of the first caller outside omkl_dist: the user's line, however
+    deep in the package the warning is raised (its caller's caller counts as level 1)."""
+    import sys
+
+    frame, level = sys._getframe(1), 1  # the function that warns is level 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("omkl_dist"):
+        frame, level = frame.f_back, level + 1
+    return level

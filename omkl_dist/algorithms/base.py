@@ -36,6 +36,7 @@ from .._validation import (
     check_y,
     resolve_seed,
     validate_params,
+    warn_if_unscaled,
 )
 from ..engine.local import Feed, LocalEngine, segmenting
 from ..engine.protocol import engine_class
@@ -136,6 +137,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self._reset()
         self._check_params()
         X = self._check_X(X, first=True)
+        warn_if_unscaled(X, type(self).__name__)
         y_coded = self._encode_labels(y, None, first=True, n_rows=X.shape[0])
         self._start(X.shape[1], X.shape[0], passes=self.n_epochs)
         self._fit_passes(X, y_coded, fit_orders(X.shape[0], shuffle=self.shuffle, seed=self.seed_))

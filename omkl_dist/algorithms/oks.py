@@ -23,7 +23,15 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import column_or_1d
 
-from .._validation import Interval, Satisfies, StrOptions, check_array, resolve_seed, validate_params
+from .._validation import (
+    Interval,
+    Satisfies,
+    StrOptions,
+    check_array,
+    resolve_seed,
+    validate_params,
+    warn_if_unscaled,
+)
 from ..defaults import SEED
 from ..engine.oks import OKSEngine, default_eta
 from ..evaluation.calibration import Calibration
@@ -367,6 +375,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         self._reset()
         self._check_params()
         X = self._check_X(X, first=True)
+        warn_if_unscaled(X, type(self).__name__)
         lam = self.lam
         if lam == "validation":
             lam = 1.0  # Algorithm 2: λ scales every predictor alike, no decision depends on it
@@ -448,6 +457,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
             delattr(self, name)
         self._check_params()
         X = check_array(X, owner=type(self).__name__)
+        warn_if_unscaled(X, type(self).__name__)
         if y is None:
             raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
         target: NDArray[np.float64] = column_or_1d(y, warn=True).astype(np.float64)

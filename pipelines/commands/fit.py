@@ -43,10 +43,10 @@ BATCH = ("mkboost", "simplemkl", "silp", "level", "lpmkl", "svc", "oks-svm", "so
 @click.option(
     "--algo",
     type=click.Choice(BATCH),
-    help="The algorithm (or as the first argument, omkl fit mkboost): MKBoost (Xia & Hoi 2013), a batch MKL "
-    "baseline, svc (one gaussian SVM, C and width by 3-fold cross-validation: what one tuned kernel gets), or a "
-    "kernel selector of the OKS paper (an SVM on the kernel OKS / SOM / per-kernel validation / kernel-target "
-    "alignment picks; C on a 10% validation split).",
+    help="The algorithm, here or as the first argument (omkl fit mkboost; no default: name one): MKBoost (Xia & "
+    "Hoi 2013), a batch MKL baseline, svc (one gaussian SVM, C and width by 3-fold cross-validation: what one tuned "
+    "kernel gets), or a kernel selector of the OKS paper (an SVM on the kernel OKS / SOM / per-kernel validation / "
+    "kernel-target alignment picks; C on a 10% validation split).",
 )
 @click.option(
     "--variant", type=click.Choice(["D1", "D2", "S1", "S2"]), default="D1", show_default=True, help="MKBoost variant."

@@ -22,7 +22,15 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from ..._validation import Interval, StrOptions, check_array, encode_labels, resolve_seed, validate_params
+from ..._validation import (
+    Interval,
+    StrOptions,
+    check_array,
+    encode_labels,
+    resolve_seed,
+    validate_params,
+    warn_if_unscaled,
+)
 from ...kernels import KernelPool
 from .._batch import (
     KERNEL_SPEC,
@@ -267,6 +275,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         p = self._check_params()
         name = type(self).__name__
         X = check_array(X, owner=name)
+        warn_if_unscaled(X, name)
         classes, codes = encode_labels(name, y, X.shape[0])
         pool: KernelPool = p["pool"]
         check_kernel_overflow(name, pool, X)
