@@ -49,12 +49,12 @@ def test_a_later_call_checks_the_chi_square_sign_on_the_fitted_pool():
 def test_fit_on_columns_of_very_different_spread_warns_once_at_the_callers_line():
     """Raw columns whose spreads differ a thousand-fold or more: the kernels see mostly the widest, so
     ``fit`` says so (naming both columns) at the user's line; standardised, constant or sparse columns
-    and a stream's ``partial_fit`` do not."""
+    (densified by the model or not) and a stream's ``partial_fit`` do not."""
     import warnings
 
     from scipy import sparse
 
-    from omkl_dist import MKBoost
+    from omkl_dist import BPAS, MKBoost
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 4)) * [1.0, 1.0, 2000.0, 0.5]
@@ -71,3 +71,4 @@ def test_fit_on_columns_of_very_different_spread_warns_once_at_the_callers_line(
         SPA(n_epochs=1).fit((X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0), y)
         SPA(n_epochs=1).partial_fit(X, y)
         SPA(n_epochs=1).fit(sparse.csr_matrix(X), y)
+        BPAS(n_epochs=1, budget=20).fit(sparse.csr_matrix(X), y)  # sparse data, densified by the model

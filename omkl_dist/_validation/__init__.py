@@ -18,7 +18,6 @@ from .inputs import (
     check_y,
     encode_labels,
     user_stacklevel,
-    warn_if_unscaled,
 )
 from .names import close_matches, did_you_mean
 from .params import Interval, Satisfies, StrOptions, check_param, describe, resolve_seed, validate_params
@@ -32,7 +31,6 @@ __all__ = [
     "check_y",
     "encode_labels",
     "user_stacklevel",
-    "warn_if_unscaled",
     "close_matches",
     "did_you_mean",
     "Interval",

@@ -25,7 +25,6 @@ __all__ = [
     "encode_labels",
     "check_sample_weight",
     "user_stacklevel",
-    "warn_if_unscaled",
 ]
 
 # The widest data whose columns get per-column arrays: the Scaler's statistics, the kernels' views
@@ -132,6 +131,7 @@ def check_array(
     contiguous: bool = True,
     row_offset: int | None = None,
     finite_squares: bool = True,
+    spread_warning: bool = False,
 ) -> np.ndarray | sp.csr_matrix:
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
@@ -157,6 +157,10 @@ def check_array(
     finite_squares : bool
         Refuse a row whose squared norm overflows float64 (finite values above about 1e154): every
         kernel is computed from squared norms or dot products. Off for the Scaler, which is the fix.
+    spread_warning : bool
+        Warn, at the caller's line, when a dense ``X``'s columns differ in spread
+        :data:`SPREAD_RATIO`-fold or more (``fit``, with every row at hand; not a sparse input, whose
+        rare columns are narrow by nature, densified or not).
 
     Returns
     -------
@@ -165,6 +169,7 @@ def check_array(
     """
     if sparse not in SPARSE_MODES:
         raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
+    spread_warning = spread_warning and not sp.issparse(X)
     if sp.issparse(X):
         if sparse == "refuse":
             raise TypeError(
@@ -228,6 +233,8 @@ def check_array(
             "features as input (it was fitted with those); pass the same columns (or fit again to start "
             "over)"
         )
+    if spread_warning:
+        _warn_if_unscaled(X, owner or "X")
     if contiguous and not sp.issparse(X):
         return np.ascontiguousarray(X)
     return X
@@ -315,12 +322,12 @@ def check_sample_weight(owner: str, sample_weight, codes: np.ndarray, classes: n
     return w
 
 
-def warn_if_unscaled(X, owner: str) -> None:
+def _warn_if_unscaled(X, owner: str) -> None:
     """Warn when dense ``X``'s columns differ in spread :data:`SPREAD_RATIO`-fold or more (constant
     columns aside): the kernels then see mostly the widest, and a model learns a few points less than
     on standardised columns (breast cancer's raw columns: 0.89-0.91 against 0.95-0.97 of accuracy,
-    measured). ``fit`` calls it, with every row at hand; a stream's blocks are scaled by its job."""
-    if sp.issparse(X) or X.shape[0] < 2 or X.shape[1] < 2:
+    measured)."""
+    if X.shape[0] < 2 or X.shape[1] < 2:
         return
     n = X.shape[0]
     mean = X.sum(axis=0) / n
@@ -333,8 +340,9 @@ def warn_if_unscaled(X, owner: str) -> None:
     wide = int(np.argmax(std))
     ratio = std[wide] / std[narrow]
     if ratio >= SPREAD_RATIO:
+        fold = f"{ratio:,.0f}" if ratio < 1e6 else f"{ratio:.1e}"
         warnings.warn(
-            f"{owner}: X's columns differ in spread {ratio:,.0f}-fold (standard deviation {std[narrow]:.3g} in "
+            f"{owner}: X's columns differ in spread {fold}-fold (standard deviation {std[narrow]:.3g} in "
             f"column {narrow}, {std[wide]:.3g} in column {wide}), so the kernels see mostly the widest: "
             "standardise them first (scikit-learn's StandardScaler in a Pipeline; omkl run scales by default)",
             UserWarning,

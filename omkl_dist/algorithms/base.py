@@ -36,7 +36,6 @@ from .._validation import (
     check_y,
     resolve_seed,
     validate_params,
-    warn_if_unscaled,
 )
 from ..engine.local import Feed, LocalEngine, segmenting
 from ..engine.protocol import engine_class
@@ -136,8 +135,7 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         those orders give."""
         self._reset()
         self._check_params()
-        X = self._check_X(X, first=True)
-        warn_if_unscaled(X, type(self).__name__)
+        X = self._check_X(X, first=True, spread_warning=True)
         y_coded = self._encode_labels(y, None, first=True, n_rows=X.shape[0])
         self._start(X.shape[1], X.shape[0], passes=self.n_epochs)
         self._fit_passes(X, y_coded, fit_orders(X.shape[0], shuffle=self.shuffle, seed=self.seed_))
@@ -450,13 +448,18 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
         if not hasattr(self, "engine_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit or partial_fit first")
 
-    def _check_X(self, X: ArrayLike, *, first: bool) -> Rows:
+    def _check_X(self, X: ArrayLike, *, first: bool, spread_warning: bool = False) -> Rows:
         """X checked; ``scipy.sparse`` X stays sparse (CSR) for a model that keeps sparse rows
-        (decided on the first call: :attr:`sparse_rows_`), else it is densified."""
+        (decided on the first call: :attr:`sparse_rows_`), else it is densified. ``spread_warning``:
+        ``fit``'s (:func:`~omkl_dist._validation.check_array`)."""
         name = type(self).__name__
         keep_csr = is_sparse(X) and (self._takes_sparse_rows() if first else self.sparse_rows_)
         X = check_array(
-            X, owner=name, n_features=None if first else self.n_features_in_, sparse="csr" if keep_csr else "densify"
+            X,
+            owner=name,
+            n_features=None if first else self.n_features_in_,
+            sparse="csr" if keep_csr else "densify",
+            spread_warning=spread_warning,
         )
         if first:
             self.n_features_in_ = X.shape[1]

@@ -40,7 +40,6 @@ from .._validation import (
     encode_labels,
     resolve_seed,
     validate_params,
-    warn_if_unscaled,
 )
 from ._batch import (
     KERNEL_SPEC,
@@ -314,8 +313,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         """
         p = self._check_params()
         name = type(self).__name__
-        X = check_array(X, owner=name)
-        warn_if_unscaled(X, name)
+        X = check_array(X, owner=name, spread_warning=True)
         classes, codes = encode_labels(name, y, X.shape[0])
         weights = check_sample_weight(name, sample_weight, codes, classes)
         pool = p["pool"]

@@ -30,7 +30,6 @@ from .._validation import (
     check_array,
     resolve_seed,
     validate_params,
-    warn_if_unscaled,
 )
 from ..defaults import SEED
 from ..engine.oks import OKSEngine, default_eta
@@ -374,8 +373,7 @@ class OKS(_OKSMixin, OnlineKernelClassifier):
         """Learn in ``n_epochs`` passes (δ per epoch); with lam="validation" λ comes first."""
         self._reset()
         self._check_params()
-        X = self._check_X(X, first=True)
-        warn_if_unscaled(X, type(self).__name__)
+        X = self._check_X(X, first=True, spread_warning=True)
         lam = self.lam
         if lam == "validation":
             lam = 1.0  # Algorithm 2: λ scales every predictor alike, no decision depends on it
@@ -456,8 +454,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         self._check_params()
-        X = check_array(X, owner=type(self).__name__)
-        warn_if_unscaled(X, type(self).__name__)
+        X = check_array(X, owner=type(self).__name__, spread_warning=True)
         if y is None:
             raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
         target: NDArray[np.float64] = column_or_1d(y, warn=True).astype(np.float64)

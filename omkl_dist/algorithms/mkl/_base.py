@@ -29,7 +29,6 @@ from ..._validation import (
     encode_labels,
     resolve_seed,
     validate_params,
-    warn_if_unscaled,
 )
 from ...kernels import KernelPool
 from .._batch import (
@@ -274,8 +273,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         """
         p = self._check_params()
         name = type(self).__name__
-        X = check_array(X, owner=name)
-        warn_if_unscaled(X, name)
+        X = check_array(X, owner=name, spread_warning=True)
         classes, codes = encode_labels(name, y, X.shape[0])
         pool: KernelPool = p["pool"]
         check_kernel_overflow(name, pool, X)

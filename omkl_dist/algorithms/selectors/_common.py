@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
-from ..._validation import check_array, resolve_seed, warn_if_unscaled
+from ..._validation import check_array, resolve_seed
 from ...kernels import KernelPool, make_pool
 from .._batch import AcceptsSparse
 
@@ -115,8 +115,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        X = check_array(X, owner=type(self).__name__)
-        warn_if_unscaled(X, type(self).__name__)
+        X = check_array(X, owner=type(self).__name__, spread_warning=True)
         y = np.asarray(y)
         if y.shape != (len(X),):
             raise ValueError(f"{type(self).__name__}: y must have one label per row of X ({len(X)}), got {y.shape}")

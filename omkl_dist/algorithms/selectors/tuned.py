@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..._validation import check_array, resolve_seed, warn_if_unscaled
+from ..._validation import check_array, resolve_seed
 from ...kernels import make_pool
 from .._batch import AcceptsSparse
 from ..omkc import OMKC
@@ -88,8 +88,7 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         t0 = time.perf_counter()
-        X, y = check_array(X, owner=type(self).__name__), np.asarray(y)
-        warn_if_unscaled(X, type(self).__name__)
+        X, y = check_array(X, owner=type(self).__name__, spread_warning=True), np.asarray(y)
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         scores = [self._learn(beta, X[train], y[train]).score(X[val], y[val]) for beta in self.betas]
         self.validation_scores_ = dict(zip(self.betas, scores, strict=True))
