@@ -9,6 +9,7 @@ public utilities are imported, so the kernel layer and the Scaler stay light.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -352,9 +353,7 @@ def _warn_if_unscaled(X, owner: str) -> None:
 
 def user_stacklevel() -> int:
     """``warnings.warn``'s stacklevel of the first caller outside omkl_dist: the user's line, however
-    deep in the package the warning is raised (its caller's caller counts as level 1)."""
-    import sys
-
+    deep in the package the warning is raised."""
     frame, level = sys._getframe(1), 1  # the function that warns is level 1
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("omkl_dist"):
         frame, level = frame.f_back, level + 1

@@ -23,14 +23,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import column_or_1d
 
-from .._validation import (
-    Interval,
-    Satisfies,
-    StrOptions,
-    check_array,
-    resolve_seed,
-    validate_params,
-)
+from .._validation import Interval, Satisfies, StrOptions, check_array, resolve_seed, validate_params
 from ..defaults import SEED
 from ..engine.oks import OKSEngine, default_eta
 from ..evaluation.calibration import Calibration

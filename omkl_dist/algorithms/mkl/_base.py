@@ -22,14 +22,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from ..._validation import (
-    Interval,
-    StrOptions,
-    check_array,
-    encode_labels,
-    resolve_seed,
-    validate_params,
-)
+from ..._validation import Interval, StrOptions, check_array, encode_labels, resolve_seed, validate_params
 from ...kernels import KernelPool
 from .._batch import (
     KERNEL_SPEC,
