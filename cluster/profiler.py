@@ -48,8 +48,6 @@ def safe_worker_environ() -> dict[str, str]:
 
 def _profiles_on_a_hanging_python(dask_worker) -> bool:
     """On a worker: does its profiler run, on an interpreter where that can hang the process?"""
-    import sys
-
     return profiler_hangs(sys.version_info) and "profile" in dask_worker.periodic_callbacks
 
 

@@ -140,7 +140,7 @@ def read_dataset(
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
         if by_features is not None:
             names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
-            by_name["label_column"] = label_by_elimination(names, by_features, path)
+            by_name["label_column"] = _label_by_elimination(names, by_features, path)
         return read_table(path, **by_name)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
@@ -150,7 +150,7 @@ def read_dataset(
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
     if by_features is not None and fmt in _HEADED and (first := first_lines(content, 1)):
         names = split_header(first[0], _HEADED[fmt], path)
-        label_column = by_name["label_column"] = label_by_elimination(names, by_features, path)
+        label_column = by_name["label_column"] = _label_by_elimination(names, by_features, path)
         no_labels = has_no_labels(label_column)
     if fmt in _HEADED and (features is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
@@ -214,7 +214,7 @@ def read_dataset(
     )
 
 
-def label_by_elimination(names: list[str], feature_names: Iterable[str], path: object) -> str | None:
+def _label_by_elimination(names: list[str], feature_names: Iterable[str], path: object) -> str | None:
     """The label column of rows to predict whose columns are ``names``, by the model's features:
     ``"none"`` if every column is one, the one column that is not; of several others, the one the
     default rule names (None), or an error if that rule would take one of the model's features."""
