@@ -18,6 +18,7 @@ from ..cli_base import (
     given_kernel_spec,
     reading_options,
 )
+from ..holdout_fit import ALGOS, format_fit_report, run_fit
 from .mlflow_options import mlflow_options, mlflow_target
 
 
@@ -35,14 +36,11 @@ class AutoOrPositive(FiniteFloat):
         return super().convert(value, param, ctx)
 
 
-BATCH = ("mkboost", "simplemkl", "silp", "level", "lpmkl", "svc", "oks-svm", "som-svm", "musvm", "alsvm")
-
-
 @click.command("fit")
 @click.argument("algorithm", required=False, metavar="[ALGO]")
 @click.option(
     "--algo",
-    type=click.Choice(BATCH),
+    type=click.Choice(ALGOS),
     help="The algorithm, here or as the first argument (omkl fit mkboost; no default: name one): MKBoost (Xia & "
     "Hoi 2013), a batch MKL baseline, svc (one gaussian SVM, C and width by 3-fold cross-validation: what one tuned "
     "kernel gets), or a kernel selector of the OKS paper (an SVM on the kernel OKS / SOM / per-kernel validation / "
@@ -163,8 +161,6 @@ def fit_cmd(
 ):
     """Train on a random split and report test accuracy, fit time and the kernels used (--mlflow: also
     an MLflow run)."""
-    from ..holdout_fit import format_fit_report, run_fit
-
     algo = _batch_algorithm(algorithm, algo)
     target = mlflow_target(mlflow, mlflow_uri, experiment)
     report = run_fit(
@@ -204,13 +200,13 @@ def _batch_algorithm(argument: str | None, option: str | None) -> str:
         raise click.UsageError(f"two algorithms, {argument!r} and --algo {option!r}: name one")
     name = argument or option
     if name is None:
-        raise click.UsageError(f"name the algorithm: omkl fit ALGO --data FILE, ALGO one of {', '.join(BATCH)}")
+        raise click.UsageError(f"name the algorithm: omkl fit ALGO --data FILE, ALGO one of {', '.join(ALGOS)}")
     if name in ALGORITHMS:
         raise click.UsageError(
             f"{name} is an online algorithm: omkl run {name} --data FILE learns it test-then-train over the "
-            f"rows (omkl fit takes the batch ones: {', '.join(BATCH)})"
+            f"rows (omkl fit takes the batch ones: {', '.join(ALGOS)})"
         )
-    if name not in BATCH:
-        hint = did_you_mean(name, BATCH)
-        raise click.UsageError(f"no batch algorithm {name!r}: {hint or 'one of ' + ', '.join(BATCH)}")
+    if name not in ALGOS:
+        hint = did_you_mean(name, ALGOS)
+        raise click.UsageError(f"no batch algorithm {name!r}: {hint or 'one of ' + ', '.join(ALGOS)}")
     return name
