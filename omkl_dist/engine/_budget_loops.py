@@ -255,8 +255,21 @@ def _budget_scores_range(lo, hi, Xb, xsq, D, kernels, K, buffers, out):
     for t in range(lo, hi):
         for k in range(m):
             n = used[k]
-            kernel_values(
-                kinds[k], param[k], norm[k], D[t, k], xsq[t], t, Xb, sv_sq[k], 0, sv_X[k], n, vals, work, scratch
+            kernel_values(  # (lo as an int64, not a literal 0: one compiled kernel_values, not two)
+                kinds[k],
+                param[k],
+                norm[k],
+                D[t, k],
+                xsq[t],
+                t,
+                Xb,
+                sv_sq[k],
+                np.int64(0),
+                sv_X[k],
+                n,
+                vals,
+                work,
+                scratch,
             )
             for c in range(K):
                 acc = 0.0

@@ -308,7 +308,7 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         return
     if kind != GAUSS:
         for t in range(n):
-            kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, 0, B, c, out[t], work, scratch)
+            kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, np.int64(0), B, c, out[t], work, scratch)
         return
     scaled_sqdists(D, k, xsq, Xb, bsq, B, c, param, work)
     vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
