@@ -92,6 +92,14 @@ class Model(ClassifierMixin, BaseEstimator):
             raise AttributeError("the model has no feature names (it was trained on unnamed columns)")
         return np.asarray(self.feature_names, dtype=object)
 
+    @property
+    def raw_names(self) -> list[str] | None:
+        """The columns a raw row goes by: the column encoder's inputs, else the feature names (None:
+        unnamed columns)."""
+        if self.columns is not None:
+            return list(self.columns.feature_names_in_)
+        return None if self.feature_names is None else list(self.feature_names)
+
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self.estimator, "classes_")
 

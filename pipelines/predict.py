@@ -151,7 +151,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
         columns=model.columns,
         zero_based=zero_based,
         # a raw row's columns: a named table's one other column holds its labels, none: it has none
-        feature_names=model.columns.feature_names_in_ if model.columns is not None else model.feature_names,
+        feature_names=model.raw_names,
     )
     if ds.table is not None:  # raw columns, encoded by the model
         table = ds.table

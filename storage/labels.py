@@ -148,6 +148,12 @@ NO_LABELS = "none"  # the label column of data that has no labels (rows to predi
 LABEL_NAMES = ("target", "label", "class", "y")
 
 
+def is_label_name(name: str) -> bool:
+    """Whether a column's name is one of :data:`LABEL_NAMES` (any case): the default rule found it by
+    its name, not for want of one (the first column)."""
+    return name.strip().lower() in LABEL_NAMES
+
+
 def default_label_column(names: list[str] | None) -> int:
     """The 0-based label column when none is chosen, one rule for every format with columns (CSV,
     TSV, dense text, parquet, in-memory tables): the first of :data:`LABEL_NAMES` (any case) that

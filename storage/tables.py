@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataError
-from .labels import LABEL_NAMES, default_label_column, has_no_labels, resolve_label_column
+from .labels import default_label_column, has_no_labels, is_label_name, resolve_label_column
 
 BATCH_ROWS = 65_536
 PARQUET_MAGIC = b"PAR1"
@@ -187,7 +187,7 @@ def open_table(
     if not chosen:
         raise DataError("no feature columns besides the label", path=where, fix="name them (--features a,b,c)")
     # a label column the default rule took for want of a name it knows (the first): a text one may be the labels
-    guessed = label_column is None and label is not None and label.strip().lower() not in LABEL_NAMES
+    guessed = label_column is None and label is not None and not is_label_name(label)
     for name in chosen if numeric_only else ():
         kind = dataset.schema.field(name).type
         if not _numeric(kind):

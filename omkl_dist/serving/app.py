@@ -33,7 +33,7 @@ from .batching import PredictionBatcher, answer
 from .errors import BadRequest
 from .follow import AliasFollower
 from .metrics import CONTENT_TYPE, RequestMetrics
-from .rows import ARROW, Batch, arrow_batch, json_batch, media_type, parse_json, raw_names
+from .rows import ARROW, Batch, arrow_batch, json_batch, media_type, parse_json
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
                 "algorithm": type(model.estimator).__name__,
                 "classes": model.classes_.tolist(),
                 "n_features": model.n_features_in_,
-                "feature_names": raw_names(model),
+                "feature_names": model.raw_names,
                 "limits": {"max_body_bytes": limits.max_body_bytes, "max_rows": limits.max_rows},
             }
         ), 0

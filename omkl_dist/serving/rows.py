@@ -70,13 +70,6 @@ def parse_json(body: bytes, where: str) -> dict[str, Any]:
     return doc
 
 
-def raw_names(model) -> list[str] | None:
-    """The names a request's columns go by: the encoder's raw columns, else the model's features."""
-    if model.columns is not None:
-        return list(model.columns.feature_names_in_)
-    return None if model.feature_names is None else list(model.feature_names)
-
-
 def json_batch(doc: dict[str, Any], model, *, learn: bool, max_rows: int, where: str) -> Batch:
     """The rows (and labels, to learn) of a JSON body, checked."""
     rows = doc.get("rows")
@@ -88,8 +81,8 @@ def json_batch(doc: dict[str, Any], model, *, learn: bool, max_rows: int, where:
             fix='send {"rows": [[x1, x2, ...], ...]} (a list of rows, each a list or an object by feature name)',
         )
     _check_count(len(rows), max_rows, where)
-    width = len(raw_names(model) or []) or model.n_features_in_
-    names = raw_names(model)
+    names = model.raw_names
+    width = len(names or []) or model.n_features_in_
     cells = [_row_cells(row, i, names, width, where) for i, row in enumerate(rows)]
     X = _columns(cells, names, model, where) if model.columns is not None else _matrix(cells, names, where)
     y = _labels(doc.get("labels"), len(rows), model, where) if learn else None
@@ -124,7 +117,7 @@ def arrow_batch(body: bytes, model, *, learn: bool, label_column: str, max_rows:
             )
         y = _labels(table.column(label_column).to_pylist(), table.num_rows, model, where)
         given.remove(label_column)
-    names = raw_names(model)
+    names = model.raw_names
     if names is None:
         names = given
         if len(given) != model.n_features_in_:

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
-from ..labels import LABEL_NAMES, default_label_column, has_no_labels, resolve_label_column
+from ..labels import default_label_column, has_no_labels, is_label_name, resolve_label_column
 from .dataset import ParsedFile
 from .detect import split_header
 from .textio import empty_file_error, first_lines, is_number, show_bytes, text_lines
@@ -125,7 +125,7 @@ def _read_delimited(
         y_raw = table[:, label_col]
     except ValueError as exc:
         # a label column given, or found by its header name, is not second-guessed in the error's fix
-        named = names is not None and names[label_col].strip().lower() in LABEL_NAMES
+        named = names is not None and is_label_name(names[label_col])
         numeric_labels = _diagnose_delimited(
             body, first_number, path, delimiter, width, label_col, names, chosen=label_column is not None or named
         )
