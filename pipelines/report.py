@@ -7,9 +7,9 @@ pyplot state); matplotlib is the optional ``plots`` extra (``pip install 'omkl-d
 
 Plots: ``mistakes.png`` (running mistake rate vs instances: champion vs challenger, the gate's
 held-out split and the drift alarms marked), ``support.png`` (support vectors per kernel, with
-SPA's expected budget or a baseline's cap), ``weights.png`` (kernel weights over time),
-``speed.png`` (instances/s) and ``history.png`` (the gate metric of every version, promotions and
-rollbacks).
+SPA's expected budget or a baseline's cap; not for a model that keeps none, FOGD),
+``weights.png`` (kernel weights over time), ``speed.png`` (instances/s) and ``history.png`` (the
+gate metric of every version, promotions and rollbacks).
 
 The report is one folder (:data:`~omkl_dist.storage.outputs.REPORT`), written whole in a work
 folder and swapped into place: ``report.json`` is its marker, every PNG carries omkl-dist's marker
@@ -336,7 +336,7 @@ def _stack(ax, x, columns, labels) -> list:
 
 def _support(ax, document) -> bool:
     x, sv, trace = _series(document, "n_support", "sampled_at")
-    if x is None:
+    if x is None or not sv.any():  # (a model that keeps no support vectors, FOGD's: an empty plot says nothing)
         return False
     names, start, before = trace["kernel_names"], document["window"][0], document.get("n_before", 0)
     if before == 0:  # a fresh model starts with no support vectors

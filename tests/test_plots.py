@@ -116,6 +116,12 @@ def test_weights_list_only_the_kernels_that_carry_weight():
     assert ax.get_ylim() == (0, 1) and "holds 100 %" in ax.get_title()
 
 
+def test_a_model_without_support_vectors_draws_no_support_plot():
+    doc = _run_document()
+    doc["trace"]["n_support"] = [[0] * 16, [0] * 16]  # FOGD's random features keep no rows
+    assert "support.png" not in figures(doc) and "weights.png" in figures(doc)
+
+
 def test_the_speed_of_a_run_learnt_in_one_call_spans_its_rows_and_is_named():
     ax = figures(_run_document(n_blocks=1))["speed.png"].axes[0]
     (line,) = ax.get_lines()
