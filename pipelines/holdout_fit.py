@@ -49,7 +49,7 @@ def run_fit(
     verbose: int = 0,
     **reading,
 ) -> dict:
-    """Load ``data`` (registry name or file), split, scale, fit ``algo``, score; return a JSON-able
+    """Load ``data`` (registry name, file or ingested dataset), split, scale, fit ``algo``, score; return a JSON-able
     report. ``verbose``: MKBoost prints a line per boosting trial on standard error. ``reading``:
     more of :func:`~omkl_dist.storage.read_dataset`'s options for a file (``features``,
     ``categorical``, ``impute``, ``zero_based``; an encoder is fitted on every row of the file).
@@ -57,31 +57,22 @@ def run_fit(
     from omkl_dist.algorithms.mkl import MIN_NEIGHBORS, TunedSVC
     from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
     from omkl_dist.reproduction.tables import mkboost as paper_table
-    from omkl_dist.storage import read_dataset, resolve_dataset
-    from omkl_dist.storage.views import is_multiview, read_views
 
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     C, kernels, kernel_normalization = batch_settings(algo, C, kernels, kernel_normalization, paper_settings)
     min_neighbors = paper_table.MIN_NEIGHBORS if paper_settings else MIN_NEIGHBORS
-    groups = None
-    if is_multiview(data, data_dir=data_dir):  # e.g. mfeat: the views side by side, each a feature group
-        ds, groups = read_views(data, data_dir=data_dir, label_column=label_column)
-        path = ds.path
-    else:
-        path = resolve_dataset(data, data_dir=data_dir)
-        given = {k: v for k, v in reading.items() if v is not None}
-        ds = read_dataset(path, label_column=label_column, positive_class=positive_class, **given)
-    X = np.asarray(ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X, dtype=np.float64)
-    train, test = split_indices(len(ds.y), test_size, seed, 0)
-    X_train, y_train, X_test, y_test = prepare_split(X, np.asarray(ds.y), train, test, scaling)
+    reading = {"label_column": label_column, "positive_class": positive_class, **reading}
+    X, y, label_map, path, groups = _fit_rows(data, data_dir, {k: v for k, v in reading.items() if v is not None})
+    train, test = split_indices(len(y), test_size, seed, 0)
+    X_train, y_train, X_test, y_test = prepare_split(X, y, train, test, scaling)
     clipped = _clip_for_chi2(X_test, kernels, scaling)
     if algo in SELECTORS:
         report = _fit_selector(
             algo,
             data,
             path,
-            ds,
+            label_map,
             X_train,
             y_train,
             X_test,
@@ -96,7 +87,7 @@ def run_fit(
         )
         return {**report, **({"clipped": clipped} if clipped else {})}
     key = f"mkboost-{variant.lower()}" if algo == "mkboost" else _MKL_KEYS.get(algo, algo)
-    labels = dict((internal, original) for original, internal in ds.label_map)
+    labels = dict((internal, original) for original, internal in label_map)
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
         if algo == "svc":
             model = TunedSVC(
@@ -183,6 +174,33 @@ def run_fit(
     return report
 
 
+def _fit_rows(data, data_dir, reading: dict):
+    """``(X dense float64, y, label map, path, feature groups or None)`` of ``data``, read whole: an
+    ingested dataset (its columns chosen at ingest: reading options refused), a multi-view registry
+    dataset (e.g. mfeat: the views side by side, each a feature group), or a file or registry name
+    read with ``reading`` (:func:`~omkl_dist.storage.read_dataset`'s options)."""
+    from omkl_dist.storage import load_arrays, read_dataset, resolve_dataset
+    from omkl_dist.storage.job_data import is_ingested, refuse_label_options
+    from omkl_dist.storage.location import location
+    from omkl_dist.storage.views import feature_groups, is_multiview, read_views
+
+    path = location(data)
+    if is_ingested(path):
+        refuse_label_options(data, reading)
+        X, y, meta = load_arrays(path)
+        return _dense(X), y, meta["label_map"], path, feature_groups(meta)
+    groups = None
+    if is_multiview(data, data_dir=data_dir):
+        ds, groups = read_views(data, data_dir=data_dir, label_column=reading.get("label_column"))
+    else:
+        ds = read_dataset(resolve_dataset(data, data_dir=data_dir), **reading)
+    return _dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, groups
+
+
+def _dense(X) -> np.ndarray:
+    return np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+
+
 def batch_settings(
     algo: str, C: float | str | None, kernels: str | None, kernel_normalization: str | None, paper: bool
 ) -> tuple[float | str, str, str]:
@@ -219,7 +237,7 @@ def _fit_selector(
     algo,
     data,
     path,
-    ds,
+    label_map,
     X_train,
     y_train,
     X_test,
@@ -246,7 +264,7 @@ def _fit_selector(
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
-    labels = dict((internal, original) for original, internal in ds.label_map)
+    labels = dict((internal, original) for original, internal in label_map)
     report = _test_report(
         model,
         X_test,

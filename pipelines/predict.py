@@ -31,8 +31,8 @@ import pyarrow.parquet as pq
 
 from omkl_dist.algorithms.labels import recode
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.layout import META
-from omkl_dist.storage.location import is_remote, location, text
+from omkl_dist.storage.job_data import is_ingested
+from omkl_dist.storage.location import location, text
 from omkl_dist.storage.outputs import PREDICTIONS, PREDICTIONS_MARKER, atomic_output, check_output
 
 BLOCK_ROWS = 16_384
@@ -125,7 +125,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
-    if is_remote(path) or (path.is_dir() and (path / META).is_file()):
+    if is_ingested(path):
         stream = open_stream(path, block_size=block_rows, optional_labels=True)
         encoded = model.columns is not None
         model, rows = ingested_rows(model, stream.meta, path)
@@ -288,10 +288,9 @@ def _on_cluster(
 ):
     """``(lo, result)`` per block, in order, predicted by tasks on the cluster (at most ``in_flight`` at once)."""
     from omkl_dist.cluster.local import connect
-    from omkl_dist.storage.location import is_url
 
     path = location(data)
-    if not (is_url(data) or (path.is_dir() and (path / META).is_file())):
+    if not is_ingested(path):
         raise ValueError(
             "predicting on a cluster reads an ingested dataset on the workers; ingest the file first "
             "(omkl data ingest FILE --out DIR) or drop --scheduler"

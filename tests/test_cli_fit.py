@@ -53,6 +53,18 @@ def test_fit_same_seed_same_result_and_text_output(data_dir):
     assert json.loads(positional.output)["trial_kernels"] == ra["trial_kernels"]
 
 
+def test_fit_on_an_ingested_dataset_is_its_files_fit(data_dir, tmp_path):
+    """`omkl run` and `omkl predict` take an ingested dataset; `omkl fit` does too (read whole), with the
+    file's split, so the same report; the columns were chosen at ingest, so label options are refused."""
+    assert invoke("data", "ingest", "sonar", "--out", tmp_path / "sonar").exit_code == 0
+    args = ("fit", "mkboost", "--trials", "3", "--seed", "1", "--json")
+    of_file, of_ingested = (json.loads(invoke(*args, "--data", d).output) for d in ("sonar", tmp_path / "sonar"))
+    for key in ("accuracy", "alphas", "trial_kernels", "classes", "n_train", "n_test", "n_features"):
+        assert of_ingested[key] == of_file[key], key
+    res = invoke(*args, "--data", tmp_path / "sonar", "--label-column", "last")
+    assert res.exit_code != 0 and "is an ingested dataset" in res.output and "drop --label-column" in res.output
+
+
 def test_fit_bad_input(data_dir):
     for args, words in (
         (("spa",), "spa is an online algorithm: omkl run spa --data FILE"),

@@ -220,7 +220,10 @@ def test_header_only(tmp_path):
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         read_dataset(tmp_path / "nope.csv")
-    with pytest.raises(DataError, match="is a directory"):
+    with pytest.raises(DataError, match="is a directory.*give a data file, or an ingested dataset"):
+        read_dataset(tmp_path)
+    write(tmp_path, "rows.csv.gz", "")
+    with pytest.raises(DataError, match=r"is a directory.*give a data file inside it \(rows\.csv\.gz\)"):
         read_dataset(tmp_path)
 
 

@@ -49,7 +49,9 @@ class AutoOrPositive(FiniteFloat):
 @click.option(
     "--variant", type=click.Choice(["D1", "D2", "S1", "S2"]), default="D1", show_default=True, help="MKBoost variant."
 )
-@click.option("--data", required=True, help="Registry name (e.g. german.numer, wdbc, segment) or data file.")
+@click.option(
+    "--data", required=True, help="Registry name (e.g. german.numer, wdbc, segment), data file or ingested dataset."
+)
 @click.option(
     "--test-size",
     default=0.5,

@@ -28,11 +28,7 @@ def read_bytes(path: Path) -> bytes:
             "no such file", path=path, fix="check the path, or give a registry name (`omkl data list`)"
         ) from None
     if stat.S_ISDIR(mode):
-        raise DataError(
-            "is a directory, not a data file",
-            path=path,
-            fix="give the data file inside it (an ingested dataset is opened with open_stream)",
-        )
+        raise DataError("is a directory, not a data file", path=path, fix=_folder_fix(path))
     if not stat.S_ISREG(mode):
         raise DataError(
             f"is {special_file_kind(mode)}, not a regular file: it is read more than once, and may never end",
@@ -46,6 +42,20 @@ def read_bytes(path: Path) -> bytes:
     if not data:
         raise empty_file_error(path)
     return data
+
+
+def _folder_fix(path: Path) -> str:
+    """What to give instead of a folder: the files in it, by name (a registry dataset's folder holds
+    its file), or a dataset `omkl data ingest` writes (a folder with meta.json, streamed)."""
+    try:
+        files = sorted(p.name for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    except OSError:
+        files = []
+    ingested = "an ingested dataset (a folder `omkl data ingest` writes: the commands stream it, open_stream in Python)"
+    if not files:
+        return f"give a data file, or {ingested}"
+    shown = ", ".join(files[:3]) + (f" (and {len(files) - 3} more)" if len(files) > 3 else "")
+    return f"give a data file inside it ({shown}), or {ingested}"
 
 
 def memory_budget() -> int:
