@@ -1,5 +1,5 @@
 """Turn ``--data`` (a registry name, a data file or a folder) into an ingested dataset for the jobs
-that stream one from disk (``submit``, ``retrain``)."""
+that stream one from disk (``submit``, ``retrain``), or into the path the outputs keep clear of."""
 
 from __future__ import annotations
 
@@ -12,7 +12,18 @@ from omkl_dist.storage import DataError, ingest, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.job_data import is_ingested, refuse_label_options
 from omkl_dist.storage.labels import has_no_labels
-from omkl_dist.storage.location import location
+from omkl_dist.storage.location import is_remote, location
+
+
+def data_path(data: str) -> Path | None:
+    """The file or folder ``--data`` names (a registry name resolved), for the output checks."""
+    path = location(data)
+    if is_remote(path) or path.exists():
+        return path
+    try:
+        return resolve_dataset(data)
+    except ValueError:  # not a registry name either: the command reports it
+        return None
 
 
 def refuse_unlabelled(data, labels: dict | None) -> None:

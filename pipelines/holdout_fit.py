@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from .executors import connect_scheduler, executor_for
+
+if TYPE_CHECKING:
+    from omkl_dist.preprocessing import ColumnEncoder
 
 ALGOS = ("mkboost", "simplemkl", "silp", "level", "lpmkl", "svc", "oks-svm", "som-svm", "musvm", "alsvm")
 SELECTORS = {"oks-svm": "OKSSVM", "som-svm": "SOMSVM", "musvm": "MuSVM", "alsvm": "AlSVM"}
@@ -47,25 +52,34 @@ def run_fit(
     label_column=None,
     positive_class=None,
     verbose: int = 0,
+    model_out=None,
+    overwrite: bool = False,
     **reading,
 ) -> dict:
     """Load ``data`` (registry name, file or ingested dataset), split, scale, fit ``algo``, score; return a JSON-able
     report. ``verbose``: MKBoost prints a line per boosting trial on standard error. ``reading``:
     more of :func:`~omkl_dist.storage.read_dataset`'s options for a file (``features``,
     ``categorical``, ``impute``, ``zero_based``; an encoder is fitted on every row of the file).
-    ``C``, ``kernels``, ``kernel_normalization``: None is the default (:func:`batch_settings`)."""
+    ``C``, ``kernels``, ``kernel_normalization``: None is the default (:func:`batch_settings`).
+    ``model_out``: save the model fitted on the training rows there, with its scaling, column
+    encoder, label map and feature names (what ``omkl predict --model-dir`` and ``load_model`` read;
+    an existing saved model is replaced only with ``overwrite``): checked before the data is read."""
     from omkl_dist.algorithms.mkl import MIN_NEIGHBORS, TunedSVC
-    from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices
+    from omkl_dist.reproduction.mkboost import make_model, prepare_split, run_seed, split_indices, split_scaler
     from omkl_dist.reproduction.tables import mkboost as paper_table
 
     if algo not in ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(ALGOS)}, got {algo!r}")
+    if model_out is not None:
+        _check_model_out(algo, data, model_out, overwrite)
     C, kernels, kernel_normalization = batch_settings(algo, C, kernels, kernel_normalization, paper_settings)
     min_neighbors = paper_table.MIN_NEIGHBORS if paper_settings else MIN_NEIGHBORS
     reading = {"label_column": label_column, "positive_class": positive_class, **reading}
-    X, y, label_map, path, groups = _fit_rows(data, data_dir, {k: v for k, v in reading.items() if v is not None})
+    rows = _fit_rows(data, data_dir, {k: v for k, v in reading.items() if v is not None})
+    X, y, label_map, path, groups = rows.X, rows.y, rows.label_map, rows.path, rows.groups
     train, test = split_indices(len(y), test_size, seed, 0)
-    X_train, y_train, X_test, y_test = prepare_split(X, y, train, test, scaling)
+    scaler = split_scaler(X, train, scaling)
+    X_train, y_train, X_test, y_test = prepare_split(X, y, train, test, scaler)
     clipped = _clip_for_chi2(X_test, kernels, scaling)
     if algo in SELECTORS:
         report = _fit_selector(
@@ -110,6 +124,8 @@ def run_fit(
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
+    if "executor" in model.get_params():
+        model.set_params(executor=None)  # (a pool or a cluster's handle: not part of the model)
     executor_name = (
         ("dask " + scheduler)
         if (scheduler and algo == "mkboost")
@@ -147,6 +163,9 @@ def run_fit(
     report["kernel_counts"] = {n: int(c) for n, c in zip(model.kernel_names_, model.kernel_counts_, strict=True)}
     if scheduler and algo != "mkboost":
         report["note"] = f"--scheduler ignored: {algo} runs in this process"
+    if model_out is not None:
+        _save(model, scaler, rows, model_out, overwrite, path)
+        report["model_path"] = str(model_out)
     if clipped:
         report["clipped"] = clipped
     if algo == "mkboost":
@@ -174,11 +193,26 @@ def run_fit(
     return report
 
 
-def _fit_rows(data, data_dir, reading: dict):
-    """``(X dense float64, y, label map, path, feature groups or None)`` of ``data``, read whole: an
-    ingested dataset (its columns chosen at ingest: reading options refused), a multi-view registry
-    dataset (e.g. mfeat: the views side by side, each a feature group), or a file or registry name
-    read with ``reading`` (:func:`~omkl_dist.storage.read_dataset`'s options)."""
+class FitRows(NamedTuple):
+    """A dataset read whole for ``omkl fit``: features (dense float64), internal labels, the label
+    map, the file read, feature groups (multi-view data) and, for a saved model, the feature names
+    and the column encoder that made ``X`` from a table's raw columns."""
+
+    X: np.ndarray
+    y: np.ndarray
+    label_map: list
+    path: Path
+    groups: dict | None = None
+    feature_names: list | None = None
+    columns: ColumnEncoder | None = None
+
+
+def _fit_rows(data, data_dir, reading: dict) -> FitRows:
+    """``data`` read whole: an ingested dataset (its columns chosen at ingest: reading options
+    refused), a multi-view registry dataset (e.g. mfeat: the views side by side, each a feature
+    group), or a file or registry name read with ``reading``
+    (:func:`~omkl_dist.storage.read_dataset`'s options)."""
+    from omkl_dist.preprocessing import ColumnEncoder
     from omkl_dist.storage import load_arrays, read_dataset, resolve_dataset
     from omkl_dist.storage.job_data import is_ingested, refuse_label_options
     from omkl_dist.storage.location import location
@@ -188,13 +222,40 @@ def _fit_rows(data, data_dir, reading: dict):
     if is_ingested(path):
         refuse_label_options(data, reading)
         X, y, meta = load_arrays(path)
-        return _dense(X), y, meta["label_map"], path, feature_groups(meta)
-    groups = None
+        columns = ColumnEncoder.from_dict(meta["columns"]) if "columns" in meta else None
+        return FitRows(_dense(X), y, meta["label_map"], path, feature_groups(meta), meta.get("feature_names"), columns)
     if is_multiview(data, data_dir=data_dir):
         ds, groups = read_views(data, data_dir=data_dir, label_column=reading.get("label_column"))
-    else:
-        ds = read_dataset(resolve_dataset(data, data_dir=data_dir), **reading)
-    return _dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, groups
+        return FitRows(_dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, groups, ds.feature_names)
+    ds = read_dataset(resolve_dataset(data, data_dir=data_dir), **reading)
+    return FitRows(_dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, None, ds.feature_names, ds.columns)
+
+
+def _check_model_out(algo: str, data, model_out, overwrite: bool) -> None:
+    """Before any work: a kernel selector's model is not saved, and ``model_out`` may receive a model."""
+    from omkl_dist.storage.outputs import MODEL, check_output
+
+    from .datasource import data_path
+
+    if algo in SELECTORS:
+        batch = ", ".join(a for a in ALGOS if a not in SELECTORS)
+        raise ValueError(
+            f"--model-out: {algo} is one of the OKS paper's kernel selectors, compared here by their test "
+            f"accuracy; its model is not saved. Save a batch model instead ({batch})"
+        )
+    check_output(model_out, MODEL, overwrite=overwrite, inputs=[("data", data_path(data))], option="--model-out")
+
+
+def _save(estimator, scaler, rows: FitRows, model_out, overwrite: bool, path) -> None:
+    """The model fitted on the training rows, as ``omkl run --model-out`` saves one: with its scaling,
+    column encoder, label map and feature names (no job: a batch fit has no stream to resume)."""
+    from omkl_dist.model import Model
+    from omkl_dist.persistence import save_model
+
+    model = Model(
+        estimator, scaler=scaler, columns=rows.columns, label_map=rows.label_map, feature_names=rows.feature_names
+    )
+    save_model(model, model_out, overwrite=overwrite, inputs=[("data", path)])
 
 
 def _dense(X) -> np.ndarray:
@@ -362,6 +423,8 @@ def format_fit_report(report: dict) -> str:
         for name, w in sorted(report["weights"].items(), key=lambda kv: -kv[1]):
             if w > 0:
                 lines.append(f"  {name:<26} {w:.4f}")
+    if "model_path" in report:
+        lines.append(f"model            {report['model_path']} (fitted on the training rows)")
     return "\n".join(lines)
 
 

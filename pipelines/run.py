@@ -6,10 +6,10 @@ from pathlib import Path
 
 from omkl_dist.job import Job
 from omkl_dist.runner import LocalRunner
-from omkl_dist.storage.location import is_remote, location
 from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, first_free, write_json_report
 
 from .compile_ahead import compile_first_use
+from .datasource import data_path
 from .progress import ProgressBar
 from .run_report import build_report
 
@@ -39,7 +39,7 @@ def run_job(
     ``compile_ahead``: a first run (``omkl run`` from the console script) compiles on two cores,
     :func:`.compile_ahead.compile_first_use`.
     """
-    source = _data_path(data)
+    source = data_path(data)
     if model_out is not None:
         check_output(
             model_out,
@@ -78,19 +78,6 @@ def run_job(
 
         report["mlflow"] = after_job(mlflow, "run", report, result.job.to_dict(), result.trace)
     return report
-
-
-def _data_path(data: str) -> Path | None:
-    """The file or folder ``--data`` names (a registry name resolved), for the output checks."""
-    from omkl_dist.storage import resolve_dataset
-
-    path = location(data)
-    if is_remote(path) or path.exists():
-        return path
-    try:
-        return resolve_dataset(data)
-    except ValueError:  # not a registry name either: the runner reports it
-        return None
 
 
 def default_trace_path(algo: str, data: str, seed: int) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -63,6 +64,35 @@ def test_fit_on_an_ingested_dataset_is_its_files_fit(data_dir, tmp_path):
         assert of_ingested[key] == of_file[key], key
     res = invoke(*args, "--data", tmp_path / "sonar", "--label-column", "last")
     assert res.exit_code != 0 and "is an ingested dataset" in res.output and "drop --label-column" in res.output
+
+
+@pytest.mark.parametrize("algo,extra", [("mkboost", ["--trials", "3", "--threads", "2"]), ("svc", ["--C", "4"])])
+def test_fit_saves_the_model_it_scored(data_dir, tmp_path, algo, extra):
+    """--model-out: the model fitted on the training rows with its scaling and the user's labels, so
+    load_model on the raw test rows predicts what the report scored; predict reads it; nothing replaced."""
+    from omkl_dist import load_model
+    from omkl_dist.reproduction.mkboost import split_indices
+    from omkl_dist.storage import read_dataset, resolve_dataset
+
+    out = tmp_path / "model"
+    args = ("fit", algo, "--data", "sonar", "--seed", "2", "--json", "--model-out", out, *extra)
+    report = json.loads(invoke(*args).output)
+    assert report["model_path"] == str(out)
+    ds = read_dataset(resolve_dataset("sonar"))
+    _, test = split_indices(len(ds.y), 0.5, 2, 0)
+    model = load_model(out)
+    originals = dict((internal, original) for original, internal in ds.label_map)
+    truth = np.array([originals[v] for v in ds.y[test]], dtype=object)
+    assert np.mean(model.predict(ds.X[test]).astype(object) == truth) == report["accuracy"]
+    assert model.get_params()["estimator"].get_params().get("executor") is None  # (no pool kept)
+    res = invoke("predict", "--model-dir", out, "--data", "sonar", "--out", tmp_path / "p.parquet")
+    assert res.exit_code == 0 and "208 predictions" in res.output, res.output
+    again = invoke(*args)
+    assert again.exit_code != 0 and "already exists; pass --overwrite" in again.output
+    assert json.loads(invoke(*args, "--overwrite").output)["accuracy"] == report["accuracy"]
+    selector = invoke("fit", "musvm", "--data", "sonar", "--model-out", tmp_path / "m2")
+    assert selector.exit_code != 0 and "its model is not saved" in selector.output
+    assert not (tmp_path / "m2").exists()
 
 
 def test_fit_bad_input(data_dir):

@@ -74,6 +74,11 @@ def test_a_text_feature_in_the_middle_suggests_a_label_column_only_where_none_wa
         read_dataset(unnamed)
     with pytest.raises(DataError, match=r"column 2 \('city'\): non-numeric value 'paris'. Fix: features must be"):
         read_dataset(named)
+    # words in the middle and at the end: the end column is named (the labels the first-column rule missed)
+    churn = tmp_path / "churn.csv"
+    churn.write_text("age,city,churn\n5,paris,yes\n6,lyon,no\n")
+    with pytest.raises(DataError, match=r"\('city'\): .* if column 3 \('churn'\) holds the labels, pass --label-c"):
+        read_dataset(churn)
     # a parquet table alike: its text column may be the labels the default rule (the first column) missed
     species = tmp_path / "iris.parquet"
     pq.write_table(pa.table({"length": [5.1, 4.9], "width": [3.5, 3.0], "species": ["setosa", "virginica"]}), species)

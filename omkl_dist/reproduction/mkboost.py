@@ -32,6 +32,7 @@ __all__ = [
     "load_dataset",
     "split_indices",
     "prepare_split",
+    "split_scaler",
     "make_model",
     "run_once",
     "resolve_datasets",
@@ -134,12 +135,18 @@ def split_indices(n: int, test_size: float, seed: int, run: int) -> tuple[np.nda
     return order[n_test:], order[:n_test]
 
 
-def prepare_split(X, y, train, test, scaling: str = "standard"):
-    """``(X_train, y_train, X_test, y_test)`` with the scaler fitted on the training rows only."""
+def prepare_split(X, y, train, test, scaling: str | Scaler = "standard"):
+    """``(X_train, y_train, X_test, y_test)`` with the scaler fitted on the training rows only
+    (:func:`split_scaler`), or scaled by a given one (that scaler)."""
+    scaler = scaling if isinstance(scaling, Scaler) else split_scaler(X, train, scaling)
+    return scaler.transform(X[train]), y[train], scaler.transform(X[test]), y[test]
+
+
+def split_scaler(X, train, scaling: str = "standard") -> Scaler:
+    """The scaling of a split: ``scaling`` (one of :data:`SCALINGS`) fitted on its training rows only."""
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
-    scaler = Scaler(scaling).fit(X[train])
-    return scaler.transform(X[train]), y[train], scaler.transform(X[test]), y[test]
+    return Scaler(scaling).fit(X[train])
 
 
 def run_seed(seed: int, run: int) -> int:

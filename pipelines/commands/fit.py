@@ -126,6 +126,13 @@ class AutoOrPositive(FiniteFloat):
 @CATEGORICAL_OPTION
 @IMPUTE_OPTION
 @ZERO_BASED_OPTION
+@click.option(
+    "--model-out",
+    default=None,
+    help="Save the model fitted on the training rows, with its scaling and labels (zarr + JSON, atomic), to "
+    "this directory (or URL): omkl predict --model-dir reads it.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
     "--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json)."
@@ -155,6 +162,8 @@ def fit_cmd(
     categorical,
     impute,
     zero_based,
+    model_out,
+    overwrite,
     as_json,
     quiet,
     mlflow,
@@ -182,6 +191,8 @@ def fit_cmd(
         scheduler=scheduler,
         threads=threads,
         timeout=timeout,
+        model_out=model_out,
+        overwrite=overwrite,
         **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
         verbose=0 if quiet or as_json else 1,
     )

@@ -288,7 +288,7 @@ def _diagnose_delimited(
             _raise_ragged(line, delimiter, path, number, len(fields), width, reference, names)
         reference = reference or number
         for i, raw in enumerate(fields):
-            value = raw.strip().strip(b'"')
+            value = _field(raw)
             if i == label_col:
                 numeric_labels = numeric_labels and is_number(value)
                 if not value:
@@ -315,8 +315,11 @@ def _diagnose_delimited(
                         f"(label_column={where!r}); otherwise " + fix
                     )
                 elif value and not chosen:
-                    cli, api = (names[i], repr(names[i])) if names else (str(i), f"{i}, 0-based")
-                    hint = f"if column {i + 1} holds the labels, pass --label-column {cli} (label_column={api})"
+                    # words at an end of the row too: that column is the likelier labels (churn after city)
+                    j = next((j for j in (width - 1, 0) if j != label_col and not is_number(_field(fields[j]))), i)
+                    cli, api = (names[j], repr(names[j])) if names else (str(j), f"{j}, 0-based")
+                    which = f"column {j + 1}" + (f" ({names[j]!r})" if names and j != i else "")
+                    hint = f"if {which} holds the labels, pass --label-column {cli} (label_column={api})"
                     fix = f"{hint}; otherwise {fix}"
                 if number == first_number and names is None:
                     fix += "; if this line is a header, read the file as csv_header/tsv_header (fmt=...)"
@@ -330,12 +333,17 @@ def _diagnose_delimited(
     return numeric_labels
 
 
+def _field(raw: bytes) -> bytes:
+    """A field's value: without its spaces and quotes."""
+    return raw.strip().strip(b'"')
+
+
 def _count_empty(body: bytes, first_number: int, delimiter: str | None, column: int) -> int:
     """How many rows have an empty field in ``column`` (error path only)."""
     count = 0
     for _, line in text_lines(body, first_number=first_number, delimiter=delimiter):
         fields = _split(line, delimiter)
-        count += column < len(fields) and not fields[column].strip().strip(b'"')
+        count += column < len(fields) and not _field(fields[column])
     return count
 
 
