@@ -124,8 +124,6 @@ def run_fit(
         t0 = time.perf_counter()
         model.fit(X_train, y_train)
         seconds = time.perf_counter() - t0
-    if "executor" in model.get_params():
-        model.set_params(executor=None)  # (a pool or a cluster's handle: not part of the model)
     executor_name = (
         ("dask " + scheduler)
         if (scheduler and algo == "mkboost")
@@ -252,6 +250,8 @@ def _save(estimator, scaler, rows: FitRows, model_out, overwrite: bool, path) ->
     from omkl_dist.model import Model
     from omkl_dist.persistence import save_model
 
+    if "verbose" in estimator.get_params():  # (the command's progress lines: a retrain's refit is quiet)
+        estimator.set_params(verbose=0)
     model = Model(
         estimator, scaler=scaler, columns=rows.columns, label_map=rows.label_map, feature_names=rows.feature_names
     )

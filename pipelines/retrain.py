@@ -464,20 +464,29 @@ def _done_before(store: ModelStore, champion, key: str, window_key: str):
 
 
 def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock_timeout: float = 30.0) -> dict:
-    """Publish a model saved by ``omkl run --model-out`` or ``omkl submit --out`` as a new version of
-    ``name`` (its lineage read from its own metadata), and make it the champion if ``promote``.
-    Importing the same saved model again returns the version it became."""
+    """Publish a model saved by ``omkl run --model-out``, ``omkl submit --out`` or ``omkl fit
+    --model-out`` as a new version of ``name`` (its lineage read from its own metadata), and make it
+    the champion if ``promote``. An online model continues its job in a retrain, so it must record
+    it; a batch model is refitted with its parameters. Importing the same saved model again returns
+    the version it became."""
     store = ModelStore(store_root, name, lock_timeout=lock_timeout)
     store.check_inputs([("saved model", model_dir)])
     saved, meta = load_model(model_dir), read_meta(model_dir)  # every hash checked
-    model, scaler = saved.estimator, saved.scaler
-    if saved.job is None:
+    model, scaler, algo = saved.estimator, saved.scaler, _algo_of(meta)
+    batch = _kind(algo) == "batch"
+    if saved.job is None and not batch:
         raise DataError(
             "the saved model does not record its job (it was not saved by omkl run --model-out or omkl submit)",
             path=model_dir,
             fix="save it with its job (omkl run --model-out / omkl submit, or Model(..., job=Job.to_dict()))",
         )
-    job = Job.from_dict(saved.job, path=model_dir, fix="save it again (omkl run --model-out / omkl submit)")
+    if batch and saved.label_map is None:
+        raise DataError(
+            "the saved model does not record its label map, which a retrain's windows are coded by",
+            path=model_dir,
+            fix="save it with its labels (omkl fit --model-out, or Model(..., label_map=...))",
+        )
+    job = None if saved.job is None else Job.from_dict(saved.job, path=model_dir, fix="save it again")
     key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:
@@ -489,19 +498,19 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
         "key": key,
         "parent": None,
         "imported_from": str(model_dir),
-        "window": {
-            "source": job.data.location,
-            "rows": [0, int(getattr(model, "n_samples_seen_", 0))],
+        "window": {  # (a batch fit's rows are not recorded: omkl fit's split of its data)
+            "source": None if job is None else job.data.location,
+            "rows": None if job is None else [0, int(getattr(model, "n_samples_seen_", 0))],
             "sha256": None,
         },
         "packages": package_versions(),
         "code": code_version(),
-        "algo": _algo_of(meta),
+        "algo": algo,
         "params": params,
-        "seed": job.seed,
-        "block_size": job.block_size,
+        "seed": params.get("random_state", SEED) if job is None else job.seed,
+        "block_size": BLOCK_SIZE if job is None else job.block_size,
         "scaling": scaler.method,
-        "label_map": [list(pair) for pair in job.label_map],
+        "label_map": [list(pair) for pair in (saved.label_map if job is None else job.label_map)],
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "gate": {
             "metric": "holdout mistake rate",

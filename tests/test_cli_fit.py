@@ -84,7 +84,6 @@ def test_fit_saves_the_model_it_scored(data_dir, tmp_path, algo, extra):
     originals = dict((internal, original) for original, internal in ds.label_map)
     truth = np.array([originals[v] for v in ds.y[test]], dtype=object)
     assert np.mean(model.predict(ds.X[test]).astype(object) == truth) == report["accuracy"]
-    assert model.get_params()["estimator"].get_params().get("executor") is None  # (no pool kept)
     res = invoke("predict", "--model-dir", out, "--data", "sonar", "--out", tmp_path / "p.parquet")
     assert res.exit_code == 0 and "208 predictions" in res.output, res.output
     again = invoke(*args)
@@ -93,6 +92,33 @@ def test_fit_saves_the_model_it_scored(data_dir, tmp_path, algo, extra):
     selector = invoke("fit", "musvm", "--data", "sonar", "--model-out", tmp_path / "m2")
     assert selector.exit_code != 0 and "its model is not saved" in selector.output
     assert not (tmp_path / "m2").exists()
+
+
+def test_a_fitted_model_is_imported_into_a_store_and_refitted_by_a_retrain(data_dir, tmp_path):
+    """The batch model omkl fit saved becomes a store's champion (no job to record: a retrain refits it with
+    its parameters); a batch model saved without its label map is refused, the store left as it was."""
+    from omkl_dist import MKBoost, save_model
+    from omkl_dist.storage.model_store import ModelStore
+
+    store, saved, name = tmp_path / "store", tmp_path / "model", "breast-cancer"
+    fitted = invoke("fit", "mkboost", "--data", "breast-cancer", "--trials", "3", "--json", "--model-out", saved)
+    assert fitted.exit_code == 0, fitted.output
+    imported = json.loads(invoke("models", "import", "--store", store, name, saved).output)
+    assert (imported["status"], imported["version"], imported["champion"]) == ("imported", 1, 1)
+    res = invoke("predict", "--store", store, "--model", name, "--data", name, "--out", tmp_path / "p.parquet")
+    assert res.exit_code == 0 and "699 predictions of breast-cancer v1" in res.output, res.output
+    res = invoke("retrain", "--store", store, "--model", name, "--data", name, "--no-plots", "--quiet")
+    retrained = json.loads(res.output.splitlines()[-1])
+    assert (retrained["version"], retrained["parent"]) == (2, 1), res.output
+    lineage = ModelStore(store, name).lineage(2)
+    assert lineage["algo"] == "mkboost" and lineage["params"]["n_trials"] == 3 and lineage["params"]["verbose"] == 0
+    rows = invoke("models", "list", "--store", store, name).output
+    assert "v1 " in rows and "rows -" in rows and "rows None" not in rows
+    X, y = np.random.default_rng(0).standard_normal((40, 3)), np.repeat([-1, 1], 20)
+    bare = save_model(MKBoost(n_trials=2, random_state=0).fit(X, y), tmp_path / "bare")
+    res = invoke("models", "import", "--store", store, name, bare)
+    assert res.exit_code != 0 and "does not record its label map" in res.output
+    assert ModelStore(store, name).versions() == [1, 2]
 
 
 def test_fit_bad_input(data_dir):

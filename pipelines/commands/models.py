@@ -65,7 +65,7 @@ def models_list(store, name, as_json, mlflow, mlflow_uri, experiment):
         registered = "" if mirrored is None else f"mlflow {r['mlflow_version'] or '-':<5} "
         click.echo(
             f"v{r['version']:<4} {registered}{','.join(r['aliases']) or '-':<20} parent {str(r['parent']):<5} "
-            f"{r['algo'] or '?':<10} rows {r['rows']}  held-out {rate}{vs}  {r['created'] or ''}"
+            f"{r['algo'] or '?':<10} rows {r['rows'] or '-'}  held-out {rate}{vs}  {r['created'] or ''}"
         )
 
 
@@ -130,7 +130,7 @@ def models_show(store, name, ref):
 @LOCK_TIMEOUT_OPTION
 @mlflow_options
 def models_import(store, name, model_dir, no_promote, lock_timeout, mlflow, mlflow_uri, experiment):
-    """Publish a saved model (omkl run --model-out, omkl submit --out) as a version of NAME."""
+    """Publish a saved model (omkl run or fit --model-out, omkl submit --out) as a version of NAME."""
     from ..retrain import import_model
 
     target = mlflow_target(mlflow, mlflow_uri, experiment)

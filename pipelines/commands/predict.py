@@ -25,7 +25,7 @@ from .store_options import open_store
     "--model-dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Or: a saved model folder (omkl run --model-out, omkl submit --out).",
+    help="Or: a saved model folder (omkl run or fit --model-out, omkl submit --out).",
 )
 @click.option("--data", required=True, help="An ingested dataset, a data file or a registry name.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="The parquet file to write.")
