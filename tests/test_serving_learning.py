@@ -245,6 +245,23 @@ def test_publish_options_are_checked_before_the_log_opens(tmp_path, options, mes
     assert not (tmp_path / "wal").exists() and store.versions() == [1]
 
 
+def test_a_batch_model_starts_no_learning_line(tmp_path):
+    """MKBoost (omkl fit --model-out, imported) learns a training set at once: --learn is one clear error,
+    made before the line's log exists."""
+    from omkl_dist import MKBoost
+
+    X, y = _data(60, seed=1)
+    store = ModelStore(tmp_path / "store", "m")
+    staged = store.staging_dir()
+    label_map = [["no", -1], ["yes", 1]]
+    model = Model(MKBoost(n_trials=2, random_state=0).fit(X, np.where(y == "yes", 1, -1)), label_map=label_map)
+    save_model(model, staged / "model", lineage={"algo": "mkboost", "label_map": label_map})
+    store.publish(staged / "model", reason="test", promote=True, expect_champion=None)
+    with pytest.raises(ValueError, match=r"version 1 of 'm' is a batch model \(MKBoost\): .* omkl retrain"):
+        LearningService.open(store, wal_dir=tmp_path / "wal")
+    assert not (tmp_path / "wal").exists() and store.versions() == [1]
+
+
 def test_a_second_service_on_the_line_is_refused(tmp_path):
     store = _store(tmp_path)
     service = LearningService.open(store, publish_rows=None, publish_seconds=None)

@@ -210,6 +210,8 @@ class LearningService:
         if publish_seconds is not None and not (isinstance(publish_seconds, (int, float)) and publish_seconds > 0):
             raise ValueError(f"publish_seconds must be a number of seconds > 0 or None, got {publish_seconds!r}")
         folder = Path(wal_dir) if wal_dir is not None else store.dir / WAL_FOLDER
+        if not (folder / LINE_FILE).exists():  # a new line: refused before its log is made
+            _refuse_batch(store, store.resolve(ref))
         options = {} if segment_bytes is None else {"segment_bytes": segment_bytes}
         wal = WriteAheadLog.open(folder, **options)
         try:
@@ -620,6 +622,20 @@ def _published_by_line(store: ModelStore, line: dict[str, Any]) -> list[tuple[in
         if serving.get("line") == line["line"]:
             published.append((version, int(serving["end_row"])))
     return published
+
+
+def _refuse_batch(store: ModelStore, version: int) -> None:
+    """A batch model (MKBoost, the MKL estimators, the tuned SVC) learns a training set at once, not
+    rows as they come: a learning line cannot start from one."""
+    from omkl_dist.algorithms.registry import BATCH_ALGORITHMS
+
+    algorithm = store.info(version)["algorithm"]
+    if algorithm in {cls.__name__ for cls in BATCH_ALGORITHMS.values()}:
+        raise ValueError(
+            f"--learn: version {version} of {store.name!r} is a batch model ({algorithm}): it learns a training "
+            "set at once, not rows as they come; serve it to predict (--follow champion) and refit it on new "
+            "data with omkl retrain"
+        )
 
 
 def _base_version(store: ModelStore, line: dict[str, Any]) -> int:
