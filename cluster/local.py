@@ -295,6 +295,25 @@ def connect(address, *, tls_dir=None, timeout: float = 10.0):
         ) from None
 
 
+def running_cluster(run_dir=DEFAULT_RUN_DIR) -> tuple[str, str | None]:
+    """``(scheduler address, TLS folder or None)`` of the cluster ``omkl cluster up`` started in
+    ``run_dir`` and still running: where a job given no scheduler goes. A clear error otherwise."""
+    run_dir = Path(run_dir).expanduser()
+    if not (run_dir / STATE).is_file():
+        raise ConnectionError(
+            f"no --scheduler given, and no cluster was started in {run_dir}: start one with `omkl cluster up` "
+            "(a job then finds it there), or pass --scheduler ADDR"
+        )
+    state = read_state(run_dir)
+    ours, _, _ = _own_processes(state, run_dir)
+    if state["pids"]["scheduler"] not in ours or not state.get("scheduler_address"):
+        raise ConnectionError(
+            f"no --scheduler given, and the cluster started in {run_dir} is not running (its scheduler has "
+            "stopped): start it again with `omkl cluster up`, or pass --scheduler ADDR"
+        )
+    return state["scheduler_address"], state.get("tls_dir")
+
+
 def status(run_dir=DEFAULT_RUN_DIR, timeout: float = 5.0) -> dict:
     """The recorded processes (True: running and proven ours), those whose pid another process has
     taken since (``not_ours``), and the workers the scheduler knows (asked only if it is ours)."""

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 OMKL = [sys.executable, "-m", "omkl_dist.pipelines.cli"]
 
 
-def omkl(*args, check=True, timeout=600):
-    """``omkl ARGS`` in a child process; a failure (when ``check``) shows its stderr."""
-    proc = subprocess.run([*OMKL, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def omkl(*args, check=True, timeout=600, cwd=None):
+    """``omkl ARGS`` in a child process (in folder ``cwd``); a failure (when ``check``) shows its stderr."""
+    proc = subprocess.run([*OMKL, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=cwd)
     if check and proc.returncode != 0:
         raise AssertionError(f"omkl {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc

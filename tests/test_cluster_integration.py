@@ -247,6 +247,20 @@ def test_worker_dying_beyond_the_retries_gives_up_and_keeps_the_checkpoint(clust
         client.wait_for_workers(2, timeout=60)
 
 
+def test_submit_without_a_scheduler_goes_to_the_cluster_omkl_cluster_up_started(cluster, stream, tmp_path):
+    """`omkl cluster up` then `omkl submit ALGO` from the same folder: the job finds the cluster in
+    runs/cluster; without one there, one clear error before any work."""
+    here = tmp_path / "project"
+    (here / "runs").mkdir(parents=True)
+    args = ("submit", "spa", "--data", stream, "--out", here / "model", *JOB)
+    res = omkl(*args, check=False, cwd=here)
+    assert res.returncode == 2 and "no --scheduler given, and no cluster was started in runs/cluster" in res.stderr
+    assert "omkl cluster up" in res.stderr and sorted(p.name for p in here.iterdir()) == ["runs"]
+    (here / "runs" / "cluster").symlink_to(cluster["run_dir"])
+    report = json.loads(omkl(*args, cwd=here).stdout.strip().splitlines()[-1])
+    assert report["workers"] == 2 and report["n"] == ROWS and (here / "model" / "model.json").is_file()
+
+
 def test_unreachable_scheduler_is_a_clear_error_not_a_hang(stream, tmp_path):
     res = omkl(
         "submit",

@@ -63,7 +63,7 @@ def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir, warm, no_
     shared cache: a job's first round would wait on each worker. So the kernels are compiled here,
     once per installation, while the processes start (the workers on this machine share the cache).
     """
-    from omkl_dist.cluster.local import up
+    from omkl_dist.cluster.local import DEFAULT_RUN_DIR, up
 
     from ..warmup import Background, algorithms_in_order, warmed_up
 
@@ -78,10 +78,14 @@ def cluster_up(run_dir, workers, threads, memory_limit, port, tls_dir, warm, no_
     if warming is not None:
         line = warming.summary()
         click.echo(line, err=warming.failed)
-    click.echo(f"scheduler  {state['scheduler_address']}")
+    address = state["scheduler_address"]
+    click.echo(f"scheduler  {address}")
     click.echo(f"dashboard  {state['dashboard']}")
     click.echo(f"workers    {workers} x {threads} thread(s); logs and pids in {state['run_dir']}")
-    click.echo(f"submit with: omkl submit --scheduler {state['scheduler_address']} ...")
+    if Path(run_dir).expanduser().absolute() == DEFAULT_RUN_DIR.absolute():
+        click.echo(f"submit with: omkl submit ALGO --data ... from this folder (elsewhere: --scheduler {address})")
+    else:
+        click.echo(f"submit with: omkl submit ALGO --scheduler {address} --data ...")
 
 
 @cluster.command("status")

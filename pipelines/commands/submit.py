@@ -26,7 +26,12 @@ from .mlflow_options import MLFLOW_OPTIONS, mlflow_target
 from .run import DATA_OPTION, LIMIT_OPTION
 
 OPTIONS = [
-    click.option("--scheduler", required=True, help="Scheduler address, e.g. tcp://127.0.0.1:8786."),
+    click.option(
+        "--scheduler",
+        default=None,
+        help="Scheduler address, e.g. tcp://127.0.0.1:8786. Default: the cluster `omkl cluster up` started "
+        "in runs/cluster (with its --tls-dir), if it is running.",
+    ),
     DATA_OPTION,
     BLOCK_SIZE_OPTION,
     click.option("--out", "out", required=True, help="Model directory to write (a path or a URL)."),
@@ -112,7 +117,7 @@ def _submit(
     experiment,
     **kwargs,
 ):
-    from omkl_dist.cluster.local import connect
+    from omkl_dist.cluster.local import connect, running_cluster
     from omkl_dist.job import DataWindow, EngineOptions, Job
     from omkl_dist.storage.location import text
 
@@ -120,6 +125,9 @@ def _submit(
     from ..run_report import format_report
     from ..submit import check_submit_outputs, submit_job
 
+    if scheduler is None:  # (before any work: the local cluster, or one clear error)
+        scheduler, started_with = running_cluster()
+        tls_dir = tls_dir if tls_dir is not None else started_with
     target = mlflow_target(mlflow, mlflow_uri, experiment)
     settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
     check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
