@@ -5,8 +5,10 @@ batches. Every file is generated here (UCI's magic04 as published is shaped like
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -87,6 +89,31 @@ def test_a_text_feature_in_the_middle_suggests_a_label_column_only_where_none_wa
     pq.write_table(pa.table({"x": [5.1, 4.9], "city": ["a", "b"], "label": [1, 2]}), species)
     with pytest.raises(DataError, match=r"not numeric. Fix: encode it"):  # the labels found by their name
         read_dataset(species)
+
+
+def test_a_first_column_taken_for_labels_that_looks_like_a_feature_is_said(tmp_path):
+    """No column named target/label/class/y: the default rule takes the first; when that column has more
+    than 10 classes and than one per 20 rows (an age), the read warns and names the last column."""
+    rng = np.random.default_rng(0)
+    age, city = rng.integers(18, 80, 400), rng.choice(["paris", "rome"], 400)
+    churn = np.where(age > 50, "yes", "no")
+    table = pd.DataFrame({"age": age, "income": rng.normal(50, 15, 400).round(1), "city": city, "churn": churn})
+    table.to_csv(tmp_path / "churn.csv", index=False)
+    table.to_parquet(tmp_path / "churn.parquet")
+    message = r"the labels are the first column, 'age' .*: \d+ classes in 400 rows.* pass --label-column churn"
+    for name in ("churn.csv", "churn.parquet"):
+        with pytest.warns(UserWarning, match=message):
+            read_dataset(tmp_path / name, categorical="one-hot")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_dataset(tmp_path / "churn.csv", label_column="churn", categorical="one-hot").label_map[0][0] == "no"
+        table.rename(columns={"churn": "label"}).to_csv(tmp_path / "named.csv", index=False)
+        read_dataset(tmp_path / "named.csv", categorical="one-hot")  # the labels found by their name
+        few = table.assign(age=age // 10)[["age", "income"]]  # 7 classes: labels as well as a feature
+        few.to_csv(tmp_path / "few.csv", index=False)
+        read_dataset(tmp_path / "few.csv")
+        (tmp_path / "dense.txt").write_text("".join(f"{a} {i:.1f}\n" for a, i in zip(age, table.income)))
+        read_dataset(tmp_path / "dense.txt")  # no header: the first column is where such files keep labels
 
 
 def test_positive_class_names_the_plus_one_label(magic, tmp_path):

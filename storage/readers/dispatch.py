@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from omkl_dist._validation import user_stacklevel
 from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
 from ..errors import DataError
-from ..labels import NO_LABELS, default_label_column, encode_labels, has_no_labels
+from ..labels import NO_LABELS, default_label_column, encode_labels, has_no_labels, is_label_name
 from ..tables import is_table_source, open_table
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
@@ -137,24 +139,27 @@ def read_dataset(
     by_features = (
         list(feature_names) if feature_names is not None and label_column is None and optional_labels else None
     )
+    guessed = label_column is None and by_features is None and not no_labels  # the default rule's column
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
+        names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
         if by_features is not None:
-            names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
             by_name["label_column"] = _label_by_elimination(names, by_features, path)
-        return read_table(path, **by_name)
+        return _check_guess(read_table(path, **by_name), names if guessed else None)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
     content = decompress(stored, path)
     if fmt != "mat" and not (fmt is None and looks_mat(path, content)):
         content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
-    if by_features is not None and fmt in _HEADED and (first := first_lines(content, 1)):
-        names = split_header(first[0], _HEADED[fmt], path)
+    first = first_lines(content, 1) if fmt in _HEADED else None
+    names = split_header(first[0], _HEADED[fmt], path) if first else None
+    if by_features is not None and names is not None:
         label_column = by_name["label_column"] = _label_by_elimination(names, by_features, path)
         no_labels = has_no_labels(label_column)
     if fmt in _HEADED and (features is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
-        return read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
+        dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
+        return _check_guess(dataset, names if guessed else None)
     if features is not None or columns is not None:
         given = "--features" if features is not None else "--categorical/--impute"
         raise DataError(
@@ -202,7 +207,7 @@ def read_dataset(
         path=path,
         line_of=parsed.line_of,
     )
-    return Dataset(
+    dataset = Dataset(
         X=X,
         y=y,
         label_map=label_map,
@@ -212,6 +217,28 @@ def read_dataset(
         permutations=parsed.permutations,
         feature_names=parsed.feature_names,
     )
+    return _check_guess(dataset, names if guessed else None)
+
+
+def _check_guess(dataset: Dataset, names: list[str] | None) -> Dataset:
+    """Warn when the default rule took a named table's first column for the labels (no column is
+    named target, label, class or y) and it looks like a feature: more classes than 10 and than one
+    per 20 rows (an age, an amount): the run would learn it and its mistake rate say nothing clear.
+    ``names``: the table's columns when the rule chose, else None."""
+    if names is None or dataset.y is None or is_label_name(first := names[default_label_column(names)]):
+        return dataset
+    n, k = len(dataset.y), len(dataset.label_map)
+    if k > max(10, n / 20):
+        others = [name for name in names if name != first]
+        hint = f"--label-column {others[-1]}" if others else "--label-column NAME"
+        warnings.warn(
+            f"{dataset.path}: the labels are the first column, {first!r} (no column is named target, label, class "
+            f"or y): {k} classes in {n} rows, more like a feature; if another column holds the labels, pass "
+            f"{hint} (label_column=...)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return dataset
 
 
 def _label_by_elimination(names: list[str], feature_names: Iterable[str], path: object) -> str | None:
