@@ -152,14 +152,14 @@ def read_dataset(
         content = text_content(content, path)
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, content)
     first = first_lines(content, 1) if fmt in _HEADED else None
-    names = split_header(first[0], _HEADED[fmt], path) if first else None
-    if by_features is not None and names is not None:
-        label_column = by_name["label_column"] = _label_by_elimination(names, by_features, path)
+    header = split_header(first[0], _HEADED[fmt], path) if first else None
+    if by_features is not None and header is not None:
+        label_column = by_name["label_column"] = _label_by_elimination(header, by_features, path)
         no_labels = has_no_labels(label_column)
     if fmt in _HEADED and (features is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
         dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
-        return _check_guess(dataset, names if guessed else None)
+        return _check_guess(dataset, header if guessed else None)
     if features is not None or columns is not None:
         given = "--features" if features is not None else "--categorical/--impute"
         raise DataError(
@@ -217,7 +217,7 @@ def read_dataset(
         permutations=parsed.permutations,
         feature_names=parsed.feature_names,
     )
-    return _check_guess(dataset, names if guessed else None)
+    return _check_guess(dataset, header if guessed else None)
 
 
 def _check_guess(dataset: Dataset, names: list[str] | None) -> Dataset:
