@@ -99,15 +99,16 @@ class AutoOrPositive(FiniteFloat):
 @click.option(
     "--paper-settings",
     is_flag=True,
-    help="The MKBoost paper's protocol for the MKL estimators: C = 50 and unit-trace kernels "
-    "(what omkl reproduce mkboost uses).",
+    help="The MKBoost paper's protocol: C = 50 and unit-trace kernels for the MKL estimators, the raw "
+    "polynomial kernels for MKBoost (what omkl reproduce mkboost uses).",
 )
 @click.option(
     "--kernels",
     default=None,
     callback=given_kernel_spec,
     help="Kernel pool name or spec; kernels may see feature groups of a multi-view dataset "
-    "('linear,chi2,gaussian:1 @ fourier; ...'). Default: mkboost17; svc: gaussian σ = 2^-2..2^7.",
+    "('linear,chi2,gaussian:1 @ fourier; ...'). Default: mkboost17; MKBoost: mkboost17+norm (its polynomial "
+    "kernels normalised; raw with --paper-settings); svc: gaussian σ = 2^-2..2^7.",
 )
 @click.option(
     "--scheduler", default=None, help="Dask scheduler address: run MKBoost's (or MuSVM's) per-kernel fits there."
