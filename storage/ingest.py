@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from omkl_dist.preprocessing import ColumnEncoder
 
 from .errors import DataError
-from .labels import canonical, encode_labels, has_no_labels
+from .labels import canonical, encode_labels, has_no_labels, warn_guessed_labels
 from .layout import (
     DEFAULT_CHUNK_ROWS,
     FEATURES,
@@ -329,6 +329,8 @@ def _ingest_table(
         y, label_map = encode_labels(
             table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=table.where
         )
+        if label_column is None:  # (the default rule chose it, as read_dataset warns)
+            warn_guessed_labels(table.where, list(table.dataset.schema.names), len(y), len(label_map))
     counts = {original: int(np.count_nonzero(y == internal)) for original, internal in label_map}
     n_rows = table.n_rows if y is None else len(y)
     if not n_rows:

@@ -7,13 +7,14 @@ round-trips through JSON and can be re-applied to a matching test split.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from omkl_dist._validation import did_you_mean
+from omkl_dist._validation import did_you_mean, user_stacklevel
 
 from .errors import DataError
 
@@ -152,6 +153,24 @@ def is_label_name(name: str) -> bool:
     """Whether a column's name is one of :data:`LABEL_NAMES` (any case): the default rule found it by
     its name, not for want of one (the first column)."""
     return name.strip().lower() in LABEL_NAMES
+
+
+def warn_guessed_labels(where: object, names: list[str], n_rows: int, n_classes: int) -> None:
+    """Warn when the default rule took a named table's first column (``names``: its columns) for the
+    labels for want of a label name, and it looks like a feature: more than 10 classes and more than
+    one per 20 rows (an age, an amount): a run would learn it, and its mistake rate say nothing clear."""
+    first = names[default_label_column(names)]
+    if is_label_name(first) or n_classes <= max(10, n_rows / 20):
+        return
+    others = [name for name in names if name != first]
+    hint = f"--label-column {others[-1]}" if others else "--label-column NAME"
+    warnings.warn(
+        f"{where}: the labels are the first column, {first!r} (no column is named target, label, class or y): "
+        f"{n_classes} classes in {n_rows} rows, more like a feature; if another column holds the labels, pass "
+        f"{hint} (label_column=...)",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def default_label_column(names: list[str] | None) -> int:

@@ -104,6 +104,10 @@ def test_a_first_column_taken_for_labels_that_looks_like_a_feature_is_said(tmp_p
     for name in ("churn.csv", "churn.parquet"):
         with pytest.warns(UserWarning, match=message):
             read_dataset(tmp_path / name, categorical="one-hot")
+    # a numeric table's ingest streams its columns (not read_dataset): the same warning
+    table[["age", "income"]].assign(churn=(churn == "yes").astype(int)).to_parquet(tmp_path / "numeric.parquet")
+    with pytest.warns(UserWarning, match=message):
+        ingest(tmp_path / "numeric.parquet", tmp_path / "ingested")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert read_dataset(tmp_path / "churn.csv", label_column="churn", categorical="one-hot").label_map[0][0] == "no"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from omkl_dist._validation import user_stacklevel
 from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
 from ..errors import DataError
-from ..labels import NO_LABELS, default_label_column, encode_labels, has_no_labels, is_label_name
+from ..labels import NO_LABELS, default_label_column, encode_labels, has_no_labels, warn_guessed_labels
 from ..tables import is_table_source, open_table
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
@@ -221,23 +219,10 @@ def read_dataset(
 
 
 def _check_guess(dataset: Dataset, names: list[str] | None) -> Dataset:
-    """Warn when the default rule took a named table's first column for the labels (no column is
-    named target, label, class or y) and it looks like a feature: more classes than 10 and than one
-    per 20 rows (an age, an amount): the run would learn it and its mistake rate say nothing clear.
-    ``names``: the table's columns when the rule chose, else None."""
-    if names is None or dataset.y is None or is_label_name(first := names[default_label_column(names)]):
-        return dataset
-    n, k = len(dataset.y), len(dataset.label_map)
-    if k > max(10, n / 20):
-        others = [name for name in names if name != first]
-        hint = f"--label-column {others[-1]}" if others else "--label-column NAME"
-        warnings.warn(
-            f"{dataset.path}: the labels are the first column, {first!r} (no column is named target, label, class "
-            f"or y): {k} classes in {n} rows, more like a feature; if another column holds the labels, pass "
-            f"{hint} (label_column=...)",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )
+    """:func:`~..labels.warn_guessed_labels` of a dataset read; ``names``: the table's columns when the
+    default rule chose its label column, else None."""
+    if names is not None and dataset.y is not None:
+        warn_guessed_labels(dataset.path, names, len(dataset.y), len(dataset.label_map))
     return dataset
 
 
