@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -33,6 +34,8 @@ def test_fit_json_report(data_dir, algo, extra):
     # MKBoost's own pool (its polynomial kernels normalised: BENCHMARKS.md), the MKL estimators' mkboost17
     assert set(report["kernel_counts"]) == set(make_pool("mkboost17+norm" if algo == "mkboost" else "mkboost17").names)
     if algo == "mkboost":
+        cores = os.cpu_count() or 1  # (MKBoost's SVMs on the cores present by default: the same model)
+        assert report["executor"] == ("serial" if cores == 1 else f"threads x{cores}")
         assert report["variant"] == "S1" and len(report["trial_kernels"][0]) == report["trials_run"][0] <= 4
         assert sum(report["kernel_counts"].values()) == report["trials_run"][0]
     else:
