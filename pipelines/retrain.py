@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import shutil
 import signal
@@ -657,19 +658,23 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
     if "random_state" in cls().get_params():
         params.setdefault("random_state", setting["seed"])
     model = cls(**params)
-    on_cluster = bool(scheduler) and "executor" in cls().get_params()
+    tasks = "executor" in cls().get_params()  # (MKBoost's per-kernel SVMs: the same model wherever they run)
+    on_cluster = bool(scheduler) and tasks
+    threads = (os.cpu_count() or 1) if tasks else 1
     t0 = time.perf_counter()
-    with executor_for(scheduler if on_cluster else None, 1) as executor:
-        if on_cluster:
+    with executor_for(scheduler if on_cluster else None, threads) as executor:
+        if executor is not None:
             model.set_params(executor=executor)
         model.fit(scaler.transform(X), y)
-    if on_cluster:
-        model.set_params(executor=None)  # a handle on the cluster, not part of the model
+    if executor is not None:
+        model.set_params(executor=None)  # a pool or a cluster's handle, not part of the model
     seconds = time.perf_counter() - t0
     where = (
         f"dask {scheduler} (per-kernel SVMs)"
         if on_cluster
-        else "in-process" + (f" ({setting['algo']} has no cluster part)" if scheduler else "")
+        else "in-process"
+        + (f" ({setting['algo']} has no cluster part)" if scheduler else "")
+        + (f", {threads} threads" if executor is not None else "")
     )
     return {
         "model": model,

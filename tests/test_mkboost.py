@@ -320,8 +320,13 @@ def test_unconverged_svms_are_bounded_and_named():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 3)) * [1.0, 300.0, 3000.0]  # raw, very unequal column ranges
     y = np.where(X[:, 0] + X[:, 1] / 300.0 > 0, 1, -1)
-    with pytest.warns(ConvergenceWarning, match=r"svm_max_iter=50 .*polynomial\(p=2\) \(2\)"):
+    with pytest.warns(ConvergenceWarning, match=r"svm_max_iter=50 .*polynomial\(p=2\) \(2\).*normalise the"):
         MKBoost(n_trials=2, kernels="polynomial:2", svm_max_iter=50, random_state=0).fit(X, y)
+    # normalised already: the advice is the rest
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    with pytest.warns(ConvergenceWarning, match=r"p=2\)\+norm \(2\).* the features, or raise svm_max_iter"):
+        MKBoost(n_trials=2, kernels="polynomial:2+norm", svm_max_iter=10, random_state=0).fit(X, y)
 
 
 def test_verbose_reports_every_trial(capsys):

@@ -348,10 +348,12 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
             runner.release(handle)
         if unconverged:
             kernels = ", ".join(f"{pool[k].name} ({n})" for k, n in sorted(unconverged.items()))
+            raw = any(not pool[k].name.endswith("+norm") for k in unconverged)  # (advice not taken yet)
             warnings.warn(
                 f"{name}: SVMs stopped at svm_max_iter={max_iter} before converging -- {kernels}; their "
-                "decisions are approximate. Standardise the features, normalise the kernels ('+norm') "
-                "or raise svm_max_iter",
+                "decisions are approximate. Standardise the features, "
+                + ("normalise the kernels ('+norm') " if raw else "")
+                + "or raise svm_max_iter",
                 ConvergenceWarning,
                 stacklevel=2,
             )
