@@ -133,6 +133,7 @@ def version_history(store) -> list:
                 "promoted": version in promoted,
                 "rows": lineage.get("window", {}).get("rows"),
                 "algo": lineage.get("algo"),
+                "imported": "imported_from" in lineage,
             }
         )
     rollbacks = [e["version"] for e in store.events() if e.get("event") == "rollback"]
@@ -426,7 +427,7 @@ def _history(ax, document) -> bool:
     ax.scatter(v, champion, color="tab:blue", marker="_", s=160, zorder=2, label="its champion, same held-out rows")
     for h in versions:  # a version published without a gate (the first, or one imported) has no rate to draw
         if h["challenger"] is None:
-            why = "first version" if h.get("parent") is None else "imported"
+            why = "imported" if h.get("imported") else "first version"
             ax.annotate(
                 f"v{h['version']}: no gate\n({why})",
                 (h["version"], 0),

@@ -164,3 +164,7 @@ def test_history_names_a_version_published_without_a_gate():
     doc = {**_run_document(), "kind": "retrain", "summary": {"model": "spa"}, "history": [first, second]}
     ax = figures(doc)["history.png"].axes[0]
     assert [t.get_text() for t in ax.texts] == ["v1: no gate\n(first version)"]
+    # an imported version has no parent either: its lineage says where it came from
+    doc["history"] = [{**first, "imported": True}, second]
+    ax = figures(doc)["history.png"].axes[0]
+    assert [t.get_text() for t in ax.texts] == ["v1: no gate\n(imported)"]
