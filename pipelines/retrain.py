@@ -487,7 +487,11 @@ def import_model(store_root, name: str, model_dir, *, promote: bool = True, lock
             path=model_dir,
             fix="save it with its labels (omkl fit --model-out, or Model(..., label_map=...))",
         )
-    job = None if saved.job is None else Job.from_dict(saved.job, path=model_dir, fix="save it again")
+    job = (
+        None
+        if saved.job is None
+        else Job.from_dict(saved.job, path=model_dir, fix="save it again (omkl run --model-out / omkl submit)")
+    )
     key = _digest(["import", meta["meta_sha256"]])
     found = store.find(key)
     if found is not None:

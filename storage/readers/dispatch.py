@@ -139,6 +139,7 @@ def read_dataset(
     )
     guessed = label_column is None and by_features is None and not no_labels  # the default rule's column
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
+        # the columns' names (the schema only), for the label rule by the model's features or its check
         names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
         if by_features is not None:
             by_name["label_column"] = _label_by_elimination(names, by_features, path)
