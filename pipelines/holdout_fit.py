@@ -391,7 +391,7 @@ def format_fit_report(report: dict) -> str:
         lines.append(f"per kernel ({what}, best 5):")
         for name, v in sorted(report["per_kernel"].items(), key=lambda kv: -kv[1])[:5]:
             lines.append(f"  {name:<40} {v:.4f}")
-        return "\n".join(lines)
+        return _with_outputs(report, lines)
     if report["algo"] == "mkboost":
         lines.append(
             f"trials run per pair: {report['trials_run']}"
@@ -427,8 +427,17 @@ def format_fit_report(report: dict) -> str:
         for name, w in sorted(report["weights"].items(), key=lambda kv: -kv[1]):
             if w > 0:
                 lines.append(f"  {name:<26} {w:.4f}")
+    return _with_outputs(report, lines)
+
+
+def _with_outputs(report: dict, lines: list[str]) -> str:
+    """The report's lines, then where its model went and what ``--mlflow`` did."""
+    from .run_report import mlflow_outcome
+
     if "model_path" in report:
         lines.append(f"model            {report['model_path']} (fitted on the training rows)")
+    if "mlflow" in report:
+        lines.append(f"mlflow           {mlflow_outcome(report['mlflow'])}")
     return "\n".join(lines)
 
 

@@ -124,4 +124,14 @@ def format_report(report: dict) -> str:
         lines.append(f"  model            {report['model_path']}")
     if "trace_path" in report:
         lines.append(f"  trace            {report['trace_path']}")
+    if "mlflow" in report:
+        lines.append(f"  mlflow           {mlflow_outcome(report['mlflow'])}")
     return "\n".join(lines)
+
+
+def mlflow_outcome(block: dict) -> str:
+    """What ``--mlflow`` did, from the report's ``mlflow`` block: the run logged, or why not (MLflow being
+    down never fails a job whose outputs are written: the text says so, as the JSON does)."""
+    if "error" in block:
+        return f"not logged: {block['error']} (the job's outputs stand)"
+    return f"run {block.get('run_id')} in experiment {block.get('experiment')!r} at {block.get('uri')}"

@@ -230,6 +230,16 @@ def test_mlflow_options_are_checked_before_any_work(tmp_path, nights, monkeypatc
     assert not (tmp_path / "s").exists()
 
 
+def test_run_and_fit_say_in_their_text_that_mlflow_was_down(nights, tmp_path):
+    """MLflow down fails no job, and the text says so (the JSON's ``mlflow`` block had it alone)."""
+    uri = ["--mlflow", "--mlflow-uri", "http://127.0.0.1:9"]
+    run = omkl_here("run", "perceptron-u", "--data", nights[0], "--trace-out", tmp_path / "t.json", "--quiet", *uri)
+    fit = omkl_here("fit", "mkboost", "--trials", "2", "--data", nights[0], "--quiet", *uri)
+    for out in (run.stdout, fit.stdout):
+        assert "mlflow           not logged: MLflow at http://127.0.0.1:9 is not reachable" in out, out
+        assert "(the job's outputs stand)" in out
+
+
 def test_run_and_fit_are_one_mlflow_run_each(server, client, nights, tmp_path):
     uri = ["--mlflow", "--mlflow-uri", server.uri, "--experiment", "jobs"]
     run = json.loads(
@@ -269,6 +279,9 @@ def test_run_and_fit_are_one_mlflow_run_each(server, client, nights, tmp_path):
     )
     by_id = {r.info.run_id: r for r in client.search_runs([client.get_experiment_by_name("jobs").experiment_id])}
     online, batch = by_id[run["mlflow"]["run_id"]], by_id[fit["mlflow"]["run_id"]]
+    text = omkl_here("fit", "mkboost", "--trials", "2", "--data", nights[0], "--quiet", *uri).stdout
+    said = text.split("mlflow           run ")[1].split()  # the text names the run it logged
+    assert said[1:4] == ["in", "experiment", "'jobs'"] and client.get_run(said[0]).data.tags["omkl.command"] == "fit"
     assert online.data.tags["omkl.command"] == "run" and online.data.params["algo"] == "perceptron-u"
     assert {k: online.data.params[k] for k in run["params"]} == {
         k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in run["params"].items()
