@@ -4,6 +4,23 @@ threads, or this process. ``omkl fit``, ``omkl reproduce mkboost`` and a retrain
 from __future__ import annotations
 
 import contextlib
+import os
+
+# bytes one MKBoost task holds per squared resample row: its Gram matrix on the distinct rows, the
+# matrix over the resample handed to libsvm, and libsvm's own working set (measured on ijcnn1: two
+# tasks on resamples of 14,169 rows peaked at 8.5 GB in all)
+_TASK_BYTES_PER_ROW2 = 3 * 8
+
+
+def default_threads(n_rows: int, ratio: float) -> int:
+    """MKBoost's per-kernel SVMs at once when none is asked for: the cores present, but no more than
+    half the memory available now holds (a task's Gram matrices grow with the square of its resample,
+    ``ratio`` of ``n_rows``); the model is the same for any number."""
+    import psutil
+
+    n = max(2, round(ratio * n_rows))
+    fits = int(psutil.virtual_memory().available // 2 // (_TASK_BYTES_PER_ROW2 * n * n))
+    return max(1, min(os.cpu_count() or 1, fits))
 
 
 def connect_scheduler(address: str, timeout: float = 10.0):

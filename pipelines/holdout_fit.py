@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .executors import connect_scheduler, executor_for
+from .executors import connect_scheduler, default_threads, executor_for
 
 if TYPE_CHECKING:
     from omkl_dist.preprocessing import ColumnEncoder
@@ -46,7 +46,7 @@ def run_fit(
     kernel_normalization: str | None = None,
     paper_settings: bool = False,
     scheduler: str | None = None,
-    threads: int = 1,
+    threads: int | None = None,
     timeout: float = 10.0,
     data_dir=None,
     label_column=None,
@@ -101,6 +101,8 @@ def run_fit(
         )
         return {**report, **({"clipped": clipped} if clipped else {})}
     key = f"mkboost-{variant.lower()}" if algo == "mkboost" else _MKL_KEYS.get(algo, algo)
+    if threads is None:  # (MKBoost's SVMs on the cores present, as the memory allows)
+        threads = default_threads(len(train), ratio) if algo == "mkboost" else 1
     labels = dict((internal, original) for original, internal in label_map)
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
         if algo == "svc":

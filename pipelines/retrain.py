@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import shutil
 import signal
@@ -653,7 +652,7 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
     when there is one (SimpleMKL and Lp-MKL run in this process)."""
     from omkl_dist.algorithms.registry import BATCH_ALGORITHMS
 
-    from .executors import executor_for
+    from .executors import default_threads, executor_for
 
     X, y = window.read(window.start, window.split)
     scaler = Scaler(setting["scaling"]).fit(X)
@@ -664,7 +663,7 @@ def _refit_batch(window: Window, setting: dict, scheduler) -> dict:
     model = cls(**params)
     tasks = "executor" in cls().get_params()  # (MKBoost's per-kernel SVMs: the same model wherever they run)
     on_cluster = bool(scheduler) and tasks
-    threads = (os.cpu_count() or 1) if tasks else 1
+    threads = default_threads(len(y), model.get_params()["ratio"]) if tasks else 1
     t0 = time.perf_counter()
     with executor_for(scheduler if on_cluster else None, threads) as executor:
         if executor is not None:

@@ -47,6 +47,23 @@ def test_fit_json_report(data_dir, algo, extra):
         assert report["floor_chosen"] == [0.0] if paper else report["floor_chosen"][0] in (1.0, 175 / 16, 175 / 4)
 
 
+def test_mkboost_threads_default_to_the_cores_the_memory_allows(monkeypatch):
+    """A task holds ~3 Gram matrices of its resample (ijcnn1: 2 tasks of 14,169 rows peaked at 8.5 GB), so
+    the default is the cores present, no more than half the available memory holds, and at least one."""
+    import psutil
+
+    from omkl_dist.pipelines.executors import default_threads
+
+    class Memory:
+        available = 20 * 2**30
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Memory)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert default_threads(1_000, 0.2) == 8  # small resamples: every core
+    assert default_threads(70_845, 0.2) == 2  # 14,169 rows: 4.8 GB a task, 10 GB to spend
+    assert default_threads(400_000, 0.2) == 1  # more than the memory holds: one at a time all the same
+
+
 def test_mkboost_takes_the_papers_raw_kernels_with_paper_settings(data_dir):
     args = ("fit", "mkboost", "--data", "sonar", "--trials", "2", "--json")
     assert json.loads(invoke(*args).output)["kernels"] == "mkboost17+norm"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
@@ -118,8 +117,8 @@ class AutoOrPositive(FiniteFloat):
     "--threads",
     default=None,
     type=click.IntRange(min=1),
-    help="MKBoost without --scheduler: local threads for the per-kernel fits (default: the cores present; "
-    "the model is the same for any number).",
+    help="MKBoost without --scheduler: local threads for the per-kernel fits (default: the cores present, "
+    "as many as half the available memory holds; the model is the same for any number).",
 )
 @SCHEDULER_TIMEOUT_OPTION
 @LABEL_COLUMN_OPTION
@@ -175,7 +174,6 @@ def fit_cmd(
     """Train on a random split and report test accuracy, fit time and the kernels used (--mlflow: also
     an MLflow run)."""
     algo = _batch_algorithm(algorithm, algo)
-    threads = threads or os.cpu_count() or 1
     target = mlflow_target(mlflow, mlflow_uri, experiment)
     report = run_fit(
         algo,
