@@ -1,8 +1,8 @@
 """The calibration's Newton steps (omkl_dist/evaluation/calibration.py: ``fit_slope``) take the
 derivatives only where a step lands and compute the terms in place: the slope and the curvature are
 those of the steps that evaluated every term at every trial, bit for bit (the reference below is that
-loop, written as numpy reads the formulas), on the batches that end in ulp-sized halvings at the
-optimum (a FOGD pass over cod-rna: 10 of 16 evaluations), several classes, a prior, and flat scores."""
+loop, written as numpy reads the formulas), on several classes, a prior, and flat scores; a step
+within the tolerance is not tried (``every_step``: the loop that tried it, halving it at the optimum)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _reference_terms(S, T, a):
     return loss, gradient, max(curvature, 0.0)
 
 
-def _reference_slope(S, T, *, prior, curvature, start):
+def _reference_slope(S, T, *, prior, curvature, start, every_step=False):
     def terms(a):
         loss, gradient, hessian = _reference_terms(S, T, a)
         return loss + 0.5 * curvature * (a - prior) ** 2, gradient + curvature * (a - prior), hessian + curvature
@@ -47,6 +47,8 @@ def _reference_slope(S, T, *, prior, curvature, start):
         if hessian <= 0.0 or gradient == 0.0:
             break
         step = gradient / hessian
+        if abs(step) <= TOLERANCE * max(a, 1e-300) and not every_step:
+            break
         for _ in range(MAX_HALVINGS):
             trial = max(a - step, 0.0)
             trial_terms = terms(trial)
@@ -81,19 +83,30 @@ def test_the_slope_is_the_every_term_steps_bit_for_bit(n_classes, n, scale, prio
     assert fit_slope(S, T, prior=prior, curvature=curvature, start=start) == expected
 
 
-def test_halvings_at_the_optimum_and_flat_scores():
-    """The case the split is for -- trials of rounding size rejected at the optimum -- occurs in
-    these data, and scores that fix no slope (all zero) stop at the start as before."""
+def test_no_rounding_sized_trials_at_the_optimum_and_flat_scores(monkeypatch):
+    """At the optimum a Newton step is of rounding size: the loop that tried it halved it until the
+    trial did not raise the objective by an ulp (up to 40 evaluations). It is not tried now: the slope
+    is within the tolerance of that loop's, from far fewer evaluations. Scores that fix no slope (all
+    zero) stop at the start as before."""
+    from omkl_dist.evaluation import calibration
+
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 59535)
     scores = (2 * y - 1) * 0.7 + 2.0 * rng.normal(size=59535)
     S, T = class_scores(scores), smoothed_targets(y, np.bincount(y).astype(np.int64))
-    halved = []
+    evaluations = []
+    loss = calibration.softmax_loss
+    monkeypatch.setattr(calibration, "softmax_loss", lambda *args: evaluations.append(1) or loss(*args))
+    halved, fewer = [], []
     for start in (initial_slope(S), 0.05, 3.0):
-        expected, halvings = _reference_slope(S, T, prior=0.0, curvature=0.0, start=start)
+        (tried, _), halvings = _reference_slope(S, T, prior=0.0, curvature=0.0, start=start, every_step=True)
         halved.append(halvings)
-        assert fit_slope(S, T, prior=0.0, curvature=0.0, start=start) == expected
-    assert max(halved) > 0
+        evaluations.clear()
+        a, _ = fit_slope(S, T, prior=0.0, curvature=0.0, start=start)
+        assert abs(a - tried) <= TOLERANCE * tried
+        fewer.append(len(evaluations))
+    assert max(halved) > 0, halved  # (the case occurs in these data)
+    assert max(fewer) <= 8, fewer
     flat = class_scores(np.zeros(50))
     T = smoothed_targets(y[:50], np.bincount(y[:50]).astype(np.int64))
     assert fit_slope(flat, T, prior=0.0, curvature=0.0, start=0.0) == (0.0, 0.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from generated_data import BINARY, NAMES, generated
+from numba import njit
 
 from omkl_dist.algorithms import SPA
 from omkl_dist.kernels import make_pool
@@ -144,10 +145,16 @@ def test_segment_fed_in_parts_is_run_segment_bit_for_bit(data_dir, cuts):
 @pytest.mark.parametrize("mistake_only", [True, False])
 def test_hedge_step_exponentiating_changed_weights_only_is_the_full_update(mistake_only):
     """SPA's recurrence exponentiates only the log-weights a row changes (hedge_loss_step): row
-    after row, the weights and log-weights are the full update's (hedge_loss_update) bit for bit --
+    after row, the weights and log-weights are the full update's (every weight exponentiated) bit for bit --
     rows where no kernel, the leading kernel, or a kernel at -0.0 has a loss -- and from weights
     that do not match their log-weights, a ``fresh`` step is the full update too."""
-    from omkl_dist.combiners.hedge_loss import hedge_loss_step, hedge_loss_update
+    from omkl_dist.combiners.hedge_loss import hedge_loss_step, weights_from_log
+
+    @njit
+    def hedge_loss_update(logw, losses, log_gamma, w):  # the full update, as the formula reads
+        for k in range(logw.shape[0]):
+            logw[k] += losses[k] * log_gamma
+        weights_from_log(logw, w)
 
     rng = np.random.default_rng(4)
     m, log_gamma = 6, np.log(0.99)

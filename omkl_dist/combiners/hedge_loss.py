@@ -62,22 +62,16 @@ def weights_from_log(logw, w):
 
 
 @njit(cache=True, nogil=True)
-def hedge_loss_update(logw, losses, log_gamma, w):
-    """w_k <- w_k * gamma**loss_k for every kernel, in log space, then ``w = exp(logw - max logw)`` (max 1)."""
-    for k in range(logw.shape[0]):
-        logw[k] += losses[k] * log_gamma
-    weights_from_log(logw, w)
-
-
-@njit(cache=True, nogil=True)
 def hedge_loss_step(logw, losses, log_gamma, w, fresh):
-    """:func:`hedge_loss_update`, bit for bit, exponentiating only the log-weights it changes: when
+    """``w_k <- w_k γ^{loss_k}`` for every kernel, in log space, then ``w = exp(logw − max logw)`` (max 1):
+    ``logw_k += loss_k log γ``, then :func:`weights_from_log`'s normalisation, bit for bit,
+    exponentiating only the log-weights it changes: when
     ``w = exp(logw)`` on entry (``fresh`` False), a weight whose log-weight comes out equal keeps
     its value -- the common row in a recurrence, where the leading kernel has no loss (the shift
     is 0) and most kernels none either (a mistake-discounted Hedge). ``fresh``: ``w`` not known
     to match ``logw`` (a recurrence's first row): every weight is exponentiated."""
     top = -np.inf
-    for k in range(logw.shape[0]):  # the same sums and maximum as hedge_loss_update's
+    for k in range(logw.shape[0]):  # the same sums and maximum as the full update's
         v = logw[k] + losses[k] * log_gamma
         if v > top:
             top = v
@@ -93,7 +87,8 @@ def combine_step(y, F, loss, logw, w, log_gamma):
     """Replay the Hedge combiner over rows; updates ``logw`` and ``w`` in place.
 
     Row t: score ``Σ_k (w_k / Σ w) F[t, k]``, a mistake when ``y_t · score <= 0``, then
-    ``logw_k += loss[t, k] · log γ`` and ``w = exp(logw − max logw)``. Returns ``(score, mistakes)``.
+    ``logw_k += loss[t, k] · log γ`` and ``w = exp(logw − max logw)`` (:func:`hedge_loss_step`: the
+    weights whose log-weight moved, from the second row on). Returns ``(score, mistakes)``.
     """
     n = F.shape[0]
     score = np.empty(n)
@@ -102,7 +97,7 @@ def combine_step(y, F, loss, logw, w, log_gamma):
         s_t = weighted_vote(w, F[t])
         score[t] = s_t
         mistakes[t] = y[t] * s_t <= 0.0
-        hedge_loss_update(logw, loss[t], log_gamma, w)
+        hedge_loss_step(logw, loss[t], log_gamma, w, t == 0)
     return score, mistakes
 
 
@@ -119,7 +114,7 @@ def combine_step_mc(y, F, loss, logw, w, log_gamma, K):
         weighted_class_scores(w, F[t].reshape((m, K)), score[t])
         yt = int(y[t])
         mistakes[t] = score[t, yt] <= score[t, rival(score[t], yt)]
-        hedge_loss_update(logw, loss[t], log_gamma, w)
+        hedge_loss_step(logw, loss[t], log_gamma, w, t == 0)
     return score, mistakes
 
 

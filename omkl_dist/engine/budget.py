@@ -13,7 +13,7 @@ Two halves, called separately by the distributed engine:
 * :func:`~omkl_dist.combiners.hedge_loss.combine_step` replays the Hedge combiner over those rows (numba,
   updates the weights in place): prediction ``sign(Σ_k θ_k f_k(x))`` with θ = w / Σ w, then
   ``w_k ← w_k γ^{loss_k}`` with weights kept as log-weights, ``w = exp(logw − max logw)``
-  (:func:`omkl_dist.combiners.hedge_loss.hedge_loss_update`).
+  (:func:`omkl_dist.combiners.hedge_loss.hedge_loss_step`).
 
 Multi-class (``n_classes`` K > 1, labels 0..K−1): every learner follows its multi-class rule (each
 learner's module says which and from where); a support vector holds K coefficients, ``F`` has a

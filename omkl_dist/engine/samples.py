@@ -7,7 +7,7 @@ holds all that is needed to know the model after any row of a segment: a kernel 
 vector exactly where its coefficient is non-zero, the OMKC rules discount a kernel's weight exactly
 where it updated on a mistake (:func:`~omkl_dist.combiners.hedge.hedge_update` of the update flags), and SPA's
 log-weights follow from each row's per-kernel scores and label
-(:func:`~omkl_dist.combiners.hedge_loss.hedge_loss_update`). :func:`pool_samples` repeats those
+(:func:`~omkl_dist.combiners.hedge_loss.hedge_loss_step`). :func:`pool_samples` repeats those
 weight updates -- the same functions on the same numbers in the same order, so the same bits -- from
 the segment's starting weights. The in-process engine and a cluster's coordinator call it on the
 same arrays, so their traces are equal.
