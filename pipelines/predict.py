@@ -1,11 +1,11 @@
-"""``omkl predict``: a saved model's predictions for a dataset or file, written as parquet.
+"""``omkl predict``: a saved model's predictions for a dataset or file, written as parquet (or CSV/TSV).
 
 The rows are read, matched to the model's features by name (when both have names) -- or, for a
 model trained with ``--categorical``/``--impute``, read as raw columns by name and imputed and
 encoded by the model's own column encoder -- scaled with the model's own scaler and predicted
 ``block_rows`` at a time -- by the :class:`~omkl_dist.model.Model` that ``load_model`` returns, so
-Python and this command agree on every row -- and each block is written as one parquet row group,
-so memory stays bounded by a block whatever the number of rows.
+Python and this command agree on every row -- and each block is written as one parquet row group
+(or appended to the text file), so memory stays bounded by a block whatever the number of rows.
 On a Dask cluster (``scheduler``) each task predicts one block on a worker (the model is read there
 once per worker) and the blocks are written in order as they arrive, with a bounded number in
 flight. Columns: ``row`` (position in the input), ``label`` (the predicted class, as the user's
@@ -15,14 +15,18 @@ class's calibrated probability, docs/probabilities.md) and, when the data has la
 ``true_label`` (the input's own label). Rows without labels (``--label-column none``; a LIBSVM
 row that starts with its first ``index:value``; a dataset ingested with ``--label-column none``)
 are predicted alike, and no accuracy is reported.
-The schema's metadata records the model that made them (store, name, version, hashes).
+The parquet schema's metadata records the model that made them (store, name, version, hashes); a
+``.csv``/``.tsv`` file (optionally ``.gz``) has the same columns under a header row and no metadata.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -33,7 +37,13 @@ from omkl_dist.algorithms.labels import recode
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.job_data import is_ingested
 from omkl_dist.storage.location import location, text
-from omkl_dist.storage.outputs import PREDICTIONS, PREDICTIONS_MARKER, atomic_output, check_output
+from omkl_dist.storage.outputs import (
+    PREDICTIONS,
+    PREDICTIONS_MARKER,
+    atomic_output,
+    check_output,
+    predictions_delimiter,
+)
 
 BLOCK_ROWS = 16_384
 
@@ -205,7 +215,8 @@ def predict(
     zero_based=False,
     proba: bool = False,
 ) -> dict:
-    """Write the predictions of the model in ``model_dir`` for ``data`` to the parquet file ``out``;
+    """Write the predictions of the model in ``model_dir`` for ``data`` to the file ``out`` (parquet, or
+    CSV/TSV by its suffix: :func:`~omkl_dist.storage.outputs.predictions_delimiter`);
     ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy);
     ``zero_based``: a LIBSVM file's feature indices start at 0; ``proba``: add every class's
     calibrated probability (``proba_<class>``)."""
@@ -214,6 +225,7 @@ def predict(
 
     if block_rows < 1:
         raise ValueError(f"--block-rows must be >= 1, got {block_rows}")
+    predictions_delimiter(out)  # (a suffix it does not write: refused before any work)
     out = check_output(
         out,
         PREDICTIONS,
@@ -248,7 +260,7 @@ def predict(
     correct = 0
     label_array = np.asarray(labels, dtype=object)
     with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
-        with pq.ParquetWriter(str(tmp), schema) as writer:
+        with _writer(tmp, schema, predictions_delimiter(out), gzipped=str(out).lower().endswith(".gz")) as write:
             results = (
                 _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows, proba)
                 if scheduler
@@ -270,7 +282,7 @@ def predict(
                     true = recode(result["y"], internals, np.array([str(o) for o in originals], dtype=object))
                     correct += int(np.sum(predicted == true))
                     columns["true_label"] = true
-                writer.write_table(pa.table(columns, schema=schema))
+                write(pa.table(columns, schema=schema))
     seconds = time.perf_counter() - t0
     return {
         **made_by,
@@ -281,6 +293,26 @@ def predict(
         "rows_per_second": n_rows / seconds if seconds > 0 else None,
         "where": f"dask {scheduler}" if scheduler else "in-process",
     }
+
+
+@contextmanager
+def _writer(path, schema, delimiter: str | None, *, gzipped: bool) -> Iterator:
+    """A function writing one block (a table of ``schema``) to ``path``: a parquet row group (the
+    schema's metadata, the model's provenance, in the file), or delimited text under one header row,
+    labels quoted where needed and every float in its shortest form that reads back to the same bits
+    (``delimiter``; ``gzipped``: compressed)."""
+    if delimiter is None:
+        with pq.ParquetWriter(str(path), schema) as writer:
+            yield writer.write_table
+        return
+    with (gzip.open if gzipped else open)(path, "wt", newline="", encoding="utf-8") as fh:
+        header = [True]
+
+        def write(table) -> None:
+            table.to_pandas().to_csv(fh, sep=delimiter, header=header[0], index=False, lineterminator="\n")
+            header[0] = False
+
+        yield write
 
 
 def _on_cluster(

@@ -53,6 +53,10 @@ REPORT = "report folder"  # report.json and the PNGs of `omkl report` / `omkl re
 REPORT_MARKER = "report.json"
 PREDICTIONS = "predictions file"
 PREDICTIONS_MARKER = b"omkl_dist.predictions"  # the key in a predictions parquet file's schema metadata
+# a predictions file's formats by its name's suffix (.gz: compressed): delimited text, else parquet
+PREDICTIONS_TEXT = {".csv": ",", ".tsv": "\t"}
+PREDICTIONS_PARQUET = (".parquet", ".pq", "")
+PREDICTIONS_COLUMNS = ("row", "label", "decision")  # the first columns of every predictions file
 SYNTH_LIBSVM = "generated LIBSVM file"
 SYNTH_LIBSVM_MARKER = b"# omkl-synth"  # the first line of a LIBSVM file `omkl data synth` wrote
 MARKDOWN_REPORT = "Markdown report"
@@ -140,6 +144,12 @@ def recognise(path: PathArg, kind: str) -> str | None:
     if kind == PREDICTIONS:  # a parquet file `omkl predict` wrote (its schema carries our marker)
         if not path.is_file():
             return "a folder" if path.is_dir() else "not a regular file"
+        delimiter = predictions_delimiter(path)
+        if delimiter is not None:  # text has no metadata: a file whose header is ours
+            header = delimiter.join(PREDICTIONS_COLUMNS).encode()
+            head = _first_bytes(path, len(header) + 1)  # type: ignore[arg-type]  # local, as above
+            ours = head[: len(header)] == header and head[len(header) :] in (b"\n", b"\r", delimiter.encode())
+            return None if ours else "a file that is not a predictions file of omkl-dist"
         try:
             import pyarrow.parquet as pq
 
@@ -168,6 +178,30 @@ def recognise(path: PathArg, kind: str) -> str | None:
         shown = ", ".join(strangers[:3]) + (f" and {len(strangers) - 3} more" if len(strangers) > 3 else "")
         return f"a {kind} that also holds other files ({shown})"
     return None
+
+
+def predictions_delimiter(path: PathArg) -> str | None:
+    """The delimiter of a predictions file named ``path`` (``.csv``, ``.tsv``, either ``.gz``), None for
+    parquet (``.parquet``, ``.pq`` or no suffix).
+
+    Raises
+    ------
+    DataError
+        Another suffix: ``--out scores.txt`` would otherwise be parquet under a text file's name.
+    """
+    name = location(path).name.lower()
+    stem = name[: -len(".gz")] if name.endswith(".gz") else name
+    suffix = os.path.splitext(stem)[1]
+    if suffix in PREDICTIONS_TEXT:
+        return PREDICTIONS_TEXT[suffix]
+    if suffix in PREDICTIONS_PARQUET and stem == name:
+        return None
+    raise DataError(
+        f"omkl predict writes parquet or delimited text, and {name[len(os.path.splitext(stem)[0]) :]!r} is neither",
+        path=path,
+        fix="end it in .parquet (with the model's provenance in its metadata), or .csv / .tsv, optionally "
+        ".csv.gz / .tsv.gz",
+    )
 
 
 def _png_marked(path: Path) -> bool:

@@ -1,5 +1,5 @@
-"""`omkl predict`: parquet predictions from a store version or a model folder, streamed block by
-block with bounded memory, original labels, multi-class scores, and the bad inputs."""
+"""`omkl predict`: parquet (or CSV/TSV) predictions from a store version or a model folder, streamed
+block by block with bounded memory, original labels, multi-class scores, and the bad inputs."""
 
 from __future__ import annotations
 
@@ -91,6 +91,34 @@ def test_predictions_of_a_store_version(stored, tmp_path):
         "--overwrite",
     )
     np.testing.assert_array_equal(pq.read_table(out)["decision"].to_numpy(), decision)
+
+
+def test_predictions_as_csv_and_gzipped_tsv(stored, tmp_path):
+    """--out's suffix chooses the format: .csv and .tsv.gz hold parquet's columns and every float's
+    bits (shortest round-trip text); an existing one of ours is replaced with --overwrite, a user's CSV
+    never; a suffix omkl predict does not write is refused before any work (it wrote parquet)."""
+    import pandas as pd
+
+    def predict(out, *extra, check=True):
+        args = ("predict", "--store", stored / "store", "--model", "m", "--data", stored / "stream", "--out", out)
+        return omkl_here(*args, "--block-rows", 16384, "--proba", *extra, check=check)
+
+    predict(tmp_path / "p.parquet")
+    expected = pd.read_parquet(tmp_path / "p.parquet")
+    for name, sep in (("p.csv", ","), ("p.tsv.gz", "\t")):
+        predict(tmp_path / name)
+        got = pd.read_csv(tmp_path / name, sep=sep, dtype={"label": str, "true_label": str})
+        assert list(got.columns) == ["row", "label", "decision", "proba_-1", "proba_1", "true_label"]
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert (tmp_path / "p.csv").read_text().startswith("row,label,decision,proba_-1,proba_1,true_label\n")
+    predict(tmp_path / "p.csv", "--overwrite")
+    (tmp_path / "mine.csv").write_text("row,label\n0,1\n")
+    refused = predict(tmp_path / "mine.csv", "--overwrite", check=False)
+    assert refused.returncode != 0 and "not a predictions file" in refused.stderr
+    assert (tmp_path / "mine.csv").read_text() == "row,label\n0,1\n"
+    text = predict(tmp_path / "p.txt", check=False)
+    assert text.returncode != 0 and "'.txt' is neither" in text.stderr and ".csv" in text.stderr
+    assert not (tmp_path / "p.txt").exists()
 
 
 def test_multiclass_model_from_a_file_with_word_labels(tmp_path):

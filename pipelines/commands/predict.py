@@ -28,7 +28,13 @@ from .store_options import open_store
     help="Or: a saved model folder (omkl run or fit --model-out, omkl submit --out).",
 )
 @click.option("--data", required=True, help="An ingested dataset, a data file or a registry name.")
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="The parquet file to write.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The file to write, in the format its suffix names: .parquet (the model's provenance in its metadata), "
+    ".csv or .tsv, either optionally .gz.",
+)
 @click.option(
     "--block-rows",
     default=16_384,
@@ -63,7 +69,7 @@ from .store_options import open_store
 def predict_cmd(
     store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, zero_based, proba, as_json
 ):
-    """Write a model's predictions (label, decision value) for every row as parquet, streamed."""
+    """Write a model's predictions (label, decision value) for every row as parquet or CSV/TSV, streamed."""
     from ..predict import predict
 
     if (model_dir is None) == (name is None):
