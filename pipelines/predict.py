@@ -162,6 +162,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
         zero_based=zero_based,
         # a raw row's columns: a named table's one other column holds its labels, none: it has none
         feature_names=model.raw_names,
+        one_class=True,  # (a file of one class is scored as any other)
     )
     if ds.table is not None:  # raw columns, encoded by the model
         table = ds.table
@@ -170,7 +171,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
             return {name: column[lo:hi] for name, column in table.items()}
     else:
         order = _feature_order(model, ds.feature_names, ds.path)
-        X = ds.X if order is None else ds.X[:, order]
+        X = ds.features_for(model.n_features_in_) if order is None else ds.X[:, order]
 
         def rows(lo, hi):
             return X[lo:hi]

@@ -35,7 +35,9 @@ from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import ColumnEncoder, Scaler
 from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.location import text
+from omkl_dist.storage.ingest import dataset_info
+from omkl_dist.storage.job_data import is_ingested
+from omkl_dist.storage.location import location, text
 from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore, signal_arrived, signals_held
 from omkl_dist.storage.models import read_meta
 from omkl_dist.storage.outputs import REPORT, Terminated, check_output
@@ -115,7 +117,8 @@ def retrain(
 ) -> dict:
     """Run one retrain; returns the JSON-able summary (``status``: promoted, kept, skipped or exists).
     ``data`` is an ingested dataset, or a file ingested (with ``labels``: ``label_column``,
-    ``positive_class``, ``features``, and a first version's ``categorical`` and ``impute``; a later
+    ``positive_class``, ``features``, ``zero_based``, a LIBSVM file's ``n_features`` (a later window
+    narrower than the champion gets the champion's), and a first version's ``categorical`` and ``impute``; a later
     version reads the file with the champion's fitted column encoder, saved with every version)
     into ``STORE/NAME/windows/<digest>`` first. ``settings``
     (:func:`omkl_dist.defaults.resolve_settings`): a first version's scaling and kernel
@@ -136,7 +139,7 @@ def retrain(
     store.prepare()  # (a data file is ingested into the store's windows/)
     champion = _load_champion(store)
     labels, encoder = _window_encoding(champion, labels or {})
-    data = ingested_source(data, labels=labels, under=store.dir / WINDOWS, columns=encoder)
+    data = _window_source(data, labels, store.dir / WINDOWS, encoder, champion)
     notes = [] if not plots or plots_available() else [PLOTS_SKIPPED]
     plots = plots and not notes
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
@@ -394,6 +397,20 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling, settings, 
     return setting
 
 
+def _window_source(data, labels: dict, under, encoder, champion):
+    """The window's ingested dataset (:func:`~.datasource.ingested_source`). A LIBSVM file is as wide as
+    its largest index, which a day's rows may not reach (a9a's first 3,000 rows never use its 123rd
+    feature): one narrower than the champion is ingested again with the champion's width, its rows
+    padded with zero features as a LIBSVM row leaves them out."""
+    source = ingested_source(data, labels=labels, under=under, columns=encoder)
+    if champion is None or is_ingested(location(data)):
+        return source
+    meta, want = dataset_info(source), int(champion["model"].n_features_in_)
+    if meta.get("format") != "libsvm" or int(meta["n_features"]) >= want:
+        return source
+    return ingested_source(data, labels={**labels, "n_features": want}, under=under, columns=encoder)
+
+
 def _window_rows(window: Window) -> DataWindow:
     """The rows a retrain learns from: the window's head, in stored order."""
     return DataWindow(text(window.data), start=window.start, stop=window.split, permute=False)
@@ -413,11 +430,16 @@ def _check_window(window: Window, champion) -> None:
     lineage = champion["lineage"]
     want = int(champion["model"].n_features_in_)
     if int(window.meta["n_features"]) != want:
+        libsvm = window.meta.get("format") == "libsvm"  # (a narrower LIBSVM window was padded: this one is wider)
         raise DataError(
             f"the window has {window.meta['n_features']} features, the champion (version "
             f"{champion['version']}) {want}: nothing was published",
             path=window.data,
-            fix="give a window of the same table (the same columns, in order)",
+            fix=f"a LIBSVM file is as wide as its largest index, and the champion learnt {want} features (its "
+            "first window's, or --n-features): an index beyond them is a feature it never saw; start a new model "
+            "whose first retrain names the full width (--n-features N)"
+            if libsvm
+            else "give a window of the same table (the same columns, in order)",
         )
     known = {json.dumps(original): internal for original, internal in lineage["label_map"]}
     for original, internal in window.label_map:

@@ -177,8 +177,8 @@ def refuse_label_options(data, labels: dict) -> None:
     if labels:
         raise ValueError(
             f"{data} is an ingested dataset: its label and feature columns were chosen at ingest; "
-            "drop --label-column/--positive-class/--features/--categorical/--impute/--zero-based (or re-ingest "
-            "with them)"
+            "drop --label-column/--positive-class/--features/--categorical/--impute/--zero-based/--n-features (or "
+            "re-ingest with them)"
         )
 
 

@@ -43,13 +43,19 @@ def _sort_key(label: str) -> tuple[int, float, str]:
 
 
 def build_label_map(
-    originals: Iterable[Any], *, n_classes: int | None = None, path: object = None, positive_class: object = None
+    originals: Iterable[Any],
+    *,
+    n_classes: int | None = None,
+    path: object = None,
+    positive_class: object = None,
+    one_class: bool = False,
 ) -> list[list[Any]]:
     """Build the original->internal map for the given distinct original labels.
 
     ``originals`` are the declared classes (``--classes``) or the classes found in the data.
     Two classes map (in numeric/lexical order) to -1 and +1, or ``positive_class`` to +1 and the
-    other to -1; K > 2 classes map to 0..K-1.
+    other to -1; K > 2 classes map to 0..K-1. One class is refused (nothing learns from it), unless
+    ``one_class``: rows scored against a model's predictions (a file of positives), mapped to +1.
     """
     labels = sorted({canonical(v) for v in originals}, key=_sort_key)
     k = len(labels)
@@ -76,6 +82,8 @@ def build_label_map(
         )
     if k == 2:
         return [[labels[0], -1], [labels[1], 1]]
+    if k == 1 and one_class:
+        return [[labels[0], 1]]
     if k < 2:
         raise DataError(
             f"only one class {labels} present; a classifier needs two",
@@ -112,9 +120,11 @@ def encode_labels(
     positive_class: object = None,
     path: object = None,
     line_of: Callable[[int], int] = lambda i: i + 1,
+    one_class: bool = False,
 ) -> tuple[NDArray[np.int64], list[list[Any]]]:
     """Original labels -> ``(internal int64 labels, label map)``, canonicalising each distinct value
-    once (not once per row); ``line_of`` maps a row index to the row named in errors."""
+    once (not once per row); ``line_of`` maps a row index to the row named in errors; ``one_class``:
+    see :func:`build_label_map`."""
     y_raw = np.asarray(y_raw)
     if y_raw.dtype.kind == "f" and not np.isfinite(y_raw).all():
         row = int(np.flatnonzero(~np.isfinite(y_raw))[0])
@@ -127,7 +137,11 @@ def encode_labels(
     uniques, inverse = np.unique(y_raw, return_inverse=True)
     keys = [canonical(u) for u in uniques]
     label_map = build_label_map(
-        classes if classes is not None else keys, n_classes=n_classes, path=path, positive_class=positive_class
+        classes if classes is not None else keys,
+        n_classes=n_classes,
+        path=path,
+        positive_class=positive_class,
+        one_class=one_class,
     )
     lookup = dict((original, internal) for original, internal in label_map)
     unknown = [i for i, k in enumerate(keys) if k not in lookup]

@@ -114,6 +114,13 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_
 @CATEGORICAL_OPTION  # (a first version's; every later version reads its window with the champion's encoder)
 @IMPUTE_OPTION
 @ZERO_BASED_OPTION
+@click.option(
+    "--n-features",
+    type=click.IntRange(min=1),
+    default=None,
+    help="LIBSVM: the feature count, for a first version (a file is as wide as its largest index, which one "
+    "window may not reach). Later windows take the champion's: a narrower one is padded.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @mlflow_options
 def retrain_cmd(
@@ -141,6 +148,7 @@ def retrain_cmd(
     categorical,
     impute,
     zero_based,
+    n_features,
     quiet,
     mlflow,
     mlflow_uri,
@@ -194,7 +202,10 @@ def retrain_cmd(
             lock_timeout=lock_timeout,
             show_progress=not quiet,
             drift=PageHinkley(delta=drift_delta, threshold=drift_threshold),
-            labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
+            labels={
+                **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
+                "n_features": n_features,
+            },
             emit=emit,
         )
     except (KeyboardInterrupt, Terminated) as exc:  # before its version was published: nothing was

@@ -74,6 +74,33 @@ class Dataset:
     def n_features(self) -> int:
         return int(self.X.shape[1])
 
+    def features_for(self, n_features: int) -> FeatureMatrix:
+        """``X`` for a model of ``n_features`` features: a LIBSVM file's rows get zero columns up to it
+        (a row leaves its zero features out, so a file need not use the last index).
+
+        Raises
+        ------
+        DataError
+            The rows have more features (a LIBSVM index above the model's), or, in another format,
+            another number of columns.
+        """
+        from ..errors import DataError
+
+        width = self.n_features
+        if width == n_features:
+            return self.X
+        if self.fmt == "libsvm" and width < n_features:
+            if isinstance(self.X, sp.csr_matrix):
+                return sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_rows, n_features))
+            return np.ascontiguousarray(np.pad(self.X, ((0, 0), (0, n_features - width))))
+        if self.fmt == "libsvm":
+            problem = f"the rows use {width} features, the model takes {n_features}"
+            fix = "give rows of the model's features (an index beyond its last feature is one it never learnt)"
+        else:
+            problem = f"the rows have {width} feature columns, the model takes {n_features}"
+            fix = "give rows of the model's features, column for column (a label column read as a feature? name it)"
+        raise DataError(problem, path=self.path, fix=fix)
+
     @property
     def labels(self) -> NDArray[np.int64]:
         """``y``, for code that learns from the rows (a dataset read with ``label_column='none'``

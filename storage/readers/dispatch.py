@@ -54,6 +54,7 @@ def read_dataset(
     columns: ColumnEncoder | None = None,
     zero_based: bool = False,
     feature_names: Iterable[str] | None = None,
+    one_class: bool = False,
 ) -> Dataset:
     """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
@@ -112,6 +113,9 @@ def read_dataset(
         Rows to predict (``optional_labels``): the columns the model takes. With no ``label_column``,
         a table whose columns are named (parquet, CSV/TSV with a header) and are these has no labels,
         and one with a single other column has its labels there; else the default rule applies.
+    one_class : bool, default False
+        Rows scored against a model's predictions: labels of a single class are read as they are (a
+        test file of positives); else such a file is refused unless ``classes`` declares the others.
 
     Returns
     -------
@@ -132,7 +136,7 @@ def read_dataset(
             fix="name the label column; score rows without labels with omkl predict --label-column none",
         )
     by_name: dict[str, Any] = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
-    by_name.update(positive_class=positive_class, features=features, columns=columns)
+    by_name.update(positive_class=positive_class, features=features, columns=columns, one_class=one_class)
     # the model's features decide a named table's label column when none is given (rows to predict)
     by_features = (
         list(feature_names) if feature_names is not None and label_column is None and optional_labels else None
@@ -205,6 +209,7 @@ def read_dataset(
         positive_class=positive_class,
         path=path,
         line_of=parsed.line_of,
+        one_class=one_class,
     )
     dataset = Dataset(
         X=X,

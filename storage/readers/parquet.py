@@ -30,6 +30,7 @@ def read_table(
     where: str | None = None,
     sha256: str | None = None,
     fmt: str = "parquet",
+    one_class: bool = False,
 ) -> Dataset:
     """A table read whole into memory (without labels: ``label_column="none"``). ``columns``: an
     encoder for its raw feature columns -- fitted here when it is not yet, else applied. A table in
@@ -46,7 +47,12 @@ def read_table(
         (None, [])
         if table.label is None
         else encode_labels(
-            table.labels(), classes=classes, n_classes=n_classes, positive_class=positive_class, path=table.where
+            table.labels(),
+            classes=classes,
+            n_classes=n_classes,
+            positive_class=positive_class,
+            path=table.where,
+            one_class=one_class,
         )
     )
     raw = None
