@@ -7,9 +7,11 @@ environment where omkl-dist is installed, so numba, Dask and the data stay out o
 Tasks, in order, for the run's logical date ``{{ ds }}`` (never the wall clock, so a rerun or a
 backfill of a day sees the same window and the retrain returns the same version):
 
-1. ``ingest``  -- ``omkl schedule ingest``: the day's file is ingested into ``WORK/windows/<day>``
-   (an ingested dataset is used as it is); it prints the dataset's path, the next task's input.
-2. ``retrain`` -- ``omkl retrain`` on that window: continue the champion, gate, publish; the
+1. ``arrived`` -- ``omkl schedule arrived``: the day's window (a data file or an ingested dataset)
+   has arrived (else the task fails, and is retried); it prints its path, the next task's input.
+2. ``retrain`` -- ``omkl retrain`` on that window: a file is ingested into the store (once: a
+   retry or rerun finds it by its content) with the retrain's options (``--label-column``, ...)
+   and the champion's column encoder and width; continue the champion, gate, publish; the
    report and plots go to ``WORK/reports/<day>``. Exit 75 (the store is locked) is retried.
 3. ``report``  -- ``omkl report``: the store's version history drawn into ``WORK/reports/<day>/history``.
 
@@ -20,8 +22,9 @@ Settings, read from the environment when Airflow parses the file:
 ``OMKL_STORE``         the model store's folder
 ``OMKL_MODEL``         the model's name in the store (default ``nightly``)
 ``OMKL_SOURCE``        each day's window with ``{date}`` for the day, e.g. ``/data/in/{date}.csv``
-``OMKL_WORK``          folder for ingested windows and reports
-``OMKL_RETRAIN_ARGS``  further ``omkl retrain`` options (first run: ``--algo spa``; ``--gate``, ...)
+``OMKL_WORK``          folder for the reports
+``OMKL_RETRAIN_ARGS``  further ``omkl retrain`` options (first run: ``--algo spa``; ``--gate``, a file's
+                       reading options: ``--label-column outcome``, ...)
 ``OMKL_SCHEDULE``      the cron schedule (default ``30 2 * * *``, 02:30 UTC)
 =====================  ==================================================================
 
@@ -61,7 +64,7 @@ REPORTS = shlex.quote(os.path.join(WORK, "reports")) + "/" + DAY
 
 with DAG(
     dag_id="omkl_retrain",
-    description="Nightly: ingest the day's window, retrain the champion on it (gated), draw the report",
+    description="Nightly: the day's window arrived, retrain the champion on it (gated), draw the report",
     schedule=os.environ.get("OMKL_SCHEDULE", "30 2 * * *"),
     start_date=datetime(2026, 1, 1, tzinfo=timezone.utc),
     catchup=False,
@@ -69,15 +72,15 @@ with DAG(
     default_args={"retries": 2, "retry_delay": timedelta(minutes=10)},
     tags=["omkl-dist"],
 ) as dag:
-    ingest = BashOperator(
-        task_id="ingest",
-        bash_command=f"{OMKL} schedule ingest --source {SOURCE} --work {shlex.quote(WORK)} --date {DAY}",
+    arrived = BashOperator(
+        task_id="arrived",
+        bash_command=f"{OMKL} schedule arrived --source {SOURCE} --date {DAY}",
     )
     retrain = BashOperator(
         task_id="retrain",
         bash_command=(
             f"{OMKL} retrain --store {STORE} --model {MODEL} "
-            "--data \"{{ ti.xcom_pull(task_ids='ingest') }}\" "
+            "--data \"{{ ti.xcom_pull(task_ids='arrived') }}\" "
             f"--report-dir {REPORTS} --quiet {RETRAIN_ARGS} {MLFLOW_ARGS}"
         ),
         env=MLFLOW_ENV,
@@ -87,4 +90,4 @@ with DAG(
         task_id="report",
         bash_command=f"{OMKL} report --store {STORE} --model {MODEL} --out {REPORTS}/history",
     )
-    ingest >> retrain >> report
+    arrived >> retrain >> report

@@ -1,10 +1,10 @@
 """Scheduled retraining without a scheduler of our own: a crontab line, and the one command it runs.
 
-``omkl schedule window`` is one scheduled run: the day's window (a file is ingested into
-``WORK/windows/<day>`` first; an ingested dataset is used as it is) and ``omkl retrain`` on it,
-printing one JSON line. ``omkl schedule cron`` prints the crontab line that runs it every night
-under ``flock`` (an overlapping run exits 75 at once and is not started) and appends the JSON line
-to ``WORK/runs.jsonl``. The day is always explicit (``--date``; cron's line computes it from the
+``omkl schedule window`` is one scheduled run: ``omkl retrain`` on the day's window (a data file,
+which the retrain ingests into the store once, or an ingested dataset), printing one JSON line.
+``omkl schedule cron`` prints the crontab line that runs it every night under ``flock`` (an
+overlapping run exits 75 at once and is not started) and appends the JSON line to
+``WORK/runs.jsonl``. The day is always explicit (``--date``; cron's line computes it from the
 clock once, at the start), so a rerun of a day is the same window and the same retrain key.
 The Airflow DAG (:mod:`.airflow_dag`) runs the same steps as separate tasks.
 """
@@ -12,7 +12,6 @@ The Airflow DAG (:mod:`.airflow_dag`) runs the same steps as separate tasks.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 import re
@@ -23,7 +22,6 @@ import sys
 from pathlib import Path
 
 from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.layout import META
 
 from .cli_base import EXIT_BAD_INPUT
 
@@ -87,8 +85,6 @@ def cron_line(
             shlex.quote(name),
             "--source",
             shlex.quote(source),
-            "--work",
-            shlex.quote(str(work)),
             "--date",
             f'"{day}"',
             *(["--retrain-args", shlex.quote(retrain_args)] if retrain_args else []),
@@ -101,11 +97,11 @@ def cron_line(
     return " ".join(fields) + " " + command.replace("%", "\\%")
 
 
-def run_window(*, store, name: str, source: str, work, day: str, retrain_args: str = "") -> tuple[dict, int]:
-    """Ingest (if needed) and retrain on one day's window; returns (the JSON summary, the exit status)."""
+def run_window(*, store, name: str, source: str, day: str, retrain_args: str = "") -> tuple[dict, int]:
+    """Retrain on one day's window (:func:`day_window`); returns (the JSON summary, the exit status)."""
     base = {"model": name, "date": day, "source": source}
     try:
-        data = ingest_window(source, work, day)
+        data = day_window(source, day)
     except (DataError, ValueError, OSError) as exc:
         return {**base, "status": "error", "exit": EXIT_BAD_INPUT, "error": str(exc)}, EXIT_BAD_INPUT
     command = [
@@ -131,29 +127,19 @@ def run_window(*, store, name: str, source: str, work, day: str, retrain_args: s
     return {**base, "data": str(data), **summary}, done.returncode
 
 
-def ingest_window(source: str, work, day: str) -> Path:
-    """The day's window as an ingested dataset: ``source`` with ``{date}`` replaced by ``day``, used
-    as it is if it is one, else ingested into ``WORK/windows/<day>`` (once: a rerun of the day
-    finds the same file ingested already)."""
-    from omkl_dist.storage import ingest
-    from omkl_dist.storage.ingest import dataset_info
-
+def day_window(source: str, day: str) -> Path:
+    """The day's window: ``source`` with ``{date}`` replaced by ``day`` -- a data file, a folder of
+    parquet files or an ingested dataset -- checked to have arrived. A file is not ingested here:
+    ``omkl retrain`` ingests it into the store (once: a rerun of the day finds it by its content),
+    reading it with the retrain's options (``--label-column``, ``--categorical``, ...) and, for a
+    later version, the champion's column encoder and width -- what a window ingested apart from the
+    store could not know."""
     day = _day(day)
-    source = Path(source.replace("{date}", day)).expanduser()
-    if not source.exists():
+    source_path = Path(source.replace("{date}", day)).expanduser()
+    if not source_path.exists():
         raise DataError(
             "the day's window has not arrived",
-            path=source,
+            path=source_path,
             fix="deliver the file (or ingested dataset) before the run, or rerun the day later",
         )
-    if source.is_dir() and (source / META).is_file():
-        return source.absolute()
-    out = Path(work).expanduser().absolute() / "windows" / day
-    if (out / META).is_file() and source.is_file():
-        try:
-            if dataset_info(out).get("sha256") == hashlib.sha256(source.read_bytes()).hexdigest():
-                return out
-        except DataError:
-            pass  # damaged or another file's: ingested again below
-    ingest(source, out, overwrite=True)
-    return out
+    return source_path.absolute()

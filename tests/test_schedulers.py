@@ -91,12 +91,12 @@ def test_dag_file_parses_without_airflow(monkeypatch):
     assert kwargs["dag_id"] == "omkl_retrain" and kwargs["schedule"] == "30 2 * * *"
     assert kwargs["catchup"] is False and kwargs["max_active_runs"] == 1
     assert kwargs["start_date"].tzinfo is not None
-    assert [t.task_id for t in recorder.tasks] == ["ingest", "retrain", "report"]
-    assert recorder.edges == [("ingest", "retrain"), ("retrain", "report")]
-    ingest, retrain, report = (t.bash_command for t in recorder.tasks)
-    assert ingest.startswith("/opt/omkl/bin/omkl schedule ingest") and "--date {{ ds }}" in ingest
-    assert "/srv/in/{date}.csv" in ingest
-    assert "retrain --store /srv/store" in retrain and "xcom_pull(task_ids='ingest')" in retrain
+    assert [t.task_id for t in recorder.tasks] == ["arrived", "retrain", "report"]
+    assert recorder.edges == [("arrived", "retrain"), ("retrain", "report")]
+    arrived, retrain, report = (t.bash_command for t in recorder.tasks)
+    assert arrived.startswith("/opt/omkl/bin/omkl schedule arrived") and "--date {{ ds }}" in arrived
+    assert "/srv/in/{date}.csv" in arrived
+    assert "retrain --store /srv/store" in retrain and "xcom_pull(task_ids='arrived')" in retrain
     assert "{{ ds }}" in retrain and "{{ ds }}" in report
     # no heavy imports at the top (Airflow parses the file often), no wall clock
     tree = ast.parse(DAG_FILE.read_text())
@@ -119,7 +119,7 @@ def test_the_dag_passes_mlflow_through_when_its_variable_is_set(monkeypatch, tmp
     assert retrain.kwargs["append_env"] is True
     assert retrain.kwargs["env"]["OMKL_MLFLOW_URI"] == "{{ var.value.get('omkl_mlflow_uri', '') }}"
     # the command as Airflow renders it (the Variables into env), run by bash
-    command = retrain.bash_command.replace("{{ ti.xcom_pull(task_ids='ingest') }}", "/w/d").replace("{{ ds }}", "d")
+    command = retrain.bash_command.replace("{{ ti.xcom_pull(task_ids='arrived') }}", "/w/d").replace("{{ ds }}", "d")
 
     def args(**variables):
         env = {**os.environ, "OMKL_MLFLOW_URI": "", "OMKL_MLFLOW_EXPERIMENT": "", **variables}
@@ -172,7 +172,8 @@ def test_the_dag_runs_for_real_in_airflow(tmp_path):
     assert "state=success" in done.stdout + done.stderr
     store = ModelStore(tmp_path / "store", "nightly")
     assert store.versions() == [1] and store.aliases() == {"champion": 1}
-    assert store.lineage(1)["window"]["source"] == str(tmp_path / "work" / "windows" / day)
+    # the day's file ingested into the store by the retrain (once: by its content)
+    assert Path(store.lineage(1)["window"]["source"]).parent == tmp_path / "store" / "nightly" / "windows"
     reports = tmp_path / "work" / "reports" / day
     assert (reports / "report.json").is_file() and (reports / "history" / "history.png").is_file()
 
@@ -229,3 +230,53 @@ def test_the_cron_line_runs_under_sh(tmp_path):
     assert missing.returncode == 2
     last = json.loads((work / "runs.jsonl").read_text().splitlines()[-1])
     assert last["status"] == "error" and "has not arrived" in last["error"]
+
+
+def test_scheduled_windows_are_read_with_the_retrain_options(tmp_path):
+    """A night's file whose labels are words in a named column and one of whose features is text
+    needs reading options: the scheduled run hands the file to retrain, which takes them from
+    --retrain-args (the same every night) and reads a later night with the champion's encoder. An
+    older crontab line's --work and DAG copy's `schedule ingest` still run."""
+    rng = np.random.default_rng(5)
+    for day in ("2026-11-27", "2026-11-28"):
+        X = rng.normal(size=(600, 3))
+        city = rng.choice(["oslo", "rome", "lima"], 600)
+        outcome = np.where(X[:, 0] + X[:, 1] + (city == "rome") > 0.5, "churned", "stayed")
+        lines = ["a,b,city,outcome,c", *(f"{r[0]},{r[1]},{c},{o},{r[2]}" for r, c, o in zip(X, city, outcome))]
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / f"{day}.csv").write_text("\n".join(lines) + "\n")
+
+    def night(day, *extra):
+        args = ["--store", str(tmp_path / "store"), "--model", "churn", "--source", str(tmp_path / "in" / "{date}.csv")]
+        reading = "--algo spa --block-size 64 --label-column outcome --categorical one-hot"
+        done = subprocess.run(
+            [*OMKL, "schedule", "window", *args, "--date", day, "--retrain-args", reading, *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first = night("2026-11-27")
+    assert first["status"] == "promoted", first
+    second = night("2026-11-28", "--work", str(tmp_path / "work"))  # (an older crontab line's option)
+    assert second["status"] in ("promoted", "kept") and second["parent"] == 1, second
+    lineage = ModelStore(tmp_path / "store", "churn").lineage(second["version"])
+    assert lineage["label_map"] == [["churned", -1], ["stayed", 1]]
+    arrived = subprocess.run(
+        [
+            *OMKL,
+            "schedule",
+            "ingest",
+            "--source",
+            str(tmp_path / "in" / "{date}.csv"),
+            "--work",
+            "w",
+            "--date",
+            "2026-11-28",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert arrived.stdout.strip().splitlines()[-1] == str(tmp_path / "in" / "2026-11-28.csv")
