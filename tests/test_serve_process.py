@@ -14,6 +14,7 @@ import pytest
 from omkl_dist.persistence import load_model
 from omkl_dist.storage.model_store import ModelStore
 
+from omkl_cli import omkl_here
 from serving_helpers import FEATURES, publish, rows, server
 
 pytestmark = pytest.mark.slow
@@ -101,6 +102,28 @@ def test_follows_a_promotion_while_clients_keep_predicting_without_a_failed_requ
         answer = client.post("/v1/predict", json={"rows": X.tolist()}).json()
         assert answer["version"] == 2 and answer["decision_values"] == stored.decision_function(X).tolist()
         assert client.get("/v1/model").json()["swaps"] == 1
+
+
+def test_a_saved_model_folder_is_served_as_it_is(tmp_path):
+    """`--model-dir`: the folder `omkl run --model-out` writes, served without a store (it was
+    'No such option'): predictions as the model's, no version, learning refused with the way to it."""
+    store = ModelStore(tmp_path / "store", "churn")
+    publish(store, 3)
+    X, _ = rows(8, 5)
+    saved = load_model(store.path(1))
+    with server("--model-dir", store.path(1)) as (proc, url), httpx.Client(base_url=url, timeout=30) as client:
+        answer = client.post("/v1/predict", json={"rows": X.tolist()}).json()
+        assert answer["version"] is None and answer["decision_values"] == saved.decision_function(X).tolist()
+        refused = client.post("/v1/learn", json={"rows": X[:1].tolist(), "labels": [answer["labels"][0]]})
+        assert refused.status_code == 409 and "saved model" in refused.json()["error"]
+        described = client.get("/v1/model").json()
+        assert described["mode"] == "model-dir" and described["n_features"] == len(FEATURES)
+        assert client.get("/readyz").json() == {"status": "ready", "version": None}
+        assert "omkl_support_vectors" in _parse_prometheus(client.get("/metrics").text)
+    learn = omkl_here("serve", "--model-dir", store.path(1), "--learn", check=False)
+    assert learn.returncode == 2 and "omkl models import" in learn.stderr
+    neither = omkl_here("serve", "--follow", "champion", check=False)
+    assert neither.returncode == 2 and "--model-dir" in neither.stderr
 
 
 def _parse_prometheus(text: str) -> dict[str, float]:

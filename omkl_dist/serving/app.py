@@ -1,7 +1,8 @@
 """The ASGI app: predict, learn, the model, health, readiness and metrics over HTTP (Starlette).
 
 ``create_app(source)`` serves a source of snapshots: an :class:`~omkl_dist.serving.follow.AliasFollower`
-(predict-only, following a store alias) or a :class:`~omkl_dist.serving.learning.LearningService`
+(predict-only, following a store alias), a :class:`~omkl_dist.serving.follow.SavedModel` (predict-only,
+a model folder as it is) or a :class:`~omkl_dist.serving.learning.LearningService`
 (predicts from its snapshot and learns through its write-ahead log). A team can mount the app in its
 own service; ``omkl serve`` runs it under uvicorn. The app owns the source: it starts a follower's
 poller on startup and closes the source on shutdown.
@@ -31,7 +32,7 @@ from starlette.routing import Route
 
 from .batching import PredictionBatcher, answer
 from .errors import BadRequest
-from .follow import AliasFollower
+from .follow import AliasFollower, SavedModel
 from .metrics import CONTENT_TYPE, RequestMetrics
 from .rows import ARROW, Batch, arrow_batch, json_batch, media_type, parse_json
 
@@ -59,11 +60,11 @@ Handler = Callable[[Request], Awaitable[tuple[Response, int]]]
 
 
 def create_app(source: Any, *, token: str | None = None, limits: Limits | None = None) -> Starlette:
-    """The app serving ``source`` (an AliasFollower or a LearningService).
+    """The app serving ``source`` (an AliasFollower, a SavedModel or a LearningService).
 
     Parameters
     ----------
-    source : AliasFollower or LearningService
+    source : AliasFollower, SavedModel or LearningService
         Where snapshots come from (``snapshot()``); a LearningService also learns (``learn``).
     token : str, optional
         A bearer token every request but ``/healthz`` and ``/readyz`` must carry
@@ -72,7 +73,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         The body size and row limits (defaults: 32 MiB, 100,000 rows).
     """
     limits = limits or Limits()
-    following = isinstance(source, AliasFollower)
+    following = isinstance(source, (AliasFollower, SavedModel))  # predict only
     metrics = RequestMetrics()
     batcher = PredictionBatcher(limits.max_rows)
     expected = None if token is None else token.encode()
@@ -142,7 +143,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         if following:
             raise BadRequest(
                 409,
-                f"this service only predicts (it follows alias {source.alias!r})",
+                f"this service only predicts ({source.serves})",
                 where=where,
                 fix="send labels to a service started with `omkl serve --learn`",
             )

@@ -1,4 +1,5 @@
-"""Follow a store alias: serve the version it points at, and swap in the next one when it moves.
+"""Follow a store alias: serve the version it points at, and swap in the next one when it moves (or
+serve a saved model folder as it is: :class:`SavedModel`).
 
 ``omkl models promote`` and a scheduled ``omkl retrain`` move an alias by rewriting the store's
 refs.json atomically; a poller reads it every ``poll_seconds``, loads the new version completely (every
@@ -80,5 +81,41 @@ class AliasFollower:
         if self._thread is not None:
             self._thread.join()
 
+    @property
+    def serves(self) -> str:
+        """What this predict-only service serves, for messages."""
+        return f"it follows alias {self.alias!r}"
+
     def describe(self) -> dict[str, Any]:
         return {"mode": "follow", "alias": self.alias, "swaps": self.swaps, "last_error": self.last_error}
+
+
+class SavedModel:
+    """A saved model folder (``omkl run``/``fit --model-out``, ``omkl submit --out``) served as it is:
+    predict only, never reloaded, no store version (``version`` None).
+
+    Parameters
+    ----------
+    path : path-like
+        The folder :func:`~omkl_dist.persistence.load_model` reads (every hash checked).
+    """
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self._served = Snapshot(load_model(path), None, 0)  # type: ignore[arg-type]  # (no store version)
+
+    @property
+    def serves(self) -> str:
+        return f"it serves the saved model {self.path}"
+
+    def snapshot(self) -> Snapshot:
+        return self._served
+
+    def start(self) -> None:
+        """Nothing to poll: the folder is read once."""
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"mode": "model-dir", "model_dir": str(self.path)}

@@ -7,12 +7,26 @@ from pathlib import Path
 import click
 
 from ..cli_base import FiniteFloat
-from .store_options import STORE_OPTION, open_store
+from .store_options import open_store
 
 
 @click.command("serve")
-@STORE_OPTION
-@click.option("--model", "name", required=True, help="The model's name in the store.")
+@click.option(
+    "--store",
+    envvar="OMKL_STORE",
+    show_envvar=True,
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The model store's folder (with --model).",
+)
+@click.option("--model", "name", default=None, help="The model's name in the store.")
+@click.option(
+    "--model-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Or: a saved model folder (omkl run or fit --model-out, omkl submit --out), served as it is: predict "
+    "only, no version.",
+)
 @click.option(
     "--follow",
     "alias",
@@ -78,6 +92,7 @@ from .store_options import STORE_OPTION, open_store
 def serve(
     store,
     name,
+    model_dir,
     alias,
     learn,
     ref,
@@ -95,13 +110,22 @@ def serve(
     poll_seconds,
 ):
     """Serve a stored model over HTTP (POST /v1/predict, /v1/learn; GET /v1/model, /healthz, /readyz, /metrics)."""
-    if (alias is None) == (not learn):
+    if (model_dir is None) == (name is None):
+        raise click.UsageError("give --model (with --store) and --follow or --learn, or --model-dir")
+    if model_dir is not None and (alias is not None or learn):
+        raise click.UsageError(
+            "--model-dir serves a saved folder as it is (predict only); to follow an alias or learn, import it "
+            "into a store (omkl models import) and serve --model NAME"
+        )
+    if model_dir is None and store is None:
+        raise click.UsageError("--model needs --store (or OMKL_STORE)")
+    if model_dir is None and (alias is None) == (not learn):
         raise click.UsageError("give --follow ALIAS (predict only) or --learn (predict and learn)")
     if not learn and (publish_alias is not None or keep_published is not None):
         raise click.UsageError("--publish-alias and --keep-published go with --learn (a follower publishes nothing)")
     try:
         from omkl_dist.serving.app import Limits, create_app
-        from omkl_dist.serving.follow import AliasFollower
+        from omkl_dist.serving.follow import AliasFollower, SavedModel
         from omkl_dist.serving.security import check_exposure, read_token
         from omkl_dist.serving.server import run
     except ImportError as exc:
@@ -111,12 +135,13 @@ def serve(
 
     token = None if token_file is None else read_token(token_file)
     check_exposure(host, token=token, tls_dir=tls_dir)
-    s = open_store(store, name)
-    if learn:
+    if model_dir is not None:
+        source, what, name = SavedModel(model_dir), "a saved model, predict only", str(model_dir)
+    elif learn:
         from omkl_dist.serving.learning import LearningService
 
         source = LearningService.open(
-            s,
+            open_store(store, name),
             ref=ref,
             wal_dir=wal_dir,
             publish_rows=publish_rows,
@@ -126,12 +151,13 @@ def serve(
         )
         what = "learning"
     else:
-        source = AliasFollower(s, alias, poll_seconds=poll_seconds)
+        source = AliasFollower(open_store(store, name), alias, poll_seconds=poll_seconds)
         what = f"following {alias}"
     app = create_app(source, token=token, limits=Limits(max_body_bytes=max_body_bytes, max_rows=max_rows))
     version = source.snapshot().version
 
     def listening(url: str) -> None:
-        click.echo(f"omkl serve: {name} v{version} ({what}) listening on {url}", err=False)
+        served = name if version is None else f"{name} v{version}"
+        click.echo(f"omkl serve: {served} ({what}) listening on {url}", err=False)
 
     run(app, host=host, port=port, tls_dir=tls_dir, on_listening=listening)
