@@ -19,6 +19,24 @@ from .entry import INTERRUPTED
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
+
+class PathOrURL(click.ParamType):
+    """A local path (a :class:`~pathlib.Path`) or an fsspec URL kept as its string: click's own
+    ``Path`` type made ``s3://bucket/m`` the local path ``s3:/bucket/m`` (a model not found, a
+    predictions file written into a folder named ``s3:``)."""
+
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        from omkl_dist.storage.location import is_url
+
+        return value if is_url(value) or not isinstance(value, str) else Path(value)
+
+
+PATH_OR_URL = PathOrURL()
+
 # how a data file's columns are read (ingest, run, fit, predict, and submit/retrain of a file)
 LABEL_COLUMN_OPTION = click.option(
     "--label-column",
@@ -232,6 +250,19 @@ class CommandGroup(click.Group):
             # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
             click.echo(f"error: {one_line(exc)}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+        except Exception as exc:
+            if not type(exc).__module__.startswith(_OBJECT_STORE_CLIENTS):
+                raise
+            click.echo(
+                f"error: object storage: {one_line(exc)}. Fix: give the credentials and endpoint the way its "
+                "filesystem reads them (S3: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, or ~/.aws)",
+                err=True,
+            )
+            ctx.exit(EXIT_BAD_INPUT)
+
+
+# the packages object storage's errors come from (a URL's credentials, endpoint or bucket)
+_OBJECT_STORE_CLIENTS = ("botocore", "aiobotocore", "s3fs", "gcsfs", "google.auth", "adlfs", "azure")
 
 
 def _stdout_reader_gone() -> bool:

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import DataError
 from .layout import meta_digest
-from .location import Location, PathArg, location
+from .location import Location, PathArg, is_remote, location
 from .outputs import MODEL, Inputs, atomic_output, uninterrupted
 from .schema import obj, read_json
 
@@ -116,6 +116,8 @@ def read_meta(directory: PathArg) -> dict[str, Any]:
 def _read_meta(directory: Location) -> dict[str, Any]:
     """model.json as a JSON object of this schema version (its hash not checked yet)."""
     meta_path = directory / MODEL_META
+    if is_remote(directory):  # (its credentials or endpoint failing raise here: is_file says False to any error)
+        directory.exists()
     if not meta_path.is_file() or not (directory / STATE).is_dir():
         raise DataError(
             "not a saved model (needs model.json and state.zarr)",

@@ -8,6 +8,7 @@ in the model ``omkl run`` learns, bit for bit.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -72,8 +73,8 @@ def s3():
                 os.environ[k] = v
 
 
-def omkl(*args, check=True, timeout=300):
-    proc = subprocess.run([*OMKL, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def omkl(*args, check=True, timeout=300, cwd=None):
+    proc = subprocess.run([*OMKL, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=cwd)
     if check and proc.returncode != 0:
         raise AssertionError(f"omkl {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc
@@ -114,6 +115,51 @@ def test_datasets_and_models_at_s3_urls(s3, tmp_path):
         save_model(model, f"{s3['url']}/models/spa")
     with pytest.raises(Exception, match="not an ingested dataset"):
         _read_all(f"{s3['url']}/models/spa")
+
+
+def test_commands_take_urls_and_write_predictions_to_s3(s3, tmp_path):
+    """A model and a dataset at URLs for predict, serve's folder, models import and data info (click's
+    Path type made `s3://b/m` the local path `s3:/b/m`: 'not a saved model', and predictions written
+    into a local folder named `s3:`); predictions uploaded as one object, parquet or CSV, replaced only
+    with --overwrite and only if ours; no credentials: one line saying so, not a traceback."""
+    import pandas as pd
+
+    data, model = f"{s3['url']}/p/data", f"{s3['url']}/p/model"
+    omkl("data", "synth", "--rows", 2000, "--features", 4, "--seed", 2, "--out", data)
+    omkl("run", "spa", "--data", data, "--model-out", model, "--quiet")
+    assert "rows:      2,000" in omkl("data", "info", data).stdout
+    for name in ("scores.parquet", "scores.csv.gz"):
+        omkl("predict", "--model-dir", model, "--data", data, "--out", f"{s3['url']}/p/{name}", cwd=tmp_path)
+    assert not (tmp_path / "s3:").exists()
+    got = pd.read_parquet(f"{s3['url']}/p/scores.parquet")
+    assert len(got) == 2000 and got.equals(
+        pd.read_csv(f"{s3['url']}/p/scores.csv.gz", dtype={"label": str}).astype(got.dtypes)
+    )
+    again = omkl("predict", "--model-dir", model, "--data", data, "--out", f"{s3['url']}/p/scores.parquet", check=False)
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+    s3["fs"].pipe(f"{BUCKET}/p/theirs.csv", b"a,b\n1,2\n")
+    theirs = omkl(
+        "predict",
+        "--model-dir",
+        model,
+        "--data",
+        data,
+        "--out",
+        f"{s3['url']}/p/theirs.csv",
+        "--overwrite",
+        check=False,
+    )
+    assert theirs.returncode == 2 and "not a predictions file" in theirs.stderr
+    assert s3["fs"].cat(f"{BUCKET}/p/theirs.csv") == b"a,b\n1,2\n"
+    inside = omkl("predict", "--model-dir", model, "--data", data, "--out", f"{data}/p.parquet", check=False)
+    assert inside.returncode == 2 and "lies inside the data" in inside.stderr
+    imported = omkl("models", "import", "--store", tmp_path / "store", "m", model).stdout
+    assert json.loads(imported.strip().splitlines()[-1])["version"] == 1
+    keyless = {k: v for k, v in os.environ.items() if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    keyless.update(AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"), AWS_CONFIG_FILE=str(tmp_path / "none"))
+    denied = subprocess.run([*OMKL, "data", "info", data], capture_output=True, text=True, env=keyless, timeout=120)
+    assert denied.returncode == 2 and "Traceback" not in denied.stderr
+    assert "object storage: Unable to locate credentials" in denied.stderr and "AWS_ACCESS_KEY_ID" in denied.stderr
 
 
 @pytest.mark.cluster

@@ -14,6 +14,7 @@ from ..cli_base import (
     CATEGORICAL_OPTION,
     FEATURES_OPTION,
     IMPUTE_OPTION,
+    PATH_OR_URL,
     POSITIVE_CLASS_OPTION,
     ZERO_BASED_OPTION,
     CommandGroup,
@@ -149,7 +150,7 @@ def _parse_groups(text):
 
 
 @data.command("info")
-@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("directory", type=PATH_OR_URL)
 @click.option("--json", "as_json", is_flag=True, help="Print the metadata as JSON.")
 def data_info(directory, as_json):
     """Print the summary of an ingested dataset DIRECTORY."""
@@ -160,7 +161,7 @@ def data_info(directory, as_json):
 
 
 @data.command("verify")
-@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("directory", type=PATH_OR_URL)
 def data_verify(directory):
     """Read every chunk of a dataset DIRECTORY and check it against its recorded checksums."""
     from omkl_dist.storage.ingest import verify_dataset

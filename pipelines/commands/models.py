@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
 from omkl_dist.storage.errors import DataError
 
 from ..cli_base import (
+    PATH_OR_URL,
     CommandGroup,
 )
 from .mlflow_options import mlflow_options, mlflow_target
@@ -125,7 +125,7 @@ def models_show(store, name, ref):
 @models.command("import")
 @STORE_OPTION
 @click.argument("name")
-@click.argument("model_dir", type=click.Path(path_type=Path))
+@click.argument("model_dir", type=PATH_OR_URL)
 @click.option("--no-promote", is_flag=True, help="Publish it without making it the champion.")
 @LOCK_TIMEOUT_OPTION
 @mlflow_options

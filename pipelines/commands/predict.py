@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..cli_base import PATH_OR_URL
 from .store_options import open_store
 
 
@@ -23,7 +24,7 @@ from .store_options import open_store
 @click.option("--version", "ref", default="champion", show_default=True, help="An alias or a version number.")
 @click.option(
     "--model-dir",
-    type=click.Path(path_type=Path),
+    type=PATH_OR_URL,
     default=None,
     help="Or: a saved model folder (omkl run or fit --model-out, omkl submit --out).",
 )
@@ -31,7 +32,7 @@ from .store_options import open_store
 @click.option(
     "--out",
     required=True,
-    type=click.Path(path_type=Path),
+    type=PATH_OR_URL,
     help="The file to write, in the format its suffix names: .parquet (the model's provenance in its metadata), "
     ".csv or .tsv, either optionally .gz.",
 )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..cli_base import FiniteFloat
+from ..cli_base import PATH_OR_URL, FiniteFloat
 from .store_options import open_store
 
 
@@ -22,7 +22,7 @@ from .store_options import open_store
 @click.option("--model", "name", default=None, help="The model's name in the store.")
 @click.option(
     "--model-dir",
-    type=click.Path(path_type=Path),
+    type=PATH_OR_URL,
     default=None,
     help="Or: a saved model folder (omkl run or fit --model-out, omkl submit --out), served as it is: predict "
     "only, no version.",
