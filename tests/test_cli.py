@@ -335,3 +335,20 @@ def test_a_warning_reads_as_one_warning_line():
     before = warnings.formatwarning
     assert invoke("data", "info", "no-such-dataset").exit_code == 2  # the root group's callback ran
     assert warnings.formatwarning is before
+
+
+def test_a_url_for_a_local_only_output_is_refused_not_taken_as_a_local_path(tmp_path, monkeypatch):
+    """click's Path type turned `s3://b/t.json` into the local path `s3:/b/t.json`: a trace, a report
+    or predictions went into a folder named `s3:`. A URL now reaches the output checks: outputs
+    object storage does not take are one error naming the option (predictions are uploaded: see
+    test_object_storage)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("".join(f"{i % 2},{i},{i * i % 7}\n" for i in range(40)))
+    CliRunner().invoke(main, ["run", "spa", "--data", "d.csv", "--trace-out", "t.json", "--quiet"])
+    for args in (
+        ["run", "spa", "--data", "d.csv", "--trace-out", "s3://b/t.json"],
+        ["report", "t.json", "--out", "s3://b/report"],
+    ):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and "cannot be written to a URL" in result.stderr, (args, result.stderr)
+    assert not (tmp_path / "s3:").exists()

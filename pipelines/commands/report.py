@@ -9,6 +9,7 @@ import click
 
 from omkl_dist.storage.errors import DataError
 
+from ..cli_base import PATH_OR_URL
 from .store_options import open_store
 
 
@@ -17,7 +18,7 @@ from .store_options import open_store
 @click.option("--store", envvar="OMKL_STORE", type=click.Path(path_type=Path), default=None, show_envvar=True)
 @click.option("--model", "name", default=None, help="With --store: the model whose version history to draw.")
 @click.option("--version", "ref", default=None, help="With --store/--model: redraw this version's retrain report.")
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Folder for report.json and the PNGs.")
+@click.option("--out", required=True, type=PATH_OR_URL, help="Folder for report.json and the PNGs.")
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
 def report_cmd(source, store, name, ref, out, no_plots):
     """Draw the plots of a saved run trace (omkl run --trace-out), a retrain's report.json, or a store model."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..cli_base import (
+    PATH_OR_URL,
     SCHEDULER_TIMEOUT_OPTION,
     CommandGroup,
 )
@@ -20,9 +21,7 @@ def _report_options(command):
             click.option(
                 "--json", "as_json", is_flag=True, help="Also print the report as one JSON object on the last line."
             ),
-            click.option(
-                "--out", "out", type=click.Path(path_type=Path), default=None, help="Write the full report (JSON) here."
-            ),
+            click.option("--out", "out", type=PATH_OR_URL, default=None, help="Write the full report (JSON) here."),
             click.option("--quiet", is_flag=True, help="No progress bar."),
         ]
     ):

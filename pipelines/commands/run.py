@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -15,6 +14,7 @@ from ..cli_base import (
     FEATURES_OPTION,
     IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
+    PATH_OR_URL,
     POSITIVE_CLASS_OPTION,
     SEED_OPTION,
     ZERO_BASED_OPTION,
@@ -47,7 +47,7 @@ OPTIONS = [
     LIMIT_OPTION,
     click.option(
         "--trace-out",
-        type=click.Path(path_type=Path),
+        type=PATH_OR_URL,
         default=None,
         help="Where to write the trace JSON (an existing trace is replaced only with --overwrite). Default: "
         "runs/trace-ALGO-DATA-seedS.json, or the first free of -2, -3, ...: a default never replaces a trace.",
