@@ -57,7 +57,8 @@ def run_fit(
     **reading,
 ) -> dict:
     """Load ``data`` (registry name, file or ingested dataset), split, scale, fit ``algo``, score; return a JSON-able
-    report. ``verbose``: MKBoost prints a line per boosting trial on standard error. ``reading``:
+    report. ``verbose``: progress lines on standard error (MKBoost: a line per boosting trial; the MKL
+    methods and svc: per cross-validation fold and pair). ``reading``:
     more of :func:`~omkl_dist.storage.read_dataset`'s options for a file (``features``,
     ``categorical``, ``impute``, ``zero_based``; an encoder is fitted on every row of the file).
     ``C``, ``kernels``, ``kernel_normalization``: None is the default (:func:`batch_settings`).
@@ -107,7 +108,11 @@ def run_fit(
     with executor_for(scheduler if algo == "mkboost" else None, threads, timeout) as executor:
         if algo == "svc":
             model = TunedSVC(
-                C=C, kernels=kernels, kernel_normalization=kernel_normalization, random_state=run_seed(seed, 0)
+                C=C,
+                kernels=kernels,
+                kernel_normalization=kernel_normalization,
+                random_state=run_seed(seed, 0),
+                verbose=verbose,
             )
         else:
             model = make_model(

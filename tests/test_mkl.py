@@ -325,3 +325,43 @@ def test_memorising_kernel_dropped_by_default(cls):
     assert model.score(X, y) > 0.9
     every = cls(kernels=kernels, C=1.0, min_neighbors=0.0).fit(X, y)
     assert every.pair_weights_[0, 0] > 0.0  # ℓ1 and ℓp alike take the memorising kernel when offered
+
+
+def test_gram_matrices_that_cannot_fit_are_refused_before_any_is_computed(monkeypatch):
+    """`omkl fit svc --data a9a` computed 10 Gram matrices of 16,281 rows (33 GiB with the folds) on a
+    24 GB machine: minutes of silence, then swapping. The fit now says so first, with the rows that fit."""
+    import psutil
+
+    from omkl_dist.algorithms.mkl import _base
+
+    class Little:
+        available = 64 * 2**20  # 64 MiB, half of it for the Gram matrices
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Little)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(1200, 3)), np.repeat([0, 1], 600)
+    SimpleMKL(C=1.0, min_neighbors=0.0, kernels="gaussian:1").fit(X[300:900], y[300:900])  # what fits, fits
+    computed = []
+    monkeypatch.setattr(_base.KernelPool, "evaluate", lambda *a: computed.append(1))
+    with pytest.raises(ValueError, match=r"TunedSVC: 10 kernels' Gram matrices of 1,200 training rows and their"):
+        TunedSVC().fit(X, y)
+    with pytest.raises(ValueError, match=r"SimpleMKL: 17 kernels' Gram matrices of 1,200 training rows need 0.2 GiB"):
+        SimpleMKL(C=1.0, min_neighbors=0.0).fit(X, y)  # (no cross-validation: no fold copies)
+    assert computed == []
+
+
+def test_verbose_says_where_a_long_fit_is(iono, capsys, monkeypatch):
+    """`omkl fit svc` on 4,062 rows took 206 s without a line. verbose=1: a line per fold and the final fit
+    once PROGRESS_SECONDS have passed since the last (a fit of seconds prints none); verbose=0: none."""
+    from omkl_dist.algorithms.mkl import _base
+
+    X, y, _, _ = iono
+    TunedSVC(kernels="gaussian:1,4", verbose=1).fit(X, y)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(_base, "PROGRESS_SECONDS", 0.0)
+    TunedSVC(kernels="gaussian:1,4", verbose=0).fit(X, y)
+    assert capsys.readouterr().err == ""
+    TunedSVC(kernels="gaussian:1,4", verbose=1).fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:2] == [line for line in lines[:2] if "cross-validation fold" in line] and len(lines) == 4
+    assert "settings cross-validated: C=" in lines[2] and "gaussian(sigma=" in lines[2] and "fitted on its" in lines[3]

@@ -170,7 +170,7 @@ def make_model(
 ):
     """A fresh estimator for a paper algorithm key with the given (default: the paper's) settings;
     MKBoost's SVMs run to libsvm's own convergence (``svm_max_iter=None``), as the paper's did, and
-    ``verbose`` is MKBoost's (a line per boosting trial). The MKL baselines get ``C`` and
+    ``verbose`` prints progress (MKBoost: a line per boosting trial). The MKL baselines get ``C`` and
     ``kernel_normalization`` and ``min_neighbors`` explicitly: the paper's (50, unit trace, every kernel),
     not the estimators' defaults (C by cross-validation, unit diagonal, no memorising kernel);
     ``random_state`` draws their folds when ``C="auto"``."""
@@ -193,6 +193,7 @@ def make_model(
         "kernel_normalization": kernel_normalization,
         "min_neighbors": min_neighbors,
         "random_state": random_state,
+        "verbose": verbose,
     }
     if algorithm == "mkl-sd":
         return SimpleMKL(**mkl)

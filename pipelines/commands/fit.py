@@ -136,7 +136,10 @@ class AutoOrPositive(FiniteFloat):
 @click.option("--overwrite", is_flag=True, help="Replace an existing --model-out directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
-    "--quiet", is_flag=True, help="No progress lines (MKBoost: one per boosting trial, on stderr; none with --json)."
+    "--quiet",
+    is_flag=True,
+    help="No progress lines (on stderr; none with --json): MKBoost's one per boosting trial, the MKL methods' and "
+    "svc's one per cross-validation fold.",
 )
 @mlflow_options
 def fit_cmd(

@@ -11,6 +11,8 @@ final SVM of each pair on the shared support-vector set and predicts with ``Σ_m
 
 from __future__ import annotations
 
+import sys
+import time
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -54,6 +56,31 @@ CV_FOLDS = 3
 MIN_NEIGHBORS: float | str = "auto"
 C_CONSTRAINT = [POSITIVE, StrOptions({"auto": "chosen by cross-validation on the training rows"})]
 SEED_CONSTRAINT = [None, Interval(Integral, 0, None, closed="left")]
+VERBOSE_CONSTRAINT = [Interval(Integral, 0, None, closed="left")]
+PROGRESS_SECONDS = 5.0  # verbose: the least time between two progress lines
+
+
+# what a pair's fit holds, in n x n matrices of float64 per kernel: its Gram matrices, and with
+# cross-validation a fold's training block (4/9) and validation-by-training block (2/9) copied from them
+_CV_COPIES = 4 / 9 + 2 / 9
+
+
+def check_grams_fit(name: str, n_kernels: int, n_rows: int, *, cross_validated: bool) -> None:
+    """Refuse a fit whose Gram matrices cannot be held, before computing them: a batch MKL method holds
+    every kernel's n x n matrix of a pair's rows (a9a's 16,280 training rows and 10 kernels: 21 GB,
+    35 GB with the folds), which would swap for hours or be killed."""
+    import psutil
+
+    need = n_kernels * n_rows * n_rows * 8 * (1 + (_CV_COPIES if cross_validated else 0.0))
+    available = psutil.virtual_memory().available
+    if need > available // 2:
+        fits = int(np.sqrt(available // 2 / (n_kernels * 8 * (1 + (_CV_COPIES if cross_validated else 0.0)))))
+        raise ValueError(
+            f"{name}: {n_kernels} kernels' Gram matrices of {n_rows:,} training rows"
+            f"{' and their cross-validation folds' if cross_validated else ''} need {need / 2**30:,.1f} GiB, more "
+            f"than half of the {available / 2**30:,.1f} GiB available (about {fits:,} rows fit); train on fewer rows "
+            "(omkl fit --test-size), fewer kernels (--kernels), or learn online (omkl run), which keeps no Gram matrix"
+        )
 
 
 def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
@@ -189,6 +216,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         "tol_weights": [Interval(Real, 0, None, closed="left")],
         "svm_tol": [POSITIVE],
         "random_state": SEED_CONSTRAINT,
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     def _check_params(self) -> dict[str, Any]:
@@ -228,7 +256,10 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
             )
         folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=p["seed"])
         correct = np.zeros(len(candidates), dtype=np.int64)  # counts: exact ties, first candidate wins
-        for train, val in folds.split(np.zeros(len(y)), y):
+        started = time.perf_counter()
+        for f, (train, val) in enumerate(folds.split(np.zeros(len(y)), y)):
+            if p["verbose"] and f:
+                self._say(f"cross-validation fold {f}/{CV_FOLDS} of {len(candidates)} settings done", started, p)
             sol: Solution | None = None
             for i, candidate in enumerate(candidates):
                 if i == 0 or candidate["floor"] != candidates[i - 1]["floor"]:  # this floor's kernels
@@ -242,7 +273,23 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
                     start: dict[str, Any] = {"start": sol.weights} if sol is not None and self._warm_starts else {}
                     sol = self._solve(fold, y[train], {**p, **candidate, **start})
                 correct[i] += int(np.sum(np.where(decision(cross, sol) >= 0.0, 1.0, -1.0) == y[val]))
-        return candidates[int(np.argmax(correct))], correct / len(y)
+        chosen = candidates[int(np.argmax(correct))]
+        if p["verbose"]:
+            shown = [f"C={chosen['C']:g}"] + [f"neighbour floor {chosen['floor']:g}"] * bool(chosen["floor"])
+            shown += [p["pool"][chosen["kernel"]].name] if "kernel" in chosen else []
+            self._say(f"{len(candidates)} settings cross-validated: {', '.join(shown)}", started, p)
+        return chosen, correct / len(y)
+
+    def _say(self, what: str, started: float, p: dict[str, Any]) -> None:
+        """A progress line on standard error (``verbose``): the pair being fitted, ``what``, and the
+        seconds since ``started``; at most one every :data:`PROGRESS_SECONDS` (a fit of seconds says
+        nothing, one of minutes says where it is)."""
+        now = time.perf_counter()
+        if now - p["said"] < PROGRESS_SECONDS:
+            return
+        p["said"] = now
+        pair = f"pair {p['pair'] + 1}/{p['n_pairs']}: " if p.get("n_pairs", 1) > 1 else ""
+        print(f"{type(self).__name__}: {pair}{what}, {now - started:.1f} s", file=sys.stderr, flush=True)
 
     # C="auto" walks the grid upwards, each fold's solve starting from the previous C's weights
     _warm_starts: ClassVar[bool] = True
@@ -271,6 +318,9 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         pool: KernelPool = p["pool"]
         check_kernel_overflow(name, pool, X)
         pairs = ovo_pairs(len(classes))
+        largest = max(len(pair_problem(codes, pair)[0]) for pair in pairs)
+        floors = neighbor_floors(p.get("min_neighbors", 0.0), largest)
+        check_grams_fit(name, len(pool), largest, cross_validated=len(self._candidates({**p, "floors": floors})) > 1)
         solutions: list[Solution] = []
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         scales: list[np.ndarray] = []
@@ -278,7 +328,10 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         scores: list[np.ndarray] = []
         weights: list[np.ndarray] = []
         floor_of: list[float] = []
-        for pair in pairs:
+        p["said"] = time.perf_counter()  # (the progress lines' clock: the first comes after PROGRESS_SECONDS)
+        for index, pair in enumerate(pairs):
+            p.update(pair=index, n_pairs=len(pairs))  # (for the progress lines)
+            started = time.perf_counter()
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
             for m, spec in enumerate(pool):
@@ -293,6 +346,8 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
             scale = kernel_scales(grams, p["normalization"])
             grams *= scale[:, None, None]
             sol = self._solve(grams, y_pm, {**p, **chosen})
+            if p["verbose"]:
+                self._say(f"fitted on its {len(y_pm):,} rows", started, p)
             solutions.append(sol)
             scales.append(np.ones(len(pool)))
             scales[-1][keep] = scale

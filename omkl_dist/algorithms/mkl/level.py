@@ -101,6 +101,9 @@ class MKLLevel(BatchMKL):
     svm_tol : float > 0, default 1e-3
     random_state : int >= 0 or None, default 0
         Seeds the cross-validation folds of ``C="auto"``.
+    verbose : int >= 0, default 0
+        1: a line on standard error per cross-validation fold (settings scored, seconds) and at the
+        final fit of each one-vs-one pair.
 
     Attributes
     ----------
@@ -133,6 +136,7 @@ class MKLLevel(BatchMKL):
         tol_weights: float = 1e-5,
         svm_tol: float = 1e-3,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.C = C
         self.kernels = kernels
@@ -144,6 +148,7 @@ class MKLLevel(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
         self.random_state = random_state
+        self.verbose = verbose
 
     _parameter_constraints = {**BatchMKL._parameter_constraints, "level": [Interval(Real, 0, 1, closed="neither")]}
 

@@ -68,6 +68,9 @@ class LpMKL(BatchMKL):
     svm_tol : float > 0, default 1e-3
     random_state : int >= 0 or None, default 0
         Seeds the cross-validation folds of ``C="auto"``.
+    verbose : int >= 0, default 0
+        1: a line on standard error per cross-validation fold (settings scored, seconds) and at the
+        final fit of each one-vs-one pair.
 
     Attributes
     ----------
@@ -103,6 +106,7 @@ class LpMKL(BatchMKL):
         tol_weights: float = 1e-4,
         svm_tol: float = 1e-3,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.p = p
         self.C = C
@@ -114,6 +118,7 @@ class LpMKL(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
         self.random_state = random_state
+        self.verbose = verbose
 
     _parameter_constraints = {**BatchMKL._parameter_constraints, "p": [Interval(Real, 1, None, closed="neither")]}
 

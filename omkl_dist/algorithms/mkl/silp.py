@@ -72,6 +72,9 @@ class MKLSILP(BatchMKL):
     svm_tol : float > 0, default 1e-3
     random_state : int >= 0 or None, default 0
         Seeds the cross-validation folds of ``C="auto"``.
+    verbose : int >= 0, default 0
+        1: a line on standard error per cross-validation fold (settings scored, seconds) and at the
+        final fit of each one-vs-one pair.
 
     Attributes
     ----------
@@ -102,6 +105,7 @@ class MKLSILP(BatchMKL):
         tol_weights: float = 1e-5,
         svm_tol: float = 1e-3,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.C = C
         self.kernels = kernels
@@ -112,6 +116,7 @@ class MKLSILP(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
         self.random_state = random_state
+        self.verbose = verbose
 
     def _solve(self, grams: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> Solution:
         M = len(grams)

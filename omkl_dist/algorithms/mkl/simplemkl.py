@@ -97,6 +97,9 @@ class SimpleMKL(BatchMKL):
         Tolerance of the inner ``SVC``.
     random_state : int >= 0 or None, default 0
         Seeds the cross-validation folds of ``C="auto"`` (None: 0).
+    verbose : int >= 0, default 0
+        1: a line on standard error per cross-validation fold (settings scored, seconds) and at the
+        final fit of each one-vs-one pair.
     line_search_tol : float in (0, 1), default 0.05
         The golden-section search stops when its bracket is shorter than this fraction of γ_max.
 
@@ -146,6 +149,7 @@ class SimpleMKL(BatchMKL):
         tol_weights: float = 1e-4,
         svm_tol: float = 1e-3,
         random_state: int | None = 0,
+        verbose: int = 0,
         line_search_tol: float = 0.05,
     ) -> None:
         self.C = C
@@ -157,6 +161,7 @@ class SimpleMKL(BatchMKL):
         self.tol_weights = tol_weights
         self.svm_tol = svm_tol
         self.random_state = random_state
+        self.verbose = verbose
         self.line_search_tol = line_search_tol
 
     _parameter_constraints = {

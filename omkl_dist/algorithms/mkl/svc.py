@@ -14,7 +14,16 @@ import numpy as np
 
 from ..._validation import StrOptions
 from .._batch import KERNEL_SPEC
-from ._base import C_CONSTRAINT, NORMALIZATIONS, POSITIVE, SEED_CONSTRAINT, BatchMKL, Solution, solve_svm
+from ._base import (
+    C_CONSTRAINT,
+    NORMALIZATIONS,
+    POSITIVE,
+    SEED_CONSTRAINT,
+    VERBOSE_CONSTRAINT,
+    BatchMKL,
+    Solution,
+    solve_svm,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -48,6 +57,9 @@ class TunedSVC(BatchMKL):
     svm_tol : float > 0, default 1e-3
     random_state : int >= 0 or None, default 0
         Seeds the cross-validation folds.
+    verbose : int >= 0, default 0
+        1: a line on standard error per cross-validation fold (settings scored, seconds) and at the
+        final fit of each one-vs-one pair.
 
     Attributes
     ----------
@@ -80,6 +92,7 @@ class TunedSVC(BatchMKL):
         "kernel_normalization": [StrOptions(NORMALIZATIONS)],
         "svm_tol": [POSITIVE],
         "random_state": SEED_CONSTRAINT,
+        "verbose": VERBOSE_CONSTRAINT,
     }
 
     def __init__(
@@ -90,12 +103,14 @@ class TunedSVC(BatchMKL):
         kernel_normalization: str = "diagonal",
         svm_tol: float = 1e-3,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.C = C
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
         self.svm_tol = svm_tol
         self.random_state = random_state
+        self.verbose = verbose
 
     def _candidates(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         return [{**c, "kernel": m} for c in super()._candidates(p) for m in range(len(p["pool"]))]
