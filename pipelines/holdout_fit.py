@@ -99,6 +99,7 @@ def run_fit(
             kernels=kernels,
             scheduler=scheduler,
             timeout=timeout,
+            verbose=verbose,
         )
         return {**report, **({"clipped": clipped} if clipped else {})}
     key = f"mkboost-{variant.lower()}" if algo == "mkboost" else _MKL_KEYS.get(algo, algo)
@@ -322,11 +323,12 @@ def _fit_selector(
     kernels,
     scheduler,
     timeout,
+    verbose,
 ) -> dict:
     """A kernel selector of the OKS paper's comparison: which kernel, its C, the test accuracy."""
     from omkl_dist.algorithms import selectors
 
-    params = {"kernels": kernels, "feature_groups": groups, "random_state": seed}
+    params = {"kernels": kernels, "feature_groups": groups, "random_state": seed, "verbose": verbose}
     with contextlib.ExitStack() as stack:
         if scheduler and algo == "musvm":
             client = connect_scheduler(scheduler, timeout)

@@ -352,16 +352,39 @@ def test_gram_matrices_that_cannot_fit_are_refused_before_any_is_computed(monkey
 
 def test_verbose_says_where_a_long_fit_is(iono, capsys, monkeypatch):
     """`omkl fit svc` on 4,062 rows took 206 s without a line. verbose=1: a line per fold and the final fit
-    once PROGRESS_SECONDS have passed since the last (a fit of seconds prints none); verbose=0: none."""
-    from omkl_dist.algorithms.mkl import _base
+    once 5 s (_progress.EVERY) have passed since the last (a fit of seconds prints none); verbose=0: none."""
+    from omkl_dist.algorithms import _progress
 
     X, y, _, _ = iono
     TunedSVC(kernels="gaussian:1,4", verbose=1).fit(X, y)
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(_base, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(_progress, "EVERY", 0.0)
     TunedSVC(kernels="gaussian:1,4", verbose=0).fit(X, y)
     assert capsys.readouterr().err == ""
     TunedSVC(kernels="gaussian:1,4", verbose=1).fit(X, y)
     lines = capsys.readouterr().err.splitlines()
     assert lines[:2] == [line for line in lines[:2] if "cross-validation fold" in line] and len(lines) == 4
     assert "settings cross-validated: C=" in lines[2] and "gaussian(sigma=" in lines[2] and "fitted on its" in lines[3]
+
+
+def test_the_kernel_selectors_say_where_a_long_fit_is(iono, capsys, monkeypatch):
+    """`omkl fit oks-svm --data a9a` ran 108 s without a line: a selector says the kernel it selected,
+    each C it tried and the final SVM (MuSVM: each kernel validated), at most one line every 5 s."""
+    from omkl_dist.algorithms import _progress
+    from omkl_dist.algorithms.selectors import AlSVM, MuSVM
+    from omkl_dist.algorithms.selectors._common import C_GRID
+
+    X, y, _, _ = iono
+    monkeypatch.setattr(_progress, "EVERY", 0.0)
+    AlSVM(kernels="gaussian:1,4", verbose=1).fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("AlSVM: selected gaussian(sigma=") and len(lines) == 2 + len(C_GRID)
+    assert lines[1].startswith("AlSVM: C 1/21 (0.000976562) on ") and "training the SVM on all" in lines[-1]
+    MuSVM(kernels="gaussian:1,4", verbose=1).fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(",")[0] for line in lines if "validated" in line] == [
+        "MuSVM: kernel 1/2 (gaussian(sigma=1)) validated",
+        "MuSVM: kernel 2/2 (gaussian(sigma=4)) validated",
+    ]
+    MuSVM(kernels="gaussian:1,4").fit(X, y)
+    assert capsys.readouterr().err == ""

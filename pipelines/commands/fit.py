@@ -138,8 +138,8 @@ class AutoOrPositive(FiniteFloat):
 @click.option(
     "--quiet",
     is_flag=True,
-    help="No progress lines (on stderr; none with --json): MKBoost's one per boosting trial, the MKL methods' and "
-    "svc's one per cross-validation fold.",
+    help="No progress lines (on stderr; none with --json): MKBoost's one per boosting trial; the MKL methods', "
+    "svc's and the kernel selectors' at most one per 5 s.",
 )
 @mlflow_options
 def fit_cmd(

@@ -11,8 +11,6 @@ final SVM of each pair on the shared support-vector set and predicts with ``Σ_m
 
 from __future__ import annotations
 
-import sys
-import time
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -38,6 +36,7 @@ from .._batch import (
     ovo_pairs,
     pair_problem,
 )
+from .._progress import Progress
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -57,7 +56,6 @@ MIN_NEIGHBORS: float | str = "auto"
 C_CONSTRAINT = [POSITIVE, StrOptions({"auto": "chosen by cross-validation on the training rows"})]
 SEED_CONSTRAINT = [None, Interval(Integral, 0, None, closed="left")]
 VERBOSE_CONSTRAINT = [Interval(Integral, 0, None, closed="left")]
-PROGRESS_SECONDS = 5.0  # verbose: the least time between two progress lines
 
 
 # what a pair's fit holds, in n x n matrices of float64 per kernel: its Gram matrices, and with
@@ -81,6 +79,11 @@ def check_grams_fit(name: str, n_kernels: int, n_rows: int, *, cross_validated: 
             f"than half of the {available / 2**30:,.1f} GiB available (about {fits:,} rows fit); train on fewer rows "
             "(omkl fit --test-size), fewer kernels (--kernels), or learn online (omkl run), which keeps no Gram matrix"
         )
+
+
+def _pair(p: dict[str, Any]) -> str:
+    """The one-vs-one pair being fitted, for a progress line (nothing for a binary problem)."""
+    return f"pair {p['pair'] + 1}/{p['n_pairs']}: " if p.get("n_pairs", 1) > 1 else ""
 
 
 def kernel_scales(grams: np.ndarray, normalization: str) -> np.ndarray:
@@ -256,10 +259,9 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
             )
         folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=p["seed"])
         correct = np.zeros(len(candidates), dtype=np.int64)  # counts: exact ties, first candidate wins
-        started = time.perf_counter()
         for f, (train, val) in enumerate(folds.split(np.zeros(len(y)), y)):
-            if p["verbose"] and f:
-                self._say(f"cross-validation fold {f}/{CV_FOLDS} of {len(candidates)} settings done", started, p)
+            if f:
+                p["progress"](f"{_pair(p)}cross-validation fold {f}/{CV_FOLDS} of {len(candidates)} settings done")
             sol: Solution | None = None
             for i, candidate in enumerate(candidates):
                 if i == 0 or candidate["floor"] != candidates[i - 1]["floor"]:  # this floor's kernels
@@ -274,22 +276,10 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
                     sol = self._solve(fold, y[train], {**p, **candidate, **start})
                 correct[i] += int(np.sum(np.where(decision(cross, sol) >= 0.0, 1.0, -1.0) == y[val]))
         chosen = candidates[int(np.argmax(correct))]
-        if p["verbose"]:
-            shown = [f"C={chosen['C']:g}"] + [f"neighbour floor {chosen['floor']:g}"] * bool(chosen["floor"])
-            shown += [p["pool"][chosen["kernel"]].name] if "kernel" in chosen else []
-            self._say(f"{len(candidates)} settings cross-validated: {', '.join(shown)}", started, p)
+        shown = [f"C={chosen['C']:g}"] + [f"neighbour floor {chosen['floor']:g}"] * bool(chosen["floor"])
+        shown += [p["pool"][chosen["kernel"]].name] if "kernel" in chosen else []
+        p["progress"](f"{_pair(p)}{len(candidates)} settings cross-validated: {', '.join(shown)}")
         return chosen, correct / len(y)
-
-    def _say(self, what: str, started: float, p: dict[str, Any]) -> None:
-        """A progress line on standard error (``verbose``): the pair being fitted, ``what``, and the
-        seconds since ``started``; at most one every :data:`PROGRESS_SECONDS` (a fit of seconds says
-        nothing, one of minutes says where it is)."""
-        now = time.perf_counter()
-        if now - p["said"] < PROGRESS_SECONDS:
-            return
-        p["said"] = now
-        pair = f"pair {p['pair'] + 1}/{p['n_pairs']}: " if p.get("n_pairs", 1) > 1 else ""
-        print(f"{type(self).__name__}: {pair}{what}, {now - started:.1f} s", file=sys.stderr, flush=True)
 
     # C="auto" walks the grid upwards, each fold's solve starting from the previous C's weights
     _warm_starts: ClassVar[bool] = True
@@ -328,10 +318,9 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         scores: list[np.ndarray] = []
         weights: list[np.ndarray] = []
         floor_of: list[float] = []
-        p["said"] = time.perf_counter()  # (the progress lines' clock: the first comes after PROGRESS_SECONDS)
+        p["progress"] = Progress(name, p["verbose"])
         for index, pair in enumerate(pairs):
             p.update(pair=index, n_pairs=len(pairs))  # (for the progress lines)
-            started = time.perf_counter()
             rows, y_pm = pair_problem(codes, pair)
             grams = pool.evaluate(X[rows])
             for m, spec in enumerate(pool):
@@ -346,8 +335,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
             scale = kernel_scales(grams, p["normalization"])
             grams *= scale[:, None, None]
             sol = self._solve(grams, y_pm, {**p, **chosen})
-            if p["verbose"]:
-                self._say(f"fitted on its {len(y_pm):,} rows", started, p)
+            p["progress"](f"{_pair(p)}fitted on its {len(y_pm):,} rows")
             solutions.append(sol)
             scales.append(np.ones(len(pool)))
             scales[-1][keep] = scale

@@ -9,7 +9,7 @@ data"; the SVM is LibSVM, here scikit-learn's ``SVC(kernel="precomputed")`` (Lib
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
@@ -20,6 +20,7 @@ from sklearn.svm import SVC
 from ..._validation import check_array, resolve_seed
 from ...kernels import KernelPool, make_pool
 from .._batch import AcceptsSparse
+from .._progress import Progress
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -45,25 +46,38 @@ def gram(spec: KernelSpec, A: np.ndarray, B: np.ndarray | None = None) -> np.nda
 
 
 def tune_svm(
-    K_train: np.ndarray, y_train: np.ndarray, K_val: np.ndarray, y_val: np.ndarray, c_grid: Sequence[float] = C_GRID
+    K_train: np.ndarray,
+    y_train: np.ndarray,
+    K_val: np.ndarray,
+    y_val: np.ndarray,
+    c_grid: Sequence[float] = C_GRID,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[float, float]:
     """(best C, its validation accuracy) of ``SVC(kernel="precomputed")`` over ``c_grid``; the
-    first best (smallest C) on ties."""
+    first best (smallest C) on ties; ``progress`` (a :class:`~.._progress.Progress`) told each C."""
     best_c, best_acc = c_grid[0], -1.0
-    for C in c_grid:
+    for i, C in enumerate(c_grid):
         acc = float(np.mean(SVC(kernel="precomputed", C=C).fit(K_train, y_train).predict(K_val) == y_val))
         if acc > best_acc:
             best_c, best_acc = C, acc
+        if progress is not None:
+            progress(f"C {i + 1}/{len(c_grid)} ({C:g}) on {len(y_train):,} rows: validation accuracy {acc:.4f}")
     return best_c, best_acc
 
 
 def kernel_validation_task(
-    spec: KernelSpec, X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray, c_grid: Sequence[float] = C_GRID
+    spec: KernelSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    train: np.ndarray,
+    val: np.ndarray,
+    c_grid: Sequence[float] = C_GRID,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[float, float]:
     """One kernel's (best C, validation accuracy): a pure function, run in-process or as a Dask task."""
     K = gram(spec, X[train])
     K_val = gram(spec, X[val], X[train])
-    return tune_svm(K, y[train], K_val, y[val], c_grid)
+    return tune_svm(K, y[train], K_val, y[val], c_grid, progress)
 
 
 class WrapsModel:
@@ -100,6 +114,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
     kernels: KernelSpecLike
     feature_groups: dict[str, Any] | None
     random_state: int | None
+    verbose: int
     kernel_pool_: KernelPool
     classes_: NDArray[Any]
     selected_kernel_: int
@@ -125,21 +140,27 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
         self.kernel_pool_ = self._pool()
         self.n_features_in_ = X.shape[1]
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
-        t0 = time.perf_counter()
-        self.selected_kernel_ = int(self._select(X, y, train, val))
-        t1 = time.perf_counter()
-        spec = self.kernel_pool_[self.selected_kernel_]
-        self.selected_kernel_name_ = spec.name
-        self.C_, self.validation_accuracy_ = self._tune(spec, X, y, train, val)
-        self.train_X_ = X  # a precomputed-kernel SVC takes κ(new rows, every training row)
-        self.svm_ = SVC(kernel="precomputed", C=self.C_).fit(gram(spec, X), y)
+        self._progress = Progress(type(self).__name__, self.verbose)  # (this fit's only: deleted below)
+        try:
+            t0 = time.perf_counter()
+            self.selected_kernel_ = int(self._select(X, y, train, val))
+            t1 = time.perf_counter()
+            spec = self.kernel_pool_[self.selected_kernel_]
+            self.selected_kernel_name_ = spec.name
+            self._progress(f"selected {spec.name}")
+            self.C_, self.validation_accuracy_ = self._tune(spec, X, y, train, val)
+            self.train_X_ = X  # a precomputed-kernel SVC takes κ(new rows, every training row)
+            self._progress(f"C = {self.C_:g}; training the SVM on all {len(X):,} rows")
+            self.svm_ = SVC(kernel="precomputed", C=self.C_).fit(gram(spec, X), y)
+        finally:
+            del self._progress
         self.selection_seconds_, self.svm_seconds_ = t1 - t0, time.perf_counter() - t1
         return self
 
     def _tune(
         self, spec: KernelSpec, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray
     ) -> tuple[float, float]:
-        return kernel_validation_task(spec, X, y, train, val)
+        return kernel_validation_task(spec, X, y, train, val, progress=self._progress)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         self._check_fitted()

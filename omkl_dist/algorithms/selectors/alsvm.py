@@ -40,7 +40,8 @@ def _centred(K: np.ndarray) -> np.ndarray:
 class AlSVM(SingleKernelSVM):
     """Choose the kernel by centred alignment, then an SVM with C tuned on the validation split.
 
-    Parameters: ``kernels``, ``feature_groups``, ``random_state`` (the split). Attributes:
+    Parameters: ``kernels``, ``feature_groups``, ``random_state`` (the split), ``verbose`` (1: progress
+    lines on standard error, at most one every 5 s). Attributes:
     ``alignments_`` (per kernel) and those of :class:`~._common.SingleKernelSVM`.
 
     Examples
@@ -58,10 +59,12 @@ class AlSVM(SingleKernelSVM):
         kernels: KernelSpecLike = "omkc16",
         feature_groups: dict[str, Any] | None = None,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.random_state = random_state
+        self.verbose = verbose
 
     def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         self.alignments_ = np.array([centred_alignment(gram(spec, X[train]), y[train]) for spec in self.kernel_pool_])

@@ -30,6 +30,9 @@ class MuSVM(SingleKernelSVM):
         Run the per-kernel SVMs as Dask tasks (None: in this process, one after the other).
     random_state : int, default 0
         Seed of the 10 % validation split.
+    verbose : int >= 0, default 0
+        1: progress lines on standard error (the kernel selected, each C tried, the final SVM), at
+        most one every 5 s.
 
     Attributes
     ----------
@@ -51,16 +54,21 @@ class MuSVM(SingleKernelSVM):
         feature_groups: dict[str, Any] | None = None,
         client: Client | None = None,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
         self.client = client
         self.random_state = random_state
+        self.verbose = verbose
 
     def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         specs = list(self.kernel_pool_)
         if self.client is None:
-            results = [kernel_validation_task(spec, X, y, train, val) for spec in specs]
+            results = []
+            for spec in specs:
+                results.append(kernel_validation_task(spec, X, y, train, val))
+                self._progress(f"kernel {len(results)}/{len(specs)} ({spec.name}) validated")
         else:
             # distributed's Client.scatter/gather carry no annotations (untyped third-party calls)
             data = self.client.scatter([X, y, train, val], broadcast=True)  # type: ignore[no-untyped-call]

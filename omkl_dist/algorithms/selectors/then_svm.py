@@ -21,7 +21,8 @@ class OKSSVM(SingleKernelSVM):
     """OKS selects, an SVM learns.
 
     Parameters: ``kernels``, ``feature_groups``, and OKS's ``loss``, ``lam``, ``delta``, ``eta``,
-    ``n_epochs``, ``block_size``, ``random_state`` (OKS's draws and the validation split).
+    ``n_epochs``, ``block_size``, ``random_state`` (OKS's draws and the validation split), ``verbose``
+    (1: progress lines on standard error, at most one every 5 s).
     Attributes: ``selector_`` (the fitted OKS) and those of :class:`~._common.SingleKernelSVM`.
 
     Examples
@@ -44,6 +45,7 @@ class OKSSVM(SingleKernelSVM):
         n_epochs: int = 2,
         block_size: int = 256,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
@@ -54,6 +56,7 @@ class OKSSVM(SingleKernelSVM):
         self.n_epochs = n_epochs
         self.block_size = block_size
         self.random_state = random_state
+        self.verbose = verbose
 
     def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         self.selector_ = OKS(
@@ -74,8 +77,8 @@ class SOMSVM(SingleKernelSVM):
     """SOM (the stochastic OMKC, β tuned on validation, two epochs) selects, an SVM learns.
 
     Parameters: ``kernels``, ``feature_groups``, ``betas``, ``n_epochs``, ``block_size``,
-    ``random_state``. Attributes: ``selector_`` (the fitted SOM) and those of
-    :class:`~._common.SingleKernelSVM`.
+    ``random_state``, ``verbose`` (1: progress lines on standard error, at most one every 5 s).
+    Attributes: ``selector_`` (the fitted SOM) and those of :class:`~._common.SingleKernelSVM`.
     """
 
     def __init__(
@@ -87,6 +90,7 @@ class SOMSVM(SingleKernelSVM):
         n_epochs: int = 2,
         block_size: int = 256,
         random_state: int | None = 0,
+        verbose: int = 0,
     ) -> None:
         self.kernels = kernels
         self.feature_groups = feature_groups
@@ -94,6 +98,7 @@ class SOMSVM(SingleKernelSVM):
         self.n_epochs = n_epochs
         self.block_size = block_size
         self.random_state = random_state
+        self.verbose = verbose
 
     def _select(self, X: np.ndarray, y: NDArray[Any], train: np.ndarray, val: np.ndarray) -> int:
         self.selector_ = SOM(
