@@ -6,10 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-# bytes one MKBoost task holds per squared resample row: its Gram matrix on the distinct rows, the
-# matrix over the resample handed to libsvm, and libsvm's own working set (measured on ijcnn1: two
-# tasks on resamples of 14,169 rows peaked at 8.5 GB in all)
-_TASK_BYTES_PER_ROW2 = 3 * 8
+from omkl_dist.algorithms.mkboost import TASK_BYTES_PER_ROW2
 
 
 def default_threads(n_rows: int, ratio: float) -> int:
@@ -19,7 +16,7 @@ def default_threads(n_rows: int, ratio: float) -> int:
     import psutil
 
     n = max(2, round(ratio * n_rows))
-    fits = int(psutil.virtual_memory().available // 2 // (_TASK_BYTES_PER_ROW2 * n * n))
+    fits = int(psutil.virtual_memory().available // 2 // (TASK_BYTES_PER_ROW2 * n * n))
     return max(1, min(os.cpu_count() or 1, fits))
 
 

@@ -422,3 +422,21 @@ def test_random_state_none_and_seeds(small):
 
 def test_algorithms_layer_does_not_import_distributed_stack():
     assert stack_modules_imported_by("omkl_dist.algorithms.mkboost, omkl_dist.algorithms.mkl") == []
+
+
+def test_a_resample_whose_svm_cannot_be_held_is_refused_before_any_runs(monkeypatch):
+    """A task holds ~3 matrices of its resample squared: a 1,000,000-row window's 200,000-row resample
+    would ask for 960 GB. The fit says so first, with the resample that fits and the options."""
+    import psutil
+
+    class Little:
+        available = 64 * 2**20  # 64 MiB: resamples of ~1,180 rows fit
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Little)
+    ran = []
+    monkeypatch.setattr(mkb.MKBoost, "_round", lambda *a: ran.append(1))
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(10_000, 3)), np.repeat([0, 1], 5_000)
+    with pytest.raises(ValueError, match=r"resample of 2,000 rows \(ratio=0.2.* \(about 1,18\d resampled rows fit\)"):
+        MKBoost(kernels="gaussian:1", n_trials=1).fit(X, y)
+    assert ran == []

@@ -102,6 +102,29 @@ def boost_alpha(error: float) -> float:
     return alpha
 
 
+# bytes one task holds per squared resample row: its Gram matrix on the distinct rows, the matrix over
+# the resample handed to libsvm, and libsvm's own working set (measured on ijcnn1: two tasks on
+# resamples of 14,169 rows peaked at 8.5 GB in all)
+TASK_BYTES_PER_ROW2 = 3 * 8
+
+
+def check_task_fits(name: str, resample: int, ratio: float) -> None:
+    """Refuse a fit one of whose per-kernel SVMs cannot be held, before any runs: a task holds about
+    three matrices of its resample (``ratio`` of a pair's rows) squared -- a 1,000,000-row window's
+    resample of 200,000 rows, 960 GB."""
+    import psutil
+
+    need, available = TASK_BYTES_PER_ROW2 * resample * resample, psutil.virtual_memory().available
+    if need > available // 2:
+        fits = int(np.sqrt(available // 2 / TASK_BYTES_PER_ROW2))
+        raise ValueError(
+            f"{name}: each SVM trains on a resample of {resample:,} rows (ratio={ratio:g} of the training rows), "
+            f"which needs {need / 2**30:,.1f} GiB, more than half of the {available / 2**30:,.1f} GiB available "
+            f"(about {fits:,} resampled rows fit); use a smaller ratio (--ratio), fewer training rows, or learn "
+            "online (omkl run), which keeps no Gram matrix"
+        )
+
+
 class _PairState:
     """One binary (one-vs-one) boosting problem: its rows, distributions and kept trials."""
 
@@ -323,6 +346,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         for pair in pairs:
             rows, y_pm = pair_problem(codes, pair)
             states.append(_PairState(rows, y_pm, weights[rows], len(pool), p["ratio"]))
+        check_task_fits(name, max(s.n for s in states), p["ratio"])
         max_iter = -1 if p["svm_max_iter"] is None else p["svm_max_iter"]
         shared = SharedData(tuple(X[s.rows] for s in states), tuple(s.y for s in states), pool, p["C"], max_iter)
         runner = p["runner"]
