@@ -10,7 +10,7 @@ from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, first_fr
 
 from .compile_ahead import compile_first_use
 from .datasource import data_path
-from .progress import ProgressBar
+from .progress import ProgressBar, advising
 from .run_report import build_report
 
 
@@ -53,7 +53,7 @@ def run_job(
     with ProgressBar(f"{job.algorithm} on {Path(str(data)).name}", show=show_progress) as bar:
         if compile_ahead:
             bar.compiled_ahead(compile_first_use(job, data, labels))
-        result = LocalRunner(labels=labels, on_progress=bar).fit(job, data)
+        result = LocalRunner(labels=labels, on_progress=advising(job.algorithm, bar)).fit(job, data)
     report = build_report(result, data)
     if model_out is not None:
         from omkl_dist.persistence import save_model

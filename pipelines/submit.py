@@ -20,7 +20,7 @@ from omkl_dist.persistence import save_model
 from omkl_dist.storage.location import location, text
 from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
 
-from .progress import ProgressBar
+from .progress import ProgressBar, advising
 from .run_report import build_report
 
 
@@ -59,7 +59,13 @@ def submit_job(
     data, out = location(job.data.location), location(out)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
     with ProgressBar(f"{job.algorithm} on {data.name} (cluster)", show=show_progress) as bar:
-        runner = DaskRunner(client, checkpoint_dir=checkpoint_dir, resume=resume, overwrite=overwrite, on_progress=bar)
+        runner = DaskRunner(
+            client,
+            checkpoint_dir=checkpoint_dir,
+            resume=resume,
+            overwrite=overwrite,
+            on_progress=advising(job.algorithm, bar),
+        )
         result = runner.fit(job, data)
     report = build_report(result, data)
     save_model(

@@ -352,3 +352,20 @@ def test_a_url_for_a_local_only_output_is_refused_not_taken_as_a_local_path(tmp_
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 2 and "cannot be written to a URL" in result.stderr, (args, result.stderr)
     assert not (tmp_path / "s3:").exists()
+
+
+def test_a_long_stream_for_a_learner_without_budget_is_noted_once(capsys):
+    """`omkl run omkc` on a 1,000,000-row stream crawled (600 rows/s at row 125,000, slowing) with a
+    progress bar's growing estimate as the only sign: a learner without a budget on a stream of
+    LONG_STREAM rows or more gets one note naming the constant-cost learners; the bar still gets
+    every report."""
+    from omkl_dist.pipelines.progress import LONG_STREAM, advising
+
+    seen = []
+    for algo, rows in (("omkc", LONG_STREAM), ("spa", LONG_STREAM), ("omkc", LONG_STREAM - 1)):
+        progress = advising(algo, seen.append)
+        for n_seen in (0, 256, 512):
+            progress({"n_seen": n_seen, "n_mistakes": 0, "n_rows": rows, "done": False})
+    err = capsys.readouterr().err
+    assert err.count("note:") == 1 and "note: omkc keeps a support vector for every update" in err
+    assert "bpas, rbp, forgetron or bogd" in err and len(seen) == 9
