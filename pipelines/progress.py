@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from tqdm import tqdm
 
@@ -86,8 +87,9 @@ UNBUDGETED = ("omkc", "omkc-pa", "om2", "perceptron", "perceptron-u", "perceptro
 LONG_STREAM = 200_000  # rows from which the note is printed
 
 
-def advising(algo: str, bar: ProgressBar):
-    """``bar``, first saying (on standard error) when ``algo`` has no budget and the stream is long."""
+def advising(algo: str, bar: Callable[[dict], None]) -> Callable[[dict], None]:
+    """``bar`` (a :class:`ProgressBar`), first saying on standard error when ``algo`` has no budget and
+    the stream is long."""
     told = algo not in UNBUDGETED
 
     def progress(counts: dict) -> None:
