@@ -39,6 +39,7 @@ from omkl_dist.storage.job_data import is_ingested
 from omkl_dist.storage.location import location, text
 from omkl_dist.storage.outputs import (
     PREDICTIONS,
+    PREDICTIONS_COLUMNS,
     PREDICTIONS_MARKER,
     atomic_output,
     check_output,
@@ -249,7 +250,7 @@ def predict(
         "n_rows": n_rows,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    fields = [("row", pa.int64()), ("label", pa.string()), ("decision", pa.float64())]
+    fields = list(zip(PREDICTIONS_COLUMNS, (pa.int64(), pa.string(), pa.float64()), strict=True))
     if len(labels) > 2:
         fields += [(f"decision_{name}", pa.float64()) for name in labels]
     if proba:

@@ -141,7 +141,7 @@ def recognise(path: PathArg, kind: str) -> str | None:
             return "a folder" if path.is_dir() else "not a regular file"
         # file kinds are local: check_output refuses a URL for them before asking what it holds
         return None if _png_marked(path) else "a file that is not a PNG plot written by omkl-dist"  # type: ignore[arg-type]
-    if kind == PREDICTIONS:  # a parquet file `omkl predict` wrote (its schema carries our marker)
+    if kind == PREDICTIONS:  # a file `omkl predict` wrote: parquet whose schema has our marker, or our text header
         if not path.is_file():
             return "a folder" if path.is_dir() else "not a regular file"
         delimiter = predictions_delimiter(path)

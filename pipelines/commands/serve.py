@@ -109,7 +109,8 @@ def serve(
     max_rows,
     poll_seconds,
 ):
-    """Serve a stored model over HTTP (POST /v1/predict, /v1/learn; GET /v1/model, /healthz, /readyz, /metrics)."""
+    """Serve a stored (or saved) model over HTTP (POST /v1/predict, /v1/learn; GET /v1/model, /healthz, /readyz,
+    /metrics)."""
     if (model_dir is None) == (name is None):
         raise click.UsageError("give --model (with --store) and --follow or --learn, or --model-dir")
     if model_dir is not None and (alias is not None or learn):

@@ -13,6 +13,8 @@ from numpy.typing import NDArray
 
 from omkl_dist.preprocessing import ColumnEncoder
 
+from ..errors import DataError
+
 FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet")
 # LIBSVM (and sparse .mat) data at least this wide stay sparse: densifying rcv1-like data (47,236
 # features, 0.16 % non-zero) would take ~600 times the memory of its values.
@@ -84,8 +86,6 @@ class Dataset:
             The rows have more features (a LIBSVM index above the model's), or, in another format,
             another number of columns.
         """
-        from ..errors import DataError
-
         width = self.n_features
         if width == n_features:
             return self.X

@@ -69,8 +69,8 @@ class LpMKL(BatchMKL):
     random_state : int >= 0 or None, default 0
         Seeds the cross-validation folds of ``C="auto"``.
     verbose : int >= 0, default 0
-        1: a line on standard error per cross-validation fold (settings scored, seconds) and at the
-        final fit of each one-vs-one pair.
+        1: progress lines on standard error (each cross-validation fold, the settings chosen, the
+        final fit of each one-vs-one pair), at most one every 5 s.
 
     Attributes
     ----------
