@@ -45,6 +45,7 @@ from omkl_dist.storage.outputs import (
     check_output,
     predictions_delimiter,
 )
+from omkl_dist.storage.readers.dataset import to_width
 
 BLOCK_ROWS = 16_384
 
@@ -81,15 +82,16 @@ def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int,
 
 
 def ingested_rows(model, meta: dict, path):
-    """``(model, rows)``: how rows ``X`` of an ingested dataset (``meta``) reach ``model``. A model
+    """``(model, rows)``: how rows ``X`` of an ingested dataset (``meta``) reach ``model``: as they are
+    (LIBSVM rows short of the model's last feature padded, :func:`~omkl_dist.storage.readers.dataset.to_width`). A model
     with a column encoder takes a dataset ingested with that very encoder as its features (the
     model, without its encoder, predicts them), or a dataset ingested without one, whose numeric
     columns are the raw columns, by name (the model imputes and encodes them); another one is refused."""
     from omkl_dist.model import Model
 
     encoder = model.columns
-    if encoder is None:
-        return model, lambda X: X
+    if encoder is None:  # (a LIBSVM dataset narrower than the model: its rows padded, as a file's are)
+        return model, lambda X: to_width(X, model.n_features_in_, fmt=meta.get("format", ""), path=path)
     if meta.get("columns") == encoder.to_dict():
         bare = Model(model.estimator, scaler=model.scaler, label_map=model.label_map, feature_names=model.feature_names)
         return bare, lambda X: X

@@ -87,3 +87,16 @@ def test_retrain_pads_a_narrower_window_and_refuses_a_wider_one(store, tmp_path)
     first = retrain(tmp_path / "s2", "w", libsvm(tmp_path / "day1.t", X, y), algo="spa", labels={"n_features": 7})
     assert load_model(ModelStore(tmp_path / "s2", "w").path(first["version"])).n_features_in_ == 7
     assert retrain(tmp_path / "s2", "w", tmp_path / "day3.t")["parent"] == first["version"]
+
+
+def test_predict_pads_an_ingested_libsvm_dataset_too(store, tmp_path):
+    """An ingested LIBSVM dataset is as wide as its file's largest index: predicted in-process (and by a
+    cluster's tasks, which read rows the same way: ``ingested_rows``), its rows are padded as a file's."""
+    from omkl_dist.storage import ingest
+
+    X, y = rows(200, 3, last_zero=True)
+    ingest(libsvm(tmp_path / "narrow.t", X, y), tmp_path / "narrow")
+    model_dir = ModelStore(store / "store", "m").path(1)
+    predict(model_dir, tmp_path / "narrow", tmp_path / "p.parquet", made_by={})
+    got = pd.read_parquet(tmp_path / "p.parquet")
+    np.testing.assert_array_equal(got["decision"].to_numpy(), load_model(model_dir).decision_function(X))

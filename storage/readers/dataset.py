@@ -77,29 +77,8 @@ class Dataset:
         return int(self.X.shape[1])
 
     def features_for(self, n_features: int) -> FeatureMatrix:
-        """``X`` for a model of ``n_features`` features: a LIBSVM file's rows get zero columns up to it
-        (a row leaves its zero features out, so a file need not use the last index).
-
-        Raises
-        ------
-        DataError
-            The rows have more features (a LIBSVM index above the model's), or, in another format,
-            another number of columns.
-        """
-        width = self.n_features
-        if width == n_features:
-            return self.X
-        if self.fmt == "libsvm" and width < n_features:
-            if isinstance(self.X, sp.csr_matrix):
-                return sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr), shape=(self.n_rows, n_features))
-            return np.ascontiguousarray(np.pad(self.X, ((0, 0), (0, n_features - width))))
-        if self.fmt == "libsvm":
-            problem = f"the rows use {width} features, the model takes {n_features}"
-            fix = "give rows of the model's features (an index beyond its last feature is one it never learnt)"
-        else:
-            problem = f"the rows have {width} feature columns, the model takes {n_features}"
-            fix = "give rows of the model's features, column for column (a label column read as a feature? name it)"
-        raise DataError(problem, path=self.path, fix=fix)
+        """``X`` for a model of ``n_features`` features (:func:`to_width`)."""
+        return to_width(self.X, n_features, fmt=self.fmt, path=self.path)
 
     @property
     def labels(self) -> NDArray[np.int64]:
@@ -117,6 +96,32 @@ class Dataset:
     def class_counts(self) -> dict[str, int]:
         """Rows per class, keyed by the canonical original label (declared classes included)."""
         return {original: int(np.count_nonzero(self.y == internal)) for original, internal in self.label_map}
+
+
+def to_width(X: FeatureMatrix, n_features: int, *, fmt: str, path: object) -> FeatureMatrix:
+    """Rows ``X`` read as ``fmt`` for a model of ``n_features`` features: LIBSVM rows get zero columns
+    up to it (a row leaves its zero features out, so a file need not use the last index).
+
+    Raises
+    ------
+    DataError
+        The rows have more features (a LIBSVM index above the model's), or, in another format,
+        another number of columns.
+    """
+    width = int(X.shape[1])
+    if width == n_features:
+        return X
+    if fmt == "libsvm" and width < n_features:
+        if isinstance(X, sp.csr_matrix):
+            return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+        return np.ascontiguousarray(np.pad(X, ((0, 0), (0, n_features - width))))
+    if fmt == "libsvm":
+        problem = f"the rows use {width} features, the model takes {n_features}"
+        fix = "give rows of the model's features (an index beyond its last feature is one it never learnt)"
+    else:
+        problem = f"the rows have {width} feature columns, the model takes {n_features}"
+        fix = "give rows of the model's features, column for column (a label column read as a feature? name it)"
+    raise DataError(problem, path=path, fix=fix)
 
 
 @dataclass
