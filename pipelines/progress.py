@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 
 from tqdm import tqdm
@@ -81,29 +82,42 @@ class ProgressBar:
 
 
 # the learners that keep a support vector for every update, with no budget: a row is scored against all
-# of them, so a pass costs about the square of the stream's length (OMKC on a generated 1,000,000-row
-# stream: 600 rows/s at row 125,000 and slowing, where SPA's sparse updates took 70 s in all)
+# of them, so the time a pass takes grows as much as the square of the stream's length (OMKC on a
+# generated 1,000,000-row stream: 600 rows/s at row 125,000 and slowing, where SPA took 70 s in all)
 UNBUDGETED = ("omkc", "omkc-pa", "om2", "perceptron", "perceptron-u", "perceptron-star")
-LONG_STREAM = 200_000  # rows from which the note is printed
+NOTE_SECONDS = 600.0  # a pass projected to take longer than this is noted
+SAMPLE = 0.05  # share of the stream seen before the projection is trusted
 
 
 def advising(algo: str, bar: Callable[[dict], None]) -> Callable[[dict], None]:
-    """``bar`` (a :class:`ProgressBar`), first saying on standard error when ``algo`` has no budget and
-    the stream is long."""
-    told = algo not in UNBUDGETED
+    """``bar`` (a :class:`ProgressBar`), first saying on standard error, once, when ``algo`` has no
+    budget and the whole stream, at its pace so far, would take more than :data:`NOTE_SECONDS`: its
+    time per row grows with the support vectors, so the projection is quadratic in the rows (the
+    bar's own estimate assumes a constant speed). The clock starts after the first block (whose
+    time includes compiling)."""
+    told, first = algo not in UNBUDGETED, None
 
     def progress(counts: dict) -> None:
-        nonlocal told
-        if not told and counts["n_rows"] >= LONG_STREAM:
-            print(
-                f"note: {algo} keeps a support vector for every update, with no budget, and scores each row "
-                f"against all of them: its time per row grows along the stream ({counts['n_rows']:,} rows: a "
-                "pass can take hours). For long streams: bpas, rbp, forgetron or bogd (a budget per kernel), "
-                "fogd or nogd (explicit features), or spa (sparse updates).",
-                file=sys.stderr,
-                flush=True,
-            )
-        told = True
+        nonlocal told, first
+        n, total = counts["n_seen"], counts["n_rows"]
+        if not told and n > 0:
+            now = time.perf_counter()
+            if first is None:
+                first = (n, now)
+            elif n >= max(2 * first[0], SAMPLE * total):
+                told = True
+                n0, t0 = first
+                projected = (now - t0) * (total**2 - n0**2) / (n**2 - n0**2)
+                if projected > NOTE_SECONDS:
+                    took = f"{projected / 3600:.1f} hours" if projected >= 7200 else f"{projected / 60:.0f} minutes"
+                    print(
+                        f"note: {algo} keeps a support vector for every update, with no budget, so each row costs "
+                        f"more than the last: at this pace the {total:,} rows take about {took} (the bar assumes a "
+                        "constant speed). For long streams: bpas, rbp, forgetron or bogd (a budget per kernel), "
+                        "fogd or nogd (explicit features), or spa (sparse updates).",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         bar(counts)
 
     return progress

@@ -354,18 +354,24 @@ def test_a_url_for_a_local_only_output_is_refused_not_taken_as_a_local_path(tmp_
     assert not (tmp_path / "s3:").exists()
 
 
-def test_a_long_stream_for_a_learner_without_budget_is_noted_once(capsys):
+def test_a_learner_without_budget_projected_to_take_long_is_noted_once(capsys, monkeypatch):
     """`omkl run omkc` on a 1,000,000-row stream crawled (600 rows/s at row 125,000, slowing) with a
-    progress bar's growing estimate as the only sign: a learner without a budget on a stream of
-    LONG_STREAM rows or more gets one note naming the constant-cost learners; the bar still gets
-    every report."""
-    from omkl_dist.pipelines.progress import LONG_STREAM, advising
+    progress bar's constant-speed estimate as the only sign. A learner without a budget whose pass,
+    projected quadratically from its pace after the first block, exceeds NOTE_SECONDS gets one note
+    naming the constant-cost learners; the demo's OMKC (S,S) on 200,000 rows (21 s) gets none, nor
+    does SPA; the bar still gets every report."""
+    from omkl_dist.pipelines import progress as module
 
+    clock = [0.0]
+    monkeypatch.setattr(module.time, "perf_counter", lambda: clock[0])
     seen = []
-    for algo, rows in (("omkc", LONG_STREAM), ("spa", LONG_STREAM), ("omkc", LONG_STREAM - 1)):
-        progress = advising(algo, seen.append)
-        for n_seen in (0, 256, 512):
+    # (algorithm, rows, seconds per block of 10,000 rows at the start): 1M rows at 10 s a block -> hours
+    for algo, rows, pace in (("omkc", 1_000_000, 10.0), ("spa", 1_000_000, 10.0), ("omkc", 200_000, 0.1)):
+        progress = module.advising(algo, seen.append)
+        for n_seen in range(0, 100_001, 10_000):
+            clock[0] += pace * (1 + n_seen / 10_000)  # (each block slower than the last)
             progress({"n_seen": n_seen, "n_mistakes": 0, "n_rows": rows, "done": False})
     err = capsys.readouterr().err
     assert err.count("note:") == 1 and "note: omkc keeps a support vector for every update" in err
-    assert "bpas, rbp, forgetron or bogd" in err and len(seen) == 9
+    assert "the 1,000,000 rows take about" in err and "hours" in err and "bpas, rbp, forgetron or bogd" in err
+    assert len(seen) == 33
