@@ -3,8 +3,13 @@ seeded shuffles that keep X and y paired, parameter checks, and codrna read back
 
 from __future__ import annotations
 
+import shutil
+import threading
+import time
+
 import numpy as np
 import pytest
+import zarr
 
 from omkl_dist.storage import DataError, ingest, load_arrays, open_stream, read_dataset, resolve_dataset
 from omkl_dist.storage import stream as stream_module
@@ -196,3 +201,45 @@ def test_codrna_stream_equals_reader(tmp_path, data_dir):
     assert X.shape == (59_535, 8)
     np.testing.assert_array_equal(X, ds.X)
     np.testing.assert_array_equal(y, ds.y)
+
+
+def test_a_shuffle_reads_a_groups_chunks_at_once(dataset, monkeypatch):
+    """A group's chunks are read on several threads (each read mostly waits on zarr's I/O loop and
+    decompression), the rows as a read one at a time puts them."""
+    expected = collect(open_stream(dataset, block_size=100, shuffle=True, seed=4))[1:]
+    stream = open_stream(dataset, block_size=100, shuffle=True, seed=4)
+    lock, reading, most = threading.Lock(), [0], [0]
+    read = stream._read
+
+    def slow_read(c, lo, hi):
+        with lock:
+            reading[0] += 1
+            most[0] = max(most[0], reading[0])
+        time.sleep(0.01)
+        try:
+            return read(c, lo, hi)
+        finally:
+            with lock:
+                reading[0] -= 1
+
+    monkeypatch.setattr(stream, "_read", slow_read)
+    X, y = collect(stream)[1:]
+    assert most[0] == stream_module.READ_THREADS
+    np.testing.assert_array_equal(X, expected[0])
+    np.testing.assert_array_equal(y, expected[1])
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_a_damaged_chunk_is_refused_naming_it(dataset, tmp_path, shuffle):
+    """A chunk rewritten behind the dataset's back stops the stream with its rows named; with a
+    shuffle's group read on threads, the first damaged chunk of the group's order."""
+    copy = tmp_path / "ds"
+    shutil.copytree(dataset, copy)
+    features = zarr.open_array(str(copy / "features.zarr"), mode="r+")
+    for c in (2, 9):
+        features[c * CHUNK] = -features[c * CHUNK]
+    visits = stream_module.chunk_visits(0, N, CHUNK, np.random.default_rng(0) if shuffle else None, N // CHUNK + 1)
+    first = next(c for spans, _ in visits for c, _, _ in spans if c in (2, 9))
+    rows = f"rows {first * CHUNK}..{first * CHUNK + CHUNK - 1}"
+    with pytest.raises(DataError, match=rf"chunk {first} \({rows}\) of the features does not match its checksum"):
+        collect(open_stream(copy, block_size=100, shuffle=shuffle, seed=0))
