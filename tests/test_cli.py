@@ -193,8 +193,8 @@ def _leaf_contexts(command, parent):
     name = command.name if parent else "omkl"
     ctx = click.Context(command, info_name=name, parent=parent, **(command.context_settings or {}))
     if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            yield from _leaf_contexts(sub, ctx)
+        for name in command.list_commands(ctx):  # (the root group imports a command when asked for it)
+            yield from _leaf_contexts(command.get_command(ctx, name), ctx)
     else:
         yield ctx
 
@@ -298,8 +298,9 @@ def _float_options(command, path=()):
     for param in command.params:
         if isinstance(param.type, (click.types.FloatParamType, click.FloatRange)):
             yield path, param
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from _float_options(sub, (*path, name))
+    if isinstance(command, click.Group):
+        for name in command.list_commands(None):
+            yield from _float_options(command.get_command(None, name), (*path, name))
 
 
 def test_every_number_option_refuses_nan_and_inf():
