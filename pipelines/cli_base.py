@@ -8,6 +8,7 @@ import select
 import signal
 import sys
 import unicodedata
+from pathlib import Path
 
 import click
 
@@ -28,14 +29,38 @@ class PathOrURL(click.ParamType):
     name = "path"
 
     def convert(self, value, param, ctx):
-        from pathlib import Path
-
         from omkl_dist.storage.location import is_url
 
         return value if is_url(value) or not isinstance(value, str) else Path(value)
 
 
 PATH_OR_URL = PathOrURL()
+
+
+class LocalPath(click.Path):
+    """A path on this machine (a :class:`~pathlib.Path`); a URL is refused, saying ``why``: click's
+    own ``Path`` type made ``s3://bucket/store`` the local path ``s3:/bucket/store``, so a model
+    store, a write-ahead log or a report went into a folder named ``s3:`` and the command said it
+    was done."""
+
+    def __init__(self, why: str = "this option takes a file or folder on this machine", **kwargs):
+        super().__init__(path_type=Path, **kwargs)
+        self.why = why
+
+    def convert(self, value, param, ctx):
+        from omkl_dist.storage.location import is_url
+
+        if isinstance(value, str) and is_url(value):
+            self.fail(f"{value} is a URL; {self.why}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+LOCAL_PATH = LocalPath()
+STORE_PATH = LocalPath(
+    "a model store is a folder on this machine or a mounted network filesystem: it locks and renames its "
+    "files, which object storage cannot. A saved model (--model-out) may be at a URL; `omkl models import "
+    "--store DIR NAME URL` publishes it into a store"
+)
 
 # how a data file's columns are read (ingest, run, fit, predict, and submit/retrain of a file)
 LABEL_COLUMN_OPTION = click.option(

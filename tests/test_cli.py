@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
-from omkl_dist.pipelines.cli_base import FiniteFloat
+from omkl_dist.pipelines.cli_base import FiniteFloat, LocalPath
 from omkl_dist.storage import load_arrays, read_dataset, resolve_dataset
 
 
@@ -353,6 +353,28 @@ def test_a_url_for_a_local_only_output_is_refused_not_taken_as_a_local_path(tmp_
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 2 and "cannot be written to a URL" in result.stderr, (args, result.stderr)
     assert not (tmp_path / "s3:").exists()
+
+
+def test_every_option_for_a_local_folder_or_file_refuses_a_url(tmp_path, monkeypatch):
+    """`omkl retrain --store s3://bkt/store` published its version into `./s3:/bkt/store` and said
+    "promoted": click's Path type made the URL a local path. Every option and argument that takes
+    a path on this machine (a model store, a write-ahead log, a cluster's folder, a report's
+    source, ...) now refuses a URL, naming the option; a store's refusal says where a model may be
+    at a URL instead."""
+    monkeypatch.chdir(tmp_path)
+    checked = []
+    for ctx in _leaf_contexts(main, None):
+        for param in ctx.command.params:
+            if not isinstance(param.type, LocalPath):
+                continue
+            args = [*ctx.command_path.split()[1:], *(param.opts[:1] if isinstance(param, click.Option) else [])]
+            result = CliRunner().invoke(main, [*args, "s3://bkt/x"])
+            assert result.exit_code == 2 and "s3://bkt/x is a URL" in result.stderr, (args, result.stderr)
+            if param.name == "store":
+                assert "omkl models import" in result.stderr
+            checked.append(ctx.command_path)
+    assert {"omkl retrain", "omkl models list", "omkl serve", "omkl predict", "omkl report"} <= set(checked)
+    assert len(checked) > 25 and list(tmp_path.iterdir()) == []
 
 
 def test_a_learner_without_budget_projected_to_take_long_is_noted_once(capsys, monkeypatch):

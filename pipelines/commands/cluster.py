@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..cli_base import (
+    LOCAL_PATH,
     CommandGroup,
 )
 
@@ -20,7 +21,7 @@ def cluster():
 
 _RUN_DIR = click.option(
     "--run-dir",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=Path("runs") / "cluster",
     show_default=True,
     help="Where the cluster keeps its state, logs and pid files.",
@@ -43,7 +44,7 @@ _RUN_DIR = click.option(
 )
 @click.option(
     "--tls-dir",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="Use mutual TLS with the certificates in this directory (see `omkl cluster certs`).",
 )
@@ -125,7 +126,7 @@ def cluster_down(run_dir):
 
 
 @cluster.command("certs")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=LOCAL_PATH)
 def cluster_certs(out):
     """Create a private CA and a node certificate for a TLS cluster on 127.0.0.1."""
     from omkl_dist.cluster.tls import make_certificates

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
@@ -14,6 +13,7 @@ from ..cli_base import (
     CATEGORICAL_OPTION,
     FEATURES_OPTION,
     IMPUTE_OPTION,
+    LOCAL_PATH,
     PATH_OR_URL,
     POSITIVE_CLASS_OPTION,
     ZERO_BASED_OPTION,
@@ -178,7 +178,7 @@ def data_verify(directory):
 @data.command("list")
 @click.option(
     "--data-dir",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="Datasets folder (default: $OMKL_DATA_DIR or ../shared/datasets).",
 )

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from ..cli_base import PATH_OR_URL
+from ..cli_base import PATH_OR_URL, STORE_PATH
 from .store_options import open_store
 
 
@@ -15,7 +14,7 @@ from .store_options import open_store
 @click.option(
     "--store",
     envvar="OMKL_STORE",
-    type=click.Path(path_type=Path),
+    type=STORE_PATH,
     default=None,
     show_envvar=True,
     help="The model store (with --model).",

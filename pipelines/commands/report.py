@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
 from omkl_dist.storage.errors import DataError
 
-from ..cli_base import PATH_OR_URL
+from ..cli_base import LOCAL_PATH, PATH_OR_URL, STORE_PATH
 from .store_options import open_store
 
 
 @click.command("report")
-@click.argument("source", required=False, type=click.Path(path_type=Path))
-@click.option("--store", envvar="OMKL_STORE", type=click.Path(path_type=Path), default=None, show_envvar=True)
+@click.argument("source", required=False, type=LOCAL_PATH)
+@click.option("--store", envvar="OMKL_STORE", type=STORE_PATH, default=None, show_envvar=True)
 @click.option("--model", "name", default=None, help="With --store: the model whose version history to draw.")
 @click.option("--version", "ref", default=None, help="With --store/--model: redraw this version's retrain report.")
 @click.option("--out", required=True, type=PATH_OR_URL, help="Folder for report.json and the PNGs.")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..cli_base import (
+    LOCAL_PATH,
     PATH_OR_URL,
     SCHEDULER_TIMEOUT_OPTION,
     CommandGroup,
@@ -122,7 +123,7 @@ def reproduce_omkc_cmd(permutations, datasets, algorithms, scaling, seed, ties, 
 )
 @click.option(
     "--plot",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=Path("runs/om2-multiclass.png"),
     show_default=True,
     help="Where to write the study's PNG plot (mistake rate against instances seen).",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -19,6 +18,7 @@ from ..cli_base import (
     FEATURES_OPTION,
     IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
+    LOCAL_PATH,
     POSITIVE_CLASS_OPTION,
     SEED_OPTION,
     ZERO_BASED_OPTION,
@@ -101,7 +101,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_
 )
 @click.option(
     "--report-dir",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="Where to write report.json and the plots (default STORE/NAME/reports/vN).",
 )

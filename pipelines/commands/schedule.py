@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import click
 
 from ..cli_base import (
+    LOCAL_PATH,
     CommandGroup,
 )
 from .store_options import STORE_OPTION
@@ -31,7 +31,7 @@ def schedule():
 @click.option(
     "--work",
     required=True,
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     help="Folder for the lock and the logs (runs.jsonl, runs.err).",
 )
 @click.option("--at", "at", default="30 2 * * *", show_default=True, help="The cron schedule (5 fields).")
@@ -68,9 +68,7 @@ def schedule_cron(store, name, source, work, at, days_back, retrain_args):
 
 # (--work: where these commands ingested a file before a retrain ingested it into the store itself;
 # accepted and unused, so crontab lines and DAG copies written for them go on running)
-_OLD_WORK = click.option(
-    "--work", hidden=True, default=None, type=click.Path(path_type=Path), help="Unused (older crontab lines)."
-)
+_OLD_WORK = click.option("--work", hidden=True, default=None, type=LOCAL_PATH, help="Unused (older crontab lines).")
 
 
 @schedule.command("arrived")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from ..cli_base import PATH_OR_URL, FiniteFloat
+from ..cli_base import LOCAL_PATH, PATH_OR_URL, STORE_PATH, FiniteFloat
 from .store_options import open_store
 
 
@@ -15,7 +13,7 @@ from .store_options import open_store
     "--store",
     envvar="OMKL_STORE",
     show_envvar=True,
-    type=click.Path(path_type=Path),
+    type=STORE_PATH,
     default=None,
     help="The model store's folder (with --model).",
 )
@@ -43,7 +41,7 @@ from .store_options import open_store
 @click.option("--ref", default="champion", show_default=True, help="--learn: the version to start from on first start.")
 @click.option(
     "--wal-dir",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="--learn: the write-ahead log's folder (default: beside the model in the store).",
 )
@@ -68,13 +66,13 @@ from .store_options import open_store
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0: a free port.")
 @click.option(
     "--token-file",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="A file holding a bearer token every request must carry (Authorization: Bearer TOKEN).",
 )
 @click.option(
     "--tls-dir",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="Serve HTTPS with the certificates of `omkl cluster certs --out DIR` (clients present theirs: mutual TLS).",
 )

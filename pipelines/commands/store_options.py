@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..cli_base import (
+    STORE_PATH,
     FiniteFloat,
 )
 
@@ -18,7 +19,7 @@ STORE_OPTION = click.option(
     envvar="OMKL_STORE",
     required=True,
     show_envvar=True,
-    type=click.Path(path_type=Path),
+    type=STORE_PATH,
     help="The model store's folder.",
 )
 

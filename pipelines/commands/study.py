@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
 from ..cli_base import (
+    LOCAL_PATH,
     CommandGroup,
+    LocalPath,
 )
 
 
@@ -83,7 +84,7 @@ class RowCap(click.ParamType):
 )
 @click.option(
     "--results",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="JSONL of finished runs: appended as they finish, runs in it are skipped "
     "(resume); the JSON summary is written beside it (.json). Default: "
@@ -91,14 +92,14 @@ class RowCap(click.ParamType):
 )
 @click.option(
     "--doc",
-    type=click.Path(path_type=Path),
+    type=LOCAL_PATH,
     default=None,
     help="Where to write the Markdown report (replacing only an earlier report of ours). "
     "Default: beside --results (.md).",
 )
 @click.option(
     "--compare",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=LocalPath(dir_okay=False),
     default=None,
     help="Another study's JSON summary (e.g. the 3,000-row cap's, benchmarks/results/study-defaults.json) "
     "to report beside this one, with the rows where their winners differ.",

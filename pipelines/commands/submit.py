@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -13,6 +12,7 @@ from ..cli_base import (
     FEATURES_OPTION,
     IMPUTE_OPTION,
     LABEL_COLUMN_OPTION,
+    LOCAL_PATH,
     POSITIVE_CLASS_OPTION,
     SCHEDULER_TIMEOUT_OPTION,
     SEED_OPTION,
@@ -62,7 +62,7 @@ OPTIONS = [
         help="Worker failures to recover from before giving up.",
     ),
     click.option("--shards", type=click.IntRange(min=1), default=None, help="Kernel shards (default: one per worker)."),
-    click.option("--tls-dir", type=click.Path(path_type=Path), default=None, help="Certificates of a TLS cluster."),
+    click.option("--tls-dir", type=LOCAL_PATH, default=None, help="Certificates of a TLS cluster."),
     SCHEDULER_TIMEOUT_OPTION,
     LABEL_COLUMN_OPTION,
     POSITIVE_CLASS_OPTION,
