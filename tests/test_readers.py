@@ -423,3 +423,36 @@ def test_a_whole_word_label_file_needs_no_row_by_row_diagnosis(tmp_path, monkeyp
     for name in ("plain", "label last, CRLF, no final newline"):
         ds = read_dataset(write(tmp_path, f"{len(name)}.csv", WORD_LABEL_FILES[name]), label_column="outcome")
         assert sorted(label for label, _ in ds.label_map) == ["no", "yes"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"1 1:2 3:4\n-1 2:1\n",
+        b"1:2 3:4\n-1 2:1\n",
+        b"1 1:2\n2:1\n",
+        b"1 1:2\r\n  \t7:1\r\n",
+        b"# 1:2\n+1 1:2\n",
+        b"",
+    ],
+)
+def test_rows_without_labels_are_found_as_the_line_start_pattern_finds_them(content):
+    from omkl_dist.storage.readers import libsvm
+
+    fast = bool(libsvm._UNLABELLED_ROW.match(content) or libsvm._UNLABELLED_LATER_ROW.search(content))
+    assert fast == bool(libsvm._UNLABELLED_ROW.search(content))
+
+
+def test_a_libsvm_file_is_read_without_mapping_its_rows_to_lines(tmp_path, monkeypatch):
+    """The rows' file lines are for error messages: mapping them for every read took 1.6 s of a
+    1,000,000-row file's 10 s."""
+    from omkl_dist.storage.readers import libsvm
+
+    path = write(tmp_path, "f.svm", "1 1:0.5 3:2\n-1 2:1\n# a comment\n1 3:-1\n")
+
+    def mapped(*args, **kwargs):
+        raise AssertionError("the rows were mapped to their lines")
+
+    monkeypatch.setattr(libsvm, "text_lines", mapped)
+    ds = read_dataset(path)
+    np.testing.assert_array_equal(ds.X, [[0.5, 0, 2], [0, 1, 0], [0, 0, -1]])

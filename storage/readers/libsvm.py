@@ -25,6 +25,8 @@ _STRAY_RATIO = 1000  # sparse: a largest index this many times every other row's
 
 
 _UNLABELLED_ROW = re.compile(rb"(?m)^(?=[ \t]*\d+:)")  # a row that starts with its first index:value
+# the same test after a line end: searched from its literal "\n", 9x faster (a 259 MB file: 1.2 -> 0.14 s)
+_UNLABELLED_LATER_ROW = re.compile(rb"\n[ \t]*\d+:")
 
 
 def read_libsvm(
@@ -32,7 +34,7 @@ def read_libsvm(
 ) -> ParsedFile:
     from sklearn.datasets import load_svmlight_file
 
-    unlabelled = bool(_UNLABELLED_ROW.search(content))
+    unlabelled = bool(_UNLABELLED_ROW.match(content) or _UNLABELLED_LATER_ROW.search(content))
     if unlabelled:  # scikit-learn's parser needs a label: rows without one get a 0 it never reports
         content = _UNLABELLED_ROW.sub(b"0 ", content)
     try:
@@ -63,9 +65,9 @@ def read_libsvm(
                 fix="correct the index, or raise --n-features",
             )
         if keep_sparse and n_features is None and top >= SPARSE_MIN_FEATURES:
-            _check_stray_index(row_max, top, X.shape[0], line_of(worst), path)
+            _check_stray_index(row_max, top, X.shape[0], lambda: line_of(worst), path)
         elif not keep_sparse:
-            _check_dense_size(X, width, top, line_of(worst), path, chosen=sparse is False)
+            _check_dense_size(X, width, top, lambda: line_of(worst), path, chosen=sparse is False)
     if keep_sparse:
         X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
     else:
@@ -76,10 +78,12 @@ def read_libsvm(
     return ParsedFile(X=X, y_raw=None if unlabelled else y, line_of=line_of, column_of=lambda j: j + first)
 
 
-def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen: bool = False) -> None:
+def _check_dense_size(X: Any, width: int, top: int, row: Callable[[], int], path: Path, chosen: bool = False) -> None:
     """Features densified: refuse a matrix that cannot fit, or one that is huge and nearly empty (one
     stray index such as 1000000000 in a file of small indices), before allocating it. ``chosen``:
-    the caller asked for dense features (``--layout dense``) rather than getting them by width."""
+    the caller asked for dense features (``--layout dense``) rather than getting them by width.
+    ``row``: the file line of the row with the largest index, found only for the message (mapping
+    a million rows to their lines took 1.6 s)."""
     import psutil
 
     need = X.shape[0] * width * 8
@@ -92,7 +96,7 @@ def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen
             f"{need / 2**30:.1f} GiB ({100 * fill:.4f} % non-zero; {available / 2**30:.1f} GiB of memory "
             "available)",
             path=path,
-            row=row,
+            row=row(),
             column=top,
             fix="check that index for a typo; pass --n-features with the true feature count to have "
             f"indices above it reported; if the data really is this wide and sparse, ingest it "
@@ -100,7 +104,7 @@ def _check_dense_size(X: Any, width: int, top: int, row: int, path: Path, chosen
         )
 
 
-def _check_stray_index(row_max: NDArray[np.int64], top: int, n_rows: int, row: int, path: Path) -> None:
+def _check_stray_index(row_max: NDArray[np.int64], top: int, n_rows: int, row: Callable[[], int], path: Path) -> None:
     """Sparse features cost nothing per column, so a stray index (1000000000 in a file of small
     indices) would silently make a dataset a billion columns wide. Where densifying would have been
     refused as such a typo (over 1 GiB), refuse a largest index ``_STRAY_RATIO`` times every other
@@ -114,7 +118,7 @@ def _check_stray_index(row_max: NDArray[np.int64], top: int, n_rows: int, row: i
         raise DataError(
             f"feature index {top} is far above the largest index of every other row ({second}): most likely a typo",
             path=path,
-            row=row,
+            row=row(),
             column=top,
             fix=f"correct the index; if it is right, pass --n-features {top} (or the true feature count)",
         )
