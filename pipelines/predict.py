@@ -242,7 +242,9 @@ def predict(
         check_probabilities(model)
     labels = [str(c) for c in model.classes_]
     # (the model that predicts the rows as given: without its encoder for a dataset it encoded at ingest)
+    t_load = time.perf_counter()  # (a data file is parsed here; an ingested dataset is streamed below)
     n_rows, data_map, blocks, model = _source(data, block_rows, model, label_column, zero_based)
+    load_seconds = time.perf_counter() - t_load
     labelled = data_map is not None
     record = {
         **made_by,
@@ -295,6 +297,7 @@ def predict(
         "accuracy": correct / n_rows if n_rows and labelled else None,
         "seconds": seconds,
         "rows_per_second": n_rows / seconds if seconds > 0 else None,
+        "load_seconds": load_seconds,
         "where": f"dask {scheduler}" if scheduler else "in-process",
     }
 

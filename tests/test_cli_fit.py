@@ -134,6 +134,7 @@ def test_a_fitted_model_is_imported_into_a_store_and_refitted_by_a_retrain(data_
     assert (imported["status"], imported["version"], imported["champion"]) == ("imported", 1, 1)
     res = invoke("predict", "--store", store, "--model", name, "--data", name, "--out", tmp_path / "p.parquet")
     assert res.exit_code == 0 and "699 predictions of breast-cancer v1" in res.output, res.output
+    assert "; loading " in res.output  # (a data file is parsed before the rows are scored: said apart)
     res = invoke("retrain", "--store", store, "--model", name, "--data", name, "--no-plots", "--quiet")
     retrained = json.loads(res.output.splitlines()[-1])
     assert (retrained["version"], retrained["parent"]) == (2, 1), res.output

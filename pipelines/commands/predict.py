@@ -101,5 +101,5 @@ def predict_cmd(
     accuracy = "" if result["accuracy"] is None else f", accuracy on the data's labels {100 * result['accuracy']:.2f} %"
     click.echo(
         f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.2f} s "
-        f"({result['rows_per_second']:,.0f} rows/s{accuracy})"
+        f"({result['rows_per_second']:,.0f} rows/s{accuracy}); loading {result['load_seconds']:.2f} s"
     )
