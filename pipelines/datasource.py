@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from omkl_dist.preprocessing import ColumnEncoder
@@ -41,8 +42,8 @@ def refuse_unlabelled(data, labels: dict | None) -> None:
 def ingested_source(data, *, under, labels: dict | None = None, columns: ColumnEncoder | None = None):
     """``data`` as an ingested dataset, for the jobs that stream one (``submit``, ``retrain``): itself
     when it is one (it took its label options at ingest), else the file (or registry name, or
-    parquet folder) ingested with ``labels`` into ``under/<digest>``, a folder named after the
-    source's bytes and the label options -- so a rerun on the same file reuses it, and another
+    parquet folder) ingested with ``labels`` into ``under/<file name>-<digest>``, a folder named
+    after the source's bytes and the label options -- so a rerun on the same file reuses it, and another
     file or other options never replace it. ``columns``: a fitted encoder (a champion's) that makes
     a table's features, instead of one fitted on the file."""
     refuse_unlabelled(data, labels)
@@ -53,11 +54,20 @@ def ingested_source(data, *, under, labels: dict | None = None, columns: ColumnE
         return path
     source = Path(data) if Path(data).is_dir() else resolve_dataset(data)
     encoder = {} if columns is None else {"columns": columns.to_dict()}
-    target = location(under) / _source_digest(source, {**labels, **encoder})
+    digest = _source_digest(source, {**labels, **encoder})
+    # named after the file too: the folder's name is the dataset's name in a job's report and trace
+    # (a bare digest read "spa on ba33e2f4b5802e25"); a folder of an earlier version, named by the
+    # digest alone, is still the one a rerun finds
+    target = location(under) / digest
+    if not is_ingested(target):
+        target = location(under) / f"{_UNSAFE.sub('_', source.name)[:64]}-{digest}"
     if not is_ingested(target):
         ingest(source, target, **labels, columns=columns)
     dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
     return target
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")  # (what a folder name keeps of a file's name)
 
 
 def _source_digest(source: Path, labels: dict) -> str:

@@ -18,6 +18,7 @@ import pytest
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.defaults import JOB_PARAMS
 from omkl_dist.persistence import load_model
+from omkl_dist.pipelines.datasource import ingested_source
 from omkl_dist.pipelines.retrain import retrain
 from omkl_dist.storage import ingest, open_stream
 from omkl_dist.storage.model_store import LOCK, ModelStore
@@ -329,7 +330,7 @@ def test_eight_retrains_at_once_on_one_store(tmp_path):
 
 
 def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
-    """`--data day.csv --label-column last`: the file is ingested into STORE/NAME/windows/<digest>
+    """`--data day.csv --label-column last`: the file is ingested into STORE/NAME/windows/day.csv-<digest>
     (label options part of the digest) and a rerun on the same file reuses it and finds its version."""
     day = tmp_path / "day.csv"
     X, y = map(np.concatenate, zip(*iter_blocks(rows=3000, features=4, seed=0, noise=0.01)))
@@ -355,6 +356,7 @@ def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
     windows = sorted((store / "m" / "windows").iterdir())
     assert first["status"] == "promoted" and len(windows) == 1 and first["window"]["source"] == str(windows[0])
     assert load_model(ModelStore(store, "m").path(1)).label_map == [["no", -1], ["yes", 1]]
+    assert windows[0].name.startswith("day.csv-")  # the report's and trace's name for the window
     again = last_json(omkl_here(*args))
     assert again["status"] == "exists" and sorted((store / "m" / "windows").iterdir()) == windows
     words_last = omkl_here("retrain", "--store", store, "--model", "m", "--data", day, "--quiet", check=False)
@@ -373,3 +375,10 @@ def test_a_labelled_file_is_a_window_ingested_once_into_the_store(tmp_path):
         check=False,
     )
     assert on_ingested.returncode == 2 and "chosen at ingest" in on_ingested.stderr
+    # a window ingested by an earlier version, in a folder named by the digest alone, is still found
+    legacy = windows[0].with_name(windows[0].name.removeprefix("day.csv-"))
+    windows[0].rename(legacy)
+    found = ingested_source(
+        day, under=store / "m" / "windows", labels={"label_column": "last", "positive_class": "yes"}
+    )
+    assert found == legacy and sorted((store / "m" / "windows").iterdir()) == [legacy]

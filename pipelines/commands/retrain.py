@@ -38,7 +38,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_
     "--data",
     required=True,
     help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
-    "STORE/NAME/windows/<content digest> first (reused when the same file comes again).",
+    "STORE/NAME/windows/<file name>-<content digest> first (reused when the same file comes again).",
 )
 @click.option("--rows", default=None, help="Only these rows of it, START:STOP (default: all).")
 @click.option("--partition", default=None, help="Only the I-th of N equal parts of it, I/N (0-based).")
