@@ -97,8 +97,8 @@ def _read_delimited(
     skip: int = 0,
     label_column: str | int | None = None,
 ) -> ParsedFile:
-    """Parse label + numeric features with numpy's C reader; diagnose in Python only on failure.
-    ``label_column="none"``: every column is a feature, the rows have no labels."""
+    """Parse label + numeric features with pyarrow's reader (or numpy's: :func:`_arrow_cells`);
+    diagnose in Python only on failure. ``label_column="none"``: every column is a feature, the rows have no labels."""
     body, first_number = _drop_leading_lines(content, skip)
     first = first_lines(body, 1)
     if not first:
