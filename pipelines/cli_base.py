@@ -13,8 +13,6 @@ from pathlib import Path
 import click
 
 from omkl_dist.defaults import BLOCK_SIZE, RACE_ROWS, SCALE_ROWS, SEED
-from omkl_dist.storage.errors import DataError
-from omkl_dist.storage.outputs import OutputBusy
 
 from .entry import INTERRUPTED
 
@@ -254,9 +252,6 @@ class CommandGroup(click.Group):
         except click.ClickException as exc:  # a sub-command's usage error: click prints it, in one line
             exc.message = one_line(exc.message)
             raise
-        except OutputBusy as exc:
-            click.echo(f"busy: {one_line(exc)}", err=True)
-            ctx.exit(EXIT_BUSY)
         except KeyboardInterrupt:
             click.echo(INTERRUPTED, err=True)
             ctx.exit(EXIT_INTERRUPTED)
@@ -271,11 +266,18 @@ class CommandGroup(click.Group):
         except MemoryError:
             click.echo("error: out of memory; use a smaller input, budget or block size", err=True)
             ctx.exit(EXIT_BAD_INPUT)
-        except (DataError, ValueError, OverflowError, OSError, ConnectionError, TimeoutError, RuntimeError) as exc:
-            # OSError covers FileExistsError, FileNotFoundError, PermissionError, a full disk
-            click.echo(f"error: {one_line(exc)}", err=True)
-            ctx.exit(EXIT_BAD_INPUT)
         except Exception as exc:
+            # (imported here, not on import: `omkl --help` then does not load the storage layer)
+            from omkl_dist.storage.outputs import OutputBusy
+
+            if isinstance(exc, OutputBusy):
+                click.echo(f"busy: {one_line(exc)}", err=True)
+                ctx.exit(EXIT_BUSY)
+            # a DataError is a ValueError; OSError covers FileExistsError, FileNotFoundError,
+            # PermissionError, a full disk
+            if isinstance(exc, (ValueError, OverflowError, OSError, ConnectionError, TimeoutError, RuntimeError)):
+                click.echo(f"error: {one_line(exc)}", err=True)
+                ctx.exit(EXIT_BAD_INPUT)
             if not type(exc).__module__.startswith(_OBJECT_STORE_CLIENTS):
                 raise
             click.echo(
