@@ -317,6 +317,44 @@ def test_binary_labels_that_are_not_utf8_name_the_row(tmp_path):
     assert sorted(k for k, _ in read_dataset(path).label_map) == ["n", "é"]
 
 
+def test_text_that_is_not_utf8_is_an_error_not_two_labels_made_one(tmp_path):
+    """A Latin-1 CSV (a spreadsheet's export): its labels ``né`` and ``nè`` were decoded with
+    replacement, both as ``n\ufffd``, and learnt as one class ("only one class present"); a
+    header name with ``é`` became ``d\ufffd``. Now: the row, the bytes and how to convert."""
+    from omkl_dist.storage import read_dataset
+
+    rows = b"".join(b"%d,%d,n%s\n" % (i, -i, b"\xe9" if i % 2 else b"\xe8") for i in range(1, 9))
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(rows)
+    not_utf8 = r"latin1.csv, row 1: the text is not UTF-8: byte b'\\xe9' in b'1,-1,n\\xe9'.*Fix: .*iconv"
+    with pytest.raises(DataError, match=not_utf8):
+        read_dataset(path, label_column="last")
+    path.write_bytes(b"a,b,d\xe9,label\n" + b"1,2,3,0\n4,5,6,1\n")
+    with pytest.raises(DataError, match=r"latin1.csv: the header is not UTF-8: byte b'\\xe9' in b'a,b,d\\xe9,label'"):
+        read_dataset(path)
+    path.write_bytes(rows.replace(b"\xe9", "é".encode()).replace(b"\xe8", "è".encode()))
+    assert sorted(k for k, _ in read_dataset(path, label_column="last").label_map) == ["nè", "né"]
+
+
+def test_binary_text_columns_are_encoded_as_their_utf8_words(tmp_path):
+    """A parquet column of binary type (older Hive/Impala tables write text so) was encoded as the
+    categories "b'Lyon'", "b'Paris'": a model given the words "Lyon" and "Paris" then saw a category
+    it never met (all zeros) for every row. Binary text is UTF-8 decoded; other bytes are an error."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from omkl_dist.preprocessing import ColumnEncoder
+
+    city = pa.array([b"Paris", b"Lyon", "Montr\u00e9al".encode()] * 4, pa.binary())
+    table = pa.table({"a": np.arange(12.0), "city": city, "label": [0, 1] * 6})
+    encoder = ColumnEncoder(categorical="one-hot").fit(table.drop(["label"]).to_pandas())
+    assert encoder.categories_ == [["Lyon", "Montr\u00e9al", "Paris"]]
+    words = pd.DataFrame({"a": [0.0, 1.0], "city": ["Lyon", "Montr\u00e9al"]})
+    np.testing.assert_array_equal(encoder.transform(words), [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0]])
+    with pytest.raises(ValueError, match=r"column 'city' holds b'Montr\\xe9al' in row 2, which is not UTF-8"):
+        encoder.transform({"a": [0.0, 1.0], "city": np.array([b"Lyon", b"Montr\xe9al"], dtype=object)})
+
+
 # --- the command line's error surface --------------------------------------------------------
 
 

@@ -113,7 +113,7 @@ class ColumnEncoder:
         numeric = [name for name in names if name not in text]
         by_name = dict(zip(names, columns))
         numbers = _numbers([by_name[n] for n in numeric], numeric)
-        words = _words([by_name[n] for n in text])
+        words = _words([by_name[n] for n in text], text)
         statistics = fill = None
         if self.impute is None:
             _refuse_missing(numbers, numeric)
@@ -188,7 +188,7 @@ class ColumnEncoder:
             raise ValueError("this ColumnEncoder is not fitted yet; call fit() before transform()")
         by_name = dict(zip(self.feature_names_in_, _columns_in_order(table, self.feature_names_in_)))
         numbers = _numbers([by_name[n] for n in self.numeric_], self.numeric_)
-        words = _words([by_name[n] for n in self.text_])
+        words = _words([by_name[n] for n in self.text_], self.text_)
         if self.impute is None:
             _refuse_missing(numbers, self.numeric_)
             _refuse_missing(words, self.text_)
@@ -354,13 +354,27 @@ def _numbers(columns: list[np.ndarray], names: list[str]) -> np.ndarray:
     return out
 
 
-def _words(columns: list[np.ndarray]) -> np.ndarray:
+def _words(columns: list[np.ndarray], names: list[str]) -> np.ndarray:
     """The text columns as one object matrix of str, missing values as NaN (what SimpleImputer finds)."""
     n = len(columns[0]) if columns else 0
     out = np.empty((n, len(columns)), dtype=object)
-    for j, column in enumerate(columns):
-        out[:, j] = [np.nan if _missing(v) else str(v) for v in column]
+    for j, (column, name) in enumerate(zip(columns, names)):
+        out[:, j] = [np.nan if _missing(v) else _word(v, name, i) for i, v in enumerate(column)]
     return out
+
+
+def _word(value, name: str, i: int) -> str:
+    """A text value as str: bytes (a parquet column of binary type, a CSV's text pyarrow found not to be
+    UTF-8) decoded as UTF-8 -- ``str(b'Paris')`` would be the category "b'Paris'", which no str matches."""
+    if not isinstance(value, bytes):
+        return str(value)
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(
+            f"column {name!r} holds {value[:40]!r} in row {i + 1}, which is not UTF-8 text; save the table's "
+            "text as UTF-8 (a CSV file: e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.utf8`)"
+        ) from None
 
 
 def _as_words(values: np.ndarray) -> np.ndarray:

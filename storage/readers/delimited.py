@@ -15,7 +15,7 @@ from ..errors import DataError
 from ..labels import default_label_column, has_no_labels, is_label_name, resolve_label_column
 from .dataset import ParsedFile
 from .detect import split_header
-from .textio import empty_file_error, first_lines, is_blank, is_number, show_bytes, text_lines
+from .textio import decode_utf8, empty_file_error, first_lines, is_blank, is_number, show_bytes, text_lines
 
 _DELIMITER_NAMES: dict[str | None, str] = {",": "','", "\t": "tab", ";": "';'", "|": "'|'", None: "whitespace"}
 
@@ -137,7 +137,7 @@ def _read_delimited(
             if numeric_labels:
                 fix = "check the file's format (fmt=...)"
                 raise DataError(f"could not parse ({exc})", path=path, fix=fix) from None
-            table, y_raw = _read_string_labels(body, delimiter, width, label_col)
+            table, y_raw = _read_string_labels(body, delimiter, width, label_col, path, first_number)
     _check_width(table, width, path, first_number)
     X = np.delete(table, label_col, axis=1)
     feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
@@ -190,9 +190,10 @@ def _check_width(table: NDArray[np.float64], width: int, path: Path, first_numbe
 
 
 def _read_string_labels(
-    body: bytes, delimiter: str | None, width: int, label_col: int
+    body: bytes, delimiter: str | None, width: int, label_col: int, path: Path, first_number: int
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]]:
-    """Second pass for files whose labels are words (``g``/``b``): features numeric, labels str."""
+    """Second pass for files whose labels are words (``g``/``b``): features numeric, labels str
+    (UTF-8: other bytes are an error naming their row, :func:`.textio.decode_utf8`)."""
     quote = '"' if delimiter else None
     feature_cols = [i for i in range(width) if i != label_col]
     X = np.loadtxt(
@@ -207,7 +208,7 @@ def _read_string_labels(
     with warnings.catch_warnings():  # numpy's note on its own chunks' max_rows, which no one set here
         warnings.filterwarnings("ignore", message="Input line .* contained no data", category=UserWarning)
         y = np.loadtxt(  # (text as UTF-8, as the header's names: from bytes numpy decoded Latin-1, 'été' as 'Ã©tÃ©')
-            io.StringIO(body.decode("utf-8", "replace")),
+            io.StringIO(decode_utf8(body, path, first_number=first_number, what="the text")),
             dtype=str,
             delimiter=delimiter,
             comments=None,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from .dataset import FORMATS
-from .textio import empty_file_error, first_lines, is_number
+from .textio import decode_utf8, empty_file_error, first_lines, is_number
 
 # Names used elsewhere (MANIFEST.json, other tools) for the same formats.
 _FORMAT_ALIASES = {"dense_ws": "dense", "svmlight": "libsvm"}
@@ -102,10 +102,14 @@ def _is_consecutive_ints(fields: list[str]) -> bool:
     return len(ints) >= 3 and ints == list(range(len(ints)))
 
 
-def split_header(line: bytes, delimiter: str, path: object = None, row: int | None = None) -> list[str]:
-    """The fields of a header (or first) line, CSV quoting understood."""
+def split_header(
+    line: bytes, delimiter: str, path: object = None, row: int | None = None, *, sniffing: bool = False
+) -> list[str]:
+    """The fields of a header (or first) line, CSV quoting understood; text that is not UTF-8 is an
+    error (:func:`.textio.decode_utf8`) unless ``sniffing`` (telling a header from data)."""
+    text = line.decode("utf-8", "replace") if sniffing else decode_utf8(line, path, first_number=row, what="the header")
     try:
-        return [f.strip() for f in next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter))]
+        return [f.strip() for f in next(csv.reader([text], delimiter=delimiter))]
     except csv.Error as exc:  # a field over csv's limit (a quote left open), a line end inside a field
         raise DataError(
             f"cannot split the line into fields ({exc})",
@@ -117,17 +121,17 @@ def split_header(line: bytes, delimiter: str, path: object = None, row: int | No
 
 
 def _is_header(first: bytes, second: bytes | None, delimiter: str, path: Path) -> bool:
-    fields = split_header(first, delimiter, path)
+    fields = split_header(first, delimiter, path, sniffing=True)
     if all(is_number(f) for f in fields):
         return _is_consecutive_ints(fields) and (
-            second is None or not _is_consecutive_ints(split_header(second, delimiter, path))
+            second is None or not _is_consecutive_ints(split_header(second, delimiter, path, sniffing=True))
         )
     # A numeric row that mixes tabs and spaces is dense text, not a header.
     if delimiter == "\t" and all(is_number(t) for t in first.split()):
         return False
     if second is None:
         return True
-    below = split_header(second, delimiter, path)
+    below = split_header(second, delimiter, path, sniffing=True)
     # A header names columns that hold numbers below it; a first row whose words stand where the
     # next row has words too (word labels such as yes/no or g/h) is data.
     return len(below) != len(fields) or any(not is_number(a) and is_number(b) for a, b in zip(fields, below))

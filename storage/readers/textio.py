@@ -186,6 +186,34 @@ def is_number(text: str | bytes) -> bool:
     return True
 
 
+#: How to convert a file that is not UTF-8: spreadsheets and older tools on Windows save Latin-1 or
+#: Windows-1252, whose letters with accents are single bytes UTF-8 does not allow.
+UTF8_FIX = (
+    "save the file as UTF-8 text (e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.utf8`, or UTF-8 in the "
+    "spreadsheet's CSV export)"
+)
+
+
+def decode_utf8(data: bytes, path: object, *, first_number: int | None = None, what: str = "the text") -> str:
+    """``data`` decoded as UTF-8, or an error naming the line and bytes that are not UTF-8 (decoding
+    with replacement would turn ``é`` and ``è`` of a Latin-1 file both into ``\ufffd``: two labels
+    made one). ``first_number``: the file line number of ``data``'s first line, if known."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        line = data[start : end if end >= 0 else len(data)].rstrip(b"\r")
+        row = None if first_number is None else first_number + data.count(b"\n", 0, exc.start)
+        shown = line if len(line) <= 60 else line[:60] + b"..."
+        raise DataError(
+            f"{what} is not UTF-8: byte {data[exc.start : exc.start + 1]!r} in {shown!r} (Latin-1 or Windows-1252?)",
+            path=path,
+            row=row,
+            fix=UTF8_FIX,
+        ) from None
+
+
 def show_bytes(value: bytes, limit: int = 40) -> str:
     text = value.decode("utf-8", "replace")
     return repr(text if len(text) <= limit else text[:limit] + "...")
