@@ -355,6 +355,25 @@ def test_binary_text_columns_are_encoded_as_their_utf8_words(tmp_path):
         encoder.transform({"a": [0.0, 1.0], "city": np.array([b"Lyon", b"Montr\xe9al"], dtype=object)})
 
 
+def test_a_column_of_dates_is_named_when_the_encoder_is_fitted():
+    """A parquet table with a timestamp column and --categorical: the error said "column 'when' holds
+    numbers, but row 1 holds '2024-01-01T00:00:00.000000' ... as in the data the model was fitted on"."""
+    import pandas as pd
+
+    from omkl_dist.preprocessing import ColumnEncoder
+
+    table = pd.DataFrame({"a": [1.0, 2.0], "plan": ["x", "y"], "when": pd.to_datetime(["2024-01-01", "2024-01-02"])})
+    with pytest.raises(
+        ValueError, match=r"column 'when' holds dates/times \(datetime64\[.s\]\), neither numbers nor text"
+    ):
+        ColumnEncoder(categorical="one-hot").fit(table)
+    assert ColumnEncoder(categorical="one-hot").fit(table[["a", "plan"]]).feature_names_out_ == [
+        "a",
+        "plan_x",
+        "plan_y",
+    ]
+
+
 # --- the command line's error surface --------------------------------------------------------
 
 

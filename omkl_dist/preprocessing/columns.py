@@ -112,6 +112,7 @@ class ColumnEncoder:
             raise ValueError(f"column {text[0]!r} holds text ({example!r}), not numbers; {_CATEGORICAL_FIX}")
         numeric = [name for name in names if name not in text]
         by_name = dict(zip(names, columns))
+        _refuse_other_kinds(numeric, [by_name[n] for n in numeric])
         numbers = _numbers([by_name[n] for n in numeric], numeric)
         words = _words([by_name[n] for n in text], text)
         statistics = fill = None
@@ -330,6 +331,23 @@ def _is_text(column: np.ndarray) -> bool:
     if column.dtype.kind != "O":
         return False
     return any(not isinstance(v, (int, float, np.number)) for v in column if not _missing(v))
+
+
+# numpy kinds that are neither numbers nor text: dates and times, durations, complex numbers, raw records
+_OTHER_KINDS = {"M": "dates/times", "m": "durations", "c": "complex numbers", "V": "raw records"}
+
+
+def _refuse_other_kinds(names: list[str], columns: list[np.ndarray]) -> None:
+    """A column of dates, durations, ... is an error naming it when fitting (``float()`` of a date
+    failed with "holds numbers, but row 1 holds '2024-01-01T00:00'... as in the data the model was
+    fitted on", of a model not yet fitted)."""
+    for name, column in zip(names, columns):
+        if column.dtype.kind in _OTHER_KINDS:
+            raise ValueError(
+                f"column {name!r} holds {_OTHER_KINDS[column.dtype.kind]} ({column.dtype}), neither numbers nor "
+                "text; leave it out (--features, or drop it from the table) or turn it into numbers first "
+                "(a date: e.g. days since a fixed day, or its weekday and hour)"
+            )
 
 
 def _numbers(columns: list[np.ndarray], names: list[str]) -> np.ndarray:
