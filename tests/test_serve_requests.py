@@ -188,8 +188,18 @@ def test_a_model_with_a_column_encoder_takes_raw_columns_by_name(tmp_path):
     assert answer["labels"] == model.predict(expected).tolist()
     assert answer["decision_values"] == model.decision_function(expected).tolist()
     assert call(app, "GET", "/v1/model").json()["feature_names"] == ["size", "colour"]
-    bad = call(app, "POST", "/v1/predict", json={"rows": [{"size": "big", "colour": "red"}]})
-    assert bad.status_code == 422 and "cannot be encoded" in bad.json()["error"]
+    # each value of its column's kind: a list, a number or true for a category was an unknown category
+    # (all zeros) and true a size of 1, answered with 200
+    for row, problem in [
+        ({"size": "big", "colour": "red"}, 'column size: "big" is not a number'),
+        ({"size": True, "colour": "red"}, "column size: true is not a number"),
+        ({"size": 1.0, "colour": ["red"]}, 'column colour: ["red"] is not text'),
+        ({"size": 1.0, "colour": 3}, "column colour: 3 is not text. Fix: send column 'colour' as text"),
+    ]:
+        bad = call(app, "POST", "/v1/predict", json={"rows": [raw[0], row]})
+        assert bad.status_code == 422 and f"row 1, {problem}" in bad.json()["error"], bad.json()
+    with pytest.raises(ValueError, match=r"column 'colour' holds list \"\['red'\]\" in row 1, not text"):
+        encoder.transform(pd.DataFrame({"size": [1.0], "colour": [["red"]]}))
 
 
 def test_serving_beyond_loopback_needs_a_token_or_tls_and_a_token_file_holds_a_real_token(store, tmp_path):

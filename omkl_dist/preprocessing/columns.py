@@ -382,8 +382,11 @@ def _words(columns: list[np.ndarray], names: list[str]) -> np.ndarray:
 
 
 def _word(value, name: str, i: int) -> str:
-    """A text value as str: bytes (a parquet column of binary type, a CSV's text pyarrow found not to be
-    UTF-8) decoded as UTF-8 -- ``str(b'Paris')`` would be the category "b'Paris'", which no str matches."""
+    """A text value as str: a number as its str; bytes (a parquet column of binary type, a CSV's text
+    pyarrow found not to be UTF-8) decoded as UTF-8 -- ``str(b'Paris')`` would be the category
+    "b'Paris'", which no str matches; a list or mapping is an error."""
+    if isinstance(value, (list, tuple, dict, set, np.ndarray)):  # (its str() would be a category no row has)
+        raise ValueError(f"column {name!r} holds {type(value).__name__} {str(value)[:40]!r} in row {i + 1}, not text")
     if not isinstance(value, bytes):
         return str(value)
     try:

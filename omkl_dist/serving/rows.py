@@ -231,8 +231,20 @@ def _check_finite(X: np.ndarray, names: list[str] | None, where: str) -> None:
 
 
 def _columns(cells: list[list[Any]], names: list[str] | None, model, where: str) -> dict[str, np.ndarray]:
-    """Raw columns by name for a model's column encoder, checked by encoding them."""
+    """Raw columns by name for a model's column encoder: each value of the kind its column holds
+    (a number, text; ``null`` where the model imputes), then checked by encoding them."""
     assert names is not None  # (a column encoder always has its raw names)
+    text, imputes = set(model.columns.text_), model.columns.impute is not None
+    for i, row in enumerate(cells):
+        for j, value in enumerate(row):
+            if value is None and imputes:
+                continue
+            if names[j] in text and type(value) is not str:
+                fix = f"send column {names[j]!r} as text (one of its categories)" + (", or null" if imputes else "")
+                raise _cell_error(f"{json.dumps(value)} is not text", i, j, names, where, fix)
+            if names[j] not in text and type(value) not in (int, float):  # (bool is no number)
+                fix = f"send column {names[j]!r} as a number" + (", or null" if imputes else "")
+                raise _cell_error(f"{json.dumps(value)} is not a number", i, j, names, where, fix)
     X = {name: np.array([row[j] for row in cells], dtype=object) for j, name in enumerate(names)}
     _check_encoded(model, X, where)
     return X
