@@ -13,6 +13,8 @@ columns, :meth:`TableSource.columns`, go to a :class:`~omkl_dist.preprocessing.C
 from __future__ import annotations
 
 import hashlib
+import re
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from omkl_dist._validation import user_stacklevel
 
 from .errors import DataError
 from .labels import default_label_column, has_no_labels, is_label_name, resolve_label_column
@@ -170,9 +174,15 @@ def open_table(
             ) from None
         where, digest = str(path), _files_digest(dataset.files)
     names = list(dataset.schema.names)
-    label = _label_name(label_column, names, where)
+    index = _pandas_index_columns(dataset.schema)
+    row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)]
+    data = [n for n in names if n not in row_numbers]  # what the default rules choose from
+    named = _named(label_column, row_numbers)
+    label = named if named is not None else _label_name(label_column, data, where)
     chosen = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
-    chosen = [n for n in names if n != label] if chosen is None else list(chosen)
+    if chosen is None and not has_no_labels(label_column):
+        _note_named_index([n for n in index if n not in row_numbers and n != label], where)
+    chosen = [n for n in data if n != label] if chosen is None else list(chosen)
     unknown = [n for n in chosen if n not in names]
     if unknown:
         raise DataError(
@@ -200,6 +210,36 @@ def open_table(
                 "the others (--features a,b,c)",
             )
     return TableSource(dataset, label, chosen, where, digest)
+
+
+def _pandas_index_columns(schema: Any) -> list[str]:
+    """The columns a pandas DataFrame's index was stored in: ``df.to_parquet()`` keeps an index other
+    than 0, 1, 2, ... (a filtered or sampled frame's) as ``__index_level_0__``, a named one under its
+    name."""
+    meta = schema.pandas_metadata or {}
+    return [c for c in meta.get("index_columns", []) if isinstance(c, str) and c in schema.names]
+
+
+# pandas' column for an index without a name: row numbers, not data -- no default rule takes it for a
+# feature (the numbers of a sampled frame's rows were learnt as one) or the labels; naming it still does
+_UNNAMED_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def _note_named_index(named_index: list[str], where: str) -> None:
+    """Warn that a named index column is read as a feature: often an identifier (a customer, a time)."""
+    if named_index:
+        warnings.warn(
+            f"{where}: {', '.join(map(repr, named_index))} is the index the pandas DataFrame was saved with, "
+            "read as a feature like the other columns; if it identifies rows rather than measures them, "
+            "leave it out by naming the features (--features a,b,c; features=...)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def _named(label_column: str | int | None, columns: list[str]) -> str | None:
+    """``label_column`` if it names one of ``columns``."""
+    return label_column if isinstance(label_column, str) and label_column in columns else None
 
 
 def _numeric(kind: Any) -> bool:

@@ -271,6 +271,35 @@ def test_pandas_dataframe_ingests_as_its_arrow_table(tmp_path):
         np.testing.assert_array_equal(ours, theirs)
 
 
+def test_a_parquet_file_of_a_sampled_dataframe_keeps_its_row_numbers_out_of_the_features(tmp_path):
+    """``df.sample(...).to_parquet(path)`` stores the frame's index as a column ``__index_level_0__``:
+    it was learnt as a feature (the row numbers), and a file to predict without labels took it for the
+    labels ("accuracy on the data's labels 0.00 %"). A named index (``set_index("id")``) is a column
+    like the others, with a warning; naming the unnamed one still reads it."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x1": rng.normal(size=400), "x2": rng.normal(size=400), "label": rng.integers(0, 2, 400)})
+    sampled = frame.sample(300, random_state=1)
+    sampled.to_parquet(tmp_path / "train.parquet")
+    assert pq.read_schema(tmp_path / "train.parquet").names[-1] == "__index_level_0__"
+    ds = read_dataset(tmp_path / "train.parquet")
+    assert ds.feature_names == ["x1", "x2"] and ds.X.shape == (300, 2)
+    np.testing.assert_array_equal(ds.X, sampled[["x1", "x2"]].to_numpy())
+    sampled[["x2", "x1"]].to_parquet(tmp_path / "rows.parquet")  # rows to predict: no labels, columns reordered
+    rows = read_dataset(tmp_path / "rows.parquet", optional_labels=True, feature_names=["x1", "x2"])
+    assert rows.y is None and rows.feature_names == ["x2", "x1"]
+    picked = read_dataset(tmp_path / "train.parquet", features=["x1", "__index_level_0__"])
+    np.testing.assert_array_equal(picked.X[:, 1], sampled.index.to_numpy())
+
+    sampled.set_index("x2").to_parquet(tmp_path / "named.parquet")
+    with pytest.warns(UserWarning, match="'x2' is the index the pandas DataFrame was saved with, read as a feature"):
+        named = read_dataset(tmp_path / "named.parquet")
+    assert named.feature_names == ["x1", "x2"]
+    with warnings.catch_warnings():  # rows for a model that takes x2: the model's features decide, no warning
+        warnings.simplefilter("error")
+        scored = read_dataset(tmp_path / "named.parquet", optional_labels=True, feature_names=["x1", "x2"])
+    np.testing.assert_array_equal(scored.X, named.X)
+
+
 def test_table_errors_name_the_column_and_row(tmp_path):
     table, _, _ = _table(n=50)
     with pytest.raises(DataError, match=r"no column named 'kind'"):

@@ -146,7 +146,10 @@ def read_dataset(
         # the columns' names (the schema only), for the label rule by the model's features or its check
         names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
         if by_features is not None:
-            by_name["label_column"] = _label_by_elimination(names, by_features, path)
+            label = by_name["label_column"] = _label_by_elimination(names, by_features, path)
+            if features is None:  # (the others, named: a pandas index among them is the model's to judge, no news)
+                label = names[default_label_column(names)] if label is None else label
+                by_name["features"] = [n for n in names if n != label]
         return _check_guess(read_table(path, **by_name), names if guessed else None)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
