@@ -190,9 +190,19 @@ def warn_guessed_labels(where: object, names: list[str], n_rows: int, n_classes:
 def default_label_column(names: list[str] | None) -> int:
     """The 0-based label column when none is chosen, one rule for every format with columns (CSV,
     TSV, dense text, parquet, in-memory tables): the first of :data:`LABEL_NAMES` (any case) that
-    names a column, else the first column."""
+    names a column, else the first column (after a column of row names, :func:`row_names_column`)."""
     lowered = [name.strip().lower() for name in names or ()]
-    return next((lowered.index(name) for name in LABEL_NAMES if name in lowered), 0)
+    first = 1 if row_names_column(names) == 0 else 0
+    return next((lowered.index(name) for name in LABEL_NAMES if name in lowered), first)
+
+
+def row_names_column(names: list[str] | None) -> int | None:
+    """0 if a header names every column but the first: the row names a table was written with
+    (pandas' ``df.to_csv()`` writes its index so, R's ``write.csv`` its row names), which no default
+    rule takes for a feature or the labels (a sampled frame's row numbers were learnt as a feature);
+    else None."""
+    named = names is not None and len(names) > 1 and not names[0].strip() and all(n.strip() for n in names[1:])
+    return 0 if named else None
 
 
 def has_no_labels(label_column: object) -> bool:

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from omkl_dist._validation import user_stacklevel
 
 from .errors import DataError
-from .labels import default_label_column, has_no_labels, is_label_name, resolve_label_column
+from .labels import default_label_column, has_no_labels, is_label_name, resolve_label_column, row_names_column
 
 BATCH_ROWS = 65_536
 PARQUET_MAGIC = b"PAR1"
@@ -175,7 +175,7 @@ def open_table(
         where, digest = str(path), _files_digest(dataset.files)
     names = list(dataset.schema.names)
     index = _pandas_index_columns(dataset.schema)
-    row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)]
+    row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)] + names[: row_names_column(names) == 0]
     data = [n for n in names if n not in row_numbers]  # what the default rules choose from
     named = _named(label_column, row_numbers)
     label = named if named is not None else _label_name(label_column, data, where)

@@ -169,6 +169,8 @@ def test_explicit_format_and_alias(tmp_path):
         ("x.txt", b"1, 0.5, 2\n", "csv"),
         ("x.txt", b"0,1,2\n-1,0.5,2\n", "csv_header"),
         ("x.txt", b"target,a\n1,2\n", "csv_header"),
+        ("x.csv", b"when,a,y\n2024-01-01 00:00:00,0.5,1\n", "csv_header"),  # a time's "00:00:00,..." is no "3:0.5"
+        ("x.txt", b"1,3 1:0.5 2:2\n", "libsvm"),  # multi-label LIBSVM: commas in the labels only
         ("x.mat", b"anything", "mat"),
         ("x.mat.gz", b"anything", "mat"),
         ("x.bin", b"MATLAB 5.0 MAT-file", "mat"),

@@ -300,6 +300,34 @@ def test_a_parquet_file_of_a_sampled_dataframe_keeps_its_row_numbers_out_of_the_
     np.testing.assert_array_equal(scored.X, named.X)
 
 
+def test_a_csv_with_the_row_names_pandas_writes_learns_from_its_named_columns(tmp_path):
+    """``df.to_csv(path)`` writes the index as a first column whose header is empty: the row numbers of
+    a sampled frame were learnt as a feature named '', and a file to predict without labels took
+    them for the labels ("accuracy 0.00 %"). Row names that are not numbers are an error saying so."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x1": rng.normal(size=400), "x2": rng.normal(size=400)})
+    frame["label"] = np.where(frame.x1 > frame.x2, "up", "down")
+    sampled = frame.sample(300, random_state=1)
+    sampled.to_csv(tmp_path / "train.csv")
+    ds = read_dataset(tmp_path / "train.csv")
+    assert ds.feature_names == ["x1", "x2"] and sorted(k for k, _ in ds.label_map) == ["down", "up"]
+    np.testing.assert_array_equal(ds.X, sampled[["x1", "x2"]].to_numpy())
+    chosen = read_dataset(tmp_path / "train.csv", features="x2")  # the named-columns path (pyarrow's table)
+    assert chosen.feature_names == ["x2"]
+    sampled[["x2", "x1"]].to_csv(tmp_path / "rows.csv")  # rows to predict, no labels
+    rows = read_dataset(tmp_path / "rows.csv", optional_labels=True, feature_names=["x1", "x2"])
+    assert rows.y is None and rows.feature_names == ["x2", "x1"]
+    np.testing.assert_array_equal(rows.X, sampled[["x2", "x1"]].to_numpy())
+    sampled.drop(columns="label").to_csv(tmp_path / "unnamed.csv")
+    unlabelled = read_dataset(tmp_path / "unnamed.csv", label_column="none", optional_labels=True)
+    assert unlabelled.feature_names == ["x1", "x2"]
+
+    timed = sampled.set_axis(pd.date_range("2024-01-01", periods=300, freq="h"))
+    timed.to_csv(tmp_path / "timed.csv")  # its rows start "2024-01-01 00:00:00,": not LIBSVM's "1 3:0.5"
+    with pytest.raises(DataError, match=r"column 1 \(''\): non-numeric value '2024-01-01 00:00:00'.*index=False"):
+        read_dataset(tmp_path / "timed.csv")
+
+
 def test_table_errors_name_the_column_and_row(tmp_path):
     table, _, _ = _table(n=50)
     with pytest.raises(DataError, match=r"no column named 'kind'"):

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataError
-from ..labels import default_label_column, has_no_labels, is_label_name, resolve_label_column
+from ..labels import default_label_column, has_no_labels, is_label_name, resolve_label_column, row_names_column
 from .dataset import ParsedFile
 from .detect import split_header
 from .textio import decode_utf8, empty_file_error, first_lines, is_blank, is_number, show_bytes, text_lines
@@ -139,14 +139,33 @@ def _read_delimited(
                 raise DataError(f"could not parse ({exc})", path=path, fix=fix) from None
             table, y_raw = _read_string_labels(body, delimiter, width, label_col, path, first_number)
     _check_width(table, width, path, first_number)
-    X = np.delete(table, label_col, axis=1)
-    feature_names = [n for i, n in enumerate(names) if i != label_col] if names else None
+    dropped = sorted({label_col, *_row_names(names, label_col)})
+    return _parsed(table, y_raw, dropped, body, first_number, delimiter, names)
+
+
+def _row_names(names: list[str] | None, label_col: int | None) -> list[int]:
+    """The column of row names (:func:`~omkl_dist.storage.labels.row_names_column`), unless it was
+    chosen as the labels: left out of the features."""
+    column = row_names_column(names)
+    return [] if column is None or column == label_col else [column]
+
+
+def _parsed(
+    table: NDArray[np.float64],
+    y_raw: NDArray[Any] | None,
+    dropped: list[int],
+    body: bytes,
+    first_number: int,
+    delimiter: str | None,
+    names: list[str] | None,
+) -> ParsedFile:
+    """The file's features: its columns but the ``dropped`` ones (the labels, row names)."""
     return ParsedFile(
-        X=X,
+        X=np.delete(table, dropped, axis=1) if dropped else table,
         y_raw=y_raw,
         line_of=_data_line_mapper(body, first_number, delimiter),
-        column_of=_column_namer(label_col, names),
-        feature_names=feature_names,
+        column_of=_column_namer(dropped, names),
+        feature_names=[n for i, n in enumerate(names) if i not in dropped] if names else None,
     )
 
 
@@ -160,13 +179,7 @@ def _read_features(
         _diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True)
         raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
     _check_width(X, width, path, first_number)
-    return ParsedFile(
-        X=X,
-        y_raw=None,
-        line_of=_data_line_mapper(body, first_number, delimiter),
-        column_of=_column_namer(None, names),
-        feature_names=names,
-    )
+    return _parsed(X, None, _row_names(names, None), body, first_number, delimiter, names)
 
 
 def _numbers(body: bytes, delimiter: str | None) -> NDArray[np.float64]:
@@ -278,9 +291,14 @@ def _arrow_cells(
     return table, labels
 
 
-def _column_namer(label_col: int | None, names: list[str] | None) -> Callable[[int], str]:
+def _column_namer(dropped: list[int], names: list[str] | None) -> Callable[[int], str]:
+    """Feature j's column in the file (1-based, with its name), the ``dropped`` columns (sorted) skipped."""
+
     def column_of(j: int) -> str:
-        file_col = j + (1 if label_col is not None and j >= label_col else 0)
+        file_col = j
+        for d in dropped:
+            if d <= file_col:
+                file_col += 1
         return f"{file_col + 1} ({names[file_col]!r})" if names else str(file_col + 1)
 
     return column_of
@@ -353,7 +371,7 @@ def _diagnose_delimited(
     knows whether word labels explain numpy's failure.
     """
     numeric_labels = True
-    column_of = _column_namer(label_col, names)
+    column_of = _column_namer([] if label_col is None else [label_col], names)
     reference: int | None = None
     for number, line in text_lines(body, first_number=first_number, delimiter=delimiter):
         if not line.strip():
@@ -383,7 +401,12 @@ def _diagnose_delimited(
                         "fill missing values with --impute mean, median or most_frequent (impute=...; the file "
                         "needs a header row), or drop the rows"
                     )
-                if value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
+                if value and i == row_names_column(names):
+                    fix = (
+                        "the header names every column but this one: row names (pandas' to_csv writes its index "
+                        "so), left out when they are numbers; save the file without them: df.to_csv(path, index=False)"
+                    )
+                elif value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
                     where = "first" if i == 0 else "last"
                     fix = (
                         f"if the {where} column holds the labels, pass --label-column {where} "

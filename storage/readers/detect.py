@@ -86,7 +86,9 @@ def is_hdf5(content: bytes) -> bool:
     )
 
 
-_LIBSVM_TOKEN = re.compile(rb"^\d+:\S*$")
+# index:value -- one colon, no comma: a CSV row starting with a time ("2024-01-01 00:00:00,1.5,...")
+# has "00:00:00,1.5,..." as its second token, and was read as LIBSVM ("label ',x1,x2' is not a number")
+_LIBSVM_TOKEN = re.compile(rb"^\d+:[^:,\s]*$")
 
 
 def _looks_libsvm(line: bytes) -> bool:

@@ -14,7 +14,14 @@ import scipy.sparse as sp
 from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
 from ..errors import DataError
-from ..labels import NO_LABELS, default_label_column, encode_labels, has_no_labels, warn_guessed_labels
+from ..labels import (
+    NO_LABELS,
+    default_label_column,
+    encode_labels,
+    has_no_labels,
+    row_names_column,
+    warn_guessed_labels,
+)
 from ..tables import is_table_source, open_table
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
@@ -160,7 +167,8 @@ def read_dataset(
     first = first_lines(content, 1) if fmt in _HEADED else None
     header = split_header(first[0], _HEADED[fmt], path) if first else None
     if by_features is not None and header is not None:
-        label_column = by_name["label_column"] = _label_by_elimination(header, by_features, path)
+        data = [n for i, n in enumerate(header) if i != row_names_column(header)]  # (row names: no labels)
+        label_column = by_name["label_column"] = _label_by_elimination(data, by_features, path)
         no_labels = has_no_labels(label_column)
     if fmt in _HEADED and (features is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
