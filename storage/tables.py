@@ -167,6 +167,10 @@ def open_table(
         try:
             dataset = pads.dataset(str(path), format="parquet", partitioning="hive")
         except Exception as exc:  # pyarrow's errors name no file
+            if "duplicate field names" in str(exc):
+                raise DataError(
+                    f"two columns share a name ({exc})", path=path, fix="give every column its own name"
+                ) from None
             raise DataError(
                 f"not readable as parquet ({type(exc).__name__}: {exc})",
                 path=path,
@@ -174,6 +178,7 @@ def open_table(
             ) from None
         where, digest = str(path), _files_digest(dataset.files)
     names = list(dataset.schema.names)
+    check_distinct_names(names, where)
     index = _pandas_index_columns(dataset.schema)
     row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)] + names[: row_names_column(names) == 0]
     data = [n for n in names if n not in row_numbers]  # what the default rules choose from
@@ -210,6 +215,18 @@ def open_table(
                 "the others (--features a,b,c)",
             )
     return TableSource(dataset, label, chosen, where, digest)
+
+
+def check_distinct_names(names: list[str], where: object, what: str = "the schema") -> None:
+    """A name given to two columns is an error: features are matched by name (a model fitted on a CSV's
+    columns 'a', 'a' was saved, and its folder then refused as damaged)."""
+    for j, name in enumerate(names):
+        if name and name in names[:j]:
+            raise DataError(
+                f"{what} names two columns {name!r} (columns {names.index(name) + 1} and {j + 1})",
+                path=where,
+                fix="give every column its own name",
+            )
 
 
 def _pandas_index_columns(schema: Any) -> list[str]:

@@ -336,6 +336,27 @@ def test_text_that_is_not_utf8_is_an_error_not_two_labels_made_one(tmp_path):
     assert sorted(k for k, _ in read_dataset(path, label_column="last").label_map) == ["nè", "né"]
 
 
+def test_two_columns_of_one_name_are_an_error_naming_them(tmp_path):
+    """A CSV with the header ``a,a,label`` trained and saved a model whose folder was then refused as
+    damaged ("2 feature names (1 distinct)"); features are matched by name, so the read refuses it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from omkl_dist.storage import read_dataset
+
+    path = tmp_path / "dup.csv"
+    path.write_text("a,b,a,label\n1,2,3,0\n4,5,6,1\n")
+    with pytest.raises(DataError, match=r"dup.csv: the header names two columns 'a' \(columns 1 and 3\)"):
+        read_dataset(path)
+    table = pa.Table.from_arrays([pa.array([1.0, 2.0])] * 2 + [pa.array([0, 1])], names=["a", "a", "label"])
+    with pytest.raises(DataError, match=r"the schema names two columns 'a' \(columns 1 and 2\)"):
+        ingest(table, tmp_path / "out")
+    pq.write_table(table, tmp_path / "dup.parquet")
+    with pytest.raises(DataError, match=r"dup.parquet: two columns share a name .*Fix: give every column its own"):
+        read_dataset(tmp_path / "dup.parquet")
+    assert not (tmp_path / "out").exists()
+
+
 def test_binary_text_columns_are_encoded_as_their_utf8_words(tmp_path):
     """A parquet column of binary type (older Hive/Impala tables write text so) was encoded as the
     categories "b'Lyon'", "b'Paris'": a model given the words "Lyon" and "Paris" then saw a category

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from ..errors import DataError
+from ..tables import check_distinct_names
 from .dataset import FORMATS
 from .textio import decode_utf8, empty_file_error, first_lines, is_number
 
@@ -107,11 +108,12 @@ def _is_consecutive_ints(fields: list[str]) -> bool:
 def split_header(
     line: bytes, delimiter: str, path: object = None, row: int | None = None, *, sniffing: bool = False
 ) -> list[str]:
-    """The fields of a header (or first) line, CSV quoting understood; text that is not UTF-8 is an
-    error (:func:`.textio.decode_utf8`) unless ``sniffing`` (telling a header from data)."""
+    """The fields of a header (or first) line, CSV quoting understood; unless ``sniffing`` (telling a
+    header from data), text that is not UTF-8 (:func:`.textio.decode_utf8`) or a name given to two
+    columns is an error."""
     text = line.decode("utf-8", "replace") if sniffing else decode_utf8(line, path, first_number=row, what="the header")
     try:
-        return [f.strip() for f in next(csv.reader([text], delimiter=delimiter))]
+        names = [f.strip() for f in next(csv.reader([text], delimiter=delimiter))]
     except csv.Error as exc:  # a field over csv's limit (a quote left open), a line end inside a field
         raise DataError(
             f"cannot split the line into fields ({exc})",
@@ -120,6 +122,9 @@ def split_header(
             fix="check the file's delimiter and quotes; header names must be shorter than "
             f"{csv.field_size_limit():,} characters",
         ) from None
+    if not sniffing:
+        check_distinct_names(names, path, "the header")
+    return names
 
 
 def _is_header(first: bytes, second: bytes | None, delimiter: str, path: Path) -> bool:
