@@ -24,7 +24,7 @@ from __future__ import annotations
 import gzip
 import json
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -263,7 +263,7 @@ def predict(
         fields.append(("true_label", pa.string()))
     schema = pa.schema(fields, metadata={PREDICTIONS_MARKER: json.dumps(record).encode()})
     t0 = time.perf_counter()
-    correct = 0
+    correct, unseen = 0, Counter[str]()  # (labels of no class the model has: each row a mistake)
     label_array = np.asarray(labels, dtype=object)
     with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
         with _writer(tmp, schema, predictions_delimiter(out), gzipped=str(out).lower().endswith(".gz")) as write:
@@ -287,6 +287,7 @@ def predict(
                     originals, internals = zip(*data_map, strict=True)
                     true = recode(result["y"], internals, np.array([str(o) for o in originals], dtype=object))
                     correct += int(np.sum(predicted == true))
+                    unseen.update(true[~np.isin(true, label_array)].tolist())
                     columns["true_label"] = true
                 write(pa.table(columns, schema=schema))
     seconds = time.perf_counter() - t0
@@ -295,6 +296,8 @@ def predict(
         "out": str(out),
         "rows": n_rows,
         "accuracy": correct / n_rows if n_rows and labelled else None,
+        "classes": labels,
+        "unseen_labels": dict(unseen.most_common()),
         "seconds": seconds,
         "rows_per_second": n_rows / seconds if seconds > 0 else None,
         "load_seconds": load_seconds,

@@ -19,7 +19,7 @@ from omkl_dist.storage.model_store import ModelStore
 from omkl_dist.storage.outputs import PREDICTIONS_MARKER
 from omkl_dist.storage.synth import synthesize
 
-from omkl_cli import OMKL, omkl, omkl_here
+from omkl_cli import OMKL, last_json, omkl, omkl_here
 
 # end to end through the `omkl` command (a Python process per call): the full suite only
 pytestmark = pytest.mark.slow
@@ -159,6 +159,15 @@ def test_multiclass_model_from_a_file_with_word_labels(tmp_path):
     assert (table["true_label"].to_numpy(zero_copy_only=False) == names).all()
     accuracy = np.mean(table["label"].to_numpy(zero_copy_only=False) == names)
     assert accuracy > 0.8
+    # rows labelled with a class the model never learnt: counted as mistakes, and said so
+    new = tmp_path / "new.csv"
+    new.write_text(data.read_text().replace(",emu\n", ",yak\n", 7))
+    args = ["predict", "--model-dir", tmp_path / "model", "--data", new, "--label-column", "last", "--overwrite"]
+    assert last_json(omkl_here(*args, "--out", tmp_path / "q.csv", "--json"))["unseen_labels"] == {"yak": 7}
+    note = (
+        "labels of no class the model learnt count as mistakes: 'yak' (7 rows); its classes are ['cat', 'dog', 'emu']"
+    )
+    assert note in omkl_here(*args, "--out", tmp_path / "q.csv").stderr
 
 
 def test_bad_inputs(stored, tmp_path):

@@ -103,3 +103,12 @@ def predict_cmd(
         f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.2f} s "
         f"({result['rows_per_second']:,.0f} rows/s{accuracy}); loading {result['load_seconds']:.2f} s"
     )
+    if result["unseen_labels"]:
+        counts = result["unseen_labels"]
+        shown = ", ".join(f"{label!r} ({n:,} rows)" for label, n in list(counts.items())[:5])
+        more = f" and {len(counts) - 5} more" if len(counts) > 5 else ""
+        click.echo(
+            f"note: labels of no class the model learnt count as mistakes: {shown}{more}; its classes are "
+            f"{result['classes']}",
+            err=True,
+        )
