@@ -39,13 +39,18 @@ def refuse_unlabelled(data, labels: dict | None) -> None:
         )
 
 
-def ingested_source(data, *, under, labels: dict | None = None, columns: ColumnEncoder | None = None):
+def ingested_source(
+    data, *, under, labels: dict | None = None, columns: ColumnEncoder | None = None, coding: dict | None = None
+):
     """``data`` as an ingested dataset, for the jobs that stream one (``submit``, ``retrain``): itself
     when it is one (it took its label options at ingest), else the file (or registry name, or
     parquet folder) ingested with ``labels`` into ``under/<file name>-<digest>``, a folder named
     after the source's bytes and the label options -- so a rerun on the same file reuses it, and another
     file or other options never replace it. ``columns``: a fitted encoder (a champion's) that makes
-    a table's features, instead of one fitted on the file."""
+    a table's features, instead of one fitted on the file. ``coding``: the ``classes`` (and
+    ``positive_class``) a champion's labels are coded by, for the labels the file does not name
+    (not part of the digest: a model's windows are always coded by its own classes, and a file
+    its first version ingested with its own classes, the same, is found again)."""
     refuse_unlabelled(data, labels)
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
     path = location(data)
@@ -62,7 +67,7 @@ def ingested_source(data, *, under, labels: dict | None = None, columns: ColumnE
     if not is_ingested(target):
         target = location(under) / f"{_UNSAFE.sub('_', source.name)[:64]}-{digest}"
     if not is_ingested(target):
-        ingest(source, target, **labels, columns=columns)
+        ingest(source, target, **{**(coding or {}), **labels}, columns=columns)
     dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
     return target
 

@@ -34,7 +34,7 @@ from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import ColumnEncoder, Scaler
 from omkl_dist.runner import LocalRunner
-from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.errors import DataError, UnknownLabelError
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.job_data import is_ingested
 from omkl_dist.storage.location import location, text
@@ -398,17 +398,33 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling, settings, 
 
 
 def _window_source(data, labels: dict, under, encoder, champion):
-    """The window's ingested dataset (:func:`~.datasource.ingested_source`). A LIBSVM file is as wide as
-    its largest index, which a day's rows may not reach (a9a's first 3,000 rows never use its 123rd
-    feature): one narrower than the champion is ingested again with the champion's width, its rows
-    padded with zero features as a LIBSVM row leaves them out."""
-    source = ingested_source(data, labels=labels, under=under, columns=encoder)
+    """The window's ingested dataset (:func:`~.datasource.ingested_source`). A later version's window
+    file is read with the champion's classes, coded as its own: a day of one class (no fraud) was
+    refused as "only one class present", a new class named only as a coding mismatch. A LIBSVM file
+    is as wide as its largest index, which a day's rows may not reach (a9a's first 3,000 rows never
+    use its 123rd feature): one narrower than the champion is ingested again with the champion's
+    width, its rows padded with zero features as a LIBSVM row leaves them out."""
     if champion is None or is_ingested(location(data)):
-        return source
+        return ingested_source(data, labels=labels, under=under, columns=encoder)
+    label_map = champion["lineage"]["label_map"]
+    coding = {"classes": [original for original, _ in label_map]}
+    if len(label_map) == 2:
+        coding["positive_class"] = next(original for original, internal in label_map if internal == 1)
+    try:
+        source = ingested_source(data, labels=labels, under=under, columns=encoder, coding=coding)
+    except UnknownLabelError as exc:
+        raise DataError(
+            f"the window's label {exc.label!r} is not one of the champion's (version {champion['version']}) classes "
+            f"{exc.classes}: nothing was published",
+            path=exc.path,
+            row=exc.row,
+            fix="a model learns the classes of its first version: leave those rows out of the window, or start a "
+            "new model name for the new set of classes",
+        ) from None
     meta, want = dataset_info(source), int(champion["model"].n_features_in_)
     if meta.get("format") != "libsvm" or int(meta["n_features"]) >= want:
         return source
-    return ingested_source(data, labels={**labels, "n_features": want}, under=under, columns=encoder)
+    return ingested_source(data, labels={**labels, "n_features": want}, under=under, columns=encoder, coding=coding)
 
 
 def _window_rows(window: Window) -> DataWindow:

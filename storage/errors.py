@@ -25,3 +25,12 @@ class DataError(ValueError):
             msg += f". Fix: {fix}"
         super().__init__(msg)
         self.path, self.row, self.column, self.fix = path, row, column, fix
+
+
+class UnknownLabelError(DataError):
+    """A label that is not one of the declared classes: ``label`` (canonical text) and ``classes``,
+    for a caller that words the fix its own way (a retrain: the champion's classes)."""
+
+    def __init__(self, problem: str, *, label: object = None, classes: object = (), **where: object) -> None:
+        super().__init__(problem, **where)  # type: ignore[arg-type]  # (path, row, column, fix)
+        self.label, self.classes = label, classes

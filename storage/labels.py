@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from omkl_dist._validation import did_you_mean, user_stacklevel
 
-from .errors import DataError
+from .errors import DataError, UnknownLabelError
 
 
 def canonical(value: Any) -> str:
@@ -103,8 +103,10 @@ def apply_label_map(y_raw: ArrayLike, label_map: Iterable[list[Any]], *, path: o
         try:
             out[i] = lookup[key]
         except KeyError:
-            raise DataError(
+            raise UnknownLabelError(
                 f"label {key!r} is not one of the declared classes {list(lookup)}",
+                label=key,
+                classes=list(lookup),
                 path=path,
                 row=i + 1,
                 fix="declare all classes (--classes) or correct the label",
@@ -147,8 +149,10 @@ def encode_labels(
     unknown = [i for i, k in enumerate(keys) if k not in lookup]
     if unknown:
         row = int(np.flatnonzero(inverse.ravel() == unknown[0])[0])
-        raise DataError(
+        raise UnknownLabelError(
             f"label {keys[unknown[0]]!r} is not one of the declared classes {list(lookup)}",
+            label=keys[unknown[0]],
+            classes=list(lookup),
             path=path,
             row=line_of(row),
             fix="declare all classes (classes=..., --classes) or correct the label",

@@ -92,6 +92,30 @@ def test_retrain_encodes_a_table_and_later_windows_use_the_champions_encoder(tmp
     assert "--categorical one-hot, --impute mean" in line["error"]
 
 
+def test_a_later_window_is_read_with_the_champions_classes(tmp_path):
+    """A window file of a later version is coded with the champion's classes: a day of one class (no
+    churn) was refused as "only one class present", and a day with a new class as "the window's label
+    'churn' (coded 0) is not one of the champion's labels ... with the same coding" (it was 'later')."""
+    store, monday = tmp_path / "store", tmp_path / "monday.csv"
+    _window(240, 0).to_csv(monday, index=False)
+    ran, v1 = _retrain(store, monday, *SPA, "--categorical", "one-hot", "--impute", "mean")
+    assert v1["status"] == "promoted"
+    quiet = _window(600, 2)
+    quiet[quiet.target == "stay"].to_csv(tmp_path / "quiet.csv", index=False)
+    ran, v2 = _retrain(store, tmp_path / "quiet.csv")
+    assert ran.exit_code == 0 and v2["version"] == 2, ran.output
+    model = load_model(ModelStore(store, "churn").path(2))
+    assert model.classes_.tolist() == ["churn", "stay"]
+    new_class = _window(240, 3)
+    new_class.loc[[5, 9], "target"] = "later"
+    new_class.to_csv(tmp_path / "new.csv", index=False)
+    ran, refused = _retrain(store, tmp_path / "new.csv")
+    assert ran.exit_code == 2 and refused["status"] == "error"
+    assert "new.csv, row 7: the window's label 'later' is not one of the champion's (version 2) classes ['churn', "
+    "'stay']: nothing was published. Fix: a model learns the classes of its first version" in refused["error"]
+    assert ModelStore(store, "churn").versions() == [1, 2]
+
+
 def test_submit_of_rows_without_labels_is_refused_before_any_work(tmp_path):
     path = tmp_path / "rows.csv"
     _window(60, 0).to_csv(path, index=False)
