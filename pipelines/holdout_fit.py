@@ -407,9 +407,10 @@ def format_fit_report(report: dict) -> str:
             + "".join(f"; stopped: {r}" for r in report["stop_reasons"] if r)
         )
         lines.append("kernel used in h_t (trials, all pairs):")
-        for name, count in sorted(report["kernel_counts"].items(), key=lambda kv: -kv[1]):
-            if count:
-                lines.append(f"  {name:<26} {count}")
+        counts = sorted(report["kernel_counts"].items(), key=lambda kv: -kv[1])
+        used = [(name, count) for name, count in counts if count]
+        width = max((len(name) for name, _ in used), default=0)  # (gaussian(sigma=0.015625)+norm: 29)
+        lines.extend(f"  {name:<{width}} {count}" for name, count in used)
         if len(report["pairs"]) == 1:
             chosen = [" + ".join(ks) if len(ks) == 1 else f"{len(ks)} kernels" for ks in report["trial_kernels"][0]]
             lines.append(

@@ -77,6 +77,8 @@ def test_fit_same_seed_same_result_and_text_output(data_dir):
     assert (ra["accuracy"], ra["alphas"], ra["trial_kernels"]) == (rb["accuracy"], rb["alphas"], rb["trial_kernels"])
     text = invoke(*args, "--threads", "2")
     assert text.exit_code == 0 and "test accuracy" in text.output and f"{ra['accuracy']:.4f}" in text.output
+    listed = text.output.split("kernel used in h_t (trials, all pairs):\n")[1].split("\nper trial")[0].splitlines()
+    assert len({len(line.rsplit(" ", 1)[0]) for line in listed}) == 1, listed  # the counts in one column
     positional = invoke("fit", "mkboost", *args[3:], "--json")  # the algorithm as omkl run takes it
     assert json.loads(positional.output)["trial_kernels"] == ra["trial_kernels"]
 
