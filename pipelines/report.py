@@ -311,9 +311,10 @@ def _markers(x) -> dict:
     return {"marker": "o", "markersize": 3} if len(x) < 40 else {}
 
 
-def _bands(values, names, *, floor: float = 0.0, small: str = ""):
+def _bands(values, names, *, floor: float = 0.0, shares: bool = False):
     """The :data:`TOP_KERNELS` kernels largest at any time (and ever above ``floor``), then the
-    rest summed into one band (``small`` says what they share): ``(columns, labels)``, largest first."""
+    rest summed into one band (``shares``: its label says the largest share any of them reached):
+    ``(columns, labels)``, largest first."""
     peak = values.max(axis=0)
     order = np.argsort(-peak, kind="stable")
     shown = [k for k in order[:TOP_KERNELS] if peak[k] > floor]
@@ -321,6 +322,10 @@ def _bands(values, names, *, floor: float = 0.0, small: str = ""):
     columns, labels = [values[:, k] for k in shown], [names[k] for k in shown]
     if rest:
         columns.append(values[:, rest].sum(axis=1))
+        # (beyond the TOP_KERNELS shown, the rest may hold far more than the floor: 9 kernels, 30 % in all)
+        most, small = peak[rest].max(), ""
+        if shares:
+            small = ", each never above 0.1 %" if most <= 1e-3 else f", each at most {100 * most:.2g} %"
         labels.append(f"{len(rest)} other kernel(s){small}")
     return columns, labels
 
@@ -375,7 +380,7 @@ def _weights(ax, document) -> bool:
         return False
     w = w / np.maximum(w.sum(axis=1, keepdims=True), np.finfo(float).tiny)  # shares, whatever the rule keeps
     names = trace["kernel_names"]
-    handles = _stack(ax, x, *_bands(w, names, floor=1e-3, small=", each never above 0.1 %"))
+    handles = _stack(ax, x, *_bands(w, names, floor=1e-3, shares=True))
     ax.set_ylim(0, 1)
     if x[-1] > x[0]:  # (one block: matplotlib centres the point)
         ax.set_xlim(x[0], x[-1])

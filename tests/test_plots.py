@@ -116,6 +116,15 @@ def test_weights_list_only_the_kernels_that_carry_weight():
     assert ax.get_ylim() == (0, 1) and "holds 100 %" in ax.get_title()
 
 
+def test_the_weights_of_kernels_beyond_the_shown_ones_are_not_said_to_be_tiny():
+    """OM-2 on satimage: the 7 largest kernels drawn, the other 9 (30 % of the weight) labelled "each
+    never above 0.1 %"."""
+    doc = _run_document()
+    doc["trace"]["weights"] = [[1.0 + k for k in range(16)]] * 2  # every kernel 0.7 % .. 11.8 % of the weight
+    labels = _legend(figures(doc)["weights.png"].axes[0])
+    assert labels[0] == "9 other kernel(s), each at most 6.6 %" and len(labels) == 8
+
+
 def test_a_model_without_support_vectors_draws_no_support_plot():
     doc = _run_document()
     doc["trace"]["n_support"] = [[0] * 16, [0] * 16]  # FOGD's random features keep no rows
