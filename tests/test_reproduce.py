@@ -301,6 +301,24 @@ def test_small_real_run_prints_a_table_with_numbers(data_dir, tmp_path):
 
 
 @pytest.mark.data
+@pytest.mark.parametrize("n_datasets", [3, 4])
+def test_the_multiclass_studys_legend_covers_no_curve(n_datasets):
+    """The legend sat inside the first panel, over glass's curves (40-90 %): now in a spare panel, or
+    below the panels when there is none."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from omkl_dist.reproduction.om2 import study_figure
+
+    rows = [{"label": name, "n_seen": [10, 20], "mistake_rate": [80.0, 40.0]} for name in ("OM-2", "SPA")]
+    block = {"dataset": "glass", "n": 20, "d": 9, "classes": 6, "rows": rows}
+    fig = study_figure({"datasets": [block] * n_datasets, "settings": {"permutations": 1}})
+    used = fig.axes[:n_datasets]
+    assert all(ax.get_legend() is None for ax in used)
+    legend = fig.axes[n_datasets].get_legend() if n_datasets == 4 else fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == ["OM-2", "SPA"]
+
+
 def test_reproduce_om2_prints_its_rows_and_the_multiclass_study(data_dir, tmp_path):
     plot = tmp_path / "study.png"
     result = CliRunner().invoke(

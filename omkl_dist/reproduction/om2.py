@@ -142,6 +142,15 @@ def plot_study(report: dict, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig = study_figure(report)
+    fig.savefig(path, dpi=110, format="png")
+    plt.close(fig)
+
+
+def study_figure(report: dict):
+    """The figure :func:`plot_study` writes."""
+    import matplotlib.pyplot as plt
+
     blocks = report["datasets"]
     cols = min(3, len(blocks))
     rows = -(-len(blocks) // cols)
@@ -154,10 +163,16 @@ def plot_study(report: dict, path) -> None:
         ax.set_ylabel("online mistake rate (%)")
         ax.set_ylim(bottom=0)  # a rate: from 0, so panels compare at a glance
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(blocks) :]:
-        ax.set_visible(False)
-    axes.ravel()[0].legend(fontsize=8)
+    spare = axes.ravel()[len(blocks) :]
+    for ax in spare:
+        ax.axis("off")
+    # one legend outside the curves (inside the first panel it covered glass's, which start at 40-90 %):
+    # in a spare panel, else on a line below the panels
+    handles, labels = axes.ravel()[0].get_legend_handles_labels()
+    if len(spare):
+        spare[0].legend(handles, labels, loc="center", fontsize=9, frameon=False)
+    else:
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
     fig.suptitle(f"Average online training error ({report['settings']['permutations']} random orders)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    plt.close(fig)
+    fig.tight_layout(rect=(0, 0 if len(spare) else 0.3 / (3.2 * rows), 1, 1))  # (below: a line of ~0.3 inch)
+    return fig
