@@ -114,7 +114,19 @@ def run_report(document: dict) -> dict:
             }
         },
         "trace": {k: trace[k] for k in TRACE_SERIES if k in trace},
+        "budget": _run_budget(report),
     }
+
+
+def _run_budget(summary: dict) -> dict | None:
+    """:func:`budget_line` of a run from its summary's parameters (a retrain's report has the model):
+    a budget baseline's cap, SPA's expected support vectors when no budget set its β."""
+    params, algo = summary.get("params") or {}, summary.get("algo")
+    if algo == "spa" and params.get("budget") is None and params.get("alpha") and params.get("beta"):
+        return {"slope": float(params["alpha"]) / float(params["beta"]), "label": _SPA_EXPECTED}
+    if algo != "spa" and params.get("budget") is not None:
+        return {"cap": int(params["budget"]), "label": f"budget {params['budget']} per kernel"}
+    return None
 
 
 def version_history(store) -> list:
@@ -140,11 +152,14 @@ def version_history(store) -> list:
     return [*out, *({"rollback_to": v} for v in rollbacks)]
 
 
+_SPA_EXPECTED = "SPA's expected SVs, α t/β per kernel"
+
+
 def budget_line(model) -> dict | None:
     """SPA: expected support vectors per kernel α t / β after t rows; a budget baseline: its cap."""
     params = model.get_params()
     if hasattr(model, "beta_") and "alpha" in params:
-        return {"slope": float(params["alpha"]) / float(model.beta_), "label": "SPA's expected SVs, α t/β per kernel"}
+        return {"slope": float(params["alpha"]) / float(model.beta_), "label": _SPA_EXPECTED}
     if params.get("budget") is not None:
         return {"cap": int(params["budget"]), "label": f"budget {params['budget']} per kernel"}
     return None

@@ -9,7 +9,7 @@ import pytest
 
 from omkl_dist.evaluation import progressive_score
 from omkl_dist.evaluation.curve import MistakeCurve
-from omkl_dist.pipelines.report import figures, retrain_report
+from omkl_dist.pipelines.report import figures, retrain_report, run_report
 from omkl_dist.storage.model_store import ModelStore
 
 pytest.importorskip("matplotlib")
@@ -108,6 +108,28 @@ def test_a_budget_within_reach_is_drawn_and_listed():
     doc = {**_run_document(), "budget": {"cap": 400, "label": "budget 400 per kernel"}}
     ax = figures(doc)["support.png"].axes[0]
     assert _legend(ax)[0] == "budget 400 per kernel, x 16 kernels" and ax.get_ylim()[1] >= 16 * 400
+
+
+def test_a_runs_trace_draws_its_budget_as_a_retrains_report_does():
+    """`omkl report` of `omkl run bpas --budget 50 --trace-out`'s trace drew no budget line (a retrain's
+    report takes it from the model; a run's trace has the parameters)."""
+    doc = _run_document()
+    trace = {**doc["trace"], "n_seen": doc["curves"]["run"]["rows"], "mistake_rate": doc["curves"]["run"]["rate"]}
+    for algo, params, expected in [
+        ("bpas", {"budget": 400}, {"cap": 400, "label": "budget 400 per kernel"}),
+        (
+            "spa",
+            {"alpha": 1.0, "beta": 3.0, "budget": None},
+            {"slope": 1 / 3, "label": "SPA's expected SVs, α t/β per kernel"},
+        ),
+        ("omkc", {"kernels": "omkc16"}, None),
+    ]:
+        run = run_report({"report": {"algo": algo, "params": params}, "trace": trace})
+        assert run["budget"] == expected
+    ax = figures(run_report({"report": {"algo": "bpas", "params": {"budget": 400}}, "trace": trace}))[
+        "support.png"
+    ].axes[0]
+    assert _legend(ax)[0] == "budget 400 per kernel, x 16 kernels"
 
 
 def test_weights_list_only_the_kernels_that_carry_weight():
