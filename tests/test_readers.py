@@ -238,6 +238,18 @@ def test_tsv_read_as_csv_names_expected_delimiter(tmp_path):
         read_dataset(write(tmp_path, "q.tsv", "1\t2\t0\n3\t4\t1\n"), fmt="csv")
 
 
+def test_a_semicolon_separated_spreadsheet_export_says_how_to_convert_it(tmp_path):
+    """Its fix read "read it as re-save it with whitespace separators (fmt=..., --format)"; a ';'-separated
+    export with decimal commas (a European spreadsheet's) needs decimal=',' too."""
+    euro = write(tmp_path, "euro.csv", '"a";"b";"label"\r\n1,5;-0,25;yes\r\n0,5;2,0;no\r\n')
+    with pytest.raises(DataError, match=r"looks ';'-separated\. Fix: save it comma-separated first, with decimal "
+                       r"points, e.g\. with pandas: pd\.read_csv\(path, sep=';', decimal=','\)\.to_csv"):  # fmt: skip
+        read_dataset(euro)
+    piped = write(tmp_path, "p.txt", "a|b|label\n1.5|2|yes\n")
+    with pytest.raises(DataError, match=r"looks '\|'-separated\. Fix: save it comma-separated first, e\.g\. with "):
+        read_dataset(piped)
+
+
 def test_row_with_other_delimiter_is_named(tmp_path):
     path = write(tmp_path, "m.csv", "1,2,3\n-1,4,5\n1\t6\t7\n")
     with pytest.raises(DataError, match=r"row 3: expected delimiter ',' .*tab-separated"):

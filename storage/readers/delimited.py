@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -108,7 +109,7 @@ def _read_delimited(
         assert delimiter is not None  # the formats with a header are comma or tab separated
         names = split_header(first[0], delimiter, path, first_number)
         if len(names) < 2:
-            raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
+            raise _wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
         body, first_number = _drop_leading_lines(body, 1, first_number)
         if is_blank(body):
             raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
@@ -116,7 +117,7 @@ def _read_delimited(
     if has_no_labels(label_column):
         return _read_features(body, first_number, path, delimiter, width, names)
     if width < 2:
-        raise _wrong_delimiter(first[0], delimiter, path, row=first_number)
+        raise _wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
     label_col = (
         default_label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
     )
@@ -333,19 +334,28 @@ def _data_line_mapper(body: bytes, first_number: int, delimiter: str | None) -> 
     return line_of
 
 
-def _wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int) -> DataError:
+def _wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int, sample: bytes = b"") -> DataError:
+    """The error of a line without the format's delimiter; ``sample``: the file's first rows, where a
+    ';'-separated spreadsheet export shows its decimal commas (its header has no numbers)."""
     expected = _DELIMITER_NAMES[delimiter]
     found = [d for d in (",", "\t", ";", "|") if d != delimiter and d.encode() in line]
     if found:
         seen = _DELIMITER_NAMES[found[0]]
-        hint = {",": "csv or csv_header", "\t": "tsv_header (or dense if it has no header)"}.get(
-            found[0], f"re-save it with {expected} separators"
-        )
+        hint = {",": "csv or csv_header", "\t": "tsv_header (or dense if it has no header)"}.get(found[0])
+        if hint is not None:
+            fix = f"read it as {hint} (fmt=..., --format)"
+        else:  # ';' or '|': no format of ours; ';' is a spreadsheet's CSV where a comma is the decimal point
+            decimal = found[0] == ";" and re.search(rb"\d,\d", line + sample) is not None
+            fix = (
+                f"save it comma-separated first{', with decimal points' if decimal else ''}, e.g. with pandas: "
+                f"pd.read_csv(path, sep={found[0]!r}{', decimal=' + repr(',') if decimal else ''})"
+                ".to_csv('data.csv', index=False)"
+            )
         return DataError(
             f"expected delimiter {expected} but the line has none; it looks {seen}-separated",
             path=path,
             row=row,
-            fix=f"read it as {hint} (fmt=..., --format)",
+            fix=fix,
         )
     return DataError(
         f"only one field (expected delimiter {expected}); a row needs a label and at least one feature",
