@@ -42,7 +42,8 @@ class Model(ClassifierMixin, BaseEstimator):
         the estimator's own classes are the labels.
     feature_names : list of str, optional
         The feature columns in the estimator's order (with ``columns``: the encoded ones); a
-        DataFrame is matched to them by name.
+        DataFrame is matched to them by name. None: the estimator's ``feature_names_in_`` when it
+        was fitted on a DataFrame.
     job : dict, optional
         The JSON-able record of the job that trained the model (kept as given).
 
@@ -88,9 +89,10 @@ class Model(ClassifierMixin, BaseEstimator):
 
     @property
     def feature_names_in_(self) -> NDArray[Any]:
-        if self.feature_names is None:
+        names = self._names()
+        if names is None:
             raise AttributeError("the model has no feature names (it was trained on unnamed columns)")
-        return np.asarray(self.feature_names, dtype=object)
+        return np.asarray(names, dtype=object)
 
     @property
     def raw_names(self) -> list[str] | None:
@@ -98,7 +100,15 @@ class Model(ClassifierMixin, BaseEstimator):
         unnamed columns)."""
         if self.columns is not None:
             return list(self.columns.feature_names_in_)
-        return None if self.feature_names is None else list(self.feature_names)
+        return self._names()
+
+    def _names(self) -> list[str] | None:
+        """``feature_names``, else those the estimator learnt from a DataFrame (a bare estimator fitted on
+        one and saved lost them: the loaded model took the columns of any DataFrame in any order)."""
+        if self.feature_names is not None:
+            return list(self.feature_names)
+        names = getattr(self.estimator, "feature_names_in_", None)
+        return None if names is None else [str(n) for n in names]
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self.estimator, "classes_")
@@ -106,11 +116,11 @@ class Model(ClassifierMixin, BaseEstimator):
     # --- prediction and learning --------------------------------------------------------------
     def decision_function(self, X) -> NDArray[np.float64]:
         """The estimator's scores of the raw rows ``X`` (positive: ``classes_[1]``; (n, K) for K > 2 classes)."""
-        return self.estimator.decision_function(self.transform(X))
+        return self.estimator.decision_function(self._rows(X))
 
     def predict(self, X) -> NDArray[Any]:
         """The user's label of each raw row of ``X``."""
-        return self._to_user(self.estimator.predict(self.transform(X)))
+        return self._to_user(self.estimator.predict(self._rows(X)))
 
     @available_if(lambda model: hasattr(model.estimator, "predict_proba"))
     def predict_proba(self, X) -> NDArray[np.float64]:
@@ -118,14 +128,14 @@ class Model(ClassifierMixin, BaseEstimator):
         probability of ``classes_[j]`` (the user's labels, in the estimator's class order). Available
         when the estimator has calibrated probabilities (the online classifiers, see
         :meth:`omkl_dist.algorithms.base.OnlineKernelClassifier.predict_proba`)."""
-        proba: NDArray[np.float64] = self.estimator.predict_proba(self.transform(X))
+        proba: NDArray[np.float64] = self.estimator.predict_proba(self._rows(X))
         return proba
 
     def partial_fit(self, X, y: ArrayLike, classes: ArrayLike | None = None) -> Self:
         """Continue learning from raw rows ``X`` with the user's labels ``y`` (``classes``: every
         user label, for an estimator's first call on a batch that lacks some)."""
         internal = None if classes is None else self._to_internal(classes)
-        self.estimator.partial_fit(self.transform(X), self._to_internal(y), classes=internal)
+        self.estimator.partial_fit(self._rows(X), self._to_internal(y), classes=internal)
         return self
 
     def transform(self, X):
@@ -134,6 +144,17 @@ class Model(ClassifierMixin, BaseEstimator):
         rows = self._by_name(X) if self.columns is None else self.columns.transform(X)
         return rows if self.scaler is None else self.scaler.transform(rows)
 
+    def _rows(self, X):
+        """:meth:`transform`'s rows as the estimator was fitted on them: an estimator fitted on a DataFrame
+        (``feature_names_in_``) gets one with its column names (an array would be warned of)."""
+        rows = self.transform(X)
+        names = getattr(self.estimator, "feature_names_in_", None)
+        if names is None or not isinstance(rows, np.ndarray):
+            return rows
+        import pandas as pd
+
+        return pd.DataFrame(rows, columns=names)
+
     # --- the user's side ----------------------------------------------------------------------
     def _by_name(self, X):
         """A DataFrame's columns in the model's feature order (refused unless they are the same
@@ -141,9 +162,10 @@ class Model(ClassifierMixin, BaseEstimator):
         columns = getattr(X, "columns", None)
         if columns is None:
             return X
-        if self.feature_names is None:
+        names = self._names()
+        if names is None:
             return np.asarray(X, dtype=np.float64)
-        order = match_features(self.feature_names, [str(c) for c in columns])
+        order = match_features(names, [str(c) for c in columns])
         return np.asarray(X, dtype=np.float64)[:, order]
 
     def _to_user(self, internal: ArrayLike) -> NDArray[Any]:

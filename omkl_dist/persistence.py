@@ -127,7 +127,8 @@ def save_model(
     if model.columns is not None:
         meta["columns"] = model.columns.to_dict()
     label_map = None if model.label_map is None else [[_plain(o), int(i)] for o, i in model.label_map]
-    given = {"label_map": label_map, "feature_names": model.feature_names, "job": model.job, "lineage": lineage}
+    names = list(model.feature_names_in_) if hasattr(model, "feature_names_in_") else None  # (or the estimator's)
+    given = {"label_map": label_map, "feature_names": names, "job": model.job, "lineage": lineage}
     meta["provenance"] = {key: value for key, value in given.items() if value is not None}
     return write_state(directory, arrays, meta, overwrite=overwrite, inputs=inputs, option=option)
 

@@ -70,6 +70,30 @@ def test_load_model_predicts_raw_rows_as_omkl_predict_does(churn, tmp_path):
     assert (model.estimator.predict(X) != model.estimator.predict(model.transform(X))).any()
 
 
+def test_an_estimator_fitted_on_a_dataframe_keeps_its_column_names_when_saved(tmp_path):
+    """A bare SPA fitted on a DataFrame and saved: the loaded model took any DataFrame's columns in any
+    order (x3, x1, x2 read as x1, x2, x3). The names are kept, a Model matches by them, and hands the
+    estimator a DataFrame of its own columns (no "X does not have valid feature names" warning)."""
+    import warnings
+
+    from omkl_dist import save_model
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["x1", "x2", "x3"])
+    y = np.where(X.x1 - 2 * X.x2 > 0, "up", "down")
+    spa = SPA(n_epochs=1, kernels="gaussian:1;linear").fit(X, y)
+    shuffled = X[["x3", "x1", "x2"]]
+    with pytest.raises(ValueError, match="Feature names must be in the same order as they were in fit"):
+        spa.predict(shuffled)
+    loaded = load_model(save_model(spa, tmp_path / "m"))
+    assert loaded.feature_names == ["x1", "x2", "x3"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(loaded.decision_function(shuffled), spa.decision_function(X))
+        np.testing.assert_array_equal(Model(spa).decision_function(shuffled), spa.decision_function(X))
+        Model(spa).partial_fit(shuffled[:10], y[:10])
+
+
 def test_omkl_predict_scores_unlabelled_csv_parquet_and_libsvm(churn, tmp_path):
     root, X, _ = churn
     want = load_model(root / "model").predict(X)

@@ -8,7 +8,9 @@ Every estimator learns multi-class problems (the checks use three classes).
 
 from __future__ import annotations
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency, parametrize_with_checks
 
 from omkl_dist.algorithms import OKSRegressor
 from omkl_dist.algorithms.registry import ALGORITHMS, BATCH_ALGORITHMS
@@ -36,3 +38,12 @@ EXPECTED_FAILURES = {
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILURES.get(type(est).__name__, {}))
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda est: type(est).__name__)
+def test_a_dataframes_column_names_are_kept_and_checked(estimator):
+    """scikit-learn's check (not among the ones it yields): ``fit`` on a DataFrame keeps
+    ``feature_names_in_``; a DataFrame with other names, or the same in another order, is refused
+    (it was predicted silently, each column read as the one in its place); named and unnamed X
+    mixed are warned of."""
+    check_dataframe_column_names_consistency(type(estimator).__name__, clone(estimator))

@@ -131,6 +131,8 @@ def check_array(
     row_offset: int | None = None,
     finite_squares: bool = True,
     spread_warning: bool = False,
+    estimator: object = None,
+    reset: bool = False,
 ) -> np.ndarray | sp.csr_matrix:
     """``X`` checked: 2-D, numeric (float64), finite, with ``n_features`` columns when given.
 
@@ -160,6 +162,11 @@ def check_array(
         Warn, at the caller's line, when a dense ``X``'s columns differ in spread
         :data:`SPREAD_RATIO`-fold or more (``fit``, with every row at hand; not a sparse input, whose
         rare columns are narrow by nature, densified or not).
+    estimator : object, optional
+        Whose ``feature_names_in_`` a DataFrame's column names are (scikit-learn's rule,
+        :func:`check_feature_names`): set (``reset``: ``fit``, a first ``partial_fit``) or checked.
+    reset : bool
+        Set ``estimator``'s feature names from ``X`` rather than check ``X``'s against them.
 
     Returns
     -------
@@ -168,6 +175,8 @@ def check_array(
     """
     if sparse not in SPARSE_MODES:
         raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
+    if estimator is not None:
+        check_feature_names(X, estimator, reset=reset)
     spread_warning = spread_warning and not sp.issparse(X)
     if sp.issparse(X):
         if sparse == "refuse":
@@ -237,6 +246,57 @@ def check_array(
     if contiguous and not sp.issparse(X):
         return np.ascontiguousarray(X)
     return X
+
+
+def feature_names(X) -> np.ndarray | None:
+    """A DataFrame's column names when every one is a string (scikit-learn's rule), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray) or sp.issparse(X):
+        return None
+    names = np.asarray(columns, dtype=object)
+    return names if len(names) and all(isinstance(n, str) for n in names) else None
+
+
+def check_feature_names(X, estimator, *, reset: bool) -> None:
+    """scikit-learn's feature-name contract: ``fit`` (``reset``) keeps a DataFrame's column names as
+    ``feature_names_in_`` (and drops earlier ones for unnamed X); later calls must give the same
+    names in the same order -- a DataFrame with its columns reordered was predicted silently, each
+    column read as the one in its place -- and a mix of named and unnamed X is warned of."""
+    names, owner = feature_names(X), type(estimator).__name__
+    if reset:
+        if names is not None:
+            estimator.feature_names_in_ = names  # type: ignore[attr-defined]
+        elif hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_  # type: ignore[attr-defined]
+        return
+    fitted = getattr(estimator, "feature_names_in_", None)
+    if fitted is None and names is not None:
+        warnings.warn(
+            f"X has feature names, but {owner} was fitted without feature names",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elif fitted is not None and names is None:
+        warnings.warn(
+            f"X does not have valid feature names, but {owner} was fitted with feature names",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elif fitted is not None and names is not None and (len(names) != len(fitted) or (names != fitted).any()):
+        # scikit-learn's message, line for line (its check_dataframe_column_names_consistency reads it)
+        unseen, missing = sorted(set(names) - set(fitted)), sorted(set(fitted) - set(names))
+        message = f"{owner}: The feature names should match those that were passed during fit.\n"
+        if unseen:
+            message += "Feature names unseen at fit time:\n" + _listed(unseen)
+        if missing:
+            message += "Feature names seen at fit time, yet now missing:\n" + _listed(missing)
+        if not unseen and not missing:
+            message += "Feature names must be in the same order as they were in fit.\n"
+        raise ValueError(f"{message}Fix: pass the columns {list(fitted)} in that order (X[{list(fitted)}])")
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    return "".join(f"- {n}\n" for n in names[:most]) + ("- ...\n" if len(names) > most else "")
 
 
 def _refuse_overflowing_squares(X, owner: str | None, name: str, row_offset: int) -> None:

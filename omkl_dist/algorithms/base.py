@@ -61,7 +61,9 @@ RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left")]
 
 class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``_rule()``, ``_kernel_spec()`` and ``_parameter_constraints``
-    (what each ``__init__`` parameter may be, see :func:`~omkl_dist._validation.validate_params`)."""
+    (what each ``__init__`` parameter may be, see :func:`~omkl_dist._validation.validate_params`).
+    Fitted on a DataFrame, an estimator keeps its column names as ``feature_names_in_`` and refuses
+    other names or another order later (:func:`~omkl_dist._validation.check_feature_names`)."""
 
     # whether the estimator uses the multi-class model for two classes too
     _always_multiclass = False
@@ -460,6 +462,8 @@ class OnlineKernelClassifier(AcceptsSparse, ClassifierMixin, BaseEstimator):
             n_features=None if first else self.n_features_in_,
             sparse="csr" if keep_csr else "densify",
             spread_warning=spread_warning,
+            estimator=self,
+            reset=first,
         )
         if first:
             self.n_features_in_ = X.shape[1]

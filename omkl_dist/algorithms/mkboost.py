@@ -336,7 +336,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         """
         p = self._check_params()
         name = type(self).__name__
-        X = check_array(X, owner=name, spread_warning=True)
+        X = check_array(X, owner=name, spread_warning=True, estimator=self, reset=True)
         classes, codes = encode_labels(name, y, X.shape[0])
         weights = check_sample_weight(name, sample_weight, codes, classes)
         pool = p["pool"]
@@ -531,7 +531,7 @@ class MKBoost(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEsti
         """Σ_t α_t h_t(x) per one-vs-one pair, shape (n, n_pairs)."""
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_, estimator=self)
         dec = kernel_decisions(
             self.kernel_pool_,
             X,

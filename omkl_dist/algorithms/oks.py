@@ -447,7 +447,7 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         self._check_params()
-        X = check_array(X, owner=type(self).__name__, spread_warning=True)
+        X = check_array(X, owner=type(self).__name__, spread_warning=True, estimator=self, reset=True)
         if y is None:
             raise ValueError("OKSRegressor requires y to be passed, but the target y is None")
         target: NDArray[np.float64] = column_or_1d(y, warn=True).astype(np.float64)
@@ -478,6 +478,6 @@ class OKSRegressor(_OKSMixin, AcceptsSparse, RegressorMixin, BaseEstimator):
         """The predicting kernel's f(x)."""
         if not hasattr(self, "engine_"):
             raise NotFittedError("this OKSRegressor is not fitted yet; call fit first")
-        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_, estimator=self)
         values: NDArray[np.float64] = self.engine_.kernel_scores(X, [self.predicting_kernel()])[:, 0]
         return values

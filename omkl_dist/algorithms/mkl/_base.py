@@ -303,7 +303,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         """
         p = self._check_params()
         name = type(self).__name__
-        X = check_array(X, owner=name, spread_warning=True)
+        X = check_array(X, owner=name, spread_warning=True, estimator=self, reset=True)
         classes, codes = encode_labels(name, y, X.shape[0])
         pool: KernelPool = p["pool"]
         check_kernel_overflow(name, pool, X)
@@ -370,7 +370,7 @@ class BatchMKL(AcceptsSparse, BatchState, OneVsOneVote, ClassifierMixin, BaseEst
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         name = type(self).__name__
-        X = check_array(X, owner=name, n_features=self.n_features_in_)
+        X = check_array(X, owner=name, n_features=self.n_features_in_, estimator=self)
         used = np.flatnonzero(self.pair_weights_.any(axis=0))
         sub = KernelPool([self.kernel_pool_[int(m)] for m in used])
         scores = np.tile(self.intercept_, (X.shape[0], 1))

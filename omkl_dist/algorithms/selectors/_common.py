@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 
-from ..._validation import check_array, resolve_seed
+from ..._validation import check_array, check_feature_names, feature_names, resolve_seed
 from ...kernels import KernelPool, make_pool
 from .._batch import AcceptsSparse
 from .._progress import Progress
@@ -87,13 +87,19 @@ class WrapsModel:
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         self._check_fitted()
-        scores: NDArray[np.float64] = self.model_.decision_function(X)
+        scores: NDArray[np.float64] = self.model_.decision_function(self._unnamed(X))
         return scores
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         self._check_fitted()
-        labels: NDArray[Any] = self.model_.predict(X)
+        labels: NDArray[Any] = self.model_.predict(self._unnamed(X))
         return labels
+
+    def _unnamed(self, X: ArrayLike) -> ArrayLike:
+        """X's names checked against the selector's (``model_`` was fitted on the checked array):
+        then its values alone."""
+        check_feature_names(X, self, reset=False)
+        return X.to_numpy() if feature_names(X) is not None else X  # type: ignore[union-attr]
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -130,7 +136,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        X = check_array(X, owner=type(self).__name__, spread_warning=True)
+        X = check_array(X, owner=type(self).__name__, spread_warning=True, estimator=self, reset=True)
         y = np.asarray(y)
         if y.shape != (len(X),):
             raise ValueError(f"{type(self).__name__}: y must have one label per row of X ({len(X)}), got {y.shape}")
@@ -164,7 +170,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         self._check_fitted()
-        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_, estimator=self)
         scores: NDArray[np.float64] = self.svm_.decision_function(
             gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_)
         )
@@ -172,7 +178,7 @@ class SingleKernelSVM(AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         self._check_fitted()
-        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_)
+        X = check_array(X, owner=type(self).__name__, n_features=self.n_features_in_, estimator=self)
         labels: NDArray[Any] = self.svm_.predict(gram(self.kernel_pool_[self.selected_kernel_], X, self.train_X_))
         return labels
 

@@ -59,7 +59,7 @@ class MuTron(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         t0 = time.perf_counter()
-        X, y = check_array(X, owner=type(self).__name__), np.asarray(y)
+        X, y = check_array(X, owner=type(self).__name__, estimator=self, reset=True), np.asarray(y)
         pool = make_pool(self.kernels)
         self.kernel_pool_ = pool.with_groups(self.feature_groups) if pool.has_views else pool
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))

@@ -88,7 +88,7 @@ class TunedOMKC(WrapsModel, AcceptsSparse, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         t0 = time.perf_counter()
-        X, y = check_array(X, owner=type(self).__name__, spread_warning=True), np.asarray(y)
+        X, y = check_array(X, owner=type(self).__name__, spread_warning=True, estimator=self, reset=True), np.asarray(y)
         train, val = validation_split(len(X), resolve_seed(type(self).__name__, self.random_state, default=0))
         scores = [self._learn(beta, X[train], y[train]).score(X[val], y[val]) for beta in self.betas]
         self.validation_scores_ = dict(zip(self.betas, scores, strict=True))
