@@ -180,7 +180,8 @@ def open_table(
     names = list(dataset.schema.names)
     check_distinct_names(names, where)
     index = _pandas_index_columns(dataset.schema)
-    row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)] + names[: row_names_column(names) == 0]
+    row_names = [names[0]] if row_names_column(names) == 0 else []  # (a CSV's unnamed first column)
+    row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)] + row_names
     data = [n for n in names if n not in row_numbers]  # what the default rules choose from
     named = _named(label_column, row_numbers)
     label = named if named is not None else _label_name(label_column, data, where)

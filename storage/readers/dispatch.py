@@ -154,7 +154,7 @@ def read_dataset(
         names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
         if by_features is not None:
             label = by_name["label_column"] = _label_by_elimination(names, by_features, path)
-            if features is None:  # (the others, named: a pandas index among them is the model's to judge, no news)
+            if features is None:  # named: the model's features decide, a pandas index among them is no news
                 label = names[default_label_column(names)] if label is None else label
                 by_name["features"] = [n for n in names if n != label]
         return _check_guess(read_table(path, **by_name), names if guessed else None)
