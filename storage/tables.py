@@ -154,34 +154,9 @@ def open_table(
         No such file, no parquet data, an unknown or missing label column, a feature column that
         is not numeric.
     """
-    import pyarrow.dataset as pads
-
-    table = _in_memory(source)
-    if table is not None:
-        dataset, where = pads.dataset(table), where or "the table"
-        digest = sha256 or _table_digest(table)
-    else:
-        path = Path(source)  # type: ignore[arg-type]  # is_table_source said: a str or Path
-        if not path.exists():
-            raise DataError("no such file or folder", path=path, fix="check the path")
-        try:
-            dataset = pads.dataset(str(path), format="parquet", partitioning="hive")
-        except Exception as exc:  # pyarrow's errors name no file
-            if "duplicate field names" in str(exc):
-                raise DataError(
-                    f"two columns share a name ({exc})", path=path, fix="give every column its own name"
-                ) from None
-            raise DataError(
-                f"not readable as parquet ({type(exc).__name__}: {exc})",
-                path=path,
-                fix="check the file is parquet (a folder: that it holds only parquet files)",
-            ) from None
-        where, digest = str(path), _files_digest(dataset.files)
-    names = list(dataset.schema.names)
-    check_distinct_names(names, where)
-    index = _pandas_index_columns(dataset.schema)
-    row_names = [names[0]] if row_names_column(names) == 0 else []  # (a CSV's unnamed first column)
-    row_numbers = [n for n in index if _UNNAMED_INDEX.fullmatch(n)] + row_names
+    dataset, where, table = _dataset(source, where)
+    digest = sha256 or (_table_digest(table) if table is not None else _files_digest(dataset.files))
+    names, index, row_numbers = _columns(dataset, where)
     data = [n for n in names if n not in row_numbers]  # what the default rules choose from
     named = _named(label_column, row_numbers)
     label = named if named is not None else _label_name(label_column, data, where)
@@ -215,7 +190,71 @@ def open_table(
                 fix=f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out by naming "
                 "the others (--features a,b,c)",
             )
+    _check_every_file_has(dataset, [*([label] if label is not None else []), *chosen])
     return TableSource(dataset, label, chosen, where, digest)
+
+
+def _check_every_file_has(dataset: Any, columns: list[str]) -> None:
+    """A folder's every file holds the columns read: one without a column was read as that column's
+    missing values ("row 2001: missing value in feature column 'b'", which ``--impute`` would fill
+    silently) -- the file is named instead. Reads each file's footer (not its rows)."""
+    files = getattr(dataset, "files", [])
+    if len(files) < 2:
+        return
+    for fragment in dataset.get_fragments():
+        lacking = [c for c in columns if c not in fragment.physical_schema.names]
+        if lacking:
+            raise DataError(
+                f"this file of the folder has no column {lacking[0]!r}"
+                + (f" (nor {lacking[1:]})" if len(lacking) > 1 else "")
+                + f"; the folder's schema (its first file) has {list(dataset.schema.names)}",
+                path=fragment.path,
+                fix="give every file of the folder the same columns, or move that file out",
+            )
+
+
+def table_columns(source: object) -> list[str]:
+    """The columns of ``source`` (see :func:`is_table_source`) the default rules choose from -- its
+    names but pandas' row numbers (:func:`open_table`) -- from its schema alone: no row read, no file
+    hashed (a caller that only needs the names hashed every file's bytes, then again to read them)."""
+    dataset, where, _ = _dataset(source, None)
+    names, _, row_numbers = _columns(dataset, where)
+    return [n for n in names if n not in row_numbers]
+
+
+def _dataset(source: object, where: str | None) -> tuple[Any, str, Any]:
+    """``(pyarrow dataset, name for messages, the pyarrow Table of a table in memory or None)`` of a
+    table in memory or a parquet file or folder."""
+    import pyarrow.dataset as pads
+
+    table = _in_memory(source)
+    if table is not None:
+        return pads.dataset(table), where or "the table", table
+    path = Path(source)  # type: ignore[arg-type]  # is_table_source said: a str or Path
+    if not path.exists():
+        raise DataError("no such file or folder", path=path, fix="check the path")
+    try:
+        return pads.dataset(str(path), format="parquet", partitioning="hive"), str(path), None
+    except Exception as exc:  # pyarrow's errors name no file
+        if "duplicate field names" in str(exc):
+            raise DataError(
+                f"two columns share a name ({exc})", path=path, fix="give every column its own name"
+            ) from None
+        raise DataError(
+            f"not readable as parquet ({type(exc).__name__}: {exc})",
+            path=path,
+            fix="check the file is parquet (a folder: that it holds only parquet files)",
+        ) from None
+
+
+def _columns(dataset: Any, where: str) -> tuple[list[str], list[str], list[str]]:
+    """``(names, pandas' index columns, row numbers)``: row numbers -- pandas' unnamed index, a CSV's
+    unnamed first column -- are never taken for a feature or the labels by a default rule."""
+    names = list(dataset.schema.names)
+    check_distinct_names(names, where)
+    index = _pandas_index_columns(dataset.schema)
+    row_names = [names[0]] if row_names_column(names) == 0 else []  # (a CSV's unnamed first column)
+    return names, index, [n for n in index if _UNNAMED_INDEX.fullmatch(n)] + row_names
 
 
 def check_distinct_names(names: list[str], where: object, what: str = "the schema") -> None:

@@ -259,6 +259,21 @@ def test_parquet_folder_and_in_memory_table(tmp_path):
     np.testing.assert_array_equal(load_arrays(tmp_path / "from-folder")[0], load_arrays(tmp_path / "from-table")[0])
 
 
+def test_a_folder_file_without_a_column_read_is_named(tmp_path):
+    """A folder whose third file lacks column b: read as b's missing values ("row 2001: missing value in
+    feature column 'b'", which --impute would fill silently). A column no file's read needs may be absent."""
+    table, _, _ = _table(n=900)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(3):
+        part = table.slice(300 * i, 300)
+        part = part.drop_columns(["comment"])
+        pq.write_table(part.drop_columns(["b"]) if i == 2 else part, folder / f"part-{i}.parquet")
+    with pytest.raises(DataError, match=r"part-2.parquet: this file of the folder has no column 'b'.*Fix: give every"):
+        read_dataset(folder, label_column="species")
+    assert read_dataset(folder, label_column="species", features=["a", "d"]).X.shape == (900, 2)
+
+
 def test_pandas_dataframe_ingests_as_its_arrow_table(tmp_path):
     """A pandas DataFrame (its index left out) gives the dataset of the same table in pyarrow."""
     table, _, _ = _table(n=600)

@@ -22,7 +22,7 @@ from ..labels import (
     row_names_column,
     warn_guessed_labels,
 )
-from ..tables import is_table_source, open_table
+from ..tables import is_table_source, table_columns
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
 from .detect import check_format, detect_format, looks_mat, split_header
@@ -151,7 +151,7 @@ def read_dataset(
     guessed = label_column is None and by_features is None and not no_labels  # the default rule's column
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
         # the columns' names (the schema only), for the label rule by the model's features or its check
-        names = open_table(path, label_column=NO_LABELS, numeric_only=False).features
+        names = table_columns(path)
         if by_features is not None:
             label = by_name["label_column"] = _label_by_elimination(names, by_features, path)
             if features is None:  # named: the model's features decide, a pandas index among them is no news
