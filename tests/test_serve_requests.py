@@ -198,6 +198,17 @@ def test_a_model_with_a_column_encoder_takes_raw_columns_by_name(tmp_path):
     ]:
         bad = call(app, "POST", "/v1/predict", json={"rows": [raw[0], row]})
         assert bad.status_code == 422 and f"row 1, {problem}" in bad.json()["error"], bad.json()
+    arrow = [  # an Arrow body's columns likewise (an int64 colour was scored as an unknown category)
+        ({"size": [1.0], "colour": [3]}, "column 'colour' holds int64 values, not text"),
+        ({"size": [True], "colour": ["red"]}, "column 'size' holds bool values, not numbers"),
+    ]
+    for columns, problem in arrow:
+        bad = call(app, "POST", "/v1/predict", content=_arrow(columns), headers={"content-type": ARROW})
+        assert bad.status_code == 422 and problem in bad.json()["error"], bad.json()
+    fine = call(
+        app, "POST", "/v1/predict", content=_arrow({"size": [0.5], "colour": ["red"]}), headers={"content-type": ARROW}
+    )
+    assert fine.json()["decision_values"] == pytest.approx(answer["decision_values"][:1])  # (a lone row's rounding)
     with pytest.raises(ValueError, match=r"column 'colour' holds list \"\['red'\]\" in row 1, not text"):
         encoder.transform(pd.DataFrame({"size": [1.0], "colour": [["red"]]}))
 

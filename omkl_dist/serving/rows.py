@@ -136,6 +136,7 @@ def arrow_batch(body: bytes, model, *, learn: bool, label_column: str, max_rows:
         )
     values = [table.column(n).to_numpy(zero_copy_only=False) for n in names]
     if model.columns is not None:
+        _check_arrow_kinds(table.schema, names, set(model.columns.text_), where)
         X: Any = dict(zip(names, [np.asarray(v, dtype=object) for v in values], strict=True))
         _check_encoded(model, X, where)
     else:
@@ -150,6 +151,27 @@ def arrow_batch(body: bytes, model, *, learn: bool, label_column: str, max_rows:
         X = np.column_stack(values).astype(np.float64)
         _check_finite(X, names, where)
     return Batch(X, table.num_rows, y)
+
+
+def _check_arrow_kinds(schema, names: list[str], text: set[str], where: str) -> None:
+    """An encoder model's Arrow columns each of its kind, as JSON values are (:func:`_columns`): text for
+    a text column (an int64 'city' was scored as an unknown category), numbers for the others; a column
+    of nulls only is the encoder's to judge (filled where it imputes)."""
+    import pyarrow.types as pat
+
+    for name in names:
+        kind = schema.field(name).type
+        value = kind.value_type if pat.is_dictionary(kind) else kind
+        if pat.is_null(value):
+            continue
+        wanted = "text" if name in text else "numbers"
+        if name in text and not (pat.is_string(value) or pat.is_large_string(value)):
+            fix = f"send column {name!r} as strings (its categories)"
+        elif name not in text and not (pat.is_integer(value) or pat.is_floating(value)):
+            fix = f"send column {name!r} as int or float"
+        else:
+            continue
+        raise BadRequest(422, f"column {name!r} holds {kind} values, not {wanted}", where=where, fix=fix)
 
 
 def _check_count(n: int, max_rows: int, where: str) -> None:
