@@ -197,11 +197,40 @@ def test_corrupt_gzip_crc(tmp_path):
         read_dataset(write(tmp_path, "c.gz", bytes(packed)))
 
 
-def test_other_compression_is_named(tmp_path):
+def test_bzip2_xz_and_one_file_zip_read_as_gzip_does(tmp_path):
+    """A download's data.csv.zip, a .bz2 or .xz export: "only gzip is read" before; now the same
+    dataset as the plain file, and their damage named as gzip's is."""
     import bz2
+    import lzma
+    import zipfile
 
-    with pytest.raises(DataError, match="bzip2-compressed.*only gzip"):
-        read_dataset(write(tmp_path, "d.bz2", bz2.compress(dense_text().encode())))
+    text = dense_text().encode() * 20
+    plain = read_dataset(write(tmp_path, "d.txt", text))
+    archive = tmp_path / "d.txt.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("d.txt", text)
+        zf.writestr("__MACOSX/._d.txt", b"resource fork")  # (macOS's Compress adds one: not data)
+    for name, packed in [("d.txt.bz2", bz2.compress(text)), ("d.txt.xz", lzma.compress(text)), ("d.txt.zip", None)]:
+        ds = read_dataset(archive if packed is None else write(tmp_path, name, packed))
+        np.testing.assert_array_equal(ds.X, plain.X)
+        np.testing.assert_array_equal(ds.y, plain.y)
+    for name, packed, what in [("t.bz2", bz2.compress(text), "bzip2"), ("t.xz", lzma.compress(text), "xz")]:
+        with pytest.raises(DataError, match=rf"truncated {what} file.*Fix: re-download.*`{what} -t FILE`"):
+            read_dataset(write(tmp_path, name, packed[: len(packed) // 2]))
+    with zipfile.ZipFile(tmp_path / "two.zip", "w") as zf:
+        zf.writestr("train.csv", text)
+        zf.writestr("test.csv", text)
+    with pytest.raises(DataError, match=r"the zip archive holds 2 files \['train.csv', 'test.csv'\]; one data file"):
+        read_dataset(tmp_path / "two.zip")
+    damaged = bytearray(archive.read_bytes())
+    damaged[40:60] = b"\x00" * 20
+    with pytest.raises(DataError, match="corrupt zip file"):
+        read_dataset(write(tmp_path, "bad.zip", bytes(damaged)))
+
+
+def test_other_compression_is_named(tmp_path):
+    with pytest.raises(DataError, match="zstd-compressed.*gzip, bzip2, xz and zip are read"):
+        read_dataset(write(tmp_path, "d.zst", b"(\xb5/\xfd" + b"\x00" * 20))
 
 
 @pytest.mark.parametrize(

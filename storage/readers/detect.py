@@ -74,9 +74,10 @@ def check_format(fmt: str, path: object) -> str:
 
 
 def _stem_suffix(path: Path) -> str:
+    """The name's suffix under a compression's (``x.mat.gz``: ``.mat``)."""
     name = path.name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
+    for compressed in (".gz", ".bz2", ".xz", ".zip"):
+        name = name.removesuffix(compressed)
     return Path(name).suffix
 
 

@@ -68,7 +68,8 @@ def read_dataset(
     Parameters
     ----------
     path : str or Path
-        The file, gzip-compressed or plain; or a parquet file or folder of parquet files.
+        The file, plain or compressed (gzip, bzip2, xz, a zip archive of one file); or a parquet
+        file or folder of parquet files.
     fmt : str, optional
         One of ``"libsvm"``, ``"dense"``, ``"csv"``, ``"csv_header"``, ``"tsv_header"``,
         ``"mat"``, ``"parquet"``. Detected from name and content when omitted (see

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
 import io
+import lzma
 import os
 import stat
+import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError
 from ..schema import read_at_most, special_file_kind
 
-# Other compressions we recognise only to give a useful error.
-_OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd"}
+# Compressed streams read like gzip (the standard library's readers): magic bytes -> (name, opener, the
+# command that confirms damage). zstd (no reader in Python 3.11's standard library) is only named.
+_STREAMS = {
+    b"\x1f\x8b": ("gzip", lambda fh: gzip.GzipFile(fileobj=fh), "gzip -t FILE"),
+    b"BZh": ("bzip2", bz2.BZ2File, "bzip2 -t FILE"),
+    b"\xfd7zXZ\x00": ("xz", lzma.LZMAFile, "xz -t FILE"),
+}
+_ZIP_MAGIC = b"PK\x03\x04"
+_OTHER_MAGIC = {b"(\xb5/\xfd": "zstd"}
 
 
 def read_bytes(path: Path) -> bytes:
@@ -80,39 +91,75 @@ def empty_file_error(path: object) -> DataError:
 
 
 def decompress(stored: bytes, path: Path) -> bytes:
-    """Gunzip when the gzip magic bytes are present; refuse other compressions clearly."""
-    if stored[:2] == b"\x1f\x8b":
-        budget = memory_budget()
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(stored)) as archive:
-                content = read_at_most(archive, budget + 1)  # bounded: a few MB may decompress to many GB
-        except EOFError:
-            raise DataError(
-                "truncated gzip file: the compressed stream ends before its end marker",
-                path=path,
-                fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage",
-            ) from None
-        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-            raise DataError(
-                f"corrupt gzip file ({exc})",
-                path=path,
-                fix="re-download or re-copy the file; `gzip -t FILE` confirms the damage",
-            ) from None
-        if len(content) > budget:
-            raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
-        if is_blank(content):
-            raise empty_file_error(path)
-        return _strip_bom(content)
+    """The file's content: a gzip, bzip2 or xz stream, or a zip archive of one file, decompressed
+    (at most :func:`memory_budget` bytes: a few MB may decompress to many GB); other compressions
+    are refused by name."""
+    for magic, (name, opener, test) in _STREAMS.items():
+        if stored.startswith(magic):
+            return _checked_content(_decompressed(stored, path, name, opener, test), path)
+    if stored.startswith(_ZIP_MAGIC):
+        return _checked_content(_unzipped(stored, path), path)
     for magic, name in _OTHER_MAGIC.items():
         if stored.startswith(magic):
             raise DataError(
-                f"{name}-compressed file; only gzip is read",
+                f"{name}-compressed file; gzip, bzip2, xz and zip are read",
                 path=path,
                 fix="decompress it, or re-compress it with gzip",
             )
     if is_blank(stored):
         raise empty_file_error(path)
     return _strip_bom(stored)
+
+
+def _decompressed(stored: bytes, path: Path, name: str, opener: Any, test: str) -> bytes:
+    """A compressed stream's content, bounded by the memory budget; a truncated or corrupt stream is
+    an error naming it."""
+    budget = memory_budget()
+    fix = f"re-download or re-copy the file; `{test}` confirms the damage"
+    try:
+        with opener(io.BytesIO(stored)) as archive:
+            content = read_at_most(archive, budget + 1)
+    except EOFError:
+        raise DataError(
+            f"truncated {name} file: the compressed stream ends before its end marker", path=path, fix=fix
+        ) from None
+    except (OSError, ValueError, zlib.error, lzma.LZMAError) as exc:  # (gzip.BadGzipFile is an OSError)
+        raise DataError(f"corrupt {name} file ({exc})", path=path, fix=fix) from None
+    if len(content) > budget:
+        raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
+    return content
+
+
+def _unzipped(stored: bytes, path: Path) -> bytes:
+    """The one data file of a zip archive (a download's ``data.csv.zip``), bounded by the memory budget;
+    an archive of several files is refused naming them (which one is the data is the user's to say)."""
+    budget = memory_budget()
+    fix = "re-download or re-copy the file; `unzip -t FILE` confirms the damage"
+    try:
+        with zipfile.ZipFile(io.BytesIO(stored)) as archive:
+            members = [m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
+            if len(members) != 1:
+                names = [m.filename for m in members][:5]
+                raise DataError(
+                    f"the zip archive holds {len(members)} files {names}; one data file per archive is read",
+                    path=path,
+                    fix="unzip it and give the data file itself",
+                )
+            with archive.open(members[0]) as member:
+                content = read_at_most(member, budget + 1)
+    except RuntimeError as exc:  # (zipfile's error for an encrypted member)
+        raise DataError(f"the zip archive cannot be read ({exc})", path=path, fix="unzip it first") from None
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError) as exc:
+        raise DataError(f"corrupt zip file ({exc})", path=path, fix=fix) from None
+    if len(content) > budget:
+        raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
+    return content
+
+
+def _checked_content(content: bytes, path: Path) -> bytes:
+    if is_blank(content):
+        raise empty_file_error(path)
+    return _strip_bom(content)
 
 
 def is_blank(content: bytes) -> bool:
