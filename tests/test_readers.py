@@ -279,6 +279,23 @@ def test_a_semicolon_separated_spreadsheet_export_says_how_to_convert_it(tmp_pat
         read_dataset(piped)
 
 
+def test_a_spreadsheets_formatted_numbers_are_named_as_such(tmp_path):
+    """'"1,234.50"' (a quoted number with a thousands separator) was "ragged row: 4 fields, expected 3";
+    '$12.50' and '12%' suggested --label-column first although the header's 'label' column holds the
+    labels (a label column found by name or given is not second-guessed)."""
+    for name, cell in [("thousands", '"1,234.50"'), ("dollar", "$12.50"), ("percent", "12%")]:
+        path = write(tmp_path, f"{name}.csv", f"amount,age,label\n15.0,22,yes\n{cell},30,yes\n2.0,41,no\n")
+        with pytest.raises(DataError) as err:
+            read_dataset(path)
+        message = str(err.value)
+        assert "row 3, column 1 ('amount'): non-numeric value" in message and "--label-column" not in message
+        assert "a number written with a currency sign, percent or thousands separators" in message
+        assert "pd.to_numeric(df['amount'].str.replace(" in message
+    words = write(tmp_path, "words.csv", "amount,age,label\n15.0,22,yes\nbig,30,yes\n")
+    with pytest.raises(DataError, match="non-numeric value 'big'. Fix: features must be numbers"):
+        read_dataset(words)
+
+
 def test_row_with_other_delimiter_is_named(tmp_path):
     path = write(tmp_path, "m.csv", "1,2,3\n-1,4,5\n1\t6\t7\n")
     with pytest.raises(DataError, match=r"row 3: expected delimiter ',' .*tab-separated"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 import warnings
@@ -86,7 +87,14 @@ def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> b
 
 
 def _split(line: bytes, delimiter: str | None) -> list[bytes]:
-    return line.split() if delimiter is None else line.split(delimiter.encode())
+    """A line's fields; with a delimiter and a quote, CSV's rules (``"1,234.50"`` is one field: split at
+    every comma it made a row of 3 fields "ragged: 4 fields")."""
+    if delimiter is None:
+        return line.split()
+    if b'"' not in line:
+        return line.split(delimiter.encode())
+    fields = next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter), [])
+    return [f'"{f}"'.encode() for f in fields]  # (quoted as they were: _field strips the quotes)
 
 
 def _read_delimited(
@@ -404,6 +412,13 @@ def _diagnose_delimited(
                         "features must be numbers: encode a text column with --categorical one-hot or ordinal "
                         "(categorical=...; the file needs a header row), leave it out (--features) or correct the value"
                     )
+                    if _formatted_number(value):
+                        problem += ": a number written with a currency sign, percent or thousands separators"
+                        col = repr(names[i]) if names else str(i)
+                        fix = (
+                            "write the numbers plain (12.5, 1234.5), e.g. with pandas: df[{0}] = "
+                            "pd.to_numeric(df[{0}].str.replace(r\"[$€£¥%,' ]\", '', regex=True))".format(col)
+                        )
                 else:
                     empty = _count_empty(body, first_number, delimiter, i)
                     problem = f"empty field (missing value): {empty} row{'s' * (empty > 1)} of this column have one"
@@ -416,7 +431,7 @@ def _diagnose_delimited(
                         "the header names every column but this one: row names (pandas' to_csv writes its index "
                         "so), left out when they are numbers; save the file without them: df.to_csv(path, index=False)"
                     )
-                elif value and i in (0, width - 1) and i != label_col:  # words at the other end: the labels?
+                elif value and i in (0, width - 1) and i != label_col and not chosen:  # words at an end: the labels?
                     where = "first" if i == 0 else "last"
                     fix = (
                         f"if the {where} column holds the labels, pass --label-column {where} "
@@ -439,6 +454,16 @@ def _diagnose_delimited(
                     fix=fix,
                 )
     return numeric_labels
+
+
+_FORMATTED = re.compile(rb"[$\xe2\x82\xac\xc2\xa3\xc2\xa5%,' ]")  # $ euro pound yen % , ' and spaces (as UTF-8)
+
+
+def _formatted_number(value: bytes) -> bool:
+    """A number a spreadsheet formatted (``$12.50``, ``12%``, ``1,234.50``, ``1'234``): a number once
+    those marks are gone, and not one with them."""
+    plain = _FORMATTED.sub(b"", value)
+    return plain != value and bool(plain) and is_number(plain)
 
 
 def _field(raw: bytes) -> bytes:
