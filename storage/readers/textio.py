@@ -94,11 +94,12 @@ def decompress(stored: bytes, path: Path) -> bytes:
     """The file's content: a gzip, bzip2 or xz stream, or a zip archive of one file, decompressed
     (at most :func:`memory_budget` bytes: a few MB may decompress to many GB); other compressions
     are refused by name."""
+    budget = memory_budget()
     for magic, (name, opener, test) in _STREAMS.items():
         if stored.startswith(magic):
-            return _checked_content(_decompressed(stored, path, name, opener, test), path)
+            return _checked_content(_decompressed(stored, path, name, opener, test, budget), path, budget)
     if stored.startswith(_ZIP_MAGIC):
-        return _checked_content(_unzipped(stored, path), path)
+        return _checked_content(_unzipped(stored, path, budget), path, budget)
     for magic, name in _OTHER_MAGIC.items():
         if stored.startswith(magic):
             raise DataError(
@@ -111,10 +112,9 @@ def decompress(stored: bytes, path: Path) -> bytes:
     return _strip_bom(stored)
 
 
-def _decompressed(stored: bytes, path: Path, name: str, opener: Any, test: str) -> bytes:
-    """A compressed stream's content, bounded by the memory budget; a truncated or corrupt stream is
+def _decompressed(stored: bytes, path: Path, name: str, opener: Any, test: str, budget: int) -> bytes:
+    """A compressed stream's content, at most ``budget + 1`` bytes; a truncated or corrupt stream is
     an error naming it."""
-    budget = memory_budget()
     fix = f"re-download or re-copy the file; `{test}` confirms the damage"
     try:
         with opener(io.BytesIO(stored)) as archive:
@@ -125,15 +125,12 @@ def _decompressed(stored: bytes, path: Path, name: str, opener: Any, test: str) 
         ) from None
     except (OSError, ValueError, zlib.error, lzma.LZMAError) as exc:  # (gzip.BadGzipFile is an OSError)
         raise DataError(f"corrupt {name} file ({exc})", path=path, fix=fix) from None
-    if len(content) > budget:
-        raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
     return content
 
 
-def _unzipped(stored: bytes, path: Path) -> bytes:
-    """The one data file of a zip archive (a download's ``data.csv.zip``), bounded by the memory budget;
+def _unzipped(stored: bytes, path: Path, budget: int) -> bytes:
+    """The one data file of a zip archive (a download's ``data.csv.zip``), at most ``budget + 1`` bytes;
     an archive of several files is refused naming them (which one is the data is the user's to say)."""
-    budget = memory_budget()
     fix = "re-download or re-copy the file; `unzip -t FILE` confirms the damage"
     try:
         with zipfile.ZipFile(io.BytesIO(stored)) as archive:
@@ -151,12 +148,13 @@ def _unzipped(stored: bytes, path: Path) -> bytes:
         raise DataError(f"the zip archive cannot be read ({exc})", path=path, fix="unzip it first") from None
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError) as exc:
         raise DataError(f"corrupt zip file ({exc})", path=path, fix=fix) from None
-    if len(content) > budget:
-        raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
     return content
 
 
-def _checked_content(content: bytes, path: Path) -> bytes:
+def _checked_content(content: bytes, path: Path, budget: int) -> bytes:
+    """Decompressed content within the memory budget, not blank, without a byte-order mark."""
+    if len(content) > budget:
+        raise _too_large(path, f"the file decompresses to more than {budget / 2**30:.1f} GiB")
     if is_blank(content):
         raise empty_file_error(path)
     return _strip_bom(content)
