@@ -316,6 +316,7 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--skip-retrain", action="store_true", help="Skip the retrain/predict benchmark.")
     parser.add_argument("--skip-sparse", action="store_true", help="Skip the wide sparse (rcv1-shaped) benchmark.")
+    parser.add_argument("--skip-ingest", action="store_true", help="Skip ingesting a large CSV file (~2 minutes).")
     parser.add_argument("--skip-budget", action="store_true", help="Skip the budget baselines (RBP ... BPAS).")
     parser.add_argument("--skip-serve", action="store_true", help="Skip the omkl serve benchmark (HTTP, ~4 minutes).")
     parser.add_argument(
@@ -341,7 +342,17 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.markdown_only:
         args.cases = ""
-        for part in ("cluster", "mkboost", "mkboost_scaling", "retrain", "sparse", "budget", "serve", "peers"):
+        for part in (
+            "cluster",
+            "mkboost",
+            "mkboost_scaling",
+            "retrain",
+            "sparse",
+            "ingest",
+            "budget",
+            "serve",
+            "peers",
+        ):
             setattr(args, f"skip_{part}", True)
     if args.one:
         print(json.dumps(run_case(args.one, args.block_size, args.scaling)))
@@ -405,6 +416,11 @@ def main(argv=None) -> None:
 
     if not args.skip_sparse:
         run_sparse_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    from benchmarks.bench_ingest import markdown as ingest_markdown
+    from benchmarks.bench_ingest import run_ingest_bench
+
+    if not args.skip_ingest:
+        run_ingest_bench(RESULTS, log=lambda msg: print(msg, flush=True))
     from benchmarks.bench_budget import markdown as budget_markdown
     from benchmarks.bench_budget import run_budget_bench
 
@@ -433,6 +449,8 @@ def main(argv=None) -> None:
             sections.append(["", benchmarks_section(json.loads((RESULTS / study).read_text()))])
     if (RESULTS / "sparse.json").is_file():
         sections.append(sparse_markdown(json.loads((RESULTS / "sparse.json").read_text())))
+    if (RESULTS / "ingest.json").is_file():
+        sections.append(ingest_markdown(json.loads((RESULTS / "ingest.json").read_text())))
     if (RESULTS / "retrain.json").is_file():
         sections.append(retrain_markdown(json.loads((RESULTS / "retrain.json").read_text())))
     if (RESULTS / "serve.json").is_file():

@@ -81,13 +81,13 @@ def run_omkl(*args) -> dict:
         ``code``, ``seconds``, ``stdout``, ``stderr`` (its last 2,000 characters) and ``peak_rss_mb``
         (the peak resident memory of the command's own process).
     """
-    out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "omkl_dist.pipelines.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    return measure([sys.executable, "-m", "omkl_dist.pipelines.cli", *map(str, args)])
+
+
+def measure(argv: list[str]) -> dict:
+    """Run the command ``argv`` in a child process: :func:`run_omkl`'s record of it."""
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *argv], capture_output=True, text=True, check=True).stdout
     result = json.loads(out)
     if result["code"] != 0:
-        raise RuntimeError(f"omkl {' '.join(map(str, args))} failed: {result['stderr']}")
+        raise RuntimeError(f"{' '.join(argv)} failed: {result['stderr']}")
     return result

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from omkl_dist.preprocessing import ColumnEncoder
 
 from .errors import DataError
-from .labels import canonical, encode_labels, has_no_labels, warn_guessed_labels
+from .labels import canonical, encode_label_codes, encode_labels, has_no_labels, warn_guessed_labels
 from .layout import (
     DEFAULT_CHUNK_ROWS,
     FEATURES,
@@ -55,6 +55,7 @@ from .layout import (
 from .location import Location, PathArg, location
 from .outputs import DATASET, Inputs, atomic_output, check_output
 from .readers import Dataset, read_dataset
+from .readers.blocks import BlockFile, NotStreamed, open_blocks
 from .readers.parquet import read_table
 from .registry import resolve_dataset
 from .tables import is_table_source, open_table
@@ -215,6 +216,17 @@ def ingest(
     path = resolve_dataset(source, data_dir=data_dir)
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
+    meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
+    if not encoded and features is None and n_features is None and layout != "csr" and not zero_based:
+        try:  # a large CSV/TSV file: block by block, never whole in memory
+            file = open_blocks(Path(path), fmt=fmt, label_column=label_column)
+        except NotStreamed:
+            pass
+        else:
+            if feature_groups is not None:
+                meta["feature_groups"] = _groups(feature_groups, file.width - len(file.dropped), path)
+            labels = _block_labels(file, classes=classes, n_classes=n_classes, positive_class=positive_class)
+            return _write_blocks(file, labels, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, meta=meta)
     ds = read_dataset(
         path,
         fmt=fmt,
@@ -230,14 +242,73 @@ def ingest(
         columns=columns,
         **encoding,
     )
-    meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if feature_groups is not None:
-        from .views import checked_groups, format_groups
-
-        meta["feature_groups"] = format_groups(checked_groups(feature_groups, ds.n_features, path))
+        meta["feature_groups"] = _groups(feature_groups, ds.n_features, path)
     return _write_dataset(
         ds, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, inputs=inputs, meta=meta, layout=layout
     )
+
+
+def _groups(feature_groups: Mapping[str, str | Iterable[int]], n_features: int, path: object) -> dict[str, Any]:
+    """``feature_groups`` checked against the file's feature count, as meta.json records them."""
+    from .views import checked_groups, format_groups
+
+    return format_groups(checked_groups(feature_groups, n_features, path))
+
+
+def _block_labels(
+    file: BlockFile, *, classes: Iterable[Any] | None, n_classes: int | None, positive_class: object
+) -> tuple[NDArray[np.int64], list[list[Any]]] | None:
+    """A file read block by block: its labels encoded (None: rows without labels), as
+    :func:`read_dataset` encodes a file's, with its warning of a guessed label column."""
+    if file.labels is None:
+        return None
+    y, label_map = encode_label_codes(
+        *file.labels,
+        classes=classes,
+        n_classes=n_classes,
+        positive_class=positive_class,
+        path=file.path,
+        line_of=file.line_of,
+    )
+    if not file.label_given and file.names is not None:
+        warn_guessed_labels(file.path, file.names, len(y), len(label_map))
+    return y, label_map
+
+
+def _write_blocks(
+    file: BlockFile,
+    labels: tuple[NDArray[np.int64], list[list[Any]]] | None,
+    out: PathArg,
+    *,
+    chunk_rows: int,
+    dtype: str,
+    overwrite: bool,
+    meta: Mapping[str, Any],
+) -> dict[str, Any]:
+    """:func:`_write_dataset` of a file read block by block: the same dataset, chunk by chunk."""
+    y, label_map = labels if labels is not None else (None, [])
+    counts = {canonical(original): int(np.count_nonzero(y == internal)) for original, internal in label_map}
+    meta = {**meta, "sha256": file.sha256, "format": file.fmt, **_label_meta(label_map, counts)}
+    if file.feature_names is not None:
+        meta["feature_names"] = file.feature_names
+    inputs = [("source file", file.path)]
+    with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
+        writer = open_writer(
+            tmp,
+            layout="dense",
+            n_rows=file.n_rows,
+            n_features=file.width - len(file.dropped),
+            chunk_rows=chunk_rows,
+            dtype=dtype,
+            labelled=y is not None,
+        )
+        lo = 0
+        for X in file.feature_chunks(chunk_rows):
+            _check_fits_dtype(X, dtype, file.path, first_row=lo)
+            writer.append(X, None if y is None else y[lo : lo + len(X)])
+            lo += len(X)
+        return writer.close(meta)
 
 
 def _refuse_label_options(source: Any, *, views: bool, **options: Any) -> None:
@@ -357,7 +428,7 @@ def _ingest_table(
             labelled=y is not None,
         )
         for X, lo in table.batches(chunk_rows):
-            _check_fits_dtype(X, dtype, table.where)
+            _check_fits_dtype(X, dtype, table.where, first_row=lo)
             writer.append(X, None if y is None else y[lo : lo + len(X)])
         return writer.close(meta)
 
@@ -452,15 +523,15 @@ def _check_chunk_rows(chunk_rows: object) -> int:
     return int(chunk_rows)
 
 
-def _check_fits_dtype(X: Any, dtype: str, path: object) -> None:
-    """float32 storage must not turn large values into inf."""
+def _check_fits_dtype(X: Any, dtype: str, path: object, first_row: int = 0) -> None:
+    """float32 storage must not turn large values into inf (``X``'s first row: data row ``first_row``)."""
     if dtype != "float32" or X.size == 0:
         return
     found = _too_big(X, np.finfo(np.float32).max)
     if found is not None:
         value, row, col = found
         raise DataError(
-            f"value {value!r} overflows float32 (data row {row + 1}, feature {col + 1})",
+            f"value {value!r} overflows float32 (data row {first_row + row + 1}, feature {col + 1})",
             path=path,
             fix="ingest with dtype float64 (--dtype float64) or rescale the feature",
         )

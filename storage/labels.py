@@ -130,13 +130,33 @@ def encode_labels(
     y_raw = np.asarray(y_raw)
     if y_raw.dtype.kind == "f" and not np.isfinite(y_raw).all():
         row = int(np.flatnonzero(~np.isfinite(y_raw))[0])
-        raise DataError(
-            f"missing or non-finite label {float(y_raw[row])!r}",
-            path=path,
-            row=line_of(row),
-            fix="fill in the label or drop the row",
-        )
+        raise nonfinite_label(float(y_raw[row]), path, line_of(row))
     uniques, inverse = np.unique(y_raw, return_inverse=True)
+    return encode_label_codes(
+        uniques,
+        inverse.ravel(),
+        classes=classes,
+        n_classes=n_classes,
+        positive_class=positive_class,
+        path=path,
+        line_of=line_of,
+        one_class=one_class,
+    )
+
+
+def encode_label_codes(
+    uniques: NDArray[Any],
+    codes: NDArray[np.integer[Any]],
+    *,
+    classes: Iterable[Any] | None = None,
+    n_classes: int | None = None,
+    positive_class: object = None,
+    path: object = None,
+    line_of: Callable[[int], int] = lambda i: i + 1,
+    one_class: bool = False,
+) -> tuple[NDArray[np.int64], list[list[Any]]]:
+    """:func:`encode_labels` of labels given as their sorted distinct values and each row's index
+    among them (what a file read block by block keeps of its labels)."""
     keys = [canonical(u) for u in uniques]
     label_map = build_label_map(
         classes if classes is not None else keys,
@@ -148,7 +168,7 @@ def encode_labels(
     lookup = dict((original, internal) for original, internal in label_map)
     unknown = [i for i, k in enumerate(keys) if k not in lookup]
     if unknown:
-        row = int(np.flatnonzero(inverse.ravel() == unknown[0])[0])
+        row = int(np.flatnonzero(codes == unknown[0])[0])
         raise UnknownLabelError(
             f"label {keys[unknown[0]]!r} is not one of the declared classes {list(lookup)}",
             label=keys[unknown[0]],
@@ -158,7 +178,14 @@ def encode_labels(
             fix="declare all classes (classes=..., --classes) or correct the label",
         )
     mapped = np.array([lookup[k] for k in keys], dtype=np.int64)
-    return mapped[inverse.ravel()], label_map
+    return mapped[codes], label_map
+
+
+def nonfinite_label(value: float, path: object, row: int) -> DataError:
+    """The error of a missing (NaN) or infinite label on ``row``."""
+    return DataError(
+        f"missing or non-finite label {value!r}", path=path, row=row, fix="fill in the label or drop the row"
+    )
 
 
 NO_LABELS = "none"  # the label column of data that has no labels (rows to predict)

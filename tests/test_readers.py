@@ -470,7 +470,7 @@ def test_a_csv_reads_as_numpys_reader_and_the_diagnosis_read_it(tmp_path, monkey
 
     path = write(tmp_path, "f.csv" if "tabs" not in name else "f.tsv", CSV_FILES[name])
     fast = _read_or_error(path)
-    monkeypatch.setattr(delimited, "_arrow_cells", lambda *args: None)
+    monkeypatch.setattr(delimited, "arrow_cells", lambda *args: None)
     slow = _read_or_error(path)
     assert type(fast) is type(slow)
     if isinstance(fast, str):
@@ -487,7 +487,7 @@ def test_a_whole_word_label_file_needs_no_row_by_row_diagnosis(tmp_path, monkeyp
     def diagnosis(*args, **kwargs):
         raise AssertionError("the row-by-row diagnosis ran")
 
-    monkeypatch.setattr(delimited, "_diagnose_delimited", diagnosis)
+    monkeypatch.setattr(delimited, "diagnose_delimited", diagnosis)
     for name in ("plain", "label last, CRLF, no final newline"):
         ds = read_dataset(write(tmp_path, f"{len(name)}.csv", CSV_FILES[name]), label_column="outcome")
         assert sorted(label for label, _ in ds.label_map) == ["no", "yes"]
@@ -547,7 +547,7 @@ def test_pyarrow_reads_a_cell_as_loadtxt_does_or_not_at_all(cell):
         numpys = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=",", comments=None, quotechar='"', ndmin=2)
     except ValueError:
         numpys = None
-    arrows = delimited._arrow_cells(body, ",")
+    arrows = delimited.arrow_cells(body, ",")
     assert (arrows is None) == (numpys is None), cell
     if numpys is not None:
         np.testing.assert_array_equal(arrows[0].view(np.int64), numpys.view(np.int64))
@@ -565,6 +565,6 @@ def test_pyarrow_reads_a_hundred_thousand_numbers_as_loadtxt_does(tmp_path):
     integers = rng.integers(-(2**62), 2**62, 20_000)
     cells = [[repr(float(v)), f"{v:.17g}", f"{v:.6g}", f"{v:e}", str(i)] for v, i in zip(values, integers)]
     body = "\n".join(",".join(row) for row in cells).encode() + b"\n"
-    arrows = delimited._arrow_cells(body, ",")
+    arrows = delimited.arrow_cells(body, ",")
     numpys = np.loadtxt(io.BytesIO(body), dtype=np.float64, delimiter=",", comments=None, quotechar='"', ndmin=2)
     np.testing.assert_array_equal(arrows[0].view(np.int64), numpys.view(np.int64))

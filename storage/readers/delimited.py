@@ -86,7 +86,7 @@ def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> b
     return True
 
 
-def _split(line: bytes, delimiter: str | None) -> list[bytes]:
+def split_fields(line: bytes, delimiter: str | None) -> list[bytes]:
     """A line's fields; with a delimiter and a quote, CSV's rules (``"1,234.50"`` is one field: split at
     every comma it made a row of 3 fields "ragged: 4 fields")."""
     if delimiter is None:
@@ -106,9 +106,9 @@ def _read_delimited(
     skip: int = 0,
     label_column: str | int | None = None,
 ) -> ParsedFile:
-    """Parse label + numeric features with pyarrow's reader (or numpy's: :func:`_arrow_cells`);
+    """Parse label + numeric features with pyarrow's reader (or numpy's: :func:`arrow_cells`);
     diagnose in Python only on failure. ``label_column="none"``: every column is a feature, the rows have no labels."""
-    body, first_number = _drop_leading_lines(content, skip)
+    body, first_number = drop_leading_lines(content, skip)
     first = first_lines(body, 1)
     if not first:
         raise empty_file_error(path)
@@ -117,15 +117,15 @@ def _read_delimited(
         assert delimiter is not None  # the formats with a header are comma or tab separated
         names = split_header(first[0], delimiter, path, first_number)
         if len(names) < 2:
-            raise _wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
-        body, first_number = _drop_leading_lines(body, 1, first_number)
+            raise wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
+        body, first_number = drop_leading_lines(body, 1, first_number)
         if is_blank(body):
             raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
-    width = len(names) if names is not None else len(_split(first[0], delimiter))
+    width = len(names) if names is not None else len(split_fields(first[0], delimiter))
     if has_no_labels(label_column):
         return _read_features(body, first_number, path, delimiter, width, names)
     if width < 2:
-        raise _wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
+        raise wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
     label_col = (
         default_label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
     )
@@ -140,7 +140,7 @@ def _read_delimited(
         else:
             # a label column given, or found by its header name, is not second-guessed in the error's fix
             named = names is not None and is_label_name(names[label_col])
-            numeric_labels = _diagnose_delimited(
+            numeric_labels = diagnose_delimited(
                 body, first_number, path, delimiter, width, label_col, names, chosen=label_column is not None or named
             )
             if numeric_labels:
@@ -148,11 +148,11 @@ def _read_delimited(
                 raise DataError(f"could not parse ({exc})", path=path, fix=fix) from None
             table, y_raw = _read_string_labels(body, delimiter, width, label_col, path, first_number)
     _check_width(table, width, path, first_number)
-    dropped = sorted({label_col, *_row_names(names, label_col)})
+    dropped = sorted({label_col, *row_name_columns(names, label_col)})
     return _parsed(table, y_raw, dropped, body, first_number, delimiter, names)
 
 
-def _row_names(names: list[str] | None, label_col: int | None) -> list[int]:
+def row_name_columns(names: list[str] | None, label_col: int | None) -> list[int]:
     """The column of row names (:func:`~omkl_dist.storage.labels.row_names_column`), unless it was
     chosen as the labels: left out of the features."""
     column = row_names_column(names)
@@ -173,7 +173,7 @@ def _parsed(
         X=np.delete(table, dropped, axis=1) if dropped else table,
         y_raw=y_raw,
         line_of=_data_line_mapper(body, first_number, delimiter),
-        column_of=_column_namer(dropped, names),
+        column_of=column_namer(dropped, names),
         feature_names=[n for i, n in enumerate(names) if i not in dropped] if names else None,
     )
 
@@ -185,15 +185,15 @@ def _read_features(
     try:
         X = _numbers(body, delimiter)
     except ValueError as exc:
-        _diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True)
+        diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True)
         raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
     _check_width(X, width, path, first_number)
-    return _parsed(X, None, _row_names(names, None), body, first_number, delimiter, names)
+    return _parsed(X, None, row_name_columns(names, None), body, first_number, delimiter, names)
 
 
 def _numbers(body: bytes, delimiter: str | None) -> NDArray[np.float64]:
     """Every cell a number (a ValueError otherwise), rows of one width."""
-    cells = _arrow_cells(body, delimiter)
+    cells = arrow_cells(body, delimiter)
     if cells is not None:
         return cells[0]
     quote = '"' if delimiter else None
@@ -247,11 +247,11 @@ def _word_labels(
     body: bytes, delimiter: str | None, width: int, label_col: int
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]] | None:
     """A file whose labels are words, read at once when nothing needs the row-by-row diagnosis
-    (:func:`_diagnose_delimited`, ~7 s in Python for a million rows of 13 columns before the same
+    (:func:`diagnose_delimited`, ~7 s in Python for a million rows of 13 columns before the same
     read): pyarrow reads every row whole, every feature a number, no label is empty and some label
     is not a number. None otherwise: the diagnosis then finds what is wrong, or reads the file as
     before."""
-    cells = _arrow_cells(body, delimiter, label_col)
+    cells = arrow_cells(body, delimiter, label_col)
     if cells is None or cells[0].shape[1] != width:
         return None
     table, y = cells
@@ -261,7 +261,7 @@ def _word_labels(
     return table, y
 
 
-def _arrow_cells(
+def arrow_cells(
     body: bytes, delimiter: str | None, label_col: int | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]] | None:
     """The rows' cells read by pyarrow's CSV reader, on threads: ``(table, labels)``, the table every
@@ -279,7 +279,7 @@ def _arrow_cells(
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    names = [f"c{j}" for j in range(len(_split(first[0], delimiter)))]
+    names = [f"c{j}" for j in range(len(split_fields(first[0], delimiter)))]
     types = {name: pa.string() if j == label_col else pa.float64() for j, name in enumerate(names)}
     try:
         read = pacsv.read_csv(
@@ -300,7 +300,7 @@ def _arrow_cells(
     return table, labels
 
 
-def _column_namer(dropped: list[int], names: list[str] | None) -> Callable[[int], str]:
+def column_namer(dropped: list[int], names: list[str] | None) -> Callable[[int], str]:
     """Feature j's column in the file (1-based, with its name), the ``dropped`` columns (sorted) skipped."""
 
     def column_of(j: int) -> str:
@@ -313,7 +313,7 @@ def _column_namer(dropped: list[int], names: list[str] | None) -> Callable[[int]
     return column_of
 
 
-def _drop_leading_lines(content: bytes, n_nonblank: int, first_number: int = 1) -> tuple[bytes, int]:
+def drop_leading_lines(content: bytes, n_nonblank: int, first_number: int = 1) -> tuple[bytes, int]:
     """Drop leading blank lines and then ``n_nonblank`` lines (a header or a shape line).
 
     Returns the rest and the file line number of its first line.
@@ -342,7 +342,7 @@ def _data_line_mapper(body: bytes, first_number: int, delimiter: str | None) -> 
     return line_of
 
 
-def _wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int, sample: bytes = b"") -> DataError:
+def wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int, sample: bytes = b"") -> DataError:
     """The error of a line without the format's delimiter; ``sample``: the file's first rows, where a
     ';'-separated spreadsheet export shows its decimal commas (its header has no numbers)."""
     expected = _DELIMITER_NAMES[delimiter]
@@ -373,7 +373,7 @@ def _wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int, s
     )
 
 
-def _diagnose_delimited(
+def diagnose_delimited(
     body: bytes,
     first_number: int,
     path: Path,
@@ -382,19 +382,22 @@ def _diagnose_delimited(
     label_col: int | None,
     names: list[str] | None,
     chosen: bool = False,
+    reference: int | None = None,
+    count_empty: Callable[[int], int] | None = None,
 ) -> bool:
     """Find the first bad row (ragged, non-numeric feature, empty field) and raise a DataError.
 
     Returns whether every label is numeric when no feature problem is found, so the caller
-    knows whether word labels explain numpy's failure.
+    knows whether word labels explain numpy's failure. ``reference``: the file's first row, when
+    ``body`` is a later part of it (a ragged row is compared with it); ``count_empty``: the rows of the
+    whole file with an empty field in a column (default: those of ``body``).
     """
     numeric_labels = True
-    column_of = _column_namer([] if label_col is None else [label_col], names)
-    reference: int | None = None
+    column_of = column_namer([] if label_col is None else [label_col], names)
     for number, line in text_lines(body, first_number=first_number, delimiter=delimiter):
         if not line.strip():
             raise DataError("line of only spaces inside the data", path=path, row=number, fix="delete the line")
-        fields = _split(line, delimiter)
+        fields = split_fields(line, delimiter)
         if len(fields) != width:
             _raise_ragged(line, delimiter, path, number, len(fields), width, reference, names)
         reference = reference or number
@@ -420,7 +423,7 @@ def _diagnose_delimited(
                             "pd.to_numeric(df[{0}].str.replace(r\"[$€£¥%,' ]\", '', regex=True))".format(col)
                         )
                 else:
-                    empty = _count_empty(body, first_number, delimiter, i)
+                    empty = count_empty(i) if count_empty else count_empty_fields(body, first_number, delimiter, i)
                     problem = f"empty field (missing value): {empty} row{'s' * (empty > 1)} of this column have one"
                     fix = (
                         "fill missing values with --impute mean, median or most_frequent (impute=...; the file "
@@ -471,11 +474,11 @@ def _field(raw: bytes) -> bytes:
     return raw.strip().strip(b'"')
 
 
-def _count_empty(body: bytes, first_number: int, delimiter: str | None, column: int) -> int:
+def count_empty_fields(body: bytes, first_number: int, delimiter: str | None, column: int) -> int:
     """How many rows have an empty field in ``column`` (error path only)."""
     count = 0
     for _, line in text_lines(body, first_number=first_number, delimiter=delimiter):
-        fields = _split(line, delimiter)
+        fields = split_fields(line, delimiter)
         count += column < len(fields) and not _field(fields[column])
     return count
 
@@ -491,7 +494,7 @@ def _raise_ragged(
     names: list[str] | None,
 ) -> NoReturn:
     if got == 1 and delimiter is not None:
-        raise _wrong_delimiter(line, delimiter, path, row=number)
+        raise wrong_delimiter(line, delimiter, path, row=number)
     like = " (as in the header)" if names else f" (as in row {reference})" if reference else ""
     raise DataError(
         f"ragged row: {got} fields, expected {width}{like}",

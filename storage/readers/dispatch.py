@@ -17,12 +17,14 @@ from ..errors import DataError
 from ..labels import (
     NO_LABELS,
     default_label_column,
+    encode_label_codes,
     encode_labels,
     has_no_labels,
     row_names_column,
     warn_guessed_labels,
 )
 from ..tables import is_table_source, table_columns
+from .blocks import BlockFile, NotStreamed, open_blocks
 from .dataset import Dataset, FeatureMatrix, ParsedFile
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
 from .detect import check_format, detect_format, looks_mat, split_header
@@ -159,6 +161,26 @@ def read_dataset(
                 label = names[default_label_column(names)] if label is None else label
                 by_name["features"] = [n for n in names if n != label]
         return _check_guess(read_table(path, **by_name), names if guessed else None)
+    if features is None and columns is None and not zero_based:  # a large CSV/TSV file: block by block
+        try:
+            file = open_blocks(
+                path,
+                fmt=fmt,
+                label_column=label_column,
+                label_by_names=None
+                if by_features is None
+                else lambda names: _label_by_header(names, by_features, path),
+            )
+        except NotStreamed:
+            pass
+        else:
+            labels = {
+                "classes": classes,
+                "n_classes": n_classes,
+                "positive_class": positive_class,
+                "one_class": one_class,
+            }
+            return _check_guess(_from_blocks(file, n_features=n_features, **labels), file.names if guessed else None)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
     content = decompress(stored, path)
@@ -168,8 +190,7 @@ def read_dataset(
     first = first_lines(content, 1) if fmt in _HEADED else None
     header = split_header(first[0], _HEADED[fmt], path) if first else None
     if by_features is not None and header is not None:
-        data = [n for i, n in enumerate(header) if i != row_names_column(header)]  # (row names: no labels)
-        label_column = by_name["label_column"] = _label_by_elimination(data, by_features, path)
+        label_column = by_name["label_column"] = _label_by_header(header, by_features, path)
         no_labels = has_no_labels(label_column)
     if fmt in _HEADED and (features is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
@@ -198,12 +219,8 @@ def read_dataset(
         parsed = read_mat(content, path, sparse=sparse)
     else:
         parsed = _READERS[fmt](content, path)
-        if n_features is not None and parsed.X.shape[1] != n_features:
-            raise DataError(
-                f"the file has {parsed.X.shape[1]} feature columns, n_features says {n_features}",
-                path=path,
-                fix="drop --n-features (it is for LIBSVM files) or correct it",
-            )
+    if fmt != "libsvm":  # (a LIBSVM file is read to n_features)
+        _check_width(parsed.X.shape[1], n_features, path)
     _check_finite(parsed, path)
     X = _canonical_csr(parsed.X) if sp.issparse(parsed.X) else np.ascontiguousarray(parsed.X, dtype=np.float64)
     if no_labels:
@@ -242,6 +259,42 @@ def _check_guess(dataset: Dataset, names: list[str] | None) -> Dataset:
     if names is not None and dataset.y is not None:
         warn_guessed_labels(dataset.path, names, len(dataset.y), len(dataset.label_map))
     return dataset
+
+
+def _check_width(width: int, n_features: int | None, path: object) -> None:
+    """A text file's feature columns are ``n_features`` when it is given."""
+    if n_features is not None and width != n_features:
+        raise DataError(
+            f"the file has {width} feature columns, n_features says {n_features}",
+            path=path,
+            fix="drop --n-features (it is for LIBSVM files) or correct it",
+        )
+
+
+def _label_by_header(header: list[str], feature_names: Iterable[str], path: object) -> str | None:
+    """:func:`_label_by_elimination` of a text file's header (its row names are no labels)."""
+    data = [n for i, n in enumerate(header) if i != row_names_column(header)]
+    return _label_by_elimination(data, feature_names, path)
+
+
+def _from_blocks(file: BlockFile, *, n_features: int | None, **labels: Any) -> Dataset:
+    """The dataset of a file read block by block (:mod:`.blocks`), as :func:`read_dataset` makes it."""
+    X = file.matrix()
+    _check_width(X.shape[1], n_features, file.path)
+    y, label_map = (
+        (None, [])
+        if file.labels is None
+        else encode_label_codes(*file.labels, path=file.path, line_of=file.line_of, **labels)
+    )
+    return Dataset(
+        X=X,
+        y=y,
+        label_map=label_map,
+        fmt=file.fmt,
+        path=file.path,
+        sha256=file.sha256,
+        feature_names=file.feature_names,
+    )
 
 
 def _label_by_elimination(names: list[str], feature_names: Iterable[str], path: object) -> str | None:

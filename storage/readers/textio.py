@@ -12,6 +12,7 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,8 @@ def _too_large(path: Path, what: str) -> DataError:
     return DataError(
         f"{what}, more than half the memory available: a text or .mat file is read whole",
         path=path,
-        fix="convert it to parquet (read in row batches, never whole) or use a machine with more memory; "
+        fix="ingest it first (`omkl data ingest FILE --out DIR` reads a CSV/TSV file block by block, never whole; "
+        "then give DIR), convert it to parquet (read in row batches), or use a machine with more memory; "
         "a file much larger than its data is damaged (or a compression bomb)",
     )
 
@@ -115,17 +117,47 @@ def decompress(stored: bytes, path: Path) -> bytes:
 def _decompressed(stored: bytes, path: Path, name: str, opener: Any, test: str, budget: int) -> bytes:
     """A compressed stream's content, at most ``budget + 1`` bytes; a truncated or corrupt stream is
     an error naming it."""
+    with _damage_named(path, name, test):
+        with opener(io.BytesIO(stored)) as archive:
+            return read_at_most(archive, budget + 1)
+
+
+@contextmanager
+def _damage_named(path: Path, name: str, test: str) -> Iterator[None]:
+    """A truncated or corrupt ``name`` stream read inside the block is an error naming it and the
+    ``test`` command that confirms the damage."""
     fix = f"re-download or re-copy the file; `{test}` confirms the damage"
     try:
-        with opener(io.BytesIO(stored)) as archive:
-            content = read_at_most(archive, budget + 1)
+        yield
     except EOFError:
         raise DataError(
             f"truncated {name} file: the compressed stream ends before its end marker", path=path, fix=fix
         ) from None
     except (OSError, ValueError, zlib.error, lzma.LZMAError) as exc:  # (gzip.BadGzipFile is an OSError)
         raise DataError(f"corrupt {name} file ({exc})", path=path, fix=fix) from None
-    return content
+
+
+def content_chunks(path: Path, size: int) -> Iterator[bytes] | None:
+    """The content of a plain, gzip, bzip2 or xz file as chunks of ``size`` bytes (the last shorter),
+    read as they are used, never whole -- a byte-order mark removed, damage named as by
+    :func:`decompress`; None for other files (a zip archive...), which are read whole."""
+    with open(path, "rb") as fh:
+        magic = fh.read(8)
+    if magic.startswith((_ZIP_MAGIC, *_OTHER_MAGIC)):
+        return None
+    stream = next(((name, opener, test) for m, (name, opener, test) in _STREAMS.items() if magic.startswith(m)), None)
+    return _chunks(path, size, stream)
+
+
+def _chunks(path: Path, size: int, stream: tuple[str, Any, str] | None) -> Iterator[bytes]:
+    with open(path, "rb") as fh:
+        name, opener, test = stream if stream is not None else ("", None, "")
+        with _damage_named(path, name, test) if stream is not None else nullcontext():
+            source = opener(fh) if opener is not None else fh
+            first = True
+            while chunk := source.read(size):
+                yield _strip_bom(chunk) if first else chunk
+                first = False
 
 
 def _unzipped(stored: bytes, path: Path, budget: int) -> bytes:
@@ -181,11 +213,11 @@ def text_content(content: bytes, path: Path) -> bytes:
     longer than :data:`MAX_LINE_BYTES` is refused before a parser copies it."""
     if b"\r" in content and content.count(b"\r") != content.count(b"\r\n"):  # some CR ends a line alone
         content = content.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    _check_line_lengths(content, path)
+    check_line_lengths(content, path)
     return content
 
 
-def _check_line_lengths(content: bytes, path: Path) -> None:
+def check_line_lengths(content: bytes, path: Path) -> None:
     """Refuse a line over :data:`MAX_LINE_BYTES`; one search per window of that size, not per line."""
     start = 0
     while len(content) - start > MAX_LINE_BYTES:

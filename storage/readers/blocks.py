@@ -1,0 +1,370 @@
+"""Large CSV/TSV files read block by block: the rows of a file too large to parse whole in memory.
+
+:func:`~.dispatch.read_dataset` parses a text file whole: its content, pyarrow's table of it and the
+feature matrix are in memory at once, about five times the file (a 0.5 GB CSV of 3 million rows
+peaked at 2.6 GB) -- a data team's 6 GB export would be killed by the kernel on a 24 GB machine.
+:func:`open_blocks` reads a CSV or TSV file (with or without a header; plain, gzip, bzip2 or xz)
+in blocks of whole lines instead, twice: a first pass keeps only the labels (for the label map,
+which every chunk's labels need) and checks every row; a second yields the features block by block,
+for :func:`~omkl_dist.storage.ingest` to write chunk by chunk. Memory: the labels, and a few blocks.
+
+Each block is parsed by the whole-file reader's own function (:func:`.delimited.arrow_cells`), and
+a bad row is diagnosed by its own :func:`.delimited.diagnose_delimited` (the counts and reference
+rows of its messages taken over the whole file), so a file is read into the same numbers, label
+map and errors as by :func:`~.dispatch.read_dataset`; what the block reader does not read the
+same way -- quoted fields, carriage returns alone, a zip archive -- raises :class:`NotStreamed`,
+and the file is read whole (tests/test_blocks.py compares the two readers).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import DataError
+from ..labels import default_label_column, has_no_labels, is_label_name, nonfinite_label, resolve_label_column
+from . import textio
+from .delimited import (
+    arrow_cells,
+    column_namer,
+    count_empty_fields,
+    diagnose_delimited,
+    drop_leading_lines,
+    row_name_columns,
+    split_fields,
+    wrong_delimiter,
+)
+from .detect import check_format, detect_format, split_header
+from .textio import content_chunks, first_lines, is_number, text_lines
+
+#: Files at least this large (as stored) are read block by block by ``ingest``; smaller ones whole.
+STREAM_MIN_BYTES = 64 * 2**20
+#: The bytes of text parsed at a time (whole lines: a block ends at a line end).
+BLOCK_BYTES = 4 * 2**20
+#: The start of the file its format and header are read from (detection reads its first 20 lines).
+HEAD_BYTES = 2**20
+_DELIMITERS = {"csv": ",", "csv_header": ",", "tsv_header": "\t"}
+
+
+class NotStreamed(Exception):
+    """The file is not read block by block (another format, quoted fields...): read it whole."""
+
+
+@dataclass
+class _Span:
+    """A block's rows: the first row's index, the first line's number, and each row's line number
+    when blank lines make them other than consecutive."""
+
+    first_row: int
+    first_line: int
+    lines: NDArray[np.int64] | None
+
+
+@dataclass
+class BlockFile:
+    """A delimited text file as :func:`open_blocks` found it: its layout and (after the first pass)
+    its rows' count and labels (None: rows without labels) -- numbers, or stripped text when some
+    label is not a number."""
+
+    path: Path
+    fmt: str
+    delimiter: str
+    width: int
+    names: list[str] | None
+    label_col: int | None
+    dropped: list[int]
+    label_given: bool
+    sha256: str
+    n_rows: int = 0
+    words: bool = False  # the labels are read as text (some label is not a number)
+    labels: tuple[NDArray[Any], NDArray[np.int32]] | None = None  # (sorted distinct labels, each row's index)
+    spans: list[_Span] = field(default_factory=list)
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        return [n for i, n in enumerate(self.names) if i not in self.dropped] if self.names else None
+
+    @property
+    def column_of(self) -> Callable[[int], str]:
+        return column_namer(self.dropped, self.names)
+
+    def line_of(self, row: int) -> int:
+        """The file's line number of data row ``row`` (0-based)."""
+        span = self.spans[bisect.bisect_right([s.first_row for s in self.spans], row) - 1]
+        offset = row - span.first_row
+        return int(span.lines[offset]) if span.lines is not None else span.first_line + offset
+
+    def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
+        """The features in chunks of ``rows`` rows (the last shorter), in row order: the second pass
+        (the rows were checked by the first)."""
+        pending: list[NDArray[np.float64]] = []
+        held = 0
+        for block, _ in _data_blocks(self):
+            cells = arrow_cells(block, self.delimiter, self.label_col if self.words else None)
+            if cells is None or cells[0].shape[1] != self.width:  # (it passed the first pass)
+                raise DataError("the file changed while it was read", path=self.path, fix="read it again")
+            X = np.delete(cells[0], self.dropped, axis=1) if self.dropped else cells[0]
+            pending.append(X)
+            held += len(X)
+            while held >= rows:
+                joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+                yield joined[:rows]
+                pending, held = [joined[rows:]], held - rows
+        if held:
+            yield np.concatenate(pending)
+
+    def matrix(self) -> NDArray[np.float64]:
+        """The features as one float64 matrix, filled block by block (for a job that holds its rows in
+        memory): refused when it would take more than half the memory available."""
+        n_features = self.width - len(self.dropped)
+        need = self.n_rows * n_features * 8
+        if need > textio.memory_budget():
+            raise DataError(
+                f"its {self.n_rows:,} rows x {n_features} features take {need / 2**30:.1f} GiB in memory, more than "
+                "half the memory available",
+                path=self.path,
+                fix="ingest it (`omkl data ingest FILE --out DIR`: read block by block, never whole) and give the "
+                "dataset folder DIR: a dataset is streamed chunk by chunk",
+            )
+        X = np.empty((self.n_rows, n_features))
+        lo = 0
+        for chunk in self.feature_chunks(2**16):
+            X[lo : lo + len(chunk)] = chunk
+            lo += len(chunk)
+        return X
+
+
+def open_blocks(
+    path: Path,
+    *,
+    fmt: str | None = None,
+    label_column: str | int | None = None,
+    label_by_names: Callable[[list[str]], str | int | None] | None = None,
+) -> BlockFile:
+    """``path`` read block by block: its header, then (a first pass) every row checked and the labels
+    kept. ``label_by_names``: the label column chosen from the header's names (rows to predict, by
+    the model's features), instead of ``label_column``. Raises :class:`NotStreamed` for a file under
+    :data:`STREAM_MIN_BYTES` or not read alike (see the module), and :class:`DataError` for a bad row,
+    exactly as :func:`~.dispatch.read_dataset` would."""
+    try:
+        info = path.stat()
+    except OSError:
+        raise NotStreamed("no file") from None  # (named by the whole-file reader)
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or device: the whole-file reader refuses it by name
+        raise NotStreamed("not a regular file")
+    if info.st_size < STREAM_MIN_BYTES:
+        raise NotStreamed("small file")
+    head = _head(path)
+    if not head.strip():
+        raise NotStreamed("blank start")
+    fmt = check_format(fmt, path) if fmt is not None else detect_format(path, head)
+    if fmt not in _DELIMITERS:
+        raise NotStreamed(fmt)
+    file = _layout(path, head, fmt, label_column, label_by_names)
+    _first_pass(file)
+    return file
+
+
+def _layout(
+    path: Path,
+    head: bytes,
+    fmt: str,
+    label_column: str | int | None,
+    label_by_names: Callable[[list[str]], str | int | None] | None,
+) -> BlockFile:
+    """The file's columns, from its first block (as :func:`.delimited._read_delimited` finds them)."""
+    delimiter = _DELIMITERS[fmt]
+    body, first_number = drop_leading_lines(head, 0)
+    first = first_lines(body, 1)
+    names: list[str] | None = None
+    if fmt != "csv":
+        names = split_header(first[0], delimiter, path)  # (as read_dataset splits it first: no row named)
+        if len(names) < 2:
+            raise wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
+        body, first_number = drop_leading_lines(body, 1, first_number)
+        if not first_lines(body, 1):
+            raise NotStreamed("no data rows in the first block")
+        first = first_lines(body, 1)
+    width = len(names) if names is not None else len(split_fields(first[0], delimiter))
+    if label_by_names is not None and names is not None:
+        label_column = label_by_names(names)
+    label_col: int | None = None
+    if not has_no_labels(label_column):
+        if width < 2:
+            raise wrong_delimiter(first[0], delimiter, path, row=first_number, sample=body[:4096])
+        label_col = (
+            default_label_column(names)
+            if label_column is None
+            else resolve_label_column(label_column, names, width, path)
+        )
+    dropped = sorted({*([] if label_col is None else [label_col]), *row_name_columns(names, label_col)})
+    label_given = label_column is not None
+    return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, _file_sha256(path))
+
+
+def _first_pass(file: BlockFile, words: bool = False) -> None:
+    """Every row parsed and checked; the row count, line numbers and labels kept -- each row's label
+    as an index among the sorted distinct labels (4 bytes a row, not the text). A non-finite value
+    is named after the whole file parsed (as the whole-file reader checks it after its parse).
+    ``words``: every label read as text (as soon as one is a word, as by the whole-file reader)."""
+    ids: dict[Any, int] = {}  # label -> its index in order of appearance
+    codes: list[NDArray[np.int32]] = []
+    nonfinite: tuple[int, int, float] | None = None
+    nonfinite_y: tuple[int, float] | None = None
+    file.spans, file.n_rows, file.words = [], 0, words
+    for block, first_line in _data_blocks(file):
+        (table, y), block_words = _parse(file, block, first_line, words=words)
+        if block_words and not words:  # a word among the labels: every label is text, from the first row
+            return _first_pass(file, words=True)
+        X = np.delete(table, file.dropped, axis=1) if file.dropped else table
+        bad = ~np.isfinite(X)
+        if nonfinite is None and bad.any():
+            row, col = (int(v) for v in np.argwhere(bad)[0])
+            nonfinite = (file.n_rows + row, col, float(X[row, col]))
+        if file.label_col is not None:
+            if not words and nonfinite_y is None and not np.isfinite(y).all():
+                row = int(np.flatnonzero(~np.isfinite(y))[0])
+                nonfinite_y = (file.n_rows + row, float(y[row]))
+            values, inverse = np.unique(y, return_inverse=True)
+            index = np.array([ids.setdefault(v, len(ids)) for v in values.tolist()], dtype=np.int32)
+            codes.append(index[inverse.ravel()])
+        file.spans.append(_Span(file.n_rows, first_line, _line_numbers(block, first_line, file.delimiter)))
+        file.n_rows += len(table)
+    if not file.n_rows:
+        raise NotStreamed("no data rows")
+    if nonfinite is not None:
+        row, col, value = nonfinite
+        raise DataError(
+            f"non-finite feature value {value!r}",
+            path=file.path,
+            row=file.line_of(row),
+            column=file.column_of(col),
+            fix="fill missing values with --impute mean, median or most_frequent (impute=...; CSV/TSV with a "
+            "header, parquet), or drop the rows",
+        )
+    if nonfinite_y is not None:
+        raise nonfinite_label(nonfinite_y[1], file.path, file.line_of(nonfinite_y[0]))
+    if file.label_col is not None:  # the distinct labels sorted, as numpy's unique sorts them
+        found = np.array(list(ids))
+        order = np.argsort(found, kind="stable")
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        file.labels = (found[order], rank[np.concatenate(codes)])
+    return None
+
+
+_Cells = tuple[NDArray[np.float64], NDArray[Any]]
+
+
+def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tuple[_Cells, bool]:
+    """A block's cells and labels, and whether its labels are words: every cell a number first (the
+    labels then numbers), else the labels as text -- the whole-file reader's order."""
+    label_col = file.label_col
+    cells = None if words else arrow_cells(block, file.delimiter)
+    if cells is not None and cells[0].shape[1] == file.width:
+        return (cells[0], cells[0][:, label_col] if label_col is not None else cells[1]), False
+    if label_col is not None:
+        cells = arrow_cells(block, file.delimiter, label_col)
+        if cells is not None and cells[0].shape[1] == file.width:
+            labels = np.unique(cells[1])
+            if not (labels == "").any() and (words or not all(is_number(v) for v in labels)):
+                return cells, True
+    if cells is not None and cells[0].shape[1] != file.width:
+        raise NotStreamed("a block of another width")  # (the whole-file reader's width check names it)
+    # (a label column given or found by its name is not second-guessed in the fix, as by the whole-file reader)
+    chosen = file.label_given or label_col is None or (file.names is not None and is_label_name(file.names[label_col]))
+    diagnose_delimited(
+        block,
+        first_line,
+        file.path,
+        file.delimiter,
+        file.width,
+        label_col,
+        file.names,
+        chosen=chosen,
+        reference=file.spans[0].first_line if file.spans and file.names is None else None,
+        count_empty=lambda column: _count_empty(file, column),
+    )
+    raise NotStreamed("a block only numpy's reader takes (quotes...)")
+
+
+def _count_empty(file: BlockFile, column: int) -> int:
+    """The rows of the whole file with an empty field in ``column`` (for an error's message)."""
+    return sum(count_empty_fields(block, line, file.delimiter, column) for block, line in _data_blocks(file))
+
+
+def _line_numbers(block: bytes, first_line: int, delimiter: str) -> NDArray[np.int64] | None:
+    """Each row's line number when the block has blank lines (rows are then not one a line), else None."""
+    if not (block.startswith((b"\n", b"\r\n")) or b"\n\n" in block or b"\n\r\n" in block):
+        return None
+    return np.array([n for n, _ in text_lines(block, first_number=first_line, delimiter=delimiter)], dtype=np.int64)
+
+
+def _data_blocks(file: BlockFile) -> Iterator[tuple[bytes, int]]:
+    """The blocks after the header: ``(bytes, line number of the first line)``."""
+    for block, first_line in _blocks(file.path):
+        if first_line == 1:
+            block, first_line = drop_leading_lines(block, 0 if file.names is None else 1)
+            if not block:
+                continue
+        yield block, first_line
+
+
+def _head(path: Path) -> bytes:
+    """The first :data:`HEAD_BYTES` or so of the content, whole lines (the format's and header's sniffing)."""
+    parts, size = [], 0
+    for block, _ in _blocks(path):
+        parts.append(block)
+        size += len(block)
+        if size >= HEAD_BYTES:
+            break
+    return b"".join(parts)
+
+
+def _blocks(path: Path) -> Iterator[tuple[bytes, int]]:
+    """The file's content in blocks of whole lines (about :data:`BLOCK_BYTES`), with the line number
+    of each block's first line (see :func:`_check_lines`)."""
+    chunks = content_chunks(path, BLOCK_BYTES)
+    if chunks is None:
+        raise NotStreamed("a zip archive")
+    carry, line = b"", 1
+    for chunk in chunks:
+        data = carry + chunk
+        end = data.rfind(b"\n") + 1
+        if not end:
+            if len(data) > textio.MAX_LINE_BYTES:
+                raise NotStreamed("a very long line")
+            carry = data
+            continue
+        block, carry = data[:end], data[end:]
+        _check_lines(block)
+        yield block, line
+        line += block.count(b"\n")
+    if carry:
+        _check_lines(carry)
+        yield carry, line
+
+
+def _check_lines(block: bytes) -> None:
+    """:class:`NotStreamed` for what the whole-file reader turns or refuses: a carriage return ending a
+    line alone, a line longer than :data:`~.textio.MAX_LINE_BYTES`."""
+    if block.count(b"\r") != block.count(b"\r\n"):
+        raise NotStreamed("carriage returns alone")
+    try:
+        textio.check_line_lengths(block, Path())
+    except DataError:
+        raise NotStreamed("a very long line") from None
+
+
+def _file_sha256(path: Path) -> str:
+    """The stored file's sha256 (of its compressed bytes, as the whole-file reader hashes them)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
