@@ -75,6 +75,15 @@ def test_float32_overflow_refused(tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_float32_overflow_in_a_table_names_its_row_in_the_table(tmp_path):
+    """A table is written batch by batch (chunk_rows rows): the row named is the table's, not the batch's."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"label": [1, -1] * 5, "a": [0.5] * 6 + [1e300] + [0.5] * 3})
+    with pytest.raises(DataError, match=r"overflows float32 \(data row 7, feature 1\)"):
+        ingest(frame, tmp_path / "ds", dtype="float32", chunk_rows=4)
+
+
 def test_declared_classes_for_one_class_split(tmp_path):
     src = tmp_path / "src" / "pos.csv"
     src.parent.mkdir()
