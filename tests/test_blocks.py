@@ -90,6 +90,14 @@ CASES = [
     ("age,a,b\n" + "".join(f"{20 + i},{i},{-i}\n" for i in range(60)), {}),  # a guessed label column: warned
     ("label,a,b,c\n" + _rows(30, label=lambda i: f"{i % 2}.0"), {}),
     (NUMERIC, {"dtype": "float32", "feature_groups": {"first": "0:2", "last": [2]}}),
+    # R's write.csv: every name, row name and text quoted
+    (
+        '"","a","b","label"\n'
+        + "".join(f'"{i + 1}",{i * 0.37:.6f},{-i * 1.3e-3!r},"{["yes", "no"][i % 2]}"\n' for i in range(40)),
+        {},
+    ),
+    ('"label","a","b"\n' + "".join(f'"{i % 3}",{i}.25,"{-i}"\n' for i in range(40)), {}),
+    ('"a"\t"label"\n' + "".join(f'{i}.5\t"{["up", "down"][i % 2]}"\n' for i in range(40)), {}),
 ]
 
 
@@ -132,16 +140,17 @@ def test_the_blocks_name_the_problems_the_whole_file_reader_names(tmp_path, monk
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("content", "read"),
     [
-        'label,a,b,c\n"1",2,3,4\n' + _rows(30),  # quotes: numpy's reader, whole
-        "label,a,b,c\r" + _rows(30).replace("\n", "\r"),  # old Mac line ends
-        "label,a,b,c\n",  # a header alone
-        "",
+        ('label,a,b,c\n"1,5",2,3,4\n' + _rows(30, label=lambda i: "x"), True),  # a delimiter inside quotes
+        ("label,a,b,c\r" + _rows(30).replace("\n", "\r"), True),  # old Mac line ends
+        ("label,a,b,c\n", False),  # a header alone: an error
+        ("", False),
     ],
 )
-def test_what_the_blocks_do_not_read_alike_is_read_whole(tmp_path, monkeypatch, content):
-    _both(tmp_path, monkeypatch, content, expect_blocks=False)
+def test_what_the_blocks_do_not_read_alike_is_read_whole(tmp_path, monkeypatch, content, read):
+    meta = _both(tmp_path, monkeypatch, content, expect_blocks=False)
+    assert isinstance(meta, dict) == read, meta
 
 
 def test_a_zip_archive_is_read_whole(tmp_path, monkeypatch):

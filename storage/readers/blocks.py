@@ -12,7 +12,7 @@ Each block is parsed by the whole-file reader's own function (:func:`.delimited.
 a bad row is diagnosed by its own :func:`.delimited.diagnose_delimited` (the counts and reference
 rows of its messages taken over the whole file), so a file is read into the same numbers, label
 map and errors as by :func:`~.dispatch.read_dataset`; what the block reader does not read the
-same way -- quoted fields, carriage returns alone, a zip archive -- raises :class:`NotStreamed`,
+same way -- quoted fields holding delimiters, carriage returns alone, a zip archive -- raises :class:`NotStreamed`,
 and the file is read whole (tests/test_blocks.py compares the two readers).
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -108,7 +109,9 @@ class BlockFile:
         pending: list[NDArray[np.float64]] = []
         held = 0
         for block, _ in _data_blocks(self):
-            cells = arrow_cells(block, self.delimiter, self.label_col if self.words else None)
+            cells = arrow_cells(
+                _unquoted(block, self.delimiter), self.delimiter, self.label_col if self.words else None
+            )
             if cells is None or cells[0].shape[1] != self.width:  # (it passed the first pass)
                 raise DataError("the file changed while it was read", path=self.path, fix="read it again")
             X = np.delete(cells[0], self.dropped, axis=1) if self.dropped else cells[0]
@@ -268,6 +271,7 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
     """A block's cells and labels, and whether its labels are words: every cell a number first (the
     labels then numbers), else the labels as text -- the whole-file reader's order."""
     label_col = file.label_col
+    quoted, block = block, _unquoted(block, file.delimiter)
     cells = None if words else arrow_cells(block, file.delimiter)
     if cells is not None and cells[0].shape[1] == file.width:
         return (cells[0], cells[0][:, label_col] if label_col is not None else cells[1]), False
@@ -282,7 +286,7 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
     # (a label column given or found by its name is not second-guessed in the fix, as by the whole-file reader)
     chosen = file.label_given or label_col is None or (file.names is not None and is_label_name(file.names[label_col]))
     diagnose_delimited(
-        block,
+        quoted,
         first_line,
         file.path,
         file.delimiter,
@@ -294,6 +298,20 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
         count_empty=lambda column: _count_empty(file, column),
     )
     raise NotStreamed("a block only numpy's reader takes (quotes...)")
+
+
+def _unquoted(block: bytes, delimiter: str) -> bytes:
+    """``block`` with its quoted fields' quotes removed, when every quote opens or closes a whole field
+    holding no quote, delimiter or line end (``"yes"``, ``"1"``: R's ``write.csv`` quotes every text and
+    row name) -- read so, the fields are those the whole-file reader's quote-aware reader finds. Other
+    quoting (a field with a delimiter inside...): :class:`NotStreamed`, the file is read whole."""
+    if b'"' not in block:
+        return block
+    sep = re.escape(delimiter.encode())
+    plain = re.sub(rb"(?<![^" + sep + rb'\n])"([^"' + sep + rb'\r\n]*)"(?=[' + sep + rb"\r\n]|\Z)", rb"\1", block)
+    if b'"' in plain:
+        raise NotStreamed("quoted fields holding delimiters or quotes")
+    return plain
 
 
 def _count_empty(file: BlockFile, column: int) -> int:
