@@ -132,6 +132,7 @@ _MODEL = {  # the model read at rows of the stream (a cluster trace has no speed
     "weights": ListOf(ListOf("number")),
     "block_ends": ListOf("integer"),
     "instances_per_second": _SERIES,
+    "seconds": _SERIES,  # learning seconds at each block end
 }
 _TRACE = Obj({"kernel_names": ListOf("text")}, _MODEL)
 #: ``omkl run --trace-out``: ``{"report": {...}, "trace": {...}}``, the mistake curve and the model's series
@@ -181,7 +182,12 @@ def _check_lengths(trace: dict, where: str, *, mistakes: bool) -> str | None:
     series as ``sampled_at`` (they may be absent or empty), a run trace's mistake curve
     (``mistakes``) as ``n_seen``; a report document keeps its mistake curves in ``curves``.
     Kernels all have names."""
-    axes = {"instances_per_second": "block_ends", "n_support": "sampled_at", "weights": "sampled_at"}
+    axes = {
+        "instances_per_second": "block_ends",
+        "seconds": "block_ends",
+        "n_support": "sampled_at",
+        "weights": "sampled_at",
+    }
     if mistakes:
         axes["mistake_rate"] = "n_seen"
     for key, x in axes.items():

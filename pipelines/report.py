@@ -35,7 +35,7 @@ TOP_KERNELS = 7  # the support and weights plots show these kernels, the others 
 #: a trace's series the plots read: the model at ``sampled_at`` (the mistake curve's points where the
 #: engine reads the model inside a block, in this process and on a cluster alike; else block ends),
 #: the speed at ``block_ends`` (in this process only)
-TRACE_SERIES = ("sampled_at", "n_support", "weights", "block_ends", "instances_per_second", "kernel_names")
+TRACE_SERIES = ("sampled_at", "n_support", "weights", "block_ends", "instances_per_second", "seconds", "kernel_names")
 
 
 def _curve(rows, counts, *, start: int, label: str) -> dict:
@@ -265,6 +265,7 @@ def _label_axes(ax, subject: str, what: str, xlabel: str, ylabel: str, *, legend
     """Title (what the plot is of, then what is drawn), axis labels, grid and (``legend``: its
     keyword arguments) legend."""
     ax.set_title(f"{subject}\n{what}", fontsize=10)
+    _counts(ax.xaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
@@ -274,6 +275,15 @@ def _label_axes(ax, subject: str, what: str, xlabel: str, ylabel: str, *, legend
 
 
 _ROWS = "instance (row of the data)"
+
+
+def _counts(axis) -> None:
+    """Tick labels of counts with thousands separators: 3,000,000 rows, not "3.0" under a "1e6"."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+
+
 _OUTSIDE = {"fontsize": 7, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
 
 
@@ -377,6 +387,7 @@ def _support(ax, document) -> bool:
     elif bound is not None:  # far above: said in the title, not drawn
         note = f"\n({budget['label']}: {bound[-1]:,.0f} in all at the end, far above)"
     ax.set_ylim(0, top)
+    _counts(ax.yaxis)
     if x[-1] > x[0]:  # (one block: matplotlib centres the point)
         ax.set_xlim(x[0], x[-1])
     return _label_axes(
@@ -411,18 +422,40 @@ def _weights(ax, document) -> bool:
 
 
 def _speed(ax, document) -> bool:
-    x, speed, _ = _series(document, "instances_per_second", "block_ends")
+    x, speed, trace = _series(document, "instances_per_second", "block_ends")
     if x is None:
         return False
     what = "learning speed (cumulative instances / learning second)"
+    top = float(np.nanmax(speed, initial=0.0))
     if len(x) == 1:  # a run learnt in one call has one measurement: over the rows it covers, not a lone dot
         start = document["window"][0]
         ax.plot([start, x[0]], [speed[0], speed[0]], color="tab:green", lw=1.4, marker="o", markersize=3)
         what = f"learning speed over the run's one call: {speed[0]:,.0f} instances/s"
+    elif len(trace.get("seconds", [])) == len(x):
+        # the speed so far hides a slowdown (a run whose support vectors grow: 2,900 rows/s at its end
+        # while the cumulative figure still read 5,400): the speed of each stretch of rows is drawn too
+        mid, stretch = _stretch_speeds(np.r_[document["window"][0], x], np.r_[0.0, trace["seconds"]])
+        ax.plot(mid, stretch, color="tab:green", lw=1.4, label="each stretch of rows", **_markers(mid))
+        ax.plot(x, speed, color="0.35", lw=1.2, ls="--", label="so far (cumulative)")
+        top = max(top, float(np.nanmax(stretch, initial=0.0)))
+        what = "learning speed: instances per learning second"
+        ax.legend(fontsize=8, loc="best")
     else:
         ax.plot(x, speed, color="tab:green", lw=1.4, **_markers(x))
-    ax.set_ylim(0, max(float(np.nanmax(speed, initial=0.0)) * 1.1, 1.0))
+    ax.set_ylim(0, max(top * 1.1, 1.0))
+    _counts(ax.yaxis)
     return _label_axes(ax, _subject(document), what, _ROWS, "instances/s")
+
+
+def _stretch_speeds(rows, seconds, stretches: int = 100):
+    """Rows per second over at most ``stretches`` consecutive stretches of blocks (``rows``,
+    ``seconds``: at each block end, from 0), drawn at each stretch's middle row."""
+    cut = np.unique(np.linspace(0, len(rows) - 1, min(stretches, len(rows) - 1) + 1).round().astype(int))
+    rows, seconds = np.asarray(rows, dtype=float)[cut], np.asarray(seconds, dtype=float)[cut]
+    elapsed = np.diff(seconds)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        speed = np.where(elapsed > 0, np.diff(rows) / elapsed, np.nan)
+    return (rows[1:] + rows[:-1]) / 2, speed
 
 
 def _history(ax, document) -> bool:
