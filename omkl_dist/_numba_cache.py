@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -99,7 +100,11 @@ def use_versioned_cache() -> str:
     name = f"numba-{sources_digest()}"
     current = os.environ.get("NUMBA_CACHE_DIR", "")
     if Path(current).name != name:  # not yet set by this package (here or in a parent process)
-        os.environ["NUMBA_CACHE_DIR"] = str(choose_cache_dir(cache_dir_candidates(name, current)))
+        chosen = choose_cache_dir(cache_dir_candidates(name, current))
+        os.environ["NUMBA_CACHE_DIR"] = str(chosen)
+        if writable(chosen) and not (chosen / FIRST_USE).exists():  # new sources: an edit, an upgrade
+            (chosen / FIRST_USE).touch()
+            prune_other_caches(chosen)
     numba = sys.modules.get("numba")
     if numba is not None and hasattr(numba, "config"):
         numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
@@ -107,6 +112,73 @@ def use_versioned_cache() -> str:
 
 
 SAVE_LOCK = ".save-lock"  # in the cache folder: held while numba saves an entry (lock_cache_writes)
+FIRST_USE = ".first-use"  # in the cache folder: made by the first process that uses it
+#: caches of other sources kept beside the one in use (the ones changed last): a few branches or versions
+KEEP_OTHER_CACHES = 3
+# numba's index and data files, and the markers this package and pipelines/warmup.py leave beside them
+_CACHE_FILE = re.compile(r"[^/]+\.(nbi|nbc)|\.save-lock|\.first-use|omkl-warmup-done|compiled-ahead-[\w.+-]+")
+_CACHE_SUBDIR = re.compile(r"\w+_[0-9a-f]{40}")  # numba's per-source-folder directories
+_OURS = re.compile(r"numba-[0-9a-f]{16}")  # (use_versioned_cache's names)
+
+
+def prune_other_caches(current: Path, keep: int = KEEP_OTHER_CACHES) -> list[Path]:
+    """Delete the caches of other sources beside ``current`` but the ``keep`` changed last, and
+    return them. Each edit of the package, and each upgrade in place, makes a new ``numba-<hash>``
+    folder (8-10 MB; a development checkout held 43 of them, 301 MB) and nothing removed the old
+    ones. Only a folder holding nothing but numba's files and this package's markers is deleted, and
+    only when no process is saving to it (its :data:`SAVE_LOCK`)."""
+    others = [p for p in current.parent.glob("numba-*") if _OURS.fullmatch(p.name) and p.is_dir() and p != current]
+    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    removed = []
+    for folder in others[keep:]:
+        try:
+            doomed = _cache_contents(folder)
+            if doomed is None or not _unlocked(folder / SAVE_LOCK):
+                continue  # (not only a cache, or a process saving to it: left alone)
+            for path in doomed:  # (files before the folders holding them)
+                if path.is_dir():
+                    path.rmdir()
+                else:
+                    path.unlink(missing_ok=True)
+            folder.rmdir()
+            removed.append(folder)
+        except OSError:  # (another process pruning it, a file a system will not delete: kept)
+            continue
+    return removed
+
+
+def _cache_contents(folder: Path) -> list[Path] | None:
+    """What ``folder`` holds, files before their folders, when all of it is numba's cache (index and
+    data files in the locator's ``<package>_<sha1>`` folders) and this package's markers; else None."""
+    contents: list[Path] = []
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink() and _CACHE_SUBDIR.fullmatch(entry.name):
+            inner = _cache_contents(entry)
+            if inner is None:
+                return None
+            contents += [*inner, entry]
+        elif entry.is_file() and _CACHE_FILE.fullmatch(entry.name):
+            contents.append(entry)
+        else:
+            return None
+    return contents
+
+
+def _unlocked(lock_file: Path) -> bool:
+    """Whether no process holds ``lock_file``'s save lock (taken and released at once); True when
+    there is no lock file or no ``flock``."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        with open(lock_file, "rb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def lock_cache_writes() -> bool:

@@ -95,6 +95,52 @@ def test_a_temp_folder_others_can_write_is_not_trusted(tmp_path, monkeypatch):
     assert _numba_cache._private_temp_dir() is None
 
 
+def test_the_caches_of_old_sources_are_pruned_when_new_sources_first_run(tmp_path):
+    """An edit or an upgrade in place makes a new numba-<hash> folder: the 3 changed last are kept,
+    older ones deleted -- never a folder that holds other files, nor one a process is saving to."""
+    import fcntl
+
+    def cache(name, age, extra=()):
+        folder = tmp_path / name
+        inner = folder / f"learners_{'ab' * 20}"  # numba's folder per source folder
+        inner.mkdir(parents=True)
+        for f in ("scan.f-12.py311.nbi", "scan.f-12.py311.1.nbc"):
+            (inner / f).write_bytes(b"x")
+        for f in (_numba_cache.SAVE_LOCK, "omkl-warmup-done", "compiled-ahead-spa", *extra):
+            (folder / f).write_bytes(b"x")
+        os.utime(folder, (1e9 + age, 1e9 + age))
+        return folder
+
+    old = [cache(f"numba-{i:016x}", age=i) for i in range(6)]  # numba-...5 changed last
+    foreign = cache("numba-00000000000000ff", age=-1, extra=("notes.txt",))
+    other_name = cache("numba-cache", age=-2)
+    busy = cache("numba-00000000000000fe", age=-3)
+    current = tmp_path / "numba-0123456789abcdef"
+    current.mkdir()
+    with open(busy / _numba_cache.SAVE_LOCK, "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a process saving to it
+        removed = _numba_cache.prune_other_caches(current)
+    assert sorted(removed) == old[:3]
+    assert all(f.exists() for f in [*old[3:], foreign, other_name, busy, current])
+
+
+def test_a_new_cache_folder_prunes_the_old_ones_once(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    olds = []
+    for i in range(5):
+        folder = tmp_path / f"numba-{i:016x}"
+        folder.mkdir()
+        (folder / "k.nbi").write_bytes(b"x")
+        os.utime(folder, (1e9 + i, 1e9 + i))
+        olds.append(folder)
+    code = "import omkl_dist, os; print(os.environ['NUMBA_CACHE_DIR'])"
+    used = Path(
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+    )
+    assert used.parent == tmp_path and (used / _numba_cache.FIRST_USE).exists()
+    assert [f.exists() for f in olds] == [False, False, True, True, True]
+
+
 def test_the_package_folder_stays_first_when_writable(tmp_path, monkeypatch):
     monkeypatch.setattr(_numba_cache, "ROOT", tmp_path / "pkg")
     chosen = _numba_cache.choose_cache_dir(_numba_cache.cache_dir_candidates("numba-x"))
