@@ -6,13 +6,14 @@ peaked at 2.6 GB) -- a data team's 6 GB export would be killed by the kernel on 
 :func:`open_blocks` reads a CSV or TSV file (with or without a header; plain, gzip, bzip2 or xz)
 in blocks of whole lines instead, twice: a first pass keeps only the labels (for the label map,
 which every chunk's labels need) and checks every row; a second yields the features block by block,
-for :func:`~omkl_dist.storage.ingest` to write chunk by chunk. Memory: the labels, and a few blocks.
+for :func:`~omkl_dist.storage.ingest` to write chunk by chunk (memory: the labels, and a few blocks),
+or for :func:`~.dispatch.read_dataset` to fill the matrix a job holds (:meth:`BlockFile.matrix`).
 
 Each block is parsed by the whole-file reader's own function (:func:`.delimited.arrow_cells`), and
 a bad row is diagnosed by its own :func:`.delimited.diagnose_delimited` (the counts and reference
 rows of its messages taken over the whole file), so a file is read into the same numbers, label
-map and errors as by :func:`~.dispatch.read_dataset`; what the block reader does not read the
-same way -- quoted fields holding delimiters, carriage returns alone, a zip archive -- raises :class:`NotStreamed`,
+map and errors as by the whole-file reader; what the block reader does not read the same way -- a
+quoted field holding a delimiter, carriage returns alone, a zip archive -- raises :class:`NotStreamed`,
 and the file is read whole (tests/test_blocks.py compares the two readers).
 """
 
@@ -33,6 +34,7 @@ from numpy.typing import NDArray
 from ..errors import DataError
 from ..labels import default_label_column, has_no_labels, is_label_name, nonfinite_label, resolve_label_column
 from . import textio
+from .dataset import nonfinite_feature
 from .delimited import (
     arrow_cells,
     column_namer,
@@ -46,7 +48,7 @@ from .delimited import (
 from .detect import check_format, detect_format, split_header
 from .textio import content_chunks, first_lines, is_number, text_lines
 
-#: Files at least this large (as stored) are read block by block by ``ingest``; smaller ones whole.
+#: Files at least this large (as stored) are read block by block; smaller ones whole.
 STREAM_MIN_BYTES = 64 * 2**20
 #: The bytes of text parsed at a time (whole lines: a block ends at a line end).
 BLOCK_BYTES = 4 * 2**20
@@ -245,14 +247,7 @@ def _first_pass(file: BlockFile, words: bool = False) -> None:
         raise NotStreamed("no data rows")
     if nonfinite is not None:
         row, col, value = nonfinite
-        raise DataError(
-            f"non-finite feature value {value!r}",
-            path=file.path,
-            row=file.line_of(row),
-            column=file.column_of(col),
-            fix="fill missing values with --impute mean, median or most_frequent (impute=...; CSV/TSV with a "
-            "header, parquet), or drop the rows",
-        )
+        raise nonfinite_feature(value, file.path, file.line_of(row), file.column_of(col))
     if nonfinite_y is not None:
         raise nonfinite_label(nonfinite_y[1], file.path, file.line_of(nonfinite_y[0]))
     if file.label_col is not None:  # the distinct labels sorted, as numpy's unique sorts them

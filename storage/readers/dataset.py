@@ -134,3 +134,15 @@ class ParsedFile:
     column_of: Callable[[int], object]  # feature index (0-based) -> column description for messages
     permutations: NDArray[np.int64] | None = None
     feature_names: list[str] | None = None
+
+
+def nonfinite_feature(value: float, path: object, row: int, column: object) -> DataError:
+    """The error of a NaN or infinite feature value read from a file (on ``row``, in ``column``)."""
+    return DataError(
+        f"non-finite feature value {value!r}",
+        path=path,
+        row=row,
+        column=column,
+        fix="fill missing values with --impute mean, median or most_frequent (impute=...; CSV/TSV with a header, "
+        "parquet), or drop the rows",
+    )

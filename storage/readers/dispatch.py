@@ -25,7 +25,7 @@ from ..labels import (
 )
 from ..tables import is_table_source, table_columns
 from .blocks import BlockFile, NotStreamed, open_blocks
-from .dataset import Dataset, FeatureMatrix, ParsedFile
+from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
 from .detect import check_format, detect_format, looks_mat, split_header
 from .libsvm import read_libsvm
@@ -362,11 +362,4 @@ def _check_finite(parsed: ParsedFile, path: Path) -> None:
         row = int(np.flatnonzero(~finite.all(axis=1))[0])
         col = int(np.flatnonzero(~finite[row])[0])
         value = float(parsed.X[row, col])
-    raise DataError(
-        f"non-finite feature value {value!r}",
-        path=path,
-        row=parsed.line_of(row),
-        column=parsed.column_of(col),
-        fix="fill missing values with --impute mean, median or most_frequent (impute=...; CSV/TSV with a header, "
-        "parquet), or drop the rows",
-    )
+    raise nonfinite_feature(value, path, parsed.line_of(row), parsed.column_of(col))
