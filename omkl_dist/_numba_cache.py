@@ -124,7 +124,7 @@ _OURS = re.compile(r"numba-[0-9a-f]{16}")  # (use_versioned_cache's names)
 def prune_other_caches(current: Path, keep: int = KEEP_OTHER_CACHES) -> list[Path]:
     """Delete the caches of other sources beside ``current`` but the ``keep`` changed last, and
     return them. Each edit of the package, and each upgrade in place, makes a new ``numba-<hash>``
-    folder (8-10 MB; a development checkout held 43 of them, 301 MB) and nothing removed the old
+    folder (8-10 MB; a development checkout held 44 of them, 397 MB) and nothing removed the old
     ones. Only a folder holding nothing but numba's files and this package's markers is deleted, and
     only when no process is saving to it (its :data:`SAVE_LOCK`)."""
     others = [p for p in current.parent.glob("numba-*") if _OURS.fullmatch(p.name) and p.is_dir() and p != current]
