@@ -6,6 +6,7 @@ each in its own process: seconds, rows/s and the process's peak RSS."""
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import sys
 import tempfile
@@ -64,7 +65,7 @@ def run_ingest_bench(results: Path, log=print) -> dict:
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "notes": kept_notes(results / "ingest.json"),
     }
-    (results / "ingest.json").write_text(__import__("json").dumps(report, indent=2) + "\n")
+    (results / "ingest.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 

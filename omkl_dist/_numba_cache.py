@@ -102,9 +102,13 @@ def use_versioned_cache() -> str:
     if Path(current).name != name:  # not yet set by this package (here or in a parent process)
         chosen = choose_cache_dir(cache_dir_candidates(name, current))
         os.environ["NUMBA_CACHE_DIR"] = str(chosen)
-        if writable(chosen) and not (chosen / FIRST_USE).exists():  # new sources: an edit, an upgrade
-            (chosen / FIRST_USE).touch()
-            prune_other_caches(chosen)
+        if not (chosen / FIRST_USE).exists():  # new sources: an edit, an upgrade
+            try:
+                (chosen / FIRST_USE).touch()
+            except OSError:  # (no writable folder: numba says why when it saves)
+                pass
+            else:
+                prune_other_caches(chosen)
     numba = sys.modules.get("numba")
     if numba is not None and hasattr(numba, "config"):
         numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
