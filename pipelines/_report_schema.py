@@ -126,16 +126,18 @@ def check(value: Any, schema: Any, where: str) -> str | None:
 
 _SERIES = ListOf("number")
 _NUMBER_OR_NULL = OneOf(("number", "null"))
-_MODEL = {  # the model read at rows of the stream (a cluster trace has no speed series; a budget learner's none)
+_MODEL = {  # the model read at rows of the stream (a budget learner's none), the speed at block (round) ends
     "sampled_at": ListOf("integer"),
     "n_support": ListOf(ListOf("number")),
     "weights": ListOf(ListOf("number")),
     "block_ends": ListOf("integer"),
     "instances_per_second": _SERIES,
     "seconds": _SERIES,  # learning seconds at each block end
+    "timed_from": "integer",  # the rows before the first timed block (a cluster run resumed: its checkpoint's)
 }
 _TRACE = Obj({"kernel_names": ListOf("text")}, _MODEL)
-#: ``omkl run --trace-out``: ``{"report": {...}, "trace": {...}}``, the mistake curve and the model's series
+#: a trace of ``omkl run`` or ``omkl submit`` (``--trace-out``): ``{"report": {...}, "trace": {...}}``, the mistake
+#: curve and the model's series
 RUN_TRACE = Obj(
     {"trace": Obj({"kernel_names": ListOf("text"), "n_seen": ListOf("integer"), "mistake_rate": _SERIES}, _MODEL)},
     {"report": "object"},

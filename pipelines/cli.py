@@ -45,7 +45,8 @@ COMMANDS = {
     "report": (
         "report",
         "report_cmd",
-        "Draw the plots of a saved run trace (omkl run --trace-out), a retrain's report.json, or a store model.",
+        "Draw the plots of a saved run trace (omkl run or omkl submit --trace-out), a retrain's report.json, "
+        "or a store model.",
     ),
     "reproduce": ("reproduce", "reproduce", "Reproduce a paper's experiment tables."),
     "retrain": (

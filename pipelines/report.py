@@ -1,7 +1,7 @@
 """Reports of retrains and runs: ``report.json`` and PNG plots (``omkl report``).
 
 A report document holds what the plots need, so ``omkl report`` redraws them from any saved
-document: a retrain's ``report.json``, a run's trace (``omkl run --trace-out``), or a store
+document: a retrain's ``report.json``, a run's trace (``omkl run`` or ``omkl submit --trace-out``), or a store
 model's history. The plots use matplotlib's object API on the Agg backend (no display, no global
 pyplot state); matplotlib is the optional ``plots`` extra (``pip install 'omkl-dist[plots]'``).
 
@@ -34,8 +34,17 @@ from ._report_schema import check_report_document
 TOP_KERNELS = 7  # the support and weights plots show these kernels, the others as one band
 #: a trace's series the plots read: the model at ``sampled_at`` (the mistake curve's points where the
 #: engine reads the model inside a block, in this process and on a cluster alike; else block ends),
-#: the speed at ``block_ends`` (in this process only)
-TRACE_SERIES = ("sampled_at", "n_support", "weights", "block_ends", "instances_per_second", "seconds", "kernel_names")
+#: the speed at ``block_ends`` (a cluster run's: at its rounds' ends, from row ``timed_from``)
+TRACE_SERIES = (
+    "sampled_at",
+    "n_support",
+    "weights",
+    "block_ends",
+    "instances_per_second",
+    "seconds",
+    "timed_from",
+    "kernel_names",
+)
 
 
 def _curve(rows, counts, *, start: int, label: str) -> dict:
@@ -165,7 +174,7 @@ def budget_line(model) -> dict | None:
     return None
 
 
-_SOURCE_FIX = "give a retrain's report.json or a trace from `omkl run --trace-out`, as written"
+_SOURCE_FIX = "give a retrain's report.json or a trace from `omkl run` or `omkl submit` (--trace-out), as written"
 _MAX_DOCUMENT_BYTES = 512 * 2**20  # far above any report of ours (a curve has about 200 points)
 
 
@@ -427,14 +436,14 @@ def _speed(ax, document) -> bool:
         return False
     what = "learning speed (cumulative instances / learning second)"
     top = float(np.nanmax(speed, initial=0.0))
+    start = document["window"][0] + trace.get("timed_from", 0)  # (a resumed cluster run: from its checkpoint)
     if len(x) == 1:  # a run learnt in one call has one measurement: over the rows it covers, not a lone dot
-        start = document["window"][0]
         ax.plot([start, x[0]], [speed[0], speed[0]], color="tab:green", lw=1.4, marker="o", markersize=3)
         what = f"learning speed over the run's one call: {speed[0]:,.0f} instances/s"
     elif len(trace.get("seconds", [])) == len(x):
         # the speed so far hides a slowdown (a run whose support vectors grow: 2,900 rows/s at its end
         # while the cumulative figure still read 5,400): the speed of each stretch of rows is drawn too
-        mid, stretch = _stretch_speeds(np.r_[document["window"][0], x], np.r_[0.0, trace["seconds"]])
+        mid, stretch = _stretch_speeds(np.r_[start, x], np.r_[0.0, trace["seconds"]])
         ax.plot(mid, stretch, color="tab:green", lw=1.4, label="each stretch of rows", **_markers(mid))
         ax.plot(x, speed, color="0.35", lw=1.2, ls="--", label="so far (cumulative)")
         top = max(top, float(np.nanmax(stretch, initial=0.0)))

@@ -57,7 +57,8 @@ def growth_advice(algorithm: str, report: dict, trace: dict) -> list[str]:
     total = support.get("total", 0) if isinstance(support, dict) else 0
     if len(ends) < 10 or not seconds or seconds[-1] < 30 or total < 10_000:
         return []
-    first, last = _rate(ends, seconds, 0.0, 0.1), _rate(ends, seconds, 0.9, 1.0)
+    start = trace.get("timed_from", 0)
+    first, last = _rate(start, ends, seconds, 0.0, 0.1), _rate(start, ends, seconds, 0.9, 1.0)
     if not last < first / 4:
         return []
     unbounded = "budget" in report["params"] and report["params"]["budget"] is None
@@ -69,13 +70,15 @@ def growth_advice(algorithm: str, report: dict, trace: dict) -> list[str]:
     ]
 
 
-def _rate(ends: list, seconds: list, lo: float, hi: float) -> float:
-    """Rows per second learnt between the fractions ``lo`` and ``hi`` of the run's rows (the block
-    ends nearest them; ``seconds``: the learning time at each block's end)."""
-    rows = [0, *ends]
+def _rate(start: int, ends: list, seconds: list, lo: float, hi: float) -> float:
+    """Rows per second learnt between the fractions ``lo`` and ``hi`` of the timed rows (the block
+    ends nearest them; ``seconds``: the learning time at each block's end, from row ``start``: a
+    cluster run resumed from a checkpoint times the rows after it)."""
+    rows = [start, *ends]
     times = [0.0, *seconds]
-    i = min(range(len(rows)), key=lambda k: abs(rows[k] - lo * rows[-1]))
-    j = min(range(len(rows)), key=lambda k: abs(rows[k] - hi * rows[-1]))
+    span = rows[-1] - start
+    i = min(range(len(rows)), key=lambda k: abs(rows[k] - start - lo * span))
+    j = min(range(len(rows)), key=lambda k: abs(rows[k] - start - hi * span))
     return (rows[j] - rows[i]) / max(times[j] - times[i], 1e-9) if j > i else float("nan")
 
 

@@ -18,19 +18,31 @@ from omkl_dist.distributed.runner import DaskRunner
 from omkl_dist.job import Job
 from omkl_dist.persistence import save_model
 from omkl_dist.storage.location import location, text
-from omkl_dist.storage.outputs import CHECKPOINTS, MODEL, check_output
+from omkl_dist.storage.outputs import CHECKPOINTS, JSON_REPORT, MODEL, check_output, write_json_report
 
 from .progress import ProgressBar, advising
 from .run_report import build_report
 
 
-def check_submit_outputs(data, out, checkpoint_dir=None, *, overwrite: bool, resume: bool):
+def check_submit_outputs(data, out, checkpoint_dir=None, trace_out=None, *, overwrite: bool, resume: bool):
     """Check a job's outputs before it starts (nothing is deleted unless it is ours to replace);
-    return its checkpoint folder (default ``OUT.checkpoints``; paths or URLs)."""
+    return its checkpoint folder (default ``OUT.checkpoints``; paths or URLs). ``trace_out``: the
+    trace file to write too (None: none), replaced only with ``overwrite`` (a resume writes it anew)."""
     checkpoint_dir = location(checkpoint_dir or text(out) + ".checkpoints")
     check_output(
-        out, MODEL, overwrite=overwrite or resume, inputs=[("dataset", data), ("checkpoint folder", checkpoint_dir)]
+        out,
+        MODEL,
+        overwrite=overwrite or resume,
+        inputs=[("dataset", data), ("checkpoint folder", checkpoint_dir), ("trace file", trace_out)],
     )
+    if trace_out is not None:
+        check_output(
+            trace_out,
+            JSON_REPORT,
+            overwrite=overwrite,
+            inputs=[("dataset", data), ("checkpoint folder", checkpoint_dir)],
+            option="--trace-out",
+        )
     check_output(
         checkpoint_dir,
         CHECKPOINTS,
@@ -47,6 +59,7 @@ def submit_job(
     out,
     *,
     checkpoint_dir=None,
+    trace_out=None,
     resume: bool = False,
     overwrite: bool = False,
     show_progress: bool = True,
@@ -54,10 +67,11 @@ def submit_job(
     mlflow=None,
 ) -> dict:
     """Run ``job`` over its ingested dataset (``job.data.location``) on the cluster behind
-    ``client`` (:class:`DaskRunner`); write the model to ``out`` and return the report (``mlflow``:
-    an :class:`omkl_dist.mlflow.connection.Target` to log the job's run to)."""
+    ``client`` (:class:`DaskRunner`); write the model to ``out``, the trace to ``trace_out`` (as
+    ``omkl run`` does: ``omkl report`` draws it) and return the report (``mlflow``: an
+    :class:`omkl_dist.mlflow.connection.Target` to log the job's run to)."""
     data, out = location(job.data.location), location(out)
-    checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)
+    checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, trace_out, overwrite=overwrite, resume=resume)
     with ProgressBar(f"{job.algorithm} on {data.name} (cluster)", show=show_progress) as bar:
         runner = DaskRunner(
             client,
@@ -76,6 +90,11 @@ def submit_job(
         option="--out",
     )
     report["model_path"] = str(out)
+    if trace_out is not None:
+        write_json_report(
+            trace_out, {"report": report, "trace": result.trace}, inputs=[("dataset", data)], option="--trace-out"
+        )
+        report["trace_path"] = str(trace_out)
     if not keep_checkpoints:
         CheckpointStore(checkpoint_dir).clear()
     if mlflow is not None:

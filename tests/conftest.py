@@ -30,6 +30,13 @@ def pytest_runtest_protocol(item, nextitem):
         hang_guard.disarm()
 
 
+@pytest.fixture(autouse=True)
+def _in_a_fresh_folder(tmp_path_factory, monkeypatch):
+    """Every test runs in a new empty folder: a command's default outputs (``omkl run``'s and
+    ``omkl submit``'s trace in runs/) land there, not in the checkout (make test once left hundreds)."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def data_dir():
     path = _data_dir()

@@ -126,8 +126,8 @@ def test_status_lists_two_real_worker_processes(cluster):
 
 
 def test_submit_equals_local_engine_bit_for_bit(cluster, stream, local_model, tmp_path):
-    out = tmp_path / "model"
-    report = json.loads(_submit(cluster, stream, out).stdout.strip().splitlines()[-1])
+    out, trace_out = tmp_path / "model", tmp_path / "trace.json"
+    report = json.loads(_submit(cluster, stream, out, "--trace-out", trace_out).stdout.strip().splitlines()[-1])
     assert report["n"] == ROWS and report["workers"] == 2 and report["shards"] == 2
     rounds, g, n = Rounds(1024, 16384, 16384, ROUND_GROWTH), 0, 0  # SPA's rounds: whole blocks, growing
     while g < ROWS:
@@ -135,6 +135,12 @@ def test_submit_equals_local_engine_bit_for_bit(cluster, stream, local_model, tm
     assert report["rounds"] == n < ROWS // 1024 and not report["worker_failures"]
     assert_same_model(out, local_model)
     assert not Path(str(out) + ".checkpoints").exists()  # removed after a good end
+    # the trace `omkl run` writes, with the speed at each round's end: `omkl report` draws it
+    trace = json.loads(trace_out.read_text())["trace"]
+    assert trace["timed_from"] == 0 and trace["block_ends"][-1] == ROWS == trace["n_seen"][-1]
+    assert len(trace["seconds"]) == len(trace["block_ends"]) == n and 0 < trace["seconds"][-1] <= report["seconds"]
+    drawn = omkl_here("report", trace_out, "--out", tmp_path / "report").stdout
+    assert "mistakes.png, support.png, weights.png, speed.png" in drawn
 
 
 def _wait_for_checkpoint(directory, proc, timeout=120):
@@ -200,9 +206,12 @@ def test_client_killed_then_resume_gives_the_same_model(cluster, stream, local_m
     proc.kill()
     proc.communicate()
     assert not out.exists()
-    report = json.loads(_submit(cluster, stream, out, "--checkpoint-every", 2, "--resume").stdout.splitlines()[-1])
+    again = _submit(cluster, stream, out, "--checkpoint-every", 2, "--resume", "--trace-out", tmp_path / "trace.json")
+    report = json.loads(again.stdout.splitlines()[-1])
     assert report["resumed_from"] > 0
     assert_same_model(out, local_model)
+    trace = json.loads((tmp_path / "trace.json").read_text())["trace"]  # its speed: the rounds after the checkpoint
+    assert trace["timed_from"] == report["resumed_from"] and trace["block_ends"][-1] == ROWS
 
 
 def test_resume_refuses_the_checkpoints_of_another_job(cluster, stream, tmp_path):

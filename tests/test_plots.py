@@ -186,6 +186,20 @@ def test_a_slowdown_shows_in_the_speed_of_each_stretch_not_only_in_the_speed_so_
     assert "3,000,000" in [ax.xaxis.get_major_formatter()(v, 0) for v in ax.get_xticks()]
 
 
+def test_a_resumed_cluster_run_draws_its_speed_from_its_checkpoint():
+    """A cluster run resumed at row 1,000,000 times only its own rounds (``timed_from``): its first
+    stretch starts there, not at row 0 with the checkpoint's rows learnt in no time."""
+    ends = [1_000_000 + 100_000 * (i + 1) for i in range(10)]
+    seconds = [10.0 * (i + 1) for i in range(10)]  # 10,000 rows/s throughout
+    trace = {"kernel_names": ["k"], "n_seen": ends, "mistake_rate": [0.1] * 10, "timed_from": 1_000_000}
+    trace |= {"block_ends": ends, "seconds": seconds, "instances_per_second": [10_000.0] * 10}
+    ax = figures(run_report({"report": {"algo": "spa", "data": "big", "n": ends[-1]}, "trace": trace}))[
+        "speed.png"
+    ].axes[0]
+    stretch = ax.get_lines()[0]
+    assert stretch.get_xdata()[0] == 1_050_000 and set(stretch.get_ydata()) == {10_000.0}
+
+
 def test_hundreds_of_drift_alarms_are_one_rug_and_a_count(tmp_path):
     flags = np.random.default_rng(2).random(20_000) < 0.2
     summary = {

@@ -33,3 +33,11 @@ def test_no_note_for_a_steady_or_short_run():
         growth_advice("nogd", {"n_support": {"total": 1600}, "params": {}}, {"block_ends": ENDS, "seconds": SECONDS})
         == []
     )
+
+
+def test_a_resumed_cluster_run_is_timed_from_its_checkpoint():
+    """A cluster run resumed after 1,000,000 rows times its own rounds only (``timed_from``): its
+    speeds are read over those rows, as a run from row 0's are."""
+    trace = {"timed_from": 1_000_000, "block_ends": [1_000_000 + e for e in ENDS], "seconds": SECONDS}
+    (note,) = growth_advice("spa", _report(206_873), trace)
+    assert "learning slowed from 26,264 to 3,033 rows/s" in note

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import astuple, replace
 
+import numpy as np
 from scipy import sparse
 from sklearn.base import clone
 
@@ -339,6 +340,7 @@ def _trace(model, accounting: Accounting, result: dict, offset: int, mistakes_be
     ``n_support`` and ``weights`` value for value."""
     history, samples = result["history"], result["samples"]
     rows = accounting.rows
+    learnt = int(model.n_samples_seen_) - offset
     summary = {
         "n": rows,
         "mistakes": accounting.mistakes,
@@ -364,6 +366,32 @@ def _trace(model, accounting: Accounting, result: dict, offset: int, mistakes_be
             if samples
             else {}
         ),
+        **round_speeds(result["timing"]["per_round"], learnt),
+    }
+
+
+def round_speeds(per_round: list, learnt: int) -> dict:
+    """The in-process trace's speed series from the coordinator's rounds (:func:`~.coordinator.round_record`,
+    this attempt's): ``block_ends`` (the rows learnt after each round, of the ``learnt`` rows of this
+    run), ``seconds`` (the rounds' wall time so far) and ``instances_per_second`` (so far), and
+    ``timed_from``: the rows learnt before the first timed round (a resume's or a recovery's
+    checkpoint; 0 when every round is timed).
+
+    >>> round_speeds([{"rows": 100, "wall": 0.5}, {"rows": 100, "wall": 1.5}], 300)
+    {'timed_from': 100, 'block_ends': [200, 300], 'seconds': [0.5, 2.0], 'instances_per_second': [200.0, 100.0]}
+    """
+    if not per_round:
+        return {}
+    rows = np.cumsum([r["rows"] for r in per_round])
+    seconds = np.cumsum([r["wall"] for r in per_round])
+    start = int(learnt - rows[-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        speed = np.where(seconds > 0, rows / seconds, np.nan)
+    return {
+        "timed_from": start,
+        "block_ends": (start + rows).tolist(),
+        "seconds": seconds.tolist(),
+        "instances_per_second": speed.tolist(),
     }
 
 

@@ -20,7 +20,8 @@ from .store_options import open_store
 @click.option("--out", required=True, type=PATH_OR_URL, help="Folder for report.json and the PNGs.")
 @click.option("--no-plots", is_flag=True, help="Write report.json only (no matplotlib needed).")
 def report_cmd(source, store, name, ref, out, no_plots):
-    """Draw the plots of a saved run trace (omkl run --trace-out), a retrain's report.json, or a store model."""
+    """Draw the plots of a saved run trace (omkl run or omkl submit --trace-out), a retrain's report.json,
+    or a store model."""
     from ..report import load_document, version_history, write_report
 
     if (source is None) == (name is None):

@@ -29,6 +29,14 @@ DATA_OPTION = click.option(
     "--data", required=True, help="Registry name (e.g. codrna), data file, or ingested directory."
 )
 LIMIT_OPTION = click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
+TRACE_OUT_OPTION = click.option(
+    "--trace-out",
+    type=PATH_OR_URL,
+    default=None,
+    help="Where to write the trace JSON, which `omkl report` draws (an existing trace is replaced only with "
+    "--overwrite). Default: runs/trace-ALGO-DATA-seedS.json, or the first free of -2, -3, ...: a default never "
+    "replaces a trace.",
+)
 
 OPTIONS = [
     DATA_OPTION,
@@ -45,13 +53,7 @@ OPTIONS = [
         "--no-permute", is_flag=True, help="Keep the file's row order (default: a seeded shuffle, as omkl submit's)."
     ),
     LIMIT_OPTION,
-    click.option(
-        "--trace-out",
-        type=PATH_OR_URL,
-        default=None,
-        help="Where to write the trace JSON (an existing trace is replaced only with --overwrite). Default: "
-        "runs/trace-ALGO-DATA-seedS.json, or the first free of -2, -3, ...: a default never replaces a trace.",
-    ),
+    TRACE_OUT_OPTION,
     click.option(
         "--model-out",
         default=None,

@@ -23,7 +23,7 @@ from ..cli_base import (
 )
 from .algorithm_options import algorithm_group
 from .mlflow_options import MLFLOW_OPTIONS, mlflow_target
-from .run import DATA_OPTION, LIMIT_OPTION
+from .run import DATA_OPTION, LIMIT_OPTION, TRACE_OUT_OPTION
 
 OPTIONS = [
     click.option(
@@ -53,7 +53,10 @@ OPTIONS = [
     ),
     click.option("--keep-checkpoints", is_flag=True, help="Keep the checkpoint folder after the job ends well."),
     click.option("--resume", is_flag=True, help="Continue from the newest checkpoint of the same job."),
-    click.option("--overwrite", is_flag=True, help="Replace an existing --out directory at the end."),
+    TRACE_OUT_OPTION,
+    click.option(
+        "--overwrite", is_flag=True, help="Replace an existing --out directory or --trace-out file at the end."
+    ),
     click.option(
         "--max-retries",
         default=3,
@@ -91,6 +94,7 @@ def _submit(
     data,
     block_size,
     out,
+    trace_out,
     seed,
     no_permute,
     limit,
@@ -122,6 +126,7 @@ def _submit(
     from omkl_dist.storage.location import text
 
     from ..datasource import ingested_source
+    from ..run import default_trace_path
     from ..run_report import format_report
     from ..submit import check_submit_outputs, submit_job
 
@@ -130,7 +135,8 @@ def _submit(
         tls_dir = tls_dir if tls_dir is not None else started_with
     target = mlflow_target(mlflow, mlflow_uri, experiment)
     settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
-    check_submit_outputs(data, out, checkpoint_dir, overwrite=overwrite, resume=resume)  # before connecting
+    trace_out = trace_out or default_trace_path(algo, data, seed)
+    check_submit_outputs(data, out, checkpoint_dir, trace_out, overwrite=overwrite, resume=resume)  # before connecting
     data = ingested_source(
         data,
         labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
@@ -151,6 +157,7 @@ def _submit(
             job,
             out,
             checkpoint_dir=checkpoint_dir,
+            trace_out=trace_out,
             resume=resume,
             overwrite=overwrite,
             show_progress=not quiet,
