@@ -30,10 +30,19 @@ def pytest_runtest_protocol(item, nextitem):
         hang_guard.disarm()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _in_a_scratch_folder(tmp_path_factory):
+    """The tests (and their module fixtures) run outside the checkout: a command's default outputs
+    (``omkl run``'s and ``omkl submit``'s trace in runs/) land in a scratch folder, not in the
+    checkout (make test once left hundreds there)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _in_a_fresh_folder(tmp_path_factory, monkeypatch):
-    """Every test runs in a new empty folder: a command's default outputs (``omkl run``'s and
-    ``omkl submit``'s trace in runs/) land there, not in the checkout (make test once left hundreds)."""
+    """Every test runs in a new empty folder (a test's default outputs are its own)."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
