@@ -56,6 +56,7 @@ from .location import Location, PathArg, location
 from .outputs import DATASET, Inputs, atomic_output, check_output
 from .readers import Dataset, read_dataset
 from .readers.blocks import BlockFile, NotStreamed, open_blocks
+from .readers.libsvm_blocks import LibsvmBlockFile
 from .readers.parquet import read_table
 from .registry import resolve_dataset
 from .tables import is_table_source, open_table
@@ -218,8 +219,8 @@ def ingest(
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
     if not encoded and features is None and n_features is None and layout != "csr" and not zero_based:
-        try:  # a large CSV/TSV file: block by block, never whole in memory
-            file = open_blocks(Path(path), fmt=fmt, label_column=label_column)
+        try:  # a large CSV/TSV or (dense) LIBSVM file: block by block, never whole in memory
+            file = open_blocks(Path(path), fmt=fmt, label_column=label_column, sparse=_READER_SPARSE[layout])
         except NotStreamed:
             pass
         else:
@@ -257,7 +258,7 @@ def _groups(feature_groups: Mapping[str, str | Iterable[int]], n_features: int, 
 
 
 def _block_labels(
-    file: BlockFile, *, classes: Iterable[Any] | None, n_classes: int | None, positive_class: object
+    file: BlockFile | LibsvmBlockFile, *, classes: Iterable[Any] | None, n_classes: int | None, positive_class: object
 ) -> tuple[NDArray[np.int64], list[list[Any]]] | None:
     """A file read block by block: its labels encoded (None: rows without labels), as
     :func:`read_dataset` encodes a file's, with its warning of a guessed label column."""
@@ -277,7 +278,7 @@ def _block_labels(
 
 
 def _write_blocks(
-    file: BlockFile,
+    file: BlockFile | LibsvmBlockFile,
     labels: tuple[NDArray[np.int64], list[list[Any]]] | None,
     out: PathArg,
     *,

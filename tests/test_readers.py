@@ -507,8 +507,8 @@ def test_a_whole_word_label_file_needs_no_row_by_row_diagnosis(tmp_path, monkeyp
 def test_rows_without_labels_are_found_as_the_line_start_pattern_finds_them(content):
     from omkl_dist.storage.readers import libsvm
 
-    fast = bool(libsvm._UNLABELLED_ROW.match(content) or libsvm._UNLABELLED_LATER_ROW.search(content))
-    assert fast == bool(libsvm._UNLABELLED_ROW.search(content))
+    fast = bool(libsvm.UNLABELLED_ROW.match(content) or libsvm.UNLABELLED_LATER_ROW.search(content))
+    assert fast == bool(libsvm.UNLABELLED_ROW.search(content))
 
 
 def test_a_libsvm_file_is_read_without_mapping_its_rows_to_lines(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ a bad row is diagnosed by its own :func:`.delimited.diagnose_delimited` (the cou
 rows of its messages taken over the whole file), so a file is read into the same numbers, label
 map and errors as by the whole-file reader; what the block reader does not read the same way -- a
 quoted field holding a delimiter, carriage returns alone, a zip archive -- raises :class:`NotStreamed`,
-and the file is read whole (tests/test_blocks.py compares the two readers).
+and the file is read whole (tests/test_blocks.py compares the two readers). Large LIBSVM files: :mod:`.libsvm_blocks`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,6 +48,9 @@ from .delimited import (
 from .detect import check_format, detect_format, split_header
 from .textio import content_chunks, first_lines, is_number, text_lines
 
+if TYPE_CHECKING:
+    from .libsvm_blocks import LibsvmBlockFile
+
 #: Files at least this large (as stored) are read block by block; smaller ones whole.
 STREAM_MIN_BYTES = 64 * 2**20
 #: The bytes of text parsed at a time (whole lines: a block ends at a line end).
@@ -62,7 +65,7 @@ class NotStreamed(Exception):
 
 
 @dataclass
-class _Span:
+class Span:
     """A block's rows: the first row's index, the first line's number, and each row's line number
     when blank lines make them other than consecutive."""
 
@@ -89,7 +92,7 @@ class BlockFile:
     n_rows: int = 0
     words: bool = False  # the labels are read as text (some label is not a number)
     labels: tuple[NDArray[Any], NDArray[np.int32]] | None = None  # (sorted distinct labels, each row's index)
-    spans: list[_Span] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
 
     @property
     def feature_names(self) -> list[str] | None:
@@ -101,9 +104,7 @@ class BlockFile:
 
     def line_of(self, row: int) -> int:
         """The file's line number of data row ``row`` (0-based)."""
-        span = self.spans[bisect.bisect_right([s.first_row for s in self.spans], row) - 1]
-        offset = row - span.first_row
-        return int(span.lines[offset]) if span.lines is not None else span.first_line + offset
+        return row_line(self.spans, row)
 
     def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
         """The features in chunks of ``rows`` rows (the last shorter), in row order: the second pass
@@ -147,16 +148,50 @@ class BlockFile:
         return X
 
 
+def row_line(spans: list[Span], row: int) -> int:
+    """The file's line number of data row ``row`` (0-based), of a file whose blocks are ``spans``."""
+    span = spans[bisect.bisect_right([s.first_row for s in spans], row) - 1]
+    offset = row - span.first_row
+    return int(span.lines[offset]) if span.lines is not None else span.first_line + offset
+
+
+class LabelCodes:
+    """The labels of a file's blocks kept as each row's index among the sorted distinct labels (4
+    bytes a row, not the text): :meth:`add` each block's, then :meth:`result`."""
+
+    def __init__(self) -> None:
+        self._ids: dict[Any, int] = {}  # label -> its index in order of appearance
+        self._codes: list[NDArray[np.int32]] = []
+
+    def add(self, y: NDArray[Any]) -> None:
+        values, inverse = np.unique(y, return_inverse=True)
+        index = np.array([self._ids.setdefault(v, len(self._ids)) for v in values.tolist()], dtype=np.int32)
+        self._codes.append(index[inverse.ravel()])
+
+    def result(self) -> tuple[NDArray[Any], NDArray[np.int32]]:
+        """``(the distinct labels sorted as numpy's unique sorts them, each row's index among them)``."""
+        found = np.array(list(self._ids))
+        order = np.argsort(found, kind="stable")
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        codes = np.concatenate(self._codes) if self._codes else np.empty(0, dtype=np.int32)
+        return found[order], rank[codes]
+
+
 def open_blocks(
     path: Path,
     *,
     fmt: str | None = None,
     label_column: str | int | None = None,
     label_by_names: Callable[[list[str]], str | int | None] | None = None,
-) -> BlockFile:
+    sparse: bool | None = None,
+    n_features: int | None = None,
+) -> BlockFile | LibsvmBlockFile:
     """``path`` read block by block: its header, then (a first pass) every row checked and the labels
     kept. ``label_by_names``: the label column chosen from the header's names (rows to predict, by
-    the model's features), instead of ``label_column``. Raises :class:`NotStreamed` for a file under
+    the model's features), instead of ``label_column``. A LIBSVM file: :mod:`.libsvm_blocks`
+    (``sparse``, ``n_features``: as :func:`~.dispatch.read_dataset`'s; a delimited file's width is
+    checked against ``n_features`` by the caller). Raises :class:`NotStreamed` for a file under
     :data:`STREAM_MIN_BYTES` or not read alike (see the module), and :class:`DataError` for a bad row,
     exactly as :func:`~.dispatch.read_dataset` would."""
     try:
@@ -171,6 +206,13 @@ def open_blocks(
     if not head.strip():
         raise NotStreamed("blank start")
     fmt = check_format(fmt, path) if fmt is not None else detect_format(path, head)
+    if fmt == "libsvm":
+        from .libsvm_blocks import open_libsvm_blocks
+
+        if label_column is not None and not has_no_labels(label_column):
+            raise NotStreamed("a label column for a LIBSVM file")  # (the whole-file reader's error)
+        no_labels = label_column is not None
+        return open_libsvm_blocks(path, file_sha256(path), no_labels=no_labels, sparse=sparse, n_features=n_features)
     if fmt not in _DELIMITERS:
         raise NotStreamed(fmt)
     file = _layout(path, head, fmt, label_column, label_by_names)
@@ -212,7 +254,7 @@ def _layout(
         )
     dropped = sorted({*([] if label_col is None else [label_col]), *row_name_columns(names, label_col)})
     label_given = label_column is not None
-    return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, _file_sha256(path))
+    return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path))
 
 
 def _first_pass(file: BlockFile, words: bool = False) -> None:
@@ -220,8 +262,7 @@ def _first_pass(file: BlockFile, words: bool = False) -> None:
     as an index among the sorted distinct labels (4 bytes a row, not the text). A non-finite value
     is named after the whole file parsed (as the whole-file reader checks it after its parse).
     ``words``: every label read as text (as soon as one is a word, as by the whole-file reader)."""
-    ids: dict[Any, int] = {}  # label -> its index in order of appearance
-    codes: list[NDArray[np.int32]] = []
+    codes = LabelCodes()
     nonfinite: tuple[int, int, float] | None = None
     nonfinite_y: tuple[int, float] | None = None
     file.spans, file.n_rows, file.words = [], 0, words
@@ -238,10 +279,8 @@ def _first_pass(file: BlockFile, words: bool = False) -> None:
             if not words and nonfinite_y is None and not np.isfinite(y).all():
                 row = int(np.flatnonzero(~np.isfinite(y))[0])
                 nonfinite_y = (file.n_rows + row, float(y[row]))
-            values, inverse = np.unique(y, return_inverse=True)
-            index = np.array([ids.setdefault(v, len(ids)) for v in values.tolist()], dtype=np.int32)
-            codes.append(index[inverse.ravel()])
-        file.spans.append(_Span(file.n_rows, first_line, _line_numbers(block, first_line, file.delimiter)))
+            codes.add(y)
+        file.spans.append(Span(file.n_rows, first_line, _line_numbers(block, first_line, file.delimiter)))
         file.n_rows += len(table)
     if not file.n_rows:
         raise NotStreamed("no data rows")
@@ -250,12 +289,8 @@ def _first_pass(file: BlockFile, words: bool = False) -> None:
         raise nonfinite_feature(value, file.path, file.line_of(row), file.column_of(col))
     if nonfinite_y is not None:
         raise nonfinite_label(nonfinite_y[1], file.path, file.line_of(nonfinite_y[0]))
-    if file.label_col is not None:  # the distinct labels sorted, as numpy's unique sorts them
-        found = np.array(list(ids))
-        order = np.argsort(found, kind="stable")
-        rank = np.empty(len(order), dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        file.labels = (found[order], rank[np.concatenate(codes)])
+    if file.label_col is not None:
+        file.labels = codes.result()
     return None
 
 
@@ -323,7 +358,7 @@ def _line_numbers(block: bytes, first_line: int, delimiter: str) -> NDArray[np.i
 
 def _data_blocks(file: BlockFile) -> Iterator[tuple[bytes, int]]:
     """The blocks after the header: ``(bytes, line number of the first line)``."""
-    for block, first_line in _blocks(file.path):
+    for block, first_line in line_blocks(file.path):
         if first_line == 1:
             block, first_line = drop_leading_lines(block, 0 if file.names is None else 1)
             if not block:
@@ -334,7 +369,7 @@ def _data_blocks(file: BlockFile) -> Iterator[tuple[bytes, int]]:
 def _head(path: Path) -> bytes:
     """The first :data:`HEAD_BYTES` or so of the content, whole lines (the format's and header's sniffing)."""
     parts, size = [], 0
-    for block, _ in _blocks(path):
+    for block, _ in line_blocks(path):
         parts.append(block)
         size += len(block)
         if size >= HEAD_BYTES:
@@ -342,9 +377,9 @@ def _head(path: Path) -> bytes:
     return b"".join(parts)
 
 
-def _blocks(path: Path) -> Iterator[tuple[bytes, int]]:
+def line_blocks(path: Path) -> Iterator[tuple[bytes, int]]:
     """The file's content in blocks of whole lines (about :data:`BLOCK_BYTES`), with the line number
-    of each block's first line (see :func:`_check_lines`)."""
+    of each block's first line (see :func:`_check_lines`); the LIBSVM reader's too."""
     chunks = content_chunks(path, BLOCK_BYTES)
     if chunks is None:
         raise NotStreamed("a zip archive")
@@ -377,7 +412,7 @@ def _check_lines(block: bytes) -> None:
         raise NotStreamed("a very long line") from None
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     """The stored file's sha256 (of its compressed bytes, as the whole-file reader hashes them)."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()

@@ -29,6 +29,7 @@ from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
 from .detect import check_format, detect_format, looks_mat, split_header
 from .libsvm import read_libsvm
+from .libsvm_blocks import LibsvmBlockFile
 from .mat import read_mat
 from .parquet import read_table
 from .textio import decompress, first_lines, read_bytes, text_content
@@ -161,11 +162,13 @@ def read_dataset(
                 label = names[default_label_column(names)] if label is None else label
                 by_name["features"] = [n for n in names if n != label]
         return _check_guess(read_table(path, **by_name), names if guessed else None)
-    if features is None and columns is None and not zero_based:  # a large CSV/TSV file: block by block
+    if features is None and columns is None and not zero_based:  # a large CSV/TSV or LIBSVM file: block by block
         try:
             file = open_blocks(
                 path,
                 fmt=fmt,
+                sparse=sparse,
+                n_features=n_features,
                 label_column=label_column,
                 label_by_names=None
                 if by_features is None
@@ -277,7 +280,7 @@ def _label_by_header(header: list[str], feature_names: Iterable[str], path: obje
     return _label_by_elimination(data, feature_names, path)
 
 
-def _from_blocks(file: BlockFile, *, n_features: int | None, **labels: Any) -> Dataset:
+def _from_blocks(file: BlockFile | LibsvmBlockFile, *, n_features: int | None, **labels: Any) -> Dataset:
     """The dataset of a file read block by block (:mod:`.blocks`), as :func:`read_dataset` makes it."""
     X = file.matrix()
     _check_width(X.shape[1], n_features, file.path)

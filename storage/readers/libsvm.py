@@ -9,7 +9,6 @@ import io
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,9 +23,9 @@ _SPARSE_REFUSAL_BYTES = 2**30  # densifying more than this at under 1 % fill is 
 _STRAY_RATIO = 1000  # sparse: a largest index this many times every other row's is refused as a likely typo
 
 
-_UNLABELLED_ROW = re.compile(rb"(?m)^(?=[ \t]*\d+:)")  # a row that starts with its first index:value
+UNLABELLED_ROW = re.compile(rb"(?m)^(?=[ \t]*\d+:)")  # a row that starts with its first index:value
 # the same test after a line end: searched from its literal "\n", 9x faster (a 259 MB file: 1.2 -> 0.14 s)
-_UNLABELLED_LATER_ROW = re.compile(rb"\n[ \t]*\d+:")
+UNLABELLED_LATER_ROW = re.compile(rb"\n[ \t]*\d+:")
 
 
 def read_libsvm(
@@ -34,13 +33,13 @@ def read_libsvm(
 ) -> ParsedFile:
     from sklearn.datasets import load_svmlight_file
 
-    unlabelled = bool(_UNLABELLED_ROW.match(content) or _UNLABELLED_LATER_ROW.search(content))
+    unlabelled = bool(UNLABELLED_ROW.match(content) or UNLABELLED_LATER_ROW.search(content))
     if unlabelled:  # scikit-learn's parser needs a label: rows without one get a 0 it never reports
-        content = _UNLABELLED_ROW.sub(b"0 ", content)
+        content = UNLABELLED_ROW.sub(b"0 ", content)
     try:
         X, y = load_svmlight_file(io.BytesIO(content), zero_based=bool(zero_based))
     except (ValueError, OverflowError) as exc:
-        _diagnose_libsvm(content, path, first_index=0 if zero_based else 1)
+        diagnose_libsvm(content, path, first_index=0 if zero_based else 1)
         raise DataError(
             f"could not parse LIBSVM data ({exc})",
             path=path,
@@ -67,7 +66,7 @@ def read_libsvm(
         if keep_sparse and n_features is None and top >= SPARSE_MIN_FEATURES:
             _check_stray_index(row_max, top, X.shape[0], lambda: line_of(worst), path)
         elif not keep_sparse:
-            _check_dense_size(X, width, top, lambda: line_of(worst), path, chosen=sparse is False)
+            check_dense_size(X.shape[0], X.nnz, width, top, lambda: line_of(worst), path, chosen=sparse is False)
     if keep_sparse:
         X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
     else:
@@ -78,21 +77,32 @@ def read_libsvm(
     return ParsedFile(X=X, y_raw=None if unlabelled else y, line_of=line_of, column_of=lambda j: j + first)
 
 
-def _check_dense_size(X: Any, width: int, top: int, row: Callable[[], int], path: Path, chosen: bool = False) -> None:
-    """Features densified: refuse a matrix that cannot fit, or one that is huge and nearly empty (one
-    stray index such as 1000000000 in a file of small indices), before allocating it. ``chosen``:
-    the caller asked for dense features (``--layout dense``) rather than getting them by width.
-    ``row``: the file line of the row with the largest index, found only for the message (mapping
-    a million rows to their lines took 1.6 s)."""
+def check_dense_size(
+    n_rows: int,
+    nnz: int,
+    width: int,
+    top: int,
+    row: Callable[[], int],
+    path: Path,
+    *,
+    chosen: bool = False,
+    held: bool = True,
+) -> None:
+    """Features densified (``n_rows`` x ``width``, ``nnz`` non-zeros): refuse a matrix that is huge and
+    nearly empty (one stray index such as 1000000000 in a file of small indices), or (``held``: in
+    memory whole, not written chunk by chunk) that cannot fit in the memory available, before
+    allocating it. ``chosen``: the caller asked for dense features (``--layout dense``) rather than getting them
+    by width. ``row``: the file line of the row with the largest index ``top``, found only for the
+    message (mapping a million rows to their lines took 1.6 s)."""
     import psutil
 
-    need = X.shape[0] * width * 8
-    fill = X.nnz / max(X.shape[0] * width, 1)
+    need = n_rows * width * 8
+    fill = nnz / max(n_rows * width, 1)
     available = psutil.virtual_memory().available
-    if need > available // 2 or (need > _SPARSE_REFUSAL_BYTES and fill < 0.01):
+    if (held and need > available // 2) or (need > _SPARSE_REFUSAL_BYTES and fill < 0.01):
         layout = "--layout csr (or auto)" if chosen else "--layout csr"
         raise DataError(
-            f"feature index {top} makes the dense feature matrix {X.shape[0]:,} x {width:,} = "
+            f"feature index {top} makes the dense feature matrix {n_rows:,} x {width:,} = "
             f"{need / 2**30:.1f} GiB ({100 * fill:.4f} % non-zero; {available / 2**30:.1f} GiB of memory "
             "available)",
             path=path,
@@ -135,9 +145,10 @@ def _libsvm_line_mapper(content: bytes) -> Callable[[int], int]:
     return line_of
 
 
-def _diagnose_libsvm(content: bytes, path: Path, first_index: int = 1) -> None:
-    """Find the first malformed LIBSVM line and raise a DataError naming it (error path only)."""
-    for number, line in text_lines(content):
+def diagnose_libsvm(content: bytes, path: Path, first_index: int = 1, first_number: int = 1) -> None:
+    """Find the first malformed LIBSVM line and raise a DataError naming it (error path only);
+    ``first_number``: the line number of the content's first line (a block of a file)."""
+    for number, line in text_lines(content, first_number=first_number):
         tokens = line.split(b"#", 1)[0].split()
         if not tokens:
             continue
