@@ -63,10 +63,11 @@ def growth_advice(algorithm: str, report: dict, trace: dict) -> list[str]:
         return []
     unbounded = "budget" in report["params"] and report["params"]["budget"] is None
     bound = ", or --budget N bounds its support vectors (fewer, faster, less accurate)" if unbounded else ""
+    command = "submit" if report.get("workers") is not None else "run"  # (a cluster run's report names its workers)
     return [
         f"learning slowed from {first:,.0f} to {last:,.0f} rows/s as the support vectors grew to {total:,} "
         f"({algorithm} keeps a share of its mistakes, so each row costs more than the last); on a long stream, "
-        f"nogd or fogd learn every row at the same cost (Nystrom or random features; `omkl run nogd`){bound}"
+        f"nogd or fogd learn every row at the same cost (Nystrom or random features; `omkl {command} nogd`){bound}"
     ]
 
 

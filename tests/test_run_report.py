@@ -16,7 +16,7 @@ def _report(total, budget=None):
 def test_a_run_that_slowed_as_its_support_grew_is_told_the_constant_cost_learners():
     (note,) = growth_advice("spa", _report(206_873), {"block_ends": ENDS, "seconds": SECONDS})
     assert "learning slowed from 26,264 to 3,033 rows/s as the support vectors grew to 206,873" in note
-    assert "nogd or fogd" in note and "--budget N" in note
+    assert "nogd or fogd" in note and "--budget N" in note and "`omkl run nogd`" in note
 
 
 def test_a_budget_given_is_not_suggested_again():
@@ -39,5 +39,5 @@ def test_a_resumed_cluster_run_is_timed_from_its_checkpoint():
     """A cluster run resumed after 1,000,000 rows times its own rounds only (``timed_from``): its
     speeds are read over those rows, as a run from row 0's are."""
     trace = {"timed_from": 1_000_000, "block_ends": [1_000_000 + e for e in ENDS], "seconds": SECONDS}
-    (note,) = growth_advice("spa", _report(206_873), trace)
-    assert "learning slowed from 26,264 to 3,033 rows/s" in note
+    (note,) = growth_advice("spa", {**_report(206_873), "workers": 2}, trace)
+    assert "learning slowed from 26,264 to 3,033 rows/s" in note and "`omkl submit nogd`" in note
