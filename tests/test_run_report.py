@@ -21,7 +21,7 @@ def test_a_run_that_slowed_as_its_support_grew_is_told_the_constant_cost_learner
 
 def test_a_budget_given_is_not_suggested_again():
     (note,) = growth_advice("spa", _report(46_810, budget=200_000), {"block_ends": ENDS, "seconds": SECONDS})
-    assert "nogd or fogd" in note and "--budget" not in note
+    assert "nogd or fogd" in note and "--budget N bounds" not in note and "--n-components" in note
 
 
 def test_no_note_for_a_steady_or_short_run():
