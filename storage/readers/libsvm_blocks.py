@@ -30,7 +30,7 @@ from ..errors import DataError
 from ..labels import nonfinite_label
 from .blocks import LabelCodes, NotStreamed, Span, line_blocks, row_line
 from .dataset import SPARSE_MIN_FEATURES, nonfinite_feature
-from .libsvm import UNLABELLED_LATER_ROW, UNLABELLED_ROW, check_dense_size, diagnose_libsvm
+from .libsvm import UNLABELLED_LATER_ROW, UNLABELLED_ROW, check_dense_size, densify_into, diagnose_libsvm
 from .textio import text_lines
 
 
@@ -91,9 +91,7 @@ class LibsvmBlockFile:
                 if chunk is None:
                     chunk, filled = np.zeros((min(rows, left), self.width)), 0
                 take = min(len(chunk) - filled, X.shape[0] - done)
-                part = X[done : done + take]
-                counts = np.diff(part.indptr)
-                chunk[filled + np.repeat(np.arange(take), counts), part.indices] = part.data
+                densify_into(chunk, X[done : done + take], filled)
                 filled, done, left = filled + take, done + take, left - take
                 if filled == len(chunk):
                     yield chunk
