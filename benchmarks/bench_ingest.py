@@ -1,5 +1,6 @@
 """``make bench``'s ingest part: a CSV file of ROWS rows (18 features, word labels), plain and
-gzip-compressed, ingested by ``omkl data ingest`` block by block -- what it does with a CSV/TSV file
+gzip-compressed, and a LIBSVM file of a9a's shape (LIBSVM_ROWS rows of 123 binary features, 14 set),
+ingested by ``omkl data ingest`` block by block -- what it does with a CSV/TSV or dense LIBSVM file
 of 64 MiB or more -- and whole (the reader every smaller file takes, and every file took before),
 each in its own process: seconds, rows/s and the process's peak RSS."""
 
@@ -18,6 +19,7 @@ import numpy as np
 from benchmarks.common import kept_notes, measure
 
 ROWS = 2_000_000
+LIBSVM_ROWS = 1_000_000
 # the whole-file reader, forced: the block reader's size threshold above any file
 _WHOLE = (
     "import sys; from omkl_dist.storage.readers import blocks; blocks.STREAM_MIN_BYTES = 2**62; "
@@ -37,11 +39,22 @@ def _write_csv(path: Path, rows: int) -> None:
     pacsv.write_csv(table, path, write_options=pacsv.WriteOptions(quoting_style="none"))
 
 
-def _ingest(reader: str, source: Path, out: Path) -> dict:
+def _write_libsvm(path: Path, rows: int) -> None:
+    """``rows`` rows of a9a's shape: 14 of 123 binary features set, labels +1/-1 (seed 0)."""
+    rng = np.random.default_rng(0)
+    with open(path, "w") as fh:
+        for start in range(0, rows, 100_000):
+            n = min(100_000, rows - start)
+            on = np.sort(np.argsort(rng.random((n, 123)), axis=1)[:, :14], axis=1) + 1
+            labels = np.where(on[:, 0] % 2 == 1, "+1", "-1")
+            fh.writelines(f"{label} {' '.join(f'{j}:1' for j in row)}\n" for label, row in zip(labels, on.tolist()))
+
+
+def _ingest(reader: str, source: Path, out: Path, rows: int) -> dict:
     args = ["data", "ingest", str(source), "--out", str(out), "--overwrite"]
     cli = [sys.executable, "-m", "omkl_dist.pipelines.cli"] if reader == "blocks" else [sys.executable, "-c", _WHOLE]
     done = measure([*cli, *args])
-    return {"seconds": done["seconds"], "rows_per_second": ROWS / done["seconds"], "peak_rss_mb": done["peak_rss_mb"]}
+    return {"seconds": done["seconds"], "rows_per_second": rows / done["seconds"], "peak_rss_mb": done["peak_rss_mb"]}
 
 
 def run_ingest_bench(results: Path, log=print) -> dict:
@@ -53,15 +66,18 @@ def run_ingest_bench(results: Path, log=print) -> dict:
         packed = tmp / "rows.csv.gz"
         with open(plain, "rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
             shutil.copyfileobj(src, dst)
-        for source in (plain, packed):
+        libsvm = tmp / "a9a-shaped.svm"
+        _write_libsvm(libsvm, LIBSVM_ROWS)
+        for source, n in ((plain, ROWS), (packed, ROWS), (libsvm, LIBSVM_ROWS)):
             for reader in ("blocks", "whole"):
-                r = _ingest(reader, source, tmp / "ds")
+                r = _ingest(reader, source, tmp / "ds", n)
                 r.update(file=source.name, mb=source.stat().st_size / 2**20, reader=reader)
                 rows.append(r)
                 log(f"ingest {source.name} {reader}: {r['seconds']:.1f} s, peak {r['peak_rss_mb']:.0f} MB")
     report = {
         "rows": rows,
         "data": f"{ROWS:,} rows x 18 features, labels 'yes'/'no', seed 0",
+        "libsvm": f"{LIBSVM_ROWS:,} rows of a9a's shape (123 binary features, 14 set), labels +1/-1, seed 0",
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "notes": kept_notes(results / "ingest.json"),
     }
@@ -72,13 +88,15 @@ def run_ingest_bench(results: Path, log=print) -> dict:
 def markdown(report: dict) -> list[str]:
     lines = [
         "",
-        "## Ingesting a large CSV file",
+        "## Ingesting a large CSV or LIBSVM file",
         "",
-        f"`omkl data ingest` of a CSV file ({report['data']}), each run in its own process (peak RSS is "
+        f"`omkl data ingest` of a CSV file ({report['data']}) and of a LIBSVM file "
+        f"({report.get('libsvm', 'a9a-shaped')}), each run in its own process (peak RSS is "
         "its own). *blocks*: read in blocks of whole lines, twice (the labels and checks, then the features "
-        "chunk by chunk) -- what `omkl data ingest`, `submit` and `retrain` do with a CSV/TSV file of 64 MiB or "
-        "more; *whole*: the file's content, pyarrow's table of it and the matrix in memory at once, as every "
-        "text file was read before (and a smaller one still is). The same dataset either way, bit for bit.",
+        "chunk by chunk) -- what `omkl data ingest`, `submit` and `retrain` do with a CSV/TSV or dense LIBSVM file "
+        "of 64 MiB or more; *whole*: the file's content, its parse (pyarrow's table; scikit-learn's sparse matrix) "
+        "and the matrix in memory at once, as every text file was read before (and a smaller one still is). The "
+        "same dataset either way, bit for bit.",
         "",
         "| file | MB | reader | seconds | rows/s | peak RSS MB |",
         "|---|---|---|---|---|---|",

@@ -191,9 +191,9 @@ print(json.dumps({"rows": meta["n_rows"], "grew_kb": after - before}))
 @pytest.mark.slow
 def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_its_matrix(tmp_path):
     """A 70 MB LIBSVM file of a9a's shape (123 binary features, 14 set a row), 0.95 GB dense: the
-    whole-file reader held its text, scikit-learn's sparse matrix, a dense copy and the matrix at once
-    (the process grew by 2.2 GB); block by block it grows by a chunk or two (and scikit-learn's import):
-    0.3 GB, under half the matrix."""
+    whole-file reader holds its text, scikit-learn's sparse matrix and the matrix at once (the process
+    grows by 1.5 GB); block by block it grows by a chunk or two (and scikit-learn's import): 0.3 GB,
+    under half the matrix."""
     rng = np.random.default_rng(0)
     rows = "".join(
         ("+1 " if i % 3 else "-1 ") + " ".join(f"{j}:1" for j in np.sort(rng.choice(123, 14, replace=False)) + 1) + "\n"
