@@ -77,6 +77,8 @@ CASES = [
     ("a,b,label,c\n" + "".join(f"{i}.5,{i},{'ab'[i % 2]},-{i}\n" for i in range(40)), {"label_column": 2}),
     ("a,b,label,c\n" + "".join(f"{i}.5,{i},{i % 3},-{i}\n" for i in range(40)), {"label_column": "c"}),
     (",label,a,b,c\n" + "".join(f"{i},{_rows(1, start=i)}" for i in range(30)), {}),  # pandas' row numbers
+    (",label,a,b,c\n" + "".join(f"id-{i},{_rows(1, start=i)}" for i in range(30)), {}),  # pandas' text index
+    (",a,b\n" + "".join(f"s{i},{i},{-i}\n" for i in range(30)), {"label_column": "none"}),  # rows to predict
     (_rows(25), {}),  # headerless CSV
     (_rows(25), {"label_column": "last", "fmt": "csv"}),
     ("label\ta\tb\tc\n" + _rows(25, sep="\t"), {}),  # TSV
@@ -97,6 +99,9 @@ CASES = [
         {},
     ),
     ('"label","a","b"\n' + "".join(f'"{i % 3}",{i}.25,"{-i}"\n' for i in range(40)), {}),
+    # R's write.csv of a frame whose row names are text
+    ('"","a","label"\n' + "".join(f'"s{i}",{i * 0.37:.6f},"{["yes", "no"][i % 2]}"\n' for i in range(40)), {}),
+    ('"","a","label"\n' + "".join(f'"s{i}",{i * 0.37:.6f},{i % 2}\n' for i in range(40)), {}),
     ('"a"\t"label"\n' + "".join(f'{i}.5\t"{["up", "down"][i % 2]}"\n' for i in range(40)), {}),
 ]
 

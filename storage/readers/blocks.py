@@ -99,6 +99,11 @@ class BlockFile:
         return [n for i, n in enumerate(self.names) if i not in self.dropped] if self.names else None
 
     @property
+    def row_names(self) -> list[int]:
+        """The column of row names (read as text, left out), if any."""
+        return [d for d in self.dropped if d != self.label_col]
+
+    @property
     def column_of(self) -> Callable[[int], str]:
         return column_namer(self.dropped, self.names)
 
@@ -113,7 +118,10 @@ class BlockFile:
         held = 0
         for block, _ in _data_blocks(self):
             cells = arrow_cells(
-                _unquoted(block, self.delimiter), self.delimiter, self.label_col if self.words else None
+                _unquoted(block, self.delimiter),
+                self.delimiter,
+                self.label_col if self.words else None,
+                self.row_names,
             )
             if cells is None or cells[0].shape[1] != self.width:  # (it passed the first pass)
                 raise DataError("the file changed while it was read", path=self.path, fix="read it again")
@@ -302,11 +310,11 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
     labels then numbers), else the labels as text -- the whole-file reader's order."""
     label_col = file.label_col
     quoted, block = block, _unquoted(block, file.delimiter)
-    cells = None if words else arrow_cells(block, file.delimiter)
+    cells = None if words else arrow_cells(block, file.delimiter, text=file.row_names)
     if cells is not None and cells[0].shape[1] == file.width:
         return (cells[0], cells[0][:, label_col] if label_col is not None else cells[1]), False
     if label_col is not None:
-        cells = arrow_cells(block, file.delimiter, label_col)
+        cells = arrow_cells(block, file.delimiter, label_col, file.row_names)
         if cells is not None and cells[0].shape[1] == file.width:
             labels = np.unique(cells[1])
             if not (labels == "").any() and (words or not all(is_number(v) for v in labels)):
@@ -326,6 +334,7 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
         chosen=chosen,
         reference=file.spans[0].first_line if file.spans and file.names is None else None,
         count_empty=lambda column: _count_empty(file, column),
+        skip=file.row_names,
     )
     raise NotStreamed("a block only numpy's reader takes (quotes...)")
 

@@ -6,7 +6,7 @@ import csv
 import io
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -130,25 +130,28 @@ def _read_delimited(
         default_label_column(names) if label_column is None else resolve_label_column(label_column, names, width, path)
     )
     y_raw: NDArray[Any]
+    row_names = row_name_columns(names, label_col)  # (read as text: row names may be words, or empty)
     try:
-        table = _numbers(body, delimiter)
+        table = _numbers(body, delimiter, row_names)
         y_raw = table[:, label_col]
     except ValueError as exc:
-        words = _word_labels(body, delimiter, width, label_col)
+        words = _word_labels(body, delimiter, width, label_col, row_names)
         if words is not None:
             table, y_raw = words
         else:
             # a label column given, or found by its header name, is not second-guessed in the error's fix
             named = names is not None and is_label_name(names[label_col])
+            chosen = label_column is not None or named
             numeric_labels = diagnose_delimited(
-                body, first_number, path, delimiter, width, label_col, names, chosen=label_column is not None or named
+                body, first_number, path, delimiter, width, label_col, names, chosen=chosen, skip=row_names
             )
-            if numeric_labels:
-                fix = "check the file's format (fmt=...)"
-                raise DataError(f"could not parse ({exc})", path=path, fix=fix) from None
-            table, y_raw = _read_string_labels(body, delimiter, width, label_col, path, first_number)
+            if numeric_labels and not row_names:
+                raise _unparsed(exc, path) from None
+            table, y_raw = _read_string_labels(body, delimiter, width, label_col, path, first_number, row_names)
+            if numeric_labels:  # (row names in quotes, numbers for labels: read as numbers, as pyarrow reads them)
+                y_raw = y_raw.astype(np.float64)
     _check_width(table, width, path, first_number)
-    dropped = sorted({label_col, *row_name_columns(names, label_col)})
+    dropped = sorted({label_col, *row_names})
     return _parsed(table, y_raw, dropped, body, first_number, delimiter, names)
 
 
@@ -181,19 +184,28 @@ def _parsed(
 def _read_features(
     body: bytes, first_number: int, path: Path, delimiter: str | None, width: int, names: list[str] | None
 ) -> ParsedFile:
-    """Rows without labels: every column a numeric feature."""
+    """Rows without labels: every column a numeric feature, but the row names."""
+    row_names = row_name_columns(names, None)
     try:
-        X = _numbers(body, delimiter)
+        X = _numbers(body, delimiter, row_names)
     except ValueError as exc:
-        diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True)
-        raise DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)") from None
+        diagnose_delimited(body, first_number, path, delimiter, width, None, names, chosen=True, skip=row_names)
+        if not row_names:
+            raise _unparsed(exc, path) from None
+        X = _read_string_labels(body, delimiter, width, None, path, first_number, row_names)[0]
     _check_width(X, width, path, first_number)
-    return _parsed(X, None, row_name_columns(names, None), body, first_number, delimiter, names)
+    return _parsed(X, None, row_names, body, first_number, delimiter, names)
 
 
-def _numbers(body: bytes, delimiter: str | None) -> NDArray[np.float64]:
-    """Every cell a number (a ValueError otherwise), rows of one width."""
-    cells = arrow_cells(body, delimiter)
+def _unparsed(exc: Exception, path: Path) -> DataError:
+    """numpy's reader refused rows the diagnosis found nothing wrong with."""
+    return DataError(f"could not parse ({exc})", path=path, fix="check the file's format (fmt=...)")
+
+
+def _numbers(body: bytes, delimiter: str | None, text: Collection[int]) -> NDArray[np.float64]:
+    """Every cell a number but those of the ``text`` columns (row names: pyarrow reads them as text,
+    numpy's reader only as numbers), rows of one width; a ValueError otherwise."""
+    cells = arrow_cells(body, delimiter, text=text)
     if cells is not None:
         return cells[0]
     quote = '"' if delimiter else None
@@ -212,21 +224,37 @@ def _check_width(table: NDArray[np.float64], width: int, path: Path, first_numbe
 
 
 def _read_string_labels(
-    body: bytes, delimiter: str | None, width: int, label_col: int, path: Path, first_number: int
+    body: bytes,
+    delimiter: str | None,
+    width: int,
+    label_col: int | None,
+    path: Path,
+    first_number: int,
+    text: Collection[int] = (),
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]]:
-    """Second pass for files whose labels are words (``g``/``b``): features numeric, labels str
-    (UTF-8: other bytes are an error naming their row, :func:`.textio.decode_utf8`)."""
+    """Second pass, by numpy's reader, of a file whose labels are words (``g``/``b``) or whose row names
+    (the ``text`` columns) are text: the features numeric (the labels' and ``text`` columns left 0),
+    the labels str (UTF-8: other bytes are an error naming their row, :func:`.textio.decode_utf8`;
+    none without ``label_col``). The rows were checked by the diagnosis (numpy's reader of some columns
+    would not see a ragged row)."""
     quote = '"' if delimiter else None
-    feature_cols = [i for i in range(width) if i != label_col]
-    X = np.loadtxt(
-        io.BytesIO(body),
-        dtype=np.float64,
-        delimiter=delimiter,
-        comments=None,
-        quotechar=quote,
-        usecols=feature_cols,
-        ndmin=2,
-    )
+    feature_cols = [i for i in range(width) if i != label_col and i not in text]
+    try:
+        X = np.loadtxt(
+            io.BytesIO(body),
+            dtype=np.float64,
+            delimiter=delimiter,
+            comments=None,
+            quotechar=quote,
+            usecols=feature_cols,
+            ndmin=2,
+        )
+    except ValueError as exc:
+        raise _unparsed(exc, path) from None
+    table = np.zeros((len(X), width), dtype=np.float64)
+    table[:, feature_cols] = X
+    if label_col is None:
+        return table, np.empty(0, dtype=str)
     with warnings.catch_warnings():  # numpy's note on its own chunks' max_rows, which no one set here
         warnings.filterwarnings("ignore", message="Input line .* contained no data", category=UserWarning)
         y = np.loadtxt(  # (text as UTF-8, as the header's names: from bytes numpy decoded Latin-1, 'été' as 'Ã©tÃ©')
@@ -238,20 +266,18 @@ def _read_string_labels(
             usecols=[label_col],
             ndmin=1,
         )
-    table = np.zeros((len(X), width), dtype=np.float64)
-    table[:, feature_cols] = X
     return table, np.char.strip(y)
 
 
 def _word_labels(
-    body: bytes, delimiter: str | None, width: int, label_col: int
+    body: bytes, delimiter: str | None, width: int, label_col: int, text: Collection[int]
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]] | None:
     """A file whose labels are words, read at once when nothing needs the row-by-row diagnosis
     (:func:`diagnose_delimited`, ~7 s in Python for a million rows of 13 columns before the same
     read): pyarrow reads every row whole, every feature a number, no label is empty and some label
     is not a number. None otherwise: the diagnosis then finds what is wrong, or reads the file as
     before."""
-    cells = arrow_cells(body, delimiter, label_col)
+    cells = arrow_cells(body, delimiter, label_col, text)
     if cells is None or cells[0].shape[1] != width:
         return None
     table, y = cells
@@ -262,10 +288,11 @@ def _word_labels(
 
 
 def arrow_cells(
-    body: bytes, delimiter: str | None, label_col: int | None = None
+    body: bytes, delimiter: str | None, label_col: int | None = None, text: Collection[int] = ()
 ) -> tuple[NDArray[np.float64], NDArray[np.str_]] | None:
     """The rows' cells read by pyarrow's CSV reader, on threads: ``(table, labels)``, the table every
-    column as float64 (the ``label_col`` column zeros, its cells the stripped ``labels`` text). 3.5x
+    column as float64 (the ``label_col`` column zeros, its cells the stripped ``labels`` text; the
+    ``text`` columns, row names, zeros, whatever they hold). 3.5x
     numpy's ``loadtxt`` (a million rows of 13 columns: 0.9 s against 3.3 s), and the same numbers
     bit for bit: both parse every cell as the correctly rounded double and accept the same spellings
     (tests/test_readers.py). None when pyarrow refuses the rows (a row of another width, a cell that
@@ -280,7 +307,7 @@ def arrow_cells(
     import pyarrow.csv as pacsv
 
     names = [f"c{j}" for j in range(len(split_fields(first[0], delimiter)))]
-    types = {name: pa.string() if j == label_col else pa.float64() for j, name in enumerate(names)}
+    types = {name: pa.string() if j == label_col or j in text else pa.float64() for j, name in enumerate(names)}
     try:
         read = pacsv.read_csv(
             io.BytesIO(body),
@@ -295,7 +322,7 @@ def arrow_cells(
     for j, column in enumerate(read.columns):
         if j == label_col:
             labels = np.char.strip(column.to_numpy(zero_copy_only=False).astype(str))
-        else:
+        elif j not in text:
             table[:, j] = column.to_numpy()
     return table, labels
 
@@ -384,13 +411,15 @@ def diagnose_delimited(
     chosen: bool = False,
     reference: int | None = None,
     count_empty: Callable[[int], int] | None = None,
+    skip: Collection[int] = (),
 ) -> bool:
     """Find the first bad row (ragged, non-numeric feature, empty field) and raise a DataError.
 
     Returns whether every label is numeric when no feature problem is found, so the caller
     knows whether word labels explain numpy's failure. ``reference``: the file's first row, when
     ``body`` is a later part of it (a ragged row is compared with it); ``count_empty``: the rows of the
-    whole file with an empty field in a column (default: those of ``body``).
+    whole file with an empty field in a column (default: those of ``body``); ``skip``: columns
+    that are not read (row names: text, numbers or empty).
     """
     numeric_labels = True
     column_of = column_namer([] if label_col is None else [label_col], names)
@@ -408,7 +437,7 @@ def diagnose_delimited(
                 if not value:
                     raise DataError("empty label", path=path, row=number, column=i + 1, fix="fill in or drop the row")
                 continue
-            if not is_number(value):
+            if i not in skip and not is_number(value):
                 if value:
                     problem = f"non-numeric value {show_bytes(value)}"
                     fix = (
@@ -429,12 +458,7 @@ def diagnose_delimited(
                         "fill missing values with --impute mean, median or most_frequent (impute=...; the file "
                         "needs a header row), or drop the rows"
                     )
-                if value and i == row_names_column(names):
-                    fix = (
-                        "the header names every column but this one: row names (pandas' to_csv writes its index "
-                        "so), left out when they are numbers; save the file without them: df.to_csv(path, index=False)"
-                    )
-                elif value and i in (0, width - 1) and i != label_col and not chosen:  # words at an end: the labels?
+                if value and i in (0, width - 1) and i != label_col and not chosen:  # words at an end: the labels?
                     where = "first" if i == 0 else "last"
                     fix = (
                         f"if the {where} column holds the labels, pass --label-column {where} "
