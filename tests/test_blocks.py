@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import json
 import lzma
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
+from ingest_memory import ingest_growth
 
 from omkl_dist.storage import DataError, ingest, read_dataset
 from omkl_dist.storage.readers import blocks
@@ -212,16 +210,6 @@ def test_a_matrix_beyond_the_memory_is_refused_with_the_ingest_fix(tmp_path, mon
     assert "23 rows x 3 features take" in got and "omkl data ingest FILE --out DIR" in got
 
 
-_MEMORY_CHILD = """
-import json, resource, sys
-from omkl_dist.storage import ingest
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-meta = ingest(sys.argv[1], sys.argv[2])
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"rows": meta["n_rows"], "grew_kb": after - before}))
-"""
-
-
 @pytest.mark.slow
 def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_it(tmp_path):
     """A 200 MB CSV: the whole-file reader holds the file's content, pyarrow's table of it and the
@@ -237,13 +225,7 @@ def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_it(tmp_path)
         for _ in range(copies):
             fh.write(rows)
     size_kb = path.stat().st_size // 1024
-    run = subprocess.run(
-        [sys.executable, "-c", _MEMORY_CHILD, str(path), str(tmp_path / "ds")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    report = ingest_growth(path, tmp_path / "ds")
     assert report["rows"] == 5_000 * copies
     assert report["grew_kb"] < 0.8 * size_kb, (report, size_kb)
 

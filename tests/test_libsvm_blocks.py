@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import json
 import lzma
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from ingest_memory import ingest_growth
 
 from omkl_dist.storage import DataError, ingest, read_dataset
 from omkl_dist.storage.readers import blocks
@@ -178,16 +176,6 @@ def test_n_features_widens_the_blocks_or_names_the_index_above_it(tmp_path, monk
     assert "feature index 9 is above n_features=5" in error and "row " in error
 
 
-_MEMORY_CHILD = """
-import json, resource, sys
-from omkl_dist.storage import ingest
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-meta = ingest(sys.argv[1], sys.argv[2])
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"rows": meta["n_rows"], "grew_kb": after - before}))
-"""
-
-
 @pytest.mark.slow
 def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_its_matrix(tmp_path):
     """A 70 MB LIBSVM file of a9a's shape (123 binary features, 14 set a row), 0.95 GB dense: the
@@ -205,13 +193,7 @@ def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_its_matrix(t
         for _ in range(copies):
             fh.write(rows)
     size_kb = path.stat().st_size // 1024
-    run = subprocess.run(
-        [sys.executable, "-c", _MEMORY_CHILD, str(path), str(tmp_path / "ds")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    report = ingest_growth(path, tmp_path / "ds")
     assert report["rows"] == 5_000 * copies
     matrix_kb = report["rows"] * 123 * 8 // 1024
     assert report["grew_kb"] < matrix_kb / 2, (report, size_kb, matrix_kb)
