@@ -156,6 +156,21 @@ def test_a_bad_file_is_the_same_error_naming_the_same_line(tmp_path, monkeypatch
     assert isinstance(error, str) and problem in error, error
 
 
+@pytest.mark.parametrize("change", ["grown", "shrunk", "wider"])
+def test_a_file_changed_between_the_passes_is_an_error(tmp_path, monkeypatch, change):
+    path = _file(tmp_path, _rows(30))
+    _spy(monkeypatch, streamed=True)
+    file = blocks.open_blocks(path)
+    if change == "grown":
+        path.write_text(_rows(31))
+    elif change == "shrunk":
+        path.write_text(_rows(29))
+    else:
+        path.write_text(_rows(30, width=15))
+    with pytest.raises(DataError, match="the file changed while it was read"):
+        list(file.feature_chunks(7))
+
+
 def test_sparse_features_are_read_whole_and_kept_sparse(tmp_path, monkeypatch):
     content = _rows(10) + "1 12000:1\n" + _rows(10, start=10)
     meta = _both(tmp_path, monkeypatch, content, expect_blocks=False)

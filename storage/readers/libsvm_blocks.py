@@ -85,10 +85,15 @@ class LibsvmBlockFile:
         is 13 times larger dense than as text: no dense copy of it is made)."""
         chunk, filled, left = None, 0, self.n_rows
         for block, line in line_blocks(self.path):
-            X = self.parsed_block(block, line, self.width)[0]
+            try:
+                X = self.parsed_block(block, line, self.width)[0]
+            except NotStreamed:
+                raise self._changed() from None
             done = 0
             while done < X.shape[0]:
                 if chunk is None:
+                    if left <= 0:
+                        raise self._changed()
                     chunk, filled = np.zeros((min(rows, left), self.width)), 0
                 take = min(len(chunk) - filled, X.shape[0] - done)
                 densify_into(chunk, X[done : done + take], filled)
@@ -96,8 +101,12 @@ class LibsvmBlockFile:
                 if filled == len(chunk):
                     yield chunk
                     chunk = None
-        if chunk is not None:  # (the file changed between the passes)
-            raise DataError("the file changed while it was read", path=self.path, fix="read it again")
+        if chunk is not None:
+            raise self._changed()
+
+    def _changed(self) -> DataError:
+        """The second pass read other rows than the first."""
+        return DataError("the file changed while it was read", path=self.path, fix="read it again")
 
     def matrix(self) -> NDArray[np.float64]:
         """The features as one float64 matrix, filled block by block, refused as the whole-file reader
