@@ -82,8 +82,9 @@ def _both(tmp_path, monkeypatch, content, *, expect_blocks=True, name="data.svm"
         if sp.issparse(X):
             X, whole_read = X.toarray(), (whole_read[0].toarray(), *whole_read[1:])
         np.testing.assert_array_equal(X, whole_read[0])
-        np.testing.assert_array_equal(y, whole_read[1]) if y is not None else None
         assert (y is None) == (whole_read[1] is None) and rest == list(whole_read[2:])
+        if y is not None:
+            np.testing.assert_array_equal(y, whole_read[1])
         assert used == expect_blocks
     return whole
 
