@@ -65,11 +65,14 @@ def submit_job(
     show_progress: bool = True,
     keep_checkpoints: bool = False,
     mlflow=None,
+    named=None,
 ) -> dict:
     """Run ``job`` over its ingested dataset (``job.data.location``) on the cluster behind
     ``client`` (:class:`DaskRunner`); write the model to ``out``, the trace to ``trace_out`` (as
     ``omkl run`` does: ``omkl report`` draws it) and return the report (``mlflow``: an
-    :class:`omkl_dist.mlflow.connection.Target` to log the job's run to)."""
+    :class:`omkl_dist.mlflow.connection.Target` to log the job's run to; ``named``: the data as the
+    user named it -- a file ingested for the job -- which the report's ``data`` and the plots' titles
+    say, as ``omkl run``'s do; default the dataset)."""
     data, out = location(job.data.location), location(out)
     checkpoint_dir = check_submit_outputs(data, out, checkpoint_dir, trace_out, overwrite=overwrite, resume=resume)
     with ProgressBar(f"{job.algorithm} on {data.name} (cluster)", show=show_progress) as bar:
@@ -81,7 +84,7 @@ def submit_job(
             on_progress=advising(job.algorithm, bar),
         )
         result = runner.fit(job, data)
-    report = build_report(result, data)
+    report = build_report(result, data if named is None else named)
     save_model(
         result.as_model(),
         out,

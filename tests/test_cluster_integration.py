@@ -663,9 +663,11 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
         out,
         *common,
     ]
-    omkl(*submit)
+    report = json.loads(omkl(*submit, "--json").stdout.strip().splitlines()[-1])
     (ingested,) = (tmp_path / "remote.data").iterdir()
     assert json.loads((ingested / "meta.json").read_text())["label_map"] == [["no", -1], ["yes", 1]]
+    # the report (and the plots' titles) name the file, as omkl run's do; the dataset is the folder
+    assert report["data"] == str(table) and report["dataset"] == ingested.name
     omkl_here(
         "run",
         "omkc",

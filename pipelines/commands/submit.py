@@ -137,6 +137,7 @@ def _submit(
     settings = job_settings(kwargs, kernels_given=bool(params.get("kernels") or params.get("kernel")))
     trace_out = trace_out or default_trace_path(algo, data, seed)
     check_submit_outputs(data, out, checkpoint_dir, trace_out, overwrite=overwrite, resume=resume)  # before connecting
+    named = data
     data = ingested_source(
         data,
         labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
@@ -163,6 +164,7 @@ def _submit(
             show_progress=not quiet,
             keep_checkpoints=keep_checkpoints,
             mlflow=target,
+            named=named,
         )
     click.echo(json.dumps(report) if as_json else format_report(report))
 
