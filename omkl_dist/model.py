@@ -46,6 +46,9 @@ class Model(ClassifierMixin, BaseEstimator):
         was fitted on a DataFrame.
     job : dict, optional
         The JSON-able record of the job that trained the model (kept as given).
+    label_name : str, optional
+        The name of the training table's label column (None: unnamed or unknown). ``omkl predict``
+        reads a named table's labels from the column of this name, and rows without it as unlabelled.
 
     Attributes
     ----------
@@ -70,13 +73,16 @@ class Model(ClassifierMixin, BaseEstimator):
     ['churn', 'churn']
     """
 
-    def __init__(self, estimator, *, scaler=None, columns=None, label_map=None, feature_names=None, job=None):
+    def __init__(
+        self, estimator, *, scaler=None, columns=None, label_map=None, feature_names=None, job=None, label_name=None
+    ):
         self.estimator = estimator
         self.scaler = scaler
         self.columns = columns
         self.label_map = label_map
         self.feature_names = feature_names
         self.job = job
+        self.label_name = label_name
 
     # --- derived from the estimator (properties: they follow it as it keeps learning) --------
     @property

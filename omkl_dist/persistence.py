@@ -4,7 +4,8 @@ label map, feature names and job) through the storage model format.
 model.json holds the estimator's own description (``algorithm``, ``params``, ``classes``, ...), the
 scaler's scalars (its arrays are state arrays beside the estimator's), the column encoder's JSON
 (``columns``, when the model was trained on a table it imputes or encodes) and one ``provenance``
-block: the label map, the feature names and the job, each present when the model has it.
+block: the label map, the feature names, the label column's name and the job, each present when the
+model has it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ MODEL_SCHEMA = obj(
             optional={
                 "label_map": _LABEL_MAP,  # the user's label -> the internal one the model was trained on
                 "feature_names": array(string()),
+                "label_name": string(),  # the training table's label column
                 "job": obj(),
                 "lineage": obj(),  # a model-store version's record: parent, window, gate, code
             }
@@ -58,7 +60,7 @@ MODEL_SCHEMA = obj(
         "pairs": array(array(integer(minimum=0))),
     },
 )
-_PROVENANCE = ("label_map", "feature_names", "job")
+_PROVENANCE = ("label_map", "feature_names", "job", "label_name")
 
 _BY_CLASS = {cls.__name__: cls for cls in [*ALGORITHMS.values(), *BATCH_ALGORITHMS.values()]}
 
@@ -128,7 +130,13 @@ def save_model(
         meta["columns"] = model.columns.to_dict()
     label_map = None if model.label_map is None else [[_plain(o), int(i)] for o, i in model.label_map]
     names = list(model.feature_names_in_) if hasattr(model, "feature_names_in_") else None  # (or the estimator's)
-    given = {"label_map": label_map, "feature_names": names, "job": model.job, "lineage": lineage}
+    given = {
+        "label_map": label_map,
+        "feature_names": names,
+        "label_name": model.label_name,
+        "job": model.job,
+        "lineage": lineage,
+    }
     meta["provenance"] = {key: value for key, value in given.items() if value is not None}
     return write_state(directory, arrays, meta, overwrite=overwrite, inputs=inputs, option=option)
 

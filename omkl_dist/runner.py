@@ -69,6 +69,7 @@ class RunResult:
     feature_names: tuple | None = None
     columns: ColumnEncoder | None = None
     advice: tuple[str, ...] = ()
+    label_name: str | None = None
 
     def as_model(self) -> Model:
         """The one model artifact: the fitted model with its column encoder, scaler, label map,
@@ -81,6 +82,7 @@ class RunResult:
             label_map=self.job.label_map,
             feature_names=names,
             job=self.job.to_dict(),
+            label_name=self.label_name,
         )
 
 
@@ -144,6 +146,7 @@ class LocalRunner:
             trace=trace.to_dict(),
             name=data.name,
             feature_names=None if data.feature_names is None else tuple(data.feature_names),
+            label_name=data.label_name,
             columns=data.columns,
             advice=_notes(
                 # (raw features an automatic setting chose were measured the best of its candidates)

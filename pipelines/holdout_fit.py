@@ -211,6 +211,7 @@ class FitRows(NamedTuple):
     groups: dict | None = None
     feature_names: list | None = None
     columns: ColumnEncoder | None = None
+    label_name: str | None = None
 
 
 def _fit_rows(data, data_dir, reading: dict) -> FitRows:
@@ -229,12 +230,15 @@ def _fit_rows(data, data_dir, reading: dict) -> FitRows:
         refuse_label_options(data, reading)
         X, y, meta = load_arrays(path)
         columns = ColumnEncoder.from_dict(meta["columns"]) if "columns" in meta else None
-        return FitRows(_dense(X), y, meta["label_map"], path, feature_groups(meta), meta.get("feature_names"), columns)
+        names, label_name = meta.get("feature_names"), meta.get("label_column")
+        return FitRows(_dense(X), y, meta["label_map"], path, feature_groups(meta), names, columns, label_name)
     if is_multiview(data, data_dir=data_dir):
         ds, groups = read_views(data, data_dir=data_dir, label_column=reading.get("label_column"))
         return FitRows(_dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, groups, ds.feature_names)
     ds = read_dataset(resolve_dataset(data, data_dir=data_dir), **reading)
-    return FitRows(_dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, None, ds.feature_names, ds.columns)
+    return FitRows(
+        _dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, None, ds.feature_names, ds.columns, ds.label_name
+    )
 
 
 def _check_model_out(algo: str, data, model_out, overwrite: bool) -> None:
@@ -261,7 +265,12 @@ def _save(estimator, scaler, rows: FitRows, model_out, overwrite: bool, path) ->
     if "verbose" in estimator.get_params():  # (the command's progress lines: a retrain's refit is quiet)
         estimator.set_params(verbose=0)
     model = Model(
-        estimator, scaler=scaler, columns=rows.columns, label_map=rows.label_map, feature_names=rows.feature_names
+        estimator,
+        scaler=scaler,
+        columns=rows.columns,
+        label_map=rows.label_map,
+        feature_names=rows.feature_names,
+        label_name=rows.label_name,
     )
     save_model(model, model_out, overwrite=overwrite, inputs=[("data", path)])
 

@@ -130,11 +130,12 @@ def check_probabilities(model) -> None:
 
 
 def _source(data, block_rows: int, model, label_column=None, zero_based=False):
-    """``(n_rows, data label map or None, iterator of (lo, X, y or None), model)`` for an ingested
-    dataset or a file, its columns in the model's feature order (matched by name when both have
-    names). A model with a column encoder gets a file's raw columns by name (``{name: values}``
+    """``(n_rows, data label map or None, iterator of (lo, X, y or None), model, carried)`` for an
+    ingested dataset or a file, its columns in the model's feature order (matched by name when both
+    have names). A model with a column encoder gets a file's raw columns by name (``{name: values}``
     blocks), which it imputes and encodes itself, as ``Model.predict(DataFrame)`` does; of an
-    ingested dataset, what :func:`ingested_rows` gives (the model returned predicts the rows)."""
+    ingested dataset, what :func:`ingested_rows` gives (the model returned predicts the rows).
+    ``carried``: a named table's columns that are neither features nor labels (a pyarrow Table), or None."""
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
@@ -156,15 +157,16 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
                 yield lo, rows(X), y
                 lo += X.shape[0]
 
-        return stream.n_rows, stream.label_map if stream.labelled else None, blocks(), model
+        return stream.n_rows, stream.label_map if stream.labelled else None, blocks(), model, None
     ds = read_dataset(
         resolve_dataset(str(data)),
         label_column=label_column,
         optional_labels=True,
         columns=model.columns,
         zero_based=zero_based,
-        # a raw row's columns: a named table's one other column holds its labels, none: it has none
+        # a named table is read by the model's columns and the name of its label column
         feature_names=model.raw_names,
+        label_name=model.label_name,
         one_class=True,  # (a file of one class is scored as any other)
     )
     if ds.table is not None:  # raw columns, encoded by the model
@@ -188,6 +190,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
             for lo in range(0, n_rows, block_rows)
         ),
         model,
+        ds.carried,
     )
 
 
@@ -243,7 +246,7 @@ def predict(
     labels = [str(c) for c in model.classes_]
     # (the model that predicts the rows as given: without its encoder for a dataset it encoded at ingest)
     t_load = time.perf_counter()  # (a data file is parsed here; an ingested dataset is streamed below)
-    n_rows, data_map, blocks, model = _source(data, block_rows, model, label_column, zero_based)
+    n_rows, data_map, blocks, model, carried = _source(data, block_rows, model, label_column, zero_based)
     load_seconds = time.perf_counter() - t_load
     labelled = data_map is not None
     record = {
@@ -261,6 +264,9 @@ def predict(
         fields += [(f"proba_{name}", pa.float64()) for name in labels]
     if labelled:
         fields.append(("true_label", pa.string()))
+    carried_names = _carried_names(carried, [name for name, _ in fields])
+    if carried is not None:
+        fields += [(name, field.type) for name, field in zip(carried_names, carried.schema, strict=True)]
     schema = pa.schema(fields, metadata={PREDICTIONS_MARKER: json.dumps(record).encode()})
     t0 = time.perf_counter()
     correct, unseen = 0, Counter[str]()  # (labels of no class the model has: each row a mistake)
@@ -289,6 +295,9 @@ def predict(
                     correct += int(np.sum(predicted == true))
                     unseen.update(true[~np.isin(true, label_array)].tolist())
                     columns["true_label"] = true
+                if carried is not None:
+                    rows = carried.slice(lo, len(predicted))
+                    columns.update({name: rows.column(j) for j, name in enumerate(carried_names)})
                 write(pa.table(columns, schema=schema))
     seconds = time.perf_counter() - t0
     return {
@@ -298,11 +307,22 @@ def predict(
         "accuracy": correct / n_rows if n_rows and labelled else None,
         "classes": labels,
         "unseen_labels": dict(unseen.most_common()),
+        "carried": carried_names,
+        "label_name": model.label_name,
         "seconds": seconds,
         "rows_per_second": n_rows / seconds if seconds > 0 else None,
         "load_seconds": load_seconds,
         "where": f"dask {scheduler}" if scheduler else "in-process",
     }
+
+
+def _carried_names(carried, taken: list[str]) -> list[str]:
+    """The output's names of the ``carried`` columns (a pyarrow Table or None): as in the input, but
+    the unnamed column of row names ``row_name`` and a name the predictions use ``input_<name>``."""
+    if carried is None:
+        return []
+    names = ["row_name" if not name.strip() else name for name in carried.column_names]
+    return [f"input_{name}" if name in taken else name for name in names]
 
 
 @contextmanager

@@ -213,6 +213,7 @@ def retrain(
                 label_map=window.label_map,
                 feature_names=window.meta.get("feature_names"),
                 job=fit["job"].to_dict() if "job" in fit else None,
+                label_name=window.meta.get("label_column"),
             ),
             staged / "model",
             lineage=lineage,

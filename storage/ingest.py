@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from omkl_dist.preprocessing import ColumnEncoder
 
 from .errors import DataError
+from .id_columns import warn_id_columns
 from .labels import canonical, encode_label_codes, encode_labels, has_no_labels, warn_guessed_labels
 from .layout import (
     DEFAULT_CHUNK_ROWS,
@@ -293,6 +294,8 @@ def _write_blocks(
     meta = {**meta, "sha256": file.sha256, "format": file.fmt, **_label_meta(label_map, counts)}
     if file.feature_names is not None:
         meta["feature_names"] = file.feature_names
+    if file.label_name is not None and y is not None:
+        meta["label_column"] = file.label_name
     inputs = [("source file", file.path)]
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer = open_writer(
@@ -307,6 +310,8 @@ def _write_blocks(
         lo = 0
         for X in file.feature_chunks(chunk_rows):
             _check_fits_dtype(X, dtype, file.path, first_row=lo)
+            if lo == 0 and y is not None:  # (its first chunk: an identifier's values are distinct there)
+                warn_id_columns(file.path, X, file.feature_names)
             writer.append(X, None if y is None else y[lo : lo + len(X)])
             lo += len(X)
         return writer.close(meta)
@@ -355,6 +360,8 @@ def _write_dataset(
     }
     if ds.feature_names is not None:
         meta["feature_names"] = ds.feature_names
+    if ds.label_name is not None:
+        meta["label_column"] = ds.label_name
     if ds.columns is not None:
         meta["columns"] = ds.columns.to_dict()
     if ds.permutations is not None:
@@ -430,6 +437,8 @@ def _ingest_table(
         )
         for X, lo in table.batches(chunk_rows):
             _check_fits_dtype(X, dtype, table.where, first_row=lo)
+            if lo == 0 and y is not None and features is None:
+                warn_id_columns(table.where, X, table.features)
             writer.append(X, None if y is None else y[lo : lo + len(X)])
         return writer.close(meta)
 

@@ -43,6 +43,7 @@ class JobData:
     feature_groups: dict | None = None  # a multi-view dataset's views: {name: column indices}
     sparse: bool = False  # rows come as scipy.sparse CSR blocks
     feature_names: list | None = None  # the feature columns' names, when the data has them
+    label_name: str | None = None  # the label column's name, when the data's columns have names
     columns: ColumnEncoder | None = None  # how the raw columns became the features (imputed, encoded)
     settings: Settings | None = None  # the job's settings as decided on the head (fit_head)
     mixing_advice: str | None = None  # (JobRows.mixing_advice)
@@ -200,6 +201,7 @@ class JobRows:
     stream: Any = None  # an ingested dataset's (a Stream)
     feature_groups: dict | None = None
     feature_names: list | None = None
+    label_name: str | None = None
     columns: ColumnEncoder | None = None
     mixing_advice: str | None = None  # (mixing_advice: a window, or a part a shuffle mixes, far from mixed)
 
@@ -249,6 +251,7 @@ def open_job_rows(
             stream=stream,
             feature_groups=feature_groups(stream.meta),
             feature_names=stream.meta.get("feature_names"),
+            label_name=stream.meta.get("label_column"),
             columns=None if "columns" not in stream.meta else ColumnEncoder.from_dict(stream.meta["columns"]),
             mixing_advice=stream_mixing_advice(stream),
         )
@@ -274,6 +277,7 @@ def open_job_rows(
         y=y,
         feature_groups=groups,
         feature_names=ds.feature_names,
+        label_name=ds.label_name,
         columns=ds.columns,
         mixing_advice=advice,
     )
@@ -342,6 +346,7 @@ def load_job_data(
         rows.feature_groups,
         sparse=rows.sparse,
         feature_names=rows.feature_names,
+        label_name=rows.label_name,
         columns=rows.columns,
         settings=settings,
         mixing_advice=rows.mixing_advice,

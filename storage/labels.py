@@ -227,6 +227,16 @@ def default_label_column(names: list[str] | None) -> int:
     return next((lowered.index(name) for name in LABEL_NAMES if name in lowered), first)
 
 
+def label_column_name(label_column: str | int | None, names: list[str], where: object) -> str | None:
+    """The name of the label column ``label_column`` (None: the default rule's; ``"none"``: None) of
+    columns ``names``."""
+    if has_no_labels(label_column):
+        return None
+    if label_column is not None:
+        return names[resolve_label_column(label_column, names, len(names), where)]
+    return names[default_label_column(names)]
+
+
 def row_names_column(names: list[str] | None) -> int | None:
     """0 if a header names every column but the first: the row names a table was written with
     (pandas' ``df.to_csv()`` writes its index so, R's ``write.csv`` its row names), which no default

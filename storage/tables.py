@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from omkl_dist._validation import user_stacklevel
 
 from .errors import DataError
-from .labels import default_label_column, has_no_labels, is_label_name, resolve_label_column, row_names_column
+from .labels import has_no_labels, is_label_name, label_column_name, row_names_column
 
 BATCH_ROWS = 65_536
 PARQUET_MAGIC = b"PAR1"
@@ -159,7 +159,7 @@ def open_table(
     names, index, row_numbers = _columns(dataset, where)
     data = [n for n in names if n not in row_numbers]  # what the default rules choose from
     named = _named(label_column, row_numbers)
-    label = named if named is not None else _label_name(label_column, data, where)
+    label = named if named is not None else label_column_name(label_column, data, where)
     chosen = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
     if chosen is None and not has_no_labels(label_column):
         _note_named_index([n for n in index if n not in row_numbers and n != label], where)
@@ -303,14 +303,6 @@ def _numeric(kind: Any) -> bool:
     import pyarrow.types as pat
 
     return bool(pat.is_integer(kind) or pat.is_floating(kind) or pat.is_boolean(kind) or pat.is_decimal(kind))
-
-
-def _label_name(label_column: str | int | None, names: list[str], where: str) -> str | None:
-    if has_no_labels(label_column):
-        return None
-    if label_column is not None:
-        return names[resolve_label_column(label_column, names, len(names), where)]
-    return names[default_label_column(names)]
 
 
 def _files_digest(files: Iterable[str]) -> str:

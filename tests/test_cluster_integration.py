@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from omkl_dist import load_model
 from omkl_dist.cluster.local import connect, read_state
 from omkl_dist.cluster.processes import group_members
 from omkl_dist.cluster.profiler import profiler_hangs
@@ -645,7 +646,8 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     X = rng.normal(size=(4000, 5))
     words = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=4000) > 0, "yes", "no")
     table = tmp_path / "table.csv"
-    table.write_text("".join(",".join(f"{v:.17g}" for v in row) + f",{w}\n" for row, w in zip(X, words)))
+    header = "a,b,c,d,e,outcome\n"  # (named: the model records its label column)
+    table.write_text(header + "".join(",".join(f"{v:.17g}" for v in row) + f",{w}\n" for row, w in zip(X, words)))
     out = tmp_path / "remote"
     common = ["--update", "S", "--combination", "S", "--block-size", 256, "--seed", 1, "--quiet"]
     submit = [
@@ -680,6 +682,7 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
         tmp_path / "t.json",
     )
     assert_same_model(out, read_model(tmp_path / "local"))
+    assert load_model(out).label_name == load_model(tmp_path / "local").label_name == "outcome"
     omkl(*submit, "--overwrite")
     assert list((tmp_path / "remote.data").iterdir()) == [ingested]
     assert_same_model(out, read_model(tmp_path / "local"))

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from omkl_dist import SPA, KernelPerceptron, Model, load_model
+from omkl_dist import SPA, KernelPerceptron, Model, load_model, save_model
 from omkl_dist.distributed.runner import DaskRunner
 from omkl_dist.job import Job
 from omkl_dist.pipelines.cli import main
@@ -121,11 +121,14 @@ def test_omkl_predict_scores_unlabelled_csv_parquet_and_libsvm(churn, tmp_path):
         read_dataset(libsvm)
 
 
-def test_omkl_predict_finds_a_named_tables_labels_by_the_models_features(churn, tmp_path):
-    """Without --label-column: a table (CSV with a header, parquet) of the model's features alone has no
-    labels, and one with a single other column, whatever its name, has its labels there."""
+def test_omkl_predict_finds_a_named_tables_labels_by_the_models_label_column(churn, tmp_path):
+    """Without --label-column: a table (CSV with a header, parquet) is read by the model's features
+    and the name of the column it learnt its labels from ('label'): rows without that column have
+    no labels, and every column that is neither is written beside the predictions as it is (ids);
+    another name holds the labels when --label-column names it."""
     root, X, y = churn
     want = load_model(root / "model").predict(X)
+    assert load_model(root / "model").label_name == "label"
     order = [2, 0, 1]
     features = pd.DataFrame(X[:, order], columns=[NAMES[j] for j in order])
     features.to_csv(tmp_path / "new.csv", index=False)
@@ -134,13 +137,48 @@ def test_omkl_predict_finds_a_named_tables_labels_by_the_models_features(churn, 
         result, table = _predict(root, data, tmp_path / f"{data.suffix[1:]}.parquet")
         assert table.column_names == ["row", "label", "decision"], data
         assert (table["label"].to_numpy(zero_copy_only=False) == want).all() and result["accuracy"] is None
+    ids = [f"cust-{i}" for i in range(len(y))]
+    labelled = features.assign(customer=ids)
+    labelled.insert(1, "label", y)  # the model's label column, in the middle, beside an id
+    for suffix in ("csv", "parquet"):
+        source = tmp_path / f"labelled.{suffix}"
+        if suffix == "csv":
+            labelled.to_csv(source, index=False)
+        else:
+            labelled.to_parquet(source)
+        result, table = _predict(root, source, tmp_path / f"labelled-{suffix}.parquet")
+        assert table.column_names == ["row", "label", "decision", "true_label", "customer"], suffix
+        assert result["accuracy"] == np.mean(want == y) and table["customer"].to_pylist() == ids
+    renamed = features.assign(outcome=y, customer=ids)  # the labels under another name: carried, unless named
+    renamed.to_csv(tmp_path / "renamed.csv", index=False)
+    result, table = _predict(root, tmp_path / "renamed.csv", tmp_path / "renamed.parquet")
+    assert table.column_names == ["row", "label", "decision", "outcome", "customer"] and result["accuracy"] is None
+    shown = invoke("predict", "--model-dir", root / "model", "--data", tmp_path / "renamed.csv", "--out",
+                   tmp_path / "renamed.csv.gz")  # fmt: skip
+    assert "beside the predictions as they are: outcome, customer" in shown.output
+    assert "the rows have no column 'label', the model's labels" in shown.output
+    result, table = _predict(root, tmp_path / "renamed.csv", tmp_path / "named.parquet", "--label-column", "outcome")
+    assert table.column_names == ["row", "label", "decision", "true_label", "customer"]
+    assert result["accuracy"] == np.mean(want == y)
+
+
+def test_omkl_predict_of_a_model_without_its_label_column_takes_the_one_other_column(churn, tmp_path):
+    """A model that does not know its label column (saved from Python without ``label_name``): a
+    table's single other column holds the labels, whatever its name; of two others, the default
+    rule's choice is refused when it is not clear."""
+    root, X, y = churn
+    model = load_model(root / "model")
+    model.label_name = None
+    save_model(model, tmp_path / "unnamed")
+    want = model.predict(X)
+    features = pd.DataFrame(X, columns=NAMES)
     features.insert(1, "outcome", y)  # labels in the middle, under a name the default rule does not know
     features.to_csv(tmp_path / "labelled.csv", index=False)
-    result, table = _predict(root, tmp_path / "labelled.csv", tmp_path / "labelled.parquet")
+    result, table = _predict(tmp_path, tmp_path / "labelled.csv", tmp_path / "labelled.parquet", model="unnamed")
     assert table.column_names == ["row", "label", "decision", "true_label"]
     assert result["accuracy"] == np.mean(want == y)
     features.assign(region="north").to_csv(tmp_path / "two.csv", index=False)  # two others: the default rule
-    refused = invoke("predict", "--model-dir", root / "model", "--data", tmp_path / "two.csv", "--out",
+    refused = invoke("predict", "--model-dir", tmp_path / "unnamed", "--data", tmp_path / "two.csv", "--out",
                      tmp_path / "two.parquet")  # fmt: skip
     assert refused.exit_code == 2 and "2 columns are not the model's features (['outcome', 'region'])" in refused.output
 

@@ -243,6 +243,7 @@ class DaskRunner:
             trace=_trace(model, accounting, result, offset, mistakes_before),
             name=location(dataset).name,
             feature_names=None if meta.get("feature_names") is None else tuple(meta["feature_names"]),
+            label_name=meta.get("label_column"),
             columns=columns,
             advice=(mixing,) if mixing else (),
         )

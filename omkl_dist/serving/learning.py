@@ -457,6 +457,7 @@ class LearningService:
             label_map=m.label_map,
             feature_names=m.feature_names,
             job=m.job,
+            label_name=m.label_name,
         )
 
     def _fail(self, group: list[_Request], exc: BaseException | None, what: str = "") -> None:

@@ -103,6 +103,14 @@ def predict_cmd(
         f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.2f} s "
         f"({result['rows_per_second']:,.0f} rows/s{accuracy}); loading {result['load_seconds']:.2f} s"
     )
+    if result["carried"]:
+        click.echo(f"columns written beside the predictions as they are: {', '.join(result['carried'])}", err=True)
+    if result["accuracy"] is None and result["label_name"] is not None and label_column is None:
+        click.echo(
+            f"note: no accuracy: the rows have no column {result['label_name']!r}, the model's labels "
+            "(name the column that holds them with --label-column)",
+            err=True,
+        )
     if result["unseen_labels"]:
         counts = result["unseen_labels"]
         shown = ", ".join(f"{label!r} ({n:,} rows)" for label, n in list(counts.items())[:5])

@@ -99,6 +99,10 @@ class BlockFile:
         return [n for i, n in enumerate(self.names) if i not in self.dropped] if self.names else None
 
     @property
+    def label_name(self) -> str | None:
+        return self.names[self.label_col] if self.names and self.label_col is not None else None
+
+    @property
     def row_names(self) -> list[int]:
         """The column of row names (read as text, left out), if any."""
         return [d for d in self.dropped if d != self.label_col]

@@ -55,6 +55,12 @@ class Dataset:
         ``impute``, or with a fitted encoder): what a model trained on ``X`` needs for raw rows.
     table : dict of str to ndarray, or None
         The raw feature columns by name, as read (with ``columns``).
+    label_name : str or None
+        The name of the label column, when the file's columns have names (what a model trained on
+        the rows predicts: ``omkl predict`` finds the labels of rows to score by it).
+    carried : pyarrow.Table or None
+        Rows to predict from a named table: its columns that are neither the model's features nor
+        the labels (ids, row names), as read, to be written beside the predictions.
     """
 
     X: FeatureMatrix
@@ -67,6 +73,8 @@ class Dataset:
     feature_names: list[str] | None = field(default=None, repr=False)
     columns: ColumnEncoder | None = field(default=None, repr=False)
     table: dict[str, NDArray[Any]] | None = field(default=None, repr=False)
+    label_name: str | None = None
+    carried: Any = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:
@@ -134,6 +142,7 @@ class ParsedFile:
     column_of: Callable[[int], object]  # feature index (0-based) -> column description for messages
     permutations: NDArray[np.int64] | None = None
     feature_names: list[str] | None = None
+    label_name: str | None = None  # the header's name of the label column
 
 
 def nonfinite_feature(value: float, path: object, row: int, column: object) -> DataError:

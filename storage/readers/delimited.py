@@ -152,7 +152,8 @@ def _read_delimited(
                 y_raw = y_raw.astype(np.float64)
     _check_width(table, width, path, first_number)
     dropped = sorted({label_col, *row_names})
-    return _parsed(table, y_raw, dropped, body, first_number, delimiter, names)
+    label_name = names[label_col] if names else None
+    return _parsed(table, y_raw, dropped, body, first_number, delimiter, names, label_name=label_name)
 
 
 def row_name_columns(names: list[str] | None, label_col: int | None) -> list[int]:
@@ -170,14 +171,16 @@ def _parsed(
     first_number: int,
     delimiter: str | None,
     names: list[str] | None,
+    label_name: str | None = None,
 ) -> ParsedFile:
-    """The file's features: its columns but the ``dropped`` ones (the labels, row names)."""
+    """The file's features: its columns but the ``dropped`` ones (the labels, named ``label_name``; row names)."""
     return ParsedFile(
         X=np.delete(table, dropped, axis=1) if dropped else table,
         y_raw=y_raw,
         line_of=_data_line_mapper(body, first_number, delimiter),
         column_of=column_namer(dropped, names),
         feature_names=[n for i, n in enumerate(names) if i not in dropped] if names else None,
+        label_name=label_name,
     )
 
 

@@ -14,12 +14,14 @@ import scipy.sparse as sp
 from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
 from ..errors import DataError
+from ..id_columns import warn_id_columns
 from ..labels import (
     NO_LABELS,
     default_label_column,
     encode_label_codes,
     encode_labels,
     has_no_labels,
+    label_column_name,
     row_names_column,
     warn_guessed_labels,
 )
@@ -64,6 +66,7 @@ def read_dataset(
     columns: ColumnEncoder | None = None,
     zero_based: bool = False,
     feature_names: Iterable[str] | None = None,
+    label_name: str | None = None,
     one_class: bool = False,
 ) -> Dataset:
     """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
@@ -121,9 +124,14 @@ def read_dataset(
         LIBSVM: feature indices start at 0 (the first feature is ``0:value``), as scikit-learn's
         ``dump_svmlight_file`` writes them; default: at 1, as LIBSVM's own tools.
     feature_names : list of str, optional
-        Rows to predict (``optional_labels``): the columns the model takes. With no ``label_column``,
-        a table whose columns are named (parquet, CSV/TSV with a header) and are these has no labels,
-        and one with a single other column has its labels there; else the default rule applies.
+        Rows to predict (``optional_labels``): the columns the model takes. A table whose columns are
+        named (parquet, CSV/TSV with a header) is read by them: with no ``label_column``, its labels
+        are in the column ``label_name`` (none if it lacks it); for a model that does not know its
+        label column, a table whose columns are these has no labels, and one with a single other
+        column has its labels there; else the default rule applies. Its columns that are neither
+        features nor labels (ids, row names) are read as they are into the dataset's ``carried``.
+    label_name : str, optional
+        Rows to predict: the name of the column the model learnt its labels from (its ``label_name``).
     one_class : bool, default False
         Rows scored against a model's predictions: labels of a single class are read as they are (a
         test file of positives); else such a file is refused unless ``classes`` declares the others.
@@ -148,20 +156,21 @@ def read_dataset(
         )
     by_name: dict[str, Any] = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
     by_name.update(positive_class=positive_class, features=features, columns=columns, one_class=one_class)
-    # the model's features decide a named table's label column when none is given (rows to predict)
-    by_features = (
-        list(feature_names) if feature_names is not None and label_column is None and optional_labels else None
-    )
+    # rows to predict: the model's columns decide a named table's label column and what is carried
+    by_features = list(feature_names) if feature_names is not None and optional_labels else None
     guessed = label_column is None and by_features is None and not no_labels  # the default rule's column
+    ids = by_features is None and features is None  # (features chosen by the user or a model: no warning)
     if fmt == "parquet" or (fmt is None and is_table_source(path)):
         # the columns' names (the schema only), for the label rule by the model's features or its check
         names = table_columns(path)
         if by_features is not None:
-            label = by_name["label_column"] = _label_by_elimination(names, by_features, path)
+            label, carried = _predicted_columns(names, by_features, label_column, label_name, path)
+            by_name["label_column"] = label
             if features is None:  # named: the model's features decide, a pandas index among them is no news
-                label = names[default_label_column(names)] if label is None else label
-                by_name["features"] = [n for n in names if n != label]
-        return _check_guess(read_table(path, **by_name), names if guessed else None)
+                named = label_column_name(label, names, path)
+                by_name["features"] = [n for n in names if n != named and n not in carried]
+            by_name["carry"] = carried
+        return _check_guess(read_table(path, **by_name), names if guessed else None, ids)
     if features is None and columns is None and not zero_based:  # a large CSV/TSV or LIBSVM file: block by block
         try:
             file = open_blocks(
@@ -172,7 +181,7 @@ def read_dataset(
                 label_column=label_column,
                 label_by_names=None
                 if by_features is None
-                else lambda names: _label_by_header(names, by_features, path),
+                else lambda names: _streamed_label(names, by_features, label_column, label_name, path),
             )
         except NotStreamed:
             pass
@@ -183,7 +192,8 @@ def read_dataset(
                 "positive_class": positive_class,
                 "one_class": one_class,
             }
-            return _check_guess(_from_blocks(file, n_features=n_features, **labels), file.names if guessed else None)
+            dataset = _from_blocks(file, n_features=n_features, **labels)
+            return _check_guess(dataset, file.names if guessed else None, ids)
     stored = read_bytes(path)
     sha = hashlib.sha256(stored).hexdigest()
     content = decompress(stored, path)
@@ -193,12 +203,16 @@ def read_dataset(
     first = first_lines(content, 1) if fmt in _HEADED else None
     header = split_header(first[0], _HEADED[fmt], path) if first else None
     if by_features is not None and header is not None:
-        label_column = by_name["label_column"] = _label_by_header(header, by_features, path)
+        label_column, carried = _predicted_columns(header, by_features, label_column, label_name, path)
+        by_name["label_column"] = label_column
         no_labels = has_no_labels(label_column)
-    if fmt in _HEADED and (features is not None or columns is not None):
+        if carried:  # (read by name: the model's columns in the file's order, the labels, the others as they are)
+            chosen = [n for n in header if n in by_features] if features is None else features
+            by_name.update(features=chosen, carry=carried)
+    if fmt in _HEADED and (by_name["features"] is not None or columns is not None):
         table = text_table(content, path, _HEADED[fmt])
         dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
-        return _check_guess(dataset, header if guessed else None)
+        return _check_guess(dataset, header if guessed else None, ids)
     if features is not None or columns is not None:
         given = "--features" if features is not None else "--categorical/--impute"
         raise DataError(
@@ -252,15 +266,20 @@ def read_dataset(
         sha256=sha,
         permutations=parsed.permutations,
         feature_names=parsed.feature_names,
+        label_name=parsed.label_name,
     )
-    return _check_guess(dataset, header if guessed else None)
+    return _check_guess(dataset, header if guessed else None, ids)
 
 
-def _check_guess(dataset: Dataset, names: list[str] | None) -> Dataset:
+def _check_guess(dataset: Dataset, names: list[str] | None, ids: bool = False) -> Dataset:
     """:func:`~..labels.warn_guessed_labels` of a dataset read; ``names``: the table's columns when the
-    default rule chose its label column, else None."""
+    default rule chose its label column, else None; ``ids``: also warn of feature columns that look
+    like row identifiers (:func:`~..id_columns.warn_id_columns`: labelled rows whose features were
+    not chosen by name)."""
     if names is not None and dataset.y is not None:
         warn_guessed_labels(dataset.path, names, len(dataset.y), len(dataset.label_map))
+    if ids and dataset.y is not None:
+        warn_id_columns(dataset.path, dataset.X, dataset.feature_names)
     return dataset
 
 
@@ -274,10 +293,38 @@ def _check_width(width: int, n_features: int | None, path: object) -> None:
         )
 
 
-def _label_by_header(header: list[str], feature_names: Iterable[str], path: object) -> str | None:
-    """:func:`_label_by_elimination` of a text file's header (its row names are no labels)."""
-    data = [n for i, n in enumerate(header) if i != row_names_column(header)]
-    return _label_by_elimination(data, feature_names, path)
+def _predicted_columns(
+    names: list[str], feature_names: list[str], label_column: str | int | None, label_name: str | None, path: object
+) -> tuple[str | int | None, list[str]]:
+    """``(label column, carried columns)`` of a named table of rows to predict whose columns are
+    ``names`` (a text header's row names included), by the model's ``feature_names`` and the
+    ``label_name`` it learnt from: the label column given; else ``label_name`` if the table has it,
+    none if it lacks it; else (a model that does not know it) :func:`_label_by_elimination`.
+    Carried: every column that is neither a feature nor the labels (none when a feature is missing:
+    matching the features by name names it)."""
+    data = [n for i, n in enumerate(names) if i != row_names_column(names)]  # (row names are no labels)
+    if label_column is not None:
+        label = label_column
+    elif label_name is not None:
+        label = label_name if label_name in data else NO_LABELS
+    else:
+        label = _label_by_elimination(data, feature_names, path)
+    wanted = set(feature_names)
+    if not wanted <= set(names):
+        return label, []
+    named = label_column_name(label, names, path)
+    return label, [n for n in names if n not in wanted and n != named]
+
+
+def _streamed_label(
+    names: list[str], feature_names: list[str], label_column: str | int | None, label_name: str | None, path: object
+) -> str | int | None:
+    """The label column of a text file of rows to predict read block by block
+    (:func:`_predicted_columns`); one with columns to carry is read whole, by name (NotStreamed)."""
+    label, carried = _predicted_columns(names, feature_names, label_column, label_name, path)
+    if carried:
+        raise NotStreamed
+    return label
 
 
 def _from_blocks(file: BlockFile | LibsvmBlockFile, *, n_features: int | None, **labels: Any) -> Dataset:
@@ -297,6 +344,7 @@ def _from_blocks(file: BlockFile | LibsvmBlockFile, *, n_features: int | None, *
         path=file.path,
         sha256=file.sha256,
         feature_names=file.feature_names,
+        label_name=None if y is None else file.label_name,
     )
 
 

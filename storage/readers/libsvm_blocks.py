@@ -54,6 +54,7 @@ class LibsvmBlockFile:
     fmt: ClassVar[str] = "libsvm"
     names: ClassVar[None] = None
     feature_names: ClassVar[None] = None
+    label_name: ClassVar[None] = None
     dropped: ClassVar[list[int]] = []
     label_given: ClassVar[bool] = True
 

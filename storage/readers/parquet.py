@@ -31,10 +31,12 @@ def read_table(
     sha256: str | None = None,
     fmt: str = "parquet",
     one_class: bool = False,
+    carry: list[str] | None = None,
 ) -> Dataset:
     """A table read whole into memory (without labels: ``label_column="none"``). ``columns``: an
     encoder for its raw feature columns -- fitted here when it is not yet, else applied. A table in
-    memory read from a file (text with a header) is named ``where`` and identified by ``sha256``."""
+    memory read from a file (text with a header) is named ``where`` and identified by ``sha256``.
+    ``carry``: columns read as they are into the dataset's ``carried`` (rows to predict)."""
     table = open_table(
         source,
         label_column=label_column,
@@ -74,6 +76,8 @@ def read_table(
         feature_names=names,
         columns=columns,
         table=raw,
+        label_name=table.label,
+        carried=table.dataset.to_table(columns=carry) if carry else None,
     )
 
 
