@@ -71,7 +71,8 @@ FEATURES_OPTION = click.option(
     "--features",
     default=None,
     help="CSV/TSV with a header, parquet: comma-separated feature columns (default: every column but the label); "
-    "the others are not read.",
+    "the others are not read. Or the columns to leave out, each with a minus: --features -customer_id,-region "
+    "(every other column but the label is a feature).",
 )
 CATEGORICAL_OPTION = click.option(
     "--categorical",

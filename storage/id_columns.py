@@ -45,13 +45,14 @@ def warn_id_columns(where: object, X: Any, names: Sequence[str] | None) -> None:
     found = id_columns(X, names)
     if not found:
         return
-    assert names is not None  # (found some)
-    kept = ",".join(n for n in names if n not in found)
-    what = ", ".join(repr(n) for n in found)
+    left_out = ",".join(f"-{n}" for n in found)
+    many = len(found) > 1
     warnings.warn(
-        f"{where}: feature column{'s' if len(found) > 1 else ''} {what} look{'' if len(found) > 1 else 's'} like a row "
-        "identifier (named so, a distinct integer on every row) and is learnt as a feature, which measures nothing; "
-        f"leave it out by naming the features: --features {kept} (features=...)",
+        f"{where}: feature column{'s' if many else ''} {', '.join(map(repr, found))} "
+        f"{'look like row identifiers' if many else 'looks like a row identifier'} (named so, a distinct integer on "
+        f"every row) and {'are' if many else 'is'} learnt as {'features' if many else 'a feature'}, which "
+        f"{'measure' if many else 'measures'} nothing; leave {'them' if many else 'it'} out: --features {left_out} "
+        f"(features={left_out!r})",
         UserWarning,
         stacklevel=user_stacklevel(),
     )

@@ -163,7 +163,9 @@ def open_table(
     chosen = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
     if chosen is None and not has_no_labels(label_column):
         _note_named_index([n for n in index if n not in row_numbers and n != label], where)
-    chosen = [n for n in data if n != label] if chosen is None else list(chosen)
+    chosen = (
+        [n for n in data if n != label] if chosen is None else _but_left_out(list(chosen), names, data, label, where)
+    )
     unknown = [n for n in chosen if n not in names]
     if unknown:
         raise DataError(
@@ -187,11 +189,33 @@ def open_table(
             raise DataError(
                 f"feature column {name!r} is {kind}, not numeric",
                 path=where,
-                fix=f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out by naming "
-                "the others (--features a,b,c)",
+                fix=f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out "
+                f"(--features -{name})",
             )
     _check_every_file_has(dataset, [*([label] if label is not None else []), *chosen])
     return TableSource(dataset, label, chosen, where, digest)
+
+
+def _but_left_out(chosen: list[str], names: list[str], data: list[str], label: str | None, where: str) -> list[str]:
+    """The feature columns ``chosen`` names: the columns listed, or, when every item is ``-name`` (a
+    column to leave out: ``--features -customer_id``), every column but the label and those."""
+    left_out = [n[1:].strip() for n in chosen if n.startswith("-") and n not in names]
+    if not left_out:
+        return chosen
+    if len(left_out) < len(chosen):
+        raise DataError(
+            f"--features lists columns to read and columns to leave out (-name) at once: {chosen}",
+            path=where,
+            fix="list the features (--features a,b,c), or only the columns to leave out (--features -id,-region)",
+        )
+    unknown = [n for n in left_out if n not in names]
+    if unknown:
+        raise DataError(
+            f"no column named {unknown[0]!r} to leave out; the columns are {names}",
+            path=where,
+            fix="name existing columns (--features -id,-region)",
+        )
+    return [n for n in data if n != label and n not in left_out]
 
 
 def _check_every_file_has(dataset: Any, columns: list[str]) -> None:
@@ -288,7 +312,7 @@ def _note_named_index(named_index: list[str], where: str) -> None:
         warnings.warn(
             f"{where}: {', '.join(map(repr, named_index))} is the index the pandas DataFrame was saved with, "
             "read as a feature like the other columns; if it identifies rows rather than measures them, "
-            "leave it out by naming the features (--features a,b,c; features=...)",
+            f"leave it out (--features {','.join('-' + n for n in named_index)}; features=...)",
             UserWarning,
             stacklevel=user_stacklevel(),
         )

@@ -39,7 +39,6 @@ CATEGORICAL = ("one-hot", "ordinal")
 IMPUTE = ("mean", "median", "most_frequent")
 _FORMAT = "omkl_dist.preprocessing.ColumnEncoder"
 _FORMAT_VERSION = 1
-_CATEGORICAL_FIX = "encode it with --categorical one-hot or ordinal (categorical=...), or leave it out (--features)"
 _IMPUTE_FIX = "fill it with --impute mean, median or most_frequent (impute=...), or drop those rows"
 
 
@@ -109,7 +108,10 @@ class ColumnEncoder:
         if text and self.categorical is None:
             column = columns[names.index(text[0])]
             example = next(str(v) for v in column if not _missing(v))
-            raise ValueError(f"column {text[0]!r} holds text ({example!r}), not numbers; {_CATEGORICAL_FIX}")
+            raise ValueError(
+                f"column {text[0]!r} holds text ({example!r}), not numbers; encode it with --categorical one-hot or "
+                f"ordinal (categorical=...), or leave it out (--features -{text[0]})"
+            )
         numeric = [name for name in names if name not in text]
         by_name = dict(zip(names, columns))
         _refuse_other_kinds(numeric, [by_name[n] for n in numeric])
@@ -345,7 +347,7 @@ def _refuse_other_kinds(names: list[str], columns: list[np.ndarray]) -> None:
         if column.dtype.kind in _OTHER_KINDS:
             raise ValueError(
                 f"column {name!r} holds {_OTHER_KINDS[column.dtype.kind]} ({column.dtype}), neither numbers nor "
-                "text; leave it out (--features, or drop it from the table) or turn it into numbers first "
+                f"text; leave it out (--features -{name}, or drop it from the table) or turn it into numbers first "
                 "(a date: e.g. days since a fixed day, or its weekday and hour)"
             )
 

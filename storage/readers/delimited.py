@@ -443,9 +443,10 @@ def diagnose_delimited(
             if i not in skip and not is_number(value):
                 if value:
                     problem = f"non-numeric value {show_bytes(value)}"
+                    leave = f"--features -{names[i]}" if names else "--features; the file needs a header row"
                     fix = (
                         "features must be numbers: encode a text column with --categorical one-hot or ordinal "
-                        "(categorical=...; the file needs a header row), leave it out (--features) or correct the value"
+                        f"(categorical=...; the file needs a header row), leave it out ({leave}) or correct the value"
                     )
                     if _formatted_number(value):
                         problem += ": a number written with a currency sign, percent or thousands separators"
