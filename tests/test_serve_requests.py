@@ -268,3 +268,20 @@ def test_concurrent_predictions_are_batched_per_snapshot_and_answered_by_it():
     ]
     expected = [*firsts, answer(wide, X4[:3]), answer(narrow, X3[4:8]), answer(wide, X4[3:4])]
     assert answers == expected
+
+
+def test_an_arrow_body_to_learn_carries_its_labels_in_the_models_own_column():
+    """A model trained on a table's 'churn' column learns from an Arrow stream of that table as it
+    is ('churn' among the columns); 'label' still works, and ?label_column= names another."""
+    from omkl_dist.serving.rows import arrow_batch
+
+    X, y = rows(5, 4)
+    model = Model(OMKC(random_state=0).fit(X, np.where(y == "churn", 1, -1)), label_map=[["stay", -1], ["churn", 1]],
+                  feature_names=FEATURES, label_name="churn")  # fmt: skip
+    features = {n: X[:, j] for j, n in enumerate(FEATURES)}
+    for columns, given in (({"churn": y}, None), ({"label": y}, None), ({"outcome": y}, "outcome")):
+        batch = arrow_batch(_arrow({**features, **columns}), model, learn=True, label_column=given, max_rows=10,
+                            where="POST /v1/learn")  # fmt: skip
+        assert np.array_equal(batch.X, X) and batch.y.tolist() == y.tolist()
+    with pytest.raises(BadRequest, match="no labels' column 'label' \\(nor 'churn', the model's\\)"):
+        arrow_batch(_arrow(features), model, learn=True, label_column=None, max_rows=10, where="POST /v1/learn")

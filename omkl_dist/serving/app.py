@@ -118,7 +118,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         where = f"{request.method} {request.url.path}"
         kind = media_type(request.headers.get("content-type"), where)
         body = await _body(request, limits.max_body_bytes, where)
-        label_column = request.query_params.get("label_column", "label")
+        label_column = request.query_params.get("label_column")  # (None: the model's, else 'label')
 
         def check() -> Batch:
             if kind == ARROW:
@@ -180,6 +180,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
                 "classes": model.classes_.tolist(),
                 "n_features": model.n_features_in_,
                 "feature_names": model.raw_names,
+                "label_name": model.label_name,
                 "limits": {"max_body_bytes": limits.max_body_bytes, "max_rows": limits.max_rows},
             }
         ), 0

@@ -89,8 +89,10 @@ def json_batch(doc: dict[str, Any], model, *, learn: bool, max_rows: int, where:
     return Batch(X, len(rows), y)
 
 
-def arrow_batch(body: bytes, model, *, learn: bool, label_column: str, max_rows: int, where: str) -> Batch:
-    """The rows (and the labels' column, to learn) of an Arrow IPC stream, checked."""
+def arrow_batch(body: bytes, model, *, learn: bool, label_column: str | None, max_rows: int, where: str) -> Batch:
+    """The rows (and the labels' column, to learn) of an Arrow IPC stream, checked. The labels'
+    column: ``label_column``; None: the model's own (``label_name``: the table it was trained on
+    sent as it is) when the stream has it, else ``label``."""
     import pyarrow as pa  # (lazy: only Arrow bodies need it)
 
     try:
@@ -108,10 +110,13 @@ def arrow_batch(body: bytes, model, *, learn: bool, label_column: str, max_rows:
     given = list(table.column_names)
     y = None
     if learn:
+        if label_column is None:
+            label_column = model.label_name if model.label_name in given else "label"
         if label_column not in given:
+            also = f" (nor {model.label_name!r}, the model's)" if model.label_name not in (None, label_column) else ""
             raise BadRequest(
                 400,
-                f"the Arrow stream has no labels' column {label_column!r}",
+                f"the Arrow stream has no labels' column {label_column!r}{also}",
                 where=where,
                 fix=f"add a column {label_column!r} (or name yours with ?label_column=NAME)",
             )
