@@ -267,15 +267,16 @@ def test_tsv_read_as_csv_names_expected_delimiter(tmp_path):
         read_dataset(write(tmp_path, "q.tsv", "1\t2\t0\n3\t4\t1\n"), fmt="csv")
 
 
-def test_a_semicolon_separated_spreadsheet_export_says_how_to_convert_it(tmp_path):
-    """Its fix read "read it as re-save it with whitespace separators (fmt=..., --format)"; a ';'-separated
-    export with decimal commas (a European spreadsheet's) needs decimal=',' too."""
-    euro = write(tmp_path, "euro.csv", '"a";"b";"label"\r\n1,5;-0,25;yes\r\n0,5;2,0;no\r\n')
-    with pytest.raises(DataError, match=r"looks ';'-separated\. Fix: save it comma-separated first, with decimal "
-                       r"points, e.g\. with pandas: pd\.read_csv\(path, sep=';', decimal=','\)\.to_csv"):  # fmt: skip
-        read_dataset(euro)
-    piped = write(tmp_path, "p.txt", "a|b|label\n1.5|2|yes\n")
-    with pytest.raises(DataError, match=r"looks '\|'-separated\. Fix: save it comma-separated first, e\.g\. with "):
+def test_a_semicolon_or_pipe_separated_file_without_a_header_says_how_to_read_it(tmp_path):
+    """With a header, such a file is read (tests/test_semicolon_files.py); without one, the fix says to
+    give it one, or how to convert it (a ';'-separated export with decimal commas needs decimal=',')."""
+    euro = write(tmp_path, "euro.csv", "1,5;-0,25;yes\r\n0,5;2,0;no\r\n")
+    with pytest.raises(DataError, match=r"looks ';'-separated\. Fix: give it a header row naming its columns \(it is "
+                       r"then read as ssv_header\), or save it comma-separated, with decimal points, e\.g\. with "
+                       r"pandas: pd\.read_csv\(path, sep=';', header=None, decimal=','\)\.to_csv"):  # fmt: skip
+        read_dataset(euro, fmt="dense")
+    piped = write(tmp_path, "p.txt", "1.5|2|yes\n2.5|3|no\n")
+    with pytest.raises(DataError, match=r"looks '\|'-separated\. Fix: give it a header row .* psv_header"):
         read_dataset(piped)
 
 

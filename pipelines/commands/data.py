@@ -8,6 +8,7 @@ import sys
 import click
 
 from omkl_dist.storage.location import text
+from omkl_dist.storage.readers.dataset import FORMATS
 
 from ..cli_base import (
     CATEGORICAL_OPTION,
@@ -47,7 +48,7 @@ def data():
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet"]),
+    type=click.Choice(list(FORMATS)),
     default=None,
     help="Input format (default: detected from name and content).",
 )

@@ -15,7 +15,7 @@ from omkl_dist.preprocessing import ColumnEncoder
 
 from ..errors import DataError
 
-FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "mat", "parquet")
+FORMATS = ("libsvm", "dense", "csv", "csv_header", "tsv_header", "ssv_header", "psv_header", "mat", "parquet")
 # LIBSVM (and sparse .mat) data at least this wide stay sparse: densifying rcv1-like data (47,236
 # features, 0.16 % non-zero) would take ~600 times the memory of its values.
 SPARSE_MIN_FEATURES = 10_000

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from ..errors import DataError
 from ..labels import default_label_column, has_no_labels, is_label_name, resolve_label_column, row_names_column
 from .dataset import ParsedFile
-from .detect import split_header
+from .detect import decimal_commas_only, split_header
 from .textio import decode_utf8, empty_file_error, first_lines, is_blank, is_number, show_bytes, text_lines
 
 _DELIMITER_NAMES: dict[str | None, str] = {",": "','", "\t": "tab", ";": "';'", "|": "'|'", None: "whitespace"}
@@ -40,10 +40,11 @@ def read_tsv_header(content: bytes, path: Path, label_column: str | int | None =
     return _read_delimited(content, path, delimiter="\t", header=True, label_column=label_column)
 
 
-def text_table(content: bytes, path: Path, delimiter: str) -> Any:
-    """Comma or tab separated text with a header as a pyarrow Table, each column's type inferred
-    (numbers, else text) and empty fields, ``NA``, ``null``, ``NaN`` missing: the columns read by
-    name, as a parquet table's, when they are chosen (``--features``) or encoded."""
+def text_table(content: bytes, path: Path, delimiter: str, decimal_point: str = ".") -> Any:
+    """Delimited text with a header as a pyarrow Table, each column's type inferred (numbers, with
+    ``decimal_point``, else text) and empty fields, ``NA``, ``null``, ``NaN`` missing: the columns read
+    by name, as a parquet table's, when they are chosen (``--features``) or encoded, and a
+    ``;``/``|``-separated file's always."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -51,7 +52,7 @@ def text_table(content: bytes, path: Path, delimiter: str) -> Any:
         table = pacsv.read_csv(
             io.BytesIO(content),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+            convert_options=pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=decimal_point),
         )
     except pa.ArrowInvalid as exc:  # a ragged row, a quote left open
         raise DataError(
@@ -377,16 +378,20 @@ def wrong_delimiter(line: bytes, delimiter: str | None, path: Path, row: int, sa
     ';'-separated spreadsheet export shows its decimal commas (its header has no numbers)."""
     expected = _DELIMITER_NAMES[delimiter]
     found = [d for d in (",", "\t", ";", "|") if d != delimiter and d.encode() in line]
+    if ";" in found and decimal_commas_only(line):  # (its commas are decimal points)
+        found.remove(";")
+        found.insert(0, ";")
     if found:
         seen = _DELIMITER_NAMES[found[0]]
         hint = {",": "csv or csv_header", "\t": "tsv_header (or dense if it has no header)"}.get(found[0])
         if hint is not None:
             fix = f"read it as {hint} (fmt=..., --format)"
-        else:  # ';' or '|': no format of ours; ';' is a spreadsheet's CSV where a comma is the decimal point
+        else:  # ';' or '|' without a header (with one: ssv_header, psv_header, decimal commas understood)
             decimal = found[0] == ";" and re.search(rb"\d,\d", line + sample) is not None
             fix = (
-                f"save it comma-separated first{', with decimal points' if decimal else ''}, e.g. with pandas: "
-                f"pd.read_csv(path, sep={found[0]!r}{', decimal=' + repr(',') if decimal else ''})"
+                f"give it a header row naming its columns (it is then read as {'ssv' if found[0] == ';' else 'psv'}"
+                f"_header), or save it comma-separated{', with decimal points' if decimal else ''}, e.g. with pandas: "
+                f"pd.read_csv(path, sep={found[0]!r}, header=None{', decimal=' + repr(',') if decimal else ''})"
                 ".to_csv('data.csv', index=False)"
             )
         return DataError(

@@ -31,7 +31,9 @@ def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
     4. first non-blank line contains a tab -> ``"tsv_header"`` if it is a header (see below),
        else ``"dense"`` (tabs are whitespace);
     5. first non-blank line contains a comma -> ``"csv_header"`` if it is a header, else ``"csv"``;
-    6. otherwise -> ``"dense"``.
+    6. first non-blank line contains a semicolon (a spreadsheet's CSV where the comma is the decimal
+       point) or a pipe, and names the columns of the line below -> ``"ssv_header"``, ``"psv_header"``;
+    7. otherwise -> ``"dense"``.
 
     A first line is a header when one of its fields is not a number (a numeric row that merely
     mixes tabs and spaces is not), or when its fields are the consecutive integers
@@ -56,8 +58,13 @@ def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
     second = lines[1] if len(lines) > 1 else None
     if b"\t" in first:
         return "tsv_header" if _is_header(first, second, "\t", path) else "dense"
+    if b";" in first and decimal_commas_only(first):  # (a ';' export's data row: its error says how to read it)
+        return "ssv_header" if _names_columns(first, second, ";", path) else "dense"
     if b"," in first:
         return "csv_header" if _is_header(first, second, ",", path) else "csv"
+    for delimiter, fmt in ((";", "ssv_header"), ("|", "psv_header")):
+        if delimiter.encode() in first and _names_columns(first, second, delimiter, path):
+            return fmt
     return "dense"
 
 
@@ -126,6 +133,42 @@ def split_header(
     if not sniffing:
         check_distinct_names(names, path, "the header")
     return names
+
+
+def _names_columns(first: bytes, second: bytes | None, delimiter: str, path: Path) -> bool:
+    """Whether ``first`` is a header of ``delimiter``-separated columns, as :func:`_is_header` tells (a
+    decimal comma read as a point): two fields or more, a word over a number of the line below (or
+    no line below)."""
+
+    def number(field: str) -> bool:
+        return is_number(field.replace(",", "."))
+
+    fields = split_header(first, delimiter, path, sniffing=True)
+    if len(fields) < 2 or all(number(f) for f in fields):
+        return False
+    if second is None:
+        return True
+    below = split_header(second, delimiter, path, sniffing=True)
+    return len(below) == len(fields) and any(not number(a) and number(b) for a, b in zip(fields, below))
+
+
+def decimal_commas_only(line: bytes) -> bool:
+    """Whether every comma of ``line`` stands between two digits (``1,5;-0,25``: decimal commas)."""
+    return all(_DECIMAL_COMMA.fullmatch(line, max(i - 1, 0), i + 2) for i in range(len(line)) if line[i] == 44)
+
+
+_DECIMAL_COMMA = re.compile(rb"\d,\d")
+
+
+def decimal_point(content: bytes, delimiter: str) -> str:
+    """``","`` for a ``;``-separated file whose first rows write numbers with a decimal comma (and
+    none with a point), else ``"."``."""
+    if delimiter != ";":
+        return "."
+    head = b"\n".join(first_lines(content, _SNIFF_LINES)[1:])
+    comma = re.search(rb"(^|[;\n])\s*[+-]?\d+,\d+\s*(?=[;\n]|$)", head) is not None
+    point = re.search(rb"(^|[;\n])\s*[+-]?\d*\.\d+\s*(?=[;\n]|$)", head) is not None
+    return "," if comma and not point else "."
 
 
 def _is_header(first: bytes, second: bytes | None, delimiter: str, path: Path) -> bool:

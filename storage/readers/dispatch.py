@@ -29,7 +29,7 @@ from ..tables import is_table_source, table_columns
 from .blocks import BlockFile, NotStreamed, open_blocks
 from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
-from .detect import check_format, detect_format, looks_mat, split_header
+from .detect import check_format, decimal_point, detect_format, looks_mat, split_header
 from .libsvm import read_libsvm
 from .libsvm_blocks import LibsvmBlockFile
 from .mat import read_mat
@@ -37,7 +37,9 @@ from .parquet import read_table
 from .textio import decompress, first_lines, read_bytes, text_content
 
 _DELIMITED = ("dense", "csv", "csv_header", "tsv_header")
-_HEADED = {"csv_header": ",", "tsv_header": "\t"}  # text whose columns have names: read by name when asked
+# text whose columns have names: read by name when asked, and always when pyarrow reads it (its decimal commas)
+_HEADED = {"csv_header": ",", "tsv_header": "\t", "ssv_header": ";", "psv_header": "|"}
+_BY_NAME = ("ssv_header", "psv_header")
 # the parser of each format; the delimited ones also take label_column=, libsvm n_features= and sparse=
 _READERS: dict[str, Callable[..., ParsedFile]] = {
     "libsvm": read_libsvm,
@@ -209,8 +211,10 @@ def read_dataset(
         if carried:  # (read by name: the model's columns in the file's order, the labels, the others as they are)
             chosen = [n for n in header if n in by_features] if features is None else features
             by_name.update(features=chosen, carry=carried)
-    if fmt in _HEADED and (by_name["features"] is not None or columns is not None):
-        table = text_table(content, path, _HEADED[fmt])
+    if fmt in _BY_NAME and len(first_lines(content, 2)) < 2:
+        raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
+    if fmt in _HEADED and (by_name["features"] is not None or columns is not None or fmt in _BY_NAME):
+        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]))
         dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
         return _check_guess(dataset, header if guessed else None, ids)
     if features is not None or columns is not None:
@@ -303,6 +307,7 @@ def _predicted_columns(
     Carried: every column that is neither a feature nor the labels (none when a feature is missing:
     matching the features by name names it)."""
     data = [n for i, n in enumerate(names) if i != row_names_column(names)]  # (row names are no labels)
+    label: str | int | None
     if label_column is not None:
         label = label_column
     elif label_name is not None:
