@@ -268,7 +268,7 @@ def test_tsv_read_as_csv_names_expected_delimiter(tmp_path):
 
 
 def test_a_semicolon_or_pipe_separated_file_without_a_header_says_how_to_read_it(tmp_path):
-    """With a header, such a file is read (tests/test_semicolon_files.py); without one, the fix says to
+    """With a header, such a file is read (tests/test_spreadsheet_files.py); without one, the fix says to
     give it one, or how to convert it (a ';'-separated export with decimal commas needs decimal=',')."""
     euro = write(tmp_path, "euro.csv", "1,5;-0,25;yes\r\n0,5;2,0;no\r\n")
     with pytest.raises(DataError, match=r"looks ';'-separated\. Fix: give it a header row naming its columns \(it is "

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import DataError
 from ..tables import check_distinct_names
 from .dataset import FORMATS
-from .textio import decode_utf8, empty_file_error, first_lines, is_number
+from .textio import check_not_office, decode_utf8, empty_file_error, first_lines, is_number
 
 # Names used elsewhere (MANIFEST.json, other tools) for the same formats.
 _FORMAT_ALIASES = {"dense_ws": "dense", "svmlight": "libsvm"}
@@ -43,6 +43,7 @@ def detect_format(path: str | os.PathLike[str], content: bytes) -> str:
     path = Path(path)
     if looks_mat(path, content):
         return "mat"
+    check_not_office(content, path)
     if b"\x00" in content[:4096]:
         raise DataError(
             "binary content that is not a MATLAB .mat file",

@@ -28,6 +28,11 @@ _STREAMS = {
 }
 _ZIP_MAGIC = b"PK\x03\x04"
 _OTHER_MAGIC = {b"(\xb5/\xfd": "zstd"}
+_OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Excel 97-2003 workbooks (.xls), Word's .doc
+_SAVE_AS_CSV = (
+    "save the sheet as CSV (File > Save As > CSV UTF-8), or with pandas: "
+    "pd.read_excel(path).to_csv('data.csv', index=False)"
+)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -102,6 +107,7 @@ def decompress(stored: bytes, path: Path) -> bytes:
             return _checked_content(_decompressed(stored, path, name, opener, test, budget), path, budget)
     if stored.startswith(_ZIP_MAGIC):
         return _checked_content(_unzipped(stored, path, budget), path, budget)
+    check_not_office(stored, path)
     for magic, name in _OTHER_MAGIC.items():
         if stored.startswith(magic):
             raise DataError(
@@ -167,6 +173,9 @@ def _unzipped(stored: bytes, path: Path, budget: int) -> bytes:
     try:
         with zipfile.ZipFile(io.BytesIO(stored)) as archive:
             members = [m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
+            workbook = _workbook(archive, [m.filename for m in members])
+            if workbook is not None:
+                raise DataError(f"{workbook}, not a data file", path=path, fix=_SAVE_AS_CSV)
             if len(members) != 1:
                 names = [m.filename for m in members][:5]
                 raise DataError(
@@ -181,6 +190,26 @@ def _unzipped(stored: bytes, path: Path, budget: int) -> bytes:
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError) as exc:
         raise DataError(f"corrupt zip file ({exc})", path=path, fix=fix) from None
     return content
+
+
+def check_not_office(head: bytes, path: Path) -> None:
+    """Refuse an Excel 97-2003 workbook (or another OLE2 office file) by its first bytes, saying how
+    to save it as data."""
+    if head.startswith(_OLE2_MAGIC):
+        raise DataError("a Microsoft Office file (an Excel 97-2003 workbook?), not a data file", path=path,
+                        fix=_SAVE_AS_CSV)  # fmt: skip
+
+
+def _workbook(archive: zipfile.ZipFile, names: list[str]) -> str | None:
+    """What a zip archive is when it is an office document rather than an archive of data: an Excel
+    workbook (.xlsx: ``xl/`` parts), an OpenDocument spreadsheet (.ods), another office file."""
+    if "[Content_Types].xml" in names:
+        return "an Excel workbook (.xlsx)" if any(n.startswith("xl/") for n in names) else "a Microsoft Office file"
+    if "mimetype" in names:
+        kind = archive.read("mimetype")[:100]
+        if kind.startswith(b"application/vnd.oasis.opendocument"):
+            return "an OpenDocument spreadsheet (.ods)" if b"spreadsheet" in kind else "an OpenDocument file"
+    return None
 
 
 def _checked_content(content: bytes, path: Path, budget: int) -> bytes:

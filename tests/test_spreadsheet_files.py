@@ -1,7 +1,8 @@
 """A spreadsheet's CSV export in a European locale -- ';'-separated, decimal commas (Excel in German,
 French, Spanish...) -- and a '|'-separated file with a header are read as they are (``ssv_header``,
 ``psv_header``: by name, through pyarrow), into the same dataset as the comma-separated file. Before,
-each was an error whose fix converted it with pandas first."""
+each was an error whose fix converted it with pandas first. A workbook (.xlsx, .ods, .xls) is refused
+as such, with how to save it as CSV: an .xlsx was "a zip archive of 3 files; unzip it"."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 
 from omkl_dist.pipelines.cli import main
 from omkl_dist.storage import DataError, detect_format, ingest, load_arrays, read_dataset
+from omkl_dist.storage.readers import blocks
 
 
 def _frame(n=120):
@@ -76,3 +78,32 @@ def test_bad_values_and_empty_files_are_named(tmp_path):
     with pytest.raises(DataError, match="missing value in feature column 'b'"):
         read_dataset(tmp_path / "missing.csv")
     assert read_dataset(tmp_path / "missing.csv", impute="mean").X[0, 1] == 3.0
+
+
+def _zip(path, members: dict):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_workbooks_are_refused_as_such(tmp_path, monkeypatch, streamed):
+    monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0 if streamed else 2**62)
+    xlsx = _zip(tmp_path / "book.xlsx", {"[Content_Types].xml": "<x/>", "xl/workbook.xml": "<x/>",
+                                         "xl/worksheets/sheet1.xml": "<x/>"})  # fmt: skip
+    ods = _zip(tmp_path / "book.ods", {"mimetype": "application/vnd.oasis.opendocument.spreadsheet",
+                                       "content.xml": "<x/>"})  # fmt: skip
+    xls = tmp_path / "book.xls"
+    xls.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
+    for path, what in ((xlsx, "an Excel workbook \\(.xlsx\\)"), (ods, "an OpenDocument spreadsheet \\(.ods\\)"),
+                       (xls, "a Microsoft Office file \\(an Excel 97-2003 workbook\\?\\)")):  # fmt: skip
+        for read in (lambda: read_dataset(path), lambda: ingest(path, tmp_path / "ds")):
+            with pytest.raises(DataError, match=f"{what}, not a data file. Fix: save the sheet as CSV"):
+                read()
+    assert not (tmp_path / "ds").exists()
+    archive = _zip(tmp_path / "two.zip", {"a.csv": "a,b\n1,2\n", "b.csv": "a,b\n1,2\n"})  # (a real archive)
+    with pytest.raises(DataError, match="the zip archive holds 2 files"):
+        read_dataset(archive)
