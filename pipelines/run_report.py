@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from omkl_dist.job import JOB_FIELDS
 from omkl_dist.runner import RunResult
@@ -128,8 +129,10 @@ def format_report(report: dict) -> str:
         where = f" on {report['workers']} worker(s), {report['shards']} kernel shard(s){recovered}"
     else:
         where = f"; loading {report['load_seconds']:.2f} s"
+    # (a cluster job's data file is learnt from its ingested copy: the file is what the user gave)
+    data = Path(str(report["data"])).name if "workers" in report and report.get("data") else report["dataset"]
     lines = [
-        f"{report['algo']} {report['params'] if report['params'] else ''} on {report['dataset']} "
+        f"{report['algo']} {report['params'] if report['params'] else ''} on {data} "
         f"({report['n']} instances, block {report['block_size']}, seed {report['seed']}, "
         f"scaling {report['scaling']}{resumed})",
         f"  mistake rate     {100 * report['mistake_rate']:.2f} %  ({report['mistakes']} mistakes)",

@@ -683,6 +683,7 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     )
     assert_same_model(out, read_model(tmp_path / "local"))
     assert load_model(out).label_name == load_model(tmp_path / "local").label_name == "outcome"
-    omkl(*submit, "--overwrite")
+    again = omkl(*submit, "--overwrite")
+    assert " on table.csv (4000 instances" in again.stdout  # (the console names the file too)
     assert list((tmp_path / "remote.data").iterdir()) == [ingested]
     assert_same_model(out, read_model(tmp_path / "local"))
