@@ -211,3 +211,16 @@ def test_a_model_store_version_knows_its_label_column(trained, tmp_path):
     assert scored.exit_code == 0, scored.output
     assert "the rows have no column 'churn'" in scored.output
     assert pd.read_csv(tmp_path / "p.csv").customer_id.tolist() == frame.customer_id.tolist()
+
+
+def test_carried_ids_keep_their_text(trained, tmp_path):
+    """An id column of a text file is carried as the text it holds: '00123' stays '00123' (read as a
+    number it was 123), in CSV and parquet output alike."""
+    root, frame = trained
+    rows = frame.drop(columns=["churn", "customer_id"]).head(3)
+    rows.insert(0, "account", ["00123", "007", "42"])
+    rows.to_csv(tmp_path / "rows.csv", index=False)
+    _predict(root, tmp_path / "rows.csv", tmp_path / "p.csv")
+    assert (tmp_path / "p.csv").read_text().splitlines()[1].endswith(",00123")
+    _predict(root, tmp_path / "rows.csv", tmp_path / "p.parquet")
+    assert pq.read_table(tmp_path / "p.parquet")["account"].to_pylist() == ["00123", "007", "42"]

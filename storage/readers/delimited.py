@@ -40,19 +40,25 @@ def read_tsv_header(content: bytes, path: Path, label_column: str | int | None =
     return _read_delimited(content, path, delimiter="\t", header=True, label_column=label_column)
 
 
-def text_table(content: bytes, path: Path, delimiter: str, decimal_point: str = ".") -> Any:
+def text_table(content: bytes, path: Path, delimiter: str, decimal_point: str = ".", text: Collection[str] = ()) -> Any:
     """Delimited text with a header as a pyarrow Table, each column's type inferred (numbers, with
     ``decimal_point``, else text) and empty fields, ``NA``, ``null``, ``NaN`` missing: the columns read
     by name, as a parquet table's, when they are chosen (``--features``) or encoded, and a
-    ``;``/``|``-separated file's always."""
+    ``;``/``|``-separated file's always. The ``text`` columns are read as the text they hold (ids:
+    ``00123`` is not the number 123)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    header = first_lines(content, 1)
+    raw = next(csv.reader([header[0].decode("utf-8", "replace")], delimiter=delimiter)) if header and text else []
+    types = {name: pa.string() for name in raw if name.strip() in text}
     try:
         table = pacsv.read_csv(
             io.BytesIO(content),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=decimal_point),
+            convert_options=pacsv.ConvertOptions(
+                strings_can_be_null=True, decimal_point=decimal_point, column_types=types
+            ),
         )
     except pa.ArrowInvalid as exc:  # a ragged row, a quote left open
         raise DataError(

@@ -214,7 +214,8 @@ def read_dataset(
     if fmt in _BY_NAME and len(first_lines(content, 2)) < 2:
         raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
     if fmt in _HEADED and (by_name["features"] is not None or columns is not None or fmt in _BY_NAME):
-        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]))
+        carried = by_name.get("carry") or ()  # (as the text they hold: an id 00123 stays 00123)
+        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]), text=carried)
         dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
         return _check_guess(dataset, header if guessed else None, ids)
     if features is not None or columns is not None:
