@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from omkl_dist.algorithms.labels import recode
+from omkl_dist.storage.carried import read_carried
 from omkl_dist.storage.errors import DataError
 from omkl_dist.storage.job_data import is_ingested
 from omkl_dist.storage.location import location, text
@@ -135,7 +136,8 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
     have names). A model with a column encoder gets a file's raw columns by name (``{name: values}``
     blocks), which it imputes and encodes itself, as ``Model.predict(DataFrame)`` does; of an
     ingested dataset, what :func:`ingested_rows` gives (the model returned predicts the rows).
-    ``carried``: a named table's columns that are neither features nor labels (a pyarrow Table), or None."""
+    ``carried``: a named table's columns that are neither features nor labels, or an ingested dataset's
+    kept columns (``omkl data ingest --keep``): a pyarrow Table, or None."""
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
@@ -157,7 +159,8 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
                 yield lo, rows(X), y
                 lo += X.shape[0]
 
-        return stream.n_rows, stream.label_map if stream.labelled else None, blocks(), model, None
+        carried = read_carried(path, stream.meta)  # (ids kept at ingest: written beside the predictions)
+        return stream.n_rows, stream.label_map if stream.labelled else None, blocks(), model, carried
     ds = read_dataset(
         resolve_dataset(str(data)),
         label_column=label_column,
@@ -300,6 +303,8 @@ def predict(
                     columns.update({name: rows.column(j) for j, name in enumerate(carried_names)})
                 write(pa.table(columns, schema=schema))
     seconds = time.perf_counter() - t0
+    # a named table read by the model's label column, and without it (ingested rows said so at ingest)
+    missing = None if labelled or label_column is not None or is_ingested(location(data)) else model.label_name
     return {
         **made_by,
         "out": str(out),
@@ -308,7 +313,7 @@ def predict(
         "classes": labels,
         "unseen_labels": dict(unseen.most_common()),
         "carried": carried_names,
-        "label_name": model.label_name,
+        "labels_missing": missing,
         "seconds": seconds,
         "rows_per_second": n_rows / seconds if seconds > 0 else None,
         "load_seconds": load_seconds,

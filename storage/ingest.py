@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from omkl_dist.preprocessing import ColumnEncoder
 
+from .carried import check_carried, kept_names, without_kept, write_carried
 from .errors import DataError
 from .id_columns import warn_id_columns
 from .labels import canonical, encode_label_codes, encode_labels, has_no_labels, warn_guessed_labels
@@ -89,6 +90,7 @@ def ingest(
     impute: str | None = None,
     columns: ColumnEncoder | None = None,
     zero_based: bool = False,
+    keep: Iterable[str] | str | None = None,
 ) -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
 
@@ -133,6 +135,10 @@ def ingest(
         of a table, recorded alike: a later window read exactly as the model's first one was.
     zero_based : bool, default False
         LIBSVM: feature indices start at 0.
+    keep : list of str or str, optional
+        Tables and CSV/TSV files with a header: columns stored as they are (ids), not learnt from,
+        in ``carried.parquet`` (:mod:`omkl_dist.storage.carried`); ``omkl predict`` writes them
+        beside its predictions. Left out of the features (a file with them is read whole).
     views : bool, default False
         ``source`` is a multi-view dataset (a folder of aligned files, a registry name such as
         ``"mfeat"``, or ``{view: file}``): its views are stored side by side and ``meta.json``
@@ -160,6 +166,9 @@ def ingest(
         _refuse_label_options(source, views=views, classes=classes, n_classes=n_classes, positive_class=positive_class)
     if features is not None and not isinstance(features, str):
         features = list(features)
+    kept = kept_names(keep)
+    if kept and views:
+        raise ValueError("--keep names a table's columns; a multi-view dataset's views have none to keep")
     encoding: dict[str, Any] = {"categorical": categorical, "impute": impute}
     encoded = columns is not None or any(v is not None for v in encoding.values())
     if encoded and is_table_source(source) and not isinstance(source, (str, Path)):  # a table in memory
@@ -170,9 +179,10 @@ def ingest(
             n_classes=n_classes,
             label_column=label_column,
             positive_class=positive_class,
-            features=features,
+            features=without_kept(features, kept, "the table"),
             columns=columns if columns is not None else ColumnEncoder(**encoding),
             fmt="table",
+            carry=kept,
         )
         table_meta = {"kind": "ingest", "source": ds.path.name, "source_name": type(source).__name__}
         return _write_dataset(
@@ -189,8 +199,9 @@ def ingest(
             overwrite=overwrite,
             label_column=label_column,
             positive_class=positive_class,
-            features=features,
+            features=without_kept(features, kept, source),
             layout="csr" if layout == "csr" else "dense",
+            keep=kept,
         )
     if views:
         from .views import format_groups, read_views, view_files
@@ -219,7 +230,7 @@ def ingest(
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
-    if not encoded and features is None and n_features is None and layout != "csr" and not zero_based:
+    if not encoded and features is None and not kept and n_features is None and layout != "csr" and not zero_based:
         try:  # a large CSV/TSV or (dense) LIBSVM file: block by block, never whole in memory
             file = open_blocks(Path(path), fmt=fmt, label_column=label_column, sparse=_READER_SPARSE[layout])
         except NotStreamed:
@@ -242,6 +253,7 @@ def ingest(
         features=features,
         zero_based=zero_based,
         columns=columns,
+        keep=kept,
         **encoding,
     )
     if feature_groups is not None:
@@ -379,6 +391,8 @@ def _write_dataset(
         )
         for lo in range(0, ds.n_rows, chunk_rows):
             writer.append(ds.X[lo : lo + chunk_rows], None if ds.y is None else ds.y[lo : lo + chunk_rows])
+        if ds.carried is not None:
+            meta["carried"] = write_carried(tmp, ds.carried, ds.n_rows, ds.path)
         return writer.close(meta)
 
 
@@ -395,6 +409,7 @@ def _ingest_table(
     positive_class: object,
     features: Iterable[str] | str | None,
     layout: str = "dense",
+    keep: list[str] | None = None,
 ) -> dict[str, Any]:
     """:func:`ingest` of a table: its label column read first (for the label map), then its
     feature columns in batches of ``chunk_rows`` rows straight into the dataset's chunks."""
@@ -440,6 +455,8 @@ def _ingest_table(
             if lo == 0 and y is not None and features is None:
                 warn_id_columns(table.where, X, table.features)
             writer.append(X, None if y is None else y[lo : lo + len(X)])
+        if keep:
+            meta["carried"] = write_carried(tmp, table.dataset.to_table(columns=keep), n_rows, table.where)
         return writer.close(meta)
 
 
@@ -462,6 +479,7 @@ def dataset_info(directory: PathArg) -> dict[str, Any]:
         )
     _check_arrays(directory, meta)
     _check_labels_meta(directory, meta)
+    check_carried(directory, meta)
     return meta
 
 
@@ -473,6 +491,7 @@ def verify_dataset(directory: PathArg) -> dict[str, Any]:
     features = open_features(directory, meta)
     for c in range(len(meta["checksums"]["features"])):
         read_chunk(directory, features, meta, c)
+    check_carried(location(directory), meta, full=True)
     return meta
 
 
@@ -495,6 +514,8 @@ def format_info(meta: Mapping[str, Any]) -> str:
         chunking += f", {-(-n_rows // chunk_rows)} chunk(s)"
     for name, columns in (meta.get("feature_groups") or {}).items():
         lines.append(f"group:     {name} (columns {columns})")
+    if meta.get("carried"):
+        lines.append(f"kept:      {', '.join(meta['carried']['columns'])} (not features: omkl predict writes them out)")
     lines += [
         f"layout:    {_layout_line(meta)}",
         f"dtype:     {meta.get('dtype')}",

@@ -107,6 +107,8 @@ META_SCHEMA = obj(
         "feature_groups": obj(values=string()),
         "views": obj(values=string()),
         "label_column": string(),
+        # columns kept beside the features, as read (storage/carried.py): ids omkl predict writes out
+        "carried": obj(required={"columns": array(string()), "sha256": _HEX64}),
         "n_permutations": _COUNT,
         "columns": obj(),  # ColumnEncoder.to_dict(): how the raw columns were imputed and encoded
     },

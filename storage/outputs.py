@@ -65,7 +65,7 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PLOT_MARKER = b"Software\x00omkl-dist"  # the tEXt chunk (keyword, NUL, text) in every PNG omkl-dist writes
 _PNG_HEAD_CHUNKS = 64  # the marker sits right after IHDR; a PNG of ours has few chunks before its image data
 _DIR_ENTRIES = {
-    DATASET: ("meta.json", {"meta.json", "features.zarr", "features.csr", "labels.parquet"}),
+    DATASET: ("meta.json", {"meta.json", "features.zarr", "features.csr", "labels.parquet", "carried.parquet"}),
     MODEL: ("model.json", {"model.json", "state.zarr"}),
     CHECKPOINTS: ("job.json", {"job.json"}),  # plus ckpt-* saved models, see _is_own_entry
     REPORT: (REPORT_MARKER, {REPORT_MARKER}),  # plus marked PNG plots and report folders, see _is_own_entry

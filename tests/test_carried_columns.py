@@ -224,3 +224,82 @@ def test_carried_ids_keep_their_text(trained, tmp_path):
     assert (tmp_path / "p.csv").read_text().splitlines()[1].endswith(",00123")
     _predict(root, tmp_path / "rows.csv", tmp_path / "p.parquet")
     assert pq.read_table(tmp_path / "p.parquet")["account"].to_pylist() == ["00123", "007", "42"]
+
+
+@pytest.fixture()
+def kept(trained, tmp_path):
+    """The rows to score ingested with their ids kept (``--keep customer_id``; ids with leading zeros),
+    from CSV (unlabelled) and from parquet (labelled)."""
+    root, frame = trained
+    rows = frame.assign(customer_id=[f"{i:06d}" for i in range(len(frame))])
+    rows.drop(columns="churn").to_csv(tmp_path / "rows.csv", index=False)
+    rows.to_parquet(tmp_path / "rows.parquet")
+    ran = invoke("data", "ingest", tmp_path / "rows.csv", "--label-column", "none", "--keep", "customer_id",
+                 "--out", tmp_path / "csv-ds", "--chunk-rows", 128)  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert "kept:      customer_id (not features: omkl predict writes them out)" in ran.output
+    ingest(tmp_path / "rows.parquet", tmp_path / "pq-ds", label_column="churn", keep=["customer_id"], chunk_rows=128)
+    return root, rows, tmp_path
+
+
+def test_an_ingested_datasets_kept_ids_are_written_beside_its_predictions(kept):
+    from omkl_dist.storage import dataset_info, verify_dataset
+
+    root, rows, folder = kept
+    want = load_model(root / "model").predict(rows[FEATURES])
+    for name, labelled in (("csv-ds", False), ("pq-ds", True)):
+        meta = verify_dataset(folder / name)
+        assert meta["carried"]["columns"] == ["customer_id"] and meta["feature_names"] == FEATURES
+        assert dataset_info(folder / name)["n_features"] == 3
+        output = _predict(root, folder / name, folder / f"{name}.parquet", "--block-rows", 100)
+        table = pq.read_table(folder / f"{name}.parquet")
+        assert table["customer_id"].to_pylist() == rows.customer_id.tolist()
+        assert table["label"].to_pylist() == want.tolist()
+        assert ("true_label" in table.column_names) == labelled and "note: no accuracy" not in output
+
+
+@pytest.mark.cluster
+def test_kept_ids_on_a_cluster(kept):
+    """Predicted by tasks on the workers, the blocks in order: the ids beside the same rows."""
+    from distributed import LocalCluster
+
+    root, rows, folder = kept
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        _predict(
+            root, folder / "csv-ds", folder / "c.csv", "--block-rows", 64, "--scheduler", cluster.scheduler_address
+        )
+    written = pd.read_csv(folder / "c.csv", dtype={"customer_id": str})
+    assert written.customer_id.tolist() == rows.customer_id.tolist()
+    assert written.label.tolist() == load_model(root / "model").predict(rows[FEATURES]).tolist()
+
+
+def test_kept_columns_are_checked_and_refused_where_they_cannot_be(kept):
+    from omkl_dist.storage import DataError, dataset_info, verify_dataset
+
+    root, rows, folder = kept
+    carried = folder / "csv-ds" / "carried.parquet"
+    pq.write_table(pq.read_table(carried).slice(0, 10), carried)  # another file in its place
+    with pytest.raises(DataError, match="carried.parquet holds 10 rows of"):
+        dataset_info(folder / "csv-ds")
+    pq.write_table(pq.read_table(folder / "pq-ds" / "carried.parquet").slice(0), folder / "pq-ds" / "carried.parquet",
+                   compression="gzip")  # fmt: skip
+    with pytest.raises(DataError, match="carried.parquet does not match its checksum"):
+        verify_dataset(folder / "pq-ds")
+    with pytest.raises(DataError, match="'customer_id' is both kept"):
+        ingest(folder / "rows.parquet", folder / "x", label_column="churn", keep="customer_id",
+               features=["customer_id", "f0"])  # fmt: skip
+    (folder / "rows.svm").write_text("1 1:0.5 2:1\n-1 1:1 3:2\n")
+    with pytest.raises(DataError, match="--keep name a table's columns, and this libsvm file has no header"):
+        ingest(folder / "rows.svm", folder / "y", keep="customer_id")
+    assert not (folder / "x").exists() and not (folder / "y").exists()
+
+
+def test_a_model_learns_from_a_dataset_with_kept_columns_without_them(tmp_path):
+    frame = _table(300)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    ingest(tmp_path / "t.csv", tmp_path / "ds", label_column="churn", keep="customer_id")
+    ran = invoke("run", "spa", "--data", tmp_path / "ds", "--model-out", tmp_path / "m", "--quiet", "--json")
+    assert ran.exit_code == 0, ran.output
+    assert load_model(tmp_path / "m").feature_names_in_.tolist() == FEATURES

@@ -74,6 +74,12 @@ def data():
 @IMPUTE_OPTION
 @ZERO_BASED_OPTION
 @click.option(
+    "--keep",
+    default=None,
+    help="CSV/TSV with a header, parquet: comma-separated columns (ids) stored as they are beside the features, "
+    "not learnt from; omkl predict writes them beside its predictions.",
+)
+@click.option(
     "--views",
     is_flag=True,
     help="SOURCE is a multi-view dataset (a folder of aligned files or a registry name such as mfeat): "
@@ -110,6 +116,7 @@ def data_ingest(
     categorical,
     impute,
     zero_based,
+    keep,
     views,
     feature_groups,
     layout,
@@ -132,6 +139,7 @@ def data_ingest(
         views=views,
         feature_groups=_parse_groups(feature_groups),
         layout=layout,
+        keep=keep,
     )
     click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))

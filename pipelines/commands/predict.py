@@ -105,9 +105,9 @@ def predict_cmd(
     )
     if result["carried"]:
         click.echo(f"columns written beside the predictions as they are: {', '.join(result['carried'])}", err=True)
-    if result["accuracy"] is None and result["label_name"] is not None and label_column is None:
+    if result["labels_missing"] is not None:
         click.echo(
-            f"note: no accuracy: the rows have no column {result['label_name']!r}, the model's labels "
+            f"note: no accuracy: the rows have no column {result['labels_missing']!r}, the model's labels "
             "(name the column that holds them with --label-column)",
             err=True,
         )

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
+from ..carried import kept_names, without_kept
 from ..errors import DataError
 from ..id_columns import warn_id_columns
 from ..labels import (
@@ -70,6 +71,7 @@ def read_dataset(
     feature_names: Iterable[str] | None = None,
     label_name: str | None = None,
     one_class: bool = False,
+    keep: Iterable[str] | str | None = None,
 ) -> Dataset:
     """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
@@ -134,6 +136,9 @@ def read_dataset(
         features nor labels (ids, row names) are read as they are into the dataset's ``carried``.
     label_name : str, optional
         Rows to predict: the name of the column the model learnt its labels from (its ``label_name``).
+    keep : list of str or str, optional
+        Parquet, CSV/TSV with a header: columns read as they are (a text file's as text) into the
+        dataset's ``carried`` and left out of the features (ids: ``omkl data ingest --keep``).
     one_class : bool, default False
         Rows scored against a model's predictions: labels of a single class are read as they are (a
         test file of positives); else such a file is refused unless ``classes`` declares the others.
@@ -150,6 +155,9 @@ def read_dataset(
     path = Path(path)
     no_labels = has_no_labels(label_column)
     columns = _encoder(columns, categorical, impute, path)
+    kept = kept_names(keep)
+    given = "--keep" if kept else "--features" if features is not None else "--categorical/--impute"
+    features = without_kept(features, kept, path)
     if no_labels and not optional_labels:
         raise DataError(
             "--label-column none reads rows without labels, which can be predicted but not learnt from",
@@ -158,6 +166,8 @@ def read_dataset(
         )
     by_name: dict[str, Any] = {"classes": classes, "n_classes": n_classes, "label_column": label_column}
     by_name.update(positive_class=positive_class, features=features, columns=columns, one_class=one_class)
+    if kept:
+        by_name["carry"] = kept
     # rows to predict: the model's columns decide a named table's label column and what is carried
     by_features = list(feature_names) if feature_names is not None and optional_labels else None
     guessed = label_column is None and by_features is None and not no_labels  # the default rule's column
@@ -214,12 +224,11 @@ def read_dataset(
     if fmt in _BY_NAME and len(first_lines(content, 2)) < 2:
         raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
     if fmt in _HEADED and (by_name["features"] is not None or columns is not None or fmt in _BY_NAME):
-        carried = by_name.get("carry") or ()  # (as the text they hold: an id 00123 stays 00123)
-        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]), text=carried)
+        text = by_name.get("carry") or ()  # (read as the text they hold: an id 00123 stays 00123)
+        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]), text=text)
         dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
         return _check_guess(dataset, header if guessed else None, ids)
     if features is not None or columns is not None:
-        given = "--features" if features is not None else "--categorical/--impute"
         raise DataError(
             f"{given} name a table's columns, and this {fmt} file has no header row naming them",
             path=path,

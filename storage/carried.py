@@ -1,0 +1,102 @@
+"""Columns a dataset keeps beside its features (``omkl data ingest --keep customer_id``): ids and the
+like, as they were read, in ``carried.parquet`` (row for row with the features). No learner reads
+them; ``omkl predict`` writes them beside its predictions, so the scores of an ingested dataset --
+on a cluster too -- join back to their rows. meta.json records the columns and the file's sha256
+(``carried``), which ``dataset_info`` and ``verify_dataset`` check."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import DataError
+from .location import Location, is_remote
+
+CARRIED = "carried.parquet"
+_RESTORE = "re-ingest the dataset with --overwrite (and the same --keep)"
+
+
+def kept_names(keep: Iterable[str] | str | None) -> list[str]:
+    """``keep`` as a list of column names (``"a,b"`` or a list; None: none)."""
+    if keep is None:
+        return []
+    names = [n.strip() for n in keep.split(",")] if isinstance(keep, str) else [str(n).strip() for n in keep]
+    if not all(names):
+        raise ValueError(f"--keep names columns, comma-separated; got {keep!r}")
+    return names
+
+
+def without_kept(features: list[str] | str | None, kept: list[str], path: object) -> list[str] | str | None:
+    """The features but the ``kept`` columns: every other column but the label (``-name`` each), or
+    the columns listed, which must not be kept ones."""
+    if not kept:
+        return features
+    listed = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
+    if listed is None or all(f.startswith("-") for f in listed):
+        return [*(listed or []), *(f"-{name}" for name in kept)]
+    both = [name for name in kept if name in listed]
+    if both:
+        raise DataError(
+            f"{both[0]!r} is both kept (--keep) and a feature (--features)",
+            path=path,
+            fix="keep it, or learn from it, not both",
+        )
+    return listed
+
+
+def write_carried(directory: Location, table: Any, n_rows: int, where: object) -> dict[str, Any]:
+    """Write ``table`` (a pyarrow Table of ``n_rows`` rows) as the dataset's carried columns in
+    ``directory`` (the folder being written); returns meta.json's ``carried`` entry."""
+    import pyarrow.parquet as pq
+
+    if table.num_rows != n_rows:
+        raise DataError(
+            f"the kept columns {table.column_names} have {table.num_rows:,} rows, the features {n_rows:,}",
+            path=where,
+            fix="keep columns of a table whose every row is a data row (no rows spanning lines in quotes)",
+        )
+    pq.write_table(table, str(directory / CARRIED))
+    return {"columns": list(table.column_names), "sha256": _digest(directory)}
+
+
+def check_carried(directory: Location, meta: Mapping[str, Any], *, full: bool = False) -> None:
+    """The carried columns meta.json lists are in the folder, with its rows; ``full``: the file's
+    sha256 too."""
+    entry = meta.get("carried")
+    if entry is None:
+        return
+    path = directory / CARRIED
+    try:
+        parquet = _open(directory)
+        n_rows, names = parquet.metadata.num_rows, list(parquet.schema_arrow.names)
+    except Exception as exc:  # pyarrow's errors name no file; a missing file is one too
+        raise DataError(f"{CARRIED} cannot be read ({type(exc).__name__}: {exc})", path=path, fix=_RESTORE) from None
+    if n_rows != meta["n_rows"] or names != entry["columns"]:
+        raise DataError(
+            f"{CARRIED} holds {n_rows:,} rows of {names}; meta.json says {meta['n_rows']:,} rows of {entry['columns']}",
+            path=path,
+            fix=_RESTORE,
+        )
+    if full and _digest(directory) != entry["sha256"]:
+        raise DataError(f"{CARRIED} does not match its checksum in meta.json", path=path, fix=_RESTORE)
+
+
+def read_carried(directory: Location, meta: Mapping[str, Any]) -> Any:
+    """The dataset's carried columns (a pyarrow Table), or None when it keeps none."""
+    return None if meta.get("carried") is None else _open(directory).read()
+
+
+def _open(directory: Location) -> Any:
+    import pyarrow.parquet as pq
+
+    path = directory / CARRIED
+    return pq.ParquetFile(path.open("rb") if is_remote(path) else str(path))
+
+
+def _digest(directory: Location) -> str:
+    h = hashlib.sha256()
+    with (directory / CARRIED).open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
