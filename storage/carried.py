@@ -45,19 +45,28 @@ def without_kept(features: list[str] | str | None, kept: list[str], path: object
     return listed
 
 
-def write_carried(directory: Location, table: Any, n_rows: int, where: object) -> dict[str, Any]:
+def write_carried(directory: Location, table: Any, n_rows: int, where: object, chunk_rows: int) -> dict[str, Any]:
     """Write ``table`` (a pyarrow Table of ``n_rows`` rows) as the dataset's carried columns in
-    ``directory`` (the folder being written); returns meta.json's ``carried`` entry."""
+    ``directory`` (the folder being written), a row group per chunk of ``chunk_rows`` rows (the same
+    bytes as the block reader's, which writes a chunk at a time); returns meta.json's ``carried`` entry."""
     import pyarrow.parquet as pq
 
-    if table.num_rows != n_rows:
+    pq.write_table(table, str(directory / CARRIED), row_group_size=chunk_rows)
+    return carried_entry(directory, n_rows, where)
+
+
+def carried_entry(directory: Location, n_rows: int, where: object) -> dict[str, Any]:
+    """meta.json's ``carried`` entry of the carried columns written in ``directory``, which must have
+    the features' ``n_rows`` rows."""
+    parquet = _open(directory)
+    found = parquet.metadata.num_rows
+    if found != n_rows:
         raise DataError(
-            f"the kept columns {table.column_names} have {table.num_rows:,} rows, the features {n_rows:,}",
+            f"the kept columns {parquet.schema_arrow.names} have {found:,} rows, the features {n_rows:,}",
             path=where,
             fix="keep columns of a table whose every row is a data row (no rows spanning lines in quotes)",
         )
-    pq.write_table(table, str(directory / CARRIED))
-    return {"columns": list(table.column_names), "sha256": _digest(directory)}
+    return {"columns": list(parquet.schema_arrow.names), "sha256": _digest(directory)}
 
 
 def check_carried(directory: Location, meta: Mapping[str, Any], *, full: bool = False) -> None:

@@ -24,7 +24,8 @@ never the source file or a folder holding it (:mod:`omkl_dist.storage.outputs`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,7 +36,7 @@ from numpy.typing import NDArray
 
 from omkl_dist.preprocessing import ColumnEncoder
 
-from .carried import check_carried, kept_names, without_kept, write_carried
+from .carried import CARRIED, carried_entry, check_carried, kept_names, without_kept, write_carried
 from .errors import DataError
 from .id_columns import warn_id_columns
 from .labels import canonical, encode_label_codes, encode_labels, has_no_labels, warn_guessed_labels
@@ -61,7 +62,7 @@ from .readers.blocks import BlockFile, NotStreamed, open_blocks
 from .readers.libsvm_blocks import LibsvmBlockFile
 from .readers.parquet import read_table
 from .registry import resolve_dataset
-from .tables import is_table_source, open_table
+from .tables import is_table_source, left_out_only, open_table
 
 INGEST_LAYOUTS = ("auto", *LAYOUTS)
 # what the reader is asked for under each layout: None = its own choice (sparse for wide LIBSVM)
@@ -138,7 +139,8 @@ def ingest(
     keep : list of str or str, optional
         Tables and CSV/TSV files with a header: columns stored as they are (ids), not learnt from,
         in ``carried.parquet`` (:mod:`omkl_dist.storage.carried`); ``omkl predict`` writes them
-        beside its predictions. Left out of the features (a file with them is read whole).
+        beside its predictions. Left out of the features (a large CSV/TSV file is still read block by
+        block).
     views : bool, default False
         ``source`` is a multi-view dataset (a folder of aligned files, a registry name such as
         ``"mfeat"``, or ``{view: file}``): its views are stored side by side and ``meta.json``
@@ -230,16 +232,26 @@ def ingest(
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
     meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
-    if not encoded and features is None and not kept and n_features is None and layout != "csr" and not zero_based:
+    left_out = left_out_only(features)  # (every column a feature but these: block by block still)
+    if not encoded and left_out is not None and n_features is None and layout != "csr" and not zero_based:
         try:  # a large CSV/TSV or (dense) LIBSVM file: block by block, never whole in memory
-            file = open_blocks(Path(path), fmt=fmt, label_column=label_column, sparse=_READER_SPARSE[layout])
+            file = open_blocks(
+                Path(path),
+                fmt=fmt,
+                label_column=label_column,
+                sparse=_READER_SPARSE[layout],
+                leave_out=left_out,
+                keep=kept,
+            )
         except NotStreamed:
             pass
         else:
             if feature_groups is not None:
                 meta["feature_groups"] = _groups(feature_groups, file.width - len(file.dropped), path)
             labels = _block_labels(file, classes=classes, n_classes=n_classes, positive_class=positive_class)
-            return _write_blocks(file, labels, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, meta=meta)
+            return _write_blocks(
+                file, labels, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, meta=meta, ids=not features
+            )
     ds = read_dataset(
         path,
         fmt=fmt,
@@ -299,8 +311,10 @@ def _write_blocks(
     dtype: str,
     overwrite: bool,
     meta: Mapping[str, Any],
+    ids: bool = True,
 ) -> dict[str, Any]:
-    """:func:`_write_dataset` of a file read block by block: the same dataset, chunk by chunk."""
+    """:func:`_write_dataset` of a file read block by block: the same dataset, chunk by chunk, its kept
+    columns (if any) beside; ``ids``: warn of feature columns that look like row ids (features not chosen)."""
     y, label_map = labels if labels is not None else (None, [])
     counts = {canonical(original): int(np.count_nonzero(y == internal)) for original, internal in label_map}
     meta = {**meta, "sha256": file.sha256, "format": file.fmt, **_label_meta(label_map, counts)}
@@ -320,13 +334,40 @@ def _write_blocks(
             labelled=y is not None,
         )
         lo = 0
-        for X in file.feature_chunks(chunk_rows):
-            _check_fits_dtype(X, dtype, file.path, first_row=lo)
-            if lo == 0 and y is not None:  # (its first chunk: an identifier's values are distinct there)
-                warn_id_columns(file.path, X, file.feature_names)
-            writer.append(X, None if y is None else y[lo : lo + len(X)])
-            lo += len(X)
+        with _carried_parquet(tmp, bool(file.kept)) as carry:
+            for X, kept in file.chunks(chunk_rows):
+                _check_fits_dtype(X, dtype, file.path, first_row=lo)
+                if lo == 0 and y is not None and ids:  # (its first chunk: an identifier's values are distinct there)
+                    warn_id_columns(file.path, X, file.feature_names)
+                writer.append(X, None if y is None else y[lo : lo + len(X)])
+                carry(kept)
+                lo += len(X)
+        if file.kept:
+            meta["carried"] = carried_entry(tmp, file.n_rows, file.path)
         return writer.close(meta)
+
+
+@contextmanager
+def _carried_parquet(directory: Path, wanted: bool) -> Iterator[Callable[[Any], None]]:
+    """A function writing each chunk's kept columns to the dataset's carried.parquet (nothing when
+    none are ``wanted``), the file closed at the end."""
+    if not wanted:
+        yield lambda table: None
+        return
+    import pyarrow.parquet as pq
+
+    writer: list[Any] = []
+
+    def write(table: Any) -> None:
+        if not writer:
+            writer.append(pq.ParquetWriter(str(directory / CARRIED), table.schema))
+        writer[0].write_table(table)
+
+    try:
+        yield write
+    finally:
+        if writer:
+            writer[0].close()
 
 
 def _refuse_label_options(source: Any, *, views: bool, **options: Any) -> None:
@@ -392,7 +433,7 @@ def _write_dataset(
         for lo in range(0, ds.n_rows, chunk_rows):
             writer.append(ds.X[lo : lo + chunk_rows], None if ds.y is None else ds.y[lo : lo + chunk_rows])
         if ds.carried is not None:
-            meta["carried"] = write_carried(tmp, ds.carried, ds.n_rows, ds.path)
+            meta["carried"] = write_carried(tmp, ds.carried, ds.n_rows, ds.path, chunk_rows)
         return writer.close(meta)
 
 
@@ -456,7 +497,7 @@ def _ingest_table(
                 warn_id_columns(table.where, X, table.features)
             writer.append(X, None if y is None else y[lo : lo + len(X)])
         if keep:
-            meta["carried"] = write_carried(tmp, table.dataset.to_table(columns=keep), n_rows, table.where)
+            meta["carried"] = write_carried(tmp, table.dataset.to_table(columns=keep), n_rows, table.where, chunk_rows)
         return writer.close(meta)
 
 

@@ -196,6 +196,15 @@ def open_table(
     return TableSource(dataset, label, chosen, where, digest)
 
 
+def left_out_only(features: Iterable[str] | str | None) -> list[str] | None:
+    """The columns ``features`` leaves out when it only leaves columns out (``[]`` for None: every
+    column is a feature), else None (it lists the features)."""
+    if features is None:
+        return []
+    listed = [f.strip() for f in features.split(",")] if isinstance(features, str) else list(features)
+    return [f[1:].strip() for f in listed] if all(f.startswith("-") for f in listed) else None
+
+
 def _but_left_out(chosen: list[str], names: list[str], data: list[str], label: str | None, where: str) -> list[str]:
     """The feature columns ``chosen`` names: the columns listed, or, when every item is ``-name`` (a
     column to leave out: ``--features -customer_id``), every column but the label and those."""

@@ -25,8 +25,8 @@ def _ingest(path, out, monkeypatch, *, streamed, block=37, **options):
     monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0 if streamed else 2**62)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", block)
     used = []
-    real = blocks.BlockFile.feature_chunks
-    monkeypatch.setattr(blocks.BlockFile, "feature_chunks", lambda self, rows: used.append(1) or real(self, rows))
+    real = blocks.BlockFile.chunks
+    monkeypatch.setattr(blocks.BlockFile, "chunks", lambda self, rows: used.append(1) or real(self, rows))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -237,3 +237,32 @@ def test_n_features_given_for_a_text_file_must_be_its_width(tmp_path):
     with pytest.raises(DataError, match="the file has 3 feature columns, n_features says 4"):
         read_dataset(path, n_features=4)
     assert read_dataset(path, n_features=3).n_features == 3
+
+
+def test_columns_left_out_and_kept_are_read_block_by_block(tmp_path, monkeypatch):
+    """``--features -region`` and ``--keep customer_id`` no longer send a large file to the whole-file
+    reader: the same dataset, the same kept ids as their text ('00123', '', 'NA' as written), the same
+    carried.parquet bytes (meta.json's checksum)."""
+    ids = ["00123", "", "NA", "7", "x y", "007", "1e3", "-0"]
+    rows = "".join(f"{ids[i % 8]},{i % 3 - 1}.5,north,{i * 0.25},{'yes' if i % 3 else 'no'}\n" for i in range(41))
+    content = "customer_id,a,region,b,churn\n" + rows
+    options = {"label_column": "churn", "features": "-region", "keep": "customer_id"}
+    path = tmp_path / "data.csv"
+    path.write_text(content)
+    whole, _, _ = _ingest(path, tmp_path / "whole", monkeypatch, streamed=False, block=29, **options)
+    streamed, _, used = _ingest(path, tmp_path / "blocks", monkeypatch, streamed=True, block=29, **options)
+    assert used and streamed == whole and whole["feature_names"] == ["a", "b"]
+    assert whole["carried"]["columns"] == ["customer_id"]
+    import pyarrow.parquet as pq
+
+    for folder in ("whole", "blocks"):
+        assert pq.read_table(tmp_path / folder / "carried.parquet")["customer_id"].to_pylist() == [
+            ids[i % 8] for i in range(41)
+        ]
+    (tmp_path / "left").mkdir()
+    left_out = _both(tmp_path / "left", monkeypatch, content, label_column="churn", features="-region,-customer_id")
+    assert left_out["feature_names"] == ["a", "b"] and "carried" not in left_out
+    for streamed in (False, True):  # read to learn from (omkl run): the same rows either way
+        monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0 if streamed else 2**62)
+        ds = read_dataset(path, label_column="churn", features="-region,-customer_id")
+        assert ds.feature_names == ["a", "b"] and ds.X.shape == (41, 2) and ds.X[3, 1] == 0.75

@@ -23,7 +23,7 @@ import bisect
 import hashlib
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,6 +93,7 @@ class BlockFile:
     words: bool = False  # the labels are read as text (some label is not a number)
     labels: tuple[NDArray[Any], NDArray[np.int32]] | None = None  # (sorted distinct labels, each row's index)
     spans: list[Span] = field(default_factory=list)
+    kept: list[int] = field(default_factory=list)  # columns left out and kept as text (ids: ingest --keep)
 
     @property
     def feature_names(self) -> list[str] | None:
@@ -103,8 +104,8 @@ class BlockFile:
         return self.names[self.label_col] if self.names and self.label_col is not None else None
 
     @property
-    def row_names(self) -> list[int]:
-        """The column of row names (read as text, left out), if any."""
+    def left_out(self) -> list[int]:
+        """The columns read as text and left out of the features: row names, columns left out by name."""
         return [d for d in self.dropped if d != self.label_col]
 
     @property
@@ -118,26 +119,41 @@ class BlockFile:
     def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
         """The features in chunks of ``rows`` rows (the last shorter), in row order: the second pass
         (the rows were checked by the first)."""
+        return (X for X, _ in self.chunks(rows))
+
+    def chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], Any]]:
+        """``(features, kept columns)`` in chunks of ``rows`` rows (the last shorter), in row order: the
+        kept columns as the text they hold (a pyarrow Table named as the header, None when none are kept)."""
+        import pyarrow as pa
+
         pending: list[NDArray[np.float64]] = []
+        kept: list[Any] = []
         held = 0
         for block, _ in _data_blocks(self):
+            texts: dict[int, Any] = {}
             cells = arrow_cells(
                 _unquoted(block, self.delimiter),
                 self.delimiter,
                 self.label_col if self.words else None,
-                self.row_names,
+                self.left_out,
+                texts,
             )
             if cells is None or cells[0].shape[1] != self.width:  # (it passed the first pass)
                 raise DataError("the file changed while it was read", path=self.path, fix="read it again")
             X = np.delete(cells[0], self.dropped, axis=1) if self.dropped else cells[0]
             pending.append(X)
+            if self.kept:
+                assert self.names is not None  # (columns are kept by name)
+                kept.append(pa.table({self.names[j]: texts[j] for j in self.kept}))
             held += len(X)
             while held >= rows:
                 joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
-                yield joined[:rows]
+                texts_joined = pa.concat_tables(kept) if kept else None
+                yield joined[:rows], None if texts_joined is None else texts_joined.slice(0, rows)
                 pending, held = [joined[rows:]], held - rows
+                kept = [] if texts_joined is None else [texts_joined.slice(rows)]
         if held:
-            yield np.concatenate(pending)
+            yield np.concatenate(pending), pa.concat_tables(kept) if kept else None
 
     def matrix(self) -> NDArray[np.float64]:
         """The features as one float64 matrix, filled block by block (for a job that holds its rows in
@@ -198,6 +214,8 @@ def open_blocks(
     label_by_names: Callable[[list[str]], str | int | None] | None = None,
     sparse: bool | None = None,
     n_features: int | None = None,
+    leave_out: Collection[str] = (),
+    keep: Collection[str] = (),
 ) -> BlockFile | LibsvmBlockFile:
     """``path`` read block by block: its header, then (a first pass) every row checked and the labels
     kept. ``label_by_names``: the label column chosen from the header's names (rows to predict, by
@@ -205,7 +223,8 @@ def open_blocks(
     (``sparse``, ``n_features``: as :func:`~.dispatch.read_dataset`'s; a delimited file's width is
     checked against ``n_features`` by the caller). Raises :class:`NotStreamed` for a file under
     :data:`STREAM_MIN_BYTES` or not read alike (see the module), and :class:`DataError` for a bad row,
-    exactly as :func:`~.dispatch.read_dataset` would."""
+    exactly as :func:`~.dispatch.read_dataset` would. A file with a header: ``leave_out`` names columns
+    that are not features (read as text), ``keep`` those of them kept (:meth:`BlockFile.chunks`)."""
     try:
         info = path.stat()
     except OSError:
@@ -227,7 +246,10 @@ def open_blocks(
         return open_libsvm_blocks(path, file_sha256(path), no_labels=no_labels, sparse=sparse, n_features=n_features)
     if fmt not in _DELIMITERS:
         raise NotStreamed(fmt)
-    file = _layout(path, head, fmt, label_column, label_by_names)
+    file = _layout(path, head, fmt, label_column, label_by_names, [*leave_out, *keep])
+    if keep:
+        assert file.names is not None  # (_layout found every column left out by its name)
+        file.kept = [file.names.index(name) for name in keep]
     _first_pass(file)
     return file
 
@@ -238,8 +260,10 @@ def _layout(
     fmt: str,
     label_column: str | int | None,
     label_by_names: Callable[[list[str]], str | int | None] | None,
+    leave_out: list[str],
 ) -> BlockFile:
-    """The file's columns, from its first block (as :func:`.delimited._read_delimited` finds them)."""
+    """The file's columns, from its first block (as :func:`.delimited._read_delimited` finds them), and
+    the columns ``leave_out`` names left out (refused as the table reader refuses them)."""
     delimiter = _DELIMITERS[fmt]
     body, first_number = drop_leading_lines(head, 0)
     first = first_lines(body, 1)
@@ -265,6 +289,13 @@ def _layout(
             else resolve_label_column(label_column, names, width, path)
         )
     dropped = sorted({*([] if label_col is None else [label_col]), *row_name_columns(names, label_col)})
+    if leave_out:
+        if names is None:
+            raise NotStreamed("columns left out by name, without a header")  # (the whole-file reader's error)
+        unknown = [name for name in leave_out if name not in names]
+        if unknown or (label_col is not None and names[label_col] in leave_out):
+            raise NotStreamed("a column to leave out that is not there, or the labels")  # (named by the table reader)
+        dropped = sorted({*dropped, *(names.index(name) for name in leave_out)})
     label_given = label_column is not None
     return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path))
 
@@ -314,11 +345,11 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
     labels then numbers), else the labels as text -- the whole-file reader's order."""
     label_col = file.label_col
     quoted, block = block, _unquoted(block, file.delimiter)
-    cells = None if words else arrow_cells(block, file.delimiter, text=file.row_names)
+    cells = None if words else arrow_cells(block, file.delimiter, text=file.left_out)
     if cells is not None and cells[0].shape[1] == file.width:
         return (cells[0], cells[0][:, label_col] if label_col is not None else cells[1]), False
     if label_col is not None:
-        cells = arrow_cells(block, file.delimiter, label_col, file.row_names)
+        cells = arrow_cells(block, file.delimiter, label_col, file.left_out)
         if cells is not None and cells[0].shape[1] == file.width:
             labels = np.unique(cells[1])
             if not (labels == "").any() and (words or not all(is_number(v) for v in labels)):
@@ -338,7 +369,7 @@ def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tu
         chosen=chosen,
         reference=file.spans[0].first_line if file.spans and file.names is None else None,
         count_empty=lambda column: _count_empty(file, column),
-        skip=file.row_names,
+        skip=file.left_out,
     )
     raise NotStreamed("a block only numpy's reader takes (quotes...)")
 

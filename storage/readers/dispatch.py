@@ -26,10 +26,10 @@ from ..labels import (
     row_names_column,
     warn_guessed_labels,
 )
-from ..tables import is_table_source, table_columns
+from ..tables import is_table_source, left_out_only, table_columns
 from .blocks import BlockFile, NotStreamed, open_blocks
 from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
-from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_table
+from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_columns, text_table
 from .detect import check_format, decimal_point, detect_format, looks_mat, split_header
 from .libsvm import read_libsvm
 from .libsvm_blocks import LibsvmBlockFile
@@ -183,13 +183,15 @@ def read_dataset(
                 by_name["features"] = [n for n in names if n != named and n not in carried]
             by_name["carry"] = carried
         return _check_guess(read_table(path, **by_name), names if guessed else None, ids)
-    if features is None and columns is None and not zero_based:  # a large CSV/TSV or LIBSVM file: block by block
+    left_out = left_out_only(features)  # (every column a feature but these: a file read block by block still)
+    if left_out is not None and not kept and columns is None and not zero_based:  # a large CSV/TSV or LIBSVM file
         try:
             file = open_blocks(
                 path,
                 fmt=fmt,
                 sparse=sparse,
                 n_features=n_features,
+                leave_out=left_out,
                 label_column=label_column,
                 label_by_names=None
                 if by_features is None
@@ -224,9 +226,10 @@ def read_dataset(
     if fmt in _BY_NAME and len(first_lines(content, 2)) < 2:
         raise DataError("only a header row, no data rows", path=path, fix="check the export was complete")
     if fmt in _HEADED and (by_name["features"] is not None or columns is not None or fmt in _BY_NAME):
-        text = by_name.get("carry") or ()  # (read as the text they hold: an id 00123 stays 00123)
-        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]), text=text)
+        table = text_table(content, path, _HEADED[fmt], decimal_point(content, _HEADED[fmt]))
         dataset = read_table(table, **by_name, where=str(path), sha256=sha, fmt=fmt)
+        if dataset.carried is not None:  # (as the text they hold: an id 00123 stays 00123)
+            dataset.carried = text_columns(content, path, _HEADED[fmt], dataset.carried.column_names)
         return _check_guess(dataset, header if guessed else None, ids)
     if features is not None or columns is not None:
         raise DataError(

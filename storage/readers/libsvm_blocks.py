@@ -56,6 +56,7 @@ class LibsvmBlockFile:
     feature_names: ClassVar[None] = None
     label_name: ClassVar[None] = None
     dropped: ClassVar[list[int]] = []
+    kept: ClassVar[list[int]] = []
     label_given: ClassVar[bool] = True
 
     def line_of(self, row: int) -> int:
@@ -79,6 +80,10 @@ class LibsvmBlockFile:
             chosen=self.dense_chosen,
             held=held,
         )
+
+    def chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], None]]:
+        """``(features, None)``: :meth:`feature_chunks` (a LIBSVM file has no columns to keep)."""
+        return ((X, None) for X in self.feature_chunks(rows))
 
     def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
         """The dense features in chunks of ``rows`` rows (the last shorter), in row order: the second
