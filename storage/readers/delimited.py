@@ -50,24 +50,13 @@ def text_columns(content: bytes, path: Path, delimiter: str, names: list[str]) -
     header = first_lines(content, 1)[0].decode("utf-8", "replace")
     raw = {name.strip(): name for name in next(csv.reader([header], delimiter=delimiter))}
     wanted = [raw[name] for name in names]
-    try:
-        table = pacsv.read_csv(
-            io.BytesIO(content),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=wanted,
-                column_types={name: pa.string() for name in wanted},
-                null_values=[],
-                strings_can_be_null=False,
-            ),
-        )
-    except pa.ArrowInvalid as exc:  # a ragged row, a quote left open
-        raise DataError(
-            f"could not read the columns ({exc})",
-            path=path,
-            fix="every row needs a value (maybe empty) for each header column",
-        ) from None
-    return table.rename_columns(names)
+    options = pacsv.ConvertOptions(
+        include_columns=wanted,
+        column_types={name: pa.string() for name in wanted},
+        null_values=[],
+        strings_can_be_null=False,
+    )
+    return _pyarrow_csv(content, path, delimiter, options).rename_columns(names)
 
 
 def text_table(content: bytes, path: Path, delimiter: str, decimal_point: str = ".") -> Any:
@@ -75,22 +64,29 @@ def text_table(content: bytes, path: Path, delimiter: str, decimal_point: str = 
     ``decimal_point``, else text) and empty fields, ``NA``, ``null``, ``NaN`` missing: the columns read
     by name, as a parquet table's, when they are chosen (``--features``) or encoded, and a
     ``;``/``|``-separated file's always."""
+    import pyarrow.csv as pacsv
+
+    options = pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=decimal_point)
+    table = _pyarrow_csv(content, path, delimiter, options)
+    return table.rename_columns([name.strip() for name in table.column_names])
+
+
+def _pyarrow_csv(content: bytes, path: Path, delimiter: str, options: Any) -> Any:
+    """Delimited text with a header read by pyarrow with ``options`` (its ConvertOptions); a ragged row
+    or a quote left open is an error naming the file."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     try:
-        table = pacsv.read_csv(
-            io.BytesIO(content),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=decimal_point),
+        return pacsv.read_csv(
+            io.BytesIO(content), parse_options=pacsv.ParseOptions(delimiter=delimiter), convert_options=options
         )
-    except pa.ArrowInvalid as exc:  # a ragged row, a quote left open
+    except pa.ArrowInvalid as exc:
         raise DataError(
             f"could not read the columns ({exc})",
             path=path,
             fix="every row needs a value (maybe empty) for each header column",
         ) from None
-    return table.rename_columns([name.strip() for name in table.column_names])
 
 
 def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> bool:
