@@ -49,10 +49,12 @@ from .store_options import open_store
     default=None,
     help="A data file's label column -- first, last, a 0-based index or a column name -- or none: the rows have no "
     "labels (every column a feature; LIBSVM rows start with their first index:value), so no true_label column and "
-    "no accuracy. Default: of a table with named columns (parquet, CSV/TSV with a header), the one column that is "
-    "not one of the model's features, none if every column is; else the first column named target, label, class "
-    "or y, any case, else the first column. A model trained with --categorical/--impute reads the columns by name "
-    "and encodes them itself.",
+    "no accuracy. Default: of a table with named columns (parquet, CSV/TSV with a header), the column the model "
+    "learnt its labels from (none if the rows lack it), and every column that is neither a feature nor the labels "
+    "(ids, row names) is written beside the predictions as it is; of a model that does not know its label column, "
+    "the one column that is not a feature; else the first column named target, label, class or y, any case, else "
+    "the first column. A model trained with --categorical/--impute reads the columns by name and encodes them "
+    "itself.",
 )
 @click.option(
     "--zero-based", is_flag=True, help="LIBSVM: feature indices start at 0 (as the training file's, if it was read so)."
