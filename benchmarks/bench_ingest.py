@@ -27,15 +27,17 @@ _WHOLE = (
 )
 
 
-def _write_csv(path: Path, rows: int) -> None:
-    """``rows`` rows, 'yes'/'no' labels first, 18 normal features printed to 6 decimals (seed 0)."""
+def _write_csv(path: Path, rows: int, ids: bool = False) -> None:
+    """``rows`` rows, 'yes'/'no' labels first, 18 normal features printed to 6 decimals (seed 0);
+    ``ids``: a first column of customer ids (``C0000000``...)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(rows, 18)).round(6)
     labels = np.where(X[:, 0] + 0.5 * rng.normal(size=rows) > 0, "yes", "no")
-    table = pa.table({"outcome": labels, **{f"f{j}": X[:, j] for j in range(18)}})
+    first = {"customer_id": np.char.add("C", np.char.zfill(np.arange(rows).astype(str), 7))} if ids else {}
+    table = pa.table({**first, "outcome": labels, **{f"f{j}": X[:, j] for j in range(18)}})
     pacsv.write_csv(table, path, write_options=pacsv.WriteOptions(quoting_style="none"))
 
 
@@ -50,8 +52,8 @@ def _write_libsvm(path: Path, rows: int) -> None:
             fh.writelines(f"{label} {' '.join(f'{j}:1' for j in row)}\n" for label, row in zip(labels, on.tolist()))
 
 
-def _ingest(reader: str, source: Path, out: Path, rows: int) -> dict:
-    args = ["data", "ingest", str(source), "--out", str(out), "--overwrite"]
+def _ingest(reader: str, source: Path, out: Path, rows: int, *extra: str) -> dict:
+    args = ["data", "ingest", str(source), "--out", str(out), "--overwrite", *extra]
     cli = [sys.executable, "-m", "omkl_dist.pipelines.cli"] if reader == "blocks" else [sys.executable, "-c", _WHOLE]
     done = measure([*cli, *args])
     return {"seconds": done["seconds"], "rows_per_second": rows / done["seconds"], "peak_rss_mb": done["peak_rss_mb"]}
@@ -68,14 +70,19 @@ def run_ingest_bench(results: Path, log=print) -> dict:
             shutil.copyfileobj(src, dst)
         libsvm = tmp / "a9a-shaped.svm"
         _write_libsvm(libsvm, LIBSVM_ROWS)
-        for source, n in ((plain, ROWS), (packed, ROWS), (libsvm, LIBSVM_ROWS)):
+        ids = tmp / "ids.csv"
+        _write_csv(ids, ROWS, ids=True)
+        keep = ("--label-column", "outcome", "--keep", "customer_id")
+        for source, n, extra in ((plain, ROWS, ()), (packed, ROWS, ()), (libsvm, LIBSVM_ROWS, ()), (ids, ROWS, keep)):
             for reader in ("blocks", "whole"):
-                r = _ingest(reader, source, tmp / "ds", n)
-                r.update(file=source.name, mb=source.stat().st_size / 2**20, reader=reader)
+                r = _ingest(reader, source, tmp / "ds", n, *extra)
+                name = source.name + (" --keep customer_id" if extra else "")
+                r.update(file=name, mb=source.stat().st_size / 2**20, reader=reader)
                 rows.append(r)
                 log(f"ingest {source.name} {reader}: {r['seconds']:.1f} s, peak {r['peak_rss_mb']:.0f} MB")
     report = {
         "rows": rows,
+        "ids": "ids.csv: the CSV file with a first column of customer ids, kept (--keep customer_id).",
         "data": f"{ROWS:,} rows x 18 features, labels 'yes'/'no', seed 0",
         "libsvm": f"{LIBSVM_ROWS:,} rows of a9a's shape (123 binary features, 14 set), labels +1/-1, seed 0",
         "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -96,7 +103,7 @@ def markdown(report: dict) -> list[str]:
         "chunk by chunk) -- what `omkl data ingest`, `submit` and `retrain` do with a CSV/TSV or dense LIBSVM file "
         "of 64 MiB or more; *whole*: the file's content, its parse (pyarrow's table; scikit-learn's sparse matrix) "
         "and the matrix in memory at once, as every text file was read before (and a smaller one still is). The "
-        "same dataset either way, bit for bit.",
+        "same dataset either way, bit for bit. " + report.get("ids", ""),
         "",
         "| file | MB | reader | seconds | rows/s | peak RSS MB |",
         "|---|---|---|---|---|---|",
