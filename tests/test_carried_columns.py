@@ -121,9 +121,9 @@ def test_row_names_and_clashing_names_are_carried_under_their_own_names(trained,
     assert written.row_name.tolist() == frame.customer_id.tolist() and set(written.input_label) == {1.5}
 
 
-def test_a_large_file_with_ids_is_read_whole_and_one_without_block_by_block(trained, tmp_path, monkeypatch):
-    """The block reader (large CSV files) reads features and labels; a file with columns to carry is
-    read whole, by name, and the predictions are the same either way."""
+def test_a_large_file_with_ids_is_read_block_by_block_too(trained, tmp_path, monkeypatch):
+    """The block reader (large CSV files) reads features and labels, and the columns to carry as the
+    text they hold: the predictions and the ids are those of the whole-file reader."""
     root, frame = trained
     frame.to_csv(tmp_path / "ids.csv", index=False)
     frame.drop(columns="customer_id").to_csv(tmp_path / "plain.csv", index=False)
@@ -141,12 +141,15 @@ def test_a_large_file_with_ids_is_read_whole_and_one_without_block_by_block(trai
     monkeypatch.setattr("omkl_dist.storage.readers.dispatch.open_blocks", spy)
     _predict(root, tmp_path / "plain.csv", tmp_path / "streamed.csv")
     _predict(root, tmp_path / "ids.csv", tmp_path / "carried.csv")
-    assert opened == ["plain.csv"]
+    assert opened == ["plain.csv", "ids.csv"]
     whole, streamed = pd.read_csv(tmp_path / "whole.csv"), pd.read_csv(tmp_path / "streamed.csv")
     pd.testing.assert_frame_equal(whole, streamed)
     carried = pd.read_csv(tmp_path / "carried.csv")
     pd.testing.assert_frame_equal(carried.drop(columns="customer_id"), whole)
     assert carried.customer_id.tolist() == frame.customer_id.tolist()
+    monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 2**62)  # the whole-file reader: the same bytes
+    _predict(root, tmp_path / "ids.csv", tmp_path / "carried-whole.csv")
+    assert (tmp_path / "carried-whole.csv").read_bytes() == (tmp_path / "carried.csv").read_bytes()
 
 
 @pytest.mark.parametrize("streamed", [False, True])

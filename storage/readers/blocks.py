@@ -155,9 +155,12 @@ class BlockFile:
         if held:
             yield np.concatenate(pending), pa.concat_tables(kept) if kept else None
 
-    def matrix(self) -> NDArray[np.float64]:
-        """The features as one float64 matrix, filled block by block (for a job that holds its rows in
-        memory): refused when it would take more than half the memory available."""
+    def matrix(self) -> tuple[NDArray[np.float64], Any]:
+        """``(features, kept columns or None)``: the features as one float64 matrix, filled block by
+        block (for a job that holds its rows in memory), refused when it would take more than half the
+        memory available; the kept columns as :meth:`chunks` reads them (a pyarrow Table)."""
+        import pyarrow as pa
+
         n_features = self.width - len(self.dropped)
         need = self.n_rows * n_features * 8
         if need > textio.memory_budget():
@@ -169,11 +172,13 @@ class BlockFile:
                 "dataset folder DIR: a dataset is streamed chunk by chunk",
             )
         X = np.empty((self.n_rows, n_features))
+        kept = []
         lo = 0
-        for chunk in self.feature_chunks(2**16):
+        for chunk, texts in self.chunks(2**16):
             X[lo : lo + len(chunk)] = chunk
+            kept += [] if texts is None else [texts]
             lo += len(chunk)
-        return X
+        return X, pa.concat_tables(kept) if kept else None
 
 
 def row_line(spans: list[Span], row: int) -> int:
@@ -211,14 +216,15 @@ def open_blocks(
     *,
     fmt: str | None = None,
     label_column: str | int | None = None,
-    label_by_names: Callable[[list[str]], str | int | None] | None = None,
+    label_by_names: Callable[[list[str]], tuple[str | int | None, list[str]]] | None = None,
     sparse: bool | None = None,
     n_features: int | None = None,
     leave_out: Collection[str] = (),
     keep: Collection[str] = (),
 ) -> BlockFile | LibsvmBlockFile:
     """``path`` read block by block: its header, then (a first pass) every row checked and the labels
-    kept. ``label_by_names``: the label column chosen from the header's names (rows to predict, by
+    kept. ``label_by_names``: the label column chosen from the header's names, and the columns to carry
+    (kept, as ``keep``) (rows to predict, by
     the model's features), instead of ``label_column``. A LIBSVM file: :mod:`.libsvm_blocks`
     (``sparse``, ``n_features``: as :func:`~.dispatch.read_dataset`'s; a delimited file's width is
     checked against ``n_features`` by the caller). Raises :class:`NotStreamed` for a file under
@@ -246,10 +252,7 @@ def open_blocks(
         return open_libsvm_blocks(path, file_sha256(path), no_labels=no_labels, sparse=sparse, n_features=n_features)
     if fmt not in _DELIMITERS:
         raise NotStreamed(fmt)
-    file = _layout(path, head, fmt, label_column, label_by_names, [*leave_out, *keep])
-    if keep:
-        assert file.names is not None  # (_layout found every column left out by its name)
-        file.kept = [file.names.index(name) for name in keep]
+    file = _layout(path, head, fmt, label_column, label_by_names, list(leave_out), list(keep))
     _first_pass(file)
     return file
 
@@ -259,11 +262,13 @@ def _layout(
     head: bytes,
     fmt: str,
     label_column: str | int | None,
-    label_by_names: Callable[[list[str]], str | int | None] | None,
+    label_by_names: Callable[[list[str]], tuple[str | int | None, list[str]]] | None,
     leave_out: list[str],
+    keep: list[str],
 ) -> BlockFile:
     """The file's columns, from its first block (as :func:`.delimited._read_delimited` finds them), and
-    the columns ``leave_out`` names left out (refused as the table reader refuses them)."""
+    the columns ``leave_out`` and ``keep`` name left out (refused as the table reader refuses them), the
+    ``keep`` ones kept."""
     delimiter = _DELIMITERS[fmt]
     body, first_number = drop_leading_lines(head, 0)
     first = first_lines(body, 1)
@@ -278,7 +283,9 @@ def _layout(
         first = first_lines(body, 1)
     width = len(names) if names is not None else len(split_fields(first[0], delimiter))
     if label_by_names is not None and names is not None:
-        label_column = label_by_names(names)
+        label_column, carried = label_by_names(names)
+        keep = [*keep, *carried]
+    leave_out = [*leave_out, *keep]
     label_col: int | None = None
     if not has_no_labels(label_column):
         if width < 2:
@@ -297,7 +304,9 @@ def _layout(
             raise NotStreamed("a column to leave out that is not there, or the labels")  # (named by the table reader)
         dropped = sorted({*dropped, *(names.index(name) for name in leave_out)})
     label_given = label_column is not None
-    return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path))
+    file = BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path))
+    file.kept = [names.index(name) for name in keep] if names is not None else []
+    return file
 
 
 def _first_pass(file: BlockFile, words: bool = False) -> None:

@@ -195,7 +195,7 @@ def read_dataset(
                 label_column=label_column,
                 label_by_names=None
                 if by_features is None
-                else lambda names: _streamed_label(names, by_features, label_column, label_name, path),
+                else lambda names: _predicted_columns(names, by_features, label_column, label_name, path),
             )
         except NotStreamed:
             pass
@@ -334,20 +334,9 @@ def _predicted_columns(
     return label, [n for n in names if n not in wanted and n != named]
 
 
-def _streamed_label(
-    names: list[str], feature_names: list[str], label_column: str | int | None, label_name: str | None, path: object
-) -> str | int | None:
-    """The label column of a text file of rows to predict read block by block
-    (:func:`_predicted_columns`); one with columns to carry is read whole, by name (NotStreamed)."""
-    label, carried = _predicted_columns(names, feature_names, label_column, label_name, path)
-    if carried:
-        raise NotStreamed
-    return label
-
-
 def _from_blocks(file: BlockFile | LibsvmBlockFile, *, n_features: int | None, **labels: Any) -> Dataset:
     """The dataset of a file read block by block (:mod:`.blocks`), as :func:`read_dataset` makes it."""
-    X = file.matrix()
+    X, carried = file.matrix()
     _check_width(X.shape[1], n_features, file.path)
     y, label_map = (
         (None, [])
@@ -363,6 +352,7 @@ def _from_blocks(file: BlockFile | LibsvmBlockFile, *, n_features: int | None, *
         sha256=file.sha256,
         feature_names=file.feature_names,
         label_name=None if y is None else file.label_name,
+        carried=carried,
     )
 
 

@@ -114,16 +114,16 @@ class LibsvmBlockFile:
         """The second pass read other rows than the first."""
         return DataError("the file changed while it was read", path=self.path, fix="read it again")
 
-    def matrix(self) -> NDArray[np.float64]:
-        """The features as one float64 matrix, filled block by block, refused as the whole-file reader
-        refuses one that cannot fit."""
+    def matrix(self) -> tuple[NDArray[np.float64], None]:
+        """``(features, None)``: the features as one float64 matrix, filled block by block, refused as
+        the whole-file reader refuses one that cannot fit (a LIBSVM file has no columns to keep)."""
         self.check_size(held=True)
         X = np.empty((self.n_rows, self.width))
         lo = 0
         for chunk in self.feature_chunks(2**16):
             X[lo : lo + len(chunk)] = chunk
             lo += len(chunk)
-        return X
+        return X, None
 
     def parsed_block(
         self, block: bytes, first_line: int, width: int | None = None
