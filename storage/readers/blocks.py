@@ -304,9 +304,8 @@ def _layout(
             raise NotStreamed("a column to leave out that is not there, or the labels")  # (named by the table reader)
         dropped = sorted({*dropped, *(names.index(name) for name in leave_out)})
     label_given = label_column is not None
-    file = BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path))
-    file.kept = [names.index(name) for name in keep] if names is not None else []
-    return file
+    kept = [names.index(name) for name in keep] if names is not None else []
+    return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path), kept=kept)
 
 
 def _first_pass(file: BlockFile, words: bool = False) -> None:

@@ -155,10 +155,10 @@ def _names_columns(first: bytes, second: bytes | None, delimiter: str, path: Pat
 
 def decimal_commas_only(line: bytes) -> bool:
     """Whether every comma of ``line`` stands between two digits (``1,5;-0,25``: decimal commas)."""
-    return all(_DECIMAL_COMMA.fullmatch(line, max(i - 1, 0), i + 2) for i in range(len(line)) if line[i] == 44)
+    return _STRAY_COMMA.search(line) is None
 
 
-_DECIMAL_COMMA = re.compile(rb"\d,\d")
+_STRAY_COMMA = re.compile(rb"(?<!\d),|,(?!\d)")
 
 
 def decimal_point(content: bytes, delimiter: str) -> str:

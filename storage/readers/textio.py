@@ -196,8 +196,8 @@ def check_not_office(head: bytes, path: Path) -> None:
     """Refuse an Excel 97-2003 workbook (or another OLE2 office file) by its first bytes, saying how
     to save it as data."""
     if head.startswith(_OLE2_MAGIC):
-        raise DataError("a Microsoft Office file (an Excel 97-2003 workbook?), not a data file", path=path,
-                        fix=_SAVE_AS_CSV)  # fmt: skip
+        problem = "a Microsoft Office file (an Excel 97-2003 workbook?), not a data file"
+        raise DataError(problem, path=path, fix=_SAVE_AS_CSV)
 
 
 def _workbook(archive: zipfile.ZipFile, names: list[str]) -> str | None:
