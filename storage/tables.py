@@ -220,9 +220,9 @@ def _but_left_out(chosen: list[str], names: list[str], data: list[str], label: s
     unknown = [n for n in left_out if n not in names]
     if unknown:
         raise DataError(
-            f"no column named {unknown[0]!r} to leave out; the columns are {names}",
+            f"no column named {unknown[0]!r} to leave out (or keep); the columns are {names}",
             path=where,
-            fix="name existing columns (--features -id,-region)",
+            fix="name existing columns (--features -id,-region; --keep id)",
         )
     return [n for n in data if n != label and n not in left_out]
 

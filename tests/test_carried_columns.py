@@ -293,6 +293,8 @@ def test_kept_columns_are_checked_and_refused_where_they_cannot_be(kept):
     with pytest.raises(DataError, match="'customer_id' is both kept"):
         ingest(folder / "rows.parquet", folder / "x", label_column="churn", keep="customer_id",
                features=["customer_id", "f0"])  # fmt: skip
+    with pytest.raises(DataError, match=r"no column named 'nope' to leave out \(or keep\); the columns are"):
+        ingest(folder / "rows.parquet", folder / "x", label_column="churn", keep="nope")
     (folder / "rows.svm").write_text("1 1:0.5 2:1\n-1 1:1 3:2\n")
     with pytest.raises(DataError, match="--keep name a table's columns, and this libsvm file has no header"):
         ingest(folder / "rows.svm", folder / "y", keep="customer_id")
