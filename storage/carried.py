@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import DataError
 from .location import Location, is_remote
+from .tables import listed
 
 CARRIED = "carried.parquet"
 _RESTORE = "re-ingest the dataset with --overwrite (and the same --keep)"
@@ -21,7 +22,7 @@ def kept_names(keep: Iterable[str] | str | None) -> list[str]:
     """``keep`` as a list of column names (``"a,b"`` or a list; None: none)."""
     if keep is None:
         return []
-    names = [n.strip() for n in keep.split(",")] if isinstance(keep, str) else [str(n).strip() for n in keep]
+    names = [str(n).strip() for n in listed(keep)]
     if not all(names):
         raise ValueError(f"--keep names columns, comma-separated; got {keep!r}")
     return names
@@ -32,17 +33,17 @@ def without_kept(features: list[str] | str | None, kept: list[str], path: object
     the columns listed, which must not be kept ones."""
     if not kept:
         return features
-    listed = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
-    if listed is None or all(f.startswith("-") for f in listed):
-        return [*(listed or []), *(f"-{name}" for name in kept)]
-    both = [name for name in kept if name in listed]
+    names = None if features is None else listed(features)
+    if names is None or all(f.startswith("-") for f in names):
+        return [*(names or []), *(f"-{name}" for name in kept)]
+    both = [name for name in kept if name in names]
     if both:
         raise DataError(
             f"{both[0]!r} is both kept (--keep) and a feature (--features)",
             path=path,
             fix="keep it, or learn from it, not both",
         )
-    return listed
+    return names
 
 
 def write_carried(directory: Location, table: Any, n_rows: int, where: object, chunk_rows: int) -> dict[str, Any]:

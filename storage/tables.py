@@ -160,7 +160,7 @@ def open_table(
     data = [n for n in names if n not in row_numbers]  # what the default rules choose from
     named = _named(label_column, row_numbers)
     label = named if named is not None else label_column_name(label_column, data, where)
-    chosen = [f.strip() for f in features.split(",")] if isinstance(features, str) else features
+    chosen = None if features is None else listed(features)
     if chosen is None and not has_no_labels(label_column):
         _note_named_index([n for n in index if n not in row_numbers and n != label], where)
     chosen = (
@@ -196,13 +196,18 @@ def open_table(
     return TableSource(dataset, label, chosen, where, digest)
 
 
+def listed(spec: Iterable[str] | str) -> list[str]:
+    """Column names given as ``"a,b,c"`` (each stripped) or as a list."""
+    return [name.strip() for name in spec.split(",")] if isinstance(spec, str) else list(spec)
+
+
 def left_out_only(features: Iterable[str] | str | None) -> list[str] | None:
     """The columns ``features`` leaves out when it only leaves columns out (``[]`` for None: every
     column is a feature), else None (it lists the features)."""
     if features is None:
         return []
-    listed = [f.strip() for f in features.split(",")] if isinstance(features, str) else list(features)
-    return [f[1:].strip() for f in listed] if all(f.startswith("-") for f in listed) else None
+    names = listed(features)
+    return [f[1:].strip() for f in names] if all(f.startswith("-") for f in names) else None
 
 
 def _but_left_out(chosen: list[str], names: list[str], data: list[str], label: str | None, where: str) -> list[str]:
