@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import re
+import sys
+import time
 import warnings
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -78,15 +80,31 @@ def _pyarrow_csv(content: bytes, path: Path, delimiter: str, options: Any) -> An
     import pyarrow.csv as pacsv
 
     try:
-        return pacsv.read_csv(
-            io.BytesIO(content), parse_options=pacsv.ParseOptions(delimiter=delimiter), convert_options=options
-        )
+        return arrow_read_csv(content, parse_options=pacsv.ParseOptions(delimiter=delimiter), convert_options=options)
     except pa.ArrowInvalid as exc:
         raise DataError(
             f"could not read the columns ({exc})",
             path=path,
             fix="every row needs a value (maybe empty) for each header column",
         ) from None
+
+
+def arrow_read_csv(content: bytes, **options: Any) -> Any:
+    """pyarrow's ``read_csv`` of ``content`` (its options by name), returned only once pyarrow's threads
+    have let go of the bytes. A read that fails returns while its threads still read ahead (a third of
+    the time); when the last of them lets go after the interpreter began to exit, it needs the GIL to
+    do so, cannot take it, and the process aborts: "terminate called without an active exception",
+    status 134 instead of the error's 2, after an error message about a file (apache/arrow#34314)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    unheld = sys.getrefcount(content)
+    try:
+        return pacsv.read_csv(pa.BufferReader(content), **options)
+    finally:  # (pyarrow's threads hold the bytes by a reference each: milliseconds after a failure)
+        deadline = time.monotonic() + 10.0
+        while sys.getrefcount(content) > unheld and time.monotonic() < deadline:
+            time.sleep(0.001)
 
 
 def _is_shape_line(first: bytes, second: bytes, content: bytes, path: Path) -> bool:
@@ -344,8 +362,8 @@ def arrow_cells(
     names = [f"c{j}" for j in range(len(split_fields(first[0], delimiter)))]
     types = {name: pa.string() if j == label_col or j in text else pa.float64() for j, name in enumerate(names)}
     try:
-        read = pacsv.read_csv(
-            io.BytesIO(body),
+        read = arrow_read_csv(
+            body,
             read_options=pacsv.ReadOptions(column_names=names),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False),
