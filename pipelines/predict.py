@@ -7,7 +7,8 @@ encoded by the model's own column encoder -- scaled with the model's own scaler 
 Python and this command agree on every row -- and each block is written as one parquet row group
 (or appended to the text file), so memory stays bounded by a block whatever the number of rows.
 On a Dask cluster (``scheduler``) each task predicts one block on a worker (the model is read there
-once per worker) and the blocks are written in order as they arrive, with a bounded number in
+once per worker; the worker reads an ingested dataset's block itself, a file's rows are parsed here
+and go with their task) and the blocks are written in order as they arrive, with a bounded number in
 flight. Columns: ``row`` (position in the input), ``label`` (the predicted class, as the user's
 label), ``decision`` (the decision value: the binary score, or the winning class's score),
 ``decision_<class>`` (multi-class: every class's score), with ``proba`` ``proba_<class>`` (every
@@ -80,6 +81,11 @@ def predict_task(model_path: str, meta_sha256: str, data: str, lo: int, hi: int,
     model, rows = ingested_rows(_cached_model(model_path, meta_sha256), stream.meta, data)
     X, y = next(iter(stream))
     return {**predict_block(model, rows(X), proba=proba), "y": y}
+
+
+def predict_rows_task(model_path: str, meta_sha256: str, X, proba: bool = False) -> dict:
+    """Task: rows ``X`` of a file parsed by the client, predicted on a worker (the model read once per worker)."""
+    return predict_block(_cached_model(model_path, meta_sha256), X, proba=proba)
 
 
 def ingested_rows(model, meta: dict, path):
@@ -277,7 +283,7 @@ def predict(
     with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
         with _writer(tmp, schema, predictions_delimiter(out), gzipped=str(out).lower().endswith(".gz")) as write:
             results = (
-                _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows, proba)
+                _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows, proba, blocks)
                 if scheduler
                 else ((lo, {**predict_block(model, X, proba=proba), "y": y}) for lo, X, y in blocks)
             )
@@ -351,38 +357,30 @@ def _writer(path, schema, delimiter: str | None, *, gzipped: bool) -> Iterator:
 
 
 def _on_cluster(
-    scheduler: str, model_dir, meta: dict, data, n_rows: int, block_rows: int, proba: bool, in_flight: int = 8
+    scheduler: str, model_dir, meta: dict, data, n_rows: int, block_rows: int, proba: bool, blocks, in_flight: int = 8
 ):
-    """``(lo, result)`` per block, in order, predicted by tasks on the cluster (at most ``in_flight`` at once)."""
+    """``(lo, result)`` per block, in order, predicted by tasks on the cluster (at most ``in_flight`` at
+    once): the workers read an ingested dataset's blocks themselves; a file's ``blocks`` (``(lo, X, y)``,
+    parsed here) go with their tasks, their labels stay here."""
     from omkl_dist.cluster.local import connect
 
-    path = location(data)
-    if not is_ingested(path):
-        raise ValueError(
-            "predicting on a cluster reads an ingested dataset on the workers; ingest the file first "
-            "(omkl data ingest FILE --out DIR) or drop --scheduler"
+    path, model = location(data), (text(location(model_dir)), meta["meta_sha256"])
+    if is_ingested(path):
+        tasks = (
+            (lo, (predict_task, *model, text(path), lo, min(lo + block_rows, n_rows), proba), None)
+            for lo in range(0, n_rows, block_rows)
         )
+    else:
+        tasks = ((lo, (predict_rows_task, *model, X, proba), y) for lo, X, y in blocks)
+
+    def done(lo, future, y):
+        return lo, {"y": y, **future.result()}  # (a worker that read a dataset's block brings its labels)
+
     pending = deque()
     with connect(scheduler) as client:
-        for lo in range(0, n_rows, block_rows):
-            pending.append(
-                (
-                    lo,
-                    client.submit(
-                        predict_task,
-                        text(location(model_dir)),
-                        meta["meta_sha256"],
-                        text(path),
-                        lo,
-                        min(lo + block_rows, n_rows),
-                        proba,
-                        pure=False,
-                    ),
-                )
-            )
+        for lo, task, y in tasks:
+            pending.append((lo, client.submit(*task, pure=False), y))
             if len(pending) >= in_flight:
-                first, future = pending.popleft()
-                yield first, future.result()
+                yield done(*pending.popleft())
         while pending:
-            first, future = pending.popleft()
-            yield first, future.result()
+            yield done(*pending.popleft())

@@ -28,7 +28,7 @@ from omkl_dist.storage.models import read_state as read_model
 from omkl_dist.storage.outputs import process_alive
 from omkl_dist.storage.synth import synthesize
 
-from omkl_cli import OMKL, omkl, omkl_here
+from omkl_cli import OMKL, last_json, omkl, omkl_here
 
 pytestmark = pytest.mark.cluster
 ROWS = 40_000  # SPA's rounds grow from 1 to 4 blocks of 1,024 (25 rounds here: a kill lands mid-job)
@@ -687,3 +687,40 @@ def test_submit_of_a_labelled_file_ingests_it_once_where_the_workers_read_it(clu
     assert " on table.csv (4000 instances" in again.stdout  # (the console names the file too)
     assert list((tmp_path / "remote.data").iterdir()) == [ingested]
     assert_same_model(out, read_model(tmp_path / "local"))
+
+
+def test_predict_of_a_data_file_on_the_cluster_equals_in_process(cluster, tmp_path):
+    """`omkl predict --scheduler ADDR --data file.csv`: the file is read here, its blocks predicted on the
+    workers, and the output is the in-process one byte for byte -- ids carried, labels and accuracy,
+    probabilities, and a model that encodes a text column itself."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    X = rng.normal(size=(n, 4))
+    region = rng.choice(["north", "south", "east"], size=n)
+    churn = np.where(X[:, 0] - X[:, 1] + (region == "east") + 0.3 * rng.normal(size=n) > 0, "yes", "no")
+    rows = [
+        f"c{i:05d},{r},{','.join(f'{v:.17g}' for v in x)},{c}\n" for i, (x, r, c) in enumerate(zip(X, region, churn))
+    ]
+    table = tmp_path / "customers.csv"
+    table.write_text("customer_id,region,a,b,c,d,churn\n" + "".join(rows))
+    unlabelled = tmp_path / "new.csv"
+    unlabelled.write_text("customer_id,region,a,b,c,d\n" + "".join(r.rsplit(",", 1)[0] + "\n" for r in rows[:1000]))
+    learnt = [
+        ("plain", ["--features", "-customer_id,-region"]),
+        ("encoded", ["--features", "-customer_id", "--categorical", "one-hot"]),
+    ]
+    for name, features in learnt:
+        model = tmp_path / name
+        omkl_here("run", "spa", "--data", table, "--label-column", "churn", *features, "--model-out", model, "--quiet")
+        for data, extra in ((table, ["--proba"]), (unlabelled, [])):
+            outputs = []
+            for where in ((), ("--scheduler", cluster["scheduler_address"])):
+                out = tmp_path / f"{name}-{data.stem}-{len(where)}.csv"
+                args = ["predict", "--model-dir", model, "--data", data, "--out", out, "--block-rows", 700, "--json"]
+                result = last_json((omkl if where else omkl_here)(*args, *extra, *where))
+                outputs.append((out.read_bytes(), result["accuracy"], result["carried"], result["where"]))
+            (local, accuracy, carried, here), (remote, remote_accuracy, remote_carried, there) = outputs
+            assert here == "in-process" and there.startswith("dask ")
+            assert remote == local and (remote_accuracy, remote_carried) == (accuracy, carried)
+            assert b"c00999" in remote and "customer_id" in carried
+            assert (accuracy is None) == (data == unlabelled) and (accuracy is None or accuracy > 0.8)

@@ -42,7 +42,12 @@ from .store_options import open_store
     type=click.IntRange(min=1),
     help="Rows predicted and written at a time (bounds the memory).",
 )
-@click.option("--scheduler", default=None, help="Dask scheduler address: predict the blocks on the cluster.")
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler address: predict the blocks on the cluster (the workers read an ingested dataset's blocks "
+    "and the model; a data file is read here and its blocks sent with their tasks).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing predictions file.")
 @click.option(
     "--label-column",
