@@ -73,8 +73,14 @@ def test_learn_answers_before_learning_and_predict_reads_the_learnt_model(learni
     first = call(app, "POST", "/v1/learn", json={"rows": X[:10].tolist(), "labels": y[:10].tolist()}).json()
     assert first["version"] == 1 and first["first_row"] == 0 and first["rows"] == 10 and first["durable"]
     assert first["labels"][0] == before.predict(X[:1]).tolist()[0]  # (the first row: before any learning)
-    second = call(app, "POST", "/v1/learn", json={"rows": X[10:].tolist(), "labels": y[10:].tolist()}).json()
-    assert second["first_row"] == 10
+    # the rest as a CSV table with ids and a 'label' column (the model names no label column of its own)
+    table = "id,c,a,b,label\n" + "".join(
+        f"r{i},{c!r},{a!r},{b!r},{label}\n" for i, ((a, b, c), label) in enumerate(zip(X[10:].tolist(), y[10:]))
+    )
+    second = call(app, "POST", "/v1/learn", content=table.encode(), headers={"content-type": "text/csv"}).json()
+    assert (
+        second["first_row"] == 10 and second["rows"] == 20 and second["carried"] == {"id": [f"r{i}" for i in range(20)]}
+    )
     answer = call(app, "POST", "/v1/predict", json={"rows": X.tolist()}).json()
     info = call(app, "GET", "/v1/model").json()
     assert info["mode"] == "learn" and info["rows_learnt"] == 30 and info["line_rows"] == 30

@@ -114,6 +114,15 @@ def test_a_saved_model_folder_is_served_as_it_is(tmp_path):
     with server("--model-dir", store.path(1)) as (proc, url), httpx.Client(base_url=url, timeout=30) as client:
         answer = client.post("/v1/predict", json={"rows": X.tolist()}).json()
         assert answer["version"] is None and answer["decision_values"] == saved.decision_function(X).tolist()
+        # a spreadsheet's rows as they are, ids and all (curl --data-binary @rows.csv -H 'content-type: text/csv')
+        table = (
+            "id,"
+            + ",".join(FEATURES)
+            + "\n"
+            + "".join(f"r{i}," + ",".join(map(repr, row)) + "\n" for i, row in enumerate(X.tolist()))
+        )
+        by_csv = client.post("/v1/predict", content=table.encode(), headers={"content-type": "text/csv"}).json()
+        assert by_csv == {**answer, "carried": {"id": [f"r{i}" for i in range(5)]}}
         refused = client.post("/v1/learn", json={"rows": X[:1].tolist(), "labels": [answer["labels"][0]]})
         assert refused.status_code == 409 and "saved model" in refused.json()["error"]
         described = client.get("/v1/model").json()

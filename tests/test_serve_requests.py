@@ -22,6 +22,8 @@ from omkl_cli import omkl_here
 from serving_helpers import FEATURES, call, publish, rows
 
 ARROW = "application/vnd.apache.arrow.stream"
+FORM = "application/x-www-form-urlencoded"
+TSV = "text/tab-separated-values"
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,19 @@ BAD_REQUESTS = [
     ("no rows", {"json": {"row": [[1, 2, 3]]}}, 400, ["no 'rows' list"]),
     ("empty rows", {"json": {"rows": []}}, 400, ["'rows' is empty"]),
     ("a row neither list nor object", {"json": {"rows": [3]}}, 422, ["row 0", "JSON int"]),
-    ("wrong content type", {"content": b"1,2,3", "headers": {"content-type": "text/csv"}}, 415, ["'text/csv'"]),
+    # (curl -d without -H sends a form)
+    ("wrong content type", {"content": b"1,2,3", "headers": {"content-type": FORM}}, 415, [repr(FORM), "text/csv"]),
+    ("CSV without rows", {"content": b"a,b,c\n", "headers": {"content-type": "text/csv"}}, 400, ["header row and no"]),
+    ("CSV ragged", {"content": b"a,b,c\n1,2\n", "headers": {"content-type": "text/csv"}}, 400, ["could not be read"]),
+    ("CSV text", {"content": b"a,b,c\n1,x,3\n", "headers": {"content-type": "text/csv"}}, 422, ["'b'", "not numbers"]),
+    (
+        "CSV missing",
+        {"content": b"a,b,c\n1,,3\n", "headers": {"content-type": "text/csv"}},
+        422,
+        ["row 0, column b: a missing value", "--impute"],
+    ),
+    ("CSV names", {"content": b"a,b,id\n1,2,3\n", "headers": {"content-type": "text/csv"}}, 422, ["missing ['c']"]),
+    ("TSV twice", {"content": b"a\tb\tc\tc\n1\t2\t3\t4\n", "headers": {"content-type": TSV}}, 400, ["twice"]),
     ("too many rows", {"json": {"rows": [[1, 2, 3]] * 11}}, 413, ["11 rows", "--max-rows"]),
     ("body too large", {"json": {"rows": [[1.5, 2.5, 3.5]] * 10, "pad": "x" * 5000}}, 413, ["--max-body-bytes"]),
     ("not an Arrow stream", {"content": b"not arrow", "headers": {"content-type": ARROW}}, 400, ["not an Arrow IPC"]),
@@ -273,7 +287,7 @@ def test_concurrent_predictions_are_batched_per_snapshot_and_answered_by_it():
 def test_an_arrow_body_to_learn_carries_its_labels_in_the_models_own_column():
     """A model trained on a table's 'churn' column learns from an Arrow stream of that table as it
     is ('churn' among the columns); 'label' still works, and ?label_column= names another."""
-    from omkl_dist.serving.rows import arrow_batch
+    from omkl_dist.serving.tables import arrow_batch
 
     X, y = rows(5, 4)
     model = Model(OMKC(random_state=0).fit(X, np.where(y == "churn", 1, -1)), label_map=[["stay", -1], ["churn", 1]],
@@ -285,3 +299,60 @@ def test_an_arrow_body_to_learn_carries_its_labels_in_the_models_own_column():
         assert np.array_equal(batch.X, X) and batch.y.tolist() == y.tolist()
     with pytest.raises(BadRequest, match="no labels' column 'label' \\(nor 'churn', the model's\\)"):
         arrow_batch(_arrow(features), model, learn=True, label_column=None, max_rows=10, where="POST /v1/learn")
+
+
+def _csv(X, extra: dict | None = None, delimiter: str = ",", order=FEATURES) -> bytes:
+    extra = extra or {}
+    header = [*extra, *order]
+    lines = [delimiter.join(header)]
+    for i, row in enumerate(X.tolist()):
+        lines.append(
+            delimiter.join([*(str(v[i]) for v in extra.values()), *(repr(row[FEATURES.index(n)]) for n in order)])
+        )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_csv_and_tsv_bodies_give_the_json_answer_and_carry_the_ids_back(follower):
+    """A CSV (or TSV) body with a header -- columns by name, in any order, ids beside them -- is answered
+    as the JSON rows are; the columns that are no feature come back as the text they hold, as do a
+    JSON object row's other keys and an Arrow stream's other columns."""
+    X, _ = rows(6, 5)
+    app = create_app(follower)
+    plain = call(app, "POST", "/v1/predict", json={"rows": X.tolist()}).json()
+    ids = [f"{i:05d}" for i in range(5)]  # ("00003" is not the number 3)
+    body = _csv(X, {"customer_id": ids, "region": ["north"] * 5}, order=list(reversed(FEATURES)))
+    by_csv = call(app, "POST", "/v1/predict", content=body, headers={"content-type": "text/csv; charset=utf-8"})
+    assert by_csv.status_code == 200, by_csv.text
+    assert by_csv.json() == {**plain, "carried": {"customer_id": ids, "region": ["north"] * 5}}
+    tsv = call(app, "POST", "/v1/predict", content=_csv(X, delimiter="\t"), headers={"content-type": TSV})
+    assert tsv.json() == plain
+    objects = [{"id": i, **dict(zip(FEATURES, row))} for i, row in enumerate(X.tolist())]
+    objects[1].pop("id")
+    by_objects = call(app, "POST", "/v1/predict", json={"rows": objects}).json()
+    assert by_objects == {**plain, "carried": {"id": [0, None, 2, 3, 4]}}
+    arrow = _arrow({"id": ids, **{n: X[:, j] for j, n in enumerate(FEATURES)}, "score": [1.5, float("nan"), 0, 1, 2]})
+    by_arrow = call(app, "POST", "/v1/predict", content=arrow, headers={"content-type": ARROW}).json()
+    assert by_arrow == {**plain, "carried": {"id": ids, "score": [1.5, None, 0.0, 1.0, 2.0]}}
+
+
+def test_a_csv_body_to_learn_takes_the_models_label_column_and_a_text_column_as_text(tmp_path):
+    """Learning from CSV: the labels from the model's own column; a model that encodes a text column
+    reads its categories as text (a zip code "02134" is no number) and imputes an empty cell."""
+    import pandas as pd
+
+    from omkl_dist.serving.tables import csv_batch
+
+    X, y = rows(5, 4)
+    model = Model(OMKC(random_state=0).fit(X, np.where(y == "churn", 1, -1)), label_map=[["stay", -1], ["churn", 1]],
+                  feature_names=FEATURES, label_name="churn")  # fmt: skip
+    batch = csv_batch(_csv(X, {"churn": y}), ",", model, learn=True, label_column=None, max_rows=10, where="learn")
+    assert np.array_equal(batch.X, X) and batch.y.tolist() == y.tolist() and batch.carried is None
+    frame = pd.DataFrame({"size": [0.5, 1.5, 2.5, 3.5], "zip": ["02134", "10001", "02134", "94103"]})
+    encoder = ColumnEncoder(categorical="one-hot", impute="most_frequent").fit(frame)
+    labels = np.array([-1, 1, -1, 1])
+    encoded = Model(OMKC(random_state=0).fit(encoder.transform(frame), labels), columns=encoder)
+    body = b"id,size,zip\n7,0.5,02134\n8,,94103\n9,1.5,\n"
+    batch = csv_batch(body, ",", encoded, learn=False, label_column=None, max_rows=10, where="predict")
+    assert batch.X["zip"].tolist() == ["02134", "94103", None] and batch.carried == {"id": ["7", "8", "9"]}
+    expected = encoded.decision_function(pd.DataFrame({"size": [0.5, None, 1.5], "zip": ["02134", "94103", None]}))
+    np.testing.assert_array_equal(encoded.decision_function(batch.X), expected)

@@ -34,7 +34,8 @@ from .batching import PredictionBatcher, answer
 from .errors import BadRequest
 from .follow import AliasFollower, SavedModel
 from .metrics import CONTENT_TYPE, RequestMetrics
-from .rows import ARROW, Batch, arrow_batch, json_batch, media_type, parse_json
+from .rows import ARROW, CSV, JSON, Batch, json_batch, media_type, parse_json
+from .tables import arrow_batch, csv_batch
 
 log = logging.getLogger(__name__)
 
@@ -121,12 +122,12 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         label_column = request.query_params.get("label_column")  # (None: the model's, else 'label')
 
         def check() -> Batch:
+            model, options = snapshot.model, {"learn": learn, "max_rows": limits.max_rows, "where": where}
+            if kind == JSON:
+                return json_batch(parse_json(body, where), model, **options)
             if kind == ARROW:
-                return arrow_batch(
-                    body, snapshot.model, learn=learn, label_column=label_column, max_rows=limits.max_rows, where=where
-                )
-            doc = parse_json(body, where)
-            return json_batch(doc, snapshot.model, learn=learn, max_rows=limits.max_rows, where=where)
+                return arrow_batch(body, model, label_column=label_column, **options)
+            return csv_batch(body, "," if kind == CSV else "\t", model, label_column=label_column, **options)
 
         return check() if len(body) <= INLINE_BYTES else await run_in_threadpool(check)
 
@@ -134,9 +135,10 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         snapshot = source.snapshot()  # the one snapshot this request is checked against and answered by
         batch = await read_batch(request, snapshot, learn=False)
         if isinstance(batch.X, np.ndarray):
-            return JSONResponse(await batcher.predict(snapshot, batch.X)), batch.n_rows
-        # raw columns for a column encoder: alone
-        return JSONResponse(await run_in_threadpool(answer, snapshot, batch.X)), batch.n_rows
+            result = await batcher.predict(snapshot, batch.X)
+        else:  # raw columns for a column encoder: alone
+            result = await run_in_threadpool(answer, snapshot, batch.X)
+        return JSONResponse(_with_carried(result, batch)), batch.n_rows
 
     async def learn(request: Request) -> tuple[Response, int]:
         where = f"{request.method} {request.url.path}"
@@ -166,7 +168,7 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
             "labels": np.asarray(ack.predictions).tolist(),
             "decision_values": np.asarray(ack.scores).tolist(),
         }
-        return JSONResponse(answer), batch.n_rows
+        return JSONResponse(_with_carried(answer, batch)), batch.n_rows
 
     async def model_info(request: Request) -> tuple[Response, int]:
         snapshot = source.snapshot()
@@ -213,6 +215,11 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         Route("/metrics", endpoint("metrics", metrics_text), methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _with_carried(answer: dict[str, Any], batch: Batch) -> dict[str, Any]:
+    """The answer, and the request's keys or columns that are no feature (ids...) as they came, row for row."""
+    return answer if batch.carried is None else {**answer, "carried": batch.carried}
 
 
 async def _body(request: Request, limit: int, where: str) -> bytes:

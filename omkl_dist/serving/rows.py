@@ -1,10 +1,13 @@
 """A request's rows and labels, checked against the model that will take them.
 
 A body is JSON (``{"rows": [...], "labels": [...]}``; a row is a list in the model's feature order
-or an object keyed by its feature names) or an Arrow IPC stream (one column per feature, and the
-labels' column for learning). Everything is checked here -- the width, the names, numbers that are
-finite, labels the model knows -- so a bad request is refused with a :class:`BadRequest` naming the
-row and column, and nothing reaches the model or the write-ahead log.
+or an object keyed by its feature names), an Arrow IPC stream or CSV/TSV text with a header row (one
+column per feature, and the labels' column for learning: :mod:`.tables`). Everything is checked here
+-- the width, the names, numbers that are finite, labels the model knows -- so a bad request is
+refused with a :class:`BadRequest` naming the row and column, and nothing reaches the model or the
+write-ahead log. Keys and columns named by none of the model's features (ids, a region) are not
+learnt from: they are carried back in the answer, as ``omkl predict`` writes them beside its
+predictions.
 
 A model with a column encoder (trained with ``--categorical``/``--impute``) takes raw columns: text,
 and missing values (``null``) when it imputes; its encoder is the check, and the encoded rows must
@@ -28,28 +31,33 @@ from .errors import BadRequest
 
 JSON = "application/json"
 ARROW = "application/vnd.apache.arrow.stream"
+CSV = "text/csv"
+TSV = "text/tab-separated-values"
 
 
 @dataclass(frozen=True)
 class Batch:
     """Rows as the model's ``predict`` takes them (a float64 matrix, or raw columns by name for a
-    model with a column encoder) and, for learning, the labels as the model's own class values."""
+    model with a column encoder) and, for learning, the labels as the model's own class values;
+    ``carried``: the values of the keys or columns that are no feature, by name (a row without one: None)."""
 
     X: Any
     n_rows: int
     y: np.ndarray | None = None
+    carried: dict[str, list[Any]] | None = None
 
 
 def media_type(content_type: str | None, where: str) -> str:
-    """The body's media type (JSON or Arrow), or 415 naming the two accepted."""
+    """The body's media type (JSON, Arrow, CSV or TSV), or 415 naming those accepted."""
     kind = (content_type or "").split(";")[0].strip().lower()
-    if kind in (JSON, ARROW):
+    if kind in (JSON, ARROW, CSV, TSV):
         return kind
     raise BadRequest(
         415,
         f"content type {content_type or 'none'!r} is not accepted",
         where=where,
-        fix=f"send JSON with 'Content-Type: {JSON}' (or an Arrow IPC stream with 'Content-Type: {ARROW}')",
+        fix=f"send JSON with 'Content-Type: {JSON}' (or an Arrow IPC stream with 'Content-Type: {ARROW}', or "
+        f"CSV/TSV text with a header row with 'Content-Type: {CSV}' or '{TSV}')",
     )
 
 
@@ -80,106 +88,24 @@ def json_batch(doc: dict[str, Any], model, *, learn: bool, max_rows: int, where:
             where=where,
             fix='send {"rows": [[x1, x2, ...], ...]} (a list of rows, each a list or an object by feature name)',
         )
-    _check_count(len(rows), max_rows, where)
+    check_count(len(rows), max_rows, where)
     names = model.raw_names
     width = len(names or []) or model.n_features_in_
     cells = [_row_cells(row, i, names, width, where) for i, row in enumerate(rows)]
     X = _columns(cells, names, model, where) if model.columns is not None else _matrix(cells, names, where)
-    y = _labels(doc.get("labels"), len(rows), model, where) if learn else None
-    return Batch(X, len(rows), y)
+    y = labels_of(doc.get("labels"), len(rows), model, where) if learn else None
+    return Batch(X, len(rows), y, _extra_keys(rows, names or []))
 
 
-def arrow_batch(body: bytes, model, *, learn: bool, label_column: str | None, max_rows: int, where: str) -> Batch:
-    """The rows (and the labels' column, to learn) of an Arrow IPC stream, checked. The labels'
-    column: ``label_column``; None: the model's own (``label_name``: the table it was trained on
-    sent as it is) when the stream has it, else ``label``."""
-    import pyarrow as pa  # (lazy: only Arrow bodies need it)
-
-    try:
-        table = pa.ipc.open_stream(pa.BufferReader(body)).read_all()
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise BadRequest(
-            400,
-            f"the body is not an Arrow IPC stream ({exc})",
-            where=where,
-            fix="write it with pyarrow.ipc.new_stream (the stream format, not the file format)",
-        ) from None
-    _check_count(table.num_rows, max_rows, where)
-    if table.num_rows == 0:
-        raise BadRequest(400, "the Arrow stream has no rows", where=where, fix="send at least one row")
-    given = list(table.column_names)
-    y = None
-    if learn:
-        if label_column is None:
-            label_column = model.label_name if model.label_name in given else "label"
-        if label_column not in given:
-            also = f" (nor {model.label_name!r}, the model's)" if model.label_name not in (None, label_column) else ""
-            raise BadRequest(
-                400,
-                f"the Arrow stream has no labels' column {label_column!r}{also}",
-                where=where,
-                fix=f"add a column {label_column!r} (or name yours with ?label_column=NAME)",
-            )
-        y = _labels(table.column(label_column).to_pylist(), table.num_rows, model, where)
-        given.remove(label_column)
-    names = model.raw_names
-    if names is None:
-        names = given
-        if len(given) != model.n_features_in_:
-            raise BadRequest(
-                422,
-                f"the Arrow stream has {len(given)} feature columns; the model takes {model.n_features_in_}",
-                where=where,
-                fix=f"send {model.n_features_in_} columns, in the model's feature order",
-            )
-    elif sorted(given) != sorted(names):
-        raise BadRequest(
-            422,
-            f"the Arrow stream's columns are not the model's features ({names_differ(names, given)})",
-            where=where,
-            fix=f"send the columns {names}",
-        )
-    values = [table.column(n).to_numpy(zero_copy_only=False) for n in names]
-    if model.columns is not None:
-        _check_arrow_kinds(table.schema, names, set(model.columns.text_), where)
-        X: Any = dict(zip(names, [np.asarray(v, dtype=object) for v in values], strict=True))
-        _check_encoded(model, X, where)
-    else:
-        for name, column in zip(names, values, strict=True):
-            if column.dtype.kind not in "iuf":
-                raise BadRequest(
-                    422,
-                    f"column {name!r} holds {column.dtype} values, not numbers",
-                    where=where,
-                    fix="send numeric columns (int or float)",
-                )
-        X = np.column_stack(values).astype(np.float64)
-        _check_finite(X, names, where)
-    return Batch(X, table.num_rows, y)
+def _extra_keys(rows: list[Any], names: list[str]) -> dict[str, list[Any]] | None:
+    """The values of the object rows' keys that are no feature, by key in order of first appearance."""
+    extra = dict.fromkeys(key for row in rows if isinstance(row, dict) for key in row if key not in names)
+    if not extra:
+        return None
+    return {key: [row.get(key) if isinstance(row, dict) else None for row in rows] for key in extra}
 
 
-def _check_arrow_kinds(schema, names: list[str], text: set[str], where: str) -> None:
-    """An encoder model's Arrow columns each of its kind, as JSON values are (:func:`_columns`): text for
-    a text column (an int64 'city' was scored as an unknown category), numbers for the others; a column
-    of nulls only is the encoder's to judge (filled where it imputes)."""
-    import pyarrow.types as pat
-
-    for name in names:
-        kind = schema.field(name).type
-        value = kind.value_type if pat.is_dictionary(kind) else kind
-        if pat.is_null(value):
-            continue
-        wanted = "text" if name in text else "numbers"
-        if name in text and not (pat.is_string(value) or pat.is_large_string(value)):
-            fix = f"send column {name!r} as strings (its categories)"
-        elif name not in text and not (pat.is_integer(value) or pat.is_floating(value)):
-            fix = f"send column {name!r} as int or float"
-        else:
-            continue
-        raise BadRequest(422, f"column {name!r} holds {kind} values, not {wanted}", where=where, fix=fix)
-
-
-def _check_count(n: int, max_rows: int, where: str) -> None:
+def check_count(n: int, max_rows: int, where: str) -> None:
     if n > max_rows:
         raise BadRequest(
             413,
@@ -200,7 +126,7 @@ def _row_cells(row: object, i: int, names: list[str] | None, width: int, where: 
                 row=i,
                 fix=f"send each row as a list of {width} numbers in the model's feature order",
             )
-        if row.keys() != set(names):
+        if not row.keys() >= set(names):  # (other keys are carried back, not learnt from)
             raise BadRequest(
                 422,
                 f"the row's names are not the model's features ({names_differ(names, list(row))})",
@@ -245,11 +171,11 @@ def _matrix(cells: list[list[Any]], names: list[str] | None, where: str) -> np.n
         X = np.array(cells, dtype=np.float64)
     except OverflowError:  # an integer beyond float64
         X = np.array([[float(v) if abs(v) < 1e308 else math.inf for v in row] for row in cells])
-    _check_finite(X, names, where)
+    check_finite(X, names, where)
     return X
 
 
-def _check_finite(X: np.ndarray, names: list[str] | None, where: str) -> None:
+def check_finite(X: np.ndarray, names: list[str] | None, where: str) -> None:
     bad = ~np.isfinite(X)
     if bad.any():
         i, j = (int(k) for k in np.argwhere(bad)[0])
@@ -273,21 +199,21 @@ def _columns(cells: list[list[Any]], names: list[str] | None, model, where: str)
                 fix = f"send column {names[j]!r} as a number" + (", or null" if imputes else "")
                 raise _cell_error(f"{json.dumps(value)} is not a number", i, j, names, where, fix)
     X = {name: np.array([row[j] for row in cells], dtype=object) for j, name in enumerate(names)}
-    _check_encoded(model, X, where)
+    check_encoded(model, X, where)
     return X
 
 
-def _check_encoded(model, X: dict[str, np.ndarray], where: str) -> None:
+def check_encoded(model, X: dict[str, np.ndarray], where: str) -> None:
     try:
         encoded = model.transform(X)
     except (ValueError, TypeError) as exc:
         raise BadRequest(
             422, f"the rows cannot be encoded ({exc})", where=where, fix="send the columns the model was trained on"
         ) from None
-    _check_finite(np.asarray(encoded, dtype=np.float64), list(model.feature_names or []) or None, where)
+    check_finite(np.asarray(encoded, dtype=np.float64), list(model.feature_names or []) or None, where)
 
 
-def _labels(labels: object, n_rows: int, model, where: str) -> np.ndarray:
+def labels_of(labels: object, n_rows: int, model, where: str) -> np.ndarray:
     """The labels as the model's own class values, each one the model knows."""
     if not isinstance(labels, list) or len(labels) != n_rows:
         got = f"{len(labels)} labels" if isinstance(labels, list) else "no 'labels' list"
