@@ -138,7 +138,7 @@ def retrain(
     refuse_unlabelled(data, labels)
     store.prepare()  # (a data file is ingested into the store's windows/)
     champion = _load_champion(store)
-    labels, encoder = _window_encoding(champion, labels or {})
+    labels, encoder = _window_encoding(champion, _champion_columns(champion, labels or {}, data))
     data = _window_source(data, labels, store.dir / WINDOWS, encoder, champion)
     notes = [] if not plots or plots_available() else [PLOTS_SKIPPED]
     plots = plots and not notes
@@ -315,10 +315,28 @@ def _load_champion(store: ModelStore):
         "model": model.estimator,
         "scaler": model.scaler,
         "columns": model.columns,
+        "raw_names": model.raw_names,
+        "label_name": model.label_name,
         "job": model.job,
         "lineage": lineage,
         "meta_sha256": meta["meta_sha256"],
     }
+
+
+def _champion_columns(champion, labels: dict, data) -> dict:
+    """A later window file's columns read as the champion reads them, unless told otherwise: its
+    features by the champion's names (a day's file with ids or other columns beside them, as omkl
+    predict reads it: they were taken for features, and text ids refused) and its labels from the
+    champion's label column. (A champion that learnt from unnamed columns reads them as before; an
+    ingested dataset took its reading at ingest.)"""
+    if champion is None or is_ingested(location(data)):
+        return labels
+    named = {}
+    if labels.get("features") is None and champion["raw_names"] is not None:
+        named["features"] = champion["raw_names"]  # (its column encoder's raw columns, when it has one)
+    if labels.get("label_column") is None and champion["label_name"] is not None:
+        named["label_column"] = champion["label_name"]
+    return {**labels, **named}
 
 
 def _window_encoding(champion, labels: dict) -> tuple[dict, ColumnEncoder | None]:

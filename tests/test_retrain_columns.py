@@ -156,3 +156,27 @@ def test_number_options_show_their_range_or_none():
         assert words in shown
     assert "[default: 0.2]" in shown
     assert "[default: 10.0; x>0]" in " ".join(invoke("fit", "--help").output.split())  # a bounded one shows it
+
+
+@pytest.mark.parametrize("encoded", [False, True], ids=["numbers", "encoded"])
+def test_a_later_window_file_is_read_by_the_champions_columns(tmp_path, encoded):
+    """A day's file with ids beside the features, its columns in another order: the first version was
+    told `--features -customer_id --label-column target`; a later window, told nothing, reads the
+    champion's features by name and its label column (the ids were taken for a feature and refused as
+    text), for a model of numbers and for one that encodes a text column."""
+    first, second = tmp_path / "monday.csv", tmp_path / "tuesday.csv"
+    for n, (path, seed) in enumerate(((first, 0), (second, 1))):
+        day = _window(240, seed).fillna({"age": 40.0, "plan": "basic"})
+        if not encoded:
+            day = day.drop(columns="plan")
+        day.insert(0, "customer_id", [f"c{n}-{i:04d}" for i in range(240)])
+        (day if path == first else day[list(reversed(day.columns))]).to_csv(path, index=False)
+    store = tmp_path / "store"
+    told = ["--features", "-customer_id", "--label-column", "target", *(["--categorical", "one-hot"] * encoded)]
+    ran, v1 = _retrain(store, first, *SPA, *told)
+    assert ran.exit_code == 0 and v1["version"] == 1, ran.output
+    ran, v2 = _retrain(store, second)
+    assert ran.exit_code == 0 and v2["status"] in ("promoted", "kept") and v2["version"] == 2, ran.output
+    models = [load_model(ModelStore(store, "churn").path(v)) for v in (1, 2)]
+    assert models[1].raw_names == models[0].raw_names and models[1].label_name == "target"
+    assert "customer_id" not in models[1].raw_names
