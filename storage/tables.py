@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from omkl_dist._validation import user_stacklevel
 
+from .dates import DATE_FIX
 from .errors import DataError
 from .labels import has_no_labels, is_label_name, label_column_name, row_names_column
 
@@ -186,11 +187,13 @@ def open_table(
         if not _numeric(kind):
             labels = f"if {name!r} holds the labels, pass --label-column {name} (label_column={name!r}); else "
             labels = labels if guessed else ""
+            fix = f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out " + (
+                f"(--features -{name})"
+            )
             raise DataError(
                 f"feature column {name!r} is {kind}, not numeric",
                 path=where,
-                fix=f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out "
-                f"(--features -{name})",
+                fix=DATE_FIX.format(leave=f"--features -{name}") if _temporal(kind) else fix,
             )
     _check_every_file_has(dataset, [*([label] if label is not None else []), *chosen])
     return TableSource(dataset, label, chosen, where, digest)
@@ -335,6 +338,12 @@ def _note_named_index(named_index: list[str], where: str) -> None:
 def _named(label_column: str | int | None, columns: list[str]) -> str | None:
     """``label_column`` if it names one of ``columns``."""
     return label_column if isinstance(label_column, str) and label_column in columns else None
+
+
+def _temporal(kind: Any) -> bool:
+    import pyarrow.types as pat
+
+    return bool(pat.is_temporal(kind))
 
 
 def _numeric(kind: Any) -> bool:

@@ -594,3 +594,35 @@ def test_a_failed_pyarrow_read_returns_only_when_its_threads_let_go_of_the_bytes
             delimited.text_table(ragged, tmp_path / "ids.csv", ",")
         held += sys.getrefcount(ragged) > unheld
     assert held == 0
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "blocks"])
+def test_a_date_column_is_named_as_one_and_never_offered_as_labels_or_categories(tmp_path, monkeypatch, streamed):
+    """A column of dates or times was "non-numeric value '2026-01-31 08:15'", with the fix to encode it as
+    categories (a column per instant) or, at either end of the row, to take it for the labels; a
+    parquet timestamp column likewise. Each is now named as a date, with the fix to leave it out or to
+    make numbers of it; the whole-file and the block reader alike."""
+    import pandas as pd
+
+    from omkl_dist.storage import ingest
+    from omkl_dist.storage.readers import blocks
+
+    monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0 if streamed else 2**62)
+    for cell in ["2026-01-31", "2026-01-31 08:15:00", "2026-01-31T08:15Z", "31/01/2026", "31.01.26 8:15", "08:15:30"]:
+        for header, row in [("when,a,label", f"{cell},1.5,yes"), ("a,when,label", f"1.5,{cell},yes")]:
+            path = write(tmp_path, "dated.csv", f"{header}\n{row.replace(cell, '1.0')}\n{row}\n")
+            with pytest.raises(DataError) as err:
+                ingest(path, tmp_path / "ds", overwrite=True) if streamed else read_dataset(path)
+            message = str(err.value)
+            assert f"row 3, column {header.split(',').index('when') + 1} ('when'): non-numeric value" in message
+            assert "a date or time. Fix: a date is no number and no category to encode: leave it out " in message
+            assert "(--features -when)" in message and "--label-column" not in message and "one-hot" not in message
+    stamped = tmp_path / "stamped.parquet"
+    pd.DataFrame(
+        {"when": pd.date_range("2026-01-01", periods=3), "a": [1.0, 2.0, 3.0], "label": [1, -1, 1]}
+    ).to_parquet(stamped)
+    with pytest.raises(DataError, match=r"'when' is timestamp\[\w+\], not numeric. Fix: a date is no number"):
+        read_dataset(stamped)
+    words = write(tmp_path, "words.csv", "a,b,label\n1.5,2,yes\n2.5,12:30 pm,no\n")  # (not a time we know: a word)
+    with pytest.raises(DataError, match="non-numeric value '12:30 pm'. Fix: features must be numbers"):
+        read_dataset(words)

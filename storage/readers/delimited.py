@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
+from ..dates import DATE_FIX, date_or_time
 from ..errors import DataError
 from ..labels import default_label_column, has_no_labels, is_label_name, resolve_label_column, row_names_column
 from .dataset import ParsedFile
@@ -511,6 +512,9 @@ def diagnose_delimited(
                             "write the numbers plain (12.5, 1234.5), e.g. with pandas: df[{0}] = "
                             "pd.to_numeric(df[{0}].str.replace(r\"[$€£¥%,' ]\", '', regex=True))".format(col)
                         )
+                    elif date_or_time(value):
+                        problem += ": a date or time"
+                        fix = DATE_FIX.format(leave=leave)
                 else:
                     empty = count_empty(i) if count_empty else count_empty_fields(body, first_number, delimiter, i)
                     problem = f"empty field (missing value): {empty} row{'s' * (empty > 1)} of this column have one"
@@ -518,7 +522,8 @@ def diagnose_delimited(
                         "fill missing values with --impute mean, median or most_frequent (impute=...; the file "
                         "needs a header row), or drop the rows"
                     )
-                if value and i in (0, width - 1) and i != label_col and not chosen:  # words at an end: the labels?
+                dated = bool(value) and date_or_time(value)  # (a date is no label: no hint of one)
+                if value and not dated and i in (0, width - 1) and i != label_col and not chosen:  # words at an end
                     where = "first" if i == 0 else "last"
                     fix = (
                         f"if the {where} column holds the labels, pass --label-column {where} "
@@ -530,7 +535,7 @@ def diagnose_delimited(
                     cli, api = (names[j], repr(names[j])) if names else (str(j), f"{j}, 0-based")
                     which = f"column {j + 1}" + (f" ({names[j]!r})" if names and j != i else "")
                     hint = f"if {which} holds the labels, pass --label-column {cli} (label_column={api})"
-                    fix = f"{hint}; otherwise {fix}"
+                    fix = fix if dated and j == i else f"{hint}; otherwise {fix}"
                 if number == first_number and names is None:
                     fix += "; if this line is a header, read the file as csv_header/tsv_header (fmt=...)"
                 raise DataError(
