@@ -626,3 +626,25 @@ def test_a_date_column_is_named_as_one_and_never_offered_as_labels_or_categories
     words = write(tmp_path, "words.csv", "a,b,label\n1.5,2,yes\n2.5,12:30 pm,no\n")  # (not a time we know: a word)
     with pytest.raises(DataError, match="non-numeric value '12:30 pm'. Fix: features must be numbers"):
         read_dataset(words)
+
+
+def test_a_folder_of_daily_csv_files_says_how_to_learn_from_them(tmp_path):
+    """A folder of a day's CSV file each is no table (a folder of parquet files is): the error says to
+    give them to omkl retrain one at a time, or to join them -- and the command it gives joins them
+    into one file with one header, read as every day's rows."""
+    import shlex
+    import subprocess
+
+    days = tmp_path / "days"
+    days.mkdir()
+    write(days, "2026-11-01.csv", "a,b,label\n1.5,2,yes\n2.5,1,no\n")
+    write(days, "2026-11-02.csv", "a,b,label\n3.5,0,no\n")
+    with pytest.raises(DataError) as err:
+        read_dataset(days)
+    message = str(err.value)
+    assert "its 2 text files in turn, give them one at a time to omkl retrain" in message
+    command = message.split("one header row: ", 1)[1]
+    subprocess.run(["sh", "-c", command], cwd=tmp_path, check=True)  # (a shell's glob, as a user runs it)
+    assert shlex.split(command)[-1] == "all.csv"
+    joined = read_dataset(tmp_path / "all.csv")
+    np.testing.assert_array_equal(joined.X, [[1.5, 2], [2.5, 1], [3.5, 0]])

@@ -8,6 +8,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import zipfile
 import zlib
@@ -72,7 +73,16 @@ def _folder_fix(path: Path) -> str:
     if not files:
         return f"give a data file, or {ingested}"
     shown = ", ".join(files[:3]) + (f" (and {len(files) - 3} more)" if len(files) > 3 else "")
-    return f"give a data file inside it ({shown}), or {ingested}"
+    fix = f"give a data file inside it ({shown}), or {ingested}"
+    texts = [f for f in files if re.search(r"\.(csv|tsv|txt)(\.gz)?$", f, re.IGNORECASE)]
+    if len(texts) > 1:  # (a day's file each: a folder of parquet files is one table, a folder of CSV files not)
+        ext = texts[0].split(".", 1)[1]
+        fix += (
+            f"; to learn from its {len(texts)} text files in turn, give them one at a time to omkl retrain (each a "
+            f"window of a model in a store), or join them into one file with one header row: "
+            f"awk 'FNR > 1 || NR == 1' {path}/*.{ext} > all.{ext}"
+        )
+    return fix
 
 
 def memory_budget() -> int:
