@@ -24,6 +24,7 @@ import signal
 import time
 from dataclasses import replace
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from omkl_dist.model import Model
 from omkl_dist.persistence import load_model, save_model
 from omkl_dist.preprocessing import ColumnEncoder, Scaler
 from omkl_dist.runner import LocalRunner
+from omkl_dist.storage import column_names, resolve_dataset
 from omkl_dist.storage.errors import DataError, UnknownLabelError
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.job_data import is_ingested
@@ -211,9 +213,10 @@ def retrain(
                 scaler=fit["scaler"],
                 columns=window.columns,
                 label_map=window.label_map,
-                feature_names=window.meta.get("feature_names"),
+                # a window of unnamed columns (a file without a header) continues a champion by position: its names kept
+                feature_names=window.meta.get("feature_names") or _champions(champion, "feature_names"),
                 job=fit["job"].to_dict() if "job" in fit else None,
-                label_name=window.meta.get("label_column"),
+                label_name=window.meta.get("label_column") or _champions(champion, "label_name"),
             ),
             staged / "model",
             lineage=lineage,
@@ -316,6 +319,7 @@ def _load_champion(store: ModelStore):
         "scaler": model.scaler,
         "columns": model.columns,
         "raw_names": model.raw_names,
+        "feature_names": model.feature_names,
         "label_name": model.label_name,
         "job": model.job,
         "lineage": lineage,
@@ -323,16 +327,24 @@ def _load_champion(store: ModelStore):
     }
 
 
+def _champions(champion, key: str):
+    """The champion's ``key`` (None without a champion)."""
+    return None if champion is None else champion[key]
+
+
 def _champion_columns(champion, labels: dict, data) -> dict:
     """A later window file's columns read as the champion reads them, unless told otherwise: its
     features by the champion's names (a day's file with ids or other columns beside them, as omkl
     predict reads it: they were taken for features, and text ids refused) and its labels from the
-    champion's label column. (A champion that learnt from unnamed columns reads them as before; an
-    ingested dataset took its reading at ingest.)"""
-    if champion is None or is_ingested(location(data)):
+    champion's label column. (A champion that learnt from unnamed columns, or a file without names,
+    reads them as before, by position; an ingested dataset took its reading at ingest.)"""
+    if champion is None or champion["raw_names"] is None or is_ingested(location(data)):
+        return labels
+    path = Path(data) if Path(data).is_dir() else resolve_dataset(data)
+    if column_names(path) is None:
         return labels
     named = {}
-    if labels.get("features") is None and champion["raw_names"] is not None:
+    if labels.get("features") is None:
         named["features"] = champion["raw_names"]  # (its column encoder's raw columns, when it has one)
     if labels.get("label_column") is None and champion["label_name"] is not None:
         named["label_column"] = champion["label_name"]

@@ -9,7 +9,7 @@ stream it back in bounded memory (:func:`open_stream`). The registry (:func:`lis
 
 from .errors import DataError
 from .ingest import dataset_info, format_info, ingest, verify_dataset
-from .readers import FORMATS, Dataset, detect_format, read_dataset
+from .readers import FORMATS, Dataset, column_names, detect_format, read_dataset
 from .registry import list_datasets, resolve_dataset
 from .stream import Stream, load_arrays, open_stream
 
@@ -18,6 +18,7 @@ __all__ = [
     "Dataset",
     "FORMATS",
     "Stream",
+    "column_names",
     "dataset_info",
     "detect_format",
     "format_info",

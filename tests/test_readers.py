@@ -648,3 +648,18 @@ def test_a_folder_of_daily_csv_files_says_how_to_learn_from_them(tmp_path):
     assert shlex.split(command)[-1] == "all.csv"
     joined = read_dataset(tmp_path / "all.csv")
     np.testing.assert_array_equal(joined.X, [[1.5, 2], [2.5, 1], [3.5, 0]])
+
+
+def test_column_names_reads_a_tables_names_or_says_it_has_none(tmp_path):
+    import pandas as pd
+
+    from omkl_dist.storage import column_names
+
+    pd.DataFrame({"a": [1.0], "b": [2.0], "label": [1]}).to_parquet(tmp_path / "t.parquet")
+    named = write(tmp_path, "named.csv.gz", "id,a,b,label\nx,1,2,yes\n", gz=True)
+    tabbed = write(tmp_path, "t.tsv", "a\tb\tlabel\n1\t2\tno\n")
+    assert column_names(tmp_path / "t.parquet") == ["a", "b", "label"]
+    assert column_names(named) == ["id", "a", "b", "label"] and column_names(tabbed) == ["a", "b", "label"]
+    for name, text in [("plain.csv", "1,2,3\n4,5,6\n"), ("rows.svm", "+1 1:0.5 3:1\n"), ("empty.csv", "")]:
+        assert column_names(write(tmp_path, name, text)) is None
+    assert column_names(tmp_path / "missing.csv") is None

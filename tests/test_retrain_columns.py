@@ -180,3 +180,26 @@ def test_a_later_window_file_is_read_by_the_champions_columns(tmp_path, encoded)
     models = [load_model(ModelStore(store, "churn").path(v)) for v in (1, 2)]
     assert models[1].raw_names == models[0].raw_names and models[1].label_name == "target"
     assert "customer_id" not in models[1].raw_names
+
+
+def test_a_window_without_a_header_continues_a_named_champion_by_position_and_keeps_its_names(tmp_path):
+    """A day's file without a header (the champion's columns in its order, the labels last) is read by
+    position, as before; the version it makes keeps the champion's feature names and label column (it
+    lost them, and the next day's file with ids was then refused), so a named file with ids follows."""
+    store = tmp_path / "store"
+    days = []
+    for n in range(3):
+        day = _window(240, n).drop(columns="plan").fillna({"age": 40.0})
+        day.insert(0, "customer_id", [f"c{n}-{i:04d}" for i in range(240)])
+        days.append(day)
+    days[0].to_csv(tmp_path / "monday.csv", index=False)
+    days[1].drop(columns="customer_id").to_csv(tmp_path / "tuesday.csv", index=False, header=False)
+    days[2].to_csv(tmp_path / "wednesday.csv", index=False)
+    ran, _ = _retrain(store, tmp_path / "monday.csv", *SPA, "--features", "-customer_id", "--label-column", "target")
+    assert ran.exit_code == 0, ran.output
+    ran, v2 = _retrain(store, tmp_path / "tuesday.csv", "--label-column", "last")
+    assert ran.exit_code == 0 and v2["version"] == 2, ran.output
+    tuesday = load_model(ModelStore(store, "churn").path(2))
+    assert tuesday.feature_names == ["age", "score"] and tuesday.label_name == "target"
+    ran, v3 = _retrain(store, tmp_path / "wednesday.csv")
+    assert ran.exit_code == 0 and v3["version"] == 3, ran.output

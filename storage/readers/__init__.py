@@ -39,6 +39,6 @@ Modules: one per format (:mod:`.libsvm`, :mod:`.delimited` for dense/CSV/TSV tex
 
 from .dataset import FORMATS, SPARSE_MIN_FEATURES, Dataset
 from .detect import detect_format
-from .dispatch import read_dataset
+from .dispatch import column_names, read_dataset
 
-__all__ = ["FORMATS", "SPARSE_MIN_FEATURES", "Dataset", "detect_format", "read_dataset"]
+__all__ = ["FORMATS", "SPARSE_MIN_FEATURES", "Dataset", "column_names", "detect_format", "read_dataset"]

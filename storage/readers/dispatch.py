@@ -27,7 +27,7 @@ from ..labels import (
     warn_guessed_labels,
 )
 from ..tables import is_table_source, left_out_only, table_columns
-from .blocks import BlockFile, NotStreamed, open_blocks
+from .blocks import BlockFile, NotStreamed, line_blocks, open_blocks
 from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_columns, text_table
 from .detect import check_format, decimal_point, detect_format, looks_mat, split_header
@@ -286,6 +286,25 @@ def read_dataset(
         label_name=parsed.label_name,
     )
     return _check_guess(dataset, header if guessed else None, ids)
+
+
+def column_names(path: str | os.PathLike[str]) -> list[str] | None:
+    """The names of a table's columns -- a parquet file's or folder's schema, the header row of a
+    CSV/TSV file as :func:`read_dataset` finds one -- or None for columns without names (LIBSVM, dense
+    text, CSV without a header, ``.mat``) or a file it cannot tell (the reading names the problem).
+    Reads the schema or the file's first block only."""
+    path = Path(path)
+    try:
+        if is_table_source(path):
+            return table_columns(path)
+        head = text_content(next(iter(line_blocks(path)), (b"", 1))[0], path)
+        if not head.strip() or looks_mat(path, head):
+            return None
+        fmt = detect_format(path, head)
+        first = first_lines(head, 1) if fmt in _HEADED else None
+        return split_header(first[0], _HEADED[fmt], path) if first else None
+    except (DataError, NotStreamed, OSError):
+        return None
 
 
 def _check_guess(dataset: Dataset, names: list[str] | None, ids: bool = False) -> Dataset:
