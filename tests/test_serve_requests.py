@@ -356,3 +356,19 @@ def test_a_csv_body_to_learn_takes_the_models_label_column_and_a_text_column_as_
     assert batch.X["zip"].tolist() == ["02134", "94103", None] and batch.carried == {"id": ["7", "8", "9"]}
     expected = encoded.decision_function(pd.DataFrame({"size": [0.5, None, 1.5], "zip": ["02134", "94103", None]}))
     np.testing.assert_array_equal(encoded.decision_function(batch.X), expected)
+
+
+def test_a_csv_body_with_spaced_names_or_for_a_model_without_names():
+    """Names padded with spaces (`id, a, b, c`) match as the CLI's reader matches them, the ids kept as
+    text; a model that learnt from unnamed columns takes a CSV body's columns in their order."""
+    from omkl_dist.serving.tables import csv_batch
+
+    X, y = rows(5, 4)
+    named = Model(OMKC(random_state=0).fit(X, np.where(y == "churn", 1, -1)), feature_names=FEATURES)
+    spaced = b"id, a , b, c\n" + b"".join(b"007, %r, %r, %r\n" % tuple(row) for row in X.tolist())
+    batch = csv_batch(spaced, ",", named, learn=False, label_column=None, max_rows=10, where="predict")
+    assert np.array_equal(batch.X, X) and batch.carried == {"id": ["007"] * 4}
+    unnamed = Model(OMKC(random_state=0).fit(X, np.where(y == "churn", 1, -1)))
+    plain = b"x1,x2,x3\n" + b"".join(b"%r,%r,%r\n" % tuple(row) for row in X.tolist())
+    batch = csv_batch(plain, ",", unnamed, learn=False, label_column=None, max_rows=10, where="predict")
+    assert np.array_equal(batch.X, X) and batch.carried is None

@@ -49,17 +49,19 @@ def csv_batch(
 
     kind = "CSV" if delimiter == "," else "TSV"
     first = body.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
-    header = [name.strip() for name in next(csv.reader([first], delimiter=delimiter), [])]
+    raw = next(csv.reader([first], delimiter=delimiter), [])
+    header = [name.strip() for name in raw]
     if not any(header):
         raise BadRequest(
             400, f"the {kind} body has no header row", where=where, fix="send a first row naming the columns"
         )
     if b"\n" not in body.rstrip():
         raise BadRequest(400, f"the {kind} body has a header row and no rows", where=where, fix="send at least one row")
-    features = set(model.raw_names or [])
     categories = set(model.columns.text_) if model.columns is not None else set()
-    # ids and the labels as the text they hold, a text column's categories as text ("02134" no number)
-    text = [name for name in header if name not in features or name in categories]
+    # ids and the labels as the text they hold, a text column's categories as text ("02134" no number); a
+    # model without names takes every column as a feature (the labels' column, to learn, as it is)
+    named = model.raw_names is not None
+    text = [r for r, n in zip(raw, header) if (named and n not in model.raw_names) or n in categories]
     try:
         table = arrow_read_csv(
             body,
