@@ -187,7 +187,8 @@ def open_table(
         if not _numeric(kind):
             labels = f"if {name!r} holds the labels, pass --label-column {name} (label_column={name!r}); else "
             labels = labels if guessed else ""
-            fix = f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out " + (
+            fix = (
+                f"{labels}encode it (--categorical one-hot or ordinal, categorical=...), or leave it out "
                 f"(--features -{name})"
             )
             raise DataError(

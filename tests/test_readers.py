@@ -628,24 +628,26 @@ def test_a_date_column_is_named_as_one_and_never_offered_as_labels_or_categories
         read_dataset(words)
 
 
-def test_a_folder_of_daily_csv_files_says_how_to_learn_from_them(tmp_path):
+@pytest.mark.parametrize("gz", [False, True], ids=["csv", "csv.gz"])
+def test_a_folder_of_daily_csv_files_says_how_to_learn_from_them(tmp_path, gz):
     """A folder of a day's CSV file each is no table (a folder of parquet files is): the error says to
-    give them to omkl retrain one at a time, or to join them -- and the command it gives joins them
-    into one file with one header, read as every day's rows."""
-    import shlex
+    give them to omkl retrain one at a time, or to join them -- and the shell line it gives joins them
+    (compressed or not, in a folder whose name has a space) into one file with one header, read as
+    every day's rows."""
     import subprocess
 
-    days = tmp_path / "days"
+    days = tmp_path / "daily files"
     days.mkdir()
-    write(days, "2026-11-01.csv", "a,b,label\n1.5,2,yes\n2.5,1,no\n")
-    write(days, "2026-11-02.csv", "a,b,label\n3.5,0,no\n")
+    suffix = ".csv.gz" if gz else ".csv"
+    write(days, f"2026-11-01{suffix}", "a,b,label\n1.5,2,yes\n2.5,1,no\n", gz=gz)
+    write(days, f"2026-11-02{suffix}", "a,b,label\n3.5,0,no\n", gz=gz)
     with pytest.raises(DataError) as err:
         read_dataset(days)
     message = str(err.value)
     assert "its 2 text files in turn, give them one at a time to omkl retrain" in message
     command = message.split("one header row: ", 1)[1]
+    assert command.endswith("> all.csv")
     subprocess.run(["sh", "-c", command], cwd=tmp_path, check=True)  # (a shell's glob, as a user runs it)
-    assert shlex.split(command)[-1] == "all.csv"
     joined = read_dataset(tmp_path / "all.csv")
     np.testing.assert_array_equal(joined.X, [[1.5, 2], [2.5, 1], [3.5, 0]])
 
