@@ -9,6 +9,7 @@ starting: the ``interrupted`` line and exit status 130.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
@@ -20,6 +21,7 @@ def main() -> None:
     ``omkl run`` starts its compile-ahead helper before the imports (:mod:`.compile_ahead`), and
     stops it when the command ends, however it ends."""
     helper = None
+    pressed, before = _note_ctrl_c()
     try:
         try:
             if sys.argv[1:2] == ["run"]:
@@ -28,14 +30,33 @@ def main() -> None:
                 helper = compile_ahead.start(sys.argv[2:])
             from omkl_dist.pipelines.cli import main as cli
         except BaseException as exc:  # an extension may wrap the Ctrl-C (ImportError, SystemError, ...)
-            if not _interrupted(exc):
+            if not (pressed or _interrupted(exc)):
                 raise
             print(INTERRUPTED, file=sys.stderr)
             raise SystemExit(EXIT_INTERRUPTED) from None
+        finally:
+            signal.signal(signal.SIGINT, before)
         cli()
     finally:
         if helper is not None:
             helper.stop()
+
+
+def _note_ctrl_c() -> tuple[list[bool], object]:
+    """``(pressed, the handler before)``: a Ctrl-C during the imports is noted in ``pressed`` as it
+    raises its KeyboardInterrupt -- which an extension's initialisation may swallow and fail otherwise,
+    with no trace of it (scipy's HiGHS: a bare ``ImportError``, exit status 1 and a traceback). A
+    Ctrl-C that was ignored (``nohup``, a background job) stays ignored."""
+    pressed: list[bool] = []
+    before = signal.getsignal(signal.SIGINT)
+
+    def note(signum: int, frame: object) -> None:
+        pressed.append(True)
+        signal.default_int_handler(signum, frame)
+
+    if before is signal.default_int_handler:
+        signal.signal(signal.SIGINT, note)
+    return pressed, before
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -222,7 +222,8 @@ def test_ctrl_c_during_a_first_run_stops_its_helper(tmp_path, endless_data):
             time.sleep(0.1)
             helpers = _children(run.pid)
         assert helpers, "no helper was started"
-        time.sleep(1)  # (in its imports or reading the data: either way the helper goes with it)
+        # (still in its imports: a second later, a fast machine's run had refused the FIFO, exit status 2)
+        time.sleep(0.2)
         run.send_signal(signal.SIGINT)
         _, err = run.communicate(timeout=60)
     finally:

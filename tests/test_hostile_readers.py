@@ -486,6 +486,52 @@ def test_ctrl_c_inside_a_c_extensions_initialisation_is_the_interrupted_line(mon
         entry.main()
 
 
+def test_ctrl_c_an_extension_swallows_during_the_imports_is_the_interrupted_line(monkeypatch, capsys):
+    """A real SIGINT during the imports whose KeyboardInterrupt an extension's initialisation turns
+    into a bare ImportError, nothing behind it (the fresh-clone CI saw exit status 1 and scipy's
+    traceback): still the interrupted line and 130; Ctrl-C's handler is given back afterwards, and a
+    Ctrl-C that was ignored stays ignored."""
+    import builtins
+    import os
+    import signal
+    import time
+
+    from omkl_dist.pipelines import entry
+
+    real_import = builtins.__import__
+
+    def swallowing_import(name, *args, **kwargs):
+        if name == "omkl_dist.pipelines.cli":
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)  # (the handler runs at once)
+            except KeyboardInterrupt:
+                pass
+            raise ImportError("initialization failed") from None
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "omkl_dist.pipelines.cli", raising=False)
+    monkeypatch.setattr(builtins, "__import__", swallowing_import)
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130 and capsys.readouterr().err == "interrupted: nothing half-written was kept\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def failing_import(name, *args, **kwargs):
+        if name == "omkl_dist.pipelines.cli":
+            raise ImportError("no module named scipy")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(ImportError, match="no module named scipy"):
+            entry.main()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def test_a_gzip_bomb_is_refused_before_it_is_decompressed_whole(tmp_path, monkeypatch):
     import gzip
 
