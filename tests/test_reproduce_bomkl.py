@@ -177,6 +177,14 @@ def test_flags_are_explained_from_the_data_or_the_transcribed_notes():
     assert "majority class" in rp.explain_bomkl_flag("madelon", "omkc-u", madelon["omkc-u"], 50.0)
     assert rp.explain_bomkl_flag("madelon", "spa", madelon["spa"], 50.0) == FLAG_NOTES[("madelon", "spa")]
     assert rp.make_bomkl_model("perceptron-star", perceptron_kernel="gaussian(sigma=8)").kernel == "gaussian(sigma=8)"
+    codrna = TABLES[("table2", "codrna")].mistake  # (raw features: the scales, measured with --scaling standard)
+    for algorithm in ("spa", "bpas", "rbp", "forgetron"):
+        why = rp.explain_bomkl_flag("codrna", algorithm, codrna[algorithm], 33.3)
+        assert "column 1 spans -1,868..0" in why and "(--scaling standard)" in why and "271,617" in why
+    susy = TABLES[("table2", "SUSY")].mistake  # (a subsample: the baselines within tolerance at [-1, 1])
+    for algorithm in ("rbp", "forgetron", "bogd", "bpas"):
+        assert "(--scaling minmax-sym)" in rp.explain_bomkl_flag("SUSY", algorithm, susy[algorithm], 45.0)
+    assert "T/300 per kernel" in rp.explain_bomkl_flag("SUSY", "spa", susy["spa"], 45.0)
 
 
 def test_foresight_kernel_is_the_best_single_kernel_perceptron():
