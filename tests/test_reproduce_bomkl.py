@@ -185,6 +185,8 @@ def test_flags_are_explained_from_the_data_or_the_transcribed_notes():
     for algorithm in ("rbp", "forgetron", "bogd", "bpas"):
         assert "(--scaling minmax-sym)" in rp.explain_bomkl_flag("SUSY", algorithm, susy[algorithm], 45.0)
     assert "T/300 per kernel" in rp.explain_bomkl_flag("SUSY", "spa", susy["spa"], 45.0)
+    a9a = TABLES[("table2", "a9a")].mistake
+    assert "lambda = 0.01 makes 19.74-19.81 %" in rp.explain_bomkl_flag("a9a", "bogd", a9a["bogd"], 24.1)
 
 
 def test_foresight_kernel_is_the_best_single_kernel_perceptron():
