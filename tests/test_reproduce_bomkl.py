@@ -187,6 +187,7 @@ def test_flags_are_explained_from_the_data_or_the_transcribed_notes():
     assert "T/300 per kernel" in rp.explain_bomkl_flag("SUSY", "spa", susy["spa"], 45.0)
     a9a = TABLES[("table2", "a9a")].mistake
     assert "lambda = 0.01 makes 19.74-19.81 %" in rp.explain_bomkl_flag("a9a", "bogd", a9a["bogd"], 24.1)
+    assert "the paper's own 48,842" in rp.explain_bomkl_flag("a9a", "rbp", a9a["rbp"], 24.1)
 
 
 def test_foresight_kernel_is_the_best_single_kernel_perceptron():
