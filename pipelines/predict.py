@@ -17,17 +17,19 @@ class's calibrated probability, docs/probabilities.md) and, when the data has la
 row that starts with its first ``index:value``; a dataset ingested with ``--label-column none``)
 are predicted alike, and no accuracy is reported.
 The parquet schema's metadata records the model that made them (store, name, version, hashes); a
-``.csv``/``.tsv`` file (optionally ``.gz``) has the same columns under a header row and no metadata.
+``.csv``/``.tsv`` file (optionally ``.gz``) has the same columns under a header row and no metadata;
+``-`` writes that CSV to standard output (a pipe: ``omkl predict ... --out - | head``).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 
 import numpy as np
@@ -50,6 +52,13 @@ from omkl_dist.storage.outputs import (
 from omkl_dist.storage.readers.dataset import to_width
 
 BLOCK_ROWS = 16_384
+# ``--out -``: the predictions as CSV on standard output (the command's summary then goes to stderr)
+STDOUT = "-"
+
+
+def to_stdout(out) -> bool:
+    """Whether ``out`` names standard output (``-``) rather than a file."""
+    return str(out) == STDOUT
 
 
 @lru_cache(maxsize=4)
@@ -235,20 +244,25 @@ def predict(
     CSV/TSV by its suffix: :func:`~omkl_dist.storage.outputs.predictions_delimiter`);
     ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy);
     ``zero_based``: a LIBSVM file's feature indices start at 0; ``proba``: add every class's
-    calibrated probability (``proba_<class>``)."""
+    calibrated probability (``proba_<class>``). ``out`` ``-``: CSV on standard output, written as
+    each block is predicted (a file is written whole or not at all)."""
     from omkl_dist.persistence import load_model
     from omkl_dist.storage.models import read_meta
 
     if block_rows < 1:
         raise ValueError(f"--block-rows must be >= 1, got {block_rows}")
-    predictions_delimiter(out)  # (a suffix it does not write: refused before any work)
-    out = check_output(
-        out,
-        PREDICTIONS,
-        overwrite=overwrite,
-        option="--out",
-        inputs=[("data", location(data)), ("model", model_dir), *inputs],
-    )
+    if to_stdout(out):
+        delimiter, gzipped = ",", False
+    else:
+        delimiter = predictions_delimiter(out)  # (a suffix it does not write: refused before any work)
+        gzipped = str(out).lower().endswith(".gz")
+        out = check_output(
+            out,
+            PREDICTIONS,
+            overwrite=overwrite,
+            option="--out",
+            inputs=[("data", location(data)), ("model", model_dir), *inputs],
+        )
     model, meta = load_model(model_dir), read_meta(model_dir)
     if proba:
         check_probabilities(model)
@@ -280,8 +294,8 @@ def predict(
     t0 = time.perf_counter()
     correct, unseen = 0, Counter[str]()  # (labels of no class the model has: each row a mistake)
     label_array = np.asarray(labels, dtype=object)
-    with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
-        with _writer(tmp, schema, predictions_delimiter(out), gzipped=str(out).lower().endswith(".gz")) as write:
+    with _destination(out, overwrite) as path:
+        with _writer(path, schema, delimiter, gzipped=gzipped) as write:
             results = (
                 _on_cluster(scheduler, model_dir, meta, data, n_rows, block_rows, proba, blocks)
                 if scheduler
@@ -337,21 +351,37 @@ def _carried_names(carried, taken: list[str]) -> list[str]:
 
 
 @contextmanager
+def _destination(out, overwrite: bool) -> Iterator:
+    """The path to write the predictions to: a temporary file that becomes ``out`` once every block
+    is in it (:func:`atomic_output`), or None for standard output."""
+    if to_stdout(out):
+        yield None
+        return
+    with atomic_output(out, kind=PREDICTIONS, overwrite=overwrite, option="--out", folder=False) as tmp:
+        yield tmp
+
+
+@contextmanager
 def _writer(path, schema, delimiter: str | None, *, gzipped: bool) -> Iterator:
     """A function writing one block (a table of ``schema``) to ``path``: a parquet row group (the
     schema's metadata, the model's provenance, in the file), or delimited text under one header row,
     labels quoted where needed and every float in its shortest form that reads back to the same bits
-    (``delimiter``; ``gzipped``: compressed)."""
+    (``delimiter``; ``gzipped``: compressed); ``path`` None: the text to standard output."""
     if delimiter is None:
         with pq.ParquetWriter(str(path), schema) as writer:
             yield writer.write_table
         return
-    with (gzip.open if gzipped else open)(path, "wt", newline="", encoding="utf-8") as fh:
+    if path is None:  # (left open: the command's own stream)
+        stream = nullcontext(sys.stdout)
+    else:
+        stream = (gzip.open if gzipped else open)(path, "wt", newline="", encoding="utf-8")
+    with stream as fh:
         header = [True]
 
         def write(table) -> None:
             table.to_pandas().to_csv(fh, sep=delimiter, header=header[0], index=False, lineterminator="\n")
             header[0] = False
+            fh.flush()  # (a block at a time down a pipe, not when the buffer fills)
 
         yield write
 

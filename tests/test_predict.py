@@ -4,6 +4,7 @@ block by block with bounded memory, original labels, multi-class scores, and the
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -119,6 +120,26 @@ def test_predictions_as_csv_and_gzipped_tsv(stored, tmp_path):
     text = predict(tmp_path / "p.txt", check=False)
     assert text.returncode != 0 and "'.txt' is neither" in text.stderr and ".csv" in text.stderr
     assert not (tmp_path / "p.txt").exists()
+
+
+def test_predictions_to_standard_output(stored, tmp_path, monkeypatch):
+    """--out - writes the CSV file's text to standard output and the summary to stderr (it wrote parquet
+    into a file named '-'); down a pipe its reader may leave early, and the command ends quietly."""
+    monkeypatch.chdir(tmp_path)
+    args = ("predict", "--store", stored / "store", "--model", "m", "--data", stored / "stream", "--proba")
+    omkl_here(*args, "--out", tmp_path / "p.csv")
+    piped = omkl_here(*args, "--out", "-", "--block-rows", 4096)
+    assert piped.stdout == (tmp_path / "p.csv").read_text()
+    assert "50,000 predictions of m v1 -> standard output" in piped.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv"]
+    both = omkl_here(*args, "--out", "-", "--json", check=False)
+    assert both.returncode == 2 and "--json prints to standard output" in both.stderr
+    line = " ".join(shlex.quote(str(a)) for a in [*OMKL, *args, "--out", "-", "--block-rows", 1000])
+    head = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {line} | head -n 2"], capture_output=True, text=True, timeout=600
+    )
+    assert head.stdout == "".join((tmp_path / "p.csv").read_text().splitlines(keepends=True)[:2])
+    assert head.returncode == 141 and head.stderr == ""  # (SIGPIPE's status, as a Unix tool's)
 
 
 def test_multiclass_model_from_a_file_with_word_labels(tmp_path):

@@ -33,7 +33,7 @@ from .store_options import open_store
     required=True,
     type=PATH_OR_URL,
     help="The file to write, in the format its suffix names: .parquet (the model's provenance in its metadata), "
-    ".csv or .tsv, either optionally .gz.",
+    ".csv or .tsv, either optionally .gz; or - : CSV on standard output (the summary then goes to stderr).",
 )
 @click.option(
     "--block-rows",
@@ -77,10 +77,15 @@ def predict_cmd(
     store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, zero_based, proba, as_json
 ):
     """Write a model's predictions (label, decision value) for every row as parquet or CSV/TSV, streamed."""
-    from ..predict import predict
+    from ..predict import predict, to_stdout
 
     if (model_dir is None) == (name is None):
         raise click.UsageError("give --model (with --store) or --model-dir")
+    piped = to_stdout(out)
+    if piped and as_json:
+        raise click.UsageError(
+            "--json prints to standard output, which --out - fills with the predictions: give --out a file"
+        )
     if model_dir is None:
         if store is None:
             raise click.UsageError("--model needs --store (or OMKL_STORE)")
@@ -106,9 +111,11 @@ def predict_cmd(
         return
     who = f"{name} v{made_by['version']}" if name else str(model_dir)
     accuracy = "" if result["accuracy"] is None else f", accuracy on the data's labels {100 * result['accuracy']:.2f} %"
+    where = "standard output" if piped else result["out"]
     click.echo(
-        f"{result['rows']:,} predictions of {who} -> {result['out']} in {result['seconds']:.2f} s "
-        f"({result['rows_per_second']:,.0f} rows/s{accuracy}); loading {result['load_seconds']:.2f} s"
+        f"{result['rows']:,} predictions of {who} -> {where} in {result['seconds']:.2f} s "
+        f"({result['rows_per_second']:,.0f} rows/s{accuracy}); loading {result['load_seconds']:.2f} s",
+        err=piped,
     )
     if result["carried"]:
         click.echo(f"columns written beside the predictions as they are: {', '.join(result['carried'])}", err=True)
