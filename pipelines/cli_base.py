@@ -15,6 +15,7 @@ import click
 from omkl_dist.defaults import BLOCK_SIZE, RACE_ROWS, SCALE_ROWS, SEED
 
 from .entry import INTERRUPTED
+from .stdin_data import named
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 
@@ -222,7 +223,7 @@ def one_line(message: object) -> str:
     overrides -- which a file name, a header or an option value may carry -- are shown escaped
     (a newline as ``\\n``), so an error is always exactly one line that no input can forge more of.
     Backslashes are kept as they are, so escaping twice changes nothing."""
-    return "".join(_escaped(char) for char in str(message))
+    return "".join(_escaped(char) for char in named(str(message)))
 
 
 def _escaped(char: str) -> str:

@@ -22,6 +22,7 @@ from ..cli_base import (
     FiniteFloat,
     reading_options,
 )
+from ..stdin_data import read_stdin
 
 
 def _parse_classes(text):
@@ -39,7 +40,7 @@ def data():
 
 
 @data.command("ingest")
-@click.argument("source")
+@click.argument("source", callback=read_stdin)
 @click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL, e.g. s3://bucket/d).")
 @click.option(
     "--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1), help="Rows per zarr chunk."

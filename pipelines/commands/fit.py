@@ -19,6 +19,7 @@ from ..cli_base import (
     reading_options,
 )
 from ..holdout_fit import ALGOS, format_fit_report, run_fit
+from ..stdin_data import named, read_stdin
 from .mlflow_options import mlflow_options, mlflow_target
 
 
@@ -50,7 +51,11 @@ class AutoOrPositive(FiniteFloat):
     "--variant", type=click.Choice(["D1", "D2", "S1", "S2"]), default="D1", show_default=True, help="MKBoost variant."
 )
 @click.option(
-    "--data", required=True, help="Registry name (e.g. german.numer, wdbc, segment), data file or ingested dataset."
+    "--data",
+    required=True,
+    callback=read_stdin,
+    help="Registry name (e.g. german.numer, wdbc, segment), data file or ingested dataset; - : the data from "
+    "standard input.",
 )
 @click.option(
     "--test-size",
@@ -204,7 +209,7 @@ def fit_cmd(
         from omkl_dist.mlflow.commands import after_job
 
         report["mlflow"] = after_job(target, "fit", report)
-    click.echo(json.dumps(report) if as_json else format_fit_report(report))
+    click.echo(named(json.dumps(report) if as_json else format_fit_report(report)))
 
 
 def _batch_algorithm(argument: str | None, option: str | None) -> str:

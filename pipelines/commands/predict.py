@@ -7,6 +7,7 @@ import json
 import click
 
 from ..cli_base import PATH_OR_URL, STORE_PATH
+from ..stdin_data import read_stdin
 from .store_options import open_store
 
 
@@ -27,7 +28,12 @@ from .store_options import open_store
     default=None,
     help="Or: a saved model folder (omkl run or fit --model-out, omkl submit --out).",
 )
-@click.option("--data", required=True, help="An ingested dataset, a data file or a registry name.")
+@click.option(
+    "--data",
+    required=True,
+    callback=read_stdin,
+    help="An ingested dataset, a data file or a registry name; - : the data from standard input.",
+)
 @click.option(
     "--out",
     required=True,

@@ -27,6 +27,7 @@ from ..cli_base import (
     reading_options,
     settings_options,
 )
+from ..stdin_data import read_stdin
 from .mlflow_options import mlflow_options, mlflow_target
 from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_params
 
@@ -37,8 +38,10 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_
 @click.option(
     "--data",
     required=True,
+    callback=read_stdin,
     help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
-    "STORE/NAME/windows/<file name>-<content digest> first (reused when the same file comes again).",
+    "STORE/NAME/windows/<file name>-<content digest> first (reused when the same file comes again); - : a file "
+    "from standard input (windows/stdin-<digest>).",
 )
 @click.option("--rows", default=None, help="Only these rows of it, START:STOP (default: all).")
 @click.option("--partition", default=None, help="Only the I-th of N equal parts of it, I/N (0-based).")
