@@ -234,6 +234,14 @@ def _escaped(char: str) -> str:
     return char
 
 
+def _in_one_line(exc: click.ClickException) -> None:
+    """Make a click error's message :func:`one_line` -- but the help a group without its command
+    shows (click >= 8.2 raises it as a usage error): our own text, in its lines (it was one line of
+    ``\\n``)."""
+    if not isinstance(exc, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+        exc.message = one_line(exc.message)
+
+
 class CommandGroup(click.Group):
     """Turn known bad-input errors into a one-line message and exit status 2 (75 when an output is
     being written by another process, 130 on Ctrl-C). Every message is printed through
@@ -243,7 +251,7 @@ class CommandGroup(click.Group):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.ClickException as exc:  # this group's own options: click prints it, in one line
-            exc.message = one_line(exc.message)
+            _in_one_line(exc)
             raise
 
     def invoke(self, ctx):
@@ -252,7 +260,7 @@ class CommandGroup(click.Group):
         except click.exceptions.Exit:  # --help, --version (a RuntimeError subclass)
             raise
         except click.ClickException as exc:  # a sub-command's usage error: click prints it, in one line
-            exc.message = one_line(exc.message)
+            _in_one_line(exc)
             raise
         except KeyboardInterrupt:
             click.echo(INTERRUPTED, err=True)

@@ -187,6 +187,16 @@ def test_help_exits_zero(args):
     assert result.exit_code == 0 and "Usage:" in result.output and "error" not in result.output
 
 
+@pytest.mark.parametrize("args", [[], ["data"], ["models"], ["run"], ["cluster"]])
+def test_a_group_without_its_command_shows_its_help_in_lines(args):
+    """`omkl` alone (or `omkl data`) shows the group's help as help: click >= 8.2 raises it as a usage
+    error, whose message every error's one-line form printed as one line of '\\n'."""
+    result = CliRunner().invoke(main, args)
+    text = result.stdout + result.stderr
+    assert result.exit_code in (0, 2) and "\\n" not in text
+    assert text.startswith("Usage:") and "\nCommands:\n" in text and "\n  -h, --help" in text
+
+
 def _leaf_contexts(command, parent):
     """A context for every sub-command of ``command`` under ``parent`` (options see the settings
     the root group gives its sub-commands, as on the command line)."""
