@@ -14,8 +14,8 @@ import click
 
 from omkl_dist.defaults import BLOCK_SIZE, RACE_ROWS, SCALE_ROWS, SEED
 
+from .data_source import named
 from .entry import INTERRUPTED
-from .stdin_data import named
 
 EXIT_BAD_INPUT, EXIT_BUSY, EXIT_INTERRUPTED = 2, 75, 130  # 75: EX_TEMPFAIL, "try again later"
 

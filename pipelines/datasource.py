@@ -15,6 +15,8 @@ from omkl_dist.storage.job_data import is_ingested, refuse_label_options
 from omkl_dist.storage.labels import has_no_labels
 from omkl_dist.storage.location import is_remote, location
 
+from .data_source import origin
+
 
 def data_path(data: str) -> Path | None:
     """The file or folder ``--data`` names (a registry name resolved), for the output checks."""
@@ -67,7 +69,7 @@ def ingested_source(
     if not is_ingested(target):
         target = location(under) / f"{_UNSAFE.sub('_', source.name)[:64]}-{digest}"
     if not is_ingested(target):
-        ingest(source, target, **{**(coding or {}), **labels}, columns=columns)
+        ingest(source, target, **{**(coding or {}), **labels}, columns=columns, origin=origin(source))
     dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
     return target
 

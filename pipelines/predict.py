@@ -51,6 +51,8 @@ from omkl_dist.storage.outputs import (
 )
 from omkl_dist.storage.readers.dataset import to_width
 
+from .data_source import origin
+
 BLOCK_ROWS = 16_384
 # ``--out -``: the predictions as CSV on standard output (the command's summary then goes to stderr)
 STDOUT = "-"
@@ -276,7 +278,7 @@ def predict(
         **made_by,
         "model_meta_sha256": meta["meta_sha256"],
         "algorithm": meta["algorithm"],
-        "data": text(location(data)),
+        "data": origin(data) or text(location(data)),  # (standard input, a URL: not their temporary copy)
         "n_rows": n_rows,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }

@@ -10,6 +10,8 @@ from pathlib import Path
 from omkl_dist.job import JOB_FIELDS
 from omkl_dist.runner import RunResult
 
+from .data_source import origin
+
 
 def build_report(result: RunResult, data) -> dict:
     """The run's report: the job, what was learnt (the trace's summary), the accounting; on a
@@ -18,7 +20,7 @@ def build_report(result: RunResult, data) -> dict:
     report = {
         "algo": job.algorithm,
         "params": {k: v for k, v in model.get_params().items() if k not in JOB_FIELDS},
-        "data": str(data),
+        "data": origin(data) or str(data),  # (standard input, a URL: not their temporary copy)
         "dataset": result.name,
         **result.trace["summary"],
         "load_seconds": accounting.load_seconds,

@@ -92,6 +92,7 @@ def ingest(
     columns: ColumnEncoder | None = None,
     zero_based: bool = False,
     keep: Iterable[str] | str | None = None,
+    origin: str | None = None,
 ) -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
 
@@ -154,6 +155,10 @@ def ingest(
         refused when its dense form cannot fit in memory), or ``"auto"``: csr exactly when the
         reader returns a sparse matrix (a LIBSVM file with at least
         :data:`~omkl_dist.storage.readers.SPARSE_MIN_FEATURES` features).
+    origin : str, optional
+        Where a ``source`` file (or folder) that is a local copy came from -- standard input, a URL
+        (``omkl data ingest -``, ``s3://...``) --: recorded as the dataset's ``source`` in place of the
+        copy's temporary path.
 
     Returns
     -------
@@ -204,6 +209,7 @@ def ingest(
             features=without_kept(features, kept, source),
             layout="csr" if layout == "csr" else "dense",
             keep=kept,
+            origin=origin,
         )
     if views:
         from .views import format_groups, read_views, view_files
@@ -222,8 +228,7 @@ def ingest(
             layout=layout,
             meta={
                 "kind": "ingest",
-                "source": str(source),
-                "source_name": str(source),
+                **_source_meta(source, source, origin),
                 "views": {name: str(Path(path).absolute()) for name, path in files.items()},
                 "feature_groups": format_groups(groups),
             },
@@ -231,7 +236,7 @@ def ingest(
     path = resolve_dataset(source, data_dir=data_dir)
     inputs = [("source file", path)]
     out = check_output(out, DATASET, overwrite=overwrite, inputs=inputs)  # before spending time on parsing
-    meta: dict[str, Any] = {"kind": "ingest", "source": str(Path(path).absolute()), "source_name": str(source)}
+    meta: dict[str, Any] = {"kind": "ingest", **_source_meta(Path(path).absolute(), source, origin)}
     left_out = left_out_only(features)  # (every column a feature but these: block by block still)
     if not encoded and left_out is not None and n_features is None and layout != "csr" and not zero_based:
         try:  # a large CSV/TSV or (dense) LIBSVM file: block by block, never whole in memory
@@ -437,6 +442,12 @@ def _write_dataset(
         return writer.close(meta)
 
 
+def _source_meta(read: object, given: object, origin: str | None) -> dict[str, str]:
+    """A dataset's recorded ``source`` (the file read) and ``source_name`` (as given); both the
+    ``origin`` of a local copy."""
+    return {"source": origin, "source_name": origin} if origin else {"source": str(read), "source_name": str(given)}
+
+
 def _ingest_table(
     source: Any,
     out: PathArg,
@@ -451,6 +462,7 @@ def _ingest_table(
     features: Iterable[str] | str | None,
     layout: str = "dense",
     keep: list[str] | None = None,
+    origin: str | None = None,
 ) -> dict[str, Any]:
     """:func:`ingest` of a table: its label column read first (for the label map), then its
     feature columns in batches of ``chunk_rows`` rows straight into the dataset's chunks."""
@@ -472,8 +484,11 @@ def _ingest_table(
         raise DataError("the table has no rows", path=table.where, fix="check the export was complete")
     meta = {
         "kind": "ingest",
-        "source": str(Path(source).absolute()) if is_path else table.where,
-        "source_name": str(source) if is_path else type(source).__name__,
+        **(
+            _source_meta(Path(source).absolute(), source, origin)
+            if is_path
+            else {"source": table.where, "source_name": type(source).__name__}
+        ),
         "sha256": table.sha256,
         "format": "parquet" if is_path else "table",
         **_label_meta(label_map, counts),

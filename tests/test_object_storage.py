@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -160,6 +161,62 @@ def test_commands_take_urls_and_write_predictions_to_s3(s3, tmp_path):
     denied = subprocess.run([*OMKL, "data", "info", data], capture_output=True, text=True, env=keyless, timeout=120)
     assert denied.returncode == 2 and "Traceback" not in denied.stderr
     assert "object storage: Unable to locate credentials" in denied.stderr and "AWS_ACCESS_KEY_ID" in denied.stderr
+
+
+def test_data_files_at_urls_are_read_as_local_files(s3, tmp_path, monkeypatch):
+    """A day's CSV file and a folder of parquet files at URLs (it took any URL for an ingested dataset:
+    'is an ingested dataset', 'not an ingested dataset directory') are read as the same bytes in a
+    local file are: ingest records the URL as the source; retrain's next day read by the champion's
+    column names; predict writes what it writes of the local file. Nothing at a URL is named as such;
+    no copy is left behind."""
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # (where the children save their copies)
+    rng = np.random.default_rng(0)
+    for day, columns in (
+        ("day1", ["sample_id", "a", "b", "c", "churned"]),
+        ("day2", ["churned", "c", "sample_id", "a", "b"]),
+    ):
+        X = rng.normal(size=(900, 3))
+        frame = pd.DataFrame(X, columns=["a", "b", "c"])
+        frame["sample_id"] = [f"{day}-{i:05d}" for i in range(900)]
+        frame["churned"] = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+        frame[columns].to_csv(f"{day}.csv", index=False)
+        s3["fs"].put(f"{day}.csv", f"{BUCKET}/days/{day}.csv")
+    url = f"{s3['url']}/days"
+    options = ("--features", "-sample_id", "--label-column", "churned")
+    omkl("data", "ingest", "day1.csv", *options, "--out", "local")
+    omkl("data", "ingest", f"{url}/day1.csv", *options, "--out", "remote")
+    local, remote = (json.loads((tmp_path / d / "meta.json").read_text()) for d in ("local", "remote"))
+    assert remote["source"] == remote["source_name"] == f"{url}/day1.csv"
+    assert remote["checksums"] == local["checksums"] and remote["sha256"] == local["sha256"]
+
+    for day in ("day1", "day2"):  # the next day's columns in another order, by the champion's names
+        first = ("--algo", "spa", *options) if day == "day1" else ()
+        for store, data in (("local-store", f"{day}.csv"), ("url-store", f"{url}/{day}.csv")):
+            omkl("retrain", "--store", store, "--model", "m", "--data", data, *first)
+    versions = [
+        json.loads(omkl("models", "list", "--store", s, "m", "--json").stdout) for s in ("local-store", "url-store")
+    ]
+    kept = ("version", "aliases", "rows", "holdout_mistake_rate", "champion_mistake_rate")
+    assert [[{k: v[k] for k in kept} for v in vs] for vs in versions] == [
+        [{k: v[k] for k in kept} for v in versions[0]]
+    ] * 2
+    assert len(versions[0]) == 2
+    model = ("--store", "url-store", "--model", "m")
+    omkl("predict", *model, "--data", "day2.csv", "--out", "local.csv")
+    assert omkl("predict", *model, "--data", f"{url}/day2.csv", "--out", "-").stdout == Path("local.csv").read_text()
+
+    for part in range(3):  # a folder of parquet files, as a Spark job writes them
+        pd.read_csv("day1.csv").iloc[300 * part : 300 * (part + 1)].to_parquet(f"part-{part}.parquet", index=False)
+        s3["fs"].put(f"part-{part}.parquet", f"{BUCKET}/parts/part-{part}.parquet")
+    omkl("data", "ingest", f"{s3['url']}/parts", *options, "--out", "parts")
+    assert json.loads(Path("parts/meta.json").read_text())["n_rows"] == 900
+    missing = omkl("run", "spa", "--data", f"{url}/day3.csv", check=False)
+    assert missing.returncode == 2 and f"nothing at {url}/day3.csv" in missing.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 @pytest.mark.cluster

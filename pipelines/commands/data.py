@@ -22,7 +22,7 @@ from ..cli_base import (
     FiniteFloat,
     reading_options,
 )
-from ..stdin_data import read_stdin
+from ..data_source import local_data, origin
 
 
 def _parse_classes(text):
@@ -40,7 +40,7 @@ def data():
 
 
 @data.command("ingest")
-@click.argument("source", callback=read_stdin)
+@click.argument("source", callback=local_data)
 @click.option("--out", "out", required=True, help="Output dataset directory (a path or a URL, e.g. s3://bucket/d).")
 @click.option(
     "--chunk-rows", default=65_536, show_default=True, type=click.IntRange(min=1), help="Rows per zarr chunk."
@@ -141,6 +141,7 @@ def data_ingest(
         feature_groups=_parse_groups(feature_groups),
         layout=layout,
         keep=keep,
+        origin=origin(source),
     )
     click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))

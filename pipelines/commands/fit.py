@@ -18,8 +18,8 @@ from ..cli_base import (
     given_kernel_spec,
     reading_options,
 )
+from ..data_source import local_data, named
 from ..holdout_fit import ALGOS, format_fit_report, run_fit
-from ..stdin_data import named, read_stdin
 from .mlflow_options import mlflow_options, mlflow_target
 
 
@@ -53,7 +53,7 @@ class AutoOrPositive(FiniteFloat):
 @click.option(
     "--data",
     required=True,
-    callback=read_stdin,
+    callback=local_data,
     help="Registry name (e.g. german.numer, wdbc, segment), data file or ingested dataset; - : the data from "
     "standard input.",
 )

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..cli_base import PATH_OR_URL, STORE_PATH
-from ..stdin_data import read_stdin
+from ..data_source import local_data
 from .store_options import open_store
 
 
@@ -31,7 +31,7 @@ from .store_options import open_store
 @click.option(
     "--data",
     required=True,
-    callback=read_stdin,
+    callback=local_data,
     help="An ingested dataset, a data file or a registry name; - : the data from standard input.",
 )
 @click.option(

@@ -27,7 +27,7 @@ from ..cli_base import (
     reading_options,
     settings_options,
 )
-from ..stdin_data import read_stdin
+from ..data_source import local_data
 from .mlflow_options import mlflow_options, mlflow_target
 from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_params
 
@@ -38,7 +38,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_
 @click.option(
     "--data",
     required=True,
-    callback=read_stdin,
+    callback=local_data,
     help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
     "STORE/NAME/windows/<file name>-<content digest> first (reused when the same file comes again); - : a file "
     "from standard input (windows/stdin-<digest>).",

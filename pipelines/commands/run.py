@@ -22,14 +22,14 @@ from ..cli_base import (
     reading_options,
     settings_options,
 )
-from ..stdin_data import read_stdin
+from ..data_source import local_data
 from .algorithm_options import algorithm_group
 from .mlflow_options import MLFLOW_OPTIONS, mlflow_target
 
 DATA_OPTION = click.option(
     "--data",
     required=True,
-    callback=read_stdin,
+    callback=local_data,
     help="Registry name (e.g. codrna), data file, or ingested directory; - : the data from standard input.",
 )
 LIMIT_OPTION = click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")

@@ -1,5 +1,6 @@
-"""``--data -``: the data from standard input (pipelines/stdin_data.py) is read as the same bytes in a file
-are, by every command that takes a data file; refused from a terminal or when empty; no copy left behind."""
+"""``--data -``: the data from standard input (pipelines/data_source.py; a file at a URL:
+test_object_storage.py) is read as the same bytes in a file are, by every command that takes a data file;
+refused from a terminal or when empty; no copy left behind."""
 
 from __future__ import annotations
 
