@@ -38,6 +38,7 @@ from omkl_dist.preprocessing import ColumnEncoder
 
 from .carried import CARRIED, carried_entry, check_carried, kept_names, without_kept, write_carried
 from .errors import DataError
+from .fetch import local_copy, remote_data
 from .id_columns import warn_id_columns
 from .labels import canonical, encode_label_codes, encode_labels, has_no_labels, warn_guessed_labels
 from .layout import (
@@ -55,7 +56,7 @@ from .layout import (
     read_chunk,
     read_meta,
 )
-from .location import Location, PathArg, location
+from .location import Location, PathArg, is_url, location
 from .outputs import DATASET, Inputs, atomic_output, check_output
 from .readers import Dataset, read_dataset
 from .readers.blocks import BlockFile, NotStreamed, open_blocks
@@ -99,8 +100,9 @@ def ingest(
     Parameters
     ----------
     source : str, Path, pyarrow.Table or pandas.DataFrame
-        A data file, a parquet file or folder of parquet files, a registry name such as
-        ``"codrna"`` or ``"a9a/a9a.t.gz"``, or a table in memory.
+        A data file, a parquet file or folder of parquet files -- here or at a URL (read from a
+        temporary local copy, :mod:`.fetch`) --, a registry name such as ``"codrna"`` or
+        ``"a9a/a9a.t.gz"``, or a table in memory.
     out : str or Path
         The dataset directory to create.
     chunk_rows : int, default 65536
@@ -165,6 +167,12 @@ def ingest(
     dict
         The metadata written to ``out/meta.json``.
     """
+    if is_url(source) and origin is None:  # a data file at a URL: ingested from a local copy
+        options = {name: value for name, value in locals().items() if name not in ("source", "out")}
+        remote = remote_data(source)
+        if remote is not None:
+            with local_copy(remote) as copy:
+                return ingest(copy, out, **{**options, "origin": source})
     dtype = check_dtype(dtype)
     chunk_rows = _check_chunk_rows(chunk_rows)
     if layout not in INGEST_LAYOUTS:

@@ -187,11 +187,18 @@ def test_data_files_at_urls_are_read_as_local_files(s3, tmp_path, monkeypatch):
         s3["fs"].put(f"{day}.csv", f"{BUCKET}/days/{day}.csv")
     url = f"{s3['url']}/days"
     options = ("--features", "-sample_id", "--label-column", "churned")
+    reading = {"features": "-sample_id", "label_column": "churned"}
     omkl("data", "ingest", "day1.csv", *options, "--out", "local")
     omkl("data", "ingest", f"{url}/day1.csv", *options, "--out", "remote")
     local, remote = (json.loads((tmp_path / d / "meta.json").read_text()) for d in ("local", "remote"))
     assert remote["source"] == remote["source_name"] == f"{url}/day1.csv"
     assert remote["checksums"] == local["checksums"] and remote["sha256"] == local["sha256"]
+    from omkl_dist.storage import ingest, read_dataset  # the library reads them so too
+
+    assert ingest(f"{url}/day1.csv", tmp_path / "library", **reading)["checksums"] == local["checksums"]
+    day2, day2_local = (read_dataset(p, **reading) for p in (f"{url}/day2.csv", "day2.csv"))
+    np.testing.assert_array_equal(day2.X, day2_local.X)
+    assert day2.feature_names == day2_local.feature_names == ["c", "a", "b"]
 
     for day in ("day1", "day2"):  # the next day's columns in another order, by the champion's names
         first = ("--algo", "spa", *options) if day == "day1" else ()

@@ -15,6 +15,7 @@ from omkl_dist.preprocessing import CATEGORICAL, IMPUTE, ColumnEncoder
 
 from ..carried import kept_names, without_kept
 from ..errors import DataError
+from ..fetch import local_copy, remote_data
 from ..id_columns import warn_id_columns
 from ..labels import (
     NO_LABELS,
@@ -26,6 +27,7 @@ from ..labels import (
     row_names_column,
     warn_guessed_labels,
 )
+from ..location import is_url
 from ..tables import is_table_source, left_out_only, table_columns
 from .blocks import BlockFile, NotStreamed, line_blocks, open_blocks
 from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
@@ -79,7 +81,8 @@ def read_dataset(
     ----------
     path : str or Path
         The file, plain or compressed (gzip, bzip2, xz, a zip archive of one file); or a parquet
-        file or folder of parquet files.
+        file or folder of parquet files. Here or at a URL (read from a temporary local copy,
+        :mod:`..fetch`).
     fmt : str, optional
         One of ``"libsvm"``, ``"dense"``, ``"csv"``, ``"csv_header"``, ``"tsv_header"``,
         ``"mat"``, ``"parquet"``. Detected from name and content when omitted (see
@@ -152,6 +155,12 @@ def read_dataset(
     DataError
         The file is missing, empty, truncated, malformed or its labels don't fit the request.
     """
+    if is_url(path):  # a data file at a URL: read from a local copy
+        options = {name: value for name, value in locals().items() if name != "path"}
+        remote = remote_data(path)
+        if remote is not None:
+            with local_copy(remote) as copy:
+                return read_dataset(copy, **options)
     path = Path(path)
     no_labels = has_no_labels(label_column)
     columns = _encoder(columns, categorical, impute, path)
