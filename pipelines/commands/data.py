@@ -123,7 +123,8 @@ def data_ingest(
     layout,
     overwrite,
 ):
-    """Ingest FILE (or a registry name such as codrna) into a zarr + parquet dataset directory."""
+    """Ingest SOURCE -- a data file (a path or URL; - for standard input) or a registry name such as
+    codrna -- into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
     meta = ingest(

@@ -54,8 +54,8 @@ class AutoOrPositive(FiniteFloat):
     "--data",
     required=True,
     callback=local_data,
-    help="Registry name (e.g. german.numer, wdbc, segment), data file or ingested dataset; - : the data from "
-    "standard input.",
+    help="Registry name (e.g. german.numer, wdbc, segment), data file (a path or URL) or ingested dataset; - : "
+    "the data from standard input.",
 )
 @click.option(
     "--test-size",

@@ -32,7 +32,7 @@ from .store_options import open_store
     "--data",
     required=True,
     callback=local_data,
-    help="An ingested dataset, a data file or a registry name; - : the data from standard input.",
+    help="An ingested dataset, a data file (a path or URL) or a registry name; - : the data from standard input.",
 )
 @click.option(
     "--out",

@@ -39,7 +39,7 @@ from .store_options import LOCK_TIMEOUT_OPTION, STORE_OPTION, open_store, parse_
     "--data",
     required=True,
     callback=local_data,
-    help="The window: an ingested dataset (a folder or URL), or a data file ingested into "
+    help="The window: an ingested dataset (a folder or URL), or a data file (a path or URL) ingested into "
     "STORE/NAME/windows/<file name>-<content digest> first (reused when the same file comes again); - : a file "
     "from standard input (windows/stdin-<digest>).",
 )

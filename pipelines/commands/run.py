@@ -30,7 +30,8 @@ DATA_OPTION = click.option(
     "--data",
     required=True,
     callback=local_data,
-    help="Registry name (e.g. codrna), data file, or ingested directory; - : the data from standard input.",
+    help="Registry name (e.g. codrna), data file (a path or URL), or ingested dataset; - : the data from standard "
+    "input.",
 )
 LIMIT_OPTION = click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N instances.")
 TRACE_OUT_OPTION = click.option(
