@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from omkl_dist.storage.errors import DataError
+from omkl_dist.storage.location import is_remote, location
 
 from .cli_base import EXIT_BAD_INPUT
 
@@ -114,7 +115,7 @@ def run_window(*, store, name: str, source: str, day: str, retrain_args: str = "
         "--model",
         name,
         "--data",
-        str(data),
+        data,
         "--quiet",
         *shlex.split(retrain_args),
     ]
@@ -124,22 +125,23 @@ def run_window(*, store, name: str, source: str, day: str, retrain_args: str = "
         summary = json.loads(lines[-1])
     except (IndexError, ValueError):
         summary = {"status": "error", "exit": done.returncode, "error": "retrain printed no summary (see its stderr)"}
-    return {**base, "data": str(data), **summary}, done.returncode
+    return {**base, "data": data, **summary}, done.returncode
 
 
-def day_window(source: str, day: str) -> Path:
+def day_window(source: str, day: str) -> str:
     """The day's window: ``source`` with ``{date}`` replaced by ``day`` -- a data file, a folder of
-    parquet files or an ingested dataset -- checked to have arrived. A file is not ingested here:
+    parquet files or an ingested dataset, here or at a URL -- checked to have arrived (its path made
+    absolute; a URL as it is). A file is not ingested here:
     ``omkl retrain`` ingests it into the store (once: a rerun of the day finds it by its content),
     reading it with the retrain's options (``--label-column``, ``--categorical``, ...) and, for a
     later version, the champion's column encoder and width -- what a window ingested apart from the
     store could not know."""
     day = _day(day)
-    source_path = Path(source.replace("{date}", day)).expanduser()
-    if not source_path.exists():
+    window = location(source.replace("{date}", day))  # (a URL is no Path: s3://b/x was read as s3:/b/x)
+    if not window.exists():
         raise DataError(
             "the day's window has not arrived",
-            path=source_path,
+            path=window,
             fix="deliver the file (or ingested dataset) before the run, or rerun the day later",
         )
-    return source_path.absolute()
+    return str(window) if is_remote(window) else str(window.expanduser().absolute())

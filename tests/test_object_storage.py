@@ -226,6 +226,31 @@ def test_data_files_at_urls_are_read_as_local_files(s3, tmp_path, monkeypatch):
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+def test_scheduled_windows_at_urls(s3, tmp_path):
+    """`omkl schedule arrived|window --source s3://.../{date}.csv` (cron's and the DAG's steps): each
+    night's file at its URL retrains the model; a day not delivered is named by its URL (the source was
+    taken for a local path, s3:/..., and every day 'had not arrived')."""
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    for day in ("2026-11-29", "2026-11-30"):
+        X = rng.normal(size=(600, 3))
+        frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=np.where(X[:, 0] > X[:, 2], "up", "down"))
+        s3["fs"].pipe(f"{BUCKET}/exports/{day}.csv", frame.to_csv(index=False).encode())
+    source, store = f"{s3['url']}/exports/{{date}}.csv", tmp_path / "store"
+    arrived = omkl("schedule", "arrived", "--source", source, "--date", "2026-11-29").stdout.strip()
+    assert arrived == f"{s3['url']}/exports/2026-11-29.csv"
+    for day, first in (("2026-11-29", "--algo spa"), ("2026-11-30", "")):
+        run = ("schedule", "window", "--store", store, "--model", "m", "--source", source, "--date", day)
+        summary = json.loads(omkl(*run, *(["--retrain-args", first] if first else [])).stdout.splitlines()[-1])
+        assert summary["data"] == f"{s3['url']}/exports/{day}.csv" and summary["status"] == "promoted"
+    assert [v["version"] for v in json.loads(omkl("models", "list", "--store", store, "m", "--json").stdout)] == [1, 2]
+    late = omkl("schedule", "arrived", "--source", source, "--date", "2026-12-01", check=False)
+    assert (
+        late.returncode == 2 and f"{s3['url']}/exports/2026-12-01.csv: the day's window has not arrived" in late.stderr
+    )
+
+
 @pytest.mark.cluster
 def test_cluster_job_reads_and_writes_s3(s3, tmp_path):
     """Dask workers open the S3 stream themselves; checkpoints and the final model (``omkl submit``'s

@@ -80,7 +80,7 @@ def schedule_arrived(source, day, work):
     which ingests a file into the store once, with the retrain's reading options)."""
     from ..schedule import day_window
 
-    click.echo(str(day_window(source, day)))
+    click.echo(day_window(source, day))
 
 
 # the DAG's first task before it was `arrived` (a copy of the older DAG file calls it)
