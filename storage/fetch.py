@@ -21,6 +21,12 @@ from .layout import META
 from .location import Location, is_remote, location
 
 COPY_BYTES = 1 << 22
+_WEB = ("http", "https")  # (no folders there: fsspec lists an HTML page's links as one, fetching it whole)
+
+
+def _folder(source: Location) -> bool:
+    """Whether ``source`` is a folder to copy whole (a parquet dataset): never a web address."""
+    return is_remote(source) and source.protocol not in _WEB and source.is_dir()
 
 
 def remote_data(url: str) -> Location | None:
@@ -34,7 +40,7 @@ def remote_data(url: str) -> Location | None:
     source = location(url)
     if (source / META).is_file():
         return None
-    if source.is_file() or source.is_dir():
+    if _folder(source) or source.is_file():
         return source
     raise DataError(
         f"nothing at {url}: neither a data file nor a dataset folder (one with {META}) is there",
@@ -60,7 +66,7 @@ def local_copy(source: Location) -> AbstractContextManager[Path]:
     under its own name."""
 
     def download(path: Path) -> None:
-        if is_remote(source) and source.is_dir():
+        if is_remote(source) and _folder(source):
             source.fs.get(source.path.rstrip("/") + "/", str(path), recursive=True)
             return
         with source.open("rb") as remote, open(path, "wb") as local:

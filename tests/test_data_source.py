@@ -4,10 +4,13 @@ refused from a terminal or when empty; no copy left behind."""
 
 from __future__ import annotations
 
+import functools
 import gzip
+import http.server
 import json
 import shlex
 import subprocess
+import threading
 
 import numpy as np
 import pandas as pd
@@ -93,4 +96,38 @@ def test_a_pipe_through_predict(table):
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == (table / "p.csv").read_text()
     assert "240 predictions of m -> standard output" in piped.stderr
+    assert _left_behind(table) == []
+
+
+@pytest.fixture
+def web(table):
+    """A web server on 127.0.0.1 serving the table's folder (stopped at the end)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(table))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_data_file_at_a_web_address(table, web):
+    """`--data http://...` reads the file served there as the local file (plain and gzipped); the
+    server's page of the folder is refused as a web page, with where the data file is."""
+    (table / "rows.csv.gz").write_bytes(gzip.compress((table / "rows.csv").read_bytes()))
+    run = ("run", "spa", "--block-size", 64, "--json", "--data")
+    local = json.loads(_omkl(*run, "rows.csv").stdout.splitlines()[-1])
+    for name in ("rows.csv", "rows.csv.gz"):
+        served = json.loads(_omkl(*run, f"{web}/{name}").stdout.splitlines()[-1])
+        assert (served["mistakes"], served["n_support"], served["data"]) == (
+            local["mistakes"],
+            local["n_support"],
+            f"{web}/{name}",
+        )
+    page = _omkl("run", "spa", "--data", f"{web}/", check=False)
+    assert page.exit_code == 2 and f"error: {web}/: a web page (HTML), not a data file" in page.stderr
+    missing = _omkl("run", "spa", "--data", f"{web}/none.csv", check=False)
+    assert missing.exit_code == 2 and f"nothing at {web}/none.csv" in missing.stderr
     assert _left_behind(table) == []

@@ -6,6 +6,8 @@ as such, with how to save it as CSV: an .xlsx was "a zip archive of 3 files; unz
 
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -104,6 +106,18 @@ def test_workbooks_are_refused_as_such(tmp_path, monkeypatch, streamed):
             with pytest.raises(DataError, match=f"{what}, not a data file. Fix: save the sheet as CSV"):
                 read()
     assert not (tmp_path / "ds").exists()
+    pages = {  # a web page saved in the data's place: plain, gzipped, after a byte-order mark and a comment
+        "page.csv": b"<!DOCTYPE html>\n<html><body>1,2</body></html>\n",
+        "page.csv.gz": gzip.compress(b"  <html lang='en'>\n<p>1,2</p></html>\n"),
+        "page.tsv": b"\xef\xbb\xbf<!-- saved -->\n<HTML>\n<body>a\tb</body></HTML>\n",
+    }
+    for name, content in pages.items():
+        (tmp_path / name).write_bytes(content)
+        for read in (lambda: read_dataset(tmp_path / name), lambda: ingest(tmp_path / name, tmp_path / "ds")):
+            with pytest.raises(DataError, match="a web page \\(HTML\\), not a data file. Fix: .* Raw button"):
+                read()
+    (tmp_path / "html.csv").write_text("html,label\n1,0\n2,1\n")  # (a column named html is data)
+    assert read_dataset(tmp_path / "html.csv").feature_names == ["html"]
     archive = _zip(tmp_path / "two.zip", {"a.csv": "a,b\n1,2\n", "b.csv": "a,b\n1,2\n"})  # (a real archive)
     with pytest.raises(DataError, match="the zip archive holds 2 files"):
         read_dataset(archive)

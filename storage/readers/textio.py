@@ -31,6 +31,8 @@ _STREAMS = {
 _ZIP_MAGIC = b"PK\x03\x04"
 _OTHER_MAGIC = {b"(\xb5/\xfd": "zstd"}
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Excel 97-2003 workbooks (.xls), Word's .doc
+# an HTML document's start (after a byte-order mark, blanks and comments)
+_HTML = re.compile(rb"(?:\xef\xbb\xbf)?(?:\s|<!--.*?-->)*<(?:!doctype\s+html|html[\s>])", re.IGNORECASE | re.DOTALL)
 _SAVE_AS_CSV = (
     "save the sheet as CSV (File > Save As > CSV UTF-8), or with pandas: "
     "pd.read_excel(path).to_csv('data.csv', index=False)"
@@ -216,10 +218,18 @@ def _unzipped(stored: bytes, path: Path, budget: int) -> bytes:
 
 def check_not_office(head: bytes, path: Path) -> None:
     """Refuse an Excel 97-2003 workbook (or another OLE2 office file) by its first bytes, saying how
-    to save it as data."""
+    to save it as data; and a web page (HTML: a file's page on GitHub or a sign-in page downloaded in
+    its place), saying where the data file is."""
     if head.startswith(_OLE2_MAGIC):
         problem = "a Microsoft Office file (an Excel 97-2003 workbook?), not a data file"
         raise DataError(problem, path=path, fix=_SAVE_AS_CSV)
+    if _HTML.match(head[:4096]):
+        raise DataError(
+            "a web page (HTML), not a data file",
+            path=path,
+            fix="give the address of the file itself: its download link, or for a file shown on GitHub the "
+            "address of its Raw button (raw.githubusercontent.com/...)",
+        )
 
 
 def _workbook(archive: zipfile.ZipFile, names: list[str]) -> str | None:
