@@ -60,6 +60,7 @@ from .location import Location, PathArg, is_url, location
 from .outputs import DATASET, Inputs, atomic_output, check_output
 from .readers import Dataset, read_dataset
 from .readers.blocks import BlockFile, NotStreamed, open_blocks
+from .readers.joined import joined_folder, text_files
 from .readers.libsvm_blocks import LibsvmBlockFile
 from .readers.parquet import read_table
 from .registry import resolve_dataset
@@ -167,12 +168,18 @@ def ingest(
     dict
         The metadata written to ``out/meta.json``.
     """
+    options = {name: value for name, value in locals().items() if name not in ("source", "out")}  # (as given)
     if is_url(source) and origin is None:  # a data file at a URL: ingested from a local copy
-        options = {name: value for name, value in locals().items() if name not in ("source", "out")}
         remote = remote_data(source)
         if remote is not None:
             with local_copy(remote) as copy:
                 return ingest(copy, out, **{**options, "origin": source})
+    folder = Path(source) if isinstance(source, (str, Path)) and not views and Path(source).is_dir() else None
+    parts = text_files(folder) if folder is not None and not is_table_source(folder) else None
+    if folder is not None and parts is not None:  # a folder of CSV/TSV files: one table
+        check_output(out, DATASET, overwrite=overwrite, inputs=[("source folder", folder)])
+        with joined_folder(folder, parts) as joined:
+            return ingest(joined, out, **{**options, "origin": origin or str(folder.absolute())})
     dtype = check_dtype(dtype)
     chunk_rows = _check_chunk_rows(chunk_rows)
     if layout not in INGEST_LAYOUTS:

@@ -33,6 +33,7 @@ from .blocks import BlockFile, NotStreamed, line_blocks, open_blocks
 from .dataset import Dataset, FeatureMatrix, ParsedFile, nonfinite_feature
 from .delimited import read_csv, read_csv_header, read_dense, read_tsv_header, text_columns, text_table
 from .detect import check_format, decimal_point, detect_format, looks_mat, split_header
+from .joined import joined_folder, text_files
 from .libsvm import read_libsvm
 from .libsvm_blocks import LibsvmBlockFile
 from .mat import read_mat
@@ -155,12 +156,18 @@ def read_dataset(
     DataError
         The file is missing, empty, truncated, malformed or its labels don't fit the request.
     """
+    options = {name: value for name, value in locals().items() if name != "path"}  # (every option as given)
     if is_url(path):  # a data file at a URL: read from a local copy
-        options = {name: value for name, value in locals().items() if name != "path"}
         remote = remote_data(path)
         if remote is not None:
             with local_copy(remote) as copy:
                 return read_dataset(copy, **options)
+    files = text_files(Path(path)) if Path(path).is_dir() and not is_table_source(path) else None
+    if files is not None:  # a folder of CSV/TSV files: one table
+        with joined_folder(Path(path), files) as joined:
+            dataset = read_dataset(joined, **options)
+        dataset.path = Path(path)
+        return dataset
     path = Path(path)
     no_labels = has_no_labels(label_column)
     columns = _encoder(columns, categorical, impute, path)
@@ -303,6 +310,9 @@ def column_names(path: str | os.PathLike[str]) -> list[str] | None:
     text, CSV without a header, ``.mat``) or a file it cannot tell (the reading names the problem).
     Reads the schema or the file's first block only."""
     path = Path(path)
+    files = text_files(path) if path.is_dir() and not is_table_source(path) else None
+    if files is not None:  # a folder of CSV/TSV files: one table, its files' header
+        return column_names(files[0])
     try:
         if is_table_source(path):
             return table_columns(path)

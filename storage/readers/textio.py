@@ -9,7 +9,6 @@ import io
 import lzma
 import os
 import re
-import shlex
 import stat
 import zipfile
 import zlib
@@ -77,26 +76,14 @@ def _folder_fix(path: Path) -> str:
         return f"give a data file, or {ingested}"
     shown = ", ".join(files[:3]) + (f" (and {len(files) - 3} more)" if len(files) > 3 else "")
     fix = f"give a data file inside it ({shown}), or {ingested}"
-    texts = [f for f in files if re.search(r"\.(csv|tsv|txt)(\.gz)?$", f, re.IGNORECASE)]
-    if len(texts) > 1:  # (a day's file each: a folder of parquet files is one table, a folder of CSV files not)
+    texts = [f for f in files if re.search(r"\.(csv|tsv|txt|data)(\.(gz|bz2|xz))?$", f, re.IGNORECASE)]
+    if texts:  # (a folder of only such files is one table: storage/readers/joined.py)
+        others = sorted({p.name for p in path.iterdir() if not p.name.startswith((".", "_"))} - set(texts))
         fix += (
-            f"; to learn from its {len(texts)} text files in turn, give them one at a time to omkl retrain (each a "
-            f"window of a model in a store), or join them into one file with one header row: {_joined(path, texts[0])}"
+            "; a folder holding only CSV/TSV files of one kind (names starting with . or _ aside) is read as one "
+            f"table, its files joined in name order: move the rest ({', '.join(others[:3])}) out of it"
         )
     return fix
-
-
-def _joined(path: Path, first: str) -> str:
-    """A shell line joining the folder's files named like ``first`` (their header once), gzip-compressed or not."""
-    ext = first.split(".", 1)[1]
-    files = f"{shlex.quote(str(path))}/*.{ext}"
-    if not ext.lower().endswith(".gz"):
-        return f"awk 'FNR > 1 || NR == 1' {files} > all.{ext}"
-    plain = ext[: -len(".gz")]
-    return (
-        f'{{ zcat {shlex.quote(str(path / first))} | head -n 1; for f in {files}; do zcat "$f" | tail -n +2; done; }}'
-        f" > all.{plain}"
-    )
 
 
 def memory_budget() -> int:
