@@ -4,6 +4,7 @@ fails), checks its bearer token, exposes parseable metrics, and listens on loopb
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 
@@ -123,6 +124,8 @@ def test_a_saved_model_folder_is_served_as_it_is(tmp_path):
         )
         by_csv = client.post("/v1/predict", content=table.encode(), headers={"content-type": "text/csv"}).json()
         assert by_csv == {**answer, "carried": {"id": [f"r{i}" for i in range(5)]}}
+        zipped = {"content-type": "text/csv", "content-encoding": "gzip"}  # (curl --data-binary @rows.csv.gz)
+        assert client.post("/v1/predict", content=gzip.compress(table.encode()), headers=zipped).json() == by_csv
         refused = client.post("/v1/learn", json={"rows": X[:1].tolist(), "labels": [answer["labels"][0]]})
         assert refused.status_code == 409 and "saved model" in refused.json()["error"]
         described = client.get("/v1/model").json()

@@ -3,8 +3,10 @@ its 4xx and a one-line message naming the problem, where and the fix, and nothin
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
+import zlib
 
 import numpy as np
 import pytest
@@ -54,6 +56,7 @@ def _state(model) -> tuple:
 
 
 JSON_HEADERS = {"content-type": "application/json"}
+GZIP_JSON = {**JSON_HEADERS, "content-encoding": "gzip"}
 BAD_REQUESTS = [
     # (name, request kwargs, status, words of the message)
     ("wrong width", {"json": {"rows": [[1.0, 2.0]]}}, 422, ["row 0", "2 values", "takes 3", "Fix:"]),
@@ -86,6 +89,16 @@ BAD_REQUESTS = [
     ("too many rows", {"json": {"rows": [[1, 2, 3]] * 11}}, 413, ["11 rows", "--max-rows"]),
     ("body too large", {"json": {"rows": [[1.5, 2.5, 3.5]] * 10, "pad": "x" * 5000}}, 413, ["--max-body-bytes"]),
     ("not an Arrow stream", {"content": b"not arrow", "headers": {"content-type": ARROW}}, 400, ["not an Arrow IPC"]),
+    ("not gzip", {"content": b'{"rows": [[1, 2, 3]]}', "headers": GZIP_JSON}, 400, ["not gzip data", "Content-Enc"]),
+    ("brotli", {"content": b"x", "headers": {**JSON_HEADERS, "content-encoding": "br"}}, 415, ["'br'", "gzip"]),
+    ("a gzip bomb", {"content": gzip.compress(bytes(10**6)), "headers": GZIP_JSON}, 413, ["decompresses to more"]),
+    (  # (it was a 500 when the compressed bytes broke the csv module's reading of the header)
+        "gzip sent as text",
+        {"content": gzip.compress(b"a,b,c\n1,2,3\n" * 50), "headers": {"content-type": "text/csv"}},
+        400,
+        ["gzip-compressed", "Content-Encoding: gzip"],
+    ),
+    ("binary CSV", {"content": b"a,b\rc,d\n1,2\n", "headers": {"content-type": "text/csv"}}, 400, ["not a header row"]),
 ]
 
 
@@ -105,6 +118,23 @@ def test_every_bad_request_gets_its_4xx_and_one_line_and_the_model_is_unchanged(
     assert follower.snapshot() is served
     after_arrays, after_meta = _state(served.model)
     assert after_meta == meta and all(np.array_equal(arrays[k], after_arrays[k]) for k in arrays)
+
+
+def test_a_compressed_body_is_answered_as_the_plain_one(follower):
+    """Content-Encoding gzip or deflate (zlib's or a raw stream): the body decompressed, then read."""
+    X, _ = rows(6, 5)
+    app = create_app(follower)
+    body = _csv(X)
+    plain = call(app, "POST", "/v1/predict", content=body, headers={"content-type": "text/csv"}).json()
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    for encoding, packed in (
+        ("gzip", gzip.compress(body)),
+        ("deflate", zlib.compress(body)),
+        ("deflate", raw.compress(body) + raw.flush()),
+    ):
+        headers = {"content-type": "text/csv", "content-encoding": encoding}
+        response = call(app, "POST", "/v1/predict", content=packed, headers=headers)
+        assert response.status_code == 200 and response.json() == plain, response.text
 
 
 def test_a_streamed_body_beyond_the_limit_is_refused_without_its_length(follower):

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from .batching import PredictionBatcher, answer
+from .encoding import decoded
 from .errors import BadRequest
 from .follow import AliasFollower, SavedModel
 from .metrics import CONTENT_TYPE, RequestMetrics
@@ -223,7 +224,8 @@ def _with_carried(answer: dict[str, Any], batch: Batch) -> dict[str, Any]:
 
 
 async def _body(request: Request, limit: int, where: str) -> bytes:
-    """The body, refused (413) as soon as it passes ``limit`` bytes (declared or streamed)."""
+    """The body, refused (413) as soon as it passes ``limit`` bytes (declared or streamed), decompressed
+    as its Content-Encoding says (:func:`.encoding.decoded`: at most ``limit`` bytes too)."""
     too_large = BadRequest(
         413,
         f"the body is larger than this service takes ({limit:,} bytes)",
@@ -239,7 +241,7 @@ async def _body(request: Request, limit: int, where: str) -> bytes:
         if size > limit:
             raise too_large
         chunks.append(chunk)
-    return b"".join(chunks)
+    return decoded(b"".join(chunks), request.headers.get("content-encoding"), limit, where)
 
 
 def _mode(source: Any, following: bool) -> dict[str, Any]:

@@ -49,7 +49,15 @@ def csv_batch(
 
     kind = "CSV" if delimiter == "," else "TSV"
     first = body.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
-    raw = next(csv.reader([first], delimiter=delimiter), [])
+    try:
+        raw = next(csv.reader([first], delimiter=delimiter), [])
+    except csv.Error as exc:  # (binary data: a compressed file sent without its Content-Encoding)
+        raise BadRequest(
+            400,
+            f"the {kind} body's first row is not a header row of text ({exc})",
+            where=where,
+            fix="send the text itself; a compressed file with its Content-Encoding header (gzip)",
+        ) from None
     header = [name.strip() for name in raw]
     if not any(header):
         raise BadRequest(
