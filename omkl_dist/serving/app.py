@@ -119,10 +119,12 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
         parsed in a worker thread (the event loop keeps answering)."""
         where = f"{request.method} {request.url.path}"
         kind = media_type(request.headers.get("content-type"), where)
-        body = await _body(request, limits.max_body_bytes, where)
+        raw = await _body(request, limits.max_body_bytes, where)
+        encoding = request.headers.get("content-encoding")
         label_column = request.query_params.get("label_column")  # (None: the model's, else 'label')
 
         def check() -> Batch:
+            body = decoded(raw, encoding, limits.max_body_bytes, where)
             model, options = snapshot.model, {"learn": learn, "max_rows": limits.max_rows, "where": where}
             if kind == JSON:
                 return json_batch(parse_json(body, where), model, **options)
@@ -130,7 +132,8 @@ def create_app(source: Any, *, token: str | None = None, limits: Limits | None =
                 return arrow_batch(body, model, label_column=label_column, **options)
             return csv_batch(body, "," if kind == CSV else "\t", model, label_column=label_column, **options)
 
-        return check() if len(body) <= INLINE_BYTES else await run_in_threadpool(check)
+        # (a compressed body may decompress to the limit: off the event loop, as a large one)
+        return check() if len(raw) <= INLINE_BYTES and encoding is None else await run_in_threadpool(check)
 
     async def predict(request: Request) -> tuple[Response, int]:
         snapshot = source.snapshot()  # the one snapshot this request is checked against and answered by
@@ -224,8 +227,7 @@ def _with_carried(answer: dict[str, Any], batch: Batch) -> dict[str, Any]:
 
 
 async def _body(request: Request, limit: int, where: str) -> bytes:
-    """The body, refused (413) as soon as it passes ``limit`` bytes (declared or streamed), decompressed
-    as its Content-Encoding says (:func:`.encoding.decoded`: at most ``limit`` bytes too)."""
+    """The body as sent, refused (413) as soon as it passes ``limit`` bytes (declared or streamed)."""
     too_large = BadRequest(
         413,
         f"the body is larger than this service takes ({limit:,} bytes)",
@@ -241,7 +243,7 @@ async def _body(request: Request, limit: int, where: str) -> bytes:
         if size > limit:
             raise too_large
         chunks.append(chunk)
-    return decoded(b"".join(chunks), request.headers.get("content-encoding"), limit, where)
+    return b"".join(chunks)
 
 
 def _mode(source: Any, following: bool) -> dict[str, Any]:
