@@ -66,7 +66,7 @@ def local_data(ctx: click.Context, param: click.Parameter, value):
 
 
 def _kept(ctx: click.Context, param: click.Parameter, shown: str, copy) -> str:
-    """The path of the temporary ``copy`` (a context manager), left when ``ctx`` closes -- or when
+    """The path of the temporary ``copy`` (a context manager), removed when ``ctx`` closes -- or when
     the process ends: a later option's usage error leaves click's context unclosed."""
     stack = ExitStack()
     path = stack.enter_context(copy)

@@ -102,7 +102,8 @@ def ingest(
     ----------
     source : str, Path, pyarrow.Table or pandas.DataFrame
         A data file, a parquet file or folder of parquet files -- here or at a URL (read from a
-        temporary local copy, :mod:`.fetch`) --, a registry name such as ``"codrna"`` or
+        temporary local copy, :mod:`.fetch`) --, a folder of CSV/TSV files (one table: their rows
+        joined in name order, :mod:`.readers.joined`), a registry name such as ``"codrna"`` or
         ``"a9a/a9a.t.gz"``, or a table in memory.
     out : str or Path
         The dataset directory to create.

@@ -82,7 +82,8 @@ def read_dataset(
     ----------
     path : str or Path
         The file, plain or compressed (gzip, bzip2, xz, a zip archive of one file); or a parquet
-        file or folder of parquet files. Here or at a URL (read from a temporary local copy,
+        file or folder of parquet files; a folder of CSV/TSV files (one table: their rows joined
+        in name order, :mod:`.joined`). Here or at a URL (read from a temporary local copy,
         :mod:`..fetch`).
     fmt : str, optional
         One of ``"libsvm"``, ``"dense"``, ``"csv"``, ``"csv_header"``, ``"tsv_header"``,
