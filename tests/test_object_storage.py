@@ -226,6 +226,24 @@ def test_data_files_at_urls_are_read_as_local_files(s3, tmp_path, monkeypatch):
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+def test_a_file_for_a_job_is_ingested_into_a_folder_at_a_url(s3, tmp_path):
+    """`omkl submit --data day.csv --out s3://.../model` ingests the file into `s3://.../model.data` first
+    (`ingested_source`): it took the URL for a dataset already there and refused the job ("not an ingested
+    dataset directory"). A second job on the same file finds it there and ingests nothing."""
+    from omkl_dist.pipelines.datasource import ingested_source
+    from omkl_dist.storage import open_stream
+
+    (tmp_path / "day.csv").write_text(
+        "a,b,label\n" + "".join(f"{i},{i % 7},{'yes' if i % 3 else 'no'}\n" for i in range(300))
+    )
+    under = f"{s3['url']}/jobs/model.data"
+    target = ingested_source(str(tmp_path / "day.csv"), under=under, labels={"label_column": "label"})
+    assert str(target).startswith(f"{under}/day.csv-") and open_stream(target).n_rows == 300
+    stamp = s3["fs"].info(f"{str(target)[len('s3://') :]}/meta.json")["LastModified"]
+    assert ingested_source(str(tmp_path / "day.csv"), under=under, labels={"label_column": "label"}) == target
+    assert s3["fs"].info(f"{str(target)[len('s3://') :]}/meta.json")["LastModified"] == stamp
+
+
 def test_scheduled_windows_at_urls(s3, tmp_path):
     """`omkl schedule arrived|window --source s3://.../{date}.csv` (cron's and the DAG's steps): each
     night's file at its URL retrains the model; a day not delivered is named by its URL (the source was
