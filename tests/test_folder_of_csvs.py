@@ -27,12 +27,14 @@ def _rows(lo: int, hi: int) -> list[str]:
 @pytest.fixture
 def parts(tmp_path):
     """A Spark-like output folder: three parts (one gzipped, one with CRLF line ends, one without a last
-    line break) beside _SUCCESS and a hidden checksum file; and the file they make, joined by hand."""
+    line break) and an empty one, beside _SUCCESS and a hidden checksum file; and the file they make,
+    joined by hand."""
     folder = tmp_path / "out"
     folder.mkdir()
     (folder / "part-0.csv").write_text(HEADER + "".join(_rows(0, 80)))
     (folder / "part-1.csv.gz").write_bytes(gzip.compress((HEADER + "".join(_rows(80, 160))).encode()))
     (folder / "part-2.csv").write_bytes((HEADER + "".join(_rows(160, 240))).replace("\n", "\r\n").encode()[:-2])
+    (folder / "part-3.csv").write_text("")  # (an empty partition)
     (folder / "_SUCCESS").write_text("")
     (folder / ".part-0.csv.crc").write_bytes(b"\x00\x01")
     (tmp_path / "joined.csv").write_text(HEADER + "".join(_rows(0, 240)))

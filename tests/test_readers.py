@@ -253,8 +253,8 @@ def test_missing_file_and_directory(tmp_path):
         read_dataset(tmp_path / "nope.csv")
     with pytest.raises(DataError, match="is a directory.*give a data file, or an ingested dataset"):
         read_dataset(tmp_path)
-    write(tmp_path, "rows.csv.gz", "")  # (a folder of one CSV file is read as that file: here an empty one)
-    with pytest.raises(DataError, match=r"rows\.csv\.gz: empty file"):
+    write(tmp_path, "rows.csv.gz", "")  # (a folder of CSV files is one table: here of one empty file)
+    with pytest.raises(DataError, match=r"its data files \(rows\.csv\.gz\) are empty"):
         read_dataset(tmp_path)
     write(tmp_path, "notes.md", "what the rows are\n")
     with pytest.raises(DataError, match=r"is a directory.*give a data file inside it \(notes\.md, rows\.csv\.gz\)"):

@@ -46,28 +46,28 @@ def joined_folder(folder: Path, files: list[Path]) -> Iterator[Path]:
     the row came from instead."""
     starts: list[tuple[int, Path, int]] = []  # (the joined file's first line from a file, the file, its line there)
 
-    head = next(content_chunks(files[0], 1 << 16) or iter([b""]), b"")
-    headed = detect_format(files[0], head) in _HEADED
-
     def join(path: Path) -> None:
         header: bytes | None = None
         line = 1
         with open(path, "wb") as out:
-            for i, file in enumerate(files):
+            for file in files:
                 content = _lines(file)
                 first = next(content, b"")
-                if i == 0:
-                    header = first if headed else None
+                if not first:  # (an empty part: a partition without rows)
+                    continue
+                if not starts:  # the first file with content: its first line is the header, if it is one
+                    head = next(content_chunks(file, 1 << 16) or iter([b""]), b"")
+                    header = first if detect_format(file, head) in _HEADED else None
                     starts.append((line, file, 1))
                     out.write(first)
                     line += 1
                 elif header is not None and first.rstrip(b"\r\n") != header.rstrip(b"\r\n"):
                     raise DataError(
-                        f"its header row differs from {files[0].name}'s ({_shown(first)} against {_shown(header)})",
+                        f"its header row differs from {starts[0][1].name}'s ({_shown(first)} against {_shown(header)})",
                         path=file,
                         fix="give files of the same columns, or read them one at a time",
                     )
-                else:  # (a file without a header: its first line is data)
+                else:  # its header (the first file's) left out; a file without one: its first line is data
                     starts.append((line, file, 2 if header is not None else 1))
                     if header is None:
                         out.write(first)
@@ -75,6 +75,9 @@ def joined_folder(folder: Path, files: list[Path]) -> Iterator[Path]:
                 for block in content:
                     out.write(block)
                     line += block.count(b"\n")
+        if not starts:
+            shown = ", ".join(f.name for f in files[:3]) + (", ..." if len(files) > 3 else "")
+            raise DataError(f"its data files ({shown}) are empty", path=folder, fix="check the export was complete")
 
     with temporary_copy(f"{folder.name or 'data'}.joined{_suffix(files[0])}", join) as path:
         try:
