@@ -13,7 +13,6 @@ from omkl_dist.storage import DataError, ingest, resolve_dataset
 from omkl_dist.storage.ingest import dataset_info
 from omkl_dist.storage.job_data import is_ingested, refuse_label_options
 from omkl_dist.storage.labels import has_no_labels
-from omkl_dist.storage.layout import META
 from omkl_dist.storage.location import is_remote, location
 
 from .data_source import origin
@@ -66,12 +65,10 @@ def ingested_source(
     # named after the file too: the folder's name is the dataset's name in a job's report and trace
     # (a bare digest read "spa on ba33e2f4b5802e25"); a folder of an earlier version, named by the
     # digest alone, is still the one a rerun finds
-    # (found by its meta.json, here or at a URL: is_ingested takes any URL for a dataset, so a file
-    # whose folder was to be at one was never ingested, and the job was refused)
     target = location(under) / digest
-    if not (target / META).is_file():
+    if not is_ingested(target):
         target = location(under) / f"{_UNSAFE.sub('_', source.name)[:64]}-{digest}"
-    if not (target / META).is_file():
+    if not is_ingested(target):
         ingest(source, target, **{**(coding or {}), **labels}, columns=columns, origin=origin(source))
     dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
     return target

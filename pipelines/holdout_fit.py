@@ -222,7 +222,7 @@ def _fit_rows(data, data_dir, reading: dict) -> FitRows:
     from omkl_dist.preprocessing import ColumnEncoder
     from omkl_dist.storage import load_arrays, read_dataset, resolve_dataset
     from omkl_dist.storage.job_data import is_ingested, refuse_label_options
-    from omkl_dist.storage.location import location
+    from omkl_dist.storage.location import is_url, location
     from omkl_dist.storage.views import feature_groups, is_multiview, read_views
 
     path = location(data)
@@ -235,7 +235,7 @@ def _fit_rows(data, data_dir, reading: dict) -> FitRows:
     if is_multiview(data, data_dir=data_dir):
         ds, groups = read_views(data, data_dir=data_dir, label_column=reading.get("label_column"))
         return FitRows(_dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, groups, ds.feature_names)
-    ds = read_dataset(resolve_dataset(data, data_dir=data_dir), **reading)
+    ds = read_dataset(data if is_url(data) else resolve_dataset(data, data_dir=data_dir), **reading)
     return FitRows(
         _dense(ds.X), np.asarray(ds.y), ds.label_map, ds.path, None, ds.feature_names, ds.columns, ds.label_name
     )

@@ -21,7 +21,7 @@ from omkl_dist.defaults import Settings, resolve_settings
 from omkl_dist.preprocessing import ColumnEncoder, Scaler, fit_head
 
 from .layout import DEFAULT_CHUNK_ROWS, META, read_labels
-from .location import is_remote, location
+from .location import is_remote, is_url, location
 from .readers import read_dataset
 from .registry import resolve_dataset
 from .stream import chunk_visits, open_stream, shuffle_group, shuffled_rows
@@ -170,8 +170,9 @@ class _FirstBlock:
 
 
 def is_ingested(path) -> bool:
-    """Whether ``path`` names an ingested dataset (a folder with meta.json, or any URL)."""
-    return is_remote(path) or (path.is_dir() and (path / META).is_file())
+    """Whether ``path`` names an ingested dataset: a folder with meta.json, here or at a URL (any URL
+    was taken for one: a data file there, or a folder a job was to ingest a file into)."""
+    return (path / META).is_file() if is_remote(path) else path.is_dir() and (path / META).is_file()
 
 
 def refuse_label_options(data, labels: dict) -> None:
@@ -237,7 +238,7 @@ def open_job_rows(
     """
     t0 = time.perf_counter()
     labels = {k: v for k, v in (labels or {}).items() if v is not None}
-    path = location(data)  # a URL (object storage) names an ingested dataset
+    path = location(data)  # (a URL: an ingested dataset streamed from there, or a data file read from a copy)
     if is_ingested(path):
         refuse_label_options(data, labels)
         stream = open_stream(path, block_size=feed_rows, shuffle=permute, seed=seed, start=start, stop=stop)
@@ -259,7 +260,7 @@ def open_job_rows(
     if is_multiview(data):
         ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
     else:
-        ds = read_dataset(resolve_dataset(data), **labels)
+        ds = read_dataset(data if is_url(data) else resolve_dataset(data), **labels)
     X, y = ds.X, ds.labels
     stop = len(y) if stop is None else min(stop, len(y))
     advice = mixing_advice(y, start, stop, seed, X.shape[1], DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None

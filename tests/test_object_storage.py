@@ -199,6 +199,16 @@ def test_data_files_at_urls_are_read_as_local_files(s3, tmp_path, monkeypatch):
     day2, day2_local = (read_dataset(p, **reading) for p in (f"{url}/day2.csv", "day2.csv"))
     np.testing.assert_array_equal(day2.X, day2_local.X)
     assert day2.feature_names == day2_local.feature_names == ["c", "a", "b"]
+    from omkl_dist.defaults import resolve_settings
+    from omkl_dist.job import DataWindow, Job
+    from omkl_dist.runner import LocalRunner
+
+    def learnt(data):  # (a job's data read so too: LocalRunner over the file at its URL)
+        job = Job.build("spa", {}, data=DataWindow(data), seed=1, block_size=128, settings=resolve_settings())
+        return LocalRunner(labels=reading).fit(job, data).model.to_state()[0]
+
+    remote_arrays, local_arrays = learnt(f"{url}/day1.csv"), learnt("day1.csv")
+    assert all(np.array_equal(remote_arrays[k], local_arrays[k]) for k in local_arrays)
 
     for day in ("day1", "day2"):  # the next day's columns in another order, by the champion's names
         first = ("--algo", "spa", *options) if day == "day1" else ()
