@@ -62,7 +62,7 @@ def test_run_fit_and_ingest_read_standard_input_as_the_file(table):
     piped = _omkl(*fit, "-", stdin=data).stdout.splitlines()
     from_file = _omkl(*fit, "rows.csv").stdout.splitlines()
     assert piped[0] == from_file[0].replace("svc on rows.csv", "svc on standard input")
-    assert piped[1].split("fit")[0] == from_file[1].split("fit")[0]  # (the test accuracy; not the seconds)
+    assert piped[1].split("fit")[0] == from_file[1].split("fit")[0]  # (the test accuracy line up to its timings)
     _omkl("data", "ingest", "rows.csv", "--out", "a")
     _omkl("data", "ingest", "-", "--out", "b", stdin=data)
     meta = [json.loads((table / d / "meta.json").read_text()) for d in ("a", "b")]
