@@ -80,5 +80,7 @@ def _kept(ctx: click.Context, param: click.Parameter, shown: str, copy) -> str:
 
 
 def _save_stdin(path) -> None:
+    from omkl_dist.storage.fetch import COPY_BYTES
+
     with open(path, "wb") as fh:
-        shutil.copyfileobj(sys.stdin.buffer, fh, 1 << 22)
+        shutil.copyfileobj(sys.stdin.buffer, fh, COPY_BYTES)

@@ -66,7 +66,7 @@ def local_copy(source: Location) -> AbstractContextManager[Path]:
     under its own name."""
 
     def download(path: Path) -> None:
-        if is_remote(source) and _folder(source):
+        if is_remote(source) and _folder(source):  # (is_remote again: what the type checker follows)
             source.fs.get(source.path.rstrip("/") + "/", str(path), recursive=True)
             return
         with source.open("rb") as remote, open(path, "wb") as local:
