@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from generated_data import generated
 
+from omkl_dist.persistence import load_model
 from omkl_dist.pipelines.cli import main
 
 from omkl_cli import OMKL
@@ -45,6 +46,11 @@ def _omkl(*args, stdin: bytes = b"", check=True):
     return result
 
 
+def _learnt_from(model_dir) -> str:
+    """The data a saved model's job records it learnt from."""
+    return load_model(model_dir).job["data"]["location"]
+
+
 def _left_behind(root) -> list[str]:
     return sorted(p.name for p in (root / "tmp").iterdir())
 
@@ -55,9 +61,12 @@ def test_run_fit_and_ingest_read_standard_input_as_the_file(table):
     data = (table / "rows.csv").read_bytes()
     run = ("run", "spa", "--block-size", 64, "--json")
     from_file = json.loads(_omkl(*run, "--data", "rows.csv").stdout.splitlines()[-1])
-    piped = json.loads(_omkl(*run, "--data", "-", stdin=gzip.compress(data)).stdout.splitlines()[-1])
+    piped = json.loads(
+        _omkl(*run, "--data", "-", "--model-out", "m", stdin=gzip.compress(data)).stdout.splitlines()[-1]
+    )
     assert piped["mistakes"] == from_file["mistakes"] and piped["n_support"] == from_file["n_support"]
     assert piped["trace_path"].endswith("trace-spa-stdin-seed0.json")
+    assert _learnt_from("m") == "standard input"  # (not the temporary copy's path)
     fit = ("fit", "--algo", "svc", "--data")
     piped = _omkl(*fit, "-", stdin=data).stdout.splitlines()
     from_file = _omkl(*fit, "rows.csv").stdout.splitlines()
@@ -120,12 +129,13 @@ def test_a_data_file_at_a_web_address(table, web):
     run = ("run", "spa", "--block-size", 64, "--json", "--data")
     local = json.loads(_omkl(*run, "rows.csv").stdout.splitlines()[-1])
     for name in ("rows.csv", "rows.csv.gz"):
-        served = json.loads(_omkl(*run, f"{web}/{name}").stdout.splitlines()[-1])
+        served = json.loads(_omkl(*run, f"{web}/{name}", "--model-out", f"m-{name}").stdout.splitlines()[-1])
         assert (served["mistakes"], served["n_support"], served["data"]) == (
             local["mistakes"],
             local["n_support"],
             f"{web}/{name}",
         )
+        assert _learnt_from(f"m-{name}") == f"{web}/{name}"
     page = _omkl("run", "spa", "--data", f"{web}/", check=False)
     assert page.exit_code == 2 and f"error: {web}/: a web page (HTML), not a data file" in page.stderr
     missing = _omkl("run", "spa", "--data", f"{web}/none.csv", check=False)

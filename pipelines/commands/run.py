@@ -22,7 +22,7 @@ from ..cli_base import (
     reading_options,
     settings_options,
 )
-from ..data_source import local_data
+from ..data_source import local_data, origin
 from .algorithm_options import algorithm_group
 from .mlflow_options import MLFLOW_OPTIONS, mlflow_target
 
@@ -105,7 +105,8 @@ def run_options_job(
     job = Job.build(
         algo,
         params,
-        data=DataWindow(data, stop=limit, permute=not no_permute),
+        # (what the model records it learnt from: standard input, a URL -- not their temporary copy)
+        data=DataWindow(origin(data) or data, stop=limit, permute=not no_permute),
         seed=seed,
         block_size=block_size,
         settings=settings,
