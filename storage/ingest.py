@@ -39,7 +39,7 @@ from omkl_dist.preprocessing import ColumnEncoder
 from .carried import CARRIED, carried_entry, check_carried, kept_names, without_kept, write_carried
 from .errors import DataError
 from .fetch import local_copy, remote_data
-from .id_columns import warn_id_columns
+from .id_columns import looks_like_id, warn_id_columns
 from .labels import canonical, encode_label_codes, encode_labels, has_no_labels, warn_guessed_labels
 from .layout import (
     DEFAULT_CHUNK_ROWS,
@@ -48,6 +48,7 @@ from .layout import (
     LAYOUTS,
     RESTORE,
     CsrFeatures,
+    LabelsLastWriter,
     check_dtype,
     layout_of,
     open_features,
@@ -263,16 +264,22 @@ def ingest(
                 sparse=_READER_SPARSE[layout],
                 leave_out=left_out,
                 keep=kept,
+                check=False,  # (a CSV/TSV file is checked as its chunks are written)
             )
-        except NotStreamed:
-            pass
-        else:
             if feature_groups is not None:
                 meta["feature_groups"] = _groups(feature_groups, file.width - len(file.dropped), path)
-            labels = _block_labels(file, classes=classes, n_classes=n_classes, positive_class=positive_class)
             return _write_blocks(
-                file, labels, out, chunk_rows=chunk_rows, dtype=dtype, overwrite=overwrite, meta=meta, ids=not features
+                file,
+                out,
+                labels={"classes": classes, "n_classes": n_classes, "positive_class": positive_class},
+                chunk_rows=chunk_rows,
+                dtype=dtype,
+                overwrite=overwrite,
+                meta=meta,
+                ids=not features,
             )
+        except NotStreamed:  # (found on opening the file or in its pass: nothing written)
+            pass
     ds = read_dataset(
         path,
         fmt=fmt,
@@ -325,47 +332,58 @@ def _block_labels(
 
 def _write_blocks(
     file: BlockFile | LibsvmBlockFile,
-    labels: tuple[NDArray[np.int64], list[list[Any]]] | None,
     out: PathArg,
     *,
+    labels: Mapping[str, Any],
     chunk_rows: int,
     dtype: str,
     overwrite: bool,
     meta: Mapping[str, Any],
     ids: bool = True,
 ) -> dict[str, Any]:
-    """:func:`_write_dataset` of a file read block by block: the same dataset, chunk by chunk, its kept
-    columns (if any) beside; ``ids``: warn of feature columns that look like row ids (features not chosen)."""
-    y, label_map = labels if labels is not None else (None, [])
-    counts = {canonical(original): int(np.count_nonzero(y == internal)) for original, internal in label_map}
-    meta = {**meta, "sha256": file.sha256, "format": file.fmt, **_label_meta(label_map, counts)}
-    if file.feature_names is not None:
-        meta["feature_names"] = file.feature_names
-    if file.label_name is not None and y is not None:
-        meta["label_column"] = file.label_name
+    """:func:`_write_dataset` of a file read block by block: the same dataset, its features written
+    chunk by chunk in the pass that checks the file (:meth:`BlockFile.checked_chunks`: one parse of
+    each block), its kept columns (if any) beside, then its labels encoded as ``labels`` say (the label
+    map needs them all). An error of the file's rows -- or :class:`NotStreamed` -- leaves nothing
+    written. ``ids``: warn of feature columns that look like row ids (features not chosen)."""
     inputs = [("source file", file.path)]
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
-        writer = open_writer(
-            tmp,
-            layout="dense",
-            n_rows=file.n_rows,
-            n_features=file.width - len(file.dropped),
-            chunk_rows=chunk_rows,
-            dtype=dtype,
-            labelled=y is not None,
+        writer = LabelsLastWriter(
+            tmp, n_features=file.width - len(file.dropped), chunk_rows=chunk_rows, dtype=dtype, labelled=file.labelled
         )
         lo = 0
+        unfit: DataError | None = None  # (a value the dtype cannot hold is named after the rows' own errors)
+        # the first chunk's columns named like row ids (their warning follows the labels'; an identifier's
+        # values are distinct there)
+        names = file.feature_names or []
+        suspects = [j for j, name in enumerate(names) if looks_like_id(name)] if file.labelled and ids else []
+        first: NDArray[np.float64] | None = None
         with _carried_parquet(tmp, bool(file.kept)) as carry:
-            for X, kept in file.chunks(chunk_rows):
-                _check_fits_dtype(X, dtype, file.path, first_row=lo)
-                if lo == 0 and y is not None and ids:  # (its first chunk: an identifier's values are distinct there)
-                    warn_id_columns(file.path, X, file.feature_names)
-                writer.append(X, None if y is None else y[lo : lo + len(X)])
-                carry(kept)
+            for X, kept in file.checked_chunks(chunk_rows):
+                try:
+                    _check_fits_dtype(X, dtype, file.path, first_row=lo)
+                except DataError as exc:
+                    unfit = unfit or exc
+                if unfit is None:  # (else the rest is only checked)
+                    writer.append(X)
+                    carry(kept)
+                if first is None and suspects:
+                    first = X[:, suspects]
                 lo += len(X)
+        y, label_map = _block_labels(file, **labels) or (None, [])  # (warns of a guessed label column first)
+        if unfit is not None:
+            raise unfit
+        if first is not None:
+            warn_id_columns(file.path, first, [names[j] for j in suspects])
+        counts = {canonical(original): int(np.count_nonzero(y == internal)) for original, internal in label_map}
+        meta = {**meta, "sha256": file.sha256, "format": file.fmt, **_label_meta(label_map, counts)}
+        if file.feature_names is not None:
+            meta["feature_names"] = file.feature_names
+        if file.label_name is not None and y is not None:
+            meta["label_column"] = file.label_name
         if file.kept:
             meta["carried"] = carried_entry(tmp, file.n_rows, file.path)
-        return writer.close(meta)
+        return writer.close(meta, y)
 
 
 @contextmanager

@@ -45,6 +45,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias, cast
@@ -229,17 +230,21 @@ class DatasetWriter(_Writer):
             directory, n_rows=n_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype, labelled=labelled
         )
         with uninterrupted():  # zarr writes from its own thread: let it finish before a Ctrl-C cleans up
-            self._features = zarr.create_array(
-                store=str(self.directory / FEATURES),
-                shape=(self.n_rows, self.n_features),
-                chunks=(min(self.chunk_rows, max(self.n_rows, 1)), max(self.n_features, 1)),
-                dtype=self.dtype,
-                fill_value=0.0,
-                # an all-zero chunk is stored too: a chunk file that is missing is then always damage
-                config={"write_empty_chunks": True},
-            )
+            self._features = self._create_features(self.n_rows)
             self._open_labels()
         self._open_chunk = (hashlib.sha256(), hashlib.sha256())
+
+    def _create_features(self, n_rows: int) -> Any:
+        """``features.zarr``, ``n_rows`` long, in chunks of ``chunk_rows`` rows (one chunk when fewer)."""
+        return zarr.create_array(
+            store=str(self.directory / FEATURES),
+            shape=(n_rows, self.n_features),
+            chunks=(min(self.chunk_rows, max(n_rows, 1)), max(self.n_features, 1)),
+            dtype=self.dtype,
+            fill_value=0.0,
+            # an all-zero chunk is stored too: a chunk file that is missing is then always damage
+            config={"write_empty_chunks": True},
+        )
 
     def append(self, X: Any, y: ArrayLike | None) -> None:
         """Write the rows of ``X`` (an array, or a sparse matrix of at most a few chunks, densified)."""
@@ -268,6 +273,68 @@ class DatasetWriter(_Writer):
                 if self.labelled:
                     self._digests["labels"].append(hy.hexdigest())
                 self._open_chunk = (hashlib.sha256(), hashlib.sha256())
+
+
+class LabelsLastWriter(DatasetWriter):
+    """:class:`DatasetWriter` of rows whose count and labels are known only once their features have
+    been written: a file checked in the same pass that reads its features (the label map needs every
+    label). :meth:`append` takes whole chunks of features (the last may be shorter), :meth:`close` the
+    labels. The files are those :class:`DatasetWriter` writes of the same rows, byte for byte."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        n_features: int,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        dtype: str = "float64",
+        labelled: bool = True,
+    ) -> None:
+        # (the array grows as the rows come; made chunk_rows long, its chunks are those of a longer array)
+        super().__init__(
+            directory, n_rows=chunk_rows, n_features=n_features, chunk_rows=chunk_rows, dtype=dtype, labelled=labelled
+        )
+
+    def append(self, X: Any, y: ArrayLike | None = None) -> None:
+        """Write the rows of ``X``: a chunk (``chunk_rows`` rows), or the last, shorter one."""
+        if y is not None:
+            raise ValueError("the labels are given to close()")
+        X = np.ascontiguousarray(X, dtype=self.dtype)
+        if X.ndim != 2 or X.shape[1] != self.n_features or not 0 < len(X) <= self.chunk_rows:
+            raise ValueError(f"block shape {X.shape} is not a chunk of {self.chunk_rows} rows x {self.n_features}")
+        if self.rows_written % self.chunk_rows:
+            raise ValueError("rows after the last, shorter chunk")
+        lo, hi = self.rows_written, self.rows_written + len(X)
+        with uninterrupted():
+            self._features.resize((hi, self.n_features))
+            self._features[lo:hi] = X
+        self._digests["features"].append(hashlib.sha256(X.tobytes()).hexdigest())
+        self.rows_written = self.n_rows = hi
+
+    def close(self, meta: Mapping[str, Any], y: ArrayLike | None = None) -> dict[str, Any]:
+        """Write the labels ``y`` of every row (None: unlabelled), then :meth:`_Writer.close`."""
+        if (y is None) == self.labelled:
+            raise ValueError("labels must be given exactly when the dataset is labelled")
+        if self.rows_written < self.chunk_rows:  # (one chunk, as long as the rows: DatasetWriter's shape)
+            self._rewrite_as_one_chunk()
+        if y is not None:
+            y = np.asarray(y, dtype=np.int64)
+            if len(y) != self.rows_written:
+                raise ValueError(f"{len(y)} labels for {self.rows_written} rows")
+            for lo in range(0, len(y), self.chunk_rows):
+                part = y[lo : lo + self.chunk_rows]
+                with uninterrupted():
+                    self._write_labels(part)
+                digest = hashlib.sha256(np.ascontiguousarray(part, dtype="<i8").tobytes())
+                self._digests["labels"].append(digest.hexdigest())
+        return super().close(meta)
+
+    def _rewrite_as_one_chunk(self) -> None:
+        X = self._features[: self.rows_written]
+        with uninterrupted():
+            shutil.rmtree(self.directory / FEATURES)
+            self._features = self._create_features(len(X))
+            self._features[:] = X
 
 
 class CsrDatasetWriter(_Writer):

@@ -25,8 +25,13 @@ def _ingest(path, out, monkeypatch, *, streamed, block=37, **options):
     monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0 if streamed else 2**62)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", block)
     used = []
-    real = blocks.BlockFile.chunks
-    monkeypatch.setattr(blocks.BlockFile, "chunks", lambda self, rows: used.append(1) or real(self, rows))
+    real = blocks.BlockFile.checked_chunks
+
+    def spied(self, rows):  # (read to its end: a block it does not read alike ends it, and the file is read whole)
+        yield from real(self, rows)
+        used.append(1)
+
+    monkeypatch.setattr(blocks.BlockFile, "checked_chunks", spied)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -88,6 +93,8 @@ CASES = [
     (WORDS, {"classes": ["yes", "no", "maybe", "never"]}),
     ("label,a,b,c\n" + _rows(30, label=lambda i: ["up", "down"][i % 2]), {"positive_class": "down"}),
     ("age,a,b\n" + "".join(f"{20 + i},{i},{-i}\n" for i in range(60)), {}),  # a guessed label column: warned
+    # ... and a column of row ids: both warned, in the same order
+    ("age,customer_id,b\n" + "".join(f"{20 + i},{1000 + i},{-i}\n" for i in range(60)), {}),
     ("label,a,b,c\n" + _rows(30, label=lambda i: f"{i % 2}.0"), {}),
     (NUMERIC, {"dtype": "float32", "feature_groups": {"first": "0:2", "last": [2]}}),
     # R's write.csv: every name, row name and text quoted
@@ -266,3 +273,28 @@ def test_columns_left_out_and_kept_are_read_block_by_block(tmp_path, monkeypatch
         monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0 if streamed else 2**62)
         ds = read_dataset(path, label_column="churn", features="-region,-customer_id")
         assert ds.feature_names == ["a", "b"] and ds.X.shape == (41, 2) and ds.X[3, 1] == 0.75
+
+
+def test_an_ingest_parses_each_block_once(tmp_path, monkeypatch):
+    """The pass that checks every row also hands its features to the writer (the labels, which the
+    label map needs whole, are written last): each block is parsed once, not once to check it and
+    again for its features; a bad row late in the file leaves an ingested dataset it would replace
+    as it was, and nothing else behind."""
+    path = tmp_path / "data.csv"
+    path.write_text(NUMERIC)
+    monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 37)
+    parses = []
+    real = blocks.arrow_cells
+    monkeypatch.setattr(blocks, "arrow_cells", lambda *a, **k: parses.append(1) or real(*a, **k))
+    meta = ingest(path, tmp_path / "ds", chunk_rows=4)
+    with_rows = [
+        block for block, line in blocks.line_blocks(path) if line > 1 or block.count(b"\n") > 1
+    ]  # (not the header alone)
+    assert meta["n_rows"] == 23 and len(parses) == len(with_rows) > 5
+    before = sorted((p.relative_to(tmp_path), p.read_bytes()) for p in (tmp_path / "ds").rglob("*") if p.is_file())
+    path.write_text(NUMERIC + "1,2,x,3\n")
+    with pytest.raises(DataError, match="row 25, column 3 .'b'.: non-numeric value 'x'"):
+        ingest(path, tmp_path / "ds", chunk_rows=4, overwrite=True)
+    after = sorted((p.relative_to(tmp_path), p.read_bytes()) for p in (tmp_path / "ds").rglob("*") if p.is_file())
+    assert after == before and sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "ds"]

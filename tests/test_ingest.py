@@ -235,3 +235,29 @@ def test_rows_without_labels_make_a_dataset_without_labels(tmp_path, layout):
     (labelled / "labels.parquet").unlink()
     with pytest.raises(DataError, match="labels.parquet is missing"):
         dataset_info(labelled)
+
+
+@pytest.mark.parametrize("n_rows", [3, 4, 11])
+def test_a_labels_last_writer_writes_the_files_of_the_dataset_writer(tmp_path, n_rows):
+    """Features first in chunks, then the labels (a file checked as it is read): the same bytes in every
+    file as rows and labels written together -- one chunk as long as the rows when they are fewer than
+    a chunk's."""
+    from omkl_dist.storage.layout import LabelsLastWriter
+
+    rng = np.random.default_rng(n_rows)
+    X, y = rng.normal(size=(n_rows, 3)), np.where(rng.random(n_rows) < 0.5, -1, 1)
+    together = DatasetWriter(tmp_path / "a", n_rows=n_rows, n_features=3, chunk_rows=4)
+    labels_last = LabelsLastWriter(tmp_path / "b", n_features=3, chunk_rows=4)
+    for lo in range(0, n_rows, 4):
+        together.append(X[lo : lo + 4], y[lo : lo + 4])
+        labels_last.append(X[lo : lo + 4])
+    metas = [together.close({}), labels_last.close({}, y)]
+    assert [{k: v for k, v in m.items() if k not in ("created", "meta_sha256")} for m in metas][0] == {
+        k: v for k, v in metas[1].items() if k not in ("created", "meta_sha256")
+    }
+    files = [
+        {p.relative_to(tmp_path / d): p.read_bytes() for p in (tmp_path / d).rglob("*") if p.is_file()}
+        for d in ("a", "b")
+    ]
+    assert files[0].keys() == files[1].keys()
+    assert all(files[0][name] == files[1][name] for name in files[0] if name.name != "meta.json")

@@ -4,10 +4,11 @@
 feature matrix are in memory at once, about five times the file (a 0.5 GB CSV of 3 million rows
 peaked at 2.6 GB) -- a data team's 6 GB export would be killed by the kernel on a 24 GB machine.
 :func:`open_blocks` reads a CSV or TSV file (with or without a header; plain, gzip, bzip2 or xz)
-in blocks of whole lines instead, twice: a first pass keeps only the labels (for the label map,
-which every chunk's labels need) and checks every row; a second yields the features block by block,
-for :func:`~omkl_dist.storage.ingest` to write chunk by chunk (memory: the labels, and a few blocks),
-or for :func:`~.dispatch.read_dataset` to fill the matrix a job holds (:meth:`BlockFile.matrix`).
+in blocks of whole lines instead. One pass checks every row and keeps the labels (for the label map,
+which is known only at the end) and hands over the features as it parses them: to
+:func:`~omkl_dist.storage.ingest`, which writes them chunk by chunk and the labels last
+(:meth:`BlockFile.checked_chunks`; memory: the labels, and a few blocks). :func:`~.dispatch.read_dataset`
+checks the file first and fills the matrix a job holds in a second pass (:meth:`BlockFile.matrix`).
 
 Each block is parsed by the whole-file reader's own function (:func:`.delimited.arrow_cells`), and
 a bad row is diagnosed by its own :func:`.delimited.diagnose_delimited` (the counts and reference
@@ -104,6 +105,11 @@ class BlockFile:
         return self.names[self.label_col] if self.names and self.label_col is not None else None
 
     @property
+    def labelled(self) -> bool:
+        """Whether the rows have labels (a label column)."""
+        return self.label_col is not None
+
+    @property
     def left_out(self) -> list[int]:
         """The columns read as text and left out of the features: row names, columns left out by name."""
         return [d for d in self.dropped if d != self.label_col]
@@ -124,36 +130,43 @@ class BlockFile:
     def chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], Any]]:
         """``(features, kept columns)`` in chunks of ``rows`` rows (the last shorter), in row order: the
         kept columns as the text they hold (a pyarrow Table named as the header, None when none are kept)."""
+
+        def blocks() -> Iterator[tuple[NDArray[np.float64], Any]]:
+            for block, _ in _data_blocks(self):
+                texts: dict[int, Any] = {}
+                cells = arrow_cells(
+                    _unquoted(block, self.delimiter),
+                    self.delimiter,
+                    self.label_col if self.words else None,
+                    self.left_out,
+                    texts,
+                )
+                if cells is None or cells[0].shape[1] != self.width:  # (it passed the first pass)
+                    raise DataError("the file changed while it was read", path=self.path, fix="read it again")
+                yield self.features_of(cells[0]), self.kept_of(texts)
+
+        return _rechunked(blocks(), rows)
+
+    def checked_chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], Any]]:
+        """:meth:`chunks` read in the pass that checks every row and keeps the labels: ``n_rows``,
+        ``labels`` and the line numbers are set once it has ended (a file of :func:`open_blocks`\'s
+        ``check=False``). A bad row raises the error the checking pass raises, after the chunks
+        before it; so does a non-finite value, after the last chunk (as the whole-file reader names it
+        after its parse)."""
+        return _rechunked(_checked_blocks(self, keep=True), rows)
+
+    def features_of(self, table: NDArray[np.float64]) -> NDArray[np.float64]:
+        """A block's features: its cells without the columns that are not features."""
+        return np.delete(table, self.dropped, axis=1) if self.dropped else table
+
+    def kept_of(self, texts: dict[int, Any]) -> Any:
+        """A block's kept columns (a pyarrow Table named as the header; None when none are kept)."""
+        if not self.kept:
+            return None
         import pyarrow as pa
 
-        pending: list[NDArray[np.float64]] = []
-        kept: list[Any] = []
-        held = 0
-        for block, _ in _data_blocks(self):
-            texts: dict[int, Any] = {}
-            cells = arrow_cells(
-                _unquoted(block, self.delimiter),
-                self.delimiter,
-                self.label_col if self.words else None,
-                self.left_out,
-                texts,
-            )
-            if cells is None or cells[0].shape[1] != self.width:  # (it passed the first pass)
-                raise DataError("the file changed while it was read", path=self.path, fix="read it again")
-            X = np.delete(cells[0], self.dropped, axis=1) if self.dropped else cells[0]
-            pending.append(X)
-            if self.kept:
-                assert self.names is not None  # (columns are kept by name)
-                kept.append(pa.table({self.names[j]: texts[j] for j in self.kept}))
-            held += len(X)
-            while held >= rows:
-                joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
-                texts_joined = pa.concat_tables(kept) if kept else None
-                yield joined[:rows], None if texts_joined is None else texts_joined.slice(0, rows)
-                pending, held = [joined[rows:]], held - rows
-                kept = [] if texts_joined is None else [texts_joined.slice(rows)]
-        if held:
-            yield np.concatenate(pending), pa.concat_tables(kept) if kept else None
+        assert self.names is not None  # (columns are kept by name)
+        return pa.table({self.names[j]: texts[j] for j in self.kept})
 
     def matrix(self) -> tuple[NDArray[np.float64], Any]:
         """``(features, kept columns or None)``: the features as one float64 matrix, filled block by
@@ -179,6 +192,30 @@ class BlockFile:
             kept += [] if texts is None else [texts]
             lo += len(chunk)
         return X, pa.concat_tables(kept) if kept else None
+
+
+def _rechunked(
+    blocks: Iterator[tuple[NDArray[np.float64], Any]], rows: int
+) -> Iterator[tuple[NDArray[np.float64], Any]]:
+    """``(features, kept columns or None)`` of ``blocks`` regrouped in chunks of ``rows`` rows (the last shorter)."""
+    import pyarrow as pa
+
+    pending: list[NDArray[np.float64]] = []
+    kept: list[Any] = []
+    held = 0
+    for X, texts in blocks:
+        pending.append(X)
+        if texts is not None:
+            kept.append(texts)
+        held += len(X)
+        while held >= rows:
+            joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+            texts_joined = pa.concat_tables(kept) if kept else None
+            yield joined[:rows], None if texts_joined is None else texts_joined.slice(0, rows)
+            pending, held = [joined[rows:]], held - rows
+            kept = [] if texts_joined is None else [texts_joined.slice(rows)]
+    if held:
+        yield np.concatenate(pending), pa.concat_tables(kept) if kept else None
 
 
 def row_line(spans: list[Span], row: int) -> int:
@@ -221,16 +258,18 @@ def open_blocks(
     n_features: int | None = None,
     leave_out: Collection[str] = (),
     keep: Collection[str] = (),
+    check: bool = True,
 ) -> BlockFile | LibsvmBlockFile:
     """``path`` read block by block: its header, then (a first pass) every row checked and the labels
-    kept. ``label_by_names``: the label column chosen from the header's names, and the columns to carry
-    (kept, as ``keep``) (rows to predict, by
-    the model's features), instead of ``label_column``. A LIBSVM file: :mod:`.libsvm_blocks`
-    (``sparse``, ``n_features``: as :func:`~.dispatch.read_dataset`'s; a delimited file's width is
-    checked against ``n_features`` by the caller). Raises :class:`NotStreamed` for a file under
-    :data:`STREAM_MIN_BYTES` or not read alike (see the module), and :class:`DataError` for a bad row,
-    exactly as :func:`~.dispatch.read_dataset` would. A file with a header: ``leave_out`` names columns
-    that are not features (read as text), ``keep`` those of them kept (:meth:`BlockFile.chunks`)."""
+    kept -- for a CSV/TSV file with ``check=False``, later, by :meth:`BlockFile.checked_chunks`.
+    ``label_by_names``: the label column chosen from the header's names, and the columns to carry
+    (kept, as ``keep``) (rows to predict, by the model's features), instead of ``label_column``. A
+    LIBSVM file: :mod:`.libsvm_blocks` (``sparse``, ``n_features``: as :func:`~.dispatch.read_dataset`'s;
+    a delimited file's width is checked against ``n_features`` by the caller). Raises
+    :class:`NotStreamed` for a file under :data:`STREAM_MIN_BYTES` or not read alike (see the module),
+    and :class:`DataError` for a bad row, exactly as :func:`~.dispatch.read_dataset` would. A file with
+    a header: ``leave_out`` names columns that are not features (read as text), ``keep`` those of them
+    kept (:meth:`BlockFile.chunks`)."""
     try:
         info = path.stat()
     except OSError:
@@ -253,7 +292,9 @@ def open_blocks(
     if fmt not in _DELIMITERS:
         raise NotStreamed(fmt)
     file = _layout(path, head, fmt, label_column, label_by_names, list(leave_out), list(keep))
-    _first_pass(file)
+    if check:
+        for _ in _checked_blocks(file, keep=False):
+            pass
     return file
 
 
@@ -308,31 +349,44 @@ def _layout(
     return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path), kept=kept)
 
 
-def _first_pass(file: BlockFile, words: bool = False) -> None:
-    """Every row parsed and checked; the row count, line numbers and labels kept -- each row's label
-    as an index among the sorted distinct labels (4 bytes a row, not the text). A non-finite value
-    is named after the whole file parsed (as the whole-file reader checks it after its parse).
-    ``words``: every label read as text (as soon as one is a word, as by the whole-file reader)."""
-    codes = LabelCodes()
-    nonfinite: tuple[int, int, float] | None = None
-    nonfinite_y: tuple[int, float] | None = None
-    file.spans, file.n_rows, file.words = [], 0, words
-    for block, first_line in _data_blocks(file):
-        (table, y), block_words = _parse(file, block, first_line, words=words)
-        if block_words and not words:  # a word among the labels: every label is text, from the first row
-            return _first_pass(file, words=True)
-        X = np.delete(table, file.dropped, axis=1) if file.dropped else table
-        bad = ~np.isfinite(X)
-        if nonfinite is None and bad.any():
-            row, col = (int(v) for v in np.argwhere(bad)[0])
-            nonfinite = (file.n_rows + row, col, float(X[row, col]))
-        if file.label_col is not None:
-            if not words and nonfinite_y is None and not np.isfinite(y).all():
-                row = int(np.flatnonzero(~np.isfinite(y))[0])
-                nonfinite_y = (file.n_rows + row, float(y[row]))
-            codes.add(y)
-        file.spans.append(Span(file.n_rows, first_line, _line_numbers(block, first_line, file.delimiter)))
-        file.n_rows += len(table)
+def _checked_blocks(file: BlockFile, *, keep: bool) -> Iterator[tuple[NDArray[np.float64], Any]]:
+    """Every row parsed and checked (the first pass); the row count, line numbers and labels kept --
+    each row's label as an index among the sorted distinct labels (4 bytes a row, not the text). A
+    non-finite value is named after the whole file parsed (as the whole-file reader checks it after
+    its parse). ``keep``: yields each block's ``(features, kept columns or None)`` as it is checked.
+    The labels are read as numbers until one is a word; then every label is read again as text (as
+    the whole-file reader reads them), from the first row -- the features of the rows already yielded
+    are the same numbers, and are not yielded again."""
+    yielded = 0
+    for words in (False, True):
+        codes = LabelCodes()
+        nonfinite: tuple[int, int, float] | None = None
+        nonfinite_y: tuple[int, float] | None = None
+        file.spans, file.n_rows, file.words = [], 0, words
+        for block, first_line in _data_blocks(file):
+            texts: dict[int, Any] | None = {} if keep and file.kept else None
+            (table, y), block_words = _parse(file, block, first_line, words=words, texts=texts)
+            if block_words and not words:  # a word among the labels: every label is text, from the first row
+                break
+            X = file.features_of(table)
+            if keep and file.n_rows + len(X) > yielded:
+                skip = yielded - file.n_rows  # (rows yielded before the labels turned out to be words)
+                kept = file.kept_of(texts) if texts is not None else None
+                yield X[skip:], None if kept is None else kept.slice(skip)
+                yielded = file.n_rows + len(X)
+            bad = ~np.isfinite(X)
+            if nonfinite is None and bad.any():
+                row, col = (int(v) for v in np.argwhere(bad)[0])
+                nonfinite = (file.n_rows + row, col, float(X[row, col]))
+            if file.label_col is not None:
+                if not words and nonfinite_y is None and not np.isfinite(y).all():
+                    row = int(np.flatnonzero(~np.isfinite(y))[0])
+                    nonfinite_y = (file.n_rows + row, float(y[row]))
+                codes.add(y)
+            file.spans.append(Span(file.n_rows, first_line, _line_numbers(block, first_line, file.delimiter)))
+            file.n_rows += len(table)
+        else:
+            break  # (the whole file read)
     if not file.n_rows:
         raise NotStreamed("no data rows")
     if nonfinite is not None:
@@ -342,22 +396,24 @@ def _first_pass(file: BlockFile, words: bool = False) -> None:
         raise nonfinite_label(nonfinite_y[1], file.path, file.line_of(nonfinite_y[0]))
     if file.label_col is not None:
         file.labels = codes.result()
-    return None
 
 
 _Cells = tuple[NDArray[np.float64], NDArray[Any]]
 
 
-def _parse(file: BlockFile, block: bytes, first_line: int, *, words: bool) -> tuple[_Cells, bool]:
+def _parse(
+    file: BlockFile, block: bytes, first_line: int, *, words: bool, texts: dict[int, Any] | None = None
+) -> tuple[_Cells, bool]:
     """A block's cells and labels, and whether its labels are words: every cell a number first (the
-    labels then numbers), else the labels as text -- the whole-file reader's order."""
+    labels then numbers), else the labels as text -- the whole-file reader's order. ``texts``: the
+    text columns' cells go there (:func:`.delimited.arrow_cells`)."""
     label_col = file.label_col
     quoted, block = block, _unquoted(block, file.delimiter)
-    cells = None if words else arrow_cells(block, file.delimiter, text=file.left_out)
+    cells = None if words else arrow_cells(block, file.delimiter, text=file.left_out, texts=texts)
     if cells is not None and cells[0].shape[1] == file.width:
         return (cells[0], cells[0][:, label_col] if label_col is not None else cells[1]), False
     if label_col is not None:
-        cells = arrow_cells(block, file.delimiter, label_col, file.left_out)
+        cells = arrow_cells(block, file.delimiter, label_col, file.left_out, texts)
         if cells is not None and cells[0].shape[1] == file.width:
             labels = np.unique(cells[1])
             if not (labels == "").any() and (words or not all(is_number(v) for v in labels)):

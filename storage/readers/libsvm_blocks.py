@@ -59,6 +59,11 @@ class LibsvmBlockFile:
     kept: ClassVar[list[int]] = []
     label_given: ClassVar[bool] = True
 
+    @property
+    def labelled(self) -> bool:
+        """Whether the rows have labels (not read as rows to predict)."""
+        return not self.no_labels
+
     def line_of(self, row: int) -> int:
         """The file's line number of data row ``row`` (0-based)."""
         return row_line(self.spans, row)
@@ -84,6 +89,10 @@ class LibsvmBlockFile:
     def chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], None]]:
         """``(features, None)``: :meth:`feature_chunks` (a LIBSVM file has no columns to keep)."""
         return ((X, None) for X in self.feature_chunks(rows))
+
+    def checked_chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], None]]:
+        """:meth:`chunks` (a LIBSVM file is checked when opened: its width is its largest index)."""
+        return self.chunks(rows)
 
     def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
         """The dense features in chunks of ``rows`` rows (the last shorter), in row order: the second
