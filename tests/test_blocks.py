@@ -266,6 +266,22 @@ def test_columns_left_out_and_kept_are_read_block_by_block(tmp_path, monkeypatch
         assert pq.read_table(tmp_path / folder / "carried.parquet")["customer_id"].to_pylist() == [
             ids[i % 8] for i in range(41)
         ]
+    # labels that are numbers for many blocks, then a word: the rows before it are written once, ids and all
+    late = (
+        content.replace("yes", "1").replace("no", "0").rstrip("\n").rsplit("\n", 1)[0] + "\n00999,1.5,north,2,maybe\n"
+    )
+    path.write_text(late)
+    whole, _, _ = _ingest(path, tmp_path / "whole", monkeypatch, streamed=False, block=29, **options, overwrite=True)
+    streamed, _, used = _ingest(
+        path, tmp_path / "blocks", monkeypatch, streamed=True, block=29, **options, overwrite=True
+    )
+    assert used and streamed == whole and len(whole["label_map"]) == 3
+    for folder in ("whole", "blocks"):
+        assert pq.read_table(tmp_path / folder / "carried.parquet")["customer_id"].to_pylist()[-3:] == [
+            ids[38 % 8],
+            ids[39 % 8],
+            "00999",
+        ]
     (tmp_path / "left").mkdir()
     left_out = _both(tmp_path / "left", monkeypatch, content, label_column="churn", features="-region,-customer_id")
     assert left_out["feature_names"] == ["a", "b"] and "carried" not in left_out
