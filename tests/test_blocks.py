@@ -217,6 +217,27 @@ def test_a_matrix_beyond_the_memory_is_refused_with_the_ingest_fix(tmp_path, mon
     assert "23 rows x 3 features take" in got and "omkl data ingest FILE --out DIR" in got
 
 
+@pytest.mark.parametrize("budget", [None, 23 * 3 * 8 - 1])
+def test_a_matrix_is_filled_as_the_file_is_checked(tmp_path, monkeypatch, budget):
+    """`omkl run`/`predict` of a large file: the pass that checks every row fills the matrix (each block
+    parsed once, not again for the features), the same bytes as the whole-file reader's; rows that
+    outgrow the memory a matrix may take are refused as before (reserving the space cannot fail the read)."""
+    path = tmp_path / "data.csv"
+    path.write_text(NUMERIC)
+    whole, _ = _read(path, monkeypatch, streamed=False)
+    parses = []
+    real = blocks.arrow_cells
+    monkeypatch.setattr(blocks, "arrow_cells", lambda *a, **k: parses.append(1) or real(*a, **k))
+    if budget is not None:
+        monkeypatch.setattr(blocks.textio, "memory_budget", lambda: budget)
+    got, _ = _read(path, monkeypatch, streamed=True)
+    with_rows = [block for block, line in blocks.line_blocks(path) if line > 1 or block.count(b"\n") > 1]
+    if budget is None:
+        assert got == whole and len(parses) == len(with_rows) > 5
+    else:
+        assert "23 rows x 3 features take" in got
+
+
 @pytest.mark.slow
 def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_it(tmp_path):
     """A 200 MB CSV: the whole-file reader holds the file's content, pyarrow's table of it and the

@@ -7,8 +7,9 @@ peaked at 2.6 GB) -- a data team's 6 GB export would be killed by the kernel on 
 in blocks of whole lines instead. One pass checks every row and keeps the labels (for the label map,
 which is known only at the end) and hands over the features as it parses them: to
 :func:`~omkl_dist.storage.ingest`, which writes them chunk by chunk and the labels last
-(:meth:`BlockFile.checked_chunks`; memory: the labels, and a few blocks). :func:`~.dispatch.read_dataset`
-checks the file first and fills the matrix a job holds in a second pass (:meth:`BlockFile.matrix`).
+(:meth:`BlockFile.checked_chunks`; memory: the labels, and a few blocks); and to :func:`~.dispatch.read_dataset`,
+which fills the matrix a job holds with them (:meth:`BlockFile.matrix`; a second pass where the space for
+it cannot be reserved).
 
 Each block is parsed by the whole-file reader's own function (:func:`.delimited.arrow_cells`), and
 a bad row is diagnosed by its own :func:`.delimited.diagnose_delimited` (the counts and reference
@@ -95,6 +96,8 @@ class BlockFile:
     labels: tuple[NDArray[Any], NDArray[np.int32]] | None = None  # (sorted distinct labels, each row's index)
     spans: list[Span] = field(default_factory=list)
     kept: list[int] = field(default_factory=list)  # columns left out and kept as text (ids: ingest --keep)
+    # the features matrix and kept columns the checking pass filled as it parsed (open_blocks's ``hold``)
+    held: tuple[NDArray[np.float64], Any] | None = None
 
     @property
     def feature_names(self) -> list[str] | None:
@@ -176,6 +179,9 @@ class BlockFile:
 
         n_features = self.width - len(self.dropped)
         need = self.n_rows * n_features * 8
+        if self.held is not None:
+            held, self.held = self.held, None
+            return held
         if need > textio.memory_budget():
             raise DataError(
                 f"its {self.n_rows:,} rows x {n_features} features take {need / 2**30:.1f} GiB in memory, more than "
@@ -259,6 +265,7 @@ def open_blocks(
     leave_out: Collection[str] = (),
     keep: Collection[str] = (),
     check: bool = True,
+    hold: bool = False,
 ) -> BlockFile | LibsvmBlockFile:
     """``path`` read block by block: its header, then (a first pass) every row checked and the labels
     kept -- for a CSV/TSV file with ``check=False``, later, by :meth:`BlockFile.checked_chunks`.
@@ -269,7 +276,9 @@ def open_blocks(
     :class:`NotStreamed` for a file under :data:`STREAM_MIN_BYTES` or not read alike (see the module),
     and :class:`DataError` for a bad row, exactly as :func:`~.dispatch.read_dataset` would. A file with
     a header: ``leave_out`` names columns that are not features (read as text), ``keep`` those of them
-    kept (:meth:`BlockFile.chunks`)."""
+    kept (:meth:`BlockFile.chunks`). ``hold``: a CSV/TSV file's features are kept as the first pass
+    parses them, for :meth:`BlockFile.matrix` (no second pass), unless they outgrow the memory the
+    matrix may take (it is then refused)."""
     try:
         info = path.stat()
     except OSError:
@@ -293,9 +302,48 @@ def open_blocks(
         raise NotStreamed(fmt)
     file = _layout(path, head, fmt, label_column, label_by_names, list(leave_out), list(keep))
     if check:
-        for _ in _checked_blocks(file, keep=False):
-            pass
+        matrix = _FilledMatrix.allocate(file.width - len(file.dropped)) if hold else None
+        for X, kept in _checked_blocks(file, keep=matrix is not None):
+            if matrix is not None:
+                matrix = matrix.add(X, kept)
+        file.held = None if matrix is None else matrix.result()
     return file
+
+
+class _FilledMatrix:
+    """A file's features copied into one matrix as the checking pass parses them: allocated as large
+    as a matrix may be (half the memory available: only the pages written take memory), cut to the
+    rows at the end. Held blocks would cost the matrix twice: the freed blocks' memory stays with the
+    allocator while the matrix is filled."""
+
+    def __init__(self, X: NDArray[np.float64]) -> None:
+        self.X, self.rows = X, 0
+        self.kept: list[Any] = []
+
+    @classmethod
+    def allocate(cls, n_features: int) -> _FilledMatrix | None:
+        """The matrix's space, or None where it cannot be reserved (no overcommit): two passes then."""
+        try:
+            return cls(np.empty((textio.memory_budget() // max(8 * n_features, 1), n_features)))
+        except MemoryError:
+            return None
+
+    def add(self, X: NDArray[np.float64], kept: Any) -> _FilledMatrix | None:
+        """Add a block's rows; None once they outgrow the space (the matrix would be refused)."""
+        hi = self.rows + len(X)
+        if hi > len(self.X):
+            return None
+        self.X[self.rows : hi] = X
+        self.kept += [] if kept is None else [kept]
+        self.rows = hi
+        return self
+
+    def result(self) -> tuple[NDArray[np.float64], Any]:
+        """``(features, kept columns or None)``, as :meth:`BlockFile.matrix` returns them."""
+        import pyarrow as pa
+
+        self.X.resize((self.rows, self.X.shape[1]), refcheck=False)  # (its unwritten pages given back)
+        return self.X, pa.concat_tables(self.kept) if self.kept else None
 
 
 def _layout(

@@ -210,6 +210,7 @@ def read_dataset(
                 n_features=n_features,
                 leave_out=left_out,
                 label_column=label_column,
+                hold=True,  # (the matrix filled from the checking pass's parse)
                 label_by_names=None
                 if by_features is None
                 else lambda names: _predicted_columns(names, by_features, label_column, label_name, path),
