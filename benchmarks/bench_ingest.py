@@ -100,10 +100,12 @@ def markdown(report: dict) -> list[str]:
         f"`omkl data ingest` of a CSV file ({report['data']}) and of a LIBSVM file "
         f"({report.get('libsvm', 'a9a-shaped')}), each run in its own process (peak RSS is "
         "its own). *blocks*: read in blocks of whole lines -- a CSV once (every row checked as its features are "
-        "written chunk by chunk; the labels last), a LIBSVM file twice (its width, the largest index, first) -- what `omkl data ingest`, `submit` and `retrain` do with a CSV/TSV or dense LIBSVM file "
-        "of 64 MiB or more; *whole*: the file's content, its parse (pyarrow's table; scikit-learn's sparse matrix) "
-        "and the matrix in memory at once, as every text file was read before (and a smaller one still is). The "
-        "same dataset either way, bit for bit. " + report.get("ids", ""),
+        "written chunk by chunk; the labels last), a LIBSVM file once, its parse kept on disk for its features "
+        "(its width, the largest index, is known only at its end) -- what `omkl data ingest`, `submit` and "
+        "`retrain` do with a CSV/TSV or dense LIBSVM file of 64 MiB or more; *whole*: the file's content, its "
+        "parse (pyarrow's table; scikit-learn's sparse matrix) and the matrix in memory at once, as every text "
+        "file was read before (and a smaller one still is). The same dataset either way, bit for bit. "
+        + report.get("ids", ""),
         "",
         "| file | MB | reader | seconds | rows/s | peak RSS MB |",
         "|---|---|---|---|---|---|",

@@ -24,6 +24,7 @@ never the source file or a folder holding it (:mod:`omkl_dist.storage.outputs`).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -266,8 +267,6 @@ def ingest(
                 keep=kept,
                 check=False,  # (a CSV/TSV file is checked as its chunks are written)
             )
-            if feature_groups is not None:
-                meta["feature_groups"] = _groups(feature_groups, file.width - len(file.dropped), path)
             return _write_blocks(
                 file,
                 out,
@@ -276,6 +275,7 @@ def ingest(
                 dtype=dtype,
                 overwrite=overwrite,
                 meta=meta,
+                feature_groups=feature_groups,
                 ids=not features,
             )
         except NotStreamed:  # (found on opening the file or in its pass: nothing written)
@@ -339,18 +339,19 @@ def _write_blocks(
     dtype: str,
     overwrite: bool,
     meta: Mapping[str, Any],
+    feature_groups: Mapping[str, str | Iterable[int]] | None = None,
     ids: bool = True,
 ) -> dict[str, Any]:
     """:func:`_write_dataset` of a file read block by block: the same dataset, its features written
     chunk by chunk in the pass that checks the file (:meth:`BlockFile.checked_chunks`: one parse of
-    each block), its kept columns (if any) beside, then its labels encoded as ``labels`` say (the label
-    map needs them all). An error of the file's rows -- or :class:`NotStreamed` -- leaves nothing
-    written. ``ids``: warn of feature columns that look like row ids (features not chosen)."""
+    each block; a LIBSVM file's parse kept on disk for them), its kept columns (if any) beside, then its
+    labels encoded as ``labels`` say (the label map needs them all). An error of the file's rows -- or
+    :class:`NotStreamed` -- leaves nothing written. ``ids``: warn of feature columns that look like row
+    ids (features not chosen)."""
     inputs = [("source file", file.path)]
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
-        writer = LabelsLastWriter(
-            tmp, n_features=file.width - len(file.dropped), chunk_rows=chunk_rows, dtype=dtype, labelled=file.labelled
-        )
+        writer: LabelsLastWriter | None = None  # (made at the first chunk: a LIBSVM file's width is known then)
+        work = tmp / ".first-pass"  # (a LIBSVM file's parsed blocks, for its second pass)
         lo = 0
         unfit: DataError | None = None  # (a value the dtype cannot hold is named after the rows' own errors)
         # the first chunk's columns named like row ids (their warning follows the labels'; an identifier's
@@ -359,7 +360,11 @@ def _write_blocks(
         suspects = [j for j, name in enumerate(names) if looks_like_id(name)] if file.labelled and ids else []
         first: NDArray[np.float64] | None = None
         with _carried_parquet(tmp, bool(file.kept)) as carry:
-            for X, kept in file.checked_chunks(chunk_rows):
+            for X, kept in file.checked_chunks(chunk_rows, work):
+                if writer is None:
+                    writer = LabelsLastWriter(
+                        tmp, n_features=X.shape[1], chunk_rows=chunk_rows, dtype=dtype, labelled=file.labelled
+                    )
                 try:
                     _check_fits_dtype(X, dtype, file.path, first_row=lo)
                 except DataError as exc:
@@ -370,6 +375,10 @@ def _write_blocks(
                 if first is None and suspects:
                     first = X[:, suspects]
                 lo += len(X)
+        shutil.rmtree(work, ignore_errors=True)
+        assert writer is not None  # (a file without rows is not read block by block)
+        if feature_groups is not None:
+            meta = {**meta, "feature_groups": _groups(feature_groups, file.width - len(file.dropped), file.path)}
         y, label_map = _block_labels(file, **labels) or (None, [])  # (warns of a guessed label column first)
         if unfit is not None:
             raise unfit

@@ -27,8 +27,8 @@ def _ingest(path, out, monkeypatch, *, streamed, block=37, **options):
     used = []
     real = blocks.BlockFile.checked_chunks
 
-    def spied(self, rows):  # (read to its end: a block it does not read alike ends it, and the file is read whole)
-        yield from real(self, rows)
+    def spied(self, rows, work):  # (read to its end: a block it does not read alike ends it; the file is read whole)
+        yield from real(self, rows, work)
         used.append(1)
 
     monkeypatch.setattr(blocks.BlockFile, "checked_chunks", spied)

@@ -213,3 +213,19 @@ def test_a_large_file_is_ingested_in_memory_that_does_not_grow_with_its_matrix(t
     assert report["rows"] == 5_000 * copies
     matrix_kb = report["rows"] * 123 * 8 // 1024
     assert report["grew_kb"] < matrix_kb / 2, (report, size_kb, matrix_kb)
+
+
+def test_an_ingest_parses_each_block_once(tmp_path, monkeypatch):
+    """The first pass keeps each block's parse on disk beside the dataset being written (its width, the
+    largest index, is known only at the end): the chunks are made from it, not from a second parse, and
+    the dataset holds no trace of it."""
+    path = _file(tmp_path, _rows(30))
+    _spy(monkeypatch, streamed=True)
+    parses = []
+    real = LibsvmBlockFile.parsed_block
+    monkeypatch.setattr(LibsvmBlockFile, "parsed_block", lambda self, *a: parses.append(1) or real(self, *a))
+    meta = ingest(path, tmp_path / "ds", chunk_rows=4)
+    assert meta["n_rows"] == 30 and len(parses) == len(list(blocks.line_blocks(path))) > 5
+    assert sorted(p.name for p in (tmp_path / "ds").iterdir()) == ["features.zarr", "labels.parquet", "meta.json"]
+    whole = _ingest(path, tmp_path / "whole", monkeypatch, streamed=False)[0]
+    assert {k: v for k, v in meta.items() if k not in ("created", "meta_sha256")} == whole

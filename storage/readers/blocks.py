@@ -150,12 +150,12 @@ class BlockFile:
 
         return _rechunked(blocks(), rows)
 
-    def checked_chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], Any]]:
+    def checked_chunks(self, rows: int, work: Path | None = None) -> Iterator[tuple[NDArray[np.float64], Any]]:
         """:meth:`chunks` read in the pass that checks every row and keeps the labels: ``n_rows``,
         ``labels`` and the line numbers are set once it has ended (a file of :func:`open_blocks`\'s
         ``check=False``). A bad row raises the error the checking pass raises, after the chunks
         before it; so does a non-finite value, after the last chunk (as the whole-file reader names it
-        after its parse)."""
+        after its parse). (``work``: unused; a LIBSVM file's first pass keeps its parse there.)"""
         return _rechunked(_checked_blocks(self, keep=True), rows)
 
     def features_of(self, table: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -297,7 +297,9 @@ def open_blocks(
         if label_column is not None and not has_no_labels(label_column):
             raise NotStreamed("a label column for a LIBSVM file")  # (the whole-file reader's error)
         no_labels = label_column is not None
-        return open_libsvm_blocks(path, file_sha256(path), no_labels=no_labels, sparse=sparse, n_features=n_features)
+        return open_libsvm_blocks(
+            path, file_sha256(path), no_labels=no_labels, sparse=sparse, n_features=n_features, check=check
+        )
     if fmt not in _DELIMITERS:
         raise NotStreamed(fmt)
     file = _layout(path, head, fmt, label_column, label_by_names, list(leave_out), list(keep))

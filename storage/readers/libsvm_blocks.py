@@ -4,14 +4,16 @@
 sparse matrix and the dense features are in memory at once -- a 71 MiB file of a9a's shape (123
 binary features, 1,000,000 rows) peaks at 1.56 GB (0.42 GB block by block). A LIBSVM file of
 :data:`~.blocks.STREAM_MIN_BYTES` or more whose features are stored dense (its largest index under
-:data:`~.dataset.SPARSE_MIN_FEATURES`, or ``sparse=False``) is read in blocks of whole lines instead,
-twice: a first pass checks every row (each block parsed by scikit-learn's parser, as the whole-file
+:data:`~.dataset.SPARSE_MIN_FEATURES`, or ``sparse=False``) is read in blocks of whole lines instead:
+a first pass checks every row (each block parsed by scikit-learn's parser, as the whole-file
 reader's) and keeps the labels (an index among the distinct labels, 4 bytes a row), the largest
 feature index (the width) and where each row's line is; a second yields the dense features block
-by block. The dataset is the whole-file reader's bit for bit, and so are its errors: a block's bad
-line is named by the whole-file reader's own diagnosis; what is not read the same way (rows without
-labels when labels are wanted, a file of sparse features, a parse error it cannot name) raises
-:class:`~.blocks.NotStreamed` and the file is read whole (tests/test_libsvm_blocks.py compares them).
+by block -- from the first pass's parse, kept on disk beside the dataset being written, when
+ingested (:meth:`LibsvmBlockFile.checked_chunks`), else parsed again. The dataset is the whole-file
+reader's bit for bit, and so are its errors: a block's bad line is named by the whole-file reader's
+own diagnosis; what is not read the same way (rows without labels when labels are wanted, a file of
+sparse features, a parse error it cannot name) raises :class:`~.blocks.NotStreamed` and the file is
+read whole (tests/test_libsvm_blocks.py compares them).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class LibsvmBlockFile:
     top_row: int = 0  # the first row holding it (named by a refusal)
     labels: tuple[NDArray[Any], NDArray[np.int32]] | None = None
     spans: list[Span] = field(default_factory=list)
+    sparse: bool | None = None  # as read_dataset's: None, decided by the width
+    n_features: int | None = None  # the width given (None: the largest index)
+    checked: bool = False  # the first pass has run
+    spilled: list[Path] | None = None  # the first pass's parsed blocks, saved for the second (checked_chunks)
     # what the ingest and read_dataset read of a block file (a LIBSVM file has no header, no dropped column)
     fmt: ClassVar[str] = "libsvm"
     names: ClassVar[None] = None
@@ -90,8 +96,15 @@ class LibsvmBlockFile:
         """``(features, None)``: :meth:`feature_chunks` (a LIBSVM file has no columns to keep)."""
         return ((X, None) for X in self.feature_chunks(rows))
 
-    def checked_chunks(self, rows: int) -> Iterator[tuple[NDArray[np.float64], None]]:
-        """:meth:`chunks` (a LIBSVM file is checked when opened: its width is its largest index)."""
+    def checked_chunks(self, rows: int, work: Path) -> Iterator[tuple[NDArray[np.float64], None]]:
+        """:meth:`chunks` after the first pass (its width, the largest index, is known only at its end),
+        unless :func:`open_libsvm_blocks` ran it: that pass saves each block as scikit-learn parsed it
+        into the new folder ``work`` (the non-zeros, 12 bytes each: 3.1 times the text of a9a's 0/1 features,
+        about its size for features written with several digits), and the chunks are made from them
+        instead of a second parse. The caller removes ``work``."""
+        if not self.checked:
+            work.mkdir()
+            _first_pass(self, spill=work)
         return self.chunks(rows)
 
     def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
@@ -99,11 +112,7 @@ class LibsvmBlockFile:
         pass. Each block's non-zeros are written straight into the chunk (a block of a9a's shape
         is 13 times larger dense than as text: no dense copy of it is made)."""
         chunk, filled, left = None, 0, self.n_rows
-        for block, line in line_blocks(self.path):
-            try:
-                X = self.parsed_block(block, line, self.width)[0]
-            except NotStreamed:
-                raise self._changed() from None
+        for X in self._parsed_blocks():
             done = 0
             while done < X.shape[0]:
                 if chunk is None:
@@ -118,6 +127,17 @@ class LibsvmBlockFile:
                     chunk = None
         if chunk is not None:
             raise self._changed()
+
+    def _parsed_blocks(self) -> Iterator[sp.csr_matrix]:
+        """Each block's features: as the first pass saved them, else parsed again."""
+        if self.spilled is not None:
+            yield from (sp.load_npz(part) for part in self.spilled)
+            return
+        for block, line in line_blocks(self.path):
+            try:
+                yield self.parsed_block(block, line, self.width)[0]
+            except NotStreamed:
+                raise self._changed() from None
 
     def _changed(self) -> DataError:
         """The second pass read other rows than the first."""
@@ -154,19 +174,39 @@ class LibsvmBlockFile:
 
 
 def open_libsvm_blocks(
-    path: Path, sha256: str, *, no_labels: bool, sparse: bool | None, n_features: int | None = None
+    path: Path,
+    sha256: str,
+    *,
+    no_labels: bool,
+    sparse: bool | None,
+    n_features: int | None = None,
+    check: bool = True,
 ) -> LibsvmBlockFile:
     """``path`` (a LIBSVM file, :data:`~.blocks.STREAM_MIN_BYTES` or more) read block by block: the
-    first pass. Raises :class:`NotStreamed` for a file the whole-file reader reads otherwise (sparse
-    features...) and :class:`DataError` for a bad row, exactly as it would."""
+    first pass (``check=False``: later, by :meth:`LibsvmBlockFile.checked_chunks`). Raises
+    :class:`NotStreamed` for a file the whole-file reader reads otherwise (sparse features...) and
+    :class:`DataError` for a bad row, exactly as it would."""
     if sparse or (sparse is None and n_features is not None and n_features >= SPARSE_MIN_FEATURES):
         raise NotStreamed("sparse features")  # (kept sparse by the whole-file reader)
-    file = LibsvmBlockFile(path, sha256, no_labels, dense_chosen=sparse is False)
+    file = LibsvmBlockFile(path, sha256, no_labels, dense_chosen=sparse is False, sparse=sparse, n_features=n_features)
+    if check:
+        _first_pass(file)
+    return file
+
+
+def _first_pass(file: LibsvmBlockFile, spill: Path | None = None) -> None:
+    """Every row parsed and checked; the rows, width, non-zeros and labels kept; each block's parse
+    saved in the folder ``spill`` (if given) for the second pass."""
+    path, sparse, n_features, no_labels = file.path, file.sparse, file.n_features, file.no_labels
+    file.spilled = [] if spill is not None else None
     codes = LabelCodes()
     bad_x: tuple[int, int, float] | None = None
     bad_y: tuple[int, float] | None = None
     for block, first_line in line_blocks(path):
         X, y = file.parsed_block(block, first_line)
+        if spill is not None and file.spilled is not None:
+            file.spilled.append(spill / f"{len(file.spilled):07d}.npz")
+            sp.save_npz(file.spilled[-1], X, compressed=False)
         if X.nnz:
             filled = np.flatnonzero(np.diff(X.indptr) > 0)
             row_max = np.maximum.reduceat(X.indices, X.indptr[filled]) + 1
@@ -205,7 +245,7 @@ def open_libsvm_blocks(
     if bad_y is not None:
         raise nonfinite_label(bad_y[1], path, file.line_of(bad_y[0]))
     file.labels = None if no_labels else codes.result()
-    return file
+    file.checked = True
 
 
 def _row_lines(block: bytes, first_line: int, rows: int) -> NDArray[np.int64] | None:
