@@ -1,4 +1,5 @@
-"""The progress bar of a run: fed by either runner's ``on_progress`` reports."""
+"""The progress bars of a run (fed by either runner's ``on_progress`` reports) and of an ingest (the
+file's bytes read)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,37 @@ class ProgressBar:
             how = "" if self._helper is None else f", {self._helper.note()}"
             took = f"{self.compile_seconds:.1f} s" if self.compile_seconds >= 0.05 else "under 0.1 s"  # (not "0.0 s")
             print(f"compiling took {took} (first use{how})", file=sys.stderr, flush=True)
+
+
+class ReadProgress:
+    """A tqdm bar of a file's bytes read, on standard error, fed by :func:`~omkl_dist.storage.ingest`'s
+    ``progress`` reports: shown from the first (a large file read block by block; a smaller one, read
+    whole in a moment, reports none); a context manager that closes it. A 6 GB export takes a minute
+    or two to ingest, which a silent command shows as hung."""
+
+    def __init__(self, desc: str, *, show: bool = True):
+        self.desc, self.show, self.bar = desc, show, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = tqdm(
+                total=total,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=self.desc,
+                disable=not self.show,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            )
+        self.bar.update(done - self.bar.n)
+
+    def __enter__(self) -> ReadProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 # the learners that keep a support vector for every update, with no budget: a row is scored against all

@@ -97,6 +97,7 @@ def ingest(
     zero_based: bool = False,
     keep: Iterable[str] | str | None = None,
     origin: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Read ``source`` and write it as a dataset directory ``out``.
 
@@ -165,6 +166,9 @@ def ingest(
         Where a ``source`` file (or folder) that is a local copy came from -- standard input, a URL
         (``omkl data ingest -``, ``s3://...``) --: recorded as the dataset's ``source`` in place of the
         copy's temporary path.
+    progress : callable, optional
+        Called as a large CSV/TSV or LIBSVM file is read block by block (64 MiB or more), with the
+        bytes of the stored (compressed) file read so far and its size.
 
     Returns
     -------
@@ -277,6 +281,7 @@ def ingest(
                 meta=meta,
                 feature_groups=feature_groups,
                 ids=not features,
+                progress=progress,
             )
         except NotStreamed:  # (found on opening the file or in its pass: nothing written)
             pass
@@ -341,14 +346,17 @@ def _write_blocks(
     meta: Mapping[str, Any],
     feature_groups: Mapping[str, str | Iterable[int]] | None = None,
     ids: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """:func:`_write_dataset` of a file read block by block: the same dataset, its features written
     chunk by chunk in the pass that checks the file (:meth:`BlockFile.checked_chunks`: one parse of
     each block; a LIBSVM file's parse kept on disk for them), its kept columns (if any) beside, then its
     labels encoded as ``labels`` say (the label map needs them all). An error of the file's rows -- or
     :class:`NotStreamed` -- leaves nothing written. ``ids``: warn of feature columns that look like row
-    ids (features not chosen)."""
+    ids (features not chosen); ``progress``: :func:`ingest`'s."""
     inputs = [("source file", file.path)]
+    size = file.path.stat().st_size
+    read = None if progress is None else (lambda done: progress(done, size))
     with atomic_output(out, kind=DATASET, overwrite=overwrite, inputs=inputs) as tmp:
         writer: LabelsLastWriter | None = None  # (made at the first chunk: a LIBSVM file's width is known then)
         work = tmp / ".first-pass"  # (a LIBSVM file's parsed blocks, for its second pass)
@@ -360,7 +368,7 @@ def _write_blocks(
         suspects = [j for j, name in enumerate(names) if looks_like_id(name)] if file.labelled and ids else []
         first: NDArray[np.float64] | None = None
         with _carried_parquet(tmp, bool(file.kept)) as carry:
-            for X, kept in file.checked_chunks(chunk_rows, work):
+            for X, kept in file.checked_chunks(chunk_rows, work, read):
                 if writer is None:
                     writer = LabelsLastWriter(
                         tmp, n_features=X.shape[1], chunk_rows=chunk_rows, dtype=dtype, labelled=file.labelled

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -102,6 +103,7 @@ def data():
     ".mat) file with at least 10,000 features, else dense.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing dataset directory (atomically; nothing else).")
+@click.option("--quiet", is_flag=True, help="No progress bar (shown while a file of 64 MiB or more is read).")
 def data_ingest(
     source,
     out,
@@ -122,28 +124,33 @@ def data_ingest(
     feature_groups,
     layout,
     overwrite,
+    quiet,
 ):
     """Ingest SOURCE -- a data file (a path or URL; - for standard input) or a registry name such as
     codrna -- into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
-    meta = ingest(
-        source,
-        out,
-        chunk_rows=chunk_rows,
-        dtype=dtype,
-        fmt=fmt,
-        classes=_parse_classes(classes),
-        n_classes=n_classes,
-        overwrite=overwrite,
-        n_features=n_features,
-        **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
-        views=views,
-        feature_groups=_parse_groups(feature_groups),
-        layout=layout,
-        keep=keep,
-        origin=origin(source),
-    )
+    from ..progress import ReadProgress
+
+    with ReadProgress(f"ingesting {origin(source) or Path(source).name}", show=not quiet) as bar:
+        meta = ingest(
+            source,
+            out,
+            chunk_rows=chunk_rows,
+            dtype=dtype,
+            fmt=fmt,
+            classes=_parse_classes(classes),
+            n_classes=n_classes,
+            overwrite=overwrite,
+            n_features=n_features,
+            **reading_options(label_column, positive_class, features, categorical, impute, zero_based),
+            views=views,
+            feature_groups=_parse_groups(feature_groups),
+            layout=layout,
+            keep=keep,
+            origin=origin(source),
+            progress=bar,
+        )
     click.echo(f"ingested {meta['source']} -> {text(out)}")
     click.echo(format_info(meta))
 

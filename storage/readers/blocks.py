@@ -150,13 +150,16 @@ class BlockFile:
 
         return _rechunked(blocks(), rows)
 
-    def checked_chunks(self, rows: int, work: Path | None = None) -> Iterator[tuple[NDArray[np.float64], Any]]:
+    def checked_chunks(
+        self, rows: int, work: Path | None = None, progress: Callable[[int], None] | None = None
+    ) -> Iterator[tuple[NDArray[np.float64], Any]]:
         """:meth:`chunks` read in the pass that checks every row and keeps the labels: ``n_rows``,
         ``labels`` and the line numbers are set once it has ended (a file of :func:`open_blocks`\'s
         ``check=False``). A bad row raises the error the checking pass raises, after the chunks
         before it; so does a non-finite value, after the last chunk (as the whole-file reader names it
-        after its parse). (``work``: unused; a LIBSVM file's first pass keeps its parse there.)"""
-        return _rechunked(_checked_blocks(self, keep=True), rows)
+        after its parse). (``work``: unused; a LIBSVM file's first pass keeps its parse there.) ``progress``:
+        called with the bytes of the stored file read so far, as :func:`.textio.content_chunks` reads them."""
+        return _rechunked(_checked_blocks(self, keep=True, progress=progress), rows)
 
     def features_of(self, table: NDArray[np.float64]) -> NDArray[np.float64]:
         """A block's features: its cells without the columns that are not features."""
@@ -399,21 +402,31 @@ def _layout(
     return BlockFile(path, fmt, delimiter, width, names, label_col, dropped, label_given, file_sha256(path), kept=kept)
 
 
-def _checked_blocks(file: BlockFile, *, keep: bool) -> Iterator[tuple[NDArray[np.float64], Any]]:
+def _checked_blocks(
+    file: BlockFile, *, keep: bool, progress: Callable[[int], None] | None = None
+) -> Iterator[tuple[NDArray[np.float64], Any]]:
     """Every row parsed and checked (the first pass); the row count, line numbers and labels kept --
     each row's label as an index among the sorted distinct labels (4 bytes a row, not the text). A
     non-finite value is named after the whole file parsed (as the whole-file reader checks it after
     its parse). ``keep``: yields each block's ``(features, kept columns or None)`` as it is checked.
     The labels are read as numbers until one is a word; then every label is read again as text (as
     the whole-file reader reads them), from the first row -- the features of the rows already yielded
-    are the same numbers, and are not yielded again."""
-    yielded = 0
+    are the same numbers, and are not yielded again. ``progress``: as :func:`line_blocks`'s, never
+    back (the labels read again as words: the reports wait until the first reading's place is passed)."""
+    yielded, reached = 0, 0
+
+    def forward(done: int) -> None:
+        nonlocal reached
+        if progress is not None and done > reached:
+            reached = done
+            progress(done)
+
     for words in (False, True):
         codes = LabelCodes()
         nonfinite: tuple[int, int, float] | None = None
         nonfinite_y: tuple[int, float] | None = None
         file.spans, file.n_rows, file.words = [], 0, words
-        for block, first_line in _data_blocks(file):
+        for block, first_line in _data_blocks(file, forward):
             texts: dict[int, Any] | None = {} if keep and file.kept else None
             (table, y), block_words = _parse(file, block, first_line, words=words, texts=texts)
             if block_words and not words:  # a word among the labels: every label is text, from the first row
@@ -518,9 +531,9 @@ def _line_numbers(block: bytes, first_line: int, delimiter: str) -> NDArray[np.i
     return np.array([n for n, _ in text_lines(block, first_number=first_line, delimiter=delimiter)], dtype=np.int64)
 
 
-def _data_blocks(file: BlockFile) -> Iterator[tuple[bytes, int]]:
+def _data_blocks(file: BlockFile, progress: Callable[[int], None] | None = None) -> Iterator[tuple[bytes, int]]:
     """The blocks after the header: ``(bytes, line number of the first line)``."""
-    for block, first_line in line_blocks(file.path):
+    for block, first_line in line_blocks(file.path, progress):
         if first_line == 1:
             block, first_line = drop_leading_lines(block, 0 if file.names is None else 1)
             if not block:
@@ -539,10 +552,11 @@ def _head(path: Path) -> bytes:
     return b"".join(parts)
 
 
-def line_blocks(path: Path) -> Iterator[tuple[bytes, int]]:
+def line_blocks(path: Path, progress: Callable[[int], None] | None = None) -> Iterator[tuple[bytes, int]]:
     """The file's content in blocks of whole lines (about :data:`BLOCK_BYTES`), with the line number
-    of each block's first line (see :func:`_check_lines`); the LIBSVM reader's too."""
-    chunks = content_chunks(path, BLOCK_BYTES)
+    of each block's first line (see :func:`_check_lines`); the LIBSVM reader's too. ``progress``: as
+    :func:`.textio.content_chunks`'s."""
+    chunks = content_chunks(path, BLOCK_BYTES, progress)
     if chunks is None:
         raise NotStreamed("a zip archive")
     carry, line = b"", 1

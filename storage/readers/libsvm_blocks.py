@@ -19,7 +19,7 @@ read whole (tests/test_libsvm_blocks.py compares them).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -96,15 +96,18 @@ class LibsvmBlockFile:
         """``(features, None)``: :meth:`feature_chunks` (a LIBSVM file has no columns to keep)."""
         return ((X, None) for X in self.feature_chunks(rows))
 
-    def checked_chunks(self, rows: int, work: Path) -> Iterator[tuple[NDArray[np.float64], None]]:
+    def checked_chunks(
+        self, rows: int, work: Path, progress: Callable[[int], None] | None = None
+    ) -> Iterator[tuple[NDArray[np.float64], None]]:
         """:meth:`chunks` after the first pass (its width, the largest index, is known only at its end),
         unless :func:`open_libsvm_blocks` ran it: that pass saves each block as scikit-learn parsed it
         into the new folder ``work`` (the non-zeros, 12 bytes each: 3.1 times the text of a9a's 0/1 features,
         about its size for features written with several digits), and the chunks are made from them
-        instead of a second parse. The caller removes ``work``."""
+        instead of a second parse. The caller removes ``work``. ``progress``: the first pass's, as
+        :func:`.blocks.line_blocks`'s."""
         if not self.checked:
             work.mkdir()
-            _first_pass(self, spill=work)
+            _first_pass(self, spill=work, progress=progress)
         return self.chunks(rows)
 
     def feature_chunks(self, rows: int) -> Iterator[NDArray[np.float64]]:
@@ -194,7 +197,9 @@ def open_libsvm_blocks(
     return file
 
 
-def _first_pass(file: LibsvmBlockFile, spill: Path | None = None) -> None:
+def _first_pass(
+    file: LibsvmBlockFile, spill: Path | None = None, progress: Callable[[int], None] | None = None
+) -> None:
     """Every row parsed and checked; the rows, width, non-zeros and labels kept; each block's parse
     saved in the folder ``spill`` (if given) for the second pass."""
     path, sparse, n_features, no_labels = file.path, file.sparse, file.n_features, file.no_labels
@@ -202,7 +207,7 @@ def _first_pass(file: LibsvmBlockFile, spill: Path | None = None) -> None:
     codes = LabelCodes()
     bad_x: tuple[int, int, float] | None = None
     bad_y: tuple[int, float] | None = None
-    for block, first_line in line_blocks(path):
+    for block, first_line in line_blocks(path, progress):
         X, y = file.parsed_block(block, first_line)
         if spill is not None and file.spilled is not None:
             file.spilled.append(spill / f"{len(file.spilled):07d}.npz")

@@ -12,7 +12,7 @@ import re
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -154,25 +154,30 @@ def _damage_named(path: Path, name: str, test: str) -> Iterator[None]:
         raise DataError(f"corrupt {name} file ({exc})", path=path, fix=fix) from None
 
 
-def content_chunks(path: Path, size: int) -> Iterator[bytes] | None:
+def content_chunks(path: Path, size: int, progress: Callable[[int], None] | None = None) -> Iterator[bytes] | None:
     """The content of a plain, gzip, bzip2 or xz file as chunks of ``size`` bytes (the last shorter),
     read as they are used, never whole -- a byte-order mark removed, damage named as by
-    :func:`decompress`; None for other files (a zip archive...), which are read whole."""
+    :func:`decompress`; None for other files (a zip archive...), which are read whole. ``progress``:
+    called after each chunk with the bytes of the stored (compressed) file read so far."""
     with open(path, "rb") as fh:
         magic = fh.read(8)
     if magic.startswith((_ZIP_MAGIC, *_OTHER_MAGIC)):
         return None
     stream = next(((name, opener, test) for m, (name, opener, test) in _STREAMS.items() if magic.startswith(m)), None)
-    return _chunks(path, size, stream)
+    return _chunks(path, size, stream, progress)
 
 
-def _chunks(path: Path, size: int, stream: tuple[str, Any, str] | None) -> Iterator[bytes]:
+def _chunks(
+    path: Path, size: int, stream: tuple[str, Any, str] | None, progress: Callable[[int], None] | None
+) -> Iterator[bytes]:
     with open(path, "rb") as fh:
         name, opener, test = stream if stream is not None else ("", None, "")
         with _damage_named(path, name, test) if stream is not None else nullcontext():
             source = opener(fh) if opener is not None else fh
             first = True
             while chunk := source.read(size):
+                if progress is not None:
+                    progress(fh.tell())
                 yield _strip_bom(chunk) if first else chunk
                 first = False
 
