@@ -42,7 +42,13 @@ def refuse_unlabelled(data, labels: dict | None) -> None:
 
 
 def ingested_source(
-    data, *, under, labels: dict | None = None, columns: ColumnEncoder | None = None, coding: dict | None = None
+    data,
+    *,
+    under,
+    labels: dict | None = None,
+    columns: ColumnEncoder | None = None,
+    coding: dict | None = None,
+    progress=None,
 ):
     """``data`` as an ingested dataset, for the jobs that stream one (``submit``, ``retrain``): itself
     when it is one (it took its label options at ingest), else the file (or registry name, or
@@ -69,7 +75,9 @@ def ingested_source(
     if not is_ingested(target):
         target = location(under) / f"{_UNSAFE.sub('_', source.name)[:64]}-{digest}"
     if not is_ingested(target):
-        ingest(source, target, **{**(coding or {}), **labels}, columns=columns, origin=origin(source))
+        ingest(
+            source, target, **{**(coding or {}), **labels}, columns=columns, origin=origin(source), progress=progress
+        )
     dataset_info(target)  # a damaged earlier ingest is an error here, not a silent reuse
     return target
 

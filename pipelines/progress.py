@@ -103,6 +103,8 @@ class ReadProgress:
                 file=sys.stderr,
                 dynamic_ncols=True,
             )
+        elif done < self.bar.n or total != self.bar.total:  # (another file, or the same one read again)
+            self.bar.reset(total)
         self.bar.update(done - self.bar.n)
 
     def __enter__(self) -> ReadProgress:

@@ -44,8 +44,9 @@ from omkl_dist.storage.model_store import CHAMPION, REPORTS, WINDOWS, ModelStore
 from omkl_dist.storage.models import read_meta
 from omkl_dist.storage.outputs import REPORT, Terminated, check_output
 
+from .data_source import origin
 from .datasource import ingested_source, refuse_unlabelled
-from .progress import ProgressBar
+from .progress import ProgressBar, ReadProgress
 from .run_report import build_report
 from .window import Window, open_window
 
@@ -141,7 +142,8 @@ def retrain(
     store.prepare()  # (a data file is ingested into the store's windows/)
     champion = _load_champion(store)
     labels, encoder = _window_encoding(champion, _champion_columns(champion, labels or {}, data))
-    data = _window_source(data, labels, store.dir / WINDOWS, encoder, champion)
+    with ReadProgress(f"ingesting {origin(data) or location(data).name}", show=show_progress) as bar:
+        data = _window_source(data, labels, store.dir / WINDOWS, encoder, champion, bar)
     notes = [] if not plots or plots_available() else [PLOTS_SKIPPED]
     plots = plots and not notes
     window = open_window(data, rows=rows, partition=partition, holdout=holdout)
@@ -428,7 +430,7 @@ def _setting(champion, algo, params: dict, block_size, seed, scaling, settings, 
     return setting
 
 
-def _window_source(data, labels: dict, under, encoder, champion):
+def _window_source(data, labels: dict, under, encoder, champion, progress=None):
     """The window's ingested dataset (:func:`~.datasource.ingested_source`). A later version's window
     file is read with the champion's classes, coded as its own: a day of one class (no fraud) was
     refused as "only one class present", a new class named only as a coding mismatch. A LIBSVM file
@@ -436,13 +438,13 @@ def _window_source(data, labels: dict, under, encoder, champion):
     use its 123rd feature): one narrower than the champion is ingested again with the champion's
     width, its rows padded with zero features as a LIBSVM row leaves them out."""
     if champion is None or is_ingested(location(data)):
-        return ingested_source(data, labels=labels, under=under, columns=encoder)
+        return ingested_source(data, labels=labels, under=under, columns=encoder, progress=progress)
     label_map = champion["lineage"]["label_map"]
     coding = {"classes": [original for original, _ in label_map]}
     if len(label_map) == 2:
         coding["positive_class"] = next(original for original, internal in label_map if internal == 1)
     try:
-        source = ingested_source(data, labels=labels, under=under, columns=encoder, coding=coding)
+        source = ingested_source(data, labels=labels, under=under, columns=encoder, coding=coding, progress=progress)
     except UnknownLabelError as exc:
         raise DataError(
             f"the window's label {exc.label!r} is not one of the champion's (version {champion['version']}) classes "
@@ -455,7 +457,9 @@ def _window_source(data, labels: dict, under, encoder, champion):
     meta, want = dataset_info(source), int(champion["model"].n_features_in_)
     if meta.get("format") != "libsvm" or int(meta["n_features"]) >= want:
         return source
-    return ingested_source(data, labels={**labels, "n_features": want}, under=under, columns=encoder, coding=coding)
+    return ingested_source(
+        data, labels={**labels, "n_features": want}, under=under, columns=encoder, coding=coding, progress=progress
+    )
 
 
 def _window_rows(window: Window) -> DataWindow:

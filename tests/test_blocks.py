@@ -358,3 +358,19 @@ def test_an_ingest_read_by_blocks_reports_its_progress(tmp_path, monkeypatch, co
     assert shown.exit_code == 0 and f"ingesting {path.name}: 100%" in shown.stderr
     quiet = CliRunner().invoke(main, ["data", "ingest", str(path), "--out", str(tmp_path / "b"), "--quiet"])
     assert quiet.exit_code == 0 and "ingesting" not in quiet.stderr and "ingested" in quiet.stdout
+
+
+def test_a_retrain_shows_the_bar_of_its_window_file_read(tmp_path, monkeypatch):
+    """`omkl retrain --data FILE` ingests a large file first (so does `omkl submit`): the same bar."""
+    from click.testing import CliRunner
+
+    from omkl_dist.pipelines.cli import main
+
+    path = tmp_path / "day.csv"
+    path.write_text("label,a,b,c\n" + _rows(800))
+    monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096)
+    args = ["retrain", "--store", str(tmp_path / "store"), "--model", "m", "--algo", "spa", "--no-plots"]
+    done = CliRunner().invoke(main, [*args, "--data", str(path)])
+    assert done.exit_code == 0, done.stderr
+    assert "ingesting day.csv: 100%" in done.stderr

@@ -123,9 +123,11 @@ def _submit(
 ):
     from omkl_dist.cluster.local import connect, running_cluster
     from omkl_dist.job import DataWindow, EngineOptions, Job
-    from omkl_dist.storage.location import text
+    from omkl_dist.storage.location import location, text
 
+    from ..data_source import origin
     from ..datasource import ingested_source
+    from ..progress import ReadProgress
     from ..run import default_trace_path
     from ..run_report import format_report
     from ..submit import check_submit_outputs, submit_job
@@ -138,11 +140,13 @@ def _submit(
     trace_out = trace_out or default_trace_path(algo, data, seed)
     check_submit_outputs(data, out, checkpoint_dir, trace_out, overwrite=overwrite, resume=resume)  # before connecting
     named = data
-    data = ingested_source(
-        data,
-        labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
-        under=ingest_to or text(out) + ".data",
-    )
+    with ReadProgress(f"ingesting {origin(data) or location(data).name}", show=not quiet) as bar:
+        data = ingested_source(
+            data,
+            labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),
+            under=ingest_to or text(out) + ".data",
+            progress=bar,
+        )
     job = Job.build(
         algo,
         params,
