@@ -147,14 +147,15 @@ def check_probabilities(model) -> None:
         raise ValueError(f"--proba: {why} (docs/probabilities.md); drop --proba") from None
 
 
-def _source(data, block_rows: int, model, label_column=None, zero_based=False):
+def _source(data, block_rows: int, model, label_column=None, zero_based=False, reading=None):
     """``(n_rows, data label map or None, iterator of (lo, X, y or None), model, carried)`` for an
     ingested dataset or a file, its columns in the model's feature order (matched by name when both
     have names). A model with a column encoder gets a file's raw columns by name (``{name: values}``
     blocks), which it imputes and encodes itself, as ``Model.predict(DataFrame)`` does; of an
     ingested dataset, what :func:`ingested_rows` gives (the model returned predicts the rows).
     ``carried``: a named table's columns that are neither features nor labels, or an ingested dataset's
-    kept columns (``omkl data ingest --keep``): a pyarrow Table, or None."""
+    kept columns (``omkl data ingest --keep``): a pyarrow Table, or None. ``reading``: a large file's
+    ``progress`` (:func:`~omkl_dist.storage.read_dataset`)."""
     from omkl_dist.storage import open_stream, read_dataset, resolve_dataset
 
     path = location(data)
@@ -188,6 +189,7 @@ def _source(data, block_rows: int, model, label_column=None, zero_based=False):
         feature_names=model.raw_names,
         label_name=model.label_name,
         one_class=True,  # (a file of one class is scored as any other)
+        progress=reading,
     )
     if ds.table is not None:  # raw columns, encoded by the model
         table = ds.table
@@ -241,13 +243,17 @@ def predict(
     label_column=None,
     zero_based=False,
     proba: bool = False,
+    reading=None,
+    on_rows=None,
 ) -> dict:
     """Write the predictions of the model in ``model_dir`` for ``data`` to the file ``out`` (parquet, or
     CSV/TSV by its suffix: :func:`~omkl_dist.storage.outputs.predictions_delimiter`);
     ``label_column="none"``: the data has no labels (no ``true_label`` column, no accuracy);
     ``zero_based``: a LIBSVM file's feature indices start at 0; ``proba``: add every class's
     calibrated probability (``proba_<class>``). ``out`` ``-``: CSV on standard output, written as
-    each block is predicted (a file is written whole or not at all)."""
+    each block is predicted (a file is written whole or not at all). ``reading``: called with a large
+    data file's bytes read and its size as it is read (:func:`~omkl_dist.storage.read_dataset`'s
+    ``progress``); ``on_rows``: with the rows written and their number, after each block."""
     from omkl_dist.persistence import load_model
     from omkl_dist.storage.models import read_meta
 
@@ -271,7 +277,7 @@ def predict(
     labels = [str(c) for c in model.classes_]
     # (the model that predicts the rows as given: without its encoder for a dataset it encoded at ingest)
     t_load = time.perf_counter()  # (a data file is parsed here; an ingested dataset is streamed below)
-    n_rows, data_map, blocks, model, carried = _source(data, block_rows, model, label_column, zero_based)
+    n_rows, data_map, blocks, model, carried = _source(data, block_rows, model, label_column, zero_based, reading)
     load_seconds = time.perf_counter() - t_load
     labelled = data_map is not None
     record = {
@@ -324,6 +330,8 @@ def predict(
                     rows = carried.slice(lo, len(predicted))
                     columns.update({name: rows.column(j) for j, name in enumerate(carried_names)})
                 write(pa.table(columns, schema=schema))
+                if on_rows is not None:
+                    on_rows(lo + len(predicted), n_rows)
     seconds = time.perf_counter() - t0
     # a named table read by the model's label column, and without it (ingested rows said so at ingest)
     missing = None if labelled or label_column is not None or is_ingested(location(data)) else model.label_name

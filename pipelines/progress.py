@@ -82,22 +82,23 @@ class ProgressBar:
             print(f"compiling took {took} (first use{how})", file=sys.stderr, flush=True)
 
 
-class ReadProgress:
-    """A tqdm bar of a file's bytes read, on standard error, fed by :func:`~omkl_dist.storage.ingest`'s
-    ``progress`` reports: shown from the first (a large file read block by block; a smaller one, read
-    whole in a moment, reports none); a context manager that closes it. A 6 GB export takes a minute
-    or two to ingest, which a silent command shows as hung."""
+class CountProgress:
+    """A tqdm bar of a count -- a file's bytes read (``unit="B"``, :func:`~omkl_dist.storage.ingest`'s
+    and :func:`~omkl_dist.storage.read_dataset`'s ``progress`` reports), rows predicted -- on standard
+    error, shown from the first report (a small file, read whole in a moment, reports none); a context
+    manager that closes it. A 6 GB export takes a minute or two to read, which a silent command shows
+    as hung."""
 
-    def __init__(self, desc: str, *, show: bool = True):
-        self.desc, self.show, self.bar = desc, show, None
+    def __init__(self, desc: str, *, show: bool = True, unit: str = "B"):
+        self.desc, self.show, self.unit, self.bar = desc, show, unit, None
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
             self.bar = tqdm(
                 total=total,
-                unit="B",
+                unit=self.unit,
                 unit_scale=True,
-                unit_divisor=1024,
+                unit_divisor=1024 if self.unit == "B" else 1000,
                 desc=self.desc,
                 disable=not self.show,
                 file=sys.stderr,
@@ -107,12 +108,17 @@ class ReadProgress:
             self.bar.reset(total)
         self.bar.update(done - self.bar.n)
 
-    def __enter__(self) -> ReadProgress:
+    def __enter__(self) -> CountProgress:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Leave the bar as it is (its time stops); a later report starts another."""
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 # the learners that keep a support vector for every update, with no budget: a row is scored against all

@@ -46,7 +46,7 @@ from omkl_dist.storage.outputs import REPORT, Terminated, check_output
 
 from .data_source import origin
 from .datasource import ingested_source, refuse_unlabelled
-from .progress import ProgressBar, ReadProgress
+from .progress import CountProgress, ProgressBar
 from .run_report import build_report
 from .window import Window, open_window
 
@@ -142,7 +142,7 @@ def retrain(
     store.prepare()  # (a data file is ingested into the store's windows/)
     champion = _load_champion(store)
     labels, encoder = _window_encoding(champion, _champion_columns(champion, labels or {}, data))
-    with ReadProgress(f"ingesting {origin(data) or location(data).name}", show=show_progress) as bar:
+    with CountProgress(f"ingesting {origin(data) or location(data).name}", show=show_progress) as bar:
         data = _window_source(data, labels, store.dir / WINDOWS, encoder, champion, bar)
     notes = [] if not plots or plots_available() else [PLOTS_SKIPPED]
     plots = plots and not notes

@@ -130,9 +130,9 @@ def data_ingest(
     codrna -- into a zarr + parquet dataset directory."""
     from omkl_dist.storage import format_info, ingest
 
-    from ..progress import ReadProgress
+    from ..progress import CountProgress
 
-    with ReadProgress(f"ingesting {origin(source) or Path(source).name}", show=not quiet) as bar:
+    with CountProgress(f"ingesting {origin(source) or Path(source).name}", show=not quiet) as bar:
         meta = ingest(
             source,
             out,

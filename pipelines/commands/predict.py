@@ -79,11 +79,31 @@ from .store_options import open_store
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the summary (rows, output, accuracy, seconds) as one JSON object."
 )
+@click.option(
+    "--quiet", is_flag=True, help="No progress bars (a large file's bytes read, the rows predicted; on stderr)."
+)
 def predict_cmd(
-    store, name, ref, model_dir, data, out, block_rows, scheduler, overwrite, label_column, zero_based, proba, as_json
+    store,
+    name,
+    ref,
+    model_dir,
+    data,
+    out,
+    block_rows,
+    scheduler,
+    overwrite,
+    label_column,
+    zero_based,
+    proba,
+    as_json,
+    quiet,
 ):
     """Write a model's predictions (label, decision value) for every row as parquet or CSV/TSV, streamed."""
+    from omkl_dist.storage.location import location
+
+    from ..data_source import origin
     from ..predict import predict, to_stdout
+    from ..progress import CountProgress
 
     if (model_dir is None) == (name is None):
         raise click.UsageError("give --model (with --store) or --model-dir")
@@ -100,18 +120,28 @@ def predict_cmd(
         model_dir, made_by = s.path(version), {"store": str(s.root), "model": name, "version": version}
     else:
         made_by = {"model_dir": str(model_dir), "version": None}
-    result = predict(
-        model_dir,
-        data,
-        out,
-        made_by=made_by,
-        block_rows=block_rows,
-        scheduler=scheduler,
-        overwrite=overwrite,
-        label_column=label_column,
-        zero_based=zero_based,
-        proba=proba,
-    )
+    reading = CountProgress(f"reading {origin(data) or location(data).name}", show=not quiet)
+    predicting = CountProgress("predicting", show=not quiet, unit="rows")
+
+    def on_rows(done: int, total: int) -> None:
+        reading.close()  # (read: its time stops)
+        predicting(done, total)
+
+    with reading, predicting:
+        result = predict(
+            model_dir,
+            data,
+            out,
+            made_by=made_by,
+            block_rows=block_rows,
+            scheduler=scheduler,
+            overwrite=overwrite,
+            label_column=label_column,
+            zero_based=zero_based,
+            proba=proba,
+            reading=reading,
+            on_rows=on_rows,
+        )
     if as_json:
         click.echo(json.dumps(result))
         return

@@ -127,7 +127,7 @@ def _submit(
 
     from ..data_source import origin
     from ..datasource import ingested_source
-    from ..progress import ReadProgress
+    from ..progress import CountProgress
     from ..run import default_trace_path
     from ..run_report import format_report
     from ..submit import check_submit_outputs, submit_job
@@ -140,7 +140,7 @@ def _submit(
     trace_out = trace_out or default_trace_path(algo, data, seed)
     check_submit_outputs(data, out, checkpoint_dir, trace_out, overwrite=overwrite, resume=resume)  # before connecting
     named = data
-    with ReadProgress(f"ingesting {origin(data) or location(data).name}", show=not quiet) as bar:
+    with CountProgress(f"ingesting {origin(data) or location(data).name}", show=not quiet) as bar:
         data = ingested_source(
             data,
             labels=reading_options(label_column, positive_class, features, categorical, impute, zero_based),

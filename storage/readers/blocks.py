@@ -269,6 +269,7 @@ def open_blocks(
     keep: Collection[str] = (),
     check: bool = True,
     hold: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> BlockFile | LibsvmBlockFile:
     """``path`` read block by block: its header, then (a first pass) every row checked and the labels
     kept -- for a CSV/TSV file with ``check=False``, later, by :meth:`BlockFile.checked_chunks`.
@@ -281,7 +282,7 @@ def open_blocks(
     a header: ``leave_out`` names columns that are not features (read as text), ``keep`` those of them
     kept (:meth:`BlockFile.chunks`). ``hold``: a CSV/TSV file's features are kept as the first pass
     parses them, for :meth:`BlockFile.matrix` (no second pass), unless they outgrow the memory the
-    matrix may take (it is then refused)."""
+    matrix may take (it is then refused). ``progress``: the first pass's, as :func:`line_blocks`'s."""
     try:
         info = path.stat()
     except OSError:
@@ -301,14 +302,20 @@ def open_blocks(
             raise NotStreamed("a label column for a LIBSVM file")  # (the whole-file reader's error)
         no_labels = label_column is not None
         return open_libsvm_blocks(
-            path, file_sha256(path), no_labels=no_labels, sparse=sparse, n_features=n_features, check=check
+            path,
+            file_sha256(path),
+            no_labels=no_labels,
+            sparse=sparse,
+            n_features=n_features,
+            check=check,
+            progress=progress,
         )
     if fmt not in _DELIMITERS:
         raise NotStreamed(fmt)
     file = _layout(path, head, fmt, label_column, label_by_names, list(leave_out), list(keep))
     if check:
         matrix = _FilledMatrix.allocate(file.width - len(file.dropped)) if hold else None
-        for X, kept in _checked_blocks(file, keep=matrix is not None):
+        for X, kept in _checked_blocks(file, keep=matrix is not None, progress=progress):
             if matrix is not None:
                 matrix = matrix.add(X, kept)
         file.held = None if matrix is None else matrix.result()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable
@@ -75,6 +76,7 @@ def read_dataset(
     label_name: str | None = None,
     one_class: bool = False,
     keep: Iterable[str] | str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Dataset:
     """Read a dataset file: labelled, or rows to predict (``label_column="none"``).
 
@@ -148,6 +150,10 @@ def read_dataset(
         Rows scored against a model's predictions: labels of a single class are read as they are (a
         test file of positives); else such a file is refused unless ``classes`` declares the others.
 
+    progress : callable, optional
+        Called as a large CSV/TSV or LIBSVM file is read block by block (64 MiB or more), with the
+        bytes of the stored (compressed) file read so far and its size.
+
     Returns
     -------
     Dataset
@@ -211,6 +217,7 @@ def read_dataset(
                 leave_out=left_out,
                 label_column=label_column,
                 hold=True,  # (the matrix filled from the checking pass's parse)
+                progress=None if progress is None else functools.partial(_read_bytes, progress, path.stat().st_size),
                 label_by_names=None
                 if by_features is None
                 else lambda names: _predicted_columns(names, by_features, label_column, label_name, path),
@@ -372,6 +379,10 @@ def _predicted_columns(
         return label, []
     named = label_column_name(label, names, path)
     return label, [n for n in names if n not in wanted and n != named]
+
+
+def _read_bytes(progress: Callable[[int, int], None], size: int, done: int) -> None:
+    progress(done, size)
 
 
 def _from_blocks(file: BlockFile | LibsvmBlockFile, *, n_features: int | None, **labels: Any) -> Dataset:

@@ -184,16 +184,18 @@ def open_libsvm_blocks(
     sparse: bool | None,
     n_features: int | None = None,
     check: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> LibsvmBlockFile:
     """``path`` (a LIBSVM file, :data:`~.blocks.STREAM_MIN_BYTES` or more) read block by block: the
     first pass (``check=False``: later, by :meth:`LibsvmBlockFile.checked_chunks`). Raises
     :class:`NotStreamed` for a file the whole-file reader reads otherwise (sparse features...) and
-    :class:`DataError` for a bad row, exactly as it would."""
+    :class:`DataError` for a bad row, exactly as it would. ``progress``: the first pass's, as
+    :func:`.blocks.line_blocks`'s."""
     if sparse or (sparse is None and n_features is not None and n_features >= SPARSE_MIN_FEATURES):
         raise NotStreamed("sparse features")  # (kept sparse by the whole-file reader)
     file = LibsvmBlockFile(path, sha256, no_labels, dense_chosen=sparse is False, sparse=sparse, n_features=n_features)
     if check:
-        _first_pass(file)
+        _first_pass(file, progress=progress)
     return file
 
 
