@@ -98,11 +98,16 @@ class LocalRunner:
         Called with ``{"n_seen", "n_mistakes", "n_rows", "done"}`` (rows of this run) before the
         first block and after every block, as :class:`~omkl_dist.distributed.runner.DaskRunner`
         calls it.
+    reading : callable, optional
+        Called as a large data file is parsed into memory (64 MiB or more, read block by block),
+        with the bytes of the stored file read so far and its size
+        (:func:`~omkl_dist.storage.read_dataset`'s ``progress``).
     """
 
-    def __init__(self, *, labels: dict | None = None, on_progress=None):
+    def __init__(self, *, labels: dict | None = None, on_progress=None, reading=None):
         self.labels = labels
         self.on_progress = on_progress
+        self.reading = reading
 
     def fit(self, job: Job, dataset, *, start_from=None) -> RunResult:
         """Learn ``job`` over ``dataset`` (a registry name, a data file or an ingested dataset).
@@ -173,6 +178,7 @@ class LocalRunner:
             start=job.data.start,
             stop=job.data.stop,
             labels=self.labels,
+            reading=self.reading,
         )
         t0 = time.perf_counter()
         job = race(refuse_auto_continuation(job, start_from), rows)

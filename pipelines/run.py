@@ -9,8 +9,9 @@ from omkl_dist.runner import LocalRunner
 from omkl_dist.storage.outputs import JSON_REPORT, MODEL, check_output, first_free, write_json_report
 
 from .compile_ahead import compile_first_use
+from .data_source import origin
 from .datasource import data_path
-from .progress import ProgressBar, advising
+from .progress import CountProgress, ProgressBar, advising
 from .run_report import build_report
 
 
@@ -50,10 +51,17 @@ def run_job(
         )
     if trace_out is not None:
         check_output(trace_out, JSON_REPORT, overwrite=overwrite, inputs=[("data", source)], option="--trace-out")
-    with ProgressBar(f"{job.algorithm} on {Path(str(data)).name}", show=show_progress) as bar:
+    reading = CountProgress(f"reading {origin(data) or Path(str(data)).name}", show=show_progress)
+    with reading, ProgressBar(f"{job.algorithm} on {Path(str(data)).name}", show=show_progress) as bar:
         if compile_ahead:
             bar.compiled_ahead(compile_first_use(job, data, labels))
-        result = LocalRunner(labels=labels, on_progress=advising(job.algorithm, bar)).fit(job, data)
+        learning = advising(job.algorithm, bar)
+
+        def on_progress(progress: dict) -> None:
+            reading.close()  # (read: its time stops)
+            learning(progress)
+
+        result = LocalRunner(labels=labels, on_progress=on_progress, reading=reading).fit(job, data)
     report = build_report(result, data)
     if model_out is not None:
         from omkl_dist.persistence import save_model

@@ -227,8 +227,10 @@ def open_job_rows(
     start: int = 0,
     stop: int | None = None,
     labels: dict | None = None,
+    reading=None,
 ) -> JobRows:
     """Open rows ``start:stop`` of ``data`` for an online job, fed ``feed_rows`` rows at a time.
+    ``reading``: a large file's parsing ``progress`` (:func:`~.readers.read_dataset`).
 
     A file or registry name is parsed into memory, an ingested directory is streamed from zarr;
     either way the window comes first and ``permute`` then orders its rows as a stream of the
@@ -260,7 +262,7 @@ def open_job_rows(
     if is_multiview(data):
         ds, groups = read_views(data, **{k: v for k, v in labels.items() if k == "label_column"})
     else:
-        ds = read_dataset(data if is_url(data) else resolve_dataset(data), **labels)
+        ds = read_dataset(data if is_url(data) else resolve_dataset(data), **labels, progress=reading)
     X, y = ds.X, ds.labels
     stop = len(y) if stop is None else min(stop, len(y))
     advice = mixing_advice(y, start, stop, seed, X.shape[1], DEFAULT_CHUNK_ROWS, ds.label_map) if permute else None

@@ -376,19 +376,22 @@ def test_a_retrain_shows_the_bar_of_its_window_file_read(tmp_path, monkeypatch):
     assert "ingesting day.csv: 100%" in done.stderr
 
 
-def test_a_prediction_shows_the_bars_of_its_file_read_and_its_rows(tmp_path, monkeypatch):
-    """`omkl predict` of a large file: a bar of the file's bytes read (into memory), then one of the rows
-    predicted, on stderr (the predictions may be on stdout); `--quiet`, none."""
+def test_a_run_and_a_prediction_show_the_bars_of_their_file_read(tmp_path, monkeypatch):
+    """`omkl run` and `omkl predict` of a large file: a bar of the file's bytes read (into memory), then
+    one of the rows learnt or predicted, on stderr (the predictions may be on stdout); `--quiet`, none."""
     from click.testing import CliRunner
 
     from omkl_dist.pipelines.cli import main
 
     path = tmp_path / "rows.csv"
     path.write_text("label,a,b,c\n" + _rows(300))
-    run = CliRunner().invoke(main, ["run", "spa", "--data", str(path), "--model-out", str(tmp_path / "m"), "--quiet"])
-    assert run.exit_code == 0, run.stderr
     monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 1024)
+    run = CliRunner().invoke(main, ["run", "spa", "--data", str(path), "--model-out", str(tmp_path / "m")])
+    assert run.exit_code == 0, run.stderr
+    assert "reading rows.csv: 100%" in run.stderr and "spa on rows.csv: 100%" in run.stderr
+    run = CliRunner().invoke(main, ["run", "spa", "--data", str(path), "--quiet"])
+    assert run.exit_code == 0 and "reading" not in run.stderr
     args = ["predict", "--model-dir", str(tmp_path / "m"), "--data", str(path), "--block-rows", "64"]
     shown = CliRunner().invoke(main, [*args, "--out", "-"])
     assert shown.exit_code == 0, shown.stderr
