@@ -1,5 +1,5 @@
-"""The progress bars of a run (fed by either runner's ``on_progress`` reports) and of an ingest (the
-file's bytes read)."""
+"""The progress bars of a run (fed by either runner's ``on_progress`` reports), of a data file's bytes
+read (an ingest, a run's or a prediction's loading) and of the rows predicted."""
 
 from __future__ import annotations
 
@@ -85,15 +85,17 @@ class ProgressBar:
 class CountProgress:
     """A tqdm bar of a count -- a file's bytes read (``unit="B"``, :func:`~omkl_dist.storage.ingest`'s
     and :func:`~omkl_dist.storage.read_dataset`'s ``progress`` reports), rows predicted -- on standard
-    error, shown from the first report (a small file, read whole in a moment, reports none); a context
-    manager that closes it. A 6 GB export takes a minute or two to read, which a silent command shows
-    as hung."""
+    error, shown from the first report that is not already the end (a small file, read or predicted in
+    one go, shows none); a context manager that closes it. A 6 GB export takes a minute or two to read,
+    which a silent command shows as hung."""
 
     def __init__(self, desc: str, *, show: bool = True, unit: str = "B"):
         self.desc, self.show, self.unit, self.bar = desc, show, unit, None
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
+            if done >= total:  # all in one go: a bar would only flash
+                return
             self.bar = tqdm(
                 total=total,
                 unit=self.unit,
@@ -119,6 +121,7 @@ class CountProgress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+            sys.stderr.flush()  # (the bar's last newline, before anything printed next on standard output)
 
 
 # the learners that keep a support vector for every update, with no budget: a row is scored against all

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import lzma
 import warnings
 
@@ -346,13 +347,15 @@ def test_an_ingest_read_by_blocks_reports_its_progress(tmp_path, monkeypatch, co
     from omkl_dist.pipelines.cli import main
 
     path = tmp_path / ("data.csv.gz" if compress else "data.csv")
-    path.write_bytes(compress(WORDS.encode()) if compress else WORDS.encode())
+    # (gzip reads its file 8 KB at a time: a compressed file of a few reads)
+    words = "label,a,b,c\n" + _rows(1500, label=lambda i: ["yes", "no", "maybe"][i % 3]) if compress else WORDS
+    path.write_bytes(compress(words.encode()) if compress else words.encode())
     monkeypatch.setattr(blocks, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 37)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096 if compress else 37)
     reports = []
     ingest(path, tmp_path / "ds", progress=lambda done, total: reports.append((done, total)))
     size = path.stat().st_size
-    assert reports[-1] == (size, size) and (len(reports) > 1 or compress)  # (gzip reads ahead: a small file at once)
+    assert reports[-1] == (size, size) and len(reports) > 1
     assert all(a[0] <= b[0] for a, b in zip(reports, reports[1:]))
     shown = CliRunner().invoke(main, ["data", "ingest", str(path), "--out", str(tmp_path / "a")])
     assert shown.exit_code == 0 and f"ingesting {path.name}: 100%" in shown.stderr
@@ -399,3 +402,8 @@ def test_a_run_and_a_prediction_show_the_bars_of_their_file_read(tmp_path, monke
     assert shown.stdout.count("\n") == 301  # (the header and a line a row: the bars are not in the predictions)
     quiet = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "p.csv"), "--quiet"])
     assert quiet.exit_code == 0 and "reading" not in quiet.stderr and "predicting" not in quiet.stderr
+    # the bars end their lines before the summary: a terminal (both streams) shows the JSON on a line of its own
+    summary = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "q.csv"), "--json"])
+    assert "predicting: 100%" in summary.stderr and json.loads(summary.output.splitlines()[-1])["rows"] == 300
+    one_go = CliRunner().invoke(main, [*args[:-2], "--out", str(tmp_path / "r.csv")])  # one block: no bar flashes
+    assert one_go.exit_code == 0 and "predicting" not in one_go.stderr
