@@ -13,12 +13,14 @@ import warnings
 import click
 
 from .cli_base import CommandGroup
+from .entry import imports_interruptible
 
 #: Each sub-command: its module in ``commands/``, the click command there, and the first sentence of
 #: its help (what ``omkl --help`` lists). A module is imported only when its command runs or shows
-#: its own help: every command imported up front brought in numpy, scikit-learn and the algorithms
-#: first, 1.9 s before ``omkl --help``, ``omkl data info`` or a scheduled ``omkl schedule window``
-#: did anything. tests/test_cli_startup.py checks these lines against the commands' own help.
+#: its own help (a Ctrl-C in its imports is an interrupt like any other, :mod:`.entry`): every command
+#: imported up front brought in numpy, scikit-learn and the algorithms first, 1.9 s before
+#: ``omkl --help``, ``omkl data info`` or a scheduled ``omkl schedule window`` did anything.
+#: tests/test_cli_startup.py checks these lines against the commands' own help.
 COMMANDS = {
     "cluster": (
         "cluster",
@@ -92,7 +94,8 @@ class LazyCommands(CommandGroup):
         if name in self.commands or name not in COMMANDS:
             return super().get_command(ctx, name)
         module, attribute, _ = COMMANDS[name]
-        return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attribute)
+        with imports_interruptible():  # (seconds of numpy, numba, dask...: a Ctrl-C is the interrupted line)
+            return getattr(importlib.import_module(f"{__package__}.commands.{module}"), attribute)
 
     def format_commands(self, ctx, formatter):
         """The list of commands, from their first sentences (their modules not imported)."""

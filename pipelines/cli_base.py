@@ -253,6 +253,9 @@ class CommandGroup(click.Group):
         except click.ClickException as exc:  # this group's own options: click prints it, in one line
             _in_one_line(exc)
             raise
+        except KeyboardInterrupt:  # in the parsing or an eager option (--version reads the installation)
+            click.echo(INTERRUPTED, err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
     def invoke(self, ctx):
         try:

@@ -1,16 +1,20 @@
 """The ``omkl`` console script: a Ctrl-C while the command line is still importing is a Ctrl-C too.
 
-Loading the command line imports numpy, numba, dask and more, which takes seconds; a Ctrl-C in
-that time raised KeyboardInterrupt out of an import, outside every handler, and Python printed a
-traceback. This module imports nothing heavy itself (its package ``omkl_dist`` and
-``omkl_dist.pipelines`` load light), so it can catch that and answer as every command does after
-starting: the ``interrupted`` line and exit status 130.
+Loading a command imports numpy, numba, dask and more, which takes seconds; a Ctrl-C in that time
+raised KeyboardInterrupt out of an import, outside every handler, or an extension's initialisation
+turned it into an ImportError, and Python printed a traceback. This module imports nothing heavy
+itself (its package ``omkl_dist`` and ``omkl_dist.pipelines`` load light), so it can catch that and
+answer as every command does after starting: the ``interrupted`` line and exit status 130. The
+command line imports each command's module when it runs (:mod:`.cli`), inside
+:func:`imports_interruptible` too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
+from collections.abc import Iterator
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
 INTERRUPTED = "interrupted: nothing half-written was kept"
@@ -21,25 +25,38 @@ def main() -> None:
     ``omkl run`` starts its compile-ahead helper before the imports (:mod:`.compile_ahead`), and
     stops it when the command ends, however it ends."""
     helper = None
-    pressed, before = _note_ctrl_c()
     try:
         try:
-            if sys.argv[1:2] == ["run"]:
-                from omkl_dist.pipelines import compile_ahead
+            with imports_interruptible():
+                if sys.argv[1:2] == ["run"]:
+                    from omkl_dist.pipelines import compile_ahead
 
-                helper = compile_ahead.start(sys.argv[2:])
-            from omkl_dist.pipelines.cli import main as cli
-        except BaseException as exc:  # an extension may wrap the Ctrl-C (ImportError, SystemError, ...)
-            if not (pressed or _interrupted(exc)):
-                raise
+                    helper = compile_ahead.start(sys.argv[2:])
+                from omkl_dist.pipelines.cli import main as cli
+        except KeyboardInterrupt:
             print(INTERRUPTED, file=sys.stderr)
             raise SystemExit(EXIT_INTERRUPTED) from None
-        finally:
-            signal.signal(signal.SIGINT, before)
         cli()
     finally:
         if helper is not None:
             helper.stop()
+
+
+@contextlib.contextmanager
+def imports_interruptible() -> Iterator[None]:
+    """A Ctrl-C during the block's imports raises KeyboardInterrupt out of it, also when an extension
+    wrapped it (ImportError, SystemError, ...) or swallowed it; Ctrl-C's handler is given back after."""
+    pressed, before = _note_ctrl_c()
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if not (pressed or _interrupted(exc)):
+            raise
+        raise KeyboardInterrupt from exc
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _note_ctrl_c() -> tuple[list[bool], object]:
