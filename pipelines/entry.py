@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
@@ -45,7 +46,12 @@ def main() -> None:
 @contextlib.contextmanager
 def imports_interruptible() -> Iterator[None]:
     """A Ctrl-C during the block's imports raises KeyboardInterrupt out of it, also when an extension
-    wrapped it (ImportError, SystemError, ...) or swallowed it; Ctrl-C's handler is given back after."""
+    wrapped it (ImportError, SystemError, ...) or swallowed it; Ctrl-C's handler is given back after.
+    Outside the main thread (the command line invoked from a thread), which Ctrl-C does not reach and
+    where no handler can be set: nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     pressed, before = _note_ctrl_c()
     try:
         yield

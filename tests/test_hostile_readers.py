@@ -491,6 +491,22 @@ def test_ctrl_c_while_a_commands_module_imports_is_the_interrupted_line(monkeypa
     assert isinstance(result.exception, ImportError) and "scipy" in str(result.exception)
 
 
+def test_the_command_line_runs_from_a_thread():
+    """Ctrl-C's guard of a command's imports sets a signal handler, which only the main thread may:
+    invoked from another thread (a program embedding the CLI), the command runs unguarded."""
+    import threading
+
+    from click.testing import CliRunner
+
+    from omkl_dist.pipelines.cli import main
+
+    results = []
+    thread = threading.Thread(target=lambda: results.append(CliRunner().invoke(main, ["fit", "--help"])))
+    thread.start()
+    thread.join()
+    assert results[0].exit_code == 0 and "--test-size" in results[0].output, results[0].output
+
+
 def test_ctrl_c_while_the_command_line_is_parsed_is_the_interrupted_line(monkeypatch):
     """A Ctrl-C after the imports, while click parses the line or runs an eager option (`--version`
     looks the installation up: a fraction of a second on a loaded machine), was click's own
