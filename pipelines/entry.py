@@ -53,6 +53,16 @@ def imports_interruptible() -> Iterator[None]:
         yield
         return
     pressed, before = _note_ctrl_c()
+    unraisable = sys.unraisablehook
+
+    def quiet_ctrl_c(info: object) -> None:
+        if not isinstance(getattr(info, "exc_value", None), KeyboardInterrupt):
+            unraisable(info)  # type: ignore[arg-type]
+
+    # a Ctrl-C that lands in a callback Python cannot raise from (importlib's module locks' weakref
+    # callbacks) was "Exception ignored ... Traceback ... KeyboardInterrupt" and the command went on:
+    # it is noted in ``pressed`` and raised when the block ends
+    sys.unraisablehook = quiet_ctrl_c
     try:
         yield
     except KeyboardInterrupt:
@@ -63,6 +73,9 @@ def imports_interruptible() -> Iterator[None]:
         raise KeyboardInterrupt from exc
     finally:
         signal.signal(signal.SIGINT, before)
+        sys.unraisablehook = unraisable
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def _note_ctrl_c() -> tuple[list[bool], object]:
