@@ -14,6 +14,7 @@ import pickle
 
 import joblib
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 
@@ -332,6 +333,16 @@ def test_empty_and_misshapen_X(data, est):
         clone(est).fit(X[0], y[:1])
     with pytest.raises(ValueError, match=r"X must be numeric"):
         clone(est).fit([["a", "b"], ["c", "d"]], [1, -1])
+    # where and the fix: a DataFrame's text column by its name, a ragged list's row
+    frame = pd.DataFrame(X[:40], columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["f2"] = np.where(y[:40] == 1, "red", "blue")
+    with pytest.raises(ValueError, match=r"X must be numeric: column 'f2' holds '(red|blue)' at row 0 .*OneHotEncoder"):
+        clone(est).fit(frame, y[:40])
+    with pytest.raises(ValueError, match=r"X's rows differ in length: row 2 has 1 values, row 0 has 2"):
+        clone(est).fit([[0.0, 1.0], [1.0, 0.0], [2.0]], [1, -1, 1])
+    # a regression target: scikit-learn's words (its own check reads them), then what to use instead
+    with pytest.raises(ValueError, match=r"Unknown label type: continuous.* is a classifier.*OKSRegressor"):
+        clone(est).fit(X[:40], np.random.default_rng(0).normal(size=40))
 
 
 @pytest.mark.parametrize("est", ONLY_EST)

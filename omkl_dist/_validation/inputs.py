@@ -99,12 +99,61 @@ def _densified(X, owner: str | None, name: str) -> np.ndarray:
 
 def _as_float_array(X, owner: str | None, name: str) -> np.ndarray:
     try:
-        X = np.asarray(X)
-        if X.dtype.kind == "c":
+        array = np.asarray(X)
+        if array.dtype.kind == "c":
             raise ValueError("Complex data not supported; pass real-valued features")
-        return X.astype(np.float64, copy=False)
+        return array.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:  # the exception type scikit-learn's check_array raises
-        raise type(exc)(f"{_prefix(owner)}{name} must be numeric ({exc})") from None
+        ragged = _ragged_row(X)
+        if ragged is not None:
+            row, length, width = ragged
+            raise ValueError(
+                f"{_prefix(owner)}{name}'s rows differ in length: row {row} has {length} values, row 0 has "
+                f"{width}; give every row the same columns, in the same order"
+            ) from None
+        cell = _first_non_numeric(X)
+        if cell is None:
+            raise type(exc)(f"{_prefix(owner)}{name} must be numeric ({exc})") from None
+        row, column, value = cell
+        raise type(exc)(
+            f"{_prefix(owner)}{name} must be numeric: column {column!r} holds {value!r} at row {row} ({exc}); "
+            "encode text and category columns as numbers first (e.g. scikit-learn's OneHotEncoder in a "
+            "Pipeline) or leave them out"
+        ) from None
+
+
+def _ragged_row(X) -> tuple[int, int, int] | None:
+    """(row, its length, row 0's length) of the first row of a list of rows whose length differs from
+    row 0's; None for anything else."""
+    if not isinstance(X, (list, tuple)) or not X or not all(isinstance(r, (list, tuple, np.ndarray)) for r in X):
+        return None
+    width = len(X[0])
+    return next(((i, len(r), width) for i, r in enumerate(X) if len(r) != width), None)
+
+
+def _first_non_numeric(X) -> tuple[int, object, object] | None:
+    """Where a table ``X`` first holds what is not a number: (row, column -- a DataFrame's by its
+    name --, value), the leftmost such column's first; None if no cell is to blame (ragged rows).
+    Only on the error path: each column is converted whole, a bad one then cell by cell."""
+    columns = getattr(X, "columns", None)
+    try:
+        cells = X.to_numpy(dtype=object) if columns is not None else np.asarray(X, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    if cells.ndim != 2:
+        return None
+    for j in range(cells.shape[1]):
+        try:
+            cells[:, j].astype(np.float64)
+            continue
+        except (TypeError, ValueError):
+            pass
+        for i, value in enumerate(cells[:, j]):
+            try:
+                np.float64(value)
+            except (TypeError, ValueError):
+                return i, columns[j] if columns is not None else j, value
+    return None
 
 
 def _refuse_non_finite(owner: str | None, name: str, value: float, row: int, column: int, stream: bool) -> None:
@@ -352,7 +401,13 @@ def check_y(owner: str, y, n_rows: int, *, first: bool = True) -> np.ndarray:
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"{owner}: y contains NaN or inf; every row needs a label")
     if first:
-        check_classification_targets(y)  # "Unknown label type: continuous ..." for a regression target
+        try:
+            check_classification_targets(y)  # "Unknown label type: continuous ..." for a regression target
+        except ValueError as exc:
+            raise ValueError(
+                f"{owner}: {exc} {owner} is a classifier: it learns classes; for a continuous target use "
+                "a regressor (OKSRegressor learns one online)"
+            ) from None
     return y
 
 
