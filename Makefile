@@ -33,7 +33,7 @@ test: $(STAMP)
 
 # no real datasets, no cluster processes, nothing marked slow (the end-to-end `omkl` command tests); the
 # parity and cluster-equals-local checks run here on generated data (tests/generated_data.py):
-# ~100 s once numba's cache is warm (a clean checkout first compiles the kernels: `omkl warmup`, on
+# ~150 s on 2 cores once numba's cache is warm (a clean checkout first compiles the kernels: `omkl warmup`, on
 # every core; the cache lives in the checkout); needs neither ../shared nor a network
 test-fast: $(STAMP)
 	$(BIN)/omkl warmup --if-cold --quiet

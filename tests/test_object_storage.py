@@ -118,6 +118,7 @@ def test_datasets_and_models_at_s3_urls(s3, tmp_path):
         _read_all(f"{s3['url']}/models/spa")
 
 
+@pytest.mark.slow  # (a run of `omkl` commands end to end: make test, not test-fast)
 def test_commands_take_urls_and_write_predictions_to_s3(s3, tmp_path):
     """A model and a dataset at URLs for predict, serve's folder, models import and data info (click's
     Path type made `s3://b/m` the local path `s3:/b/m`: 'not a saved model', and predictions written
@@ -163,6 +164,7 @@ def test_commands_take_urls_and_write_predictions_to_s3(s3, tmp_path):
     assert "object storage: Unable to locate credentials" in denied.stderr and "AWS_ACCESS_KEY_ID" in denied.stderr
 
 
+@pytest.mark.slow  # (a run of `omkl` commands end to end: make test, not test-fast)
 def test_data_files_at_urls_are_read_as_local_files(s3, tmp_path, monkeypatch):
     """A day's CSV file and a folder of parquet files at URLs (it took any URL for an ingested dataset:
     'is an ingested dataset', 'not an ingested dataset directory') are read as the same bytes in a
@@ -254,6 +256,7 @@ def test_a_file_for_a_job_is_ingested_into_a_folder_at_a_url(s3, tmp_path):
     assert s3["fs"].info(f"{str(target)[len('s3://') :]}/meta.json")["LastModified"] == stamp
 
 
+@pytest.mark.slow  # (a run of `omkl` commands end to end: make test, not test-fast)
 def test_scheduled_windows_at_urls(s3, tmp_path):
     """`omkl schedule arrived|window --source s3://.../{date}.csv` (cron's and the DAG's steps): each
     night's file at its URL retrains the model; a day not delivered is named by its URL (the source was
