@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 
+from ._validation import as_float_array
 from .algorithms.labels import recode
 from .preprocessing import match_features
 from .storage.labels import canonical
@@ -168,11 +169,11 @@ class Model(ClassifierMixin, BaseEstimator):
         columns = getattr(X, "columns", None)
         if columns is None:
             return X
-        names = self._names()
+        names, owner = self._names(), type(self.estimator).__name__
         if names is None:
-            return np.asarray(X, dtype=np.float64)
+            return as_float_array(X, owner)
         order = match_features(names, [str(c) for c in columns])
-        return np.asarray(X, dtype=np.float64)[:, order]
+        return as_float_array(X, owner)[:, order]
 
     def _to_user(self, internal: ArrayLike) -> NDArray[Any]:
         if self.label_map is None:

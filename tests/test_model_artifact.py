@@ -280,3 +280,9 @@ def test_model_matches_dataframe_columns_by_name_and_learns_in_the_users_labels(
         model.predict(frame.rename(columns={"c": "d"}))
     with pytest.raises(ValueError, match="label 'maybe' is not one of"):
         model.partial_fit(X[:2], ["maybe", "no"])
+    # a missing value written as text in a DataFrame read from a file: named by column, row and value
+    # (numpy's bare "could not convert string to float: 'n/a'" before)
+    text = frame[["c", "a", "b"]].astype(object)
+    text.loc[3, "a"] = "n/a"
+    with pytest.raises(ValueError, match=r"X must be numeric: column 'a' holds 'n/a' at row 3 .*impute"):
+        model.predict(text)

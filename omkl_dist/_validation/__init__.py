@@ -11,6 +11,7 @@ It imports nothing from the rest of the package, so every layer may use it.
 
 from .inputs import (
     MAX_FEATURES,
+    as_float_array,
     canonical_csr,
     check_array,
     check_feature_names,
@@ -26,6 +27,7 @@ from .params import Interval, Satisfies, StrOptions, check_param, describe, reso
 
 __all__ = [
     "MAX_FEATURES",
+    "as_float_array",
     "canonical_csr",
     "check_array",
     "check_feature_names",

@@ -17,6 +17,7 @@ from scipy import sparse as sp
 
 __all__ = [
     "MAX_FEATURES",
+    "as_float_array",
     "canonical_csr",
     "check_array",
     "check_nonnegative",
@@ -97,7 +98,9 @@ def _densified(X, owner: str | None, name: str) -> np.ndarray:
     return X.toarray().astype(np.float64, copy=False)
 
 
-def _as_float_array(X, owner: str | None, name: str) -> np.ndarray:
+def as_float_array(X, owner: str | None = None, name: str = "X") -> np.ndarray:
+    """``X`` (a DataFrame, nested lists, an array) as a float64 array, nothing else checked; what is not a
+    number is refused naming its column (a DataFrame's by name), row and value, and the fix."""
     try:
         array = np.asarray(X)
         if array.dtype.kind == "c":
@@ -117,8 +120,8 @@ def _as_float_array(X, owner: str | None, name: str) -> np.ndarray:
         row, column, value = cell
         raise type(exc)(
             f"{_prefix(owner)}{name} must be numeric: column {column!r} holds {value!r} at row {row} ({exc}); "
-            "encode text and category columns as numbers first (e.g. scikit-learn's OneHotEncoder in a "
-            "Pipeline) or leave them out"
+            "impute a missing value written as text, and encode a text or category column as numbers "
+            "(e.g. scikit-learn's OneHotEncoder in a Pipeline) or leave it out"
         ) from None
 
 
@@ -239,7 +242,7 @@ def check_array(
             _check_sparse_form(X, owner, name)
             X = canonical_csr(X)
     if not sp.issparse(X):
-        X = _as_float_array(X, owner, name)
+        X = as_float_array(X, owner, name)
         if X.ndim != 2:
             raise ValueError(
                 f"{_prefix(owner)}{name} must be a 2-D array (n_samples, n_features), got shape {X.shape} "
