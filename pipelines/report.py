@@ -21,6 +21,7 @@ edited file is one error naming the file and the key, never a traceback from the
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -270,10 +271,15 @@ def _subject(document: dict) -> str:
     return f"model {s.get('model', '?')}{version}{f' ({algo})' if algo else ''}{data}, rows {rows[0]:,}-{rows[1]:,}"
 
 
+TITLE_WIDTH = 72  # characters of a title's line (the widest that fits beside a legend outside the axes)
+
+
 def _label_axes(ax, subject: str, what: str, xlabel: str, ylabel: str, *, legend: dict | None = None) -> bool:
     """Title (what the plot is of, then what is drawn), axis labels, grid and (``legend``: its
-    keyword arguments) legend."""
-    ax.set_title(f"{subject}\n{what}", fontsize=10)
+    keyword arguments) legend. A long line is wrapped: centred over axes narrowed by a legend outside
+    them, it ran off the figure's left edge (a long kernel name in the weights' title)."""
+    lines = [textwrap.fill(line, TITLE_WIDTH, break_long_words=False) for line in what.split("\n")]
+    ax.set_title("\n".join([subject, *lines]), fontsize=10)
     _counts(ax.xaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -364,11 +370,11 @@ def _bands(values, names, *, floor: float = 0.0, shares: bool = False):
     return columns, labels
 
 
-def _stack(ax, x, columns, labels) -> list:
-    """Stacked bands (largest at the bottom) with their measured points dotted; returns the
+def _stack(ax, x, columns, labels, *, dotted: bool = True) -> list:
+    """Stacked bands (largest at the bottom) with their measured points dotted (``dotted``); returns the
     bands' legend handles top to bottom, as drawn."""
     bands = ax.stackplot(x, *columns, labels=labels, alpha=0.85)
-    if len(x) < 40:
+    if dotted and len(x) < 40:
         for top in np.cumsum(columns, axis=0):
             ax.plot(x, top, ls="none", color="0.2", **_markers(x))
     return bands[::-1]
@@ -414,16 +420,22 @@ def _weights(ax, document) -> bool:
     if x is None or w.ndim != 2 or w.shape[1] < 2:
         return False
     w = w / np.maximum(w.sum(axis=1, keepdims=True), np.finfo(float).tiny)  # shares, whatever the rule keeps
-    names = trace["kernel_names"]
-    handles = _stack(ax, x, *_bands(w, names, floor=1e-3, shares=True))
+    names, lead = trace["kernel_names"], int(np.argmax(w[-1]))
+    held = f"{names[lead]} holds {100 * w[-1, lead]:.0f} %"
+    what = f"kernel weights, stacked (shares); at the end {held}"
+    once = len(x) == 1 and x[0] > document["window"][0]
+    if once:  # read once, at the end (a model read after every block, one block long): the shares drawn
+        # over the rows they were learnt from, said to be the end's -- a lone column of dots drew nothing
+        x, w = np.r_[document["window"][0], x], np.vstack([w, w])
+        what = f"kernel weights (shares), read once at the end: {held}"
+    handles = _stack(ax, x, *_bands(w, names, floor=1e-3, shares=True), dotted=not once)
     ax.set_ylim(0, 1)
     if x[-1] > x[0]:  # (one block: matplotlib centres the point)
         ax.set_xlim(x[0], x[-1])
-    lead = int(np.argmax(w[-1]))
     return _label_axes(
         ax,
         _subject(document),
-        f"kernel weights, stacked (shares); at the end {names[lead]} holds {100 * w[-1, lead]:.0f} %",
+        what,
         _ROWS,
         "share of the weight",
         legend={**_OUTSIDE, "handles": handles},

@@ -4,6 +4,8 @@ drawn band, drift alarms as a rug (the figures are inspected, nothing is written
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -86,13 +88,18 @@ def _run_document(n_blocks: int = 2) -> dict:
     }
 
 
+def _title(ax) -> str:
+    """The title's words, however its lines are wrapped."""
+    return " ".join(ax.get_title().split())
+
+
 def _legend(ax) -> list[str]:
     return [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_mistakes_start_at_zero_and_name_the_data_and_the_model():
     ax = figures(_run_document())["mistakes.png"].axes[0]
-    assert ax.get_ylim()[0] == 0 and "spa on a9a" in ax.get_title()
+    assert ax.get_ylim()[0] == 0 and "spa on a9a" in _title(ax)
 
 
 def test_support_vectors_are_stacked_bands_with_one_legend_entry_each():
@@ -101,7 +108,7 @@ def test_support_vectors_are_stacked_bands_with_one_legend_entry_each():
     assert len(labels) == len(ax.collections) == 8 and labels[-1] == KERNELS[11]  # 7 kernels + the others
     assert labels[0] == "9 other kernel(s)" and ax.get_ylim()[0] == 0
     # SPA's expected count (16 x 32,768 / 3) is far above the support vectors: said, not drawn
-    assert not any("expected" in label for label in labels) and "174,763 in all" in ax.get_title()
+    assert not any("expected" in label for label in labels) and "174,763 in all" in _title(ax)
 
 
 def test_a_budget_within_reach_is_drawn_and_listed():
@@ -135,7 +142,7 @@ def test_a_runs_trace_draws_its_budget_as_a_retrains_report_does():
 def test_weights_list_only_the_kernels_that_carry_weight():
     ax = figures(_run_document())["weights.png"].axes[0]
     assert _legend(ax) == ["15 other kernel(s), each never above 0.1 %", KERNELS[11]]
-    assert ax.get_ylim() == (0, 1) and "holds 100 %" in ax.get_title()
+    assert ax.get_ylim() == (0, 1) and "holds 100 %" in _title(ax)
 
 
 def test_the_weights_of_kernels_beyond_the_shown_ones_are_not_said_to_be_tiny():
@@ -145,6 +152,28 @@ def test_the_weights_of_kernels_beyond_the_shown_ones_are_not_said_to_be_tiny():
     doc["trace"]["weights"] = [[1.0 + k for k in range(16)]] * 2  # every kernel 0.7 % .. 11.8 % of the weight
     labels = _legend(figures(doc)["weights.png"].axes[0])
     assert labels[0] == "9 other kernel(s), each at most 6.6 %" and len(labels) == 8
+
+
+def test_weights_read_once_span_the_run_and_say_they_are_the_ends():
+    """A 3-class SPA run of 178 rows (one block: a multi-class model's weights are read after every block)
+    drew a lone column of dots at row 178 over an empty plot."""
+    ax = figures(_run_document(n_blocks=1))["weights.png"].axes[0]
+    assert ax.get_xlim() == (0, 16_384) and not ax.get_lines()  # bands over the rows, no dots
+    assert "(shares), read once at the end: " in _title(ax) and "holds 100 %" in _title(ax)
+    ax = figures(_run_document())["weights.png"].axes[0]  # read twice: the measured points dotted
+    assert len(ax.get_lines()) == 2 and "read once" not in _title(ax)
+
+
+def test_a_long_kernel_name_in_a_title_stays_on_the_figure():
+    """The weights' title, centred over axes narrowed by the legend beside them, ran off the figure's left
+    edge when the leading kernel had a long name (the defaults' gaussian(sigma=0.0078125)+norm)."""
+    doc = _run_document()
+    doc["trace"]["kernel_names"] = [f"gaussian(sigma={2.0**-7:g})+norm"] * 16
+    fig = figures(doc)["weights.png"]
+    fig.savefig(io.BytesIO(), format="png", dpi=110)  # (as `omkl report` saves it: the layout it drew)
+    box = fig.axes[0].title.get_window_extent()
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width
+    assert "at the end gaussian(sigma=0.0078125)+norm holds 100 %" in _title(fig.axes[0])
 
 
 def test_a_model_without_support_vectors_draws_no_support_plot():
@@ -157,9 +186,9 @@ def test_the_speed_of_a_run_learnt_in_one_call_spans_its_rows_and_is_named():
     ax = figures(_run_document(n_blocks=1))["speed.png"].axes[0]
     (line,) = ax.get_lines()
     assert line.get_xdata().tolist() == [0, 16_384] and line.get_ydata().tolist() == [300.0, 300.0]
-    assert "over the run's one call: 300 instances/s" in ax.get_title()
+    assert "over the run's one call: 300 instances/s" in _title(ax)
     ax = figures(_run_document())["speed.png"].axes[0]  # a curve of its calls' ends otherwise
-    assert ax.get_lines()[0].get_xdata().tolist() == [16_384, 32_768] and "cumulative" in ax.get_title()
+    assert ax.get_lines()[0].get_xdata().tolist() == [16_384, 32_768] and "cumulative" in _title(ax)
 
 
 def test_a_slowdown_shows_in_the_speed_of_each_stretch_not_only_in_the_speed_so_far():
@@ -217,7 +246,7 @@ def test_hundreds_of_drift_alarms_are_one_rug_and_a_count(tmp_path):
         assert np.diff([0, *curve["rows"]]).max() <= 200 and curve["rows"][-1] == 20_000  # every 1 % of the window
     ax = figures(doc)["mistakes.png"].axes[0]
     assert len(ax.lines) == 4 and "drift alarms (Page-Hinkley): 328" in _legend(ax)  # 2 curves, the split, the rug
-    assert ax.get_ylim()[0] == 0 and "model spa v3 (spa) on night-1" in ax.get_title()
+    assert ax.get_ylim()[0] == 0 and "model spa v3 (spa) on night-1" in _title(ax)
 
 
 def test_history_starts_at_zero_and_shows_a_single_version():
