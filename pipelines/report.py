@@ -488,17 +488,14 @@ def _history(ax, document) -> bool:
     champion = np.array([np.nan if h["champion"] is None else 100 * h["champion"] for h in versions])
     promoted = np.array([h["promoted"] for h in versions])
     ax.plot(v, challenger, color="0.6", lw=1)
-    ax.scatter(v[promoted], challenger[promoted], color="tab:green", zorder=3, s=40, label="version (promoted)")
-    ax.scatter(
-        v[~promoted],
-        challenger[~promoted],
-        color="tab:red",
-        marker="x",
-        zorder=3,
-        s=40,
-        label="version (kept out by the gate)",
-    )
-    ax.scatter(v, champion, color="tab:blue", marker="_", s=160, zorder=2, label="its champion, same held-out rows")
+    # (a legend entry only for what is drawn: an empty series listed a red cross no version had)
+    if promoted.any():
+        ax.scatter(v[promoted], challenger[promoted], color="tab:green", zorder=3, s=40, label="version (promoted)")
+    if not promoted.all():
+        kept_out = {"color": "tab:red", "marker": "x", "zorder": 3, "s": 40, "label": "version (kept out by the gate)"}
+        ax.scatter(v[~promoted], challenger[~promoted], **kept_out)
+    if np.isfinite(champion).any():
+        ax.scatter(v, champion, color="tab:blue", marker="_", s=160, zorder=2, label="its champion, same held-out rows")
     for h in versions:  # a version published without a gate (the first, or one imported) has no rate to draw
         if h["challenger"] is None:
             why = "imported" if h.get("imported") else "first version"
@@ -524,5 +521,5 @@ def _history(ax, document) -> bool:
         "held-out mistake rate of each version at its gate",
         "version",
         "held-out mistakes, %",
-        legend={"fontsize": 8, "loc": "lower right"},
+        legend=_OUTSIDE,  # (beside the axes: in their lower right it hid the newest version, a low rate)
     )

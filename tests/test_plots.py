@@ -262,6 +262,10 @@ def test_history_names_a_version_published_without_a_gate():
     doc = {**_run_document(), "kind": "retrain", "summary": {"model": "spa"}, "history": [first, second]}
     ax = figures(doc)["history.png"].axes[0]
     assert [t.get_text() for t in ax.texts] == ["v1: no gate\n(first version)"]
+    # the legend beside the axes, not over the newest version (a low rate sat under it, lower right), and
+    # listing only what is drawn (no version was kept out by the gate here)
+    assert ax.get_legend().get_bbox_to_anchor().x0 > ax.bbox.x1
+    assert _legend(ax) == ["version (promoted)", "its champion, same held-out rows"]
     # an imported version has no parent either: its lineage says where it came from
     doc["history"] = [{**first, "imported": True}, second]
     ax = figures(doc)["history.png"].axes[0]
