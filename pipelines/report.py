@@ -271,13 +271,13 @@ def _subject(document: dict) -> str:
     return f"model {s.get('model', '?')}{version}{f' ({algo})' if algo else ''}{data}, rows {rows[0]:,}-{rows[1]:,}"
 
 
-TITLE_WIDTH = 72  # characters of a title's line (the widest that fits beside a legend outside the axes)
+TITLE_WIDTH = 72  # characters of a title's line: what fits beside the widest legend of long kernel names
 
 
 def _label_axes(ax, subject: str, what: str, xlabel: str, ylabel: str, *, legend: dict | None = None) -> bool:
     """Title (what the plot is of, then what is drawn), axis labels, grid and (``legend``: its
-    keyword arguments) legend. A long line is wrapped: centred over axes narrowed by a legend outside
-    them, it ran off the figure's left edge (a long kernel name in the weights' title)."""
+    keyword arguments) legend. A line longer than :data:`TITLE_WIDTH` wraps: centred over axes narrowed by
+    a legend outside them, it ran off the figure's left edge (a long kernel name in the weights' title)."""
     lines = [textwrap.fill(line, TITLE_WIDTH, break_long_words=False) for line in what.split("\n")]
     ax.set_title("\n".join([subject, *lines]), fontsize=10)
     _counts(ax.xaxis)
