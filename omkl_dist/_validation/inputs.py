@@ -103,26 +103,32 @@ def as_float_array(X, owner: str | None = None, name: str = "X") -> np.ndarray:
     number is refused naming its column (a DataFrame's by name), row and value, and the fix."""
     try:
         array = np.asarray(X)
-        if array.dtype.kind == "c":
-            raise ValueError("Complex data not supported; pass real-valued features")
-        return array.astype(np.float64, copy=False)
+        if array.dtype.kind != "c":
+            return array.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:  # the exception type scikit-learn's check_array raises
-        ragged = _ragged_row(X)
-        if ragged is not None:
-            row, length, width = ragged
-            raise ValueError(
-                f"{_prefix(owner)}{name}'s rows differ in length: row {row} has {length} values, row 0 has "
-                f"{width}; give every row the same columns, in the same order"
-            ) from None
-        cell = _first_non_numeric(X)
-        if cell is None:
-            raise type(exc)(f"{_prefix(owner)}{name} must be numeric ({exc})") from None
-        row, column, value = cell
-        raise type(exc)(
-            f"{_prefix(owner)}{name} must be numeric: column {column!r} holds {value!r} at row {row} ({exc}); "
-            "impute a missing value written as text, and encode a text or category column as numbers "
-            "(e.g. scikit-learn's OneHotEncoder in a Pipeline) or leave it out"
-        ) from None
+        raise _not_numeric(X, owner, name, exc) from None
+    raise ValueError(f"{_prefix(owner)}{name} must be numeric (Complex data not supported; pass real-valued features)")
+
+
+def _not_numeric(X, owner: str | None, name: str, exc: Exception) -> Exception:
+    """The error for an ``X`` numpy could not make float64 (``exc``): the short row of ragged rows, or
+    the first cell that is not a number, with the fix."""
+    ragged = _ragged_row(X)
+    if ragged is not None:
+        row, length, width = ragged
+        return ValueError(
+            f"{_prefix(owner)}{name}'s rows differ in length: row {row} has {length} values, row 0 has "
+            f"{width}; give every row the same columns, in the same order"
+        )
+    cell = _first_non_numeric(X)
+    if cell is None:
+        return type(exc)(f"{_prefix(owner)}{name} must be numeric ({exc})")
+    row, column, value = cell
+    return type(exc)(
+        f"{_prefix(owner)}{name} must be numeric: column {column!r} holds {value!r} at row {row} ({exc}); "
+        "impute a missing value written as text, and encode a text or category column as numbers "
+        "(e.g. scikit-learn's OneHotEncoder in a Pipeline) or leave it out"
+    )
 
 
 def _ragged_row(X) -> tuple[int, int, int] | None:
@@ -137,21 +143,26 @@ def _ragged_row(X) -> tuple[int, int, int] | None:
 def _first_non_numeric(X) -> tuple[int, object, object] | None:
     """Where a table ``X`` first holds what is not a number: (row, column -- a DataFrame's by its
     name --, value), the leftmost such column's first; None if no cell is to blame (ragged rows).
-    Only on the error path: each column is converted whole, a bad one then cell by cell."""
+    Only on the error path: each column is converted whole, a bad one then cell by cell (a DataFrame
+    column by column: the whole of a large one as Python objects would take gigabytes)."""
     columns = getattr(X, "columns", None)
-    try:
-        cells = X.to_numpy(dtype=object) if columns is not None else np.asarray(X, dtype=object)
-    except (TypeError, ValueError):
-        return None
-    if cells.ndim != 2:
-        return None
-    for j in range(cells.shape[1]):
+    if columns is not None and hasattr(X, "iloc"):
+        each = (X.iloc[:, j].to_numpy() for j in range(len(columns)))
+    else:
         try:
-            cells[:, j].astype(np.float64)
+            cells = np.asarray(X, dtype=object)
+        except (TypeError, ValueError):
+            return None
+        if cells.ndim != 2:
+            return None
+        columns, each = None, (cells[:, j] for j in range(cells.shape[1]))
+    for j, values in enumerate(each):
+        try:
+            values.astype(np.float64)
             continue
         except (TypeError, ValueError):
             pass
-        for i, value in enumerate(cells[:, j]):
+        for i, value in enumerate(values):
             try:
                 np.float64(value)
             except (TypeError, ValueError):
