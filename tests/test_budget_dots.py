@@ -1,5 +1,5 @@
 """The budget engine's dot products: the learning path (each kernel sums its own buffer's inside the
-parallel loop, :func:`own_dots`; a segment's rows among themselves, :func:`row_dots`) and the scoring
+parallel loop, :func:`own_dots`; a segment's rows among themselves, :func:`segment_dots`) and the scoring
 path (:func:`fixed_dots`) give the same bits, so a model's scores are its next decision values exactly."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from omkl_dist.learners._budget import (
     nonzeros_of,
     own_dots,
     row_bounds,
-    row_dots,
+    segment_dots,
     sparse_own_dots,
 )
 from omkl_dist.learners.features import fourier_projection
@@ -31,24 +31,49 @@ from omkl_dist.scoring.values import CANCEL
 from parity_data import subset
 
 
-def test_own_and_row_dots_equal_fixed_dots_bit_for_bit():
+def _transposed(B, c):
+    """B's first c rows transposed into a wider array (the engine's: (d, budget)), NaN beyond them."""
+    BT = np.full((B.shape[1], c + 3), np.nan)
+    BT[:, :c] = B[:c].T
+    return BT
+
+
+def _own_dots(X, B, c, sparse=False):
+    """:func:`own_dots` (``sparse``: :func:`sparse_own_dots` of X's non-zeros) into a new array
+    (NaN first: nothing stale may leak into the sums)."""
+    out = np.full((len(X), 1, c), np.nan)
+    if sparse:
+        sparse_own_dots(*nonzeros_of(X), _transposed(B, c), c, out)
+    else:
+        own_dots(X, _transposed(B, c), c, out)
+    return out
+
+
+def test_own_and_segment_dots_equal_fixed_dots_bit_for_bit():
     rng = np.random.default_rng(3)
     X, B = rng.normal(size=(37, 11)) * 1e3, rng.normal(size=(20, 11))
     ref = np.empty((37, 1, 15))
     fixed_dots(X, np.ascontiguousarray(B[:15].T)[None], np.array([15]), ref)
-    np.testing.assert_array_equal(own_dots(X, B, 15), ref)
-    gram = np.empty((37, 1, 37))
-    fixed_dots(X, np.ascontiguousarray(X.T)[None], np.array([37]), gram)
-    np.testing.assert_array_equal(row_dots(X), gram[:, 0])
+    np.testing.assert_array_equal(_own_dots(X, B, 15), ref)
+    # a segment's rows among themselves (two segments, of 30 and 7 rows), and of integer rows with zeros
+    # from their non-zeros (the second segment flagged integral)
+    for Z, integral in ((X, False), (np.round(X / 500) * (np.abs(X) > 400), True)):
+        XXt, SQ = np.full((37, 30), np.nan), np.empty((37, 30))
+        flags = np.array([False, integral])
+        segment_dots(Z, np.array([0, 30, 37]), flags, False, (Z * Z).sum(1), XXt, SQ, *nonzeros_of(Z))
+        for a, b in ((0, 30), (30, 37)):
+            gram = np.empty((b - a, 1, b - a))
+            fixed_dots(Z[a:b], np.ascontiguousarray(Z[a:b].T)[None], np.array([b - a]), gram)
+            np.testing.assert_array_equal(XXt[a:b, : b - a].view(np.int64), gram[:, 0].view(np.int64))
 
 
 def test_integer_rows_dots_from_their_non_zeros_equal_the_dense_sums():
     rng = np.random.default_rng(5)
     X = (rng.integers(-3, 4, size=(40, 30)) * (rng.random((40, 30)) < 0.2)).astype(float)
     B = rng.integers(-3, 4, size=(20, 30)).astype(float)
-    dense = own_dots(X, B, 15)
-    np.testing.assert_array_equal(sparse_own_dots(*nonzeros_of(X), B, 15), dense)
-    np.testing.assert_array_equal(own_dots(X, B, 15, True), dense)
+    dense = _own_dots(X, B, 15)
+    np.testing.assert_array_equal(_own_dots(X, B, 15, sparse=True).view(np.int64), dense.view(np.int64))
+    np.testing.assert_array_equal(dense[:, 0], X @ B[:15].T)
 
 
 def test_row_bounds_are_each_rows_integral_bound():

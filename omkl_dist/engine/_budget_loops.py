@@ -8,8 +8,6 @@ They take the records of :mod:`.records` (the segment's rows, the kernels, the e
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from numba import njit
 
@@ -37,9 +35,9 @@ from ..learners.bpas import bpas_mc_step, bpas_step
 from ..learners.forgetron import forgetron_mc_step, forgetron_step
 from ..learners.projectron import projectron_mc_step, projectron_step
 from ..learners.rbp import rbp_mc_step, rbp_step
-from ..learners.records import Accumulators, BlockValues, Slots
+from ..learners.records import Accumulators, BlockValues, SegmentScratch, Slots
 from ..scoring.program import LINEAR, POLY
-from ..scoring.row_threads import over_rows, start_rows
+from ..scoring.row_threads import over_rows
 
 # Decision values: a rounded sum of n terms is within n·1.1e-16·Σ|terms| of the exact sum, so when
 # |sum| > 1e-3 Σ|terms| it is accurate to ~1e-10 relative (n <= 1000) and its sign certain; below
@@ -54,7 +52,7 @@ _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 # its caller's and LLVM optimises and compiles the whole again, so as a function of its own this loop's
 # code went through LLVM twice (the caller's 2.7 s of compile was that second pass; issue 39).
 @njit(cache=True, nogil=True, inline="always")
-def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, kernels, hp, buffers, F, L):
+def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, kernels, hp, buffers, F, L, ws):
     """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
@@ -65,7 +63,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     values, the values with the slots that block rows took since (the segment's own Gram values ``G``,
     gathered through the list of such slots), the scores, and the learner's step on slot-indexed
     coefficients, κ(x, x) and accumulators -- if ``selected[t, k]`` (else no step and no loss for
-    Hedge: a stochastic update's kernel not drawn)."""
+    Hedge: a stochastic update's kernel not drawn). ``ws``: its work arrays
+    (:class:`~omkl_dist.learners.records.SegmentScratch`)."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     dot_kernel = kind == LINEAR or kind == POLY
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
@@ -73,31 +72,29 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     n = y.shape[0]
     used0 = used[k]
     s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
-    V = np.empty(max(budget, 1))
-    tri = max(triangle_start(n - 1, n), 1)  # the segment's own Gram values, a packed upper triangle
-    work = np.empty(max(n * used0, tri, n))
-    scratch = np.empty(max(n * used0, tri, n))
-    Kbuf = np.empty((n, used0))  # the rows' kernel values with the buffer of the segment start
+    V, work, scratch, G, parts, fc, row, deg = ws.V, ws.work, ws.scratch, ws.G, ws.parts, ws.fc, ws.row, ws.deg
+    Kbuf = ws.values[: n * used0].reshape((n, used0))  # the rows' kernel values with the buffer of the segment start
     if used0 > 0:  # the kernel sums its own dot products, in feature order
         # (rows, 1, used0): its kernel index is 0, typed as k is; integral rows by their non-zeros
+        own = ws.dots[: n * used0].reshape((n, 1, used0))
         cols, vals, counts = nonzeros
-        own = sparse_own_dots(cols, vals, counts, sv_X[k], used0) if integral else own_dots(Xb, sv_X[k], used0)
+        if integral:
+            sparse_own_dots(cols, vals, counts, ws.BT, used0, own)
+        else:
+            own_dots(Xb, ws.BT, used0, own)
         buffer_values(kind, param, norm, own, np.int64(0), xsq, Xb, sv_sq[k], sv_X[k], used0, Kbuf, work, scratch)
-    G = np.empty(tri)
     gram_from = n  # G holds the rows from this one on (computed when the first row becomes a support vector)
-    entry = np.full(budget, -1, dtype=np.int64)
-    parts = np.empty(MSUM_SIZE)
-    fc = np.empty(K)  # one row's class scores
-    row = np.empty(K)  # BPAS's scratch
-    deg = np.empty(max(budget, 1))  # BPAS's degradations, the Projectron's projection K_S⁻¹ k
+    entry, block_slots, listed = ws.entry, ws.block_slots, ws.listed  # (block_slots: the slots holding a
+    for j in range(budget):  # block row, first n_block)
+        entry[j] = -1
+        listed[j] = False
     plus = learner == PROJECTRONPP
     ck, acck, acclk, kxxk, SV, svsq = coef[k], acc[k], acc_lo[k], sv_kxx[k], sv_X[k], sv_sq[k]
     slots = Slots(ck, entry)
     values = BlockValues(V, kxxk)
     accs = Accumulators(acck, acclk)
-    block_slots = np.empty(budget, dtype=np.int64)  # the slots holding a block row, first n_block
-    listed = np.zeros(budget, dtype=np.bool_)
     n_block = 0
+    wrong = 0
     for t in range(n):
         for j in range(used0):  # (a loop: a slice assignment costs ~20 ns a row in views)
             V[j] = Kbuf[t, j]
@@ -137,7 +134,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
             yt = y[t]
             f = fc[0]
             if yt * f <= 0.0:
-                kmistakes[k] += 1
+                wrong += 1
             if not selected[t, k]:
                 loss, new = 0.0, -1
             elif learner == RBP:
@@ -156,7 +153,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
             r = rival(fc, yt)
             margin = fc[yt] - fc[r]
             if margin <= 0.0:
-                kmistakes[k] += 1
+                wrong += 1
             if not selected[t, k]:
                 loss, new = 0.0, -1
             elif learner == RBP:
@@ -189,21 +186,23 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
                 acck[j] *= s
                 acclk[j] *= s
             s = 1.0
-    for j in range(n_used):  # the block rows still holding a slot become buffer rows
+    BT = ws.BT
+    for j in range(n_used):  # the block rows still holding a slot become buffer rows (and its transpose's)
         r = entry[j]
         if r >= 0:
             for col in range(Xb.shape[1]):  # (a loop: a slice assignment compiles numba's shape-error text)
                 SV[j, col] = Xb[r, col]
+                BT[col, j] = Xb[r, col]
             svsq[j] = xsq[r]
             sv_index[k, j] = g + r
     scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
+    kmistakes[k] += wrong
 
 
-def start_budget_block(rows, kernels, hp, buffers, F, L) -> Callable[[], None]:
-    """Every kernel's learner over the segments of a chunk of rows (:func:`_kernel_block` segment after
-    segment), the kernels on threads (:func:`.row_threads.start_rows`); returns the function that
-    waits for them."""
-    return start_rows(_budget_block_range, kernels.kinds.shape[0], rows, kernels, hp, buffers, F, L)
+def budget_block(k_lo, k_hi, rows, kernels, hp, buffers, F, L) -> None:
+    """Kernels ``[k_lo, k_hi)``'s learners over the segments of a chunk of rows (:func:`_kernel_block`
+    segment after segment), on this thread; ``F`` and ``L`` the chunk's rows of the scores."""
+    _budget_block_range(k_lo, k_hi, rows, kernels, hp, buffers, F, L)
 
 
 def budget_scores(Xb, xsq, D, kernels, K, buffers, out) -> None:
@@ -219,7 +218,12 @@ def budget_scores(Xb, xsq, D, kernels, K, buffers, out) -> None:
 @njit(cache=True, nogil=True)
 def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
     y, Xb, xsq, XXt, SQ, U, g, bounds, integral, selected, cols, vals, counts = rows
+    ws = _segment_scratch(bounds, hp.budget, Xb.shape[1], hp.n_classes)
     for kk in range(lo, hi):
+        SV, BT = buffers.sv_X[kk], ws.BT  # the buffer's transpose, kept up to date by its segments (a
+        for j in range(buffers.used[kk]):  # transpose per segment was a fifth of a BPAS pass over a9a)
+            for f in range(SV.shape[1]):
+                BT[f, j] = SV[j, f]
         for i in range(bounds.shape[0] - 1):
             a, b = bounds[i], bounds[i + 1]
             _kernel_block(
@@ -239,7 +243,34 @@ def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
                 buffers,
                 F[a:b],
                 L[a:b],
+                ws,
             )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _segment_scratch(bounds, budget, d, K):
+    """A kernel's :class:`~omkl_dist.learners.records.SegmentScratch` for segments ``bounds``."""
+    S = 1
+    for i in range(bounds.shape[0] - 1):
+        S = max(S, bounds[i + 1] - bounds[i])
+    B = max(budget, 1)
+    tri = max(triangle_start(S - 1, S), 1)
+    return SegmentScratch(
+        np.empty(B),
+        np.empty(max(S * B, tri)),
+        np.empty(max(S * B, tri)),
+        np.empty(S * B),
+        np.empty(S * B),
+        np.empty((d, B)),
+        np.empty(tri),
+        np.empty(B, dtype=np.int64),
+        np.empty(B, dtype=np.int64),
+        np.empty(B, dtype=np.bool_),
+        np.empty(B),
+        np.empty(MSUM_SIZE),
+        np.empty(K),
+        np.empty(K),
+    )
 
 
 @njit(cache=True, nogil=True)

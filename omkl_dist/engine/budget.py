@@ -68,17 +68,17 @@ from ..learners._budget import (
     fixed_dots,
     nonzeros_of,
     row_bounds,
-    row_dots,
     row_sq,
-    row_sqdists,
+    segment_dots,
 )
 from ..learners.records import BudgetParams
 from ..randomness import uniforms
 from ..scoring._blas import one_blas_thread
 from ..scoring.program import GAUSS, KernelProgram, compile_program, independent_program
+from ..scoring.row_threads import over_kernel_pieces
 from ..scoring.rows import dense_rows
 from ..scoring.support_vectors import blas_dots_exact, integral_bound, writable
-from ._budget_loops import budget_scores, start_budget_block
+from ._budget_loops import budget_block, budget_scores
 from .records import BudgetBuffers, BudgetKernels, BudgetRows
 
 if TYPE_CHECKING:
@@ -91,12 +91,15 @@ LEARNERS = tuple(LEARNER_CODES)
 # Rows processed together: bounds the per-segment dot products with the buffers (m × S × B doubles)
 # and the in-block Gram (S × S per kernel). A row that becomes a support vector costs its kernel values
 # with the segment's later rows (S/2 on average, against B per row for the buffer): BPA-S adds most
-# rows, so long segments double its kernel evaluations, and short ones pay Python's per-call overhead
-# (64: a quarter less CPU than 512 for BPAS on cod-rna). Segments never cross a global block boundary, and
-# any segmentation gives the same result.
-MAX_SEGMENT = 64
-# Rows per parallel loop over kernels (its segments' shared data: CHUNK_ROWS x (MAX_SEGMENT + m) doubles)
+# rows, so long segments double its kernel evaluations, and short ones the per-segment work (64: a
+# quarter less CPU than 512 for BPAS on cod-rna; 32, once a segment cost no allocations and no
+# transposed buffer: 2-6 % less wall than 64 for all four baselines on cod-rna and a9a, 16 slower).
+# Segments never cross a global block boundary, and any segmentation gives the same result.
+MAX_SEGMENT = 32
+# Rows per call of a kernel's learner (a chunk's segments' shared data: CHUNK_ROWS x (2 MAX_SEGMENT + 2 m)
+# doubles), and the chunks cut ahead of the slowest kernel's (kept until every kernel is past them)
 CHUNK_ROWS = 4096
+CHUNKS_AHEAD = 2
 
 
 def _program_from(kinds, param, norm) -> KernelProgram:
@@ -311,14 +314,16 @@ class BudgetEngine:
         return self.sv_index[position, :c].copy(), coef if K == 1 else coef.reshape(c, K)
 
     # ------------------------------------------------------------------ the two halves
-    def kernel_step(self, X: np.ndarray, y: np.ndarray, g: int) -> dict:
+    def kernel_step(self, X: np.ndarray, y: np.ndarray, g: int, *, then=None) -> dict:
         """Run this engine's per-kernel learners over rows X (first row = global instance ``g``).
 
         Returns ``{"F": (n, m) decision values before each update, "loss": (n, m)}`` where ``loss`` is
         what the combiner discounts by (mistake indicator for RBP/Forgetron/the Projectrons, hinge loss for BOGD/BPAS);
         multi-class: ``F`` (n, m K), column ``k K + c`` kernel k's score of class c, labels class indices.
         Advances ``n_seen``; ``g`` must equal it (the rows continue this engine's stream). The stochastic
-        update takes the rows of one block at a time, after :meth:`sync_weights`.
+        update takes the rows of one block at a time, after :meth:`sync_weights`. ``then(lo, hi, F[lo:hi],
+        loss[lo:hi])``, if given, is called on this thread for consecutive chunks of the rows, in order,
+        as soon as every kernel has learnt them (:meth:`learn` combines them meanwhile).
         """
         if int(g) != self.n_seen:
             raise ValueError(
@@ -342,28 +347,36 @@ class BudgetEngine:
         code = LEARNER_CODES[self.learner]
         hp = BudgetParams(code, self.budget, self.eta, self.lam, K)
         kernels, buffers = self._kernels(), self.buffers()
-        # every kernel's learner runs over all the segments of a chunk of rows in one parallel loop
-        # over kernels (a parallel loop per segment made both threads wait for each other ~900 times a
-        # pass over cod-rna: on a busy machine, a descheduled thread stalled the other each time); the
-        # kernels' costs differ (their kind, how often each learner updates): handed out one at a time.
-        # The next chunk's segments are cut while the kernels learn this one's (the threads idled).
+        # every kernel's learner runs over all the segments of a chunk of rows in one call (a parallel
+        # loop per segment made both threads wait for each other ~900 times a pass over cod-rna: on a
+        # busy machine, a descheduled thread stalled the other each time); a kernel goes on to the next
+        # chunk without waiting for the others (their costs differ: their kind, how often each learner
+        # updates), and the next chunks' segments are cut on this thread meanwhile.
         if n == 0:
             return {"F": F, "loss": L}
         cuts = [*range(0, n, CHUNK_ROWS), n]
+        chunks: dict[int, BudgetRows] = {}
+        bounds = [self.int_bound]  # the integral bound after each chunk
+
+        def cut(p: int) -> None:
+            lo, hi = cuts[p], cuts[p + 1]
+            chunks[p], bound = self._segments(X[lo:hi], y[lo:hi], code, self.n_seen + lo, bounds[-1])
+            bounds.append(bound)
+            for done in [q for q in chunks if q < p - CHUNKS_AHEAD]:  # every kernel is past them
+                del chunks[done]
+
+        def learn(k_lo: int, k_hi: int, p: int) -> None:
+            lo, hi = cuts[p], cuts[p + 1]
+            budget_block(k_lo, k_hi, chunks[p], kernels, hp, buffers, F[lo:hi], L[lo:hi])
+
+        def learnt(p: int) -> None:
+            lo, hi = cuts[p], cuts[p + 1]
+            then(lo, hi, F[lo:hi], L[lo:hi])
+
         with one_blas_thread(), parallel_chunksize(1):
-            rows, bound = self._segments(X[: cuts[1]], y[: cuts[1]], code, self.n_seen, self.int_bound)
-            for lo, hi, end in zip(cuts[:-1], cuts[1:], [*cuts[2:], n]):
-                wait = start_budget_block(rows, kernels, hp, buffers, F[lo:hi], L[lo:hi])
-                try:
-                    following = (
-                        self._segments(X[hi:end], y[hi:end], code, self.n_seen + hi - lo, bound) if end > hi else None
-                    )
-                finally:
-                    wait()
-                self.n_seen += hi - lo
-                self.int_bound = bound
-                if following is not None:
-                    rows, bound = following
+            over_kernel_pieces(learn, m, len(cuts) - 1, cut, CHUNKS_AHEAD, learnt if then is not None else None)
+        self.n_seen += n
+        self.int_bound = bounds[-1]
         return {"F": F, "loss": L}
 
     def sync_weights(self, w: np.ndarray) -> None:
@@ -401,12 +414,10 @@ class BudgetEngine:
         seg_bound = np.maximum.reduceat(row_bound, bounds[:-1]) if n else row_bound
         after = np.maximum.accumulate(np.maximum(seg_bound, bound))
         integral = np.isfinite(after)
-        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
-            Xs = X[a:b]
-            exact_blas = blas_dots_exact(after[i], after[i], Xs.shape[1])
-            XXt[a:b, : b - a] = Xs @ Xs.T if exact_blas else row_dots(Xs)
-            if gaussian:  # one squared distance per pair for all the gaussians
-                row_sqdists(Xs, xsq[a:b], XXt[a:b], SQ[a:b])
+        nonzeros = nonzeros_of(X if integral.any() else X[:0, :0])
+        cuts = np.array(bounds, dtype=np.int64)
+        # their dots, and one squared distance per pair for all the gaussians
+        segment_dots(X, cuts, integral, gaussian, xsq, XXt, SQ, *nonzeros)
         draws = (code in (RBP, BOGD)) + (self.update == "S")  # (the draw first, then the removal's)
         if draws:
             U = uniforms(self.seed, g, g + n, self.kernel_ids, self.block_size, draws)
@@ -417,8 +428,7 @@ class BudgetEngine:
             U = np.ascontiguousarray(U[:, :, 1]) if draws == 2 else np.zeros((n, m))
         else:
             selected = np.ones((n, m), dtype=np.bool_)
-        nonzeros = nonzeros_of(X if integral.any() else X[:0, :0])
-        rows = BudgetRows(y, X, xsq, XXt, SQ, U, g, np.array(bounds, dtype=np.int64), integral, selected, *nonzeros)
+        rows = BudgetRows(y, X, xsq, XXt, SQ, U, g, cuts, integral, selected, *nonzeros)
         return rows, float(after[-1]) if n else bound
 
     def _kernels(self) -> BudgetKernels:
@@ -458,8 +468,16 @@ class BudgetEngine:
             parts = [self.learn(X[a:b], y[a:b], keep_scores=keep_scores) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
             return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
         self.sync_weights(self.w)
-        step = self.kernel_step(X, y, self.n_seen)
-        score, mistakes = combine(y, step["F"], step["loss"], self.logw, self.w, self.gamma, self.n_classes)
+        parts = []  # (score, mistakes) of each chunk of rows, combined while the kernels learn the next
+
+        def combine_rows(lo: int, hi: int, F: np.ndarray, L: np.ndarray) -> None:
+            parts.append(combine(y[lo:hi], F, L, self.logw, self.w, self.gamma, self.n_classes))
+
+        step = self.kernel_step(X, y, self.n_seen, then=combine_rows)
+        if parts:
+            score, mistakes = (np.concatenate(part) for part in zip(*parts))
+        else:
+            score, mistakes = combine(y, step["F"], step["loss"], self.logw, self.w, self.gamma, self.n_classes)
         self.n_mistakes += int(mistakes.sum())
         out = {"mistakes": mistakes, "score": score}
         if keep_scores:

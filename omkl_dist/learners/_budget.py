@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..scoring._vexp import vexp_neg_n
+from ..scoring._vexp import exp_neg_one, vexp_neg_n
 from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
 from ..scoring.row_threads import over_rows
 from ..scoring.values import CANCEL, direct_sqdist, dot_power, exp_neg, l1_chi2, norm_factor
@@ -101,15 +101,16 @@ def _dots_row(A, i, BT, c, out):
 def row_nonzeros(X, cols, vals, counts):
     """Each row's non-zero features in feature order: ``counts[t]`` of them, their columns
     ``cols[t, :counts[t]]`` and values ``vals[t, :counts[t]]`` (found once per segment for every
-    kernel's dot products with it, :func:`nonzero_dots`)."""
+    kernel's dot products with it, :func:`nonzero_dots`). Each value is written at the next place and
+    kept there if non-zero (a branch per value, mispredicted at each of a sparse row's non-zeros, took
+    1.5x the time on a9a)."""
     for t in range(X.shape[0]):
         q = 0
         for f in range(X.shape[1]):
             a = X[t, f]
-            if a != 0.0:
-                cols[t, q] = f
-                vals[t, q] = a
-                q += 1
+            cols[t, q] = f
+            vals[t, q] = a
+            q += a != 0.0
         counts[t] = q
 
 
@@ -150,31 +151,33 @@ def nonzeros_of(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return cols, vals, counts
 
 
-@njit(cache=True)
-def row_dots(X):
-    """``X Xᵀ`` with every sum in feature order (a segment's dot products among its rows)."""
-    n = X.shape[0]
-    out = np.empty((n, n))
-    XT = np.ascontiguousarray(X.T)
-    for i in range(n):
-        _dots_row(X, i, XT, n, out[i])
-    return out
+@njit(cache=True, nogil=True)
+def segment_dots(X, bounds, integral, gaussian, xsq, XXt, SQ, cols, vals, counts):
+    """For each segment ``[bounds[i], bounds[i + 1])`` of rows X: the dot products among its rows,
+    ``XXt[a + s, t] = X[a + s] · X[a + t]`` in feature order -- from the rows' non-zeros
+    (:func:`row_nonzeros`: ``cols``, ``vals``, ``counts``) where ``integral[i]``, the same bits --,
+    and with ``gaussian`` their squared distances ``SQ`` (:func:`row_sqdists`). One call for a chunk's
+    segments (a call of each per segment was ~a tenth of a BPAS pass over cod-rna, on the thread that
+    cuts the next chunk while the kernels learn)."""
+    for i in range(bounds.shape[0] - 1):
+        a, b = bounds[i], bounds[i + 1]
+        Xs = X[a:b]
+        XT = np.ascontiguousarray(Xs.T)
+        for s in range(b - a):
+            if integral[i]:  # (a9a: 14 non-zeros of 123 features)
+                nonzero_dots(cols, vals, a + s, counts[a + s], XT, b - a, XXt[a + s])
+            else:
+                _dots_row(Xs, s, XT, b - a, XXt[a + s])
+        if gaussian:
+            row_sqdists(Xs, xsq[a:b], XXt[a:b], SQ[a:b])
 
 
 @njit(cache=True)
-def own_dots(Xb, B, c, integral=False):
-    """``out[t, 0, q] = Xb[t] · B[q]`` for q < c, each sum in feature order (as :func:`fixed_dots`).
-
-    ``integral``: every value of the rows and of ``B`` is an integer (finite), so each sum is exact in
-    any order and its zero terms are skipped (a9a's rows have 14 non-zeros in 123 features; skipping
-    a term ``0 · b`` of a sum started at +0.0 never changes it, not even a zero's sign)."""
+def own_dots(Xb, BT, c, out):
+    """``out[t, 0, q] = Xb[t] · B[q]`` for q < c, each sum in feature order (as :func:`fixed_dots`),
+    given ``BT[:, :c]``, B's first c rows transposed ((d, >= c): the budget learners keep their
+    buffer's transpose from segment to segment); ``out`` (rows, 1, c) is the caller's."""
     n, d = Xb.shape
-    if integral:
-        cols, vals, counts = np.empty((n, d), dtype=np.int32), np.empty((n, d)), np.empty(n, dtype=np.int64)
-        row_nonzeros(Xb, cols, vals, counts)
-        return sparse_own_dots(cols, vals, counts, B, c)
-    out = np.empty((n, 1, c))
-    BT = np.ascontiguousarray(B[:c].T)
     dots = out.reshape(n, c)  # (written in place: a call per row on a view of it cost an atomic
     # reference count increment and decrement per row)
     for t in range(n):  # four features per pass over the row's dots, as nonzero_dots (the passes
@@ -193,20 +196,19 @@ def own_dots(Xb, B, c, integral=False):
             for j in range(c):
                 dots[t, j] += a0 * b0[j]
             f += 1
-    return out
 
 
 @njit(cache=True)
-def sparse_own_dots(cols, vals, counts, B, c):
+def sparse_own_dots(cols, vals, counts, BT, c, out):
     """:func:`own_dots` of integral rows given by their non-zeros (:func:`row_nonzeros`, found once
-    for every kernel): four non-zero features per pass over a row's dots (a9a: 14 of 123 features)."""
+    for every kernel): four non-zero features per pass over a row's dots (a9a: 14 of 123 features).
+    Every value of the rows and of B an integer (finite), each sum is exact in any order and its zero
+    terms can be skipped (skipping a term ``0 · b`` of a sum started at +0.0 never changes it, not
+    even a zero's sign)."""
     n = counts.shape[0]
-    out = np.empty((n, 1, c))
-    BT = np.ascontiguousarray(B[:c].T)
     dots = out.reshape(n, c)
     for t in range(n):
         nonzero_dots(cols, vals, t, counts[t], BT, c, dots[t])
-    return out
 
 
 def fixed_dots(A, BT, counts, out) -> None:
@@ -310,16 +312,18 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         for t in range(n):
             kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, np.int64(0), B, c, out[t], work, scratch)
         return
-    scaled_sqdists(D, k, xsq, Xb, bsq, B, c, param, work)
-    vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
+    # the exps in the distances' pass (a pass of each took a fifth more: a store and a load per value)
+    scaled_sqdists(D, k, xsq, Xb, bsq, B, c, param, out.reshape(n * c), True)
 
 
 @njit(cache=True, nogil=True)
-def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out):
+def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out, exps=False):
     """``out[t c + q] = ‖Xb[t] − B[q]‖² · scale`` for every row t and q < c, from the dot products
     ``D[t, k, q]``: :func:`kernel_values`' distances (expanded, summed directly where that cancels).
     With ``scale`` 1.0 these are the distances themselves, which times a gaussian's parameter give the
-    bits of that gaussian's own call (``d · 1.0`` is ``d``)."""
+    bits of that gaussian's own call (``d · 1.0`` is ``d``). ``exps``: ``exp(-out)`` instead, the bits of
+    :func:`~omkl_dist.scoring._vexp.vexp_neg_n` over the distances (its arithmetic per value,
+    :func:`~omkl_dist.scoring._vexp.exp_neg_one`)."""
     # one vectorised pass per row: the scaled distances, and a byte per pair whose expanded distance
     # cancels; those pairs (3.7 % of raw cod-rna's, in 95 % of its rows, a few each) are then summed
     # directly, found eight bytes at a time (a test and branch per pair mispredicted, and a list of
@@ -335,13 +339,15 @@ def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out):
             hit = d2 < CANCEL * s
             flags[q] = hit
             cancels += hit
-            out[base + q] = d2 * scale
+            v = d2 * scale
+            out[base + q] = exp_neg_one(v) if exps else v
         if cancels:
             for w in range(words.shape[0]):
                 bits = words[w]
                 while bits:  # (byte i of a word is its bits 8i..8i+7: numba's platforms are little-endian)
                     q = w * 8 + (trailing_zeros(bits) >> 3)
-                    out[base + q] = direct_sqdist(Xb, t, B, q) * scale
+                    v = direct_sqdist(Xb, t, B, q) * scale
+                    out[base + q] = exp_neg_one(v) if exps else v
                     bits &= bits - _ONE64
 
 

@@ -37,6 +37,27 @@ class BlockValues(NamedTuple):
     kxx: np.ndarray
 
 
+class SegmentScratch(NamedTuple):
+    """One kernel's work arrays for the segments of a chunk (:mod:`omkl_dist.engine._budget_loops`),
+    allocated once per chunk, not per segment (~19,000 sets of a dozen allocations per BPAS pass over
+    cod-rna): sized for the chunk's longest segment S, the budget B, d features and K classes."""
+
+    V: np.ndarray  # (B) a row's kernel values per slot
+    work: np.ndarray  # (max(S B, S (S - 1) / 2, S)) the kernel values' scratch, twice
+    scratch: np.ndarray
+    values: np.ndarray  # (S B) the rows' kernel values with the buffer of the segment start
+    dots: np.ndarray  # (S B) their dot products
+    BT: np.ndarray  # (d, B) the buffer's rows transposed
+    G: np.ndarray  # (S (S - 1) / 2) the segment's own Gram values
+    entry: np.ndarray  # (B) int64: the block row each slot holds
+    block_slots: np.ndarray  # (B) int64: the slots holding a block row
+    listed: np.ndarray  # (B) bool: a slot in block_slots
+    deg: np.ndarray  # (B) BPAS's degradations, the Projectron's projection
+    parts: np.ndarray  # (MSUM_SIZE) an exact sum's partials
+    fc: np.ndarray  # (K) one row's class scores
+    row: np.ndarray  # (K) BPAS's scratch
+
+
 class Accumulators(NamedTuple):
     """The Forgetron's double-double accumulators of f' at each slot's support vector (``acc + acc_lo``),
     unscaled."""
