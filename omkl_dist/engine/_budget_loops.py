@@ -52,7 +52,7 @@ _SCALE_LO, _SCALE_HI = 1e-100, 1e100
 # its caller's and LLVM optimises and compiles the whole again, so as a function of its own this loop's
 # code went through LLVM twice (the caller's 2.7 s of compile was that second pass; issue 39).
 @njit(cache=True, nogil=True, inline="always")
-def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, kernels, hp, buffers, F, L, ws):
+def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, kernels, hp, buffers, F, L, ws, state):
     """Kernel k's learner over the rows of one segment (of a :class:`~.records.BudgetRows`); updates its
     buffer (:class:`~.records.BudgetBuffers`) and writes its scores ``F[:, k K : (k + 1) K]`` and
     ``L[:, k]``. ``K`` = 1: the binary learners (labels ±1, one coefficient per slot); K > 1: their
@@ -64,14 +64,17 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     gathered through the list of such slots), the scores, and the learner's step on slot-indexed
     coefficients, κ(x, x) and accumulators -- if ``selected[t, k]`` (else no step and no loss for
     Hedge: a stochastic update's kernel not drawn). ``ws``: its work arrays
-    (:class:`~omkl_dist.learners.records.SegmentScratch`)."""
+    (:class:`~omkl_dist.learners.records.SegmentScratch`). ``state``: its scale, slots used, the
+    Forgetron's head, Q and M and its mistakes, as the segment before left them; returns them (its
+    caller writes them to the buffers once per chunk: written per segment, the threads' kernels
+    shared their cache lines)."""
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     dot_kernel = kind == LINEAR or kind == POLY
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
-    sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, scale, used, head, Q, M, kmistakes, kinv = buffers
+    sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, kinv = buffers[:7] + (buffers.kinv,)
     n = y.shape[0]
-    used0 = used[k]
-    s, n_used, hd, q, mk = scale[k], used[k], head[k], Q[k], M[k]
+    s, n_used, hd, q, mk, wrong = state
+    used0 = n_used
     V, work, scratch, G, parts, fc, row, deg = ws.V, ws.work, ws.scratch, ws.G, ws.parts, ws.fc, ws.row, ws.deg
     Kbuf = ws.values[: n * used0].reshape((n, used0))  # the rows' kernel values with the buffer of the segment start
     if used0 > 0:  # the kernel sums its own dot products, in feature order
@@ -94,7 +97,6 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     values = BlockValues(V, kxxk)
     accs = Accumulators(acck, acclk)
     n_block = 0
-    wrong = 0
     for t in range(n):
         for j in range(used0):  # (a loop: a slice assignment costs ~20 ns a row in views)
             V[j] = Kbuf[t, j]
@@ -195,8 +197,7 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
                 BT[col, j] = Xb[r, col]
             svsq[j] = xsq[r]
             sv_index[k, j] = g + r
-    scale[k], used[k], head[k], Q[k], M[k] = s, n_used, hd, q, mk
-    kmistakes[k] += wrong
+    return s, n_used, hd, q, mk, wrong
 
 
 def budget_block(k_lo, k_hi, rows, kernels, hp, buffers, F, L) -> None:
@@ -224,9 +225,11 @@ def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
         for j in range(buffers.used[kk]):  # transpose per segment was a fifth of a BPAS pass over a9a)
             for f in range(SV.shape[1]):
                 BT[f, j] = SV[j, f]
+        bf = buffers
+        state = (bf.scale[kk], bf.used[kk], bf.head[kk], bf.Q[kk], bf.M[kk], 0)
         for i in range(bounds.shape[0] - 1):
             a, b = bounds[i], bounds[i + 1]
-            _kernel_block(
+            state = _kernel_block(
                 kk,
                 y[a:b],
                 Xb[a:b],
@@ -244,7 +247,10 @@ def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
                 F[a:b],
                 L[a:b],
                 ws,
+                state,
             )
+        bf.scale[kk], bf.used[kk], bf.head[kk], bf.Q[kk], bf.M[kk] = state[:5]
+        bf.kmistakes[kk] += state[5]
 
 
 @njit(cache=True, nogil=True, inline="always")
