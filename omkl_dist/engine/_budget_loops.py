@@ -71,7 +71,8 @@ def _kernel_block(k, y, Xb, xsq, XXt, SQ, U, selected, g, integral, nonzeros, ke
     kind, param, norm = kernels.kinds[k], kernels.param[k], kernels.norm[k]
     dot_kernel = kind == LINEAR or kind == POLY
     learner, budget, K = hp.learner, hp.budget, hp.n_classes
-    sv_X, sv_sq, coef, sv_index, sv_kxx, acc, acc_lo, kinv = buffers[:7] + (buffers.kinv,)
+    sv_X, sv_sq, coef, sv_index, sv_kxx = buffers.sv_X, buffers.sv_sq, buffers.coef, buffers.sv_index, buffers.sv_kxx
+    acc, acc_lo, kinv = buffers.acc, buffers.acc_lo, buffers.kinv
     n = y.shape[0]
     s, n_used, hd, q, mk, wrong = state
     used0 = n_used
@@ -225,8 +226,7 @@ def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
         for j in range(buffers.used[kk]):  # transpose per segment was a fifth of a BPAS pass over a9a)
             for f in range(SV.shape[1]):
                 BT[f, j] = SV[j, f]
-        bf = buffers
-        state = (bf.scale[kk], bf.used[kk], bf.head[kk], bf.Q[kk], bf.M[kk], 0)
+        state = (buffers.scale[kk], buffers.used[kk], buffers.head[kk], buffers.Q[kk], buffers.M[kk], 0)
         for i in range(bounds.shape[0] - 1):
             a, b = bounds[i], bounds[i + 1]
             state = _kernel_block(
@@ -249,8 +249,8 @@ def _budget_block_range(lo, hi, rows, kernels, hp, buffers, F, L):
                 ws,
                 state,
             )
-        bf.scale[kk], bf.used[kk], bf.head[kk], bf.Q[kk], bf.M[kk] = state[:5]
-        bf.kmistakes[kk] += state[5]
+        buffers.scale[kk], buffers.used[kk], buffers.head[kk], buffers.Q[kk], buffers.M[kk] = state[:5]
+        buffers.kmistakes[kk] += state[5]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -39,8 +39,9 @@ class BlockValues(NamedTuple):
 
 class SegmentScratch(NamedTuple):
     """One kernel's work arrays for the segments of a chunk (:mod:`omkl_dist.engine._budget_loops`),
-    allocated once per chunk, not per segment (~19,000 sets of a dozen allocations per BPAS pass over
-    cod-rna): sized for the chunk's longest segment S, the budget B, d features and K classes."""
+    allocated once per chunk, not per segment (a dozen allocations per segment and kernel: ~30,000
+    sets per BPAS pass over cod-rna): sized for the chunk's longest segment S, the budget B, d features
+    and K classes."""
 
     V: np.ndarray  # (B) a row's kernel values per slot
     work: np.ndarray  # (max(S B, S (S - 1) / 2, S)) the kernel values' scratch, twice
