@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..scoring._vexp import exp_neg_one, vexp_neg_n
+from ..scoring._vexp import vexp_neg_n
 from ..scoring.program import CHI2, GAUSS, LINEAR, POLY
 from ..scoring.row_threads import over_rows
 from ..scoring.values import CANCEL, direct_sqdist, dot_power, exp_neg, l1_chi2, norm_factor
@@ -312,18 +312,16 @@ def buffer_values(kind, param, norm, D, k, xsq, Xb, bsq, B, c, out, work, scratc
         for t in range(n):
             kernel_values(kind, param, norm, D[t, k], xsq[t], t, Xb, bsq, np.int64(0), B, c, out[t], work, scratch)
         return
-    # the exps in the distances' pass (a pass of each took a fifth more: a store and a load per value)
-    scaled_sqdists(D, k, xsq, Xb, bsq, B, c, param, out.reshape(n * c), True)
+    scaled_sqdists(D, k, xsq, Xb, bsq, B, c, param, work)
+    vexp_neg_n(work, out.reshape(n * c), scratch, n * c)
 
 
 @njit(cache=True, nogil=True)
-def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out, exps=False):
+def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out):
     """``out[t c + q] = ‖Xb[t] − B[q]‖² · scale`` for every row t and q < c, from the dot products
     ``D[t, k, q]``: :func:`kernel_values`' distances (expanded, summed directly where that cancels).
     With ``scale`` 1.0 these are the distances themselves, which times a gaussian's parameter give the
-    bits of that gaussian's own call (``d · 1.0`` is ``d``). ``exps``: ``exp(-out)`` instead, the bits of
-    :func:`~omkl_dist.scoring._vexp.vexp_neg_n` over the distances (its arithmetic per value,
-    :func:`~omkl_dist.scoring._vexp.exp_neg_one`)."""
+    bits of that gaussian's own call (``d · 1.0`` is ``d``)."""
     # one vectorised pass per row: the scaled distances, and a byte per pair whose expanded distance
     # cancels; those pairs (3.7 % of raw cod-rna's, in 95 % of its rows, a few each) are then summed
     # directly, found eight bytes at a time (a test and branch per pair mispredicted, and a list of
@@ -339,15 +337,13 @@ def scaled_sqdists(D, k, xsq, Xb, bsq, B, c, scale, out, exps=False):
             hit = d2 < CANCEL * s
             flags[q] = hit
             cancels += hit
-            v = d2 * scale
-            out[base + q] = exp_neg_one(v) if exps else v
+            out[base + q] = d2 * scale
         if cancels:
             for w in range(words.shape[0]):
                 bits = words[w]
                 while bits:  # (byte i of a word is its bits 8i..8i+7: numba's platforms are little-endian)
                     q = w * 8 + (trailing_zeros(bits) >> 3)
-                    v = direct_sqdist(Xb, t, B, q) * scale
-                    out[base + q] = exp_neg_one(v) if exps else v
+                    out[base + q] = direct_sqdist(Xb, t, B, q) * scale
                     bits &= bits - _ONE64
 
 
