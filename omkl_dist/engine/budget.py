@@ -356,12 +356,12 @@ class BudgetEngine:
             return {"F": F, "loss": L}
         cuts = [*range(0, n, CHUNK_ROWS), n]
         chunks: dict[int, BudgetRows] = {}
-        bounds = [self.int_bound]  # the integral bound after each chunk
+        int_bounds = [self.int_bound]  # the integral bound after each chunk
 
         def cut(p: int) -> None:
             lo, hi = cuts[p], cuts[p + 1]
-            chunks[p], bound = self._segments(X[lo:hi], y[lo:hi], code, self.n_seen + lo, bounds[-1])
-            bounds.append(bound)
+            chunks[p], bound = self._segments(X[lo:hi], y[lo:hi], code, self.n_seen + lo, int_bounds[-1])
+            int_bounds.append(bound)
             for done in [q for q in chunks if q < p - CHUNKS_AHEAD]:  # every kernel is past them
                 del chunks[done]
 
@@ -376,7 +376,7 @@ class BudgetEngine:
         with one_blas_thread(), parallel_chunksize(1):
             over_kernel_pieces(learn, m, len(cuts) - 1, cut, CHUNKS_AHEAD, learnt if then is not None else None)
         self.n_seen += n
-        self.int_bound = bounds[-1]
+        self.int_bound = int_bounds[-1]
         return {"F": F, "loss": L}
 
     def sync_weights(self, w: np.ndarray) -> None:
