@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench bench-peers bench-accuracy bench-compile bench-scale clean venv airflow-env mlflow-env study-defaults
+.PHONY: demo test test-fast lint bench bench-peers bench-cxx bench-accuracy bench-compile bench-scale clean venv airflow-env mlflow-env study-defaults
 
 venv: $(STAMP)
 
@@ -62,6 +62,11 @@ bench: $(STAMP)
 # C++'s published numbers (results/peers.json; BENCHMARKS.md is written by `make bench`); about an hour on 2 cores
 bench-peers: $(STAMP)
 	OMKL_DATA_DIR=$${OMKL_DATA_DIR:-../shared/datasets} $(BIN)/python -m benchmarks.bench_peers
+
+# the authors' C++ toolbox timed here beside ours (issue 36's learners on cod-rna, a9a, ijcnn1, alternating;
+# results/cxx.json, BENCHMARKS.md): needs a build of the toolbox (benchmarks/bench_cxx.py says how), ~10 minutes
+bench-cxx: $(STAMP)
+	OMKL_DATA_DIR=$${OMKL_DATA_DIR:-../shared/datasets} $(BIN)/python -m benchmarks.bench_cxx --toolbox "$${OMKL_CXX_TOOLBOX:?set OMKL_CXX_TOOLBOX to the toolbox binary}"
 
 # the Dask engine on 1, 2, ... (the cores present) real worker processes, every round's costs recorded, and
 # a cost model's projection to 64 workers (results/scale.json, results/scale-speedup.png, BENCHMARKS.md);

@@ -431,16 +431,22 @@ def main(argv=None) -> None:
 
     if not args.skip_serve:
         run_serve_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+    from benchmarks.bench_cxx import markdown as cxx_markdown
+    from benchmarks.bench_cxx import run_cxx_bench
     from benchmarks.bench_peers import markdown as peers_markdown
     from benchmarks.bench_peers import run_peers_bench
 
     if not args.skip_peers:
         run_peers_bench(RESULTS, log=lambda msg: print(msg, flush=True))
+        if os.environ.get("OMKL_CXX_TOOLBOX"):  # a build of the C++ toolbox: timed here beside ours
+            run_cxx_bench(Path(os.environ["OMKL_CXX_TOOLBOX"]), RESULTS, log=lambda msg: print(msg, flush=True))
     sections = []
     if (RESULTS / "budget.json").is_file():
         sections.append(budget_markdown(json.loads((RESULTS / "budget.json").read_text())))
     if (RESULTS / "peers.json").is_file():
         sections.append(peers_markdown(json.loads((RESULTS / "peers.json").read_text())))
+    if (RESULTS / "cxx.json").is_file():
+        sections.append(cxx_markdown(json.loads((RESULTS / "cxx.json").read_text())))
     # (measured by `omkl study defaults`, not by make bench): the 3,000-row study, then the whole streams
     for study in ("study-defaults.json", "study-defaults-whole.json"):
         if (RESULTS / study).is_file():

@@ -110,7 +110,8 @@ def markdown(result: dict) -> list[str]:
         "Every learner of the C++ `Online-Multiple-Kernel-Learning` toolbox we have, with its parameters "
         "(benchmarks/bench_peers.py lists them and where ours differ). The C++ columns are the numbers **as "
         "published in issue 36** (one core, quiet machine, same machine class; SPA on ijcnn1: issue 4's BOMKL "
-        "tool), not remeasured here; ours use both cores, so CPU s is the per-core comparison. Passes stop "
+        "tool), not remeasured here (the next section times a build of the toolbox beside ours on one machine, "
+        "`make bench-cxx`); ours use both cores, so CPU s is the per-core comparison. Passes stop "
         f"after {LONG_SECONDS:.0f} s in all (the `passes` column). `load`: the 1-minute load average when the row "
         f"was measured, on {result['machine']['cpus']} cores: above that, seconds are inflated by waiting and only "
         "CPU s compares.",
