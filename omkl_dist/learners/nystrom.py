@@ -151,17 +151,14 @@ def nystrom_rows(
     rows = (X, nonzeros_of(X), xsq)  # (the rows' non-zeros found once for every kernel)
     bounds = lane_bounds(costs, lanes_of(len(start)))
     seconds = np.zeros(len(bounds) - 1)
-    steps = (eta, hedge_hinge, K, F, L, kernel_mistakes)
 
-    def lanes(lo, hi):  # (each range one lane when there are threads for them)
+    def lanes(lo, hi, *args):  # (each range one lane when there are threads for them)
         cpu = time.thread_time()
-        for lane in range(lo, hi):
-            on = _budget_lane(bounds[lane], bounds[lane + 1], rows, y, start, kernels, budget, *steps, stop)
-            if len(on):
-                _switched_phase(on, rows, y, start, pending, kernels, budget, shared, W, *steps)
+        _nystrom_rows_range(lo, hi, *args)
         seconds[lo:hi] = (time.thread_time() - cpu) / (hi - lo)
 
-    over_rows(lanes, len(bounds) - 1)
+    args = (bounds, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L)
+    over_rows(lanes, len(bounds) - 1, *args, kernel_mistakes, stop)
     follow_costs(costs, bounds, seconds)
 
 
@@ -350,25 +347,44 @@ def lane_rows(ks, n_used, shared):
     return cols, R, RT, rsq
 
 
-# A lane's two phases are two functions called from Python (per lane, not per row), each compiled once:
-# a lane's kernels are serial, the lanes on threads (the bits of the prange loops they were, which
-# numba compiled twice: the outlined loop body and its caller). Inlined in one function, the switched
-# phase's numba IR was copied twice over (numba copies an inlined function's scope once per block):
-# NOGD's warm-up compiled in 18.0 s, now 15.7 s, the same bits (issue 39).
+# Lanes [lo, hi) each, serial: a kernel's rows do not depend on the other kernels', so kernels on
+# threads compute the bits of the prange loops these were, which numba compiled twice (the outlined
+# loop body and its caller): NOGD's first fit waited on that (issue 39).
 @njit(cache=True, nogil=True)
-def _budget_lane(k_lo, k_hi, rows, y, start, kernels, budget, eta, hedge_hinge, K, F, L, kernel_mistakes, stop):
-    """Kernels ``[k_lo, k_hi)`` (a lane) on their budgets (:func:`_budget_phase`); returns the lane's
-    switched kernels with rows left, for :func:`_switched_phase`."""
-    wide_vectors()  # (as the switched phase: chunk_values's passes)
+def _nystrom_rows_range(
+    lo,
+    hi,
+    bounds,
+    rows,
+    y,
+    start,
+    pending,
+    kernels,
+    budget,
+    shared,
+    W,
+    eta,
+    hedge_hinge,
+    K,
+    F,
+    L,
+    kernel_mistakes,
+    stop,
+):
     n, switched = rows[0].shape[0], budget[5]
-    for k in range(k_lo, k_hi):
-        stop[k] = n
-        if not switched[k]:
-            _budget_phase(k, rows, y, start, kernels, budget, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
-    return switched_from(k_lo, k_hi, switched, start, n)
+    for lane in range(lo, hi):
+        for k in range(bounds[lane], bounds[lane + 1]):
+            stop[k] = n
+            if not switched[k]:
+                _budget_phase(k, rows, y, start, kernels, budget, eta, hedge_hinge, K, F, L, kernel_mistakes, stop)
+        on = switched_from(bounds[lane], bounds[lane + 1], switched, start, n)
+        if len(on):
+            _switched_phase(
+                on, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
+            )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _switched_phase(
     ks, rows, y, start, pending, kernels, budget, shared, W, eta, hedge_hinge, K, F, L, kernel_mistakes
 ):
