@@ -17,13 +17,15 @@ mistakes vary from run to run. The toolbox reads every value as a 32-bit float, 
 gathers digits in a 32-bit integer: the files are written with each value's shortest round-trip text,
 and a value with more than 9 digits is refused (it would be read wrong).
 
-Building the toolbox is not part of this project (nothing here downloads): its repository lacks the
-headers of Yue Wu's SOL library it includes (``common/util.h``, ``common/ezOptionParser.hpp``,
+Building the toolbox is not part of this project (nothing here downloads): its repository
+(github.com/jingcoco/Online-Multiple-Kernel-Learning) lacks the headers of Yue Wu's SOL library
+(github.com/yuewu001/sol) it includes (``common/util.h``, ``common/ezOptionParser.hpp``,
 ``data/DataSetHelper.h``, ``data/parser.h``, ``data/basic_io.*`` ...), and g++ 12 needs four kinds of
 edit to compile its MSVC-era templates (redundant member-template headers removed, base-class
 initialisers given their template arguments, ``this->eta`` in the NOGD classes, and
 ``using Kernel_optim<...>::gau; using ...::pol;`` in each learner class); then
-``g++ -O3 -I/usr/include/eigen3 main.cpp Params.cpp data/basic_io.cpp -o omkl_cxx -lpthread``.
+``g++ -O3 -I/usr/include/eigen3/Eigen -I/usr/include/eigen3 main.cpp Params.cpp data/basic_io.cpp -o omkl_cxx
+-lpthread`` (Debian's ``libeigen3-dev``; its ``kernel.h`` includes ``<Eigen>``).
 
     python -m benchmarks.bench_cxx --toolbox PATH [--peers kernel-bpas,...] [--data codrna,...] [--repeats 3]
 """
