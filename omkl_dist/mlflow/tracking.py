@@ -37,15 +37,17 @@ class RunRecord:
 
 def experiment_id(client, name: str) -> str:
     """The experiment ``name``'s id, made if it does not exist yet."""
-    found = client.get_experiment_by_name(name)
-    if found is not None:
-        return str(found.experiment_id)
     from mlflow.exceptions import MlflowException
 
-    try:
-        return str(client.create_experiment(name))
-    except MlflowException:  # made meanwhile by another job
-        return str(client.get_experiment_by_name(name).experiment_id)
+    found = client.get_experiment_by_name(name)
+    if found is None:
+        try:
+            return str(client.create_experiment(name))
+        except MlflowException:  # the name taken meanwhile by another job, or the answer lost: look again
+            found = client.get_experiment_by_name(name)
+            if found is None:  # (not made: once more, and its error is the one reported)
+                return str(client.create_experiment(name))
+    return str(found.experiment_id)
 
 
 def log_run(client, experiment: str, record: RunRecord) -> str:
