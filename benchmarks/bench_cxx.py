@@ -51,8 +51,10 @@ from benchmarks.common import RESULTS, kept_notes, replace_section
 DATA = ("codrna", "a9a", "ijcnn1")
 # issue 36's learners: the budget baselines (a tenth of the C++'s time) and FOGD, NOGD (ten times faster)
 DEFAULT_PEERS = ("kernel-rbp", "kernel-forgetron", "kernel-bogd", "kernel-bpas", "kernel-fogd", "kernel-nogd")
-CXX_PARAMS = ["-passes", "1", "-B", "100", "-eta", "0.1", "-gamma", "0.99", "-lambda", "0.1", "-delta", "0.001"]
-CXX_PARAMS += ["-k", "20"]
+CXX_PARAMS = [
+    *("-passes", "1", "-B", "100", "-eta", "0.1", "-gamma", "0.99"),
+    *("-lambda", "0.1", "-delta", "0.001", "-k", "20"),
+]
 REPEATS = 3
 HEADING = "## The C++ toolbox timed on this machine"
 MAX_DIGITS = 9  # the toolbox's parser gathers a value's digits in a 32-bit integer
@@ -152,7 +154,6 @@ def run_cxx_bench(toolbox: Path, results: Path, peers=DEFAULT_PEERS, data=DATA, 
                 out = {
                     "toolbox": str(toolbox),
                     "parameters": CXX_PARAMS,
-                    "repeats": repeats,
                     "rows": sorted(rows.values(), key=lambda r: (r["data"], r["peer"])),
                     "machine": {"cpus": os.cpu_count(), "cpu": _cpu_name()},
                     "notes": notes,
