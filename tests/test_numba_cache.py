@@ -282,15 +282,37 @@ def test_no_kernel_is_compiled_twice_for_the_same_arguments():
 
 def test_warmup_gives_the_algorithms_of_one_engine_to_one_interpreter():
     """The budget baselines compile one engine: two interpreters warming two of them at once would
-    both compile it, so they are one task, warmed in turn; every other algorithm is a task of its own."""
-    from omkl_dist.pipelines.warmup import ONE_ENGINE, algorithms_in_order, interpreter_tasks
+    both compile it, so they are one task, warmed in turn. With as many interpreters as kernel
+    families or more, every other algorithm is a task of its own."""
+    from omkl_dist.pipelines.warmup import FAMILIES, ONE_ENGINE, algorithms_in_order, interpreter_tasks
 
     order = algorithms_in_order()
-    tasks = interpreter_tasks(order)
+    tasks = interpreter_tasks(order, processes=len(FAMILIES))
     assert sorted(name for task in tasks for name in task) == sorted(order)  # each algorithm once
     assert sorted(next(task for task in tasks if "rbp" in task)) == sorted(ONE_ENGINE[0])
     assert all(len(task) == 1 for task in tasks if "rbp" not in task)
-    assert interpreter_tasks(["spa", "forgetron", "oks", "bpas"]) == [["spa"], ["forgetron", "bpas"], ["oks"]]
+    assert tasks[0][0] == "rbp" and tasks[1] == ["omkc"] and tasks[2] == ["nogd"]  # the costliest first
+    assert interpreter_tasks(["spa", "forgetron", "oks", "bpas"], processes=8) == [["spa"], ["forgetron", "bpas"], ["oks"]]
+
+
+def test_warmup_on_few_cores_gives_each_kernel_family_to_one_interpreter():
+    """With fewer interpreters than kernel families (2 cores), the algorithms that share compiled
+    kernels are one task each, warmed in turn: OMKC's interpreter compiles the scoring kernels SPA,
+    OKS and OM-2 then load, instead of two interpreters compiling them at once."""
+    from omkl_dist.pipelines.warmup import FAMILIES, algorithms_in_order, interpreter_tasks
+
+    order = algorithms_in_order()
+    assert sorted(name for family in FAMILIES for name in family) == sorted(order)  # every algorithm has its family
+    tasks = interpreter_tasks(order, processes=2)
+    assert sorted(name for task in tasks for name in task) == sorted(order)
+    assert sorted(map(sorted, tasks)) == sorted(map(sorted, FAMILIES))
+    pool = next(task for task in tasks if "omkc" in task)
+    assert pool[0] == "omkc" and {"spa", "oks", "om2"} <= set(pool)  # the costliest compiles what the others share
+    assert interpreter_tasks(["fogd", "spa", "nogd", "bpas", "omkc"], processes=2) == [
+        ["fogd", "nogd"],
+        ["spa", "omkc"],
+        ["bpas"],
+    ]  # (each task where its first algorithm comes in the order given, its algorithms in that order)
 
 
 def test_online_kernels_have_no_prange_loops():
