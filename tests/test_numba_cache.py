@@ -292,7 +292,8 @@ def test_warmup_gives_the_algorithms_of_one_engine_to_one_interpreter():
     assert sorted(next(task for task in tasks if "rbp" in task)) == sorted(ONE_ENGINE[0])
     assert all(len(task) == 1 for task in tasks if "rbp" not in task)
     assert tasks[0][0] == "rbp" and tasks[1] == ["omkc"] and tasks[2] == ["nogd"]  # the costliest first
-    assert interpreter_tasks(["spa", "forgetron", "oks", "bpas"], processes=8) == [["spa"], ["forgetron", "bpas"], ["oks"]]
+    four = interpreter_tasks(["spa", "forgetron", "oks", "bpas"], processes=8)
+    assert four == [["spa"], ["forgetron", "bpas"], ["oks"]]
 
 
 def test_warmup_on_few_cores_gives_each_kernel_family_to_one_interpreter():
