@@ -167,9 +167,15 @@ def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards, 
     assert min(shares) <= 0.08 and max(shares) >= 0.88  # the extremes were taken (8 rows at least)
 
 
-def test_first_shard_draws_each_next_rounds_uniforms_ahead(stored, monkeypatch):
+@pytest.mark.parametrize(
+    ("algo", "params", "rounds"),
+    [("spa", {"block_sync": True}, 7), ("omkc", {"update": "S", "combination": "S"}, 13)],
+    ids=["spa", "omkc-SS"],
+)
+def test_first_shard_draws_each_next_rounds_uniforms_ahead(stored, monkeypatch, algo, params, rounds):
     """Between rounds the first shard draws the next round's uniforms in its background thread
-    (while it would wait for scores): only the first round's are drawn on the way."""
+    (while it would wait for scores): only the first round's are drawn on the way. So its
+    recurrence starts on its own rows (SPA, OMKC's sampled updates: the early start)."""
     X, y, _ = load_arrays(stored)
     drawn = []
     draw = LocalEngine._uniforms
@@ -179,10 +185,8 @@ def test_first_shard_draws_each_next_rounds_uniforms_ahead(stored, monkeypatch):
         return draw(self, *args)
 
     monkeypatch.setattr(LocalEngine, "_uniforms", counted)
-    coord, _ = _sharded(
-        "spa", {"block_sync": True}, stored, Scaler("none").fit(X[:1]), len(y), 100, 0, 2, shuffle=False
-    )
-    assert coord.rounds == 7 and drawn == [False] + [True] * (coord.rounds - 1)
+    coord, _ = _sharded(algo, params, stored, Scaler("none").fit(X[:1]), len(y), 100, 0, 2, shuffle=False)
+    assert coord.rounds == rounds and drawn == [False] + [True] * (coord.rounds - 1)
 
 
 def test_round_history_is_the_mistake_sequence(stored):

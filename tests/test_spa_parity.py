@@ -7,7 +7,7 @@ import pytest
 from generated_data import BINARY, NAMES, generated
 from numba import njit
 
-from omkl_dist.algorithms import SPA
+from omkl_dist.algorithms import OMKC, SPA
 from omkl_dist.kernels import make_pool
 from omkl_dist.preprocessing import Scaler
 from omkl_dist.storage import read_dataset
@@ -115,17 +115,27 @@ def test_zero_norm_instances_with_polynomial_kernels_do_not_divide_by_zero():
     assert not np.any(pool.alpha[: pool.n][np.all(pool.X[: pool.n] == 0, axis=1)])
 
 
+FED_IN_PARTS = {
+    "SPA": lambda: SPA(block_size=512, random_state=3),
+    "OMKC(S,S)": lambda: OMKC(update="S", combination="S", block_size=512, random_state=3),
+    "OMKC(S,D)": lambda: OMKC(update="S", combination="D", block_size=512, random_state=3),
+}
+
+
+@pytest.mark.parametrize("algorithm", FED_IN_PARTS)
 @pytest.mark.parametrize("cuts", [[], [1], [8, 9, 200], [0, 0, 511]])
-def test_segment_fed_in_parts_is_run_segment_bit_for_bit(data_dir, cuts):
-    """A distributed round feeds SPA's recurrence the pool scores of its rows in parts, as the
-    shards deliver them: any cut gives the whole segment's result, weights included."""
+def test_segment_fed_in_parts_is_run_segment_bit_for_bit(data_dir, cuts, algorithm):
+    """A distributed round feeds the recurrence of SPA and of OMKC's sampled updates the pool
+    scores of its rows in parts, as the shards deliver them: any cut gives the whole segment's
+    result, weights included."""
     import copy
 
     X, y = _data(data_dir, "svmguide3/svmguide3.csv.gz", 1243, "none")
     order = np.random.default_rng(0).permutation(len(y))[:1000]  # the file is sorted by class
     X, y = X[order], y[order]
-    model = SPA(block_size=512, random_state=3).fit(X[:488], y[:488])  # a pool; the next block is whole
+    model = FED_IN_PARTS[algorithm]().fit(X[:488], y[:488])  # a pool; the next block is whole
     a, b = model.engine_, copy.deepcopy(model.engine_)
+    assert b.feeds_scores
     Xs, ys = X[488:1000], y[488:1000]
     xsq = np.einsum("ij,ij->i", Xs, Xs)
     whole = a.run_segment(Xs, xsq, ys)

@@ -8,6 +8,8 @@ instances added earlier in the same block is added here from the block's own ker
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 from numba import njit
 
@@ -112,23 +114,17 @@ def omkc_block(y, F_old, G, kxx, U, state, params, act):
 
 
 @njit(cache=True, nogil=True)
-def omkc_lazy_block(y, F_old, Xb, XbT, xsq, fast, U, state, params):
-    """:func:`omkc_block` of every kernel of a dot/gaussian program without the block's kernel
-    matrix: when a row becomes a support vector its kernel values against the later rows are
-    computed (:func:`gram_column`, as SPA does: ``fast`` is the evaluation plan, the rows' scales and
-    the normalised kernels) and added to their scores at once. The stochastic rules keep few rows of a
-    block, so this is a small part of the block-wide Gram's work; and it is the recurrence's own, the
-    same wherever it runs (in-process, or the lead shard of a row-split round)."""
+def _omkc_lazy_rows(a, F_part, rows, fast, state, params, out):
+    """Rows ``a : a + len(F_part)`` of :class:`OMKCLazySegment`'s recurrence; mutates the weight
+    state (:class:`~.records.HedgeState`) and the segment's outputs and scratch ``out``."""
+    y, Xb, XbT, xsq, U = rows
+    F, score, mistakes, coef, Fk, col, f, z, penalise, on = out
     n = y.shape[0]
-    m = F_old.shape[1]
-    F, score, mistakes, coef, f, z, penalise = _omkc_outputs(n, m)
-    Fk = np.zeros((m, n))  # the block's own terms of f_k(x_t) so far
-    col = np.empty((m, n))
-    on = np.ones(m, dtype=np.bool_)
+    m = Fk.shape[0]
     no_kxx = np.empty((0, 0))  # (Perceptron components only: see local.omkc_lazy_gram)
-    for t in range(n):
+    for t in range(a, a + F_part.shape[0]):
         for k in range(m):
-            f[k] = F_old[t, k] + Fk[k, t]
+            f[k] = F_part[t - a, k] + Fk[k, t]
         if _omkc_row(t, y[t], f, no_kxx, U[t], state, params, on, z, penalise, F, score, mistakes, coef):
             gram_column(Xb, XbT, xsq, t, col, fast[0], coef[t] != 0.0, fast[1], fast[2])
             for k in range(m):
@@ -136,7 +132,6 @@ def omkc_lazy_block(y, F_old, Xb, XbT, xsq, fast, U, state, params):
                 if c != 0.0:
                     for i in range(t + 1, n):
                         Fk[k, i] += c * col[k, i]
-    return F, score, mistakes, coef
 
 
 @njit(cache=True, nogil=True)
@@ -191,7 +186,63 @@ def _spa_rows(a, F_part, rows, fast, lazy, state, params, out):
                             Fk[k, i] += c * G[k, i, t]
 
 
-class SPASegment:
+class _FedSegment(ABC):
+    """A segment's recurrence fed the rows' scores against the pool in row order -- all at once, or
+    in parts as they are computed (a distributed round starts its recurrence on the first rows'
+    scores while the later rows are still being scored): ``_run(a, F_part)`` learns rows ``a : a +
+    len(F_part)``, ``_outputs()`` gives ``(F, score, mistakes, coef)`` (see :func:`omkc_block`)."""
+
+    n: int
+    done: int
+
+    def feed(self, F_part) -> None:
+        """Run the recurrence over the next ``len(F_part)`` rows, given their scores against the pool."""
+        F_part = np.ascontiguousarray(F_part, dtype=np.float64)
+        if self.done + len(F_part) > self.n:
+            raise ValueError(f"{self.done + len(F_part)} rows fed to a segment of {self.n}")
+        self._run(self.done, F_part)
+        self.done += len(F_part)
+
+    def result(self):
+        """``(F, score, mistakes, coef)`` of the whole segment (see :func:`omkc_block`)."""
+        if self.done != self.n:
+            raise RuntimeError(f"only {self.done} of the segment's {self.n} rows were fed")
+        return self._outputs()
+
+    @abstractmethod
+    def _run(self, a, F_part) -> None: ...
+
+    @abstractmethod
+    def _outputs(self): ...
+
+
+class OMKCLazySegment(_FedSegment):
+    """:func:`omkc_block` of every kernel of a dot/gaussian program (binary, Perceptron components:
+    :func:`~.local.omkc_lazy_gram`) without the block's kernel matrix: when a row becomes a support
+    vector its kernel values against the later rows are computed (:func:`gram_column`, as SPA does:
+    ``fast`` is the evaluation plan, the rows' scales and the normalised kernels) and added to their
+    scores at once. The stochastic rules keep few rows of a block, so this is a small part of the
+    block-wide Gram's work; and it is the recurrence's own, the same wherever it runs (in-process,
+    or the lead shard of a row-split round, fed the other shards' scores as they arrive: a row's
+    score is its score against the pool plus the earlier rows' terms, the same bits however fed)."""
+
+    def __init__(self, y, Xb, xsq, fast, U, state: HedgeState, params):
+        n, m = len(y), len(state.w)
+        self.rows = (y, Xb, transposed(Xb), xsq, U)
+        self.fast, self.state, self.params = fast, state, params
+        F, score, mistakes, coef, f, z, penalise = _omkc_outputs(n, m)
+        Fk = np.zeros((m, n))  # the block's own terms of f_k(x_t) so far
+        self.out = (F, score, mistakes, coef, Fk, np.empty((m, n)), f, z, penalise, np.ones(m, dtype=np.bool_))
+        self.n, self.done = n, 0
+
+    def _run(self, a, F_part) -> None:
+        _omkc_lazy_rows(a, F_part, self.rows, self.fast, self.state, self.params, self.out)
+
+    def _outputs(self):
+        return self.out[:4]
+
+
+class SPASegment(_FedSegment):
     """SPA (Budget OMKC, Algorithm 1) over one segment, fed the rows' scores against the pool in
     row order -- all at once, or in parts as they are computed (a distributed round starts its
     recurrence on the first rows' scores while the later rows are still being scored). Mutates
@@ -229,18 +280,10 @@ class SPASegment:
             np.zeros(n, dtype=np.bool_),
             np.zeros((n, m * K)),
         )
-        self.done = 0
+        self.n, self.done = n, 0
 
-    def feed(self, F_part) -> None:
-        """Run the recurrence over the next ``len(F_part)`` rows, given their scores against the pool."""
-        F_part = np.ascontiguousarray(F_part, dtype=np.float64)
-        if self.done + len(F_part) > len(self.out.score):
-            raise ValueError(f"{self.done + len(F_part)} rows fed to a segment of {len(self.out.score)}")
-        self.recurrence(self.done, F_part, self.rows, self.fast, self.lazy, self.state, self.params, self.out)
-        self.done += len(F_part)
+    def _run(self, a, F_part) -> None:
+        self.recurrence(a, F_part, self.rows, self.fast, self.lazy, self.state, self.params, self.out)
 
-    def result(self):
-        """``(F, score, mistakes, coef)`` of the whole segment (see :func:`omkc_block`)."""
-        if self.done != len(self.out.score):
-            raise RuntimeError(f"only {self.done} of the segment's {len(self.out.score)} rows were fed")
+    def _outputs(self):
         return self.out.F, self.out.score, self.out.mistakes, self.out.coef

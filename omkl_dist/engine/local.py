@@ -21,11 +21,11 @@ from ..scoring._blas import fixed_shape_dots
 from ..scoring._pairs import overwrite_exact_columns
 from ..scoring.gram import block_gram
 from ..scoring.program import ACHI2, LINEAR, POLY, DotGaussPlan, check_width, dot_gauss_plan, kernel_scales
-from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms, transposed
+from ..scoring.rows import as_csr, as_rows, dense_rows, integral_bound, is_sparse, sparse_dots, sqnorms
 from ..scoring.scan import pool_scores
 from ..scoring.support_vectors import SupportVectors, blas_dots_exact, pool_rows, row_keys, writable
 from ._multiclass import om2_block, omkc_mc_block
-from ._recurrence import SPASegment, omkc_block, omkc_lazy_block
+from ._recurrence import OMKCLazySegment, SPASegment, omkc_block
 from .hyper import RuleHyper, hyper_class, omkc_params, saved_scalars
 from .records import HedgeState, SPAParams
 from .samples import om2_factors, pool_samples, samples_inside
@@ -107,7 +107,7 @@ def spa_lazy_gram(rule: int, program) -> bool:
 def omkc_lazy_gram(rule: int, program, n_classes: int, hyper) -> bool:
     """Binary OMKC with stochastic updates ((S,D), (S,S)) on dot/gaussian kernels: a new support
     vector's kernel values against the rest of its block are computed in the recurrence
-    (:func:`._recurrence.omkc_lazy_block`) instead of the block's whole kernel matrix beforehand.
+    (:class:`._recurrence.OMKCLazySegment`) instead of the block's whole kernel matrix beforehand.
     Sampled updates keep few rows of a block, so that is a fraction of the work; on a cluster it is
     work only the lead shard can do (the rows kept depend on the weights), so it caps the speedup."""
     return rule in (SD, SS) and n_classes == 1 and program.fast is not None and not hyper.pa  # (PA-I keeps most rows)
@@ -370,6 +370,13 @@ class LocalEngine:
         """:func:`spa_lazy_gram` for this engine."""
         return spa_lazy_gram(self.rule, self.program)
 
+    @property
+    def feeds_scores(self) -> bool:
+        """Whether the recurrence computes its in-segment kernel values itself (SPA's
+        :attr:`lazy_gram`, OMKC's sampled updates: :func:`omkc_lazy_gram`), so that it can be fed the
+        rows' scores against the pool in parts (:meth:`scored_segment`)."""
+        return self.lazy_gram or omkc_lazy_gram(self.rule, self.program, self.n_classes, self.hyper)
+
     # --- a segment computed in parts (the row-split rounds of omkl_dist.distributed.rounds) ----
     def score_rows(self, Xs, xsq, lo, hi):
         """Every kernel's decision values on rows ``lo:hi`` of a segment against the pool as it
@@ -378,16 +385,20 @@ class LocalEngine:
         (BLAS products are taken in calls of one shape, :mod:`omkl_dist.scoring._blas`)."""
         return self._pool_scores(Xs, xsq, None, _lazy_row_keys(Xs), slice(lo, hi))[0]
 
-    def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment:
-        """SPA's recurrence (:attr:`lazy_gram`) over a segment starting at ``n_seen``, to be fed the
-        rows' scores against the pool (:meth:`score_rows`, possibly computed in parts elsewhere)
+    def scored_segment(self, Xs, xsq, ys, U=None) -> SPASegment | OMKCLazySegment:
+        """The recurrence (:attr:`feeds_scores`) over a segment starting at ``n_seen``, to be fed
+        the rows' scores against the pool (:meth:`score_rows`, possibly computed in parts elsewhere)
         in row order: :meth:`run_segment`'s result, bit for bit, however they are fed. ``U``: the
-        segment's :meth:`spa_uniforms` if drawn beforehand."""
-        return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None, U)
+        segment's :meth:`segment_uniforms` if drawn beforehand."""
+        if self.rule == SPA:
+            return self._spa_segment(ys, _NO_GRAM, True, Xs, xsq, self.n_seen, np.arange(self.program.m), None, U)
+        U = self.segment_uniforms(self.n_seen, len(ys)) if U is None else U
+        return self._omkc_lazy_segment(ys, Xs, xsq, self.n_seen, U)
 
-    def spa_uniforms(self, g, n):
-        """SPA's uniforms for the ``n`` rows from global instance ``g`` (every kernel)."""
-        return self._uniforms(g, n, np.arange(self.program.m), None, 2)
+    def segment_uniforms(self, g, n):
+        """The uniforms of :meth:`scored_segment`'s ``n`` rows from global instance ``g`` (every
+        kernel): SPA draws two per row and kernel, OMKC's sampled updates one."""
+        return self._uniforms(g, n, np.arange(self.program.m), None, 2 if self.rule == SPA else 1)
 
     def learn_scored(self, Xs, xsq, ys, F_old):
         """The recurrence of a segment starting at ``n_seen`` whose scores against the pool were
@@ -470,12 +481,18 @@ class LocalEngine:
         U = self._uniforms(g, n, act, active, 1) if self.rule in STOCHASTIC else np.empty((n, m))
         params = omkc_params(self.rule, g, self.block_size, self.block_sync, self.hyper)
         if lazy:  # (omkc_lazy_gram: every kernel, binary, Perceptron components)
-            Xb, fast = as_rows(Xs), (dot_gauss_plan(self.program, None), self._scales(Xs, xsq), self.program.norm)
-            return omkc_lazy_block(ys, F_old, Xb, transposed(Xb), xsq, fast, U, self._hedge_state(), params)
+            segment = self._omkc_lazy_segment(ys, Xs, xsq, g, U)
+            segment.feed(F_old)
+            return segment.result()
         kxx = diag_values(self.program, xsq, Xs) if params.pa else _NO_KXX  # PA-I's step reads κ(x, x)
         if self.multiclass:
             return omkc_mc_block(ys, F_old, G, kxx, U, self._hedge_state(), params, act, self.n_classes)
         return omkc_block(ys, F_old, G, kxx, U, self._hedge_state(), params, act)
+
+    def _omkc_lazy_segment(self, ys, Xs, xsq, g, U) -> OMKCLazySegment:
+        fast = (dot_gauss_plan(self.program, None), self._scales(Xs, xsq), self.program.norm)
+        params = omkc_params(self.rule, g, self.block_size, self.block_sync, self.hyper)
+        return OMKCLazySegment(ys, as_rows(Xs), xsq, fast, U, self._hedge_state(), params)
 
     def _hedge_state(self) -> HedgeState:
         return HedgeState(self.logw, self.w, self.wsync, self.kernel_mistakes)

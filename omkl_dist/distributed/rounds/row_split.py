@@ -27,9 +27,10 @@ def every_kernel(program, scalars: dict, n_shards: int) -> list[np.ndarray]:
 
 class PoolRowSplit(SharedPool):
     """The shared-pool engine's row-split rounds. The early start: when the engine computes a new
-    support vector's kernel values itself (:attr:`LocalEngine.lazy_gram`), the recurrence needs
-    no in-block kernel matrix and starts on the lead's rows while the others score theirs; its
-    uniforms are drawn ahead. Otherwise the round's own kernel matrix needs every row first."""
+    support vector's kernel values itself (:attr:`LocalEngine.feeds_scores`: SPA, OMKC's sampled
+    updates), the recurrence needs no in-block kernel matrix and starts on the lead's rows while the
+    others score theirs; its uniforms are drawn ahead. Otherwise the round's own kernel matrix needs
+    every row first."""
 
     SPLITS_ROWS = True
     partition = staticmethod(every_kernel)
@@ -50,11 +51,11 @@ class PoolRowSplit(SharedPool):
     def early_start(self, X, xsq, y, prepared):
         """:meth:`LocalEngine.scored_segment` with the uniforms drawn ahead, if the engine's
         recurrence computes its in-block kernel values itself; else None."""
-        return self.engine.scored_segment(X, xsq, y, prepared) if self.engine.lazy_gram else None
+        return self.engine.scored_segment(X, xsq, y, prepared) if self.engine.feeds_scores else None
 
     def prepare(self, g, n):
-        """The uniforms of the round's rows (:meth:`LocalEngine.spa_uniforms`)."""
-        return self.engine.spa_uniforms(g, n)
+        """The uniforms of the round's rows (:meth:`LocalEngine.segment_uniforms`)."""
+        return self.engine.segment_uniforms(g, n)
 
     def learn_scored(self, X, xsq, y, scores):
         return self.engine.learn_scored(X, xsq, y, scores)
