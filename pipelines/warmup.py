@@ -8,7 +8,8 @@ small variants (its ``_unit_test_params``, also with normalised kernels) on a fe
 -- dense binary, multi-class and sparse, through ``fit``, ``partial_fit`` and the predictions --
 and, on an in-process Dask cluster, the shards' rounds on a small stored stream; the batch
 classifiers fit once. The algorithms are dealt to ``processes`` fresh interpreters, the slowest
-to compile first. A second warm-up only loads the cache.
+to compile first, those that share compiled kernels to one interpreter where there are fewer
+interpreters than kernel families (:func:`interpreter_tasks`). A second warm-up only loads the cache.
 """
 
 from __future__ import annotations
@@ -52,9 +53,9 @@ ONE_ENGINE = (("rbp", "forgetron", "bogd", "bpas", "projectron", "projectron++")
 # the algorithms that share compiled kernels: the shared-pool engine's recurrences and scoring
 # kernels (OMKC, SPA, OM-2, the Perceptrons; OKS scores with the same kernels), the budget engine,
 # the feature learners (FOGD's and NOGD's rows), the batch classifiers. With fewer interpreters than
-# families, each family is one task, warmed in turn, so that no kernel is compiled twice at once: a
-# cold warm-up on 2 cores took 62 s this way against 87 s with an algorithm per task (SPA 24.4 s
-# beside OMKC, 10.7 s after it; NOGD and FOGD 26.2 + 8.5 s apart, 21.1 + 5.9 s in turn)
+# families, each family is one task, warmed in turn, so that no kernel is compiled twice at once: cold
+# warm-ups on 2 cores took 67-72 s this way against 78-81 s with an algorithm per task, alternately
+# (SPA 24.4 s beside OMKC, 9-10.7 s after it; NOGD and FOGD 26.2 + 8.5 s apart, 17.5-21 + 6-7 s in turn)
 FAMILIES = (
     ("omkc", "spa", "oks", "perceptron", "om2", "omkc-pa", "perceptron-star", "perceptron-u"),
     *ONE_ENGINE,
