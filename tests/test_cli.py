@@ -229,6 +229,18 @@ def test_help_shows_every_default_and_explains_the_shared_options():
     assert "--scale-rows" in texts["omkl run spa"]
 
 
+def test_submit_takes_the_model_folder_as_run_and_fit_name_it():
+    """`omkl run` and `omkl fit` write the model to --model-out; `omkl submit` took only --out, and a
+    new user's `--model-out` there was "No such option" suggesting --trace-out. Both names work."""
+    contexts = {ctx.command_path: ctx for ctx in _leaf_contexts(main, None)}
+    for path in ("omkl run spa", "omkl submit spa", "omkl submit omkc"):
+        ctx = contexts[path]
+        parsed = ctx.command.make_context(ctx.info_name, ["--data", "d", "--model-out", "m"], parent=ctx.parent)
+        assert "m" in parsed.params.values(), path
+    submit = contexts["omkl submit omkc"]
+    assert submit.command.make_context("omkc", ["--data", "d", "--out", "m"], parent=submit.parent).params["out"] == "m"
+
+
 def test_numba_compiling_is_announced_on_its_first_use_only(capsys):
     """A compile inside the bar's block (numba's cache missed) is said, once, with its time at the
     end; a second block that only calls the compiled code says nothing, nor a hidden bar."""

@@ -34,7 +34,13 @@ OPTIONS = [
     ),
     DATA_OPTION,
     BLOCK_SIZE_OPTION,
-    click.option("--out", "out", required=True, help="Model directory to write (a path or a URL)."),
+    click.option(
+        "--out",
+        "--model-out",  # (the name `omkl run` and `omkl fit` give it)
+        "out",
+        required=True,
+        help="Model directory to write (a path or a URL).",
+    ),
     SEED_OPTION,
     settings_options,
     click.option("--no-permute", is_flag=True, help="Keep the stored row order (default: seeded chunk-local shuffle)."),
