@@ -121,5 +121,8 @@ def _warning_line(message, category, filename, lineno, line=None) -> str:
     return f"warning: {message}\n"
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # (``python -m omkl_dist.pipelines.cli``: the warm-up, cron's retraining, ...)
+    from .entry import collect_once_at_exit
+
+    collect_once_at_exit()
     main()

@@ -126,12 +126,16 @@ def warm_up(
     """
     from omkl_dist._numba_cache import use_versioned_cache
 
+    from .entry import collect_once_at_exit
+
     use_versioned_cache()  # the children inherit the cache folder through the environment
     wanted = processes or os.cpu_count() or 1
     tasks = interpreter_tasks(algorithms_in_order(names), wanted)
     workers = max(1, min(wanted, len(tasks)))
     done = []
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    spawn = multiprocessing.get_context("spawn")
+    # (each interpreter's exit, which this waits for, as short as a command's)
+    with ProcessPoolExecutor(workers, mp_context=spawn, initializer=collect_once_at_exit) as pool:
         for warmed_task in pool.map(_warm_in_turn, tasks, [cluster] * len(tasks)):
             for warmed in warmed_task:
                 done.append(warmed)
