@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import gc
 import signal
 import sys
@@ -46,21 +47,17 @@ def main() -> None:
             helper.stop()
 
 
-_COLLECT_REGISTERED: list[bool] = []
-
-
+@functools.cache  # registered once per process (the command line may be called again in one)
 def collect_once_at_exit() -> None:
     """Have this process's exit collect its garbage once and then leave every object still alive
     out of the collections the interpreter runs as it shuts down (``gc.freeze``, at exit: atexit
     handlers registered later -- Dask's, logging's -- run before it). Those collections traverse
     every object of the modules loaded -- numba's, scipy's, scikit-learn's, pandas', millions --
     again and again, only to free memory the process gives back anyway: 0.5-1 s at the end of
-    every ``omkl`` command on a 2-core machine, 0.05 s after this. What the command left unclosed
-    in a reference cycle (a file, say) is still collected and finalised, as it was. Registered once
-    per process (the command line may be called again in one)."""
-    if not _COLLECT_REGISTERED:
-        _COLLECT_REGISTERED.append(True)
-        atexit.register(_collect_then_freeze)
+    every ``omkl`` command on a 2-core machine, 0.05 s after this. What only a collection frees (an
+    object of the command's in a reference cycle) is still collected and finalised, and now while
+    the modules are intact (at the shutdown's own collection a finalizer could find ``open`` gone)."""
+    atexit.register(_collect_then_freeze)
 
 
 def _collect_then_freeze() -> None:
