@@ -241,7 +241,13 @@ def markdown(result: dict) -> list[str]:
         "(one thread each). A cost model (benchmarks/scale_model.py) fitted on every round's costs -- the "
         "shards' compute (thread CPU time) and I/O, the lead shard's serial part (a row-split round's "
         "recurrence), the coordinator's time and the message time -- predicts the wall time on W workers "
-        "with W cores: `setup + serial + parallel / W + coordinator + io + rounds x (message0 + message1 (W - 1))`; a "
+        "with W cores: `setup + serial + parallel / W + coordinator + io + rounds x (message0 + message1 (W - 1))`, "
+        "where a job's lead starts its recurrence on its own rows while the others score theirs (pipelined: SPA, "
+        "OMKC's sampled updates) with `serial + parallel x lag / ((1 + lag)^W - 1)` (lag = serial / parallel) in "
+        "place of `serial + parallel / W`: the coordinator shares the other shards' rows in a geometric chain, "
+        "each range 1 + lag times the one before, so that each shard's scores arrive as the lead's recurrence "
+        "reaches them and the lead's core does the recurrence beside the first range's scoring "
+        "(omkl_dist/distributed/balance.py; on 2 workers the same split as before); a "
         "measured run is predicted at its shards' measured share of a core (stretch: their compute's wall over "
         "CPU time; the terms timed by the wall clock are counted at that share too), the projection at a core "
         "per worker. With only 1 and 2 workers measured the message line counts the first remote hop (1 worker "
@@ -285,8 +291,8 @@ def markdown(result: dict) -> list[str]:
         "Per job, the fitted costs (seconds over the whole job; message per round in ms):",
         "",
         "| job | rounds | setup | serial (lead) | coordinator | parallel | io | message0 ms | message1 ms/worker "
-        "| stretch (1, 2 ... workers) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| pipelined | stretch (1, 2 ... workers) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for job in analysis.values():
         m = job["model"]
@@ -294,7 +300,7 @@ def markdown(result: dict) -> list[str]:
         lines.append(
             f"| {job['label']} | {m['rounds']} | {m['setup']:.2f} | {m['serial']:.2f} | {m['coordinator']:.2f} | "
             f"{m['parallel']:.2f} | {m['io']:.2f} | {1000 * m['message0']:.2f} | {1000 * m['message1']:.2f} | "
-            f"{stretch} |"
+            f"{'yes' if m.get('pipelined') else 'no'} | {stretch} |"
         )
     lines += ["", f"![projected speedup vs workers](benchmarks/results/{PLOT})"]
     return lines

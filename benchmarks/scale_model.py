@@ -17,8 +17,14 @@ A round of a job costs
 plus ``setup``, the job's time outside its rounds (starting the shard actors, collecting the model),
 so ``T(W) = setup + serial + parallel / min(W, shards_max) + coordinator + io + rounds * (message0 +
 message1 * (W - 1))``
-(Amdahl's law with a per-worker message cost; the lead's early start and the row balancing put the
-lead's own scoring beside the others', which this counts as evenly shared). Compute is thread CPU
+(Amdahl's law with a per-worker message cost), except where the lead's recurrence starts early
+(``pipelined``: SPA, OMKC's sampled updates). There the lead runs its recurrence over each other
+shard's rows while the later shards still score theirs, and the rows are shared in a geometric
+chain (:mod:`omkl_dist.distributed.balance`: each range ``1 + lag`` times the one before, ``lag =
+serial / parallel``) so that every shard's scores arrive as the recurrence reaches them; the lead's
+core does all the serial work plus the first range's scoring, and the compute takes ``serial +
+parallel * lag / ((1 + lag) ** W - 1)`` (``serial + parallel / W`` as ``lag`` goes to 0; on two
+workers the balancing the coordinator has always done). Compute is thread CPU
 time, so what the machine runs beside the job does not enter the fit; a measured run is predicted at
 its own ``stretch`` (its shards' compute in wall time over CPU time: the share of a core they had),
 the projection with a core per worker (stretch 1). The terms measured in wall time (coordinator, I/O,
@@ -49,6 +55,7 @@ class RunCosts:
     message: float
     setup: float
     stretch: float = 1.0
+    early_start: bool = False
 
     @classmethod
     def of(cls, workers: int, wall: float, per_round: list[dict]) -> RunCosts:
@@ -56,7 +63,8 @@ class RunCosts:
         lead's serial part (CPU time); coordinator = the coordinator's (wall time); parallel = every
         shard's compute minus the serial part; io = the shards' mean reading and applying (each
         reads every row); setup = the job's wall time outside its rounds (starting the shards,
-        collecting the model); stretch = the shards' compute in wall time over their thread CPU
+        collecting the model); early_start = the lead's recurrence started early in every round that
+        had one; stretch = the shards' compute in wall time over their thread CPU
         time (1: each had its core; 3: a third of one, the machine busy with other work). The
         wall-time terms (coordinator, io, message, setup) are divided by the stretch: the processes
         had that share of a core for them too, so they are kept as a core's time."""
@@ -70,7 +78,8 @@ class RunCosts:
         s = max(sum(sum(r["compute_wall"]) for r in per_round) / cpu if cpu > 0 else 1.0, 1.0)
         # the wall-time terms as a core's time: they ran with the compute's share of a core
         timed = (coordinator / s, parallel, io / s, message / s, setup / s)
-        return cls(int(workers), float(wall), len(per_round), serial, *timed, s)
+        early = all(r.get("early_start", False) for r in per_round if r["serial"] > 0) and serial > 0
+        return cls(int(workers), float(wall), len(per_round), serial, *timed, s, early)
 
 
 @dataclass(frozen=True)
@@ -86,12 +95,14 @@ class CostModel:
     message1: float
     setup: float = 0.0
     shards_max: int | None = None  # a kernel-split job: its kernels (None: rows, any number of shards)
+    pipelined: bool = False  # the lead's recurrence starts early (see the module docstring)
 
     @classmethod
     def fit(cls, runs: list[RunCosts], shards_max: int | None = None) -> CostModel:
         """The work (serial, parallel, io) is the runs' mean: it does not depend on W. The message
         cost per round is a least-squares line in W - 1 through the runs' mean message time per round
-        (one run, or runs of one W: a flat line at their mean)."""
+        (one run, or runs of one W: a flat line at their mean). Pipelined if every run's recurrence
+        started early."""
         if not runs:
             raise ValueError("fit needs at least one measured run")
         mean = {
@@ -117,6 +128,7 @@ class CostModel:
             message1,
             mean["setup"],
             shards_max,
+            all(r.early_start for r in runs),
         )
 
     def shards(self, workers: int) -> int:
@@ -129,8 +141,16 @@ class CostModel:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         messages = self.rounds * (self.message0 + self.message1 * (workers - 1))
-        compute = self.serial + self.parallel / self.shards(workers)
-        return stretch * (self.setup + compute + self.coordinator + self.io + messages)
+        return stretch * (self.setup + self.compute(workers) + self.coordinator + self.io + messages)
+
+    def compute(self, workers: int) -> float:
+        """The rounds' compute on ``workers`` workers: the serial part plus the parallel part's share
+        on the lead's core (a geometric chain's first range if pipelined, else an equal share)."""
+        shards = self.shards(workers)
+        if not self.pipelined or self.serial <= 0 or self.parallel <= 0 or shards == 1:
+            return self.serial + self.parallel / shards
+        lag = self.serial / self.parallel
+        return self.serial + self.parallel * lag / ((1.0 + lag) ** shards - 1.0)
 
     def speedup(self, workers: int) -> float:
         """``T(1) / T(workers)``."""

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from omkl_dist.algorithms.registry import make_estimator
 from omkl_dist.distributed.coordinator import Coordinator
+from omkl_dist.distributed.balance import RowBalance
 from omkl_dist.distributed.partition import partition_kernels, row_ranges
 from omkl_dist.distributed.rounds import round_adapter, splits_rows
 from omkl_dist.distributed.shard import KernelShard
@@ -152,17 +153,20 @@ def test_shards_equal_local_engine_bit_for_bit(stored, algo, params, block_size,
 )
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_row_split_shares_never_change_the_model(stored, monkeypatch, n_shards, algo, params):
-    """The first shard's share of a SPA round follows the shards' timing; any share gives the same
-    model bit for bit (here none of the rows, all of them, a random share, in turn)."""
+    """The first shard's share of a round and the others' chain follow the shards' timing; any split
+    gives the same model bit for bit (here none of the rows, all of them, a random share, in turn,
+    each with the others' ranges growing by a random factor)."""
     rng = np.random.default_rng(1)
     shares = []
 
     def random_share(self, ranges, outs):
         assert outs[0]["ready_at"] > 0 and all("arrived_at" in out for out in outs[1:])
+        assert outs[0]["early_start"]  # (both algorithms' recurrences start on the lead's rows)
         self.lead_share = [0.0, 1.0, rng.random()][len(shares) % 3]
+        self.lag = 3.0 * rng.random()
         shares.append(ranges[0][1] / max(ranges[-1][1], 1))
 
-    monkeypatch.setattr(Coordinator, "_balance", random_share)
+    monkeypatch.setattr(RowBalance, "update", random_share)
     test_shards_equal_local_engine_bit_for_bit(stored, algo, params, 100, n_shards)
     assert min(shares) <= 0.08 and max(shares) >= 0.88  # the extremes were taken (8 rows at least)
 
@@ -261,9 +265,14 @@ def test_partition_keeps_chains_together_and_uniform_whole():
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(1, 20000), n_shards=st.integers(1, 4), lead_share=st.one_of(st.none(), st.floats(0.0, 1.0)))
-def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share):
-    ranges = row_ranges(n, n_shards, lead_share)
+@given(
+    n=st.integers(1, 20000),
+    n_shards=st.integers(1, 6),
+    lead_share=st.one_of(st.none(), st.floats(0.0, 1.0)),
+    growth=st.floats(1.0, 4.0),
+)
+def test_row_ranges_cover_the_round_without_single_rows(n, n_shards, lead_share, growth):
+    ranges = row_ranges(n, n_shards, lead_share, growth)
     assert len(ranges) == n_shards and ranges[0][0] == 0 and ranges[-1][1] == n
     assert all(ranges[i][1] == ranges[i + 1][0] for i in range(n_shards - 1))
     # a lone row would take BLAS's matrix-vector path (unless the round is one row, as in-process)

@@ -3,6 +3,7 @@ sums, fits and predicts, and the format of the records it reads (no cluster, no 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from benchmarks.bench_scale import markdown, worker_counts
@@ -150,3 +151,39 @@ def test_benchmarks_section_shows_measured_predicted_and_projected():
     assert f"{runs[0].wall:.1f} ({model.predict(1):.1f}, " in row
     assert f"{model.speedup(64):.1f}" in row and f"{100 * model.serial_fraction():.1f} %" in row
     assert row.endswith("| yes |") and any("scale-speedup.png" in line for line in lines)
+
+
+def _lead_timeline(shares, score, recurrence):
+    """A pipelined round simulated: the lead scores its share, then runs the recurrence over each
+    shard's range in order, waiting for that range's scores (every shard starts scoring at 0)."""
+    t = shares[0] * score
+    for i, share in enumerate(shares):
+        t = max(t, share * score) if i else t
+        t += share * recurrence
+    return t
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 8, 64])
+def test_a_pipelined_jobs_compute_is_the_leads_timeline_over_a_geometric_chain(workers):
+    """The compute a pipelined job is predicted: the lead's timeline with ranges growing by 1 + lag,
+    never more than with even ranges or the Amdahl line, never less than the recurrence alone."""
+    serial, parallel = 0.7, 35.0
+    model = CostModel(serial, 0.0, parallel, 0.0, 1, 0.0, 0.0, pipelined=True)
+    chain = (1 + serial / parallel) ** np.arange(workers)
+    assert model.compute(workers) == pytest.approx(_lead_timeline(chain / chain.sum(), parallel, serial))
+    even = _lead_timeline(np.full(workers, 1 / workers), parallel, serial)
+    assert serial < model.compute(workers) <= min(even, serial + parallel / workers) + 1e-12
+    assert CostModel(serial, 0.0, parallel, 0.0, 1, 0.0, 0.0).compute(workers) == pytest.approx(
+        serial + parallel / workers
+    )
+
+
+def test_runs_whose_recurrence_started_early_fit_a_pipelined_model():
+    early = []
+    for w in (1, 2):
+        per_round = [{**r, "early_start": True} for r in _rounds(w, 0.001)]
+        early.append(RunCosts.of(w, sum(r["wall"] for r in per_round), per_round))
+    assert all(r.early_start for r in early) and CostModel.fit(early).pipelined
+    assert not CostModel.fit([early[0], _run(2, 0.001)]).pipelined  # a run without: not
+    model = CostModel.fit(early)
+    assert model.predict(8) < CostModel.fit([_run(w, 0.001, setup=0.0) for w in (1, 2)]).predict(8)

@@ -17,8 +17,8 @@ Jobs whose kernels are coupled within a round (:func:`.rounds.splits_rows`) have
 instead. Every shard scores a range of the round's rows with all kernels, and the first shard (the
 lead) -- on the coordinator's worker, called directly -- runs the recurrence of all kernels over
 the round, the in-process code on the same numbers; with the adapter's early start it begins on
-its own rows while the others still score theirs. The coordinator moves rows between the lead and
-the others from round to round so that their scores arrive about when it is ready for them.
+its own rows while the others still score theirs. From round to round the coordinator shares the
+rows so that each shard's scores arrive about when the lead is ready for them (:mod:`.balance`).
 
 Kernel selection (a model that learns every kernel over a prefix of the stream, then keeps one):
 a round ends where the prefix ends, the adapter selects the kernel, and every shard keeps only it
@@ -38,12 +38,9 @@ import time
 import numpy as np
 
 from ..evaluation.curve import MistakeCurve
-from .partition import row_ranges
+from .balance import RowBalance
 from .rounds import round_adapter
 from .shard import ShardAddress
-
-# row-split rounds: how far one round's timing moves the first shard's share of the rows
-BALANCE_GAIN, BALANCE_STEP = 0.3, 0.05
 
 
 async def _result(value):
@@ -84,7 +81,8 @@ def round_record(rows: int, wall: float, coordinator: float, outs, split_rows: b
     shares its core) and ``io`` (reading rows and applying the last round's update,
     wall time), the lead's ``serial`` part (a row-split round's recurrence, thread CPU time; 0 in a
     kernel-split round, whose serial part is the coordinator's), its ``wait`` for the others' scores,
-    and ``message``: the wall time no shard and no combining accounts for (requests, replies,
+    ``early_start`` (whether its recurrence began on its own rows while the others scored theirs:
+    :mod:`.balance`), and ``message``: the wall time no shard and no combining accounts for (requests, replies,
     scheduling), the round's wall time minus the coordinator's and the critical path's (the lead's
     scoring, recurrence and wait in a row-split round; the slowest shard in a kernel-split one)."""
     if split_rows:
@@ -100,6 +98,7 @@ def round_record(rows: int, wall: float, coordinator: float, outs, split_rows: b
         "compute_wall": [out["seconds"] for out in outs],
         "io": [out["io_seconds"] for out in outs],
         "serial": outs[0]["serial_cpu_seconds"] if split_rows else 0.0,
+        "early_start": bool(split_rows and outs[0].get("early_start")),
         "wait": outs[0]["wait_seconds"] if split_rows else 0.0,
         "message": max(wall - coordinator - critical, 0.0),
     }
@@ -199,7 +198,7 @@ class Coordinator:
         self.keep = None  # the kernel position every shard must keep, sent with the next request
         self.pending = None
         self._awaited = []  # the scores the first shard's thread waits for in a row-split round
-        self.lead_share = 1.0 / len(self.shards)  # of a row-split round's rows, for the first shard
+        self.balance = RowBalance(len(self.shards))  # how a row-split round's rows are shared
         self.rounds = 0
         self.timing = {
             "rounds": 0,
@@ -321,7 +320,7 @@ class Coordinator:
         this process) runs the recurrence over the whole round, starting on its own rows while
         the others' are still being scored (it holds the weights: they are copied here)."""
         start = self._model_now() if self.sampling else None
-        ranges = row_ranges(n, len(self.shards), self.lead_share)
+        ranges = self.balance.ranges(n)
         requests = [
             {"n": n, "lo": lo, "hi": hi, "append": self.pending, "keep": self.keep, "next_n": next_n}
             for lo, hi in ranges
@@ -336,28 +335,11 @@ class Coordinator:
         learned = outs[0]
         self.timing["lead_wait_s"] += learned["wait_seconds"]
         self._time_shards(outs)
-        self._balance(ranges, outs)
+        self.balance.update(ranges, outs)
         self.combiner.update(learned["arrays"])
         self.pending = learned["update"]
         self._take(start, learned, learned["y"], outs)
         return t_combine, outs
-
-    def _balance(self, ranges, outs):
-        """Move rows between the first shard and the others so that their scores arrive when it is
-        ready for them: it also runs the recurrence, over its own rows while the others score theirs.
-        (Which rows a shard scores never changes a score's bits, see :func:`.partition.row_ranges`.)"""
-        (lo, hi), others = ranges[0], ranges[1:]
-        rows = sum(b - a for a, b in others)
-        if hi - lo < 8 or rows < 8:
-            return
-        # > 0: the first shard waited for the others' scores; < 0: they waited for it
-        late = max(out["arrived_at"] for out in outs[1:]) - outs[0]["ready_at"]
-        lead_cost = outs[0]["score_seconds"] / (hi - lo)  # seconds per row
-        other_cost = sum(out["seconds"] for out in outs[1:]) / rows / len(others)
-        moved = late / (lead_cost + other_cost)  # rows to move to the first shard to even it out
-        # a damped, bounded step: round times jitter by several ms on a busy machine
-        step = min(max(BALANCE_GAIN * moved / ranges[-1][1], -BALANCE_STEP), BALANCE_STEP)
-        self.lead_share = min(max(self.lead_share + step, 0.0), 1.0)
 
     def _call(self, i, method, *args):
         """Shard ``i``'s method, awaitable. The shard on this coordinator's own worker is called

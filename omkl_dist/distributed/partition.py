@@ -9,22 +9,23 @@ import numpy as np
 from ..engine.protocol import Rule
 
 
-def row_ranges(n: int, n_shards: int, lead_share: float | None = None) -> list[tuple[int, int]]:
+def row_ranges(n: int, n_shards: int, lead_share: float | None = None, growth: float = 1.0) -> list[tuple[int, int]]:
     """Contiguous ranges of a round's ``n`` rows, one per shard: about ``lead_share`` of them (default
-    an equal share) for the first shard, the rest split evenly; boundaries at multiples of 8 and no
-    range of a single row. Any split gives every row the same bits (the BLAS products of the pool
-    scan are taken in calls of one shape, :mod:`omkl_dist.scoring._blas`). Short rounds go whole to
-    the first shard."""
+    an equal share) for the first shard, the rest split among the others in a geometric chain, each
+    range ``growth`` times the one before (1: evenly; :mod:`.balance` says why); boundaries at
+    multiples of 8 and no range of a single row. Any split gives every row the same bits (the BLAS
+    products of the pool scan are taken in calls of one shape, :mod:`omkl_dist.scoring._blas`).
+    Short rounds go whole to the first shard."""
     if n_shards == 1 or n < 16 * n_shards:
         return [(0, n)] + [(n, n)] * (n_shards - 1)
     share = 1.0 / n_shards if lead_share is None else float(lead_share)
     lead = min(max(8, 8 * round(n * share / 8)), 8 * ((n - 8) // 8))  # leaves the others 8 rows or more
-    step = -(-(n - lead) // (n_shards - 1))
-    step += -step % 8
-    bounds = [0] + [min(lead + i * step, n) for i in range(n_shards - 1)] + [n]
+    sizes = np.float64(growth) ** np.arange(n_shards - 1)
+    ends = (n - lead) * np.cumsum(sizes)[:-1] / sizes.sum()  # where each other range but the last ends
+    bounds = [0, lead] + [min(lead + 8 * int(np.ceil(end / 8)), n) for end in ends] + [n]
     last = max(i for i, b in enumerate(bounds) if b < n)  # only the range ending at n can hold one row
-    if n - bounds[last] == 1:
-        bounds[last] = n  # the lone row joins the range before it
+    if n - bounds[last] == 1:  # the lone row joins the range before it (with the empty ones between)
+        bounds = [n if b == bounds[last] else b for b in bounds]
     return [(bounds[i], bounds[i + 1]) for i in range(n_shards)]
 
 

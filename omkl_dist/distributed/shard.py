@@ -233,6 +233,7 @@ class KernelShard:
             "score_seconds": part["seconds"],
             "cpu_seconds": part["cpu_seconds"] + serial,
             "serial_cpu_seconds": serial,
+            "early_start": recurrence is not None,
         }
 
     def _prepared_for(self, g, n):
