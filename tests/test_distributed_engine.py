@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omkl_dist.algorithms.registry import make_estimator
-from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.balance import RowBalance
+from omkl_dist.distributed.coordinator import Coordinator
 from omkl_dist.distributed.partition import partition_kernels, row_ranges
 from omkl_dist.distributed.rounds import round_adapter, splits_rows
 from omkl_dist.distributed.shard import KernelShard
